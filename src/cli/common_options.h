@@ -1,0 +1,31 @@
+// Options every model-using subcommand shares (--config, -m, --max-seq-len, --threads) and the one way
+// they combine: the config file first, then the flags that were given on the command line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <pagoda/status.h>
+
+#include <optional>
+#include <string>
+
+#include "core/config.h"
+
+namespace pagoda::cli {
+
+struct CommonOptions {
+  std::string config_path;
+  std::optional<std::string> model;
+  std::optional<int32_t> max_seq_len;
+  std::optional<int32_t> threads;
+};
+
+// Adds --config always; -m/--model, --max-seq-len and --threads when `with_model`.
+void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true);
+// The effective configuration: file (if any) overridden by flags, then validated.
+Result<PagodaConfig> resolve_config(const CommonOptions& options);
+// Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).
+int report_error(const std::string& message);
+// Prints each not-yet-active setting to stderr as a note.
+void report_inactive_settings(const PagodaConfig& config);
+
+}  // namespace pagoda::cli

@@ -1,0 +1,46 @@
+// `pagoda convert --from llama2c CHECKPOINT TOKENIZER -o OUT.gguf [--name NAME]`.
+#include "cli/convert_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/common_options.h"
+#include "format/llama2c_converter.h"
+
+namespace pagoda::cli {
+namespace {
+
+struct ConvertOptions {
+  CommonOptions common;
+  std::string from = "llama2c";
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string name;
+};
+
+int convert(const ConvertOptions& o) {
+  Result<PagodaConfig> config = resolve_config(o.common);
+  if (!config.ok()) return report_error(config.error());
+  if (o.from != "llama2c") return report_error("--from " + o.from + " is not supported (supported: llama2c)");
+  if (o.inputs.size() != 2)
+    return report_error("--from llama2c takes two inputs: CHECKPOINT.bin TOKENIZER.bin");
+  format::Llama2cConvertOptions options{o.inputs[0], o.inputs[1], o.output, o.name};
+  if (Status st = format::convert_llama2c_to_gguf(options); !st.ok()) return report_error(st.message());
+  std::fprintf(stderr, "pagoda: wrote %s\n", o.output.c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_convert_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ConvertOptions>();
+  CLI::App* cmd = app.add_subcommand("convert", "Convert a model to GGUF (llama.cpp's conventions)");
+  add_common_options(*cmd, options->common, /*with_model=*/false);
+  cmd->add_option("--from", options->from, "input format: llama2c")->capture_default_str();
+  cmd->add_option("inputs", options->inputs, "input files (llama2c: CHECKPOINT TOKENIZER)")->required();
+  cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
+  cmd->add_option("--name", options->name, "general.name (default: the checkpoint's file name)");
+  cmd->callback([options, &exit_code] { exit_code = convert(*options); });
+}
+
+}  // namespace pagoda::cli

@@ -1,0 +1,23 @@
+// The pagoda binary: one CLI11 app with a subcommand per file in this folder. Parsing only; every subcommand
+// calls into the modules that do the work.
+#include <CLI/CLI.hpp>
+
+#include "cli/convert_command.h"
+#include "cli/run_command.h"
+#include "cli/tokenize_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"pagoda: LLM inference engine and server (Llama-family GGUF models)", "pagoda"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "pagoda 0.1.0");
+  int exit_code = 0;
+  pagoda::cli::add_run_command(app, exit_code);
+  pagoda::cli::add_convert_command(app, exit_code);
+  pagoda::cli::add_tokenize_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}

@@ -1,0 +1,116 @@
+// `pagoda run [-m MODEL] -p PROMPT [-n N] [--temp T --top-k K --top-p P --seed S ...]`.
+// stdout: the prompt and its continuation, streamed; stderr: the figures at the end.
+#include "cli/run_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/common_options.h"
+#include "engine/generator.h"
+#include "engine/loaded_model.h"
+#include "kernels/kernels.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace pagoda::cli {
+namespace {
+
+struct RunOptions {
+  CommonOptions common;
+  std::string prompt;
+  bool print_config = false;
+  bool no_bos = false;
+  bool quiet = false;
+  // llama.cpp's defaults, so `pagoda run` and `llama-cli` sample alike out of the box.
+  SamplingParams sampling = [] {
+    SamplingParams p;
+    p.max_tokens = 256;
+    p.temperature = 0.8f;
+    p.top_k = 40;
+    p.top_p = 0.95f;
+    p.min_p = 0.05f;
+    return p;
+  }();
+  std::optional<uint64_t> seed;
+};
+
+int run(const RunOptions& o) {
+  Result<PagodaConfig> config = resolve_config(o.common);
+  if (!config.ok()) return report_error(config.error());
+  if (o.print_config) {
+    std::printf("%s\n", config_to_json(*config).c_str());
+    for (const std::string& line : inactive_settings(*config)) std::printf("# %s\n", line.c_str());
+    return 0;
+  }
+  if (o.prompt.empty()) return report_error("no prompt: pass one with -p PROMPT");
+  report_inactive_settings(*config);
+
+  SamplingParams sampling = o.sampling;
+  sampling.seed = o.seed;
+  if (Status valid = sampling.validate(); !valid.ok()) return report_error(valid.message());
+
+  const kernels::KernelTable& kernels = kernels::best_kernels();
+  Result<LoadedModel> loaded = load_model(config->model, kernels);
+  if (!loaded.ok()) return report_error(loaded.error());
+  const ModelConfig& mc = loaded->model->config();
+  const int32_t max_seq_len = config->max_seq_len > 0 ? config->max_seq_len : mc.context_length;
+  if (max_seq_len > mc.context_length)
+    std::fprintf(stderr, "pagoda: note: max_seq_len %d is beyond the model's trained context of %d\n", max_seq_len,
+                 mc.context_length);
+
+  const Tokenizer& tok = *loaded->tokenizer;
+  const std::vector<TokenId> prompt = tok.encode(o.prompt, !o.no_bos);
+  Generator generator(*loaded->model, tok, max_seq_len);
+
+  // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.
+  StreamDecoder prompt_decoder(tok);
+  std::string prompt_text;
+  for (TokenId t : prompt) prompt_text += prompt_decoder.push(t);
+  prompt_text += prompt_decoder.flush();
+  std::fwrite(prompt_text.data(), 1, prompt_text.size(), stdout);
+  std::fflush(stdout);
+
+  Result<GenerationResult> result = generator.generate(prompt, sampling, [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  });
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+  if (!result.ok()) return report_error(result.error());
+  if (!o.quiet) {
+    std::fprintf(stderr,
+                 "\nmodel: %s (%s kernels)\nprompt tokens: %d\ngenerated tokens: %zu\nfinish reason: %s\n"
+                 "prefill: %.2f ms\nTTFT: %.2f ms\nTPOT: %.3f ms\ndecode: %.1f tokens/s\n",
+                 loaded->source.c_str(), std::string(kernels::isa_name(kernels.isa)).c_str(),
+                 result->num_prompt_tokens, result->output_tokens.size(),
+                 std::string(finish_reason_name(result->finish_reason)).c_str(), result->prefill_us / 1000.0,
+                 result->ttft_us / 1000.0, result->tpot_ms(), result->tokens_per_second());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Generate text from one prompt, streamed to stdout");
+  add_common_options(*cmd, options->common);
+  SamplingParams& s = options->sampling;
+  cmd->add_option("-p,--prompt", options->prompt, "the prompt text");
+  cmd->add_option("-n,--max-tokens", s.max_tokens, "new tokens to generate at most")->capture_default_str();
+  cmd->add_option("--temp,--temperature", s.temperature, "sampling temperature; 0 = greedy")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "keep the K most likely tokens; 0 = off")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "nucleus sampling; 1 = off")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "drop tokens below min-p times the best; 0 = off")->capture_default_str();
+  cmd->add_option("--repeat-penalty", s.repetition_penalty, "repetition penalty; 1 = off")->capture_default_str();
+  cmd->add_option("--presence-penalty", s.presence_penalty, "presence penalty")->capture_default_str();
+  cmd->add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty")->capture_default_str();
+  cmd->add_option("--seed", options->seed, "random seed (default: random)");
+  cmd->add_option("--stop", s.stop, "stop string (repeatable)");
+  cmd->add_flag("--ignore-eos", s.ignore_eos, "keep generating past end-of-sequence");
+  cmd->add_flag("--no-bos", options->no_bos, "do not prepend the BOS token");
+  cmd->add_flag("-q,--quiet", options->quiet, "do not print the figures to stderr");
+  cmd->add_flag("--print-config", options->print_config, "print the effective configuration and exit");
+  cmd->callback([options, &exit_code] { exit_code = run(*options); });
+}
+
+}  // namespace pagoda::cli

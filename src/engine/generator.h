@@ -1,0 +1,57 @@
+// Generator: runs one prompt to completion on one sequence: chunked prefill, then decode one token per step,
+// streaming text as it becomes final. The single-stream loop that `pagoda run` uses until the continuous-
+// batching Engine lands; it owns its KV storage, workspace and timings, and borrows the model and tokenizer.
+#pragma once
+
+#include <pagoda/request.h>
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kv/kv_storage.h"
+#include "model/model.h"
+#include "sampling/sampling_params.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pagoda {
+
+struct GenerationResult {
+  std::vector<TokenId> output_tokens;
+  FinishReason finish_reason = FinishReason::kLength;
+  int32_t num_prompt_tokens = 0;
+  int64_t prefill_us = 0;  // prompt processing, up to the first token's logits
+  int64_t ttft_us = 0;     // start to first token sampled
+  int64_t total_us = 0;    // start to the end of generation
+
+  // Mean time per output token after the first, in ms (0 with fewer than two tokens).
+  double tpot_ms() const;
+  double tokens_per_second() const;  // decode rate after the first token
+};
+
+class Generator {
+ public:
+  // max_seq_len: positions the sequence may use (prompt + output); max_chunk: prompt tokens per forward.
+  Generator(const Model& model, const Tokenizer& tokenizer, int32_t max_seq_len, int32_t max_chunk = 256);
+
+  // `on_text` receives each piece of output text once it is final (complete UTF-8, past any stop string).
+  // Errors: an empty prompt or one that leaves no room in the context.
+  Result<GenerationResult> generate(std::span<const TokenId> prompt, const SamplingParams& params,
+                                    const std::function<void(std::string_view)>& on_text);
+
+  int32_t max_seq_len() const { return max_seq_len_; }
+
+ private:
+  const Model& model_;
+  const Tokenizer& tokenizer_;
+  int32_t max_seq_len_;
+  int32_t block_size_;
+  KvStorage kv_;
+  Workspace workspace_;
+  std::vector<BlockId> block_table_;  // identity: logical block j is physical block j
+};
+
+}  // namespace pagoda

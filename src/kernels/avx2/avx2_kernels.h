@@ -1,0 +1,15 @@
+// AVX2/FMA/F16C kernels. Only files in avx2/ are compiled with -mavx2 -mfma -mf16c; call them only through a
+// KernelTable chosen after a cpuid check.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace pagoda::kernels::avx2 {
+void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+float dot(const float* a, const float* b, int64_t n);
+void axpy(float a, const float* x, float* y, int64_t n);
+void silu_mul(float* gate, const float* up, int64_t n);
+}  // namespace pagoda::kernels::avx2

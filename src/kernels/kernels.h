@@ -1,0 +1,41 @@
+// KernelTable: the hot ops of the forward pass, one function pointer per op and weight dtype. An instance is
+// filled once per process for the best instruction set the CPU has (dispatch.cc); callers hold a reference and
+// make one indirect call per op. Every entry has a scalar reference twin (ref/) that the tests compare against.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace pagoda::kernels {
+
+enum class Isa : uint8_t { kScalar, kAvx2 };
+std::string_view isa_name(Isa isa);
+
+// y[t][o] = sum_i w[o][i] * x[t][i] for t < num_tokens, o < num_out. w: [num_out, num_in] row-major in the
+// weight dtype; x: f32 [num_tokens, num_in]; y: f32 [num_tokens, num_out] (row stride num_out).
+using MatmulFn = void (*)(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,
+                          int64_t num_tokens);
+
+struct KernelTable {
+  Isa isa = Isa::kScalar;
+  MatmulFn matmul_f32 = nullptr;
+  MatmulFn matmul_f16 = nullptr;
+  MatmulFn matmul_bf16 = nullptr;
+  // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
+  void (*rmsnorm)(const float* x, const float* weight, float* y, int64_t n, float eps) = nullptr;
+  // sum_i a[i] * b[i]; f32 [n]
+  float (*dot)(const float* a, const float* b, int64_t n) = nullptr;
+  // y[i] += a * x[i]; f32 [n]
+  void (*axpy)(float a, const float* x, float* y, int64_t n) = nullptr;
+  // gate[i] = silu(gate[i]) * up[i]; f32 [n]
+  void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;
+};
+
+// The best table this CPU supports (cpuid), or the one named by the PAGODA_ISA environment variable
+// ("scalar" | "avx2") when set, so a run can be pinned to the reference kernels.
+const KernelTable& best_kernels();
+// A specific table; nullptr when the CPU cannot run it.
+const KernelTable* kernels_for(Isa isa);
+bool cpu_supports(Isa isa);
+
+}  // namespace pagoda::kernels

@@ -1,0 +1,14 @@
+// The scalar reference kernels: the test oracle for every SIMD kernel. Written for clarity, never tuned.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace pagoda::kernels::ref {
+void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+float dot(const float* a, const float* b, int64_t n);
+void axpy(float a, const float* x, float* y, int64_t n);
+void silu_mul(float* gate, const float* up, int64_t n);
+}  // namespace pagoda::kernels::ref

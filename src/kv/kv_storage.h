@@ -1,0 +1,33 @@
+// KvStorage: owns the K/V bytes of every layer for a pool of `num_blocks` blocks of `block_size` tokens and
+// hands the model a KvCacheView of them. Knows nothing of sequences; which block holds what is the
+// bookkeeping's business (a block table today; the BlockPool of the paged-KV work later).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/kv_cache_view.h"
+#include "model/model_config.h"
+
+namespace pagoda {
+
+class KvStorage {
+ public:
+  KvStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size);
+
+  KvCacheView view();
+  int32_t num_blocks() const { return num_blocks_; }
+  int32_t block_size() const { return block_size_; }
+  int64_t bytes_per_block() const;
+  int64_t total_bytes() const { return bytes_per_block() * num_blocks_; }
+
+ private:
+  int32_t num_layers_;
+  int32_t kv_dim_;
+  int32_t num_blocks_;
+  int32_t block_size_;
+  std::vector<float> k_;  // f32 [num_layers][num_blocks * block_size][kv_dim]
+  std::vector<float> v_;  // same
+};
+
+}  // namespace pagoda

@@ -1,0 +1,160 @@
+// The Llama forward pass, written to read like the paper: one loop over layers, each an attention block and
+// an FFN block with pre-norm and residual adds. Attention reads K/V through the block tables.
+#include "model/llama_model.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/check.h"
+#include "core/half.h"
+
+namespace pagoda {
+
+LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels)
+    : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels) {}
+
+void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens) const {
+  kernels::MatmulFn fn = nullptr;
+  switch (w.dtype) {
+    case DType::kF32: fn = kernels_.matmul_f32; break;
+    case DType::kF16: fn = kernels_.matmul_f16; break;
+    case DType::kBF16: fn = kernels_.matmul_bf16; break;
+  }
+  fn(w.data, x, y, w.num_rows, w.num_cols, num_tokens);
+}
+
+void LlamaModel::embed(TokenId token, float* out) const {
+  const WeightView& e = weights_.token_embd;
+  const int64_t dim = e.num_cols;
+  const int64_t offset = int64_t(token) * dim;
+  switch (e.dtype) {
+    case DType::kF32: std::memcpy(out, static_cast<const float*>(e.data) + offset, size_t(dim) * 4); break;
+    case DType::kF16:
+      for (int64_t i = 0; i < dim; ++i) out[i] = fp16_to_float(static_cast<const uint16_t*>(e.data)[offset + i]);
+      break;
+    case DType::kBF16:
+      for (int64_t i = 0; i < dim; ++i) out[i] = bf16_to_float(static_cast<const uint16_t*>(e.data)[offset + i]);
+      break;
+  }
+}
+
+// Causal attention for every token of the batch: token t of sequence s at position p attends to positions
+// 0..p of s, whose K/V were written (this step or earlier) at the slots its block table names.
+void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws) const {
+  const int32_t head_dim = config_.head_dim;
+  const int32_t group = config_.num_heads / config_.num_kv_heads;
+  const int32_t block_size = kv.block_size;
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  float* scores = ws.scores.data();
+  for (int32_t s = 0; s < batch.num_seqs(); ++s) {
+    const std::span<const BlockId> blocks = batch.block_tables.row(s);
+    for (int32_t t = batch.seq_starts[s]; t < batch.seq_starts[s + 1]; ++t) {
+      const int32_t num_ctx = batch.positions[t] + 1;
+      PAGODA_CHECK(num_ctx <= ws.max_context && num_ctx <= batch.context_lens[s],
+                   "position {} is past the context ({} tokens)", batch.positions[t], batch.context_lens[s]);
+      float* out = ws.xb.data() + int64_t(t) * config_.dim;
+      for (int32_t h = 0; h < config_.num_heads; ++h) {
+        const float* q = ws.q.data() + int64_t(t) * config_.dim + h * head_dim;
+        const int32_t kv_offset = (h / group) * head_dim;
+        float max_score = -INFINITY;
+        for (int32_t j = 0; j < num_ctx; ++j) {
+          const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
+          const float sc = kernels_.dot(q, kv.k_at(layer, slot) + kv_offset, head_dim) * scale;
+          scores[j] = sc;
+          if (sc > max_score) max_score = sc;
+        }
+        float sum = 0.0f;
+        for (int32_t j = 0; j < num_ctx; ++j) {
+          scores[j] = std::exp(scores[j] - max_score);
+          sum += scores[j];
+        }
+        float* o = out + h * head_dim;
+        std::memset(o, 0, sizeof(float) * size_t(head_dim));
+        const float inv_sum = 1.0f / sum;
+        for (int32_t j = 0; j < num_ctx; ++j) {
+          const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
+          kernels_.axpy(scores[j] * inv_sum, kv.v_at(layer, slot) + kv_offset, o, head_dim);
+        }
+      }
+    }
+  }
+}
+
+LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws) const {
+  const int32_t n = batch.num_tokens();
+  const int32_t dim = config_.dim, kv_dim = config_.kv_dim(), hidden = config_.hidden_dim;
+  const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
+  PAGODA_CHECK(n > 0 && n <= ws.max_tokens, "batch of {} tokens, workspace holds {}", n, ws.max_tokens);
+  PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
+  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers, "KV cache shaped for another model");
+
+  for (int32_t t = 0; t < n; ++t) {
+    PAGODA_CHECK(batch.tokens[t] >= 0 && batch.tokens[t] < config_.vocab_size, "token id {} out of range",
+                 batch.tokens[t]);
+    embed(batch.tokens[t], ws.x.data() + int64_t(t) * dim);
+    // RoPE angles once per step: pair i of a head rotates by pos * theta^(-2i / rope_dim).
+    for (int32_t i = 0; i < half_rope; ++i) {
+      const float freq = 1.0f / std::pow(config_.rope_theta, float(2 * i) / float(config_.rope_dim));
+      const float angle = float(batch.positions[t]) * freq;
+      ws.rope_cos[size_t(t) * half_rope + i] = std::cos(angle);
+      ws.rope_sin[size_t(t) * half_rope + i] = std::sin(angle);
+    }
+  }
+
+  for (int32_t l = 0; l < config_.num_layers; ++l) {
+    const LayerWeights& lw = weights_.layers[size_t(l)];
+    // Attention block.
+    for (int32_t t = 0; t < n; ++t)
+      kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.attn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
+                       config_.rms_eps);
+    linear(lw.wq, ws.xb.data(), ws.q.data(), n);
+    linear(lw.wk, ws.xb.data(), ws.k.data(), n);
+    linear(lw.wv, ws.xb.data(), ws.v.data(), n);
+    for (int32_t t = 0; t < n; ++t) {
+      const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
+      const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
+      auto rotate = [&](float* vec, int32_t num_heads) {
+        for (int32_t h = 0; h < num_heads; ++h) {
+          float* head = vec + h * head_dim;
+          for (int32_t i = 0; i < half_rope; ++i) {
+            const float a = head[2 * i], b = head[2 * i + 1];
+            head[2 * i] = a * cs[i] - b * sn[i];
+            head[2 * i + 1] = a * sn[i] + b * cs[i];
+          }
+        }
+      };
+      rotate(ws.q.data() + int64_t(t) * dim, config_.num_heads);
+      rotate(ws.k.data() + int64_t(t) * kv_dim, config_.num_kv_heads);
+      const int64_t slot = batch.slot_ids[t];
+      PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
+      std::memcpy(kv.k_at(l, slot), ws.k.data() + int64_t(t) * kv_dim, sizeof(float) * size_t(kv_dim));
+      std::memcpy(kv.v_at(l, slot), ws.v.data() + int64_t(t) * kv_dim, sizeof(float) * size_t(kv_dim));
+    }
+    attention(batch, kv, l, ws);
+    linear(lw.wo, ws.xb.data(), ws.proj.data(), n);
+    kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+
+    // FFN block: w_down(silu(w_gate x) * w_up x).
+    for (int32_t t = 0; t < n; ++t)
+      kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
+                       config_.rms_eps);
+    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n);
+    linear(lw.w_up, ws.xb.data(), ws.up.data(), n);
+    kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
+    linear(lw.w_down, ws.gate.data(), ws.proj.data(), n);
+    kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+  }
+
+  // Final norm and classifier only for the rows that need logits.
+  const int32_t num_rows = int32_t(batch.logits_rows.size());
+  for (int32_t r = 0; r < num_rows; ++r) {
+    const int32_t t = batch.logits_rows[r];
+    PAGODA_CHECK(t >= 0 && t < n);
+    kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, weights_.output_norm.data(), ws.final_x.data() + int64_t(r) * dim,
+                     dim, config_.rms_eps);
+  }
+  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows);
+  return LogitsView{ws.logits.data(), num_rows, config_.vocab_size};
+}
+
+}  // namespace pagoda

@@ -1,0 +1,30 @@
+// LlamaModel: the Llama forward pass (RMSNorm, RoPE on adjacent pairs, grouped-query attention, SwiGLU),
+// f32 activations over f32/f16/bf16 weights that stay in the GGUF mapping. Owns its ModelWeights views and a
+// reference to the process's kernel table.
+#pragma once
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "model/model_weights.h"
+
+namespace pagoda {
+
+class LlamaModel final : public Model {
+ public:
+  LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels);
+
+  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws) const override;
+  const ModelConfig& config() const override { return config_; }
+
+ private:
+  // y = W x for `num_tokens` rows of x.
+  void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens) const;
+  void embed(TokenId token, float* out) const;
+  void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws) const;
+
+  ModelConfig config_;
+  ModelWeights weights_;
+  const kernels::KernelTable& kernels_;
+};
+
+}  // namespace pagoda

@@ -1,0 +1,20 @@
+// LogitsView: the model's output for the rows a BatchView asked for. Non-owning; points into the Workspace and
+// stays valid until the next forward call with that workspace.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace pagoda {
+
+struct LogitsView {
+  float* data = nullptr;  // f32 [num_rows, vocab_size]
+  int32_t num_rows = 0;
+  int32_t vocab_size = 0;
+
+  std::span<float> row(int32_t row_idx) const {
+    return {data + int64_t(row_idx) * vocab_size, size_t(vocab_size)};
+  }
+};
+
+}  // namespace pagoda

@@ -1,0 +1,65 @@
+// Reads ModelConfig from GGUF metadata with llama.cpp's key names (`<arch>.embedding_length`, ...).
+#include "model/model_config.h"
+
+#include <fmt/format.h>
+
+namespace pagoda {
+namespace {
+
+Result<int32_t> required_u32(const format::GgufFile& f, const std::string& key) {
+  PAGODA_ASSIGN_OR_RETURN(auto v, f.get_u32(key));
+  if (!v) return make_error(fmt::format("{}: missing metadata key {}", f.name(), key));
+  if (*v == 0 || *v > uint32_t(INT32_MAX))
+    return make_error(fmt::format("{}: {} = {} is out of range", f.name(), key, *v));
+  return int32_t(*v);
+}
+
+}  // namespace
+
+Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
+  ModelConfig c;
+  PAGODA_ASSIGN_OR_RETURN(auto arch, f.get_string("general.architecture"));
+  if (!arch) return make_error(fmt::format("{}: missing metadata key general.architecture", f.name()));
+  c.architecture = *arch;
+  PAGODA_ASSIGN_OR_RETURN(auto name, f.get_string("general.name"));
+  c.name = name.value_or("");
+  const std::string a = c.architecture + ".";
+  PAGODA_ASSIGN_OR_RETURN(c.dim, required_u32(f, a + "embedding_length"));
+  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim, required_u32(f, a + "feed_forward_length"));
+  PAGODA_ASSIGN_OR_RETURN(c.num_layers, required_u32(f, a + "block_count"));
+  PAGODA_ASSIGN_OR_RETURN(c.num_heads, required_u32(f, a + "attention.head_count"));
+  PAGODA_ASSIGN_OR_RETURN(c.context_length, required_u32(f, a + "context_length"));
+  PAGODA_ASSIGN_OR_RETURN(auto kv_heads, f.get_u32(a + "attention.head_count_kv"));
+  c.num_kv_heads = kv_heads ? int32_t(*kv_heads) : c.num_heads;
+  PAGODA_ASSIGN_OR_RETURN(auto eps, f.get_f32(a + "attention.layer_norm_rms_epsilon"));
+  if (eps) c.rms_eps = *eps;
+  PAGODA_ASSIGN_OR_RETURN(auto theta, f.get_f32(a + "rope.freq_base"));
+  if (theta) c.rope_theta = *theta;
+
+  if (c.dim % c.num_heads != 0)
+    return make_error(fmt::format("{}: embedding_length {} is not a multiple of head_count {}", f.name(), c.dim,
+                                  c.num_heads));
+  if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0)
+    return make_error(fmt::format("{}: head_count {} is not a multiple of head_count_kv {}", f.name(),
+                                  c.num_heads, c.num_kv_heads));
+  c.head_dim = c.dim / c.num_heads;
+  PAGODA_ASSIGN_OR_RETURN(auto rope_dim, f.get_u32(a + "rope.dimension_count"));
+  c.rope_dim = rope_dim ? int32_t(*rope_dim) : c.head_dim;
+  if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
+    return make_error(fmt::format("{}: rope.dimension_count {} must be even and at most the head size {}",
+                                  f.name(), c.rope_dim, c.head_dim));
+  if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f))
+    return make_error(fmt::format("{}: layer_norm_rms_epsilon and rope.freq_base must be positive", f.name()));
+
+  // The vocabulary size is the embedding's outer dimension (llama.vocab_size is optional in GGUF).
+  const format::GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
+  if (embd == nullptr) return make_error(fmt::format("{}: missing tensor token_embd.weight", f.name()));
+  if (embd->dims.size() != 2 || embd->dims[0] != c.dim)
+    return make_error(fmt::format("{}: token_embd.weight must be [{}, vocab]", f.name(), c.dim));
+  if (embd->dims[1] <= 0 || embd->dims[1] > INT32_MAX)
+    return make_error(fmt::format("{}: token_embd.weight has a bad vocabulary size", f.name()));
+  c.vocab_size = int32_t(embd->dims[1]);
+  return c;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,35 @@
+// ModelConfig: the hyper-parameters of a decoder-only transformer, read from GGUF `<arch>.*` metadata.
+// A plain value; every field is validated (positive, divisible) by model_config_from_gguf.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <string>
+
+#include "format/gguf_reader.h"
+
+namespace pagoda {
+
+struct ModelConfig {
+  std::string architecture;  // general.architecture, e.g. "llama"
+  std::string name;          // general.name, may be empty
+  int32_t dim = 0;           // embedding_length
+  int32_t hidden_dim = 0;    // feed_forward_length
+  int32_t num_layers = 0;    // block_count
+  int32_t num_heads = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;      // dim / num_heads
+  int32_t rope_dim = 0;      // rope.dimension_count (rotated dims per head), default head_dim
+  int32_t vocab_size = 0;
+  int32_t context_length = 0;
+  float rms_eps = 1e-5f;
+  float rope_theta = 10000.0f;
+
+  int32_t kv_dim() const { return num_kv_heads * head_dim; }
+};
+
+// Errors name the key: "model.gguf: llama.attention.head_count = 0 must be positive".
+Result<ModelConfig> model_config_from_gguf(const format::GgufFile& file);
+
+}  // namespace pagoda

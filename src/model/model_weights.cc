@@ -1,0 +1,82 @@
+// Finds and shape-checks every tensor of a Llama-family GGUF.
+#include "model/model_weights.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/half.h"
+
+namespace pagoda {
+namespace {
+
+Result<DType> dtype_of(const format::GgufFile& f, const format::GgufTensorInfo& t) {
+  switch (t.type) {
+    case format::GgmlType::kF32: return DType::kF32;
+    case format::GgmlType::kF16: return DType::kF16;
+    case format::GgmlType::kBF16: return DType::kBF16;
+    default:
+      return make_error(fmt::format("{}: tensor '{}' has type {}, which pagoda cannot run yet", f.name(), t.name,
+                                    format::ggml_type_name(t.type)));
+  }
+}
+
+Result<const format::GgufTensorInfo*> find(const format::GgufFile& f, const std::string& name,
+                                           std::vector<int64_t> expected_dims) {
+  const format::GgufTensorInfo* t = f.find_tensor(name);
+  if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.name(), name));
+  if (t->dims != expected_dims)
+    return make_error(fmt::format("{}: {} has shape [{}], expected [{}]", f.name(), name,
+                                  fmt::join(t->dims, ", "), fmt::join(expected_dims, ", ")));
+  return t;
+}
+
+Result<WeightView> matrix(const format::GgufFile& f, const std::string& name, int64_t num_rows, int64_t num_cols) {
+  PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(f, name, {num_cols, num_rows}));
+  PAGODA_ASSIGN_OR_RETURN(DType dtype, dtype_of(f, *t));
+  return WeightView{dtype, t->data, num_rows, num_cols};
+}
+
+Result<std::vector<float>> vector_f32(const format::GgufFile& f, const std::string& name, int64_t n) {
+  PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(f, name, {n}));
+  PAGODA_ASSIGN_OR_RETURN(DType dtype, dtype_of(f, *t));
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+      case DType::kF32: out[i] = static_cast<const float*>(t->data)[i]; break;
+      case DType::kF16: out[i] = fp16_to_float(static_cast<const uint16_t*>(t->data)[i]); break;
+      case DType::kBF16: out[i] = bf16_to_float(static_cast<const uint16_t*>(t->data)[i]); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& f, const ModelConfig& c) {
+  ModelWeights w;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size;
+  PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, "token_embd.weight", vocab, dim));
+  w.layers.resize(size_t(c.num_layers));
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    LayerWeights& lw = w.layers[size_t(l)];
+    const std::string p = fmt::format("blk.{}.", l);
+    PAGODA_ASSIGN_OR_RETURN(lw.attn_norm, vector_f32(f, p + "attn_norm.weight", dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", dim, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.wk, matrix(f, p + "attn_k.weight", kv_dim, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.wv, matrix(f, p + "attn_v.weight", kv_dim, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.wo, matrix(f, p + "attn_output.weight", dim, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm, vector_f32(f, p + "ffn_norm.weight", dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.w_gate, matrix(f, p + "ffn_gate.weight", hidden, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.w_up, matrix(f, p + "ffn_up.weight", hidden, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.w_down, matrix(f, p + "ffn_down.weight", dim, hidden));
+  }
+  PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, "output_norm.weight", dim));
+  if (f.find_tensor("output.weight") != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(w.output, matrix(f, "output.weight", vocab, dim));
+  } else {
+    w.output = w.token_embd;  // tied embeddings, as llama.cpp does when output.weight is absent
+  }
+  return w;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,44 @@
+// ModelWeights: views of a Llama-family model's tensors inside the GGUF mapping (no copy), checked against
+// ModelConfig's shapes at load. 1-D norm weights are small and are converted to owned f32 vectors so every
+// kernel gets f32 norms whatever dtype the file stores them in.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/types.h"
+#include "format/gguf_reader.h"
+#include "model/model_config.h"
+
+namespace pagoda {
+
+// A row-major matrix [num_rows, num_cols] in `dtype`, in the file's mapping. For a linear layer,
+// num_rows = out features and num_cols = in features (GGUF dims are [in, out]).
+struct WeightView {
+  DType dtype = DType::kF32;
+  const void* data = nullptr;
+  int64_t num_rows = 0;
+  int64_t num_cols = 0;
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm;  // f32 [dim]
+  WeightView wq, wk, wv, wo;     // [dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, dim]
+  std::vector<float> ffn_norm;   // f32 [dim]
+  WeightView w_gate, w_up;       // [hidden, dim]
+  WeightView w_down;             // [dim, hidden]
+};
+
+struct ModelWeights {
+  WeightView token_embd;           // [vocab, dim]
+  std::vector<LayerWeights> layers;
+  std::vector<float> output_norm;  // f32 [dim]
+  WeightView output;               // [vocab, dim]; token_embd when the classifier is shared
+};
+
+// Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".
+Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config);
+
+}  // namespace pagoda

@@ -1,0 +1,18 @@
+// create_model: architecture name (GGUF general.architecture) -> the Model that runs it. The one place that
+// knows which architectures exist; an unknown one is a clear error listing the supported names.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <memory>
+
+#include "format/gguf_reader.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
+
+namespace pagoda {
+
+// The returned model borrows tensor data from `file`, which must outlive it.
+Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const kernels::KernelTable& kernels);
+
+}  // namespace pagoda

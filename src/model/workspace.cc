@@ -1,0 +1,27 @@
+// Workspace sizing.
+#include "model/workspace.h"
+
+#include "core/check.h"
+
+namespace pagoda {
+
+Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_context_, int32_t max_logits_rows_)
+    : max_tokens(max_tokens_), max_context(max_context_), max_logits_rows(max_logits_rows_) {
+  PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0);
+  const size_t t = size_t(max_tokens);
+  x.resize(t * size_t(c.dim));
+  xb.resize(t * size_t(c.dim));
+  q.resize(t * size_t(c.dim));
+  k.resize(t * size_t(c.kv_dim()));
+  v.resize(t * size_t(c.kv_dim()));
+  proj.resize(t * size_t(c.dim));
+  gate.resize(t * size_t(c.hidden_dim));
+  up.resize(t * size_t(c.hidden_dim));
+  scores.resize(size_t(max_context));
+  rope_cos.resize(t * size_t(c.rope_dim / 2));
+  rope_sin.resize(t * size_t(c.rope_dim / 2));
+  final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
+  logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
+}
+
+}  // namespace pagoda

@@ -1,0 +1,34 @@
+// Workspace: every activation buffer one forward step needs, sized once at start-up for the largest step
+// (max_tokens rows, max_context positions), so the hot path allocates nothing. Owned by the caller (the engine),
+// one per concurrent forward; the model only borrows it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace pagoda {
+
+struct Workspace {
+  Workspace(const ModelConfig& config, int32_t max_tokens, int32_t max_context, int32_t max_logits_rows);
+
+  int32_t max_tokens;
+  int32_t max_context;
+  int32_t max_logits_rows;
+  std::vector<float> x;         // f32 [max_tokens, dim]: the residual stream
+  std::vector<float> xb;        // f32 [max_tokens, dim]: normed input / attention output
+  std::vector<float> q;         // f32 [max_tokens, dim]
+  std::vector<float> k;         // f32 [max_tokens, kv_dim]
+  std::vector<float> v;         // f32 [max_tokens, kv_dim]
+  std::vector<float> proj;      // f32 [max_tokens, dim]: output of wo / w_down before the residual add
+  std::vector<float> gate;      // f32 [max_tokens, hidden]
+  std::vector<float> up;        // f32 [max_tokens, hidden]
+  std::vector<float> scores;    // f32 [max_context]: attention scores of one head
+  std::vector<float> rope_cos;  // f32 [max_tokens, rope_dim / 2]
+  std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
+  std::vector<float> final_x;   // f32 [max_logits_rows, dim]
+  std::vector<float> logits;    // f32 [max_logits_rows, vocab]
+};
+
+}  // namespace pagoda

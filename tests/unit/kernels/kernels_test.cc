@@ -1,0 +1,129 @@
+// Every SIMD kernel against its scalar twin, on random data with odd sizes and tails.
+#include "kernels/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/half.h"
+#include "kernels/ref/ref_kernels.h"
+
+namespace pagoda::kernels {
+namespace {
+
+class KernelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    simd_ = kernels_for(Isa::kAvx2);
+    if (simd_ == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
+  }
+  std::vector<float> random_vector(size_t n, float scale = 1.0f) {
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng_);
+    return v;
+  }
+  const KernelTable* simd_ = nullptr;
+  std::mt19937 rng_{1234};
+};
+
+// |a - b| <= tol * (1 + |b|): sums of n products differ by rounding order only.
+void expect_close(const std::vector<float>& a, const std::vector<float>& b, float tol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], tol * (1.0f + std::fabs(b[i]))) << "at " << i;
+}
+
+const int64_t kSizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 172, 257};
+
+TEST_F(KernelsTest, MatmulF32MatchesScalar) {
+  for (int64_t num_in : kSizes) {
+    for (int64_t num_out : {1, 5, 13}) {
+      for (int64_t num_tokens : {1, 2, 3, 4, 5, 9}) {
+        auto w = random_vector(size_t(num_out * num_in));
+        auto x = random_vector(size_t(num_tokens * num_in));
+        std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
+        ref::matmul_f32(w.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        simd_->matmul_f32(w.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        expect_close(y_simd, y_ref, 1e-5f);
+      }
+    }
+  }
+}
+
+TEST_F(KernelsTest, MatmulF16AndBF16MatchScalar) {
+  for (int64_t num_in : kSizes) {
+    const int64_t num_out = 7, num_tokens = 5;
+    auto wf = random_vector(size_t(num_out * num_in));
+    std::vector<uint16_t> w16(wf.size()), wbf(wf.size());
+    for (size_t i = 0; i < wf.size(); ++i) {
+      w16[i] = float_to_fp16(wf[i]);
+      wbf[i] = float_to_bf16(wf[i]);
+    }
+    auto x = random_vector(size_t(num_tokens * num_in));
+    std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
+    ref::matmul_f16(w16.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    simd_->matmul_f16(w16.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+    expect_close(y_simd, y_ref, 1e-5f);
+    ref::matmul_bf16(wbf.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    simd_->matmul_bf16(wbf.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+    expect_close(y_simd, y_ref, 1e-5f);
+  }
+}
+
+TEST_F(KernelsTest, MatmulReferenceIsARealMatmul) {
+  // 2x3 weights times two tokens, worked out by hand.
+  const float w[] = {1, 2, 3, -1, 0, 1};
+  const float x[] = {1, 1, 1, 2, -1, 0.5f};
+  float y[4];
+  ref::matmul_f32(w, x, y, 2, 3, 2);
+  EXPECT_FLOAT_EQ(y[0], 6.0f);
+  EXPECT_FLOAT_EQ(y[1], 0.0f);
+  EXPECT_FLOAT_EQ(y[2], 1.5f);
+  EXPECT_FLOAT_EQ(y[3], -1.5f);
+}
+
+TEST_F(KernelsTest, VectorOpsMatchScalar) {
+  for (int64_t n : kSizes) {
+    auto a = random_vector(size_t(n), 3.0f);
+    auto b = random_vector(size_t(n), 3.0f);
+    EXPECT_NEAR(simd_->dot(a.data(), b.data(), n), ref::dot(a.data(), b.data(), n), 1e-4f * (1 + n));
+
+    std::vector<float> y_ref = b, y_simd = b;
+    ref::axpy(0.37f, a.data(), y_ref.data(), n);
+    simd_->axpy(0.37f, a.data(), y_simd.data(), n);
+    expect_close(y_simd, y_ref, 1e-6f);
+
+    auto weight = random_vector(size_t(n));
+    std::vector<float> n_ref(static_cast<size_t>(n)), n_simd(static_cast<size_t>(n));
+    ref::rmsnorm(a.data(), weight.data(), n_ref.data(), n, 1e-5f);
+    simd_->rmsnorm(a.data(), weight.data(), n_simd.data(), n, 1e-5f);
+    expect_close(n_simd, n_ref, 1e-5f);
+
+    // silu over a wide range, including large magnitudes where exp saturates.
+    auto gate = random_vector(size_t(n), 30.0f);
+    std::vector<float> g_ref = gate, g_simd = gate;
+    ref::silu_mul(g_ref.data(), b.data(), n);
+    simd_->silu_mul(g_simd.data(), b.data(), n);
+    expect_close(g_simd, g_ref, 1e-5f);
+  }
+}
+
+TEST_F(KernelsTest, RmsnormMayRunInPlace) {
+  auto x = random_vector(37);
+  auto weight = random_vector(37);
+  std::vector<float> expected(37);
+  ref::rmsnorm(x.data(), weight.data(), expected.data(), 37, 1e-5f);
+  simd_->rmsnorm(x.data(), weight.data(), x.data(), 37, 1e-5f);
+  expect_close(x, expected, 1e-5f);
+}
+
+TEST(KernelDispatchTest, BestKernelsIsSupportedAndScalarAlwaysExists) {
+  EXPECT_NE(kernels_for(Isa::kScalar), nullptr);
+  EXPECT_TRUE(cpu_supports(best_kernels().isa));
+  EXPECT_EQ(isa_name(Isa::kAvx2), "avx2");
+}
+
+}  // namespace
+}  // namespace pagoda::kernels

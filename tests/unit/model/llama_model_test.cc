@@ -1,0 +1,180 @@
+// The Llama forward pass on the bundled model: batched, chunked, paged and multi-sequence steps must give the
+// logits of the plain one-token-at-a-time pass, with either kernel table.
+#include "model/llama_model.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "format/gguf_reader.h"
+#include "kv/kv_storage.h"
+#include "model/registry.h"
+
+namespace pagoda {
+namespace {
+
+class LlamaModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto file = format::GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
+    ASSERT_TRUE(file.ok()) << file.error();
+    file_ = std::make_unique<format::GgufFile>(std::move(file).value());
+    auto model = create_model(*file_, kernels::best_kernels());
+    ASSERT_TRUE(model.ok()) << model.error();
+    model_ = std::move(model).value();
+  }
+
+  // One step over several sequences. seqs[s] = the new tokens of sequence s, which already has
+  // `cached[s]` tokens in its blocks `tables[s]`. Returns the logits of every new token, row per token.
+  std::vector<std::vector<float>> step(const std::vector<std::vector<TokenId>>& seqs,
+                                       const std::vector<int32_t>& cached,
+                                       const std::vector<std::vector<BlockId>>& tables, KvStorage& kv,
+                                       Workspace& ws) {
+    std::vector<TokenId> tokens;
+    std::vector<Pos> positions;
+    std::vector<int32_t> slots, seq_starts{0}, context_lens, logits_rows;
+    const int32_t bs = kv.block_size();
+    int32_t max_blocks = 0;
+    for (const auto& t : tables) max_blocks = std::max(max_blocks, int32_t(t.size()));
+    std::vector<BlockId> table_data(seqs.size() * size_t(max_blocks), 0);
+    for (size_t s = 0; s < seqs.size(); ++s) {
+      std::copy(tables[s].begin(), tables[s].end(), table_data.begin() + s * size_t(max_blocks));
+      for (size_t i = 0; i < seqs[s].size(); ++i) {
+        const Pos p = cached[s] + Pos(i);
+        logits_rows.push_back(int32_t(tokens.size()));
+        tokens.push_back(seqs[s][i]);
+        positions.push_back(p);
+        slots.push_back(tables[s][size_t(p / bs)] * bs + p % bs);
+      }
+      seq_starts.push_back(int32_t(tokens.size()));
+      context_lens.push_back(cached[s] + int32_t(seqs[s].size()));
+    }
+    BatchView batch{tokens,       positions,
+                    slots,        seq_starts,
+                    context_lens, BlockTableView{table_data.data(), int32_t(seqs.size()), max_blocks},
+                    logits_rows};
+    LogitsView logits = model_->forward(batch, kv.view(), ws);
+    std::vector<std::vector<float>> rows;
+    for (int32_t r = 0; r < logits.num_rows; ++r) rows.emplace_back(logits.row(r).begin(), logits.row(r).end());
+    return rows;
+  }
+
+  std::vector<BlockId> identity_table(int32_t n) {
+    std::vector<BlockId> t(static_cast<size_t>(n));
+    std::iota(t.begin(), t.end(), 0);
+    return t;
+  }
+
+  static void expect_rows_close(const std::vector<float>& a, const std::vector<float>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    float max_diff = 0.0f;
+    for (size_t i = 0; i < a.size(); ++i) max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
+    EXPECT_LT(max_diff, 1e-4f);
+  }
+
+  // "Once upon a time, there was a little girl" with BOS, as the tokenizer encodes it.
+  const std::vector<TokenId> prompt_ = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298};
+  std::unique_ptr<format::GgufFile> file_;
+  std::unique_ptr<Model> model_;
+};
+
+TEST_F(LlamaModelTest, ConfigOfTheBundledModel) {
+  const ModelConfig& c = model_->config();
+  EXPECT_EQ(c.architecture, "llama");
+  EXPECT_EQ(c.dim, 64);
+  EXPECT_EQ(c.hidden_dim, 172);
+  EXPECT_EQ(c.num_layers, 5);
+  EXPECT_EQ(c.num_heads, 8);
+  EXPECT_EQ(c.num_kv_heads, 4);
+  EXPECT_EQ(c.head_dim, 8);
+  EXPECT_EQ(c.vocab_size, 512);
+  EXPECT_EQ(c.context_length, 512);
+}
+
+TEST_F(LlamaModelTest, GreedyContinuationOfThePromptIsTheKnownOne) {
+  // Feeding the prompt one token at a time, the argmax after each prefix must be the next prompt token
+  // wherever the golden text continues that way (this prompt is the model's own greedy output).
+  KvStorage kv(model_->config(), 4, 16);
+  Workspace ws(model_->config(), 16, 64, 16);
+  for (size_t i = 4; i + 1 < prompt_.size(); ++i) {
+    if (i == 4) step({std::vector<TokenId>(prompt_.begin(), prompt_.begin() + 4)}, {0}, {identity_table(4)}, kv, ws);
+    auto rows = step({{prompt_[i]}}, {int32_t(i)}, {identity_table(4)}, kv, ws);
+    const auto& logits = rows[0];
+    const TokenId argmax = TokenId(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    EXPECT_EQ(argmax, prompt_[i + 1]) << "after " << i + 1 << " tokens";
+  }
+}
+
+TEST_F(LlamaModelTest, BatchedPrefillEqualsOneTokenAtATime) {
+  const int32_t n = int32_t(prompt_.size());
+  KvStorage kv_a(model_->config(), 4, 16), kv_b(model_->config(), 4, 16);
+  Workspace ws(model_->config(), 32, 64, 32);
+  auto batched = step({prompt_}, {0}, {identity_table(4)}, kv_a, ws);
+  ASSERT_EQ(int32_t(batched.size()), n);
+  for (int32_t i = 0; i < n; ++i) {
+    auto single = step({{prompt_[size_t(i)]}}, {i}, {identity_table(4)}, kv_b, ws);
+    expect_rows_close(batched[size_t(i)], single[0]);
+  }
+}
+
+TEST_F(LlamaModelTest, ChunkedPrefillEqualsWholePrefill) {
+  KvStorage kv_a(model_->config(), 4, 16), kv_b(model_->config(), 4, 16);
+  Workspace ws(model_->config(), 32, 64, 32);
+  auto whole = step({prompt_}, {0}, {identity_table(4)}, kv_a, ws);
+  const std::vector<TokenId> first(prompt_.begin(), prompt_.begin() + 3);
+  const std::vector<TokenId> second(prompt_.begin() + 3, prompt_.begin() + 7);
+  const std::vector<TokenId> third(prompt_.begin() + 7, prompt_.end());
+  step({first}, {0}, {identity_table(4)}, kv_b, ws);
+  step({second}, {3}, {identity_table(4)}, kv_b, ws);
+  auto last = step({third}, {7}, {identity_table(4)}, kv_b, ws);
+  expect_rows_close(last.back(), whole.back());
+}
+
+TEST_F(LlamaModelTest, ScatteredBlocksEqualContiguousBlocks) {
+  // Block size 4: the 11 prompt tokens span 3 blocks; put them in blocks 7, 2, 5 of a pool of 8.
+  KvStorage kv_a(model_->config(), 8, 4), kv_b(model_->config(), 8, 4);
+  Workspace ws(model_->config(), 32, 64, 32);
+  auto contiguous = step({prompt_}, {0}, {{0, 1, 2}}, kv_a, ws);
+  auto scattered = step({prompt_}, {0}, {{7, 2, 5}}, kv_b, ws);
+  for (size_t i = 0; i < prompt_.size(); ++i) expect_rows_close(scattered[i], contiguous[i]);
+}
+
+TEST_F(LlamaModelTest, TwoSequencesInOneStepEqualEachAlone) {
+  const std::vector<TokenId> other = {1, 346, 306, 414, 432, 263};
+  KvStorage kv(model_->config(), 8, 4), kv_alone(model_->config(), 8, 4);
+  Workspace ws(model_->config(), 32, 64, 32);
+  auto together = step({prompt_, other}, {0, 0}, {{0, 1, 2}, {3, 4}}, kv, ws);
+  auto alone_a = step({prompt_}, {0}, {{0, 1, 2}}, kv_alone, ws);
+  auto alone_b = step({other}, {0}, {{3, 4}}, kv_alone, ws);
+  expect_rows_close(together[prompt_.size() - 1], alone_a.back());
+  expect_rows_close(together.back(), alone_b.back());
+  // A decode step for both, after the prefill: same again.
+  auto decode_together = step({{432}, {267}}, {int32_t(prompt_.size()), int32_t(other.size())},
+                              {{0, 1, 2}, {3, 4}}, kv, ws);
+  auto decode_a = step({{432}}, {int32_t(prompt_.size())}, {{0, 1, 2}}, kv_alone, ws);
+  auto decode_b = step({{267}}, {int32_t(other.size())}, {{3, 4}}, kv_alone, ws);
+  expect_rows_close(decode_together[0], decode_a[0]);
+  expect_rows_close(decode_together[1], decode_b[0]);
+}
+
+TEST_F(LlamaModelTest, ScalarAndSimdKernelsAgree) {
+  const kernels::KernelTable* simd = kernels::kernels_for(kernels::Isa::kAvx2);
+  if (simd == nullptr) GTEST_SKIP() << "no AVX2";
+  auto scalar_model = create_model(*file_, *kernels::kernels_for(kernels::Isa::kScalar));
+  ASSERT_TRUE(scalar_model.ok());
+  auto simd_model = create_model(*file_, *simd);
+  ASSERT_TRUE(simd_model.ok());
+  KvStorage kv(model_->config(), 4, 16);
+  Workspace ws(model_->config(), 32, 64, 32);
+  std::swap(model_, scalar_model.value());
+  auto a = step({prompt_}, {0}, {identity_table(4)}, kv, ws);
+  std::swap(model_, simd_model.value());
+  auto b = step({prompt_}, {0}, {identity_table(4)}, kv, ws);
+  for (size_t i = 0; i < prompt_.size(); ++i) expect_rows_close(a[i], b[i]);
+}
+
+}  // namespace
+}  // namespace pagoda

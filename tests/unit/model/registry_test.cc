@@ -1,0 +1,148 @@
+// Loading errors of create_model / model_config_from_gguf / model_weights_from_gguf: each a clear message
+// naming the key or tensor. Files are the bundled model rewritten in memory with one thing changed.
+#include "model/registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "core/half.h"
+#include "format/gguf_writer.h"
+#include "kv/kv_storage.h"
+
+namespace pagoda {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto file = format::GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
+    ASSERT_TRUE(file.ok()) << file.error();
+    base_ = std::make_unique<format::GgufFile>(std::move(file).value());
+  }
+
+  struct Edit {
+    std::function<void(format::GgufWriter&)> metadata = {};       // after copying the metadata
+    std::function<bool(const std::string&)> drop_key = {};        // metadata keys to leave out
+    std::function<bool(const std::string&)> drop_tensor = {};     // tensors to leave out
+    std::function<void(format::GgufWriter&)> extra_tensors = {};  // added at the end
+  };
+
+  // Rewrites the bundled model with `edit`, parses the result and tries to create a model from it.
+  Result<std::unique_ptr<Model>> load_edited(const Edit& edit) {
+    format::GgufWriter w;
+    for (const auto& [key, value] : base_->metadata()) {
+      if (edit.drop_key && edit.drop_key(key)) continue;
+      w.set(key, value);
+    }
+    if (edit.metadata) edit.metadata(w);
+    for (const format::GgufTensorInfo& t : base_->tensors()) {
+      if (edit.drop_tensor && edit.drop_tensor(t.name)) continue;
+      w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+    }
+    if (edit.extra_tensors) edit.extra_tensors(w);
+    bytes_ = w.to_bytes();
+    auto file = format::GgufFile::from_memory(bytes_, "edited.gguf");
+    if (!file.ok()) return file.status();
+    file_ = std::make_unique<format::GgufFile>(std::move(file).value());
+    return create_model(*file_, kernels::best_kernels());
+  }
+
+  std::unique_ptr<format::GgufFile> base_;
+  std::vector<uint8_t> bytes_;
+  std::unique_ptr<format::GgufFile> file_;
+  std::vector<float> scratch_;
+  std::vector<uint16_t> halves_;
+};
+
+TEST_F(RegistryTest, TheBundledModelLoadsUnchanged) {
+  auto model = load_edited({});
+  ASSERT_TRUE(model.ok()) << model.error();
+  EXPECT_EQ((*model)->config().num_layers, 5);
+}
+
+TEST_F(RegistryTest, UnknownArchitectureIsNamed) {
+  auto model = load_edited({.metadata = [](format::GgufWriter& w) {
+    w.set("general.architecture", format::GgufValue::string("gpt2"));
+  }});
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.error(), HasSubstr("unknown architecture 'gpt2'"));
+}
+
+TEST_F(RegistryTest, MissingHyperParameterIsNamed) {
+  auto model = load_edited({.drop_key = [](const std::string& k) { return k == "llama.block_count"; }});
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.error(), HasSubstr("llama.block_count"));
+}
+
+TEST_F(RegistryTest, HeadCountThatDoesNotDivideIsAnError) {
+  auto model = load_edited({.metadata = [](format::GgufWriter& w) {
+    w.set("llama.attention.head_count_kv", format::GgufValue::u32(3));
+  }});
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.error(), HasSubstr("head_count_kv"));
+}
+
+TEST_F(RegistryTest, MissingTensorIsNamed) {
+  auto model =
+      load_edited({.drop_tensor = [](const std::string& n) { return n == "blk.3.ffn_up.weight"; }});
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.error(), HasSubstr("missing tensor blk.3.ffn_up.weight"));
+}
+
+TEST_F(RegistryTest, WrongShapeIsNamed) {
+  scratch_.assign(64 * 64, 0.0f);
+  auto model = load_edited({.drop_tensor = [](const std::string& n) { return n == "blk.0.attn_k.weight"; },
+                            .extra_tensors = [this](format::GgufWriter& w) {
+                              w.add_tensor("blk.0.attn_k.weight", format::GgmlType::kF32, {64, 64}, scratch_.data(),
+                                           scratch_.size() * 4);
+                            }});
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.error(), HasSubstr("blk.0.attn_k.weight has shape [64, 64], expected [64, 32]"));
+}
+
+TEST_F(RegistryTest, F16WeightsLoadAndGiveNearlyTheSameLogits) {
+  // Every 2-D tensor converted to f16: the model must load and run (weights stay f16 in the mapping).
+  std::vector<std::vector<uint16_t>> converted;
+  format::GgufWriter w;
+  for (const auto& [key, value] : base_->metadata()) w.set(key, value);
+  for (const format::GgufTensorInfo& t : base_->tensors()) {
+    if (t.dims.size() == 2) {
+      const float* src = static_cast<const float*>(t.data);
+      converted.emplace_back(size_t(t.num_elements()));
+      for (size_t i = 0; i < converted.back().size(); ++i) converted.back()[i] = float_to_fp16(src[i]);
+      w.add_tensor(t.name, format::GgmlType::kF16, t.dims, converted.back().data(), converted.back().size() * 2);
+    } else {
+      w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+    }
+  }
+  bytes_ = w.to_bytes();
+  auto file = format::GgufFile::from_memory(bytes_, "f16.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  auto model = create_model(*file, kernels::best_kernels());
+  ASSERT_TRUE(model.ok()) << model.error();
+  auto f32_model = create_model(*base_, kernels::best_kernels());
+  ASSERT_TRUE(f32_model.ok());
+
+  const TokenId tokens[] = {1, 403, 407, 261, 378};
+  const Pos positions[] = {0, 1, 2, 3, 4};
+  const int32_t slots[] = {0, 1, 2, 3, 4}, seq_starts[] = {0, 5}, context_lens[] = {5}, rows[] = {4};
+  const BlockId table[] = {0};
+  BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows};
+  KvStorage kv_a((*model)->config(), 1, 16), kv_b((*model)->config(), 1, 16);
+  Workspace ws_a((*model)->config(), 8, 16, 1), ws_b((*model)->config(), 8, 16, 1);
+  LogitsView a = (*model)->forward(batch, kv_a.view(), ws_a);
+  LogitsView b = (*f32_model)->forward(batch, kv_b.view(), ws_b);
+  float max_diff = 0.0f;
+  for (int32_t i = 0; i < a.vocab_size; ++i) max_diff = std::max(max_diff, std::fabs(a.row(0)[i] - b.row(0)[i]));
+  EXPECT_LT(max_diff, 0.05f);
+  EXPECT_GT(max_diff, 0.0f);  // it really ran on the f16 copy
+}
+
+}  // namespace
+}  // namespace pagoda
