@@ -60,6 +60,7 @@ int run(const RunOptions& o) {
   const Tokenizer& tok = *loaded->tokenizer;
   const std::vector<TokenId> prompt = tok.encode(o.prompt, !o.no_bos);
   Generator generator(*loaded->model, tok, max_seq_len);
+  if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
 
   // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.
   StreamDecoder prompt_decoder(tok);

@@ -42,12 +42,14 @@ Generator::Generator(const Model& model, const Tokenizer& tokenizer, int32_t max
       block_size_(kBlockSize),
       kv_(model.config(), num_blocks_for(max_seq_len), kBlockSize),
       workspace_(model.config(), std::min(max_chunk, max_seq_len), max_seq_len, 1),
-      block_table_(size_t(num_blocks_for(max_seq_len))) {
+      block_table_(size_t(num_blocks_for(max_seq_len))),
+      step_tokens_(size_t(workspace_.max_tokens)),
+      step_positions_(size_t(workspace_.max_tokens)),
+      step_slots_(size_t(workspace_.max_tokens)) {
   std::iota(block_table_.begin(), block_table_.end(), 0);
 }
 
-Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, const SamplingParams& params,
-                                             const std::function<void(std::string_view)>& on_text) {
+Status Generator::check_prompt(std::span<const TokenId> prompt) const {
   const int32_t num_prompt = int32_t(prompt.size());
   if (num_prompt == 0) return make_error("the prompt is empty (no tokens)");
   if (num_prompt >= max_seq_len_)
@@ -58,6 +60,13 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
     if (t < 0 || t >= model_.config().vocab_size)
       return make_error(fmt::format("prompt token id {} is outside the vocabulary (0..{})", t,
                                     model_.config().vocab_size - 1));
+  return Status();
+}
+
+Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, const SamplingParams& params,
+                                             const std::function<void(std::string_view)>& on_text) {
+  PAGODA_RETURN_IF_ERROR(check_prompt(prompt));
+  const int32_t num_prompt = int32_t(prompt.size());
 
   GenerationResult result;
   result.num_prompt_tokens = num_prompt;
@@ -67,30 +76,25 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
   StreamDecoder decoder(tokenizer_, prompt.back());
   StopChecker stop_checker(params.stop);
 
-  // Reused step arrays: one sequence, so seq_starts = {0, n} and the block table is the identity.
-  std::vector<TokenId> tokens;
-  std::vector<Pos> positions;
-  std::vector<int32_t> slots;
+  // One sequence per step, so seq_starts = {0, n} and the block table is the identity.
   int32_t seq_starts[2] = {0, 0};
   int32_t context_len = 0;
   int32_t logits_row = 0;
   auto run_step = [&](std::span<const TokenId> step_tokens, Pos first_pos) {
     const int32_t n = int32_t(step_tokens.size());
-    tokens.assign(step_tokens.begin(), step_tokens.end());
-    positions.resize(size_t(n));
-    slots.resize(size_t(n));
+    std::copy(step_tokens.begin(), step_tokens.end(), step_tokens_.begin());
     for (int32_t i = 0; i < n; ++i) {
       const Pos p = first_pos + i;
-      positions[size_t(i)] = p;
-      slots[size_t(i)] = block_table_[size_t(p / block_size_)] * block_size_ + p % block_size_;
+      step_positions_[size_t(i)] = p;
+      step_slots_[size_t(i)] = block_table_[size_t(p / block_size_)] * block_size_ + p % block_size_;
     }
     seq_starts[1] = n;
     context_len = first_pos + n;
     logits_row = n - 1;
     BatchView batch;
-    batch.tokens = tokens;
-    batch.positions = positions;
-    batch.slot_ids = slots;
+    batch.tokens = std::span<const TokenId>(step_tokens_).first(size_t(n));
+    batch.positions = std::span<const Pos>(step_positions_).first(size_t(n));
+    batch.slot_ids = std::span<const int32_t>(step_slots_).first(size_t(n));
     batch.seq_starts = seq_starts;
     batch.context_lens = std::span<const int32_t>(&context_len, 1);
     batch.block_tables = BlockTableView{block_table_.data(), 1, int32_t(block_table_.size())};

@@ -37,6 +37,9 @@ class Generator {
   // max_seq_len: positions the sequence may use (prompt + output); max_chunk: prompt tokens per forward.
   Generator(const Model& model, const Tokenizer& tokenizer, int32_t max_seq_len, int32_t max_chunk = 256);
 
+  // Errors for a prompt this generator cannot run: empty, ids outside the vocabulary, or no room left in the
+  // context for a new token.
+  Status check_prompt(std::span<const TokenId> prompt) const;
   // `on_text` receives each piece of output text once it is final (complete UTF-8, past any stop string).
   // Errors: an empty prompt or one that leaves no room in the context.
   Result<GenerationResult> generate(std::span<const TokenId> prompt, const SamplingParams& params,
@@ -52,6 +55,10 @@ class Generator {
   KvStorage kv_;
   Workspace workspace_;
   std::vector<BlockId> block_table_;  // identity: logical block j is physical block j
+  // Step inputs, [workspace max_tokens] each, reused every step.
+  std::vector<TokenId> step_tokens_;
+  std::vector<Pos> step_positions_;
+  std::vector<int32_t> step_slots_;
 };
 
 }  // namespace pagoda

@@ -1,0 +1,117 @@
+// `pagoda run` and `pagoda tokenize` on the bundled model, through the real binary.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace pagoda::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The issue's reference (also what llama.cpp prints for the same GGUF): greedy, 196 new tokens.
+constexpr const char* kGoldenStory =
+    "Once upon a time, there was a little girl named Lily. She loved to play outside in the park. One day, she "
+    "saw a big, red ball. She wanted to play with it, but it was too high.\n"
+    "Lily's mom said, \"Lily, let's go to the park.\" Lily was sad and didn't know what to do. She said, \"I want "
+    "to play with your ball, but I can't find it.\"\n"
+    "Lily was sad and didn't know what to do. She said, \"I'm sorry, Lily. I didn't know what to do.\"\n"
+    "Lily didn't want to help her mom, so she";
+
+std::string without_trailing_newline(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+TEST(CliRunTest, GreedyStoryIsTheGoldenText) {
+  ProcessResult r = run_pagoda({"run", "-p", "Once upon a time", "-n", "196", "--temp", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(without_trailing_newline(r.out), kGoldenStory);
+  EXPECT_THAT(r.err, HasSubstr("prompt tokens: 5\n"));
+  EXPECT_THAT(r.err, HasSubstr("generated tokens: 196\n"));
+  EXPECT_THAT(r.err, HasSubstr("TTFT: "));
+  EXPECT_THAT(r.err, HasSubstr("TPOT: "));
+  EXPECT_THAT(r.err, HasSubstr("tokens/s"));
+}
+
+TEST(CliRunTest, ScalarKernelsGiveTheSameGoldenText) {
+  ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0"},
+                               {"PAGODA_ISA=scalar"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(without_trailing_newline(r.out), kGoldenStory);
+}
+
+TEST(CliRunTest, SameSeedSameTextAndSeedsMatter) {
+  auto sample = [](const std::string& seed) {
+    ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "60", "--temp", "1.0", "--top-k",
+                                  "0", "--top-p", "1", "--min-p", "0", "--seed", seed});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string a = sample("42");
+  EXPECT_EQ(a, sample("42"));
+  // Three other seeds: with temperature 1 over 60 tokens, at least one differs from seed 42.
+  const std::string b = sample("7"), c = sample("8"), d = sample("9");
+  EXPECT_TRUE(a != b || a != c || a != d);
+  EXPECT_THAT(a, StartsWith("Once upon a time"));
+}
+
+TEST(CliRunTest, MaxTokensAndStopStrings) {
+  ProcessResult r = run_pagoda({"run", "-p", "Once upon a time", "-n", "10", "--temp", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("generated tokens: 10\n"));
+  EXPECT_THAT(r.err, HasSubstr("finish reason: length"));
+
+  // Greedy text continues "..., there was a little girl named Lily."; stop at " girl".
+  ProcessResult s = run_pagoda({"run", "-p", "Once upon a time", "-n", "100", "--temp", "0", "--stop", " girl"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(without_trailing_newline(s.out), "Once upon a time, there was a little");
+  EXPECT_THAT(s.err, HasSubstr("finish reason: stop"));
+}
+
+TEST(CliRunTest, PrintConfigShowsFileAndFlagOverrides) {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/c.json",
+             R"({"quantization":"q4_0","max_seq_len":4096,"batch_size":"auto","kv_cache":{"max_entries":512,)"
+             R"("page_size":16,"quant":"int8"},"parallel":{"tensor_parallel":1,"pipeline_parallel":1}})");
+  ProcessResult r = run_pagoda({"run", "--config", dir + "/c.json", "--max-seq-len", "128", "--print-config"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"max_seq_len\": 128"));  // the flag wins over the file's 4096
+  EXPECT_THAT(r.out, HasSubstr("\"quantization\": \"q4_0\""));
+  EXPECT_THAT(r.out, HasSubstr("\"max_entries\": 512"));
+  EXPECT_THAT(r.out, HasSubstr("\"batch_size\": \"auto\""));
+  EXPECT_THAT(r.out, HasSubstr("kv_cache.quant = int8: accepted, not active yet"));
+}
+
+TEST(CliRunTest, ConfigFileSetsTheContextLength) {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/c.json", R"({"max_seq_len": 8})");
+  // 5 prompt tokens + at most 3 new ones fit in 8 positions.
+  ProcessResult r = run_pagoda({"run", "--config", dir + "/c.json", "-p", "Once upon a time", "-n", "50",
+                                "--temp", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("generated tokens: 4\n"));
+  EXPECT_THAT(r.err, HasSubstr("finish reason: length"));
+}
+
+TEST(CliTokenizeTest, ReferenceIds) {
+  struct Case {
+    const char* text;
+    const char* ids;
+  } cases[] = {
+      {"Once upon a time", "1 403 407 261 378"},
+      {"Hello, world! 123", "1 346 306 414 432 263 304 341 443 410 475 479 472"},
+      {"naïve café 日本", "1 297 412 198 178 360 280 412 431 485 410 233 154 168 233 159 175"},
+  };
+  for (const Case& c : cases) {
+    ProcessResult r = run_pagoda({"tokenize", c.text});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(without_trailing_newline(r.out), c.ids) << c.text;
+  }
+  ProcessResult no_bos = run_pagoda({"tokenize", "--no-bos", "Once upon a time"});
+  EXPECT_EQ(without_trailing_newline(no_bos.out), "403 407 261 378");
+}
+
+}  // namespace
+}  // namespace pagoda::e2e

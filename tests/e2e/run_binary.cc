@@ -1,0 +1,66 @@
+// fork/exec with stdout and stderr sent to temporary files (no pipes to deadlock on large outputs).
+#include "run_binary.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace pagoda::e2e {
+
+std::string make_temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "pagoda-e2e-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return tmpl;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+ProcessResult run_pagoda(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  const std::string dir = make_temp_dir();
+  const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+  std::vector<std::string> argv_storage{PAGODA_TEST_BINARY};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int null_fd = open("/dev/null", O_RDONLY);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    dup2(null_fd, 0);
+    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ProcessResult r;
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
+  r.out = read_file(out_path);
+  r.err = read_file(err_path);
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+}  // namespace pagoda::e2e
