@@ -1,0 +1,33 @@
+// Tokenizer: text <-> token ids. The interface the CLI, engine and server use; implementations own their
+// lookup tables and are immutable (thread-safe) after construction.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+
+namespace pagoda {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  // Encodes `text`; prepends BOS when `add_bos` (and the vocabulary has one). Never fails: bytes without a
+  // piece become byte-fallback tokens (or UNK when the vocabulary has none).
+  virtual std::vector<TokenId> encode(std::string_view text, bool add_bos) const = 0;
+  // The raw bytes of one token as it appears inside a decoded text (byte tokens give their single byte,
+  // U+2581 becomes a space, control tokens give ""). `prev` is the token before it, or -1: SentencePiece drops
+  // the leading space of the first piece after BOS.
+  virtual std::string token_bytes(TokenId token, TokenId prev) const = 0;
+  // Decodes a whole id sequence (bytes joined; may end in an incomplete UTF-8 sequence only if the ids do).
+  virtual std::string decode(std::span<const TokenId> tokens) const = 0;
+
+  virtual int32_t vocab_size() const = 0;
+  virtual TokenId bos_id() const = 0;
+  virtual TokenId eos_id() const = 0;
+  virtual bool is_control(TokenId token) const = 0;
+};
+
+}  // namespace pagoda

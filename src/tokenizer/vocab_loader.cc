@@ -1,0 +1,142 @@
+// vocab_from_gguf / tokenizer_from_gguf: validates the tokenizer.ggml.* metadata of a GGUF file into a Vocab
+// (every count, id and type checked, errors naming the key) and builds the tokenizer its model names.
+#include "tokenizer/vocab_loader.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tokenizer/byte_piece.h"
+#include "tokenizer/spm_tokenizer.h"
+
+namespace pagoda {
+namespace {
+
+constexpr const char* kModelKey = "tokenizer.ggml.model";
+constexpr const char* kTokensKey = "tokenizer.ggml.tokens";
+constexpr const char* kScoresKey = "tokenizer.ggml.scores";
+constexpr const char* kTokenTypeKey = "tokenizer.ggml.token_type";
+constexpr const char* kBosKey = "tokenizer.ggml.bos_token_id";
+constexpr const char* kEosKey = "tokenizer.ggml.eos_token_id";
+constexpr const char* kUnknownKey = "tokenizer.ggml.unknown_token_id";
+constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
+constexpr const char* kAddSpacePrefixKey = "tokenizer.ggml.add_space_prefix";
+
+Status error(const format::GgufFile& file, const std::string& message) {
+  return make_error(fmt::format("{}: {}", file.name(), message));
+}
+
+// A special id: absent -> `fallback` (llama.cpp's SentencePiece defaults), -1 -> none, else within the vocab.
+Result<TokenId> read_special_id(const format::GgufFile& file, const char* key, TokenId fallback, int32_t num_tokens) {
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<int64_t> value, file.get_i64(key));
+  if (!value) return fallback;
+  if (*value != -1 && (*value < 0 || *value >= num_tokens)) {
+    return error(file, fmt::format("{} is {}, outside the vocabulary of {} tokens", key, *value, num_tokens));
+  }
+  return TokenId(*value);
+}
+
+Result<bool> read_flag(const format::GgufFile& file, const char* key, bool fallback) {
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<bool> value, file.get_bool(key));
+  return value.value_or(fallback);
+}
+
+// When a file has no token_type array: byte pieces by their spelling, the special ids by role, the rest normal.
+std::vector<TokenType> derive_types(const Vocab& vocab) {
+  std::vector<TokenType> types(vocab.pieces.size(), TokenType::kNormal);
+  for (size_t id = 0; id < vocab.pieces.size(); ++id) {
+    if (parse_byte_piece(vocab.pieces[id])) types[id] = TokenType::kByte;
+  }
+  if (vocab.unk_id != -1) types[size_t(vocab.unk_id)] = TokenType::kUnknown;
+  if (vocab.bos_id != -1) types[size_t(vocab.bos_id)] = TokenType::kControl;
+  if (vocab.eos_id != -1) types[size_t(vocab.eos_id)] = TokenType::kControl;
+  return types;
+}
+
+}  // namespace
+
+Result<Vocab> vocab_from_gguf(const format::GgufFile& file) {
+  Vocab vocab;
+  PAGODA_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> tokens, file.get_string_array(kTokensKey));
+  if (!tokens) return error(file, fmt::format("{} is missing (the file has no tokenizer vocabulary)", kTokensKey));
+  if (tokens->empty()) return error(file, fmt::format("{} has no entries", kTokensKey));
+  if (tokens->size() > size_t(INT32_MAX)) return error(file, fmt::format("{} has too many entries", kTokensKey));
+  vocab.pieces = std::move(*tokens);
+  const auto num_tokens = int32_t(vocab.pieces.size());
+
+  PAGODA_ASSIGN_OR_RETURN(std::optional<std::vector<float>> scores, file.get_f32_array(kScoresKey));
+  if (!scores) {
+    return error(file, fmt::format("{} is missing (SentencePiece merges need one score per token)", kScoresKey));
+  }
+  if (scores->size() != vocab.pieces.size()) {
+    return error(file,
+                 fmt::format("{} has {} entries, expected {} (one per token)", kScoresKey, scores->size(), num_tokens));
+  }
+  for (size_t id = 0; id < scores->size(); ++id) {
+    // A NaN would break the merge heap's ordering.
+    if (!std::isfinite((*scores)[id])) {
+      return error(file, fmt::format("{}[{}] is {}, expected a finite number", kScoresKey, id, (*scores)[id]));
+    }
+  }
+  vocab.scores = std::move(*scores);
+
+  PAGODA_ASSIGN_OR_RETURN(vocab.bos_id, read_special_id(file, kBosKey, 1, num_tokens));
+  PAGODA_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, kEosKey, 2, num_tokens));
+  PAGODA_ASSIGN_OR_RETURN(vocab.unk_id, read_special_id(file, kUnknownKey, 0, num_tokens));
+  PAGODA_ASSIGN_OR_RETURN(vocab.add_bos, read_flag(file, kAddBosKey, true));
+  PAGODA_ASSIGN_OR_RETURN(vocab.add_dummy_prefix, read_flag(file, kAddSpacePrefixKey, true));
+
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> types, file.get_i32_array(kTokenTypeKey));
+  if (!types) {
+    vocab.types = derive_types(vocab);
+  } else {
+    if (types->size() != vocab.pieces.size()) {
+      return error(file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(),
+                                     num_tokens));
+    }
+    vocab.types.reserve(types->size());
+    for (size_t id = 0; id < types->size(); ++id) {
+      const int32_t type = (*types)[id];
+      if (type < int32_t(TokenType::kUndefined) || type > int32_t(TokenType::kByte)) {
+        return error(file, fmt::format("{}[{}] is {}, expected 0..6", kTokenTypeKey, id, type));
+      }
+      if (TokenType(type) == TokenType::kByte && !parse_byte_piece(vocab.pieces[id])) {
+        return error(file, fmt::format("{}[{}] says byte but {}[{}] is '{}', not <0xNN>", kTokenTypeKey, id, kTokensKey,
+                                       id, vocab.pieces[id]));
+      }
+      vocab.types.push_back(TokenType(type));
+    }
+  }
+
+  if (vocab.unk_id == -1) {
+    bool has_byte[256] = {};
+    for (size_t id = 0; id < vocab.pieces.size(); ++id) {
+      if (vocab.types[id] == TokenType::kByte) has_byte[*parse_byte_piece(vocab.pieces[id])] = true;
+    }
+    for (const bool present : has_byte) {
+      if (!present) {
+        return error(file, fmt::format("{} is -1 but the vocabulary lacks some <0xNN> byte pieces, so some text "
+                                       "would have no encoding",
+                                       kUnknownKey));
+      }
+    }
+  }
+  return vocab;
+}
+
+Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file) {
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> model, file.get_string(kModelKey));
+  if (!model) return error(file, fmt::format("{} is missing (which tokenizer the vocabulary is for)", kModelKey));
+  if (*model != "llama") {
+    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece) is supported", kModelKey, *model));
+  }
+  PAGODA_ASSIGN_OR_RETURN(Vocab vocab, vocab_from_gguf(file));
+  return std::unique_ptr<Tokenizer>(std::make_unique<SpmTokenizer>(std::move(vocab)));
+}
+
+}  // namespace pagoda
