@@ -1,0 +1,236 @@
+// The GGUF/ggml vocabulary tables: value type names, ggml type names and block layouts, GgufValue factories.
+#include "format/gguf_types.h"
+
+namespace pagoda::format {
+
+namespace {
+
+struct GgmlTypeTraits {
+  std::string_view name;
+  uint64_t block_size;  // elements per block
+  uint64_t type_size;   // bytes per block
+};
+
+// Block layouts match ggml's type_traits, so byte sizes of tensors we cannot load yet are still right (the
+// writer needs them for quantized test files, and error messages can name the type).
+GgmlTypeTraits traits_of(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF32:
+      return {"f32", 1, 4};
+    case GgmlType::kF16:
+      return {"f16", 1, 2};
+    case GgmlType::kQ4_0:
+      return {"q4_0", 32, 18};
+    case GgmlType::kQ4_1:
+      return {"q4_1", 32, 20};
+    case GgmlType::kQ5_0:
+      return {"q5_0", 32, 22};
+    case GgmlType::kQ5_1:
+      return {"q5_1", 32, 24};
+    case GgmlType::kQ8_0:
+      return {"q8_0", 32, 34};
+    case GgmlType::kQ8_1:
+      return {"q8_1", 32, 36};
+    case GgmlType::kQ2_K:
+      return {"q2_K", 256, 84};
+    case GgmlType::kQ3_K:
+      return {"q3_K", 256, 110};
+    case GgmlType::kQ4_K:
+      return {"q4_K", 256, 144};
+    case GgmlType::kQ5_K:
+      return {"q5_K", 256, 176};
+    case GgmlType::kQ6_K:
+      return {"q6_K", 256, 210};
+    case GgmlType::kQ8_K:
+      return {"q8_K", 256, 292};
+    case GgmlType::kI8:
+      return {"i8", 1, 1};
+    case GgmlType::kI16:
+      return {"i16", 1, 2};
+    case GgmlType::kI32:
+      return {"i32", 1, 4};
+    case GgmlType::kI64:
+      return {"i64", 1, 8};
+    case GgmlType::kF64:
+      return {"f64", 1, 8};
+    case GgmlType::kBF16:
+      return {"bf16", 1, 2};
+  }
+  return {"unknown", 0, 0};
+}
+
+}  // namespace
+
+std::string_view gguf_value_type_name(GgufValueType type) {
+  switch (type) {
+    case GgufValueType::kUint8:
+      return "u8";
+    case GgufValueType::kInt8:
+      return "i8";
+    case GgufValueType::kUint16:
+      return "u16";
+    case GgufValueType::kInt16:
+      return "i16";
+    case GgufValueType::kUint32:
+      return "u32";
+    case GgufValueType::kInt32:
+      return "i32";
+    case GgufValueType::kFloat32:
+      return "f32";
+    case GgufValueType::kBool:
+      return "bool";
+    case GgufValueType::kString:
+      return "string";
+    case GgufValueType::kArray:
+      return "array";
+    case GgufValueType::kUint64:
+      return "u64";
+    case GgufValueType::kInt64:
+      return "i64";
+    case GgufValueType::kFloat64:
+      return "f64";
+  }
+  return "unknown";
+}
+
+std::string_view ggml_type_name(GgmlType type) { return traits_of(type).name; }
+
+bool ggml_type_is_known(GgmlType type) { return traits_of(type).block_size != 0; }
+
+bool ggml_type_is_supported(GgmlType type) {
+  return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
+}
+
+uint64_t ggml_block_size(GgmlType type) { return traits_of(type).block_size; }
+
+uint64_t ggml_type_size(GgmlType type) { return traits_of(type).type_size; }
+
+uint64_t ggml_row_bytes(GgmlType type, uint64_t num_elements) {
+  if (!ggml_type_is_supported(type)) return 0;
+  const GgmlTypeTraits traits = traits_of(type);
+  if (num_elements % traits.block_size != 0) return 0;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(num_elements / traits.block_size, traits.type_size, &bytes)) return 0;
+  return bytes;
+}
+
+GgufValue GgufValue::u8(uint8_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kUint8;
+  value.u64 = v;
+  return value;
+}
+
+GgufValue GgufValue::i8(int8_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kInt8;
+  value.i64 = v;
+  return value;
+}
+
+GgufValue GgufValue::u16(uint16_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kUint16;
+  value.u64 = v;
+  return value;
+}
+
+GgufValue GgufValue::i16(int16_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kInt16;
+  value.i64 = v;
+  return value;
+}
+
+GgufValue GgufValue::u32(uint32_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kUint32;
+  value.u64 = v;
+  return value;
+}
+
+GgufValue GgufValue::i32(int32_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kInt32;
+  value.i64 = v;
+  return value;
+}
+
+GgufValue GgufValue::u64v(uint64_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kUint64;
+  value.u64 = v;
+  return value;
+}
+
+GgufValue GgufValue::i64v(int64_t v) {
+  GgufValue value;
+  value.type = GgufValueType::kInt64;
+  value.i64 = v;
+  return value;
+}
+
+GgufValue GgufValue::f64v(double v) {
+  GgufValue value;
+  value.type = GgufValueType::kFloat64;
+  value.f64 = v;
+  return value;
+}
+
+GgufValue GgufValue::f32(float v) {
+  GgufValue value;
+  value.type = GgufValueType::kFloat32;
+  value.f64 = v;
+  return value;
+}
+
+GgufValue GgufValue::boolean(bool v) {
+  GgufValue value;
+  value.type = GgufValueType::kBool;
+  value.u64 = v ? 1 : 0;
+  return value;
+}
+
+GgufValue GgufValue::string(std::string v) {
+  GgufValue value;
+  value.type = GgufValueType::kString;
+  value.str = std::move(v);
+  return value;
+}
+
+GgufValue GgufValue::array_of(GgufValueType element_type, std::vector<GgufValue> elements) {
+  GgufValue value;
+  value.type = GgufValueType::kArray;
+  value.array_type = element_type;
+  value.array = std::move(elements);
+  return value;
+}
+
+GgufValue GgufValue::string_array(const std::vector<std::string>& v) {
+  GgufValue value;
+  value.type = GgufValueType::kArray;
+  value.array_type = GgufValueType::kString;
+  value.array.reserve(v.size());
+  for (const std::string& s : v) value.array.push_back(string(s));
+  return value;
+}
+
+GgufValue GgufValue::f32_array(const std::vector<float>& v) {
+  GgufValue value;
+  value.type = GgufValueType::kArray;
+  value.array_type = GgufValueType::kFloat32;
+  value.array.reserve(v.size());
+  for (float f : v) value.array.push_back(f32(f));
+  return value;
+}
+
+GgufValue GgufValue::i32_array(const std::vector<int32_t>& v) {
+  GgufValue value;
+  value.type = GgufValueType::kArray;
+  value.array_type = GgufValueType::kInt32;
+  value.array.reserve(v.size());
+  for (int32_t i : v) value.array.push_back(i32(i));
+  return value;
+}
+
+}  // namespace pagoda::format

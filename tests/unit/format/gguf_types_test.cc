@@ -1,0 +1,55 @@
+// Tests for the GGUF/ggml type tables: names, block layouts, row sizes and the GgufValue factories.
+#include "format/gguf_types.h"
+
+#include <gtest/gtest.h>
+
+namespace pagoda::format {
+namespace {
+
+TEST(GgufTypesTest, TypeNames) {
+  EXPECT_EQ(ggml_type_name(GgmlType::kF32), "f32");
+  EXPECT_EQ(ggml_type_name(GgmlType::kBF16), "bf16");
+  EXPECT_EQ(ggml_type_name(GgmlType::kQ4_0), "q4_0");
+  EXPECT_EQ(ggml_type_name(GgmlType::kQ6_K), "q6_K");
+  EXPECT_EQ(ggml_type_name(static_cast<GgmlType>(99)), "unknown");
+  EXPECT_EQ(gguf_value_type_name(GgufValueType::kArray), "array");
+  EXPECT_EQ(gguf_value_type_name(GgufValueType::kFloat64), "f64");
+  EXPECT_EQ(gguf_value_type_name(static_cast<GgufValueType>(13)), "unknown");
+}
+
+TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
+  EXPECT_TRUE(ggml_type_is_supported(GgmlType::kF32));
+  EXPECT_TRUE(ggml_type_is_supported(GgmlType::kF16));
+  EXPECT_TRUE(ggml_type_is_supported(GgmlType::kBF16));
+  EXPECT_FALSE(ggml_type_is_supported(GgmlType::kQ8_0));
+  EXPECT_TRUE(ggml_type_is_known(GgmlType::kQ8_0));
+  EXPECT_FALSE(ggml_type_is_known(static_cast<GgmlType>(4)));  // q4_2, removed from ggml
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, 7), 28u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kF16, 7), 14u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kBF16, 7), 14u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 32), 0u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, uint64_t{1} << 62), 0u);  // overflow
+  EXPECT_EQ(ggml_block_size(GgmlType::kQ4_0), 32u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kQ4_0), 18u);
+  EXPECT_EQ(ggml_block_size(GgmlType::kQ4_K), 256u);
+  EXPECT_EQ(ggml_type_size(GgmlType::kQ4_K), 144u);
+}
+
+TEST(GgufTypesTest, Factories) {
+  EXPECT_EQ(GgufValue::u32(7).type, GgufValueType::kUint32);
+  EXPECT_EQ(GgufValue::u32(7).u64, 7u);
+  EXPECT_EQ(GgufValue::i32(-7).i64, -7);
+  EXPECT_EQ(GgufValue::boolean(true).u64, 1u);
+  EXPECT_EQ(GgufValue::f32(0.5f).f64, 0.5);
+  const GgufValue a = GgufValue::string_array({"a", "b"});
+  EXPECT_EQ(a.type, GgufValueType::kArray);
+  EXPECT_EQ(a.array_type, GgufValueType::kString);
+  ASSERT_EQ(a.array.size(), 2u);
+  EXPECT_EQ(a.array[1].str, "b");
+  const GgufValue nested = GgufValue::array_of(GgufValueType::kArray, {GgufValue::i32_array({1, 2})});
+  EXPECT_EQ(nested.array[0].array[1].i64, 2);
+  EXPECT_EQ(nested, GgufValue::array_of(GgufValueType::kArray, {GgufValue::i32_array({1, 2})}));
+}
+
+}  // namespace
+}  // namespace pagoda::format
