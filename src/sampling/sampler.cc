@@ -1,0 +1,166 @@
+// Sampler: penalties, greedy argmax, and temperature / top-k / top-p / min-p sampling over one logits row.
+// After the first call for a given vocabulary size nothing here allocates: candidates_ keeps its capacity and
+// counts_ is returned to all zeros before each call ends.
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/check.h"
+
+namespace pagoda {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+uint64_t initial_seed(const std::optional<uint64_t>& seed) {
+  if (seed) return *seed;
+  std::random_device device;  // 32 bits per call
+  return (uint64_t(device()) << 32) ^ uint64_t(device());
+}
+
+// A NaN logit (a broken model) must not poison comparisons: it becomes "never chosen".
+float sanitize(float logit) { return std::isnan(logit) ? kNegInf : logit; }
+
+// Higher value first, lower token id first on ties: a strict total order, so every sort below has exactly one
+// result and the draws do not depend on the standard library's sort algorithm.
+bool more_likely(const std::pair<float, TokenId>& a, const std::pair<float, TokenId>& b) {
+  return a.first > b.first || (a.first == b.first && a.second < b.second);
+}
+
+void check_token(TokenId token, size_t vocab_size) {
+  PAGODA_CHECK(token >= 0 && size_t(token) < vocab_size, "penalty token id {} is outside the vocabulary of {}", token,
+               vocab_size);
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(initial_seed(params.seed)) {}
+
+TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> prompt_tokens,
+                        std::span<const TokenId> output_tokens) {
+  PAGODA_CHECK(!logits.empty(), "sample() needs a non-empty logits row");
+  const size_t vocab_size = logits.size();
+  const bool has_repetition = params_.repetition_penalty != 1.0f;
+  const bool has_output_penalty = params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
+  if ((has_repetition || has_output_penalty) && counts_.size() < vocab_size) counts_.resize(vocab_size, 0);
+
+  if (has_repetition) {
+    // counts_ marks tokens already penalized (a token in both prompt and output is penalized once), then is
+    // cleared again by walking the same tokens, which costs O(tokens) rather than O(vocab).
+    const float penalty = params_.repetition_penalty;
+    auto penalize = [&](std::span<const TokenId> tokens) {
+      for (TokenId token : tokens) {
+        check_token(token, vocab_size);
+        if (counts_[token] != 0) continue;
+        counts_[token] = 1;
+        float& logit = logits[token];
+        logit = logit > 0.0f ? logit / penalty : logit * penalty;
+      }
+    };
+    penalize(prompt_tokens);
+    penalize(output_tokens);
+    for (TokenId token : prompt_tokens) counts_[token] = 0;
+    for (TokenId token : output_tokens) counts_[token] = 0;
+  }
+
+  if (has_output_penalty) {
+    for (TokenId token : output_tokens) {
+      check_token(token, vocab_size);
+      ++counts_[token];
+    }
+    // The first visit of each distinct token applies both penalties and zeroes its count, so later visits of
+    // the same token do nothing and counts_ ends all zeros.
+    for (TokenId token : output_tokens) {
+      const int32_t count = counts_[token];
+      if (count == 0) continue;
+      logits[token] -= params_.frequency_penalty * float(count) + params_.presence_penalty;
+      counts_[token] = 0;
+    }
+  }
+
+  if (params_.is_greedy()) {
+    TokenId best_id = 0;
+    float best = kNegInf;
+    for (size_t i = 0; i < vocab_size; ++i) {
+      if (logits[i] > best) {  // strict: the lowest id wins ties; NaN never wins
+        best = logits[i];
+        best_id = TokenId(i);
+      }
+    }
+    return best_id;
+  }
+
+  // Scaled logits shifted by the maximum: (logit - max) / temperature. Softmax is unchanged by the shift, and
+  // subtracting before dividing keeps a tiny temperature from overflowing to inf - inf = NaN.
+  float max_logit = kNegInf;
+  for (float logit : logits) max_logit = std::max(max_logit, sanitize(logit));
+  const float temperature = params_.temperature;
+  candidates_.clear();
+  candidates_.reserve(vocab_size);
+  for (size_t i = 0; i < vocab_size; ++i) {
+    const float logit = sanitize(logits[i]);
+    candidates_.emplace_back(logit == max_logit ? 0.0f : (logit - max_logit) / temperature, TokenId(i));
+  }
+
+  bool sorted = false;
+  if (params_.top_k > 0 && size_t(params_.top_k) < vocab_size) {
+    std::partial_sort(candidates_.begin(), candidates_.begin() + params_.top_k, candidates_.end(), more_likely);
+    candidates_.resize(size_t(params_.top_k));
+    sorted = true;
+  }
+
+  // Softmax numerators in place of the scaled logits; the order between candidates is unchanged.
+  double sum = 0.0;
+  for (auto& candidate : candidates_) {
+    candidate.first = std::exp(candidate.first);
+    sum += candidate.first;
+  }
+
+  if (params_.top_p < 1.0f) {
+    if (!sorted) std::sort(candidates_.begin(), candidates_.end(), more_likely);
+    sorted = true;
+    const double target = double(params_.top_p) * sum;
+    double cumulative = 0.0;
+    size_t num_kept = candidates_.size();
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      cumulative += candidates_[i].first;
+      if (cumulative >= target) {
+        num_kept = i + 1;  // at least one: the most likely token
+        break;
+      }
+    }
+    candidates_.resize(num_kept);
+  }
+
+  if (params_.min_p > 0.0f) {
+    float max_prob = 0.0f;
+    if (sorted) {
+      max_prob = candidates_.front().first;
+    } else {
+      for (const auto& candidate : candidates_) max_prob = std::max(max_prob, candidate.first);
+    }
+    // Relative to the maximum, so the normalization does not matter; the maximum itself always survives.
+    const float threshold = params_.min_p * max_prob;
+    auto kept_end = std::remove_if(candidates_.begin(), candidates_.end(),
+                                   [threshold](const auto& candidate) { return candidate.first < threshold; });
+    candidates_.erase(kept_end, candidates_.end());
+  }
+
+  // Draw: a uniform double in [0, 1) from the top 53 bits of the generator's raw output (the same on every
+  // standard library, unlike std::uniform_real_distribution), scaled by the kept mass.
+  double total = 0.0;
+  for (const auto& candidate : candidates_) total += candidate.first;
+  const double u = double(rng_() >> 11) * 0x1p-53;
+  const double target = u * total;
+  double cumulative = 0.0;
+  for (const auto& candidate : candidates_) {
+    cumulative += candidate.first;
+    if (cumulative > target) return candidate.second;  // strict: a zero-probability token is never drawn
+  }
+  // Only when every kept probability is 0 (cannot happen: the maximum has numerator exp(0) = 1).
+  return candidates_.front().second;
+}
+
+}  // namespace pagoda
