@@ -20,14 +20,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 
-const SpmTokenizer& stories_tokenizer() {
-  static const SpmTokenizer* tokenizer = [] {
-    Result<Vocab> vocab = testing::read_tok512_vocab(testing::tok512_path());
-    PAGODA_CHECK(vocab.ok(), "{}", vocab.error());
-    return new SpmTokenizer(std::move(vocab).value());
-  }();
-  return *tokenizer;
-}
+using testing::stories_tokenizer;
 
 // A vocabulary built by hand: ids 0..2 are <unk>, <s>, </s>; then the given normal pieces; then, if asked,
 // the 256 byte pieces.

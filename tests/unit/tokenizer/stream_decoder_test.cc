@@ -17,14 +17,7 @@
 namespace pagoda {
 namespace {
 
-const SpmTokenizer& stories_tokenizer() {
-  static const SpmTokenizer* tokenizer = [] {
-    Result<Vocab> vocab = testing::read_tok512_vocab(testing::tok512_path());
-    PAGODA_CHECK(vocab.ok(), "{}", vocab.error());
-    return new SpmTokenizer(std::move(vocab).value());
-  }();
-  return *tokenizer;
-}
+using testing::stories_tokenizer;
 
 bool is_valid_utf8(std::string_view text) {
   for (size_t pos = 0; pos < text.size();) {

@@ -2,6 +2,8 @@
 // score, int32 length, bytes) into a Vocab.
 #include "tok512_vocab.h"
 
+#include "core/check.h"
+
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -78,6 +80,15 @@ Result<Vocab> read_tok512_vocab(const std::string& path) {
   vocab.eos_id = 2;
   vocab.unk_id = 0;
   return vocab;
+}
+
+const SpmTokenizer& stories_tokenizer() {
+  static const SpmTokenizer* tokenizer = [] {
+    Result<Vocab> vocab = read_tok512_vocab(tok512_path());
+    PAGODA_CHECK(vocab.ok(), "{}", vocab.error());
+    return new SpmTokenizer(std::move(vocab).value());
+  }();
+  return *tokenizer;
 }
 
 }  // namespace pagoda::testing

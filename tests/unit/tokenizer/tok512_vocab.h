@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/vocab.h"
 
 namespace pagoda::testing {
@@ -16,5 +17,8 @@ Result<Vocab> read_tok512_vocab(const std::string& path);
 
 // PAGODA_TEST_ASSETS_DIR/models/stories260K/tok512.bin
 std::string tok512_path();
+
+// The bundled vocabulary's tokenizer, built once per test binary from tok512.bin (aborts if it cannot be read).
+const SpmTokenizer& stories_tokenizer();
 
 }  // namespace pagoda::testing
