@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/convert_command.h"
+#include "cli/gen_model_command.h"
 #include "cli/run_command.h"
 #include "cli/tokenize_command.h"
 
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_run_command(app, exit_code);
   pagoda::cli::add_convert_command(app, exit_code);
   pagoda::cli::add_tokenize_command(app, exit_code);
+  pagoda::cli::add_gen_model_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -193,8 +193,8 @@ void GgufWriter::set(const std::string& key, GgufValue value) {
   metadata_.emplace_back(key, std::move(value));
 }
 
-void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::vector<int64_t> dims, const void* data,
-                            uint64_t size_bytes) {
+void GgufWriter::check_new_tensor(const std::string& name, GgmlType type, const std::vector<int64_t>& dims,
+                                  uint64_t size_bytes) const {
   PAGODA_CHECK(name.size() <= kMaxTensorNameBytes, "tensor name '{}' is {} bytes; GGUF readers allow at most {}", name,
                name.size(), kMaxTensorNameBytes);
   PAGODA_CHECK(!dims.empty() && dims.size() <= kMaxDims, "tensor '{}' has {} dims; GGUF allows 1 to {}", name,
@@ -204,8 +204,27 @@ void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::vector<
   const uint64_t expected_bytes = tensor_bytes(name, type, dims);
   PAGODA_CHECK(size_bytes == expected_bytes, "tensor '{}': {} bytes given, its type and shape need {}", name,
                size_bytes, expected_bytes);
+}
+
+void GgufWriter::add_tensor(const std::string& name, GgmlType type, std::vector<int64_t> dims, const void* data,
+                            uint64_t size_bytes) {
+  check_new_tensor(name, type, dims, size_bytes);
   PAGODA_CHECK(data != nullptr, "tensor '{}' has no data", name);
-  tensors_.push_back(PendingTensor{name, type, std::move(dims), data, size_bytes});
+  tensors_.push_back(PendingTensor{name, type, std::move(dims), data, size_bytes, nullptr});
+}
+
+void GgufWriter::add_tensor_generated(const std::string& name, GgmlType type, std::vector<int64_t> dims,
+                                      uint64_t size_bytes, TensorFill fill) {
+  check_new_tensor(name, type, dims, size_bytes);
+  PAGODA_CHECK(fill != nullptr, "tensor '{}' has no generator", name);
+  tensors_.push_back(PendingTensor{name, type, std::move(dims), nullptr, size_bytes, std::move(fill)});
+}
+
+const uint8_t* GgufWriter::tensor_data(const PendingTensor& t, std::vector<uint8_t>& scratch) {
+  if (t.data != nullptr) return static_cast<const uint8_t*>(t.data);
+  scratch.assign(t.size_bytes, 0);
+  t.fill(std::span<uint8_t>(scratch));
+  return scratch.data();
 }
 
 uint64_t GgufWriter::alignment() const {
@@ -243,8 +262,9 @@ std::vector<uint8_t> GgufWriter::header_bytes() const {
 std::vector<uint8_t> GgufWriter::to_bytes() const {
   const uint64_t align = alignment();
   std::vector<uint8_t> out = header_bytes();
+  std::vector<uint8_t> scratch;
   for (const PendingTensor& t : tensors_) {
-    const auto* p = static_cast<const uint8_t*>(t.data);
+    const uint8_t* p = tensor_data(t, scratch);
     out.insert(out.end(), p, p + t.size_bytes);
     out.resize(align_up(out.size(), align), 0);
   }
@@ -267,8 +287,9 @@ Status GgufWriter::write(const std::string& path) const {
   Status status = write_all(fd, header.data(), header.size(), temp_path);
   if (!status.ok()) return fail(std::move(status));
   const std::vector<uint8_t> padding(align, 0);
+  std::vector<uint8_t> scratch;
   for (const PendingTensor& t : tensors_) {
-    status = write_all(fd, t.data, t.size_bytes, temp_path);
+    status = write_all(fd, tensor_data(t, scratch), t.size_bytes, temp_path);
     if (!status.ok()) return fail(std::move(status));
     const uint64_t num_padding = align_up(t.size_bytes, align) - t.size_bytes;
     status = write_all(fd, padding.data(), num_padding, temp_path);

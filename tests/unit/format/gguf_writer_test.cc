@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -43,6 +45,34 @@ TEST(GgufWriterTest, ExactStandardLayout) {
   expected.raw(std::string_view(reinterpret_cast<const char*>(data.data()), data.size())).pad_to(32);
   expected.raw(std::string_view(reinterpret_cast<const char*>(data2.data()), data2.size())).pad_to(32);
   EXPECT_EQ(writer.to_bytes(), expected.bytes());
+}
+
+TEST(GgufWriterTest, GeneratedTensorsWriteTheSameBytesAsBorrowedOnes) {
+  const std::vector<uint8_t> a = iota_bytes(12, 1), b = iota_bytes(40, 7);
+  GgufWriter borrowed, generated;
+  borrowed.add_tensor("a", GgmlType::kF32, {3}, a.data(), a.size());
+  borrowed.add_tensor("b", GgmlType::kF16, {4, 5}, b.data(), b.size());
+  int32_t num_fills = 0;
+  auto fill_from = [&num_fills](const std::vector<uint8_t>& src) {
+    return [&num_fills, &src](std::span<uint8_t> dst) {
+      ASSERT_EQ(dst.size(), src.size());
+      std::copy(src.begin(), src.end(), dst.begin());
+      ++num_fills;
+    };
+  };
+  generated.add_tensor_generated("a", GgmlType::kF32, {3}, a.size(), fill_from(a));
+  generated.add_tensor_generated("b", GgmlType::kF16, {4, 5}, b.size(), fill_from(b));
+  EXPECT_EQ(generated.to_bytes(), borrowed.to_bytes());
+  EXPECT_EQ(num_fills, 2);
+
+  const std::string path = ::testing::TempDir() + "generated.gguf";
+  ASSERT_TRUE(generated.write(path).ok());
+  auto file = GgufFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.error();
+  const GgufTensorInfo* t = file->find_tensor("b");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(std::memcmp(t->data, b.data(), b.size()), 0);
+  EXPECT_EQ(num_fills, 4);
 }
 
 TEST(GgufWriterTest, SetReplacesInPlace) {

@@ -1,0 +1,172 @@
+// Random-weight GGUF generation.
+#include "bench/random_model_writer.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <memory>
+
+#include "core/check.h"
+#include "core/half.h"
+#include "format/gguf_writer.h"
+
+namespace pagoda::bench {
+namespace {
+
+using format::GgmlType;
+using format::GgufValue;
+
+// splitmix64: a tiny, fast, well-mixed generator; one stream per tensor so tensors are independent of order.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1).
+  float next_unit() { return float(int64_t(next() >> 40) - (int64_t(1) << 23)) * (1.0f / float(1 << 23)); }
+};
+
+// Uniform with std 0.02 (the usual init scale): half-width 0.02 * sqrt(3).
+constexpr float kHalfWidth = 0.034641016f;
+
+void fill_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
+  SplitMix64 rng{seed};
+  switch (type) {
+    case GgmlType::kF32: {
+      const size_t n = dst.size() / 4;
+      float* out = reinterpret_cast<float*>(dst.data());
+      for (size_t i = 0; i < n; ++i) out[i] = rng.next_unit() * kHalfWidth;
+      break;
+    }
+    case GgmlType::kF16: {
+      const size_t n = dst.size() / 2;
+      uint16_t* out = reinterpret_cast<uint16_t*>(dst.data());
+      for (size_t i = 0; i < n; ++i) out[i] = float_to_fp16(rng.next_unit() * kHalfWidth);
+      break;
+    }
+    default: PAGODA_CHECK(false, "unsupported random weight type");
+  }
+}
+
+// 3 specials, 256 byte pieces, then unique "▁word" pieces so llama.cpp accepts the vocabulary.
+void add_vocabulary(format::GgufWriter& w, int32_t vocab_size) {
+  std::vector<std::string> tokens;
+  std::vector<float> scores;
+  std::vector<int32_t> types;
+  tokens.reserve(size_t(vocab_size));
+  auto add = [&](std::string piece, int32_t type) {
+    scores.push_back(-float(tokens.size()));
+    tokens.push_back(std::move(piece));
+    types.push_back(type);
+  };
+  add("<unk>", 2);
+  add("<s>", 3);
+  add("</s>", 3);
+  const char* hex = "0123456789ABCDEF";
+  for (int32_t b = 0; b < 256 && int32_t(tokens.size()) < vocab_size; ++b)
+    add(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">", 6);
+  for (int32_t i = 0; int32_t(tokens.size()) < vocab_size; ++i) {
+    std::string word = "\xE2\x96\x81";
+    for (int32_t v = i;; v = v / 26 - 1) {
+      word += char('a' + v % 26);
+      if (v < 26) break;
+    }
+    add(std::move(word), 1);
+  }
+  w.set("tokenizer.ggml.model", GgufValue::string("llama"));
+  w.set("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
+  w.set("tokenizer.ggml.scores", GgufValue::f32_array(scores));
+  w.set("tokenizer.ggml.token_type", GgufValue::i32_array(types));
+  w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(1));
+  w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(2));
+  w.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(0));
+}
+
+// general.file_type values (llama.cpp's llama_ftype) for the weight types gen-model writes.
+uint32_t file_type_of(GgmlType type) {
+  switch (type) {
+    case GgmlType::kF16: return 1;
+    case GgmlType::kQ4_0: return 2;
+    case GgmlType::kQ8_0: return 7;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+bool random_model_supports(GgmlType type) { return type == GgmlType::kF32 || type == GgmlType::kF16; }
+
+Status write_random_model(const RandomModelOptions& o) {
+  const ModelShape& s = o.shape;
+  if (!random_model_supports(o.weight_type))
+    return make_error(fmt::format("gen-model cannot write {} weights yet (supported: f32, f16)",
+                                  format::ggml_type_name(o.weight_type)));
+  if (s.num_layers <= 0 || s.dim % s.num_heads != 0 || s.num_heads % s.num_kv_heads != 0)
+    return make_error(fmt::format("shape {} is inconsistent", s.name));
+  const int64_t head_dim = s.dim / s.num_heads, kv_dim = head_dim * s.num_kv_heads;
+
+  format::GgufWriter w;
+  w.set("general.architecture", GgufValue::string("llama"));
+  w.set("general.name", GgufValue::string(fmt::format("{} (random weights, seed {})", s.name, o.seed)));
+  w.set("general.alignment", GgufValue::u32(32));
+  w.set("general.file_type", GgufValue::u32(file_type_of(o.weight_type)));
+  w.set("llama.context_length", GgufValue::u32(uint32_t(s.context_length)));
+  w.set("llama.embedding_length", GgufValue::u32(uint32_t(s.dim)));
+  w.set("llama.block_count", GgufValue::u32(uint32_t(s.num_layers)));
+  w.set("llama.feed_forward_length", GgufValue::u32(uint32_t(s.hidden_dim)));
+  w.set("llama.rope.dimension_count", GgufValue::u32(uint32_t(head_dim)));
+  w.set("llama.attention.head_count", GgufValue::u32(uint32_t(s.num_heads)));
+  w.set("llama.attention.head_count_kv", GgufValue::u32(uint32_t(s.num_kv_heads)));
+  w.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));
+  w.set("llama.rope.freq_base", GgufValue::f32(s.rope_theta));
+  w.set("llama.vocab_size", GgufValue::u32(uint32_t(s.vocab_size)));
+  add_vocabulary(w, s.vocab_size);
+
+  struct Spec {
+    std::string name;
+    std::vector<int64_t> dims;
+    bool is_norm;
+  };
+  std::vector<Spec> specs;
+  specs.push_back({"token_embd.weight", {s.dim, s.vocab_size}, false});
+  for (int32_t l = 0; l < s.num_layers; ++l) {
+    const std::string p = fmt::format("blk.{}.", l);
+    specs.push_back({p + "attn_norm.weight", {s.dim}, true});
+    specs.push_back({p + "attn_q.weight", {s.dim, s.dim}, false});
+    specs.push_back({p + "attn_k.weight", {s.dim, kv_dim}, false});
+    specs.push_back({p + "attn_v.weight", {s.dim, kv_dim}, false});
+    specs.push_back({p + "attn_output.weight", {s.dim, s.dim}, false});
+    specs.push_back({p + "ffn_norm.weight", {s.dim}, true});
+    specs.push_back({p + "ffn_gate.weight", {s.dim, s.hidden_dim}, false});
+    specs.push_back({p + "ffn_down.weight", {s.hidden_dim, s.dim}, false});
+    specs.push_back({p + "ffn_up.weight", {s.dim, s.hidden_dim}, false});
+  }
+  specs.push_back({"output_norm.weight", {s.dim}, true});
+  specs.push_back({"output.weight", {s.dim, s.vocab_size}, false});
+
+  const int32_t num_tensors = int32_t(specs.size());
+  for (int32_t i = 0; i < num_tensors; ++i) {
+    const Spec& spec = specs[size_t(i)];
+    const GgmlType type = spec.is_norm ? GgmlType::kF32 : o.weight_type;
+    uint64_t rows = 1;
+    for (size_t d = 1; d < spec.dims.size(); ++d) rows *= uint64_t(spec.dims[d]);
+    const uint64_t bytes = format::ggml_row_bytes(type, uint64_t(spec.dims[0])) * rows;
+    const uint64_t tensor_seed = o.seed * 0x100000001B3ull + uint64_t(i);
+    w.add_tensor_generated(spec.name, type, spec.dims, bytes,
+                           [&o, spec, type, tensor_seed, i, num_tensors](std::span<uint8_t> dst) {
+                             if (spec.is_norm) {
+                               float* out = reinterpret_cast<float*>(dst.data());
+                               for (size_t k = 0; k < dst.size() / 4; ++k) out[k] = 1.0f;
+                             } else {
+                               fill_weights(dst, type, tensor_seed);
+                             }
+                             if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
+                           });
+  }
+  return w.write(o.output_path);
+}
+
+}  // namespace pagoda::bench

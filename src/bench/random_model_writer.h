@@ -1,0 +1,29 @@
+// write_random_model: a GGUF with a real model's shapes and random weights of realistic scale (uniform with
+// std 0.02, norms 1), plus a synthetic SentencePiece vocabulary, in llama.cpp's conventions so llama.cpp can
+// benchmark the same file. Deterministic for a seed. Tensors are generated one at a time while writing.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <functional>
+#include <string>
+
+#include "bench/model_shapes.h"
+#include "format/gguf_types.h"
+
+namespace pagoda::bench {
+
+struct RandomModelOptions {
+  ModelShape shape;
+  format::GgmlType weight_type = format::GgmlType::kF32;  // of the 2-D tensors; norms are always f32
+  uint64_t seed = 1;
+  std::string output_path;
+  // Called after each tensor is generated: (tensors done, tensors in all, name).
+  std::function<void(int32_t, int32_t, const std::string&)> on_tensor;
+};
+
+// Types gen-model can write for the matrices.
+bool random_model_supports(format::GgmlType type);
+Status write_random_model(const RandomModelOptions& options);
+
+}  // namespace pagoda::bench

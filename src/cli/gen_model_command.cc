@@ -1,0 +1,80 @@
+// `pagoda gen-model --shape NAME [--type f32|f16] -o OUT.gguf [--seed S] [--layers N]`.
+#include "cli/gen_model_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "bench/random_model_writer.h"
+#include "cli/common_options.h"
+#include "cli/progress.h"
+
+namespace pagoda::cli {
+namespace {
+
+struct GenModelOptions {
+  CommonOptions common;
+  std::string shape;
+  std::string type = "f32";
+  std::string output;
+  uint64_t seed = 1;
+  std::optional<int32_t> num_layers;
+};
+
+std::optional<format::GgmlType> parse_weight_type(const std::string& name) {
+  if (name == "f32") return format::GgmlType::kF32;
+  if (name == "f16") return format::GgmlType::kF16;
+  if (name == "q8_0") return format::GgmlType::kQ8_0;
+  if (name == "q4_0") return format::GgmlType::kQ4_0;
+  return std::nullopt;
+}
+
+int gen_model(const GenModelOptions& o) {
+  Result<PagodaConfig> config = resolve_config(o.common);
+  if (!config.ok()) return report_error(config.error());
+  std::optional<bench::ModelShape> shape = bench::find_model_shape(o.shape);
+  if (!shape) {
+    std::string names;
+    for (const std::string& n : bench::model_shape_names()) names += (names.empty() ? "" : ", ") + n;
+    return report_error(fmt::format("unknown shape '{}' (known: {})", o.shape, names));
+  }
+  std::optional<format::GgmlType> type = parse_weight_type(o.type);
+  if (!type) return report_error(fmt::format("unknown --type '{}' (f32, f16, q8_0, q4_0)", o.type));
+  if (o.num_layers) {
+    if (*o.num_layers < 1 || *o.num_layers > shape->num_layers)
+      return report_error(fmt::format("--layers must be in [1, {}] for {}", shape->num_layers, shape->name));
+    shape->num_layers = *o.num_layers;
+  }
+  Progress progress("gen-model");
+  bench::RandomModelOptions options{*shape, *type, o.seed, o.output,
+                                    [&progress](int32_t done, int32_t total, const std::string& name) {
+                                      progress.update(done, total, name);
+                                    }};
+  Status st = bench::write_random_model(options);
+  progress.finish();
+  if (!st.ok()) return report_error(st.message());
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(o.output, ec);
+  std::fprintf(stderr, "pagoda: wrote %s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n",
+               o.output.c_str(), shape->name.c_str(), shape->num_layers, double(shape->num_params()) / 1e9,
+               o.type.c_str(), ec ? 0.0 : double(size) / (1 << 20));
+  return 0;
+}
+
+}  // namespace
+
+void add_gen_model_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<GenModelOptions>();
+  CLI::App* cmd = app.add_subcommand("gen-model", "Write a random-weight model with a real model's shapes");
+  add_common_options(*cmd, options->common, /*with_model=*/false);
+  cmd->add_option("--shape", options->shape, "tiny, stories15m, tinyllama-1.1b or llama2-7b")->required();
+  cmd->add_option("--type", options->type, "weight type of the matrices: f32 or f16")->capture_default_str();
+  cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
+  cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
+  cmd->add_option("--layers", options->num_layers, "keep only the first N layers (to fit memory and time)");
+  cmd->callback([options, &exit_code] { exit_code = gen_model(*options); });
+}
+
+}  // namespace pagoda::cli
