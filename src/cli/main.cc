@@ -2,6 +2,7 @@
 // calls into the modules that do the work.
 #include <CLI/CLI.hpp>
 
+#include "cli/bench_command.h"
 #include "cli/convert_command.h"
 #include "cli/gen_model_command.h"
 #include "cli/run_command.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_convert_command(app, exit_code);
   pagoda::cli::add_tokenize_command(app, exit_code);
   pagoda::cli::add_gen_model_command(app, exit_code);
+  pagoda::cli::add_bench_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
