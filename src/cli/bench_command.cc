@@ -1,12 +1,18 @@
-// `pagoda bench membw [--threads N] [--array-mib M] [--reps R] [--json]`.
+// `pagoda bench membw [--threads N] [--array-mib M] [--reps R] [--json]` and
+// `pagoda bench latency [-m MODEL] [--prompt-len 512] [--gen 128] [--threads N] [--membw GBPS] [--json]`.
 #include "cli/bench_command.h"
+
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
 
+#include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
 #include "cli/common_options.h"
 #include "core/thread_pool.h"
+#include "engine/loaded_model.h"
+#include "kernels/kernels.h"
 
 namespace pagoda::cli {
 namespace {
@@ -36,6 +42,51 @@ int bench_membw(const MembwOptions& o) {
   return 0;
 }
 
+struct LatencyCliOptions {
+  CommonOptions common;
+  bench::LatencyOptions latency;
+  std::optional<double> membw_gbps;
+  bool json = false;
+};
+
+int bench_latency(const LatencyCliOptions& o) {
+  Result<PagodaConfig> config = resolve_config(o.common);
+  if (!config.ok()) return report_error(config.error());
+  if (o.latency.prompt_len < 1 || o.latency.num_generated < 2)
+    return report_error("--prompt-len must be at least 1 and --gen at least 2");
+  if (o.membw_gbps && !(*o.membw_gbps > 0.0)) return report_error("--membw must be a positive GB/s figure");
+  Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels());
+  if (!loaded.ok()) return report_error(loaded.error());
+  const int32_t context = loaded->model->config().context_length;
+  if (o.latency.prompt_len + o.latency.num_generated > context)
+    return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}",
+                                    o.latency.prompt_len + o.latency.num_generated, context));
+  report_inactive_settings(*config);
+  ThreadPool pool(config->threads);
+  bench::LatencyOptions options = o.latency;
+  options.membw_gbps = o.membw_gbps;
+  const bench::LatencyReport r = bench::run_latency_bench(*loaded, pool, options);
+  if (o.json) {
+    std::printf(
+        "{\"bench\":\"latency\",\"model\":\"%s\",\"threads\":%d,\"prompt_len\":%d,\"gen\":%d,"
+        "\"prefill_tok_s\":%.3f,\"decode_tok_s\":%.3f,\"ttft_ms\":%.3f,\"tpot_ms_mean\":%.4f,"
+        "\"tpot_ms_p50\":%.4f,\"tpot_ms_p99\":%.4f,\"mbu\":%.4f,\"membw_gbps\":%.2f,"
+        "\"weight_bytes_per_token\":%.0f,\"kv_bytes_per_token\":%.0f}\n",
+        loaded->source.c_str(), r.num_threads, r.prompt_len, r.num_generated, r.prefill_tok_s, r.decode_tok_s,
+        r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99, r.mbu, r.membw_gbps, r.weight_bytes_per_token,
+        r.kv_bytes_per_token);
+  } else {
+    std::printf("model %s, %d threads\n  prefill pp%d   %9.2f tokens/s\n  decode  tg%d   %9.2f tokens/s\n"
+                "  TTFT          %9.3f ms\n  TPOT mean     %9.4f ms (p50 %.4f, p99 %.4f)\n"
+                "  bytes/token   %9.2f MB weights + %.2f MB KV\n  bandwidth     %9.2f GB/s (read-only)\n"
+                "  MBU           %9.1f %%\n",
+                loaded->source.c_str(), r.num_threads, r.prompt_len, r.prefill_tok_s, r.num_generated,
+                r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
+                r.weight_bytes_per_token / 1e6, r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, int& exit_code) {
@@ -50,6 +101,16 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reps", membw->num_reps, "repetitions; the best counts")->capture_default_str();
   cmd->add_flag("--json", membw->json, "one JSON object instead of text");
   cmd->callback([membw, &exit_code] { exit_code = bench_membw(*membw); });
+
+  auto latency = std::make_shared<LatencyCliOptions>();
+  CLI::App* lat = bench->add_subcommand("latency", "One stream: prefill and decode tokens/s, TTFT, TPOT, MBU");
+  add_common_options(*lat, latency->common);
+  lat->add_option("--prompt-len", latency->latency.prompt_len, "prompt tokens (pp)")->capture_default_str();
+  lat->add_option("--gen", latency->latency.num_generated, "generated tokens (tg)")->capture_default_str();
+  lat->add_option("--membw", latency->membw_gbps, "memory bandwidth in GB/s (default: measured)");
+  lat->add_option("--seed", latency->latency.seed, "seed of the random prompt")->capture_default_str();
+  lat->add_flag("--json", latency->json, "one JSON object instead of text");
+  lat->callback([latency, &exit_code] { exit_code = bench_latency(*latency); });
 }
 
 }  // namespace pagoda::cli

@@ -26,8 +26,8 @@ int32_t num_blocks_for(int32_t num_tokens) { return (num_tokens + kBlockSize - 1
 }  // namespace
 
 double GenerationResult::tpot_ms() const {
-  if (output_tokens.size() < 2) return 0.0;
-  return double(total_us - ttft_us) / 1000.0 / double(output_tokens.size() - 1);
+  if (token_times_us.size() < 2) return 0.0;
+  return double(token_times_us.back() - token_times_us.front()) / 1000.0 / double(token_times_us.size() - 1);
 }
 
 double GenerationResult::tokens_per_second() const {
@@ -115,8 +115,10 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
   bool hit_stop_string = false;
   for (;;) {
     const TokenId next = sampler.sample(logits.row(0), prompt, result.output_tokens);
-    if (result.output_tokens.empty()) result.ttft_us = now_us() - start_us;
+    const int64_t sampled_us = now_us() - start_us;
+    if (result.output_tokens.empty()) result.ttft_us = sampled_us;
     result.output_tokens.push_back(next);
+    result.token_times_us.push_back(sampled_us);
     if (next == tokenizer_.eos_id() && !params.ignore_eos) {
       result.finish_reason = FinishReason::kStop;
       break;

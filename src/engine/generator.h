@@ -26,8 +26,9 @@ struct GenerationResult {
   int64_t prefill_us = 0;  // prompt processing, up to the first token's logits
   int64_t ttft_us = 0;     // start to first token sampled
   int64_t total_us = 0;    // start to the end of generation
+  std::vector<int64_t> token_times_us;  // [output_tokens] start to the moment each token was sampled
 
-  // Mean time per output token after the first, in ms (0 with fewer than two tokens).
+  // Mean time per output token after the first (first to last token over n - 1), in ms; 0 with fewer than two.
   double tpot_ms() const;
   double tokens_per_second() const;  // decode rate after the first token
 };

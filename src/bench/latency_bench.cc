@@ -1,0 +1,94 @@
+// The latency benchmark: warm-up, bandwidth, one timed generation, bandwidth again.
+#include "bench/latency_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "bench/memory_bandwidth.h"
+#include "core/check.h"
+#include "engine/generator.h"
+
+namespace pagoda::bench {
+namespace {
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const double rank = p / 100.0 * double(values.size() - 1);
+  const size_t lo = size_t(std::floor(rank)), hi = size_t(std::ceil(rank));
+  return values[lo] + (values[hi] - values[lo]) * (rank - double(lo));
+}
+
+// Bytes a decode step reads from the weights: every 2-D tensor in full, except that the token embedding is
+// read one row per token unless it doubles as the output matrix.
+double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) {
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  double bytes = 0.0;
+  for (const format::GgufTensorInfo& t : file.tensors()) {
+    if (t.name == "token_embd.weight" && !tied)
+      bytes += double(t.size_bytes) / double(vocab_size);
+    else
+      bytes += double(t.size_bytes);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& o) {
+  const ModelConfig& c = model.model->config();
+  PAGODA_CHECK(o.prompt_len >= 1 && o.num_generated >= 2);
+  const int32_t max_seq_len = o.prompt_len + o.num_generated + 1;
+  Generator generator(*model.model, *model.tokenizer, max_seq_len, o.prompt_len);
+
+  // Random ordinary tokens (past the 3 specials and 256 byte pieces when the vocabulary has them).
+  const int32_t first_id = c.vocab_size > 512 ? 259 : 3;
+  std::vector<TokenId> prompt(size_t(o.prompt_len));
+  uint64_t state = o.seed;
+  for (TokenId& t : prompt) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    t = first_id + TokenId((state >> 33) % uint64_t(c.vocab_size - first_id));
+  }
+  prompt[0] = model.tokenizer->bos_id();
+
+  SamplingParams greedy;
+  greedy.temperature = 0.0f;
+  greedy.ignore_eos = true;
+  auto discard = [](std::string_view) {};
+
+  // Warm-up: faults the mapped weights in and warms the caches, so the timed run measures steady state.
+  greedy.max_tokens = 4;
+  (void)generator.generate(std::span<const TokenId>(prompt).first(std::min<size_t>(prompt.size(), 16)), greedy,
+                           discard);
+
+  LatencyReport r;
+  r.prompt_len = o.prompt_len;
+  r.num_generated = o.num_generated;
+  r.num_threads = pool.num_threads();
+  const double bw_before = o.membw_gbps ? *o.membw_gbps : measure_memory_bandwidth(pool).read_gbps;
+
+  greedy.max_tokens = o.num_generated;
+  Result<GenerationResult> result = generator.generate(prompt, greedy, discard);
+  PAGODA_CHECK(result.ok(), "{}", result.error());
+  const double bw_after = o.membw_gbps ? *o.membw_gbps : measure_memory_bandwidth(pool).read_gbps;
+
+  const GenerationResult& g = *result;
+  std::vector<double> tpot_ms;
+  for (size_t i = 1; i < g.token_times_us.size(); ++i)
+    tpot_ms.push_back(double(g.token_times_us[i] - g.token_times_us[i - 1]) / 1000.0);
+  r.prefill_tok_s = double(o.prompt_len) / (double(g.prefill_us) / 1e6);
+  r.ttft_ms = double(g.ttft_us) / 1000.0;
+  r.tpot_ms_mean = g.tpot_ms();
+  r.tpot_ms_p50 = percentile(tpot_ms, 50);
+  r.tpot_ms_p99 = percentile(tpot_ms, 99);
+  r.decode_tok_s = g.tokens_per_second();
+  r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size);
+  const double mean_context = double(o.prompt_len) + double(o.num_generated) / 2.0;
+  r.kv_bytes_per_token = 2.0 * c.num_layers * mean_context * c.kv_dim() * sizeof(float);
+  r.membw_gbps = (bw_before + bw_after) / 2.0;
+  r.mbu = (r.weight_bytes_per_token + r.kv_bytes_per_token) / (r.tpot_ms_mean / 1000.0) / (r.membw_gbps * 1e9);
+  return r;
+}
+
+}  // namespace pagoda::bench

@@ -1,0 +1,40 @@
+// run_latency_bench: one stream's latency figures on a loaded model, as llama-bench measures them: prefill
+// throughput over a prompt of prompt_len tokens (pp512), decode throughput over gen tokens (tg128), TTFT, the
+// TPOT distribution, and model bandwidth utilisation (MBU): bytes each decoded token must read (weights + KV)
+// per TPOT, over the memory bandwidth measured right before and after the decode.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/thread_pool.h"
+#include "engine/loaded_model.h"
+
+namespace pagoda::bench {
+
+struct LatencyOptions {
+  int32_t prompt_len = 512;
+  int32_t num_generated = 128;
+  std::optional<double> membw_gbps;  // skip the bandwidth measurement and use this figure
+  uint64_t seed = 1;                 // of the random prompt tokens
+};
+
+struct LatencyReport {
+  int32_t prompt_len = 0;
+  int32_t num_generated = 0;
+  int32_t num_threads = 0;
+  double prefill_tok_s = 0.0;
+  double decode_tok_s = 0.0;
+  double ttft_ms = 0.0;
+  double tpot_ms_mean = 0.0;
+  double tpot_ms_p50 = 0.0;
+  double tpot_ms_p99 = 0.0;
+  double weight_bytes_per_token = 0.0;  // every weight matrix once, plus one embedding row
+  double kv_bytes_per_token = 0.0;      // K and V of the mean decode context
+  double membw_gbps = 0.0;              // read-only stream, mean of before and after the decode
+  double mbu = 0.0;                     // (weight + KV bytes per token) / TPOT / membw
+};
+
+LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& options);
+
+}  // namespace pagoda::bench
