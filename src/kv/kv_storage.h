@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/types.h"
 #include "model/kv_cache_view.h"
 #include "model/model_config.h"
 
@@ -20,6 +21,10 @@ class KvStorage {
   int32_t block_size() const { return block_size_; }
   int64_t bytes_per_block() const;
   int64_t total_bytes() const { return bytes_per_block() * num_blocks_; }
+
+  // Deep-copies every layer's K and V of block `src_block_id` into `dst_block_id` (a copy-on-write that
+  // KvCacheManager queued in pending_copies()). The blocks must differ.
+  void copy_block(BlockId src_block_id, BlockId dst_block_id);
 
  private:
   int32_t num_layers_;

@@ -1,0 +1,172 @@
+// KvCacheManager: allocation with prefix hits and copy-on-write, and the fill count behind wasted slots.
+#include "kv/kv_cache_manager.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/check.h"
+
+namespace pagoda {
+
+KvCacheManager::KvCacheManager(const Options& options)
+    : block_size_(options.block_size),
+      enable_prefix_cache_(options.enable_prefix_cache),
+      extra_key_(options.extra_key),
+      prefix_cache_(options.num_blocks),
+      pool_(options.num_blocks, options.enable_prefix_cache ? &prefix_cache_ : nullptr),
+      block_fills_(size_t(options.num_blocks), 0) {
+  PAGODA_CHECK(options.block_size > 0, "block size must be positive, got {}", options.block_size);
+  // Each copy's destination is a block taken from the pool, so between per-step clears there are at most
+  // num_blocks of them: queuing one never allocates.
+  pending_copies_.reserve(size_t(options.num_blocks));
+}
+
+PrefixHit KvCacheManager::lookup_prefix(std::span<const TokenId> prompt) const {
+  if (!enable_prefix_cache_) {
+    PrefixHit miss;
+    miss.num_prompt_tokens = int32_t(prompt.size());
+    return miss;
+  }
+  return prefix_cache_.lookup(prompt, block_size_, extra_key_);
+}
+
+void KvCacheManager::set_fill(BlockId block_id, int32_t num_filled) {
+  num_filled_slots_ += num_filled - block_fills_[size_t(block_id)];
+  block_fills_[size_t(block_id)] = num_filled;
+}
+
+void KvCacheManager::retain_block(BlockId block_id) {
+  // A revived block becomes used again, with the tokens it still holds.
+  if (pool_.ref_count(block_id) == 0) num_filled_slots_ += block_fills_[size_t(block_id)];
+  pool_.retain(block_id);
+}
+
+BlockId KvCacheManager::take_fresh_block() {
+  const std::optional<BlockId> block_id = pool_.allocate_one();
+  PAGODA_CHECK(block_id, "the pool ran dry after allocate_slots counted enough free blocks");
+  // A free block's old count left num_filled_slots_ when it was freed; whatever it held is garbage now.
+  block_fills_[size_t(*block_id)] = 0;
+  return *block_id;
+}
+
+void KvCacheManager::release_block(BlockId block_id) {
+  pool_.release(block_id);
+  if (pool_.ref_count(block_id) == 0) num_filled_slots_ -= block_fills_[size_t(block_id)];
+}
+
+bool KvCacheManager::allocate_slots(SeqKvState& seq, int32_t num_new_tokens) {
+  return allocate_slots_impl(seq, num_new_tokens, nullptr);
+}
+
+bool KvCacheManager::allocate_slots(SeqKvState& seq, int32_t num_new_tokens, const PrefixHit& hit) {
+  return allocate_slots_impl(seq, num_new_tokens, &hit);
+}
+
+bool KvCacheManager::allocate_slots_impl(SeqKvState& seq, int32_t num_new_tokens, const PrefixHit* hit) {
+  PAGODA_CHECK(num_new_tokens >= 0, "num_new_tokens = {}", num_new_tokens);
+  BlockTable& table = seq.block_table;
+  PAGODA_CHECK(table.block_size() == block_size_, "sequence state has block size {}, the pool {}", table.block_size(),
+               block_size_);
+  const bool use_hit = hit != nullptr && !hit->empty();
+  int32_t num_hit_blocks = 0;
+  int32_t num_revived = 0;  // hit blocks that are free now and stop being allocatable once taken
+  if (hit != nullptr) PAGODA_CHECK(seq.empty(), "a prefix hit is for admitting an empty sequence");
+  if (use_hit) {
+    PAGODA_CHECK(hit->block_hashes.size() == hit->block_ids.size() &&
+                 hit->num_cached_tokens == int32_t(hit->block_ids.size()) * block_size_);
+    num_hit_blocks = int32_t(hit->block_ids.size());
+    for (int32_t i = 0; i < num_hit_blocks; ++i) {
+      const BlockId block_id = hit->block_ids[size_t(i)];
+      PAGODA_CHECK(pool_.block_hash(block_id) == hit->block_hashes[size_t(i)],
+                   "stale PrefixHit: block {} was evicted since the lookup; call lookup_prefix right before "
+                   "allocate_slots",
+                   block_id);
+      if (pool_.ref_count(block_id) == 0) ++num_revived;
+    }
+  }
+  const int32_t first_pos = use_hit ? hit->num_cached_tokens : seq.num_computed_tokens;
+  const int32_t end_pos = first_pos + num_new_tokens;
+  const int32_t num_have = use_hit ? num_hit_blocks : table.num_blocks();
+  const int32_t num_fresh = std::max(0, table.num_blocks_for(end_pos) - num_have);
+  // Writing into a partial last block that another table shares needs a private copy of it first.
+  const bool copy_on_write = !use_hit && num_new_tokens > 0 && first_pos % block_size_ != 0 &&
+                             pool_.ref_count(table.block_id(table.num_blocks() - 1)) > 1;
+  if (num_fresh + (copy_on_write ? 1 : 0) > pool_.num_free() - num_revived) return false;
+
+  // From here on nothing can fail. Hit blocks are retained before allocating, so none of them is evicted.
+  if (use_hit) {
+    for (BlockId block_id : hit->block_ids) {
+      retain_block(block_id);
+      table.append(block_id);
+    }
+    seq.block_hashes = hit->block_hashes;
+    seq.num_computed_tokens = hit->num_cached_tokens;
+    num_prefix_query_tokens_ += hit->num_prompt_tokens;
+    num_prefix_hit_tokens_ += hit->num_cached_tokens;
+  } else if (hit != nullptr && enable_prefix_cache_) {
+    num_prefix_query_tokens_ += hit->num_prompt_tokens;  // a miss is a query too
+  }
+  if (copy_on_write) {
+    const int32_t last_idx = table.num_blocks() - 1;
+    const BlockId src_block_id = table.block_id(last_idx);
+    const BlockId dst_block_id = take_fresh_block();
+    set_fill(dst_block_id, block_fills_[size_t(src_block_id)]);
+    release_block(src_block_id);  // still held by the other tables
+    table.replace(last_idx, dst_block_id);
+    pending_copies_.push_back(BlockCopy{src_block_id, dst_block_id});
+  }
+  for (int32_t i = 0; i < num_fresh; ++i) table.append(take_fresh_block());
+  if (num_new_tokens > 0) {
+    for (int32_t block_idx = first_pos / block_size_; block_idx <= (end_pos - 1) / block_size_; ++block_idx)
+      set_fill(table.block_id(block_idx), std::min(block_size_, end_pos - block_idx * block_size_));
+  }
+  seq.num_computed_tokens = end_pos;
+  return true;
+}
+
+void KvCacheManager::fork(const SeqKvState& parent, SeqKvState& child) {
+  PAGODA_CHECK(child.empty(), "fork needs an empty child");
+  PAGODA_CHECK(child.block_table.block_size() == block_size_ && parent.block_table.block_size() == block_size_);
+  for (BlockId block_id : parent.block_table.block_ids()) {
+    retain_block(block_id);
+    child.block_table.append(block_id);
+  }
+  child.num_computed_tokens = parent.num_computed_tokens;
+  child.block_hashes = parent.block_hashes;
+}
+
+void KvCacheManager::cache_full_blocks(SeqKvState& seq, std::span<const TokenId> all_tokens) {
+  if (!enable_prefix_cache_) return;
+  PAGODA_CHECK(int32_t(all_tokens.size()) >= seq.num_computed_tokens, "{} tokens for {} computed ones",
+               all_tokens.size(), seq.num_computed_tokens);
+  const int32_t num_full = seq.num_computed_tokens / block_size_;
+  const int32_t num_hashed = int32_t(seq.block_hashes.size());
+  if (num_full <= num_hashed) return;
+  append_block_hashes(all_tokens, block_size_, num_full - num_hashed, extra_key_, seq.block_hashes);
+  // A block whose hash another block already holds (two sequences computed the same prefix) stays uncached.
+  for (int32_t block_idx = num_hashed; block_idx < num_full; ++block_idx)
+    pool_.cache_block(seq.block_table.block_id(block_idx), seq.block_hashes[size_t(block_idx)]);
+}
+
+void KvCacheManager::free(SeqKvState& seq) {
+  const std::span<const BlockId> block_ids = seq.block_table.block_ids();
+  for (auto it = block_ids.rbegin(); it != block_ids.rend(); ++it) release_block(*it);
+  seq.block_table.clear();
+  seq.num_computed_tokens = 0;
+  seq.block_hashes.clear();
+}
+
+KvCacheStats KvCacheManager::stats() const {
+  KvCacheStats s;
+  s.num_total_blocks = pool_.num_total();
+  s.num_used_blocks = pool_.num_used();
+  s.num_free_blocks = pool_.num_free();
+  s.num_cached_blocks = pool_.num_cached();
+  s.num_prefix_query_tokens = num_prefix_query_tokens_;
+  s.num_prefix_hit_tokens = num_prefix_hit_tokens_;
+  s.num_allocated_slots = int64_t(pool_.num_used()) * block_size_;
+  s.num_wasted_slots = s.num_allocated_slots - num_filled_slots_;
+  return s;
+}
+
+}  // namespace pagoda

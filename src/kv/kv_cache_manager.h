@@ -1,0 +1,94 @@
+// KvCacheManager: the scheduler's only KV API. Owns the BlockPool and the PrefixCache and keeps every
+// SeqKvState it is handed in step with them. Invariants: a block's ref count equals the number of block tables
+// holding it; a block is written only while exactly one table holds it (a shared partial block is copied
+// first, and the copy is queued in pending_copies() for KvStorage); only full blocks are ever cached, and a
+// cached block is never written again. Running out of blocks is a `false`, never an abort, and changes nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/types.h"
+#include "kv/block_copy.h"
+#include "kv/block_pool.h"
+#include "kv/kv_cache_stats.h"
+#include "kv/prefix_cache.h"
+#include "kv/prefix_hit.h"
+#include "kv/seq_kv_state.h"
+
+namespace pagoda {
+
+class KvCacheManager {
+ public:
+  struct Options {
+    int32_t num_blocks = 0;
+    int32_t block_size = 16;          // tokens per block (kv_cache.page_size)
+    bool enable_prefix_cache = true;  // false: --no-prefix-cache
+    uint64_t extra_key = 0;           // mixed into every block hash: whatever else decides K/V (model id)
+  };
+
+  explicit KvCacheManager(const Options& options);
+  KvCacheManager(const KvCacheManager&) = delete;
+  KvCacheManager& operator=(const KvCacheManager&) = delete;
+
+  int32_t block_size() const { return block_size_; }
+  bool prefix_cache_enabled() const { return enable_prefix_cache_; }
+  // A fresh per-sequence state for this manager's block size.
+  SeqKvState make_seq_state() const { return SeqKvState(block_size_); }
+
+  // The cached full blocks that start `prompt`, never the last token's block (see PrefixCache::lookup). Empty
+  // when prefix caching is off. Pass the hit to allocate_slots before anything else changes the pool.
+  PrefixHit lookup_prefix(std::span<const TokenId> prompt) const;
+
+  // Gives `seq` slots for positions [num_computed_tokens, num_computed_tokens + num_new_tokens) and advances
+  // num_computed_tokens past them: call it for each sequence a step schedules. A shared partial last block is
+  // replaced by a private one first and the copy queued. False: not enough free blocks; nothing changed, and
+  // the caller preempts or waits.
+  bool allocate_slots(SeqKvState& seq, int32_t num_new_tokens);
+  // Admission of an empty `seq` with a prefix hit: takes the hit's blocks (num_computed_tokens starts at
+  // hit.num_cached_tokens), then allocates as above. Counts the hit in the prefix-cache figures on success.
+  bool allocate_slots(SeqKvState& seq, int32_t num_new_tokens, const PrefixHit& hit);
+
+  // `child` (empty) shares every block of `parent`; the first write into their shared partial block, by either
+  // one, copies it (copy-on-write). Full blocks stay shared for good.
+  void fork(const SeqKvState& parent, SeqKvState& child);
+
+  // Indexes the blocks of `seq` that became full, so later prompts can reuse them. `all_tokens` are the
+  // sequence's tokens (at least num_computed_tokens). Call it only once the step that wrote them has run.
+  void cache_full_blocks(SeqKvState& seq, std::span<const TokenId> all_tokens);
+
+  // Releases every block of `seq` (last block first, so a cached chain is evicted from its end) and empties it.
+  void free(SeqKvState& seq);
+
+  // The block copies decided since the last clear, in order. KvStorage must perform them, in this order,
+  // before the next forward step.
+  std::span<const BlockCopy> pending_copies() const { return pending_copies_; }
+  void clear_pending_copies() { pending_copies_.clear(); }
+
+  float usage() const { return float(pool_.num_used()) / float(pool_.num_total()); }  // used / total blocks
+  KvCacheStats stats() const;
+  const BlockPool& pool() const { return pool_; }
+  const PrefixCache& prefix_cache() const { return prefix_cache_; }
+
+ private:
+  bool allocate_slots_impl(SeqKvState& seq, int32_t num_new_tokens, const PrefixHit* hit);
+  BlockId take_fresh_block();
+  void retain_block(BlockId block_id);
+  void release_block(BlockId block_id);
+  void set_fill(BlockId block_id, int32_t num_filled);  // for a used block
+
+  int32_t block_size_;
+  bool enable_prefix_cache_;
+  uint64_t extra_key_;
+  PrefixCache prefix_cache_;
+  BlockPool pool_;
+  std::vector<BlockCopy> pending_copies_;
+  // Tokens held by each block; a used block's count is part of num_filled_slots_, so wasted slots are O(1).
+  std::vector<int32_t> block_fills_;  // [num_blocks]
+  int64_t num_filled_slots_ = 0;      // sum of block_fills_ over used blocks
+  int64_t num_prefix_query_tokens_ = 0;
+  int64_t num_prefix_hit_tokens_ = 0;
+};
+
+}  // namespace pagoda
