@@ -7,7 +7,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 PROMPT ?= Once upon a time
-SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests engine_tests kv_tests
+SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests engine_tests kv_tests quant_tests kernels_tests
 # Tests of code that runs on several threads, under ThreadSanitizer.
 TSAN_TARGETS = core_tests
 

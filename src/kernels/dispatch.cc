@@ -11,14 +11,37 @@
 namespace pagoda::kernels {
 namespace {
 
+// Designated initializers, so that a new KernelTable field cannot silently shift the others.
 constexpr KernelTable kScalarTable{
-    Isa::kScalar, ref::matmul_f32, ref::matmul_f16, ref::matmul_bf16, ref::rmsnorm,
-    ref::dot,     ref::axpy,       ref::silu_mul,
+    .isa = Isa::kScalar,
+    .matmul_f32 = ref::matmul_f32,
+    .matmul_f16 = ref::matmul_f16,
+    .matmul_bf16 = ref::matmul_bf16,
+    .matmul_q8_0 = ref::matmul_q8_0,
+    .matmul_q4_0 = ref::matmul_q4_0,
+    .matmul_q8_0_q8_0 = ref::matmul_q8_0_q8_0,
+    .matmul_q4_0_q8_0 = ref::matmul_q4_0_q8_0,
+    .quantize_row_q8_0 = quant::quantize_row_q8_0,
+    .rmsnorm = ref::rmsnorm,
+    .dot = ref::dot,
+    .axpy = ref::axpy,
+    .silu_mul = ref::silu_mul,
 };
 
 constexpr KernelTable kAvx2Table{
-    Isa::kAvx2, avx2::matmul_f32, avx2::matmul_f16, avx2::matmul_bf16, avx2::rmsnorm,
-    avx2::dot,  avx2::axpy,       avx2::silu_mul,
+    .isa = Isa::kAvx2,
+    .matmul_f32 = avx2::matmul_f32,
+    .matmul_f16 = avx2::matmul_f16,
+    .matmul_bf16 = avx2::matmul_bf16,
+    .matmul_q8_0 = avx2::matmul_q8_0,
+    .matmul_q4_0 = avx2::matmul_q4_0,
+    .matmul_q8_0_q8_0 = avx2::matmul_q8_0_q8_0,
+    .matmul_q4_0_q8_0 = avx2::matmul_q4_0_q8_0,
+    .quantize_row_q8_0 = avx2::quantize_row_q8_0,
+    .rmsnorm = avx2::rmsnorm,
+    .dot = avx2::dot,
+    .axpy = avx2::axpy,
+    .silu_mul = avx2::silu_mul,
 };
 
 const KernelTable& choose() {
@@ -26,8 +49,8 @@ const KernelTable& choose() {
   if (pinned != nullptr && *pinned != '\0') {
     if (std::strcmp(pinned, "scalar") == 0) return kScalarTable;
     if (std::strcmp(pinned, "avx2") == 0 && cpu_supports(Isa::kAvx2)) return kAvx2Table;
-    std::fprintf(stderr, "pagoda: PAGODA_ISA=%s is not available on this CPU (use scalar or avx2); using %s\n",
-                 pinned, cpu_supports(Isa::kAvx2) ? "avx2" : "scalar");
+    std::fprintf(stderr, "pagoda: PAGODA_ISA=%s is not available on this CPU (use scalar or avx2); using %s\n", pinned,
+                 cpu_supports(Isa::kAvx2) ? "avx2" : "scalar");
   }
   return cpu_supports(Isa::kAvx2) ? kAvx2Table : kScalarTable;
 }

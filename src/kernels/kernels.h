@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "quant/block_q8_0.h"
+
 namespace pagoda::kernels {
 
 enum class Isa : uint8_t { kScalar, kAvx2 };
@@ -13,14 +15,28 @@ std::string_view isa_name(Isa isa);
 
 // y[t][o] = sum_i w[o][i] * x[t][i] for t < num_tokens, o < num_out. w: [num_out, num_in] row-major in the
 // weight dtype; x: f32 [num_tokens, num_in]; y: f32 [num_tokens, num_out] (row stride num_out).
-using MatmulFn = void (*)(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,
-                          int64_t num_tokens);
+using MatmulFn = void (*)(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+// The same product with the activations already quantized: xq: Q8_0 [num_tokens, num_in / 32] blocks.
+using MatmulQ8Fn = void (*)(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                            int64_t num_tokens);
 
 struct KernelTable {
   Isa isa = Isa::kScalar;
   MatmulFn matmul_f32 = nullptr;
   MatmulFn matmul_f16 = nullptr;
   MatmulFn matmul_bf16 = nullptr;
+  // Quantized weights: w is [num_out, num_in / 32] blocks, row-major (GGUF's layout); num_in must be a multiple
+  // of 32. Each token row of x is quantized to Q8_0 once, into a grow-only thread_local scratch (no heap
+  // allocation on a steady-state step), and each output is an integer dot product scaled per block.
+  MatmulFn matmul_q8_0 = nullptr;
+  MatmulFn matmul_q4_0 = nullptr;
+  // The same kernels on activations the caller quantized (with quantize_row_q8_0 below): lets a thread pool
+  // quantize x once and split the output rows, and lets RMSNorm fuse the quantization.
+  MatmulQ8Fn matmul_q8_0_q8_0 = nullptr;
+  MatmulQ8Fn matmul_q4_0_q8_0 = nullptr;
+  // x: f32 [n] -> y: Q8_0 [n / 32]; n a multiple of 32. Every table's version writes the same bytes as
+  // quant::quantize_row_q8_0 for any x without nan, so scalar and SIMD matmuls see identical integers.
+  void (*quantize_row_q8_0)(const float* x, quant::BlockQ8_0* y, int64_t n) = nullptr;
   // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
   void (*rmsnorm)(const float* x, const float* weight, float* y, int64_t n, float eps) = nullptr;
   // sum_i a[i] * b[i]; f32 [n]

@@ -1,13 +1,20 @@
 // AVX2/FMA matmul for f32, f16 (F16C) and bf16 weights. Each weight row is loaded once per group of up to
 // four tokens, so prefill reads the weights num_tokens/4 times instead of num_tokens times.
-#include <algorithm>
-
-#include "core/half.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
 
 namespace pagoda::kernels::avx2 {
 namespace {
+
+// Scalar tail loads, defined here rather than taken from core/half.h: an inline function compiled in this
+// -mavx2 file could be the copy the linker keeps for every caller, and crash a CPU without AVX2.
+inline float half_tail(uint16_t h) { return _cvtsh_ss(h); }
+inline float bf16_tail(uint16_t b) {
+  const uint32_t bits = uint32_t(b) << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, 4);
+  return f;
+}
 
 struct LoadF32 {
   static __m256 load8(const void* w, int64_t k) { return _mm256_loadu_ps(static_cast<const float*>(w) + k); }
@@ -15,11 +22,11 @@ struct LoadF32 {
 };
 struct LoadF16 {
   static __m256 load8(const void* w, int64_t k) { return load_f16x8(static_cast<const uint16_t*>(w) + k); }
-  static float load1(const void* w, int64_t k) { return fp16_to_float(static_cast<const uint16_t*>(w)[k]); }
+  static float load1(const void* w, int64_t k) { return half_tail(static_cast<const uint16_t*>(w)[k]); }
 };
 struct LoadBF16 {
   static __m256 load8(const void* w, int64_t k) { return load_bf16x8(static_cast<const uint16_t*>(w) + k); }
-  static float load1(const void* w, int64_t k) { return bf16_to_float(static_cast<const uint16_t*>(w)[k]); }
+  static float load1(const void* w, int64_t k) { return bf16_tail(static_cast<const uint16_t*>(w)[k]); }
 };
 
 template <class Load, int kTokens>

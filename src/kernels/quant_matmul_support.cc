@@ -1,0 +1,26 @@
+// Per-thread activation scratch and shape checks for the quantized matmuls (see quant_matmul_support.h).
+#include "kernels/quant_matmul_support.h"
+
+#include <vector>
+
+#include "core/check.h"
+
+namespace pagoda::kernels {
+
+void check_quant_row_length(int64_t num_in) {
+  PAGODA_CHECK(num_in > 0 && num_in % quant::BlockQ8_0::kNumValues == 0,
+               "quantized matmuls need rows of whole 32-value blocks, got num_in = {}; the loader must keep such "
+               "tensors in f32/f16",
+               num_in);
+}
+
+quant::BlockQ8_0* activation_scratch_q8_0(int64_t num_tokens, int64_t num_in) {
+  check_quant_row_length(num_in);
+  PAGODA_CHECK(num_tokens >= 0, "num_tokens = {}", num_tokens);
+  thread_local std::vector<quant::BlockQ8_0> scratch;  // Q8_0 [num_tokens, num_in / 32], grow-only
+  const size_t num_blocks = size_t(num_tokens) * size_t(num_in / quant::BlockQ8_0::kNumValues);
+  if (scratch.size() < num_blocks) scratch.resize(num_blocks);
+  return scratch.data();
+}
+
+}  // namespace pagoda::kernels
