@@ -40,7 +40,7 @@ LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, cons
   const ModelConfig& c = model.model->config();
   PAGODA_CHECK(o.prompt_len >= 1 && o.num_generated >= 2);
   const int32_t max_seq_len = o.prompt_len + o.num_generated + 1;
-  Generator generator(*model.model, *model.tokenizer, max_seq_len, o.prompt_len);
+  Generator generator(*model.model, *model.tokenizer, pool, max_seq_len, o.prompt_len);
 
   // Random ordinary tokens (past the 3 specials and 256 byte pieces when the vocabulary has them).
   const int32_t first_id = c.vocab_size > 512 ? 259 : 3;

@@ -5,10 +5,13 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "core/check.h"
 #include "core/half.h"
 #include "format/gguf_writer.h"
+#include "quant/block_q4_0.h"
+#include "quant/block_q8_0.h"
 
 namespace pagoda::bench {
 namespace {
@@ -45,6 +48,20 @@ void fill_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
       const size_t n = dst.size() / 2;
       uint16_t* out = reinterpret_cast<uint16_t*>(dst.data());
       for (size_t i = 0; i < n; ++i) out[i] = float_to_fp16(rng.next_unit() * kHalfWidth);
+      break;
+    }
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ4_0: {
+      // Random f32 values, then the same block quantizer `pagoda quantize` uses.
+      const int64_t n = int64_t(dst.size() / (type == GgmlType::kQ8_0 ? sizeof(quant::BlockQ8_0)
+                                                                      : sizeof(quant::BlockQ4_0))) *
+                        32;
+      std::vector<float> values(static_cast<size_t>(n));
+      for (float& v : values) v = rng.next_unit() * kHalfWidth;
+      if (type == GgmlType::kQ8_0)
+        quant::quantize_row_q8_0(values.data(), reinterpret_cast<quant::BlockQ8_0*>(dst.data()), n);
+      else
+        quant::quantize_row_q4_0(values.data(), reinterpret_cast<quant::BlockQ4_0*>(dst.data()), n);
       break;
     }
     default: PAGODA_CHECK(false, "unsupported random weight type");
@@ -97,12 +114,14 @@ uint32_t file_type_of(GgmlType type) {
 
 }  // namespace
 
-bool random_model_supports(GgmlType type) { return type == GgmlType::kF32 || type == GgmlType::kF16; }
+bool random_model_supports(GgmlType type) {
+  return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0;
+}
 
 Status write_random_model(const RandomModelOptions& o) {
   const ModelShape& s = o.shape;
   if (!random_model_supports(o.weight_type))
-    return make_error(fmt::format("gen-model cannot write {} weights yet (supported: f32, f16)",
+    return make_error(fmt::format("gen-model cannot write {} weights (supported: f32, f16, q8_0, q4_0)",
                                   format::ggml_type_name(o.weight_type)));
   if (s.num_layers <= 0 || s.dim % s.num_heads != 0 || s.num_heads % s.num_kv_heads != 0)
     return make_error(fmt::format("shape {} is inconsistent", s.name));
@@ -150,7 +169,12 @@ Status write_random_model(const RandomModelOptions& o) {
   const int32_t num_tensors = int32_t(specs.size());
   for (int32_t i = 0; i < num_tensors; ++i) {
     const Spec& spec = specs[size_t(i)];
-    const GgmlType type = spec.is_norm ? GgmlType::kF32 : o.weight_type;
+    // Rows that are not whole 32-element blocks fall back to f16 (the tiny shape's 172-wide ffn_down).
+    const bool whole_blocks = spec.dims[0] % 32 == 0;
+    const bool block_type = o.weight_type == GgmlType::kQ8_0 || o.weight_type == GgmlType::kQ4_0;
+    const GgmlType type = spec.is_norm                     ? GgmlType::kF32
+                          : (block_type && !whole_blocks) ? GgmlType::kF16
+                                                          : o.weight_type;
     uint64_t rows = 1;
     for (size_t d = 1; d < spec.dims.size(); ++d) rows *= uint64_t(spec.dims[d]);
     const uint64_t bytes = format::ggml_row_bytes(type, uint64_t(spec.dims[0])) * rows;

@@ -1,4 +1,4 @@
-// `pagoda gen-model --shape NAME [--type f32|f16] -o OUT.gguf [--seed S] [--layers N]`.
+// `pagoda gen-model --shape NAME [--type f32|f16|q8_0|q4_0] -o OUT.gguf [--seed S] [--layers N]`.
 #include "cli/gen_model_command.h"
 
 #include <fmt/format.h>
@@ -70,7 +70,7 @@ void add_gen_model_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("gen-model", "Write a random-weight model with a real model's shapes");
   add_common_options(*cmd, options->common, /*with_model=*/false);
   cmd->add_option("--shape", options->shape, "tiny, stories15m, tinyllama-1.1b or llama2-7b")->required();
-  cmd->add_option("--type", options->type, "weight type of the matrices: f32 or f16")->capture_default_str();
+  cmd->add_option("--type", options->type, "weight type of the matrices: f32, f16, q8_0 or q4_0")->capture_default_str();
   cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
   cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
   cmd->add_option("--layers", options->num_layers, "keep only the first N layers (to fit memory and time)");

@@ -8,6 +8,7 @@
 #include "cli/common_options.h"
 #include "engine/generator.h"
 #include "engine/loaded_model.h"
+#include "core/thread_pool.h"
 #include "kernels/kernels.h"
 #include "tokenizer/stream_decoder.h"
 
@@ -59,7 +60,8 @@ int run(const RunOptions& o) {
 
   const Tokenizer& tok = *loaded->tokenizer;
   const std::vector<TokenId> prompt = tok.encode(o.prompt, !o.no_bos);
-  Generator generator(*loaded->model, tok, max_seq_len);
+  ThreadPool pool(config->threads);
+  Generator generator(*loaded->model, tok, pool, max_seq_len);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
 
   // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.
@@ -79,9 +81,9 @@ int run(const RunOptions& o) {
   if (!result.ok()) return report_error(result.error());
   if (!o.quiet) {
     std::fprintf(stderr,
-                 "\nmodel: %s (%s kernels)\nprompt tokens: %d\ngenerated tokens: %zu\nfinish reason: %s\n"
+                 "\nmodel: %s (%s kernels, %d threads)\nprompt tokens: %d\ngenerated tokens: %zu\nfinish reason: %s\n"
                  "prefill: %.2f ms\nTTFT: %.2f ms\nTPOT: %.3f ms\ndecode: %.1f tokens/s\n",
-                 loaded->source.c_str(), std::string(kernels::isa_name(kernels.isa)).c_str(),
+                 loaded->source.c_str(), std::string(kernels::isa_name(kernels.isa)).c_str(), pool.num_threads(),
                  result->num_prompt_tokens, result->output_tokens.size(),
                  std::string(finish_reason_name(result->finish_reason)).c_str(), result->prefill_us / 1000.0,
                  result->ttft_us / 1000.0, result->tpot_ms(), result->tokens_per_second());

@@ -345,8 +345,6 @@ std::vector<std::string> inactive_settings(const PagodaConfig& config) {
   };
   if (config.quantization != "none" && config.quantization != "f32") add("quantization", config.quantization);
   if (config.batch_size) add("batch_size", std::to_string(*config.batch_size));
-  // The forward pass runs on the calling thread until the engine's thread pool lands.
-  if (config.threads != 0) add("threads", std::to_string(config.threads));
   if (config.kv_cache.max_entries != 0) add("kv_cache.max_entries", std::to_string(config.kv_cache.max_entries));
   if (config.kv_cache.page_size != 16) add("kv_cache.page_size", std::to_string(config.kv_cache.page_size));
   if (config.kv_cache.quant == "int8") add("kv_cache.quant", config.kv_cache.quant);

@@ -18,9 +18,12 @@ enum class DType : uint8_t {
   kF32,
   kF16,
   kBF16,
+  kQ8_0,  // GGUF block: fp16 scale + 32 int8 (34 bytes per 32 elements)
+  kQ4_0,  // GGUF block: fp16 scale + 32 4-bit (18 bytes per 32 elements)
 };
 
 std::string_view dtype_name(DType dtype);
-size_t dtype_size(DType dtype);  // bytes per element
+// Bytes of a row of `num_elements` (a multiple of 32 for the block types).
+int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
 
 }  // namespace pagoda

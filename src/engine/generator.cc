@@ -35,13 +35,15 @@ double GenerationResult::tokens_per_second() const {
   return tpot > 0.0 ? 1000.0 / tpot : 0.0;
 }
 
-Generator::Generator(const Model& model, const Tokenizer& tokenizer, int32_t max_seq_len, int32_t max_chunk)
+Generator::Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int32_t max_seq_len,
+                     int32_t max_chunk)
     : model_(model),
       tokenizer_(tokenizer),
+      pool_(pool),
       max_seq_len_(max_seq_len),
       block_size_(kBlockSize),
       kv_(model.config(), num_blocks_for(max_seq_len), kBlockSize),
-      workspace_(model.config(), std::min(max_chunk, max_seq_len), max_seq_len, 1),
+      workspace_(model.config(), std::min(max_chunk, max_seq_len), max_seq_len, 1, pool.num_threads()),
       block_table_(size_t(num_blocks_for(max_seq_len))),
       step_tokens_(size_t(workspace_.max_tokens)),
       step_positions_(size_t(workspace_.max_tokens)),
@@ -99,7 +101,7 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
     batch.context_lens = std::span<const int32_t>(&context_len, 1);
     batch.block_tables = BlockTableView{block_table_.data(), 1, int32_t(block_table_.size())};
     batch.logits_rows = std::span<const int32_t>(&logits_row, 1);
-    return model_.forward(batch, kv, workspace_);
+    return model_.forward(batch, kv, workspace_, pool_);
   };
 
   // Prefill in chunks that fit the workspace; only the last chunk's last row needs logits.

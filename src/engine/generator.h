@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
 #include "sampling/sampling_params.h"
@@ -36,7 +37,9 @@ struct GenerationResult {
 class Generator {
  public:
   // max_seq_len: positions the sequence may use (prompt + output); max_chunk: prompt tokens per forward.
-  Generator(const Model& model, const Tokenizer& tokenizer, int32_t max_seq_len, int32_t max_chunk = 256);
+  // `pool` runs every forward call; it belongs to the caller and must outlive the generator.
+  Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int32_t max_seq_len,
+            int32_t max_chunk = 256);
 
   // Errors for a prompt this generator cannot run: empty, ids outside the vocabulary, or no room left in the
   // context for a new token.
@@ -51,6 +54,7 @@ class Generator {
  private:
   const Model& model_;
   const Tokenizer& tokenizer_;
+  ThreadPool& pool_;
   int32_t max_seq_len_;
   int32_t block_size_;
   KvStorage kv_;

@@ -98,7 +98,8 @@ std::string_view ggml_type_name(GgmlType type) { return traits_of(type).name; }
 bool ggml_type_is_known(GgmlType type) { return traits_of(type).block_size != 0; }
 
 bool ggml_type_is_supported(GgmlType type) {
-  return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16;
+  return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16 || type == GgmlType::kQ8_0 ||
+         type == GgmlType::kQ4_0;
 }
 
 uint64_t ggml_block_size(GgmlType type) { return traits_of(type).block_size; }

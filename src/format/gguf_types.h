@@ -27,7 +27,7 @@ enum class GgufValueType : uint32_t {
 };
 std::string_view gguf_value_type_name(GgufValueType type);
 
-// ggml tensor type ids (the numbers llama.cpp writes). Only F32, F16 and BF16 are loadable so far.
+// ggml tensor type ids (the numbers llama.cpp writes). F32, F16, BF16, Q8_0 and Q4_0 are loadable so far.
 enum class GgmlType : uint32_t {
   kF32 = 0,
   kF16 = 1,

@@ -6,81 +6,90 @@
 #include <cstring>
 
 #include "core/check.h"
-#include "core/half.h"
 
 namespace pagoda {
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels)
     : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels) {}
 
-void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens) const {
+// Decode (one token) splits the output rows, so every thread streams its own part of the weights once;
+// prefill splits the tokens, so each thread runs the kernel's multi-token path over all rows.
+void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, ThreadPool& pool) const {
   kernels::MatmulFn fn = nullptr;
   switch (w.dtype) {
     case DType::kF32: fn = kernels_.matmul_f32; break;
     case DType::kF16: fn = kernels_.matmul_f16; break;
     case DType::kBF16: fn = kernels_.matmul_bf16; break;
+    case DType::kQ8_0: fn = kernels_.matmul_q8_0; break;
+    case DType::kQ4_0: fn = kernels_.matmul_q4_0; break;
   }
-  fn(w.data, x, y, w.num_rows, w.num_cols, num_tokens);
+  if (num_tokens == 1) {
+    constexpr int64_t kRowGrain = 16;
+    pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1);
+    });
+  } else {
+    constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
+    pool.parallel_for(num_tokens, kTokenGrain, [&](int64_t begin, int64_t end) {
+      fn(w.data, x + begin * w.num_cols, y + begin * w.num_rows, w.num_rows, w.num_cols, end - begin);
+    });
+  }
 }
 
 void LlamaModel::embed(TokenId token, float* out) const {
   const WeightView& e = weights_.token_embd;
-  const int64_t dim = e.num_cols;
-  const int64_t offset = int64_t(token) * dim;
-  switch (e.dtype) {
-    case DType::kF32: std::memcpy(out, static_cast<const float*>(e.data) + offset, size_t(dim) * 4); break;
-    case DType::kF16:
-      for (int64_t i = 0; i < dim; ++i) out[i] = fp16_to_float(static_cast<const uint16_t*>(e.data)[offset + i]);
-      break;
-    case DType::kBF16:
-      for (int64_t i = 0; i < dim; ++i) out[i] = bf16_to_float(static_cast<const uint16_t*>(e.data)[offset + i]);
-      break;
-  }
+  dequantize_row(e.dtype, e.row(token), out, e.num_cols);
 }
 
 // Causal attention for every token of the batch: token t of sequence s at position p attends to positions
 // 0..p of s, whose K/V were written (this step or earlier) at the slots its block table names.
-void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws) const {
+void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                           ThreadPool& pool) const {
   const int32_t head_dim = config_.head_dim;
   const int32_t group = config_.num_heads / config_.num_kv_heads;
   const int32_t block_size = kv.block_size;
   const float scale = 1.0f / std::sqrt(float(head_dim));
-  float* scores = ws.scores.data();
-  for (int32_t s = 0; s < batch.num_seqs(); ++s) {
-    const std::span<const BlockId> blocks = batch.block_tables.row(s);
-    for (int32_t t = batch.seq_starts[s]; t < batch.seq_starts[s + 1]; ++t) {
+  PAGODA_CHECK(pool.num_threads() <= ws.num_threads, "pool of {} threads, workspace sized for {}",
+               pool.num_threads(), ws.num_threads);
+  const int32_t num_tokens = batch.num_tokens();
+  const int64_t num_items = int64_t(num_tokens) * config_.num_heads;  // one (token, head) pair each
+  pool.run([&](int32_t thread_idx) {
+    float* scores = ws.scores.data() + int64_t(thread_idx) * ws.max_context;
+    int32_t s = 0;
+    for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
+      const int32_t t = int32_t(item / config_.num_heads);
+      const int32_t h = int32_t(item % config_.num_heads);
+      while (t >= batch.seq_starts[s + 1]) ++s;  // items rise with t, so s only moves forward
+      const std::span<const BlockId> blocks = batch.block_tables.row(s);
       const int32_t num_ctx = batch.positions[t] + 1;
       PAGODA_CHECK(num_ctx <= ws.max_context && num_ctx <= batch.context_lens[s],
                    "position {} is past the context ({} tokens)", batch.positions[t], batch.context_lens[s]);
-      float* out = ws.xb.data() + int64_t(t) * config_.dim;
-      for (int32_t h = 0; h < config_.num_heads; ++h) {
-        const float* q = ws.q.data() + int64_t(t) * config_.dim + h * head_dim;
-        const int32_t kv_offset = (h / group) * head_dim;
-        float max_score = -INFINITY;
-        for (int32_t j = 0; j < num_ctx; ++j) {
-          const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
-          const float sc = kernels_.dot(q, kv.k_at(layer, slot) + kv_offset, head_dim) * scale;
-          scores[j] = sc;
-          if (sc > max_score) max_score = sc;
-        }
-        float sum = 0.0f;
-        for (int32_t j = 0; j < num_ctx; ++j) {
-          scores[j] = std::exp(scores[j] - max_score);
-          sum += scores[j];
-        }
-        float* o = out + h * head_dim;
-        std::memset(o, 0, sizeof(float) * size_t(head_dim));
-        const float inv_sum = 1.0f / sum;
-        for (int32_t j = 0; j < num_ctx; ++j) {
-          const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
-          kernels_.axpy(scores[j] * inv_sum, kv.v_at(layer, slot) + kv_offset, o, head_dim);
-        }
+      const float* q = ws.q.data() + int64_t(t) * config_.dim + h * head_dim;
+      const int32_t kv_offset = (h / group) * head_dim;
+      float max_score = -INFINITY;
+      for (int32_t j = 0; j < num_ctx; ++j) {
+        const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
+        const float sc = kernels_.dot(q, kv.k_at(layer, slot) + kv_offset, head_dim) * scale;
+        scores[j] = sc;
+        if (sc > max_score) max_score = sc;
+      }
+      float sum = 0.0f;
+      for (int32_t j = 0; j < num_ctx; ++j) {
+        scores[j] = std::exp(scores[j] - max_score);
+        sum += scores[j];
+      }
+      float* o = ws.xb.data() + int64_t(t) * config_.dim + h * head_dim;
+      std::memset(o, 0, sizeof(float) * size_t(head_dim));
+      const float inv_sum = 1.0f / sum;
+      for (int32_t j = 0; j < num_ctx; ++j) {
+        const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
+        kernels_.axpy(scores[j] * inv_sum, kv.v_at(layer, slot) + kv_offset, o, head_dim);
       }
     }
-  }
+  });
 }
 
-LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws) const {
+LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const {
   const int32_t n = batch.num_tokens();
   const int32_t dim = config_.dim, kv_dim = config_.kv_dim(), hidden = config_.hidden_dim;
   const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
@@ -107,9 +116,9 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     for (int32_t t = 0; t < n; ++t)
       kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.attn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
                        config_.rms_eps);
-    linear(lw.wq, ws.xb.data(), ws.q.data(), n);
-    linear(lw.wk, ws.xb.data(), ws.k.data(), n);
-    linear(lw.wv, ws.xb.data(), ws.v.data(), n);
+    linear(lw.wq, ws.xb.data(), ws.q.data(), n, pool);
+    linear(lw.wk, ws.xb.data(), ws.k.data(), n, pool);
+    linear(lw.wv, ws.xb.data(), ws.v.data(), n, pool);
     for (int32_t t = 0; t < n; ++t) {
       const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
       const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
@@ -130,18 +139,18 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       std::memcpy(kv.k_at(l, slot), ws.k.data() + int64_t(t) * kv_dim, sizeof(float) * size_t(kv_dim));
       std::memcpy(kv.v_at(l, slot), ws.v.data() + int64_t(t) * kv_dim, sizeof(float) * size_t(kv_dim));
     }
-    attention(batch, kv, l, ws);
-    linear(lw.wo, ws.xb.data(), ws.proj.data(), n);
+    attention(batch, kv, l, ws, pool);
+    linear(lw.wo, ws.xb.data(), ws.proj.data(), n, pool);
     kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
     for (int32_t t = 0; t < n; ++t)
       kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
                        config_.rms_eps);
-    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n);
-    linear(lw.w_up, ws.xb.data(), ws.up.data(), n);
+    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, pool);
+    linear(lw.w_up, ws.xb.data(), ws.up.data(), n, pool);
     kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
-    linear(lw.w_down, ws.gate.data(), ws.proj.data(), n);
+    linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, pool);
     kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
   }
 
@@ -153,7 +162,7 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, weights_.output_norm.data(), ws.final_x.data() + int64_t(r) * dim,
                      dim, config_.rms_eps);
   }
-  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows);
+  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, pool);
   return LogitsView{ws.logits.data(), num_rows, config_.vocab_size};
 }
 

@@ -13,14 +13,15 @@ class LlamaModel final : public Model {
  public:
   LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels);
 
-  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws) const override;
+  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const override;
   const ModelConfig& config() const override { return config_; }
 
  private:
-  // y = W x for `num_tokens` rows of x.
-  void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens) const;
+  // y = W x for `num_tokens` rows of x, split over the pool.
+  void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, ThreadPool& pool) const;
   void embed(TokenId token, float* out) const;
-  void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws) const;
+  void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                 ThreadPool& pool) const;
 
   ModelConfig config_;
   ModelWeights weights_;

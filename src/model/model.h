@@ -2,6 +2,7 @@
 // KV block, and owns no threads. Immutable after construction, so one Model serves many workspaces.
 #pragma once
 
+#include "core/thread_pool.h"
 #include "model/batch_view.h"
 #include "model/kv_cache_view.h"
 #include "model/logits_view.h"
@@ -14,9 +15,11 @@ class Model {
  public:
   virtual ~Model() = default;
   // Runs the tokens of `batch`, writes their K/V into `kv` at batch.slot_ids, and returns the logits of
-  // batch.logits_rows (in that order). Preconditions (checked): num_tokens <= workspace.max_tokens, every
-  // context length <= workspace.max_context, logits rows <= workspace.max_logits_rows.
-  virtual LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace) const = 0;
+  // batch.logits_rows (in that order). The work of each op is split over `pool`'s threads (the caller's pool;
+  // the model keeps none). Preconditions (checked): num_tokens <= workspace.max_tokens, every context length
+  // <= workspace.max_context, logits rows <= workspace.max_logits_rows, pool threads <= workspace.num_threads.
+  virtual LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
+                             ThreadPool& pool) const = 0;
   virtual const ModelConfig& config() const = 0;
 };
 

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "core/half.h"
+#include "quant/block_q4_0.h"
+#include "quant/block_q8_0.h"
 
 namespace pagoda {
 namespace {
@@ -13,6 +17,8 @@ Result<DType> dtype_of(const format::GgufFile& f, const format::GgufTensorInfo& 
     case format::GgmlType::kF32: return DType::kF32;
     case format::GgmlType::kF16: return DType::kF16;
     case format::GgmlType::kBF16: return DType::kBF16;
+    case format::GgmlType::kQ8_0: return DType::kQ8_0;
+    case format::GgmlType::kQ4_0: return DType::kQ4_0;
     default:
       return make_error(fmt::format("{}: tensor '{}' has type {}, which pagoda cannot run yet", f.name(), t.name,
                                     format::ggml_type_name(t.type)));
@@ -46,17 +52,25 @@ Result<std::vector<float>> vector_f32(const format::GgufFile& f, const std::stri
   PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(f, name, {n}));
   PAGODA_ASSIGN_OR_RETURN(DType dtype, dtype_of(f, *t));
   std::vector<float> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    switch (dtype) {
-      case DType::kF32: out[i] = static_cast<const float*>(t->data)[i]; break;
-      case DType::kF16: out[i] = fp16_to_float(static_cast<const uint16_t*>(t->data)[i]); break;
-      case DType::kBF16: out[i] = bf16_to_float(static_cast<const uint16_t*>(t->data)[i]); break;
-    }
-  }
+  dequantize_row(dtype, t->data, out.data(), n);
   return out;
 }
 
 }  // namespace
+
+void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
+  switch (dtype) {
+    case DType::kF32: std::memcpy(dst, src, size_t(n) * sizeof(float)); break;
+    case DType::kF16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_float(static_cast<const uint16_t*>(src)[i]);
+      break;
+    case DType::kBF16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_float(static_cast<const uint16_t*>(src)[i]);
+      break;
+    case DType::kQ8_0: quant::dequantize_row_q8_0(static_cast<const quant::BlockQ8_0*>(src), dst, n); break;
+    case DType::kQ4_0: quant::dequantize_row_q4_0(static_cast<const quant::BlockQ4_0*>(src), dst, n); break;
+  }
+}
 
 Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& f, const ModelConfig& c) {
   ModelWeights w;

@@ -21,6 +21,9 @@ struct WeightView {
   const void* data = nullptr;
   int64_t num_rows = 0;
   int64_t num_cols = 0;
+
+  int64_t row_bytes() const { return dtype_row_bytes(dtype, num_cols); }
+  const void* row(int64_t row_idx) const { return static_cast<const uint8_t*>(data) + row_idx * row_bytes(); }
 };
 
 struct LayerWeights {
@@ -37,6 +40,9 @@ struct ModelWeights {
   std::vector<float> output_norm;  // f32 [dim]
   WeightView output;               // [vocab, dim]; token_embd when the classifier is shared
 };
+
+// dst[0..n) = the first n elements at `src` in `dtype`, as f32 (n a multiple of 32 for the block types).
+void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 
 // Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".
 Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config);

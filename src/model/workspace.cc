@@ -5,9 +5,13 @@
 
 namespace pagoda {
 
-Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_context_, int32_t max_logits_rows_)
-    : max_tokens(max_tokens_), max_context(max_context_), max_logits_rows(max_logits_rows_) {
-  PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0);
+Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_context_, int32_t max_logits_rows_,
+                     int32_t num_threads_)
+    : max_tokens(max_tokens_),
+      max_context(max_context_),
+      max_logits_rows(max_logits_rows_),
+      num_threads(num_threads_) {
+  PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0 && num_threads > 0);
   const size_t t = size_t(max_tokens);
   x.resize(t * size_t(c.dim));
   xb.resize(t * size_t(c.dim));
@@ -17,7 +21,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   proj.resize(t * size_t(c.dim));
   gate.resize(t * size_t(c.hidden_dim));
   up.resize(t * size_t(c.hidden_dim));
-  scores.resize(size_t(max_context));
+  scores.resize(size_t(num_threads) * size_t(max_context));
   rope_cos.resize(t * size_t(c.rope_dim / 2));
   rope_sin.resize(t * size_t(c.rope_dim / 2));
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));

@@ -11,11 +11,13 @@
 namespace pagoda {
 
 struct Workspace {
-  Workspace(const ModelConfig& config, int32_t max_tokens, int32_t max_context, int32_t max_logits_rows);
+  Workspace(const ModelConfig& config, int32_t max_tokens, int32_t max_context, int32_t max_logits_rows,
+            int32_t num_threads = 1);
 
   int32_t max_tokens;
   int32_t max_context;
   int32_t max_logits_rows;
+  int32_t num_threads;          // threads that may share this workspace in one forward call
   std::vector<float> x;         // f32 [max_tokens, dim]: the residual stream
   std::vector<float> xb;        // f32 [max_tokens, dim]: normed input / attention output
   std::vector<float> q;         // f32 [max_tokens, dim]
@@ -24,7 +26,7 @@ struct Workspace {
   std::vector<float> proj;      // f32 [max_tokens, dim]: output of wo / w_down before the residual add
   std::vector<float> gate;      // f32 [max_tokens, hidden]
   std::vector<float> up;        // f32 [max_tokens, hidden]
-  std::vector<float> scores;    // f32 [max_context]: attention scores of one head
+  std::vector<float> scores;    // f32 [num_threads, max_context]: attention scores of one head per thread
   std::vector<float> rope_cos;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> final_x;   // f32 [max_logits_rows, dim]

@@ -130,12 +130,12 @@ TEST(GgufReaderTest, BigEndian) {
 
 TEST(GgufReaderTest, UnsupportedTensorType) {
   // Written by our own writer, so the file is otherwise valid: only the type is refused.
-  const std::vector<uint8_t> q(18 * 4, 0);
+  const std::vector<uint8_t> q(20 * 4, 0);
   GgufWriter writer;
-  writer.add_tensor("blk.0.attn_q.weight", GgmlType::kQ4_0, {64, 2}, q.data(), q.size());
+  writer.add_tensor("blk.0.attn_q.weight", GgmlType::kQ4_1, {64, 2}, q.data(), q.size());
   EXPECT_THAT(parse_error(writer.to_bytes()),
-              HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type q4_0, which pagoda cannot load yet "
-                        "(supported: f32, f16, bf16)"));
+              HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type q4_1, which pagoda cannot load yet "
+                        "(supported: f32, f16, bf16, q8_0, q4_0)"));
 }
 
 TEST(GgufReaderTest, UnknownTensorType) {

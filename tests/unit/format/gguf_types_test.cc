@@ -21,13 +21,19 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kF32));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kF16));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kBF16));
-  EXPECT_FALSE(ggml_type_is_supported(GgmlType::kQ8_0));
+  EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ8_0));
+  EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ4_0));
+  EXPECT_FALSE(ggml_type_is_supported(GgmlType::kQ4_1));
+  EXPECT_FALSE(ggml_type_is_supported(GgmlType::kQ4_K));
   EXPECT_TRUE(ggml_type_is_known(GgmlType::kQ8_0));
   EXPECT_FALSE(ggml_type_is_known(static_cast<GgmlType>(4)));  // q4_2, removed from ggml
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, 7), 28u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF16, 7), 14u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kBF16, 7), 14u);
-  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 32), 0u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 64), 36u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ8_0, 32), 34u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);  // not whole blocks
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 0u);  // not loadable
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, uint64_t{1} << 62), 0u);  // overflow
   EXPECT_EQ(ggml_block_size(GgmlType::kQ4_0), 32u);
   EXPECT_EQ(ggml_type_size(GgmlType::kQ4_0), 18u);

@@ -56,7 +56,7 @@ class LlamaModelTest : public ::testing::Test {
                     slots,        seq_starts,
                     context_lens, BlockTableView{table_data.data(), int32_t(seqs.size()), max_blocks},
                     logits_rows};
-    LogitsView logits = model_->forward(batch, kv.view(), ws);
+    LogitsView logits = model_->forward(batch, kv.view(), ws, *pool_);
     std::vector<std::vector<float>> rows;
     for (int32_t r = 0; r < logits.num_rows; ++r) rows.emplace_back(logits.row(r).begin(), logits.row(r).end());
     return rows;
@@ -79,6 +79,8 @@ class LlamaModelTest : public ::testing::Test {
   const std::vector<TokenId> prompt_ = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298};
   std::unique_ptr<format::GgufFile> file_;
   std::unique_ptr<Model> model_;
+  ThreadPool single_pool_{1};
+  ThreadPool* pool_ = &single_pool_;  // the pool step() runs on
 };
 
 TEST_F(LlamaModelTest, ConfigOfTheBundledModel) {
@@ -174,6 +176,22 @@ TEST_F(LlamaModelTest, ScalarAndSimdKernelsAgree) {
   std::swap(model_, simd_model.value());
   auto b = step({prompt_}, {0}, {identity_table(4)}, kv, ws);
   for (size_t i = 0; i < prompt_.size(); ++i) expect_rows_close(a[i], b[i]);
+}
+
+TEST_F(LlamaModelTest, ThreadedForwardEqualsOneThread) {
+  // Prefill splits tokens and decode splits rows across the pool; neither may change the logits.
+  const ModelConfig& c = model_->config();
+  KvStorage kv_one(c, 4, 16), kv_three(c, 4, 16);
+  Workspace ws_one(c, 32, 64, 32), ws_three(c, 32, 64, 32, 3);
+  auto prefill_one = step({prompt_}, {0}, {identity_table(4)}, kv_one, ws_one);
+  auto decode_one = step({{432}}, {int32_t(prompt_.size())}, {identity_table(4)}, kv_one, ws_one);
+  ThreadPool three(3);
+  pool_ = &three;
+  auto prefill_three = step({prompt_}, {0}, {identity_table(4)}, kv_three, ws_three);
+  auto decode_three = step({{432}}, {int32_t(prompt_.size())}, {identity_table(4)}, kv_three, ws_three);
+  pool_ = &single_pool_;
+  for (size_t i = 0; i < prompt_.size(); ++i) EXPECT_EQ(prefill_three[i], prefill_one[i]) << "row " << i;
+  EXPECT_EQ(decode_three[0], decode_one[0]);
 }
 
 }  // namespace
