@@ -39,7 +39,7 @@ double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) 
 LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& o) {
   const ModelConfig& c = model.model->config();
   PAGODA_CHECK(o.prompt_len >= 1 && o.num_generated >= 2);
-  const int32_t max_seq_len = o.prompt_len + o.num_generated + 1;
+  const int32_t max_seq_len = o.prompt_len + o.num_generated;
   Generator generator(*model.model, *model.tokenizer, pool, max_seq_len, o.prompt_len);
 
   // Random ordinary tokens (past the 3 specials and 256 byte pieces when the vocabulary has them).
@@ -50,7 +50,7 @@ LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, cons
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     t = first_id + TokenId((state >> 33) % uint64_t(c.vocab_size - first_id));
   }
-  prompt[0] = model.tokenizer->bos_id();
+  if (model.tokenizer->bos_id() >= 0) prompt[0] = model.tokenizer->bos_id();
 
   SamplingParams greedy;
   greedy.temperature = 0.0f;

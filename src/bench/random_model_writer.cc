@@ -123,7 +123,8 @@ Status write_random_model(const RandomModelOptions& o) {
   if (!random_model_supports(o.weight_type))
     return make_error(fmt::format("gen-model cannot write {} weights (supported: f32, f16, q8_0, q4_0)",
                                   format::ggml_type_name(o.weight_type)));
-  if (s.num_layers <= 0 || s.dim % s.num_heads != 0 || s.num_heads % s.num_kv_heads != 0)
+  if (s.num_layers <= 0 || s.num_heads <= 0 || s.num_kv_heads <= 0 || s.vocab_size < 3 || s.dim % s.num_heads != 0 ||
+      s.num_heads % s.num_kv_heads != 0)
     return make_error(fmt::format("shape {} is inconsistent", s.name));
   const int64_t head_dim = s.dim / s.num_heads, kv_dim = head_dim * s.num_kv_heads;
 

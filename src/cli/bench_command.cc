@@ -58,9 +58,10 @@ int bench_latency(const LatencyCliOptions& o) {
   Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels());
   if (!loaded.ok()) return report_error(loaded.error());
   const int32_t context = loaded->model->config().context_length;
-  if (o.latency.prompt_len + o.latency.num_generated > context)
-    return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}",
-                                    o.latency.prompt_len + o.latency.num_generated, context));
+  const int64_t total = int64_t(o.latency.prompt_len) + o.latency.num_generated;
+  if (total > context)
+    return report_error(
+        fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
   report_inactive_settings(*config);
   ThreadPool pool(config->threads);
   bench::LatencyOptions options = o.latency;

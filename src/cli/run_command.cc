@@ -2,6 +2,10 @@
 // stdout: the prompt and its continuation, streamed; stderr: the figures at the end.
 #include "cli/run_command.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -60,8 +64,18 @@ int run(const RunOptions& o) {
 
   const Tokenizer& tok = *loaded->tokenizer;
   const std::vector<TokenId> prompt = tok.encode(o.prompt, !o.no_bos);
+  // The cache holds what this run can use, not the whole context: a 128K-context model with a short prompt
+  // must not reserve 128K positions of KV.
+  // (A prompt that does not fit gets seq_len = max_seq_len, so check_prompt names the configured context.)
+  const int32_t seq_len = int32_t(std::min<int64_t>(max_seq_len, int64_t(prompt.size()) + sampling.max_tokens));
+  const int64_t kv_bytes = Generator::kv_bytes(mc, seq_len);
+  const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
+  if (kv_bytes > ram_bytes / 2)
+    return report_error(fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
+                                    "{:.1f} GiB; lower --max-seq-len or -n",
+                                    seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
   ThreadPool pool(config->threads);
-  Generator generator(*loaded->model, tok, pool, max_seq_len);
+  Generator generator(*loaded->model, tok, pool, seq_len);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
 
   // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.

@@ -49,7 +49,12 @@ void ThreadPool::run_job(void* ctx, JobFn fn) {
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   fn(ctx, 0);
-  while (num_pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  // Spin (the usual wait is a fraction of a microsecond), but yield now and then so a worker that was
+  // descheduled (more threads than free cores) gets the core back instead of stalling a whole timeslice.
+  for (int32_t polls = 1; num_pending_.load(std::memory_order_acquire) != 0; ++polls) {
+    cpu_relax();
+    if (polls % 256 == 0) std::this_thread::yield();
+  }
 }
 
 void ThreadPool::worker_loop(int32_t thread_idx) {

@@ -51,6 +51,11 @@ Generator::Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool&
   std::iota(block_table_.begin(), block_table_.end(), 0);
 }
 
+int64_t Generator::kv_bytes(const ModelConfig& config, int32_t max_seq_len) {
+  return int64_t(num_blocks_for(max_seq_len)) * kBlockSize * config.kv_dim() * config.num_layers * 2 *
+         int64_t(sizeof(float));
+}
+
 Status Generator::check_prompt(std::span<const TokenId> prompt) const {
   const int32_t num_prompt = int32_t(prompt.size());
   if (num_prompt == 0) return make_error("the prompt is empty (no tokens)");
@@ -132,7 +137,8 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
       hit_stop_string = true;
       break;
     }
-    if (int32_t(result.output_tokens.size()) >= params.max_tokens || pos >= max_seq_len_) {
+    // The sequence (prompt + output) holds at most max_seq_len tokens, as vLLM's max_model_len.
+    if (int32_t(result.output_tokens.size()) >= params.max_tokens || pos + 1 >= max_seq_len_) {
       result.finish_reason = FinishReason::kLength;
       break;
     }

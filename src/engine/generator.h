@@ -36,7 +36,7 @@ struct GenerationResult {
 
 class Generator {
  public:
-  // max_seq_len: positions the sequence may use (prompt + output); max_chunk: prompt tokens per forward.
+  // max_seq_len: tokens the sequence may hold (prompt + output); max_chunk: prompt tokens per forward.
   // `pool` runs every forward call; it belongs to the caller and must outlive the generator.
   Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int32_t max_seq_len,
             int32_t max_chunk = 256);
@@ -50,6 +50,9 @@ class Generator {
                                     const std::function<void(std::string_view)>& on_text);
 
   int32_t max_seq_len() const { return max_seq_len_; }
+  // Bytes of f32 K/V a generator of `max_seq_len` allocates for `config` (so a caller can refuse what
+  // cannot fit before allocating it).
+  static int64_t kv_bytes(const ModelConfig& config, int32_t max_seq_len);
 
  private:
   const Model& model_;

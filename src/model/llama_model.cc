@@ -96,6 +96,22 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
   PAGODA_CHECK(n > 0 && n <= ws.max_tokens, "batch of {} tokens, workspace holds {}", n, ws.max_tokens);
   PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
   PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers, "KV cache shaped for another model");
+  // The batch's shape; a malformed batch is an engine bug, caught here rather than as a stray read.
+  PAGODA_CHECK(batch.positions.size() == size_t(n) && batch.slot_ids.size() == size_t(n));
+  PAGODA_CHECK(batch.num_seqs() >= 1 && batch.seq_starts.front() == 0 && batch.seq_starts.back() == n &&
+               batch.context_lens.size() == size_t(batch.num_seqs()) &&
+               batch.block_tables.num_seqs == batch.num_seqs() && kv.block_size > 0);
+  for (int32_t s = 0; s < batch.num_seqs(); ++s) {
+    PAGODA_CHECK(batch.seq_starts[s] <= batch.seq_starts[s + 1]);
+    PAGODA_CHECK(batch.context_lens[s] <= int64_t(batch.block_tables.max_blocks_per_seq) * kv.block_size,
+                 "sequence {} sees {} tokens but its block table holds {} blocks of {}", s, batch.context_lens[s],
+                 batch.block_tables.max_blocks_per_seq, kv.block_size);
+    const int32_t num_blocks_used = (batch.context_lens[s] + kv.block_size - 1) / kv.block_size;
+    for (int32_t j = 0; j < num_blocks_used; ++j) {
+      const int64_t block = batch.block_tables.row(s)[size_t(j)];
+      PAGODA_CHECK(block >= 0 && block * kv.block_size < kv.num_slots, "block id {} outside the KV cache", block);
+    }
+  }
 
   for (int32_t t = 0; t < n; ++t) {
     PAGODA_CHECK(batch.tokens[t] >= 0 && batch.tokens[t] < config_.vocab_size, "token id {} out of range",

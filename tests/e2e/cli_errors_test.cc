@@ -101,6 +101,11 @@ TEST_F(CliErrorsTest, BadSamplingFlags) {
   expect_clean_error(run_pagoda({"run", "-p", "hi", "--temp", "-1"}), "temperature");
 }
 
+TEST_F(CliErrorsTest, BenchLatencyRangesDoNotOverflow) {
+  expect_clean_error(run_pagoda({"bench", "latency", "--prompt-len", "2147483647", "--gen", "2"}),
+                     "exceeds the model's context of 512");
+}
+
 TEST_F(CliErrorsTest, UnknownFlagsAndSubcommandsFail) {
   ProcessResult r = run_pagoda({"run", "--no-such-flag"});
   EXPECT_EQ(r.term_signal, 0);
