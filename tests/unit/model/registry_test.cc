@@ -56,6 +56,25 @@ class RegistryTest : public ::testing::Test {
     return create_model(*file_, kernels::best_kernels());
   }
 
+  // The next-token logits after "Once upon a time" (BOS + 4 tokens), on two threads.
+  static std::vector<float> prompt_logits(const Model& m) {
+    const TokenId tokens[] = {1, 403, 407, 261, 378};
+    const Pos positions[] = {0, 1, 2, 3, 4};
+    const int32_t slots[] = {0, 1, 2, 3, 4}, seq_starts[] = {0, 5}, context_lens[] = {5}, rows[] = {4};
+    const BlockId table[] = {0};
+    BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows};
+    ThreadPool pool(2);
+    KvStorage kv(m.config(), 1, 16);
+    Workspace ws(m.config(), 8, 16, 1, 2);
+    LogitsView l = m.forward(batch, kv.view(), ws, pool);
+    return std::vector<float>(l.row(0).begin(), l.row(0).end());
+  }
+  static float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    float max_diff = 0.0f;
+    for (size_t i = 0; i < a.size(); ++i) max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
+    return max_diff;
+  }
+
   std::unique_ptr<format::GgufFile> base_;
   std::vector<uint8_t> bytes_;
   std::unique_ptr<format::GgufFile> file_;
@@ -113,19 +132,7 @@ TEST_F(RegistryTest, Q8_0AndQ4_0WeightsLoadAndStayCloseToF32) {
   // Every 2-D tensor whose rows are whole 32-element blocks is quantized (ffn_down's 172-wide rows stay f32).
   auto f32_model = create_model(*base_, kernels::best_kernels());
   ASSERT_TRUE(f32_model.ok());
-  const TokenId tokens[] = {1, 403, 407, 261, 378};
-  const Pos positions[] = {0, 1, 2, 3, 4};
-  const int32_t slots[] = {0, 1, 2, 3, 4}, seq_starts[] = {0, 5}, context_lens[] = {5}, rows[] = {4};
-  const BlockId table[] = {0};
-  BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows};
-  ThreadPool pool(2);
-  auto logits_of = [&](const Model& m) {
-    KvStorage kv(m.config(), 1, 16);
-    Workspace ws(m.config(), 8, 16, 1, 2);
-    LogitsView l = m.forward(batch, kv.view(), ws, pool);
-    return std::vector<float>(l.row(0).begin(), l.row(0).end());
-  };
-  const std::vector<float> reference = logits_of(**f32_model);
+  const std::vector<float> reference = prompt_logits(**f32_model);
   for (format::GgmlType type : {format::GgmlType::kQ8_0, format::GgmlType::kQ4_0}) {
     std::vector<std::vector<uint8_t>> blocks;
     format::GgufWriter w;
@@ -153,9 +160,8 @@ TEST_F(RegistryTest, Q8_0AndQ4_0WeightsLoadAndStayCloseToF32) {
     ASSERT_TRUE(file.ok()) << file.error();
     auto model = create_model(*file, kernels::best_kernels());
     ASSERT_TRUE(model.ok()) << model.error();
-    const std::vector<float> logits = logits_of(**model);
-    float max_diff = 0.0f;
-    for (size_t i = 0; i < logits.size(); ++i) max_diff = std::max(max_diff, std::fabs(logits[i] - reference[i]));
+    const std::vector<float> logits = prompt_logits(**model);
+    const float max_diff = max_abs_diff(logits, reference);
     // Loose sanity bounds (measured: 0.23 for q8_0, 3.0 for q4_0 on logits of magnitude ~10); the quality
     // figures are perplexity and KL divergence. The greedy next token survives both quantizations.
     const auto argmax = [](const std::vector<float>& v) { return std::max_element(v.begin(), v.end()) - v.begin(); };
@@ -187,19 +193,7 @@ TEST_F(RegistryTest, F16WeightsLoadAndGiveNearlyTheSameLogits) {
   ASSERT_TRUE(model.ok()) << model.error();
   auto f32_model = create_model(*base_, kernels::best_kernels());
   ASSERT_TRUE(f32_model.ok());
-
-  const TokenId tokens[] = {1, 403, 407, 261, 378};
-  const Pos positions[] = {0, 1, 2, 3, 4};
-  const int32_t slots[] = {0, 1, 2, 3, 4}, seq_starts[] = {0, 5}, context_lens[] = {5}, rows[] = {4};
-  const BlockId table[] = {0};
-  BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows};
-  KvStorage kv_a((*model)->config(), 1, 16), kv_b((*model)->config(), 1, 16);
-  Workspace ws_a((*model)->config(), 8, 16, 1), ws_b((*model)->config(), 8, 16, 1);
-  ThreadPool pool(1);
-  LogitsView a = (*model)->forward(batch, kv_a.view(), ws_a, pool);
-  LogitsView b = (*f32_model)->forward(batch, kv_b.view(), ws_b, pool);
-  float max_diff = 0.0f;
-  for (int32_t i = 0; i < a.vocab_size; ++i) max_diff = std::max(max_diff, std::fabs(a.row(0)[i] - b.row(0)[i]));
+  const float max_diff = max_abs_diff(prompt_logits(**model), prompt_logits(**f32_model));
   EXPECT_LT(max_diff, 0.05f);
   EXPECT_GT(max_diff, 0.0f);  // it really ran on the f16 copy
 }
