@@ -2,8 +2,8 @@
 // Owns nothing but an error message; bugs are PAGODA_CHECK aborts, never a Status.
 #pragma once
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <variant>
@@ -35,7 +35,7 @@ inline Status make_error(std::string message) { return Status::error(std::move(m
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit on purpose, like std::expected
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit on purpose, like std::expected
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     if (std::get<Status>(v_).ok()) {
       std::fprintf(stderr, "pagoda: Result constructed from an ok Status\n");
@@ -74,9 +74,9 @@ class [[nodiscard]] Result {
 }  // namespace pagoda
 
 // Propagate a failed Status from the current function (which returns Status or Result<U>).
-#define PAGODA_RETURN_IF_ERROR(expr)              \
-  do {                                            \
-    ::pagoda::Status pagoda_status_ = (expr);     \
+#define PAGODA_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::pagoda::Status pagoda_status_ = (expr);        \
     if (!pagoda_status_.ok()) return pagoda_status_; \
   } while (0)
 

@@ -10,7 +10,7 @@
 namespace pagoda::bench {
 
 struct MemoryBandwidth {
-  double read_gbps = 0.0;   // 1e9 bytes/s, best of the repetitions
+  double read_gbps = 0.0;  // 1e9 bytes/s, best of the repetitions
   double triad_gbps = 0.0;
   int64_t array_bytes = 0;  // per array
   int32_t num_threads = 0;

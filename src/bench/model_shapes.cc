@@ -19,8 +19,8 @@ const ModelShape kShapes[] = {
 
 int64_t ModelShape::num_params() const {
   const int64_t kv_dim = int64_t(dim) / num_heads * num_kv_heads;
-  const int64_t per_layer = 2 * int64_t(dim) * dim + 2 * int64_t(dim) * kv_dim + 3 * int64_t(dim) * hidden_dim +
-                            2 * int64_t(dim);
+  const int64_t per_layer =
+      2 * int64_t(dim) * dim + 2 * int64_t(dim) * kv_dim + 3 * int64_t(dim) * hidden_dim + 2 * int64_t(dim);
   return int64_t(vocab_size) * dim * 2 + per_layer * num_layers + dim;
 }
 

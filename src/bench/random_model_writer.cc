@@ -53,9 +53,8 @@ void fill_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
     case GgmlType::kQ8_0:
     case GgmlType::kQ4_0: {
       // Random f32 values, then the same block quantizer `pagoda quantize` uses.
-      const int64_t n = int64_t(dst.size() / (type == GgmlType::kQ8_0 ? sizeof(quant::BlockQ8_0)
-                                                                      : sizeof(quant::BlockQ4_0))) *
-                        32;
+      const int64_t n =
+          int64_t(dst.size() / (type == GgmlType::kQ8_0 ? sizeof(quant::BlockQ8_0) : sizeof(quant::BlockQ4_0))) * 32;
       std::vector<float> values(static_cast<size_t>(n));
       for (float& v : values) v = rng.next_unit() * kHalfWidth;
       if (type == GgmlType::kQ8_0)
@@ -173,7 +172,7 @@ Status write_random_model(const RandomModelOptions& o) {
     // Rows that are not whole 32-element blocks fall back to f16 (the tiny shape's 172-wide ffn_down).
     const bool whole_blocks = spec.dims[0] % 32 == 0;
     const bool block_type = o.weight_type == GgmlType::kQ8_0 || o.weight_type == GgmlType::kQ4_0;
-    const GgmlType type = spec.is_norm                     ? GgmlType::kF32
+    const GgmlType type = spec.is_norm                    ? GgmlType::kF32
                           : (block_type && !whole_blocks) ? GgmlType::kF16
                                                           : o.weight_type;
     uint64_t rows = 1;

@@ -35,9 +35,10 @@ int bench_membw(const MembwOptions& o) {
     std::printf("{\"bench\":\"membw\",\"threads\":%d,\"array_mib\":%lld,\"read_gbps\":%.2f,\"triad_gbps\":%.2f}\n",
                 bw.num_threads, static_cast<long long>(o.array_mib), bw.read_gbps, bw.triad_gbps);
   } else {
-    std::printf("memory bandwidth, %d threads, 3 arrays of %lld MiB, best of %d:\n  read-only  %6.2f GB/s\n"
-                "  triad      %6.2f GB/s\n",
-                bw.num_threads, static_cast<long long>(o.array_mib), o.num_reps, bw.read_gbps, bw.triad_gbps);
+    std::printf(
+        "memory bandwidth, %d threads, 3 arrays of %lld MiB, best of %d:\n  read-only  %6.2f GB/s\n"
+        "  triad      %6.2f GB/s\n",
+        bw.num_threads, static_cast<long long>(o.array_mib), o.num_reps, bw.read_gbps, bw.triad_gbps);
   }
   return 0;
 }
@@ -60,8 +61,7 @@ int bench_latency(const LatencyCliOptions& o) {
   const int32_t context = loaded->model->config().context_length;
   const int64_t total = int64_t(o.latency.prompt_len) + o.latency.num_generated;
   if (total > context)
-    return report_error(
-        fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
+    return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
   report_inactive_settings(*config);
   ThreadPool pool(config->threads);
   bench::LatencyOptions options = o.latency;
@@ -77,13 +77,14 @@ int bench_latency(const LatencyCliOptions& o) {
         r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99, r.mbu, r.membw_gbps, r.weight_bytes_per_token,
         r.kv_bytes_per_token);
   } else {
-    std::printf("model %s, %d threads\n  prefill pp%d   %9.2f tokens/s\n  decode  tg%d   %9.2f tokens/s\n"
-                "  TTFT          %9.3f ms\n  TPOT mean     %9.4f ms (p50 %.4f, p99 %.4f)\n"
-                "  bytes/token   %9.2f MB weights + %.2f MB KV\n  bandwidth     %9.2f GB/s (read-only)\n"
-                "  MBU           %9.1f %%\n",
-                loaded->source.c_str(), r.num_threads, r.prompt_len, r.prefill_tok_s, r.num_generated,
-                r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
-                r.weight_bytes_per_token / 1e6, r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
+    std::printf(
+        "model %s, %d threads\n  prefill pp%d   %9.2f tokens/s\n  decode  tg%d   %9.2f tokens/s\n"
+        "  TTFT          %9.3f ms\n  TPOT mean     %9.4f ms (p50 %.4f, p99 %.4f)\n"
+        "  bytes/token   %9.2f MB weights + %.2f MB KV\n  bandwidth     %9.2f GB/s (read-only)\n"
+        "  MBU           %9.1f %%\n",
+        loaded->source.c_str(), r.num_threads, r.prompt_len, r.prefill_tok_s, r.num_generated, r.decode_tok_s,
+        r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99, r.weight_bytes_per_token / 1e6,
+        r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
   }
   return 0;
 }

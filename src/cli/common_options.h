@@ -2,8 +2,8 @@
 // they combine: the config file first, then the flags that were given on the command line.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <pagoda/status.h>
+#include <CLI/CLI.hpp>
 
 #include <optional>
 #include <string>

@@ -22,8 +22,7 @@ int convert(const ConvertOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
   if (o.from != "llama2c") return report_error("--from " + o.from + " is not supported (supported: llama2c)");
-  if (o.inputs.size() != 2)
-    return report_error("--from llama2c takes two inputs: CHECKPOINT.bin TOKENIZER.bin");
+  if (o.inputs.size() != 2) return report_error("--from llama2c takes two inputs: CHECKPOINT.bin TOKENIZER.bin");
   format::Llama2cConvertOptions options{o.inputs[0], o.inputs[1], o.output, o.name};
   if (Status st = format::convert_llama2c_to_gguf(options); !st.ok()) return report_error(st.message());
   std::fprintf(stderr, "pagoda: wrote %s\n", o.output.c_str());

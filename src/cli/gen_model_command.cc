@@ -48,18 +48,17 @@ int gen_model(const GenModelOptions& o) {
     shape->num_layers = *o.num_layers;
   }
   Progress progress("gen-model");
-  bench::RandomModelOptions options{*shape, *type, o.seed, o.output,
-                                    [&progress](int32_t done, int32_t total, const std::string& name) {
-                                      progress.update(done, total, name);
-                                    }};
+  bench::RandomModelOptions options{
+      *shape, *type, o.seed, o.output,
+      [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
   Status st = bench::write_random_model(options);
   progress.finish();
   if (!st.ok()) return report_error(st.message());
   std::error_code ec;
   const auto size = std::filesystem::file_size(o.output, ec);
-  std::fprintf(stderr, "pagoda: wrote %s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n",
-               o.output.c_str(), shape->name.c_str(), shape->num_layers, double(shape->num_params()) / 1e9,
-               o.type.c_str(), ec ? 0.0 : double(size) / (1 << 20));
+  std::fprintf(stderr, "pagoda: wrote %s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n", o.output.c_str(),
+               shape->name.c_str(), shape->num_layers, double(shape->num_params()) / 1e9, o.type.c_str(),
+               ec ? 0.0 : double(size) / (1 << 20));
   return 0;
 }
 
@@ -70,7 +69,8 @@ void add_gen_model_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("gen-model", "Write a random-weight model with a real model's shapes");
   add_common_options(*cmd, options->common, /*with_model=*/false);
   cmd->add_option("--shape", options->shape, "tiny, stories15m, tinyllama-1.1b or llama2-7b")->required();
-  cmd->add_option("--type", options->type, "weight type of the matrices: f32, f16, q8_0 or q4_0")->capture_default_str();
+  cmd->add_option("--type", options->type, "weight type of the matrices: f32, f16, q8_0 or q4_0")
+      ->capture_default_str();
   cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
   cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
   cmd->add_option("--layers", options->num_layers, "keep only the first N layers (to fit memory and time)");

@@ -14,9 +14,8 @@ void Progress::update(int64_t done, int64_t total, const std::string& item) {
   if (is_terminal_) {
     constexpr int32_t kWidth = 30;
     const int32_t filled = int32_t(done * kWidth / total);
-    std::fprintf(stderr, "\r%s [%.*s%*s] %lld/%lld %-40.40s", stage_.c_str(), filled,
-                 "##############################", kWidth - filled, "", static_cast<long long>(done),
-                 static_cast<long long>(total), item.c_str());
+    std::fprintf(stderr, "\r%s [%.*s%*s] %lld/%lld %-40.40s", stage_.c_str(), filled, "##############################",
+                 kWidth - filled, "", static_cast<long long>(done), static_cast<long long>(total), item.c_str());
     std::fflush(stderr);
     return;
   }

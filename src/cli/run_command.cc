@@ -10,9 +10,9 @@
 #include <memory>
 
 #include "cli/common_options.h"
+#include "core/thread_pool.h"
 #include "engine/generator.h"
 #include "engine/loaded_model.h"
-#include "core/thread_pool.h"
 #include "kernels/kernels.h"
 #include "tokenizer/stream_decoder.h"
 
@@ -71,9 +71,10 @@ int run(const RunOptions& o) {
   const int64_t kv_bytes = Generator::kv_bytes(mc, seq_len);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
-    return report_error(fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
-                                    "{:.1f} GiB; lower --max-seq-len or -n",
-                                    seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
+    return report_error(
+        fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
+                    "{:.1f} GiB; lower --max-seq-len or -n",
+                    seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
   ThreadPool pool(config->threads);
   Generator generator(*loaded->model, tok, pool, seq_len);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());

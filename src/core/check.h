@@ -16,9 +16,9 @@ namespace pagoda::detail {
 }  // namespace pagoda::detail
 
 // PAGODA_CHECK(cond) or PAGODA_CHECK(cond, "fmt {}", args...)
-#define PAGODA_CHECK(cond, ...)                                                                  \
-  do {                                                                                           \
-    if (!(cond)) [[unlikely]]                                                                    \
+#define PAGODA_CHECK(cond, ...)                                                                 \
+  do {                                                                                          \
+    if (!(cond)) [[unlikely]]                                                                   \
       ::pagoda::detail::check_failed(__FILE__, __LINE__, #cond, ::fmt::format("" __VA_ARGS__)); \
   } while (0)
 

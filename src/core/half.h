@@ -37,8 +37,8 @@ inline uint16_t float_to_fp16(float f) {
   const uint32_t sign = (x >> 16) & 0x8000;
   x &= 0x7fffffffu;
   if (x >= 0x7f800000u) return uint16_t(sign | 0x7c00 | (x > 0x7f800000u ? 0x200 : 0));  // inf / nan
-  if (x >= 0x477ff000u) return uint16_t(sign | 0x7c00);                                    // overflow -> inf
-  if (x < 0x38800000u) {                                                                    // subnormal or zero
+  if (x >= 0x477ff000u) return uint16_t(sign | 0x7c00);                                  // overflow -> inf
+  if (x < 0x38800000u) {                                                                 // subnormal or zero
     // round(x * 2^24) with ties to even, using float arithmetic (exact for this range)
     float v = bits_to_float(x) * 16777216.0f;
     uint32_t m = uint32_t(v);

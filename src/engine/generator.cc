@@ -65,8 +65,8 @@ Status Generator::check_prompt(std::span<const TokenId> prompt) const {
         num_prompt, max_seq_len_));
   for (TokenId t : prompt)
     if (t < 0 || t >= model_.config().vocab_size)
-      return make_error(fmt::format("prompt token id {} is outside the vocabulary (0..{})", t,
-                                    model_.config().vocab_size - 1));
+      return make_error(
+          fmt::format("prompt token id {} is outside the vocabulary (0..{})", t, model_.config().vocab_size - 1));
   return Status();
 }
 

@@ -24,9 +24,9 @@ struct GenerationResult {
   std::vector<TokenId> output_tokens;
   FinishReason finish_reason = FinishReason::kLength;
   int32_t num_prompt_tokens = 0;
-  int64_t prefill_us = 0;  // prompt processing, up to the first token's logits
-  int64_t ttft_us = 0;     // start to first token sampled
-  int64_t total_us = 0;    // start to the end of generation
+  int64_t prefill_us = 0;               // prompt processing, up to the first token's logits
+  int64_t ttft_us = 0;                  // start to first token sampled
+  int64_t total_us = 0;                 // start to the end of generation
   std::vector<int64_t> token_times_us;  // [output_tokens] start to the moment each token was sampled
 
   // Mean time per output token after the first (first to last token over n - 1), in ms; 0 with fewer than two.

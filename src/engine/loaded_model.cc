@@ -23,8 +23,8 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
   PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(*loaded.file, kernels));
   PAGODA_ASSIGN_OR_RETURN(loaded.tokenizer, tokenizer_from_gguf(*loaded.file));
   if (loaded.tokenizer->vocab_size() != loaded.model->config().vocab_size)
-    return make_error(fmt::format("{}: the tokenizer has {} tokens but token_embd.weight has {} rows",
-                                  loaded.source, loaded.tokenizer->vocab_size(), loaded.model->config().vocab_size));
+    return make_error(fmt::format("{}: the tokenizer has {} tokens but token_embd.weight has {} rows", loaded.source,
+                                  loaded.tokenizer->vocab_size(), loaded.model->config().vocab_size));
   return loaded;
 }
 

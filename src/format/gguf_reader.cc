@@ -34,22 +34,17 @@ uint64_t min_value_bytes(GgufValueType type) {
   switch (type) {
     case GgufValueType::kUint8:
     case GgufValueType::kInt8:
-    case GgufValueType::kBool:
-      return 1;
+    case GgufValueType::kBool: return 1;
     case GgufValueType::kUint16:
-    case GgufValueType::kInt16:
-      return 2;
+    case GgufValueType::kInt16: return 2;
     case GgufValueType::kUint32:
     case GgufValueType::kInt32:
-    case GgufValueType::kFloat32:
-      return 4;
+    case GgufValueType::kFloat32: return 4;
     case GgufValueType::kUint64:
     case GgufValueType::kInt64:
     case GgufValueType::kFloat64:
-    case GgufValueType::kString:
-      return 8;  // u64 length
-    case GgufValueType::kArray:
-      return 12;  // u32 element type + u64 count
+    case GgufValueType::kString: return 8;  // u64 length
+    case GgufValueType::kArray: return 12;  // u32 element type + u64 count
   }
   return 1;
 }
@@ -127,30 +122,21 @@ class GgufParser {
   Status read_value(GgufValueType type, int depth, GgufValue* out) {
     out->type = type;
     switch (type) {
-      case GgufValueType::kUint8:
-        return read_unsigned<uint8_t>(out);
-      case GgufValueType::kUint16:
-        return read_unsigned<uint16_t>(out);
-      case GgufValueType::kUint32:
-        return read_unsigned<uint32_t>(out);
-      case GgufValueType::kUint64:
-        return read_unsigned<uint64_t>(out);
-      case GgufValueType::kInt8:
-        return read_signed<int8_t>(out);
-      case GgufValueType::kInt16:
-        return read_signed<int16_t>(out);
-      case GgufValueType::kInt32:
-        return read_signed<int32_t>(out);
-      case GgufValueType::kInt64:
-        return read_signed<int64_t>(out);
+      case GgufValueType::kUint8: return read_unsigned<uint8_t>(out);
+      case GgufValueType::kUint16: return read_unsigned<uint16_t>(out);
+      case GgufValueType::kUint32: return read_unsigned<uint32_t>(out);
+      case GgufValueType::kUint64: return read_unsigned<uint64_t>(out);
+      case GgufValueType::kInt8: return read_signed<int8_t>(out);
+      case GgufValueType::kInt16: return read_signed<int16_t>(out);
+      case GgufValueType::kInt32: return read_signed<int32_t>(out);
+      case GgufValueType::kInt64: return read_signed<int64_t>(out);
       case GgufValueType::kFloat32: {
         float v = 0;
         PAGODA_RETURN_IF_ERROR(read(&v, "f32 value"));
         out->f64 = v;
         return Status::ok_status();
       }
-      case GgufValueType::kFloat64:
-        return read(&out->f64, "f64 value");
+      case GgufValueType::kFloat64: return read(&out->f64, "f64 value");
       case GgufValueType::kBool: {
         uint8_t v = 0;
         PAGODA_RETURN_IF_ERROR(read(&v, "bool value"));
@@ -158,10 +144,8 @@ class GgufParser {
         out->u64 = v;
         return Status::ok_status();
       }
-      case GgufValueType::kString:
-        return read_string(&out->str, "string");
-      case GgufValueType::kArray:
-        return read_array(depth, out);
+      case GgufValueType::kString: return read_string(&out->str, "string");
+      case GgufValueType::kArray: return read_array(depth, out);
     }
     return context_error(fmt::format("unknown value type {}", static_cast<uint32_t>(type)));
   }
@@ -227,10 +211,8 @@ bool is_integer(GgufValueType type) {
     case GgufValueType::kInt8:
     case GgufValueType::kInt16:
     case GgufValueType::kInt32:
-    case GgufValueType::kInt64:
-      return true;
-    default:
-      return false;
+    case GgufValueType::kInt64: return true;
+    default: return false;
   }
 }
 
@@ -240,15 +222,12 @@ std::optional<__int128> integer_of(const GgufValue& value) {
     case GgufValueType::kUint8:
     case GgufValueType::kUint16:
     case GgufValueType::kUint32:
-    case GgufValueType::kUint64:
-      return static_cast<__int128>(value.u64);
+    case GgufValueType::kUint64: return static_cast<__int128>(value.u64);
     case GgufValueType::kInt8:
     case GgufValueType::kInt16:
     case GgufValueType::kInt32:
-    case GgufValueType::kInt64:
-      return static_cast<__int128>(value.i64);
-    default:
-      return std::nullopt;
+    case GgufValueType::kInt64: return static_cast<__int128>(value.i64);
+    default: return std::nullopt;
   }
 }
 

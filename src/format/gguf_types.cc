@@ -15,46 +15,26 @@ struct GgmlTypeTraits {
 // writer needs them for quantized test files, and error messages can name the type).
 GgmlTypeTraits traits_of(GgmlType type) {
   switch (type) {
-    case GgmlType::kF32:
-      return {"f32", 1, 4};
-    case GgmlType::kF16:
-      return {"f16", 1, 2};
-    case GgmlType::kQ4_0:
-      return {"q4_0", 32, 18};
-    case GgmlType::kQ4_1:
-      return {"q4_1", 32, 20};
-    case GgmlType::kQ5_0:
-      return {"q5_0", 32, 22};
-    case GgmlType::kQ5_1:
-      return {"q5_1", 32, 24};
-    case GgmlType::kQ8_0:
-      return {"q8_0", 32, 34};
-    case GgmlType::kQ8_1:
-      return {"q8_1", 32, 36};
-    case GgmlType::kQ2_K:
-      return {"q2_K", 256, 84};
-    case GgmlType::kQ3_K:
-      return {"q3_K", 256, 110};
-    case GgmlType::kQ4_K:
-      return {"q4_K", 256, 144};
-    case GgmlType::kQ5_K:
-      return {"q5_K", 256, 176};
-    case GgmlType::kQ6_K:
-      return {"q6_K", 256, 210};
-    case GgmlType::kQ8_K:
-      return {"q8_K", 256, 292};
-    case GgmlType::kI8:
-      return {"i8", 1, 1};
-    case GgmlType::kI16:
-      return {"i16", 1, 2};
-    case GgmlType::kI32:
-      return {"i32", 1, 4};
-    case GgmlType::kI64:
-      return {"i64", 1, 8};
-    case GgmlType::kF64:
-      return {"f64", 1, 8};
-    case GgmlType::kBF16:
-      return {"bf16", 1, 2};
+    case GgmlType::kF32: return {"f32", 1, 4};
+    case GgmlType::kF16: return {"f16", 1, 2};
+    case GgmlType::kQ4_0: return {"q4_0", 32, 18};
+    case GgmlType::kQ4_1: return {"q4_1", 32, 20};
+    case GgmlType::kQ5_0: return {"q5_0", 32, 22};
+    case GgmlType::kQ5_1: return {"q5_1", 32, 24};
+    case GgmlType::kQ8_0: return {"q8_0", 32, 34};
+    case GgmlType::kQ8_1: return {"q8_1", 32, 36};
+    case GgmlType::kQ2_K: return {"q2_K", 256, 84};
+    case GgmlType::kQ3_K: return {"q3_K", 256, 110};
+    case GgmlType::kQ4_K: return {"q4_K", 256, 144};
+    case GgmlType::kQ5_K: return {"q5_K", 256, 176};
+    case GgmlType::kQ6_K: return {"q6_K", 256, 210};
+    case GgmlType::kQ8_K: return {"q8_K", 256, 292};
+    case GgmlType::kI8: return {"i8", 1, 1};
+    case GgmlType::kI16: return {"i16", 1, 2};
+    case GgmlType::kI32: return {"i32", 1, 4};
+    case GgmlType::kI64: return {"i64", 1, 8};
+    case GgmlType::kF64: return {"f64", 1, 8};
+    case GgmlType::kBF16: return {"bf16", 1, 2};
   }
   return {"unknown", 0, 0};
 }
@@ -63,32 +43,19 @@ GgmlTypeTraits traits_of(GgmlType type) {
 
 std::string_view gguf_value_type_name(GgufValueType type) {
   switch (type) {
-    case GgufValueType::kUint8:
-      return "u8";
-    case GgufValueType::kInt8:
-      return "i8";
-    case GgufValueType::kUint16:
-      return "u16";
-    case GgufValueType::kInt16:
-      return "i16";
-    case GgufValueType::kUint32:
-      return "u32";
-    case GgufValueType::kInt32:
-      return "i32";
-    case GgufValueType::kFloat32:
-      return "f32";
-    case GgufValueType::kBool:
-      return "bool";
-    case GgufValueType::kString:
-      return "string";
-    case GgufValueType::kArray:
-      return "array";
-    case GgufValueType::kUint64:
-      return "u64";
-    case GgufValueType::kInt64:
-      return "i64";
-    case GgufValueType::kFloat64:
-      return "f64";
+    case GgufValueType::kUint8: return "u8";
+    case GgufValueType::kInt8: return "i8";
+    case GgufValueType::kUint16: return "u16";
+    case GgufValueType::kInt16: return "i16";
+    case GgufValueType::kUint32: return "u32";
+    case GgufValueType::kInt32: return "i32";
+    case GgufValueType::kFloat32: return "f32";
+    case GgufValueType::kBool: return "bool";
+    case GgufValueType::kString: return "string";
+    case GgufValueType::kArray: return "array";
+    case GgufValueType::kUint64: return "u64";
+    case GgufValueType::kInt64: return "i64";
+    case GgufValueType::kFloat64: return "f64";
   }
   return "unknown";
 }

@@ -65,10 +65,10 @@ uint64_t ggml_row_bytes(GgmlType type, uint64_t num_elements);
 // (each itself a GgufValue, so arrays of arrays nest).
 struct GgufValue {
   GgufValueType type = GgufValueType::kUint8;
-  uint64_t u64 = 0;   // kUint8/16/32/64, kBool (0/1)
-  int64_t i64 = 0;    // kInt8/16/32/64
-  double f64 = 0.0;   // kFloat32/64
-  std::string str;    // kString
+  uint64_t u64 = 0;  // kUint8/16/32/64, kBool (0/1)
+  int64_t i64 = 0;   // kInt8/16/32/64
+  double f64 = 0.0;  // kFloat32/64
+  std::string str;   // kString
   GgufValueType array_type = GgufValueType::kUint8;
   std::vector<GgufValue> array;  // kArray
 

@@ -44,47 +44,23 @@ void append_string(std::vector<uint8_t>& out, const std::string& s) {
 // Values are validated when set, so encoding cannot fail.
 void append_value(std::vector<uint8_t>& out, const GgufValue& value) {
   switch (value.type) {
-    case GgufValueType::kUint8:
-      append<uint8_t>(out, static_cast<uint8_t>(value.u64));
-      return;
-    case GgufValueType::kInt8:
-      append<int8_t>(out, static_cast<int8_t>(value.i64));
-      return;
-    case GgufValueType::kUint16:
-      append<uint16_t>(out, static_cast<uint16_t>(value.u64));
-      return;
-    case GgufValueType::kInt16:
-      append<int16_t>(out, static_cast<int16_t>(value.i64));
-      return;
-    case GgufValueType::kUint32:
-      append<uint32_t>(out, static_cast<uint32_t>(value.u64));
-      return;
-    case GgufValueType::kInt32:
-      append<int32_t>(out, static_cast<int32_t>(value.i64));
-      return;
-    case GgufValueType::kFloat32:
-      append<float>(out, static_cast<float>(value.f64));
-      return;
-    case GgufValueType::kBool:
-      append<uint8_t>(out, value.u64 != 0 ? 1 : 0);
-      return;
-    case GgufValueType::kString:
-      append_string(out, value.str);
-      return;
+    case GgufValueType::kUint8: append<uint8_t>(out, static_cast<uint8_t>(value.u64)); return;
+    case GgufValueType::kInt8: append<int8_t>(out, static_cast<int8_t>(value.i64)); return;
+    case GgufValueType::kUint16: append<uint16_t>(out, static_cast<uint16_t>(value.u64)); return;
+    case GgufValueType::kInt16: append<int16_t>(out, static_cast<int16_t>(value.i64)); return;
+    case GgufValueType::kUint32: append<uint32_t>(out, static_cast<uint32_t>(value.u64)); return;
+    case GgufValueType::kInt32: append<int32_t>(out, static_cast<int32_t>(value.i64)); return;
+    case GgufValueType::kFloat32: append<float>(out, static_cast<float>(value.f64)); return;
+    case GgufValueType::kBool: append<uint8_t>(out, value.u64 != 0 ? 1 : 0); return;
+    case GgufValueType::kString: append_string(out, value.str); return;
     case GgufValueType::kArray:
       append<uint32_t>(out, static_cast<uint32_t>(value.array_type));
       append<uint64_t>(out, value.array.size());
       for (const GgufValue& element : value.array) append_value(out, element);
       return;
-    case GgufValueType::kUint64:
-      append<uint64_t>(out, value.u64);
-      return;
-    case GgufValueType::kInt64:
-      append<int64_t>(out, value.i64);
-      return;
-    case GgufValueType::kFloat64:
-      append<double>(out, value.f64);
-      return;
+    case GgufValueType::kUint64: append<uint64_t>(out, value.u64); return;
+    case GgufValueType::kInt64: append<int64_t>(out, value.i64); return;
+    case GgufValueType::kFloat64: append<double>(out, value.f64); return;
   }
   PAGODA_CHECK(false, "unknown GGUF value type {}", static_cast<uint32_t>(value.type));
 }
@@ -100,18 +76,10 @@ void check_value(const std::string& key, const GgufValue& value) {
                  gguf_value_type_name(value.type), value.i64);
   };
   switch (value.type) {
-    case GgufValueType::kUint8:
-      check_unsigned(std::numeric_limits<uint8_t>::max());
-      return;
-    case GgufValueType::kUint16:
-      check_unsigned(std::numeric_limits<uint16_t>::max());
-      return;
-    case GgufValueType::kUint32:
-      check_unsigned(std::numeric_limits<uint32_t>::max());
-      return;
-    case GgufValueType::kBool:
-      check_unsigned(1);
-      return;
+    case GgufValueType::kUint8: check_unsigned(std::numeric_limits<uint8_t>::max()); return;
+    case GgufValueType::kUint16: check_unsigned(std::numeric_limits<uint16_t>::max()); return;
+    case GgufValueType::kUint32: check_unsigned(std::numeric_limits<uint32_t>::max()); return;
+    case GgufValueType::kBool: check_unsigned(1); return;
     case GgufValueType::kInt8:
       check_signed(std::numeric_limits<int8_t>::min(), std::numeric_limits<int8_t>::max());
       return;
@@ -125,8 +93,7 @@ void check_value(const std::string& key, const GgufValue& value) {
     case GgufValueType::kInt64:
     case GgufValueType::kFloat32:
     case GgufValueType::kFloat64:
-    case GgufValueType::kString:
-      return;
+    case GgufValueType::kString: return;
     case GgufValueType::kArray:
       PAGODA_CHECK(static_cast<uint32_t>(value.array_type) <= static_cast<uint32_t>(GgufValueType::kFloat64),
                    "metadata '{}': unknown array element type {}", key, static_cast<uint32_t>(value.array_type));

@@ -38,8 +38,7 @@ Status convert_llama2c_to_gguf(const Llama2cConvertOptions& options) {
   const Llama2cConfig& c = ckpt.config;
   PAGODA_ASSIGN_OR_RETURN(Llama2cVocab vocab, read_llama2c_vocab(options.tokenizer_path, c.vocab_size));
   if (c.vocab_size < 3)
-    return make_error(fmt::format("{}: vocabulary of {} tokens has no BOS/EOS", options.tokenizer_path,
-                                  c.vocab_size));
+    return make_error(fmt::format("{}: vocabulary of {} tokens has no BOS/EOS", options.tokenizer_path, c.vocab_size));
 
   std::vector<std::string> tokens;
   std::vector<int32_t> types;
@@ -62,9 +61,8 @@ Status convert_llama2c_to_gguf(const Llama2cConvertOptions& options) {
     }
   }
 
-  const std::string name = options.model_name.empty()
-                               ? std::filesystem::path(options.checkpoint_path).stem().string()
-                               : options.model_name;
+  const std::string name =
+      options.model_name.empty() ? std::filesystem::path(options.checkpoint_path).stem().string() : options.model_name;
   GgufWriter w;
   w.set("general.architecture", GgufValue::string("llama"));
   w.set("general.name", GgufValue::string(name));

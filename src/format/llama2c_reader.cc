@@ -48,16 +48,16 @@ Result<Llama2cCheckpoint> read_llama2c_checkpoint(const std::string& path) {
   const int64_t head_size = dim / c.num_heads;
   const int64_t kv_dim = dim * c.num_kv_heads / c.num_heads;
   // Element counts of the arrays in file order (llama2.c's memory_map_weights).
-  const int64_t n_embd = vocab * dim, n_rms_att = layers * dim, n_wq = layers * dim * dim,
-                n_wk = layers * kv_dim * dim, n_wv = n_wk, n_wo = n_wq, n_rms_ffn = n_rms_att,
-                n_w1 = layers * hidden * dim, n_w2 = layers * dim * hidden, n_w3 = n_w1, n_rms_final = dim,
+  const int64_t n_embd = vocab * dim, n_rms_att = layers * dim, n_wq = layers * dim * dim, n_wk = layers * kv_dim * dim,
+                n_wv = n_wk, n_wo = n_wq, n_rms_ffn = n_rms_att, n_w1 = layers * hidden * dim,
+                n_w2 = layers * dim * hidden, n_w3 = n_w1, n_rms_final = dim,
                 n_freq = int64_t(c.seq_len) * head_size;  // freq_cis_real + freq_cis_imag, seq_len*head/2 each
   int64_t needed = n_embd + n_rms_att + n_wq + n_wk + n_wv + n_wo + n_rms_ffn + n_w1 + n_w2 + n_w3 + n_rms_final;
   if (!c.shared_classifier) needed += n_freq + n_embd;
   const uint64_t needed_bytes = uint64_t(needed) * 4 + sizeof(header);
   if (bytes.size() < needed_bytes)
-    return make_error(fmt::format("{}: file is {} bytes, the header says the weights need {}", path,
-                                  bytes.size(), needed_bytes));
+    return make_error(
+        fmt::format("{}: file is {} bytes, the header says the weights need {}", path, bytes.size(), needed_bytes));
 
   const float* base = reinterpret_cast<const float*>(bytes.data() + sizeof(header));
   const float* embd = base;

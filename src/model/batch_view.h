@@ -11,7 +11,7 @@ namespace pagoda {
 
 // Physical block ids per sequence: row s holds the blocks of sequence s, logical block j at [s][j].
 struct BlockTableView {
-  const BlockId* data = nullptr;   // [num_seqs][max_blocks_per_seq]
+  const BlockId* data = nullptr;  // [num_seqs][max_blocks_per_seq]
   int32_t num_seqs = 0;
   int32_t max_blocks_per_seq = 0;
 
@@ -21,13 +21,13 @@ struct BlockTableView {
 };
 
 struct BatchView {
-  std::span<const TokenId> tokens;       // [num_tokens]
-  std::span<const Pos> positions;        // [num_tokens]
-  std::span<const int32_t> slot_ids;     // [num_tokens] block_id * block_size + offset: where K/V is written
-  std::span<const int32_t> seq_starts;   // [num_seqs + 1] prefix sums into tokens
-  std::span<const int32_t> context_lens; // [num_seqs] tokens attention sees, new ones included
-  BlockTableView block_tables;           // [num_seqs][max_blocks]
-  std::span<const int32_t> logits_rows;  // token rows that need logits (usually each sequence's last)
+  std::span<const TokenId> tokens;        // [num_tokens]
+  std::span<const Pos> positions;         // [num_tokens]
+  std::span<const int32_t> slot_ids;      // [num_tokens] block_id * block_size + offset: where K/V is written
+  std::span<const int32_t> seq_starts;    // [num_seqs + 1] prefix sums into tokens
+  std::span<const int32_t> context_lens;  // [num_seqs] tokens attention sees, new ones included
+  BlockTableView block_tables;            // [num_seqs][max_blocks]
+  std::span<const int32_t> logits_rows;   // token rows that need logits (usually each sequence's last)
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
   int32_t num_seqs() const { return seq_starts.empty() ? 0 : int32_t(seq_starts.size()) - 1; }

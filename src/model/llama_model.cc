@@ -25,9 +25,8 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
   }
   if (num_tokens == 1) {
     constexpr int64_t kRowGrain = 16;
-    pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
-      fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1);
-    });
+    pool.parallel_for(w.num_rows, kRowGrain,
+                      [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
   } else {
     constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
     pool.parallel_for(num_tokens, kTokenGrain, [&](int64_t begin, int64_t end) {
@@ -49,8 +48,8 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
   const int32_t group = config_.num_heads / config_.num_kv_heads;
   const int32_t block_size = kv.block_size;
   const float scale = 1.0f / std::sqrt(float(head_dim));
-  PAGODA_CHECK(pool.num_threads() <= ws.num_threads, "pool of {} threads, workspace sized for {}",
-               pool.num_threads(), ws.num_threads);
+  PAGODA_CHECK(pool.num_threads() <= ws.num_threads, "pool of {} threads, workspace sized for {}", pool.num_threads(),
+               ws.num_threads);
   const int32_t num_tokens = batch.num_tokens();
   const int64_t num_items = int64_t(num_tokens) * config_.num_heads;  // one (token, head) pair each
   pool.run([&](int32_t thread_idx) {

@@ -20,8 +20,7 @@ class LlamaModel final : public Model {
   // y = W x for `num_tokens` rows of x, split over the pool.
   void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, ThreadPool& pool) const;
   void embed(TokenId token, float* out) const;
-  void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
-                 ThreadPool& pool) const;
+  void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws, ThreadPool& pool) const;
 
   ModelConfig config_;
   ModelWeights weights_;

@@ -12,9 +12,7 @@ struct LogitsView {
   int32_t num_rows = 0;
   int32_t vocab_size = 0;
 
-  std::span<float> row(int32_t row_idx) const {
-    return {data + int64_t(row_idx) * vocab_size, size_t(vocab_size)};
-  }
+  std::span<float> row(int32_t row_idx) const { return {data + int64_t(row_idx) * vocab_size, size_t(vocab_size)}; }
 };
 
 }  // namespace pagoda

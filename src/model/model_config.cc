@@ -37,17 +37,17 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   if (theta) c.rope_theta = *theta;
 
   if (c.dim % c.num_heads != 0)
-    return make_error(fmt::format("{}: embedding_length {} is not a multiple of head_count {}", f.name(), c.dim,
-                                  c.num_heads));
+    return make_error(
+        fmt::format("{}: embedding_length {} is not a multiple of head_count {}", f.name(), c.dim, c.num_heads));
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0)
-    return make_error(fmt::format("{}: head_count {} is not a multiple of head_count_kv {}", f.name(),
-                                  c.num_heads, c.num_kv_heads));
+    return make_error(
+        fmt::format("{}: head_count {} is not a multiple of head_count_kv {}", f.name(), c.num_heads, c.num_kv_heads));
   c.head_dim = c.dim / c.num_heads;
   PAGODA_ASSIGN_OR_RETURN(auto rope_dim, f.get_u32(a + "rope.dimension_count"));
   c.rope_dim = rope_dim ? int32_t(*rope_dim) : c.head_dim;
   if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
-    return make_error(fmt::format("{}: rope.dimension_count {} must be even and at most the head size {}",
-                                  f.name(), c.rope_dim, c.head_dim));
+    return make_error(fmt::format("{}: rope.dimension_count {} must be even and at most the head size {}", f.name(),
+                                  c.rope_dim, c.head_dim));
   if (!(c.rms_eps > 0.0f) || !(c.rope_theta > 0.0f))
     return make_error(fmt::format("{}: layer_norm_rms_epsilon and rope.freq_base must be positive", f.name()));
 

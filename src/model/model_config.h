@@ -19,8 +19,8 @@ struct ModelConfig {
   int32_t num_layers = 0;    // block_count
   int32_t num_heads = 0;
   int32_t num_kv_heads = 0;
-  int32_t head_dim = 0;      // dim / num_heads
-  int32_t rope_dim = 0;      // rope.dimension_count (rotated dims per head), default head_dim
+  int32_t head_dim = 0;  // dim / num_heads
+  int32_t rope_dim = 0;  // rope.dimension_count (rotated dims per head), default head_dim
   int32_t vocab_size = 0;
   int32_t context_length = 0;
   float rms_eps = 1e-5f;

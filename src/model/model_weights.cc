@@ -37,8 +37,8 @@ Result<const format::GgufTensorInfo*> find(const format::GgufFile& f, const std:
   const format::GgufTensorInfo* t = f.find_tensor(name);
   if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.name(), name));
   if (t->dims != expected_dims)
-    return make_error(fmt::format("{}: {} has shape [{}], expected [{}]", f.name(), name,
-                                  dims_text(t->dims), dims_text(expected_dims)));
+    return make_error(fmt::format("{}: {} has shape [{}], expected [{}]", f.name(), name, dims_text(t->dims),
+                                  dims_text(expected_dims)));
   return t;
 }
 

@@ -35,7 +35,7 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  WeightView token_embd;           // [vocab, dim]
+  WeightView token_embd;  // [vocab, dim]
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // f32 [dim]
   WeightView output;               // [vocab, dim]; token_embd when the classifier is shared

@@ -7,10 +7,7 @@ namespace pagoda {
 
 Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_context_, int32_t max_logits_rows_,
                      int32_t num_threads_)
-    : max_tokens(max_tokens_),
-      max_context(max_context_),
-      max_logits_rows(max_logits_rows_),
-      num_threads(num_threads_) {
+    : max_tokens(max_tokens_), max_context(max_context_), max_logits_rows(max_logits_rows_), num_threads(num_threads_) {
   PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0 && num_threads > 0);
   const size_t t = size_t(max_tokens);
   x.resize(t * size_t(c.dim));

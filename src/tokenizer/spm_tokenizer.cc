@@ -90,17 +90,12 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
         token_texts_[size_t(id)] = std::string(1, char(*byte));
         break;
       }
-      case TokenType::kUnknown:
-        token_texts_[size_t(id)] = std::string(kUnknownSurface);
-        break;
+      case TokenType::kUnknown: token_texts_[size_t(id)] = std::string(kUnknownSurface); break;
       case TokenType::kControl:
-      case TokenType::kUnused:
-        break;  // decode to nothing
+      case TokenType::kUnused: break;  // decode to nothing
       case TokenType::kUndefined:
       case TokenType::kNormal:
-      case TokenType::kUserDefined:
-        token_texts_[size_t(id)] = replace_space_markers(piece);
-        break;
+      case TokenType::kUserDefined: token_texts_[size_t(id)] = replace_space_markers(piece); break;
     }
   }
 

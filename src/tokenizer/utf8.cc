@@ -20,16 +20,11 @@ size_t sequence_length(uint8_t lead) {
 // (E0, F0), UTF-16 surrogates (ED) and code points past U+10FFFF (F4).
 bool second_byte_ok(uint8_t lead, uint8_t second) {
   switch (lead) {
-    case 0xE0:
-      return second >= 0xA0 && second <= 0xBF;
-    case 0xED:
-      return second >= 0x80 && second <= 0x9F;
-    case 0xF0:
-      return second >= 0x90 && second <= 0xBF;
-    case 0xF4:
-      return second >= 0x80 && second <= 0x8F;
-    default:
-      return second >= 0x80 && second <= 0xBF;
+    case 0xE0: return second >= 0xA0 && second <= 0xBF;
+    case 0xED: return second >= 0x80 && second <= 0x9F;
+    case 0xF0: return second >= 0x90 && second <= 0xBF;
+    case 0xF4: return second >= 0x80 && second <= 0x8F;
+    default: return second >= 0x80 && second <= 0xBF;
   }
 }
 

@@ -13,8 +13,8 @@ const std::string kAssets = PAGODA_TEST_ASSETS_DIR "/models/stories260K";
 
 TEST(CliConvertTest, ReproducesTheBundledGgufExactly) {
   const std::string dir = make_temp_dir();
-  ProcessResult r = run_pagoda({"convert", "--from", "llama2c", kAssets + "/stories260K.bin",
-                                kAssets + "/tok512.bin", "-o", dir + "/out.gguf", "--name", "stories260K"});
+  ProcessResult r = run_pagoda({"convert", "--from", "llama2c", kAssets + "/stories260K.bin", kAssets + "/tok512.bin",
+                                "-o", dir + "/out.gguf", "--name", "stories260K"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string produced = read_file(dir + "/out.gguf");
   const std::string bundled = read_file(PAGODA_TEST_BUNDLED_MODEL);
@@ -22,8 +22,8 @@ TEST(CliConvertTest, ReproducesTheBundledGgufExactly) {
   EXPECT_TRUE(produced == bundled);
 
   // The converted file runs and gives the same text as the embedded copy.
-  ProcessResult a = run_pagoda({"run", "-q", "-m", dir + "/out.gguf", "-p", "Once upon a time", "-n", "30",
-                                "--temp", "0"});
+  ProcessResult a =
+      run_pagoda({"run", "-q", "-m", dir + "/out.gguf", "-p", "Once upon a time", "-n", "30", "--temp", "0"});
   ProcessResult b = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "30", "--temp", "0"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
@@ -33,8 +33,8 @@ TEST(CliConvertTest, TruncatedCheckpointIsAClearError) {
   const std::string dir = make_temp_dir();
   const std::string ckpt = read_file(kAssets + "/stories260K.bin");
   write_file(dir + "/short.bin", ckpt.substr(0, ckpt.size() / 3));
-  ProcessResult r = run_pagoda(
-      {"convert", "--from", "llama2c", dir + "/short.bin", kAssets + "/tok512.bin", "-o", dir + "/x.gguf"});
+  ProcessResult r =
+      run_pagoda({"convert", "--from", "llama2c", dir + "/short.bin", kAssets + "/tok512.bin", "-o", dir + "/x.gguf"});
   EXPECT_EQ(r.term_signal, 0);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("the header says the weights need"));

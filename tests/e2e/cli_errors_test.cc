@@ -42,9 +42,7 @@ TEST_F(CliErrorsTest, MissingModelFile) {
   expect_clean_error(run_pagoda({"run", "-m", dir_ + "/nope.gguf", "-p", "hi"}), "nope.gguf");
 }
 
-TEST_F(CliErrorsTest, ADirectoryIsNotAModel) {
-  expect_clean_error(run_pagoda({"run", "-m", dir_, "-p", "hi"}), dir_);
-}
+TEST_F(CliErrorsTest, ADirectoryIsNotAModel) { expect_clean_error(run_pagoda({"run", "-m", dir_, "-p", "hi"}), dir_); }
 
 TEST_F(CliErrorsTest, NotAGgufFile) {
   expect_clean_error(run_model("this is a text file, not a model\n"), "not a GGUF file");

@@ -29,12 +29,10 @@ TEST(CliGenModelTest, TinyShapeLoadsAndRuns) {
   EXPECT_THAT(run.err, HasSubstr("generated tokens: 8\n"));
 
   // Deterministic: the same seed writes the same bytes, another seed other weights.
-  ASSERT_EQ(run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", dir + "/u.gguf", "--seed", "3"})
-                .exit_code,
-            0);
-  ASSERT_EQ(run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", dir + "/v.gguf", "--seed", "4"})
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", dir + "/u.gguf", "--seed", "3"}).exit_code, 0);
+  ASSERT_EQ(
+      run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", dir + "/v.gguf", "--seed", "4"}).exit_code, 0);
   EXPECT_TRUE(read_file(dir + "/t.gguf") == read_file(dir + "/u.gguf"));
   EXPECT_FALSE(read_file(dir + "/t.gguf") == read_file(dir + "/v.gguf"));
 }

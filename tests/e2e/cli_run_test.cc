@@ -36,16 +36,16 @@ TEST(CliRunTest, GreedyStoryIsTheGoldenText) {
 }
 
 TEST(CliRunTest, ScalarKernelsGiveTheSameGoldenText) {
-  ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0"},
-                               {"PAGODA_ISA=scalar"});
+  ProcessResult r =
+      run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0"}, {"PAGODA_ISA=scalar"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(without_trailing_newline(r.out), kGoldenStory);
 }
 
 TEST(CliRunTest, SameSeedSameTextAndSeedsMatter) {
   auto sample = [](const std::string& seed) {
-    ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "60", "--temp", "1.0", "--top-k",
-                                  "0", "--top-p", "1", "--min-p", "0", "--seed", seed});
+    ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "60", "--temp", "1.0", "--top-k", "0",
+                                  "--top-p", "1", "--min-p", "0", "--seed", seed});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.out;
   };
@@ -88,8 +88,8 @@ TEST(CliRunTest, ConfigFileSetsTheContextLength) {
   const std::string dir = make_temp_dir();
   write_file(dir + "/c.json", R"({"max_seq_len": 8})");
   // 5 prompt tokens + at most 3 new ones fit in a sequence of 8.
-  ProcessResult r = run_pagoda({"run", "--config", dir + "/c.json", "-p", "Once upon a time", "-n", "50",
-                                "--temp", "0"});
+  ProcessResult r =
+      run_pagoda({"run", "--config", dir + "/c.json", "-p", "Once upon a time", "-n", "50", "--temp", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("generated tokens: 3\n"));
   EXPECT_THAT(r.err, HasSubstr("finish reason: length"));

@@ -7,8 +7,8 @@
 namespace pagoda::e2e {
 
 struct ProcessResult {
-  int exit_code = -1;    // the exit status, or -1 when the process died of a signal
-  int term_signal = 0;   // the signal that killed it, 0 when it exited
+  int exit_code = -1;   // the exit status, or -1 when the process died of a signal
+  int term_signal = 0;  // the signal that killed it, 0 when it exited
   std::string out;
   std::string err;
 };

@@ -32,8 +32,8 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_EQ(ggml_row_bytes(GgmlType::kBF16, 7), 14u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 64), 36u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ8_0, 32), 34u);
-  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);  // not whole blocks
-  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 0u);  // not loadable
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);                // not whole blocks
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 0u);                // not loadable
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, uint64_t{1} << 62), 0u);  // overflow
   EXPECT_EQ(ggml_block_size(GgmlType::kQ4_0), 32u);
   EXPECT_EQ(ggml_type_size(GgmlType::kQ4_0), 18u);

@@ -74,8 +74,8 @@ TEST(Llama2cReaderTest, HeaderAndTensorsOfStories260K) {
 
 TEST(Llama2cReaderTest, TruncatedCheckpointsAreRejected) {
   const std::string bytes = read_all(kCheckpoint);
-  for (size_t len : {size_t(0), size_t(5), size_t(27), size_t(28), size_t(1000), bytes.size() / 2,
-                     bytes.size() - 512 * 8 * 4 - 1}) {
+  for (size_t len :
+       {size_t(0), size_t(5), size_t(27), size_t(28), size_t(1000), bytes.size() / 2, bytes.size() - 512 * 8 * 4 - 1}) {
     auto r = read_llama2c_checkpoint(write_temp("trunc.bin", bytes.substr(0, len)));
     ASSERT_FALSE(r.ok()) << len;
     EXPECT_THAT(r.error(), HasSubstr("trunc.bin"));

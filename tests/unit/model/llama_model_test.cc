@@ -31,8 +31,7 @@ class LlamaModelTest : public ::testing::Test {
   // `cached[s]` tokens in its blocks `tables[s]`. Returns the logits of every new token, row per token.
   std::vector<std::vector<float>> step(const std::vector<std::vector<TokenId>>& seqs,
                                        const std::vector<int32_t>& cached,
-                                       const std::vector<std::vector<BlockId>>& tables, KvStorage& kv,
-                                       Workspace& ws) {
+                                       const std::vector<std::vector<BlockId>>& tables, KvStorage& kv, Workspace& ws) {
     std::vector<TokenId> tokens;
     std::vector<Pos> positions;
     std::vector<int32_t> slots, seq_starts{0}, context_lens, logits_rows;
@@ -52,9 +51,8 @@ class LlamaModelTest : public ::testing::Test {
       seq_starts.push_back(int32_t(tokens.size()));
       context_lens.push_back(cached[s] + int32_t(seqs[s].size()));
     }
-    BatchView batch{tokens,       positions,
-                    slots,        seq_starts,
-                    context_lens, BlockTableView{table_data.data(), int32_t(seqs.size()), max_blocks},
+    BatchView batch{tokens,     positions,    slots,
+                    seq_starts, context_lens, BlockTableView{table_data.data(), int32_t(seqs.size()), max_blocks},
                     logits_rows};
     LogitsView logits = model_->forward(batch, kv.view(), ws, *pool_);
     std::vector<std::vector<float>> rows;
@@ -154,8 +152,8 @@ TEST_F(LlamaModelTest, TwoSequencesInOneStepEqualEachAlone) {
   expect_rows_close(together[prompt_.size() - 1], alone_a.back());
   expect_rows_close(together.back(), alone_b.back());
   // A decode step for both, after the prefill: same again.
-  auto decode_together = step({{432}, {267}}, {int32_t(prompt_.size()), int32_t(other.size())},
-                              {{0, 1, 2}, {3, 4}}, kv, ws);
+  auto decode_together =
+      step({{432}, {267}}, {int32_t(prompt_.size()), int32_t(other.size())}, {{0, 1, 2}, {3, 4}}, kv, ws);
   auto decode_a = step({{432}}, {int32_t(prompt_.size())}, {{0, 1, 2}}, kv_alone, ws);
   auto decode_b = step({{267}}, {int32_t(other.size())}, {{3, 4}}, kv_alone, ws);
   expect_rows_close(decode_together[0], decode_a[0]);

@@ -89,9 +89,8 @@ TEST_F(RegistryTest, TheBundledModelLoadsUnchanged) {
 }
 
 TEST_F(RegistryTest, UnknownArchitectureIsNamed) {
-  auto model = load_edited({.metadata = [](format::GgufWriter& w) {
-    w.set("general.architecture", format::GgufValue::string("gpt2"));
-  }});
+  auto model = load_edited(
+      {.metadata = [](format::GgufWriter& w) { w.set("general.architecture", format::GgufValue::string("gpt2")); }});
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(model.error(), HasSubstr("unknown architecture 'gpt2'"));
 }
@@ -103,16 +102,14 @@ TEST_F(RegistryTest, MissingHyperParameterIsNamed) {
 }
 
 TEST_F(RegistryTest, HeadCountThatDoesNotDivideIsAnError) {
-  auto model = load_edited({.metadata = [](format::GgufWriter& w) {
-    w.set("llama.attention.head_count_kv", format::GgufValue::u32(3));
-  }});
+  auto model = load_edited(
+      {.metadata = [](format::GgufWriter& w) { w.set("llama.attention.head_count_kv", format::GgufValue::u32(3)); }});
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(model.error(), HasSubstr("head_count_kv"));
 }
 
 TEST_F(RegistryTest, MissingTensorIsNamed) {
-  auto model =
-      load_edited({.drop_tensor = [](const std::string& n) { return n == "blk.3.ffn_up.weight"; }});
+  auto model = load_edited({.drop_tensor = [](const std::string& n) { return n == "blk.3.ffn_up.weight"; }});
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(model.error(), HasSubstr("missing tensor blk.3.ffn_up.weight"));
 }
@@ -120,10 +117,11 @@ TEST_F(RegistryTest, MissingTensorIsNamed) {
 TEST_F(RegistryTest, WrongShapeIsNamed) {
   scratch_.assign(64 * 64, 0.0f);
   auto model = load_edited({.drop_tensor = [](const std::string& n) { return n == "blk.0.attn_k.weight"; },
-                            .extra_tensors = [this](format::GgufWriter& w) {
-                              w.add_tensor("blk.0.attn_k.weight", format::GgmlType::kF32, {64, 64}, scratch_.data(),
-                                           scratch_.size() * 4);
-                            }});
+                            .extra_tensors =
+                                [this](format::GgufWriter& w) {
+                                  w.add_tensor("blk.0.attn_k.weight", format::GgmlType::kF32, {64, 64}, scratch_.data(),
+                                               scratch_.size() * 4);
+                                }});
   ASSERT_FALSE(model.ok());
   EXPECT_THAT(model.error(), HasSubstr("blk.0.attn_k.weight has shape [64, 64], expected [64, 32]"));
 }
