@@ -12,8 +12,11 @@ namespace pagoda {
 namespace {
 
 // How long an idle worker polls before it sleeps: long enough to cover the gap between two ops of a forward
-// pass, short enough that an idle process goes quiet at once.
-constexpr auto kSpinTime = std::chrono::microseconds(2000);
+// pass, short enough that spinning threads do not eat the timeslices of the threads a job waits for when
+// there are more threads than free cores (two 2-thread processes on 2 cores ran 800x slower with 2 ms).
+constexpr auto kSpinTime = std::chrono::microseconds(100);
+// How often the caller polls for the workers' completion before it sleeps on the counter (tens of us).
+constexpr int32_t kCallerSpinPolls = 2000;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -49,11 +52,15 @@ void ThreadPool::run_job(void* ctx, JobFn fn) {
   generation_.fetch_add(1, std::memory_order_release);
   generation_.notify_all();
   fn(ctx, 0);
-  // Spin (the usual wait is a fraction of a microsecond), but yield now and then so a worker that was
-  // descheduled (more threads than free cores) gets the core back instead of stalling a whole timeslice.
-  for (int32_t polls = 1; num_pending_.load(std::memory_order_acquire) != 0; ++polls) {
-    cpu_relax();
-    if (polls % 256 == 0) std::this_thread::yield();
+  // Spin briefly (the usual wait is a fraction of a microsecond), then sleep until the last worker's notify,
+  // so a descheduled worker gets the core instead of the caller burning it.
+  for (int32_t polls = 0;; ++polls) {
+    const int32_t pending = num_pending_.load(std::memory_order_acquire);
+    if (pending == 0) break;
+    if (polls < kCallerSpinPolls)
+      cpu_relax();
+    else
+      num_pending_.wait(pending, std::memory_order_acquire);
   }
 }
 
@@ -75,7 +82,8 @@ void ThreadPool::worker_loop(int32_t thread_idx) {
     seen = gen;
     if (stopping_.load(std::memory_order_relaxed)) return;
     job_fn_(job_ctx_, thread_idx);
-    num_pending_.fetch_sub(1, std::memory_order_release);
+    // The last worker wakes the caller if it went to sleep (notify is cheap when nobody waits).
+    if (num_pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) num_pending_.notify_one();
   }
 }
 

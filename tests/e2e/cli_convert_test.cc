@@ -24,7 +24,7 @@ TEST(CliConvertTest, ReproducesTheBundledGgufExactly) {
   // The converted file runs and gives the same text as the embedded copy.
   ProcessResult a =
       run_pagoda({"run", "-q", "-m", dir + "/out.gguf", "-p", "Once upon a time", "-n", "30", "--temp", "0"});
-  ProcessResult b = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "30", "--temp", "0"});
+  ProcessResult b = run_pagoda({"run", "-q", "--threads", "1", "-p", "Once upon a time", "-n", "30", "--temp", "0"});
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
 }
