@@ -2,6 +2,7 @@
 #   make run    install missing Debian packages, build, and generate a story with the bundled model
 #   make test   install missing packages, build (Release with assertions), run every test, plus the
 #               ASan+UBSan build of the parser and tokenizer tests and the TSan build of the thread pool tests
+MAKEFLAGS += --no-print-directory
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
