@@ -101,16 +101,6 @@ void add_vocabulary(format::GgufWriter& w, int32_t vocab_size) {
   w.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(0));
 }
 
-// general.file_type values (llama.cpp's llama_ftype) for the weight types gen-model writes.
-uint32_t file_type_of(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF16: return 1;
-    case GgmlType::kQ4_0: return 2;
-    case GgmlType::kQ8_0: return 7;
-    default: return 0;
-  }
-}
-
 }  // namespace
 
 bool random_model_supports(GgmlType type) {
@@ -131,7 +121,7 @@ Status write_random_model(const RandomModelOptions& o) {
   w.set("general.architecture", GgufValue::string("llama"));
   w.set("general.name", GgufValue::string(fmt::format("{} (random weights, seed {})", s.name, o.seed)));
   w.set("general.alignment", GgufValue::u32(32));
-  w.set("general.file_type", GgufValue::u32(file_type_of(o.weight_type)));
+  w.set("general.file_type", GgufValue::u32(format::ggml_file_type(o.weight_type)));
   w.set("llama.context_length", GgufValue::u32(uint32_t(s.context_length)));
   w.set("llama.embedding_length", GgufValue::u32(uint32_t(s.dim)));
   w.set("llama.block_count", GgufValue::u32(uint32_t(s.num_layers)));

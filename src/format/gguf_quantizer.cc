@@ -16,9 +16,6 @@
 namespace pagoda::format {
 namespace {
 
-// llama_ftype of the whole file, for general.file_type.
-uint32_t file_type_of(GgmlType type) { return type == GgmlType::kQ4_0 ? 2u : 7u; }
-
 void to_f32(const GgufTensorInfo& t, float* out) {
   const int64_t n = t.num_elements();
   switch (t.type) {
@@ -42,7 +39,7 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
 
   GgufWriter w;
   for (const auto& [key, value] : in.metadata()) w.set(key, value);
-  w.set("general.file_type", GgufValue::u32(file_type_of(o.type)));
+  w.set("general.file_type", GgufValue::u32(ggml_file_type(o.type)));
 
   QuantizeReport report;
   const int32_t num_tensors = int32_t(in.tensors().size());

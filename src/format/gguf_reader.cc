@@ -72,13 +72,6 @@ std::string quoted(std::string_view text) {
   return out;
 }
 
-std::string dims_string(const std::vector<int64_t>& dims) {
-  // By hand rather than fmt::join, which trips the same GCC 12 false warning.
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
-  return out + "]";
-}
-
 // A cursor over the file bytes that turns every short read into an error naming the file and the field.
 class GgufParser {
  public:

@@ -64,6 +64,23 @@ std::string_view ggml_type_name(GgmlType type) { return traits_of(type).name; }
 
 bool ggml_type_is_known(GgmlType type) { return traits_of(type).block_size != 0; }
 
+uint32_t ggml_file_type(GgmlType weight_type) {
+  switch (weight_type) {
+    case GgmlType::kF16: return 1;
+    case GgmlType::kQ4_0: return 2;
+    case GgmlType::kQ8_0: return 7;
+    case GgmlType::kBF16: return 32;
+    default: return 0;
+  }
+}
+
+std::string dims_string(const std::vector<int64_t>& dims) {
+  // By hand rather than fmt::join, which trips a GCC 12 -Wstringop-overflow false positive.
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
+  return out + "]";
+}
+
 bool ggml_type_is_supported(GgmlType type) {
   return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16 || type == GgmlType::kQ8_0 ||
          type == GgmlType::kQ4_0;

@@ -57,6 +57,11 @@ bool ggml_type_is_supported(GgmlType type);      // pagoda can load tensors of t
 // types have blocks of one element.
 uint64_t ggml_block_size(GgmlType type);
 uint64_t ggml_type_size(GgmlType type);
+// general.file_type (llama.cpp's llama_ftype) of a file whose weight matrices are all `weight_type`: 0 for
+// f32, 1 f16, 2 q4_0, 7 q8_0, 32 bf16 (0 for any other type).
+uint32_t ggml_file_type(GgmlType weight_type);
+// "[64, 32]": tensor dims for messages.
+std::string dims_string(const std::vector<int64_t>& dims);
 // Bytes of a row of `num_elements` elements; 0 when the type is not supported, when `num_elements` is not a
 // multiple of the block size, or when the byte count would not fit in 64 bits.
 uint64_t ggml_row_bytes(GgmlType type, uint64_t num_elements);

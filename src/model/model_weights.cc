@@ -25,20 +25,13 @@ Result<DType> dtype_of(const format::GgufFile& f, const format::GgufTensorInfo& 
   }
 }
 
-// "64, 32": dims joined by hand (fmt::join over int64_t trips a GCC 12 -Wstringop-overflow false positive).
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string out;
-  for (size_t i = 0; i < dims.size(); ++i) out += (i == 0 ? "" : ", ") + std::to_string(dims[i]);
-  return out;
-}
-
 Result<const format::GgufTensorInfo*> find(const format::GgufFile& f, const std::string& name,
                                            std::vector<int64_t> expected_dims) {
   const format::GgufTensorInfo* t = f.find_tensor(name);
   if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.name(), name));
   if (t->dims != expected_dims)
-    return make_error(fmt::format("{}: {} has shape [{}], expected [{}]", f.name(), name, dims_text(t->dims),
-                                  dims_text(expected_dims)));
+    return make_error(fmt::format("{}: {} has shape {}, expected {}", f.name(), name, format::dims_string(t->dims),
+                                  format::dims_string(expected_dims)));
   return t;
 }
 
