@@ -56,7 +56,9 @@ int bench_latency(const LatencyCliOptions& o) {
   if (o.latency.prompt_len < 1 || o.latency.num_generated < 2)
     return report_error("--prompt-len must be at least 1 and --gen at least 2");
   if (o.membw_gbps && !(*o.membw_gbps > 0.0)) return report_error("--membw must be a positive GB/s figure");
-  Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels());
+  Result<ModelOptions> model_options = resolve_model_options(o.common);
+  if (!model_options.ok()) return report_error(model_options.error());
+  Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels(), *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
   const int32_t context = loaded->model->config().context_length;
   const int64_t total = int64_t(o.latency.prompt_len) + o.latency.num_generated;

@@ -11,6 +11,17 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model) {
   app.add_option("-m,--model", o.model, "GGUF model file (default: the bundled stories260K)");
   app.add_option("--max-seq-len", o.max_seq_len, "positions per sequence (default: the model's context length)");
   app.add_option("--threads", o.threads, "worker threads (default: all cores)");
+  app.add_flag("--no-fusion", o.no_fusion, "run every op of the forward pass on its own (for the ablation)");
+  app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
+}
+
+Result<ModelOptions> resolve_model_options(const CommonOptions& o) {
+  ModelOptions options;
+  options.fusion = !o.no_fusion;
+  std::optional<AttentionKind> attention = parse_attention_kind(o.attention);
+  if (!attention) return make_error("invalid option: --attention must be flash or naive, got '" + o.attention + "'");
+  options.attention = *attention;
+  return options;
 }
 
 Result<PagodaConfig> resolve_config(const CommonOptions& o) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/config.h"
+#include "model/model_options.h"
 
 namespace pagoda::cli {
 
@@ -17,10 +18,14 @@ struct CommonOptions {
   std::optional<std::string> model;
   std::optional<int32_t> max_seq_len;
   std::optional<int32_t> threads;
+  bool no_fusion = false;
+  std::string attention = "flash";
 };
 
-// Adds --config always; -m/--model, --max-seq-len and --threads when `with_model`.
+// Adds --config always; -m/--model, --max-seq-len, --threads, --no-fusion and --attention when `with_model`.
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true);
+// How the model runs: --no-fusion, --attention flash|naive.
+Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 // The effective configuration: file (if any) overridden by flags, then validated.
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).

@@ -54,7 +54,9 @@ int run(const RunOptions& o) {
   if (Status valid = sampling.validate(); !valid.ok()) return report_error(valid.message());
 
   const kernels::KernelTable& kernels = kernels::best_kernels();
-  Result<LoadedModel> loaded = load_model(config->model, kernels);
+  Result<ModelOptions> model_options = resolve_model_options(o.common);
+  if (!model_options.ok()) return report_error(model_options.error());
+  Result<LoadedModel> loaded = load_model(config->model, kernels, *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
   const ModelConfig& mc = loaded->model->config();
   const int32_t max_seq_len = config->max_seq_len > 0 ? config->max_seq_len : mc.context_length;

@@ -9,7 +9,8 @@
 
 namespace pagoda {
 
-Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTable& kernels) {
+Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTable& kernels,
+                               const ModelOptions& options) {
   LoadedModel loaded;
   if (path.empty()) {
     loaded.source = fmt::format("bundled:{}", kBundledModelName);
@@ -20,7 +21,7 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::open(path));
     loaded.file = std::make_unique<format::GgufFile>(std::move(f));
   }
-  PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(*loaded.file, kernels));
+  PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(*loaded.file, kernels, options));
   PAGODA_ASSIGN_OR_RETURN(loaded.tokenizer, tokenizer_from_gguf(*loaded.file));
   if (loaded.tokenizer->vocab_size() != loaded.model->config().vocab_size)
     return make_error(fmt::format("{}: the tokenizer has {} tokens but token_embd.weight has {} rows", loaded.source,

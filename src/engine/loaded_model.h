@@ -10,6 +10,7 @@
 #include "format/gguf_reader.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "model/model_options.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagoda {
@@ -22,6 +23,7 @@ struct LoadedModel {
 };
 
 // `path` empty = the bundled model. Errors are one line naming the file and the problem.
-Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTable& kernels);
+Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTable& kernels,
+                               const ModelOptions& options = {});
 
 }  // namespace pagoda

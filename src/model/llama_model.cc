@@ -9,8 +9,9 @@
 
 namespace pagoda {
 
-LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels)
-    : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels) {}
+LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
+                       const ModelOptions& options)
+    : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels), options_(options) {}
 
 // Decode (one token) splits the output rows, so every thread streams its own part of the weights once;
 // prefill splits the tokens, so each thread runs the kernel's multi-token path over all rows.

@@ -5,16 +5,19 @@
 
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "model/model_options.h"
 #include "model/model_weights.h"
 
 namespace pagoda {
 
 class LlamaModel final : public Model {
  public:
-  LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels);
+  LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
+             const ModelOptions& options = {});
 
   LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const override;
   const ModelConfig& config() const override { return config_; }
+  const ModelOptions& options() const { return options_; }
 
  private:
   // y = W x for `num_tokens` rows of x, split over the pool.
@@ -25,6 +28,7 @@ class LlamaModel final : public Model {
   ModelConfig config_;
   ModelWeights weights_;
   const kernels::KernelTable& kernels_;
+  ModelOptions options_;
 };
 
 }  // namespace pagoda

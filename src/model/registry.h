@@ -9,10 +9,12 @@
 #include "format/gguf_reader.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "model/model_options.h"
 
 namespace pagoda {
 
 // The returned model borrows tensor data from `file`, which must outlive it.
-Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const kernels::KernelTable& kernels);
+Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const kernels::KernelTable& kernels,
+                                            const ModelOptions& options = {});
 
 }  // namespace pagoda

@@ -1,0 +1,24 @@
+// ModelOptions: how a model runs, never what it computes up to rounding: the switches the ablation benchmark
+// flips one by one. A plain value given to create_model; the model keeps a copy.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace pagoda {
+
+enum class AttentionKind : uint8_t {
+  kFlash,  // online softmax straight over the KV blocks: no score matrix, no gather
+  kNaive,  // two passes over a full score row per (token, head): the reference
+};
+
+std::string_view attention_kind_name(AttentionKind kind);
+std::optional<AttentionKind> parse_attention_kind(std::string_view name);  // "flash" | "naive"
+
+struct ModelOptions {
+  bool fusion = true;  // false: --no-fusion, every op runs on its own (for the ablation)
+  AttentionKind attention = AttentionKind::kFlash;
+};
+
+}  // namespace pagoda
