@@ -10,7 +10,7 @@ TSAN_BUILD ?= build-tsan
 PROMPT ?= Once upon a time
 SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests engine_tests kv_tests quant_tests kernels_tests
 # Tests of code that runs on several threads, under ThreadSanitizer.
-TSAN_TARGETS = core_tests
+TSAN_TARGETS = core_tests engine_tests
 
 .PHONY: deps build run test test-sanitize test-tsan test-main clean
 
@@ -35,7 +35,7 @@ test-sanitize: deps
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPAGODA_SANITIZE_THREAD=ON >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target $(TSAN_TARGETS)
-	@cd $(TSAN_BUILD) && ctest -R ThreadPool --output-on-failure
+	@cd $(TSAN_BUILD) && ctest -R "ThreadPool|EngineTest|SchedulerTest" --output-on-failure
 
 test-main: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -1,5 +1,4 @@
-// Public request vocabulary: why a generation ended. (The full GenerateRequest / TokenEvent types arrive with
-// the engine.)
+// Public request vocabulary: why a generation ended.
 #pragma once
 
 #include <string_view>
@@ -9,8 +8,16 @@ namespace pagoda {
 enum class FinishReason {
   kStop,    // EOS or a stop string
   kLength,  // max_tokens reached, or the context is full
+  kAbort,   // cancelled by the caller (or the engine shut down) before it ended on its own
 };
 
-inline std::string_view finish_reason_name(FinishReason r) { return r == FinishReason::kStop ? "stop" : "length"; }
+inline std::string_view finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop: return "stop";
+    case FinishReason::kLength: return "length";
+    case FinishReason::kAbort: return "abort";
+  }
+  return "?";
+}
 
 }  // namespace pagoda

@@ -10,26 +10,40 @@
 
 namespace pagoda {
 
+// What kind of failure, for callers that act on it (the server maps these to HTTP statuses).
+enum class StatusCode {
+  kUnknown,            // everything that needs no special handling: a message is enough
+  kInvalidArgument,    // the caller's input is wrong (400)
+  kNotFound,           // what was asked for does not exist (404)
+  kResourceExhausted,  // a queue or pool is full right now; retry later (429)
+  kUnavailable,        // the service is shutting down or cannot take work (503)
+};
+
 // A success, or one human-readable error line ("gguf: tensor 'x' ends past the end of the file").
 class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status ok_status() { return Status(); }
-  static Status error(std::string message) {
+  static Status error(std::string message, StatusCode code = StatusCode::kUnknown) {
     Status s;
     s.failed_ = true;
+    s.code_ = code;
     s.message_ = std::move(message);
     return s;
   }
   bool ok() const { return !failed_; }
   const std::string& message() const { return message_; }
+  StatusCode code() const { return code_; }
 
  private:
   bool failed_ = false;
+  StatusCode code_ = StatusCode::kUnknown;
   std::string message_;
 };
 
-inline Status make_error(std::string message) { return Status::error(std::move(message)); }
+inline Status make_error(std::string message, StatusCode code = StatusCode::kUnknown) {
+  return Status::error(std::move(message), code);
+}
 
 // A value or a failed Status. Accessing the value of a failed Result aborts with its message.
 template <class T>

@@ -20,6 +20,7 @@ class StopChecker {
   Output push(std::string_view text);
   // At the end of generation: the held-back tail (it was no stop string after all).
   std::string flush();
+  bool stopped() const { return stopped_; }  // a stop string was found
 
  private:
   std::vector<std::string> stop_strings_;

@@ -1,0 +1,71 @@
+// Flattening a plan into the model's step input.
+#include "engine/batch_builder.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "engine/sequence.h"
+
+namespace pagoda {
+
+BatchBuilder::BatchBuilder(int32_t max_tokens, int32_t max_seqs, int32_t max_blocks_per_seq)
+    : max_tokens_(max_tokens),
+      max_seqs_(max_seqs),
+      max_blocks_per_seq_(max_blocks_per_seq),
+      tokens_(static_cast<size_t>(max_tokens)),
+      positions_(static_cast<size_t>(max_tokens)),
+      slot_ids_(static_cast<size_t>(max_tokens)),
+      seq_starts_(static_cast<size_t>(max_seqs) + 1),
+      context_lens_(static_cast<size_t>(max_seqs)),
+      block_tables_(static_cast<size_t>(max_seqs) * static_cast<size_t>(max_blocks_per_seq)),
+      logits_rows_(static_cast<size_t>(max_seqs)) {
+  logits_seq_idx_.reserve(static_cast<size_t>(max_seqs));
+}
+
+BatchView BatchBuilder::build(const SchedulePlan& plan) {
+  const int32_t num_seqs = int32_t(plan.seqs.size());
+  PAGODA_CHECK(num_seqs >= 1 && num_seqs <= max_seqs_, "{} sequences in a step, room for {}", num_seqs, max_seqs_);
+  PAGODA_CHECK(plan.num_batched_tokens <= max_tokens_, "{} tokens in a step, room for {}", plan.num_batched_tokens,
+               max_tokens_);
+  int32_t width = 1;
+  for (const ScheduledSeq& s : plan.seqs) width = std::max(width, s.seq->kv.block_table.num_blocks());
+  PAGODA_CHECK(width <= max_blocks_per_seq_, "a block table of {} blocks, room for {}", width, max_blocks_per_seq_);
+
+  int32_t t = 0;
+  int32_t num_logits = 0;
+  logits_seq_idx_.clear();
+  for (int32_t i = 0; i < num_seqs; ++i) {
+    const ScheduledSeq& s = plan.seqs[size_t(i)];
+    const Sequence& seq = *s.seq;
+    const BlockTable& table = seq.kv.block_table;
+    seq_starts_[size_t(i)] = t;
+    for (int32_t j = 0; j < s.num_new_tokens; ++j, ++t) {
+      const Pos pos = s.first_pos + j;
+      tokens_[size_t(t)] = seq.tokens[size_t(pos)];
+      positions_[size_t(t)] = pos;
+      slot_ids_[size_t(t)] = table.slot_id(pos);
+    }
+    context_lens_[size_t(i)] = s.first_pos + s.num_new_tokens;
+    BlockId* row = block_tables_.data() + int64_t(i) * width;
+    const std::span<const BlockId> ids = table.block_ids();
+    std::copy(ids.begin(), ids.end(), row);
+    std::fill(row + ids.size(), row + width, BlockId(0));  // never read: past the context
+    if (s.samples) {
+      logits_rows_[size_t(num_logits++)] = t - 1;
+      logits_seq_idx_.push_back(i);
+    }
+  }
+  seq_starts_[size_t(num_seqs)] = t;
+
+  BatchView batch;
+  batch.tokens = std::span<const TokenId>(tokens_).first(size_t(t));
+  batch.positions = std::span<const Pos>(positions_).first(size_t(t));
+  batch.slot_ids = std::span<const int32_t>(slot_ids_).first(size_t(t));
+  batch.seq_starts = std::span<const int32_t>(seq_starts_).first(size_t(num_seqs) + 1);
+  batch.context_lens = std::span<const int32_t>(context_lens_).first(size_t(num_seqs));
+  batch.block_tables = BlockTableView{block_tables_.data(), num_seqs, width};
+  batch.logits_rows = std::span<const int32_t>(logits_rows_).first(size_t(num_logits));
+  return batch;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,26 @@
+// EngineConfig: everything an Engine is built with: context length, scheduling, the KV pool, threads and the
+// admission limit. A plain value; Engine::create checks it.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/scheduler_config.h"
+#include "kv/kv_cache_manager.h"
+
+namespace pagoda {
+
+enum class KvLayout : uint8_t {
+  kPaged,       // blocks on demand, shared prefixes
+  kContiguous,  // each sequence reserves max_seq_len positions when admitted (a naive server; the ablation)
+};
+
+struct EngineConfig {
+  int32_t max_seq_len = 0;  // prompt + output tokens of one sequence
+  SchedulerConfig scheduler;
+  KvCacheManager::Options kv;  // num_blocks, block_size, prefix cache
+  KvLayout kv_layout = KvLayout::kPaged;
+  int32_t max_queue = 4096;  // waiting requests beyond which submit() refuses with kResourceExhausted
+  int32_t num_threads = 0;   // the forward pass's thread pool; 0 = one per core
+};
+
+}  // namespace pagoda

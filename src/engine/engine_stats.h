@@ -1,0 +1,25 @@
+// EngineStats: a snapshot of the engine's figures for /metrics, logs and benchmarks, taken after a step.
+// Counters count since start. A plain value.
+#pragma once
+
+#include <cstdint>
+
+#include "kv/kv_cache_stats.h"
+
+namespace pagoda {
+
+struct EngineStats {
+  int32_t num_running = 0;
+  int32_t num_waiting = 0;  // the scheduler's queue plus submissions not yet picked up
+  KvCacheStats kv;
+  float kv_usage = 0.0f;  // used / total blocks
+  int64_t num_steps = 0;
+  int64_t num_preemptions = 0;
+  int64_t num_prompt_tokens = 0;      // prompt tokens of finished and running requests, counted at admission
+  int64_t num_generation_tokens = 0;  // output tokens sampled
+  int64_t num_finished_stop = 0;
+  int64_t num_finished_length = 0;
+  int64_t num_finished_abort = 0;
+};
+
+}  // namespace pagoda

@@ -1,0 +1,30 @@
+// RequestOutput: one event of a request's stream, published by the engine after a step: the tokens and the
+// final text that step added, and at the end the finish reason, counts and timing. A plain value.
+#pragma once
+
+#include <pagoda/request.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/types.h"
+#include "engine/generate_request.h"
+#include "engine/request_timing.h"
+
+namespace pagoda {
+
+struct RequestOutput {
+  RequestId request_id = -1;
+  std::vector<TokenId> new_tokens;  // sampled since the previous event
+  std::string text;                 // text that became final since the previous event (UTF-8 complete)
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished
+  int32_t num_prompt_tokens = 0;
+  int32_t num_cached_tokens = 0;        // prompt tokens served by the prefix cache at admission
+  int32_t num_output_tokens = 0;        // so far
+  std::optional<RequestTiming> timing;  // set on the finished event
+};
+
+}  // namespace pagoda

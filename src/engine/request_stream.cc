@@ -1,0 +1,51 @@
+// The engine-to-consumer channel.
+#include "engine/request_stream.h"
+
+namespace pagoda {
+
+void RequestStream::push(RequestOutput output) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (output.finished) finished_ = true;
+    outputs_.push_back(std::move(output));
+  }
+  ready_.notify_all();
+}
+
+std::optional<RequestOutput> RequestStream::next(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [&] { return !outputs_.empty(); })) return std::nullopt;
+  RequestOutput out = std::move(outputs_.front());
+  outputs_.pop_front();
+  return out;
+}
+
+RequestOutput RequestStream::wait_all() {
+  RequestOutput all;
+  for (;;) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ready_.wait(lock, [&] { return !outputs_.empty(); });
+    RequestOutput out = std::move(outputs_.front());
+    outputs_.pop_front();
+    lock.unlock();
+    all.request_id = out.request_id;
+    all.new_tokens.insert(all.new_tokens.end(), out.new_tokens.begin(), out.new_tokens.end());
+    all.text += out.text;
+    all.num_prompt_tokens = out.num_prompt_tokens;
+    all.num_cached_tokens = out.num_cached_tokens;
+    all.num_output_tokens = out.num_output_tokens;
+    if (out.finished) {
+      all.finished = true;
+      all.finish_reason = out.finish_reason;
+      all.timing = std::move(out.timing);
+      return all;
+    }
+  }
+}
+
+bool RequestStream::finished() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return finished_;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,28 @@
+// SchedulePlan: what one engine step computes, as the Scheduler decided it: for each chosen sequence, how many
+// of its uncomputed tokens (from first_pos on) and whether the step ends with a token sampled for it. A plain
+// value, rebuilt every step.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace pagoda {
+
+struct Sequence;
+
+struct ScheduledSeq {
+  Sequence* seq = nullptr;
+  int32_t first_pos = 0;       // position of the first token computed this step
+  int32_t num_new_tokens = 0;  // >= 1
+  bool samples = false;        // the chunk reaches the sequence's last token, so its logits give the next one
+};
+
+struct SchedulePlan {
+  std::vector<ScheduledSeq> seqs;    // running sequences first, then the ones admitted this step
+  std::vector<Sequence*> preempted;  // gave their blocks back this step and went back to waiting
+  int32_t num_batched_tokens = 0;    // sum of num_new_tokens
+
+  bool empty() const { return seqs.empty(); }
+};
+
+}  // namespace pagoda

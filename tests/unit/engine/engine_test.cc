@@ -1,0 +1,267 @@
+// The Engine on the bundled model: greedy output is the same alone and inside a batch of mixed requests, under
+// KV pressure that forces preemption, with and without prefix-cache hits; cancellation mid-prefill and
+// mid-decode frees every block; concurrent submit/cancel from several threads leaves nothing behind.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "engine/generator.h"
+#include "engine/loaded_model.h"
+
+namespace pagoda {
+namespace {
+
+using namespace std::chrono_literals;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto loaded = load_model("", kernels::best_kernels());
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    loaded_ = new LoadedModel(std::move(loaded).value());
+  }
+  static void TearDownTestSuite() { delete loaded_; }
+
+  static EngineConfig config(int32_t num_blocks, int32_t block_size = 16) {
+    EngineConfig c;
+    c.max_seq_len = 256;
+    c.scheduler.max_num_seqs = 32;
+    c.scheduler.max_batched_tokens = 64;
+    c.kv.num_blocks = num_blocks;
+    c.kv.block_size = block_size;
+    c.num_threads = 2;
+    return c;
+  }
+  static std::unique_ptr<Engine> make(const EngineConfig& c) {
+    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+    EXPECT_TRUE(engine.ok()) << engine.error();
+    return engine.ok() ? std::move(engine).value() : nullptr;
+  }
+  static GenerateRequest greedy(const std::string& text, int32_t max_tokens) {
+    GenerateRequest r;
+    r.prompt = loaded_->tokenizer->encode(text, true);
+    r.sampling.temperature = 0.0f;
+    r.sampling.max_tokens = max_tokens;
+    return r;
+  }
+  // 16 prompts of mixed lengths and output lengths.
+  static std::vector<GenerateRequest> mixed_requests() {
+    const char* starts[] = {"Once upon a time",
+                            "The cat",
+                            "Lily and Ben went to the park. They",
+                            "One day, a little boy named Tim found a big red ball in the garden. He",
+                            "The sun",
+                            "Mom said"};
+    std::vector<GenerateRequest> out;
+    for (int i = 0; i < 16; ++i) out.push_back(greedy(starts[i % 6], 8 + 13 * (i % 7)));
+    return out;
+  }
+  static RequestOutput run_alone(Engine& engine, GenerateRequest r) {
+    auto h = engine.submit(std::move(r));
+    EXPECT_TRUE(h.ok()) << h.error();
+    return h->stream->wait_all();
+  }
+
+  static LoadedModel* loaded_;
+};
+
+LoadedModel* EngineTest::loaded_ = nullptr;
+
+TEST_F(EngineTest, GreedyTextAloneEqualsTheGeneratorsAndTheTextInABatchOf16) {
+  auto engine = make(config(256));
+  ASSERT_TRUE(engine);
+  std::vector<GenerateRequest> requests = mixed_requests();
+  // Reference: the single-sequence Generator, one request at a time.
+  ThreadPool pool(1);
+  Generator generator(*loaded_->model, *loaded_->tokenizer, pool, 256);
+  std::vector<std::vector<TokenId>> reference;
+  for (const GenerateRequest& r : requests) {
+    auto res = generator.generate(r.prompt, r.sampling, [](std::string_view) {});
+    ASSERT_TRUE(res.ok());
+    reference.push_back(res->output_tokens);
+  }
+  // Alone through the engine.
+  for (size_t i = 0; i < requests.size(); ++i) {
+    RequestOutput out = run_alone(*engine, requests[i]);
+    EXPECT_EQ(out.new_tokens, reference[i]) << "request " << i;
+  }
+  // All at once.
+  std::vector<RequestHandle> handles;
+  for (const GenerateRequest& r : requests) {
+    auto h = engine->submit(r);
+    ASSERT_TRUE(h.ok()) << h.error();
+    handles.push_back(*h);
+  }
+  for (size_t i = 0; i < handles.size(); ++i) {
+    RequestOutput out = handles[i].stream->wait_all();
+    EXPECT_TRUE(out.finished);
+    EXPECT_EQ(out.new_tokens, reference[i]) << "request " << i;
+    EXPECT_EQ(out.text, loaded_->tokenizer->decode(
+                            std::span<const TokenId>(out.new_tokens)
+                                .first(out.new_tokens.size() - (out.finish_reason == FinishReason::kStop ? 1 : 0))));
+  }
+  EngineStats s = engine->stats();
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_EQ(s.num_running, 0);
+  EXPECT_GT(s.kv.num_prefix_hit_tokens, 0);  // the second round found the first round's prompts
+}
+
+TEST_F(EngineTest, PreemptionUnderATinyPoolKeepsEveryText) {
+  auto roomy = make(config(256, 4));
+  auto tiny_config = config(40, 4);  // 160 slots for 16 requests of up to ~100 tokens each
+  auto tiny = make(tiny_config);
+  ASSERT_TRUE(roomy && tiny);
+  std::vector<GenerateRequest> requests = mixed_requests();
+  std::vector<RequestHandle> a, b;
+  for (const GenerateRequest& r : requests) a.push_back(*roomy->submit(r));
+  for (const GenerateRequest& r : requests) b.push_back(*tiny->submit(r));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    RequestOutput x = a[i].stream->wait_all(), y = b[i].stream->wait_all();
+    EXPECT_EQ(x.new_tokens, y.new_tokens) << "request " << i;
+    EXPECT_EQ(x.text, y.text) << "request " << i;
+  }
+  EXPECT_GT(tiny->stats().num_preemptions, 0);
+  EXPECT_EQ(tiny->stats().kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineTest, PrefixCacheHitsDoNotChangeTheText) {
+  auto cached = make(config(256));
+  EngineConfig off = config(256);
+  off.kv.enable_prefix_cache = false;
+  auto uncached = make(off);
+  ASSERT_TRUE(cached && uncached);
+  const std::string prefix =
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day";
+  RequestOutput first = run_alone(*cached, greedy(prefix + ", she saw a big dog.", 40));
+  RequestOutput second = run_alone(*cached, greedy(prefix + ", her mom said", 40));
+  RequestOutput reference = run_alone(*uncached, greedy(prefix + ", her mom said", 40));
+  EXPECT_EQ(first.num_cached_tokens, 0);
+  EXPECT_GE(second.num_cached_tokens, 16);
+  EXPECT_EQ(reference.num_cached_tokens, 0);
+  EXPECT_EQ(second.new_tokens, reference.new_tokens);
+}
+
+TEST_F(EngineTest, CancelMidPrefillAndMidDecodeFreesEveryBlock) {
+  EngineConfig c = config(64);
+  c.scheduler.max_batched_tokens = 1;  // a 200-token prompt takes 200 steps
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  GenerateRequest r = greedy("Once upon a time", 1000);
+  r.prompt.resize(200, r.prompt.back());
+  r.sampling.ignore_eos = true;
+  r.sampling.max_tokens = 50;
+  auto h = engine->submit(r);
+  ASSERT_TRUE(h.ok());
+  while (engine->stats().num_steps < 5) std::this_thread::sleep_for(100us);
+  engine->cancel(h->id);
+  RequestOutput out = h->stream->wait_all();
+  EXPECT_EQ(out.finish_reason, FinishReason::kAbort);
+  EXPECT_EQ(out.num_output_tokens, 0);  // still prefilling when cancelled
+  EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
+
+  GenerateRequest d = greedy("Once upon a time", 200);
+  d.sampling.ignore_eos = true;
+  auto h2 = engine->submit(d);
+  ASSERT_TRUE(h2.ok());
+  std::optional<RequestOutput> first = h2->stream->next(10s);
+  ASSERT_TRUE(first && !first->new_tokens.empty());
+  engine->cancel(h2->id);
+  RequestOutput rest = h2->stream->wait_all();
+  EXPECT_EQ(rest.finish_reason, FinishReason::kAbort);
+  EXPECT_LT(rest.num_output_tokens, 200);
+  EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
+  EXPECT_EQ(engine->stats().num_running, 0);
+}
+
+TEST_F(EngineTest, SubmitRefusesWhatCanNeverRunAndAFullQueue) {
+  EngineConfig c = config(8);  // 128 slots
+  c.max_queue = 2;
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  GenerateRequest empty;
+  EXPECT_EQ(engine->submit(empty).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest bad = greedy("x", 4);
+  bad.prompt.push_back(100000);
+  EXPECT_EQ(engine->submit(bad).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest too_long = greedy("x", 4);
+  too_long.prompt.resize(300, 1);
+  EXPECT_EQ(engine->submit(too_long).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest too_big = greedy("x", 200);  // 200 tokens of output need 13 blocks of 16
+  EXPECT_EQ(engine->submit(too_big).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest bad_sampling = greedy("x", 4);
+  bad_sampling.sampling.top_p = 2.0f;
+  EXPECT_EQ(engine->submit(bad_sampling).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(EngineTest, RandomSubmitAndCancelFromFourThreadsLeaveNothingBehind) {
+  EngineConfig c = config(48, 4);  // tight, so preemption happens too
+  c.max_seq_len = 128;
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  std::atomic<int32_t> num_finished{0}, num_refused{0};
+  auto worker = [&](uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<RequestHandle> mine;
+    for (int op = 0; op < 250; ++op) {
+      if (mine.empty() || rng() % 3 != 0) {
+        GenerateRequest r = greedy(rng() % 2 ? "Once upon a time" : "The dog ran", 1 + int32_t(rng() % 40));
+        r.sampling.temperature = 0.8f;
+        r.sampling.seed = rng();
+        auto h = engine->submit(r);
+        if (h.ok()) {
+          mine.push_back(*h);
+        } else {
+          ++num_refused;
+        }
+      } else {
+        engine->cancel(mine[rng() % mine.size()].id);
+      }
+      if (rng() % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 500));
+    }
+    for (RequestHandle& h : mine) {
+      RequestOutput out = h.stream->wait_all();
+      if (out.finished) ++num_finished;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 4; ++t) threads.emplace_back(worker, 1234 + t);
+  for (std::thread& t : threads) t.join();
+  EXPECT_GT(num_finished.load(), 0);
+  EngineStats s = engine->stats();
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_EQ(s.num_running, 0);
+  EXPECT_EQ(s.num_waiting, 0);
+  EXPECT_EQ(s.num_finished_stop + s.num_finished_length + s.num_finished_abort, int64_t(num_finished.load()));
+}
+
+TEST_F(EngineTest, ContiguousLayoutGivesTheSameTextWithMoreBlocksReserved) {
+  EngineConfig c = config(64);
+  c.kv_layout = KvLayout::kContiguous;
+  auto contiguous = make(c);
+  auto paged = make(config(64));
+  ASSERT_TRUE(contiguous && paged);
+  RequestOutput x = run_alone(*contiguous, greedy("Once upon a time", 30));
+  RequestOutput y = run_alone(*paged, greedy("Once upon a time", 30));
+  EXPECT_EQ(x.new_tokens, y.new_tokens);
+  EXPECT_EQ(contiguous->stats().kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineTest, ShutdownAbortsWhatIsStillRunning) {
+  RequestHandle h;
+  {
+    auto engine = make(config(64));
+    ASSERT_TRUE(engine);
+    GenerateRequest r = greedy("Once upon a time", 250);
+    r.sampling.ignore_eos = true;
+    h = *engine->submit(r);
+  }
+  RequestOutput out = h.stream->wait_all();
+  EXPECT_TRUE(out.finished);
+}
+
+}  // namespace
+}  // namespace pagoda
