@@ -9,6 +9,7 @@
 
 #include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
+#include "cli/bench_offline_command.h"
 #include "cli/common_options.h"
 #include "core/thread_pool.h"
 #include "engine/loaded_model.h"
@@ -115,6 +116,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   lat->add_option("--seed", latency->latency.seed, "seed of the random prompt")->capture_default_str();
   lat->add_flag("--json", latency->json, "one JSON object instead of text");
   lat->callback([latency, &exit_code] { exit_code = bench_latency(*latency); });
+
+  add_bench_offline_command(*bench, exit_code);
 }
 
 }  // namespace pagoda::cli

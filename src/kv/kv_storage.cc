@@ -23,6 +23,10 @@ int64_t KvStorage::bytes_per_block() const {
   return int64_t(2) * num_layers_ * block_size_ * kv_dim_ * int64_t(sizeof(float));
 }
 
+int64_t KvStorage::bytes_per_block_for(const ModelConfig& config, int32_t block_size) {
+  return int64_t(2) * config.num_layers * block_size * config.kv_dim() * int64_t(sizeof(float));
+}
+
 void KvStorage::copy_block(BlockId src_block_id, BlockId dst_block_id) {
   PAGODA_CHECK(src_block_id >= 0 && src_block_id < num_blocks_ && dst_block_id >= 0 && dst_block_id < num_blocks_,
                "copy_block({}, {}) outside the pool of {} blocks", src_block_id, dst_block_id, num_blocks_);

@@ -20,6 +20,8 @@ class KvStorage {
   int32_t num_blocks() const { return num_blocks_; }
   int32_t block_size() const { return block_size_; }
   int64_t bytes_per_block() const;
+  // What one block of `block_size` tokens costs for `config`, before any storage exists (pool sizing).
+  static int64_t bytes_per_block_for(const ModelConfig& config, int32_t block_size);
   int64_t total_bytes() const { return bytes_per_block() * num_blocks_; }
 
   // Deep-copies every layer's K and V of block `src_block_id` into `dst_block_id` (a copy-on-write that

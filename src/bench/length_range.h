@@ -1,0 +1,26 @@
+// LengthRange: a token count that is either fixed ("128") or drawn uniformly from a range ("64-512") per
+// request, as benchmark workloads mix prompt and output lengths. A plain value.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+
+namespace pagoda::bench {
+
+struct LengthRange {
+  int32_t min = 0;
+  int32_t max = 0;
+
+  // "N" or "A-B" with 1 <= A <= B; `what` names the flag in errors.
+  static Result<LengthRange> parse(std::string_view text, std::string_view what);
+  int32_t draw(std::mt19937_64& rng) const {
+    return min == max ? min : std::uniform_int_distribution<int32_t>(min, max)(rng);
+  }
+  std::string to_string() const;
+};
+
+}  // namespace pagoda::bench

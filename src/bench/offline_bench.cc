@@ -1,0 +1,170 @@
+// The offline throughput benchmark.
+#include "bench/offline_bench.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <thread>
+
+namespace pagoda::bench {
+namespace {
+
+Result<std::vector<std::vector<TokenId>>> make_prompts(const Tokenizer& tok, const OfflineOptions& o,
+                                                       std::mt19937_64& rng) {
+  std::vector<std::vector<TokenId>> prompts;
+  if (!o.dataset.empty()) {
+    std::ifstream in(o.dataset);
+    if (!in) return make_error(fmt::format("cannot read dataset {}", o.dataset));
+    std::vector<std::vector<TokenId>> lines;
+    for (std::string line; std::getline(in, line);)
+      if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(tok.encode(line, true));
+    if (lines.empty()) return make_error(fmt::format("dataset {} has no non-empty line", o.dataset));
+    for (int32_t i = 0; i < o.num_prompts; ++i) prompts.push_back(lines[size_t(i) % lines.size()]);
+    return prompts;
+  }
+  // Random ids, none of them a control token, after BOS: timing does not depend on what the text says.
+  std::uniform_int_distribution<TokenId> any(0, tok.vocab_size() - 1);
+  for (int32_t i = 0; i < o.num_prompts; ++i) {
+    const int32_t n = o.input_len.draw(rng);
+    std::vector<TokenId> p{tok.bos_id()};
+    while (int32_t(p.size()) < n) {
+      const TokenId t = any(rng);
+      if (!tok.is_control(t)) p.push_back(t);
+    }
+    prompts.push_back(std::move(p));
+  }
+  return prompts;
+}
+
+}  // namespace
+
+Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokenizer, const OfflineOptions& o) {
+  if (o.num_prompts < 1) return make_error("--num-prompts must be at least 1");
+  std::mt19937_64 rng(o.seed);
+  PAGODA_ASSIGN_OR_RETURN(auto prompts, make_prompts(tokenizer, o, rng));
+  std::vector<GenerateRequest> requests;
+  for (auto& p : prompts) {
+    GenerateRequest r;
+    r.prompt = std::move(p);
+    r.sampling.temperature = float(o.temperature);
+    r.sampling.seed = rng();
+    r.sampling.ignore_eos = true;
+    r.sampling.max_tokens = o.output_len.draw(rng);
+    requests.push_back(std::move(r));
+  }
+  const EngineStats before = engine.stats();
+
+  // A sampler of the engine's figures while the requests run.
+  std::atomic<bool> done{false};
+  OfflineReport report;
+  double wasted_sum = 0.0;
+  int64_t wasted_samples = 0;
+  std::thread monitor([&] {
+    while (!done.load()) {
+      const EngineStats s = engine.stats();
+      report.peak_running = std::max(report.peak_running, s.num_running);
+      report.peak_kv_usage = std::max(report.peak_kv_usage, double(s.kv_usage));
+      if (s.kv.num_allocated_slots > 0) {
+        wasted_sum += double(s.kv.num_wasted_slots) / double(s.kv.num_allocated_slots);
+        ++wasted_samples;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<RequestHandle> handles;
+  Status failure;
+  for (GenerateRequest& r : requests) {
+    Result<RequestHandle> h = engine.submit(std::move(r));
+    if (!h.ok()) {
+      failure = h.status();
+      break;
+    }
+    handles.push_back(*h);
+  }
+  std::vector<RequestOutput> outputs;
+  for (RequestHandle& h : handles) outputs.push_back(h.stream->wait_all());
+  const double duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  done = true;
+  monitor.join();
+  if (!failure.ok()) return make_error("a request was refused: " + failure.message());
+
+  std::vector<double> ttft, tpot, itl, e2e, queue;
+  for (const RequestOutput& out : outputs) {
+    report.num_input_tokens += out.num_prompt_tokens;
+    report.num_output_tokens += out.num_output_tokens;
+    const RequestTiming& t = *out.timing;
+    ttft.push_back(t.ttft_s() * 1e3);
+    e2e.push_back(t.e2e_s() * 1e3);
+    queue.push_back(t.queue_time_s() * 1e3);
+    if (t.token_us.size() >= 2) tpot.push_back(t.tpot_s() * 1e3);
+    for (size_t i = 1; i < t.token_us.size(); ++i) itl.push_back(double(t.token_us[i] - t.token_us[i - 1]) / 1e3);
+  }
+  const EngineStats after = engine.stats();
+  report.num_requests = int32_t(outputs.size());
+  report.duration_s = duration_s;
+  report.requests_per_s = double(report.num_requests) / duration_s;
+  report.input_tok_s = double(report.num_input_tokens) / duration_s;
+  report.output_tok_s = double(report.num_output_tokens) / duration_s;
+  report.total_tok_s = report.input_tok_s + report.output_tok_s;
+  report.ttft_ms = LatencySummary::of(std::move(ttft));
+  report.tpot_ms = LatencySummary::of(std::move(tpot));
+  report.itl_ms = LatencySummary::of(std::move(itl));
+  report.e2e_ms = LatencySummary::of(std::move(e2e));
+  report.queue_ms = LatencySummary::of(std::move(queue));
+  report.mean_wasted_slot_fraction = wasted_samples > 0 ? wasted_sum / double(wasted_samples) : 0.0;
+  report.num_preemptions = after.num_preemptions - before.num_preemptions;
+  report.num_prefix_hit_tokens = after.kv.num_prefix_hit_tokens - before.kv.num_prefix_hit_tokens;
+  report.num_prefix_query_tokens = after.kv.num_prefix_query_tokens - before.kv.num_prefix_query_tokens;
+  return report;
+}
+
+namespace {
+
+std::string summary_json(const LatencySummary& s) {
+  return fmt::format("{{\"mean\":{:.3f},\"p50\":{:.3f},\"p90\":{:.3f},\"p99\":{:.3f},\"max\":{:.3f}}}", s.mean, s.p50,
+                     s.p90, s.p99, s.max);
+}
+
+std::string summary_text(const char* name, const LatencySummary& s) {
+  return fmt::format("  {:<14} mean {:10.2f}  p50 {:10.2f}  p90 {:10.2f}  p99 {:10.2f} ms\n", name, s.mean, s.p50,
+                     s.p90, s.p99);
+}
+
+}  // namespace
+
+std::string offline_report_json(const OfflineReport& r) {
+  return fmt::format(
+      "{{\"bench\":\"offline\",\"num_requests\":{},\"duration_s\":{:.3f},\"requests_per_s\":{:.4f},"
+      "\"input_tok_s\":{:.3f},\"output_tok_s\":{:.3f},\"total_tok_s\":{:.3f},\"num_input_tokens\":{},"
+      "\"num_output_tokens\":{},\"ttft_ms\":{},\"tpot_ms\":{},\"itl_ms\":{},\"e2e_ms\":{},\"queue_ms\":{},"
+      "\"peak_running\":{},\"peak_kv_usage\":{:.4f},\"mean_wasted_slot_fraction\":{:.4f},\"num_preemptions\":{},"
+      "\"prefix_hit_tokens\":{},\"prefix_query_tokens\":{}}}",
+      r.num_requests, r.duration_s, r.requests_per_s, r.input_tok_s, r.output_tok_s, r.total_tok_s, r.num_input_tokens,
+      r.num_output_tokens, summary_json(r.ttft_ms), summary_json(r.tpot_ms), summary_json(r.itl_ms),
+      summary_json(r.e2e_ms), summary_json(r.queue_ms), r.peak_running, r.peak_kv_usage, r.mean_wasted_slot_fraction,
+      r.num_preemptions, r.num_prefix_hit_tokens, r.num_prefix_query_tokens);
+}
+
+std::string offline_report_text(const OfflineReport& r) {
+  std::string s =
+      fmt::format("{} requests in {:.2f} s: {:.3f} requests/s, {:.2f} input + {:.2f} output = {:.2f} tokens/s\n",
+                  r.num_requests, r.duration_s, r.requests_per_s, r.input_tok_s, r.output_tok_s, r.total_tok_s);
+  s += summary_text("TTFT", r.ttft_ms);
+  s += summary_text("TPOT", r.tpot_ms);
+  s += summary_text("ITL", r.itl_ms);
+  s += summary_text("E2E", r.e2e_ms);
+  s += summary_text("queue", r.queue_ms);
+  s += fmt::format(
+      "  peak running {} sequences, peak KV usage {:.1f}%, wasted KV slots {:.2f}% of allocated, {} preemptions, "
+      "prefix cache {} of {} prompt tokens\n",
+      r.peak_running, r.peak_kv_usage * 100.0, r.mean_wasted_slot_fraction * 100.0, r.num_preemptions,
+      r.num_prefix_hit_tokens, r.num_prefix_query_tokens);
+  return s;
+}
+
+}  // namespace pagoda::bench

@@ -1,0 +1,75 @@
+// `pagoda bench offline [-m MODEL] --num-prompts N --input-len I|A-B --output-len O|A-B [--dataset FILE]
+// [engine flags] [--json]`: argument parsing and printing only; the benchmark is bench/offline_bench.
+#include "cli/bench_offline_command.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "bench/offline_bench.h"
+#include "cli/common_options.h"
+#include "cli/engine_options.h"
+#include "engine/engine.h"
+#include "engine/loaded_model.h"
+#include "kernels/kernels.h"
+
+namespace pagoda::cli {
+namespace {
+
+struct OfflineCliOptions {
+  CommonOptions common;
+  EngineCliOptions engine;
+  bench::OfflineOptions bench;
+  std::string input_len = "128";
+  std::string output_len = "128";
+  bool json = false;
+};
+
+int bench_offline(OfflineCliOptions& o) {
+  Result<PagodaConfig> config = resolve_config(o.common);
+  if (!config.ok()) return report_error(config.error());
+  Result<bench::LengthRange> input_len = bench::LengthRange::parse(o.input_len, "--input-len");
+  if (!input_len.ok()) return report_error(input_len.error());
+  Result<bench::LengthRange> output_len = bench::LengthRange::parse(o.output_len, "--output-len");
+  if (!output_len.ok()) return report_error(output_len.error());
+  o.bench.input_len = *input_len;
+  o.bench.output_len = *output_len;
+  Result<ModelOptions> model_options = resolve_model_options(o.common);
+  if (!model_options.ok()) return report_error(model_options.error());
+  Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels(), *model_options);
+  if (!loaded.ok()) return report_error(loaded.error());
+  Result<ResolvedEngine> resolved = resolve_engine_config(*config, o.engine, loaded->model->config());
+  if (!resolved.ok()) return report_error(resolved.error());
+  print_engine_summary(*resolved, stderr);
+  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, *loaded->tokenizer, resolved->config);
+  if (!engine.ok()) return report_error(engine.error());
+  std::fprintf(stderr, "pagoda: bench offline: %d requests, input %s, output %s tokens, model %s, %d threads\n",
+               o.bench.num_prompts, o.bench.input_len.to_string().c_str(), o.bench.output_len.to_string().c_str(),
+               loaded->source.c_str(), (*engine)->num_threads());
+  Result<bench::OfflineReport> report = bench::run_offline_bench(**engine, *loaded->tokenizer, o.bench);
+  if (!report.ok()) return report_error(report.error());
+  if (o.json) {
+    std::printf("%s\n", bench::offline_report_json(*report).c_str());
+  } else {
+    std::printf("%s", bench::offline_report_text(*report).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_offline_command(CLI::App& bench, int& exit_code) {
+  auto o = std::make_shared<OfflineCliOptions>();
+  CLI::App* cmd = bench.add_subcommand("offline", "Throughput: N requests through the engine at once");
+  add_common_options(*cmd, o->common);
+  add_engine_options(*cmd, o->engine);
+  cmd->add_option("--num-prompts", o->bench.num_prompts, "requests")->capture_default_str();
+  cmd->add_option("--input-len", o->input_len, "prompt tokens: N or a range A-B")->capture_default_str();
+  cmd->add_option("--output-len", o->output_len, "output tokens: N or a range A-B")->capture_default_str();
+  cmd->add_option("--dataset", o->bench.dataset, "text file, one prompt per line (instead of random prompts)");
+  cmd->add_option("--seed", o->bench.seed, "seed of prompts and lengths")->capture_default_str();
+  cmd->add_option("--temperature", o->bench.temperature, "sampling temperature (0 = greedy)")->capture_default_str();
+  cmd->add_flag("--json", o->json, "one JSON object instead of text");
+  cmd->callback([o, &exit_code] { exit_code = bench_offline(*o); });
+}
+
+}  // namespace pagoda::cli

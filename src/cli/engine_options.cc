@@ -1,0 +1,91 @@
+// Engine flags and their resolution into an EngineConfig.
+#include "cli/engine_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "kv/kv_storage.h"
+
+namespace pagoda::cli {
+
+void add_engine_options(CLI::App& app, EngineCliOptions& o) {
+  app.add_option("--batch-size", o.batch_size, "sequences per step at most (default: the config's, or auto)");
+  app.add_option(
+      "--max-batched-tokens", o.max_batched_tokens,
+      fmt::format("tokens per step, decode and prefill chunks together (default {})", kDefaultMaxBatchedTokens));
+  app.add_option("--max-queue", o.max_queue, "waiting requests beyond which new ones are refused (default 4096)");
+  app.add_option("--kv-blocks", o.kv_blocks, "KV blocks in the pool (default: kv_cache.max_entries, or auto)");
+  app.add_option("--kv-memory", o.kv_memory_gib, "KV pool size in GiB (instead of --kv-blocks)");
+  app.add_option("--block-size", o.block_size, "tokens per KV block (default: kv_cache.page_size)");
+  app.add_flag("--no-prefix-cache", o.no_prefix_cache, "do not reuse the KV of shared prompt prefixes");
+  app.add_flag("--no-chunked-prefill", o.no_chunked_prefill, "compute each prompt in one step");
+  app.add_option("--kv-layout", o.kv_layout, "paged (blocks on demand) or contiguous (max_seq_len reserved)");
+  app.add_option("--batching", o.batching, "continuous or static");
+}
+
+Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
+                                             const ModelConfig& model) {
+  ResolvedEngine r;
+  EngineConfig& c = r.config;
+  c.max_seq_len = config.max_seq_len > 0 ? config.max_seq_len : model.context_length;
+  c.num_threads = config.threads;
+  if (o.kv_layout == "paged") {
+    c.kv_layout = KvLayout::kPaged;
+  } else if (o.kv_layout == "contiguous") {
+    c.kv_layout = KvLayout::kContiguous;
+  } else {
+    return make_error("invalid option: --kv-layout must be paged or contiguous, got '" + o.kv_layout + "'");
+  }
+  if (o.batching == "continuous") {
+    c.scheduler.batching = BatchingMode::kContinuous;
+  } else if (o.batching == "static") {
+    c.scheduler.batching = BatchingMode::kStatic;
+  } else {
+    return make_error("invalid option: --batching must be continuous or static, got '" + o.batching + "'");
+  }
+  c.scheduler.chunked_prefill = !o.no_chunked_prefill;
+  c.scheduler.max_batched_tokens = o.max_batched_tokens.value_or(kDefaultMaxBatchedTokens);
+  if (c.scheduler.max_batched_tokens < 1) return make_error("invalid option: --max-batched-tokens must be at least 1");
+  c.max_queue = o.max_queue.value_or(4096);
+  if (c.max_queue < 1) return make_error("invalid option: --max-queue must be at least 1");
+  const int32_t block_size = o.block_size.value_or(config.kv_cache.page_size);
+  if (block_size < 1 || block_size > 1024 || (block_size & (block_size - 1)) != 0)
+    return make_error(
+        fmt::format("invalid option: --block-size must be a power of two in [1, 1024], got {}", block_size));
+  const std::optional<int32_t> batch_size = o.batch_size ? o.batch_size : config.batch_size;
+  if (batch_size && *batch_size < 1) return make_error("invalid option: --batch-size must be at least 1");
+
+  KvPoolRequest pool;
+  pool.num_blocks = o.kv_blocks.value_or(config.kv_cache.max_entries);
+  if (o.kv_blocks && *o.kv_blocks < 1) return make_error("invalid option: --kv-blocks must be at least 1");
+  pool.memory_gib = o.kv_memory_gib;
+  if (o.kv_blocks && o.kv_memory_gib) return make_error("invalid option: give --kv-blocks or --kv-memory, not both");
+  pool.block_size = block_size;
+  pool.bytes_per_block = KvStorage::bytes_per_block_for(model, block_size);
+  pool.max_seq_len = c.max_seq_len;
+  pool.max_num_seqs = batch_size.value_or(256);
+  PAGODA_ASSIGN_OR_RETURN(r.kv_pool, plan_kv_pool(pool, available_ram_bytes()));
+
+  c.kv.num_blocks = r.kv_pool.num_blocks;
+  c.kv.block_size = block_size;
+  c.kv.enable_prefix_cache = !o.no_prefix_cache;
+  // auto: every sequence needs a block and a token of the step.
+  c.scheduler.max_num_seqs = batch_size.value_or(std::min(r.kv_pool.num_blocks, c.scheduler.max_batched_tokens));
+  return r;
+}
+
+void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
+  const EngineConfig& c = r.config;
+  std::fprintf(out, "pagoda: KV cache: %s\n", describe_kv_pool(r.kv_pool).c_str());
+  std::fprintf(out,
+               "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, %s batching, chunked "
+               "prefill %s, prefix cache %s, %s KV layout\n",
+               c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
+               c.scheduler.batching == BatchingMode::kStatic ? "static" : "continuous",
+               c.scheduler.chunked_prefill ? "on" : "off", c.kv.enable_prefix_cache ? "on" : "off",
+               c.kv_layout == KvLayout::kContiguous ? "contiguous" : "paged");
+}
+
+}  // namespace pagoda::cli
