@@ -1,6 +1,8 @@
 // The offline throughput benchmark.
 #include "bench/offline_bench.h"
 
+#include "bench/random_prompt.h"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -25,17 +27,7 @@ Result<std::vector<std::vector<TokenId>>> make_prompts(const Tokenizer& tok, con
     for (int32_t i = 0; i < o.num_prompts; ++i) prompts.push_back(lines[size_t(i) % lines.size()]);
     return prompts;
   }
-  // Random ids, none of them a control token, after BOS: timing does not depend on what the text says.
-  std::uniform_int_distribution<TokenId> any(0, tok.vocab_size() - 1);
-  for (int32_t i = 0; i < o.num_prompts; ++i) {
-    const int32_t n = o.input_len.draw(rng);
-    std::vector<TokenId> p{tok.bos_id()};
-    while (int32_t(p.size()) < n) {
-      const TokenId t = any(rng);
-      if (!tok.is_control(t)) p.push_back(t);
-    }
-    prompts.push_back(std::move(p));
-  }
+  for (int32_t i = 0; i < o.num_prompts; ++i) prompts.push_back(random_prompt(tok, o.input_len.draw(rng), rng));
   return prompts;
 }
 
@@ -117,6 +109,7 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
   report.e2e_ms = LatencySummary::of(std::move(e2e));
   report.queue_ms = LatencySummary::of(std::move(queue));
   report.mean_wasted_slot_fraction = wasted_samples > 0 ? wasted_sum / double(wasted_samples) : 0.0;
+  report.peak_running = std::max(report.peak_running, after.peak_num_running);  // steps shorter than a sample
   report.num_preemptions = after.num_preemptions - before.num_preemptions;
   report.num_prefix_hit_tokens = after.kv.num_prefix_hit_tokens - before.kv.num_prefix_hit_tokens;
   report.num_prefix_query_tokens = after.kv.num_prefix_query_tokens - before.kv.num_prefix_query_tokens;

@@ -10,6 +10,7 @@
 #include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
 #include "cli/bench_offline_command.h"
+#include "cli/bench_scenario_commands.h"
 #include "cli/common_options.h"
 #include "core/thread_pool.h"
 #include "engine/loaded_model.h"
@@ -118,6 +119,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   lat->callback([latency, &exit_code] { exit_code = bench_latency(*latency); });
 
   add_bench_offline_command(*bench, exit_code);
+  add_bench_scenario_commands(*bench, exit_code);
 }
 
 }  // namespace pagoda::cli

@@ -1,4 +1,4 @@
-// `pagoda bench ...`: the benchmark subcommands (membw so far). Flags only; measuring lives in src/bench.
+// `pagoda bench ...`: the benchmark subcommands. Flags only; measuring lives in src/bench.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -8,9 +8,8 @@
 #include "bench/offline_bench.h"
 #include "cli/common_options.h"
 #include "cli/engine_options.h"
+#include "cli/engine_setup.h"
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
-#include "kernels/kernels.h"
 
 namespace pagoda::cli {
 namespace {
@@ -25,22 +24,16 @@ struct OfflineCliOptions {
 };
 
 int bench_offline(OfflineCliOptions& o) {
-  Result<PagodaConfig> config = resolve_config(o.common);
-  if (!config.ok()) return report_error(config.error());
   Result<bench::LengthRange> input_len = bench::LengthRange::parse(o.input_len, "--input-len");
   if (!input_len.ok()) return report_error(input_len.error());
   Result<bench::LengthRange> output_len = bench::LengthRange::parse(o.output_len, "--output-len");
   if (!output_len.ok()) return report_error(output_len.error());
   o.bench.input_len = *input_len;
   o.bench.output_len = *output_len;
-  Result<ModelOptions> model_options = resolve_model_options(o.common);
-  if (!model_options.ok()) return report_error(model_options.error());
-  Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels(), *model_options);
-  if (!loaded.ok()) return report_error(loaded.error());
-  Result<ResolvedEngine> resolved = resolve_engine_config(*config, o.engine, loaded->model->config());
-  if (!resolved.ok()) return report_error(resolved.error());
-  print_engine_summary(*resolved, stderr);
-  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, *loaded->tokenizer, resolved->config);
+  Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
+  if (!p.ok()) return report_error(p.error());
+  const LoadedModel* loaded = &p->loaded;
+  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, *loaded->tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
   std::fprintf(stderr, "pagoda: bench offline: %d requests, input %s, output %s tokens, model %s, %d threads\n",
                o.bench.num_prompts, o.bench.input_len.to_string().c_str(), o.bench.output_len.to_string().c_str(),

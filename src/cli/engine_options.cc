@@ -56,6 +56,9 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
         fmt::format("invalid option: --block-size must be a power of two in [1, 1024], got {}", block_size));
   const std::optional<int32_t> batch_size = o.batch_size ? o.batch_size : config.batch_size;
   if (batch_size && *batch_size < 1) return make_error("invalid option: --batch-size must be at least 1");
+  // Every running sequence needs a token of each step: a batch larger than the default budget raises it.
+  if (batch_size && !o.max_batched_tokens)
+    c.scheduler.max_batched_tokens = std::max(c.scheduler.max_batched_tokens, *batch_size);
 
   KvPoolRequest pool;
   pool.num_blocks = o.kv_blocks.value_or(config.kv_cache.max_entries);

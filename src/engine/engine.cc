@@ -18,10 +18,12 @@ int64_t steady_ns() {
 
 int32_t ceil_div(int32_t a, int32_t b) { return (a + b - 1) / b; }
 
-// Rows of the forward's workspace: a whole prompt must fit one step when prefill is not chunked.
+// Rows of the forward's workspace: when prefill is not chunked a step may hold one whole prompt besides the
+// decodes of every other running sequence.
 int32_t step_token_capacity(const EngineConfig& c) {
-  return c.scheduler.chunked_prefill ? c.scheduler.max_batched_tokens
-                                     : std::max(c.scheduler.max_batched_tokens, c.max_seq_len);
+  return c.scheduler.chunked_prefill
+             ? c.scheduler.max_batched_tokens
+             : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
 }
 
 KvCacheManager::Options manager_options(const EngineConfig& c) {
@@ -44,6 +46,11 @@ Result<std::unique_ptr<Engine>> Engine::create(const Model& model, const Tokeniz
   if (config.kv.block_size < 1) return make_error("kv_cache.page_size must be positive");
   if (config.scheduler.max_num_seqs < 1) return make_error("batch_size must be at least 1");
   if (config.scheduler.max_batched_tokens < 1) return make_error("--max-batched-tokens must be at least 1");
+  if (config.scheduler.max_batched_tokens < config.scheduler.max_num_seqs)
+    return make_error(
+        fmt::format("--max-batched-tokens ({}) must be at least batch_size ({}): every running "
+                    "sequence needs a token of the step's budget",
+                    config.scheduler.max_batched_tokens, config.scheduler.max_num_seqs));
   if (config.max_queue < 1) return make_error("--max-queue must be at least 1");
   const int32_t blocks_per_seq = ceil_div(config.max_seq_len, config.kv.block_size);
   if (config.kv.num_blocks < (config.kv_layout == KvLayout::kContiguous ? blocks_per_seq : 1))
@@ -239,6 +246,7 @@ void Engine::finish_sequence(Sequence& seq, FinishReason reason, bool running) {
 void Engine::step() {
   SchedulePlan plan = scheduler_.schedule();
   if (plan.empty()) return;
+  const int32_t num_running = scheduler_.num_running();
   const int64_t step_start_us = now_us();
   for (const BlockCopy& copy : kv_manager_.pending_copies())
     kv_storage_.copy_block(copy.src_block_id, copy.dst_block_id);
@@ -290,6 +298,7 @@ void Engine::step() {
 
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.num_steps;
+  stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
   stats_.num_preemptions = scheduler_.num_preemptions();
   stats_.num_prompt_tokens += num_new_prompt_tokens;
   stats_.num_generation_tokens += num_sampled;

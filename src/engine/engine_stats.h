@@ -10,7 +10,8 @@ namespace pagoda {
 
 struct EngineStats {
   int32_t num_running = 0;
-  int32_t num_waiting = 0;  // the scheduler's queue plus submissions not yet picked up
+  int32_t num_waiting = 0;       // the scheduler's queue plus submissions not yet picked up
+  int32_t peak_num_running = 0;  // the most sequences one step has run, since start
   KvCacheStats kv;
   float kv_usage = 0.0f;  // used / total blocks
   int64_t num_steps = 0;

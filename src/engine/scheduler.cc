@@ -72,6 +72,11 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
 SchedulePlan Scheduler::schedule() {
   SchedulePlan plan;
   int32_t budget = config_.max_batched_tokens;
+  // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step
+  // (with the decodes, as vLLM does) as long as it is the step's only prefill; otherwise it would wait for
+  // every running stream to end.
+  bool prefill_in_plan = false;
+  const bool chunked = config_.chunked_prefill;
 
   // 1. Running sequences, oldest first. Victims come only from those not yet in the plan (the sequence being
   // scheduled included), so nothing in the plan is ever taken back.
@@ -79,8 +84,8 @@ SchedulePlan Scheduler::schedule() {
     Sequence* seq = running_[i];
     const int32_t remaining = seq->num_uncomputed_tokens();
     PAGODA_CHECK(remaining >= 1, "running sequence {} has nothing to compute", seq->request_id);
-    const int32_t n = config_.chunked_prefill ? std::min(remaining, budget) : remaining;
-    if (!config_.chunked_prefill && n > budget && !plan.empty()) break;
+    const int32_t n = chunked ? std::min(remaining, budget) : remaining;
+    if (!chunked && n > budget && prefill_in_plan) break;
     const int32_t first_pos = seq->kv.num_computed_tokens;
     bool allocated = kv_.allocate_slots(seq->kv, n);
     bool preempted_self = false;
@@ -99,6 +104,7 @@ SchedulePlan Scheduler::schedule() {
     plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
     plan.num_batched_tokens += n;
     budget -= n;
+    prefill_in_plan = prefill_in_plan || remaining > 1;
     ++i;
   }
 
@@ -111,12 +117,13 @@ SchedulePlan Scheduler::schedule() {
   }
   const bool may_admit =
       plan.preempted.empty() && (config_.batching == BatchingMode::kContinuous || static_batch_forming_);
-  while (may_admit && !waiting_.empty() && budget > 0 && int32_t(running_.size()) < config_.max_num_seqs) {
+  while (may_admit && !waiting_.empty() && (budget > 0 || (!chunked && !prefill_in_plan)) &&
+         int32_t(running_.size()) < config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
     const PrefixHit hit = kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
-    const int32_t n = config_.chunked_prefill ? std::min(remaining, budget) : remaining;
-    if (!config_.chunked_prefill && n > budget && !plan.empty()) break;
+    const int32_t n = chunked ? std::min(remaining, budget) : remaining;
+    if (!chunked && n > budget && prefill_in_plan) break;
     const bool first_admission = seq->timing.first_scheduled_us < 0 && seq->timing.num_preemptions == 0;
     if (!kv_.allocate_slots(seq->kv, n, hit)) break;  // wait for blocks to come back
     if (first_admission) seq->num_cached_tokens = hit.num_cached_tokens;
@@ -127,6 +134,7 @@ SchedulePlan Scheduler::schedule() {
     plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
     plan.num_batched_tokens += n;
     budget -= n;
+    prefill_in_plan = true;
   }
   return plan;
 }

@@ -148,6 +148,7 @@ TEST_F(EngineTest, PrefixCacheHitsDoNotChangeTheText) {
 TEST_F(EngineTest, CancelMidPrefillAndMidDecodeFreesEveryBlock) {
   EngineConfig c = config(64);
   c.scheduler.max_batched_tokens = 1;  // a 200-token prompt takes 200 steps
+  c.scheduler.max_num_seqs = 1;
   auto engine = make(c);
   ASSERT_TRUE(engine);
   GenerateRequest r = greedy("Once upon a time", 1000);
@@ -195,6 +196,14 @@ TEST_F(EngineTest, SubmitRefusesWhatCanNeverRunAndAFullQueue) {
   GenerateRequest bad_sampling = greedy("x", 4);
   bad_sampling.sampling.top_p = 2.0f;
   EXPECT_EQ(engine->submit(bad_sampling).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(EngineTest, CreateRefusesAStepBudgetSmallerThanTheBatch) {
+  EngineConfig c = config(8);
+  c.scheduler.max_batched_tokens = c.scheduler.max_num_seqs - 1;  // the newest sequence could never decode
+  auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.error().find("must be at least batch_size"), std::string::npos) << engine.error();
 }
 
 TEST_F(EngineTest, RandomSubmitAndCancelFromFourThreadsLeaveNothingBehind) {

@@ -214,6 +214,28 @@ TEST_F(SchedulerTest, WithoutChunkingAPromptRunsWholeEvenPastTheBudget) {
   EXPECT_EQ(b->status, SeqStatus::kWaiting);
 }
 
+TEST_F(SchedulerTest, WithoutChunkingALongPromptJoinsTheRunningDecodesInsteadOfWaitingForThem) {
+  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 4, .chunked_prefill = false});
+  Sequence* a = add(iota_tokens(2));
+  Sequence* b = add(iota_tokens(2, 20));
+  finish_step(scheduler_->schedule());  // both prefilled (4 tokens), each sampled one
+  Sequence* c = add(iota_tokens(10, 50));
+  Sequence* d = add(iota_tokens(10, 80));
+  SchedulePlan p = scheduler_->schedule();
+  ASSERT_EQ(p.seqs.size(), 3u);  // the decodes of a and b, and c whole; d, a second prefill, waits
+  EXPECT_EQ(p.seqs[0].seq, a);
+  EXPECT_EQ(p.seqs[1].seq, b);
+  EXPECT_EQ(p.seqs[2].seq, c);
+  EXPECT_EQ(p.seqs[2].num_new_tokens, 10);
+  EXPECT_EQ(p.num_batched_tokens, 12);
+  EXPECT_EQ(d->status, SeqStatus::kWaiting);
+  finish_step(p);
+  SchedulePlan next = scheduler_->schedule();  // three decodes, then d whole
+  ASSERT_EQ(next.seqs.size(), 4u);
+  EXPECT_EQ(next.seqs[3].seq, d);
+  EXPECT_EQ(next.seqs[3].num_new_tokens, 10);
+}
+
 TEST_F(SchedulerTest, PriorityOrdersAdmission) {
   make(32, SchedulerConfig{.max_num_seqs = 1, .max_batched_tokens = 64});
   add(iota_tokens(3), /*priority=*/5);

@@ -1,0 +1,41 @@
+// run_interference_bench: how much a long prompt arriving disturbs streams that are already decoding (the case
+// chunked prefill is for). `num_streams` short requests start decoding; after each has `warmup_tokens`, one
+// request with a `long_prompt_len`-token prompt arrives; once it has its first token the streams decode
+// `tail_tokens` more and are cancelled. Every inter-token latency of the streams from the arrival's warm-up on
+// is a sample: the p99/p50 ratio says how far the long prefill made them stutter.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <string>
+
+#include "bench/latency_summary.h"
+#include "engine/engine.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pagoda::bench {
+
+struct InterferenceOptions {
+  int32_t num_streams = 4;
+  int32_t stream_prompt_len = 32;
+  int32_t long_prompt_len = 1024;
+  int32_t warmup_tokens = 32;
+  int32_t tail_tokens = 32;
+  uint64_t seed = 1;
+};
+
+struct InterferenceReport {
+  LatencySummary itl_ms;         // every inter-token latency of the streams
+  LatencySummary during_itl_ms;  // those whose interval overlaps the long prompt's prefill
+  double itl_p99_over_p50 = 0.0;
+  double long_ttft_ms = 0.0;
+  int64_t num_steps = 0;  // engine steps the run took
+};
+
+Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenizer& tokenizer,
+                                                  const InterferenceOptions& options);
+std::string interference_report_text(const InterferenceReport& report);
+std::string interference_report_json(const InterferenceReport& report);
+
+}  // namespace pagoda::bench

@@ -1,0 +1,20 @@
+// The shared start-up of engine-driving subcommands.
+#include "cli/engine_setup.h"
+
+#include <cstdio>
+
+#include "kernels/kernels.h"
+
+namespace pagoda::cli {
+
+Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineCliOptions& engine) {
+  PreparedEngine p;
+  PAGODA_ASSIGN_OR_RETURN(p.config, resolve_config(common));
+  PAGODA_ASSIGN_OR_RETURN(ModelOptions model_options, resolve_model_options(common));
+  PAGODA_ASSIGN_OR_RETURN(p.loaded, load_model(p.config.model, kernels::best_kernels(), model_options));
+  PAGODA_ASSIGN_OR_RETURN(p.resolved, resolve_engine_config(p.config, engine, p.loaded.model->config()));
+  print_engine_summary(p.resolved, stderr);
+  return p;
+}
+
+}  // namespace pagoda::cli
