@@ -8,6 +8,7 @@
 #include "bench/memory_bandwidth.h"
 #include "core/check.h"
 #include "engine/generator.h"
+#include "kv/kv_storage.h"
 
 namespace pagoda::bench {
 namespace {
@@ -40,7 +41,7 @@ LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, cons
   const ModelConfig& c = model.model->config();
   PAGODA_CHECK(o.prompt_len >= 1 && o.num_generated >= 2);
   const int32_t max_seq_len = o.prompt_len + o.num_generated;
-  Generator generator(*model.model, *model.tokenizer, pool, max_seq_len, o.prompt_len);
+  Generator generator(*model.model, *model.tokenizer, pool, max_seq_len, o.prompt_len, o.kv_dtype);
 
   // Random ordinary tokens (past the 3 specials and 256 byte pieces when the vocabulary has them).
   const int32_t first_id = c.vocab_size > 512 ? 259 : 3;
@@ -85,7 +86,7 @@ LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, cons
   r.decode_tok_s = g.tokens_per_second();
   r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size);
   const double mean_context = double(o.prompt_len) + double(o.num_generated) / 2.0;
-  r.kv_bytes_per_token = 2.0 * c.num_layers * mean_context * c.kv_dim() * sizeof(float);
+  r.kv_bytes_per_token = mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c, o.kv_dtype));
   r.membw_gbps = (bw_before + bw_after) / 2.0;
   r.mbu = (r.weight_bytes_per_token + r.kv_bytes_per_token) / (r.tpot_ms_mean / 1000.0) / (r.membw_gbps * 1e9);
   return r;

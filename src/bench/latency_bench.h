@@ -9,6 +9,7 @@
 
 #include "core/thread_pool.h"
 #include "engine/loaded_model.h"
+#include "model/kv_cache_view.h"
 
 namespace pagoda::bench {
 
@@ -17,6 +18,7 @@ struct LatencyOptions {
   int32_t num_generated = 128;
   std::optional<double> membw_gbps;  // skip the bandwidth measurement and use this figure
   uint64_t seed = 1;                 // of the random prompt tokens
+  KvDType kv_dtype = KvDType::kF32;
 };
 
 struct LatencyReport {

@@ -13,6 +13,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model) {
   app.add_option("--threads", o.threads, "worker threads (default: all cores)");
   app.add_flag("--no-fusion", o.no_fusion, "run every op of the forward pass on its own (for the ablation)");
   app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
+  app.add_option("--kv-quant", o.kv_quant, "KV cache precision: none (f32) or int8 (overrides kv_cache.quant)");
 }
 
 Result<ModelOptions> resolve_model_options(const CommonOptions& o) {
@@ -32,6 +33,7 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   if (o.model) config.model = *o.model;
   if (o.max_seq_len) config.max_seq_len = *o.max_seq_len;
   if (o.threads) config.threads = *o.threads;
+  if (o.kv_quant) config.kv_cache.quant = *o.kv_quant;
   Status valid = validate_config(config);
   if (!valid.ok()) return make_error("invalid option: " + valid.message());
   return config;

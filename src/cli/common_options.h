@@ -20,9 +20,11 @@ struct CommonOptions {
   std::optional<int32_t> threads;
   bool no_fusion = false;
   std::string attention = "flash";
+  std::optional<std::string> kv_quant;  // overrides kv_cache.quant
 };
 
-// Adds --config always; -m/--model, --max-seq-len, --threads, --no-fusion and --attention when `with_model`.
+// Adds --config always; -m/--model, --max-seq-len, --threads, --no-fusion, --attention and --kv-quant when
+// `with_model`.
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true);
 // How the model runs: --no-fusion, --attention flash|naive.
 Result<ModelOptions> resolve_model_options(const CommonOptions& options);

@@ -66,7 +66,11 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   pool.memory_gib = o.kv_memory_gib;
   if (o.kv_blocks && o.kv_memory_gib) return make_error("invalid option: give --kv-blocks or --kv-memory, not both");
   pool.block_size = block_size;
-  pool.bytes_per_block = KvStorage::bytes_per_block_for(model, block_size);
+  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config.kv_cache.quant);
+  if (!kv_dtype)
+    return make_error("invalid option: kv_cache.quant must be none or int8, got '" + config.kv_cache.quant + "'");
+  c.kv_dtype = *kv_dtype;
+  pool.bytes_per_block = KvStorage::bytes_per_block_for(model, block_size, c.kv_dtype);
   pool.max_seq_len = c.max_seq_len;
   pool.max_num_seqs = batch_size.value_or(256);
   PAGODA_ASSIGN_OR_RETURN(r.kv_pool, plan_kv_pool(pool, available_ram_bytes()));
@@ -81,7 +85,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
 
 void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   const EngineConfig& c = r.config;
-  std::fprintf(out, "pagoda: KV cache: %s\n", describe_kv_pool(r.kv_pool).c_str());
+  std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, %s batching, chunked "
                "prefill %s, prefix cache %s, %s KV layout\n",

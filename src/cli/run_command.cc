@@ -70,7 +70,9 @@ int run(const RunOptions& o) {
   // must not reserve 128K positions of KV.
   // (A prompt that does not fit gets seq_len = max_seq_len, so check_prompt names the configured context.)
   const int32_t seq_len = int32_t(std::min<int64_t>(max_seq_len, int64_t(prompt.size()) + sampling.max_tokens));
-  const int64_t kv_bytes = Generator::kv_bytes(mc, seq_len);
+  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config->kv_cache.quant);
+  if (!kv_dtype) return report_error("invalid option: kv_cache.quant must be none or int8");
+  const int64_t kv_bytes = Generator::kv_bytes(mc, seq_len, *kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
     return report_error(
@@ -78,7 +80,7 @@ int run(const RunOptions& o) {
                     "{:.1f} GiB; lower --max-seq-len or -n",
                     seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
   ThreadPool pool(config->threads);
-  Generator generator(*loaded->model, tok, pool, seq_len);
+  Generator generator(*loaded->model, tok, pool, seq_len, 256, *kv_dtype);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
 
   // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.

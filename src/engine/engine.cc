@@ -69,7 +69,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
       config_(config),
       start_ns_(steady_ns()),
       pool_(config.num_threads),
-      kv_storage_(model.config(), config.kv.num_blocks, config.kv.block_size),
+      kv_storage_(model.config(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(manager_options(config)),
       scheduler_(config.scheduler, kv_manager_),
       workspace_(model.config(), step_token_capacity(config), config.max_seq_len, config.scheduler.max_num_seqs,

@@ -6,6 +6,7 @@
 
 #include "engine/scheduler_config.h"
 #include "kv/kv_cache_manager.h"
+#include "model/kv_cache_view.h"
 
 namespace pagoda {
 
@@ -15,7 +16,8 @@ enum class KvLayout : uint8_t {
 };
 
 struct EngineConfig {
-  int32_t max_seq_len = 0;  // prompt + output tokens of one sequence
+  int32_t max_seq_len = 0;           // prompt + output tokens of one sequence
+  KvDType kv_dtype = KvDType::kF32;  // kv_cache.quant
   SchedulerConfig scheduler;
   KvCacheManager::Options kv;  // num_blocks, block_size, prefix cache
   KvLayout kv_layout = KvLayout::kPaged;

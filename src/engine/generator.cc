@@ -36,13 +36,13 @@ double GenerationResult::tokens_per_second() const {
 }
 
 Generator::Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int32_t max_seq_len,
-                     int32_t max_chunk)
+                     int32_t max_chunk, KvDType kv_dtype)
     : model_(model),
       tokenizer_(tokenizer),
       pool_(pool),
       max_seq_len_(max_seq_len),
       block_size_(kBlockSize),
-      kv_(model.config(), num_blocks_for(max_seq_len), kBlockSize),
+      kv_(model.config(), num_blocks_for(max_seq_len), kBlockSize, kv_dtype),
       workspace_(model.config(), std::min(max_chunk, max_seq_len), max_seq_len, 1, pool.num_threads()),
       block_table_(size_t(num_blocks_for(max_seq_len))),
       step_tokens_(size_t(workspace_.max_tokens)),
@@ -51,9 +51,8 @@ Generator::Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool&
   std::iota(block_table_.begin(), block_table_.end(), 0);
 }
 
-int64_t Generator::kv_bytes(const ModelConfig& config, int32_t max_seq_len) {
-  return int64_t(num_blocks_for(max_seq_len)) * kBlockSize * config.kv_dim() * config.num_layers * 2 *
-         int64_t(sizeof(float));
+int64_t Generator::kv_bytes(const ModelConfig& config, int32_t max_seq_len, KvDType kv_dtype) {
+  return int64_t(num_blocks_for(max_seq_len)) * KvStorage::bytes_per_block_for(config, kBlockSize, kv_dtype);
 }
 
 Status Generator::check_prompt(std::span<const TokenId> prompt) const {

@@ -39,7 +39,7 @@ class Generator {
   // max_seq_len: tokens the sequence may hold (prompt + output); max_chunk: prompt tokens per forward.
   // `pool` runs every forward call; it belongs to the caller and must outlive the generator.
   Generator(const Model& model, const Tokenizer& tokenizer, ThreadPool& pool, int32_t max_seq_len,
-            int32_t max_chunk = 256);
+            int32_t max_chunk = 256, KvDType kv_dtype = KvDType::kF32);
 
   // Errors for a prompt this generator cannot run: empty, ids outside the vocabulary, or no room left in the
   // context for a new token.
@@ -52,7 +52,7 @@ class Generator {
   int32_t max_seq_len() const { return max_seq_len_; }
   // Bytes of f32 K/V a generator of `max_seq_len` allocates for `config` (so a caller can refuse what
   // cannot fit before allocating it).
-  static int64_t kv_bytes(const ModelConfig& config, int32_t max_seq_len);
+  static int64_t kv_bytes(const ModelConfig& config, int32_t max_seq_len, KvDType kv_dtype = KvDType::kF32);
 
  private:
   const Model& model_;

@@ -26,6 +26,7 @@ constexpr KernelTable kScalarTable{
     .dot = ref::dot,
     .axpy = ref::axpy,
     .silu_mul = ref::silu_mul,
+    .paged_attention = ref::paged_attention,
 };
 
 constexpr KernelTable kAvx2Table{
@@ -42,6 +43,7 @@ constexpr KernelTable kAvx2Table{
     .dot = avx2::dot,
     .axpy = avx2::axpy,
     .silu_mul = avx2::silu_mul,
+    .paged_attention = avx2::paged_attention,
 };
 
 const KernelTable& choose() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kernels/attention_args.h"
 #include "quant/block_q8_0.h"
 
 namespace pagoda::kernels {
@@ -45,6 +46,8 @@ struct KernelTable {
   void (*axpy)(float a, const float* x, float* y, int64_t n) = nullptr;
   // gate[i] = silu(gate[i]) * up[i]; f32 [n]
   void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;
+  // Paged attention of one (token, KV head) work item over f32 or int8 K/V (kernels/attention_args.h).
+  AttentionFn paged_attention = nullptr;
 };
 
 // The best table this CPU supports (cpuid), or the one named by the PAGODA_ISA environment variable

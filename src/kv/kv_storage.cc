@@ -7,38 +7,85 @@
 
 namespace pagoda {
 
-KvStorage::KvStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size)
-    : num_layers_(config.num_layers), kv_dim_(config.kv_dim()), num_blocks_(num_blocks), block_size_(block_size) {
+KvStorage::KvStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size, KvDType dtype)
+    : num_layers_(config.num_layers),
+      kv_dim_(config.kv_dim()),
+      num_kv_heads_(config.num_kv_heads),
+      num_blocks_(num_blocks),
+      block_size_(block_size),
+      dtype_(dtype),
+      bytes_per_token_layer_(bytes_per_token_layer(config, dtype)) {
   PAGODA_CHECK(num_blocks > 0 && block_size > 0);
-  const size_t n = size_t(num_layers_) * size_t(num_blocks) * size_t(block_size) * size_t(kv_dim_);
-  k_.assign(n, 0.0f);
-  v_.assign(n, 0.0f);
+  const size_t slots = size_t(num_layers_) * size_t(num_blocks) * size_t(block_size);
+  if (dtype == KvDType::kF32) {
+    k_.assign(slots * size_t(kv_dim_), 0.0f);
+    v_.assign(slots * size_t(kv_dim_), 0.0f);
+  } else {
+    k8_.assign(slots * size_t(kv_dim_), 0);
+    v8_.assign(slots * size_t(kv_dim_), 0);
+    k_scale_.assign(slots * size_t(num_kv_heads_), 0.0f);
+    v_scale_.assign(slots * size_t(num_kv_heads_), 0.0f);
+  }
 }
 
 KvCacheView KvStorage::view() {
-  return KvCacheView{k_.data(), v_.data(), num_layers_, kv_dim_, block_size_, int64_t(num_blocks_) * block_size_};
+  KvCacheView v;
+  v.dtype = dtype_;
+  v.k = k_.data();
+  v.v = v_.data();
+  v.k8 = k8_.data();
+  v.v8 = v8_.data();
+  v.k_scale = k_scale_.data();
+  v.v_scale = v_scale_.data();
+  v.num_layers = num_layers_;
+  v.kv_dim = kv_dim_;
+  v.num_kv_heads = num_kv_heads_;
+  v.block_size = block_size_;
+  v.num_slots = int64_t(num_blocks_) * block_size_;
+  return v;
 }
 
-int64_t KvStorage::bytes_per_block() const {
-  return int64_t(2) * num_layers_ * block_size_ * kv_dim_ * int64_t(sizeof(float));
+int64_t KvStorage::bytes_per_token_layer(const ModelConfig& config, KvDType dtype) {
+  if (dtype == KvDType::kF32) return int64_t(2) * config.kv_dim() * int64_t(sizeof(float));
+  return int64_t(2) * (config.kv_dim() + config.num_kv_heads * int64_t(sizeof(float)));
 }
 
-int64_t KvStorage::bytes_per_block_for(const ModelConfig& config, int32_t block_size) {
-  return int64_t(2) * config.num_layers * block_size * config.kv_dim() * int64_t(sizeof(float));
+int64_t KvStorage::bytes_per_block() const { return bytes_per_token_layer_ * num_layers_ * block_size_; }
+
+int64_t KvStorage::bytes_per_block_for(const ModelConfig& config, int32_t block_size, KvDType dtype) {
+  return bytes_per_token_layer(config, dtype) * config.num_layers * block_size;
 }
+
+namespace {
+
+// Per layer a block is block_size consecutive slots of `row` elements.
+template <typename T>
+void copy_block_rows(std::vector<T>& data, size_t row, size_t num_layers, size_t num_blocks, size_t block_size,
+                     BlockId src_block_id, BlockId dst_block_id) {
+  const size_t block_elems = block_size * row;
+  const size_t layer_elems = num_blocks * block_elems;
+  for (size_t layer = 0; layer < num_layers; ++layer) {
+    const size_t src = layer * layer_elems + size_t(src_block_id) * block_elems;
+    const size_t dst = layer * layer_elems + size_t(dst_block_id) * block_elems;
+    std::copy_n(data.begin() + ptrdiff_t(src), block_elems, data.begin() + ptrdiff_t(dst));
+  }
+}
+
+}  // namespace
 
 void KvStorage::copy_block(BlockId src_block_id, BlockId dst_block_id) {
   PAGODA_CHECK(src_block_id >= 0 && src_block_id < num_blocks_ && dst_block_id >= 0 && dst_block_id < num_blocks_,
                "copy_block({}, {}) outside the pool of {} blocks", src_block_id, dst_block_id, num_blocks_);
   PAGODA_CHECK(src_block_id != dst_block_id, "copy_block of block {} onto itself", src_block_id);
-  // Per layer a block is block_size consecutive slots of kv_dim floats.
-  const size_t block_floats = size_t(block_size_) * size_t(kv_dim_);
-  const size_t layer_floats = size_t(num_blocks_) * block_floats;
-  for (size_t layer = 0; layer < size_t(num_layers_); ++layer) {
-    const size_t src = layer * layer_floats + size_t(src_block_id) * block_floats;
-    const size_t dst = layer * layer_floats + size_t(dst_block_id) * block_floats;
-    std::copy_n(k_.begin() + ptrdiff_t(src), block_floats, k_.begin() + ptrdiff_t(dst));
-    std::copy_n(v_.begin() + ptrdiff_t(src), block_floats, v_.begin() + ptrdiff_t(dst));
+  const size_t layers = size_t(num_layers_), blocks = size_t(num_blocks_), bs = size_t(block_size_);
+  if (dtype_ == KvDType::kF32) {
+    copy_block_rows(k_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(v_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+  } else {
+    copy_block_rows(k8_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(v8_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(k_scale_, size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(v_scale_, size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
   }
 }
 

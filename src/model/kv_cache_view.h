@@ -1,21 +1,44 @@
 // KvCacheView: where the model reads and writes K/V. Non-owning; the bytes belong to KvStorage (src/kv).
-// Layout per layer: f32 [num_slots][kv_dim], slot = block_id * block_size + offset within the block.
+// Layout per layer, slot = block_id * block_size + offset within the block:
+//   kF32:  f32 [num_slots][kv_dim] for K and for V.
+//   kInt8: int8 [num_slots][kv_dim] for K and for V, plus one f32 scale per slot per KV head
+//          ([num_slots][num_kv_heads]): value = int8 * scale, symmetric, scale = max|x| / 127 of that head's row.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace pagoda {
 
+enum class KvDType : uint8_t { kF32, kInt8 };
+
+// "none" (f32) or "int8", as kv_cache.quant spells them; nullopt for anything else.
+std::optional<KvDType> parse_kv_dtype(std::string_view name);
+const char* kv_dtype_name(KvDType dtype);  // "f32" or "int8"
+
 struct KvCacheView {
-  float* k = nullptr;  // f32 [num_layers][num_slots][kv_dim]
-  float* v = nullptr;  // f32 [num_layers][num_slots][kv_dim]
+  KvDType dtype = KvDType::kF32;
+  float* k = nullptr;  // kF32: [num_layers][num_slots][kv_dim]
+  float* v = nullptr;
+  int8_t* k8 = nullptr;  // kInt8: [num_layers][num_slots][kv_dim]
+  int8_t* v8 = nullptr;
+  float* k_scale = nullptr;  // kInt8: [num_layers][num_slots][num_kv_heads]
+  float* v_scale = nullptr;
   int32_t num_layers = 0;
   int32_t kv_dim = 0;
+  int32_t num_kv_heads = 0;
   int32_t block_size = 0;
   int64_t num_slots = 0;  // num_blocks * block_size
 
-  float* k_at(int32_t layer, int64_t slot) const { return k + (int64_t(layer) * num_slots + slot) * kv_dim; }
-  float* v_at(int32_t layer, int64_t slot) const { return v + (int64_t(layer) * num_slots + slot) * kv_dim; }
+  int64_t row(int32_t layer, int64_t slot) const { return (int64_t(layer) * num_slots + slot) * kv_dim; }
+  int64_t scale_row(int32_t layer, int64_t slot) const { return (int64_t(layer) * num_slots + slot) * num_kv_heads; }
+  float* k_at(int32_t layer, int64_t slot) const { return k + row(layer, slot); }
+  float* v_at(int32_t layer, int64_t slot) const { return v + row(layer, slot); }
+  int8_t* k8_at(int32_t layer, int64_t slot) const { return k8 + row(layer, slot); }
+  int8_t* v8_at(int32_t layer, int64_t slot) const { return v8 + row(layer, slot); }
+  float* k_scale_at(int32_t layer, int64_t slot) const { return k_scale + scale_row(layer, slot); }
+  float* v_scale_at(int32_t layer, int64_t slot) const { return v_scale + scale_row(layer, slot); }
 };
 
 }  // namespace pagoda

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "quant/kv_int8.h"
 
 namespace pagoda {
 
@@ -41,35 +42,153 @@ void LlamaModel::embed(TokenId token, float* out) const {
   dequantize_row(e.dtype, e.row(token), out, e.num_cols);
 }
 
-// Causal attention for every token of the batch: token t of sequence s at position p attends to positions
-// 0..p of s, whose K/V were written (this step or earlier) at the slots its block table names.
+namespace {
+
+constexpr int32_t kMaxHeadDim = 512;  // stack rows for one head (int8 fused writes, naive int8 reads)
+
+// RoPE on adjacent pairs of each head: pair i rotates by the angle whose cos/sin are cs[i], sn[i].
+inline void rotate_heads(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope,
+                         const float* cs, const float* sn) {
+  for (int32_t h = 0; h < num_heads; ++h) {
+    const float* src = in + h * head_dim;
+    float* dst = out + h * head_dim;
+    for (int32_t i = 0; i < half_rope; ++i) {
+      const float a = src[2 * i], b = src[2 * i + 1];
+      dst[2 * i] = a * cs[i] - b * sn[i];
+      dst[2 * i + 1] = a * sn[i] + b * cs[i];
+    }
+    for (int32_t i = 2 * half_rope; i < head_dim; ++i) dst[i] = src[i];
+  }
+}
+
+void store_int8_heads(const float* x, int8_t* q, float* scales, int32_t num_heads, int32_t head_dim) {
+  for (int32_t h = 0; h < num_heads; ++h) scales[h] = quantize_kv_int8(x + h * head_dim, head_dim, q + h * head_dim);
+}
+
+}  // namespace
+
+void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t,
+                          Workspace& ws) const {
+  const int32_t kv_dim = config_.kv_dim(), head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
+  const int32_t num_kv_heads = config_.num_kv_heads;
+  const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
+  const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
+  const int64_t slot = batch.slot_ids[t];
+  PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
+  float* k = ws.k.data() + int64_t(t) * kv_dim;
+  const float* v = ws.v.data() + int64_t(t) * kv_dim;
+  if (kv.dtype == KvDType::kF32) {
+    if (options_.fusion) {
+      rotate_heads(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn);  // straight into the cache
+    } else {
+      rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn);
+      std::memcpy(kv.k_at(layer, slot), k, sizeof(float) * size_t(kv_dim));
+    }
+    std::memcpy(kv.v_at(layer, slot), v, sizeof(float) * size_t(kv_dim));
+    return;
+  }
+  // int8: the rotated row is quantized per head as it goes in. Fusion rotates one head at a time through a
+  // stack row instead of the whole K row in the workspace.
+  if (options_.fusion) {
+    float rotated[kMaxHeadDim];
+    PAGODA_CHECK(head_dim <= kMaxHeadDim);
+    for (int32_t h = 0; h < num_kv_heads; ++h) {
+      rotate_heads(k + h * head_dim, rotated, 1, head_dim, half_rope, cs, sn);
+      kv.k_scale_at(layer, slot)[h] = quantize_kv_int8(rotated, head_dim, kv.k8_at(layer, slot) + h * head_dim);
+    }
+  } else {
+    rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn);
+    store_int8_heads(k, kv.k8_at(layer, slot), kv.k_scale_at(layer, slot), num_kv_heads, head_dim);
+  }
+  store_int8_heads(v, kv.v8_at(layer, slot), kv.v_scale_at(layer, slot), num_kv_heads, head_dim);
+}
+
 void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                            ThreadPool& pool) const {
+  PAGODA_CHECK(pool.num_threads() <= ws.num_threads, "pool of {} threads, workspace sized for {}", pool.num_threads(),
+               ws.num_threads);
+  for (int32_t s = 0; s < batch.num_seqs(); ++s)
+    for (int32_t t = batch.seq_starts[s]; t < batch.seq_starts[s + 1]; ++t)
+      PAGODA_CHECK(batch.positions[t] + 1 <= batch.context_lens[s] && batch.positions[t] < ws.max_context,
+                   "position {} is past the context ({} tokens)", batch.positions[t], batch.context_lens[s]);
+  if (options_.attention == AttentionKind::kNaive) {
+    attention_naive(batch, kv, layer, ws, pool);
+  } else {
+    attention_flash(batch, kv, layer, ws, pool);
+  }
+}
+
+// One work item per (token, KV head): the kernel reads each K/V row once for the whole query group.
+void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                                 ThreadPool& pool) const {
+  const int32_t head_dim = config_.head_dim, num_kv_heads = config_.num_kv_heads;
+  const int32_t group = config_.num_heads / num_kv_heads;
+  const int64_t num_items = int64_t(batch.num_tokens()) * num_kv_heads;
+  pool.run([&](int32_t thread_idx) {
+    kernels::AttentionArgs a;
+    a.num_q_heads = group;
+    a.head_dim = head_dim;
+    a.block_size = kv.block_size;
+    a.scale = 1.0f / std::sqrt(float(head_dim));
+    a.row_stride = kv.kv_dim;
+    a.scale_stride = kv.num_kv_heads;
+    int32_t s = 0;
+    for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
+      const int32_t t = int32_t(item / num_kv_heads);
+      const int32_t kvh = int32_t(item % num_kv_heads);
+      while (t >= batch.seq_starts[s + 1]) ++s;  // items rise with t, so s only moves forward
+      a.q = ws.q.data() + int64_t(t) * config_.dim + int64_t(kvh) * group * head_dim;
+      a.out = ws.xb.data() + int64_t(t) * config_.dim + int64_t(kvh) * group * head_dim;
+      a.num_ctx = batch.positions[t] + 1;
+      a.blocks = batch.block_tables.row(s).data();
+      if (kv.dtype == KvDType::kF32) {
+        a.k = kv.k_at(layer, 0) + kvh * head_dim;
+        a.v = kv.v_at(layer, 0) + kvh * head_dim;
+      } else {
+        a.k8 = kv.k8_at(layer, 0) + kvh * head_dim;
+        a.v8 = kv.v8_at(layer, 0) + kvh * head_dim;
+        a.k_scale = kv.k_scale_at(layer, 0) + kvh;
+        a.v_scale = kv.v_scale_at(layer, 0) + kvh;
+      }
+      kernels_.paged_attention(a);
+    }
+  });
+}
+
+// The reference: token t of sequence s at position p attends to positions 0..p of s, whose K/V were written
+// (this step or earlier) at the slots its block table names; all scores first, then softmax, then V.
+void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                                 ThreadPool& pool) const {
   const int32_t head_dim = config_.head_dim;
   const int32_t group = config_.num_heads / config_.num_kv_heads;
   const int32_t block_size = kv.block_size;
   const float scale = 1.0f / std::sqrt(float(head_dim));
-  PAGODA_CHECK(pool.num_threads() <= ws.num_threads, "pool of {} threads, workspace sized for {}", pool.num_threads(),
-               ws.num_threads);
+  PAGODA_CHECK(head_dim <= kMaxHeadDim);
   const int32_t num_tokens = batch.num_tokens();
   const int64_t num_items = int64_t(num_tokens) * config_.num_heads;  // one (token, head) pair each
   pool.run([&](int32_t thread_idx) {
     float* scores = ws.scores.data() + int64_t(thread_idx) * ws.max_context;
+    float row[kMaxHeadDim];
+    // Position j's K or V row of this head as f32 (dequantized from an int8 cache).
+    auto kv_row = [&](bool is_k, int64_t slot, int32_t kvh) -> const float* {
+      if (kv.dtype == KvDType::kF32) return (is_k ? kv.k_at(layer, slot) : kv.v_at(layer, slot)) + kvh * head_dim;
+      const int8_t* q = (is_k ? kv.k8_at(layer, slot) : kv.v8_at(layer, slot)) + kvh * head_dim;
+      dequantize_kv_int8(q, (is_k ? kv.k_scale_at(layer, slot) : kv.v_scale_at(layer, slot))[kvh], head_dim, row);
+      return row;
+    };
     int32_t s = 0;
     for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
       const int32_t t = int32_t(item / config_.num_heads);
       const int32_t h = int32_t(item % config_.num_heads);
-      while (t >= batch.seq_starts[s + 1]) ++s;  // items rise with t, so s only moves forward
+      while (t >= batch.seq_starts[s + 1]) ++s;
       const std::span<const BlockId> blocks = batch.block_tables.row(s);
       const int32_t num_ctx = batch.positions[t] + 1;
-      PAGODA_CHECK(num_ctx <= ws.max_context && num_ctx <= batch.context_lens[s],
-                   "position {} is past the context ({} tokens)", batch.positions[t], batch.context_lens[s]);
       const float* q = ws.q.data() + int64_t(t) * config_.dim + h * head_dim;
-      const int32_t kv_offset = (h / group) * head_dim;
+      const int32_t kvh = h / group;
       float max_score = -INFINITY;
       for (int32_t j = 0; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
-        const float sc = kernels_.dot(q, kv.k_at(layer, slot) + kv_offset, head_dim) * scale;
+        const float sc = kernels_.dot(q, kv_row(true, slot, kvh), head_dim) * scale;
         scores[j] = sc;
         if (sc > max_score) max_score = sc;
       }
@@ -83,7 +202,7 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
       const float inv_sum = 1.0f / sum;
       for (int32_t j = 0; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
-        kernels_.axpy(scores[j] * inv_sum, kv.v_at(layer, slot) + kv_offset, o, head_dim);
+        kernels_.axpy(scores[j] * inv_sum, kv_row(false, slot, kvh), o, head_dim);
       }
     }
   });
@@ -95,7 +214,8 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
   const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
   PAGODA_CHECK(n > 0 && n <= ws.max_tokens, "batch of {} tokens, workspace holds {}", n, ws.max_tokens);
   PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
-  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers, "KV cache shaped for another model");
+  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers && kv.num_kv_heads == config_.num_kv_heads,
+               "KV cache shaped for another model");
   // The batch's shape; a malformed batch is an engine bug, caught here rather than as a stray read.
   PAGODA_CHECK(batch.positions.size() == size_t(n) && batch.slot_ids.size() == size_t(n));
   PAGODA_CHECK(batch.num_seqs() >= 1 && batch.seq_starts.front() == 0 && batch.seq_starts.back() == n &&
@@ -138,22 +258,9 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     for (int32_t t = 0; t < n; ++t) {
       const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
       const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
-      auto rotate = [&](float* vec, int32_t num_heads) {
-        for (int32_t h = 0; h < num_heads; ++h) {
-          float* head = vec + h * head_dim;
-          for (int32_t i = 0; i < half_rope; ++i) {
-            const float a = head[2 * i], b = head[2 * i + 1];
-            head[2 * i] = a * cs[i] - b * sn[i];
-            head[2 * i + 1] = a * sn[i] + b * cs[i];
-          }
-        }
-      };
-      rotate(ws.q.data() + int64_t(t) * dim, config_.num_heads);
-      rotate(ws.k.data() + int64_t(t) * kv_dim, config_.num_kv_heads);
-      const int64_t slot = batch.slot_ids[t];
-      PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
-      std::memcpy(kv.k_at(l, slot), ws.k.data() + int64_t(t) * kv_dim, sizeof(float) * size_t(kv_dim));
-      std::memcpy(kv.v_at(l, slot), ws.v.data() + int64_t(t) * kv_dim, sizeof(float) * size_t(kv_dim));
+      float* q = ws.q.data() + int64_t(t) * dim;
+      rotate_heads(q, q, config_.num_heads, head_dim, half_rope, cs, sn);
+      write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);
     linear(lw.wo, ws.xb.data(), ws.proj.data(), n, pool);

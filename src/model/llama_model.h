@@ -23,7 +23,15 @@ class LlamaModel final : public Model {
   // y = W x for `num_tokens` rows of x, split over the pool.
   void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, ThreadPool& pool) const;
   void embed(TokenId token, float* out) const;
+  // Rotates token t's K by RoPE and stores K and V at its slot (quantized for an int8 cache); with fusion the
+  // rotation happens on the way into the cache instead of in the workspace first.
+  void write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, Workspace& ws) const;
+  // options_.attention picks one: the paged flash kernel, or the naive two-pass reference.
   void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws, ThreadPool& pool) const;
+  void attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                       ThreadPool& pool) const;
+  void attention_naive(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                       ThreadPool& pool) const;
 
   ModelConfig config_;
   ModelWeights weights_;

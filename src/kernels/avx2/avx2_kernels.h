@@ -19,4 +19,5 @@ void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float a, const float* x, float* y, int64_t n);
 void silu_mul(float* gate, const float* up, int64_t n);
+void paged_attention(const AttentionArgs& args);
 }  // namespace pagoda::kernels::avx2

@@ -110,6 +110,24 @@ TEST_F(EngineTest, GreedyTextAloneEqualsTheGeneratorsAndTheTextInABatchOf16) {
   EXPECT_GT(s.kv.num_prefix_hit_tokens, 0);  // the second round found the first round's prompts
 }
 
+TEST_F(EngineTest, Int8KvGivesTheInt8GeneratorsTextAloneAndInABatch) {
+  EngineConfig c = config(256);
+  c.kv_dtype = KvDType::kInt8;
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  std::vector<GenerateRequest> requests = mixed_requests();
+  ThreadPool pool(1);
+  Generator generator(*loaded_->model, *loaded_->tokenizer, pool, 256, 256, KvDType::kInt8);
+  std::vector<RequestHandle> handles;
+  for (const GenerateRequest& r : requests) handles.push_back(*engine->submit(r));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto reference = generator.generate(requests[i].prompt, requests[i].sampling, [](std::string_view) {});
+    ASSERT_TRUE(reference.ok());
+    EXPECT_EQ(handles[i].stream->wait_all().new_tokens, reference->output_tokens) << "request " << i;
+  }
+  EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
+}
+
 TEST_F(EngineTest, PreemptionUnderATinyPoolKeepsEveryText) {
   auto roomy = make(config(256, 4));
   auto tiny_config = config(40, 4);  // 160 slots for 16 requests of up to ~100 tokens each

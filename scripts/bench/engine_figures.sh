@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The engine's benchmark figures on one model, each comparison inside this one script (the machine is shared
+# and noisy, so only ratios measured side by side mean much):
+#   1. batched decode: pagoda bench batched vs llama.cpp's llama-batched-bench (S_TG per batch size, ratios)
+#   2. continuous vs static batching on outputs of 10-256 tokens (output tokens/s ratio)
+#   3. chunked prefill: stream inter-token latency p99/p50 while a 1,024-token prompt arrives, with and without
+#   4. prefix cache: TTFT of a request sharing a 1,024-token prefix vs the first one's
+#   5. KV concurrency (with KV_MODEL, a model of context >= 2048: e.g. gen-model --shape tinyllama-1.1b
+#      --layers 1): peak running sequences at one KV budget, paged vs contiguous (and INT8 KV), wasted slots
+# Usage: scripts/bench/engine_figures.sh MODEL.gguf [THREADS]
+#   env: PAGODA, PEER, KV_MODEL, KV_GIB, ONLY (ONLY=1,3 runs only those sections), LLAMA_BIN (a directory with
+#   llama-batched-bench; default: the peer's llama.sh build). On a VM whose CPU advertises AMX it cannot run,
+#   llama.sh's GGML_NATIVE build dies on quantized models: build llama.cpp with -DGGML_NATIVE=OFF -DGGML_AVX2=ON
+#   -DGGML_FMA=ON -DGGML_F16C=ON and point LLAMA_BIN at its bin/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+model=${1:?usage: engine_figures.sh MODEL.gguf [THREADS]}
+threads=${2:-2}
+P=${PAGODA:-$root/build/src/cli/pagoda}
+peer=${PEER:-$root/../shared/tools/peer}
+only=${ONLY:-1,2,3,4,5}
+want() { [[ ",$only," == *",$1,"* ]]; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+if want 1; then
+  echo "== 1. batched decode, -npp 128 -ntg 64, $threads threads"
+  ours=$("$P" bench batched -m "$model" --threads "$threads" --npp 128 --ntg 64 --npl 1,4,8,16 --json 2>/dev/null)
+  if [ -n "${LLAMA_BIN:-}" ]; then batched=("$LLAMA_BIN/llama-batched-bench"); else batched=("$peer/llama.sh" batched-bench); fi
+  theirs=$("${batched[@]}" -m "$model" -t "$threads" -c 4096 -npp 128 -ntg 64 -npl 1,4,8,16 2>/dev/null |
+           awk -F'|' '$2 ~ /^ *[0-9]+ *$/ { gsub(/ /, "", $4); gsub(/ /, "", $9); print $4, $9 }')
+  echo "   B   pagoda S_TG   llama.cpp S_TG   ratio"
+  one=""
+  for b in 1 4 8 16; do
+    s=$(jq -r --argjson b "$b" '.rows[] | select(.b == $b) | .s_tg' <<<"$ours")
+    l=$(awk -v b="$b" '$1 == b { print $2 }' <<<"$theirs")
+    [ "$b" = 1 ] && one=$s
+    printf "%4d %13.2f %16s %7s\n" "$b" "$s" "${l:-n/a}" "$(ratio "$s" "${l:-0}")"
+    [ "$b" = 16 ] && echo "   pagoda S_TG(16) / S_TG(1) = $(ratio "$s" "$one")"
+  done
+fi
+
+if want 2; then
+  echo "== 2. continuous vs static batching: 32 requests, prompts 32-128, outputs 10-256, batch 16"
+  args=(bench offline -m "$model" --threads "$threads" --num-prompts 32 --input-len 32-128 --output-len 10-256
+        --batch-size 16 --json)
+  c=$("$P" "${args[@]}" --batching continuous 2>/dev/null | jq -r .output_tok_s)
+  s=$("$P" "${args[@]}" --batching static 2>/dev/null | jq -r .output_tok_s)
+  echo "   output tok/s: continuous $c, static $s, ratio $(ratio "$c" "$s")"
+fi
+
+if want 3; then
+  echo "== 3. chunked prefill: 8 streams decode while a 1,024-token prompt arrives"
+  j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
+        ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
+  for mode in chunked unchunked; do
+    jq -r --arg m "$mode" '.[$m] | "   \($m): stream ITL p50 \(.itl_ms.p50) ms, p99 \(.itl_ms.p99) ms, p99/p50 \(.itl_p99_over_p50), max during prefill \(.during_prefill_itl_ms.max) ms, long TTFT \(.long_ttft_ms) ms"' <<<"$j"
+  done
+fi
+
+if want 4; then
+  echo "== 4. prefix cache: a 1,024-token shared prefix + 16 own tokens"
+  "$P" bench prefix -m "$model" --threads "$threads" --prefix-len 1024 --suffix-len 16 --rounds 2 --json 2>/dev/null |
+    jq -r '"   first TTFT \(.first_ttft_ms) ms, second TTFT \(.second_ttft_ms) ms (\(.second_cached_tokens) cached), ratio \(.ttft_ratio)"'
+fi
+
+if want 5 && [ -n "${KV_MODEL:-}" ]; then
+  gib=${KV_GIB:-0.5}
+  echo "== 5. KV concurrency at --kv-memory $gib GiB, max_seq_len 2048, prompts 64-512, outputs 16-256"
+  args=(bench offline -m "$KV_MODEL" --threads "$threads" --max-seq-len 2048 --kv-memory "$gib" --num-prompts 96
+        --input-len 64-512 --output-len 16-256 --batch-size 256 --max-batched-tokens 512 --json)
+  declare -A peak
+  for layout in contiguous paged paged-int8; do
+    extra=(--kv-layout "${layout%-int8}")
+    [ "$layout" = paged-int8 ] && extra+=(--kv-quant int8)
+    if j=$("$P" "${args[@]}" "${extra[@]}" 2>/dev/null); then
+      peak[$layout]=$(jq -r .peak_running <<<"$j")
+      echo "   $layout: peak running ${peak[$layout]}, wasted slots $(jq -r '.mean_wasted_slot_fraction * 100' <<<"$j")%, preemptions $(jq -r .num_preemptions <<<"$j")"
+    else
+      echo "   $layout: not available"
+    fi
+  done
+  echo "   paged / contiguous = $(ratio "${peak[paged]:-0}" "${peak[contiguous]:-0}"), paged-int8 / contiguous = $(ratio "${peak[paged-int8]:-0}" "${peak[contiguous]:-0}")"
+fi

@@ -1,0 +1,36 @@
+// AttentionArgs: one work item of paged attention, a plain value of pointers and sizes: the query heads that
+// share one KV head (grouped-query attention), for one query token that sees context positions 0..num_ctx-1,
+// whose K/V rows are found through the sequence's block table. Position j lives in slot
+// blocks[j / block_size] * block_size + j % block_size; slot s's row starts at k + s * row_stride (f32) or
+// k8 + s * row_stride (int8, with its scale at k_scale[s * scale_stride]).
+#pragma once
+
+#include <cstdint>
+
+namespace pagoda::kernels {
+
+struct AttentionArgs {
+  const float* q = nullptr;  // [num_q_heads][head_dim], one head after another
+  float* out = nullptr;      // [num_q_heads][head_dim]; written, never read before
+  int32_t num_q_heads = 1;
+  int32_t head_dim = 0;
+  int32_t num_ctx = 0;  // >= 1
+  const int32_t* blocks = nullptr;
+  int32_t block_size = 0;
+  float scale = 1.0f;      // applied to q.k (1 / sqrt(head_dim))
+  int64_t row_stride = 0;  // elements from one slot's row to the next (the cache's kv_dim)
+  // f32 cache (k and v set) or int8 cache (k8, v8 and the scales set, k and v null).
+  const float* k = nullptr;
+  const float* v = nullptr;
+  const int8_t* k8 = nullptr;
+  const int8_t* v8 = nullptr;
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
+  int64_t scale_stride = 0;  // floats from one slot's scale to the next (the cache's num_kv_heads)
+};
+
+// Flash-style: one pass over the context in tiles, a running max and sum per query head, the output
+// rescaled when the max grows; no score row of the whole context, no gather of K/V into a copy.
+using AttentionFn = void (*)(const AttentionArgs& args);
+
+}  // namespace pagoda::kernels

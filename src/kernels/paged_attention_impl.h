@@ -1,0 +1,81 @@
+// paged_attention_impl: the one tiled online-softmax loop behind every AttentionFn, written once and
+// instantiated per instruction set with that set's vector ops (ref/attention.cc, avx2/attention.cc). Ops must
+// provide dot(q, k, n), dot_i8(q, k8, n), axpy(a, x, y, n), axpy_i8(a, x8, y, n) and scale(y, a, n).
+// Include it only from those files, with Ops of internal linkage, so the instantiations never mix; it calls
+// no inline library template either (std::min, std::exp), whose one shared copy could come from the AVX2 file.
+#pragma once
+
+#include <math.h>  // expf: a plain C function, unlike std::exp's inline wrappers (see below)
+
+#include <cstring>
+
+#include "kernels/attention_args.h"
+
+namespace pagoda::kernels::detail {
+
+template <class Ops>
+void paged_attention(const AttentionArgs& a) {
+  constexpr int32_t kTile = 32;      // positions scored before one rescale: a stack tile, not a score row
+  constexpr int32_t kMaxHeads = 16;  // query heads handled together per pass over K/V
+  const int32_t hd = a.head_dim;
+  const bool int8 = a.k == nullptr;
+  for (int32_t h0 = 0; h0 < a.num_q_heads; h0 += kMaxHeads) {
+    const int32_t nh = a.num_q_heads - h0 < kMaxHeads ? a.num_q_heads - h0 : kMaxHeads;
+    float running_max[kMaxHeads], running_sum[kMaxHeads];
+    float p[kMaxHeads][kTile];
+    for (int32_t h = 0; h < nh; ++h) {
+      running_max[h] = -INFINITY;
+      running_sum[h] = 0.0f;
+      std::memset(a.out + int64_t(h0 + h) * hd, 0, sizeof(float) * size_t(hd));
+    }
+    for (int32_t j0 = 0; j0 < a.num_ctx; j0 += kTile) {
+      const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
+      int64_t slots[kTile];
+      for (int32_t jj = 0; jj < nt; ++jj) {
+        const int32_t j = j0 + jj;
+        slots[jj] = int64_t(a.blocks[j / a.block_size]) * a.block_size + j % a.block_size;
+      }
+      // Scores of the tile: each K row is read once for all the group's heads.
+      for (int32_t jj = 0; jj < nt; ++jj) {
+        if (int8) {
+          const int8_t* k = a.k8 + slots[jj] * a.row_stride;
+          const float ks = a.k_scale[slots[jj] * a.scale_stride] * a.scale;
+          for (int32_t h = 0; h < nh; ++h) p[h][jj] = Ops::dot_i8(a.q + int64_t(h0 + h) * hd, k, hd) * ks;
+        } else {
+          const float* k = a.k + slots[jj] * a.row_stride;
+          for (int32_t h = 0; h < nh; ++h) p[h][jj] = Ops::dot(a.q + int64_t(h0 + h) * hd, k, hd) * a.scale;
+        }
+      }
+      // Online softmax: a larger max rescales what was summed so far.
+      for (int32_t h = 0; h < nh; ++h) {
+        float tile_max = p[h][0];
+        for (int32_t jj = 1; jj < nt; ++jj) tile_max = p[h][jj] > tile_max ? p[h][jj] : tile_max;
+        const float new_max = tile_max > running_max[h] ? tile_max : running_max[h];
+        if (new_max > running_max[h] && running_sum[h] > 0.0f) {
+          const float correction = expf(running_max[h] - new_max);
+          running_sum[h] *= correction;
+          Ops::scale(a.out + int64_t(h0 + h) * hd, correction, hd);
+        }
+        running_max[h] = new_max;
+        for (int32_t jj = 0; jj < nt; ++jj) {
+          p[h][jj] = expf(p[h][jj] - new_max);
+          running_sum[h] += p[h][jj];
+        }
+      }
+      // Weighted V rows, each read once for all heads.
+      for (int32_t jj = 0; jj < nt; ++jj) {
+        if (int8) {
+          const int8_t* v = a.v8 + slots[jj] * a.row_stride;
+          const float vs = a.v_scale[slots[jj] * a.scale_stride];
+          for (int32_t h = 0; h < nh; ++h) Ops::axpy_i8(p[h][jj] * vs, v, a.out + int64_t(h0 + h) * hd, hd);
+        } else {
+          const float* v = a.v + slots[jj] * a.row_stride;
+          for (int32_t h = 0; h < nh; ++h) Ops::axpy(p[h][jj], v, a.out + int64_t(h0 + h) * hd, hd);
+        }
+      }
+    }
+    for (int32_t h = 0; h < nh; ++h) Ops::scale(a.out + int64_t(h0 + h) * hd, 1.0f / running_sum[h], hd);
+  }
+}
+
+}  // namespace pagoda::kernels::detail
