@@ -5,6 +5,7 @@
 #include "cli/bench_command.h"
 #include "cli/convert_command.h"
 #include "cli/gen_model_command.h"
+#include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
 #include "cli/tokenize_command.h"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_gen_model_command(app, exit_code);
   pagoda::cli::add_quantize_command(app, exit_code);
   pagoda::cli::add_bench_command(app, exit_code);
+  pagoda::cli::add_perplexity_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,151 @@
+// `pagoda perplexity [-m MODEL] -f TEXT [--ctx N] [--chunks N] [--kl-base BASE.gguf] [--json]`.
+// stdout: the running estimate per chunk ("[1]12.3456,[2]...") and the final figures, as llama-perplexity
+// prints them, or one JSON object with --json; stderr: progress and notes.
+#include "cli/perplexity_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/common_options.h"
+#include "cli/progress.h"
+#include "core/thread_pool.h"
+#include "engine/loaded_model.h"
+#include "eval/perplexity.h"
+#include "kernels/kernels.h"
+
+namespace pagoda::cli {
+namespace {
+
+struct PerplexityCliOptions {
+  CommonOptions common;
+  std::string text_path;
+  std::optional<int32_t> ctx;
+  int32_t max_chunks = 0;
+  int32_t batch = 512;
+  std::optional<std::string> kl_base;
+  std::string base_kv_quant = "none";
+  bool json = false;
+};
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(fmt::format("cannot read {}", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().empty()) return make_error(fmt::format("{} is empty", path));
+  return text.str();
+}
+
+void print_json(const std::string& model, const std::string& text, const eval::PerplexityReport& r,
+                const std::string& base) {
+  std::printf(
+      "{\"model\":\"%s\",\"text\":\"%s\",\"ctx\":%d,\"chunks\":%d,\"text_tokens\":%lld,\"scored_tokens\":%lld,"
+      "\"ppl\":%.6f,\"ppl_error\":%.6f,\"mean_nll\":%.6f,\"seconds\":%.3f",
+      model.c_str(), text.c_str(), r.ctx, r.num_chunks, static_cast<long long>(r.num_text_tokens),
+      static_cast<long long>(r.num_scored), r.ppl, r.ppl_error, r.mean_nll, r.seconds);
+  if (r.kl) {
+    std::printf(
+        ",\"kl\":{\"base\":\"%s\",\"base_ppl\":%.6f,\"base_ppl_error\":%.6f,\"mean_kl\":%.8f,\"mean_kl_error\":%.8f,"
+        "\"max_kl\":%.6f,\"top1_agreement\":%.6f,\"top1_agreement_error\":%.6f}",
+        base.c_str(), r.kl->base_ppl, r.kl->base_ppl_error, r.kl->mean_kl, r.kl->mean_kl_error, r.kl->max_kl,
+        r.kl->top1_agreement, r.kl->top1_agreement_error);
+  }
+  std::printf("}\n");
+}
+
+void print_text(const eval::PerplexityReport& r) {
+  std::string running;
+  for (size_t i = 0; i < r.running_ppl.size(); ++i)
+    running += fmt::format("{}[{}]{:.4f}", i == 0 ? "" : ",", i + 1, r.running_ppl[i]);
+  std::printf("%s\n", running.c_str());
+  std::printf("Final estimate: PPL = %.4f +/- %.5f\n", r.ppl, r.ppl_error);
+  if (r.kl) {
+    const eval::KlSummary& k = *r.kl;
+    std::printf("Base PPL:            %.4f +/- %.5f\n", k.base_ppl, k.base_ppl_error);
+    std::printf("PPL ratio:           %.5f (model / base)\n", k.base_ppl > 0 ? r.ppl / k.base_ppl : 0.0);
+    std::printf("Mean KL divergence:  %.6f +/- %.6f nats\n", k.mean_kl, k.mean_kl_error);
+    std::printf("Max KL divergence:   %.6f nats\n", k.max_kl);
+    std::printf("Same top-1 token:    %.3f +/- %.3f %%\n", 100.0 * k.top1_agreement, 100.0 * k.top1_agreement_error);
+  }
+}
+
+int perplexity(const PerplexityCliOptions& o) {
+  Result<PagodaConfig> config = resolve_config(o.common);
+  if (!config.ok()) return report_error(config.error());
+  if (o.text_path.empty()) return report_error("no text: pass one with -f TEXT");
+  Result<std::string> text = read_text(o.text_path);
+  if (!text.ok()) return report_error(text.error());
+  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config->kv_cache.quant);
+  const std::optional<KvDType> base_kv_dtype = parse_kv_dtype(o.base_kv_quant);
+  if (!kv_dtype) return report_error("invalid option: kv_cache.quant must be none or int8");
+  if (!base_kv_dtype)
+    return report_error("invalid option: --base-kv-quant must be none or int8, got '" + o.base_kv_quant + "'");
+  if (o.max_chunks < 0) return report_error("--chunks must be 0 (all) or positive");
+  if (o.batch < 1) return report_error("--batch must be at least 1");
+
+  const kernels::KernelTable& kernels = kernels::best_kernels();
+  Result<ModelOptions> model_options = resolve_model_options(o.common);
+  if (!model_options.ok()) return report_error(model_options.error());
+  Result<LoadedModel> loaded = load_model(config->model, kernels, *model_options);
+  if (!loaded.ok()) return report_error(loaded.error());
+  std::optional<LoadedModel> base;
+  if (o.kl_base) {
+    // "bundled" names the embedded model, so it can be the base of its own INT8-KV or no-fusion variants.
+    Result<LoadedModel> b = load_model(*o.kl_base == "bundled" ? "" : *o.kl_base, kernels, *model_options);
+    if (!b.ok()) return report_error("--kl-base: " + b.error());
+    base = std::move(b).value();
+  }
+
+  const ModelConfig& mc = loaded->model->config();
+  eval::PerplexityOptions options;
+  options.ctx = o.ctx.value_or(std::min(512, mc.context_length));
+  options.max_chunks = o.max_chunks;
+  options.max_batch = o.batch;
+  options.kv_dtype = *kv_dtype;
+  options.base_kv_dtype = *base_kv_dtype;
+  const std::vector<TokenId> tokens = loaded->tokenizer->encode(*text, true);
+  ThreadPool pool(config->threads);
+  std::fprintf(stderr, "pagoda: perplexity of %s over %s: %zu tokens, ctx %d, %s KV, %d threads%s\n",
+               loaded->source.c_str(), o.text_path.c_str(), tokens.size(), options.ctx, kv_dtype_name(*kv_dtype),
+               pool.num_threads(), base ? (", KL against " + base->source).c_str() : "");
+  Progress progress("perplexity");
+  Result<eval::PerplexityReport> report = eval::evaluate_perplexity(
+      *loaded->model, tokens, loaded->tokenizer->bos_id(), pool, options, base ? base->model.get() : nullptr,
+      [&progress](int32_t done, int32_t total) { progress.update(done, total, fmt::format("chunk {}", done)); });
+  progress.finish();
+  if (!report.ok()) return report_error(report.error());
+  if (o.json) {
+    print_json(loaded->source, o.text_path, *report, base ? base->source : "");
+  } else {
+    print_text(*report);
+  }
+  std::fprintf(stderr, "pagoda: %d chunks, %lld scored tokens in %.2f s\n", report->num_chunks,
+               static_cast<long long>(report->num_scored), report->seconds);
+  return 0;
+}
+
+}  // namespace
+
+void add_perplexity_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<PerplexityCliOptions>();
+  CLI::App* cmd = app.add_subcommand("perplexity", "Perplexity over a text (and KL divergence against a base model)");
+  add_common_options(*cmd, options->common);
+  cmd->add_option("-f,--file", options->text_path, "text file to score");
+  cmd->add_option("--ctx", options->ctx,
+                  "tokens per chunk; the second half of each is scored (default: 512 or the "
+                  "model's context if smaller)");
+  cmd->add_option("--chunks", options->max_chunks, "score at most N chunks; 0 = all")->capture_default_str();
+  cmd->add_option("--batch", options->batch, "tokens per forward call")->capture_default_str();
+  cmd->add_option("--kl-base", options->kl_base,
+                  "base model (GGUF path, or 'bundled') to compare next-token distributions against");
+  cmd->add_option("--base-kv-quant", options->base_kv_quant, "the base model's KV cache: none or int8")
+      ->capture_default_str();
+  cmd->add_flag("--json", options->json, "print one JSON object instead of text");
+  cmd->callback([options, &exit_code] { exit_code = perplexity(*options); });
+}
+
+}  // namespace pagoda::cli

@@ -1,0 +1,64 @@
+// Perplexity of a model over a tokenized text, as llama-perplexity computes it so the figures compare: the
+// text is cut into chunks of `ctx` tokens, each chunk starts afresh (its first token replaced by BOS) and only
+// the second half of each chunk is scored, so every scored token sees at least ctx/2 tokens of context.
+// With a base model it also compares next-token distributions (mean KL(base || model), top-1 agreement), as
+// llama-perplexity's KL mode does, but running both models side by side instead of through a logits file.
+// Owns its KV storage and workspaces; borrows the models and the caller's thread pool.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "core/types.h"
+#include "model/kv_cache_view.h"
+#include "model/model.h"
+
+namespace pagoda::eval {
+
+struct PerplexityOptions {
+  int32_t ctx = 512;                      // tokens per chunk (at most the model's context)
+  int32_t max_chunks = 0;                 // 0: every full chunk of the text
+  int32_t max_batch = 512;                // tokens per forward call
+  KvDType kv_dtype = KvDType::kF32;       // the evaluated model's KV cache
+  KvDType base_kv_dtype = KvDType::kF32;  // the base model's
+};
+
+// Next-token distributions of the model against the base's, over the same scored tokens.
+struct KlSummary {
+  double mean_kl = 0.0;  // nats
+  double mean_kl_error = 0.0;
+  double max_kl = 0.0;
+  double top1_agreement = 0.0;  // fraction of scored tokens where both argmaxes agree
+  double top1_agreement_error = 0.0;
+  double base_ppl = 0.0;
+  double base_ppl_error = 0.0;
+};
+
+struct PerplexityReport {
+  int32_t ctx = 0;
+  int32_t num_chunks = 0;
+  int64_t num_text_tokens = 0;
+  int64_t num_scored = 0;
+  double mean_nll = 0.0;            // nats per scored token
+  double ppl = 0.0;                 // exp(mean_nll)
+  double ppl_error = 0.0;           // one standard error, propagated: ppl * stderr(nll)
+  std::vector<double> running_ppl;  // the estimate after each chunk
+  std::optional<KlSummary> kl;
+  double seconds = 0.0;
+};
+
+// `tokens`: the whole text, tokenized. `base`: for KL mode, a model with the same vocabulary (else nullptr).
+// `on_chunk(done, total)` is called after each chunk. Errors: ctx < 4 or above a model's context, a text
+// shorter than one chunk, vocabularies that differ, ids outside the vocabulary.
+Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const TokenId> tokens, TokenId bos_id,
+                                             ThreadPool& pool, const PerplexityOptions& options,
+                                             const Model* base = nullptr,
+                                             const std::function<void(int32_t, int32_t)>& on_chunk = {});
+
+}  // namespace pagoda::eval
