@@ -41,9 +41,12 @@ inline void row_times_tokens(const void* w, int64_t row_offset, const float* x, 
   }
   float sums[kTokens];
   for (int t = 0; t < kTokens; ++t) sums[t] = hsum(acc[t]);
+  // An explicit fma, so a token's sum is the same whichever kTokens it was computed with: left to the
+  // compiler, the contraction of `s += w * x` can differ between instantiations, and then a token's logits
+  // would depend on its neighbours in the batch (a prefix-cache hit must never change an answer).
   for (; i < num_in; ++i) {
     const float wi = Load::load1(w, row_offset + i);
-    for (int t = 0; t < kTokens; ++t) sums[t] += wi * x[t * num_in + i];
+    for (int t = 0; t < kTokens; ++t) sums[t] = __builtin_fmaf(wi, x[t * num_in + i], sums[t]);
   }
   for (int t = 0; t < kTokens; ++t) y[t * num_out + o] = sums[t];
 }

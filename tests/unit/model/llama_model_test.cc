@@ -290,5 +290,33 @@ TEST_F(LlamaModelTest, Int8KvCacheStaysCloseToF32) {
   }
 }
 
+TEST_F(LlamaModelTest, LogitsAreBitIdenticalWithAndWithoutAPrefixCacheHit) {
+  // A prefix-cache hit means a sequence's first blocks hold K/V that another sequence computed, in another
+  // step, and only the rest is computed now. With f32 KV that must not change a single bit of the logits.
+  const ModelConfig& c = model_->config();
+  std::vector<TokenId> prompt;  // 2 full blocks of 8 shared, then a suffix of 5
+  for (int i = 0; i < 21; ++i) prompt.push_back(prompt_[size_t(i) % prompt_.size()]);
+  const std::vector<TokenId> prefix(prompt.begin(), prompt.begin() + 16), suffix(prompt.begin() + 16, prompt.end());
+  for (int32_t threads : {1, 2}) {
+    ThreadPool pool(threads);
+    pool_ = &pool;
+    Workspace ws(c, 32, 64, 32, threads);
+    KvStorage kv(c, 8, 8);
+    // The first request: the whole prompt at once, in blocks 0, 1, 2, alongside another sequence.
+    auto first = step({prompt, {1, 346, 306}}, {0, 0}, {{0, 1, 2}, {3}}, kv, ws);
+    // The second: blocks 0 and 1 are the cached prefix; only the suffix runs, into block 4.
+    auto hit = step({suffix}, {16}, {{0, 1, 4}}, kv, ws);
+    // Without the cache: a fresh pool and the whole prompt alone.
+    KvStorage fresh(c, 8, 8);
+    auto miss = step({prompt}, {0}, {{5, 6, 7}}, fresh, ws);
+    pool_ = &single_pool_;
+    ASSERT_EQ(hit.size(), suffix.size());
+    for (size_t i = 0; i < suffix.size(); ++i) {
+      EXPECT_EQ(hit[i], miss[16 + i]) << "suffix row " << i << ", " << threads << " threads";
+      EXPECT_EQ(hit[i], first[16 + i]) << "suffix row " << i << ", " << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pagoda
