@@ -21,6 +21,9 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--block-size", o.block_size, "tokens per KV block (default: kv_cache.page_size)");
   app.add_flag("--no-prefix-cache", o.no_prefix_cache, "do not reuse the KV of shared prompt prefixes");
   app.add_flag("--no-chunked-prefill", o.no_chunked_prefill, "compute each prompt in one step");
+  app.add_option("--max-prefill-with-decodes", o.max_prefill_with_decodes,
+                 "while streams decode, prompt tokens per step at most (0 = up to the step budget): bounds how "
+                 "much an arriving prompt slows them");
   app.add_option("--kv-layout", o.kv_layout, "paged (blocks on demand) or contiguous (max_seq_len reserved)");
   app.add_option("--batching", o.batching, "continuous or static");
 }
@@ -46,6 +49,9 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
     return make_error("invalid option: --batching must be continuous or static, got '" + o.batching + "'");
   }
   c.scheduler.chunked_prefill = !o.no_chunked_prefill;
+  if (o.max_prefill_with_decodes < 0)
+    return make_error("invalid option: --max-prefill-with-decodes must be 0 (off) or positive");
+  c.scheduler.max_prefill_tokens_with_decodes = o.max_prefill_with_decodes;
   c.scheduler.max_batched_tokens = o.max_batched_tokens.value_or(kDefaultMaxBatchedTokens);
   if (c.scheduler.max_batched_tokens < 1) return make_error("invalid option: --max-batched-tokens must be at least 1");
   c.max_queue = o.max_queue.value_or(4096);
@@ -88,11 +94,14 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, %s batching, chunked "
-               "prefill %s, prefix cache %s, %s KV layout\n",
+               "prefill %s (%s prompt tokens per step while decoding), prefix cache %s, %s KV layout\n",
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
                c.scheduler.batching == BatchingMode::kStatic ? "static" : "continuous",
-               c.scheduler.chunked_prefill ? "on" : "off", c.kv.enable_prefix_cache ? "on" : "off",
-               c.kv_layout == KvLayout::kContiguous ? "contiguous" : "paged");
+               c.scheduler.chunked_prefill ? "on" : "off",
+               c.scheduler.max_prefill_tokens_with_decodes > 0
+                   ? std::to_string(c.scheduler.max_prefill_tokens_with_decodes).c_str()
+                   : "budget",
+               c.kv.enable_prefix_cache ? "on" : "off", c.kv_layout == KvLayout::kContiguous ? "contiguous" : "paged");
 }
 
 }  // namespace pagoda::cli

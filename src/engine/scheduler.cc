@@ -77,6 +77,11 @@ SchedulePlan Scheduler::schedule() {
   // every running stream to end.
   bool prefill_in_plan = false;
   const bool chunked = config_.chunked_prefill;
+  // Decode-paced prefill: prompt tokens this step may still take (a cap only while someone is decoding).
+  int32_t prefill_budget = config_.max_batched_tokens;
+  if (chunked && config_.max_prefill_tokens_with_decodes > 0 &&
+      std::any_of(running_.begin(), running_.end(), [](const Sequence* s) { return s->num_uncomputed_tokens() == 1; }))
+    prefill_budget = config_.max_prefill_tokens_with_decodes;
 
   // 1. Running sequences, oldest first. Victims come only from those not yet in the plan (the sequence being
   // scheduled included), so nothing in the plan is ever taken back.
@@ -84,7 +89,11 @@ SchedulePlan Scheduler::schedule() {
     Sequence* seq = running_[i];
     const int32_t remaining = seq->num_uncomputed_tokens();
     PAGODA_CHECK(remaining >= 1, "running sequence {} has nothing to compute", seq->request_id);
-    const int32_t n = chunked ? std::min(remaining, budget) : remaining;
+    const int32_t n = chunked ? std::min({remaining, budget, remaining > 1 ? prefill_budget : 1}) : remaining;
+    if (n == 0) {  // a prompt still prefilling, but this step's prompt tokens are spent
+      ++i;
+      continue;
+    }
     if (!chunked && n > budget && prefill_in_plan) break;
     const int32_t first_pos = seq->kv.num_computed_tokens;
     bool allocated = kv_.allocate_slots(seq->kv, n);
@@ -104,6 +113,7 @@ SchedulePlan Scheduler::schedule() {
     plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
     plan.num_batched_tokens += n;
     budget -= n;
+    if (remaining > 1) prefill_budget -= n;
     prefill_in_plan = prefill_in_plan || remaining > 1;
     ++i;
   }
@@ -117,12 +127,13 @@ SchedulePlan Scheduler::schedule() {
   }
   const bool may_admit =
       plan.preempted.empty() && (config_.batching == BatchingMode::kContinuous || static_batch_forming_);
-  while (may_admit && !waiting_.empty() && (budget > 0 || (!chunked && !prefill_in_plan)) &&
+  while (may_admit && !waiting_.empty() &&
+         (chunked ? std::min(budget, prefill_budget) > 0 : (budget > 0 || !prefill_in_plan)) &&
          int32_t(running_.size()) < config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
     const PrefixHit hit = kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
-    const int32_t n = chunked ? std::min(remaining, budget) : remaining;
+    const int32_t n = chunked ? std::min({remaining, budget, remaining > 1 ? prefill_budget : budget}) : remaining;
     if (!chunked && n > budget && prefill_in_plan) break;
     const bool first_admission = seq->timing.first_scheduled_us < 0 && seq->timing.num_preemptions == 0;
     if (!kv_.allocate_slots(seq->kv, n, hit)) break;  // wait for blocks to come back
@@ -134,6 +145,7 @@ SchedulePlan Scheduler::schedule() {
     plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
     plan.num_batched_tokens += n;
     budget -= n;
+    prefill_budget -= n;
     prefill_in_plan = true;
   }
   return plan;

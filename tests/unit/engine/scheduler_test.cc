@@ -113,6 +113,39 @@ TEST_F(SchedulerTest, RunningDecodesComeFirstAndNewPromptsFillTheRest) {
   EXPECT_EQ(scheduler_->num_waiting(), 1);
 }
 
+TEST_F(SchedulerTest, WhileStreamsDecodeAStepTakesAtMostTheCappedPromptTokens) {
+  make(64, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 32, .max_prefill_tokens_with_decodes = 4});
+  // Alone, a prompt gets the whole budget: nobody is decoding.
+  Sequence* a = add(iota_tokens(40));
+  SchedulePlan p1 = scheduler_->schedule();
+  ASSERT_EQ(p1.seqs.size(), 1u);
+  EXPECT_EQ(p1.seqs[0].num_new_tokens, 32);
+  finish_step(p1);
+  finish_step(scheduler_->schedule());  // the last 8 prompt tokens; a samples and is now decoding
+  ASSERT_EQ(a->num_uncomputed_tokens(), 1);
+  // A long prompt arrives: with a decoding, each step takes a's token and 4 of the prompt's, and the other
+  // new prompt waits while the cap is spent.
+  Sequence* b = add(iota_tokens(10, 100));
+  Sequence* c = add(iota_tokens(3, 200));
+  for (int32_t step = 0; step < 2; ++step) {
+    SchedulePlan p = scheduler_->schedule();
+    ASSERT_EQ(p.seqs.size(), 2u) << step;
+    EXPECT_EQ(p.seqs[0].seq, a);
+    EXPECT_EQ(p.seqs[0].num_new_tokens, 1);
+    EXPECT_EQ(p.seqs[1].seq, b);
+    EXPECT_EQ(p.seqs[1].num_new_tokens, 4);
+    EXPECT_EQ(c->status, SeqStatus::kWaiting);
+    finish_step(p);
+  }
+  // b's last 2 tokens, then 2 of c's 3: the cap counts every prompt in the step.
+  SchedulePlan p = scheduler_->schedule();
+  ASSERT_EQ(p.seqs.size(), 3u);
+  EXPECT_EQ(p.seqs[1].num_new_tokens, 2);
+  EXPECT_EQ(p.seqs[2].seq, c);
+  EXPECT_EQ(p.seqs[2].num_new_tokens, 2);
+  EXPECT_EQ(p.num_batched_tokens, 5);
+}
+
 TEST_F(SchedulerTest, TheSequenceCapHoldsBackAdmission) {
   make(32, SchedulerConfig{.max_num_seqs = 2, .max_batched_tokens = 64});
   add(iota_tokens(3));
