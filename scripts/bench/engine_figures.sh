@@ -4,6 +4,7 @@
 #   1. batched decode: pagoda bench batched vs llama.cpp's llama-batched-bench (S_TG per batch size, ratios)
 #   2. continuous vs static batching on outputs of 10-256 tokens (output tokens/s ratio)
 #   3. chunked prefill: stream inter-token latency p99/p50 while a 1,024-token prompt arrives, with and without
+#      chunking, and with decode-paced chunks (--max-prefill-with-decodes PREFILL_CAP, default 16)
 #   4. prefix cache: TTFT of a request sharing a 1,024-token prefix vs the first one's
 #   5. KV concurrency (with KV_MODEL, a model of context >= 2048: e.g. gen-model --shape tinyllama-1.1b
 #      --layers 1): peak running sequences at one KV budget, paged vs contiguous (and INT8 KV), wasted slots
@@ -52,9 +53,15 @@ if want 3; then
   echo "== 3. chunked prefill: 8 streams decode while a 1,024-token prompt arrives"
   j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
         ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
+  line='"stream ITL p50 \(.itl_ms.p50) ms, p99 \(.itl_ms.p99) ms, p99/p50 \(.itl_p99_over_p50), max during prefill \(.during_prefill_itl_ms.max) ms, long TTFT \(.long_ttft_ms) ms"'
   for mode in chunked unchunked; do
-    jq -r --arg m "$mode" '.[$m] | "   \($m): stream ITL p50 \(.itl_ms.p50) ms, p99 \(.itl_ms.p99) ms, p99/p50 \(.itl_p99_over_p50), max during prefill \(.during_prefill_itl_ms.max) ms, long TTFT \(.long_ttft_ms) ms"' <<<"$j"
+    jq -r --arg m "$mode" ".[\$m] | \"   \(\$m): \" + $line" <<<"$j"
   done
+  # Decode-paced prefill: while the streams decode, at most PREFILL_CAP prompt tokens per step.
+  cap=${PREFILL_CAP:-16}
+  j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
+        --max-prefill-with-decodes "$cap" ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
+  jq -r ".chunked | \"   chunked, --max-prefill-with-decodes $cap: \" + $line" <<<"$j"
 fi
 
 if want 4; then
@@ -73,11 +80,12 @@ if want 5 && [ -n "${KV_MODEL:-}" ]; then
     extra=(--kv-layout "${layout%-int8}")
     [ "$layout" = paged-int8 ] && extra+=(--kv-quant int8)
     if j=$("$P" "${args[@]}" "${extra[@]}" 2>/dev/null); then
-      peak[$layout]=$(jq -r .peak_running <<<"$j")
-      echo "   $layout: peak running ${peak[$layout]}, wasted slots $(jq -r '.mean_wasted_slot_fraction * 100' <<<"$j")%, preemptions $(jq -r .num_preemptions <<<"$j")"
+      key=${layout//-/_}
+      peak[$key]=$(jq -r .peak_running <<<"$j")
+      echo "   $layout: peak running ${peak[$key]}, wasted slots $(jq -r '.mean_wasted_slot_fraction * 100' <<<"$j")%, preemptions $(jq -r .num_preemptions <<<"$j")"
     else
       echo "   $layout: not available"
     fi
   done
-  echo "   paged / contiguous = $(ratio "${peak[paged]:-0}" "${peak[contiguous]:-0}"), paged-int8 / contiguous = $(ratio "${peak[paged-int8]:-0}" "${peak[contiguous]:-0}")"
+  echo "   paged / contiguous = $(ratio "${peak[paged]:-0}" "${peak[contiguous]:-0}"), paged-int8 / contiguous = $(ratio "${peak[paged_int8]:-0}" "${peak[contiguous]:-0}")"
 fi

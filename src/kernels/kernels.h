@@ -17,9 +17,10 @@ std::string_view isa_name(Isa isa);
 // y[t][o] = sum_i w[o][i] * x[t][i] for t < num_tokens, o < num_out. w: [num_out, num_in] row-major in the
 // weight dtype; x: f32 [num_tokens, num_in]; y: f32 [num_tokens, num_out] (row stride num_out).
 using MatmulFn = void (*)(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
-// The same product with the activations already quantized: xq: Q8_0 [num_tokens, num_in / 32] blocks.
+// The same product with the activations already quantized: xq: Q8_0 [num_tokens, num_in / 32] blocks; token t's
+// outputs go to y[t * y_stride + o], so a thread can compute a slice of the rows for every token.
 using MatmulQ8Fn = void (*)(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                            int64_t num_tokens);
+                            int64_t num_tokens, int64_t y_stride);
 
 struct KernelTable {
   Isa isa = Isa::kScalar;

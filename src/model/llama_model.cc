@@ -14,21 +14,42 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
                        const ModelOptions& options)
     : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels), options_(options) {}
 
-// Decode (one token) splits the output rows, so every thread streams its own part of the weights once;
-// prefill splits the tokens, so each thread runs the kernel's multi-token path over all rows.
-void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, ThreadPool& pool) const {
+// Decode and small batches split the output rows, so every thread streams its own part of the weights once
+// (for a quantized weight, the batch's activations are quantized once, up front); large prefill batches split
+// the tokens, so each thread runs the kernel's multi-token path over all rows. Either way a token's result is
+// the same bits: the kernels compute each token alone, whatever its neighbours.
+void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws,
+                        ThreadPool& pool) const {
   kernels::MatmulFn fn = nullptr;
+  kernels::MatmulQ8Fn fn_xq = nullptr;
   switch (w.dtype) {
     case DType::kF32: fn = kernels_.matmul_f32; break;
     case DType::kF16: fn = kernels_.matmul_f16; break;
     case DType::kBF16: fn = kernels_.matmul_bf16; break;
-    case DType::kQ8_0: fn = kernels_.matmul_q8_0; break;
-    case DType::kQ4_0: fn = kernels_.matmul_q4_0; break;
+    case DType::kQ8_0:
+      fn = kernels_.matmul_q8_0;
+      fn_xq = kernels_.matmul_q8_0_q8_0;
+      break;
+    case DType::kQ4_0:
+      fn = kernels_.matmul_q4_0;
+      fn_xq = kernels_.matmul_q4_0_q8_0;
+      break;
   }
+  constexpr int64_t kRowGrain = 16;
   if (num_tokens == 1) {
-    constexpr int64_t kRowGrain = 16;
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
+  } else if (fn_xq != nullptr && num_tokens <= Workspace::kMaxRowSplitTokens) {
+    const int64_t num_blocks = w.num_cols / quant::BlockQ8_0::kNumValues;
+    PAGODA_CHECK(int64_t(ws.xq.size()) >= num_tokens * num_blocks);
+    quant::BlockQ8_0* xq = ws.xq.data();
+    pool.parallel_for(num_tokens, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        kernels_.quantize_row_q8_0(x + t * w.num_cols, xq + t * num_blocks, w.num_cols);
+    });
+    pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      fn_xq(w.row(begin), xq, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
+    });
   } else {
     constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
     pool.parallel_for(num_tokens, kTokenGrain, [&](int64_t begin, int64_t end) {
@@ -252,9 +273,9 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     for (int32_t t = 0; t < n; ++t)
       kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.attn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
                        config_.rms_eps);
-    linear(lw.wq, ws.xb.data(), ws.q.data(), n, pool);
-    linear(lw.wk, ws.xb.data(), ws.k.data(), n, pool);
-    linear(lw.wv, ws.xb.data(), ws.v.data(), n, pool);
+    linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
+    linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
+    linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
     for (int32_t t = 0; t < n; ++t) {
       const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
       const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
@@ -263,17 +284,17 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);
-    linear(lw.wo, ws.xb.data(), ws.proj.data(), n, pool);
+    linear(lw.wo, ws.xb.data(), ws.proj.data(), n, ws, pool);
     kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
     for (int32_t t = 0; t < n; ++t)
       kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
                        config_.rms_eps);
-    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, pool);
-    linear(lw.w_up, ws.xb.data(), ws.up.data(), n, pool);
+    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
+    linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
     kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
-    linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, pool);
+    linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
     kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
   }
 
@@ -285,7 +306,7 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, weights_.output_norm.data(), ws.final_x.data() + int64_t(r) * dim,
                      dim, config_.rms_eps);
   }
-  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, pool);
+  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
   return LogitsView{ws.logits.data(), num_rows, config_.vocab_size};
 }
 

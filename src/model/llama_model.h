@@ -21,7 +21,7 @@ class LlamaModel final : public Model {
 
  private:
   // y = W x for `num_tokens` rows of x, split over the pool.
-  void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, ThreadPool& pool) const;
+  void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
   void embed(TokenId token, float* out) const;
   // Rotates token t's K by RoPE and stores K and V at its slot (quantized for an int8 cache); with fusion the
   // rotation happens on the way into the cache instead of in the workspace first.

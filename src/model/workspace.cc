@@ -1,6 +1,8 @@
 // Workspace sizing.
 #include "model/workspace.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace pagoda {
@@ -23,6 +25,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   rope_sin.resize(t * size_t(c.rope_dim / 2));
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
+  const size_t widest = size_t(std::max(c.dim, c.hidden_dim));
+  xq.resize(size_t(std::min(max_tokens, kMaxRowSplitTokens)) * (widest / quant::BlockQ8_0::kNumValues + 1));
 }
 
 }  // namespace pagoda

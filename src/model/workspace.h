@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "quant/block_q8_0.h"
 
 namespace pagoda {
 
@@ -31,6 +32,10 @@ struct Workspace {
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> final_x;   // f32 [max_logits_rows, dim]
   std::vector<float> logits;    // f32 [max_logits_rows, vocab]
+  // Q8_0 [min(max_tokens, kMaxRowSplitTokens), max(dim, hidden) / 32]: a small batch's activations, quantized
+  // once so the threads can split a quantized matmul's rows instead of its tokens.
+  std::vector<quant::BlockQ8_0> xq;
+  static constexpr int32_t kMaxRowSplitTokens = 64;
 };
 
 }  // namespace pagoda

@@ -35,13 +35,13 @@ struct WeightsQ4_0 {
   }
 };
 
-// y[t * num_out] = row . token t for t < kTokens. xq points at the first token's blocks (row stride num_blocks).
+// y[t * y_stride] = row . token t for t < kTokens. xq points at the first token's blocks (row stride num_blocks).
 // maddubs cannot saturate: activations come from our quantizer (|x| <= 127), and |w| is read as unsigned, so
 // even a -128 weight (never written by ggml, possible in a foreign file) gives pairs of at most 2 * 128 * 127 =
 // 32512 < 32767.
 template <class W, int kTokens>
 inline void row_times_tokens(const typename W::Block* w_row, const BlockQ8_0* xq, int64_t num_blocks, float* y,
-                             int64_t num_out) {
+                             int64_t y_stride) {
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[kTokens];
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_ps();
@@ -58,18 +58,19 @@ inline void row_times_tokens(const typename W::Block* w_row, const BlockQ8_0* xq
       acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(pairs), acc[t]);
     }
   }
-  for (int t = 0; t < kTokens; ++t) y[t * num_out] = hsum(acc[t]);
+  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = hsum(acc[t]);
 }
 
 template <class W, int kTokens>
-void tile_times_tokens(const typename W::Block* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_blocks,
+void tile_times_tokens(const typename W::Block* w, const BlockQ8_0* xq, float* y, int64_t y_stride, int64_t num_blocks,
                        int64_t o_begin, int64_t o_end) {
   for (int64_t o = o_begin; o < o_end; ++o)
-    row_times_tokens<W, kTokens>(w + o * num_blocks, xq, num_blocks, y + o, num_out);
+    row_times_tokens<W, kTokens>(w + o * num_blocks, xq, num_blocks, y + o, y_stride);
 }
 
 template <class W>
-void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+               int64_t y_stride) {
   check_quant_row_length(num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
   const auto* wb = static_cast<const typename W::Block*>(w);
@@ -79,14 +80,14 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
     const int64_t o_end = o_begin + rows_per_tile < num_out ? o_begin + rows_per_tile : num_out;
     int64_t t = 0;
     for (; t + 4 <= num_tokens; t += 4)
-      tile_times_tokens<W, 4>(wb, xq + t * num_blocks, y + t * num_out, num_out, num_blocks, o_begin, o_end);
+      tile_times_tokens<W, 4>(wb, xq + t * num_blocks, y + t * y_stride, y_stride, num_blocks, o_begin, o_end);
     // One narrower pass for the 1..3 leftover tokens, not one pass per token.
     const BlockQ8_0* xq_tail = xq + t * num_blocks;
-    float* y_tail = y + t * num_out;
+    float* y_tail = y + t * y_stride;
     switch (num_tokens - t) {
-      case 3: tile_times_tokens<W, 3>(wb, xq_tail, y_tail, num_out, num_blocks, o_begin, o_end); break;
-      case 2: tile_times_tokens<W, 2>(wb, xq_tail, y_tail, num_out, num_blocks, o_begin, o_end); break;
-      case 1: tile_times_tokens<W, 1>(wb, xq_tail, y_tail, num_out, num_blocks, o_begin, o_end); break;
+      case 3: tile_times_tokens<W, 3>(wb, xq_tail, y_tail, y_stride, num_blocks, o_begin, o_end); break;
+      case 2: tile_times_tokens<W, 2>(wb, xq_tail, y_tail, y_stride, num_blocks, o_begin, o_end); break;
+      case 1: tile_times_tokens<W, 1>(wb, xq_tail, y_tail, y_stride, num_blocks, o_begin, o_end); break;
       default: break;
     }
   }
@@ -101,22 +102,22 @@ const BlockQ8_0* quantize_tokens(const float* x, int64_t num_in, int64_t num_tok
 
 }  // namespace
 
-void matmul_q8_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                      int64_t num_tokens) {
-  matmul_xq<WeightsQ8_0>(w, xq, y, num_out, num_in, num_tokens);
+void matmul_q8_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+                      int64_t y_stride) {
+  matmul_xq<WeightsQ8_0>(w, xq, y, num_out, num_in, num_tokens, y_stride);
 }
 
-void matmul_q4_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                      int64_t num_tokens) {
-  matmul_xq<WeightsQ4_0>(w, xq, y, num_out, num_in, num_tokens);
+void matmul_q4_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+                      int64_t y_stride) {
+  matmul_xq<WeightsQ4_0>(w, xq, y, num_out, num_in, num_tokens, y_stride);
 }
 
 void matmul_q8_0(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_q8_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens);
+  matmul_q8_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens, num_out);
 }
 
 void matmul_q4_0(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_q4_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens);
+  matmul_q4_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens, num_out);
 }
 
 }  // namespace pagoda::kernels::avx2

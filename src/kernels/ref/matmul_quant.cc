@@ -38,13 +38,13 @@ float dot_q4_0_q8_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t num_blocks) 
 
 template <class Block, class DotFn>
 void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
-               DotFn dot) {
+               int64_t y_stride, DotFn dot) {
   check_quant_row_length(num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
   const Block* wb = static_cast<const Block*>(w);
   for (int64_t t = 0; t < num_tokens; ++t) {
     for (int64_t o = 0; o < num_out; ++o)
-      y[t * num_out + o] = dot(wb + o * num_blocks, xq + t * num_blocks, num_blocks);
+      y[t * y_stride + o] = dot(wb + o * num_blocks, xq + t * num_blocks, num_blocks);
   }
 }
 
@@ -57,22 +57,22 @@ const BlockQ8_0* quantize_tokens(const float* x, int64_t num_in, int64_t num_tok
 
 }  // namespace
 
-void matmul_q8_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                      int64_t num_tokens) {
-  matmul_xq<BlockQ8_0>(w, xq, y, num_out, num_in, num_tokens, dot_q8_0_q8_0);
+void matmul_q8_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+                      int64_t y_stride) {
+  matmul_xq<BlockQ8_0>(w, xq, y, num_out, num_in, num_tokens, y_stride, dot_q8_0_q8_0);
 }
 
-void matmul_q4_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                      int64_t num_tokens) {
-  matmul_xq<BlockQ4_0>(w, xq, y, num_out, num_in, num_tokens, dot_q4_0_q8_0);
+void matmul_q4_0_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+                      int64_t y_stride) {
+  matmul_xq<BlockQ4_0>(w, xq, y, num_out, num_in, num_tokens, y_stride, dot_q4_0_q8_0);
 }
 
 void matmul_q8_0(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_q8_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens);
+  matmul_q8_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens, num_out);
 }
 
 void matmul_q4_0(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_q4_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens);
+  matmul_q4_0_q8_0(w, quantize_tokens(x, num_in, num_tokens), y, num_out, num_in, num_tokens, num_out);
 }
 
 }  // namespace pagoda::kernels::ref

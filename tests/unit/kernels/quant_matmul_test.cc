@@ -167,8 +167,21 @@ TEST_F(QuantMatmulAvx2Test, PrequantizedEntryPointsGiveTheSameBits) {
     const QuantWeights w = type.make(rng_, num_out, num_in);
     std::vector<float> y(size_t(num_tokens * num_out)), y_xq(y.size());
     (simd_->*type.matmul)(w.blocks.data(), x.data(), y.data(), num_out, num_in, num_tokens);
-    (simd_->*type.matmul_xq)(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens);
+    (simd_->*type.matmul_xq)(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens, num_out);
     EXPECT_EQ(std::memcmp(y.data(), y_xq.data(), y.size() * sizeof(float)), 0) << type.name;
+    // Row slices with y_stride = num_out (how a thread pool splits the rows of a small batch): the same bits,
+    // with either kernel table.
+    for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
+      std::vector<float> whole(y.size()), sliced(y.size(), -1.0f);
+      (table->*type.matmul_xq)(w.blocks.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+      const int64_t row_bytes = int64_t(w.blocks.size() * sizeof(w.blocks[0])) / num_out;
+      for (int64_t begin = 0; begin < num_out; begin += 4) {
+        const int64_t rows = std::min<int64_t>(4, num_out - begin);
+        (table->*type.matmul_xq)(reinterpret_cast<const uint8_t*>(w.blocks.data()) + begin * row_bytes, xq.data(),
+                                 sliced.data() + begin, rows, num_in, num_tokens, num_out);
+      }
+      EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0) << type.name;
+    }
   }
 }
 
