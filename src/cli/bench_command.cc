@@ -70,8 +70,8 @@ int bench_latency(const LatencyCliOptions& o) {
   ThreadPool pool(config->threads);
   bench::LatencyOptions options = o.latency;
   options.membw_gbps = o.membw_gbps;
-  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config->kv_cache.quant);
-  if (!kv_dtype) return report_error("invalid option: kv_cache.quant must be none or int8");
+  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
+  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   options.kv_dtype = *kv_dtype;
   const bench::LatencyReport r = bench::run_latency_bench(*loaded, pool, options);
   if (o.json) {

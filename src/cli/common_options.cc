@@ -39,6 +39,13 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   return config;
 }
 
+Result<KvDType> resolve_kv_dtype(const PagodaConfig& config) {
+  const std::optional<KvDType> dtype = parse_kv_dtype(config.kv_cache.quant);
+  if (!dtype)
+    return make_error("invalid option: kv_cache.quant must be none or int8, got '" + config.kv_cache.quant + "'");
+  return *dtype;
+}
+
 int report_error(const std::string& message) {
   std::fprintf(stderr, "pagoda: error: %s\n", message.c_str());
   return 1;

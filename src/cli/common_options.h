@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/config.h"
+#include "model/kv_cache_view.h"
 #include "model/model_options.h"
 
 namespace pagoda::cli {
@@ -30,6 +31,8 @@ void add_common_options(CLI::App& app, CommonOptions& options, bool with_model =
 Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 // The effective configuration: file (if any) overridden by flags, then validated.
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
+// The KV cache precision kv_cache.quant names (none = f32, int8).
+Result<KvDType> resolve_kv_dtype(const PagodaConfig& config);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).
 int report_error(const std::string& message);
 // Prints each not-yet-active setting to stderr as a note.

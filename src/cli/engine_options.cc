@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/common_options.h"
 #include "kv/kv_storage.h"
 
 namespace pagoda::cli {
@@ -72,10 +73,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   pool.memory_gib = o.kv_memory_gib;
   if (o.kv_blocks && o.kv_memory_gib) return make_error("invalid option: give --kv-blocks or --kv-memory, not both");
   pool.block_size = block_size;
-  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config.kv_cache.quant);
-  if (!kv_dtype)
-    return make_error("invalid option: kv_cache.quant must be none or int8, got '" + config.kv_cache.quant + "'");
-  c.kv_dtype = *kv_dtype;
+  PAGODA_ASSIGN_OR_RETURN(c.kv_dtype, resolve_kv_dtype(config));
   pool.bytes_per_block = KvStorage::bytes_per_block_for(model, block_size, c.kv_dtype);
   pool.max_seq_len = c.max_seq_len;
   pool.max_num_seqs = batch_size.value_or(256);

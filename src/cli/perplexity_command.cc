@@ -79,9 +79,9 @@ int perplexity(const PerplexityCliOptions& o) {
   if (o.text_path.empty()) return report_error("no text: pass one with -f TEXT");
   Result<std::string> text = read_text(o.text_path);
   if (!text.ok()) return report_error(text.error());
-  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config->kv_cache.quant);
+  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
+  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   const std::optional<KvDType> base_kv_dtype = parse_kv_dtype(o.base_kv_quant);
-  if (!kv_dtype) return report_error("invalid option: kv_cache.quant must be none or int8");
   if (!base_kv_dtype)
     return report_error("invalid option: --base-kv-quant must be none or int8, got '" + o.base_kv_quant + "'");
   if (o.max_chunks < 0) return report_error("--chunks must be 0 (all) or positive");

@@ -70,8 +70,8 @@ int run(const RunOptions& o) {
   // must not reserve 128K positions of KV.
   // (A prompt that does not fit gets seq_len = max_seq_len, so check_prompt names the configured context.)
   const int32_t seq_len = int32_t(std::min<int64_t>(max_seq_len, int64_t(prompt.size()) + sampling.max_tokens));
-  const std::optional<KvDType> kv_dtype = parse_kv_dtype(config->kv_cache.quant);
-  if (!kv_dtype) return report_error("invalid option: kv_cache.quant must be none or int8");
+  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
+  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   const int64_t kv_bytes = Generator::kv_bytes(mc, seq_len, *kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <vector>
 
+#include "eval/token_stats.h"
 #include "format/gguf_reader.h"
 #include "kv/kv_storage.h"
 #include "model/registry.h"
@@ -80,20 +81,12 @@ class LlamaModelTest : public ::testing::Test {
     return rows;
   }
 
-  // KL(softmax(p) || softmax(q)) in nats.
+  // KL(softmax(p) || softmax(q)) in nats, with the perplexity tool's arithmetic.
   static double kl_divergence(const std::vector<float>& p_logits, const std::vector<float>& q_logits) {
-    auto log_softmax = [](const std::vector<float>& x) {
-      const double max = *std::max_element(x.begin(), x.end());
-      double sum = 0.0;
-      for (float v : x) sum += std::exp(double(v) - max);
-      std::vector<double> out(x.size());
-      for (size_t i = 0; i < x.size(); ++i) out[i] = double(x[i]) - max - std::log(sum);
-      return out;
-    };
-    const std::vector<double> lp = log_softmax(p_logits), lq = log_softmax(q_logits);
-    double kl = 0.0;
-    for (size_t i = 0; i < lp.size(); ++i) kl += std::exp(lp[i]) * (lp[i] - lq[i]);
-    return kl;
+    std::vector<double> lp(p_logits.size()), lq(q_logits.size());
+    eval::log_softmax(p_logits, lp);
+    eval::log_softmax(q_logits, lq);
+    return eval::kl_divergence(lp, lq);
   }
 
   static TokenId argmax(const std::vector<float>& row) {
