@@ -8,6 +8,7 @@
 #include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
+#include "cli/serve_command.h"
 #include "cli/tokenize_command.h"
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_quantize_command(app, exit_code);
   pagoda::cli::add_bench_command(app, exit_code);
   pagoda::cli::add_perplexity_command(app, exit_code);
+  pagoda::cli::add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -203,6 +203,8 @@ void Engine::publish(Sequence& seq, bool finished, FinishReason reason) {
   const std::span<const TokenId> output = seq.output();
   out.new_tokens.assign(output.begin() + seq.num_published_tokens, output.end());
   seq.num_published_tokens = int32_t(output.size());
+  out.logprobs = std::move(seq.unpublished_logprobs);
+  seq.unpublished_logprobs.clear();
   out.num_prompt_tokens = seq.num_prompt_tokens;
   out.num_cached_tokens = seq.num_cached_tokens;
   out.num_output_tokens = int32_t(output.size());
@@ -274,7 +276,11 @@ void Engine::step() {
   int64_t num_sampled = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     Sequence& seq = *plan.seqs[size_t(rows[r])].seq;
-    const TokenId next = seq.sampler.sample(logits.row(int32_t(r)), seq.prompt(), seq.output());
+    const std::span<float> row = logits.row(int32_t(r));
+    if (seq.sampling.logprobs >= 0) seq.raw_logits.assign(row.begin(), row.end());  // sample() edits the row
+    const TokenId next = seq.sampler.sample(row, seq.prompt(), seq.output());
+    if (seq.sampling.logprobs >= 0)
+      seq.unpublished_logprobs.push_back(compute_token_logprobs(seq.raw_logits, next, seq.sampling.logprobs));
     seq.tokens.push_back(next);
     ++num_sampled;
     if (seq.timing.first_token_us < 0) seq.timing.first_token_us = sampled_us;

@@ -12,12 +12,14 @@
 #include "core/types.h"
 #include "engine/generate_request.h"
 #include "engine/request_timing.h"
+#include "sampling/token_logprobs.h"
 
 namespace pagoda {
 
 struct RequestOutput {
   RequestId request_id = -1;
   std::vector<TokenId> new_tokens;  // sampled since the previous event
+  std::vector<TokenLogprobs> logprobs;  // [new_tokens.size()] when SamplingParams::logprobs >= 0, else empty
   std::string text;                 // text that became final since the previous event (UTF-8 complete)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished

@@ -4,12 +4,35 @@
 namespace pagoda {
 
 void RequestStream::push(RequestOutput output) {
+  std::shared_ptr<const std::function<void()>> listener;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (output.finished) finished_ = true;
     outputs_.push_back(std::move(output));
+    listener = listener_;
   }
   ready_.notify_all();
+  if (listener) (*listener)();
+}
+
+std::optional<RequestOutput> RequestStream::try_next() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (outputs_.empty()) return std::nullopt;
+  RequestOutput out = std::move(outputs_.front());
+  outputs_.pop_front();
+  return out;
+}
+
+void RequestStream::set_listener(std::function<void()> listener) {
+  std::shared_ptr<const std::function<void()>> installed;
+  bool waiting = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (listener) installed = std::make_shared<const std::function<void()>>(std::move(listener));
+    listener_ = installed;
+    waiting = !outputs_.empty();
+  }
+  if (installed && waiting) (*installed)();
 }
 
 std::optional<RequestOutput> RequestStream::next(std::chrono::milliseconds timeout) {
@@ -30,6 +53,7 @@ RequestOutput RequestStream::wait_all() {
     lock.unlock();
     all.request_id = out.request_id;
     all.new_tokens.insert(all.new_tokens.end(), out.new_tokens.begin(), out.new_tokens.end());
+    all.logprobs.insert(all.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
     all.text += out.text;
     all.num_prompt_tokens = out.num_prompt_tokens;
     all.num_cached_tokens = out.num_cached_tokens;

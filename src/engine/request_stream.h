@@ -1,11 +1,13 @@
 // RequestStream: the channel from the engine thread to one request's consumer. The engine pushes outputs; the
-// consumer (an HTTP handler, a benchmark, a test) pops them in order, blocking with a timeout. Thread-safe;
-// shared by the engine and the handle, so either side may go away first.
+// consumer (an HTTP handler, a benchmark, a test) pops them in order, blocking with a timeout, or registers a
+// listener that is told after each push and pops without blocking (the server: no thread waits per stream).
+// Thread-safe; shared by the engine and the handle, so either side may go away first.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +21,11 @@ class RequestStream {
   void push(RequestOutput output);
   // The next output, waiting up to `timeout`; nullopt when none arrived in time.
   std::optional<RequestOutput> next(std::chrono::milliseconds timeout);
+  // The next output if one is waiting; never blocks.
+  std::optional<RequestOutput> try_next();
+  // Called (on the pushing thread, outside the stream's lock) after every push, and once at once when outputs
+  // are already waiting. It must be cheap and must not block: post the work elsewhere.
+  void set_listener(std::function<void()> listener);
   // Blocks until the finished output arrives and returns every output merged into one (all tokens and text,
   // the final counts and timing).
   RequestOutput wait_all();
@@ -28,7 +35,8 @@ class RequestStream {
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<RequestOutput> outputs_;
-  bool finished_ = false;  // the finished output was pushed
+  bool finished_ = false;                                  // the finished output was pushed
+  std::shared_ptr<const std::function<void()>> listener_;  // copied out under the lock, called outside it
 };
 
 struct RequestHandle {

@@ -15,6 +15,7 @@
 #include "engine/stop_checker.h"
 #include "kv/seq_kv_state.h"
 #include "sampling/sampler.h"
+#include "sampling/token_logprobs.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/tokenizer.h"
 
@@ -51,6 +52,8 @@ struct Sequence {
   std::shared_ptr<RequestStream> stream;
   RequestTiming timing;
   int32_t num_published_tokens = 0;  // output tokens already sent to the stream
+  std::vector<TokenLogprobs> unpublished_logprobs;  // of the output tokens not yet published (logprobs >= 0)
+  std::vector<float> raw_logits;                    // scratch: the row before sampling changed it, [vocab]
 };
 
 }  // namespace pagoda

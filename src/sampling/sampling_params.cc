@@ -10,6 +10,7 @@ namespace pagoda {
 
 namespace {
 constexpr size_t kMaxStopStrings = 16;
+constexpr int32_t kMaxLogprobs = 20;
 }  // namespace
 
 Status SamplingParams::validate() const {
@@ -27,6 +28,9 @@ Status SamplingParams::validate() const {
   }
   if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f)) {
     return make_error(fmt::format("frequency_penalty must be in [-2, 2], got {}", frequency_penalty));
+  }
+  if (logprobs < -1 || logprobs > kMaxLogprobs) {
+    return make_error(fmt::format("logprobs must be in [0, {}] (or -1 = off), got {}", kMaxLogprobs, logprobs));
   }
   if (max_tokens < 1) return make_error(fmt::format("max_tokens must be >= 1, got {}", max_tokens));
   if (stop.size() > kMaxStopStrings) {

@@ -23,6 +23,8 @@ struct SamplingParams {
   int32_t max_tokens = 256;         // >= 1; new tokens to generate at most
   std::vector<std::string> stop;    // stop strings (not included in the output)
   bool ignore_eos = false;          // keep generating past EOS (benchmarks)
+  int32_t logprobs = -1;            // -1 = off; else report each token's log-probability and this many of the
+                                    // most likely alternatives (0..20), from the model's raw distribution
 
   // Errors name the field and the allowed range: "top_p must be in (0, 1], got 1.5".
   Status validate() const;

@@ -1,0 +1,159 @@
+// `pagoda serve [-m MODEL] [--host H] [--port P] [--api-key KEY] [--served-model-name NAME] [--chat-template T]
+// [--request-timeout S] [--drain-timeout S] [--log-format text|json] [engine flags]`: argument parsing and the
+// start-up/shutdown sequence; the server itself is src/server.
+#include "cli/serve_command.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/common_options.h"
+#include "cli/engine_options.h"
+#include "cli/engine_setup.h"
+#include "engine/engine.h"
+#include "server/api_server.h"
+#include "server/http_server.h"
+
+namespace pagoda::cli {
+namespace {
+
+struct ServeOptions {
+  CommonOptions common;
+  EngineCliOptions engine;
+  server::HttpServerOptions http;
+  std::optional<std::string> api_key;
+  std::optional<std::string> served_model_name;
+  std::optional<std::string> chat_template;
+  double request_timeout_s = 0.0;
+  double drain_timeout_s = 30.0;
+  std::string log_format = "text";
+};
+
+std::string default_model_name(const LoadedModel& loaded) {
+  if (auto name = loaded.file->get_string("general.name"); name.ok() && *name && !(*name)->empty()) return **name;
+  return std::filesystem::path(loaded.source).stem().string();
+}
+
+int serve(ServeOptions& o) {
+  server::LogFormat log_format;
+  if (o.log_format == "text") {
+    log_format = server::LogFormat::kText;
+  } else if (o.log_format == "json") {
+    log_format = server::LogFormat::kJson;
+  } else {
+    return report_error("invalid option: --log-format must be text or json, got '" + o.log_format + "'");
+  }
+  if (o.request_timeout_s < 0) return report_error("invalid option: --request-timeout must be >= 0 (0 = none)");
+  if (o.drain_timeout_s < 0) return report_error("invalid option: --drain-timeout must be >= 0");
+  if (o.http.num_io_threads < 1) return report_error("invalid option: --io-threads must be at least 1");
+  if (o.http.max_connections < 1) return report_error("invalid option: --max-connections must be at least 1");
+  if (o.api_key && o.api_key->empty()) return report_error("invalid option: --api-key must not be empty");
+
+  Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
+  if (!p.ok()) return report_error(p.error());
+  const LoadedModel& loaded = p->loaded;
+
+  ChatFormat chat_format = ChatFormat::kPlain;
+  std::string chat_source = "plain (the model has no chat template)";
+  if (o.chat_template) {
+    std::optional<ChatFormat> f = parse_chat_format(*o.chat_template);
+    if (!f)
+      return report_error("invalid option: --chat-template must be plain, chatml, llama2 or llama3, got '" +
+                          *o.chat_template + "'");
+    chat_format = *f;
+    chat_source = std::string(chat_format_name(chat_format)) + " (--chat-template)";
+  } else if (auto t = loaded.file->get_string("tokenizer.chat_template"); t.ok() && *t) {
+    if (std::optional<ChatFormat> f = detect_chat_format(**t)) {
+      chat_format = *f;
+      chat_source = std::string(chat_format_name(chat_format)) + " (recognised in the GGUF's tokenizer.chat_template)";
+    } else {
+      chat_source =
+          "plain (the GGUF's tokenizer.chat_template is not one of the built-in formats; pass --chat-template)";
+    }
+  }
+
+  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded.model, *loaded.tokenizer, p->resolved.config);
+  if (!engine.ok()) return report_error(engine.error());
+  const EngineConfig& ec = p->resolved.config;
+
+  server::ApiServerOptions api;
+  api.model_name = o.served_model_name.value_or(default_model_name(loaded));
+  api.api_key = o.api_key;
+  api.chat_format = chat_format;
+  api.max_seq_len = ec.max_seq_len;
+  api.max_model_len = ec.max_seq_len;
+  api.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
+  api.drain_timeout = std::chrono::milliseconds(int64_t(o.drain_timeout_s * 1000));
+  if (auto add_bos = loaded.file->get_bool("tokenizer.ggml.add_bos_token"); add_bos.ok() && *add_bos)
+    api.add_bos = **add_bos;
+  api.cache.block_size = ec.kv.block_size;
+  api.cache.cache_dtype = ec.kv_dtype == KvDType::kInt8 ? "int8" : "auto";
+  api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache && ec.kv_layout == KvLayout::kPaged;
+  api.cache.num_gpu_blocks = ec.kv.num_blocks;
+
+  server::RequestLog log(stderr, log_format);
+  std::unique_ptr<server::HttpServer> http;
+  auto api_server = std::make_unique<server::ApiServer>(**engine, *loaded.tokenizer, log, api);
+  o.http.error_response = [](int status, std::string message) {
+    server::ApiError e = server::invalid_request(std::move(message));
+    e.http_status = status;
+    if (status >= 500) e.type = "service_unavailable_error";
+    return e.to_response();
+  };
+  Result<std::unique_ptr<server::HttpServer>> created = server::HttpServer::create(
+      o.http, [a = api_server.get()](std::shared_ptr<server::HttpExchange> ex) { a->handle(std::move(ex)); });
+  if (!created.ok()) return report_error(created.error());
+  http = std::move(*created);
+
+  std::signal(SIGPIPE, SIG_IGN);  // a client that vanished mid-write is an error code, not a signal
+  server::ApiServer* a = api_server.get();
+  server::HttpServer* h = http.get();
+  http->on_signals({SIGINT, SIGTERM}, [a](int) { a->begin_shutdown(); });
+  http->every(std::chrono::milliseconds(20), [a, h] {
+    a->tick();
+    if (a->shutdown_complete()) h->stop();
+  });
+  std::fprintf(stderr, "pagoda: model %s (%s), served as '%s', %d threads\n", loaded.source.c_str(),
+               api.model_name.c_str(), api.model_name.c_str(), (*engine)->num_threads());
+  std::fprintf(stderr, "pagoda: chat template: %s\n", chat_source.c_str());
+  std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, chat page at /, metrics at /metrics)%s\n",
+               o.http.host.c_str(), http->port(), o.api_key ? ", API key required" : "");
+  std::fflush(stderr);
+  http->run();
+  // Order matters: the engine stops first (no more events), then the jobs go, then the sockets.
+  engine->reset();
+  api_server.reset();
+  http.reset();
+  log.message("stopped");
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (streaming, metrics, chat page)");
+  add_common_options(*cmd, o->common);
+  add_engine_options(*cmd, o->engine);
+  cmd->add_option("--host", o->http.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", o->http.port, "port to listen on (0 = any free port)")->capture_default_str();
+  cmd->add_option("--api-key", o->api_key, "require 'Authorization: Bearer KEY' on /v1 and /tokenize");
+  cmd->add_option("--served-model-name", o->served_model_name, "the model's name in the API (default: the GGUF's)");
+  cmd->add_option("--chat-template", o->chat_template,
+                  "plain, chatml, llama2 or llama3 (default: recognised from the GGUF, else plain)");
+  cmd->add_option("--request-timeout", o->request_timeout_s, "seconds a request may take, queue included (0 = none)")
+      ->capture_default_str();
+  cmd->add_option("--drain-timeout", o->drain_timeout_s, "on SIGTERM/SIGINT, seconds running requests get to finish")
+      ->capture_default_str();
+  cmd->add_option("--log-format", o->log_format, "request log lines: text or json")->capture_default_str();
+  cmd->add_option("--max-connections", o->http.max_connections, "open connections at most")->capture_default_str();
+  cmd->add_option("--io-threads", o->http.num_io_threads, "HTTP I/O threads")->capture_default_str();
+  cmd->add_option("--max-body", o->http.max_body_bytes, "request body bytes at most (beyond: 413)")
+      ->capture_default_str();
+  cmd->callback([o, &exit_code] { exit_code = serve(*o); });
+}
+
+}  // namespace pagoda::cli

@@ -1,0 +1,57 @@
+// ApiError: the JSON body and the status mapping.
+#include "server/api_error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace pagoda::server {
+
+std::string ApiError::to_json() const {
+  nlohmann::json j = {{"error",
+                       {{"message", message},
+                        {"type", type},
+                        {"param", param ? nlohmann::json(*param) : nlohmann::json(nullptr)},
+                        {"code", code ? nlohmann::json(*code) : nlohmann::json(nullptr)}}}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+HttpResponse ApiError::to_response() const {
+  HttpResponse r;
+  r.status = http_status;
+  r.body = to_json();
+  return r;
+}
+
+ApiError invalid_request(std::string message, std::optional<std::string> param) {
+  ApiError e;
+  e.http_status = 400;
+  e.message = std::move(message);
+  e.param = std::move(param);
+  return e;
+}
+
+ApiError api_error_from_status(const Status& status) {
+  ApiError e;
+  e.message = status.message();
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument: e.http_status = 400; break;
+    case StatusCode::kNotFound:
+      e.http_status = 404;
+      e.type = "not_found_error";
+      break;
+    case StatusCode::kResourceExhausted:
+      e.http_status = 429;
+      e.type = "rate_limit_error";
+      break;
+    case StatusCode::kUnavailable:
+      e.http_status = 503;
+      e.type = "service_unavailable_error";
+      break;
+    case StatusCode::kUnknown:
+      e.http_status = 500;
+      e.type = "internal_server_error";
+      break;
+  }
+  return e;
+}
+
+}  // namespace pagoda::server

@@ -1,0 +1,235 @@
+// CompletionJob: from engine events to OpenAI responses.
+#include "server/completion_job.h"
+
+#include <chrono>
+
+namespace pagoda::server {
+namespace {
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, CompletionParams params,
+                             std::function<void()> on_done)
+    : ctx_(std::move(ctx)), exchange_(std::move(exchange)), params_(std::move(params)), on_done_(std::move(on_done)) {
+  header_.id = new_response_id(params_.chat);
+  header_.created = unix_now();
+  header_.model = ctx_.model_name;
+  start_us_ = ctx_.engine->now_us();
+}
+
+bool CompletionJob::start(std::vector<JobPrompt> prompts) {
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    echo_texts_.push_back(prompts[p].echo_text);
+    for (int32_t i = 0; i < params_.n; ++i) {
+      GenerateRequest req;
+      req.prompt = prompts[p].tokens;
+      req.sampling = params_.sampling;
+      req.sampling.logprobs = params_.logprobs;
+      // n choices of one seeded request: each its own, reproducible draw.
+      if (req.sampling.seed && i > 0) req.sampling.seed = *req.sampling.seed + uint64_t(i);
+      Result<RequestHandle> handle = ctx_.engine->submit(std::move(req));
+      if (!handle.ok()) {
+        for (Choice& c : choices_) ctx_.engine->cancel(c.handle.id);
+        choices_.clear();
+        ApiError e = api_error_from_status(handle.status());
+        if (handle.status().code() == StatusCode::kInvalidArgument &&
+            handle.status().message().find("context") != std::string::npos)
+          e.code = "context_length_exceeded";
+        ctx_.metrics->record_http_request(e.http_status);
+        exchange_->respond(e.to_response());
+        return false;
+      }
+      Choice c;
+      c.index = int32_t(choices_.size());
+      c.prompt_idx = int32_t(p);
+      c.handle = *handle;
+      c.num_prompt_tokens = int32_t(prompts[p].tokens.size());
+      choices_.push_back(std::move(c));
+    }
+  }
+  std::weak_ptr<CompletionJob> weak = weak_from_this();
+  exchange_->set_on_close([weak] {
+    if (auto job = weak.lock()) job->client_gone();
+  });
+  if (params_.stream) {
+    exchange_->set_cut_message(sse_event(invalid_request("the stream was cut: the client reads too slowly").to_json()) +
+                               std::string(kSseDone));
+    exchange_->start_stream(200, "text/event-stream");
+  }
+  // The listener runs on the engine's thread: it only posts the work onto this job's strand.
+  for (Choice& c : choices_) {
+    c.handle.stream->set_listener([weak] {
+      if (auto job = weak.lock()) job->exchange_->post([job] { job->drain(); });
+    });
+  }
+  return true;
+}
+
+void CompletionJob::drain() {
+  for (Choice& c : choices_) {
+    if (c.done) continue;
+    while (std::optional<RequestOutput> out = c.handle.stream->try_next()) {
+      handle_output(c, *out);
+      if (c.done) break;
+    }
+  }
+  if (!completed_ && num_done_ == int32_t(choices_.size())) complete();
+}
+
+std::vector<TokenLogprobInfo> CompletionJob::logprob_infos(Choice& c, const std::vector<TokenLogprobs>& lps) {
+  std::vector<TokenLogprobInfo> infos;
+  for (const TokenLogprobs& lp : lps) {
+    TokenLogprobInfo info;
+    info.token = ctx_.tokenizer->token_bytes(lp.token, c.prev_token);
+    info.logprob = lp.logprob;
+    for (const auto& [tok, val] : lp.top) info.top.push_back({ctx_.tokenizer->token_bytes(tok, c.prev_token), val});
+    c.prev_token = lp.token;
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
+  c.num_cached_tokens = out.num_cached_tokens;
+  c.num_output_tokens = out.num_output_tokens;
+  std::vector<TokenLogprobInfo> infos;
+  if (params_.logprobs >= 0) infos = logprob_infos(c, out.logprobs);
+  if (out.finished) {
+    c.done = true;
+    ++num_done_;
+    c.finish_reason = out.finish_reason;
+    if (out.timing) {
+      if (out.timing->first_token_us >= 0) c.ttft_ms = out.timing->ttft_s() * 1e3;
+      ctx_.metrics->record_finished(*out.timing, out.finish_reason, out.num_prompt_tokens, out.num_output_tokens);
+    }
+  }
+  const bool aborted = out.finished && out.finish_reason == FinishReason::kAbort;
+  if (!params_.stream) {
+    if (!c.sent_first && params_.echo) c.text = echo_texts_[size_t(c.prompt_idx)];
+    c.sent_first = true;
+    c.text += out.text;
+    for (TokenLogprobInfo& i : infos) c.logprobs.push_back(std::move(i));
+    return;
+  }
+  if (client_gone_) return;
+  ChoiceResult r;
+  r.index = c.index;
+  r.text = out.text;
+  if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
+  r.logprobs = std::move(infos);
+  if (out.finished && !aborted) r.finish_reason = out.finish_reason;
+  const bool first = !c.sent_first;
+  // A chunk when there is something to say: text, logprobs, the first chat delta (the role), the finish.
+  if (r.text.empty() && r.logprobs.empty() && !r.finish_reason && !(first && params_.chat)) return;
+  if (aborted && r.text.empty() && r.logprobs.empty()) return;
+  std::optional<UsageFigures> chunk_usage;
+  if (params_.continuous_usage)
+    chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens};
+  const bool with_logprobs = params_.logprobs >= 0;
+  send_event(params_.chat ? chat_chunk(header_, r, first, with_logprobs, chunk_usage)
+                          : completion_chunk(header_, r, with_logprobs, chunk_usage));
+  c.sent_first = true;
+}
+
+void CompletionJob::send_event(const std::string& json) { exchange_->send(sse_event(json)); }
+
+UsageFigures CompletionJob::usage() const {
+  UsageFigures u;
+  // Prompt tokens count once per prompt, however many choices share it (as OpenAI and vLLM count them).
+  int32_t last_prompt = -1;
+  for (const Choice& c : choices_) {
+    if (c.prompt_idx != last_prompt) {
+      u.prompt_tokens += c.num_prompt_tokens;
+      u.cached_tokens += c.num_cached_tokens;
+      last_prompt = c.prompt_idx;
+    }
+    u.completion_tokens += c.num_output_tokens;
+  }
+  return u;
+}
+
+void CompletionJob::cancel_running() {
+  for (Choice& c : choices_)
+    if (!c.done) ctx_.engine->cancel(c.handle.id);
+}
+
+void CompletionJob::client_gone() {
+  if (completed_) return;
+  client_gone_ = true;
+  cancel_running();
+}
+
+void CompletionJob::expire(ApiError why) {
+  if (completed_ || error_) return;
+  error_ = std::move(why);
+  cancel_running();
+}
+
+void CompletionJob::complete() {
+  completed_ = true;
+  for (Choice& c : choices_) c.handle.stream->set_listener(nullptr);
+  const UsageFigures u = usage();
+  // An early end (deadline, shutdown) is an error for the client only if the engine cut a choice short.
+  bool cut_short = false;
+  for (const Choice& c : choices_) cut_short |= c.finish_reason == FinishReason::kAbort;
+  int status = 200;
+  std::string finish;
+  if (client_gone_) {
+    status = 499;  // nginx's "client closed request"
+    finish = "client disconnected";
+  } else if (error_ && cut_short) {
+    status = error_->http_status;
+    finish = "error: " + error_->message;
+  } else {
+    finish = std::string(finish_reason_json(choices_.empty() ? FinishReason::kLength : choices_[0].finish_reason));
+  }
+  if (!client_gone_) {
+    if (params_.stream) {
+      if (error_ && cut_short) {
+        send_event(error_->to_json());
+      } else if (params_.include_usage) {
+        send_event(usage_chunk(header_, params_.chat, u));
+      }
+      exchange_->send(std::string(kSseDone));
+      exchange_->end_stream();
+    } else if (error_ && cut_short) {
+      exchange_->respond(error_->to_response());
+    } else {
+      std::vector<ChoiceResult> results;
+      for (Choice& c : choices_) {
+        ChoiceResult r;
+        r.index = c.index;
+        r.text = std::move(c.text);
+        r.finish_reason = c.finish_reason;
+        r.logprobs = std::move(c.logprobs);
+        r.text_offset = 0;
+        results.push_back(std::move(r));
+      }
+      const bool with_logprobs = params_.logprobs >= 0;
+      HttpResponse resp;
+      resp.body = params_.chat ? chat_response(header_, results, u, with_logprobs)
+                               : completion_response(header_, results, u, with_logprobs);
+      exchange_->respond(std::move(resp));
+    }
+  }
+  ctx_.metrics->record_http_request(status);
+  RequestLogEntry e;
+  e.id = header_.id;
+  e.path = params_.chat ? "/v1/chat/completions" : "/v1/completions";
+  e.status = status;
+  e.num_choices = int32_t(choices_.size());
+  e.prompt_tokens = u.prompt_tokens;
+  e.output_tokens = u.completion_tokens;
+  e.cached_tokens = u.cached_tokens;
+  e.ttft_ms = choices_.empty() ? 0.0 : choices_[0].ttft_ms;
+  e.e2e_ms = double(ctx_.engine->now_us() - start_us_) / 1e3;
+  e.finish = finish;
+  ctx_.log->write(e);
+  if (on_done_) std::exchange(on_done_, nullptr)();
+}
+
+}  // namespace pagoda::server

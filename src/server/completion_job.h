@@ -1,0 +1,92 @@
+// CompletionJob: one /v1/completions or /v1/chat/completions request inside the server: its choices (one
+// engine request per prompt and per n), the events coming back from the engine, and the response they become:
+// SSE chunks as tokens arrive, or one JSON body at the end. All its work runs on its exchange's strand (the
+// engine's listeners only post there), so no lock guards its state. Ends every choice it started: on a client
+// disconnect, a deadline or shutdown it cancels them in the engine and waits for their final events.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "server/api_error.h"
+#include "server/http_exchange.h"
+#include "server/openai_protocol.h"
+#include "server/request_log.h"
+#include "server/serving_metrics.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pagoda::server {
+
+// What every job borrows from the ApiServer; all of it outlives the jobs.
+struct JobContext {
+  Engine* engine = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  ServingMetrics* metrics = nullptr;
+  RequestLog* log = nullptr;
+  std::string model_name;
+};
+
+struct JobPrompt {
+  std::vector<TokenId> tokens;
+  std::string echo_text;  // the prompt as text, when echo was asked for
+};
+
+class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
+ public:
+  CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, CompletionParams params,
+                std::function<void()> on_done);
+  // Submits every choice (on the strand). A refusal cancels what was already submitted and answers with the
+  // engine's error (400, 429, 503); true when the job is running.
+  bool start(std::vector<JobPrompt> prompts);
+  // Ends the request early with `why` (a deadline, shutdown): cancels what still runs; the response's last
+  // event (or the whole response) is that error. On the strand.
+  void expire(ApiError why);
+  HttpExchange& exchange() { return *exchange_; }
+  const std::string& id() const { return header_.id; }
+
+ private:
+  struct Choice {
+    int32_t index = 0;
+    int32_t prompt_idx = 0;
+    RequestHandle handle;
+    std::string text;  // whole text so far (non-stream)
+    std::vector<TokenLogprobInfo> logprobs;
+    TokenId prev_token = -1;  // for a token's bytes in the logprobs
+    int32_t num_prompt_tokens = 0;
+    int32_t num_cached_tokens = 0;
+    int32_t num_output_tokens = 0;
+    bool sent_first = false;
+    bool done = false;
+    FinishReason finish_reason = FinishReason::kLength;
+    double ttft_ms = 0.0;
+  };
+
+  void drain();  // takes every waiting engine event of every choice
+  void handle_output(Choice& c, RequestOutput& out);
+  void client_gone();
+  void cancel_running();
+  void complete();  // every choice is done: the end of the response, metrics, the log line
+  std::vector<TokenLogprobInfo> logprob_infos(Choice& c, const std::vector<TokenLogprobs>& lps);
+  UsageFigures usage() const;
+  void send_event(const std::string& json);
+
+  JobContext ctx_;
+  std::shared_ptr<HttpExchange> exchange_;
+  CompletionParams params_;
+  std::function<void()> on_done_;
+  ResponseHeader header_;
+  std::vector<Choice> choices_;
+  std::vector<std::string> echo_texts_;
+  int32_t num_done_ = 0;
+  bool client_gone_ = false;
+  bool completed_ = false;
+  std::optional<ApiError> error_;  // why the request ended early
+  int64_t start_us_ = 0;
+};
+
+}  // namespace pagoda::server

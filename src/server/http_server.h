@@ -1,0 +1,64 @@
+// HttpServer: HTTP/1.1 over TCP on Boost.Beast's parser and Boost.Asio's event loop: a few I/O threads serve
+// every connection (no thread per connection or per stream), with keep-alive, limits against hostile clients
+// (header and body sizes, a deadline for reading a request, a cap on connections, a bound on the bytes queued
+// for a slow reader) and disconnect detection while a response is pending. Hands each request to one handler
+// as an HttpExchange; knows nothing of what the paths mean.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/http_exchange.h"
+
+namespace pagoda::server {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0 = any free port (see HttpServer::port)
+  int num_io_threads = 2;
+  size_t max_header_bytes = 64 << 10;
+  size_t max_body_bytes = 8 << 20;                  // beyond it: 413
+  std::chrono::milliseconds read_timeout{10'000};   // to receive a whole request (slowloris)
+  std::chrono::milliseconds write_timeout{30'000};  // for a client to take one queued write
+  std::chrono::milliseconds idle_timeout{60'000};   // keep-alive connection without a request
+  size_t max_stream_pending_bytes = 4 << 20;        // queued for a slow reader; beyond it the stream is cut
+  int max_connections = 2048;                       // beyond it a new connection gets 503 and is closed
+  // The body of the errors the HTTP layer itself answers (400 malformed, 413 too large, 503 too many
+  // connections), so they have the API's error shape; plain text when unset.
+  std::function<HttpResponse(int status, std::string message)> error_response;
+};
+
+class HttpServer {
+ public:
+  using Handler = std::function<void(std::shared_ptr<HttpExchange>)>;
+
+  // Binds and listens; kUnavailable when the address is taken.
+  static Result<std::unique_ptr<HttpServer>> create(const HttpServerOptions& options, Handler handler);
+  ~HttpServer();
+
+  int port() const;  // the bound port
+  // Serves until stop(); the caller's thread is one of the I/O threads.
+  void run();
+  // Thread-safe; run() returns soon after. Open connections are closed.
+  void stop();
+  // Calls `fn` on an I/O thread every `interval` while running (deadlines, draining).
+  void every(std::chrono::milliseconds interval, std::function<void()> fn);
+  // Calls `fn(signal)` on an I/O thread when one of `signals` arrives (SIGINT, SIGTERM), every time.
+  void on_signals(std::vector<int> signals, std::function<void(int)> fn);
+  int num_connections() const;
+
+  struct Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pagoda::server

@@ -1,0 +1,408 @@
+// OpenAI request parsing and response building.
+#include "server/openai_protocol.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace pagoda::server {
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+const char* type_name(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+ApiError wrong_type(const std::string& field, const char* expected, const json& v) {
+  return invalid_request(fmt::format("'{}' must be {}, got {}", field, expected, type_name(v)), field);
+}
+
+// Each getter: absent or null leaves *out alone; a wrong type is an error.
+std::optional<ApiError> get_number(const json& body, const std::string& field, double* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) return wrong_type(field, "a number", *it);
+  *out = it->get<double>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> get_int(const json& body, const std::string& field, int64_t* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (it->is_number_integer() || it->is_number_unsigned()) {
+    if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT64_MAX))
+      return invalid_request(fmt::format("'{}' is too large", field), field);
+    *out = it->get<int64_t>();
+    return std::nullopt;
+  }
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (d == double(int64_t(d)) && std::abs(d) < 9e15) {
+      *out = int64_t(d);
+      return std::nullopt;
+    }
+  }
+  return wrong_type(field, "an integer", *it);
+}
+
+std::optional<ApiError> get_bool(const json& body, const std::string& field, bool* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return wrong_type(field, "a boolean", *it);
+  *out = it->get<bool>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> range_error(const std::string& field, const std::string& range, double got) {
+  return invalid_request(fmt::format("'{}' must be {}, got {}", field, range, got), field);
+}
+
+std::optional<ApiError> parse_token_array(const json& arr, const std::string& field, std::vector<TokenId>* out) {
+  out->clear();
+  for (const json& t : arr) {
+    if (!t.is_number_integer() && !t.is_number_unsigned())
+      return invalid_request(fmt::format("'{}' token ids must be integers", field), field);
+    const int64_t id = t.get<int64_t>();
+    if (id < 0 || id > INT32_MAX) return invalid_request(fmt::format("'{}' has token id {}", field, id), field);
+    out->push_back(TokenId(id));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_prompts(const json& body, std::vector<PromptInput>* prompts) {
+  auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) return invalid_request("'prompt' is required", "prompt");
+  const json& p = *it;
+  if (p.is_string()) {
+    prompts->push_back({p.get<std::string>(), {}});
+  } else if (p.is_array()) {
+    if (p.empty()) return invalid_request("'prompt' must not be an empty array", "prompt");
+    if (p[0].is_number()) {  // one prompt as token ids
+      PromptInput in;
+      if (auto e = parse_token_array(p, "prompt", &in.tokens)) return e;
+      prompts->push_back(std::move(in));
+    } else {
+      for (const json& item : p) {
+        PromptInput in;
+        if (item.is_string()) {
+          in.text = item.get<std::string>();
+        } else if (item.is_array() && !item.empty()) {
+          if (auto e = parse_token_array(item, "prompt", &in.tokens)) return e;
+        } else {
+          return invalid_request("'prompt' must be a string, an array of strings, or token ids", "prompt");
+        }
+        prompts->push_back(std::move(in));
+      }
+    }
+  } else {
+    return wrong_type("prompt", "a string or an array", p);
+  }
+  if (int32_t(prompts->size()) > kMaxPrompts)
+    return invalid_request(fmt::format("at most {} prompts per request", kMaxPrompts), "prompt");
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage>* messages) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) return invalid_request("'messages' is required", "messages");
+  if (!it->is_array()) return wrong_type("messages", "an array", *it);
+  if (it->empty()) return invalid_request("'messages' must not be empty", "messages");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    const std::string field = fmt::format("messages[{}]", i);
+    if (!m.is_object()) return wrong_type(field, "an object", m);
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string())
+      return invalid_request(fmt::format("'{}.role' must be a string", field), field + ".role");
+    ChatMessage msg;
+    msg.role = role->get<std::string>();
+    if (!ChatTemplate::is_known_role(msg.role))
+      return invalid_request(
+          fmt::format("'{}.role' is '{}'; expected system, user, assistant, developer or tool", field, msg.role),
+          field + ".role");
+    auto content = m.find("content");
+    if (content == m.end() || content->is_null()) {
+      if (msg.role != "assistant")
+        return invalid_request(fmt::format("'{}.content' is required", field), field + ".content");
+    } else if (content->is_string()) {
+      msg.content = content->get<std::string>();
+    } else if (content->is_array()) {
+      // Content parts: the text parts, joined (this server has no image or audio input).
+      for (const json& part : *content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string())
+          return invalid_request(fmt::format("'{}.content' parts must be {{\"type\": \"text\", \"text\": ...}}", field),
+                                 field + ".content");
+        msg.content += part["text"].get<std::string>();
+      }
+    } else {
+      return wrong_type(field + ".content", "a string or an array of parts", *content);
+    }
+    messages->push_back(std::move(msg));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> parse_stop(const json& body, std::vector<std::string>* stop) {
+  auto it = body.find("stop");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) {
+    if (!it->get<std::string>().empty()) stop->push_back(it->get<std::string>());
+  } else if (it->is_array()) {
+    for (const json& s : *it) {
+      if (!s.is_string()) return invalid_request("'stop' must be a string or an array of strings", "stop");
+      if (!s.get<std::string>().empty()) stop->push_back(s.get<std::string>());
+    }
+  } else {
+    return wrong_type("stop", "a string or an array of strings", *it);
+  }
+  if (int32_t(stop->size()) > kMaxStops)
+    return invalid_request(fmt::format("at most {} stop strings", kMaxStops), "stop");
+  return std::nullopt;
+}
+
+json logprobs_completion_json(const ChoiceResult& c) {
+  json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
+  int32_t offset = c.text_offset;
+  for (const TokenLogprobInfo& t : c.logprobs) {
+    tokens.push_back(t.token);
+    token_logprobs.push_back(t.logprob);
+    json alts = json::object();
+    for (const TopLogprob& a : t.top) alts[a.token] = a.logprob;
+    top.push_back(std::move(alts));
+    offsets.push_back(offset);
+    offset += int32_t(t.token.size());
+  }
+  return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+}
+
+json bytes_json(const std::string& s) {
+  json b = json::array();
+  for (unsigned char c : s) b.push_back(int(c));
+  return b;
+}
+
+json logprobs_chat_json(const ChoiceResult& c) {
+  json content = json::array();
+  for (const TokenLogprobInfo& t : c.logprobs) {
+    json alts = json::array();
+    for (const TopLogprob& a : t.top)
+      alts.push_back({{"token", a.token}, {"logprob", a.logprob}, {"bytes", bytes_json(a.token)}});
+    content.push_back(
+        {{"token", t.token}, {"logprob", t.logprob}, {"bytes", bytes_json(t.token)}, {"top_logprobs", alts}});
+  }
+  return {{"content", content}};
+}
+
+json finish_json(const std::optional<FinishReason>& r) {
+  return r ? json(std::string(finish_reason_json(*r))) : json(nullptr);
+}
+
+json usage_object(const UsageFigures& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+}
+
+json header_object(const ResponseHeader& h, std::string_view object) {
+  return {{"id", h.id}, {"object", object}, {"created", h.created}, {"model", h.model}};
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_completion_params(std::string_view body_text, bool chat, CompletionParams* out) {
+  json body = json::parse(body_text, nullptr, false);
+  if (body.is_discarded()) return invalid_request("the request body is not valid JSON");
+  if (!body.is_object()) return invalid_request("the request body must be a JSON object");
+  CompletionParams p;
+  p.chat = chat;
+  p.sampling.temperature = 1.0f;  // OpenAI's defaults
+  p.sampling.top_p = 1.0f;
+  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return wrong_type("model", "a string", *it);
+    p.model = it->get<std::string>();
+  }
+  if (chat) {
+    if (auto e = parse_messages(body, &p.messages)) return e;
+    if (auto e = get_bool(body, "add_generation_prompt", &p.add_generation_prompt)) return e;
+  } else {
+    if (auto e = parse_prompts(body, &p.prompts)) return e;
+    if (auto e = get_bool(body, "echo", &p.echo)) return e;
+  }
+
+  int64_t max_tokens = -1;
+  if (auto e = get_int(body, "max_tokens", &max_tokens)) return e;
+  if (chat) {
+    int64_t max_completion = -1;
+    if (auto e = get_int(body, "max_completion_tokens", &max_completion)) return e;
+    if (body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null()) {
+      max_tokens = max_completion;
+      if (max_tokens < 1) return range_error("max_completion_tokens", "at least 1", double(max_tokens));
+    }
+  }
+  if (body.contains("max_tokens") && !body["max_tokens"].is_null() && max_tokens < 1)
+    return range_error("max_tokens", "at least 1", double(max_tokens));
+  if (max_tokens >= 1) {
+    p.max_tokens_given = true;
+    p.sampling.max_tokens = int32_t(std::min<int64_t>(max_tokens, INT32_MAX));
+  }
+
+  double temperature = p.sampling.temperature, top_p = p.sampling.top_p, min_p = 0.0, presence = 0.0, frequency = 0.0,
+         repetition = 1.0;
+  if (auto e = get_number(body, "temperature", &temperature)) return e;
+  if (!(temperature >= 0.0 && temperature <= 2.0)) return range_error("temperature", "in [0, 2]", temperature);
+  if (auto e = get_number(body, "top_p", &top_p)) return e;
+  if (!(top_p > 0.0 && top_p <= 1.0)) return range_error("top_p", "in (0, 1]", top_p);
+  if (auto e = get_number(body, "min_p", &min_p)) return e;
+  if (!(min_p >= 0.0 && min_p <= 1.0)) return range_error("min_p", "in [0, 1]", min_p);
+  if (auto e = get_number(body, "presence_penalty", &presence)) return e;
+  if (!(presence >= -2.0 && presence <= 2.0)) return range_error("presence_penalty", "in [-2, 2]", presence);
+  if (auto e = get_number(body, "frequency_penalty", &frequency)) return e;
+  if (!(frequency >= -2.0 && frequency <= 2.0)) return range_error("frequency_penalty", "in [-2, 2]", frequency);
+  if (auto e = get_number(body, "repetition_penalty", &repetition)) return e;
+  if (!(repetition > 0.0 && repetition <= 10.0)) return range_error("repetition_penalty", "in (0, 10]", repetition);
+  int64_t top_k = 0;
+  if (auto e = get_int(body, "top_k", &top_k)) return e;
+  if (top_k == -1) top_k = 0;  // vLLM's "off"
+  if (top_k < 0 || top_k > INT32_MAX) return range_error("top_k", "-1, 0 (off) or positive", double(top_k));
+  p.sampling.temperature = float(temperature);
+  p.sampling.top_p = float(top_p);
+  p.sampling.min_p = float(min_p);
+  p.sampling.presence_penalty = float(presence);
+  p.sampling.frequency_penalty = float(frequency);
+  p.sampling.repetition_penalty = float(repetition);
+  p.sampling.top_k = int32_t(top_k);
+
+  if (auto it = body.find("seed"); it != body.end() && !it->is_null()) {
+    if (it->is_number_unsigned()) {
+      p.sampling.seed = it->get<uint64_t>();
+    } else if (it->is_number_integer()) {
+      p.sampling.seed = uint64_t(it->get<int64_t>());  // negative seeds wrap: still deterministic
+    } else {
+      return wrong_type("seed", "an integer", *it);
+    }
+  }
+  if (auto e = parse_stop(body, &p.sampling.stop)) return e;
+  if (auto e = get_bool(body, "ignore_eos", &p.sampling.ignore_eos)) return e;
+
+  int64_t n = 1;
+  if (auto e = get_int(body, "n", &n)) return e;
+  if (n < 1 || n > kMaxChoices) return range_error("n", fmt::format("in [1, {}]", kMaxChoices), double(n));
+  p.n = int32_t(n);
+
+  if (auto e = get_bool(body, "stream", &p.stream)) return e;
+  if (auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return wrong_type("stream_options", "an object", *it);
+    if (!p.stream) return invalid_request("'stream_options' is only allowed with 'stream': true", "stream_options");
+    if (auto e = get_bool(*it, "include_usage", &p.include_usage)) return e;
+    if (auto e = get_bool(*it, "continuous_usage_stats", &p.continuous_usage)) return e;
+  }
+
+  if (chat) {
+    bool logprobs = false;
+    if (auto e = get_bool(body, "logprobs", &logprobs)) return e;
+    int64_t top = 0;
+    if (auto e = get_int(body, "top_logprobs", &top)) return e;
+    if (top < 0 || top > kMaxLogprobs)
+      return range_error("top_logprobs", fmt::format("in [0, {}]", kMaxLogprobs), double(top));
+    if (top > 0 && !logprobs) return invalid_request("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+    if (logprobs) p.logprobs = int32_t(top);
+  } else {
+    int64_t logprobs = -1;
+    if (auto e = get_int(body, "logprobs", &logprobs)) return e;
+    if (body.contains("logprobs") && !body["logprobs"].is_null()) {
+      if (logprobs < 0 || logprobs > kMaxLogprobs)
+        return range_error("logprobs", fmt::format("in [0, {}]", kMaxLogprobs), double(logprobs));
+      p.logprobs = int32_t(logprobs);
+    }
+  }
+  *out = std::move(p);
+  return std::nullopt;
+}
+
+std::string new_response_id(bool chat) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = std::random_device{}();
+  const uint64_t n = counter.fetch_add(1);
+  return fmt::format("{}-{:016x}{:08x}", chat ? "chatcmpl" : "cmpl", salt ^ (n * 0x9E3779B97F4A7C15ull), uint32_t(n));
+}
+
+std::string_view finish_reason_json(FinishReason reason) { return finish_reason_name(reason); }
+
+std::string usage_json(const UsageFigures& usage) { return dump(usage_object(usage)); }
+
+std::string completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices,
+                                const UsageFigures& usage, bool with_logprobs) {
+  json j = header_object(h, "text_completion");
+  json arr = json::array();
+  for (const ChoiceResult& c : choices)
+    arr.push_back({{"index", c.index},
+                   {"text", c.text},
+                   {"logprobs", with_logprobs ? logprobs_completion_json(c) : json(nullptr)},
+                   {"finish_reason", finish_json(c.finish_reason)}});
+  j["choices"] = std::move(arr);
+  j["usage"] = usage_object(usage);
+  return dump(j);
+}
+
+std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const UsageFigures& usage,
+                          bool with_logprobs) {
+  json j = header_object(h, "chat.completion");
+  json arr = json::array();
+  for (const ChoiceResult& c : choices)
+    arr.push_back({{"index", c.index},
+                   {"message", {{"role", "assistant"}, {"content", c.text}}},
+                   {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
+                   {"finish_reason", finish_json(c.finish_reason)}});
+  j["choices"] = std::move(arr);
+  j["usage"] = usage_object(usage);
+  return dump(j);
+}
+
+std::string completion_chunk(const ResponseHeader& h, const ChoiceResult& c, bool with_logprobs,
+                             const std::optional<UsageFigures>& usage) {
+  json j = header_object(h, "text_completion");
+  j["choices"] = json::array({{{"index", c.index},
+                               {"text", c.text},
+                               {"logprobs", with_logprobs ? logprobs_completion_json(c) : json(nullptr)},
+                               {"finish_reason", finish_json(c.finish_reason)}}});
+  if (usage) j["usage"] = usage_object(*usage);
+  return dump(j);
+}
+
+std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool first, bool with_logprobs,
+                       const std::optional<UsageFigures>& usage) {
+  json j = header_object(h, "chat.completion.chunk");
+  json delta = json::object();
+  if (first) delta["role"] = "assistant";
+  if (!c.text.empty() || (first && !c.finish_reason)) delta["content"] = c.text;
+  j["choices"] = json::array({{{"index", c.index},
+                               {"delta", delta},
+                               {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
+                               {"finish_reason", finish_json(c.finish_reason)}}});
+  if (usage) j["usage"] = usage_object(*usage);
+  return dump(j);
+}
+
+std::string usage_chunk(const ResponseHeader& h, bool chat, const UsageFigures& usage) {
+  json j = header_object(h, chat ? "chat.completion.chunk" : "text_completion");
+  j["choices"] = json::array();
+  j["usage"] = usage_object(usage);
+  return dump(j);
+}
+
+std::string sse_event(std::string_view json_text) { return fmt::format("data: {}\n\n", json_text); }
+
+}  // namespace pagoda::server

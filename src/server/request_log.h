@@ -1,0 +1,39 @@
+// RequestLog: one line per finished API request (id, path, status, prompt/output tokens, cached tokens, TTFT,
+// E2E, finish reason) as text or JSON lines, to one FILE*. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+
+namespace pagoda::server {
+
+enum class LogFormat { kText, kJson };
+
+struct RequestLogEntry {
+  std::string id;
+  std::string path;
+  int status = 200;
+  int32_t num_choices = 1;
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;
+  int32_t cached_tokens = 0;
+  double ttft_ms = 0.0;  // of the first choice; 0 when no token came
+  double e2e_ms = 0.0;
+  std::string finish;  // "stop", "length", "abort", "error: ..."
+};
+
+class RequestLog {
+ public:
+  RequestLog(std::FILE* out, LogFormat format) : out_(out), format_(format) {}
+  void write(const RequestLogEntry& entry);
+  void message(const std::string& text);  // a server event (start, shutdown), in the same format
+
+ private:
+  std::mutex mutex_;
+  std::FILE* out_;
+  LogFormat format_;
+};
+
+}  // namespace pagoda::server
