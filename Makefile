@@ -12,17 +12,20 @@ PROMPT ?= Once upon a time
 # Under ASan+UBSan: the parsers (GGUF, JSON config, tokenizer) with their fuzz tests, the SIMD kernels (tail
 # reads) and the block pool. The engine's tests run under TSan instead, so the sanitizer builds stay small:
 # CI has 2 cores and the whole of `make test` must stay well under 15 minutes.
-SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests kv_tests quant_tests kernels_tests
+SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests kv_tests quant_tests kernels_tests metrics_tests
 # Tests of code that runs on several threads, under ThreadSanitizer. Each sanitizer build runs every test of the
 # binaries it built (ctest names the others *_NOT_BUILT).
 TSAN_TARGETS = core_tests engine_tests
 # -O1 with line tables only: sanitizer reports keep file:line, and the builds compile about twice as fast.
 SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1"
 
-.PHONY: deps build run test test-sanitize test-tsan test-main clean
+.PHONY: deps test-deps build run test test-sanitize test-tsan test-main clean
 
 deps:
 	@./scripts/install-deps.sh
+
+test-deps:
+	@./scripts/install-deps.sh --test
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON >/dev/null
@@ -44,7 +47,7 @@ test-tsan: deps
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target $(TSAN_TARGETS)
 	@cd $(TSAN_BUILD) && ctest -E _NOT_BUILT --output-on-failure -j$(JOBS)
 
-test-main: build
+test-main: test-deps build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 clean:

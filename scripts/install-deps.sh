@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages pagoda's build and tests need. Idempotent: a no-op when all are present.
+#   scripts/install-deps.sh          the build's libraries and tools (make run)
+#   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
+#                                    npm, and the openai npm package (npm ci from tests/e2e/openai_client)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config
-  nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev
   libgtest-dev libgmock-dev
 )
+with_tests=0
+if [ "${1:-}" = "--test" ]; then with_tests=1; packages+=(curl); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+# Node.js may come from Debian (nodejs + npm) or another source that bundles npm: look for the commands.
+if [ $with_tests -eq 1 ]; then
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
-echo "install-deps: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ $with_tests -eq 1 ] && [ ! -d tests/e2e/openai_client/node_modules/openai ]; then
+  echo "install-deps: npm ci in tests/e2e/openai_client (the openai package, pinned by its package-lock.json)"
+  (cd tests/e2e/openai_client && npm ci --no-audit --no-fund --loglevel=error)
+fi

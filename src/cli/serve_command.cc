@@ -29,6 +29,7 @@ struct ServeOptions {
   std::optional<std::string> chat_template;
   double request_timeout_s = 0.0;
   double drain_timeout_s = 30.0;
+  double read_timeout_s = 10.0;
   std::string log_format = "text";
 };
 
@@ -47,6 +48,8 @@ int serve(ServeOptions& o) {
     return report_error("invalid option: --log-format must be text or json, got '" + o.log_format + "'");
   }
   if (o.request_timeout_s < 0) return report_error("invalid option: --request-timeout must be >= 0 (0 = none)");
+  if (!(o.read_timeout_s > 0)) return report_error("invalid option: --read-timeout must be > 0");
+  o.http.read_timeout = std::chrono::milliseconds(int64_t(o.read_timeout_s * 1000));
   if (o.drain_timeout_s < 0) return report_error("invalid option: --drain-timeout must be >= 0");
   if (o.http.num_io_threads < 1) return report_error("invalid option: --io-threads must be at least 1");
   if (o.http.max_connections < 1) return report_error("invalid option: --max-connections must be at least 1");
@@ -112,7 +115,7 @@ int serve(ServeOptions& o) {
   server::ApiServer* a = api_server.get();
   server::HttpServer* h = http.get();
   http->on_signals({SIGINT, SIGTERM}, [a](int) { a->begin_shutdown(); });
-  http->every(std::chrono::milliseconds(20), [a, h] {
+  http->every(std::chrono::milliseconds(10), [a, h] {
     a->tick();
     if (a->shutdown_complete()) h->stop();
   });
@@ -147,6 +150,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds a request may take, queue included (0 = none)")
       ->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout_s, "on SIGTERM/SIGINT, seconds running requests get to finish")
+      ->capture_default_str();
+  cmd->add_option("--read-timeout", o->read_timeout_s,
+                  "seconds a client gets to send a whole request (against slowloris)")
       ->capture_default_str();
   cmd->add_option("--log-format", o->log_format, "request log lines: text or json")->capture_default_str();
   cmd->add_option("--max-connections", o->http.max_connections, "open connections at most")->capture_default_str();

@@ -300,15 +300,16 @@ void Engine::step() {
     }
   }
   scheduler_.on_step_done(plan);
+  {
+    // The step's counters first, so whoever sees a finished event also sees the tokens that led to it.
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.num_steps;
+    stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
+    stats_.num_prompt_tokens += num_new_prompt_tokens;
+    stats_.num_generation_tokens += num_sampled;
+    update_stats_locked();
+  }
   for (const Ending& e : endings) finish_sequence(*e.seq, e.reason, true);
-
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.num_steps;
-  stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
-  stats_.num_preemptions = scheduler_.num_preemptions();
-  stats_.num_prompt_tokens += num_new_prompt_tokens;
-  stats_.num_generation_tokens += num_sampled;
-  update_stats_locked();
 }
 
 void Engine::update_stats_locked() {

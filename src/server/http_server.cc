@@ -5,10 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -277,10 +280,19 @@ void Session::watch_for_disconnect() {
       tcp::socket::wait_read, asio::bind_executor(executor(), [self = shared_from_this(), gen](error_code ec) {
         if (gen != self->generation_ || self->state_ == State::kReading || self->state_ == State::kClosed) return;
         if (ec == asio::error::operation_aborted) return;
-        error_code avail_ec;
-        const size_t available = self->stream_.socket().available(avail_ec);
-        // Readable with nothing to read is the peer's FIN; bytes mean a pipelined request, read after this one.
-        if (ec || avail_ec || available == 0) self->disconnect();
+        if (ec) {
+          self->disconnect();
+          return;
+        }
+        // A readiness report can be stale (another thread's read already took the bytes), so look without
+        // taking: 0 is the peer's FIN, bytes are a pipelined request (read after this one), EAGAIN is nothing.
+        char byte;
+        const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          self->disconnect();
+        } else if (n < 0) {
+          self->watch_for_disconnect();
+        }
       }));
 }
 

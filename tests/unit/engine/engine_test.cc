@@ -292,3 +292,28 @@ TEST_F(EngineTest, ShutdownAbortsWhatIsStillRunning) {
 
 }  // namespace
 }  // namespace pagoda
+
+namespace pagoda {
+namespace {
+
+TEST_F(EngineTest, LogprobsComeWithEveryTokenAndGreedyPicksTheMostLikely) {
+  std::unique_ptr<Engine> engine = make(config(64));
+  GenerateRequest plain = greedy("Once upon a time", 12);
+  GenerateRequest with = plain;
+  with.sampling.logprobs = 3;
+  const RequestOutput a = engine->submit(plain)->stream->wait_all();
+  const RequestOutput b = engine->submit(with)->stream->wait_all();
+  EXPECT_EQ(a.new_tokens, b.new_tokens);  // asking for logprobs changes nothing else
+  EXPECT_TRUE(a.logprobs.empty());
+  ASSERT_EQ(b.logprobs.size(), b.new_tokens.size());
+  for (size_t i = 0; i < b.logprobs.size(); ++i) {
+    EXPECT_EQ(b.logprobs[i].token, b.new_tokens[i]);
+    ASSERT_EQ(b.logprobs[i].top.size(), 3u);
+    EXPECT_EQ(b.logprobs[i].top[0].first, b.new_tokens[i]);
+    EXPECT_FLOAT_EQ(b.logprobs[i].top[0].second, b.logprobs[i].logprob);
+    EXPECT_LT(b.logprobs[i].logprob, 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace pagoda

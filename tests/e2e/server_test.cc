@@ -1,0 +1,219 @@
+// `pagoda serve` end to end: the real binary on a loopback port, driven by curl, the official openai npm
+// package and a raw-socket client: the golden text over HTTP, the API's shapes, metrics, auth, deadlines,
+// disconnects.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "run_binary.h"
+#include "server_process.h"
+
+namespace pagoda::e2e {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// The Foundation golden: greedy continuation of "Once upon a time" (196 tokens), prompt not included.
+constexpr const char* kGoldenContinuation =
+    ", there was a little girl named Lily. She loved to play outside in the park. One day, she "
+    "saw a big, red ball. She wanted to play with it, but it was too high.\n"
+    "Lily's mom said, \"Lily, let's go to the park.\" Lily was sad and didn't know what to do. She said, \"I want "
+    "to play with your ball, but I can't find it.\"\n"
+    "Lily was sad and didn't know what to do. She said, \"I'm sorry, Lily. I didn't know what to do.\"\n"
+    "Lily didn't want to help her mom, so she";
+
+std::string run_command(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+std::string url(const ServerProcess& s, const std::string& path) {
+  return "http://127.0.0.1:" + std::to_string(s.port()) + path;
+}
+
+std::string metrics(const ServerProcess& s) { return http_request(s.port(), "GET", "/metrics").body; }
+
+// Polls /metrics until nothing runs or waits (the engine publishes its figures after each step).
+bool wait_idle(const ServerProcess& s, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string m = metrics(s);
+    if (metric_value(m, "pagoda:num_requests_running") == 0.0 && metric_value(m, "pagoda:num_requests_waiting") == 0.0)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+TEST(ServerTest, CurlGetsTheGoldenTextStreamedAndNot) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string body = R"({"prompt": "Once upon a time", "max_tokens": 196, "temperature": 0})";
+  const json whole = json::parse(run_command("curl -s " + url(server, "/v1/completions") + " -d '" + body + "'"));
+  EXPECT_EQ(whole["choices"][0]["text"], kGoldenContinuation);
+  EXPECT_EQ(whole["usage"]["completion_tokens"], 196);
+
+  const std::string stream_body =
+      R"({"prompt": "Once upon a time", "max_tokens": 196, "temperature": 0, "stream": true})";
+  const std::string sse = run_command("curl -s -N " + url(server, "/v1/completions") + " -d '" + stream_body + "'");
+  std::string joined;
+  std::vector<std::string> events = sse_payloads(sse);
+  ASSERT_GE(events.size(), 3u) << sse;
+  EXPECT_EQ(events.back(), "[DONE]");
+  events.pop_back();
+  for (const std::string& e : events) joined += json::parse(e)["choices"][0]["text"].get<std::string>();
+  EXPECT_EQ(joined, kGoldenContinuation);
+}
+
+TEST(ServerTest, OfficialOpenAiNpmClientWorksUnchanged) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/openai_client";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/openai"))
+      << "the openai npm package is missing: `make test` installs it (npm ci in " << dir << ")";
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string tmp = make_temp_dir();
+  write_file(tmp + "/golden.txt", kGoldenContinuation);
+  const std::string out =
+      run_command("node " + dir + "/client_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " " + tmp +
+                  "/golden.txt 2>&1");
+  std::filesystem::remove_all(tmp);
+  EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
+}
+
+TEST(ServerTest, HealthModelsTokenizeAndTheChatPage) {
+  ServerProcess server({"--served-model-name", "tiny-stories"});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_EQ(http_request(server.port(), "GET", "/health").status, 200);
+  const HttpReply models = http_request(server.port(), "GET", "/v1/models");
+  ASSERT_EQ(models.status, 200);
+  EXPECT_EQ(json::parse(models.body)["data"][0]["id"], "tiny-stories");
+  EXPECT_EQ(http_request(server.port(), "GET", "/v1/models/tiny-stories").status, 200);
+  EXPECT_EQ(http_request(server.port(), "GET", "/v1/models/other").status, 404);
+
+  const HttpReply tok = http_request(server.port(), "POST", "/tokenize", R"({"prompt": "Once upon a time"})");
+  ASSERT_EQ(tok.status, 200);
+  const json ids = json::parse(tok.body)["tokens"];
+  EXPECT_EQ(ids.size(), 5u);
+  EXPECT_EQ(ids[0], 1);  // BOS
+  const HttpReply detok = http_request(server.port(), "POST", "/detokenize", json({{"tokens", ids}}).dump());
+  ASSERT_EQ(detok.status, 200);
+  EXPECT_EQ(json::parse(detok.body)["prompt"], "Once upon a time");
+  EXPECT_EQ(http_request(server.port(), "POST", "/detokenize", R"({"tokens": [99999]})").status, 400);
+
+  const HttpReply page = http_request(server.port(), "GET", "/");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_THAT(page.headers, HasSubstr("text/html"));
+  EXPECT_THAT(page.body, HasSubstr("<title>pagoda chat: tiny-stories</title>"));
+  EXPECT_THAT(page.body, HasSubstr("/v1/chat/completions"));
+  EXPECT_EQ(page.body.find("http://"), std::string::npos) << "the page must not load external assets";
+}
+
+TEST(ServerTest, ApiKeyGuardsTheApiButNotHealth) {
+  ServerProcess server({"--api-key", "s3cret"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string body = R"({"prompt": "Once", "max_tokens": 2})";
+  const HttpReply none = http_request(server.port(), "POST", "/v1/completions", body);
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(json::parse(none.body)["error"]["type"], "authentication_error");
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/completions", body, {"Authorization: Bearer wrong"}).status, 401);
+  EXPECT_EQ(http_request(server.port(), "GET", "/v1/models").status, 401);
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/completions", body, {"Authorization: Bearer s3cret"}).status, 200);
+  EXPECT_EQ(http_request(server.port(), "GET", "/health").status, 200);
+}
+
+TEST(ServerTest, MetricsHaveVllmNamesAndCountRequests) {
+  ServerProcess server({"--kv-blocks", "64"});
+  ASSERT_TRUE(server.started()) << server.log();
+  // A 40-token prompt twice: the second finds the first's two full blocks (32 tokens) in the prefix cache.
+  std::string prompt = "Once upon a time there was a little dog who liked to run and play in the big green park";
+  for (int i = 0; i < 2; ++i) {
+    const HttpReply r = http_request(server.port(), "POST", "/v1/completions",
+                                     json({{"prompt", prompt}, {"max_tokens", 8}, {"temperature", 0}}).dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    if (i == 1) {
+      EXPECT_GE(json::parse(r.body)["usage"]["prompt_tokens_details"]["cached_tokens"], 16);
+    }
+  }
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
+  const std::string m = metrics(server);
+  for (const char* name :
+       {"pagoda:time_to_first_token_seconds_bucket", "pagoda:inter_token_latency_seconds_count",
+        "pagoda:request_time_per_output_token_seconds_sum", "pagoda:e2e_request_latency_seconds_count",
+        "pagoda:request_queue_time_seconds_count", "pagoda:request_prefill_time_seconds_count",
+        "pagoda:request_decode_time_seconds_count", "pagoda:num_requests_running", "pagoda:num_requests_waiting",
+        "pagoda:kv_cache_usage_perc", "pagoda:prefix_cache_queries_total", "pagoda:prefix_cache_hits_total",
+        "pagoda:num_preemptions_total", "pagoda:prompt_tokens_total", "pagoda:generation_tokens_total",
+        "pagoda:request_success_total", "pagoda:cache_config_info"})
+    EXPECT_THAT(m, HasSubstr(name));
+  EXPECT_EQ(metric_value(m, "pagoda:e2e_request_latency_seconds_count"), 2.0);
+  EXPECT_EQ(metric_value(m, "pagoda:generation_tokens_total"), 16.0);
+  EXPECT_EQ(metric_value(m, "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"length\"}"),
+            2.0);
+  // Seven tokens between eight: one inter-token sample each.
+  EXPECT_EQ(metric_value(m, "pagoda:inter_token_latency_seconds_count"), 14.0);
+  EXPECT_GE(metric_value(m, "pagoda:prefix_cache_hits_total").value_or(0), 16.0);
+  EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
+  EXPECT_THAT(m, HasSubstr("block_size=\"16\""));
+  EXPECT_THAT(m, HasSubstr("cache_dtype=\"auto\""));
+  EXPECT_THAT(m, HasSubstr("enable_prefix_caching=\"True\""));
+}
+
+TEST(ServerTest, ADisconnectedClientIsCancelledAtOnce) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const int fd = connect_loopback(server.port());
+  ASSERT_GE(fd, 0);
+  const std::string body =
+      R"({"prompt": "Once upon a time", "max_tokens": 400, "ignore_eos": true, "temperature": 0, "stream": true})";
+  const std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+  char buf[512];
+  ASSERT_GT(recv(fd, buf, sizeof(buf), 0), 0);  // the stream has started
+  close(fd);
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
+  const std::string m = metrics(server);
+  EXPECT_EQ(metric_value(m, "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"abort\"}"), 1.0);
+  EXPECT_LT(metric_value(m, "pagoda:generation_tokens_total").value_or(400), 400.0);
+  EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 2})").status,
+            200);
+}
+
+TEST(ServerTest, RequestTimeoutEndsStreamsWithAnErrorEventAndBodiesWith408) {
+  // 16 choices of 500 tokens take far longer than 50 ms on any CPU.
+  ServerProcess server({"--request-timeout", "0.05"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string body =
+      R"({"prompt": "Once upon a time", "max_tokens": 500, "n": 16, "ignore_eos": true, "stream": true})";
+  const HttpReply streamed = http_request(server.port(), "POST", "/v1/completions", body);
+  ASSERT_EQ(streamed.status, 200);
+  const std::vector<std::string> events = sse_payloads(streamed.body);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  EXPECT_THAT(events[events.size() - 2], HasSubstr("request-timeout"));
+  const HttpReply whole =
+      http_request(server.port(), "POST", "/v1/completions",
+                   R"({"prompt": "Once upon a time", "max_tokens": 500, "n": 16, "ignore_eos": true})");
+  EXPECT_EQ(whole.status, 408);
+  EXPECT_EQ(json::parse(whole.body)["error"]["code"], "request_timeout");
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
+  EXPECT_EQ(metric_value(metrics(server), "pagoda:kv_cache_usage_perc"), 0.0);
+}
+
+}  // namespace
+}  // namespace pagoda::e2e
