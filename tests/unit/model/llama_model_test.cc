@@ -296,7 +296,7 @@ TEST_F(LlamaModelTest, ThreadedForwardEqualsOneThread) {
 }
 
 TEST_F(LlamaModelTest, FlashAttentionEqualsNaiveAttention) {
-  const ModelConfig& c = model_->config();
+  const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   KvStorage kv_flash(c, 8, 4), kv_naive(c, 8, 4);
   use_model(ModelOptions{.fusion = true, .attention = AttentionKind::kFlash});
@@ -311,7 +311,7 @@ TEST_F(LlamaModelTest, FlashAttentionEqualsNaiveAttention) {
 }
 
 TEST_F(LlamaModelTest, FusionOffEqualsFusionOn) {
-  const ModelConfig& c = model_->config();
+  const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   for (KvDType dtype : {KvDType::kF32, KvDType::kInt8}) {
     KvStorage kv_fused(c, 8, 4, dtype), kv_plain(c, 8, 4, dtype);
@@ -399,7 +399,7 @@ TEST_F(LlamaModelTest, Int8KvCacheStaysCloseToF32) {
   // (max|row| / 254). The logits move (by up to ~0.9 of a range of ~20 on this 64-wide model, whose
   // head_dim of 8 leaves few elements per scale), but the next-token distributions barely do: measured mean KL
   // 0.005 nats over the prompt and three decodes, and no greedy choice changes.
-  const ModelConfig& c = model_->config();
+  const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   for (AttentionKind attention : {AttentionKind::kFlash, AttentionKind::kNaive}) {
     use_model(ModelOptions{.fusion = true, .attention = attention});
