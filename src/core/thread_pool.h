@@ -21,6 +21,10 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int32_t num_threads() const { return num_threads_; }
+  // Jobs handed to the workers so far (each one a wake-up and a barrier); calls that ran inline, on a
+  // one-thread pool or for a range within one grain, do not count. For measuring how many barriers a forward
+  // pass costs.
+  uint64_t num_jobs_dispatched() const { return generation_.load(std::memory_order_relaxed); }
 
   // Calls fn(thread_idx) once on each of the num_threads() threads and waits for all of them.
   // No allocation: `fn` is called through a plain pointer pair, so it must outlive the call (it does).

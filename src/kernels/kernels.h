@@ -41,11 +41,15 @@ struct KernelTable {
   void (*quantize_row_q8_0)(const float* x, quant::BlockQ8_0* y, int64_t n) = nullptr;
   // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
   void (*rmsnorm)(const float* x, const float* weight, float* y, int64_t n, float eps) = nullptr;
+  // y = quantize_row_q8_0(rmsnorm(x)) in one pass over x, without the f32 row: x, weight: f32 [n] -> y: Q8_0
+  // [n / 32]; n a multiple of 32. The same bytes as this table's rmsnorm then quantize_row_q8_0.
+  void (*rmsnorm_q8_0)(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps) = nullptr;
   // sum_i a[i] * b[i]; f32 [n]
   float (*dot)(const float* a, const float* b, int64_t n) = nullptr;
   // y[i] += a * x[i]; f32 [n]
   void (*axpy)(float a, const float* x, float* y, int64_t n) = nullptr;
-  // gate[i] = silu(gate[i]) * up[i]; f32 [n]
+  // gate[i] = silu(gate[i]) * up[i]; f32 [n]. Element i's result depends on gate[i] and up[i] only (not on
+  // where i falls in a SIMD width), so a thread may apply it to any slice and get the bits of the whole pass.
   void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;
   // Paged attention of one (token, KV head) work item over f32 or int8 K/V (kernels/attention_args.h).
   AttentionFn paged_attention = nullptr;

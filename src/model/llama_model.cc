@@ -1,5 +1,7 @@
 // The Llama forward pass, written to read like the paper: one loop over layers, each an attention block and
-// an FFN block with pre-norm and residual adds. Attention reads K/V through the block tables.
+// an FFN block with pre-norm and residual adds. Attention reads K/V through the block tables. With
+// ModelOptions::fusion the norm, projection, SwiGLU and residual steps run as the fused ops of
+// llama_fused_ops.cc instead (same bits, fewer passes and pool jobs).
 #include "model/llama_model.h"
 
 #include <cmath>
@@ -14,28 +16,25 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
                        const ModelOptions& options)
     : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels), options_(options) {}
 
+LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
+  switch (dtype) {
+    case DType::kF32: return {kernels_.matmul_f32, nullptr};
+    case DType::kF16: return {kernels_.matmul_f16, nullptr};
+    case DType::kBF16: return {kernels_.matmul_bf16, nullptr};
+    case DType::kQ8_0: return {kernels_.matmul_q8_0, kernels_.matmul_q8_0_q8_0};
+    case DType::kQ4_0: return {kernels_.matmul_q4_0, kernels_.matmul_q4_0_q8_0};
+  }
+  PAGODA_CHECK(false, "no matmul for dtype {}", int(dtype));
+  return {};
+}
+
 // Decode and small batches split the output rows, so every thread streams its own part of the weights once
 // (for a quantized weight, the batch's activations are quantized once, up front); large prefill batches split
 // the tokens, so each thread runs the kernel's multi-token path over all rows. Either way a token's result is
 // the same bits: the kernels compute each token alone, whatever its neighbours.
 void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws,
                         ThreadPool& pool) const {
-  kernels::MatmulFn fn = nullptr;
-  kernels::MatmulQ8Fn fn_xq = nullptr;
-  switch (w.dtype) {
-    case DType::kF32: fn = kernels_.matmul_f32; break;
-    case DType::kF16: fn = kernels_.matmul_f16; break;
-    case DType::kBF16: fn = kernels_.matmul_bf16; break;
-    case DType::kQ8_0:
-      fn = kernels_.matmul_q8_0;
-      fn_xq = kernels_.matmul_q8_0_q8_0;
-      break;
-    case DType::kQ4_0:
-      fn = kernels_.matmul_q4_0;
-      fn_xq = kernels_.matmul_q4_0_q8_0;
-      break;
-  }
-  constexpr int64_t kRowGrain = 16;
+  const auto [fn, fn_xq] = matmul_kernels(w.dtype);
   if (num_tokens == 1) {
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
@@ -51,7 +50,6 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
       fn_xq(w.row(begin), xq, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
     });
   } else {
-    constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
     pool.parallel_for(num_tokens, kTokenGrain, [&](int64_t begin, int64_t end) {
       fn(w.data, x + begin * w.num_cols, y + begin * w.num_rows, w.num_rows, w.num_cols, end - begin);
     });
@@ -270,12 +268,16 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
   for (int32_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& lw = weights_.layers[size_t(l)];
     // Attention block.
-    for (int32_t t = 0; t < n; ++t)
-      kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.attn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
-                       config_.rms_eps);
-    linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
-    linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
-    linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
+    if (options_.fusion) {
+      qkv_fused(lw, n, ws, pool);
+    } else {
+      for (int32_t t = 0; t < n; ++t)
+        kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.attn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
+                         config_.rms_eps);
+      linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
+      linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
+      linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
+    }
     for (int32_t t = 0; t < n; ++t) {
       const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
       const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
@@ -284,18 +286,27 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);
-    linear(lw.wo, ws.xb.data(), ws.proj.data(), n, ws, pool);
-    kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+    if (options_.fusion) {
+      linear_add_fused(lw.wo, ws.xb.data(), nullptr, n, ws, pool);
+    } else {
+      linear(lw.wo, ws.xb.data(), ws.proj.data(), n, ws, pool);
+      kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+    }
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
-    for (int32_t t = 0; t < n; ++t)
-      kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
-                       config_.rms_eps);
-    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
-    linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
-    kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
-    linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
-    kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+    if (options_.fusion) {
+      gate_up_fused(lw, n, ws, pool);
+      linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
+    } else {
+      for (int32_t t = 0; t < n; ++t)
+        kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
+                         config_.rms_eps);
+      linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
+      linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
+      kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
+      linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
+      kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+    }
   }
 
   // Final norm and classifier only for the rows that need logits.

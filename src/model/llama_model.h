@@ -20,8 +20,40 @@ class LlamaModel final : public Model {
   const ModelOptions& options() const { return options_; }
 
  private:
+  static constexpr int64_t kRowGrain = 16;   // output rows: a thread's share of a row split is a multiple
+  static constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
+
+  // The two matmul entry points of a weight dtype: on f32 activations (any dtype), and on activations already
+  // quantized to Q8_0 (quantized dtypes only; null otherwise).
+  struct MatmulKernels {
+    kernels::MatmulFn f32_input = nullptr;
+    kernels::MatmulQ8Fn q8_input = nullptr;
+  };
+  MatmulKernels matmul_kernels(DType dtype) const;
+  bool reads_q8(DType dtype) const { return matmul_kernels(dtype).q8_input != nullptr; }
+
   // y = W x for `num_tokens` rows of x, split over the pool.
   void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
+
+  // The fused ops (llama_fused_ops.cc), run when options_.fusion is set; each gives its unfused sequence's bits.
+  // q, k, v = W_{q,k,v} rmsnorm(x, attn_norm) for every token, as one pool job.
+  void qkv_fused(const LayerWeights& lw, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
+  // gate = silu(W_gate h) * (W_up h) with h = rmsnorm(x, ffn_norm), as one pool job; also writes gate's Q8_0
+  // blocks to ws.hq when w_down is quantized.
+  void gate_up_fused(const LayerWeights& lw, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
+  // x += W h (the residual add) as one pool job, each thread adding the slice of W h it computed. hq: h as Q8_0
+  // when the caller has it, else null.
+  void linear_add_fused(const WeightView& w, const float* h, const quant::BlockQ8_0* hq, int32_t num_tokens,
+                        Workspace& ws, ThreadPool& pool) const;
+  // Token rows [t_begin, t_end) of ws.x normalized by `weight`: f32 into ws.xb when `to_f32`, Q8_0 into ws.xq
+  // when `to_q8` (in one pass when only that).
+  void norm_rows(const std::vector<float>& weight, int32_t t_begin, int32_t t_end, bool to_f32, bool to_q8,
+                 Workspace& ws) const;
+  // y[t][o] = W[o] . x[t] for o in [o_begin, o_end) and t in [t_begin, t_end), y of row stride w.num_rows;
+  // from xq (Q8_0 rows of w.num_cols / 32 blocks) when the dtype has a Q8_0 kernel, else from x (f32 rows).
+  // The f32 kernels write whole rows, so a slice of the rows takes one token at a time.
+  void matmul_rows(const WeightView& w, const float* x, const quant::BlockQ8_0* xq, float* y, int64_t o_begin,
+                   int64_t o_end, int32_t t_begin, int32_t t_end) const;
   void embed(TokenId token, float* out) const;
   // Rotates token t's K by RoPE and stores K and V at its slot (quantized for an int8 cache); with fusion the
   // rotation happens on the way into the cache instead of in the workspace first.

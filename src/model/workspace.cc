@@ -26,7 +26,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   const size_t widest = size_t(std::max(c.dim, c.hidden_dim));
-  xq.resize(size_t(std::min(max_tokens, kMaxRowSplitTokens)) * (widest / quant::BlockQ8_0::kNumValues + 1));
+  xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
+  hq.resize(t * size_t(c.hidden_dim / quant::BlockQ8_0::kNumValues));
 }
 
 }  // namespace pagoda

@@ -32,9 +32,13 @@ struct Workspace {
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> final_x;   // f32 [max_logits_rows, dim]
   std::vector<float> logits;    // f32 [max_logits_rows, vocab]
-  // Q8_0 [min(max_tokens, kMaxRowSplitTokens), max(dim, hidden) / 32]: a small batch's activations, quantized
-  // once so the threads can split a quantized matmul's rows instead of its tokens.
+  // Q8_0 [max_tokens, max(dim, hidden) / 32]: activations quantized once for the quantized matmuls, so the
+  // threads can split a matmul's rows instead of its tokens (small batches), and so one quantization (fused with
+  // RMSNorm) serves Q, K and V, or gate and up.
   std::vector<quant::BlockQ8_0> xq;
+  // Q8_0 [max_tokens, hidden / 32]: silu(gate) * up quantized for a quantized w_down, by the fused gate/up job
+  // while xq still holds its input.
+  std::vector<quant::BlockQ8_0> hq;
   static constexpr int32_t kMaxRowSplitTokens = 64;
 };
 

@@ -1,5 +1,5 @@
 // `pagoda quantize`: the bundled model to q8_0 and q4_0 through the real binary; the table, the sizes, and
-// the quantized file runs (Q8_0 keeps the golden opening).
+// the quantized file runs (Q8_0 keeps the golden opening), with the same text with and without --no-fusion.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -25,6 +25,16 @@ TEST(CliQuantizeTest, BundledModelToQ8_0AndQ4_0) {
         run_pagoda({"run", "-q", "--threads", "1", "-m", out, "-p", "Once upon a time", "-n", "20", "--temp", "0"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, StartsWith("Once upon a time, there was a little girl named Lily."));
+    // The fused ops (one Q8_0 quantization for Q/K/V, SiLU and w_down's input in the gate/up job) give the
+    // unfused text, on two threads so the row splits are exercised.
+    std::vector<std::string> args = {"run", "-q",  "--threads", "2", "-m", out, "-p", "Once upon a time",
+                                     "-n",  "100", "--temp",    "0"};
+    ProcessResult fused = run_pagoda(args);
+    args.push_back("--no-fusion");
+    ProcessResult plain = run_pagoda(args);
+    ASSERT_EQ(fused.exit_code, 0) << fused.err;
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_EQ(fused.out, plain.out) << type;
   }
   ProcessResult bad = run_pagoda({"quantize", PAGODA_TEST_BUNDLED_MODEL, dir + "/x.gguf", "--type", "q3_k"});
   EXPECT_EQ(bad.exit_code, 1);

@@ -16,6 +16,7 @@ void matmul_q4_0_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64
                       int64_t num_tokens, int64_t y_stride);
 void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float a, const float* x, float* y, int64_t n);
 void silu_mul(float* gate, const float* up, int64_t n);

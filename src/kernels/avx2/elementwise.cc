@@ -37,17 +37,26 @@ void axpy(float a, const float* x, float* y, int64_t n) {
   for (; i < n; ++i) y[i] += a * x[i];
 }
 
+namespace {
+
+inline __m256 silu_mul8(__m256 g, __m256 u) {
+  const __m256 e = exp_ps(_mm256_xor_ps(g, _mm256_set1_ps(-0.0f)));  // exp(-g)
+  return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e)), u);
+}
+
+}  // namespace
+
 void silu_mul(float* gate, const float* up, int64_t n) {
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 sign = _mm256_set1_ps(-0.0f);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 g = _mm256_loadu_ps(gate + i);
-    const __m256 e = exp_ps(_mm256_xor_ps(g, sign));  // exp(-g)
-    const __m256 s = _mm256_div_ps(g, _mm256_add_ps(one, e));
-    _mm256_storeu_ps(gate + i, _mm256_mul_ps(s, _mm256_loadu_ps(up + i)));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(gate + i, silu_mul8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+  // The tail goes through the same vector exp (padded), not std::exp: then an element's bits do not depend on
+  // whether it falls in the tail, and a slice gives what the whole row gives.
+  if (i < n) {
+    alignas(32) float g[8] = {}, u[8] = {};
+    for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
+    _mm256_store_ps(g, silu_mul8(_mm256_load_ps(g), _mm256_load_ps(u)));
+    for (int64_t j = i; j < n; ++j) gate[j] = g[j - i];
   }
-  for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
 }  // namespace pagoda::kernels::avx2

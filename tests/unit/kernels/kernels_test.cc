@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -107,6 +108,25 @@ TEST_F(KernelsTest, VectorOpsMatchScalar) {
     ref::silu_mul(g_ref.data(), b.data(), n);
     simd_->silu_mul(g_simd.data(), b.data(), n);
     expect_close(g_simd, g_ref, 1e-5f);
+  }
+}
+
+TEST_F(KernelsTest, SiluMulOfSlicesEqualsTheWholeRow) {
+  // The fused FFN applies silu_mul to each thread's slice of the hidden rows right after computing it; that
+  // must give the bits of one pass over the whole row, wherever the slices cut the SIMD width.
+  for (const KernelTable* k : {kernels_for(Isa::kScalar), simd_}) {
+    for (int64_t n : kSizes) {
+      auto gate = random_vector(size_t(n), 30.0f);
+      auto up = random_vector(size_t(n), 3.0f);
+      std::vector<float> whole = gate, sliced = gate;
+      k->silu_mul(whole.data(), up.data(), n);
+      for (int64_t begin = 0; begin < n;) {
+        const int64_t len = std::min<int64_t>(n - begin, 1 + int64_t(rng_() % 13));
+        k->silu_mul(sliced.data() + begin, up.data() + begin, len);
+        begin += len;
+      }
+      EXPECT_EQ(sliced, whole) << isa_name(k->isa) << ", n = " << n;
+    }
   }
 }
 

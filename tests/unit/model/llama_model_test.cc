@@ -1,6 +1,6 @@
 // The Llama forward pass on the bundled model: batched, chunked, paged and multi-sequence steps must give the
 // logits of the plain one-token-at-a-time pass, with either kernel table, either attention kernel, fusion on
-// or off; an INT8 KV cache stays close to the f32 one.
+// or off (bit for bit, for f32 and quantized weights); an INT8 KV cache stays close to the f32 one.
 #include "model/llama_model.h"
 
 #include <gtest/gtest.h>
@@ -8,12 +8,17 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "eval/token_stats.h"
 #include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
 #include "kv/kv_storage.h"
 #include "model/registry.h"
+#include "quant/block_q4_0.h"
+#include "quant/block_q8_0.h"
 
 namespace pagoda {
 namespace {
@@ -63,10 +68,53 @@ class LlamaModelTest : public ::testing::Test {
   }
 
   // Makes step() run on a model built with `options` instead of the default one.
-  void use_model(const ModelOptions& options) {
-    auto model = create_model(*file_, kernels::best_kernels(), options);
+  void use_model(const ModelOptions& options, const kernels::KernelTable& kernels = kernels::best_kernels()) {
+    auto model = create_model(*file_, kernels, options);
     ASSERT_TRUE(model.ok()) << model.error();
     model_ = std::move(model).value();
+  }
+
+  // Replaces the model file (for use_model) by the bundled model with its matrices of rows of whole 32-value
+  // blocks quantized to `type` (kF32: none). hidden_dim != 172 also swaps the FFN for random matrices of that
+  // width, so that w_down's rows are whole blocks too and get quantized.
+  void use_rewritten_model(format::GgmlType type, int32_t hidden_dim) {
+    auto bundled = format::GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
+    ASSERT_TRUE(bundled.ok()) << bundled.error();
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-0.2f, 0.2f);
+    format::GgufWriter w;
+    for (const auto& [key, value] : bundled->metadata()) w.set(key, value);
+    w.set("llama.feed_forward_length", format::GgufValue::u32(uint32_t(hidden_dim)));
+    for (const format::GgufTensorInfo& t : bundled->tensors()) {
+      ASSERT_EQ(t.type, format::GgmlType::kF32) << t.name;
+      std::vector<int64_t> dims = t.dims;
+      const float* data = static_cast<const float*>(t.data);
+      const bool is_down = t.name.find("ffn_down") != std::string::npos;
+      if (hidden_dim != 172 &&
+          (is_down || t.name.find("ffn_gate") != std::string::npos || t.name.find("ffn_up") != std::string::npos)) {
+        (is_down ? dims[0] : dims[1]) = hidden_dim;
+        tensor_data_.emplace_back(size_t(dims[0] * dims[1]));
+        for (float& v : tensor_data_.back()) v = dist(rng);
+        data = tensor_data_.back().data();
+      }
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      if (type == format::GgmlType::kF32 || dims.size() != 2 || dims[0] % 32 != 0) {
+        w.add_tensor(t.name, t.type, dims, data, uint64_t(n) * sizeof(float));
+        continue;
+      }
+      tensor_bytes_.emplace_back(size_t(format::ggml_row_bytes(type, uint64_t(n))));
+      if (type == format::GgmlType::kQ8_0)
+        quant::quantize_row_q8_0(data, reinterpret_cast<quant::BlockQ8_0*>(tensor_bytes_.back().data()), n);
+      else
+        quant::quantize_row_q4_0(data, reinterpret_cast<quant::BlockQ4_0*>(tensor_bytes_.back().data()), n);
+      w.add_tensor(t.name, type, dims, tensor_bytes_.back().data(), tensor_bytes_.back().size());
+    }
+    rewritten_bytes_.push_back(w.to_bytes());
+    auto file = format::GgufFile::from_memory(rewritten_bytes_.back(), "rewritten.gguf");
+    ASSERT_TRUE(file.ok()) << file.error();
+    model_.reset();
+    file_ = std::make_unique<format::GgufFile>(std::move(file).value());
   }
 
   // The prompt as one prefill into scattered blocks of 4, then three decode steps: every row of logits.
@@ -78,6 +126,24 @@ class LlamaModelTest : public ::testing::Test {
       auto decode = step({{next}}, {len++}, {table}, kv, ws);
       rows.push_back(decode[0]);
     }
+    return rows;
+  }
+
+  // Steps that take every path of the forward pass: a prefill small enough to split the weight rows (11
+  // tokens), one that splits the tokens (70, past Workspace::kMaxRowSplitTokens), a decode of two sequences and
+  // one of a single sequence. Every row of logits, in that order. kv needs 22 blocks of 4.
+  std::vector<std::vector<float>> row_and_token_split_steps(KvStorage& kv, Workspace& ws) {
+    std::vector<TokenId> long_prompt;
+    for (size_t i = 0; i < 70; ++i) long_prompt.push_back(prompt_[i % prompt_.size()]);
+    std::vector<BlockId> table_a = {0, 1, 2, 3}, table_b;
+    for (BlockId b = 4; b < 22; ++b) table_b.push_back(b);
+    std::vector<std::vector<float>> rows = step({prompt_}, {0}, {table_a}, kv, ws);
+    auto append = [&rows](const std::vector<std::vector<float>>& more) {
+      rows.insert(rows.end(), more.begin(), more.end());
+    };
+    append(step({long_prompt}, {0}, {table_b}, kv, ws));
+    append(step({{432}, {267}}, {11, 70}, {table_a, table_b}, kv, ws));
+    append(step({{383}}, {12}, {table_a}, kv, ws));
     return rows;
   }
 
@@ -110,6 +176,10 @@ class LlamaModelTest : public ::testing::Test {
   const std::vector<TokenId> prompt_ = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298};
   std::unique_ptr<format::GgufFile> file_;
   std::unique_ptr<Model> model_;
+  // What use_rewritten_model's files point into, for the fixture's life (an inner buffer never moves).
+  std::vector<std::vector<float>> tensor_data_;
+  std::vector<std::vector<uint8_t>> tensor_bytes_;
+  std::vector<std::vector<uint8_t>> rewritten_bytes_;
   ThreadPool single_pool_{1};
   ThreadPool* pool_ = &single_pool_;  // the pool step() runs on
 };
@@ -226,7 +296,7 @@ TEST_F(LlamaModelTest, ThreadedForwardEqualsOneThread) {
 }
 
 TEST_F(LlamaModelTest, FlashAttentionEqualsNaiveAttention) {
-  const ModelConfig& c = model_->config();
+  const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   KvStorage kv_flash(c, 8, 4), kv_naive(c, 8, 4);
   use_model(ModelOptions{.fusion = true, .attention = AttentionKind::kFlash});
@@ -241,7 +311,7 @@ TEST_F(LlamaModelTest, FlashAttentionEqualsNaiveAttention) {
 }
 
 TEST_F(LlamaModelTest, FusionOffEqualsFusionOn) {
-  const ModelConfig& c = model_->config();
+  const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   for (KvDType dtype : {KvDType::kF32, KvDType::kInt8}) {
     KvStorage kv_fused(c, 8, 4, dtype), kv_plain(c, 8, 4, dtype);
@@ -256,12 +326,80 @@ TEST_F(LlamaModelTest, FusionOffEqualsFusionOn) {
   }
 }
 
+TEST_F(LlamaModelTest, FusionOnAndOffGiveBitIdenticalLogitsForF32AndQuantizedWeights) {
+  // Each fused op computes exactly what its unfused sequence computes (fused RMSNorm + Q8_0 writes the bytes of
+  // rmsnorm then quantize; the kernels compute each row and each token alone; SiLU and the residual add are
+  // elementwise), so fusion may not change a bit, for any weight type, kernel table, thread count or split.
+  // hidden 172 keeps w_down in f32 next to quantized weights; hidden 192 quantizes it too.
+  struct Weights {
+    format::GgmlType type;
+    int32_t hidden_dim;
+  };
+  const Weights all_weights[] = {{format::GgmlType::kF32, 172},  {format::GgmlType::kQ8_0, 172},
+                                 {format::GgmlType::kQ4_0, 172}, {format::GgmlType::kF32, 192},
+                                 {format::GgmlType::kQ8_0, 192}, {format::GgmlType::kQ4_0, 192}};
+  for (const Weights& weights : all_weights) {
+    use_rewritten_model(weights.type, weights.hidden_dim);
+    for (kernels::Isa isa : {kernels::Isa::kScalar, kernels::Isa::kAvx2}) {
+      const kernels::KernelTable* table = kernels::kernels_for(isa);
+      if (table == nullptr) continue;
+      for (int32_t threads : {1, 3}) {
+        const std::string label = std::string(format::ggml_type_name(weights.type)) + " hidden " +
+                                  std::to_string(weights.hidden_dim) + ", " + std::string(kernels::isa_name(isa)) +
+                                  ", " + std::to_string(threads) + " threads";
+        ThreadPool pool(threads);
+        pool_ = &pool;
+        use_model(ModelOptions{.fusion = true}, *table);
+        const ModelConfig c = model_->config();
+        Workspace ws(c, 80, 128, 80, threads);
+        KvStorage kv_fused(c, 22, 4), kv_plain(c, 22, 4);
+        const auto fused = row_and_token_split_steps(kv_fused, ws);
+        use_model(ModelOptions{.fusion = false}, *table);
+        const auto plain = row_and_token_split_steps(kv_plain, ws);
+        pool_ = &single_pool_;
+        ASSERT_EQ(fused.size(), plain.size());
+        for (size_t i = 0; i < fused.size(); ++i) ASSERT_EQ(fused[i], plain[i]) << label << ", row " << i;
+      }
+    }
+  }
+}
+
+TEST_F(LlamaModelTest, FusionCutsThePoolJobsOfAStep) {
+  // Per layer of a decode step, unfused: Q, K, V, attention, wo, gate, up, down (8 jobs); fused: Q/K/V,
+  // attention, wo + residual, gate/up + SiLU (+ w_down's quantization), down + residual (5). An 11-token
+  // prefill of quantized weights, unfused, quantizes each matmul's input in a job of its own (15 jobs); fused,
+  // the norm writes the Q8_0 input for Q/K/V and for gate/up, and only wo's input is quantized apart (8).
+  // The classifier adds 1 job to a decode and 2 to the prefill.
+  use_rewritten_model(format::GgmlType::kQ4_0, 192);
+  ThreadPool pool(2);
+  pool_ = &pool;
+  uint64_t prefill_jobs[2] = {}, decode_jobs[2] = {};
+  for (bool fusion : {false, true}) {
+    use_model(ModelOptions{.fusion = fusion});
+    const ModelConfig c = model_->config();
+    Workspace ws(c, 16, 64, 16, 2);
+    KvStorage kv(c, 4, 4);
+    const uint64_t start = pool.num_jobs_dispatched();
+    step({prompt_}, {0}, {identity_table(4)}, kv, ws);
+    const uint64_t after_prefill = pool.num_jobs_dispatched();
+    step({{432}}, {int32_t(prompt_.size())}, {identity_table(4)}, kv, ws);
+    prefill_jobs[fusion] = after_prefill - start;
+    decode_jobs[fusion] = pool.num_jobs_dispatched() - after_prefill;
+  }
+  pool_ = &single_pool_;
+  const uint64_t num_layers = uint64_t(model_->config().num_layers);
+  EXPECT_EQ(decode_jobs[false], 8 * num_layers + 1);
+  EXPECT_EQ(decode_jobs[true], 5 * num_layers + 1);
+  EXPECT_EQ(prefill_jobs[false], 15 * num_layers + 2);
+  EXPECT_EQ(prefill_jobs[true], 8 * num_layers + 2);
+}
+
 TEST_F(LlamaModelTest, Int8KvCacheStaysCloseToF32) {
   // Per token per head int8 with a symmetric scale: each K/V element is off by at most half a step
   // (max|row| / 254). The logits move (by up to ~0.9 of a range of ~20 on this 64-wide model, whose
   // head_dim of 8 leaves few elements per scale), but the next-token distributions barely do: measured mean KL
   // 0.005 nats over the prompt and three decodes, and no greedy choice changes.
-  const ModelConfig& c = model_->config();
+  const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   for (AttentionKind attention : {AttentionKind::kFlash, AttentionKind::kNaive}) {
     use_model(ModelOptions{.fusion = true, .attention = attention});

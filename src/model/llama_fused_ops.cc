@@ -1,0 +1,161 @@
+// LlamaModel's fused forward ops (ModelOptions::fusion): RMSNorm writes the Q8_0 blocks the quantized matmuls
+// read in the same pass; Q, K and V (and gate and up) are one pool job over one quantized input; SiLU(gate)·up
+// is applied to each slice of rows right after the thread computed it (and quantized there for w_down); the
+// output projections add into the residual stream from inside their job. Each op gives the bits of its unfused
+// sequence: the kernels compute every output row and every token alone, rmsnorm_q8_0 writes the bytes of rmsnorm
+// then quantize_row_q8_0, and silu_mul and the residual add are elementwise.
+#include <algorithm>
+
+#include "core/check.h"
+#include "model/llama_model.h"
+
+namespace pagoda {
+namespace {
+
+constexpr int64_t kQk = quant::BlockQ8_0::kNumValues;
+
+// Below this many tokens, normalizing (and quantizing) them on the calling thread is cheaper than a pool job.
+constexpr int64_t kNormTokenGrain = 4;
+
+// One weight of a fused job and where its outputs go: f32 [num_tokens, w.num_rows].
+struct Projection {
+  const WeightView* w;
+  float* y;
+};
+
+}  // namespace
+
+void LlamaModel::norm_rows(const std::vector<float>& weight, int32_t t_begin, int32_t t_end, bool to_f32, bool to_q8,
+                           Workspace& ws) const {
+  const int32_t dim = config_.dim;
+  const int64_t num_blocks = dim / kQk;
+  for (int32_t t = t_begin; t < t_end; ++t) {
+    const float* x = ws.x.data() + int64_t(t) * dim;
+    float* xb = ws.xb.data() + int64_t(t) * dim;
+    quant::BlockQ8_0* xq = ws.xq.data() + t * num_blocks;
+    if (to_f32) {
+      kernels_.rmsnorm(x, weight.data(), xb, dim, config_.rms_eps);
+      if (to_q8) kernels_.quantize_row_q8_0(xb, xq, dim);
+    } else if (to_q8) {
+      kernels_.rmsnorm_q8_0(x, weight.data(), xq, dim, config_.rms_eps);
+    }
+  }
+}
+
+void LlamaModel::matmul_rows(const WeightView& w, const float* x, const quant::BlockQ8_0* xq, float* y, int64_t o_begin,
+                             int64_t o_end, int32_t t_begin, int32_t t_end) const {
+  const MatmulKernels k = matmul_kernels(w.dtype);
+  const int64_t rows = w.num_rows, cols = w.num_cols;
+  if (k.q8_input != nullptr) {
+    k.q8_input(w.row(o_begin), xq + t_begin * (cols / kQk), y + t_begin * rows + o_begin, o_end - o_begin, cols,
+               t_end - t_begin, rows);
+  } else if (o_begin == 0 && o_end == rows) {
+    k.f32_input(w.data, x + t_begin * cols, y + t_begin * rows, rows, cols, t_end - t_begin);
+  } else {
+    for (int32_t t = t_begin; t < t_end; ++t)
+      k.f32_input(w.row(o_begin), x + t * cols, y + t * rows + o_begin, o_end - o_begin, cols, 1);
+  }
+}
+
+void LlamaModel::qkv_fused(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const {
+  const Projection parts[] = {{&lw.wq, ws.q.data()}, {&lw.wk, ws.k.data()}, {&lw.wv, ws.v.data()}};
+  bool any_f32 = false, any_q8 = false;  // which forms of the normed input some weight reads
+  for (const Projection& p : parts) (reads_q8(p.w->dtype) ? any_q8 : any_f32) = true;
+  const float* xb = ws.xb.data();
+  const quant::BlockQ8_0* xq = ws.xq.data();
+  if (n == 1 || (!any_f32 && n <= Workspace::kMaxRowSplitTokens)) {
+    // Row split: the inputs first (every thread reads every token), then one job over the three weights' rows
+    // laid end to end, so each thread streams one contiguous share of Q, K and V.
+    pool.parallel_for(n, kNormTokenGrain, [&](int64_t begin, int64_t end) {
+      norm_rows(lw.attn_norm, int32_t(begin), int32_t(end), any_f32, any_q8, ws);
+    });
+    const int64_t total_rows = lw.wq.num_rows + lw.wk.num_rows + lw.wv.num_rows;
+    pool.parallel_for(total_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      int64_t offset = 0;
+      for (const Projection& p : parts) {
+        const int64_t o_begin = std::max(begin, offset) - offset;
+        const int64_t o_end = std::min(end, offset + p.w->num_rows) - offset;
+        if (o_begin < o_end) matmul_rows(*p.w, xb, xq, p.y, o_begin, o_end, 0, n);
+        offset += p.w->num_rows;
+      }
+    });
+  } else {
+    // Token split: a thread's tokens need no other thread's input, so their norm runs in the same job.
+    pool.parallel_for(n, kTokenGrain, [&](int64_t begin, int64_t end) {
+      norm_rows(lw.attn_norm, int32_t(begin), int32_t(end), any_f32, any_q8, ws);
+      for (const Projection& p : parts) matmul_rows(*p.w, xb, xq, p.y, 0, p.w->num_rows, int32_t(begin), int32_t(end));
+    });
+  }
+}
+
+void LlamaModel::gate_up_fused(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const {
+  const int64_t hidden = config_.hidden_dim;
+  PAGODA_CHECK(lw.w_gate.num_rows == hidden && lw.w_up.num_rows == hidden);
+  bool any_f32 = false, any_q8 = false;
+  for (const WeightView* w : {&lw.w_gate, &lw.w_up}) (reads_q8(w->dtype) ? any_q8 : any_f32) = true;
+  const bool quantize_hidden = reads_q8(lw.w_down.dtype);  // then hidden is whole blocks (the loader checked)
+  float* gate = ws.gate.data();
+  float* up = ws.up.data();
+  const float* xb = ws.xb.data();
+  const quant::BlockQ8_0* xq = ws.xq.data();
+  quant::BlockQ8_0* hq = ws.hq.data();
+  const int64_t hidden_blocks = hidden / kQk;
+  if (n == 1 || (!any_f32 && n <= Workspace::kMaxRowSplitTokens)) {
+    pool.parallel_for(n, kNormTokenGrain, [&](int64_t begin, int64_t end) {
+      norm_rows(lw.ffn_norm, int32_t(begin), int32_t(end), any_f32, any_q8, ws);
+    });
+    // Gate and up split the same rows, so a thread holds both halves of its slice and finishes it at once; a
+    // slice of whole Q8_0 blocks can be quantized for w_down right there too.
+    const int64_t grain = quantize_hidden ? kQk : kRowGrain;
+    pool.parallel_for(hidden, grain, [&](int64_t begin, int64_t end) {
+      matmul_rows(lw.w_gate, xb, xq, gate, begin, end, 0, n);
+      matmul_rows(lw.w_up, xb, xq, up, begin, end, 0, n);
+      for (int64_t t = 0; t < n; ++t) {
+        kernels_.silu_mul(gate + t * hidden + begin, up + t * hidden + begin, end - begin);
+        if (quantize_hidden)
+          kernels_.quantize_row_q8_0(gate + t * hidden + begin, hq + t * hidden_blocks + begin / kQk, end - begin);
+      }
+    });
+  } else {
+    pool.parallel_for(n, kTokenGrain, [&](int64_t begin, int64_t end) {
+      const int32_t t_begin = int32_t(begin), t_end = int32_t(end);
+      norm_rows(lw.ffn_norm, t_begin, t_end, any_f32, any_q8, ws);
+      matmul_rows(lw.w_gate, xb, xq, gate, 0, hidden, t_begin, t_end);
+      matmul_rows(lw.w_up, xb, xq, up, 0, hidden, t_begin, t_end);
+      kernels_.silu_mul(gate + begin * hidden, up + begin * hidden, (end - begin) * hidden);
+      if (quantize_hidden)
+        for (int64_t t = begin; t < end; ++t)
+          kernels_.quantize_row_q8_0(gate + t * hidden, hq + t * hidden_blocks, hidden);
+    });
+  }
+}
+
+void LlamaModel::linear_add_fused(const WeightView& w, const float* h, const quant::BlockQ8_0* hq, int32_t n,
+                                  Workspace& ws, ThreadPool& pool) const {
+  const int64_t rows = w.num_rows, cols = w.num_cols;
+  PAGODA_CHECK(rows == config_.dim, "a residual projection writes dim = {} rows, this one {}", config_.dim, rows);
+  const bool q8 = reads_q8(w.dtype);
+  const bool quantize_h = q8 && hq == nullptr;  // into ws.xq, whose normed input is spent by now
+  if (quantize_h) hq = ws.xq.data();
+  const int64_t h_blocks = cols / kQk;
+  auto quantize_tokens = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) kernels_.quantize_row_q8_0(h + t * cols, ws.xq.data() + t * h_blocks, cols);
+  };
+  float* x = ws.x.data();
+  float* proj = ws.proj.data();  // f32 [n, dim]: each thread's slice of W h, added into x while still in cache
+  if (n == 1 || (q8 && n <= Workspace::kMaxRowSplitTokens)) {
+    if (quantize_h) pool.parallel_for(n, kNormTokenGrain, quantize_tokens);
+    pool.parallel_for(rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      matmul_rows(w, h, hq, proj, begin, end, 0, n);
+      for (int64_t t = 0; t < n; ++t) kernels_.axpy(1.0f, proj + t * rows + begin, x + t * rows + begin, end - begin);
+    });
+  } else {
+    pool.parallel_for(n, kTokenGrain, [&](int64_t begin, int64_t end) {
+      if (quantize_h) quantize_tokens(begin, end);
+      matmul_rows(w, h, hq, proj, 0, rows, int32_t(begin), int32_t(end));
+      kernels_.axpy(1.0f, proj + begin * rows, x + begin * rows, (end - begin) * rows);
+    });
+  }
+}
+
+}  // namespace pagoda
