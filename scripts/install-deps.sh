@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages pagoda's build and tests need. Idempotent: a no-op when all are present.
 #   scripts/install-deps.sh          the build's libraries and tools (make run)
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
-#                                    npm, and the openai npm package (npm ci from tests/e2e/openai_client)
+#                                    npm, Chromium, and the openai and playwright-core npm packages (npm ci in
+#                                    tests/e2e/node_clients)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
@@ -11,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev
 )
 with_tests=0
-if [ "${1:-}" = "--test" ]; then with_tests=1; packages+=(curl); fi
+if [ "${1:-}" = "--test" ]; then with_tests=1; packages+=(curl chromium); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,7 +30,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-if [ $with_tests -eq 1 ] && [ ! -d tests/e2e/openai_client/node_modules/openai ]; then
-  echo "install-deps: npm ci in tests/e2e/openai_client (the openai package, pinned by its package-lock.json)"
-  (cd tests/e2e/openai_client && npm ci --no-audit --no-fund --loglevel=error)
+if [ $with_tests -eq 1 ] && { [ ! -d tests/e2e/node_clients/node_modules/openai ] || [ ! -d tests/e2e/node_clients/node_modules/playwright-core ]; }; then
+  echo "install-deps: npm ci in tests/e2e/node_clients (openai and playwright-core, pinned by package-lock.json)"
+  (cd tests/e2e/node_clients && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -129,6 +129,14 @@ document.getElementById("form").onsubmit = async (ev) => {
     div.dataset.done = "error";
   }
 };
+// ?prompt=TEXT&temperature=T&max_tokens=N&send=1 fills the form (and sends it): links and browser tests.
+{
+  const q = new URLSearchParams(location.search);
+  for (const id of ["temperature", "top_p", "top_k", "max_tokens", "seed"])
+    if (q.has(id)) document.getElementById(id).value = q.get(id);
+  if (q.has("prompt")) document.getElementById("prompt").value = q.get("prompt");
+  if (q.get("send") === "1") document.getElementById("form").requestSubmit();
+}
 </script>
 </body>
 </html>

@@ -80,7 +80,7 @@ TEST(ServerTest, CurlGetsTheGoldenTextStreamedAndNot) {
 }
 
 TEST(ServerTest, OfficialOpenAiNpmClientWorksUnchanged) {
-  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/openai_client";
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
   ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/openai"))
       << "the openai npm package is missing: `make test` installs it (npm ci in " << dir << ")";
   ServerProcess server({});
@@ -92,6 +92,20 @@ TEST(ServerTest, OfficialOpenAiNpmClientWorksUnchanged) {
                   "/golden.txt 2>&1");
   std::filesystem::remove_all(tmp);
   EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
+}
+
+TEST(ServerTest, TheChatPageStreamsAReplyInHeadlessChromium) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/playwright-core"))
+      << "playwright-core is missing: `make test` installs it (npm ci in " << dir << ")";
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/chromium")) << "Debian's chromium is missing: `make test` installs it";
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  // Greedy, 40 tokens: the golden text's start.
+  const std::string out = run_command("node " + dir + "/chat_page_test.mjs http://127.0.0.1:" +
+                                      std::to_string(server.port()) +
+                                      " ', there was a little girl named Lily. She loved to play' 2>&1");
+  EXPECT_THAT(out, HasSubstr("chat page ok")) << out;
 }
 
 TEST(ServerTest, HealthModelsTokenizeAndTheChatPage) {
