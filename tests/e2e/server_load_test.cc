@@ -96,6 +96,10 @@ TEST(ServerLoadTest, Holds256ConcurrentStreamsToTheEndWithoutLeakingBlocks) {
   EXPECT_EQ(metric_value(m, "pagoda:num_requests_running"), 0.0);
   EXPECT_EQ(metric_value(m, "pagoda:num_requests_waiting"), 0.0);
   EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
+  // Every block of the pool is free again (cached prompt blocks count as free: they are evictable).
+  const size_t info = m.find("num_gpu_blocks=\"");
+  ASSERT_NE(info, std::string::npos);
+  EXPECT_EQ(metric_value(m, "pagoda:kv_cache_free_blocks"), std::stod(m.substr(info + 16)));
   EXPECT_EQ(metric_value(m, "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"length\"}")
                     .value_or(0) +
                 metric_value(m, "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"stop\"}")

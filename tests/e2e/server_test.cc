@@ -209,6 +209,20 @@ TEST(ServerTest, ADisconnectedClientIsCancelledAtOnce) {
             200);
 }
 
+TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
+  // One running sequence, one waiting: the third choice of an n=3 request cannot be queued.
+  ServerProcess server({"--batch-size", "1", "--max-queue", "1"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const HttpReply r = http_request(server.port(), "POST", "/v1/completions",
+                                   R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 3})");
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["type"], "rate_limit_error");
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
+  EXPECT_EQ(metric_value(metrics(server), "pagoda:kv_cache_usage_perc"), 0.0);
+  EXPECT_EQ(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 2})").status,
+            200);
+}
+
 TEST(ServerTest, RequestTimeoutEndsStreamsWithAnErrorEventAndBodiesWith408) {
   // 16 choices of 500 tokens take far longer than 50 ms on any CPU.
   ServerProcess server({"--request-timeout", "0.05"});
