@@ -6,35 +6,10 @@
 #include <immintrin.h>
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
 
 namespace pagoda::kernels::avx2 {
-namespace {
-
-inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
-
-inline float hmax_ps(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-// roundf(v) clamped to [-127, 127], nan -> 0, as integers in f32 lanes. v - trunc(v) is exact (Sterbenz), so comparing
-// its magnitude with 0.5 decides the rounding exactly as roundf does.
-inline __m256 round_half_away_q8(__m256 v) {
-  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m256 away = _mm256_cmp_ps(abs_ps(_mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-  const __m256 step = _mm256_or_ps(_mm256_and_ps(v, sign_bit), _mm256_set1_ps(1.0f));  // copysign(1, v)
-  __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, step));
-  // nan (inf * 0 when amax is inf, or 0 * inf when 1/d overflows) becomes 0, as in the reference.
-  r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));
-  return _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-}
-
-}  // namespace
-
 void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n) {
   check_quant_row_length(n);
   for (int64_t b = 0; b < n / quant::BlockQ8_0::kNumValues; ++b) {
