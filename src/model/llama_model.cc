@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "model/linear_observer.h"
 #include "quant/kv_int8.h"
 
 namespace pagoda {
@@ -20,6 +21,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
 // the same bits: the kernels compute each token alone, whatever its neighbours.
 void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws,
                         ThreadPool& pool) const {
+  if (options_.linear_observer != nullptr) options_.linear_observer->observe(w, x, num_tokens);
   kernels::MatmulFn fn = nullptr;
   kernels::MatmulQ8Fn fn_xq = nullptr;
   switch (w.dtype) {
@@ -34,11 +36,45 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
       fn = kernels_.matmul_q4_0;
       fn_xq = kernels_.matmul_q4_0_q8_0;
       break;
+    case DType::kInt8: fn = kernels_.matmul_int8; break;
+    case DType::kAwqInt4G32:
+      fn = kernels_.matmul_awq_int4_g32;
+      fn_xq = kernels_.matmul_awq_int4_g32_q8_0;
+      break;
+    case DType::kAwqInt4G64:
+      fn = kernels_.matmul_awq_int4_g64;
+      fn_xq = kernels_.matmul_awq_int4_g64_q8_0;
+      break;
+    case DType::kAwqInt4G128:
+      fn = kernels_.matmul_awq_int4_g128;
+      fn_xq = kernels_.matmul_awq_int4_g128_q8_0;
+      break;
+  }
+  if (w.input_scale != nullptr) {
+    // AWQ: the weights are W diag(s), so the product needs x diag(s)^-1 (input_scale holds s^-1).
+    PAGODA_CHECK(int64_t(ws.x_scaled.size()) >= int64_t(num_tokens) * w.num_cols);
+    float* scaled = ws.x_scaled.data();
+    pool.parallel_for(num_tokens, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        for (int64_t i = 0; i < w.num_cols; ++i) scaled[t * w.num_cols + i] = x[t * w.num_cols + i] * w.input_scale[i];
+    });
+    x = scaled;
   }
   constexpr int64_t kRowGrain = 16;
   if (num_tokens == 1) {
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
+  } else if (w.dtype == DType::kInt8 && num_tokens <= Workspace::kMaxRowSplitTokens) {
+    PAGODA_CHECK(int64_t(ws.xq_int8.size()) >= num_tokens * w.num_cols);
+    int8_t* xq = ws.xq_int8.data();
+    float* x_scales = ws.xq_int8_scales.data();
+    pool.parallel_for(num_tokens, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        x_scales[t] = kernels_.quantize_row_int8(x + t * w.num_cols, xq + t * w.num_cols, w.num_cols);
+    });
+    pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      kernels_.matmul_int8_int8(w.row(begin), xq, x_scales, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
+    });
   } else if (fn_xq != nullptr && num_tokens <= Workspace::kMaxRowSplitTokens) {
     const int64_t num_blocks = w.num_cols / quant::BlockQ8_0::kNumValues;
     PAGODA_CHECK(int64_t(ws.xq.size()) >= num_tokens * num_blocks);

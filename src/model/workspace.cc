@@ -26,7 +26,11 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   const size_t widest = size_t(std::max(c.dim, c.hidden_dim));
-  xq.resize(size_t(std::min(max_tokens, kMaxRowSplitTokens)) * (widest / quant::BlockQ8_0::kNumValues + 1));
+  const size_t row_split_tokens = size_t(std::min(max_tokens, kMaxRowSplitTokens));
+  xq.resize(row_split_tokens * (widest / quant::BlockQ8_0::kNumValues + 1));
+  xq_int8.resize(row_split_tokens * widest);
+  xq_int8_scales.resize(row_split_tokens);
+  x_scaled.resize(size_t(std::max(max_tokens, max_logits_rows)) * widest);
 }
 
 }  // namespace pagoda
