@@ -102,7 +102,7 @@ int quantize(const QuantizeCliOptions& o) {
   progress.finish();
   if (!report.ok()) return report_error(report.error());
   std::printf("%-32s %-14s %-6s %-13s %12s %12s  %s\n", "tensor", "shape", "from", "to", "bytes", "bytes after",
-              awq ? "awq alpha, calibration output MSE vs s = 1" : "");
+              awq ? "awq: alpha, calibration output MSE (s and clipping; s only; plain)" : "");
   for (const format::QuantizedTensorReport& t : report->tensors) {
     std::string awq_note;
     if (t.has_awq_scale)

@@ -48,9 +48,10 @@ std::vector<float> to_f32(const GgufTensorInfo& t) {
   return out;
 }
 
-// values: f32 [num_rows, row_len] (scaled in place by `awq_scales` when given) -> dst in type `to`.
+// values: f32 [num_rows, row_len] -> dst in type `to`. An AWQ weight with a scale s (and the calibration rows it
+// was found on) is quantized as W diag(s) with each group clipped as quant::clip_awq_groups chooses.
 void quantize_rows(std::vector<float>& values, int64_t row_len, GgmlType to, const std::vector<float>* awq_scales,
-                   std::span<uint8_t> dst) {
+                   const quant::LinearInputStats* stats, std::span<uint8_t> dst) {
   const int64_t n = int64_t(values.size());
   const int64_t num_rows = n / row_len;
   switch (to) {
@@ -68,8 +69,7 @@ void quantize_rows(std::vector<float>& values, int64_t row_len, GgmlType to, con
   }
   PAGODA_CHECK(is_awq(to));
   if (awq_scales != nullptr)
-    for (int64_t r = 0; r < num_rows; ++r)
-      for (int64_t i = 0; i < row_len; ++i) values[size_t(r * row_len + i)] *= (*awq_scales)[size_t(i)];
+    values = quant::clip_awq_groups(values.data(), num_rows, row_len, awq_group(to), *awq_scales, *stats);
   quant::quantize_row_awq_int4(values.data(), dst.data(), n, awq_group(to));
 }
 
@@ -124,21 +124,25 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
     row.bytes_after = ggml_row_bytes(to, uint64_t(row_len)) * uint64_t(t.dims[1]);
     const std::vector<float>* scales = nullptr;
     const std::vector<float>* inverse_scales = nullptr;
+    const quant::LinearInputStats* stats = nullptr;
     if (is_awq(to) && o.calibration != nullptr && t.name != "token_embd.weight") {
       const auto it = o.calibration->find(t.name);
       if (it != o.calibration->end()) {
-        const quant::LinearInputStats& stats = it->second;
-        if (stats.num_in != row_len || stats.num_samples() == 0)
+        stats = &it->second;
+        if (stats->num_in != row_len || stats->num_samples() == 0)
           return make_error(
               fmt::format("calibration statistics for '{}' have {} input channels and {} samples; the "
                           "tensor has rows of {}",
-                          t.name, stats.num_in, stats.num_samples(), row_len));
+                          t.name, stats->num_in, stats->num_samples(), row_len));
         const std::vector<float> values = to_f32(t);
-        quant::AwqScales found = quant::search_awq_scales(values.data(), t.dims[1], row_len, awq_group(to), stats);
+        quant::AwqScales found = quant::search_awq_scales(values.data(), t.dims[1], row_len, awq_group(to), *stats);
         row.has_awq_scale = true;
         row.awq_alpha = found.alpha;
-        row.awq_mse = found.mse;
+        row.awq_mse_scaled = found.mse;
         row.awq_mse_unscaled = found.mse_unscaled;
+        // The clipped values are recomputed when the tensor is written (deterministically), so that only s stays in
+        // memory; this call is for the report's MSE.
+        quant::clip_awq_groups(values.data(), t.dims[1], row_len, awq_group(to), found.scales, *stats, &row.awq_mse);
         auto inverse = std::make_unique<std::vector<float>>(found.scales.size());
         for (size_t c = 0; c < found.scales.size(); ++c) (*inverse)[c] = 1.0f / found.scales[c];
         awq_scales.push_back(std::make_unique<std::vector<float>>(std::move(found.scales)));
@@ -149,9 +153,9 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
     }
     const GgufTensorInfo* src = &t;
     w.add_tensor_generated(t.name, to, t.dims, row.bytes_after,
-                           [src, to, row_len, scales, i, num_tensors, &o](std::span<uint8_t> dst) {
+                           [src, to, row_len, scales, stats, i, num_tensors, &o](std::span<uint8_t> dst) {
                              std::vector<float> values = to_f32(*src);
-                             quantize_rows(values, row_len, to, scales, dst);
+                             quantize_rows(values, row_len, to, scales, stats, dst);
                              if (o.on_tensor) o.on_tensor(i + 1, num_tensors, src->name);
                            });
     report.tensors.push_back(std::move(row));

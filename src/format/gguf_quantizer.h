@@ -5,9 +5,10 @@
 //   q8_0, q4_0   rows of whole 32-value blocks, else the source type (llama.cpp's fallback);
 //   int8         any row (up to quant::kMaxInt8RowLength values);
 //   awq_int4_gG  the largest group of 128, 64, 32 that is at most G and divides the row, else the source type.
-// AWQ weights with calibration statistics get the activation-aware scale s of quant/awq_scale_search.h: the
-// weight is stored as Q(W diag(s)) and s^-1 as the f32 tensor awq_input_scale_name(weight), written right after
-// it. token_embd.weight never gets one (an embedding lookup is no matmul).
+// AWQ weights with calibration statistics get the activation-aware scale s of quant/awq_scale_search.h and its
+// per-group clipping: the weight is stored as Q(clip(W diag(s))) and s^-1 as the f32 tensor
+// awq_input_scale_name(weight), written right after it. token_embd.weight never gets one (an embedding lookup is no
+// matmul).
 #pragma once
 
 #include <pagoda/status.h>
@@ -30,10 +31,12 @@ struct QuantizedTensorReport {
   GgmlType to = GgmlType::kF32;
   uint64_t bytes_before = 0;  // 0 for a tensor the quantizer added (an AWQ input scale)
   uint64_t bytes_after = 0;
-  // AWQ weights with calibration statistics: the chosen alpha, and the calibration output MSE with s and without.
+  // AWQ weights with calibration statistics: the chosen alpha and the calibration output MSE per element of the
+  // stored weights (s and clipping), with s alone, and of plain group quantization (s = 1, no clipping).
   bool has_awq_scale = false;
   float awq_alpha = 0.0f;
   double awq_mse = 0.0;
+  double awq_mse_scaled = 0.0;
   double awq_mse_unscaled = 0.0;
 };
 

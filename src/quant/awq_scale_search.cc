@@ -62,6 +62,66 @@ std::vector<float> awq_effective_weights(const float* w, int64_t num_out, int64_
   return scaled;
 }
 
+std::vector<float> clip_awq_groups(const float* w, int64_t num_out, int64_t num_in, int64_t group,
+                                   const std::vector<float>& scales, const LinearInputStats& stats, double* mse,
+                                   int32_t num_grid, float max_shrink) {
+  PAGODA_CHECK(stats.num_in == num_in && int64_t(scales.size()) == num_in && stats.num_samples() > 0);
+  PAGODA_CHECK(num_in % group == 0 && num_grid >= 1 && max_shrink >= 0.0f && max_shrink < 1.0f);
+  const int64_t num_samples = stats.num_samples();
+  // The kernel's input: x diag(s)^-1, f32 [num_samples, num_in].
+  std::vector<float> x_scaled(stats.samples.size());
+  for (int64_t n = 0; n < num_samples; ++n)
+    for (int64_t i = 0; i < num_in; ++i)
+      x_scaled[size_t(n * num_in + i)] = stats.samples[size_t(n * num_in + i)] / scales[size_t(i)];
+  std::vector<float> out(size_t(num_out * num_in));
+  for (int64_t o = 0; o < num_out; ++o)
+    for (int64_t i = 0; i < num_in; ++i) out[size_t(o * num_in + i)] = w[o * num_in + i] * scales[size_t(i)];
+  std::vector<float> clamped(static_cast<size_t>(group)), deq(static_cast<size_t>(group)), best(clamped.size());
+  std::vector<uint8_t> block(static_cast<size_t>(awq_int4_row_bytes(group, group)));
+  const int32_t num_candidates = int32_t(std::floor(max_shrink * float(num_grid) + 1e-4f)) + 1;
+  for (int64_t o = 0; o < num_out; ++o) {
+    for (int64_t g = 0; g < num_in / group; ++g) {
+      float* values = out.data() + o * num_in + g * group;
+      float lo = 0.0f, hi = 0.0f;
+      for (int64_t j = 0; j < group; ++j) {
+        lo = std::min(lo, values[j]);
+        hi = std::max(hi, values[j]);
+      }
+      double best_err = INFINITY;
+      for (int32_t k = 0; k < num_candidates; ++k) {
+        const float r = 1.0f - float(k) / float(num_grid);
+        for (int64_t j = 0; j < group; ++j) clamped[size_t(j)] = std::clamp(values[j], r * lo, r * hi);
+        quantize_row_awq_int4(clamped.data(), block.data(), group, group);
+        dequantize_row_awq_int4(block.data(), deq.data(), group, group);
+        double err = 0.0;
+        for (int64_t n = 0; n < num_samples; ++n) {
+          const float* x = x_scaled.data() + n * num_in + g * group;
+          double dot = 0.0;
+          for (int64_t j = 0; j < group; ++j) dot += double(x[j]) * (double(values[j]) - double(deq[size_t(j)]));
+          err += dot * dot;
+        }
+        if (err < best_err) {
+          best_err = err;
+          best = clamped;
+        }
+      }
+      std::copy(best.begin(), best.end(), values);
+    }
+  }
+  if (mse != nullptr) {
+    // Effective weights of the clipped result: dequantize(quantize(out)) diag(s)^-1.
+    std::vector<uint8_t> row(static_cast<size_t>(awq_int4_row_bytes(num_in, group)));
+    std::vector<float> w_eff(out.size());
+    for (int64_t o = 0; o < num_out; ++o) {
+      quantize_row_awq_int4(out.data() + o * num_in, row.data(), num_in, group);
+      dequantize_row_awq_int4(row.data(), w_eff.data() + o * num_in, num_in, group);
+      for (int64_t i = 0; i < num_in; ++i) w_eff[size_t(o * num_in + i)] /= scales[size_t(i)];
+    }
+    *mse = output_mse(w, w_eff, num_out, num_in, stats);
+  }
+  return out;
+}
+
 AwqScales search_awq_scales(const float* w, int64_t num_out, int64_t num_in, int64_t group,
                             const LinearInputStats& stats, int32_t num_grid) {
   PAGODA_CHECK(stats.num_in == num_in && int64_t(stats.mean_abs.size()) == num_in && stats.num_samples() > 0,

@@ -33,6 +33,15 @@ struct AwqScales {
 AwqScales search_awq_scales(const float* w, int64_t num_out, int64_t num_in, int64_t group,
                             const LinearInputStats& stats, int32_t num_grid = 20);
 
+// AWQ's clipping search, run after the scales: for each row and group of W diag(s), the clip ratio r in
+// {1, 1 - 1/num_grid, ..., 1 - max_shrink} whose group, clamped to r times its range and quantized, gives the
+// smallest output error sum_n (x_n diag(s)^-1 . (group - dequantized group))^2 on the calibration samples. r = 1
+// is a candidate, so clipping never does worse on them. Returns the values to quantize: W diag(s) with every
+// group clamped, f32 [num_out, num_in]; *mse (if not null) gets the output MSE of the result, as in AwqScales.
+std::vector<float> clip_awq_groups(const float* w, int64_t num_out, int64_t num_in, int64_t group,
+                                   const std::vector<float>& scales, const LinearInputStats& stats,
+                                   double* mse = nullptr, int32_t num_grid = 20, float max_shrink = 0.5f);
+
 // The effective f32 weights of a candidate: dequantize(quantize(W diag(s))) diag(s)^-1, f32 [num_out, num_in].
 std::vector<float> awq_effective_weights(const float* w, int64_t num_out, int64_t num_in, int64_t group,
                                          const std::vector<float>& scales);

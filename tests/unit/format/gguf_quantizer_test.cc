@@ -143,7 +143,7 @@ TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
     EXPECT_EQ(std::memcmp(d->data, expected.data(), expected.size()), 0) << s.name;
     EXPECT_EQ(dst->find_tensor(awq_input_scale_name(s.name)), nullptr) << s.name;
   }
-  // The calibrated weight: Q(W diag(s)) and s^-1 stored next to it, with s the search's choice.
+  // The calibrated weight: Q(clip(W diag(s))) and s^-1 stored next to it, with s the search's choice.
   const std::vector<float> w(static_cast<const float*>(q->data), static_cast<const float*>(q->data) + 64 * 64);
   const quant::AwqScales found = quant::search_awq_scales(w.data(), 64, 64, 64, stats);
   EXPECT_GT(found.alpha, 0.0f);
@@ -151,11 +151,8 @@ TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
   ASSERT_NE(inv, nullptr);
   ASSERT_EQ(inv->type, GgmlType::kF32);
   ASSERT_EQ(inv->dims, std::vector<int64_t>{64});
-  std::vector<float> scaled(w.size());
-  for (int64_t c = 0; c < 64; ++c) {
-    EXPECT_EQ(static_cast<const float*>(inv->data)[c], 1.0f / found.scales[size_t(c)]);
-    for (int64_t r = 0; r < 64; ++r) scaled[size_t(r * 64 + c)] = w[size_t(r * 64 + c)] * found.scales[size_t(c)];
-  }
+  for (int64_t c = 0; c < 64; ++c) EXPECT_EQ(static_cast<const float*>(inv->data)[c], 1.0f / found.scales[size_t(c)]);
+  const std::vector<float> scaled = quant::clip_awq_groups(w.data(), 64, 64, 64, found.scales, stats);
   std::vector<uint8_t> expected(dst->find_tensor("blk.1.attn_q.weight")->size_bytes);
   quant::quantize_row_awq_int4(scaled.data(), expected.data(), 64 * 64, 64);
   EXPECT_EQ(std::memcmp(dst->find_tensor("blk.1.attn_q.weight")->data, expected.data(), expected.size()), 0);
@@ -164,7 +161,8 @@ TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
     if (r.name == "blk.1.attn_q.weight") {
       reported = r.has_awq_scale;
       EXPECT_EQ(r.awq_alpha, found.alpha);
-      EXPECT_LT(r.awq_mse, r.awq_mse_unscaled);
+      EXPECT_LT(r.awq_mse_scaled, r.awq_mse_unscaled);
+      EXPECT_LE(r.awq_mse, r.awq_mse_scaled * (1.0 + 1e-6));
     }
   EXPECT_TRUE(reported);
 

@@ -1,6 +1,6 @@
 // AWQ's scale search: on activations with a few salient (large) channels it picks alpha > 0 and lowers the
-// output MSE below plain group quantization; it never reports worse than alpha = 0; and the effective weights
-// of s = 1 are plain quantization.
+// output MSE below plain group quantization; it never reports worse than alpha = 0; the clipping search never
+// raises the error; and the effective weights of s = 1 are plain quantization.
 #include "quant/awq_scale_search.h"
 
 #include <gtest/gtest.h>
@@ -57,6 +57,33 @@ TEST(AwqScaleSearchTest, NeverWorseThanPlainQuantization) {
     EXPECT_LE(s.mse, s.mse_unscaled);
     EXPECT_GE(s.alpha, 0.0f);
     EXPECT_LE(s.alpha, 1.0f);
+  }
+}
+
+TEST(AwqScaleSearchTest, ClippingNeverRaisesTheCalibrationError) {
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const Layer l = make_layer(24, 128, 32, 8.0f, seed);
+    for (int64_t group : {32, 128}) {
+      const AwqScales s = search_awq_scales(l.w.data(), 24, 128, group, l.stats);
+      double mse = -1.0;
+      const std::vector<float> clipped = clip_awq_groups(l.w.data(), 24, 128, group, s.scales, l.stats, &mse);
+      ASSERT_EQ(clipped.size(), l.w.size());
+      EXPECT_LE(mse, s.mse * (1.0 + 1e-9)) << "r = 1 is a candidate";
+      // Each value is W diag(s) or clamped towards zero, never pushed out.
+      for (int64_t o = 0; o < 24; ++o)
+        for (int64_t i = 0; i < 128; ++i) {
+          const float v = l.w[size_t(o * 128 + i)] * s.scales[size_t(i)];
+          const float c = clipped[size_t(o * 128 + i)];
+          EXPECT_LE(std::fabs(c), std::fabs(v) * (1.0f + 1e-6f));
+          EXPECT_TRUE(c == v || c * v > 0.0f);
+        }
+      // No shrink allowed: exactly W diag(s).
+      const std::vector<float> unclipped =
+          clip_awq_groups(l.w.data(), 24, 128, group, s.scales, l.stats, nullptr, 20, 0.0f);
+      for (int64_t o = 0; o < 24; ++o)
+        for (int64_t i = 0; i < 128; ++i)
+          ASSERT_EQ(unclipped[size_t(o * 128 + i)], l.w[size_t(o * 128 + i)] * s.scales[size_t(i)]);
+    }
   }
 }
 
