@@ -1,7 +1,11 @@
 // Shared option wiring and config resolution for the subcommands.
 #include "cli/common_options.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace pagoda::cli {
 
@@ -44,6 +48,15 @@ Result<KvDType> resolve_kv_dtype(const PagodaConfig& config) {
   if (!dtype)
     return make_error("invalid option: kv_cache.quant must be none or int8, got '" + config.kv_cache.quant + "'");
   return *dtype;
+}
+
+Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(fmt::format("cannot read {}", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().empty()) return make_error(fmt::format("{} is empty", path));
+  return text.str();
 }
 
 int report_error(const std::string& message) {

@@ -33,6 +33,8 @@ Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
 // The KV cache precision kv_cache.quant names (none = f32, int8).
 Result<KvDType> resolve_kv_dtype(const PagodaConfig& config);
+// The whole file as text; errors: unreadable or empty.
+Result<std::string> read_text_file(const std::string& path);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).
 int report_error(const std::string& message);
 // Prints each not-yet-active setting to stderr as a note.

@@ -6,9 +6,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "cli/common_options.h"
 #include "cli/progress.h"
@@ -30,15 +28,6 @@ struct PerplexityCliOptions {
   std::string base_kv_quant = "none";
   bool json = false;
 };
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(fmt::format("cannot read {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().empty()) return make_error(fmt::format("{} is empty", path));
-  return text.str();
-}
 
 void print_json(const std::string& model, const std::string& text, const eval::PerplexityReport& r,
                 const std::string& base) {
@@ -77,7 +66,7 @@ int perplexity(const PerplexityCliOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
   if (o.text_path.empty()) return report_error("no text: pass one with -f TEXT");
-  Result<std::string> text = read_text(o.text_path);
+  Result<std::string> text = read_text_file(o.text_path);
   if (!text.ok()) return report_error(text.error());
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());

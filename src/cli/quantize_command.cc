@@ -1,15 +1,24 @@
-// `pagoda quantize IN.gguf OUT.gguf --type q8_0|q4_0`: prints every tensor with the type it got, and the
-// file's size before and after.
+// `pagoda quantize IN.gguf OUT.gguf --type q8_0|q4_0|int8|awq-int4 [--group 32|64|128] [--calib TEXT]`: prints
+// every tensor with the type it got (and, for AWQ, the alpha its scale search chose), and the file's size
+// before and after. For awq-int4 the input model first runs over the calibration text (the bundled default, or
+// --calib) to collect its linear layers' input statistics.
 #include "cli/quantize_command.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
+#include "assets/calibration_text.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
+#include "core/thread_pool.h"
+#include "engine/loaded_model.h"
+#include "eval/calibration_pass.h"
+#include "eval/linear_input_recorder.h"
 #include "format/gguf_quantizer.h"
+#include "kernels/kernels.h"
 
 namespace pagoda::cli {
 namespace {
@@ -19,6 +28,9 @@ struct QuantizeCliOptions {
   std::string input;
   std::string output;
   std::string type;
+  int32_t group = 128;
+  std::optional<std::string> calib_path;
+  int32_t calib_ctx = 256;
 };
 
 std::string dims_text(const std::vector<int64_t>& dims) {
@@ -27,29 +39,80 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return out;
 }
 
+Result<format::GgmlType> resolve_type(const QuantizeCliOptions& o) {
+  if (o.type == "q8_0") return format::GgmlType::kQ8_0;
+  if (o.type == "q4_0") return format::GgmlType::kQ4_0;
+  if (o.type == "int8") return format::GgmlType::kPagodaInt8;
+  if (o.type == "awq-int4") {
+    switch (o.group) {
+      case 32: return format::GgmlType::kPagodaAwqInt4G32;
+      case 64: return format::GgmlType::kPagodaAwqInt4G64;
+      case 128: return format::GgmlType::kPagodaAwqInt4G128;
+      default: return make_error(fmt::format("--group must be 32, 64 or 128, got {}", o.group));
+    }
+  }
+  return make_error(fmt::format("--type {} is not supported (supported: q8_0, q4_0, int8, awq-int4)", o.type));
+}
+
+// Runs the input model over the calibration text and returns its linear layers' input statistics by name.
+Result<format::CalibrationStats> calibrate(const QuantizeCliOptions& o, const PagodaConfig& config) {
+  std::string text;
+  if (o.calib_path) {
+    PAGODA_ASSIGN_OR_RETURN(text, read_text_file(*o.calib_path));
+  } else {
+    text = std::string(default_calibration_text());
+  }
+  eval::LinearInputRecorder recorder;
+  ModelOptions model_options;
+  model_options.linear_observer = &recorder;
+  PAGODA_ASSIGN_OR_RETURN(LoadedModel loaded, load_model(o.input, kernels::best_kernels(), model_options));
+  const std::vector<TokenId> tokens = loaded.tokenizer->encode(text, true);
+  ThreadPool pool(config.threads);
+  const int32_t ctx = std::min(o.calib_ctx, loaded.model->config().context_length);
+  PAGODA_ASSIGN_OR_RETURN(eval::CalibrationPassReport pass,
+                          eval::run_calibration_pass(*loaded.model, tokens, loaded.tokenizer->bos_id(), pool, ctx));
+  format::CalibrationStats stats = recorder.stats_by_name(*loaded.file);
+  std::fprintf(stderr, "pagoda: calibration over %s: %lld tokens in %d chunks of up to %d, %zu weights observed\n",
+               o.calib_path ? o.calib_path->c_str() : "the built-in text", static_cast<long long>(pass.num_tokens),
+               pass.num_chunks, ctx, stats.size());
+  return stats;
+}
+
 int quantize(const QuantizeCliOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
-  format::GgmlType type;
-  if (o.type == "q8_0")
-    type = format::GgmlType::kQ8_0;
-  else if (o.type == "q4_0")
-    type = format::GgmlType::kQ4_0;
-  else
-    return report_error(fmt::format("--type {} is not supported (supported: q8_0, q4_0)", o.type));
+  Result<format::GgmlType> type = resolve_type(o);
+  if (!type.ok()) return report_error(type.error());
   if (o.input == o.output) return report_error("the output must be another file than the input");
+  const bool awq = o.type == "awq-int4";
+  if (!awq && o.calib_path) return report_error("--calib applies to --type awq-int4 only");
+  if (o.calib_ctx < 2) return report_error("--calib-ctx must be at least 2");
+  std::optional<format::CalibrationStats> stats;
+  if (awq) {
+    Result<format::CalibrationStats> s = calibrate(o, *config);
+    if (!s.ok()) return report_error("calibration: " + s.error());
+    stats = std::move(s).value();
+  }
   Progress progress("quantize");
   format::QuantizeOptions options{
-      o.input, o.output, type,
-      [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
+      o.input, o.output, *type,
+      [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); },
+      stats ? &*stats : nullptr};
   Result<format::QuantizeReport> report = format::quantize_gguf(options);
   progress.finish();
   if (!report.ok()) return report_error(report.error());
-  std::printf("%-32s %-14s %-6s %-6s %12s %12s\n", "tensor", "shape", "from", "to", "bytes", "bytes after");
+  std::printf("%-32s %-14s %-6s %-13s %12s %12s  %s\n", "tensor", "shape", "from", "to", "bytes", "bytes after",
+              awq ? "awq: alpha, calibration output MSE (s and clipping; s only; plain)" : "");
   for (const format::QuantizedTensorReport& t : report->tensors) {
-    std::printf("%-32s %-14s %-6s %-6s %12llu %12llu\n", t.name.c_str(), dims_text(t.dims).c_str(),
+    std::string awq_note;
+    if (t.has_awq_scale)
+      awq_note =
+          fmt::format("alpha {:.2f}, MSE {:.3g} vs {:.3g} ({:+.1f}%)", t.awq_alpha, t.awq_mse, t.awq_mse_unscaled,
+                      t.awq_mse_unscaled > 0 ? 100.0 * (t.awq_mse / t.awq_mse_unscaled - 1.0) : 0.0);
+    std::printf("%-32s %-14s %-6s %-13s %12llu %12llu  %s\n", t.name.c_str(), dims_text(t.dims).c_str(),
                 std::string(format::ggml_type_name(t.from)).c_str(), std::string(format::ggml_type_name(t.to)).c_str(),
-                static_cast<unsigned long long>(t.bytes_before), static_cast<unsigned long long>(t.bytes_after));
+                static_cast<unsigned long long>(t.bytes_before), static_cast<unsigned long long>(t.bytes_after),
+                awq_note.c_str());
   }
   std::printf("file: %.2f MiB -> %.2f MiB (%.1f%%)\n", double(report->file_bytes_before) / (1 << 20),
               double(report->file_bytes_after) / (1 << 20),
@@ -61,11 +124,18 @@ int quantize(const QuantizeCliOptions& o) {
 
 void add_quantize_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<QuantizeCliOptions>();
-  CLI::App* cmd = app.add_subcommand("quantize", "Quantize a GGUF's weight matrices (q8_0, q4_0)");
+  CLI::App* cmd = app.add_subcommand("quantize", "Quantize a GGUF's weight matrices (q8_0, q4_0, int8, awq-int4)");
   add_common_options(*cmd, options->common, /*with_model=*/false);
   cmd->add_option("input", options->input, "input GGUF (f32/f16/bf16 weights)")->required();
   cmd->add_option("output", options->output, "output GGUF")->required();
-  cmd->add_option("--type", options->type, "q8_0 or q4_0")->required();
+  cmd->add_option("--type", options->type, "q8_0, q4_0, int8 (per-channel W8A8) or awq-int4")->required();
+  cmd->add_option("--group", options->group,
+                  "awq-int4: values per group, 32, 64 or 128; a tensor whose rows it does not divide gets the "
+                  "largest smaller group that does")
+      ->capture_default_str();
+  cmd->add_option("--calib", options->calib_path,
+                  "awq-int4: calibration text file (default: a short built-in English text)");
+  cmd->add_option("--calib-ctx", options->calib_ctx, "awq-int4: tokens per calibration chunk")->capture_default_str();
   cmd->callback([options, &exit_code] { exit_code = quantize(*options); });
 }
 

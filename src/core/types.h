@@ -20,10 +20,18 @@ enum class DType : uint8_t {
   kBF16,
   kQ8_0,  // GGUF block: fp16 scale + 32 int8 (34 bytes per 32 elements)
   kQ4_0,  // GGUF block: fp16 scale + 32 4-bit (18 bytes per 32 elements)
+  // pagoda's own (README "Weight types"):
+  kInt8,         // per output row: f32 scale + num_in int8 (4 + n bytes per row; any row length)
+  kAwqInt4G32,   // AWQ group of 32: fp16 scale, u8 zero point, pad, 16 bytes of nibbles (20 bytes)
+  kAwqInt4G64,   // group of 64 (36 bytes)
+  kAwqInt4G128,  // group of 128 (68 bytes)
 };
 
 std::string_view dtype_name(DType dtype);
-// Bytes of a row of `num_elements` (a multiple of 32 for the block types).
+// Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
+// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types.
+int64_t dtype_block_size(DType dtype);
+bool dtype_is_awq_int4(DType dtype);
 
 }  // namespace pagoda

@@ -7,8 +7,9 @@ namespace {
 
 struct GgmlTypeTraits {
   std::string_view name;
-  uint64_t block_size;  // elements per block
-  uint64_t type_size;   // bytes per block
+  uint64_t block_size;            // elements per block
+  uint64_t type_size;             // bytes per block
+  uint64_t row_header_bytes = 0;  // bytes per row before its blocks
 };
 
 // Block layouts match ggml's type_traits, so byte sizes of tensors we cannot load yet are still right (the
@@ -35,6 +36,10 @@ GgmlTypeTraits traits_of(GgmlType type) {
     case GgmlType::kI64: return {"i64", 1, 8};
     case GgmlType::kF64: return {"f64", 1, 8};
     case GgmlType::kBF16: return {"bf16", 1, 2};
+    case GgmlType::kPagodaInt8: return {"int8", 1, 1, 4};
+    case GgmlType::kPagodaAwqInt4G32: return {"awq_int4_g32", 32, 20};
+    case GgmlType::kPagodaAwqInt4G64: return {"awq_int4_g64", 64, 36};
+    case GgmlType::kPagodaAwqInt4G128: return {"awq_int4_g128", 128, 68};
   }
   return {"unknown", 0, 0};
 }
@@ -74,6 +79,13 @@ uint32_t ggml_file_type(GgmlType weight_type) {
   }
 }
 
+std::string awq_input_scale_name(const std::string& weight_name) {
+  constexpr std::string_view kSuffix = ".weight";
+  if (weight_name.ends_with(kSuffix))
+    return weight_name.substr(0, weight_name.size() - kSuffix.size()) + ".input_scale";
+  return weight_name + ".input_scale";
+}
+
 std::string dims_string(const std::vector<int64_t>& dims) {
   // By hand rather than fmt::join, which trips a GCC 12 -Wstringop-overflow false positive.
   std::string out = "[";
@@ -83,12 +95,15 @@ std::string dims_string(const std::vector<int64_t>& dims) {
 
 bool ggml_type_is_supported(GgmlType type) {
   return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kQ4_0;
+         type == GgmlType::kQ4_0 || type == GgmlType::kPagodaInt8 || type == GgmlType::kPagodaAwqInt4G32 ||
+         type == GgmlType::kPagodaAwqInt4G64 || type == GgmlType::kPagodaAwqInt4G128;
 }
 
 uint64_t ggml_block_size(GgmlType type) { return traits_of(type).block_size; }
 
 uint64_t ggml_type_size(GgmlType type) { return traits_of(type).type_size; }
+
+uint64_t ggml_row_header_bytes(GgmlType type) { return traits_of(type).row_header_bytes; }
 
 uint64_t ggml_row_bytes(GgmlType type, uint64_t num_elements) {
   if (!ggml_type_is_supported(type)) return 0;
@@ -96,6 +111,7 @@ uint64_t ggml_row_bytes(GgmlType type, uint64_t num_elements) {
   if (num_elements % traits.block_size != 0) return 0;
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(num_elements / traits.block_size, traits.type_size, &bytes)) return 0;
+  if (__builtin_add_overflow(bytes, traits.row_header_bytes, &bytes)) return 0;
   return bytes;
 }
 

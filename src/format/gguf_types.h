@@ -27,7 +27,8 @@ enum class GgufValueType : uint32_t {
 };
 std::string_view gguf_value_type_name(GgufValueType type);
 
-// ggml tensor type ids (the numbers llama.cpp writes). F32, F16, BF16, Q8_0 and Q4_0 are loadable so far.
+// ggml tensor type ids (the numbers llama.cpp writes), and pagoda's own from 1000 on. F32, F16, BF16, Q8_0, Q4_0
+// and pagoda's INT8 and AWQ INT4 types are loadable.
 enum class GgmlType : uint32_t {
   kF32 = 0,
   kF16 = 1,
@@ -49,6 +50,11 @@ enum class GgmlType : uint32_t {
   kI64 = 27,
   kF64 = 28,
   kBF16 = 30,
+  // pagoda's own types, numbered from 1000 so they never meet ggml's (README "Weight types").
+  kPagodaInt8 = 1000,         // per row: f32 scale, then one int8 per element
+  kPagodaAwqInt4G32 = 1001,   // AWQ INT4, groups of 32: fp16 d, u8 zero, u8 0, 16 bytes of nibbles
+  kPagodaAwqInt4G64 = 1002,   // groups of 64 (36-byte blocks)
+  kPagodaAwqInt4G128 = 1003,  // groups of 128 (68-byte blocks)
 };
 std::string_view ggml_type_name(GgmlType type);  // "f32", "q4_0", ... or "unknown"
 bool ggml_type_is_known(GgmlType type);          // one of the enumerators above
@@ -57,9 +63,14 @@ bool ggml_type_is_supported(GgmlType type);      // pagoda can load tensors of t
 // types have blocks of one element.
 uint64_t ggml_block_size(GgmlType type);
 uint64_t ggml_type_size(GgmlType type);
+// Bytes each row carries besides its blocks: 4 (the f32 scale) for kPagodaInt8, 0 for every other type.
+uint64_t ggml_row_header_bytes(GgmlType type);
 // general.file_type (llama.cpp's llama_ftype) of a file whose weight matrices are all `weight_type`: 0 for
 // f32, 1 f16, 2 q4_0, 7 q8_0, 32 bf16 (0 for any other type).
 uint32_t ggml_file_type(GgmlType weight_type);
+// The GGUF name of the AWQ input-scale tensor (f32 [in features], the s^-1 that x is multiplied by) that goes with
+// an AWQ INT4 weight: "blk.0.attn_q.weight" -> "blk.0.attn_q.input_scale".
+std::string awq_input_scale_name(const std::string& weight_name);
 // "[64, 32]": tensor dims for messages.
 std::string dims_string(const std::vector<int64_t>& dims);
 // Bytes of a row of `num_elements` elements; 0 when the type is not supported, when `num_elements` is not a

@@ -115,7 +115,7 @@ uint64_t tensor_bytes(const std::string& name, GgmlType type, const std::vector<
   PAGODA_CHECK(dims[0] % static_cast<int64_t>(block_size) == 0,
                "tensor '{}': row of {} elements is not a multiple of the {} block size {}", name, dims[0],
                ggml_type_name(type), block_size);
-  uint64_t bytes = static_cast<uint64_t>(dims[0]) / block_size * ggml_type_size(type);
+  uint64_t bytes = static_cast<uint64_t>(dims[0]) / block_size * ggml_type_size(type) + ggml_row_header_bytes(type);
   for (size_t d = 1; d < dims.size(); ++d) {
     PAGODA_CHECK(!__builtin_mul_overflow(bytes, static_cast<uint64_t>(dims[d]), &bytes), "tensor '{}' is too big",
                  name);

@@ -7,6 +7,7 @@
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "quant/row_int8.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -22,6 +23,15 @@ constexpr KernelTable kScalarTable{
     .matmul_q8_0_q8_0 = ref::matmul_q8_0_q8_0,
     .matmul_q4_0_q8_0 = ref::matmul_q4_0_q8_0,
     .quantize_row_q8_0 = quant::quantize_row_q8_0,
+    .matmul_int8 = ref::matmul_int8,
+    .matmul_int8_int8 = ref::matmul_int8_int8,
+    .quantize_row_int8 = quant::quantize_int8_values,
+    .matmul_awq_int4_g32 = ref::matmul_awq_int4_g32,
+    .matmul_awq_int4_g64 = ref::matmul_awq_int4_g64,
+    .matmul_awq_int4_g128 = ref::matmul_awq_int4_g128,
+    .matmul_awq_int4_g32_q8_0 = ref::matmul_awq_int4_g32_q8_0,
+    .matmul_awq_int4_g64_q8_0 = ref::matmul_awq_int4_g64_q8_0,
+    .matmul_awq_int4_g128_q8_0 = ref::matmul_awq_int4_g128_q8_0,
     .rmsnorm = ref::rmsnorm,
     .rmsnorm_q8_0 = ref::rmsnorm_q8_0,
     .dot = ref::dot,
@@ -40,6 +50,15 @@ constexpr KernelTable kAvx2Table{
     .matmul_q8_0_q8_0 = avx2::matmul_q8_0_q8_0,
     .matmul_q4_0_q8_0 = avx2::matmul_q4_0_q8_0,
     .quantize_row_q8_0 = avx2::quantize_row_q8_0,
+    .matmul_int8 = avx2::matmul_int8,
+    .matmul_int8_int8 = avx2::matmul_int8_int8,
+    .quantize_row_int8 = avx2::quantize_row_int8,
+    .matmul_awq_int4_g32 = avx2::matmul_awq_int4_g32,
+    .matmul_awq_int4_g64 = avx2::matmul_awq_int4_g64,
+    .matmul_awq_int4_g128 = avx2::matmul_awq_int4_g128,
+    .matmul_awq_int4_g32_q8_0 = avx2::matmul_awq_int4_g32_q8_0,
+    .matmul_awq_int4_g64_q8_0 = avx2::matmul_awq_int4_g64_q8_0,
+    .matmul_awq_int4_g128_q8_0 = avx2::matmul_awq_int4_g128_q8_0,
     .rmsnorm = avx2::rmsnorm,
     .rmsnorm_q8_0 = avx2::rmsnorm_q8_0,
     .dot = avx2::dot,

@@ -21,6 +21,10 @@ using MatmulFn = void (*)(const void* w, const float* x, float* y, int64_t num_o
 // outputs go to y[t * y_stride + o], so a thread can compute a slice of the rows for every token.
 using MatmulQ8Fn = void (*)(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                             int64_t num_tokens, int64_t y_stride);
+// The same for per-token INT8 activations: xq: int8 [num_tokens, num_in], token t's values are xq[t * num_in + i]
+// * x_scales[t] (quant/row_int8.h).
+using MatmulInt8Fn = void (*)(const void* w, const int8_t* xq, const float* x_scales, float* y, int64_t num_out,
+                              int64_t num_in, int64_t num_tokens, int64_t y_stride);
 
 struct KernelTable {
   Isa isa = Isa::kScalar;
@@ -39,6 +43,24 @@ struct KernelTable {
   // x: f32 [n] -> y: Q8_0 [n / 32]; n a multiple of 32. Every table's version writes the same bytes as
   // quant::quantize_row_q8_0 for any x without nan, so scalar and SIMD matmuls see identical integers.
   void (*quantize_row_q8_0)(const float* x, quant::BlockQ8_0* y, int64_t n) = nullptr;
+  // INT8 per-channel weights (quant/row_int8.h: rows of an f32 scale and num_in int8, any num_in up to
+  // quant::kMaxInt8RowLength) against INT8 activations with one scale per token (W8A8, dynamic per-token scales).
+  // The integer dot product is exact in int32, so every table gives the same bits: y = float(sum_i w_q * x_q) *
+  // (w_scale * x_scale).
+  MatmulFn matmul_int8 = nullptr;
+  MatmulInt8Fn matmul_int8_int8 = nullptr;
+  // x: f32 [n] -> q: int8 [n], returns the scale; the same bytes as quant::quantize_int8_values for x without nan.
+  float (*quantize_row_int8)(const float* x, int8_t* q, int64_t n) = nullptr;
+  // AWQ INT4 weights (quant/block_awq_int4.h) with groups of 32, 64 or 128 against Q8_0 activations: per 32-value
+  // sub-block an integer dot product of (q - zero) with the activations, scaled by d_w * d_x. num_in must be a
+  // multiple of the group. AWQ's per-input-channel scale is not the kernel's business: the caller multiplies x by
+  // it first (model/llama_model.cc).
+  MatmulFn matmul_awq_int4_g32 = nullptr;
+  MatmulFn matmul_awq_int4_g64 = nullptr;
+  MatmulFn matmul_awq_int4_g128 = nullptr;
+  MatmulQ8Fn matmul_awq_int4_g32_q8_0 = nullptr;
+  MatmulQ8Fn matmul_awq_int4_g64_q8_0 = nullptr;
+  MatmulQ8Fn matmul_awq_int4_g128_q8_0 = nullptr;
   // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
   void (*rmsnorm)(const float* x, const float* weight, float* y, int64_t n, float eps) = nullptr;
   // y = quantize_row_q8_0(rmsnorm(x)) in one pass over x, without the f32 row: x, weight: f32 [n] -> y: Q8_0

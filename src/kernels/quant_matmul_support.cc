@@ -14,6 +14,29 @@ void check_quant_row_length(int64_t num_in) {
                num_in);
 }
 
+void check_group_row_length(int64_t num_in, int64_t group) {
+  PAGODA_CHECK(num_in > 0 && num_in % group == 0,
+               "AWQ INT4 matmuls need rows of whole {}-value groups, got num_in = {}; the quantizer must pick a group "
+               "that divides the row",
+               group, num_in);
+}
+
+void check_int8_row_length(int64_t num_in) {
+  PAGODA_CHECK(num_in > 0 && num_in <= quant::kMaxInt8RowLength,
+               "INT8 matmuls take rows of 1 to {} values (int32 dot products), got num_in = {}",
+               quant::kMaxInt8RowLength, num_in);
+}
+
+Int8Activations activation_scratch_int8(int64_t num_tokens, int64_t num_in) {
+  check_int8_row_length(num_in);
+  PAGODA_CHECK(num_tokens >= 0, "num_tokens = {}", num_tokens);
+  thread_local std::vector<int8_t> values;  // int8 [num_tokens, num_in], grow-only
+  thread_local std::vector<float> scales;   // f32 [num_tokens], grow-only
+  if (values.size() < size_t(num_tokens * num_in)) values.resize(size_t(num_tokens * num_in));
+  if (scales.size() < size_t(num_tokens)) scales.resize(size_t(num_tokens));
+  return Int8Activations{values.data(), scales.data()};
+}
+
 quant::BlockQ8_0* activation_scratch_q8_0(int64_t num_tokens, int64_t num_in) {
   check_quant_row_length(num_in);
   PAGODA_CHECK(num_tokens >= 0, "num_tokens = {}", num_tokens);

@@ -1,21 +1,35 @@
-// The non-SIMD helpers shared by the scalar and AVX2 quantized matmuls: the per-thread Q8_0 scratch that
-// activations are quantized into, and the shape check. They live outside avx2/ so that no inline code compiled
+// The non-SIMD helpers shared by the scalar and AVX2 quantized matmuls: the per-thread Q8_0 and INT8 scratch that
+// activations are quantized into, and the shape checks. They live outside avx2/ so that no inline code compiled
 // with -mavx2 (fmt, std::vector) can be merged by the linker into callers that run on any CPU.
 #pragma once
 
 #include <cstdint>
 
 #include "quant/block_q8_0.h"
+#include "quant/row_int8.h"
 
 namespace pagoda::kernels {
 
 // Aborts (a caller bug) unless num_in is a whole number of 32-value blocks.
 void check_quant_row_length(int64_t num_in);
+// Aborts unless num_in is a whole number of AWQ groups of `group` values.
+void check_group_row_length(int64_t num_in, int64_t group);
+
+// Aborts unless 0 < num_in <= quant::kMaxInt8RowLength (the int32 dot products stay exact).
+void check_int8_row_length(int64_t num_in);
+
+// Per-token INT8 activations: values int8 [num_tokens, num_in], scales f32 [num_tokens].
+struct Int8Activations {
+  int8_t* values;
+  float* scales;
+};
 
 // Room for num_tokens rows of num_in activations as Q8_0 blocks: [num_tokens, num_in / 32]. The buffer is
 // thread_local and only ever grows, so a thread allocates once per new largest shape and never on a steady-state
 // step; the MatmulFn signature has no workspace argument, and one buffer per thread keeps concurrent matmuls on
 // a thread pool apart. Valid until the next call on the same thread.
 quant::BlockQ8_0* activation_scratch_q8_0(int64_t num_tokens, int64_t num_in);
+// The same for per-token INT8 activations (its own buffers, so it never invalidates the Q8_0 scratch).
+Int8Activations activation_scratch_int8(int64_t num_tokens, int64_t num_in);
 
 }  // namespace pagoda::kernels

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "model/linear_observer.h"
 #include "quant/kv_int8.h"
 
 namespace pagoda {
@@ -23,6 +24,10 @@ LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
     case DType::kBF16: return {kernels_.matmul_bf16, nullptr};
     case DType::kQ8_0: return {kernels_.matmul_q8_0, kernels_.matmul_q8_0_q8_0};
     case DType::kQ4_0: return {kernels_.matmul_q4_0, kernels_.matmul_q4_0_q8_0};
+    case DType::kInt8: return {kernels_.matmul_int8, nullptr};
+    case DType::kAwqInt4G32: return {kernels_.matmul_awq_int4_g32, kernels_.matmul_awq_int4_g32_q8_0};
+    case DType::kAwqInt4G64: return {kernels_.matmul_awq_int4_g64, kernels_.matmul_awq_int4_g64_q8_0};
+    case DType::kAwqInt4G128: return {kernels_.matmul_awq_int4_g128, kernels_.matmul_awq_int4_g128_q8_0};
   }
   PAGODA_CHECK(false, "no matmul for dtype {}", int(dtype));
   return {};
@@ -34,10 +39,32 @@ LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
 // the same bits: the kernels compute each token alone, whatever its neighbours.
 void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws,
                         ThreadPool& pool) const {
-  const auto [fn, fn_xq] = matmul_kernels(w.dtype);
+  if (options_.linear_observer != nullptr) options_.linear_observer->observe(w, x, num_tokens);
+  auto [fn, fn_xq] = matmul_kernels(w.dtype);
+  if (w.input_scale != nullptr) {
+    // AWQ: the weights are W diag(s), so the product needs x diag(s)^-1 (input_scale holds s^-1).
+    PAGODA_CHECK(int64_t(ws.x_scaled.size()) >= int64_t(num_tokens) * w.num_cols);
+    float* scaled = ws.x_scaled.data();
+    pool.parallel_for(num_tokens, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        for (int64_t i = 0; i < w.num_cols; ++i) scaled[t * w.num_cols + i] = x[t * w.num_cols + i] * w.input_scale[i];
+    });
+    x = scaled;
+  }
   if (num_tokens == 1) {
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
+  } else if (w.dtype == DType::kInt8 && num_tokens <= Workspace::kMaxRowSplitTokens) {
+    PAGODA_CHECK(int64_t(ws.xq_int8.size()) >= num_tokens * w.num_cols);
+    int8_t* xq = ws.xq_int8.data();
+    float* x_scales = ws.xq_int8_scales.data();
+    pool.parallel_for(num_tokens, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        x_scales[t] = kernels_.quantize_row_int8(x + t * w.num_cols, xq + t * w.num_cols, w.num_cols);
+    });
+    pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      kernels_.matmul_int8_int8(w.row(begin), xq, x_scales, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
+    });
   } else if (fn_xq != nullptr && num_tokens <= Workspace::kMaxRowSplitTokens) {
     const int64_t num_blocks = w.num_cols / quant::BlockQ8_0::kNumValues;
     PAGODA_CHECK(int64_t(ws.xq.size()) >= num_tokens * num_blocks);
@@ -54,6 +81,15 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
       fn(w.data, x + begin * w.num_cols, y + begin * w.num_rows, w.num_rows, w.num_cols, end - begin);
     });
   }
+}
+
+bool LlamaModel::fuses(const LayerWeights& lw) const {
+  // The fused ops read the normed input straight into the matmuls: an observer (AWQ calibration) would not see
+  // it, and an AWQ input scale would not be applied, so such layers run unfused.
+  if (!options_.fusion || options_.linear_observer != nullptr) return false;
+  for (const WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
+    if (w->input_scale != nullptr) return false;
+  return true;
 }
 
 void LlamaModel::embed(TokenId token, float* out) const {
@@ -267,8 +303,9 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
 
   for (int32_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& lw = weights_.layers[size_t(l)];
+    const bool fuse = fuses(lw);
     // Attention block.
-    if (options_.fusion) {
+    if (fuse) {
       qkv_fused(lw, n, ws, pool);
     } else {
       for (int32_t t = 0; t < n; ++t)
@@ -286,7 +323,7 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);
-    if (options_.fusion) {
+    if (fuse) {
       linear_add_fused(lw.wo, ws.xb.data(), nullptr, n, ws, pool);
     } else {
       linear(lw.wo, ws.xb.data(), ws.proj.data(), n, ws, pool);
@@ -294,7 +331,7 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     }
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
-    if (options_.fusion) {
+    if (fuse) {
       gate_up_fused(lw, n, ws, pool);
       linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
     } else {

@@ -31,6 +31,8 @@ class LlamaModel final : public Model {
   };
   MatmulKernels matmul_kernels(DType dtype) const;
   bool reads_q8(DType dtype) const { return matmul_kernels(dtype).q8_input != nullptr; }
+  // Whether layer `lw` runs the fused ops: fusion on, no linear observer, no AWQ input scales.
+  bool fuses(const LayerWeights& lw) const;
 
   // y = W x for `num_tokens` rows of x, split over the pool.
   void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;

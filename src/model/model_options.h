@@ -16,9 +16,13 @@ enum class AttentionKind : uint8_t {
 std::string_view attention_kind_name(AttentionKind kind);
 std::optional<AttentionKind> parse_attention_kind(std::string_view name);  // "flash" | "naive"
 
+class LinearObserver;
+
 struct ModelOptions {
   bool fusion = true;  // false: --no-fusion, every op runs on its own (for the ablation)
   AttentionKind attention = AttentionKind::kFlash;
+  // Borrowed, may be nullptr: shown every linear layer's input (AWQ calibration). It must outlive the model.
+  LinearObserver* linear_observer = nullptr;
 };
 
 }  // namespace pagoda

@@ -6,8 +6,10 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "quant/block_awq_int4.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "quant/row_int8.h"
 
 namespace pagoda {
 namespace {
@@ -19,6 +21,10 @@ Result<DType> dtype_of(const format::GgufFile& f, const format::GgufTensorInfo& 
     case format::GgmlType::kBF16: return DType::kBF16;
     case format::GgmlType::kQ8_0: return DType::kQ8_0;
     case format::GgmlType::kQ4_0: return DType::kQ4_0;
+    case format::GgmlType::kPagodaInt8: return DType::kInt8;
+    case format::GgmlType::kPagodaAwqInt4G32: return DType::kAwqInt4G32;
+    case format::GgmlType::kPagodaAwqInt4G64: return DType::kAwqInt4G64;
+    case format::GgmlType::kPagodaAwqInt4G128: return DType::kAwqInt4G128;
     default:
       return make_error(fmt::format("{}: tensor '{}' has type {}, which pagoda cannot run yet", f.name(), t.name,
                                     format::ggml_type_name(t.type)));
@@ -38,7 +44,19 @@ Result<const format::GgufTensorInfo*> find(const format::GgufFile& f, const std:
 Result<WeightView> matrix(const format::GgufFile& f, const std::string& name, int64_t num_rows, int64_t num_cols) {
   PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(f, name, {num_cols, num_rows}));
   PAGODA_ASSIGN_OR_RETURN(DType dtype, dtype_of(f, *t));
-  return WeightView{dtype, t->data, num_rows, num_cols};
+  WeightView w{dtype, t->data, num_rows, num_cols};
+  const std::string scale_name = format::awq_input_scale_name(name);
+  if (f.find_tensor(scale_name) != nullptr) {
+    if (!dtype_is_awq_int4(dtype))
+      return make_error(fmt::format("{}: {} is {}, but only AWQ INT4 weights take an input scale ({})", f.name(), name,
+                                    dtype_name(dtype), scale_name));
+    PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* s, find(f, scale_name, {num_cols}));
+    if (s->type != format::GgmlType::kF32)
+      return make_error(
+          fmt::format("{}: {} must be f32, got {}", f.name(), scale_name, format::ggml_type_name(s->type)));
+    w.input_scale = static_cast<const float*>(s->data);
+  }
+  return w;
 }
 
 Result<std::vector<float>> vector_f32(const format::GgufFile& f, const std::string& name, int64_t n) {
@@ -62,6 +80,10 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
       break;
     case DType::kQ8_0: quant::dequantize_row_q8_0(static_cast<const quant::BlockQ8_0*>(src), dst, n); break;
     case DType::kQ4_0: quant::dequantize_row_q4_0(static_cast<const quant::BlockQ4_0*>(src), dst, n); break;
+    case DType::kInt8: quant::dequantize_rows_int8(src, dst, 1, n); break;
+    case DType::kAwqInt4G32:
+    case DType::kAwqInt4G64:
+    case DType::kAwqInt4G128: quant::dequantize_row_awq_int4(src, dst, n, dtype_block_size(dtype)); break;
   }
 }
 
@@ -69,6 +91,9 @@ Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& f, const Mo
   ModelWeights w;
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size;
   PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, "token_embd.weight", vocab, dim));
+  if (w.token_embd.input_scale != nullptr)
+    return make_error(
+        fmt::format("{}: token_embd.weight has an AWQ input scale, which an embedding lookup cannot undo", f.name()));
   w.layers.resize(size_t(c.num_layers));
   for (int32_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& lw = w.layers[size_t(l)];

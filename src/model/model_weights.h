@@ -6,6 +6,7 @@
 #include <pagoda/status.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/types.h"
@@ -21,6 +22,10 @@ struct WeightView {
   const void* data = nullptr;
   int64_t num_rows = 0;
   int64_t num_cols = 0;
+  // AWQ's per-input-channel s^-1, f32 [num_cols], in the mapping: the stored weights are W diag(s), so x is
+  // multiplied by this before the product (format::awq_input_scale_name). nullptr: none (every type but AWQ INT4, which
+  // may have one).
+  const float* input_scale = nullptr;
 
   int64_t row_bytes() const { return dtype_row_bytes(dtype, num_cols); }
   const void* row(int64_t row_idx) const { return static_cast<const uint8_t*>(data) + row_idx * row_bytes(); }
@@ -41,7 +46,8 @@ struct ModelWeights {
   WeightView output;               // [vocab, dim]; token_embd when the classifier is shared
 };
 
-// dst[0..n) = the first n elements at `src` in `dtype`, as f32 (n a multiple of 32 for the block types).
+// dst[0..n) = the first n elements at `src` in `dtype`, as f32 (n a multiple of the block size; for kInt8, src
+// is a whole row). An AWQ input scale is not undone here: the embedding table never has one.
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 
 // Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".

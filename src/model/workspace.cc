@@ -28,6 +28,10 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   const size_t widest = size_t(std::max(c.dim, c.hidden_dim));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
   hq.resize(t * size_t(c.hidden_dim / quant::BlockQ8_0::kNumValues));
+  const size_t row_split_tokens = size_t(std::min(max_tokens, kMaxRowSplitTokens));
+  xq_int8.resize(row_split_tokens * widest);
+  xq_int8_scales.resize(row_split_tokens);
+  x_scaled.resize(size_t(std::max(max_tokens, max_logits_rows)) * widest);
 }
 
 }  // namespace pagoda

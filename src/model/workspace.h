@@ -39,6 +39,12 @@ struct Workspace {
   // Q8_0 [max_tokens, hidden / 32]: silu(gate) * up quantized for a quantized w_down, by the fused gate/up job
   // while xq still holds its input.
   std::vector<quant::BlockQ8_0> hq;
+  // The same for INT8 weights: int8 [min(max_tokens, kMaxRowSplitTokens), max(dim, hidden)] values and their
+  // f32 [min(max_tokens, kMaxRowSplitTokens)] per-token scales.
+  std::vector<int8_t> xq_int8;
+  std::vector<float> xq_int8_scales;
+  // f32 [max(max_tokens, max_logits_rows), max(dim, hidden)]: a linear layer's input times its AWQ input scale.
+  std::vector<float> x_scaled;
   static constexpr int32_t kMaxRowSplitTokens = 64;
 };
 

@@ -15,6 +15,19 @@ void matmul_q8_0_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64
 void matmul_q4_0_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                       int64_t num_tokens, int64_t y_stride);
 void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n);
+void matmul_int8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_int8_int8(const void* w, const int8_t* xq, const float* x_scales, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_awq_int4_g32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_awq_int4_g64(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_awq_int4_g128(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_awq_int4_g32_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                              int64_t num_tokens, int64_t y_stride);
+void matmul_awq_int4_g64_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                              int64_t num_tokens, int64_t y_stride);
+void matmul_awq_int4_g128_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                               int64_t num_tokens, int64_t y_stride);
+float quantize_row_int8(const float* x, int8_t* q, int64_t n);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float dot(const float* a, const float* b, int64_t n);

@@ -1,35 +1,15 @@
 // The AVX2 Q8_0 quantization of one 32-value block held in four registers, shared by the plain row quantizer
 // and the RMSNorm that quantizes as it normalizes, so both write the same bytes as quant::quantize_row_q8_0.
+// Its rounding helpers (abs_ps, hmax_ps, round_half_away_q8) live in simd_util.h with the INT8 quantizer's.
 // Only avx2/ files may include this (it is compiled with -mavx2).
 #pragma once
 
 #include <immintrin.h>
 
+#include "kernels/avx2/simd_util.h"
 #include "quant/block_q8_0.h"
 
 namespace pagoda::kernels::avx2 {
-
-inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
-
-inline float hmax_ps(__m256 v) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-// roundf(v) clamped to [-127, 127], nan -> 0, as integers in f32 lanes. v - trunc(v) is exact (Sterbenz), so comparing
-// its magnitude with 0.5 decides the rounding exactly as roundf does.
-inline __m256 round_half_away_q8(__m256 v) {
-  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-  const __m256 away = _mm256_cmp_ps(abs_ps(_mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
-  const __m256 step = _mm256_or_ps(_mm256_and_ps(v, sign_bit), _mm256_set1_ps(1.0f));  // copysign(1, v)
-  __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, step));
-  // nan (inf * 0 when amax is inf, or 0 * inf when 1/d overflows) becomes 0, as in the reference.
-  r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));
-  return _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
-}
 
 // v[0..3]: the block's 32 values in element order -> out.
 inline void quantize_block_q8_0(const __m256 v[4], quant::BlockQ8_0& out) {

@@ -7,6 +7,7 @@
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/q8_0_block.h"
+#include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
 
 namespace pagoda::kernels::avx2 {

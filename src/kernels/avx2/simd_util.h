@@ -1,4 +1,5 @@
-// Small AVX2 helpers shared by the avx2/ kernels: horizontal sum, f16/bf16 loads, and a vector exp.
+// Small AVX2 helpers shared by the avx2/ kernels: horizontal sums and max, f16/bf16 loads, a vector exp, and the
+// exact roundf of the activation quantizers.
 #pragma once
 
 #include <immintrin.h>
@@ -16,6 +17,35 @@ inline float hsum(__m256 v) {
   shuf = _mm_movehl_ps(shuf, sums);
   sums = _mm_add_ss(sums, shuf);
   return _mm_cvtss_f32(sums);
+}
+
+inline int32_t hsum_epi32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+inline __m256 abs_ps(__m256 v) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+
+inline float hmax_ps(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+// roundf(v) clamped to [-127, 127], nan -> 0, as integers in f32 lanes. v - trunc(v) is exact (Sterbenz), so comparing
+// its magnitude with 0.5 decides the rounding exactly as roundf does.
+inline __m256 round_half_away_q8(__m256 v) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 away = _mm256_cmp_ps(abs_ps(_mm256_sub_ps(v, t)), _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m256 step = _mm256_or_ps(_mm256_and_ps(v, sign_bit), _mm256_set1_ps(1.0f));  // copysign(1, v)
+  __m256 r = _mm256_add_ps(t, _mm256_and_ps(away, step));
+  // nan (inf * 0 when amax is inf, or 0 * inf when 1/d overflows) becomes 0, as in the reference.
+  r = _mm256_and_ps(r, _mm256_cmp_ps(r, r, _CMP_ORD_Q));
+  return _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
 }
 
 inline __m256 load_f16x8(const uint16_t* p) {

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "format/gguf_reader.h"
+#include "quant/block_awq_int4.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "quant/row_int8.h"
 
 namespace pagoda::format {
 namespace {
@@ -59,6 +61,119 @@ TEST(GgufQuantizerTest, QuantizesWholeBlockMatricesAndReadsBackBitExactly) {
     // token_embd and q, k, v, output, gate and up of the 5 layers; ffn_down rows are 172 wide.
     EXPECT_EQ(num_quantized, 1 + 5 * 6);
   }
+}
+
+TEST(GgufQuantizerTest, TypeForEachShape) {
+  const GgmlType f32 = GgmlType::kF32;
+  EXPECT_EQ(quantized_type_for({64, 172}, f32, GgmlType::kQ4_0), GgmlType::kQ4_0);
+  EXPECT_EQ(quantized_type_for({172, 64}, f32, GgmlType::kQ4_0), f32);
+  EXPECT_EQ(quantized_type_for({64}, f32, GgmlType::kQ8_0), f32);  // norms stay
+  EXPECT_EQ(quantized_type_for({172, 64}, GgmlType::kF16, GgmlType::kPagodaInt8), GgmlType::kPagodaInt8);
+  EXPECT_EQ(quantized_type_for({256, 8}, f32, GgmlType::kPagodaAwqInt4G128), GgmlType::kPagodaAwqInt4G128);
+  EXPECT_EQ(quantized_type_for({64, 8}, f32, GgmlType::kPagodaAwqInt4G128), GgmlType::kPagodaAwqInt4G64);
+  EXPECT_EQ(quantized_type_for({96, 8}, f32, GgmlType::kPagodaAwqInt4G128), GgmlType::kPagodaAwqInt4G32);
+  EXPECT_EQ(quantized_type_for({256, 8}, f32, GgmlType::kPagodaAwqInt4G32), GgmlType::kPagodaAwqInt4G32);
+  EXPECT_EQ(quantized_type_for({172, 8}, f32, GgmlType::kPagodaAwqInt4G32), f32);
+  EXPECT_EQ(quantized_type_for({64, 8}, GgmlType::kQ8_0, GgmlType::kPagodaInt8), GgmlType::kQ8_0);
+}
+
+TEST(GgufQuantizerTest, Int8QuantizesEveryMatrixRowByRow) {
+  const std::string out = ::testing::TempDir() + "int8.gguf";
+  auto report = quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, out, GgmlType::kPagodaInt8, nullptr});
+  ASSERT_TRUE(report.ok()) << report.error();
+  auto src = GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
+  auto dst = GgufFile::open(out);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  ASSERT_EQ(dst->tensors().size(), src->tensors().size());
+  int32_t num_quantized = 0;
+  for (size_t i = 0; i < src->tensors().size(); ++i) {
+    const GgufTensorInfo& s = src->tensors()[i];
+    const GgufTensorInfo& d = dst->tensors()[i];
+    ASSERT_EQ(d.name, s.name);
+    if (s.dims.size() != 2) {
+      EXPECT_EQ(d.type, s.type) << s.name;
+      continue;
+    }
+    ++num_quantized;
+    ASSERT_EQ(d.type, GgmlType::kPagodaInt8) << s.name;
+    const int64_t row_len = s.dims[0];
+    std::vector<uint8_t> expected(size_t(s.dims[1] * quant::int8_row_bytes(row_len)));
+    for (int64_t r = 0; r < s.dims[1]; ++r)
+      quant::quantize_row_int8(static_cast<const float*>(s.data) + r * row_len,
+                               expected.data() + r * quant::int8_row_bytes(row_len), row_len);
+    ASSERT_EQ(d.size_bytes, expected.size());
+    EXPECT_EQ(std::memcmp(d.data, expected.data(), expected.size()), 0) << s.name;
+  }
+  EXPECT_EQ(num_quantized, 1 + 5 * 7);  // 172-wide ffn_down rows too: INT8 has no blocks
+}
+
+TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
+  auto src = GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
+  ASSERT_TRUE(src.ok());
+  // Synthetic statistics for one weight: channel 5 carries large activations.
+  const GgufTensorInfo* q = src->find_tensor("blk.1.attn_q.weight");
+  ASSERT_NE(q, nullptr);
+  quant::LinearInputStats stats;
+  stats.num_in = 64;
+  stats.num_rows_seen = 8;
+  stats.mean_abs.assign(64, 1.0f);
+  stats.mean_abs[5] = 30.0f;
+  for (int64_t n = 0; n < 8; ++n)
+    for (int64_t c = 0; c < 64; ++c) stats.samples.push_back(c == 5 ? 30.0f : (c + n) % 3 == 0 ? -1.0f : 1.0f);
+  const CalibrationStats calibration{{"blk.1.attn_q.weight", stats}};
+
+  const std::string out = ::testing::TempDir() + "awq.gguf";
+  QuantizeOptions options{PAGODA_TEST_BUNDLED_MODEL, out, GgmlType::kPagodaAwqInt4G128, nullptr, &calibration};
+  auto report = quantize_gguf(options);
+  ASSERT_TRUE(report.ok()) << report.error();
+  auto dst = GgufFile::open(out);
+  ASSERT_TRUE(dst.ok());
+  EXPECT_EQ(dst->tensors().size(), src->tensors().size() + 1);
+  for (const GgufTensorInfo& s : src->tensors()) {
+    const GgufTensorInfo* d = dst->find_tensor(s.name);
+    ASSERT_NE(d, nullptr) << s.name;
+    if (s.dims.size() != 2 || s.dims[0] == 172) {
+      EXPECT_EQ(d->type, s.type) << s.name;  // norms, and ffn_down: 172 is no multiple of 32
+      continue;
+    }
+    EXPECT_EQ(d->type, GgmlType::kPagodaAwqInt4G64) << s.name;  // 64-wide rows: 128 does not fit, 64 does
+    if (s.name == "blk.1.attn_q.weight") continue;
+    std::vector<uint8_t> expected(d->size_bytes);
+    quant::quantize_row_awq_int4(static_cast<const float*>(s.data), expected.data(), s.num_elements(), 64);
+    EXPECT_EQ(std::memcmp(d->data, expected.data(), expected.size()), 0) << s.name;
+    EXPECT_EQ(dst->find_tensor(awq_input_scale_name(s.name)), nullptr) << s.name;
+  }
+  // The calibrated weight: Q(clip(W diag(s))) and s^-1 stored next to it, with s the search's choice.
+  const std::vector<float> w(static_cast<const float*>(q->data), static_cast<const float*>(q->data) + 64 * 64);
+  const quant::AwqScales found = quant::search_awq_scales(w.data(), 64, 64, 64, stats);
+  EXPECT_GT(found.alpha, 0.0f);
+  const GgufTensorInfo* inv = dst->find_tensor("blk.1.attn_q.input_scale");
+  ASSERT_NE(inv, nullptr);
+  ASSERT_EQ(inv->type, GgmlType::kF32);
+  ASSERT_EQ(inv->dims, std::vector<int64_t>{64});
+  for (int64_t c = 0; c < 64; ++c) EXPECT_EQ(static_cast<const float*>(inv->data)[c], 1.0f / found.scales[size_t(c)]);
+  const std::vector<float> scaled = quant::clip_awq_groups(w.data(), 64, 64, 64, found.scales, stats);
+  std::vector<uint8_t> expected(dst->find_tensor("blk.1.attn_q.weight")->size_bytes);
+  quant::quantize_row_awq_int4(scaled.data(), expected.data(), 64 * 64, 64);
+  EXPECT_EQ(std::memcmp(dst->find_tensor("blk.1.attn_q.weight")->data, expected.data(), expected.size()), 0);
+  bool reported = false;
+  for (const QuantizedTensorReport& r : report->tensors)
+    if (r.name == "blk.1.attn_q.weight") {
+      reported = r.has_awq_scale;
+      EXPECT_EQ(r.awq_alpha, found.alpha);
+      EXPECT_LT(r.awq_mse_scaled, r.awq_mse_unscaled);
+      EXPECT_LE(r.awq_mse, r.awq_mse_scaled * (1.0 + 1e-6));
+    }
+  EXPECT_TRUE(reported);
+
+  // Statistics of the wrong width are an error, not a silent skip.
+  quant::LinearInputStats narrow = stats;
+  narrow.num_in = 32;
+  const CalibrationStats bad{{"blk.1.attn_q.weight", narrow}};
+  QuantizeOptions bad_options{PAGODA_TEST_BUNDLED_MODEL, out, GgmlType::kPagodaAwqInt4G32, nullptr, &bad};
+  auto mismatch = quantize_gguf(bad_options);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_THAT(mismatch.error(), HasSubstr("blk.1.attn_q.weight"));
 }
 
 TEST(GgufQuantizerTest, Errors) {

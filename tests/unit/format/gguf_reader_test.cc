@@ -135,7 +135,7 @@ TEST(GgufReaderTest, UnsupportedTensorType) {
   writer.add_tensor("blk.0.attn_q.weight", GgmlType::kQ4_1, {64, 2}, q.data(), q.size());
   EXPECT_THAT(parse_error(writer.to_bytes()),
               HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type q4_1, which pagoda cannot load yet "
-                        "(supported: f32, f16, bf16, q8_0, q4_0)"));
+                        "(supported: f32, f16, bf16, q8_0, q4_0, int8, awq_int4_g32|g64|g128)"));
 }
 
 TEST(GgufReaderTest, UnknownTensorType) {

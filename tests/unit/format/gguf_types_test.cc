@@ -41,6 +41,26 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_EQ(ggml_type_size(GgmlType::kQ4_K), 144u);
 }
 
+TEST(GgufTypesTest, PagodaTypes) {
+  EXPECT_EQ(ggml_type_name(GgmlType::kPagodaInt8), "int8");
+  EXPECT_EQ(ggml_type_name(GgmlType::kPagodaAwqInt4G128), "awq_int4_g128");
+  for (GgmlType t : {GgmlType::kPagodaInt8, GgmlType::kPagodaAwqInt4G32, GgmlType::kPagodaAwqInt4G64,
+                     GgmlType::kPagodaAwqInt4G128}) {
+    EXPECT_TRUE(ggml_type_is_known(t));
+    EXPECT_TRUE(ggml_type_is_supported(t));
+    EXPECT_GE(static_cast<uint32_t>(t), 1000u) << "clear of ggml's ids";
+  }
+  // INT8 rows: a 4-byte f32 scale, then one byte per value, any length.
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kPagodaInt8, 172), 176u);
+  EXPECT_EQ(ggml_row_header_bytes(GgmlType::kPagodaInt8), 4u);
+  EXPECT_EQ(ggml_row_header_bytes(GgmlType::kQ8_0), 0u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kPagodaAwqInt4G32, 64), 40u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kPagodaAwqInt4G64, 128), 72u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kPagodaAwqInt4G128, 256), 136u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kPagodaAwqInt4G64, 96), 0u);  // not whole groups
+  EXPECT_EQ(awq_input_scale_name("blk.3.ffn_up.weight"), "blk.3.ffn_up.input_scale");
+}
+
 TEST(GgufTypesTest, Factories) {
   EXPECT_EQ(GgufValue::u32(7).type, GgufValueType::kUint32);
   EXPECT_EQ(GgufValue::u32(7).u64, 7u);

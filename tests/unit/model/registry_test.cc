@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "core/half.h"
+#include "format/gguf_quantizer.h"
 #include "format/gguf_writer.h"
 #include "kv/kv_storage.h"
+#include "quant/block_awq_int4.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
 
@@ -167,6 +169,82 @@ TEST_F(RegistryTest, Q8_0AndQ4_0WeightsLoadAndStayCloseToF32) {
     EXPECT_LT(max_diff, type == format::GgmlType::kQ8_0 ? 0.5f : 6.0f) << format::ggml_type_name(type);
     EXPECT_GT(max_diff, 0.0f);
   }
+}
+
+TEST_F(RegistryTest, Int8AndAwqInt4WeightsLoadAndStayCloseToF32) {
+  auto f32_model = create_model(*base_, kernels::best_kernels());
+  ASSERT_TRUE(f32_model.ok());
+  const std::vector<float> reference = prompt_logits(**f32_model);
+  for (format::GgmlType type : {format::GgmlType::kPagodaInt8, format::GgmlType::kPagodaAwqInt4G32}) {
+    const std::string path = ::testing::TempDir() + "registry-quantized.gguf";
+    auto report = format::quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, path, type, nullptr});
+    ASSERT_TRUE(report.ok()) << report.error();
+    auto file = format::GgufFile::open(path);
+    ASSERT_TRUE(file.ok()) << file.error();
+    auto model = create_model(*file, kernels::best_kernels());
+    ASSERT_TRUE(model.ok()) << model.error();
+    const std::vector<float> logits = prompt_logits(**model);
+    const auto argmax = [](const std::vector<float>& v) { return std::max_element(v.begin(), v.end()) - v.begin(); };
+    EXPECT_EQ(argmax(logits), argmax(reference)) << format::ggml_type_name(type);
+    const float max_diff = max_abs_diff(logits, reference);
+    EXPECT_LT(max_diff, type == format::GgmlType::kPagodaInt8 ? 0.5f : 6.0f) << format::ggml_type_name(type);
+    EXPECT_GT(max_diff, 0.0f);
+  }
+}
+
+// With s = 2 on every input channel, Q(W diag(s)) holds the same integers as Q(W) with every d doubled (exact in
+// fp16), and x / 2 quantizes to the same Q8_0 integers with d halved: the logits must be the same bits as with no
+// input scale at all, which they are only if the forward pass applies input_scale.
+TEST_F(RegistryTest, AwqInputScaleIsAppliedToTheActivations) {
+  std::vector<std::vector<uint8_t>> owned;
+  std::vector<std::vector<float>> inverse_scales;
+  const auto build = [&](bool with_scales) {
+    format::GgufWriter w;
+    for (const auto& [key, value] : base_->metadata()) w.set(key, value);
+    for (const format::GgufTensorInfo& t : base_->tensors()) {
+      if (t.dims.size() != 2 || t.dims[0] % 32 != 0) {
+        w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+        continue;
+      }
+      const bool scaled = with_scales && t.name != "token_embd.weight";
+      std::vector<float> values(static_cast<const float*>(t.data),
+                                static_cast<const float*>(t.data) + t.num_elements());
+      if (scaled)
+        for (float& v : values) v *= 2.0f;
+      owned.emplace_back(size_t(format::ggml_row_bytes(format::GgmlType::kPagodaAwqInt4G32, uint64_t(t.dims[0])) *
+                                uint64_t(t.dims[1])));
+      quant::quantize_row_awq_int4(values.data(), owned.back().data(), t.num_elements(), 32);
+      w.add_tensor(t.name, format::GgmlType::kPagodaAwqInt4G32, t.dims, owned.back().data(), owned.back().size());
+      if (scaled) {
+        inverse_scales.emplace_back(size_t(t.dims[0]), 0.5f);
+        w.add_tensor(format::awq_input_scale_name(t.name), format::GgmlType::kF32, {t.dims[0]},
+                     inverse_scales.back().data(), inverse_scales.back().size() * sizeof(float));
+      }
+    }
+    return w.to_bytes();
+  };
+  const std::vector<uint8_t> plain_bytes = build(false), scaled_bytes = build(true);
+  auto plain_file = format::GgufFile::from_memory(plain_bytes, "plain.gguf");
+  auto scaled_file = format::GgufFile::from_memory(scaled_bytes, "scaled.gguf");
+  ASSERT_TRUE(plain_file.ok() && scaled_file.ok());
+  EXPECT_NE(scaled_file->find_tensor("blk.0.attn_q.input_scale"), nullptr);
+  for (kernels::Isa isa : {kernels::Isa::kScalar, kernels::Isa::kAvx2}) {
+    const kernels::KernelTable* table = kernels::kernels_for(isa);
+    if (table == nullptr) continue;
+    auto plain = create_model(*plain_file, *table);
+    auto scaled = create_model(*scaled_file, *table);
+    ASSERT_TRUE(plain.ok() && scaled.ok()) << (plain.ok() ? scaled.error() : plain.error());
+    EXPECT_EQ(prompt_logits(**plain), prompt_logits(**scaled)) << kernels::isa_name(isa);
+  }
+}
+
+TEST_F(RegistryTest, InputScaleOnlyWithAwqWeights) {
+  const std::vector<float> ones(64, 1.0f);
+  auto on_f32 = load_edited({.extra_tensors = [&](format::GgufWriter& w) {
+    w.add_tensor("blk.0.attn_q.input_scale", format::GgmlType::kF32, {64}, ones.data(), 64 * sizeof(float));
+  }});
+  ASSERT_FALSE(on_f32.ok());
+  EXPECT_THAT(on_f32.error(), HasSubstr("blk.0.attn_q.weight is f32, but only AWQ INT4 weights take an input scale"));
 }
 
 TEST_F(RegistryTest, F16WeightsLoadAndGiveNearlyTheSameLogits) {
