@@ -43,6 +43,14 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   return config;
 }
 
+int32_t resolve_num_threads(int32_t configured, const ModelConfig& m) {
+  if (configured > 0) return configured;
+  const int64_t per_layer =
+      2 * int64_t(m.dim) * m.dim + 2 * int64_t(m.dim) * m.kv_dim() + 3 * int64_t(m.dim) * m.hidden_dim;
+  const int64_t params = int64_t(m.num_layers) * per_layer + 2 * int64_t(m.vocab_size) * m.dim;
+  return params < kMinParamsPerExtraThread ? 1 : 0;
+}
+
 Result<KvDType> resolve_kv_dtype(const PagodaConfig& config) {
   const std::optional<KvDType> dtype = parse_kv_dtype(config.kv_cache.quant);
   if (!dtype)

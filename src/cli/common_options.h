@@ -10,6 +10,7 @@
 
 #include "core/config.h"
 #include "model/kv_cache_view.h"
+#include "model/model_config.h"
 #include "model/model_options.h"
 
 namespace pagoda::cli {
@@ -35,6 +36,11 @@ Result<PagodaConfig> resolve_config(const CommonOptions& options);
 Result<KvDType> resolve_kv_dtype(const PagodaConfig& config);
 // The whole file as text; errors: unreadable or empty.
 Result<std::string> read_text_file(const std::string& path);
+// threads = 0 ("all cores") becomes 1 for a model under kMinParamsPerExtraThread weights: splitting its tiny
+// matmuls costs more in barriers than it buys (stories260K: 1 thread decodes faster than 2, and far faster when
+// the cores are shared). An explicit count is kept.
+inline constexpr int64_t kMinParamsPerExtraThread = 4'000'000;
+int32_t resolve_num_threads(int32_t configured, const ModelConfig& model);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).
 int report_error(const std::string& message);
 // Prints each not-yet-active setting to stderr as a note.

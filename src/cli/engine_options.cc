@@ -34,7 +34,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   ResolvedEngine r;
   EngineConfig& c = r.config;
   c.max_seq_len = config.max_seq_len > 0 ? config.max_seq_len : model.context_length;
-  c.num_threads = config.threads;
+  c.num_threads = resolve_num_threads(config.threads, model);
   if (o.kv_layout == "paged") {
     c.kv_layout = KvLayout::kPaged;
   } else if (o.kv_layout == "contiguous") {

@@ -97,7 +97,7 @@ int perplexity(const PerplexityCliOptions& o) {
   options.kv_dtype = *kv_dtype;
   options.base_kv_dtype = *base_kv_dtype;
   const std::vector<TokenId> tokens = loaded->tokenizer->encode(*text, true);
-  ThreadPool pool(config->threads);
+  ThreadPool pool(resolve_num_threads(config->threads, mc));
   std::fprintf(stderr, "pagoda: perplexity of %s over %s: %zu tokens, ctx %d, %s KV, %d threads%s\n",
                loaded->source.c_str(), o.text_path.c_str(), tokens.size(), options.ctx, kv_dtype_name(*kv_dtype),
                pool.num_threads(), base ? (", KL against " + base->source).c_str() : "");

@@ -79,7 +79,7 @@ int run(const RunOptions& o) {
         fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
                     "{:.1f} GiB; lower --max-seq-len or -n",
                     seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
-  ThreadPool pool(config->threads);
+  ThreadPool pool(resolve_num_threads(config->threads, mc));
   Generator generator(*loaded->model, tok, pool, seq_len, 256, *kv_dtype);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
 
