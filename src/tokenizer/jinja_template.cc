@@ -338,6 +338,7 @@ struct Expr {
   std::string name;
   Json literal;
   bool negated = false;  // kTest: "is not"
+  int32_t depth = 1;     // of this subtree: evaluation recurses this deep
   std::vector<std::unique_ptr<Expr>> children;
   std::vector<std::pair<std::string, std::unique_ptr<Expr>>> kwargs;
 };
@@ -573,6 +574,20 @@ class Parser {
     return node;
   }
 
+  // Long operator or filter chains build deep trees without nested syntax; evaluation recurses over the tree,
+  // so its depth is bounded too.
+  ExprPtr checked(ExprPtr e) {
+    int32_t depth = 0;
+    for (const ExprPtr& c : e->children)
+      if (c) depth = std::max(depth, c->depth);
+    for (const auto& [key, value] : e->kwargs) depth = std::max(depth, value->depth);
+    e->depth = depth + 1;
+    if (e->depth > max_depth_)
+      fail("jinja: line " + std::to_string(e->line) + ": expression nesting deeper than " + std::to_string(max_depth_) +
+           " levels");
+    return e;
+  }
+
   ExprPtr make(ExprKind kind, const Token& at) {
     auto e = std::make_unique<Expr>();
     e->kind = kind;
@@ -584,11 +599,10 @@ class Parser {
     e->name = std::move(op);
     e->children.push_back(std::move(left));
     e->children.push_back(std::move(right));
-    return e;
+    return checked(std::move(e));
   }
 
   ExprPtr parse_expression() {
-    DepthGuard guard(this, peek());
     const Token& at = peek();
     ExprPtr value = parse_or();
     if (accept_name("if")) {
@@ -598,7 +612,7 @@ class Parser {
       e->children.push_back(std::move(condition));
       e->children.push_back(std::move(value));
       e->children.push_back(std::move(otherwise));
-      return e;
+      return checked(std::move(e));
     }
     return value;
   }
@@ -625,7 +639,7 @@ class Parser {
       auto e = make(ExprKind::kUnary, at);
       e->name = "not";
       e->children.push_back(parse_not());
-      return e;
+      return checked(std::move(e));
     }
     return parse_compare();
   }
@@ -683,13 +697,13 @@ class Parser {
     return left;
   }
   ExprPtr parse_unary() {
-    DepthGuard guard(this, peek());
     if (at_op("-") || at_op("+")) {
+      DepthGuard guard(this, peek());
       const Token& at = next();
       auto e = make(ExprKind::kUnary, at);
       e->name = at.text;
       e->children.push_back(parse_unary());
-      return e;
+      return checked(std::move(e));
     }
     return parse_filters(parse_postfix(parse_primary()));
   }
@@ -723,7 +737,7 @@ class Parser {
           e->name = expect_identifier();
           e->children.push_back(std::move(value));
         }
-        value = std::move(e);
+        value = checked(std::move(e));
       } else if (accept_op("[")) {
         DepthGuard guard(this, at);
         ExprPtr parts[3];
@@ -741,13 +755,13 @@ class Parser {
         if (!is_slice && !parts[0]) fail_at(at, "an index");
         e->children.push_back(std::move(value));
         for (int part = 0; part < (is_slice ? 3 : 1); ++part) e->children.push_back(std::move(parts[part]));
-        value = std::move(e);
+        value = checked(std::move(e));
       } else if (accept_op("(")) {
         DepthGuard guard(this, at);
         auto e = make(ExprKind::kCall, at);
         e->children.push_back(std::move(value));
         parse_call_args(*e);
-        value = std::move(e);
+        value = checked(std::move(e));
       } else {
         return value;
       }
@@ -763,7 +777,7 @@ class Parser {
         e->name = expect_identifier();
         e->children.push_back(std::move(value));
         if (accept_op("(")) parse_call_args(*e);
-        value = parse_postfix(std::move(e));
+        value = parse_postfix(checked(std::move(e)));
       } else if (at_name("is")) {
         DepthGuard guard(this, at);
         next();
@@ -779,7 +793,7 @@ class Parser {
                     !at_name("if") && !at_name("in") && !at_name("not") && !at_name("is"))) {
           e->children.push_back(parse_primary());  // "x is sameas false", "x is divisibleby 3"
         }
-        value = std::move(e);
+        value = checked(std::move(e));
       } else {
         return value;
       }
@@ -830,7 +844,7 @@ class Parser {
             auto list = make(ExprKind::kList, t);
             list->children.push_back(std::move(inner));
             while (accept_op(",") && !at_op(")")) list->children.push_back(parse_expression());
-            inner = std::move(list);
+            inner = checked(std::move(list));
           }
           expect_op(")");
           return inner;
@@ -842,7 +856,7 @@ class Parser {
             e->children.push_back(parse_expression());
             if (!at_op("]")) expect_op(",");
           }
-          return e;
+          return checked(std::move(e));
         }
         if (t.text == "{") {
           next();
@@ -853,7 +867,7 @@ class Parser {
             e->children.push_back(parse_expression());
             if (!at_op("}")) expect_op(",");
           }
-          return e;
+          return checked(std::move(e));
         }
         [[fallthrough]];
       default: fail_at(t, "an expression");
