@@ -366,7 +366,7 @@ TEST(JinjaFuzzTest, MutatedSourcesNeverCrash) {
         case 1: source.erase(at, 1 + rng() % 8); break;
         default: source.insert(at, 1, alphabet[rng() % alphabet.size()]);
       }
-      if (source.empty()) source = "{";
+      if (source.empty()) source.push_back('{');
     }
     Result<JinjaTemplate> t = JinjaTemplate::parse(source);
     if (t.ok()) (void)t->render(context);
