@@ -265,6 +265,22 @@ TEST(JinjaGoldenTest, Llama32Instruct) {
       << today;
 }
 
+// Expected text: derived by hand from the template; the tools go into the first user turn, as 4-space indented
+// JSON (json.dumps(indent=4)), the layout llama.cpp's expected outputs for this template show.
+TEST(JinjaGoldenTest, Llama32InstructWithTools) {
+  Json tools = Json::array(
+      {{{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}}});
+  EXPECT_EQ(render_chat("meta-llama-Llama-3.2-3B-Instruct.jinja", std::vector<ChatMessage>{{"user", "Hi"}},
+                        "<|begin_of_text|>", "<|eot_id|>", {{"date_string", "26 Jul 2024"}, {"tools", tools}}),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\nCutting Knowledge "
+            "Date: December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+            "Given the following functions, please respond with a JSON for a function call with its proper arguments "
+            "that best answers the given prompt.\n\nRespond in the format {\"name\": function name, \"parameters\": "
+            "dictionary of argument name and its value}.Do not use variables.\n\n{\n    \"type\": \"function\",\n    "
+            "\"function\": {\n        \"name\": \"get_weather\",\n        \"parameters\": {\n            \"type\": "
+            "\"object\"\n        }\n    }\n}\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
 // Expected text: derived by hand (ChatML, contents verbatim); it is what llama.cpp's tests expect of ChatML
 // templates for this conversation.
 const char kChatmlConversation[] =
