@@ -51,7 +51,7 @@ class Lexer {
       } else if (inner < src_.size() && src_[inner] == '+') {
         ++inner;  // '+' turns lstrip_blocks off for this tag
       } else if (options_.lstrip_blocks && kind != '{') {
-        lstrip_line(text, pos);
+        lstrip_line(text, tag);
       }
       push_text(std::move(text), pos);
       if (kind == '#') {
@@ -93,16 +93,14 @@ class Lexer {
     }
   }
 
-  // lstrip_blocks: remove the spaces and tabs between the start of the line and a block tag.
-  void lstrip_line(std::string& text, size_t text_offset) const {
-    size_t newline = text.find_last_of('\n');
-    size_t from = newline == std::string::npos ? 0 : newline + 1;
-    if (newline == std::string::npos) {
-      bool at_line_start = text_offset == 0 || src_[text_offset - 1] == '\n';
-      if (!at_line_start) return;
-    }
-    if (text.find_first_not_of(" \t", from) != std::string::npos) return;
-    text.erase(from);
+  // lstrip_blocks: remove the spaces and tabs between the start of the line and a block tag. Whether the tag
+  // starts a line is a question about the source, not about the (possibly already trimmed) text before it.
+  void lstrip_line(std::string& text, size_t tag_offset) const {
+    size_t line_start = tag_offset;
+    while (line_start > 0 && (src_[line_start - 1] == ' ' || src_[line_start - 1] == '\t')) --line_start;
+    if (line_start > 0 && src_[line_start - 1] != '\n') return;
+    size_t keep = text.find_last_not_of(" \t");
+    text.erase(keep == std::string::npos ? 0 : keep + 1);
   }
 
   void push(TokenKind kind, std::string text, size_t offset) {

@@ -53,7 +53,9 @@ TEST(JinjaTemplateTest, WhitespaceControl) {
   // trim_blocks: the newline after a block tag goes; lstrip_blocks: the indent before one goes.
   EXPECT_EQ(render("{% if true %}\n  yes\n{% endif %}\nend"), "  yes\nend");
   EXPECT_EQ(render("x\n    {% if true %}y{% endif %}"), "x\ny");
-  EXPECT_EQ(render("{{ 'a' }}\n{{ 'b' }}"), "a\nb");  // not after expressions
+  EXPECT_EQ(render("{% if true %}\n    {% if true %}z{% endif %}\n{% endif %}"), "z");
+  EXPECT_EQ(render("{{ 'a' }}  {% if true %}b{% endif %}"), "a  b");  // not at the start of a line
+  EXPECT_EQ(render("{{ 'a' }}\n{{ 'b' }}"), "a\nb");                  // not after expressions
   EXPECT_EQ(render("{# c #}\nz"), "z");
   EXPECT_EQ(render("a {%+ if true %}b{% endif %}"), "a b");
 }
