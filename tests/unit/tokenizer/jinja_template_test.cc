@@ -325,6 +325,19 @@ TEST(JinjaGoldenTest, Qwen3) {
             "\n<|im_start|>assistant\n");
 }
 
+// A long chat through the template with the most per-message work (a reversed scan with messages|length in it):
+// linear, not a copy of the chat per message.
+TEST(JinjaGoldenTest, LongChatRendersInOnePass) {
+  std::vector<ChatMessage> chat;
+  for (int32_t i = 0; i < 4000; ++i) chat.push_back({i % 2 ? "assistant" : "user", "message " + std::to_string(i)});
+  std::string text = render_chat("Qwen-Qwen3-0.6B.jinja", chat, "", "<|im_end|>");
+  // The last reply follows the last user turn, so it gets its (empty) reasoning block.
+  EXPECT_TRUE(
+      text.ends_with("<|im_start|>user\nmessage 3998<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+                     "message 3999<|im_end|>\n<|im_start|>assistant\n"))
+      << text.substr(text.size() - std::min<size_t>(text.size(), 200));
+}
+
 TEST(JinjaGoldenTest, ChatTemplateFromJinja) {
   Result<ChatTemplate> chat =
       ChatTemplate::from_jinja(read_template("Qwen-Qwen2.5-0.5B-Instruct.jinja"), "", "<|im_end|>");
