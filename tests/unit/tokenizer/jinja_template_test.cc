@@ -267,6 +267,25 @@ TEST(JinjaGoldenTest, Llama32Instruct) {
       << today;
 }
 
+// Expected text: derived by hand from the template: no spaces inside [INST], the system prompt joins the last user
+// turn, and tools (functions minus "return") go just before it.
+TEST(JinjaGoldenTest, MistralNemoInstruct) {
+  EXPECT_EQ(render_chat("mistralai-Mistral-Nemo-Instruct-2407.jinja", kConversation, "<s>", "</s>"),
+            "<s>[INST]Hello[/INST]Hi there</s>[INST]Who are you[/INST]   I am an assistant   </s>[INST]You are a "
+            "helpful assistant\n\nAnother question[/INST]");
+  Json tools = Json::array(
+      {{{"type", "function"},
+        {"function", {{"name", "f"}, {"description", "d"}, {"parameters", {{"type", "object"}}}, {"return", 1}}}}});
+  EXPECT_EQ(render_chat("mistralai-Mistral-Nemo-Instruct-2407.jinja",
+                        std::vector<ChatMessage>{{"user", "A"}, {"assistant", "B"}, {"user", "C"}}, "<s>", "</s>",
+                        {{"tools", tools}}),
+            "<s>[INST]A[/INST]B</s>[AVAILABLE_TOOLS][{\"type\": \"function\", \"function\": {\"name\": \"f\", "
+            "\"description\": \"d\", \"parameters\": {\"type\": \"object\"}}}][/AVAILABLE_TOOLS][INST]C[/INST]");
+  std::string error = render_chat("mistralai-Mistral-Nemo-Instruct-2407.jinja",
+                                  std::vector<ChatMessage>{{"user", "A"}, {"user", "B"}}, "<s>", "</s>");
+  EXPECT_NE(error.find("conversation roles must alternate"), std::string::npos) << error;
+}
+
 // Expected text: derived by hand from the template; the tools go into the first user turn, as 4-space indented
 // JSON (json.dumps(indent=4)), the layout llama.cpp's expected outputs for this template show.
 TEST(JinjaGoldenTest, Llama32InstructWithTools) {
