@@ -344,6 +344,30 @@ TEST(JinjaGoldenTest, Qwen3) {
             "\n<|im_start|>assistant\n");
 }
 
+// Expected text: published by mistral.rs' tests (transformers) for gemma-7b-it, whose template this is too; the
+// conversation without its system message, which Gemma rejects.
+TEST(JinjaGoldenTest, Gemma2) {
+  std::vector<ChatMessage> no_system(kConversation.begin() + 1, kConversation.end());
+  EXPECT_EQ(render_chat("google-gemma-2-2b-it.jinja", no_system, "<bos>", "<eos>"),
+            "<bos><start_of_turn>user\nHello<end_of_turn>\n<start_of_turn>model\nHi there<end_of_turn>\n"
+            "<start_of_turn>user\nWho are you<end_of_turn>\n<start_of_turn>model\nI am an assistant<end_of_turn>\n"
+            "<start_of_turn>user\nAnother question<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_NE(
+      render_chat("google-gemma-2-2b-it.jinja", kConversation, "<bos>", "<eos>").find("System role not supported"),
+      std::string::npos);
+}
+
+// Expected text: derived by hand (contents verbatim, EOS only without a generation prompt).
+TEST(JinjaGoldenTest, Phi35Mini) {
+  EXPECT_EQ(render_chat("microsoft-Phi-3.5-mini-instruct.jinja", kConversation, "<s>", "<|endoftext|>"),
+            "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n"
+            "<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question"
+            "<|end|>\n<|assistant|>\n");
+  EXPECT_EQ(render_chat("microsoft-Phi-3.5-mini-instruct.jinja", std::vector<ChatMessage>{{"user", "Hi"}}, "<s>",
+                        "<|endoftext|>", Json::object(), false),
+            "<|user|>\nHi<|end|>\n<|endoftext|>");
+}
+
 // A long chat through the template with the most per-message work (a reversed scan with messages|length in it):
 // linear, not a copy of the chat per message.
 TEST(JinjaGoldenTest, LongChatRendersInOnePass) {
