@@ -177,6 +177,9 @@ class Renderer {
       loop["first"] = i == 0;
       loop["last"] = i == length - 1;
       loop["length"] = length;
+      // Absent at the ends, so that `loop.previtem is defined` and `if loop.previtem` both work as in Jinja.
+      if (i > 0) loop["previtem"] = items[static_cast<size_t>(i - 1)];
+      if (i + 1 < length) loop["nextitem"] = items[static_cast<size_t>(i + 1)];
       scopes_.back()["loop"] = Value::of(std::move(loop));
       if (exec_body(node.bodies[0], out) == Flow::kBreak) break;
     }

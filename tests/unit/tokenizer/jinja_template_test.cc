@@ -70,6 +70,9 @@ TEST(JinjaTemplateTest, ForLoops) {
       "<abc>");
   EXPECT_EQ(render("{% for x in xs if x != 'b' %}{{ loop.index }}{{ x }}{% endfor %}", ctx), "1a2c");
   EXPECT_EQ(render("{% for x in [] %}x{% else %}empty{% endfor %}"), "empty");
+  EXPECT_EQ(
+      render("{% for x in xs %}{{ loop.previtem is defined }}{{ loop.nextitem | default('-') }};{% endfor %}", ctx),
+      "Falseb;Truec;True-;");
   EXPECT_EQ(render("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}", {{"d", {{"b", 1}, {"a", 2}}}}),
             "b=1;a=2;");
   EXPECT_EQ(render("{% for k in d %}{{ k }}{% endfor %}", {{"d", {{"x", 1}, {"y", 2}}}}), "xy");
@@ -368,6 +371,34 @@ TEST(JinjaGoldenTest, Phi35Mini) {
             "<|user|>\nHi<|end|>\n<|endoftext|>");
 }
 
+// Expected pieces: derived by hand. Exercises a recursive macro (JSON schema -> Python type), `|items` loops and
+// loop.previtem / loop.nextitem; the missing newline between "Args" lines is the template's own.
+TEST(JinjaGoldenTest, Hermes3ToolUse) {
+  Json properties = {{"location", {{"type", "string"}, {"description", "City"}}},
+                     {"days", {{"type", {"integer", "number"}}, {"description", " Days "}}}};
+  Json tools = Json::array({{{"type", "function"},
+                             {"function",
+                              {{"name", "get_weather"},
+                               {"description", "Get weather"},
+                               {"parameters", {{"type", "object"}, {"properties", properties}}}}}}});
+  std::vector<ChatMessage> chat = {{"user", "Q"}, {"tool", "r1"}, {"tool", "r2"}};
+  std::string text = render_chat("NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", chat, "<|begin_of_text|>",
+                                 "<|im_end|>", {{"tools", tools}});
+  EXPECT_TRUE(text.starts_with("<|begin_of_text|><|im_start|>system\nYou are a function calling AI model.")) << text;
+  EXPECT_NE(
+      text.find("<tools> {\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"description\": "
+                "\"get_weather(location: str, days: Union[int,float]) - Get weather\n\n    Args:\n        "
+                "location(str): City        days(Union[int,float]): Days\", \"parameters\": {\"type\": \"object\", "
+                "\"properties\": {\"location\": {\"type\": \"string\", \"description\": \"City\"}, \"days\": "
+                "{\"type\": [\"integer\", \"number\"], \"description\": \" Days \"}}}} </tools>Use the following"),
+      std::string::npos)
+      << text;
+  EXPECT_TRUE(
+      text.ends_with("</tool_call><|im_end|>\n<|im_start|>user\nQ<|im_end|>\n<|im_start|>tool\n<tool_response>\n"
+                     "r1\n</tool_response>\n<tool_response>\nr2\n</tool_response><|im_end|><|im_start|>assistant\n"))
+      << text;
+}
+
 // A long chat through the template with the most per-message work (a reversed scan with messages|length in it):
 // linear, not a copy of the chat per message.
 TEST(JinjaGoldenTest, LongChatRendersInOnePass) {
@@ -405,8 +436,10 @@ TEST(JinjaGoldenTest, ChatTemplateFromJinja) {
 
 TEST(JinjaFuzzTest, TruncatedRealTemplatesFailCleanly) {
   Json context = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"add_generation_prompt", true}};
-  for (const char* file : {"meta-llama-Llama-3.2-3B-Instruct.jinja", "Qwen-Qwen3-0.6B.jinja",
-                           "Qwen-Qwen2.5-0.5B-Instruct.jinja", "Llama-2-13b-chat-hf.jinja"}) {
+  for (const char* file :
+       {"meta-llama-Llama-3.2-3B-Instruct.jinja", "Qwen-Qwen3-0.6B.jinja",
+        "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+        "Qwen-Qwen2.5-0.5B-Instruct.jinja", "Llama-2-13b-chat-hf.jinja"}) {
     std::string source = read_template(file);
     int32_t num_errors = 0;
     for (size_t len = 0; len < source.size(); ++len) {
