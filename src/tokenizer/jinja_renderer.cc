@@ -588,8 +588,8 @@ class Renderer {
   }
 
   Value call_macro(const Node& macro, const Args& args, int32_t line) {
-    if (++call_depth_ > limits_.max_nesting_depth)
-      fail_at(line, "macro calls nested deeper than " + std::to_string(limits_.max_nesting_depth));
+    if (++call_depth_ > limits_.max_call_depth)
+      fail_at(line, "macro calls nested deeper than " + std::to_string(limits_.max_call_depth));
     Scope scope;
     for (size_t i = 0; i < macro.params.size(); ++i) {
       const Value* arg = args.get(i, macro.params[i]);

@@ -23,6 +23,7 @@ struct Program;
 // Bounds that keep a hostile template from exhausting the process.
 struct JinjaLimits {
   int32_t max_nesting_depth = 200;          // parser: nested blocks and expressions
+  int32_t max_call_depth = 64;              // render: macro calls (recursion), each many stack frames deep
   int64_t max_output_bytes = 16 << 20;      // render: the output and any one string or list built
   int64_t max_loop_iterations = 1'000'000;  // render: all loop bodies together
 };
