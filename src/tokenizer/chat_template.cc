@@ -1,4 +1,5 @@
-// ChatTemplate: the built-in chat formats, written out as their reference Jinja templates render them.
+// ChatTemplate: the built-in chat formats, written out as their reference Jinja templates render them, and the
+// adapter that runs a model's own Jinja template over a chat.
 #include "tokenizer/chat_template.h"
 
 namespace pagoda {
@@ -9,6 +10,7 @@ std::string_view chat_format_name(ChatFormat format) {
     case ChatFormat::kChatml: return "chatml";
     case ChatFormat::kLlama2: return "llama2";
     case ChatFormat::kLlama3: return "llama3";
+    case ChatFormat::kJinja: return "jinja";
   }
   return "?";
 }
@@ -30,9 +32,48 @@ bool ChatTemplate::is_known_role(std::string_view role) {
   return role == "system" || role == "user" || role == "assistant" || role == "developer" || role == "tool";
 }
 
+Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<const ChatMessage> messages,
+                                      bool add_generation_prompt, std::string_view bos_token,
+                                      std::string_view eos_token, const nlohmann::ordered_json& extra_context) {
+  nlohmann::ordered_json context = nlohmann::ordered_json::object();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  context["messages"] = std::move(list);
+  context["add_generation_prompt"] = add_generation_prompt;
+  context["bos_token"] = std::string(bos_token);
+  context["eos_token"] = std::string(eos_token);
+  if (extra_context.is_object())
+    for (const auto& [key, value] : extra_context.items()) context[key] = value;
+  return program.render(context);
+}
+
+Result<ChatTemplate> ChatTemplate::from_jinja(std::string source, std::string bos_token, std::string eos_token) {
+  Result<JinjaTemplate> program = JinjaTemplate::parse(source);
+  if (!program.ok()) return program.status();
+  ChatTemplate chat(ChatFormat::kJinja);
+  chat.jinja_ = std::make_shared<const JinjaProgram>(
+      JinjaProgram{std::move(program).value(), std::move(bos_token), std::move(eos_token)});
+  return chat;
+}
+
+Result<std::string> ChatTemplate::try_render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                             const nlohmann::ordered_json& extra_context) const {
+  if (format_ != ChatFormat::kJinja) return render_builtin(messages, add_generation_prompt);
+  if (!jinja_) return make_error("chat template: kJinja without a program (use ChatTemplate::from_jinja)");
+  return render_jinja_chat(jinja_->program, messages, add_generation_prompt, jinja_->bos_token, jinja_->eos_token,
+                           extra_context);
+}
+
 std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt) const {
+  if (format_ != ChatFormat::kJinja) return render_builtin(messages, add_generation_prompt);
+  Result<std::string> text = try_render(messages, add_generation_prompt);
+  return text.ok() ? std::move(text).value() : std::string();
+}
+
+std::string ChatTemplate::render_builtin(std::span<const ChatMessage> messages, bool add_generation_prompt) const {
   std::string out;
   switch (format_) {
+    case ChatFormat::kJinja: break;  // not a built-in: try_render runs the program
     case ChatFormat::kPlain:
       for (size_t i = 0; i < messages.size(); ++i) {
         if (i > 0) out += '\n';

@@ -1,14 +1,20 @@
 // ChatTemplate: turns a chat (system/user/assistant messages) into the prompt text a model was trained on.
 // Built-in formats: plain (contents joined by newlines: models without a chat format, like the bundled
 // stories260K), chatml (<|im_start|>role ... <|im_end|>), llama2 ([INST] ... [/INST]) and llama3
-// (<|start_header_id|>role<|end_header_id|> ... <|eot_id|>). A GGUF's tokenizer.chat_template (Jinja) is
-// recognised by the markers of these formats; rendering arbitrary Jinja is not done here.
+// (<|start_header_id|>role<|end_header_id|> ... <|eot_id|>). A model's own Jinja template (a GGUF's
+// tokenizer.chat_template, an HF tokenizer_config.json's chat_template) can instead be run as written: from_jinja.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "pagoda/status.h"
+#include "tokenizer/jinja_template.h"
 
 namespace pagoda {
 
@@ -17,25 +23,51 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class ChatFormat { kPlain, kChatml, kLlama2, kLlama3 };
+enum class ChatFormat { kPlain, kChatml, kLlama2, kLlama3, kJinja };  // kJinja: a template program, not built in
 
 std::string_view chat_format_name(ChatFormat format);
 std::optional<ChatFormat> parse_chat_format(std::string_view name);  // "plain" | "chatml" | "llama2" | "llama3"
+                                                                     // (the built-ins; never kJinja)
 // The format whose markers a Jinja template text uses; nullopt when it matches none.
 std::optional<ChatFormat> detect_chat_format(std::string_view jinja_template);
 
+// Renders a Jinja chat template the way transformers' apply_chat_template does: the context is {messages: [{role,
+// content}...], add_generation_prompt, bos_token, eos_token} plus `extra_context`'s keys (e.g. date_string,
+// enable_thinking, tools). Errors (raise_exception, type errors, limits) are returned, never thrown.
+Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<const ChatMessage> messages,
+                                      bool add_generation_prompt, std::string_view bos_token,
+                                      std::string_view eos_token,
+                                      const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object());
+
+// A chat format: one of the built-ins, or a parsed Jinja program (shared, immutable: copies are cheap).
 class ChatTemplate {
  public:
   explicit ChatTemplate(ChatFormat format) : format_(format) {}
+  // Parses a model's Jinja template; render() then runs it. The text it renders includes whatever the template
+  // writes of bos_token (Llama 3 starts with it), so the caller's tokenizer must not add a second BOS.
+  static Result<ChatTemplate> from_jinja(std::string source, std::string bos_token, std::string eos_token);
   ChatFormat format() const { return format_; }
-  // The prompt text; with `add_generation_prompt`, ends where the assistant's reply begins. BOS is not part of
-  // the text: the caller's tokenizer adds it.
+  // The prompt text; with `add_generation_prompt`, ends where the assistant's reply begins. For the built-in
+  // formats BOS is not part of the text: the caller's tokenizer adds it. A Jinja template that fails (e.g.
+  // raise_exception on roles that do not alternate) renders "": use try_render to see why.
   std::string render(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
+  // render(), with a Jinja template's errors as values (built-in formats never fail).
+  Result<std::string> try_render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                 const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object()) const;
   // Whether `role` is one this template renders.
   static bool is_known_role(std::string_view role);
 
  private:
+  std::string render_builtin(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
+
+  // The Jinja program and its special tokens; only with kJinja.
+  struct JinjaProgram {
+    JinjaTemplate program;
+    std::string bos_token;
+    std::string eos_token;
+  };
   ChatFormat format_;
+  std::shared_ptr<const JinjaProgram> jinja_;
 };
 
 }  // namespace pagoda

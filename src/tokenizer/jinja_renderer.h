@@ -1,0 +1,13 @@
+// Jinja renderer: walks a syntax tree over a context and produces the text, within the program's JinjaLimits.
+#pragma once
+
+#include <string>
+
+#include "tokenizer/jinja_syntax.h"
+
+namespace pagoda::jinja {
+
+// Throws JinjaError ("jinja: line L: ...") for runtime errors, raise_exception() and exceeded limits.
+std::string render_program(const Program& program, const Json& context);
+
+}  // namespace pagoda::jinja

@@ -1,0 +1,37 @@
+// JinjaTemplate: the two entry points. The stages (jinja_lexer, jinja_parser, jinja_renderer) throw JinjaError
+// so that their recursive code stays readable; here every exception becomes a Status and nothing escapes.
+#include "tokenizer/jinja_template.h"
+
+#include <exception>
+
+#include "tokenizer/jinja_lexer.h"
+#include "tokenizer/jinja_parser.h"
+#include "tokenizer/jinja_renderer.h"
+#include "tokenizer/jinja_syntax.h"
+
+namespace pagoda {
+
+Result<JinjaTemplate> JinjaTemplate::parse(std::string_view source, const JinjaOptions& options) {
+  try {
+    auto program = std::make_shared<jinja::Program>();
+    program->body = jinja::parse_tokens(jinja::tokenize(source, options), options.limits.max_nesting_depth);
+    program->limits = options.limits;
+    return JinjaTemplate(std::move(program));
+  } catch (const jinja::JinjaError& e) {
+    return make_error(e.message, StatusCode::kInvalidArgument);
+  } catch (const std::exception& e) {  // bad_alloc: never past this line
+    return make_error(std::string("jinja: ") + e.what(), StatusCode::kInvalidArgument);
+  }
+}
+
+Result<std::string> JinjaTemplate::render(const nlohmann::ordered_json& context) const {
+  try {
+    return jinja::render_program(*program_, context);
+  } catch (const jinja::JinjaError& e) {
+    return make_error(e.message, StatusCode::kInvalidArgument);
+  } catch (const std::exception& e) {  // nlohmann::json type errors, bad_alloc: never past this line
+    return make_error(std::string("jinja: ") + e.what(), StatusCode::kInvalidArgument);
+  }
+}
+
+}  // namespace pagoda
