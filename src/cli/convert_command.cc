@@ -16,6 +16,7 @@ struct ConvertOptions {
   std::vector<std::string> inputs;
   std::string output;
   std::string name;
+  std::string chat_template_file;
 };
 
 int convert(const ConvertOptions& o) {
@@ -23,7 +24,12 @@ int convert(const ConvertOptions& o) {
   if (!config.ok()) return report_error(config.error());
   if (o.from != "llama2c") return report_error("--from " + o.from + " is not supported (supported: llama2c)");
   if (o.inputs.size() != 2) return report_error("--from llama2c takes two inputs: CHECKPOINT.bin TOKENIZER.bin");
-  format::Llama2cConvertOptions options{o.inputs[0], o.inputs[1], o.output, o.name};
+  format::Llama2cConvertOptions options{o.inputs[0], o.inputs[1], o.output, o.name, ""};
+  if (!o.chat_template_file.empty()) {
+    Result<std::string> text = read_text_file(o.chat_template_file);
+    if (!text.ok()) return report_error(text.error());
+    options.chat_template = *text;
+  }
   if (Status st = format::convert_llama2c_to_gguf(options); !st.ok()) return report_error(st.message());
   std::fprintf(stderr, "pagoda: wrote %s\n", o.output.c_str());
   return 0;
@@ -39,6 +45,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("inputs", options->inputs, "input files (llama2c: CHECKPOINT TOKENIZER)")->required();
   cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
   cmd->add_option("--name", options->name, "general.name (default: the checkpoint's file name)");
+  cmd->add_option("--chat-template-file", options->chat_template_file,
+                  "a Jinja chat template to store as tokenizer.chat_template");
   cmd->callback([options, &exit_code] { exit_code = convert(*options); });
 }
 

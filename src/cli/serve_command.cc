@@ -59,22 +59,35 @@ int serve(ServeOptions& o) {
   if (!p.ok()) return report_error(p.error());
   const LoadedModel& loaded = p->loaded;
 
-  ChatFormat chat_format = ChatFormat::kPlain;
+  // The special tokens' texts, for a Jinja template's bos_token / eos_token.
+  std::string bos_text, eos_text;
+  if (auto pieces = loaded.file->get_string_array("tokenizer.ggml.tokens"); pieces.ok() && *pieces) {
+    const std::vector<std::string>& v = **pieces;
+    const Tokenizer& tok = *loaded.tokenizer;
+    if (tok.bos_id() >= 0 && size_t(tok.bos_id()) < v.size()) bos_text = v[size_t(tok.bos_id())];
+    if (tok.eos_id() >= 0 && size_t(tok.eos_id()) < v.size()) eos_text = v[size_t(tok.eos_id())];
+  }
+  ChatTemplate chat_template(ChatFormat::kPlain);
   std::string chat_source = "plain (the model has no chat template)";
   if (o.chat_template) {
     std::optional<ChatFormat> f = parse_chat_format(*o.chat_template);
-    if (!f)
+    if (!f || *f == ChatFormat::kJinja)
       return report_error("invalid option: --chat-template must be plain, chatml, llama2 or llama3, got '" +
                           *o.chat_template + "'");
-    chat_format = *f;
-    chat_source = std::string(chat_format_name(chat_format)) + " (--chat-template)";
+    chat_template = ChatTemplate(*f);
+    chat_source = std::string(chat_format_name(*f)) + " (--chat-template)";
   } else if (auto t = loaded.file->get_string("tokenizer.chat_template"); t.ok() && *t) {
-    if (std::optional<ChatFormat> f = detect_chat_format(**t)) {
-      chat_format = *f;
-      chat_source = std::string(chat_format_name(chat_format)) + " (recognised in the GGUF's tokenizer.chat_template)";
+    Result<ChatTemplate> jinja = ChatTemplate::from_jinja(**t, bos_text, eos_text);
+    if (jinja.ok()) {
+      chat_template = *jinja;
+      chat_source = "the GGUF's tokenizer.chat_template (Jinja)";
+    } else if (std::optional<ChatFormat> f = detect_chat_format(**t)) {
+      chat_template = ChatTemplate(*f);
+      chat_source = std::string(chat_format_name(*f)) + " (the GGUF's Jinja template does not parse: " + jinja.error() +
+                    "; its markers are this built-in format's)";
     } else {
       chat_source =
-          "plain (the GGUF's tokenizer.chat_template is not one of the built-in formats; pass --chat-template)";
+          "plain (the GGUF's tokenizer.chat_template does not parse: " + jinja.error() + "; pass --chat-template)";
     }
   }
 
@@ -85,7 +98,8 @@ int serve(ServeOptions& o) {
   server::ApiServerOptions api;
   api.model_name = o.served_model_name.value_or(default_model_name(loaded));
   api.api_key = o.api_key;
-  api.chat_format = chat_format;
+  api.chat_template = chat_template;
+  api.bos_text = bos_text;
   api.max_seq_len = ec.max_seq_len;
   api.max_model_len = ec.max_seq_len;
   api.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));

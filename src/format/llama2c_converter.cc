@@ -66,6 +66,7 @@ Status convert_llama2c_to_gguf(const Llama2cConvertOptions& options) {
   GgufWriter w;
   w.set("general.architecture", GgufValue::string("llama"));
   w.set("general.name", GgufValue::string(name));
+  if (!options.chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(options.chat_template));
   w.set("general.alignment", GgufValue::u32(32));
   w.set("llama.context_length", GgufValue::u32(uint32_t(c.seq_len)));
   w.set("llama.embedding_length", GgufValue::u32(uint32_t(c.dim)));

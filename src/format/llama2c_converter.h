@@ -14,7 +14,8 @@ struct Llama2cConvertOptions {
   std::string checkpoint_path;
   std::string tokenizer_path;
   std::string output_path;
-  std::string model_name;  // general.name; default: the checkpoint's file stem
+  std::string model_name;     // general.name; default: the checkpoint's file stem
+  std::string chat_template;  // tokenizer.chat_template (Jinja); empty: none (llama2.c models have none)
 };
 
 Status convert_llama2c_to_gguf(const Llama2cConvertOptions& options);

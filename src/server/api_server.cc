@@ -63,12 +63,7 @@ ApiError context_error(int64_t max_seq_len, int64_t prompt_tokens, int64_t max_t
 }  // namespace
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
-    : engine_(engine),
-      tokenizer_(tokenizer),
-      log_(log),
-      options_(std::move(options)),
-      chat_template_(options_.chat_format),
-      metrics_(options_.model_name) {
+    : engine_(engine), tokenizer_(tokenizer), log_(log), options_(std::move(options)), metrics_(options_.model_name) {
   created_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -175,9 +170,10 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat) 
 
   std::vector<JobPrompt> prompts;
   if (chat) {
+    auto tokens = chat_prompt_tokens(params);
+    if (const ApiError* e = std::get_if<ApiError>(&tokens)) return reply_error(*ex, *e);
     JobPrompt p;
-    p.tokens =
-        tokenizer_.encode(chat_template_.render(params.messages, params.add_generation_prompt), options_.add_bos);
+    p.tokens = std::move(std::get<std::vector<TokenId>>(tokens));
     prompts.push_back(std::move(p));
   } else {
     for (const PromptInput& in : params.prompts) {
@@ -245,20 +241,35 @@ void ApiServer::handle_tokenize(HttpExchange& ex) {
       return reply_error(ex, invalid_request("'add_special_tokens' must be a boolean", "add_special_tokens"));
     add_special = it->get<bool>();
   }
-  std::string text;
+  std::vector<TokenId> tokens;
   if (auto it = body.find("prompt"); it != body.end() && it->is_string()) {
-    text = it->get<std::string>();
+    tokens = tokenizer_.encode(it->get<std::string>(), add_special && options_.add_bos);
   } else if (body.contains("messages")) {
     CompletionParams params;
     if (std::optional<ApiError> e = parse_completion_params(ex.request().body, true, &params))
       return reply_error(ex, *e);
-    text = chat_template_.render(params.messages, params.add_generation_prompt);
+    auto chat_tokens = chat_prompt_tokens(params);
+    if (const ApiError* e = std::get_if<ApiError>(&chat_tokens)) return reply_error(ex, *e);
+    tokens = std::move(std::get<std::vector<TokenId>>(chat_tokens));
   } else {
     return reply_error(ex, invalid_request("'prompt' (a string) or 'messages' is required", "prompt"));
   }
-  const std::vector<TokenId> tokens = tokenizer_.encode(text, add_special && options_.add_bos);
   reply(ex,
         json_response(200, {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", options_.max_model_len}}));
+}
+
+std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params) const {
+  Result<std::string> text = options_.chat_template.try_render(params.messages, params.add_generation_prompt);
+  if (!text.ok()) return invalid_request("the chat template refused the messages: " + text.error(), "messages");
+  std::string_view prompt = *text;
+  bool add_bos = options_.add_bos;
+  if (options_.chat_template.format() == ChatFormat::kJinja) {
+    // A Jinja template writes BOS as text where the model wants it; the tokenizer must add the token instead
+    // (it does not match special tokens inside text), and must not add one the template left out.
+    add_bos = !options_.bos_text.empty() && prompt.starts_with(options_.bos_text);
+    if (add_bos) prompt.remove_prefix(options_.bos_text.size());
+  }
+  return tokenizer_.encode(prompt, add_bos);
 }
 
 void ApiServer::handle_detokenize(HttpExchange& ex) {

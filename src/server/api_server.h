@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
+#include <vector>
 
 #include "engine/engine.h"
 #include "server/completion_job.h"
@@ -25,7 +27,8 @@ namespace pagoda::server {
 struct ApiServerOptions {
   std::string model_name = "stories260K";
   std::optional<std::string> api_key;  // requests to /v1/* and /tokenize need "Authorization: Bearer KEY"
-  ChatFormat chat_format = ChatFormat::kPlain;
+  ChatTemplate chat_template{ChatFormat::kPlain};
+  std::string bos_text;  // the BOS token's text, which a Jinja template may write (the tokenizer adds BOS itself)
   int32_t max_seq_len = 0;
   int64_t max_model_len = 0;                        // reported by /v1/models
   std::chrono::milliseconds request_timeout{0};     // 0 = none; queue time included
@@ -57,13 +60,14 @@ class ApiServer {
   void handle_tokenize(HttpExchange& ex);
   void handle_detokenize(HttpExchange& ex);
   HttpResponse models_response() const;
+  // The chat's prompt tokens through the template; a template error (raise_exception) is a 400.
+  std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params) const;
   void expire_all(const ApiError& why);
 
   Engine& engine_;
   const Tokenizer& tokenizer_;
   RequestLog& log_;
   ApiServerOptions options_;
-  ChatTemplate chat_template_;
   ServingMetrics metrics_;
   int64_t created_ = 0;
 

@@ -108,6 +108,38 @@ TEST(ServerTest, TheChatPageStreamsAReplyInHeadlessChromium) {
   EXPECT_THAT(out, HasSubstr("chat page ok")) << out;
 }
 
+TEST(ServerTest, AGgufChatTemplateIsRunAsJinja) {
+  // The bundled checkpoint converted with a Jinja template of our own: system text first, then the user's
+  // turns; an assistant turn first is refused with raise_exception, as real templates refuse bad role orders.
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/template.jinja",
+             "{% if messages[0]['role'] == 'assistant' %}{{ raise_exception('the chat must not start with the "
+             "assistant') }}{% endif %}{{ bos_token }}{% for m in messages %}{% if not loop.first %}\n{% endif %}"
+             "{{ m['content'] | trim }}{% endfor %}");
+  const std::string model = dir + "/templated.gguf";
+  const std::string assets = std::string(PAGODA_TEST_ASSETS_DIR) + "/models/stories260K/";
+  const ProcessResult conv =
+      run_pagoda({"convert", "--from", "llama2c", assets + "stories260K.bin", assets + "tok512.bin", "-o", model,
+                  "--chat-template-file", dir + "/template.jinja"});
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  ServerProcess server({"-m", model});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("tokenizer.chat_template (Jinja)"));
+  // The template writes BOS as text; the server turns it into the BOS token, so the golden text comes back.
+  const HttpReply r = http_request(
+      server.port(), "POST", "/v1/chat/completions",
+      R"({"messages": [{"role": "user", "content": "  Once upon a time "}], "max_tokens": 196, "temperature": 0})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["choices"][0]["message"]["content"], kGoldenContinuation);
+  EXPECT_EQ(json::parse(r.body)["usage"]["prompt_tokens"], 5);
+  const HttpReply refused = http_request(server.port(), "POST", "/v1/chat/completions",
+                                         R"({"messages": [{"role": "assistant", "content": "Hi"}]})");
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_THAT(json::parse(refused.body)["error"]["message"].get<std::string>(),
+              HasSubstr("the chat must not start with the assistant"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ServerTest, HealthModelsTokenizeAndTheChatPage) {
   ServerProcess server({"--served-model-name", "tiny-stories"});
   ASSERT_TRUE(server.started()) << server.log();
