@@ -52,6 +52,8 @@ int serve(ServeOptions& o) {
   o.http.read_timeout = std::chrono::milliseconds(int64_t(o.read_timeout_s * 1000));
   if (o.drain_timeout_s < 0) return report_error("invalid option: --drain-timeout must be >= 0");
   if (o.http.num_io_threads < 1) return report_error("invalid option: --io-threads must be at least 1");
+  if (o.http.max_stream_pending_bytes < 1024)
+    return report_error("invalid option: --max-stream-buffer must be at least 1024 bytes");
   if (o.http.max_connections < 1) return report_error("invalid option: --max-connections must be at least 1");
   if (o.api_key && o.api_key->empty()) return report_error("invalid option: --api-key must not be empty");
 
@@ -171,6 +173,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-format", o->log_format, "request log lines: text or json")->capture_default_str();
   cmd->add_option("--max-connections", o->http.max_connections, "open connections at most")->capture_default_str();
   cmd->add_option("--io-threads", o->http.num_io_threads, "HTTP I/O threads")->capture_default_str();
+  cmd->add_option("--max-stream-buffer", o->http.max_stream_pending_bytes,
+                  "bytes queued for a slow streaming reader before its stream is cut")
+      ->capture_default_str();
   cmd->add_option("--max-body", o->http.max_body_bytes, "request body bytes at most (beyond: 413)")
       ->capture_default_str();
   cmd->callback([o, &exit_code] { exit_code = serve(*o); });

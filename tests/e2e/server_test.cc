@@ -3,6 +3,7 @@
 // disconnects.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "run_binary.h"
@@ -253,6 +255,48 @@ TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
   EXPECT_EQ(metric_value(metrics(server), "pagoda:kv_cache_usage_perc"), 0.0);
   EXPECT_EQ(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 2})").status,
             200);
+}
+
+TEST(ServerTest, ASlowReaderIsCutWithoutSlowingOthers) {
+  ServerProcess server({"--max-stream-buffer", "65536", "--log-format", "json"});
+  ASSERT_TRUE(server.started()) << server.log();
+  // A client that never reads, with a tiny receive buffer: 16 x 500 tokens of SSE with 20 logprobs each (about
+  // 20 MB) cannot fit in it, the kernel's send buffer (at most 4 MB) and the 64 KiB the server may queue.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  const int tiny = 2048;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &tiny, sizeof(tiny));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(server.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string body =
+      R"({"prompt": "Once upon a time", "max_tokens": 500, "n": 16, "logprobs": 20, "ignore_eos": true, "stream": true})";
+  const std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+  // Meanwhile another client is served normally.
+  const HttpReply other =
+      http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 8})");
+  EXPECT_EQ(other.status, 200);
+  // The slow stream is cut: its 16 choices are cancelled in the engine, and nothing keeps running.
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(20)));
+  const std::string m = metrics(server);
+  EXPECT_EQ(metric_value(m, "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"abort\"}"), 16.0)
+      << m;
+  EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
+  close(fd);
+  // One JSON log line per request (--log-format json), the cut one marked as such.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  int request_lines = 0;
+  std::istringstream log(server.log());
+  for (std::string line; std::getline(log, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || j.value("event", "") != "request") continue;
+    ++request_lines;
+    EXPECT_TRUE(j.contains("ttft_ms") && j.contains("e2e_ms") && j.contains("prompt_tokens")) << line;
+  }
+  EXPECT_EQ(request_lines, 2) << server.log();
 }
 
 TEST(ServerTest, RequestTimeoutEndsStreamsWithAnErrorEventAndBodiesWith408) {
