@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/json_text.h"
+
 namespace pagoda::server {
 
 std::string ApiError::to_json() const {
@@ -11,7 +13,7 @@ std::string ApiError::to_json() const {
                         {"type", type},
                         {"param", param ? nlohmann::json(*param) : nlohmann::json(nullptr)},
                         {"code", code ? nlohmann::json(*code) : nlohmann::json(nullptr)}}}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 HttpResponse ApiError::to_response() const {

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/json_text.h"
+
 #include "server/chat_page.h"
 
 namespace pagoda::server {
@@ -13,12 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 HttpResponse json_response(int status, const json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = dump(body);
+  r.body = json_text(body);
   return r;
 }
 

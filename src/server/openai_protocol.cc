@@ -6,14 +6,14 @@
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
+
 #include <random>
+#include "server/json_text.h"
 
 namespace pagoda::server {
 namespace {
 
 using nlohmann::json;
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 const char* type_name(const json& v) {
   if (v.is_null()) return "null";
@@ -341,7 +341,7 @@ std::string new_response_id(bool chat) {
 
 std::string_view finish_reason_json(FinishReason reason) { return finish_reason_name(reason); }
 
-std::string usage_json(const UsageFigures& usage) { return dump(usage_object(usage)); }
+std::string usage_json(const UsageFigures& usage) { return json_text(usage_object(usage)); }
 
 std::string completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices,
                                 const UsageFigures& usage, bool with_logprobs) {
@@ -354,7 +354,7 @@ std::string completion_response(const ResponseHeader& h, const std::vector<Choic
                    {"finish_reason", finish_json(c.finish_reason)}});
   j["choices"] = std::move(arr);
   j["usage"] = usage_object(usage);
-  return dump(j);
+  return json_text(j);
 }
 
 std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const UsageFigures& usage,
@@ -368,7 +368,7 @@ std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResul
                    {"finish_reason", finish_json(c.finish_reason)}});
   j["choices"] = std::move(arr);
   j["usage"] = usage_object(usage);
-  return dump(j);
+  return json_text(j);
 }
 
 std::string completion_chunk(const ResponseHeader& h, const ChoiceResult& c, bool with_logprobs,
@@ -379,7 +379,7 @@ std::string completion_chunk(const ResponseHeader& h, const ChoiceResult& c, boo
                                {"logprobs", with_logprobs ? logprobs_completion_json(c) : json(nullptr)},
                                {"finish_reason", finish_json(c.finish_reason)}}});
   if (usage) j["usage"] = usage_object(*usage);
-  return dump(j);
+  return json_text(j);
 }
 
 std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool first, bool with_logprobs,
@@ -393,16 +393,16 @@ std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool firs
                                {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
                                {"finish_reason", finish_json(c.finish_reason)}}});
   if (usage) j["usage"] = usage_object(*usage);
-  return dump(j);
+  return json_text(j);
 }
 
 std::string usage_chunk(const ResponseHeader& h, bool chat, const UsageFigures& usage) {
   json j = header_object(h, chat ? "chat.completion.chunk" : "text_completion");
   j["choices"] = json::array();
   j["usage"] = usage_object(usage);
-  return dump(j);
+  return json_text(j);
 }
 
-std::string sse_event(std::string_view json_text) { return fmt::format("data: {}\n\n", json_text); }
+std::string sse_event(std::string_view payload) { return fmt::format("data: {}\n\n", payload); }
 
 }  // namespace pagoda::server

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/json_text.h"
+
 namespace pagoda::server {
 namespace {
 
@@ -30,7 +32,7 @@ void RequestLog::write(const RequestLogEntry& e) {
                         {"ttft_ms", e.ttft_ms},
                         {"e2e_ms", e.e2e_ms},
                         {"finish", e.finish}};
-    line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    line = json_text(j);
   } else {
     line = fmt::format(
         "pagoda: request {} {} status={} prompt_tokens={} output_tokens={} cached_tokens={} "
@@ -45,8 +47,7 @@ void RequestLog::write(const RequestLogEntry& e) {
 void RequestLog::message(const std::string& text) {
   std::string line;
   if (format_ == LogFormat::kJson) {
-    line = nlohmann::json({{"ts", unix_seconds()}, {"event", "server"}, {"message", text}})
-               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    line = json_text({{"ts", unix_seconds()}, {"event", "server"}, {"message", text}});
   } else {
     line = "pagoda: " + text;
   }

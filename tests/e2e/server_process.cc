@@ -46,12 +46,7 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args) {
       port_ = std::stoi(m[1]);
       break;
     }
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      exited_ = true;
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      return;
-    }
+    if (reap()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (port_ > 0 && http_request(port_, "GET", "/health").status != 200) port_ = -1;
@@ -65,6 +60,15 @@ ServerProcess::~ServerProcess() {
   std::filesystem::remove_all(dir_);
 }
 
+bool ServerProcess::reap() {
+  int status = 0;
+  if (!exited_ && waitpid(pid_, &status, WNOHANG) == pid_) {
+    exited_ = true;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  return exited_;
+}
+
 std::string ServerProcess::log() const { return read_file(err_path_); }
 
 void ServerProcess::signal(int sig) {
@@ -73,15 +77,8 @@ void ServerProcess::signal(int sig) {
 
 int ServerProcess::wait_exit(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!exited_ && std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      exited_ = true;
-      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      break;
-    }
+  while (!reap() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   return exited_ ? exit_code_ : -1;
 }
 

@@ -27,6 +27,8 @@ class ServerProcess {
   int wait_exit(std::chrono::milliseconds timeout);
 
  private:
+  bool reap();  // true once the child has exited (its exit code recorded)
+
   pid_t pid_ = -1;
   int port_ = -1;
   std::string dir_;
