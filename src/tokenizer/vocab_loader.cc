@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_piece.h"
 #include "tokenizer/spm_tokenizer.h"
 
@@ -26,6 +27,8 @@ constexpr const char* kEosKey = "tokenizer.ggml.eos_token_id";
 constexpr const char* kUnknownKey = "tokenizer.ggml.unknown_token_id";
 constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
 constexpr const char* kAddSpacePrefixKey = "tokenizer.ggml.add_space_prefix";
+constexpr const char* kMergesKey = "tokenizer.ggml.merges";
+constexpr const char* kPreKey = "tokenizer.ggml.pre";
 
 Status error(const format::GgufFile& file, const std::string& message) {
   return make_error(fmt::format("{}: {}", file.name(), message));
@@ -129,11 +132,73 @@ Result<Vocab> vocab_from_gguf(const format::GgufFile& file) {
   return vocab;
 }
 
+Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
+  BpeVocab vocab;
+  PAGODA_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> tokens, file.get_string_array(kTokensKey));
+  if (!tokens || tokens->empty()) return error(file, fmt::format("{} is missing or empty", kTokensKey));
+  if (tokens->size() >= size_t(1) << 30) return error(file, fmt::format("{} has too many entries", kTokensKey));
+  const auto num_tokens = int32_t(tokens->size());
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<std::string>> merges, file.get_string_array(kMergesKey));
+  if (!merges) return error(file, fmt::format("{} is missing (byte-level BPE needs its merges)", kMergesKey));
+  vocab.merges.reserve(merges->size());
+  for (size_t i = 0; i < merges->size(); ++i) {
+    const std::string& text = (*merges)[i];
+    const size_t space = text.find(' ');
+    if (space == std::string::npos || space == 0 || space + 1 == text.size()) {
+      return error(file, fmt::format("{}[{}] is '{}', not 'left right'", kMergesKey, i, text));
+    }
+    vocab.merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+  }
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> pre, file.get_string(kPreKey));
+  const std::string pre_name = pre.value_or("gpt2");
+  if (pre_name == "gpt2" || pre_name == "default") {
+    vocab.split_regex = std::string(kGpt2SplitRegex);
+  } else if (pre_name == "llama-bpe" || pre_name == "llama3") {
+    vocab.split_regex = std::string(kLlama3SplitRegex);
+    vocab.ignore_merges = true;  // llama.cpp does the same for llama-bpe
+  } else if (pre_name == "qwen2") {
+    vocab.split_regex = std::string(kQwen2SplitRegex);
+    vocab.nfc = true;
+  } else {
+    return error(file, fmt::format("{} is '{}'; supported: gpt2, llama-bpe, qwen2", kPreKey, pre_name));
+  }
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> types, file.get_i32_array(kTokenTypeKey));
+  if (types && types->size() != tokens->size()) {
+    return error(file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(),
+                                   num_tokens));
+  }
+  vocab.tokens = std::move(*tokens);
+  // Control and user-defined tokens are matched in the text as written, like HF added tokens; their spelling
+  // is literal text, not byte-level, so they leave the byte-level table.
+  if (types) {
+    for (size_t id = 0; id < types->size(); ++id) {
+      const auto type = TokenType((*types)[id]);
+      if (type != TokenType::kControl && type != TokenType::kUserDefined) continue;
+      if (vocab.tokens[id].empty()) continue;
+      vocab.added.push_back(AddedToken{TokenId(id), vocab.tokens[id], type == TokenType::kControl, false, false});
+      vocab.tokens[id].clear();
+    }
+  }
+  PAGODA_ASSIGN_OR_RETURN(vocab.bos_id, read_special_id(file, kBosKey, -1, num_tokens));
+  PAGODA_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, kEosKey, -1, num_tokens));
+  PAGODA_ASSIGN_OR_RETURN(vocab.add_bos, read_flag(file, kAddBosKey, false));
+  if (vocab.add_bos && vocab.bos_id == -1) {
+    return error(file, fmt::format("{} is true but {} is absent", kAddBosKey, kBosKey));
+  }
+  return vocab;
+}
+
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file) {
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> model, file.get_string(kModelKey));
   if (!model) return error(file, fmt::format("{} is missing (which tokenizer the vocabulary is for)", kModelKey));
+  if (*model == "gpt2") {
+    PAGODA_ASSIGN_OR_RETURN(BpeVocab bpe, bpe_vocab_from_gguf(file));
+    PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(bpe), file.name()));
+    return std::unique_ptr<Tokenizer>(std::move(tok));
+  }
   if (*model != "llama") {
-    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece) is supported", kModelKey, *model));
+    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece) and 'gpt2' (byte-level BPE) are supported",
+                                   kModelKey, *model));
   }
   PAGODA_ASSIGN_OR_RETURN(Vocab vocab, vocab_from_gguf(file));
   return std::unique_ptr<Tokenizer>(std::make_unique<SpmTokenizer>(std::move(vocab)));

@@ -1,4 +1,4 @@
-// vocab_from_gguf / tokenizer_from_gguf: reads tokenizer.ggml.* metadata (model, tokens, scores, token_type,
+// vocab_from_gguf / bpe_vocab_from_gguf / tokenizer_from_gguf: reads tokenizer.ggml.* metadata (model, tokens, scores, token_type,
 // bos/eos/unknown ids, add_bos_token, add_space_prefix) into a Vocab and builds the matching Tokenizer.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "format/gguf_reader.h"
+#include "tokenizer/bpe_vocab.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab.h"
 
@@ -14,7 +15,10 @@ namespace pagoda {
 
 // Errors name the key: "tokenizer.ggml.scores has 500 entries, expected 512 (one per token)".
 Result<Vocab> vocab_from_gguf(const format::GgufFile& file);
-// Only tokenizer.ggml.model = "llama" (SentencePiece) so far; others are a clear error naming the model.
+// The byte-level BPE side (tokenizer.ggml.model = "gpt2"): tokens, merges ("left right"), token_type (control
+// and user-defined tokens become added tokens), tokenizer.ggml.pre (gpt2 [default], llama-bpe, qwen2).
+Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file);
+// tokenizer.ggml.model = "llama" (SentencePiece) or "gpt2" (byte-level BPE); others are an error naming it.
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file);
 
 }  // namespace pagoda

@@ -218,10 +218,13 @@ TEST(VocabLoaderTest, WrongValueTypeNamesTheKey) {
   EXPECT_THAT(vocab_error(writer), HasSubstr("tokenizer.ggml.add_bos_token"));
 }
 
-TEST(VocabLoaderTest, TokenizerNeedsTheLlamaModel) {
+TEST(VocabLoaderTest, TokenizerNeedsALlamaOrGpt2Model) {
   GgufWriter writer = stories_writer();
+  writer.set("tokenizer.ggml.model", GgufValue::string("bert"));
+  EXPECT_THAT(tokenizer_error(writer), HasSubstr("tokenizer.ggml.model is 'bert'"));
+  // gpt2 (byte-level BPE) is supported, but needs its merges.
   writer.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
-  EXPECT_THAT(tokenizer_error(writer), HasSubstr("tokenizer.ggml.model is 'gpt2'"));
+  EXPECT_THAT(tokenizer_error(writer), HasSubstr("tokenizer.ggml.merges is missing"));
 
   GgufWriter no_model;
   const Vocab vocab = stories_vocab();

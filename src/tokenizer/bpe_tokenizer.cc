@@ -1,0 +1,215 @@
+// BpeTokenizer: building the lookup tables (token -> id, merge pair -> rank, byte -> id, added tokens by first
+// byte) with every reference checked, and the encode pipeline HF's tokenizers run for byte-level BPE.
+#include "tokenizer/bpe_tokenizer.h"
+
+#include <fmt/format.h>
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "tokenizer/byte_level.h"
+#include "tokenizer/utf8.h"
+
+namespace pagoda {
+namespace {
+
+constexpr int8_t kNormal = 0;
+constexpr int8_t kAddedText = 1;
+constexpr int8_t kAddedSpecial = 2;
+
+uint64_t pair_key(TokenId left, TokenId right) { return uint64_t(uint32_t(left)) << 32 | uint32_t(right); }
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t len = utf8_char_length(text, pos);
+    if (len == 0) return false;
+    pos += len;
+  }
+  return true;
+}
+
+// NFC of `text`; text that is not valid UTF-8 is left as it is (ICU would replace the bad bytes, and byte-level
+// BPE must see every byte).
+std::string nfc(std::string_view text) {
+  if (!is_valid_utf8(text)) return std::string(text);
+  UErrorCode status = U_ZERO_ERROR;
+  const icu::Normalizer2* normalizer = icu::Normalizer2::getNFCInstance(status);
+  if (U_FAILURE(status)) return std::string(text);
+  const icu::UnicodeString source = icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), int32_t(text.size())));
+  if (normalizer->isNormalized(source, status) && U_SUCCESS(status)) return std::string(text);
+  status = U_ZERO_ERROR;
+  const icu::UnicodeString normalized = normalizer->normalize(source, status);
+  if (U_FAILURE(status)) return std::string(text);
+  std::string out;
+  normalized.toUTF8String(out);
+  return out;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(BpeVocab vocab, PreTokenizer pre) : vocab_(std::move(vocab)), pre_(std::move(pre)) {}
+
+Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::string_view source) {
+  const auto fail = [&](const std::string& message) { return make_error(fmt::format("{}: {}", source, message)); };
+  Result<PreTokenizer> pre = PreTokenizer::create(vocab.split_regex);
+  if (!pre.ok()) return fail(pre.error());
+  if (vocab.tokens.size() >= size_t(std::numeric_limits<int32_t>::max())) return fail("too many tokens");
+  for (const AddedToken& added : vocab.added) {
+    if (added.id < 0 || added.id >= std::numeric_limits<int32_t>::max() / 2) {
+      return fail(fmt::format("added token '{}' has id {}, outside 0..2^30", added.content, added.id));
+    }
+    if (added.content.empty()) return fail(fmt::format("added token {} has empty content", added.id));
+    if (size_t(added.id) >= vocab.tokens.size()) vocab.tokens.resize(size_t(added.id) + 1);
+  }
+  const auto num_tokens = int32_t(vocab.tokens.size());
+  for (const auto& [name, id] : {std::pair{"bos", vocab.bos_id}, std::pair{"eos", vocab.eos_id}}) {
+    if (id < -1 || id >= num_tokens) return fail(fmt::format("the {} id {} is outside the vocabulary", name, id));
+  }
+  if (vocab.add_bos && vocab.bos_id == -1) return fail("BOS is to be added but there is no BOS token");
+
+  std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer(std::move(vocab), std::move(pre).value()));
+  const BpeVocab& v = tok->vocab_;
+  tok->token_to_id_.reserve(v.tokens.size());
+  for (size_t id = 0; id < v.tokens.size(); ++id) {
+    if (!v.tokens[id].empty()) tok->token_to_id_.emplace(v.tokens[id], TokenId(id));
+  }
+  for (int b = 0; b < 256; ++b) {
+    const std::string spelled = byte_level_encode(std::string(1, char(b)));
+    const auto it = tok->token_to_id_.find(spelled);
+    if (it == tok->token_to_id_.end()) {
+      return fail(fmt::format("the vocabulary has no token for byte 0x{:02X} ('{}'), so some text has no encoding", b,
+                              spelled));
+    }
+    tok->byte_to_id_[b] = it->second;
+  }
+  tok->merges_.reserve(v.merges.size());
+  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
+    const auto& [left, right] = v.merges[rank];
+    const auto l = tok->token_to_id_.find(left);
+    const auto r = tok->token_to_id_.find(right);
+    const auto m = tok->token_to_id_.find(left + right);
+    if (l == tok->token_to_id_.end() || r == tok->token_to_id_.end() || m == tok->token_to_id_.end()) {
+      const std::string& missing = l == tok->token_to_id_.end()   ? left
+                                   : r == tok->token_to_id_.end() ? right
+                                                                  : left + right;
+      return fail(fmt::format("merges[{}] ('{} {}') uses '{}', which is not in the vocabulary", rank, left, right,
+                              missing));
+    }
+    tok->merges_.try_emplace(pair_key(l->second, r->second), Merge{int32_t(rank), m->second});
+  }
+  tok->added_kind_.assign(v.tokens.size(), kNormal);
+  tok->added_by_first_byte_.resize(256);
+  for (size_t i = 0; i < v.added.size(); ++i) {
+    tok->added_kind_[size_t(v.added[i].id)] = v.added[i].special ? kAddedSpecial : kAddedText;
+    tok->added_by_first_byte_[uint8_t(v.added[i].content[0])].push_back(i);
+  }
+  for (auto& bucket : tok->added_by_first_byte_) {
+    std::stable_sort(bucket.begin(), bucket.end(),
+                     [&](size_t a, size_t b) { return v.added[a].content.size() > v.added[b].content.size(); });
+  }
+  return tok;
+}
+
+std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos) const {
+  std::vector<TokenId> out;
+  if (add_bos && vocab_.add_bos) out.push_back(vocab_.bos_id);
+  size_t plain_start = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const AddedToken* match = nullptr;
+    for (const size_t i : added_by_first_byte_[uint8_t(text[pos])]) {
+      if (text.substr(pos).starts_with(vocab_.added[i].content)) {
+        match = &vocab_.added[i];  // buckets are longest first: the first match is the longest
+        break;
+      }
+    }
+    if (!match) {
+      ++pos;
+      continue;
+    }
+    size_t plain_end = pos;
+    if (match->lstrip) {
+      while (plain_end > plain_start && is_space(text[plain_end - 1])) --plain_end;
+    }
+    encode_plain(text.substr(plain_start, plain_end - plain_start), out);
+    out.push_back(match->id);
+    pos += match->content.size();
+    if (match->rstrip) {
+      while (pos < text.size() && is_space(text[pos])) ++pos;
+    }
+    plain_start = pos;
+  }
+  encode_plain(text.substr(plain_start), out);
+  return out;
+}
+
+void BpeTokenizer::encode_plain(std::string_view text, std::vector<TokenId>& out) const {
+  if (text.empty()) return;
+  std::string normalized;
+  if (vocab_.nfc) {
+    normalized = nfc(text);
+    text = normalized;
+  }
+  for (const std::string_view piece : pre_.split(text)) encode_piece(piece, out);
+}
+
+void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& out) const {
+  if (vocab_.ignore_merges) {
+    const auto it = token_to_id_.find(byte_level_encode(piece));
+    if (it != token_to_id_.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
+  std::vector<TokenId> symbols;
+  symbols.reserve(piece.size());
+  for (const char b : piece) symbols.push_back(byte_to_id_[uint8_t(b)]);
+  // Merge the lowest-ranked adjacent pair (the leftmost on a tie) until no pair has a merge: HF's order.
+  while (symbols.size() > 1) {
+    int32_t best_rank = std::numeric_limits<int32_t>::max();
+    size_t best_at = 0;
+    TokenId best_merged = -1;
+    for (size_t i = 0; i + 1 < symbols.size(); ++i) {
+      const auto it = merges_.find(pair_key(symbols[i], symbols[i + 1]));
+      if (it != merges_.end() && it->second.rank < best_rank) {
+        best_rank = it->second.rank;
+        best_at = i;
+        best_merged = it->second.merged;
+      }
+    }
+    if (best_merged == -1) break;
+    symbols[best_at] = best_merged;
+    symbols.erase(symbols.begin() + std::ptrdiff_t(best_at) + 1);
+  }
+  out.insert(out.end(), symbols.begin(), symbols.end());
+}
+
+std::string BpeTokenizer::token_bytes(TokenId token, TokenId /*prev*/) const {
+  if (token < 0 || token >= vocab_size()) return "";
+  switch (added_kind_[size_t(token)]) {
+    case kAddedSpecial: return "";
+    case kAddedText:
+      for (const AddedToken& added : vocab_.added) {
+        if (added.id == token) return added.content;
+      }
+      return "";
+    default: return byte_level_decode(vocab_.tokens[size_t(token)]);
+  }
+}
+
+std::string BpeTokenizer::decode(std::span<const TokenId> tokens) const {
+  std::string text;
+  for (const TokenId token : tokens) text += token_bytes(token, -1);
+  return text;
+}
+
+bool BpeTokenizer::is_control(TokenId token) const {
+  return token >= 0 && token < vocab_size() && added_kind_[size_t(token)] == kAddedSpecial;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,36 @@
+// BpeVocab: everything a byte-level BPE tokenizer needs, as a plain value: the byte-level spelled tokens,
+// the merges in rank order, the added (special) tokens, the split regex and the BOS/EOS roles. Filled by the
+// tokenizer.json loader (hf_tokenizer_loader.h) or from GGUF tokenizer.ggml.* (vocab_loader.h).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/types.h"
+#include "tokenizer/pretokenizer.h"
+
+namespace pagoda {
+
+// A token matched in the raw text before pre-tokenization (HF "added_tokens").
+struct AddedToken {
+  TokenId id = -1;
+  std::string content;  // the literal text, not byte-level spelled
+  bool special = true;  // control token: decodes to "" and is_control
+  bool lstrip = false;  // swallows the whitespace before it
+  bool rstrip = false;  // swallows the whitespace after it
+};
+
+struct BpeVocab {
+  std::vector<std::string> tokens;  // [id] byte-level spelling ("Ġthe"); "" for ids only an added token has
+  std::vector<std::pair<std::string, std::string>> merges;  // rank order: merges[0] applies first
+  std::vector<AddedToken> added;
+  std::string split_regex{kGpt2SplitRegex};
+  bool nfc = false;            // NFC-normalize text outside added tokens (Qwen2's normalizer)
+  bool ignore_merges = false;  // a whole piece that is a token is taken as is (Llama 3)
+  TokenId bos_id = -1;
+  TokenId eos_id = -1;
+  bool add_bos = false;  // the post-processor prepends BOS
+};
+
+}  // namespace pagoda

@@ -1,0 +1,298 @@
+// The tokenizer.json reader: model (BPE vocab + merges), normalizer (none or NFC), pre_tokenizer (ByteLevel,
+// or a Sequence of one Split regex and a ByteLevel), added_tokens, post_processor (TemplateProcessing's leading
+// special token is BOS) and decoder (ByteLevel). Anything else is refused by name rather than run wrongly.
+#include "tokenizer/hf_tokenizer_loader.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+
+#include "tokenizer/bpe_tokenizer.h"
+
+namespace pagoda {
+namespace {
+
+using nlohmann::json;
+
+struct Reader {
+  std::string_view name;
+  Status fail(std::string_view field, const std::string& message) const {
+    return make_error(fmt::format("{}: {} {}", name, field, message));
+  }
+};
+
+std::string type_of(const json& node, std::string_view key = "type") {
+  if (!node.is_object()) return "";
+  const auto it = node.find(key);
+  return it != node.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool flag(const json& node, const char* key, bool fallback) {
+  const auto it = node.find(key);
+  return it != node.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+// ByteLevel as a pre-tokenizer: use_regex means GPT-2's split regex runs inside it.
+Status read_byte_level(const Reader& r, const json& node, std::string_view field, bool& uses_regex) {
+  if (flag(node, "add_prefix_space", false)) {
+    return r.fail(fmt::format("{}.add_prefix_space", field), "is true; only false is supported");
+  }
+  uses_regex = flag(node, "use_regex", true);
+  return Status::ok_status();
+}
+
+Status read_split(const Reader& r, const json& node, std::string_view field, BpeVocab& vocab) {
+  const auto pattern = node.find("pattern");
+  if (pattern == node.end() || !pattern->is_object()) return r.fail(fmt::format("{}.pattern", field), "is missing");
+  const auto regex = pattern->find("Regex");
+  if (regex == pattern->end() || !regex->is_string()) {
+    return r.fail(fmt::format("{}.pattern", field), "has no Regex string (String patterns are not supported)");
+  }
+  if (type_of(node, "behavior") != "Isolated") {
+    return r.fail(fmt::format("{}.behavior", field), fmt::format("is '{}'; only 'Isolated' is supported",
+                                                                 type_of(node, "behavior")));
+  }
+  if (flag(node, "invert", false)) return r.fail(fmt::format("{}.invert", field), "is true; only false is supported");
+  vocab.split_regex = regex->get<std::string>();
+  return Status::ok_status();
+}
+
+Status read_pre_tokenizer(const Reader& r, const json& root, BpeVocab& vocab) {
+  const auto it = root.find("pre_tokenizer");
+  if (it == root.end() || it->is_null()) {
+    return r.fail("pre_tokenizer", "is missing; byte-level BPE needs a ByteLevel pre-tokenizer");
+  }
+  const std::string type = type_of(*it);
+  bool uses_regex = false;
+  if (type == "ByteLevel") {
+    PAGODA_RETURN_IF_ERROR(read_byte_level(r, *it, "pre_tokenizer", uses_regex));
+    vocab.split_regex = std::string(kGpt2SplitRegex);
+    return Status::ok_status();
+  }
+  if (type != "Sequence") {
+    return r.fail("pre_tokenizer.type", fmt::format("is '{}'; only ByteLevel or a Sequence of Split and ByteLevel "
+                                                    "is supported", type));
+  }
+  const auto steps = it->find("pretokenizers");
+  if (steps == it->end() || !steps->is_array()) return r.fail("pre_tokenizer.pretokenizers", "is not an array");
+  int splits = 0;
+  bool byte_level = false;
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const std::string field = fmt::format("pre_tokenizer.pretokenizers[{}]", i);
+    const std::string step_type = type_of((*steps)[i]);
+    if (step_type == "Split") {
+      if (++splits > 1 || byte_level) return r.fail(field, "is a second Split; only one, before ByteLevel, is supported");
+      PAGODA_RETURN_IF_ERROR(read_split(r, (*steps)[i], field, vocab));
+    } else if (step_type == "ByteLevel") {
+      PAGODA_RETURN_IF_ERROR(read_byte_level(r, (*steps)[i], field, uses_regex));
+      if (uses_regex && splits > 0) return r.fail(field + ".use_regex", "is true after a Split; not supported");
+      if (uses_regex) vocab.split_regex = std::string(kGpt2SplitRegex);
+      byte_level = true;
+    } else {
+      return r.fail(field + ".type", fmt::format("is '{}'; only Split and ByteLevel are supported", step_type));
+    }
+  }
+  if (!byte_level) return r.fail("pre_tokenizer", "has no ByteLevel step; only byte-level BPE is supported");
+  return Status::ok_status();
+}
+
+Status read_model(const Reader& r, const json& root, BpeVocab& vocab) {
+  const auto model = root.find("model");
+  if (model == root.end() || !model->is_object()) return r.fail("model", "is missing or not an object");
+  const std::string type = type_of(*model);
+  if (type != "BPE") return r.fail("model.type", fmt::format("is '{}'; only 'BPE' (byte-level) is supported", type));
+  if (flag(*model, "byte_fallback", false)) return r.fail("model.byte_fallback", "is true; not supported");
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    const auto it = model->find(key);
+    if (it != model->end() && it->is_string() && !it->get<std::string>().empty()) {
+      return r.fail(fmt::format("model.{}", key), "is set; not supported");
+    }
+  }
+  vocab.ignore_merges = flag(*model, "ignore_merges", false);
+  const auto tokens = model->find("vocab");
+  if (tokens == model->end() || !tokens->is_object()) return r.fail("model.vocab", "is missing or not an object");
+  for (const auto& [token, id] : tokens->items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (int64_t(1) << 30)) {
+      return r.fail(fmt::format("model.vocab['{}']", token), "is not an id in 0..2^30");
+    }
+    const auto index = size_t(id.get<int64_t>());
+    if (index >= vocab.tokens.size()) vocab.tokens.resize(index + 1);
+    if (!vocab.tokens[index].empty()) {
+      return r.fail(fmt::format("model.vocab['{}']", token), fmt::format("reuses id {} of '{}'", index,
+                                                                          vocab.tokens[index]));
+    }
+    if (token.empty()) return r.fail("model.vocab", "has an empty token");
+    vocab.tokens[index] = token;
+  }
+  const auto merges = model->find("merges");
+  if (merges == model->end() || !merges->is_array()) return r.fail("model.merges", "is missing or not an array");
+  vocab.merges.reserve(merges->size());
+  for (size_t i = 0; i < merges->size(); ++i) {
+    const json& merge = (*merges)[i];
+    if (merge.is_string()) {
+      const std::string& text = merge.get_ref<const std::string&>();
+      const size_t space = text.find(' ');
+      if (space == std::string::npos || space == 0 || space + 1 == text.size() ||
+          text.find(' ', space + 1) != std::string::npos) {
+        return r.fail(fmt::format("model.merges[{}]", i), fmt::format("is '{}', not 'left right'", text));
+      }
+      vocab.merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+      vocab.merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
+    } else {
+      return r.fail(fmt::format("model.merges[{}]", i), "is neither a 'left right' string nor a [left, right] pair");
+    }
+  }
+  return Status::ok_status();
+}
+
+Status read_added_tokens(const Reader& r, const json& root, BpeVocab& vocab) {
+  const auto added = root.find("added_tokens");
+  if (added == root.end() || added->is_null()) return Status::ok_status();
+  if (!added->is_array()) return r.fail("added_tokens", "is not an array");
+  for (size_t i = 0; i < added->size(); ++i) {
+    const json& node = (*added)[i];
+    const std::string field = fmt::format("added_tokens[{}]", i);
+    if (!node.is_object()) return r.fail(field, "is not an object");
+    const auto id = node.find("id");
+    const auto content = node.find("content");
+    if (id == node.end() || !id->is_number_integer()) return r.fail(field + ".id", "is missing or not an integer");
+    if (content == node.end() || !content->is_string() || content->get_ref<const std::string&>().empty()) {
+      return r.fail(field + ".content", "is missing or not a non-empty string");
+    }
+    if (id->get<int64_t>() < 0 || id->get<int64_t>() >= (int64_t(1) << 30)) {
+      return r.fail(field + ".id", "is outside 0..2^30");
+    }
+    AddedToken token;
+    token.id = TokenId(id->get<int64_t>());
+    token.content = content->get<std::string>();
+    token.special = flag(node, "special", false);
+    token.lstrip = flag(node, "lstrip", false);
+    token.rstrip = flag(node, "rstrip", false);
+    vocab.added.push_back(std::move(token));
+  }
+  return Status::ok_status();
+}
+
+TokenId find_added(const BpeVocab& vocab, std::string_view content) {
+  for (const AddedToken& token : vocab.added) {
+    if (token.content == content) return token.id;
+  }
+  return -1;
+}
+
+// BOS: the special token a TemplateProcessing puts before the text (possibly inside a Sequence).
+Status read_post_processor(const Reader& r, const json& node, std::string_view field, BpeVocab& vocab) {
+  if (node.is_null()) return Status::ok_status();
+  const std::string type = type_of(node);
+  if (type == "ByteLevel") return Status::ok_status();
+  if (type == "Sequence") {
+    const auto steps = node.find("processors");
+    if (steps == node.end() || !steps->is_array()) return r.fail(fmt::format("{}.processors", field), "is not an array");
+    for (size_t i = 0; i < steps->size(); ++i) {
+      PAGODA_RETURN_IF_ERROR(read_post_processor(r, (*steps)[i], fmt::format("{}.processors[{}]", field, i), vocab));
+    }
+    return Status::ok_status();
+  }
+  if (type != "TemplateProcessing") {
+    return r.fail(fmt::format("{}.type", field), fmt::format("is '{}'; only ByteLevel, TemplateProcessing or a "
+                                                             "Sequence of them is supported", type));
+  }
+  const auto single = node.find("single");
+  if (single == node.end() || !single->is_array() || single->empty()) {
+    return r.fail(fmt::format("{}.single", field), "is missing or empty");
+  }
+  const json& first = (*single)[0];
+  if (!first.is_object() || !first.contains("SpecialToken")) return Status::ok_status();
+  const json& special = first["SpecialToken"];
+  const std::string name = type_of(special, "id");
+  const TokenId id = find_added(vocab, name);
+  if (id == -1) {
+    return r.fail(fmt::format("{}.single[0].SpecialToken.id", field), fmt::format("is '{}', not an added token", name));
+  }
+  vocab.bos_id = id;
+  vocab.add_bos = true;
+  return Status::ok_status();
+}
+
+// tokenizer_config.json writes a token as "text" or {"content": "text", ...}.
+std::string config_token(const json& config, const char* key) {
+  const auto it = config.find(key);
+  if (it == config.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  return type_of(*it, "content");
+}
+
+Status read_config(const Reader& r, std::string_view config_json, BpeVocab& vocab) {
+  if (config_json.empty()) return Status::ok_status();
+  json config = json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object()) {
+    return r.fail("(tokenizer_config.json)", "is not a JSON object");
+  }
+  const std::string eos = config_token(config, "eos_token");
+  if (!eos.empty()) vocab.eos_id = find_added(vocab, eos);
+  const std::string bos = config_token(config, "bos_token");
+  if (!bos.empty() && find_added(vocab, bos) != -1) {
+    vocab.bos_id = find_added(vocab, bos);
+    if (flag(config, "add_bos_token", false)) vocab.add_bos = true;
+  }
+  return Status::ok_status();
+}
+
+}  // namespace
+
+Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name,
+                                        std::string_view config_json) {
+  const Reader r{name};
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::exception& e) {
+    return make_error(fmt::format("{}: not valid JSON: {}", name, e.what()));
+  }
+  if (!root.is_object()) return make_error(fmt::format("{}: the top level is not a JSON object", name));
+  BpeVocab vocab;
+  PAGODA_RETURN_IF_ERROR(read_model(r, root, vocab));
+  const auto normalizer = root.find("normalizer");
+  if (normalizer != root.end() && !normalizer->is_null()) {
+    const std::string type = type_of(*normalizer);
+    if (type != "NFC") return r.fail("normalizer.type", fmt::format("is '{}'; only none or NFC is supported", type));
+    vocab.nfc = true;
+  }
+  PAGODA_RETURN_IF_ERROR(read_pre_tokenizer(r, root, vocab));
+  PAGODA_RETURN_IF_ERROR(read_added_tokens(r, root, vocab));
+  const auto post = root.find("post_processor");
+  if (post != root.end()) PAGODA_RETURN_IF_ERROR(read_post_processor(r, *post, "post_processor", vocab));
+  const auto decoder = root.find("decoder");
+  if (decoder != root.end() && !decoder->is_null() && type_of(*decoder) != "ByteLevel") {
+    return r.fail("decoder.type", fmt::format("is '{}'; only ByteLevel is supported", type_of(*decoder)));
+  }
+  PAGODA_RETURN_IF_ERROR(read_config(r, config_json, vocab));
+  return vocab;
+}
+
+Result<std::unique_ptr<Tokenizer>> tokenizer_from_hf_json(const std::string& path) {
+  const auto read = [](const std::string& file, std::string& out) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    out = std::move(buffer).str();
+    return true;
+  };
+  std::string text;
+  if (!read(path, text)) return make_error(fmt::format("{}: cannot read the file", path));
+  std::string config;
+  const std::filesystem::path config_path = std::filesystem::path(path).parent_path() / "tokenizer_config.json";
+  std::error_code ec;
+  if (std::filesystem::exists(config_path, ec)) read(config_path.string(), config);
+  PAGODA_ASSIGN_OR_RETURN(BpeVocab vocab, bpe_vocab_from_hf_json(text, path, config));
+  PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(vocab), path));
+  return std::unique_ptr<Tokenizer>(std::move(tok));
+}
+
+}  // namespace pagoda

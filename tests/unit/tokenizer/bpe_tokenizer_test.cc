@@ -1,0 +1,268 @@
+// Byte-level BPE tests: the GPT-2 byte mapping, merges by rank on a tiny hand-written vocabulary, each split
+// regex on known splits, added-token matching, the tokenizer.json and GGUF "gpt2" loaders' errors, and fuzz of
+// truncated/mutated tokenizer.json text and random bytes to encode (real-vocabulary parity is the e2e test).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
+#include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/hf_tokenizer_loader.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/stream_decoder.h"
+#include "tokenizer/vocab_loader.h"
+
+namespace pagoda {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> split(std::string_view regex, std::string_view text) {
+  Result<PreTokenizer> pre = PreTokenizer::create(std::string(regex));
+  EXPECT_TRUE(pre.ok());
+  std::vector<std::string> out;
+  for (std::string_view piece : pre->split(text)) out.emplace_back(piece);
+  return out;
+}
+
+// Ids 0..255 are the 256 byte characters in byte order; merges build "he", "ll", "hell", "hello", "Ġw".
+nlohmann::json tiny_json() {
+  nlohmann::json vocab = nlohmann::json::object();
+  for (int b = 0; b < 256; ++b) vocab[byte_level_encode(std::string(1, char(b)))] = b;
+  const std::vector<std::string> merged = {"he", "ll", "hell", "hello", "Ġw"};
+  for (size_t i = 0; i < merged.size(); ++i) vocab[merged[i]] = 256 + int(i);
+  return {{"version", "1.0"},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+          {"added_tokens",
+           {{{"id", 261}, {"content", "<|end|>"}, {"special", true}},
+            {{"id", 262}, {"content", "<|end|>x"}, {"special", false}},
+            {{"id", 263}, {"content", "<pad>"}, {"special", true}, {"lstrip", true}, {"rstrip", true}}}},
+          {"post_processor", nullptr},
+          {"decoder", {{"type", "ByteLevel"}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"h e", "l l", "he ll", {"hell", "o"}, "Ġ w"}}}}};
+}
+
+std::unique_ptr<BpeTokenizer> tiny_tokenizer(const nlohmann::json& json = tiny_json()) {
+  Result<BpeVocab> vocab = bpe_vocab_from_hf_json(json.dump(), "tiny.json");
+  EXPECT_TRUE(vocab.ok()) << (vocab.ok() ? "" : vocab.error());
+  Result<std::unique_ptr<BpeTokenizer>> tok = BpeTokenizer::create(std::move(vocab).value(), "tiny.json");
+  EXPECT_TRUE(tok.ok()) << (tok.ok() ? "" : tok.error());
+  return std::move(tok).value();
+}
+
+std::string load_error(const nlohmann::json& json) {
+  Result<BpeVocab> vocab = bpe_vocab_from_hf_json(json.dump(), "bad.json");
+  if (!vocab.ok()) return vocab.error();
+  Result<std::unique_ptr<BpeTokenizer>> tok = BpeTokenizer::create(std::move(vocab).value(), "bad.json");
+  return tok.ok() ? "" : tok.error();
+}
+
+TEST(ByteLevelTest, EveryByteRoundTripsThroughOnePrintableCharacter) {
+  EXPECT_EQ(byte_level_char(' '), U'\u0120');   // "Ġ"
+  EXPECT_EQ(byte_level_char('\n'), U'\u010A');  // "Ċ"
+  EXPECT_EQ(byte_level_char('A'), U'A');
+  EXPECT_EQ(byte_level_char(0xAD), U'\u0143');  // the last of the 68 remapped bytes
+  std::string all;
+  for (int b = 0; b < 256; ++b) {
+    all += char(b);
+    EXPECT_EQ(byte_level_byte(byte_level_char(uint8_t(b))), uint8_t(b));
+  }
+  EXPECT_EQ(byte_level_decode(byte_level_encode(all)), all);
+  EXPECT_EQ(byte_level_encode(" hi\n"), "ĠhiĊ");
+  EXPECT_EQ(byte_level_decode("漢"), "漢");  // outside the mapping: kept as is
+}
+
+TEST(PreTokenizerTest, Gpt2SplitsContractionsWordsNumbersAndSpaces) {
+  EXPECT_THAT(split(kGpt2SplitRegex, "Hello world's  123"), ElementsAre("Hello", " world", "'s", " ", " 123"));
+  EXPECT_THAT(split(kGpt2SplitRegex, "I'M x"), ElementsAre("I", "'", "M", " x"));  // GPT-2 is case-sensitive
+}
+
+TEST(PreTokenizerTest, Llama3GroupsDigitsByThreeAndIgnoresContractionCase) {
+  EXPECT_THAT(split(kLlama3SplitRegex, "12345 abc"), ElementsAre("123", "45", " abc"));
+  EXPECT_THAT(split(kLlama3SplitRegex, "HELLO'S"), ElementsAre("HELLO", "'S"));
+  EXPECT_THAT(split(kLlama3SplitRegex, "a\n\n b"), ElementsAre("a", "\n\n", " b"));
+  // \s+(?!\S) backtracks to leave the tab, which then leads the word: HF gives the same split.
+  EXPECT_THAT(split(kLlama3SplitRegex, "x  \ty"), ElementsAre("x", "  ", "\ty"));
+}
+
+TEST(PreTokenizerTest, Qwen2SplitsEveryDigit) {
+  EXPECT_THAT(split(kQwen2SplitRegex, "12345"), ElementsAre("1", "2", "3", "4", "5"));
+  EXPECT_THAT(split(kQwen2SplitRegex, "你好 世界!"), ElementsAre("你好", " 世界", "!"));
+}
+
+TEST(PreTokenizerTest, InvalidUtf8StaysInThePieces) {
+  const std::string text = "ab\xff\xfe cd\xe2\x82";
+  std::string joined;
+  for (const std::string& piece : split(kLlama3SplitRegex, text)) joined += piece;
+  EXPECT_EQ(joined, text);
+}
+
+TEST(PreTokenizerTest, ABadRegexIsAnError) {
+  Result<PreTokenizer> pre = PreTokenizer::create("(unclosed");
+  ASSERT_FALSE(pre.ok());
+  EXPECT_THAT(pre.error(), HasSubstr("does not compile"));
+}
+
+TEST(BpeTokenizerTest, MergesApplyByRank) {
+  const auto tok = tiny_tokenizer();
+  EXPECT_THAT(tok->encode("hello", false), ElementsAre(259));                      // h e -> he, l l, he ll, hell o
+  EXPECT_THAT(tok->encode("hello world", false), ElementsAre(259, 260, 'o', 'r', 'l', 'd'));  // Ġ w
+  EXPECT_THAT(tok->encode("helo", false), ElementsAre(256, 'l', 'o'));
+  EXPECT_EQ(tok->decode(tok->encode("hello world", false)), "hello world");
+}
+
+TEST(BpeTokenizerTest, AddedTokensMatchLongestFirstAndStripWhitespace) {
+  const auto tok = tiny_tokenizer();
+  EXPECT_THAT(tok->encode("a<|end|>b", false), ElementsAre('a', 261, 'b'));
+  EXPECT_THAT(tok->encode("a<|end|>x", false), ElementsAre('a', 262));  // the longer non-special token wins
+  EXPECT_THAT(tok->encode("a  <pad>  b", false), ElementsAre('a', 263, 'b'));  // lstrip + rstrip
+  EXPECT_THAT(tok->encode("<|end", false), ElementsAre('<', '|', 'e', 'n', 'd'));
+  EXPECT_TRUE(tok->is_control(261));
+  EXPECT_FALSE(tok->is_control(262));
+  EXPECT_EQ(tok->token_bytes(261, -1), "");         // special: no text
+  EXPECT_EQ(tok->token_bytes(262, -1), "<|end|>x");  // added, not special: its content
+  EXPECT_EQ(tok->vocab_size(), 264);
+}
+
+TEST(BpeTokenizerTest, IgnoreMergesTakesAWholeTokenAsIs) {
+  nlohmann::json json = tiny_json();
+  json["model"]["vocab"]["lo"] = 264;  // reachable only as a whole piece: no merge builds it
+  json["model"]["ignore_merges"] = true;
+  EXPECT_THAT(tiny_tokenizer(json)->encode("lo", false), ElementsAre(264));
+  json["model"]["ignore_merges"] = false;
+  EXPECT_THAT(tiny_tokenizer(json)->encode("lo", false), ElementsAre('l', 'o'));
+}
+
+TEST(BpeTokenizerTest, TemplateProcessingAddsBos) {
+  nlohmann::json json = tiny_json();
+  json["post_processor"] = {{"type", "TemplateProcessing"},
+                            {"single", {{{"SpecialToken", {{"id", "<|end|>"}, {"type_id", 0}}}},
+                                        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}}};
+  const auto tok = tiny_tokenizer(json);
+  EXPECT_EQ(tok->bos_id(), 261);
+  EXPECT_THAT(tok->encode("he", true), ElementsAre(261, 256));
+  EXPECT_THAT(tok->encode("he", false), ElementsAre(256));
+}
+
+TEST(BpeTokenizerTest, NfcComposesBeforeSplitting) {
+  nlohmann::json json = tiny_json();
+  json["normalizer"] = {{"type", "NFC"}};
+  const auto tok = tiny_tokenizer(json);
+  EXPECT_EQ(tok->decode(tok->encode("e\u0301", false)), "\u00e9");
+}
+
+TEST(BpeTokenizerTest, StreamDecoderHoldsASplitCharacterBack) {
+  const auto tok = tiny_tokenizer();
+  const std::vector<TokenId> ids = tok->encode("漢", false);  // three byte tokens
+  ASSERT_EQ(ids.size(), 3u);
+  StreamDecoder decoder(*tok);
+  EXPECT_EQ(decoder.push(ids[0]), "");
+  EXPECT_EQ(decoder.push(ids[1]), "");
+  EXPECT_EQ(decoder.push(ids[2]), "漢");
+}
+
+TEST(HfLoaderTest, ErrorsNameTheFileAndField) {
+  nlohmann::json json = tiny_json();
+  json["model"]["type"] = "WordPiece";
+  EXPECT_THAT(load_error(json), HasSubstr("bad.json: model.type is 'WordPiece'"));
+  json["model"]["type"] = "Unigram";
+  EXPECT_THAT(load_error(json), HasSubstr("model.type is 'Unigram'"));
+  json = tiny_json();
+  json["pre_tokenizer"] = {{"type", "Metaspace"}};
+  EXPECT_THAT(load_error(json), HasSubstr("pre_tokenizer.type is 'Metaspace'"));
+  json = tiny_json();
+  json["model"]["merges"][0] = "h";
+  EXPECT_THAT(load_error(json), HasSubstr("model.merges[0]"));
+  json = tiny_json();
+  json["model"]["merges"].push_back("q z");
+  EXPECT_THAT(load_error(json), HasSubstr("merges[5] ('q z') uses 'qz'"));
+  json = tiny_json();
+  json["model"]["vocab"].erase("A");
+  EXPECT_THAT(load_error(json), HasSubstr("no token for byte 0x41"));
+  json = tiny_json();
+  json["added_tokens"][0].erase("content");
+  EXPECT_THAT(load_error(json), HasSubstr("added_tokens[0].content"));
+  json = tiny_json();
+  json["normalizer"] = {{"type", "NFKC"}};
+  EXPECT_THAT(load_error(json), HasSubstr("normalizer.type is 'NFKC'"));
+  EXPECT_THAT(bpe_vocab_from_hf_json("{\"model\": ", "cut.json").error(), HasSubstr("cut.json: not valid JSON"));
+  EXPECT_THAT(tokenizer_from_hf_json("/nonexistent/tokenizer.json").error(), HasSubstr("cannot read"));
+}
+
+TEST(HfLoaderTest, FuzzTruncatedAndMutatedJsonNeverCrashes) {
+  const std::string text = tiny_json().dump();
+  std::mt19937 rng(7);
+  int accepted = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string bad = text.substr(0, rng() % text.size());
+    if (round % 2 == 1) {
+      bad = text;
+      for (int k = 0; k < 3; ++k) bad[rng() % bad.size()] = char(rng() % 256);
+    }
+    Result<BpeVocab> vocab = bpe_vocab_from_hf_json(bad, "fuzz.json");
+    if (!vocab.ok()) {
+      EXPECT_THAT(vocab.error(), HasSubstr("fuzz.json"));
+      continue;
+    }
+    Result<std::unique_ptr<BpeTokenizer>> tok = BpeTokenizer::create(std::move(vocab).value(), "fuzz.json");
+    if (tok.ok()) {
+      ++accepted;
+      (void)(*tok)->encode("hello <|end|> world", true);
+    }
+  }
+  EXPECT_LT(accepted, 300);  // truncations must be refused
+}
+
+TEST(BpeTokenizerTest, FuzzRandomBytesRoundTrip) {
+  const auto tok = tiny_tokenizer();
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::string text(rng() % 64, '\0');
+    for (char& c : text) c = char(rng() % 256);
+    EXPECT_EQ(tok->decode(tok->encode(text, false)), text);
+  }
+}
+
+TEST(GgufBpeTest, Gpt2ModelLoadsWithMergesAndPre) {
+  nlohmann::json json = tiny_json();
+  std::vector<std::string> tokens(264);
+  std::vector<int32_t> types(264, 1);
+  for (const auto& [token, id] : json["model"]["vocab"].items()) tokens[size_t(id.get<int>())] = token;
+  tokens[261] = "<|end|>";
+  types[261] = 3;  // control
+  tokens[262] = "<|end|>x";
+  types[262] = 4;  // user-defined
+  tokens[263] = "<pad>";
+  types[263] = 3;
+  const std::vector<std::string> merges = {"h e", "l l", "he ll", "hell o", "Ġ w"};
+  format::GgufWriter writer;
+  writer.set("general.architecture", format::GgufValue::string("llama"));
+  writer.set("tokenizer.ggml.model", format::GgufValue::string("gpt2"));
+  writer.set("tokenizer.ggml.tokens", format::GgufValue::string_array(tokens));
+  writer.set("tokenizer.ggml.token_type", format::GgufValue::i32_array(types));
+  writer.set("tokenizer.ggml.merges", format::GgufValue::string_array(merges));
+  writer.set("tokenizer.ggml.pre", format::GgufValue::string("qwen2"));
+  const std::vector<uint8_t> bytes = writer.to_bytes();
+  Result<format::GgufFile> file = format::GgufFile::from_memory(bytes, "bpe.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  Result<std::unique_ptr<Tokenizer>> tok = tokenizer_from_gguf(*file);
+  ASSERT_TRUE(tok.ok()) << tok.error();
+  EXPECT_THAT((*tok)->encode("hello world<|end|>12", false), ElementsAre(259, 260, 'o', 'r', 'l', 'd', 261, '1', '2'));
+
+  writer.set("tokenizer.ggml.pre", format::GgufValue::string("falcon"));
+  const std::vector<uint8_t> bad_bytes = writer.to_bytes();
+  Result<format::GgufFile> bad = format::GgufFile::from_memory(bad_bytes, "bpe.gguf");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_THAT(tokenizer_from_gguf(*bad).error(), HasSubstr("tokenizer.ggml.pre is 'falcon'"));
+}
+
+}  // namespace
+}  // namespace pagoda
