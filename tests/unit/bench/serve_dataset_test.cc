@@ -1,6 +1,6 @@
 // The serving benchmark's inputs: random prompts (lengths, ids vs text), the JSONL and ShareGPT loaders against
-// small hand-written files and broken ones (errors name the file, line and field), the SSE data splitter fed in
-// odd pieces, --base-url parsing and the request body.
+// small hand-written files and broken, truncated or mangled ones (errors name the file, line and field), the SSE
+// data splitter fed in odd pieces, --base-url parsing and the request body.
 #include "bench/serve_dataset.h"
 
 #include <gtest/gtest.h>
@@ -161,6 +161,36 @@ TEST_F(ServeDatasetTest, ShareGptBadFiles) {
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().find(path), std::string::npos) << p.error();
     EXPECT_NE(p.error().find(c.expected), std::string::npos) << p.error();
+  }
+}
+
+TEST_F(ServeDatasetTest, TruncatedAndMangledFilesNeverCrash) {
+  const std::string jsonl = "{\"prompt\": \"Once upon a time\", \"output_len\": 7}\n{\"prompt\": [1, 403], \"output_len\": 3}\n";
+  const std::string sharegpt =
+      "[{\"conversations\": [{\"from\": \"human\", \"value\": \"Tell me about the big red ball\"}, "
+      "{\"from\": \"gpt\", \"value\": \"It rolled down the hill and far away\"}]}]";
+  std::mt19937_64 rng(11);
+  for (size_t cut = 0; cut <= sharegpt.size(); ++cut) {
+    std::string mangled = sharegpt;
+    if (!mangled.empty()) mangled[rng() % mangled.size()] = char(rng() % 256);
+    for (const std::string& bytes : {sharegpt.substr(0, cut), mangled}) {
+      const std::string path = write("f.json", bytes);
+      Result<std::vector<ServePrompt>> p = load_sharegpt_prompts(path, *tokenizer_, 2, std::nullopt, 0);
+      if (!p.ok()) {
+        EXPECT_NE(p.error().find(path), std::string::npos) << p.error();
+      }
+    }
+  }
+  for (size_t cut = 0; cut <= jsonl.size(); ++cut) {
+    std::string mangled = jsonl;
+    mangled[rng() % mangled.size()] = char(rng() % 256);
+    for (const std::string& bytes : {jsonl.substr(0, cut), mangled}) {
+      const std::string path = write("f.jsonl", bytes);
+      Result<std::vector<ServePrompt>> p = load_jsonl_prompts(path, *tokenizer_, 2, std::nullopt);
+      if (!p.ok()) {
+        EXPECT_NE(p.error().find(path), std::string::npos) << p.error();
+      }
+    }
   }
 }
 
