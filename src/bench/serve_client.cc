@@ -64,7 +64,8 @@ std::string serve_request_body(const ServeClientOptions& options, const ServePro
   } else {
     body["prompt"] = prompt.token_ids;
   }
-  return body.dump();
+  // A dataset file's text may hold invalid UTF-8; it goes out as U+FFFD rather than failing the request.
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 namespace {

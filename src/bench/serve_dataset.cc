@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bench/random_prompt.h"
+#include "tokenizer/utf8.h"
 
 namespace pagoda::bench {
 namespace {
@@ -35,17 +36,34 @@ std::pair<int32_t, int32_t> length_bounds(int32_t len, double ratio) {
   return {lo, hi};
 }
 
+// Random byte tokens decode to stray bytes that no JSON body may carry: only whole UTF-8 characters are kept.
+std::string valid_utf8_only(std::string_view text) {
+  std::string out;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t len = utf8_char_length(text, pos);
+    if (len == 0) {
+      ++pos;
+      continue;
+    }
+    out.append(text.substr(pos, len));
+    pos += len;
+  }
+  return out;
+}
+
 // Random ids decoded to text and encoded again merge or split pieces; trimming the re-encoded ids and
 // decoding once more keeps the text near `length` tokens.
 std::string random_text(const Tokenizer& tokenizer, int32_t length, std::mt19937_64& rng) {
   std::vector<TokenId> ids = random_prompt(tokenizer, length, rng);
-  for (int round = 0; round < 3; ++round) {
-    std::vector<TokenId> again = tokenizer.encode(tokenizer.decode(ids), /*add_bos=*/true);
+  for (int round = 0; round < 4; ++round) {
+    std::vector<TokenId> again = tokenizer.encode(valid_utf8_only(tokenizer.decode(ids)), /*add_bos=*/true);
+    // Dropped stray bytes shorten the text: top it up with more random tokens, then trim.
+    if (int32_t(again.size()) < length) append_random_tokens(tokenizer, length - int32_t(again.size()), rng, again);
     if (int32_t(again.size()) > length) again.resize(size_t(length));
     if (again == ids) break;
     ids = std::move(again);
   }
-  return tokenizer.decode(ids);
+  return valid_utf8_only(tokenizer.decode(ids));
 }
 
 }  // namespace

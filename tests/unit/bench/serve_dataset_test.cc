@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "bench/serve_client.h"
@@ -70,6 +71,7 @@ TEST_F(ServeDatasetTest, RandomTextReencodesNearItsLength) {
     EXPECT_FALSE(p.text.empty());
     EXPECT_EQ(p.prompt_len, int32_t(tokenizer_->encode(p.text, true).size()));
     EXPECT_NEAR(p.prompt_len, 64, 6);
+    EXPECT_NO_THROW((void)nlohmann::json(p.text).dump()) << "not valid UTF-8";
     EXPECT_EQ(p.output_len, 8);
   }
 }
