@@ -186,7 +186,8 @@ asio::awaitable<void> send_one(RunState& state, size_t idx) {
     tcp::resolver resolver(executor);
     const auto endpoints = co_await resolver.async_resolve(o.target.host, o.target.port, asio::use_awaitable);
     beast::tcp_stream stream(executor);
-    stream.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.request_timeout_s)));
+    stream.expires_after(
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.request_timeout_s)));
     co_await stream.async_connect(endpoints, asio::use_awaitable);
     stream.socket().set_option(tcp::no_delay(true));
 

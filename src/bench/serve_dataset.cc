@@ -159,8 +159,7 @@ Result<std::vector<ServePrompt>> load_sharegpt_prompts(const std::string& path, 
     for (const json& turn : *conv) {
       if (!turn.is_object() || !turn.contains("from") || !turn["from"].is_string() || !turn.contains("value") ||
           !turn["value"].is_string())
-        return make_error(
-            fmt::format("{}: entry {}: each turn needs string fields 'from' and 'value'", path, i));
+        return make_error(fmt::format("{}: entry {}: each turn needs string fields 'from' and 'value'", path, i));
       const std::string from = turn["from"].get<std::string>();
       if (!human && from == "human") {
         human = turn["value"].get<std::string>();

@@ -24,7 +24,7 @@ struct ServePrompt {
 
 struct RandomPromptOptions {
   int32_t num_prompts = 0;
-  int32_t input_len = 0;   // tokens, BOS included
+  int32_t input_len = 0;  // tokens, BOS included
   int32_t output_len = 0;
   double range_ratio = 0;  // lengths drawn uniformly from [len * (1 - r), len * (1 + r)], r in [0, 1)
   bool as_text = false;    // text (for chat) instead of token ids; its re-encoded length stays within a few tokens

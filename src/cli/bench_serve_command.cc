@@ -98,8 +98,7 @@ Result<TokenizerSource> load_tokenizer(const std::string& path) {
   return s;
 }
 
-Result<std::vector<bench::ServePrompt>> make_prompts(const ServeCliOptions& o, const Tokenizer& tokenizer,
-                                                     bool chat) {
+Result<std::vector<bench::ServePrompt>> make_prompts(const ServeCliOptions& o, const Tokenizer& tokenizer, bool chat) {
   const std::string sharegpt = "sharegpt:";
   if (o.dataset == "random") {
     bench::RandomPromptOptions r;
@@ -164,8 +163,8 @@ int bench_serve(const ServeCliOptions& o) {
   progress.finish();
 
   const bench::ServeMetrics metrics = bench::compute_serve_metrics(run.records, run.duration_s, *percents);
-  bench::ServeRunInfo info{o.base_url, o.endpoint,  o.model_name.value_or(""), o.dataset,
-                           o.num_prompts, *rate, o.burstiness, o.max_concurrency};
+  bench::ServeRunInfo info{o.base_url, o.endpoint,   o.model_name.value_or(""), o.dataset, o.num_prompts,
+                           *rate,      o.burstiness, o.max_concurrency};
   for (const bench::ServeRequestRecord& r : run.records) {
     if (!r.success) {
       std::fprintf(stderr, "pagoda: bench serve: a request failed: %s\n", r.error.c_str());

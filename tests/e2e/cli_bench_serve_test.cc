@@ -30,11 +30,30 @@ TEST(CliBenchServeTest, AllRequestsSucceedAndMeansAgreeWithTheServersMetrics) {
   ASSERT_TRUE(server.started()) << server.log();
   const std::string dir = make_temp_dir();
   const std::string json_path = dir + "/serve.json";
-  const ProcessResult r = run_pagoda({"bench", "serve", "--base-url",
-                                      "http://127.0.0.1:" + std::to_string(server.port()), "--num-prompts", "8",
-                                      "--request-rate", "40", "--dataset", "random", "--input-len", "32",
-                                      "--output-len", "24", "--range-ratio", "0.2", "--seed", "7", "--percentiles",
-                                      "50,90,99", "--max-concurrency", "4", "--json", json_path});
+  const ProcessResult r = run_pagoda({"bench",
+                                      "serve",
+                                      "--base-url",
+                                      "http://127.0.0.1:" + std::to_string(server.port()),
+                                      "--num-prompts",
+                                      "8",
+                                      "--request-rate",
+                                      "40",
+                                      "--dataset",
+                                      "random",
+                                      "--input-len",
+                                      "32",
+                                      "--output-len",
+                                      "24",
+                                      "--range-ratio",
+                                      "0.2",
+                                      "--seed",
+                                      "7",
+                                      "--percentiles",
+                                      "50,90,99",
+                                      "--max-concurrency",
+                                      "4",
+                                      "--json",
+                                      json_path});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string& out = r.out;
   EXPECT_EQ(figure(out, "Successful requests:"), 8.0) << out;

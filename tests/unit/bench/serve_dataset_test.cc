@@ -27,8 +27,7 @@ class ServeDatasetTest : public testing::Test {
     Result<std::unique_ptr<Tokenizer>> t = tokenizer_from_gguf(*file_);
     ASSERT_TRUE(t.ok()) << t.error();
     tokenizer_ = std::move(*t);
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pagoda_serve_dataset_" + std::to_string(std::random_device{}()));
+    dir_ = std::filesystem::temp_directory_path() / ("pagoda_serve_dataset_" + std::to_string(std::random_device{}()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -133,7 +132,8 @@ TEST_F(ServeDatasetTest, ShareGptFirstHumanTurnAndItsReply) {
   const std::string path = write("sg.json", R"([
     {"id": "a", "conversations": [{"from": "system", "value": "be kind"},
                                    {"from": "human", "value": "Tell me a story about a dog and a ball."},
-                                   {"from": "gpt", "value": ")" + reply + R"("},
+                                   {"from": "gpt", "value": ")" +
+                                                reply + R"("},
                                    {"from": "human", "value": "more"}]},
     {"id": "short", "conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello there friend"}]},
     {"id": "no reply", "conversations": [{"from": "human", "value": "Is anyone there at all today?"}]}
@@ -167,7 +167,8 @@ TEST_F(ServeDatasetTest, ShareGptBadFiles) {
 }
 
 TEST_F(ServeDatasetTest, TruncatedAndMangledFilesNeverCrash) {
-  const std::string jsonl = "{\"prompt\": \"Once upon a time\", \"output_len\": 7}\n{\"prompt\": [1, 403], \"output_len\": 3}\n";
+  const std::string jsonl =
+      "{\"prompt\": \"Once upon a time\", \"output_len\": 7}\n{\"prompt\": [1, 403], \"output_len\": 3}\n";
   const std::string sharegpt =
       "[{\"conversations\": [{\"from\": \"human\", \"value\": \"Tell me about the big red ball\"}, "
       "{\"from\": \"gpt\", \"value\": \"It rolled down the hill and far away\"}]}]";
@@ -197,8 +198,7 @@ TEST_F(ServeDatasetTest, TruncatedAndMangledFilesNeverCrash) {
 }
 
 TEST(SseDataReader, PayloadsOfDataLinesFedInPieces) {
-  const std::string stream =
-      ": comment\r\ndata: {\"a\":1}\r\n\r\nevent: x\ndata:{\"b\":2}\n\ndata: [DONE]\n\n";
+  const std::string stream = ": comment\r\ndata: {\"a\":1}\r\n\r\nevent: x\ndata:{\"b\":2}\n\ndata: [DONE]\n\n";
   for (size_t piece : {size_t(1), size_t(3), size_t(7), stream.size()}) {
     SCOPED_TRACE(piece);
     SseDataReader reader;
@@ -235,8 +235,8 @@ TEST(ServeClient, StreamedRequestBodies) {
   ids.prompt_len = 3;
   ids.output_len = 16;
   const std::string body = serve_request_body(o, ids);
-  for (const char* part : {"\"prompt\":[1,5,9]", "\"max_tokens\":16", "\"stream\":true", "\"include_usage\":true",
-                           "\"ignore_eos\":true"})
+  for (const char* part :
+       {"\"prompt\":[1,5,9]", "\"max_tokens\":16", "\"stream\":true", "\"include_usage\":true", "\"ignore_eos\":true"})
     EXPECT_NE(body.find(part), std::string::npos) << body;
   EXPECT_EQ(body.find("\"model\""), std::string::npos);
   o.endpoint = "/v1/chat/completions";

@@ -34,7 +34,7 @@ TEST(LatencyStats, MeanMedianStdAndPercentilesOfUnsortedSamples) {
   EXPECT_DOUBLE_EQ(s.std_dev, 2.0);  // population std (np.std)
   EXPECT_DOUBLE_EQ(s.median, 4.5);
   ASSERT_EQ(s.percentiles.size(), 2u);
-  EXPECT_DOUBLE_EQ(s.percentiles[0].second, 7.6);  // sorted 2 4 4 4 5 5 7 9, position 6.3
+  EXPECT_DOUBLE_EQ(s.percentiles[0].second, 7.6);     // sorted 2 4 4 4 5 5 7 9, position 6.3
   EXPECT_NEAR(s.percentiles[1].second, 8.986, 1e-9);  // position 6.993
   const LatencyStats empty = LatencyStats::of({}, percents);
   EXPECT_EQ(empty.mean, 0.0);
@@ -53,8 +53,8 @@ ServeRequestRecord record(double ttft_s, double e2e_s, int32_t out, std::vector<
 }
 
 TEST(ServeMetrics, VllmDefinitions) {
-  std::vector<ServeRequestRecord> records{record(0.1, 0.5, 5, {0.1, 0.1, 0.1, 0.1}),
-                                          record(0.3, 0.3, 1, {}), record(0.2, 1.2, 11, {0.05, 0.15})};
+  std::vector<ServeRequestRecord> records{record(0.1, 0.5, 5, {0.1, 0.1, 0.1, 0.1}), record(0.3, 0.3, 1, {}),
+                                          record(0.2, 1.2, 11, {0.05, 0.15})};
   ServeRequestRecord failed;
   failed.error = "HTTP 500";
   failed.prompt_len = 99;
