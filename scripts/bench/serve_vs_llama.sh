@@ -4,7 +4,7 @@
 # blocks printed side by side. Default workload: 12 cold random prompts, Poisson 0.2 req/s, 128 in / 64 out.
 # Usage: scripts/bench/serve_vs_llama.sh MODEL.gguf [THREADS]
 #   env: PAGODA (binary), PEER (the peer tools folder), NUM_PROMPTS (12), RATE (0.2), INPUT_LEN (128),
-#        OUTPUT_LEN (64), PAGODA_PORT (18080), LLAMA_PORT (18081), PAGODA_ARGS / LLAMA_ARGS (extra server flags),
+#        OUTPUT_LEN (64), SEED (0: prompts and arrivals), PAGODA_PORT (18080), LLAMA_PORT (18081), PAGODA_ARGS / LLAMA_ARGS (extra server flags),
 #        OUT (a folder for the logs and JSON results; default a temporary one).
 #   Quick smoke run: NUM_PROMPTS=2 RATE=inf INPUT_LEN=16 OUTPUT_LEN=8 scripts/bench/serve_vs_llama.sh MODEL.gguf
 set -euo pipefail
@@ -40,7 +40,7 @@ wait_ready() {
 bench() {
   "$P" bench serve --base-url "http://127.0.0.1:$1" --endpoint /v1/completions -m "$model" \
     --num-prompts "$num_prompts" --request-rate "$rate" --dataset random --input-len "$input_len" \
-    --output-len "$output_len" --seed 1 --percentiles 50,99 --json "$out/$2.json" 2>"$out/$2.bench.log"
+    --output-len "$output_len" --seed "${SEED:-0}" --percentiles 50,99 --json "$out/$2.json" 2>"$out/$2.bench.log"
 }
 
 echo "== pagoda serve ($threads threads) vs llama-server (-np 8 -c 8192, $threads threads) on $model"
