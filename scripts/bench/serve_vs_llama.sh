@@ -4,7 +4,8 @@
 # blocks printed side by side. Default workload: 12 cold random prompts, Poisson 0.2 req/s, 128 in / 64 out.
 # Usage: scripts/bench/serve_vs_llama.sh MODEL.gguf [THREADS]
 #   env: PAGODA (binary), PEER (the peer tools folder), NUM_PROMPTS (12), RATE (0.2), INPUT_LEN (128),
-#        OUTPUT_LEN (64), SEED (0: prompts and arrivals), PAGODA_PORT (18080), LLAMA_PORT (18081), PAGODA_ARGS / LLAMA_ARGS (extra server flags),
+#        OUTPUT_LEN (64), SEED (0: prompts and arrivals), PAGODA_PORT (18080), LLAMA_PORT (18081),
+#        PAGODA_ARGS / LLAMA_ARGS (extra server flags),
 #        OUT (a folder for the logs and JSON results; default a temporary one).
 #   Quick smoke run: NUM_PROMPTS=2 RATE=inf INPUT_LEN=16 OUTPUT_LEN=8 scripts/bench/serve_vs_llama.sh MODEL.gguf
 set -euo pipefail
