@@ -11,6 +11,7 @@
 #include "bench/memory_bandwidth.h"
 #include "cli/bench_offline_command.h"
 #include "cli/bench_scenario_commands.h"
+#include "cli/bench_serve_command.h"
 #include "cli/common_options.h"
 #include "core/thread_pool.h"
 #include "engine/loaded_model.h"
@@ -123,6 +124,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
 
   add_bench_offline_command(*bench, exit_code);
   add_bench_scenario_commands(*bench, exit_code);
+  add_bench_serve_command(*bench, exit_code);
 }
 
 }  // namespace pagoda::cli
