@@ -174,7 +174,7 @@ class HfFolderTest : public ::testing::Test {
       if (reshape) reshape(name, shape);
       const int s = ++seed;
       w.add_tensor(name, DType::kF32, shape, [s, norm](std::span<uint8_t> dst) {
-        std::mt19937 rng(uint32_t(s));
+        std::mt19937 rng{uint32_t(s)};
         std::uniform_real_distribution<float> u(-0.15f, 0.15f);
         for (size_t i = 0; i < dst.size() / 4; ++i) {
           const float v = norm ? 1.0f + u(rng) : u(rng);
