@@ -22,7 +22,9 @@ HfConfig hf_config_of(const ModelShape& s) {
   HfConfig h;
   h.hf_architecture = s.hf_architecture;
   ModelConfig& c = h.config;
-  c.architecture = s.hf_architecture == "Qwen3ForCausalLM" ? "qwen3" : s.hf_architecture == "Qwen2ForCausalLM" ? "qwen2" : "llama";
+  c.architecture = s.hf_architecture == "Qwen3ForCausalLM"   ? "qwen3"
+                   : s.hf_architecture == "Qwen2ForCausalLM" ? "qwen2"
+                                                             : "llama";
   c.dim = s.dim;
   c.hidden_dim = s.hidden_dim;
   c.num_layers = s.num_layers;

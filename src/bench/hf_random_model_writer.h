@@ -14,7 +14,7 @@
 namespace pagoda::bench {
 
 struct RandomHfModelOptions {
-  ModelShape shape;  // hf_architecture must be set
+  ModelShape shape;                 // hf_architecture must be set
   DType weight_type = DType::kF32;  // of the matrices: F32 or F16; norms and biases are F32
   uint64_t seed = 1;
   std::string output_path;     // a folder (hf) or a .gguf file (gguf)

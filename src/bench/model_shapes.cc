@@ -17,11 +17,11 @@ const ModelShape kShapes[] = {
     {"llama3.2-1b", 2048, 8192, 16, 32, 8, 128256, 131072, 500000.0f, 1e-5f, "LlamaForCausalLM", 64, true, 32.0f,
      128000, 128001},
     // Qwen3-0.6B: head_dim 128 though hidden / heads is 64, per-head Q/K norm, tied.
-    {"qwen3-0.6b", 1024, 3072, 28, 16, 8, 151936, 40960, 1000000.0f, 1e-6f, "Qwen3ForCausalLM", 128, true, 0.0f,
-     151643, 151645},
+    {"qwen3-0.6b", 1024, 3072, 28, 16, 8, 151936, 40960, 1000000.0f, 1e-6f, "Qwen3ForCausalLM", 128, true, 0.0f, 151643,
+     151645},
     // Qwen2.5-0.5B: QKV bias, tied.
-    {"qwen2.5-0.5b", 896, 4864, 24, 14, 2, 151936, 32768, 1000000.0f, 1e-6f, "Qwen2ForCausalLM", 64, true, 0.0f,
-     151643, 151643},
+    {"qwen2.5-0.5b", 896, 4864, 24, 14, 2, 151936, 32768, 1000000.0f, 1e-6f, "Qwen2ForCausalLM", 64, true, 0.0f, 151643,
+     151643},
 };
 
 }  // namespace

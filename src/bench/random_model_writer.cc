@@ -70,7 +70,6 @@ void fill_random_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
   }
 }
 
-
 bool random_model_supports(GgmlType type) {
   return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0;
 }

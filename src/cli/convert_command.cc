@@ -55,7 +55,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ConvertOptions>();
   CLI::App* cmd = app.add_subcommand("convert", "Convert a model to GGUF (llama.cpp's conventions)");
   add_common_options(*cmd, options->common, /*with_model=*/false);
-  cmd->add_option("--from", options->from, "input format: llama2c or hf (a Hugging Face model folder)")->capture_default_str();
+  cmd->add_option("--from", options->from, "input format: llama2c or hf (a Hugging Face model folder)")
+      ->capture_default_str();
   cmd->add_option("inputs", options->inputs, "input files (llama2c: CHECKPOINT TOKENIZER; hf: DIR)")->required();
   cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
   cmd->add_option("--name", options->name, "general.name (default: the checkpoint's file name)");

@@ -67,9 +67,12 @@ int gen_model(const GenModelOptions& o) {
     if (*type != format::GgmlType::kF32 && *type != format::GgmlType::kF16)
       return report_error("HF-family models are written with --type f32 or f16 (quantize the GGUF afterwards)");
     bench::RandomHfModelOptions options{
-        *shape,   *type == format::GgmlType::kF16 ? DType::kF16 : DType::kF32,
-        o.seed,   o.output,
-        o.format == "gguf", o.tokenizer,
+        *shape,
+        *type == format::GgmlType::kF16 ? DType::kF16 : DType::kF32,
+        o.seed,
+        o.output,
+        o.format == "gguf",
+        o.tokenizer,
         [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
     Status st = bench::write_random_hf_model(options);
     progress.finish();

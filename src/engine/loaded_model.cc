@@ -19,12 +19,13 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
     loaded.source = path;
     PAGODA_ASSIGN_OR_RETURN(loaded.checkpoint, HfCheckpoint::open(path));
     HfGgufMetadata metadata = hf_gguf_metadata(*loaded.checkpoint);
-    if (!metadata.tokenizer_note.empty()) std::fprintf(stderr, "pagoda: warning: %s\n", metadata.tokenizer_note.c_str());
+    if (!metadata.tokenizer_note.empty())
+      std::fprintf(stderr, "pagoda: warning: %s\n", metadata.tokenizer_note.c_str());
     loaded.metadata_bytes = metadata.writer.to_bytes();
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::from_memory(loaded.metadata_bytes, path));
     loaded.file = std::make_unique<format::GgufFile>(std::move(f));
-    PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(loaded.checkpoint->config(), loaded.checkpoint->tensors(),
-                                                       kernels, options));
+    PAGODA_ASSIGN_OR_RETURN(loaded.model,
+                            create_model(loaded.checkpoint->config(), loaded.checkpoint->tensors(), kernels, options));
   } else if (path.empty()) {
     loaded.source = fmt::format("bundled:{}", kBundledModelName);
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::from_memory(bundled_model_gguf(), loaded.source));

@@ -1,5 +1,5 @@
-// LoadedModel: a GGUF file (or an HF model folder) with the Model and Tokenizer built from it, kept together because both borrow the
-// file's mapping. Owns all three; moving it keeps every borrowed pointer valid.
+// LoadedModel: a GGUF file (or an HF model folder) with the Model and Tokenizer built from it, kept together because
+// both borrow the file's mapping. Owns all three; moving it keeps every borrowed pointer valid.
 #pragma once
 
 #include <pagoda/status.h>
@@ -28,7 +28,8 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
-// `path` empty = the bundled model; a directory with config.json = an HF model folder. Errors are one line naming the file and the problem.
+// `path` empty = the bundled model; a directory with config.json = an HF model folder. Errors are one line naming the
+// file and the problem.
 Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTable& kernels,
                                const ModelOptions& options = {});
 

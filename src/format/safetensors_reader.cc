@@ -65,8 +65,8 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::from_memory(std::span<
 
 Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
   if (bytes.size() < 8)
-    return make_error(fmt::format("{}: truncated safetensors file ({} bytes, the header length alone is 8)", path_,
-                                  bytes.size()));
+    return make_error(
+        fmt::format("{}: truncated safetensors file ({} bytes, the header length alone is 8)", path_, bytes.size()));
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | bytes[size_t(i)];
   if (header_len > bytes.size() - 8 || header_len > kMaxHeaderBytes)
@@ -136,9 +136,9 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_folder(const std::stri
     std::stringstream text;
     text << in.rdbuf();
     json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-    if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
-        !index["weight_map"].is_object())
-      return make_error(fmt::format("{}: not a safetensors index (needs an object \"weight_map\")", index_path.string()));
+    if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+      return make_error(
+          fmt::format("{}: not a safetensors index (needs an object \"weight_map\")", index_path.string()));
     std::map<std::string, SafetensorsFile*> shards;
     for (const auto& [tensor, shard] : index["weight_map"].items()) {
       if (!shard.is_string())
@@ -151,7 +151,8 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_folder(const std::stri
       if (it == shards.end()) {
         const std::string path = (fs::path(dir) / shard_name).string();
         if (!fs::exists(path, ec))
-          return make_error(fmt::format("{}: shard {} (holding tensor {}) is missing", index_path.string(), path, tensor));
+          return make_error(
+              fmt::format("{}: shard {} (holding tensor {}) is missing", index_path.string(), path, tensor));
         PAGODA_ASSIGN_OR_RETURN(auto file, SafetensorsFile::open(path));
         it = shards.emplace(shard_name, file.get()).first;
         c.files_.push_back(std::move(file));

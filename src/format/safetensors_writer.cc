@@ -12,8 +12,7 @@
 
 namespace pagoda::format {
 
-void SafetensorsWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                                   TensorFill fill) {
+void SafetensorsWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape, TensorFill fill) {
   PAGODA_CHECK(dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16, "safetensors dtype");
   for (const PendingTensor& t : tensors_) PAGODA_CHECK(t.name != name, "duplicate tensor {}", name);
   uint64_t n = 1;

@@ -34,7 +34,8 @@ std::vector<uint8_t> permute_rows_for_adjacent_rope(const uint8_t* src, int64_t 
 
 bool is_hf_model_folder(const std::string& path) {
   std::error_code ec;
-  return std::filesystem::is_directory(path, ec) && std::filesystem::exists(std::filesystem::path(path) / "config.json", ec);
+  return std::filesystem::is_directory(path, ec) &&
+         std::filesystem::exists(std::filesystem::path(path) / "config.json", ec);
 }
 
 Result<std::unique_ptr<HfCheckpoint>> HfCheckpoint::open(const std::string& dir) {
@@ -57,8 +58,8 @@ Status HfCheckpoint::map_tensors() {
                  const char* fields, Rewrite rewrite = Rewrite::kNone) -> Status {
     const format::SafetensorsTensor* t = safetensors_->find(hf_name);
     if (t == nullptr)
-      return make_error(fmt::format("{}: missing tensor {} (needed by {})", safetensors_->describe(), hf_name,
-                                    hf_.hf_architecture));
+      return make_error(
+          fmt::format("{}: missing tensor {} (needed by {})", safetensors_->describe(), hf_name, hf_.hf_architecture));
     if (t->shape != shape)
       return make_error(fmt::format("{}: {} has shape {} but {} gives {} ({})", *t->file, hf_name,
                                     shape_string(t->shape), config_path, shape_string(shape), fields));
@@ -78,7 +79,8 @@ Status HfCheckpoint::map_tensors() {
     return Status::ok_status();
   };
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size;
-  PAGODA_RETURN_IF_ERROR(add("model.embed_tokens.weight", "token_embd.weight", {vocab, dim}, "vocab_size, hidden_size"));
+  PAGODA_RETURN_IF_ERROR(
+      add("model.embed_tokens.weight", "token_embd.weight", {vocab, dim}, "vocab_size, hidden_size"));
   if (!c.rope_freq_factors.empty()) {
     std::vector<uint8_t> bytes(c.rope_freq_factors.size() * sizeof(float));
     std::memcpy(bytes.data(), c.rope_freq_factors.data(), bytes.size());

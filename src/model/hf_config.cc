@@ -131,7 +131,8 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
   // Mistral's sliding window: attention within the window is plain causal attention, so capping the context at
   // the window keeps every result exact (a longer context would need windowed attention, not implemented).
   if (j.contains("sliding_window") && !j["sliding_window"].is_null()) {
-    PAGODA_ASSIGN_OR_RETURN(bool use_sliding, f.bool_or("use_sliding_window", h.hf_architecture == "MistralForCausalLM"));
+    PAGODA_ASSIGN_OR_RETURN(bool use_sliding,
+                            f.bool_or("use_sliding_window", h.hf_architecture == "MistralForCausalLM"));
     PAGODA_ASSIGN_OR_RETURN(int32_t window, f.positive_int("sliding_window"));
     if (use_sliding) {
       h.sliding_window = window;
@@ -142,8 +143,10 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
     const json& rs = j["rope_scaling"];
     if (!rs.is_object()) return make_error(fmt::format("{}: rope_scaling must be an object or null", path));
     std::string type;
-    if (rs.contains("rope_type") && rs["rope_type"].is_string()) type = rs["rope_type"].get<std::string>();
-    else if (rs.contains("type") && rs["type"].is_string()) type = rs["type"].get<std::string>();
+    if (rs.contains("rope_type") && rs["rope_type"].is_string())
+      type = rs["rope_type"].get<std::string>();
+    else if (rs.contains("type") && rs["type"].is_string())
+      type = rs["type"].get<std::string>();
     if (type == "llama3") {
       PAGODA_ASSIGN_OR_RETURN(h.rope_scaling_factor, f.positive_number_or(rs, "factor", 8.0, "rope_scaling."));
       PAGODA_ASSIGN_OR_RETURN(h.low_freq_factor, f.positive_number_or(rs, "low_freq_factor", 1.0, "rope_scaling."));

@@ -55,13 +55,13 @@ HfGgufMetadata hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& nam
   // TODO(bpe): tokenizer.json -> tokenizer.ggml.model "gpt2" + tokenizer.ggml.pre once src/tokenizer reads it.
   format::add_placeholder_vocabulary(w, c.vocab_size);
   std::error_code ec;
-  m.tokenizer_note =
-      std::filesystem::exists(std::filesystem::path(ckpt.dir()) / "tokenizer.json", ec)
-          ? fmt::format("{}/tokenizer.json is not read yet: using a placeholder vocabulary of {} tokens (text "
-                        "is not the model's; token ids are)",
-                        ckpt.dir(), c.vocab_size)
-          : fmt::format("{} has no tokenizer.json: using a placeholder vocabulary of {} tokens", ckpt.dir(),
-                        c.vocab_size);
+  m.tokenizer_note = std::filesystem::exists(std::filesystem::path(ckpt.dir()) / "tokenizer.json", ec)
+                         ? fmt::format(
+                               "{}/tokenizer.json is not read yet: using a placeholder vocabulary of {} tokens (text "
+                               "is not the model's; token ids are)",
+                               ckpt.dir(), c.vocab_size)
+                         : fmt::format("{} has no tokenizer.json: using a placeholder vocabulary of {} tokens",
+                                       ckpt.dir(), c.vocab_size);
   if (!chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(chat_template));
   return m;
 }

@@ -137,7 +137,8 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
   const float* v = ws.v.data() + int64_t(t) * kv_dim;
   if (kv.dtype == KvDType::kF32) {
     if (options_.fusion) {
-      rotate_heads(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);  // straight into the cache
+      rotate_heads(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn,
+                   config_.rope_neox);  // straight into the cache
     } else {
       rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
       std::memcpy(kv.k_at(layer, slot), k, sizeof(float) * size_t(kv_dim));

@@ -33,13 +33,13 @@ struct WeightView {
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm;  // f32 [dim]
-  WeightView wq, wk, wv, wo;     // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
-  std::vector<float> bq, bk, bv;  // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
+  std::vector<float> attn_norm;       // f32 [dim]
+  WeightView wq, wk, wv, wo;          // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
+  std::vector<float> bq, bk, bv;      // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
   std::vector<float> q_norm, k_norm;  // f32 [head_dim]: Qwen3's per-head RMSNorm of Q and K before RoPE; empty = none
-  std::vector<float> ffn_norm;   // f32 [dim]
-  WeightView w_gate, w_up;       // [hidden, dim]
-  WeightView w_down;             // [dim, hidden]
+  std::vector<float> ffn_norm;        // f32 [dim]
+  WeightView w_gate, w_up;            // [hidden, dim]
+  WeightView w_down;                  // [dim, hidden]
 };
 
 struct ModelWeights {

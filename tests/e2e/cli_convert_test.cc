@@ -80,8 +80,8 @@ TEST(CliConvertTest, HfFoldersRunLikeTheirConvertedGguf) {
                           Family{"qwen2.5-0.5b", "f32", "qwen2"}}) {
     SCOPED_TRACE(f.shape);
     const std::string folder = dir + "/" + f.shape, gguf = dir + "/" + f.shape + ".gguf";
-    ProcessResult g = run_pagoda({"gen-model", "--shape", f.shape, "--format", "hf", "--type", f.type, "--layers",
-                                  "1", "--vocab", "512", "-o", folder});
+    ProcessResult g = run_pagoda({"gen-model", "--shape", f.shape, "--format", "hf", "--type", f.type, "--layers", "1",
+                                  "--vocab", "512", "-o", folder});
     ASSERT_EQ(g.exit_code, 0) << g.err;
     ProcessResult c = run_pagoda({"convert", "--from", "hf", folder, "-o", gguf});
     ASSERT_EQ(c.exit_code, 0) << c.err;
@@ -109,8 +109,8 @@ TEST(CliConvertTest, HfFoldersRunLikeTheirConvertedGguf) {
 TEST(CliConvertTest, BadHfFoldersAreClearErrors) {
   const std::string dir = make_temp_dir();
   const std::string folder = dir + "/m";
-  ASSERT_EQ(run_pagoda({"gen-model", "--shape", "qwen3-0.6b", "--format", "hf", "--layers", "1", "--vocab", "300",
-                        "-o", folder})
+  ASSERT_EQ(run_pagoda({"gen-model", "--shape", "qwen3-0.6b", "--format", "hf", "--layers", "1", "--vocab", "300", "-o",
+                        folder})
                 .exit_code,
             0);
   const std::string config = read_file(folder + "/config.json");
@@ -119,7 +119,8 @@ TEST(CliConvertTest, BadHfFoldersAreClearErrors) {
              R"({"weight_map": {"model.embed_tokens.weight": "model-00002-of-00002.safetensors"}})");
   ProcessResult shard = run_pagoda({"run", "-m", folder, "-p", "x"});
   EXPECT_EQ(shard.exit_code, 1);
-  EXPECT_THAT(shard.err, HasSubstr("model-00002-of-00002.safetensors (holding tensor model.embed_tokens.weight) is missing"));
+  EXPECT_THAT(shard.err,
+              HasSubstr("model-00002-of-00002.safetensors (holding tensor model.embed_tokens.weight) is missing"));
   std::filesystem::remove(folder + "/model.safetensors.index.json");
 
   // An architecture pagoda does not run.

@@ -48,9 +48,7 @@ class SafetensorsTest : public ::testing::Test {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  static void spit(const std::string& p, const std::string& bytes) {
-    std::ofstream(p, std::ios::binary) << bytes;
-  }
+  static void spit(const std::string& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
   // A file whose header is `header_json` (length-prefixed) followed by `num_data_bytes` zero bytes.
   static std::string raw_file(const std::string& header_json, size_t num_data_bytes) {
     std::string s(8, '\0');

@@ -130,7 +130,8 @@ TEST(HfConfigTest, BadConfigsNameTheFileAndField) {
   const std::vector<Case> cases = {
       {"[]", "cfg.json: not a JSON object"},
       {R"({"hidden_size": 64})", "cfg.json: missing field architectures"},
-      {R"({"architectures": ["GPT2LMHeadModel"]})", "cfg.json: architectures[0] = \"GPT2LMHeadModel\" is not supported"},
+      {R"({"architectures": ["GPT2LMHeadModel"]})",
+       "cfg.json: architectures[0] = \"GPT2LMHeadModel\" is not supported"},
       {R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64})", "cfg.json: missing field intermediate_size"},
       {llama_config(R"(, "num_key_value_heads": 3)"),
        "num_attention_heads 4 is not a multiple of num_key_value_heads 3"},
@@ -362,12 +363,14 @@ TEST_F(HfFolderTest, MissingTensorAndUnknownArchitectureAreClearErrors) {
   });
   auto ckpt = HfCheckpoint::open(dir_.string());
   ASSERT_FALSE(ckpt.ok());
-  EXPECT_THAT(ckpt.error(), HasSubstr("missing tensor model.layers.0.self_attn.v_proj.bias (needed by Qwen2ForCausalLM)"));
+  EXPECT_THAT(ckpt.error(),
+              HasSubstr("missing tensor model.layers.0.self_attn.v_proj.bias (needed by Qwen2ForCausalLM)"));
 
   std::ofstream(dir_ / "config.json") << R"({"architectures": ["MambaForCausalLM"]})";
   auto unknown = HfCheckpoint::open(dir_.string());
   ASSERT_FALSE(unknown.ok());
-  EXPECT_THAT(unknown.error(), HasSubstr((dir_ / "config.json").string() + ": architectures[0] = \"MambaForCausalLM\""));
+  EXPECT_THAT(unknown.error(),
+              HasSubstr((dir_ / "config.json").string() + ": architectures[0] = \"MambaForCausalLM\""));
   fs::remove(dir_ / "config.json");
   EXPECT_FALSE(is_hf_model_folder(dir_.string()));
 }
