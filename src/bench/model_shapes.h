@@ -21,7 +21,16 @@ struct ModelShape {
   int32_t context_length = 0;
   float rope_theta = 10000.0f;
   float rms_eps = 1e-5f;
+  // The HF family of the shape ("LlamaForCausalLM", "Qwen3ForCausalLM", ...): gen-model writes it as an HF
+  // folder (and converts that for --format gguf). Empty: the plain llama GGUF writer.
+  std::string hf_architecture;
+  int32_t head_dim = 0;  // 0: dim / num_heads
+  bool tied_embeddings = false;
+  float llama3_rope_factor = 0.0f;  // llama3 rope scaling (low 1, high 4, original context 8192); 0 = none
+  int32_t bos_token_id = 1;
+  int32_t eos_token_id = 2;
 
+  int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   int64_t num_params() const;  // weights of all matrices and norms
 };
 

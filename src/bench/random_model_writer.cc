@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/half.h"
 #include "format/gguf_writer.h"
+#include "format/placeholder_vocabulary.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
 
@@ -35,7 +36,9 @@ struct SplitMix64 {
 // Uniform with std 0.02 (the usual init scale): half-width 0.02 * sqrt(3).
 constexpr float kHalfWidth = 0.034641016f;
 
-void fill_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
+}  // namespace
+
+void fill_random_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
   SplitMix64 rng{seed};
   switch (type) {
     case GgmlType::kF32: {
@@ -67,42 +70,6 @@ void fill_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
   }
 }
 
-// 3 specials, 256 byte pieces, then unique "▁word" pieces so llama.cpp accepts the vocabulary.
-void add_vocabulary(format::GgufWriter& w, int32_t vocab_size) {
-  std::vector<std::string> tokens;
-  std::vector<float> scores;
-  std::vector<int32_t> types;
-  tokens.reserve(size_t(vocab_size));
-  auto add = [&](std::string piece, int32_t type) {
-    scores.push_back(-float(tokens.size()));
-    tokens.push_back(std::move(piece));
-    types.push_back(type);
-  };
-  add("<unk>", 2);
-  add("<s>", 3);
-  add("</s>", 3);
-  const char* hex = "0123456789ABCDEF";
-  for (int32_t b = 0; b < 256 && int32_t(tokens.size()) < vocab_size; ++b)
-    add(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">", 6);
-  for (int32_t i = 0; int32_t(tokens.size()) < vocab_size; ++i) {
-    std::string word = "\xE2\x96\x81";
-    for (int32_t v = i;; v = v / 26 - 1) {
-      word += char('a' + v % 26);
-      if (v < 26) break;
-    }
-    add(std::move(word), 1);
-  }
-  w.set("tokenizer.ggml.model", GgufValue::string("llama"));
-  w.set("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
-  w.set("tokenizer.ggml.scores", GgufValue::f32_array(scores));
-  w.set("tokenizer.ggml.token_type", GgufValue::i32_array(types));
-  w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(1));
-  w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(2));
-  w.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(0));
-}
-
-}  // namespace
-
 bool random_model_supports(GgmlType type) {
   return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0;
 }
@@ -132,7 +99,7 @@ Status write_random_model(const RandomModelOptions& o) {
   w.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));
   w.set("llama.rope.freq_base", GgufValue::f32(s.rope_theta));
   w.set("llama.vocab_size", GgufValue::u32(uint32_t(s.vocab_size)));
-  add_vocabulary(w, s.vocab_size);
+  format::add_placeholder_vocabulary(w, s.vocab_size);
 
   struct Spec {
     std::string name;
@@ -175,7 +142,7 @@ Status write_random_model(const RandomModelOptions& o) {
                                float* out = reinterpret_cast<float*>(dst.data());
                                for (size_t k = 0; k < dst.size() / 4; ++k) out[k] = 1.0f;
                              } else {
-                               fill_weights(dst, type, tensor_seed);
+                               fill_random_weights(dst, type, tensor_seed);
                              }
                              if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
                            });

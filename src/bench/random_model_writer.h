@@ -6,6 +6,7 @@
 #include <pagoda/status.h>
 
 #include <functional>
+#include <span>
 #include <string>
 
 #include "bench/model_shapes.h"
@@ -22,6 +23,8 @@ struct RandomModelOptions {
   std::function<void(int32_t, int32_t, const std::string&)> on_tensor;
 };
 
+// dst = uniform random values of std 0.02 in `type` (f32, f16, q8_0, q4_0), deterministic for `seed`.
+void fill_random_weights(std::span<uint8_t> dst, format::GgmlType type, uint64_t seed);
 // Types gen-model can write for the matrices.
 bool random_model_supports(format::GgmlType type);
 Status write_random_model(const RandomModelOptions& options);

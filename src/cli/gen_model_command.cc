@@ -1,4 +1,5 @@
-// `pagoda gen-model --shape NAME [--type f32|f16|q8_0|q4_0] -o OUT.gguf [--seed S] [--layers N]`.
+// `pagoda gen-model --shape NAME [--type f32|f16|q8_0|q4_0] [--format gguf|hf] [--tokenizer tokenizer.json]
+//  -o OUT [--seed S] [--layers N] [--vocab N]`.
 #include "cli/gen_model_command.h"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "bench/hf_random_model_writer.h"
 #include "bench/random_model_writer.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
@@ -21,6 +23,9 @@ struct GenModelOptions {
   std::string output;
   uint64_t seed = 1;
   std::optional<int32_t> num_layers;
+  std::optional<int32_t> vocab_size;
+  std::string format = "gguf";
+  std::string tokenizer;
 };
 
 std::optional<format::GgmlType> parse_weight_type(const std::string& name) {
@@ -47,7 +52,37 @@ int gen_model(const GenModelOptions& o) {
       return report_error(fmt::format("--layers must be in [1, {}] for {}", shape->num_layers, shape->name));
     shape->num_layers = *o.num_layers;
   }
+  if (o.vocab_size) {
+    if (*o.vocab_size < 260 || *o.vocab_size > shape->vocab_size)
+      return report_error(fmt::format("--vocab must be in [260, {}] for {}", shape->vocab_size, shape->name));
+    shape->vocab_size = *o.vocab_size;
+  }
+  if (o.format != "gguf" && o.format != "hf") return report_error("--format must be gguf or hf");
+  if (!o.tokenizer.empty() && !std::filesystem::is_regular_file(o.tokenizer))
+    return report_error(fmt::format("--tokenizer {}: no such file", o.tokenizer));
   Progress progress("gen-model");
+  // The HF families (and --format hf) go through an HF folder; the GGUF of one is that folder converted.
+  if (o.format == "hf" || !shape->hf_architecture.empty()) {
+    if (shape->hf_architecture.empty()) shape->hf_architecture = "LlamaForCausalLM";
+    if (*type != format::GgmlType::kF32 && *type != format::GgmlType::kF16)
+      return report_error("HF-family models are written with --type f32 or f16 (quantize the GGUF afterwards)");
+    bench::RandomHfModelOptions options{
+        *shape,
+        *type == format::GgmlType::kF16 ? DType::kF16 : DType::kF32,
+        o.seed,
+        o.output,
+        o.format == "gguf",
+        o.tokenizer,
+        [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
+    Status st = bench::write_random_hf_model(options);
+    progress.finish();
+    if (!st.ok()) return report_error(st.message());
+    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters, %s weights\n", o.output.c_str(),
+                 shape->name.c_str(), shape->hf_architecture.c_str(), shape->num_layers,
+                 double(shape->num_params()) / 1e9, o.type.c_str());
+    return 0;
+  }
+  if (!o.tokenizer.empty()) return report_error("--tokenizer needs an HF-family shape or --format hf");
   bench::RandomModelOptions options{
       *shape, *type, o.seed, o.output,
       [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
@@ -68,10 +103,16 @@ void add_gen_model_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<GenModelOptions>();
   CLI::App* cmd = app.add_subcommand("gen-model", "Write a random-weight model with a real model's shapes");
   add_common_options(*cmd, options->common, /*with_model=*/false);
-  cmd->add_option("--shape", options->shape, "tiny, stories15m, tinyllama-1.1b or llama2-7b")->required();
+  cmd->add_option("--shape", options->shape,
+                  "tiny, stories15m, tinyllama-1.1b, llama2-7b, llama3.2-1b, qwen3-0.6b or qwen2.5-0.5b")
+      ->required();
+  cmd->add_option("--format", options->format, "gguf, or hf (a folder: config.json + model.safetensors)")
+      ->capture_default_str();
+  cmd->add_option("--tokenizer", options->tokenizer, "a tokenizer.json to copy into the HF folder");
+  cmd->add_option("--vocab", options->vocab_size, "cut the vocabulary to N tokens (small test models)");
   cmd->add_option("--type", options->type, "weight type of the matrices: f32, f16, q8_0 or q4_0")
       ->capture_default_str();
-  cmd->add_option("-o,--output", options->output, "output GGUF path")->required();
+  cmd->add_option("-o,--output", options->output, "output GGUF path, or folder for --format hf")->required();
   cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
   cmd->add_option("--layers", options->num_layers, "keep only the first N layers (to fit memory and time)");
   cmd->callback([options, &exit_code] { exit_code = gen_model(*options); });

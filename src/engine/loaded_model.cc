@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "assets/bundled_model.h"
+#include "model/hf_gguf.h"
 #include "model/registry.h"
 #include "tokenizer/vocab_loader.h"
 
@@ -12,7 +15,18 @@ namespace pagoda {
 Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTable& kernels,
                                const ModelOptions& options) {
   LoadedModel loaded;
-  if (path.empty()) {
+  if (is_hf_model_folder(path)) {
+    loaded.source = path;
+    PAGODA_ASSIGN_OR_RETURN(loaded.checkpoint, HfCheckpoint::open(path));
+    HfGgufMetadata metadata = hf_gguf_metadata(*loaded.checkpoint);
+    if (!metadata.tokenizer_note.empty())
+      std::fprintf(stderr, "pagoda: warning: %s\n", metadata.tokenizer_note.c_str());
+    loaded.metadata_bytes = metadata.writer.to_bytes();
+    PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::from_memory(loaded.metadata_bytes, path));
+    loaded.file = std::make_unique<format::GgufFile>(std::move(f));
+    PAGODA_ASSIGN_OR_RETURN(loaded.model,
+                            create_model(loaded.checkpoint->config(), loaded.checkpoint->tensors(), kernels, options));
+  } else if (path.empty()) {
     loaded.source = fmt::format("bundled:{}", kBundledModelName);
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::from_memory(bundled_model_gguf(), loaded.source));
     loaded.file = std::make_unique<format::GgufFile>(std::move(f));
@@ -21,7 +35,9 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::open(path));
     loaded.file = std::make_unique<format::GgufFile>(std::move(f));
   }
-  PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(*loaded.file, kernels, options));
+  if (loaded.model == nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(*loaded.file, kernels, options));
+  }
   PAGODA_ASSIGN_OR_RETURN(loaded.tokenizer, tokenizer_from_gguf(*loaded.file));
   if (loaded.tokenizer->vocab_size() != loaded.model->config().vocab_size)
     return make_error(fmt::format("{}: the tokenizer has {} tokens but token_embd.weight has {} rows", loaded.source,

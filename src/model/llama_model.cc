@@ -101,16 +101,19 @@ namespace {
 
 constexpr int32_t kMaxHeadDim = 512;  // stack rows for one head (int8 fused writes, naive int8 reads)
 
-// RoPE on adjacent pairs of each head: pair i rotates by the angle whose cos/sin are cs[i], sn[i].
+// RoPE of each head: pair i rotates by the angle whose cos/sin are cs[i], sn[i]. The pairs are adjacent dims
+// (2i, 2i+1), or with `neox` the halves (i, i + half_rope) of the rotated dims.
 inline void rotate_heads(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope,
-                         const float* cs, const float* sn) {
+                         const float* cs, const float* sn, bool neox) {
   for (int32_t h = 0; h < num_heads; ++h) {
     const float* src = in + h * head_dim;
     float* dst = out + h * head_dim;
+    const int32_t stride = neox ? 1 : 2, partner = neox ? half_rope : 1;
     for (int32_t i = 0; i < half_rope; ++i) {
-      const float a = src[2 * i], b = src[2 * i + 1];
-      dst[2 * i] = a * cs[i] - b * sn[i];
-      dst[2 * i + 1] = a * sn[i] + b * cs[i];
+      const int32_t j = i * stride;
+      const float a = src[j], b = src[j + partner];
+      dst[j] = a * cs[i] - b * sn[i];
+      dst[j + partner] = a * sn[i] + b * cs[i];
     }
     for (int32_t i = 2 * half_rope; i < head_dim; ++i) dst[i] = src[i];
   }
@@ -134,9 +137,10 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
   const float* v = ws.v.data() + int64_t(t) * kv_dim;
   if (kv.dtype == KvDType::kF32) {
     if (options_.fusion) {
-      rotate_heads(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn);  // straight into the cache
+      rotate_heads(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn,
+                   config_.rope_neox);  // straight into the cache
     } else {
-      rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn);
+      rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
       std::memcpy(kv.k_at(layer, slot), k, sizeof(float) * size_t(kv_dim));
     }
     std::memcpy(kv.v_at(layer, slot), v, sizeof(float) * size_t(kv_dim));
@@ -148,11 +152,11 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
     float rotated[kMaxHeadDim];
     PAGODA_CHECK(head_dim <= kMaxHeadDim);
     for (int32_t h = 0; h < num_kv_heads; ++h) {
-      rotate_heads(k + h * head_dim, rotated, 1, head_dim, half_rope, cs, sn);
+      rotate_heads(k + h * head_dim, rotated, 1, head_dim, half_rope, cs, sn, config_.rope_neox);
       kv.k_scale_at(layer, slot)[h] = quantize_kv_int8(rotated, head_dim, kv.k8_at(layer, slot) + h * head_dim);
     }
   } else {
-    rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn);
+    rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
     store_int8_heads(k, kv.k8_at(layer, slot), kv.k_scale_at(layer, slot), num_kv_heads, head_dim);
   }
   store_int8_heads(v, kv.v8_at(layer, slot), kv.v_scale_at(layer, slot), num_kv_heads, head_dim);
@@ -192,8 +196,8 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
       const int32_t t = int32_t(item / num_kv_heads);
       const int32_t kvh = int32_t(item % num_kv_heads);
       while (t >= batch.seq_starts[s + 1]) ++s;  // items rise with t, so s only moves forward
-      a.q = ws.q.data() + int64_t(t) * config_.dim + int64_t(kvh) * group * head_dim;
-      a.out = ws.xb.data() + int64_t(t) * config_.dim + int64_t(kvh) * group * head_dim;
+      a.q = ws.q.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
+      a.out = ws.xb.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
       a.num_ctx = batch.positions[t] + 1;
       a.blocks = batch.block_tables.row(s).data();
       if (kv.dtype == KvDType::kF32) {
@@ -238,7 +242,7 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
       while (t >= batch.seq_starts[s + 1]) ++s;
       const std::span<const BlockId> blocks = batch.block_tables.row(s);
       const int32_t num_ctx = batch.positions[t] + 1;
-      const float* q = ws.q.data() + int64_t(t) * config_.dim + h * head_dim;
+      const float* q = ws.q.data() + int64_t(t) * config_.q_dim() + h * head_dim;
       const int32_t kvh = h / group;
       float max_score = -INFINITY;
       for (int32_t j = 0; j < num_ctx; ++j) {
@@ -252,7 +256,7 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
         scores[j] = std::exp(scores[j] - max_score);
         sum += scores[j];
       }
-      float* o = ws.xb.data() + int64_t(t) * config_.dim + h * head_dim;
+      float* o = ws.xb.data() + int64_t(t) * config_.q_dim() + h * head_dim;
       std::memset(o, 0, sizeof(float) * size_t(head_dim));
       const float inv_sum = 1.0f / sum;
       for (int32_t j = 0; j < num_ctx; ++j) {
@@ -261,6 +265,31 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
       }
     }
   });
+}
+
+void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const {
+  const int32_t q_dim = config_.q_dim(), kv_dim = config_.kv_dim(), head_dim = config_.head_dim;
+  if (!lw.bq.empty()) {
+    for (int32_t t = 0; t < n; ++t) {
+      kernels_.axpy(1.0f, lw.bq.data(), ws.q.data() + int64_t(t) * q_dim, q_dim);
+      kernels_.axpy(1.0f, lw.bk.data(), ws.k.data() + int64_t(t) * kv_dim, kv_dim);
+      kernels_.axpy(1.0f, lw.bv.data(), ws.v.data() + int64_t(t) * kv_dim, kv_dim);
+    }
+  }
+  if (!lw.q_norm.empty()) {
+    PAGODA_CHECK(head_dim <= kMaxHeadDim);
+    float row[kMaxHeadDim];
+    auto norm_heads = [&](float* x, int32_t num_heads, const std::vector<float>& weight) {
+      for (int32_t h = 0; h < num_heads; ++h) {
+        kernels_.rmsnorm(x + h * head_dim, weight.data(), row, head_dim, config_.rms_eps);
+        std::memcpy(x + h * head_dim, row, sizeof(float) * size_t(head_dim));
+      }
+    };
+    for (int32_t t = 0; t < n; ++t) {
+      norm_heads(ws.q.data() + int64_t(t) * q_dim, config_.num_heads, lw.q_norm);
+      norm_heads(ws.k.data() + int64_t(t) * kv_dim, config_.num_kv_heads, lw.k_norm);
+    }
+  }
 }
 
 LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const {
@@ -294,7 +323,8 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     embed(batch.tokens[t], ws.x.data() + int64_t(t) * dim);
     // RoPE angles once per step: pair i of a head rotates by pos * theta^(-2i / rope_dim).
     for (int32_t i = 0; i < half_rope; ++i) {
-      const float freq = 1.0f / std::pow(config_.rope_theta, float(2 * i) / float(config_.rope_dim));
+      float freq = 1.0f / std::pow(config_.rope_theta, float(2 * i) / float(config_.rope_dim));
+      if (!config_.rope_freq_factors.empty()) freq /= config_.rope_freq_factors[size_t(i)];
       const float angle = float(batch.positions[t]) * freq;
       ws.rope_cos[size_t(t) * half_rope + i] = std::cos(angle);
       ws.rope_sin[size_t(t) * half_rope + i] = std::sin(angle);
@@ -315,11 +345,12 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
       linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
     }
+    add_qkv_bias_and_norm(lw, n, ws);
     for (int32_t t = 0; t < n; ++t) {
       const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
       const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
-      float* q = ws.q.data() + int64_t(t) * dim;
-      rotate_heads(q, q, config_.num_heads, head_dim, half_rope, cs, sn);
+      float* q = ws.q.data() + int64_t(t) * config_.q_dim();
+      rotate_heads(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
       write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);

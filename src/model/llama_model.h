@@ -1,4 +1,5 @@
-// LlamaModel: the Llama forward pass (RMSNorm, RoPE on adjacent pairs, grouped-query attention, SwiGLU),
+// LlamaModel: the Llama forward pass (RMSNorm, RoPE on adjacent pairs or NeoX halves, grouped-query attention,
+// SwiGLU; Qwen2's QKV bias and Qwen3's Q/K norm when the weights have them),
 // f32 activations over f32/f16/bf16 weights that stay in the GGUF mapping. Owns its ModelWeights views and a
 // reference to the process's kernel table.
 #pragma once
@@ -57,6 +58,9 @@ class LlamaModel final : public Model {
   void matmul_rows(const WeightView& w, const float* x, const quant::BlockQ8_0* xq, float* y, int64_t o_begin,
                    int64_t o_end, int32_t t_begin, int32_t t_end) const;
   void embed(TokenId token, float* out) const;
+  // Qwen2's bias on Q, K and V, then Qwen3's per-head RMSNorm of Q and K (each only when the layer has it), on
+  // the projections of all `n` tokens, before RoPE.
+  void add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const;
   // Rotates token t's K by RoPE and stores K and V at its slot (quantized for an int8 cache); with fusion the
   // rotation happens on the way into the cache instead of in the workspace first.
   void write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, Workspace& ws) const;

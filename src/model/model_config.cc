@@ -36,13 +36,21 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   PAGODA_ASSIGN_OR_RETURN(auto theta, f.get_f32(a + "rope.freq_base"));
   if (theta) c.rope_theta = *theta;
 
-  if (c.dim % c.num_heads != 0)
+  if (c.dim % c.num_heads != 0 && !f.find(a + "attention.key_length"))
     return make_error(
         fmt::format("{}: embedding_length {} is not a multiple of head_count {}", f.name(), c.dim, c.num_heads));
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0)
     return make_error(
         fmt::format("{}: head_count {} is not a multiple of head_count_kv {}", f.name(), c.num_heads, c.num_kv_heads));
   c.head_dim = c.dim / c.num_heads;
+  PAGODA_ASSIGN_OR_RETURN(auto key_length, f.get_u32(a + "attention.key_length"));
+  if (key_length) {
+    if (*key_length == 0 || *key_length > 4096)
+      return make_error(fmt::format("{}: {}attention.key_length = {} is out of range", f.name(), a, *key_length));
+    c.head_dim = int32_t(*key_length);
+  }
+  // llama.cpp runs these architectures with NeoX-style RoPE (LLAMA_ROPE_TYPE_NEOX); llama's is adjacent pairs.
+  c.rope_neox = c.architecture == "qwen2" || c.architecture == "qwen3";
   PAGODA_ASSIGN_OR_RETURN(auto rope_dim, f.get_u32(a + "rope.dimension_count"));
   c.rope_dim = rope_dim ? int32_t(*rope_dim) : c.head_dim;
   if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
@@ -59,6 +67,12 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   if (embd->dims[1] <= 0 || embd->dims[1] > INT32_MAX)
     return make_error(fmt::format("{}: token_embd.weight has a bad vocabulary size", f.name()));
   c.vocab_size = int32_t(embd->dims[1]);
+  if (const format::GgufTensorInfo* rf = f.find_tensor("rope_freqs.weight")) {
+    if (rf->type != format::GgmlType::kF32 || rf->dims != std::vector<int64_t>{c.rope_dim / 2})
+      return make_error(fmt::format("{}: rope_freqs.weight must be f32 [{}]", f.name(), c.rope_dim / 2));
+    const float* v = static_cast<const float*>(rf->data);
+    c.rope_freq_factors.assign(v, v + c.rope_dim / 2);
+  }
   return c;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "format/gguf_reader.h"
 
@@ -19,14 +20,21 @@ struct ModelConfig {
   int32_t num_layers = 0;    // block_count
   int32_t num_heads = 0;
   int32_t num_kv_heads = 0;
-  int32_t head_dim = 0;  // dim / num_heads
+  int32_t head_dim = 0;  // attention.key_length (Qwen3: 128 with dim 1024, 16 heads), default dim / num_heads
   int32_t rope_dim = 0;  // rope.dimension_count (rotated dims per head), default head_dim
   int32_t vocab_size = 0;
   int32_t context_length = 0;
   float rms_eps = 1e-5f;
   float rope_theta = 10000.0f;
+  // RoPE pairs: false = adjacent dims (2i, 2i+1) as in llama.cpp's llama GGUFs, whose Q/K rows the converter
+  // permuted; true = halves (i, i + rope_dim/2), "NeoX" style, as Qwen2/Qwen3 (and un-permuted HF weights) use.
+  bool rope_neox = false;
+  // f32 [rope_dim / 2]: pair i's frequency is divided by factor i (Llama 3 "llama3" rope scaling; GGUF tensor
+  // rope_freqs.weight). Empty: no scaling.
+  std::vector<float> rope_freq_factors;
 
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
+  int32_t q_dim() const { return num_heads * head_dim; }
 };
 
 // Errors name the key: "model.gguf: llama.attention.head_count = 0 must be positive".

@@ -14,8 +14,8 @@
 namespace pagoda {
 namespace {
 
-Result<DType> dtype_of(const format::GgufFile& f, const format::GgufTensorInfo& t) {
-  switch (t.type) {
+std::optional<DType> dtype_of(format::GgmlType type) {
+  switch (type) {
     case format::GgmlType::kF32: return DType::kF32;
     case format::GgmlType::kF16: return DType::kF16;
     case format::GgmlType::kBF16: return DType::kBF16;
@@ -25,46 +25,50 @@ Result<DType> dtype_of(const format::GgufFile& f, const format::GgufTensorInfo& 
     case format::GgmlType::kPagodaAwqInt4G32: return DType::kAwqInt4G32;
     case format::GgmlType::kPagodaAwqInt4G64: return DType::kAwqInt4G64;
     case format::GgmlType::kPagodaAwqInt4G128: return DType::kAwqInt4G128;
-    default:
-      return make_error(fmt::format("{}: tensor '{}' has type {}, which pagoda cannot run yet", f.name(), t.name,
-                                    format::ggml_type_name(t.type)));
+    default: return std::nullopt;
   }
 }
 
-Result<const format::GgufTensorInfo*> find(const format::GgufFile& f, const std::string& name,
-                                           std::vector<int64_t> expected_dims) {
-  const format::GgufTensorInfo* t = f.find_tensor(name);
-  if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.name(), name));
+Result<const TensorRef*> find(const TensorSet& f, const std::string& name, std::vector<int64_t> expected_dims) {
+  const TensorRef* t = f.find(name);
+  if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.source, name));
   if (t->dims != expected_dims)
-    return make_error(fmt::format("{}: {} has shape {}, expected {}", f.name(), name, format::dims_string(t->dims),
+    return make_error(fmt::format("{}: {} has shape {}, expected {}", f.source, name, format::dims_string(t->dims),
                                   format::dims_string(expected_dims)));
+  if (!t->dtype)
+    return make_error(
+        fmt::format("{}: tensor '{}' has type {}, which pagoda cannot run yet", f.source, name, t->type_name));
   return t;
 }
 
-Result<WeightView> matrix(const format::GgufFile& f, const std::string& name, int64_t num_rows, int64_t num_cols) {
-  PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(f, name, {num_cols, num_rows}));
-  PAGODA_ASSIGN_OR_RETURN(DType dtype, dtype_of(f, *t));
+Result<WeightView> matrix(const TensorSet& f, const std::string& name, int64_t num_rows, int64_t num_cols) {
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {num_cols, num_rows}));
+  const DType dtype = *t->dtype;
   WeightView w{dtype, t->data, num_rows, num_cols};
   const std::string scale_name = format::awq_input_scale_name(name);
-  if (f.find_tensor(scale_name) != nullptr) {
+  if (f.find(scale_name) != nullptr) {
     if (!dtype_is_awq_int4(dtype))
-      return make_error(fmt::format("{}: {} is {}, but only AWQ INT4 weights take an input scale ({})", f.name(), name,
+      return make_error(fmt::format("{}: {} is {}, but only AWQ INT4 weights take an input scale ({})", f.source, name,
                                     dtype_name(dtype), scale_name));
-    PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* s, find(f, scale_name, {num_cols}));
-    if (s->type != format::GgmlType::kF32)
-      return make_error(
-          fmt::format("{}: {} must be f32, got {}", f.name(), scale_name, format::ggml_type_name(s->type)));
+    PAGODA_ASSIGN_OR_RETURN(const TensorRef* s, find(f, scale_name, {num_cols}));
+    if (*s->dtype != DType::kF32)
+      return make_error(fmt::format("{}: {} must be f32, got {}", f.source, scale_name, s->type_name));
     w.input_scale = static_cast<const float*>(s->data);
   }
   return w;
 }
 
-Result<std::vector<float>> vector_f32(const format::GgufFile& f, const std::string& name, int64_t n) {
-  PAGODA_ASSIGN_OR_RETURN(const format::GgufTensorInfo* t, find(f, name, {n}));
-  PAGODA_ASSIGN_OR_RETURN(DType dtype, dtype_of(f, *t));
+Result<std::vector<float>> vector_f32(const TensorSet& f, const std::string& name, int64_t n) {
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {n}));
   std::vector<float> out(static_cast<size_t>(n));
-  dequantize_row(dtype, t->data, out.data(), n);
+  dequantize_row(*t->dtype, t->data, out.data(), n);
   return out;
+}
+
+// An optional vector: empty when the file has no such tensor.
+Result<std::vector<float>> optional_vector_f32(const TensorSet& f, const std::string& name, int64_t n) {
+  if (f.find(name) == nullptr) return std::vector<float>();
+  return vector_f32(f, name, n);
 }
 
 }  // namespace
@@ -87,34 +91,57 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
   }
 }
 
-Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& f, const ModelConfig& c) {
+Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config) {
+  return model_weights_from_tensors(tensor_set_from_gguf(file), config);
+}
+
+Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelConfig& c) {
   ModelWeights w;
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size;
+  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size, q_dim = c.q_dim();
   PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, "token_embd.weight", vocab, dim));
   if (w.token_embd.input_scale != nullptr)
     return make_error(
-        fmt::format("{}: token_embd.weight has an AWQ input scale, which an embedding lookup cannot undo", f.name()));
+        fmt::format("{}: token_embd.weight has an AWQ input scale, which an embedding lookup cannot undo", f.source));
   w.layers.resize(size_t(c.num_layers));
   for (int32_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& lw = w.layers[size_t(l)];
     const std::string p = fmt::format("blk.{}.", l);
     PAGODA_ASSIGN_OR_RETURN(lw.attn_norm, vector_f32(f, p + "attn_norm.weight", dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", dim, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", q_dim, dim));
     PAGODA_ASSIGN_OR_RETURN(lw.wk, matrix(f, p + "attn_k.weight", kv_dim, dim));
     PAGODA_ASSIGN_OR_RETURN(lw.wv, matrix(f, p + "attn_v.weight", kv_dim, dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.wo, matrix(f, p + "attn_output.weight", dim, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.wo, matrix(f, p + "attn_output.weight", dim, q_dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.bq, optional_vector_f32(f, p + "attn_q.bias", q_dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.bk, optional_vector_f32(f, p + "attn_k.bias", kv_dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.bv, optional_vector_f32(f, p + "attn_v.bias", kv_dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.q_norm, optional_vector_f32(f, p + "attn_q_norm.weight", c.head_dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.k_norm, optional_vector_f32(f, p + "attn_k_norm.weight", c.head_dim));
     PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm, vector_f32(f, p + "ffn_norm.weight", dim));
     PAGODA_ASSIGN_OR_RETURN(lw.w_gate, matrix(f, p + "ffn_gate.weight", hidden, dim));
     PAGODA_ASSIGN_OR_RETURN(lw.w_up, matrix(f, p + "ffn_up.weight", hidden, dim));
     PAGODA_ASSIGN_OR_RETURN(lw.w_down, matrix(f, p + "ffn_down.weight", dim, hidden));
   }
   PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, "output_norm.weight", dim));
-  if (f.find_tensor("output.weight") != nullptr) {
+  if (f.find("output.weight") != nullptr) {
     PAGODA_ASSIGN_OR_RETURN(w.output, matrix(f, "output.weight", vocab, dim));
   } else {
     w.output = w.token_embd;  // tied embeddings, as llama.cpp does when output.weight is absent
   }
   return w;
+}
+
+TensorSet tensor_set_from_gguf(const format::GgufFile& file) {
+  TensorSet set;
+  set.source = file.name();
+  for (const format::GgufTensorInfo& t : file.tensors()) {
+    TensorRef r;
+    r.dtype = dtype_of(t.type);
+    r.type_name = std::string(format::ggml_type_name(t.type));
+    r.dims = t.dims;
+    r.data = t.data;
+    set.tensors.emplace(t.name, std::move(r));
+  }
+  return set;
 }
 
 }  // namespace pagoda

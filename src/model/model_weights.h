@@ -12,6 +12,7 @@
 #include "core/types.h"
 #include "format/gguf_reader.h"
 #include "model/model_config.h"
+#include "model/tensor_set.h"
 
 namespace pagoda {
 
@@ -32,11 +33,13 @@ struct WeightView {
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm;  // f32 [dim]
-  WeightView wq, wk, wv, wo;     // [dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, dim]
-  std::vector<float> ffn_norm;   // f32 [dim]
-  WeightView w_gate, w_up;       // [hidden, dim]
-  WeightView w_down;             // [dim, hidden]
+  std::vector<float> attn_norm;       // f32 [dim]
+  WeightView wq, wk, wv, wo;          // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
+  std::vector<float> bq, bk, bv;      // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
+  std::vector<float> q_norm, k_norm;  // f32 [head_dim]: Qwen3's per-head RMSNorm of Q and K before RoPE; empty = none
+  std::vector<float> ffn_norm;        // f32 [dim]
+  WeightView w_gate, w_up;            // [hidden, dim]
+  WeightView w_down;                  // [dim, hidden]
 };
 
 struct ModelWeights {
@@ -51,6 +54,8 @@ struct ModelWeights {
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 
 // Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".
+// Biases (attn_{q,k,v}.bias) and Q/K norms (attn_{q,k}_norm.weight) are loaded when present.
+Result<ModelWeights> model_weights_from_tensors(const TensorSet& tensors, const ModelConfig& config);
 Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config);
 
 }  // namespace pagoda

@@ -13,8 +13,9 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0 && num_threads > 0);
   const size_t t = size_t(max_tokens);
   x.resize(t * size_t(c.dim));
-  xb.resize(t * size_t(c.dim));
-  q.resize(t * size_t(c.dim));
+  const size_t attn_width = size_t(std::max(c.dim, c.q_dim()));  // xb also holds the attention output
+  xb.resize(t * attn_width);
+  q.resize(t * size_t(c.q_dim()));
   k.resize(t * size_t(c.kv_dim()));
   v.resize(t * size_t(c.kv_dim()));
   proj.resize(t * size_t(c.dim));
@@ -25,7 +26,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   rope_sin.resize(t * size_t(c.rope_dim / 2));
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
-  const size_t widest = size_t(std::max(c.dim, c.hidden_dim));
+  const size_t widest = size_t(std::max({c.dim, c.hidden_dim, c.q_dim()}));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
   hq.resize(t * size_t(c.hidden_dim / quant::BlockQ8_0::kNumValues));
   const size_t row_split_tokens = size_t(std::min(max_tokens, kMaxRowSplitTokens));

@@ -20,8 +20,8 @@ struct Workspace {
   int32_t max_logits_rows;
   int32_t num_threads;          // threads that may share this workspace in one forward call
   std::vector<float> x;         // f32 [max_tokens, dim]: the residual stream
-  std::vector<float> xb;        // f32 [max_tokens, dim]: normed input / attention output
-  std::vector<float> q;         // f32 [max_tokens, dim]
+  std::vector<float> xb;        // f32 [max_tokens, max(dim, q_dim)]: normed input / attention output
+  std::vector<float> q;         // f32 [max_tokens, q_dim]
   std::vector<float> k;         // f32 [max_tokens, kv_dim]
   std::vector<float> v;         // f32 [max_tokens, kv_dim]
   std::vector<float> proj;      // f32 [max_tokens, dim]: output of wo / w_down before the residual add
