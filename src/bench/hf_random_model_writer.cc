@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "bench/random_model_writer.h"
+#include "engine/hf_folder_metadata.h"
 #include "format/safetensors_writer.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_config.h"
-#include "model/hf_gguf.h"
 
 namespace pagoda::bench {
 namespace {
@@ -66,6 +66,13 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   if (!o.tokenizer_json.empty()) {
     fs::copy_file(o.tokenizer_json, fs::path(dir) / "tokenizer.json", fs::copy_options::overwrite_existing, ec);
     if (ec) return make_error(fmt::format("cannot copy {}: {}", o.tokenizer_json, ec.message()));
+    // The tokenizer's companions (special-token roles, chat template, stop tokens) when they sit beside it.
+    for (const char* companion : {"tokenizer_config.json", "generation_config.json", "chat_template.jinja"}) {
+      const fs::path from = fs::path(o.tokenizer_json).parent_path() / companion;
+      if (!fs::exists(from, ec)) continue;
+      fs::copy_file(from, fs::path(dir) / companion, fs::copy_options::overwrite_existing, ec);
+      if (ec) return make_error(fmt::format("cannot copy {}: {}", from.string(), ec.message()));
+    }
   }
 
   const int64_t dim = s.dim, hd = s.head_size(), q_dim = hd * s.num_heads, kv_dim = hd * s.num_kv_heads;
@@ -131,8 +138,8 @@ Status write_random_hf_model(const RandomHfModelOptions& o) {
     if (!ckpt.ok()) {
       st = ckpt.status();
     } else {
-      Result<HfConvertResult> r =
-          convert_hf_to_gguf(**ckpt, o.output_path, fmt::format("{} (random weights, seed {})", o.shape.name, o.seed));
+      Result<std::string> r =
+          convert_hf_folder(**ckpt, o.output_path, fmt::format("{} (random weights, seed {})", o.shape.name, o.seed));
       if (!r.ok()) st = r.status();
     }
   }

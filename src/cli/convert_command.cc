@@ -7,7 +7,7 @@
 
 #include "cli/common_options.h"
 #include "format/llama2c_converter.h"
-#include "model/hf_gguf.h"
+#include "engine/hf_folder_metadata.h"
 
 namespace pagoda::cli {
 namespace {
@@ -36,9 +36,9 @@ int convert(const ConvertOptions& o) {
     if (o.inputs.size() != 1) return report_error("--from hf takes one input: the model folder");
     Result<std::unique_ptr<HfCheckpoint>> ckpt = HfCheckpoint::open(o.inputs[0]);
     if (!ckpt.ok()) return report_error(ckpt.error());
-    Result<HfConvertResult> r = convert_hf_to_gguf(**ckpt, o.output, o.name, chat_template);
-    if (!r.ok()) return report_error(r.error());
-    if (!r->tokenizer_note.empty()) std::fprintf(stderr, "pagoda: warning: %s\n", r->tokenizer_note.c_str());
+    Result<std::string> note = convert_hf_folder(**ckpt, o.output, o.name, chat_template);
+    if (!note.ok()) return report_error(note.error());
+    if (!note->empty()) std::fprintf(stderr, "pagoda: warning: %s\n", note->c_str());
     std::fprintf(stderr, "pagoda: wrote %s\n", o.output.c_str());
     return 0;
   }

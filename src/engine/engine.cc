@@ -214,7 +214,7 @@ void Engine::publish(Sequence& seq, bool finished, FinishReason reason) {
   bool stopped_by_string = seq.stop_checker.stopped();
   for (TokenId t : out.new_tokens) {
     if (stopped_by_string) break;
-    if (t == tokenizer_.eos_id() && !seq.sampling.ignore_eos) continue;  // EOS has no text
+    if (tokenizer_.ends_generation(t) && !seq.sampling.ignore_eos) continue;  // EOS has no text
     StopChecker::Output piece = seq.stop_checker.push(seq.decoder.push(t));
     out.text += piece.text;
     stopped_by_string = piece.stopped;
@@ -286,7 +286,7 @@ void Engine::step() {
     if (seq.timing.first_token_us < 0) seq.timing.first_token_us = sampled_us;
     seq.timing.token_us.push_back(sampled_us);
     std::optional<FinishReason> reason;
-    if (next == tokenizer_.eos_id() && !seq.sampling.ignore_eos) {
+    if (tokenizer_.ends_generation(next) && !seq.sampling.ignore_eos) {
       reason = FinishReason::kStop;
     } else if (seq.num_output_tokens() >= seq.sampling.max_tokens || seq.num_tokens() >= config_.max_seq_len) {
       reason = FinishReason::kLength;

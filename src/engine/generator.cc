@@ -125,7 +125,7 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
     if (result.output_tokens.empty()) result.ttft_us = sampled_us;
     result.output_tokens.push_back(next);
     result.token_times_us.push_back(sampled_us);
-    if (next == tokenizer_.eos_id() && !params.ignore_eos) {
+    if (tokenizer_.ends_generation(next) && !params.ignore_eos) {
       result.finish_reason = FinishReason::kStop;
       break;
     }

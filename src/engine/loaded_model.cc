@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "assets/bundled_model.h"
-#include "model/hf_gguf.h"
+#include "engine/hf_folder_metadata.h"
 #include "model/registry.h"
 #include "tokenizer/vocab_loader.h"
 
@@ -18,7 +18,7 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
   if (is_hf_model_folder(path)) {
     loaded.source = path;
     PAGODA_ASSIGN_OR_RETURN(loaded.checkpoint, HfCheckpoint::open(path));
-    HfGgufMetadata metadata = hf_gguf_metadata(*loaded.checkpoint);
+    PAGODA_ASSIGN_OR_RETURN(HfFolderMetadata metadata, hf_folder_metadata(*loaded.checkpoint));
     if (!metadata.tokenizer_note.empty())
       std::fprintf(stderr, "pagoda: warning: %s\n", metadata.tokenizer_note.c_str());
     loaded.metadata_bytes = metadata.writer.to_bytes();

@@ -1,12 +1,12 @@
-// Writes an HF checkpoint's metadata and tensors in llama.cpp's GGUF conventions.
+// Writes an HF checkpoint's model metadata and tensors in llama.cpp's GGUF conventions.
 #include "model/hf_gguf.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <vector>
 
 #include "core/half.h"
-#include "format/placeholder_vocabulary.h"
 
 namespace pagoda {
 namespace {
@@ -24,9 +24,8 @@ GgmlType ggml_type_of(DType dtype) {
 
 }  // namespace
 
-HfGgufMetadata hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& name, const std::string& chat_template) {
-  HfGgufMetadata m;
-  format::GgufWriter& w = m.writer;
+format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& name) {
+  format::GgufWriter w;
   const ModelConfig& c = ckpt.config();
   const std::string a = c.architecture + ".";
   std::string model_name = name;
@@ -52,23 +51,10 @@ HfGgufMetadata hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& nam
   w.set(a + "rope.freq_base", GgufValue::f32(c.rope_theta));
   w.set(a + "attention.layer_norm_rms_epsilon", GgufValue::f32(c.rms_eps));
   w.set(a + "vocab_size", GgufValue::u32(uint32_t(c.vocab_size)));
-  // TODO(bpe): tokenizer.json -> tokenizer.ggml.model "gpt2" + tokenizer.ggml.pre once src/tokenizer reads it.
-  format::add_placeholder_vocabulary(w, c.vocab_size);
-  std::error_code ec;
-  m.tokenizer_note = std::filesystem::exists(std::filesystem::path(ckpt.dir()) / "tokenizer.json", ec)
-                         ? fmt::format(
-                               "{}/tokenizer.json is not read yet: using a placeholder vocabulary of {} tokens (text "
-                               "is not the model's; token ids are)",
-                               ckpt.dir(), c.vocab_size)
-                         : fmt::format("{} has no tokenizer.json: using a placeholder vocabulary of {} tokens",
-                                       ckpt.dir(), c.vocab_size);
-  if (!chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(chat_template));
-  return m;
+  return w;
 }
 
-Result<HfConvertResult> convert_hf_to_gguf(const HfCheckpoint& ckpt, const std::string& output, const std::string& name,
-                                           const std::string& chat_template) {
-  HfGgufMetadata m = hf_gguf_metadata(ckpt, name, chat_template);
+Status write_hf_gguf(const HfCheckpoint& ckpt, format::GgufWriter& metadata, const std::string& output) {
   std::vector<std::vector<float>> widened;  // 1-D F16/BF16 tensors as F32; alive until write() returns
   widened.reserve(ckpt.tensor_order().size());
   for (const std::string& tensor_name : ckpt.tensor_order()) {
@@ -81,14 +67,13 @@ Result<HfConvertResult> convert_hf_to_gguf(const HfCheckpoint& ckpt, const std::
         const uint16_t v = static_cast<const uint16_t*>(t.data)[i];
         f[size_t(i)] = *t.dtype == DType::kF16 ? fp16_to_float(v) : bf16_to_float(v);
       }
-      m.writer.add_tensor(tensor_name, GgmlType::kF32, t.dims, f.data(), uint64_t(n) * 4);
+      metadata.add_tensor(tensor_name, GgmlType::kF32, t.dims, f.data(), uint64_t(n) * 4);
     } else {
-      m.writer.add_tensor(tensor_name, ggml_type_of(*t.dtype), t.dims, t.data,
+      metadata.add_tensor(tensor_name, ggml_type_of(*t.dtype), t.dims, t.data,
                           uint64_t(n) * (*t.dtype == DType::kF32 ? 4 : 2));
     }
   }
-  PAGODA_RETURN_IF_ERROR(m.writer.write(output));
-  return HfConvertResult{m.tokenizer_note};
+  return metadata.write(output);
 }
 
 }  // namespace pagoda

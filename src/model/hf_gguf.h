@@ -1,6 +1,6 @@
-// The GGUF view of an HF checkpoint: llama.cpp's metadata keys for its architecture (llama / qwen2 / qwen3)
-// plus tokenizer keys, and the converter that writes them with the tensors (`pagoda convert --from hf`). The
-// loader uses the same metadata for `-m DIR`, so a folder and its converted GGUF are the same model.
+// The GGUF view of an HF checkpoint's model: llama.cpp's metadata keys for its architecture (llama / qwen2 /
+// qwen3) and the tensor writer behind `pagoda convert --from hf`. The tokenizer and chat-template keys are not
+// the model's business: engine/hf_folder_metadata adds them from the folder's tokenizer files.
 #pragma once
 
 #include <pagoda/status.h>
@@ -12,22 +12,11 @@
 
 namespace pagoda {
 
-struct HfGgufMetadata {
-  format::GgufWriter writer;  // metadata only; the converter adds the tensors
-  // Non-empty when the tokenizer keys are a placeholder (why, for a warning on stderr).
-  std::string tokenizer_note;
-};
+// The model keys (general.*, <arch>.*). `name`: general.name (default: the folder's name).
+format::GgufWriter hf_gguf_metadata(const HfCheckpoint& checkpoint, const std::string& name = "");
 
-// `name`: general.name (default: the folder's name). `chat_template`: tokenizer.chat_template when non-empty.
-HfGgufMetadata hf_gguf_metadata(const HfCheckpoint& checkpoint, const std::string& name = "",
-                                const std::string& chat_template = "");
-
-struct HfConvertResult {
-  std::string tokenizer_note;
-};
-// Writes `output` with every tensor of the checkpoint in GGUF names and order; matrices keep their dtype
-// (F32/F16/BF16), 1-D tensors are written as F32, as llama.cpp's converter does.
-Result<HfConvertResult> convert_hf_to_gguf(const HfCheckpoint& checkpoint, const std::string& output,
-                                           const std::string& name = "", const std::string& chat_template = "");
+// Adds every tensor of the checkpoint to `metadata` in GGUF names and order and writes `output`; matrices keep
+// their dtype (F32/F16/BF16), 1-D tensors are written as F32, as llama.cpp's converter does.
+Status write_hf_gguf(const HfCheckpoint& checkpoint, format::GgufWriter& metadata, const std::string& output);
 
 }  // namespace pagoda

@@ -112,6 +112,18 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::
     std::stable_sort(bucket.begin(), bucket.end(),
                      [&](size_t a, size_t b) { return v.added[a].content.size() > v.added[b].content.size(); });
   }
+  std::vector<TokenId>& stops = tok->vocab_.stop_ids;
+  for (const TokenId id : stops) {
+    if (id < 0 || id >= num_tokens) return fail(fmt::format("the stop token id {} is outside the vocabulary", id));
+  }
+  for (const AddedToken& added : v.added) {
+    if (!added.special) continue;
+    for (const char* text : kEndOfTurnTexts) {
+      if (added.content == text && std::find(stops.begin(), stops.end(), added.id) == stops.end()) {
+        stops.push_back(added.id);
+      }
+    }
+  }
   return tok;
 }
 
@@ -206,6 +218,12 @@ std::string BpeTokenizer::decode(std::span<const TokenId> tokens) const {
   std::string text;
   for (const TokenId token : tokens) text += token_bytes(token, -1);
   return text;
+}
+
+bool BpeTokenizer::ends_generation(TokenId token) const {
+  if (token < 0) return false;
+  return token == vocab_.eos_id ||
+         std::find(vocab_.stop_ids.begin(), vocab_.stop_ids.end(), token) != vocab_.stop_ids.end();
 }
 
 bool BpeTokenizer::is_control(TokenId token) const {

@@ -29,6 +29,7 @@ class BpeTokenizer final : public Tokenizer {
   int32_t vocab_size() const override { return int32_t(vocab_.tokens.size()); }
   TokenId bos_id() const override { return vocab_.bos_id; }
   TokenId eos_id() const override { return vocab_.eos_id; }
+  bool ends_generation(TokenId token) const override;
   bool is_control(TokenId token) const override;
   const BpeVocab& vocab() const { return vocab_; }
 

@@ -21,6 +21,10 @@ struct AddedToken {
   bool rstrip = false;  // swallows the whitespace after it
 };
 
+// Special tokens that end a chat turn in the families pagoda reads (as llama.cpp also detects them by text).
+inline constexpr const char* kEndOfTurnTexts[] = {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>",
+                                                  "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>"};
+
 struct BpeVocab {
   std::vector<std::string> tokens;  // [id] byte-level spelling ("Ġthe"); "" for ids only an added token has
   std::vector<std::pair<std::string, std::string>> merges;  // rank order: merges[0] applies first
@@ -31,6 +35,13 @@ struct BpeVocab {
   TokenId bos_id = -1;
   TokenId eos_id = -1;
   bool add_bos = false;  // the post-processor prepends BOS
+  // add_bos came from the file (a TemplateProcessing, add_bos_token) rather than a default. A GGUF written from
+  // a vocabulary without it leaves tokenizer.ggml.add_bos_token out, so the reader's default applies: llama.cpp's,
+  // BOS for llama-bpe (Llama 3 tokenizer.json files without a TemplateProcessing still want it).
+  bool add_bos_set = false;
+  // Tokens besides EOS that end generation: generation_config.json's eos_token_id list, GGUF's eot/eom ids.
+  // BpeTokenizer::create adds the special tokens spelled as a known end of turn (kEndOfTurnTexts).
+  std::vector<TokenId> stop_ids;
 };
 
 }  // namespace pagoda

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -216,6 +217,7 @@ Status read_post_processor(const Reader& r, const json& node, std::string_view f
   }
   vocab.bos_id = id;
   vocab.add_bos = true;
+  vocab.add_bos_set = true;
   return Status::ok_status();
 }
 
@@ -236,9 +238,35 @@ Status read_config(const Reader& r, std::string_view config_json, BpeVocab& voca
   const std::string eos = config_token(config, "eos_token");
   if (!eos.empty()) vocab.eos_id = find_added(vocab, eos);
   const std::string bos = config_token(config, "bos_token");
-  if (!bos.empty() && find_added(vocab, bos) != -1) {
-    vocab.bos_id = find_added(vocab, bos);
-    if (flag(config, "add_bos_token", false)) vocab.add_bos = true;
+  if (!bos.empty() && find_added(vocab, bos) != -1) vocab.bos_id = find_added(vocab, bos);
+  const auto add_bos = config.find("add_bos_token");
+  if (add_bos != config.end() && add_bos->is_boolean()) {
+    vocab.add_bos = add_bos->get<bool>() && vocab.bos_id != -1;
+    vocab.add_bos_set = true;
+  }
+  return Status::ok_status();
+}
+
+// generation_config.json's eos_token_id (one id or a list): generation ends at each of them.
+Status read_generation_config(const Reader& r, std::string_view generation_json, BpeVocab& vocab) {
+  if (generation_json.empty()) return Status::ok_status();
+  json config = json::parse(generation_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object()) {
+    return r.fail("(generation_config.json)", "is not a JSON object");
+  }
+  const auto it = config.find("eos_token_id");
+  if (it == config.end() || it->is_null()) return Status::ok_status();
+  const json ids = it->is_array() ? *it : json::array({*it});
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 || ids[i].get<int64_t>() >= (int64_t(1) << 30)) {
+      return r.fail(fmt::format("(generation_config.json) eos_token_id[{}]", i), "is not a token id");
+    }
+    const auto id = TokenId(ids[i].get<int64_t>());
+    if (vocab.eos_id == -1) {
+      vocab.eos_id = id;
+    } else if (id != vocab.eos_id && std::find(vocab.stop_ids.begin(), vocab.stop_ids.end(), id) == vocab.stop_ids.end()) {
+      vocab.stop_ids.push_back(id);
+    }
   }
   return Status::ok_status();
 }
@@ -246,7 +274,7 @@ Status read_config(const Reader& r, std::string_view config_json, BpeVocab& voca
 }  // namespace
 
 Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name,
-                                        std::string_view config_json) {
+                                        std::string_view config_json, std::string_view generation_config_json) {
   const Reader r{name};
   json root;
   try {
@@ -272,6 +300,7 @@ Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_
     return r.fail("decoder.type", fmt::format("is '{}'; only ByteLevel is supported", type_of(*decoder)));
   }
   PAGODA_RETURN_IF_ERROR(read_config(r, config_json, vocab));
+  PAGODA_RETURN_IF_ERROR(read_generation_config(r, generation_config_json, vocab));
   return vocab;
 }
 
@@ -286,11 +315,15 @@ Result<std::unique_ptr<Tokenizer>> tokenizer_from_hf_json(const std::string& pat
   };
   std::string text;
   if (!read(path, text)) return make_error(fmt::format("{}: cannot read the file", path));
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::string config;
-  const std::filesystem::path config_path = std::filesystem::path(path).parent_path() / "tokenizer_config.json";
+  std::string generation;
   std::error_code ec;
-  if (std::filesystem::exists(config_path, ec)) read(config_path.string(), config);
-  PAGODA_ASSIGN_OR_RETURN(BpeVocab vocab, bpe_vocab_from_hf_json(text, path, config));
+  if (std::filesystem::exists(dir / "tokenizer_config.json", ec)) read((dir / "tokenizer_config.json").string(), config);
+  if (std::filesystem::exists(dir / "generation_config.json", ec)) {
+    read((dir / "generation_config.json").string(), generation);
+  }
+  PAGODA_ASSIGN_OR_RETURN(BpeVocab vocab, bpe_vocab_from_hf_json(text, path, config, generation));
   PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(vocab), path));
   return std::unique_ptr<Tokenizer>(std::move(tok));
 }

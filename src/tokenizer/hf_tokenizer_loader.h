@@ -14,10 +14,12 @@
 namespace pagoda {
 
 // Parses the JSON text of a tokenizer.json; `name` prefixes errors. `config_json` is the text of the
-// tokenizer_config.json beside it, or "" (it only supplies the EOS and, with add_bos_token, BOS tokens).
+// tokenizer_config.json beside it, or "" (it only supplies the EOS and, with add_bos_token, BOS tokens);
+// `generation_config_json` that of generation_config.json, or "" (its eos_token_id list: the stop tokens).
 Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name,
-                                        std::string_view config_json = "");
-// Reads `path` (and a tokenizer_config.json in the same folder, when there is one).
+                                        std::string_view config_json = "",
+                                        std::string_view generation_config_json = "");
+// Reads `path` (and the tokenizer_config.json and generation_config.json in the same folder, when there are).
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_hf_json(const std::string& path);
 
 }  // namespace pagoda

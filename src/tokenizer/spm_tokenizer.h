@@ -23,6 +23,7 @@ class SpmTokenizer final : public Tokenizer {
   int32_t vocab_size() const override { return vocab_.size(); }
   TokenId bos_id() const override { return vocab_.bos_id; }
   TokenId eos_id() const override { return vocab_.eos_id; }
+  bool ends_generation(TokenId token) const override { return token >= 0 && token == vocab_.eos_id; }
   bool is_control(TokenId token) const override;
   const Vocab& vocab() const { return vocab_; }
 

@@ -27,6 +27,9 @@ class Tokenizer {
   virtual int32_t vocab_size() const = 0;
   virtual TokenId bos_id() const = 0;
   virtual TokenId eos_id() const = 0;
+  // True for EOS and for the end-of-turn tokens a chat model ends its reply with (<|eot_id|>, <|im_end|>, ...):
+  // generation stops at any of them.
+  virtual bool ends_generation(TokenId token) const = 0;
   virtual bool is_control(TokenId token) const = 0;
 };
 

@@ -29,6 +29,8 @@ constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
 constexpr const char* kAddSpacePrefixKey = "tokenizer.ggml.add_space_prefix";
 constexpr const char* kMergesKey = "tokenizer.ggml.merges";
 constexpr const char* kPreKey = "tokenizer.ggml.pre";
+constexpr const char* kEotKey = "tokenizer.ggml.eot_token_id";
+constexpr const char* kEomKey = "tokenizer.ggml.eom_token_id";
 
 Status error(const format::GgufFile& file, const std::string& message) {
   return make_error(fmt::format("{}: {}", file.name(), message));
@@ -173,6 +175,7 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   if (types) {
     for (size_t id = 0; id < types->size(); ++id) {
       const auto type = TokenType((*types)[id]);
+      if (type == TokenType::kUnused) vocab.tokens[id].clear();  // "[PAD123]": an id the tokenizer never makes
       if (type != TokenType::kControl && type != TokenType::kUserDefined) continue;
       if (vocab.tokens[id].empty()) continue;
       vocab.added.push_back(AddedToken{TokenId(id), vocab.tokens[id], type == TokenType::kControl, false, false});
@@ -181,7 +184,14 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   }
   PAGODA_ASSIGN_OR_RETURN(vocab.bos_id, read_special_id(file, kBosKey, -1, num_tokens));
   PAGODA_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, kEosKey, -1, num_tokens));
-  PAGODA_ASSIGN_OR_RETURN(vocab.add_bos, read_flag(file, kAddBosKey, false));
+  for (const char* key : {kEotKey, kEomKey}) {
+    PAGODA_ASSIGN_OR_RETURN(const TokenId stop, read_special_id(file, key, -1, num_tokens));
+    if (stop != -1 && stop != vocab.eos_id) vocab.stop_ids.push_back(stop);
+  }
+  // Without the key, llama.cpp's default: BOS for llama-bpe (Llama 3), none for the others.
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<bool> add_bos, file.get_bool(kAddBosKey));
+  vocab.add_bos_set = add_bos.has_value();
+  vocab.add_bos = add_bos ? *add_bos : (pre_name == "llama-bpe" || pre_name == "llama3") && vocab.bos_id != -1;
   if (vocab.add_bos && vocab.bos_id == -1) {
     return error(file, fmt::format("{} is true but {} is absent", kAddBosKey, kBosKey));
   }

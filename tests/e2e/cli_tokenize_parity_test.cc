@@ -46,10 +46,15 @@ class TokenizeParityTest : public ::testing::Test {
     out_dir_ = nullptr;
   }
 
-  static void expect_parity(const std::string& model) {
+  static std::string tokenizer_json(const std::string& model) {
+    return out_dir_ ? read_file(*out_dir_ + "/" + model + ".tokenizer_path") : "";
+  }
+
+  // `tokenizer`: the tokenizer.json, or a GGUF holding it as tokenizer.ggml.* keys; the ids must be the same.
+  static void expect_parity(const std::string& model, std::string tokenizer = "") {
     ASSERT_NE(out_dir_, nullptr);
     const std::string dir = *out_dir_;
-    const std::string tokenizer = read_file(dir + "/" + model + ".tokenizer_path");
+    if (tokenizer.empty()) tokenizer = tokenizer_json(model);
     const std::string command = std::string(PAGODA_TEST_BINARY) + " tokenize --tokenizer '" + tokenizer +
                                 "' --no-special --jsonl < " + dir + "/texts.jsonl > " + dir + "/" + model +
                                 ".pagoda.jsonl";
@@ -70,12 +75,51 @@ class TokenizeParityTest : public ::testing::Test {
   }
 
   static std::string* out_dir_;
+  friend void expect_folder_matches_gguf(const std::string& model, const std::string& shape);
 };
 
 std::string* TokenizeParityTest::out_dir_ = nullptr;
 
 TEST_F(TokenizeParityTest, Llama3IdsMatchTheReferenceOn2000RandomStrings) { expect_parity("llama3"); }
 TEST_F(TokenizeParityTest, Qwen3IdsMatchTheReferenceOn2000RandomStrings) { expect_parity("qwen3"); }
+
+// An HF folder of the family's shape (one layer, F16, to keep CI light) with the real tokenizer: the folder and
+// its converted GGUF give the same greedy text, and the GGUF's tokenizer.ggml.* keys encode the 2,000 strings
+// to the reference ids. (The full shapes, F32, against llama.cpp: the closing note.)
+void expect_folder_matches_gguf(const std::string& model, const std::string& shape) {
+  const std::string tokenizer = TokenizeParityTest::tokenizer_json(model);
+  ASSERT_FALSE(tokenizer.empty());
+  const std::string out = make_temp_dir();
+  const std::string folder = out + "/" + model + "-hf", gguf = out + "/" + model + ".gguf";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", shape, "--layers", "1", "--type", "f16", "--format", "hf",
+                                  "--tokenizer", tokenizer, "-o", folder});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  // The tokenizer's companions came along: the chat template and EOS live in tokenizer_config.json.
+  EXPECT_TRUE(std::filesystem::exists(folder + "/tokenizer_config.json"));
+  ProcessResult convert = run_pagoda({"convert", "--from", "hf", folder, "-o", gguf});
+  ASSERT_EQ(convert.exit_code, 0) << convert.err;
+  EXPECT_EQ(convert.err.find("placeholder"), std::string::npos) << convert.err;
+  const std::vector<std::string> run = {"run", "-p", "Hello, my name is", "-n", "8", "--temp", "0"};
+  std::vector<std::string> from_folder = run, from_gguf = run;
+  from_folder.insert(from_folder.end(), {"-m", folder});
+  from_gguf.insert(from_gguf.end(), {"-m", gguf});
+  ProcessResult a = run_pagoda(from_folder), b = run_pagoda(from_gguf);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(a.out.rfind("Hello, my name is", 0), 0u) << a.out;
+  EXPECT_GT(a.out.size(), std::string("Hello, my name is\n").size()) << a.out;
+  EXPECT_EQ(a.out, b.out);
+  std::filesystem::remove_all(folder);
+  TokenizeParityTest::expect_parity(model, gguf);
+  std::filesystem::remove_all(out);
+}
+
+TEST_F(TokenizeParityTest, Llama3FolderAndItsGgufAgreeAndTheGgufTokenizerMatchesTheReference) {
+  expect_folder_matches_gguf("llama3", "llama3.2-1b");
+}
+TEST_F(TokenizeParityTest, Qwen3FolderAndItsGgufAgreeAndTheGgufTokenizerMatchesTheReference) {
+  expect_folder_matches_gguf("qwen3", "qwen3-0.6b");
+}
 
 void expect_chat_parity(const std::string& model) {
   const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/tokenizer_parity";

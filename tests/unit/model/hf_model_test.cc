@@ -315,8 +315,9 @@ TEST_F(HfFolderTest, FolderAndConvertedGgufGiveBitIdenticalLogits) {
     auto ckpt = HfCheckpoint::open(dir_.string());
     ASSERT_TRUE(ckpt.ok()) << ckpt.error();
     const std::string gguf_path = (dir_ / "out.gguf").string();
-    auto converted = convert_hf_to_gguf(**ckpt, gguf_path, "tiny");
-    ASSERT_TRUE(converted.ok()) << converted.error();
+    format::GgufWriter metadata = hf_gguf_metadata(**ckpt, "tiny");
+    const Status converted = write_hf_gguf(**ckpt, metadata, gguf_path);
+    ASSERT_TRUE(converted.ok()) << converted.message();
     auto gguf = format::GgufFile::open(gguf_path);
     ASSERT_TRUE(gguf.ok()) << gguf.error();
     const std::string arch_name = (*ckpt)->config().architecture;

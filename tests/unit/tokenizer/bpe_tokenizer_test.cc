@@ -12,6 +12,7 @@
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/bpe_vocab_gguf_writer.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/hf_tokenizer_loader.h"
 #include "tokenizer/pretokenizer.h"
@@ -262,6 +263,74 @@ TEST(GgufBpeTest, Gpt2ModelLoadsWithMergesAndPre) {
   Result<format::GgufFile> bad = format::GgufFile::from_memory(bad_bytes, "bpe.gguf");
   ASSERT_TRUE(bad.ok());
   EXPECT_THAT(tokenizer_from_gguf(*bad).error(), HasSubstr("tokenizer.ggml.pre is 'falcon'"));
+}
+
+// tokenizer.json -> GGUF keys (add_bpe_vocabulary) -> tokenizer_from_gguf: the same ids, roles and stop tokens;
+// missing ids padded as unused; no BOS key when the file did not say (the reader's llama-bpe default applies).
+TEST(GgufBpeTest, WrittenVocabularyReadsBackAsTheSameTokenizer) {
+  nlohmann::json json = tiny_json();
+  json["pre_tokenizer"] = {{"type", "Sequence"},
+                           {"pretokenizers",
+                            {{{"type", "Split"},
+                              {"pattern", {{"Regex", std::string(kQwen2SplitRegex)}}},
+                              {"behavior", "Isolated"}},
+                             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  json["normalizer"] = {{"type", "NFC"}};
+  json["added_tokens"].push_back({{"id", 264}, {"content", "<|im_end|>"}, {"special", true}});
+  json["added_tokens"].push_back({{"id", 265}, {"content", "<|bos|>"}, {"special", true}});
+  const std::string config = R"({"eos_token": "<pad>", "bos_token": "<|bos|>", "add_bos_token": true})";
+  const std::string generation = R"({"eos_token_id": [263, 261]})";
+  Result<BpeVocab> vocab = bpe_vocab_from_hf_json(json.dump(), "t.json", config, generation);
+  ASSERT_TRUE(vocab.ok()) << vocab.error();
+  EXPECT_EQ(vocab->eos_id, 263);
+  EXPECT_THAT(vocab->stop_ids, ElementsAre(261));
+  Result<std::unique_ptr<BpeTokenizer>> direct = BpeTokenizer::create(*vocab, "t.json");
+  ASSERT_TRUE(direct.ok()) << direct.error();
+
+  format::GgufWriter writer;
+  EXPECT_THAT(add_bpe_vocabulary(*vocab, 265, writer, "t.json").message(),
+              HasSubstr("has 266 tokens but the model's vocab_size is 265"));
+  ASSERT_TRUE(add_bpe_vocabulary(*vocab, 300, writer, "t.json").ok());
+  const std::vector<uint8_t> bytes = writer.to_bytes();
+  Result<format::GgufFile> file = format::GgufFile::from_memory(bytes, "t.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_EQ(*file->get_string("tokenizer.ggml.pre").value(), "qwen2");
+  Result<std::unique_ptr<Tokenizer>> read = tokenizer_from_gguf(*file);
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ((*read)->vocab_size(), 300);
+  EXPECT_EQ((*read)->token_bytes(299, -1), "");  // "[PAD299]" is an id, not text
+  std::mt19937 rng(7);
+  const std::string alphabet = "helo wrd12<|end|>x<pad>\n\t'sCa\xC3\xA9e\xCC\x81";
+  for (int i = 0; i < 300; ++i) {
+    std::string text;
+    for (int n = int(rng() % 24); n > 0; --n) text += alphabet[rng() % alphabet.size()];
+    for (bool bos : {false, true}) EXPECT_EQ((*read)->encode(text, bos), (*direct)->encode(text, bos)) << text;
+  }
+  EXPECT_EQ((*read)->encode("", true), std::vector<TokenId>{265});
+  for (const Tokenizer* t : {static_cast<const Tokenizer*>(direct->get()), static_cast<const Tokenizer*>(read->get())}) {
+    EXPECT_TRUE(t->ends_generation(263));  // EOS
+    EXPECT_TRUE(t->ends_generation(261));  // generation_config.json
+    EXPECT_TRUE(t->ends_generation(264));  // <|im_end|>, known by its text
+    EXPECT_FALSE(t->ends_generation(262));
+    EXPECT_FALSE(t->ends_generation(-1));
+  }
+
+  // Without a TemplateProcessing or add_bos_token, the key stays out: llama-bpe then adds BOS (llama.cpp's
+  // default), qwen2 does not.
+  vocab->add_bos_set = false;
+  vocab->add_bos = false;
+  format::GgufWriter unsaid;
+  ASSERT_TRUE(add_bpe_vocabulary(*vocab, 300, unsaid, "t.json").ok());
+  const std::vector<uint8_t> unsaid_bytes = unsaid.to_bytes();  // the file borrows them
+  Result<format::GgufFile> unsaid_file = format::GgufFile::from_memory(unsaid_bytes, "u.gguf");
+  ASSERT_TRUE(unsaid_file.ok());
+  EXPECT_FALSE(unsaid_file->get_bool("tokenizer.ggml.add_bos_token").value().has_value());
+  EXPECT_FALSE(bpe_vocab_from_gguf(*unsaid_file).value().add_bos);
+
+  // A split the GGUF names cannot say is refused, not written wrongly.
+  vocab->nfc = false;
+  format::GgufWriter odd;
+  EXPECT_THAT(add_bpe_vocabulary(*vocab, 300, odd, "t.json").message(), HasSubstr("no tokenizer.ggml.pre name"));
 }
 
 }  // namespace

@@ -1,0 +1,69 @@
+// The BpeVocab -> GGUF tokenizer keys writer.
+#include "tokenizer/bpe_vocab_gguf_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tokenizer/vocab.h"
+
+namespace pagoda {
+namespace {
+
+using format::GgufValue;
+
+// tokenizer.ggml.pre for a split regex, given the flags that name implies when read back (vocab_loader.cc).
+Result<std::string> pre_name(const BpeVocab& v, std::string_view source) {
+  if (v.split_regex == kLlama3SplitRegex && v.ignore_merges && !v.nfc) return std::string("llama-bpe");
+  if (v.split_regex == kQwen2SplitRegex && v.nfc && !v.ignore_merges) return std::string("qwen2");
+  if (v.split_regex == kGpt2SplitRegex && !v.nfc && !v.ignore_merges) return std::string("gpt2");
+  return make_error(fmt::format(
+      "{}: the pre-tokenizer (split regex {}, NFC {}, ignore_merges {}) has no tokenizer.ggml.pre name in GGUF "
+      "(supported: GPT-2, Llama 3, Qwen2 byte-level BPE)",
+      source, v.split_regex, v.nfc, v.ignore_merges));
+}
+
+}  // namespace
+
+Status add_bpe_vocabulary(const BpeVocab& vocab, int32_t vocab_size, format::GgufWriter& w, std::string_view source) {
+  size_t num_tokens = vocab.tokens.size();
+  for (const AddedToken& added : vocab.added) num_tokens = std::max(num_tokens, size_t(added.id) + 1);
+  if (vocab_size <= 0 || num_tokens > size_t(vocab_size)) {
+    return make_error(fmt::format("{}: the tokenizer has {} tokens but the model's vocab_size is {}", source,
+                                  num_tokens, vocab_size));
+  }
+  PAGODA_ASSIGN_OR_RETURN(const std::string pre, pre_name(vocab, source));
+  std::vector<std::string> tokens(static_cast<size_t>(vocab_size));
+  std::vector<int32_t> types(static_cast<size_t>(vocab_size), int32_t(TokenType::kNormal));
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) tokens[id] = vocab.tokens[id];
+  for (const AddedToken& added : vocab.added) {
+    tokens[size_t(added.id)] = added.content;
+    types[size_t(added.id)] = int32_t(added.special ? TokenType::kControl : TokenType::kUserDefined);
+  }
+  for (size_t id = 0; id < tokens.size(); ++id) {
+    if (!tokens[id].empty()) continue;
+    tokens[id] = fmt::format("[PAD{}]", id);
+    types[id] = int32_t(TokenType::kUnused);
+  }
+  std::vector<std::string> merges;
+  merges.reserve(vocab.merges.size());
+  for (const auto& [left, right] : vocab.merges) merges.push_back(left + " " + right);
+  w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
+  w.set("tokenizer.ggml.pre", GgufValue::string(pre));
+  w.set("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
+  w.set("tokenizer.ggml.token_type", GgufValue::i32_array(types));
+  w.set("tokenizer.ggml.merges", GgufValue::string_array(merges));
+  if (vocab.bos_id >= 0) w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(uint32_t(vocab.bos_id)));
+  if (vocab.eos_id >= 0) w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(uint32_t(vocab.eos_id)));
+  // GGUF holds two stop ids besides EOS; the readers find the other end-of-turn tokens by their text.
+  const char* stop_keys[] = {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
+  for (size_t i = 0; i < vocab.stop_ids.size() && i < 2; ++i) {
+    w.set(stop_keys[i], GgufValue::u32(uint32_t(vocab.stop_ids[i])));
+  }
+  if (vocab.add_bos_set) w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(vocab.add_bos));
+  return Status::ok_status();
+}
+
+}  // namespace pagoda
