@@ -20,6 +20,17 @@
 
 namespace pagoda::bench {
 
+Status validate_ablation_workload(const AblationWorkload& w) {
+  if (w.num_requests < 1) return make_error("--num-prompts must be at least 1");
+  if (w.prompt_len < 2 || w.shared_prefix_len < 1 || w.shared_prefix_len >= w.prompt_len)
+    return make_error(fmt::format("--shared-prefix ({}) must be at least 1 and below --input-len ({})",
+                                  w.shared_prefix_len, w.prompt_len));
+  if (w.output_len < 2) return make_error("--output-len must be at least 2 (TPOT needs two tokens)");
+  if (w.scenario == AblationScenario::kOnline && !(w.request_rate > 0.0))
+    return make_error("--request-rate must be positive");
+  return Status();
+}
+
 int64_t kv_budget_bytes(const AblationEngineBase& base, const ModelConfig& model) {
   return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model, KvDType::kF32) *
          model.num_layers;
@@ -37,7 +48,11 @@ EngineConfig ablation_engine_config(const AblationSettings& s, const AblationEng
       int32_t(kv_budget_bytes(base, model) / KvStorage::bytes_per_block_for(model, base.block_size, s.kv_dtype));
   c.kv.enable_prefix_cache = s.prefix_cache;
   c.scheduler.max_num_seqs = base.max_num_seqs;
-  c.scheduler.max_batched_tokens = std::max(base.max_batched_tokens, base.max_num_seqs);
+  // Without chunked prefill a step must hold whole prompts, so its budget is at least max_seq_len (vLLM's rule
+  // for max_num_batched_tokens without chunking); else a static batch would form from the one or two prompts
+  // the chunk budget admits in its first step, and the baseline would be a straw man.
+  c.scheduler.max_batched_tokens = std::max(
+      {base.max_batched_tokens, base.max_num_seqs, s.chunked_prefill ? 0 : base.max_seq_len});
   c.scheduler.chunked_prefill = s.chunked_prefill;
   c.scheduler.batching = s.batching;
   return c;
@@ -72,13 +87,7 @@ GenerateRequest make_request(std::vector<TokenId> prompt, int32_t output_len) {
 
 Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenizer& tokenizer,
                                                   const AblationWorkload& w) {
-  if (w.num_requests < 1) return make_error("--num-prompts must be at least 1");
-  if (w.prompt_len < 2 || w.shared_prefix_len < 1 || w.shared_prefix_len >= w.prompt_len)
-    return make_error(fmt::format("--shared-prefix ({}) must be at least 1 and below --input-len ({})",
-                                  w.shared_prefix_len, w.prompt_len));
-  if (w.output_len < 2) return make_error("--output-len must be at least 2 (TPOT needs two tokens)");
-  if (w.scenario == AblationScenario::kOnline && !(w.request_rate > 0.0))
-    return make_error("--request-rate must be positive");
+  PAGODA_RETURN_IF_ERROR(validate_ablation_workload(w));
   std::mt19937_64 rng(w.seed);
   const std::vector<TokenId> prefix = random_prompt(tokenizer, w.shared_prefix_len, rng);
   std::vector<std::vector<TokenId>> prompts;

@@ -31,13 +31,16 @@ struct AblationWorkload {
   uint64_t seed = 1;
 };
 
+// Errors name the flag: too few requests or tokens, a shared prefix not shorter than the prompt, a bad rate.
+Status validate_ablation_workload(const AblationWorkload& workload);
+
 // What every row shares: the context, the KV budget (the bytes of this many tokens of f32 KV; the pool gets as
 // many blocks of the row's precision as fit in them), the step budget, the batch size and the threads.
 struct AblationEngineBase {
   int32_t max_seq_len = 512;
   int32_t block_size = 16;
   int32_t kv_budget_f32_tokens = 2048;
-  int32_t max_batched_tokens = 128;
+  int32_t max_batched_tokens = 128;  // with chunked prefill; without, at least max_seq_len
   int32_t max_num_seqs = 8;
   int32_t num_threads = 0;
 };

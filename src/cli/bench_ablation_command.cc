@@ -37,6 +37,7 @@ int bench_ablation(AblationCliOptions& o) {
   } else {
     return report_error("invalid option: --scenario must be online or offline, got '" + o.scenario + "'");
   }
+  if (Status s = bench::validate_ablation_workload(o.workload); !s.ok()) return report_error(s.message());
   if (o.base.kv_budget_f32_tokens < 1) return report_error("--kv-budget-tokens must be at least 1");
   if (o.base.max_num_seqs < 1) return report_error("--batch-size must be at least 1");
   if (o.base.max_batched_tokens < 1) return report_error("--max-batched-tokens must be at least 1");
