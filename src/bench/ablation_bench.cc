@@ -144,7 +144,7 @@ Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenize
 
 Result<std::vector<AblationRowResult>> run_ablation(const std::vector<AblationRow>& rows,
                                                     const AblationModelFiles& files, const AblationEngineBase& base,
-                                                    const AblationWorkload& workload,
+                                                    const AblationWorkload& workload, int32_t num_repeats,
                                                     const std::function<void(const AblationRowResult&)>& on_row) {
   std::vector<AblationRowResult> results;
   for (const AblationRow& row : rows) {
@@ -167,10 +167,15 @@ Result<std::vector<AblationRowResult>> run_ablation(const std::vector<AblationRo
                                     workload.prompt_len + workload.output_len, base.max_seq_len));
     const EngineConfig config = ablation_engine_config(row.settings, base, mc);
     r.num_kv_blocks = config.kv.num_blocks;
-    PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(*loaded.model, *loaded.tokenizer, config));
-    Result<AblationMeasurement> m = run_ablation_workload(*engine, *loaded.tokenizer, workload);
-    if (!m.ok()) return make_error(fmt::format("row {}: {}", row.name, m.error()));
-    r.measured = std::move(m).value();
+    // Each repetition on a fresh Engine (a warm prefix cache would flatter the later ones); on a shared machine
+    // the run with the most output tokens/s is the one least disturbed, so it counts (as STREAM keeps its best).
+    for (int32_t rep = 0; rep < std::max(1, num_repeats); ++rep) {
+      PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                              Engine::create(*loaded.model, *loaded.tokenizer, config));
+      Result<AblationMeasurement> m = run_ablation_workload(*engine, *loaded.tokenizer, workload);
+      if (!m.ok()) return make_error(fmt::format("row {}: {}", row.name, m.error()));
+      if (rep == 0 || m->figures.output_tok_s > r.measured.figures.output_tok_s) r.measured = std::move(m).value();
+    }
     r.measured.figures.max_concurrent_seqs = ablation_max_concurrent_seqs(row.settings, base, mc, workload);
     r.ratios = ratio_to_baseline(r.measured.figures,
                                  results.empty() ? r.measured.figures : results.front().measured.figures);

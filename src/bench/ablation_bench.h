@@ -77,10 +77,11 @@ struct AblationRowResult {
 
 class AblationModelFiles;
 // Every row of `rows` in turn: load its weights with its model switches, build an Engine with its engine
-// switches, run the workload, destroy both. `on_row` (may be empty) is told after each row, for progress.
+// switches, run the workload `num_repeats` times (each on a fresh Engine; the repetition with the most output
+// tokens/s counts), destroy both. `on_row` (may be empty) is told after each row, for progress.
 Result<std::vector<AblationRowResult>> run_ablation(const std::vector<AblationRow>& rows,
                                                     const AblationModelFiles& files, const AblationEngineBase& base,
-                                                    const AblationWorkload& workload,
+                                                    const AblationWorkload& workload, int32_t num_repeats,
                                                     const std::function<void(const AblationRowResult&)>& on_row);
 
 }  // namespace pagoda::bench

@@ -21,10 +21,10 @@ std::string ablation_header_text(const AblationRunInfo& i) {
   return fmt::format(
       "ablation on {}, {} scenario: {} requests ({}), {} prompt tokens ({} shared prefix) + {} output tokens each; "
       "max_seq_len {}, batch_size {}, max_batched_tokens {}, KV budget {:.2f} MiB ({} tokens of f32 KV, blocks of "
-      "{}), threads {}\n",
+      "{}), threads {}, best of {} run(s) per row\n",
       i.model, i.scenario, w.num_requests, arrivals, w.prompt_len, w.shared_prefix_len, w.output_len,
       i.base.max_seq_len, i.base.max_num_seqs, i.base.max_batched_tokens, double(i.kv_budget_bytes) / (1 << 20),
-      i.base.kv_budget_f32_tokens, i.base.block_size, i.base.num_threads == 0 ? std::string("all") : std::to_string(i.base.num_threads));
+      i.base.kv_budget_f32_tokens, i.base.block_size, i.base.num_threads == 0 ? std::string("all") : std::to_string(i.base.num_threads), i.num_repeats);
 }
 
 std::string ablation_table_text(const std::vector<AblationRowResult>& rows) {
@@ -60,6 +60,7 @@ std::string ablation_json(const AblationRunInfo& i, const std::vector<AblationRo
   j["max_batched_tokens"] = i.base.max_batched_tokens;
   j["block_size"] = i.base.block_size;
   j["kv_budget_bytes"] = i.kv_budget_bytes;
+  j["repeats"] = i.num_repeats;
   nlohmann::json out = nlohmann::json::array();
   for (const AblationRowResult& r : rows) {
     const AblationFigures& f = r.measured.figures;

@@ -15,6 +15,7 @@ struct AblationRunInfo {
   AblationWorkload workload;
   AblationEngineBase base;
   int64_t kv_budget_bytes = 0;
+  int32_t num_repeats = 1;
 };
 
 std::string ablation_header_text(const AblationRunInfo& info);
