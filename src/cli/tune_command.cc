@@ -75,8 +75,10 @@ int tune(TuneCliOptions& o) {
 
   // 1. This machine.
   bench::TuneEstimates e;
+  int32_t num_threads = 0;
   {
     ThreadPool pool(o.sweep.num_threads);
+    num_threads = pool.num_threads();
     const bench::MemoryBandwidth bw = bench::measure_memory_bandwidth(pool, o.membw_array_mib, 3);
     e.membw_gbps = bw.read_gbps;
     e.matmul_gflops = bench::measure_matmul_gflops(pool, kernels::best_kernels());
@@ -92,7 +94,7 @@ int tune(TuneCliOptions& o) {
     e.weight_bytes[size_t(wt)] = int64_t(bench::weight_bytes_per_token(*f, mc.vocab_size));
   }
   std::printf("machine: %.2f GB/s read bandwidth, %.1f GFLOP/s f32 matmul, %d threads\n", e.membw_gbps,
-              e.matmul_gflops, o.sweep.num_threads);
+              e.matmul_gflops, num_threads);
   std::printf(
       "model %s: %d layers, %d KV heads x %d: KV %lld bytes/token at f16 (2 x layers x KV heads x head dim x 2), "
       "%lld f32, %lld int8; %.2f MiB at f16 per sequence of %d tokens\n",
