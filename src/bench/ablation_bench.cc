@@ -9,11 +9,11 @@
 #include <random>
 #include <thread>
 
+#include "bench/ablation_models.h"
 #include "bench/arrival_schedule.h"
 #include "bench/kv_capacity.h"
 #include "bench/latency_summary.h"
 #include "bench/random_prompt.h"
-#include "bench/ablation_models.h"
 #include "engine/loaded_model.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
@@ -32,8 +32,7 @@ Status validate_ablation_workload(const AblationWorkload& w) {
 }
 
 int64_t kv_budget_bytes(const AblationEngineBase& base, const ModelConfig& model) {
-  return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model, KvDType::kF32) *
-         model.num_layers;
+  return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model, KvDType::kF32) * model.num_layers;
 }
 
 EngineConfig ablation_engine_config(const AblationSettings& s, const AblationEngineBase& base,
@@ -51,8 +50,8 @@ EngineConfig ablation_engine_config(const AblationSettings& s, const AblationEng
   // Without chunked prefill a step must hold whole prompts, so its budget is at least max_seq_len (vLLM's rule
   // for max_num_batched_tokens without chunking); else a static batch would form from the one or two prompts
   // the chunk budget admits in its first step, and the baseline would be a straw man.
-  c.scheduler.max_batched_tokens = std::max(
-      {base.max_batched_tokens, base.max_num_seqs, s.chunked_prefill ? 0 : base.max_seq_len});
+  c.scheduler.max_batched_tokens =
+      std::max({base.max_batched_tokens, base.max_num_seqs, s.chunked_prefill ? 0 : base.max_seq_len});
   c.scheduler.chunked_prefill = s.chunked_prefill;
   c.scheduler.batching = s.batching;
   return c;
@@ -160,8 +159,8 @@ Result<std::vector<AblationRowResult>> run_ablation(const std::vector<AblationRo
                             load_model(files.path(row.settings.weights), kernels::best_kernels(), model_options));
     const ModelConfig& mc = loaded.model->config();
     if (base.max_seq_len > mc.context_length)
-      return make_error(fmt::format("--max-seq-len {} exceeds the model's context of {}", base.max_seq_len,
-                                    mc.context_length));
+      return make_error(
+          fmt::format("--max-seq-len {} exceeds the model's context of {}", base.max_seq_len, mc.context_length));
     if (workload.prompt_len + workload.output_len > base.max_seq_len)
       return make_error(fmt::format("--input-len + --output-len = {} exceeds --max-seq-len {}",
                                     workload.prompt_len + workload.output_len, base.max_seq_len));
@@ -170,15 +169,14 @@ Result<std::vector<AblationRowResult>> run_ablation(const std::vector<AblationRo
     // Each repetition on a fresh Engine (a warm prefix cache would flatter the later ones); on a shared machine
     // the run with the most output tokens/s is the one least disturbed, so it counts (as STREAM keeps its best).
     for (int32_t rep = 0; rep < std::max(1, num_repeats); ++rep) {
-      PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
-                              Engine::create(*loaded.model, *loaded.tokenizer, config));
+      PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(*loaded.model, *loaded.tokenizer, config));
       Result<AblationMeasurement> m = run_ablation_workload(*engine, *loaded.tokenizer, workload);
       if (!m.ok()) return make_error(fmt::format("row {}: {}", row.name, m.error()));
       if (rep == 0 || m->figures.output_tok_s > r.measured.figures.output_tok_s) r.measured = std::move(m).value();
     }
     r.measured.figures.max_concurrent_seqs = ablation_max_concurrent_seqs(row.settings, base, mc, workload);
-    r.ratios = ratio_to_baseline(r.measured.figures,
-                                 results.empty() ? r.measured.figures : results.front().measured.figures);
+    r.ratios =
+        ratio_to_baseline(r.measured.figures, results.empty() ? r.measured.figures : results.front().measured.figures);
     if (on_row) on_row(r);
     results.push_back(std::move(r));
   }

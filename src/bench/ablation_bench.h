@@ -53,7 +53,7 @@ int32_t ablation_max_concurrent_seqs(const AblationSettings& settings, const Abl
                                      const ModelConfig& model, const AblationWorkload& workload);
 
 struct AblationMeasurement {
-  AblationFigures figures;  // max_concurrent_seqs left 0: the caller fills it from the plan
+  AblationFigures figures;      // max_concurrent_seqs left 0: the caller fills it from the plan
   std::vector<double> ttft_ms;  // per request, in submission order
   std::vector<double> tpot_ms;  // per request with two tokens or more
   double duration_s = 0.0;

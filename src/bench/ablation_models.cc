@@ -42,8 +42,8 @@ Result<AblationModelFiles> AblationModelFiles::prepare(const std::string& model_
   }
   files.q8_0_path_ = scratch_dir + "/q8_0.gguf";
   files.q4_0_path_ = scratch_dir + "/q4_0.gguf";
-  for (const auto& [type, path] : {std::pair{format::GgmlType::kQ8_0, files.q8_0_path_},
-                                   std::pair{format::GgmlType::kQ4_0, files.q4_0_path_}}) {
+  for (const auto& [type, path] :
+       {std::pair{format::GgmlType::kQ8_0, files.q8_0_path_}, std::pair{format::GgmlType::kQ4_0, files.q4_0_path_}}) {
     format::QuantizeOptions q;
     q.input_path = files.f32_path_;
     q.output_path = path;

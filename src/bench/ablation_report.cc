@@ -24,21 +24,24 @@ std::string ablation_header_text(const AblationRunInfo& i) {
       "{}), threads {}, best of {} run(s) per row\n",
       i.model, i.scenario, w.num_requests, arrivals, w.prompt_len, w.shared_prefix_len, w.output_len,
       i.base.max_seq_len, i.base.max_num_seqs, i.base.max_batched_tokens, double(i.kv_budget_bytes) / (1 << 20),
-      i.base.kv_budget_f32_tokens, i.base.block_size, i.base.num_threads == 0 ? std::string("all") : std::to_string(i.base.num_threads), i.num_repeats);
+      i.base.kv_budget_f32_tokens, i.base.block_size,
+      i.base.num_threads == 0 ? std::string("all") : std::to_string(i.base.num_threads), i.num_repeats);
 }
 
 std::string ablation_table_text(const std::vector<AblationRowResult>& rows) {
-  std::string s = fmt::format("{:<11} {:<5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>5} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n",
-                              "row", "wts", "TTFT mean", "TTFT p99", "TPOT mean", "TPOT p99", "out tok/s", "seqs",
-                              "TTFTx", "p99x", "TPOTx", "p99x", "tok/sx", "seqsx");
+  std::string s =
+      fmt::format("{:<11} {:<5} {:>10} {:>10} {:>9} {:>9} {:>9} {:>5} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}\n", "row",
+                  "wts", "TTFT mean", "TTFT p99", "TPOT mean", "TPOT p99", "out tok/s", "seqs", "TTFTx", "p99x",
+                  "TPOTx", "p99x", "tok/sx", "seqsx");
   for (const AblationRowResult& r : rows) {
     const AblationFigures& f = r.measured.figures;
     const AblationRatios& x = r.ratios;
     s += fmt::format(
         "{:<11} {:<5} {:>7} ms {:>7} ms {:>6} ms {:>6} ms {:>9.2f} {:>5} | {:>6.2f} {:>6.2f} {:>6.2f} "
         "{:>6.2f} {:>6.2f} {:>6.2f}\n",
-        r.row.name, r.weights_type, ms(f.ttft_mean_ms), ms(f.ttft_p99_ms), ms(f.tpot_mean_ms), ms(f.tpot_p99_ms), f.output_tok_s,
-        f.max_concurrent_seqs, x.ttft_mean, x.ttft_p99, x.tpot_mean, x.tpot_p99, x.output_tok_s, x.max_concurrent_seqs);
+        r.row.name, r.weights_type, ms(f.ttft_mean_ms), ms(f.ttft_p99_ms), ms(f.tpot_mean_ms), ms(f.tpot_p99_ms),
+        f.output_tok_s, f.max_concurrent_seqs, x.ttft_mean, x.ttft_p99, x.tpot_mean, x.tpot_p99, x.output_tok_s,
+        x.max_concurrent_seqs);
   }
   s += "ratios are row / baseline: below 1 is better for TTFT and TPOT, above 1 for tok/s and seqs. seqs: sequences of "
        "this workload the KV budget holds at once.\n";
@@ -98,11 +101,10 @@ HtmlReport ablation_html_report(const AblationRunInfo& info, const std::vector<A
   for (const AblationRowResult& r : rows) {
     const AblationFigures& f = r.measured.figures;
     const AblationRatios& x = r.ratios;
-    cells.push_back({r.row.name, r.row.what, r.weights_type, ms(f.ttft_mean_ms), ms(f.ttft_p99_ms),
-                     ms(f.tpot_mean_ms), ms(f.tpot_p99_ms), fmt::format("{:.2f}", f.output_tok_s),
-                     std::to_string(f.max_concurrent_seqs), fmt::format("{:.2f}x", x.ttft_mean),
-                     fmt::format("{:.2f}x", x.tpot_mean), fmt::format("{:.2f}x", x.output_tok_s),
-                     fmt::format("{:.2f}x", x.max_concurrent_seqs)});
+    cells.push_back({r.row.name, r.row.what, r.weights_type, ms(f.ttft_mean_ms), ms(f.ttft_p99_ms), ms(f.tpot_mean_ms),
+                     ms(f.tpot_p99_ms), fmt::format("{:.2f}", f.output_tok_s), std::to_string(f.max_concurrent_seqs),
+                     fmt::format("{:.2f}x", x.ttft_mean), fmt::format("{:.2f}x", x.tpot_mean),
+                     fmt::format("{:.2f}x", x.output_tok_s), fmt::format("{:.2f}x", x.max_concurrent_seqs)});
   }
   page.add_table({"row", "switch turned on", "weights", "TTFT mean ms", "TTFT p99 ms", "TPOT mean ms", "TPOT p99 ms",
                   "output tok/s", "max seqs", "TTFT vs base", "TPOT vs base", "tok/s vs base", "seqs vs base"},

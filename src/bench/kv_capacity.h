@@ -12,10 +12,10 @@ namespace pagoda::bench {
 
 struct KvCapacityQuery {
   int64_t budget_bytes = 0;
-  int64_t bytes_per_block = 0;  // K and V of every layer for one block, at the cache's precision
-  int32_t block_size = 16;      // tokens per block
-  int32_t max_seq_len = 0;      // what a contiguous layout reserves per sequence
-  int32_t seq_len = 0;          // prompt + output tokens of one request
+  int64_t bytes_per_block = 0;    // K and V of every layer for one block, at the cache's precision
+  int32_t block_size = 16;        // tokens per block
+  int32_t max_seq_len = 0;        // what a contiguous layout reserves per sequence
+  int32_t seq_len = 0;            // prompt + output tokens of one request
   int32_t shared_prefix_len = 0;  // leading prompt tokens every request shares
   KvLayout layout = KvLayout::kPaged;
   bool prefix_cache = false;  // paged only

@@ -32,25 +32,27 @@ std::vector<std::pair<double, double>> throughput_by_concurrency(std::span<const
   return points;
 }
 
-
 HtmlReport serve_html_report(const ServeRunInfo& info, const ServeMetrics& m,
                              std::span<const ServeRequestRecord> records) {
   HtmlReport page("pagoda bench serve");
   page.add_paragraph(fmt::format(
       "{}{} — {} prompts from {}, request rate {}, burstiness {}, max concurrency {}", info.base_url, info.endpoint,
-      info.num_prompts, info.dataset, std::isinf(info.request_rate) ? std::string("inf") : fmt::format("{}", info.request_rate),
-      info.burstiness, info.max_concurrency > 0 ? std::to_string(info.max_concurrency) : std::string("unlimited")));
-  page.add_table({"successful", "failed", "duration s", "input tokens", "output tokens", "req/s", "output tok/s",
-                  "total tok/s"},
-                 {{std::to_string(m.num_completed), std::to_string(m.num_failed), fmt::format("{:.2f}", m.duration_s),
-                   std::to_string(m.total_input_tokens), std::to_string(m.total_output_tokens),
-                   fmt::format("{:.3f}", m.request_throughput), fmt::format("{:.2f}", m.output_throughput),
-                   fmt::format("{:.2f}", m.total_token_throughput)}});
+      info.num_prompts, info.dataset,
+      std::isinf(info.request_rate) ? std::string("inf") : fmt::format("{}", info.request_rate), info.burstiness,
+      info.max_concurrency > 0 ? std::to_string(info.max_concurrency) : std::string("unlimited")));
+  page.add_table(
+      {"successful", "failed", "duration s", "input tokens", "output tokens", "req/s", "output tok/s", "total tok/s"},
+      {{std::to_string(m.num_completed), std::to_string(m.num_failed), fmt::format("{:.2f}", m.duration_s),
+        std::to_string(m.total_input_tokens), std::to_string(m.total_output_tokens),
+        fmt::format("{:.3f}", m.request_throughput), fmt::format("{:.2f}", m.output_throughput),
+        fmt::format("{:.2f}", m.total_token_throughput)}});
   std::vector<std::string> header{"ms", "mean", "median"};
   for (const auto& [percent, value] : m.ttft_ms.percentiles) header.push_back(fmt::format("P{:g}", percent));
   std::vector<std::vector<std::string>> rows;
   for (const auto& [name, s] : {std::pair<const char*, const LatencyStats*>{"TTFT", &m.ttft_ms},
-                                {"TPOT", &m.tpot_ms}, {"ITL", &m.itl_ms}, {"E2EL", &m.e2el_ms}}) {
+                                {"TPOT", &m.tpot_ms},
+                                {"ITL", &m.itl_ms},
+                                {"E2EL", &m.e2el_ms}}) {
     rows.push_back({name, fmt::format("{:.2f}", s->mean), fmt::format("{:.2f}", s->median)});
     for (const auto& [percent, value] : s->percentiles) rows.back().push_back(fmt::format("{:.2f}", value));
   }
@@ -65,14 +67,17 @@ HtmlReport serve_html_report(const ServeRunInfo& info, const ServeMetrics& m,
     for (double g : r.itl_s) itl.push_back(g * 1e3);
     by_len.points.emplace_back(double(r.prompt_len), r.ttft_s * 1e3);
   }
-  page.add_svg(svg_line_chart({"latency CDFs", "ms", "fraction",
-                               {{"TTFT", cdf_points(ttft), false},
-                                {"TPOT", cdf_points(tpot), false},
-                                {"ITL", cdf_points(itl), false}}}));
+  page.add_svg(svg_line_chart(
+      {"latency CDFs",
+       "ms",
+       "fraction",
+       {{"TTFT", cdf_points(ttft), false}, {"TPOT", cdf_points(tpot), false}, {"ITL", cdf_points(itl), false}}}));
   page.add_svg(svg_line_chart({"TTFT against prompt length", "prompt tokens", "TTFT (ms)", {by_len}}));
   ChartSeries conc{"windows", throughput_by_concurrency(records, m.duration_s, 20), true};
   page.add_svg(svg_line_chart({"output throughput against concurrency (20 windows of the run)",
-                               "requests in flight (mean over the window)", "output tokens/s", {conc}}));
+                               "requests in flight (mean over the window)",
+                               "output tokens/s",
+                               {conc}}));
   return page;
 }
 

@@ -55,7 +55,8 @@ std::vector<std::string> tune_hints(std::span<const TuneTrial> trials, const Tun
   const AblationFigures& f = t.figures;
   if (!choice.met_slo)
     hints.push_back(fmt::format(
-        "no configuration met the SLOs ({}{}); the best by the objective has TTFT p99 {:.0f} ms, TPOT p99 {:.1f} ms: relax them, "
+        "no configuration met the SLOs ({}{}); the best by the objective has TTFT p99 {:.0f} ms, TPOT p99 {:.1f} ms: "
+        "relax them, "
         "lower the request rate, or use a smaller model",
         slo.ttft_p99_ms ? fmt::format("TTFT p99 <= {:.0f} ms", *slo.ttft_p99_ms) : std::string(),
         slo.tpot_p99_ms ? fmt::format("{}TPOT p99 <= {:.1f} ms", slo.ttft_p99_ms ? ", " : "", *slo.tpot_p99_ms)

@@ -48,8 +48,8 @@ struct TuneChoice {
 TuneChoice choose_trial(std::span<const TuneTrial> trials, AblationScenario scenario, const TuneSlo& slo);
 
 struct TuneEstimates {
-  double membw_gbps = 0.0;        // read-only stream
-  double matmul_gflops = 0.0;     // f32
+  double membw_gbps = 0.0;              // read-only stream
+  double matmul_gflops = 0.0;           // f32
   int64_t kv_bytes_per_token_f16 = 0;   // 2 x layers x KV heads x head dim x 2 (the planning formula)
   int64_t kv_bytes_per_token_f32 = 0;   // what the engine stores: f32
   int64_t kv_bytes_per_token_int8 = 0;  // int8 values plus one f32 scale per token per KV head

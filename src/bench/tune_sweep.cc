@@ -84,9 +84,8 @@ Result<TuneSweep> run_tune_sweep(const AblationModelFiles& files, const TuneSwee
   PAGODA_RETURN_IF_ERROR(stage("quantization", o.weights, [](TuneCandidate& c, AblationWeights v) { c.weights = v; }));
   PAGODA_RETURN_IF_ERROR(stage("kv quant", o.kv_dtypes, [](TuneCandidate& c, KvDType v) { c.kv_dtype = v; }));
   PAGODA_RETURN_IF_ERROR(stage("page size", o.page_sizes, [](TuneCandidate& c, int32_t v) { c.page_size = v; }));
-  PAGODA_RETURN_IF_ERROR(stage("max batched tokens", o.max_batched_tokens, [](TuneCandidate& c, int32_t v) {
-    c.max_batched_tokens = v;
-  }));
+  PAGODA_RETURN_IF_ERROR(
+      stage("max batched tokens", o.max_batched_tokens, [](TuneCandidate& c, int32_t v) { c.max_batched_tokens = v; }));
   PAGODA_RETURN_IF_ERROR(stage("batch size", o.batch_sizes, [](TuneCandidate& c, int32_t v) { c.batch_size = v; }));
   sweep.choice = choose_trial(sweep.trials, o.workload.scenario, o.slo);
   const TuneCandidate& best = sweep.trials[sweep.choice.index].candidate;

@@ -71,8 +71,8 @@ int bench_ablation(AblationCliOptions& o) {
   Result<std::vector<bench::AblationRowResult>> rows =
       bench::run_ablation(plan, *files, o.base, o.workload, o.num_repeats, [&](const bench::AblationRowResult& r) {
         ++done;
-        std::fprintf(stderr, "pagoda: [%zu/%zu] %-11s %.1f s, %.2f output tok/s, %d KV blocks, peak %d running\n",
-                     done, plan.size(), r.row.name.c_str(), r.measured.duration_s, r.measured.figures.output_tok_s,
+        std::fprintf(stderr, "pagoda: [%zu/%zu] %-11s %.1f s, %.2f output tok/s, %d KV blocks, peak %d running\n", done,
+                     plan.size(), r.row.name.c_str(), r.measured.duration_s, r.measured.figures.output_tok_s,
                      r.num_kv_blocks, r.measured.peak_running);
       });
   if (!rows.ok()) return report_error(rows.error());

@@ -1,8 +1,8 @@
 // `pagoda bench serve --base-url URL [--endpoint /v1/completions|/v1/chat/completions] --num-prompts N
 // --request-rate R|inf [--burstiness B] [--max-concurrency C] --dataset random|sharegpt:FILE|FILE.jsonl
 // [--input-len I --output-len O --range-ratio X] [--seed S] [--percentiles 50,90,99] [--model NAME]
-// [-m GGUF] [--json OUT] [--report DIR]`: flags, prompt preparation with the model's tokenizer, the progress line and the
-// printed result.
+// [-m GGUF] [--json OUT] [--report DIR]`: flags, prompt preparation with the model's tokenizer, the progress line and
+// the printed result.
 #include "cli/bench_serve_command.h"
 
 #include <fmt/format.h>
@@ -215,8 +215,9 @@ void add_bench_serve_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request counts as failed")
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "also write the figures and per-request records as JSON to this file");
-  cmd->add_option("--report", o->report_dir,
-                  "also write DIR/index.html: the figures, latency CDFs, TTFT by prompt length, throughput by concurrency");
+  cmd->add_option(
+      "--report", o->report_dir,
+      "also write DIR/index.html: the figures, latency CDFs, TTFT by prompt length, throughput by concurrency");
   cmd->callback([o, &exit_code] { exit_code = bench_serve(*o); });
 }
 

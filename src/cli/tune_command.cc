@@ -93,8 +93,8 @@ int tune(TuneCliOptions& o) {
     if (!f.ok()) return report_error(f.error());
     e.weight_bytes[size_t(wt)] = int64_t(bench::weight_bytes_per_token(*f, mc.vocab_size));
   }
-  std::printf("machine: %.2f GB/s read bandwidth, %.1f GFLOP/s f32 matmul, %d threads\n", e.membw_gbps,
-              e.matmul_gflops, num_threads);
+  std::printf("machine: %.2f GB/s read bandwidth, %.1f GFLOP/s f32 matmul, %d threads\n", e.membw_gbps, e.matmul_gflops,
+              num_threads);
   std::printf(
       "model %s: %d layers, %d KV heads x %d: KV %lld bytes/token at f16 (2 x layers x KV heads x head dim x 2), "
       "%lld f32, %lld int8; %.2f MiB at f16 per sequence of %d tokens\n",
@@ -123,14 +123,14 @@ int tune(TuneCliOptions& o) {
   for (size_t i = 0; i < sweep->trials.size(); ++i) {
     const bench::TuneTrial& t = sweep->trials[i];
     const bench::AblationFigures& f = t.figures;
-    std::printf("%s", fmt::format("{:<18} {:<5} {:<4} {:>5} {:>7} {:>5} | {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>5} {}{}\n",
-                                  t.stage, bench::ablation_weights_name(t.candidate.weights),
-                                  kv_name(t.candidate.kv_dtype), t.candidate.page_size, t.candidate.max_batched_tokens,
-                                  t.candidate.batch_size, ms(f.ttft_mean_ms), ms(f.ttft_p99_ms), ms(f.tpot_mean_ms),
-                                  ms(f.tpot_p99_ms), f.output_tok_s, f.max_concurrent_seqs,
-                                  bench::meets_slo(f, o.sweep.slo) ? "" : "misses SLO ",
-                                  i == sweep->choice.index ? "<- chosen" : "")
-                          .c_str());
+    std::printf(
+        "%s",
+        fmt::format("{:<18} {:<5} {:<4} {:>5} {:>7} {:>5} | {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>5} {}{}\n", t.stage,
+                    bench::ablation_weights_name(t.candidate.weights), kv_name(t.candidate.kv_dtype),
+                    t.candidate.page_size, t.candidate.max_batched_tokens, t.candidate.batch_size, ms(f.ttft_mean_ms),
+                    ms(f.ttft_p99_ms), ms(f.tpot_mean_ms), ms(f.tpot_p99_ms), f.output_tok_s, f.max_concurrent_seqs,
+                    bench::meets_slo(f, o.sweep.slo) ? "" : "misses SLO ", i == sweep->choice.index ? "<- chosen" : "")
+            .c_str());
   }
   const bench::TuneTrial& best = sweep->trials[sweep->choice.index];
   std::printf("\nchosen: %s (%s: %s%s)\n", bench::describe_candidate(best.candidate).c_str(),

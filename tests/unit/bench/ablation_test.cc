@@ -71,16 +71,16 @@ TEST(KvCapacity, ContiguousPagedAndPrefixSharedByHand) {
   q.bytes_per_block = 1000;
   q.budget_bytes = 128 * 1000 + 999;  // 128 whole blocks
   q.block_size = 16;
-  q.max_seq_len = 512;  // 32 blocks
-  q.seq_len = 80;       // 5 blocks
+  q.max_seq_len = 512;       // 32 blocks
+  q.seq_len = 80;            // 5 blocks
   q.shared_prefix_len = 40;  // 2 full blocks
   q.layout = KvLayout::kContiguous;
   EXPECT_EQ(max_concurrent_seqs(q), 4);  // 128 / 32
   q.layout = KvLayout::kPaged;
   EXPECT_EQ(max_concurrent_seqs(q), 25);  // 128 / 5
   q.prefix_cache = true;
-  EXPECT_EQ(max_concurrent_seqs(q), 42);  // 1 + (128 - 5) / 3
-  q.shared_prefix_len = 200;              // never the whole prompt: at most 4 of the 5 blocks
+  EXPECT_EQ(max_concurrent_seqs(q), 42);   // 1 + (128 - 5) / 3
+  q.shared_prefix_len = 200;               // never the whole prompt: at most 4 of the 5 blocks
   EXPECT_EQ(max_concurrent_seqs(q), 124);  // 1 + 123 / 1
   q.budget_bytes = 4000;                   // under one sequence
   EXPECT_EQ(max_concurrent_seqs(q), 0);
@@ -95,7 +95,7 @@ TEST(KvCapacity, Int8KvHoldsMoreSequencesAtTheSameBudget) {
   AblationEngineBase base;
   base.kv_budget_f32_tokens = 2048;
   EXPECT_EQ(kv_budget_bytes(base, mc), 2048 * 2 * 2 * 256 * 4);  // 8 MiB
-  AblationWorkload w;  // 64 + 16 tokens: 5 blocks of 16
+  AblationWorkload w;                                            // 64 + 16 tokens: 5 blocks of 16
   AblationSettings s;
   s.kv_layout = KvLayout::kPaged;
   EXPECT_EQ(ablation_max_concurrent_seqs(s, base, mc, w), 128 / 5);

@@ -18,8 +18,8 @@ using ::testing::Not;
 
 TEST(SvgChart, CdfIsAStepFunctionFromZeroToOne) {
   const auto p = cdf_points({3.0, 1.0, 2.0});
-  const std::vector<std::pair<double, double>> want{{1, 0}, {1, 1.0 / 3}, {2, 1.0 / 3}, {2, 2.0 / 3},
-                                                    {3, 2.0 / 3}, {3, 1}};
+  const std::vector<std::pair<double, double>> want{{1, 0},       {1, 1.0 / 3}, {2, 1.0 / 3},
+                                                    {2, 2.0 / 3}, {3, 2.0 / 3}, {3, 1}};
   ASSERT_EQ(p.size(), want.size());
   for (size_t i = 0; i < p.size(); ++i) {
     EXPECT_DOUBLE_EQ(p[i].first, want[i].first) << i;

@@ -54,8 +54,8 @@ TEST(TunePlan, HintsFollowTheFigures) {
   std::vector<TuneTrial> calm{trial(100, 12, 50)};
   EXPECT_TRUE(tune_hints(calm, {0, true}, AblationScenario::kOnline, {}, e).empty());
   std::vector<TuneTrial> spiky{trial(100, 12, 50)};
-  spiky[0].figures.ttft_p99_ms = 500;     // 5x the mean
-  spiky[0].figures.tpot_p99_ms = 30;      // 2.5x the mean
+  spiky[0].figures.ttft_p99_ms = 500;  // 5x the mean
+  spiky[0].figures.tpot_p99_ms = 30;   // 2.5x the mean
   spiky[0].figures.tpot_mean_ms = 12;
   spiky[0].figures.max_concurrent_seqs = 4;  // for a batch of 8
   const std::vector<std::string> hints = tune_hints(spiky, {0, false}, AblationScenario::kOnline, {}, e);
