@@ -38,7 +38,7 @@ std::vector<double> nice_ticks(double lo, double hi) {
 std::string tick_text(double v) {
   if (v == 0.0) return "0";
   const double a = std::abs(v);
-  if (a >= 1e4 || a < 1e-2) return fmt::format("{:.2g}", v);
+  if (a >= 1e7 || a < 1e-2) return fmt::format("{:.2g}", v);
   if (a >= 100 || std::abs(v - std::round(v)) < 1e-9) return fmt::format("{:.0f}", v);
   return fmt::format("{:.2f}", v);
 }
