@@ -21,8 +21,8 @@ double percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * (rank - double(lo));
 }
 
-// Bytes a decode step reads from the weights: every 2-D tensor in full, except that the token embedding is
-// read one row per token unless it doubles as the output matrix.
+}  // namespace
+
 double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) {
   const bool tied = file.find_tensor("output.weight") == nullptr;
   double bytes = 0.0;
@@ -34,8 +34,6 @@ double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) 
   }
   return bytes;
 }
-
-}  // namespace
 
 LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& o) {
   const ModelConfig& c = model.model->config();

@@ -37,6 +37,9 @@ struct LatencyReport {
   double mbu = 0.0;                     // (weight + KV bytes per token) / TPOT / membw
 };
 
+// Bytes a decode step reads from the weights: every 2-D tensor in full, except that the token embedding is
+// read one row per token unless it doubles as the output matrix.
+double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size);
 LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& options);
 
 }  // namespace pagoda::bench

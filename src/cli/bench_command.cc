@@ -9,6 +9,7 @@
 
 #include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
+#include "cli/bench_ablation_command.h"
 #include "cli/bench_offline_command.h"
 #include "cli/bench_scenario_commands.h"
 #include "cli/bench_serve_command.h"
@@ -125,6 +126,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_bench_offline_command(*bench, exit_code);
   add_bench_scenario_commands(*bench, exit_code);
   add_bench_serve_command(*bench, exit_code);
+  add_bench_ablation_command(*bench, exit_code);
 }
 
 }  // namespace pagoda::cli

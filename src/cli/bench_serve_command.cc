@@ -1,8 +1,8 @@
 // `pagoda bench serve --base-url URL [--endpoint /v1/completions|/v1/chat/completions] --num-prompts N
 // --request-rate R|inf [--burstiness B] [--max-concurrency C] --dataset random|sharegpt:FILE|FILE.jsonl
 // [--input-len I --output-len O --range-ratio X] [--seed S] [--percentiles 50,90,99] [--model NAME]
-// [-m GGUF] [--json OUT]`: flags, prompt preparation with the model's tokenizer, the progress line and the
-// printed result.
+// [-m GGUF] [--json OUT] [--report DIR]`: flags, prompt preparation with the model's tokenizer, the progress line and
+// the printed result.
 #include "cli/bench_serve_command.h"
 
 #include <fmt/format.h>
@@ -18,6 +18,7 @@
 #include "bench/arrival_schedule.h"
 #include "bench/serve_client.h"
 #include "bench/serve_dataset.h"
+#include "bench/serve_html_report.h"
 #include "bench/serve_report.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
@@ -44,6 +45,7 @@ struct ServeCliOptions {
   std::optional<std::string> api_key;
   std::string tokenizer_model;  // GGUF whose tokenizer counts and builds prompts; "" = the bundled model
   std::optional<std::string> json_path;
+  std::string report_dir;
   double request_timeout_s = 600;
 };
 
@@ -176,6 +178,11 @@ int bench_serve(const ServeCliOptions& o) {
     json_out << bench::serve_report_json(info, metrics, run.records);
     if (!json_out.flush()) return report_error(fmt::format("{}: write failed (--json)", *o.json_path));
   }
+  if (!o.report_dir.empty()) {
+    if (Status s = bench::serve_html_report(info, metrics, run.records).write(o.report_dir); !s.ok())
+      return report_error(s.message());
+    std::fprintf(stderr, "pagoda: report written to %s/index.html\n", o.report_dir.c_str());
+  }
   return metrics.num_completed > 0 ? 0 : 1;
 }
 
@@ -208,6 +215,9 @@ void add_bench_serve_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request counts as failed")
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "also write the figures and per-request records as JSON to this file");
+  cmd->add_option(
+      "--report", o->report_dir,
+      "also write DIR/index.html: the figures, latency CDFs, TTFT by prompt length, throughput by concurrency");
   cmd->callback([o, &exit_code] { exit_code = bench_serve(*o); });
 }
 

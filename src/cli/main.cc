@@ -10,6 +10,7 @@
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 #include "cli/tokenize_command.h"
+#include "cli/tune_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pagoda: LLM inference engine and server (Llama-family GGUF models)", "pagoda"};
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_bench_command(app, exit_code);
   pagoda::cli::add_perplexity_command(app, exit_code);
   pagoda::cli::add_serve_command(app, exit_code);
+  pagoda::cli::add_tune_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,8 +1,12 @@
-// `pagoda bench offline|batched|prefix|interference` on the bundled model: each runs to the end and its JSON
-// figures are consistent with the workload it was given (counts exact, rates positive, cache hits where the
-// prompts share blocks). Speed itself is never asserted: these are benchmarks, measured, not tested.
+// `pagoda bench offline|batched|prefix|interference|ablation` on the bundled model: each runs to the end and its
+// JSON figures are consistent with the workload it was given (counts exact, rates positive, cache hits where the
+// prompts share blocks). Speed itself is never asserted: these are benchmarks, measured, not tested. The
+// ablation's --report page is opened in headless Chromium and its screenshot checked not to be blank.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
 
 #include "run_binary.h"
 
@@ -61,13 +65,50 @@ TEST(CliBenchTest, InterferenceMeasuresTheStreamsWithAndWithoutChunking) {
   }
 }
 
+TEST(CliBenchTest, AblationRunsEveryRowAndItsReportRendersInChromium) {
+  const std::string dir = make_temp_dir();
+  const auto j = run_json({"bench", "ablation", "--num-prompts", "3", "--request-rate", "50", "--input-len", "20",
+                           "--shared-prefix", "16", "--output-len", "3", "--json", "--report", dir});
+  ASSERT_EQ(j["rows"].size(), 10u);
+  EXPECT_EQ(j["rows"][0]["row"], "baseline");
+  EXPECT_EQ(j["rows"][0]["ratio_to_baseline"]["output_tok_s"], 1.0);
+  EXPECT_EQ(j["rows"][9]["row"], "+chunked");
+  EXPECT_EQ(j["rows"][3]["weights"], "q4_0");
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["ttft_samples_ms"].size(), 3u) << row["row"];
+    EXPECT_GT(row["output_tok_s"].get<double>(), 0.0) << row["row"];
+  }
+  // Contiguous KV reserves max_seq_len, paged only what a sequence fills: the capacity column says so.
+  EXPECT_GT(j["rows"][5]["max_concurrent_seqs"].get<int>(), j["rows"][4]["max_concurrent_seqs"].get<int>());
+  // The prefix cache served the 16-token shared block to the requests after the first.
+  EXPECT_GT(j["rows"][7]["prefix_hit_tokens"].get<int>(), 0);
+  ASSERT_TRUE(std::filesystem::exists(dir + "/index.html"));
+
+  const std::string node_dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
+  ASSERT_TRUE(std::filesystem::exists(node_dir + "/node_modules/playwright-core"))
+      << "playwright-core is missing: `make test` installs it (npm ci in " << node_dir << ")";
+  ASSERT_TRUE(std::filesystem::exists("/usr/bin/chromium")) << "Debian's chromium is missing: `make test` installs it";
+  std::string out;
+  if (FILE* p = ::popen(("node " + node_dir + "/report_page_test.mjs " + dir + " 10 4 2>&1").c_str(), "r")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    ::pclose(p);
+  }
+  EXPECT_NE(out.find("report page ok"), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CliBenchTest, BadScenarioArgumentsAreCleanErrors) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"bench", "batched", "--npl", "0"},
                                                {"bench", "batched", "--ntg", "1"},
                                                {"bench", "prefix", "--rounds", "0"},
                                                {"bench", "prefix", "--prefix-len", "100000"},
                                                {"bench", "interference", "--long-prompt", "100000"},
-                                               {"bench", "batched", "--batch-size", "2", "--npl", "4"}}) {
+                                               {"bench", "batched", "--batch-size", "2", "--npl", "4"},
+                                               {"bench", "ablation", "--scenario", "fast"},
+                                               {"bench", "ablation", "--shared-prefix", "64", "--input-len", "32"},
+                                               {"bench", "ablation", "-m", "/nonexistent.gguf"},
+                                               {"tune", "--tpot-slo", "-1"}}) {
     const ProcessResult r = run_pagoda(args);
     EXPECT_EQ(r.exit_code, 1) << args[1] << " " << args[2] << ": " << r.err;
     EXPECT_NE(r.err.find("pagoda: error:"), std::string::npos) << r.err;

@@ -1,0 +1,21 @@
+// Sequences a KV budget holds.
+#include "bench/kv_capacity.h"
+
+#include <algorithm>
+
+namespace pagoda::bench {
+
+int32_t max_concurrent_seqs(const KvCapacityQuery& q) {
+  if (q.bytes_per_block <= 0 || q.block_size <= 0) return 0;
+  const int64_t num_blocks = q.budget_bytes / q.bytes_per_block;
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  if (q.layout == KvLayout::kContiguous) return int32_t(num_blocks / ceil_div(q.max_seq_len, q.block_size));
+  const int64_t per_seq = ceil_div(q.seq_len, q.block_size);
+  if (per_seq <= 0 || num_blocks < per_seq) return 0;
+  if (!q.prefix_cache) return int32_t(num_blocks / per_seq);
+  // Only full blocks are shared, and never the block holding a prompt's last token (it is computed anew).
+  const int64_t shared = std::min<int64_t>(q.shared_prefix_len / q.block_size, per_seq - 1);
+  return int32_t(1 + (num_blocks - per_seq) / (per_seq - shared));
+}
+
+}  // namespace pagoda::bench
