@@ -20,7 +20,12 @@ TSAN_TARGETS = core_tests engine_tests
 # tables (-g1) made each file compile about 1.5x slower (jinja_renderer.cc 14.0 s -> 21.8 s under ASan), and CI
 # must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`.
 SANITIZER_DEBUG ?= -g0
-SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)"
+# Unity builds (CMake merges each target's sources, 8 per file): headers such as nlohmann::json, CLI11 and gtest
+# are parsed and their templates instantiated once per batch instead of once per file. Measured here: the whole
+# Release tree 424 s of CPU, the tokenizer library under ASan 91.6 s -> 48.5 s. The kernels opt out (their
+# CMakeLists). UNITY=OFF builds file by file, as a plain cmake does.
+UNITY ?= ON
+SANITIZER_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)"
 
 .PHONY: deps test-deps build run test test-sanitize test-tsan test-main clean
 
@@ -31,7 +36,7 @@ test-deps:
 	@./scripts/install-deps.sh --test
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 run: build

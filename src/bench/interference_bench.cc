@@ -22,11 +22,6 @@ bool wait_for_generated(const Engine& engine, int64_t base, int64_t count) {
   }
 }
 
-std::string summary_json(const LatencySummary& s) {
-  return fmt::format("{{\"count\":{},\"mean\":{:.3f},\"p50\":{:.3f},\"p90\":{:.3f},\"p99\":{:.3f},\"max\":{:.3f}}}",
-                     s.count, s.mean, s.p50, s.p90, s.p99, s.max);
-}
-
 }  // namespace
 
 Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenizer& tokenizer,
@@ -107,7 +102,7 @@ std::string interference_report_json(const InterferenceReport& r) {
   return fmt::format(
       "{{\"itl_ms\":{},\"during_prefill_itl_ms\":{},\"itl_p99_over_p50\":{:.3f},\"long_ttft_ms\":{:.3f},"
       "\"steps\":{}}}",
-      summary_json(r.itl_ms), summary_json(r.during_itl_ms), r.itl_p99_over_p50, r.long_ttft_ms, r.num_steps);
+      latency_summary_json(r.itl_ms), latency_summary_json(r.during_itl_ms), r.itl_p99_over_p50, r.long_ttft_ms, r.num_steps);
 }
 
 }  // namespace pagoda::bench

@@ -1,6 +1,8 @@
 // Percentiles by linear interpolation between closest ranks (numpy's default, as vLLM's benchmarks use).
 #include "bench/latency_summary.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -24,6 +26,11 @@ LatencySummary LatencySummary::of(std::vector<double> samples) {
   s.p99 = at(0.99);
   s.max = samples.back();
   return s;
+}
+
+std::string latency_summary_json(const LatencySummary& s) {
+  return fmt::format("{{\"count\":{},\"mean\":{:.3f},\"p50\":{:.3f},\"p90\":{:.3f},\"p99\":{:.3f},\"max\":{:.3f}}}",
+                     s.count, s.mean, s.p50, s.p90, s.p99, s.max);
 }
 
 }  // namespace pagoda::bench

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace pagoda::bench {
@@ -18,5 +19,8 @@ struct LatencySummary {
   // Nearest-rank percentiles over a copy of `samples`; all zero when empty.
   static LatencySummary of(std::vector<double> samples);
 };
+
+// {"count":N,"mean":..,"p50":..,"p90":..,"p99":..,"max":..} with 3 decimals, for the benchmarks' --json.
+std::string latency_summary_json(const LatencySummary& summary);
 
 }  // namespace pagoda::bench

@@ -118,11 +118,6 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
 
 namespace {
 
-std::string summary_json(const LatencySummary& s) {
-  return fmt::format("{{\"mean\":{:.3f},\"p50\":{:.3f},\"p90\":{:.3f},\"p99\":{:.3f},\"max\":{:.3f}}}", s.mean, s.p50,
-                     s.p90, s.p99, s.max);
-}
-
 std::string summary_text(const char* name, const LatencySummary& s) {
   return fmt::format("  {:<14} mean {:10.2f}  p50 {:10.2f}  p90 {:10.2f}  p99 {:10.2f} ms\n", name, s.mean, s.p50,
                      s.p90, s.p99);
@@ -138,8 +133,8 @@ std::string offline_report_json(const OfflineReport& r) {
       "\"peak_running\":{},\"peak_kv_usage\":{:.4f},\"mean_wasted_slot_fraction\":{:.4f},\"num_preemptions\":{},"
       "\"prefix_hit_tokens\":{},\"prefix_query_tokens\":{}}}",
       r.num_requests, r.duration_s, r.requests_per_s, r.input_tok_s, r.output_tok_s, r.total_tok_s, r.num_input_tokens,
-      r.num_output_tokens, summary_json(r.ttft_ms), summary_json(r.tpot_ms), summary_json(r.itl_ms),
-      summary_json(r.e2e_ms), summary_json(r.queue_ms), r.peak_running, r.peak_kv_usage, r.mean_wasted_slot_fraction,
+      r.num_output_tokens, latency_summary_json(r.ttft_ms), latency_summary_json(r.tpot_ms), latency_summary_json(r.itl_ms),
+      latency_summary_json(r.e2e_ms), latency_summary_json(r.queue_ms), r.peak_running, r.peak_kv_usage, r.mean_wasted_slot_fraction,
       r.num_preemptions, r.num_prefix_hit_tokens, r.num_prefix_query_tokens);
 }
 

@@ -15,8 +15,6 @@ static_assert(std::endian::native == std::endian::little, "the GGUF reader assum
 
 namespace {
 
-constexpr uint64_t kDefaultAlignment = 32;
-constexpr uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
 // Nobody nests arrays more than two deep; the bound keeps recursion (and stack use) finite on hostile input.
 constexpr int kMaxArrayDepth = 16;
 // Each GgufValue is ~100 bytes, so array elements are bounded in total too: one byte of file per element would
@@ -329,7 +327,7 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes, std::string nam
     }
     file.alignment_ = alignment->u64;
   } else {
-    file.alignment_ = kDefaultAlignment;
+    file.alignment_ = kGgufDefaultAlignment;
   }
 
   // Tensor infos. Types and shapes are validated as they are read; bounds need the data section's start,
@@ -350,8 +348,8 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes, std::string nam
     }
     uint32_t num_dims = 0;
     PAGODA_RETURN_IF_ERROR(parser.read(&num_dims, "dimension count"));
-    if (num_dims < 1 || num_dims > kMaxDims) {
-      return parser.error(fmt::format("{} has {} dimensions; GGUF allows 1 to {}", tensor, num_dims, kMaxDims));
+    if (num_dims < 1 || num_dims > kGgufMaxDims) {
+      return parser.error(fmt::format("{} has {} dimensions; GGUF allows 1 to {}", tensor, num_dims, kGgufMaxDims));
     }
     uint64_t num_elements = 1;
     for (uint32_t d = 0; d < num_dims; ++d) {

@@ -9,6 +9,9 @@
 
 namespace pagoda::format {
 
+inline constexpr uint64_t kGgufDefaultAlignment = 32;  // when general.alignment is absent
+inline constexpr uint32_t kGgufMaxDims = 4;            // GGML_MAX_DIMS
+
 // Metadata value type ids, as in the GGUF spec.
 enum class GgufValueType : uint32_t {
   kUint8 = 0,

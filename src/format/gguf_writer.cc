@@ -23,9 +23,7 @@ static_assert(std::endian::native == std::endian::little, "the GGUF writer assum
 namespace {
 
 constexpr uint32_t kGgufVersion = 3;
-constexpr uint64_t kDefaultAlignment = 32;
 constexpr size_t kMaxTensorNameBytes = 63;  // llama.cpp rejects names of GGML_MAX_NAME (64) bytes or more
-constexpr size_t kMaxDims = 4;
 
 uint64_t align_up(uint64_t offset, uint64_t alignment) { return (offset + alignment - 1) / alignment * alignment; }
 
@@ -164,8 +162,8 @@ void GgufWriter::check_new_tensor(const std::string& name, GgmlType type, const 
                                   uint64_t size_bytes) const {
   PAGODA_CHECK(name.size() <= kMaxTensorNameBytes, "tensor name '{}' is {} bytes; GGUF readers allow at most {}", name,
                name.size(), kMaxTensorNameBytes);
-  PAGODA_CHECK(!dims.empty() && dims.size() <= kMaxDims, "tensor '{}' has {} dims; GGUF allows 1 to {}", name,
-               dims.size(), kMaxDims);
+  PAGODA_CHECK(!dims.empty() && dims.size() <= kGgufMaxDims, "tensor '{}' has {} dims; GGUF allows 1 to {}", name,
+               dims.size(), kGgufMaxDims);
   for (int64_t d : dims) PAGODA_CHECK(d > 0, "tensor '{}' has a dimension of {}", name, d);
   for (const PendingTensor& t : tensors_) PAGODA_CHECK(t.name != name, "tensor '{}' added twice", name);
   const uint64_t expected_bytes = tensor_bytes(name, type, dims);
@@ -198,7 +196,7 @@ uint64_t GgufWriter::alignment() const {
   for (const auto& [key, value] : metadata_) {
     if (key == "general.alignment") return value.u64;
   }
-  return kDefaultAlignment;
+  return kGgufDefaultAlignment;
 }
 
 std::vector<uint8_t> GgufWriter::header_bytes() const {

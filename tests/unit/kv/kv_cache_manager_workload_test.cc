@@ -17,13 +17,13 @@
 namespace pagoda {
 namespace {
 
-constexpr int32_t kBlockSize = 4;
+constexpr int32_t kWorkloadBlockSize = 4;
 constexpr int32_t kNumBlocks = 40;
 constexpr int32_t kMaxSeqs = 10;
 constexpr int32_t kMaxLen = 44;
 
 struct SimSeq {
-  SeqKvState kv{kBlockSize};
+  SeqKvState kv{kWorkloadBlockSize};
   std::vector<TokenId> tokens;  // prompt + generated; [0, kv.num_computed_tokens) are written
   bool running = false;         // false: waiting for admission (new or preempted)
 };
@@ -31,7 +31,7 @@ struct SimSeq {
 class Workload {
  public:
   Workload(uint32_t seed, bool enable_prefix_cache)
-      : rng_(seed), kv_(options(enable_prefix_cache)), slots_(size_t(kNumBlocks * kBlockSize), -1) {
+      : rng_(seed), kv_(options(enable_prefix_cache)), slots_(size_t(kNumBlocks * kWorkloadBlockSize), -1) {
     for (auto& prefix : prefixes_) {
       prefix.resize(16);
       for (TokenId& t : prefix) t = TokenId(rng_() % 6);
@@ -71,7 +71,7 @@ class Workload {
   static KvCacheManager::Options options(bool enable_prefix_cache) {
     KvCacheManager::Options o;
     o.num_blocks = kNumBlocks;
-    o.block_size = kBlockSize;
+    o.block_size = kWorkloadBlockSize;
     o.enable_prefix_cache = enable_prefix_cache;
     return o;
   }
@@ -91,8 +91,8 @@ class Workload {
     const PrefixHit hit = kv_.lookup_prefix(seq.tokens);
     // A hit must hold exactly this prompt's tokens: a cached prefix never changes an answer.
     for (size_t j = 0; j < hit.block_ids.size(); ++j)
-      for (int32_t i = 0; i < kBlockSize; ++i)
-        ASSERT_EQ(slots_[size_t(hit.block_ids[j] * kBlockSize + i)], seq.tokens[j * kBlockSize + size_t(i)])
+      for (int32_t i = 0; i < kWorkloadBlockSize; ++i)
+        ASSERT_EQ(slots_[size_t(hit.block_ids[j] * kWorkloadBlockSize + i)], seq.tokens[j * kWorkloadBlockSize + size_t(i)])
             << "step " << step_;
     const int32_t num_left = int32_t(seq.tokens.size()) - hit.num_cached_tokens;
     const int32_t num_new = 1 + int32_t(rng_() % uint32_t(num_left));  // chunked prefill
@@ -141,14 +141,14 @@ class Workload {
       return false;
     }
     for (const BlockCopy& copy : kv_.pending_copies()) {
-      std::copy_n(slots_.begin() + copy.src_block_id * kBlockSize, kBlockSize,
-                  slots_.begin() + copy.dst_block_id * kBlockSize);
+      std::copy_n(slots_.begin() + copy.src_block_id * kWorkloadBlockSize, kWorkloadBlockSize,
+                  slots_.begin() + copy.dst_block_id * kWorkloadBlockSize);
       ++num_copies_;
     }
     kv_.clear_pending_copies();
     const int32_t first_pos = seq.kv.num_computed_tokens - num_new;
     for (Pos pos = first_pos; pos < seq.kv.num_computed_tokens; ++pos) {
-      const BlockId block_id = seq.kv.block_table.block_id(pos / kBlockSize);
+      const BlockId block_id = seq.kv.block_table.block_id(pos / kWorkloadBlockSize);
       EXPECT_EQ(kv_.pool().ref_count(block_id), 1) << "step " << step_ << ": write into shared block " << block_id;
       EXPECT_FALSE(kv_.pool().is_cached(block_id)) << "step " << step_ << ": write into cached block " << block_id;
       slots_[size_t(seq.kv.block_table.slot_id(pos))] = seq.tokens[size_t(pos)];
@@ -189,16 +189,16 @@ class Workload {
         const BlockId b = table.block_id(j);
         ++num_refs[size_t(b)];
         fills[size_t(b)] =
-            std::max(fills[size_t(b)], std::min(kBlockSize, seq.kv.num_computed_tokens - j * kBlockSize));
+            std::max(fills[size_t(b)], std::min(kWorkloadBlockSize, seq.kv.num_computed_tokens - j * kWorkloadBlockSize));
       }
       for (Pos pos = 0; pos < seq.kv.num_computed_tokens; ++pos)
         ASSERT_EQ(slots_[size_t(table.slot_id(pos))], seq.tokens[size_t(pos)]) << "step " << step_ << " pos " << pos;
       // The chained hashes match the tokens.
       std::vector<BlockHash> expected;
-      append_block_hashes(seq.tokens, kBlockSize, int32_t(seq.kv.block_hashes.size()), 0, expected);
+      append_block_hashes(seq.tokens, kWorkloadBlockSize, int32_t(seq.kv.block_hashes.size()), 0, expected);
       ASSERT_EQ(seq.kv.block_hashes, expected) << "step " << step_;
       if (kv_.prefix_cache_enabled()) {
-        ASSERT_EQ(int32_t(seq.kv.block_hashes.size()), seq.kv.num_computed_tokens / kBlockSize);
+        ASSERT_EQ(int32_t(seq.kv.block_hashes.size()), seq.kv.num_computed_tokens / kWorkloadBlockSize);
       }
     }
     int64_t num_filled = 0;
@@ -234,7 +234,7 @@ class Workload {
     ASSERT_EQ(pool.num_free() + pool.num_used(), kNumBlocks);
     ASSERT_EQ(pool.num_cached(), num_cached_free);
     const KvCacheStats s = kv_.stats();
-    ASSERT_EQ(s.num_wasted_slots, int64_t(num_used) * kBlockSize - num_filled) << "step " << step_;
+    ASSERT_EQ(s.num_wasted_slots, int64_t(num_used) * kWorkloadBlockSize - num_filled) << "step " << step_;
   }
 
   std::mt19937 rng_;

@@ -14,17 +14,17 @@
 namespace pagoda::quant {
 namespace {
 
-constexpr int64_t kQk = BlockQ4_0::kNumValues;
+constexpr int64_t kQ4Values = BlockQ4_0::kNumValues;
 
-BlockQ4_0 quantize_block(const std::vector<float>& x) {
+BlockQ4_0 quantize_q4_block(const std::vector<float>& x) {
   BlockQ4_0 block{};
-  quantize_row_q4_0(x.data(), &block, kQk);
+  quantize_row_q4_0(x.data(), &block, kQ4Values);
   return block;
 }
 
-std::vector<float> dequantize_block(const BlockQ4_0& block) {
-  std::vector<float> y(kQk);
-  dequantize_row_q4_0(&block, y.data(), kQk);
+std::vector<float> dequantize_q4_block(const BlockQ4_0& block) {
+  std::vector<float> y(kQ4Values);
+  dequantize_row_q4_0(&block, y.data(), kQ4Values);
   return y;
 }
 
@@ -36,7 +36,7 @@ TEST(BlockQ4_0Test, LayoutIsGgufs) {
   for (int j = 0; j < 16; ++j) bytes[2 + j] = uint8_t(j | ((15 - j) << 4));
   BlockQ4_0 block;
   std::memcpy(&block, bytes, sizeof(block));
-  const std::vector<float> y = dequantize_block(block);
+  const std::vector<float> y = dequantize_q4_block(block);
   for (int j = 0; j < 16; ++j) {
     EXPECT_EQ(y[size_t(j)], float((j - 8) * 2)) << "at " << j;
     EXPECT_EQ(y[size_t(j + 16)], float((15 - j - 8) * 2)) << "at " << j + 16;
@@ -46,17 +46,17 @@ TEST(BlockQ4_0Test, LayoutIsGgufs) {
 TEST(BlockQ4_0Test, HandComputedBlock) {
   // max = -8 (the first of the two largest magnitudes) gives d = -8 / -8 = 1, and q = min(15, trunc(x + 8.5)):
   // round half up, and everything from 7.5 on clipped to 7.
-  std::vector<float> x(kQk, 0.0f);
+  std::vector<float> x(kQ4Values, 0.0f);
   const float in[] = {-8.0f, 7.0f, 7.4f, 7.6f, 0.5f, -0.5f, 3.49f, 8.0f};
   for (size_t j = 0; j < std::size(in); ++j) x[j] = in[j];
   x[16] = 1.0f;
   x[17] = -7.5f;
-  const BlockQ4_0 block = quantize_block(x);
+  const BlockQ4_0 block = quantize_q4_block(x);
   EXPECT_EQ(block.d, 0x3c00);
   const uint8_t expected[16] = {0x90, 0x1f, 0x8f, 0x8f, 0x89, 0x88, 0x8b, 0x8f,
                                 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88};
   for (int j = 0; j < 16; ++j) EXPECT_EQ(block.qs[j], expected[j]) << "at " << j;
-  const std::vector<float> y = dequantize_block(block);
+  const std::vector<float> y = dequantize_q4_block(block);
   const float values[] = {-8, 7, 7, 7, 1, 0, 3, 7};
   for (size_t j = 0; j < std::size(values); ++j) EXPECT_EQ(y[j], values[j]) << "at " << j;
   EXPECT_EQ(y[16], 1.0f);
@@ -65,55 +65,55 @@ TEST(BlockQ4_0Test, HandComputedBlock) {
 
 TEST(BlockQ4_0Test, AllZeroBlockIsNegativeZeroScaleAndNibbleEight) {
   // ggml computes d = 0.0f / -8 = -0.0f and stores its fp16 bits; byte compatibility means we do too.
-  const BlockQ4_0 block = quantize_block(std::vector<float>(kQk, 0.0f));
+  const BlockQ4_0 block = quantize_q4_block(std::vector<float>(kQ4Values, 0.0f));
   EXPECT_EQ(block.d, 0x8000);
   for (uint8_t q : block.qs) EXPECT_EQ(q, 0x88);
-  for (float v : dequantize_block(block)) EXPECT_EQ(v, 0.0f);
+  for (float v : dequantize_q4_block(block)) EXPECT_EQ(v, 0.0f);
 }
 
 TEST(BlockQ4_0Test, ScaleSignFollowsTheMax) {
-  std::vector<float> x(kQk, 0.0f);
+  std::vector<float> x(kQ4Values, 0.0f);
   // Positive max: d = 4 / -8 = -0.5; the max maps to nibble 0, its negation is clipped to 7 * -0.5 = -3.5.
   x[0] = 4.0f;
   x[1] = -4.0f;
-  BlockQ4_0 block = quantize_block(x);
+  BlockQ4_0 block = quantize_q4_block(x);
   EXPECT_EQ(block.d, 0xb800);  // fp16 -0.5
-  std::vector<float> y = dequantize_block(block);
+  std::vector<float> y = dequantize_q4_block(block);
   EXPECT_EQ(y[0], 4.0f);
   EXPECT_EQ(y[1], -3.5f);
   // Negative max (it comes first, so it wins the tie on magnitude): d = 0.5.
   x[0] = -4.0f;
   x[1] = 4.0f;
-  block = quantize_block(x);
+  block = quantize_q4_block(x);
   EXPECT_EQ(block.d, 0x3800);
-  y = dequantize_block(block);
+  y = dequantize_q4_block(block);
   EXPECT_EQ(y[0], -4.0f);
   EXPECT_EQ(y[1], 3.5f);
 }
 
 TEST(BlockQ4_0Test, OneHugeValueFlushesTheRestToZero) {
-  std::vector<float> x(kQk);
+  std::vector<float> x(kQ4Values);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> small(-1.0f, 1.0f);
   for (float& v : x) v = small(rng);
   x[20] = 60000.0f;  // d = -7500
-  const BlockQ4_0 block = quantize_block(x);
+  const BlockQ4_0 block = quantize_q4_block(x);
   EXPECT_EQ(block.d, float_to_fp16(-7500.0f));
-  const std::vector<float> y = dequantize_block(block);
-  for (int j = 0; j < kQk; ++j) EXPECT_EQ(y[size_t(j)], j == 20 ? 60000.0f : 0.0f) << "at " << j;
+  const std::vector<float> y = dequantize_q4_block(block);
+  for (int j = 0; j < kQ4Values; ++j) EXPECT_EQ(y[size_t(j)], j == 20 ? 60000.0f : 0.0f) << "at " << j;
 }
 
 TEST(BlockQ4_0Test, BlocksOfARowAreIndependent) {
   std::mt19937 rng(13);
   std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-  std::vector<float> x(size_t(3 * kQk));
+  std::vector<float> x(size_t(3 * kQ4Values));
   for (float& v : x) v = dist(rng);
   x[70] = -50.0f;
   BlockQ4_0 row[3];
-  quantize_row_q4_0(x.data(), row, 3 * kQk);
+  quantize_row_q4_0(x.data(), row, 3 * kQ4Values);
   for (int b = 0; b < 3; ++b) {
     BlockQ4_0 single;
-    quantize_row_q4_0(x.data() + b * kQk, &single, kQk);
+    quantize_row_q4_0(x.data() + b * kQ4Values, &single, kQ4Values);
     EXPECT_EQ(std::memcmp(&single, &row[b], sizeof(single)), 0) << "block " << b;
   }
 }
@@ -130,23 +130,23 @@ TEST(BlockQ4_0Test, RoundTripErrorIsWithinTheBound) {
   int64_t num_clipped = 0;
   for (float scale : {1e-2f, 0.3f, 1.0f, 50.0f, 2e3f}) {
     std::uniform_real_distribution<float> dist(-scale, scale);
-    const int64_t n = 64 * kQk;
+    const int64_t n = 64 * kQ4Values;
     std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
     for (float& v : x) v = dist(rng);
-    std::vector<BlockQ4_0> blocks(size_t(n / kQk));
+    std::vector<BlockQ4_0> blocks(size_t(n / kQ4Values));
     quantize_row_q4_0(x.data(), blocks.data(), n);
     dequantize_row_q4_0(blocks.data(), y.data(), n);
-    for (int64_t b = 0; b < n / kQk; ++b) {
+    for (int64_t b = 0; b < n / kQ4Values; ++b) {
       float amax = 0.0f, max = 0.0f;
-      for (int64_t j = 0; j < kQk; ++j) {
-        const float v = x[size_t(b * kQk + j)];
+      for (int64_t j = 0; j < kQ4Values; ++j) {
+        const float v = x[size_t(b * kQ4Values + j)];
         if (amax < std::fabs(v)) amax = std::fabs(v), max = v;
       }
       const double d = std::fabs(max / -8.0f);
       const double d16 = std::fabs(fp16_to_float(blocks[size_t(b)].d));
       const double fp16_err = 8.0 * std::fabs(d16 - d);
-      for (int64_t j = 0; j < kQk; ++j) {
-        const size_t k = size_t(b * kQk + j);
+      for (int64_t j = 0; j < kQ4Values; ++j) {
+        const size_t k = size_t(b * kQ4Values + j);
         const double err = std::fabs(double(y[k]) - double(x[k]));
         const bool clipped = -8.0 * double(x[k]) / double(max) >= 7.5;
         num_clipped += clipped;
