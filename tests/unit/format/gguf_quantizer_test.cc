@@ -13,15 +13,18 @@
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
 #include "quant/row_int8.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda::format {
 namespace {
 
+class GgufQuantizerTest : public testing_support::TempDirTest {};
+
 using ::testing::HasSubstr;
 
-TEST(GgufQuantizerTest, QuantizesWholeBlockMatricesAndReadsBackBitExactly) {
+TEST_F(GgufQuantizerTest, QuantizesWholeBlockMatricesAndReadsBackBitExactly) {
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
-    const std::string out = ::testing::TempDir() + "quantized.gguf";
+    const std::string out = path("quantized.gguf");
     auto report = quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, out, type, nullptr});
     ASSERT_TRUE(report.ok()) << report.error();
     EXPECT_LT(report->file_bytes_after, report->file_bytes_before / 2);
@@ -63,7 +66,7 @@ TEST(GgufQuantizerTest, QuantizesWholeBlockMatricesAndReadsBackBitExactly) {
   }
 }
 
-TEST(GgufQuantizerTest, TypeForEachShape) {
+TEST_F(GgufQuantizerTest, TypeForEachShape) {
   const GgmlType f32 = GgmlType::kF32;
   EXPECT_EQ(quantized_type_for({64, 172}, f32, GgmlType::kQ4_0), GgmlType::kQ4_0);
   EXPECT_EQ(quantized_type_for({172, 64}, f32, GgmlType::kQ4_0), f32);
@@ -77,8 +80,8 @@ TEST(GgufQuantizerTest, TypeForEachShape) {
   EXPECT_EQ(quantized_type_for({64, 8}, GgmlType::kQ8_0, GgmlType::kPagodaInt8), GgmlType::kQ8_0);
 }
 
-TEST(GgufQuantizerTest, Int8QuantizesEveryMatrixRowByRow) {
-  const std::string out = ::testing::TempDir() + "int8.gguf";
+TEST_F(GgufQuantizerTest, Int8QuantizesEveryMatrixRowByRow) {
+  const std::string out = path("int8.gguf");
   auto report = quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, out, GgmlType::kPagodaInt8, nullptr});
   ASSERT_TRUE(report.ok()) << report.error();
   auto src = GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
@@ -107,7 +110,7 @@ TEST(GgufQuantizerTest, Int8QuantizesEveryMatrixRowByRow) {
   EXPECT_EQ(num_quantized, 1 + 5 * 7);  // 172-wide ffn_down rows too: INT8 has no blocks
 }
 
-TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
+TEST_F(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
   auto src = GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
   ASSERT_TRUE(src.ok());
   // Synthetic statistics for one weight: channel 5 carries large activations.
@@ -122,7 +125,7 @@ TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
     for (int64_t c = 0; c < 64; ++c) stats.samples.push_back(c == 5 ? 30.0f : (c + n) % 3 == 0 ? -1.0f : 1.0f);
   const CalibrationStats calibration{{"blk.1.attn_q.weight", stats}};
 
-  const std::string out = ::testing::TempDir() + "awq.gguf";
+  const std::string out = path("awq.gguf");
   QuantizeOptions options{PAGODA_TEST_BUNDLED_MODEL, out, GgmlType::kPagodaAwqInt4G128, nullptr, &calibration};
   auto report = quantize_gguf(options);
   ASSERT_TRUE(report.ok()) << report.error();
@@ -176,8 +179,8 @@ TEST(GgufQuantizerTest, AwqFallsBackToGroupsThatFitAndWritesInputScales) {
   EXPECT_THAT(mismatch.error(), HasSubstr("blk.1.attn_q.weight"));
 }
 
-TEST(GgufQuantizerTest, Errors) {
-  const std::string out = ::testing::TempDir() + "q.gguf";
+TEST_F(GgufQuantizerTest, Errors) {
+  const std::string out = path("q.gguf");
   auto bad_type = quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, out, GgmlType::kQ4_1, nullptr});
   ASSERT_FALSE(bad_type.ok());
   EXPECT_THAT(bad_type.error(), HasSubstr("cannot quantize to q4_1"));
@@ -186,7 +189,7 @@ TEST(GgufQuantizerTest, Errors) {
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error(), HasSubstr("/nonexistent/model.gguf"));
 
-  const std::string q8 = ::testing::TempDir() + "q8.gguf";
+  const std::string q8 = path("q8.gguf");
   ASSERT_TRUE(quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, q8, GgmlType::kQ8_0, nullptr}).ok());
   auto requantize = quantize_gguf({q8, out, GgmlType::kQ4_0, nullptr});
   ASSERT_FALSE(requantize.ok());

@@ -13,9 +13,12 @@
 
 #include "byte_builder.h"
 #include "format/gguf_reader.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda::format {
 namespace {
+
+class GgufWriterTest : public testing_support::TempDirTest {};
 
 using testing::ByteBuilder;
 using ::testing::ElementsAre;
@@ -26,7 +29,7 @@ std::vector<uint8_t> iota_bytes(size_t n, uint8_t start) {
   return v;
 }
 
-TEST(GgufWriterTest, ExactStandardLayout) {
+TEST_F(GgufWriterTest, ExactStandardLayout) {
   const std::vector<uint8_t> data = iota_bytes(12, 1);    // f32 [3]
   const std::vector<uint8_t> data2 = iota_bytes(4, 100);  // f16 [2]
   GgufWriter writer;
@@ -47,7 +50,7 @@ TEST(GgufWriterTest, ExactStandardLayout) {
   EXPECT_EQ(writer.to_bytes(), expected.bytes());
 }
 
-TEST(GgufWriterTest, GeneratedTensorsWriteTheSameBytesAsBorrowedOnes) {
+TEST_F(GgufWriterTest, GeneratedTensorsWriteTheSameBytesAsBorrowedOnes) {
   const std::vector<uint8_t> a = iota_bytes(12, 1), b = iota_bytes(40, 7);
   GgufWriter borrowed, generated;
   borrowed.add_tensor("a", GgmlType::kF32, {3}, a.data(), a.size());
@@ -65,9 +68,9 @@ TEST(GgufWriterTest, GeneratedTensorsWriteTheSameBytesAsBorrowedOnes) {
   EXPECT_EQ(generated.to_bytes(), borrowed.to_bytes());
   EXPECT_EQ(num_fills, 2);
 
-  const std::string path = ::testing::TempDir() + "generated.gguf";
-  ASSERT_TRUE(generated.write(path).ok());
-  auto file = GgufFile::open(path);
+  const std::string out = path("generated.gguf");
+  ASSERT_TRUE(generated.write(out).ok());
+  auto file = GgufFile::open(out);
   ASSERT_TRUE(file.ok()) << file.error();
   const GgufTensorInfo* t = file->find_tensor("b");
   ASSERT_NE(t, nullptr);
@@ -75,7 +78,7 @@ TEST(GgufWriterTest, GeneratedTensorsWriteTheSameBytesAsBorrowedOnes) {
   EXPECT_EQ(num_fills, 4);
 }
 
-TEST(GgufWriterTest, SetReplacesInPlace) {
+TEST_F(GgufWriterTest, SetReplacesInPlace) {
   GgufWriter writer;
   writer.set("a", GgufValue::u32(1));
   writer.set("b", GgufValue::u32(2));
@@ -89,7 +92,7 @@ TEST(GgufWriterTest, SetReplacesInPlace) {
   EXPECT_EQ(file->metadata()[1].first, "b");
 }
 
-TEST(GgufWriterTest, RoundTripsEveryValueType) {
+TEST_F(GgufWriterTest, RoundTripsEveryValueType) {
   std::vector<std::pair<std::string, GgufValue>> values = {
       {"t.u8", GgufValue::u8(255)},
       {"t.i8", GgufValue::i8(-128)},
@@ -137,7 +140,7 @@ TEST(GgufWriterTest, RoundTripsEveryValueType) {
   EXPECT_TRUE(file->tensors().empty());
 }
 
-TEST(GgufWriterTest, RoundTripsTensorsWithOddShapes) {
+TEST_F(GgufWriterTest, RoundTripsTensorsWithOddShapes) {
   struct Case {
     std::string name;
     GgmlType type;
@@ -179,7 +182,7 @@ TEST(GgufWriterTest, RoundTripsTensorsWithOddShapes) {
   EXPECT_EQ(file->find_tensor("nope"), nullptr);
 }
 
-TEST(GgufWriterTest, HonoursCustomAlignment) {
+TEST_F(GgufWriterTest, HonoursCustomAlignment) {
   for (uint32_t alignment : {1u, 8u, 64u, 4096u}) {
     const std::vector<uint8_t> a = iota_bytes(6, 0);
     const std::vector<uint8_t> b = iota_bytes(20, 9);
@@ -202,7 +205,7 @@ TEST(GgufWriterTest, HonoursCustomAlignment) {
   }
 }
 
-TEST(GgufWriterTest, WritesQuantizedTypesForOtherReaders) {
+TEST_F(GgufWriterTest, WritesQuantizedTypesForOtherReaders) {
   // The writer knows ggml block layouts, so it can write a q8_0 tensor (which this reader refuses).
   const std::vector<uint8_t> q(34 * 2, 0);
   GgufWriter writer;

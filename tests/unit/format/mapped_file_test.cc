@@ -14,6 +14,7 @@
 
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda::format {
 namespace {
@@ -21,19 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-class MappedFileTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / fmt::format("pagoda_format_{}_{}", ::getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+class MappedFileTest : public testing_support::TempDirTest {};
 
 TEST_F(MappedFileTest, WritesAndOpensARealFile) {
   std::vector<uint8_t> weights(5 * 3 * 2);

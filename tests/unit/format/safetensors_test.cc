@@ -13,6 +13,7 @@
 
 #include "format/safetensors_reader.h"
 #include "format/safetensors_writer.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda::format {
 namespace {
@@ -20,17 +21,8 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-class SafetensorsTest : public ::testing::Test {
+class SafetensorsTest : public testing_support::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / fmt::format("pagoda_st_{}_{}", ::getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   // Writes a file with a [2, 3] F32 tensor "a" holding 0..5 and a [4] BF16 tensor "b".
   void write_small(const std::string& file, const std::string& a = "a", const std::string& b = "b") {
     SafetensorsWriter w;
@@ -56,7 +48,6 @@ class SafetensorsTest : public ::testing::Test {
     for (int i = 0; i < 8; ++i) s[size_t(i)] = char(n >> (8 * i));
     return s + header_json + std::string(num_data_bytes, '\0');
   }
-  fs::path dir_;
 };
 
 TEST_F(SafetensorsTest, WrittenFileReadsBackExactly) {

@@ -20,6 +20,7 @@
 #include "model/hf_config.h"
 #include "model/hf_gguf.h"
 #include "model/registry.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda {
 namespace {
@@ -149,16 +150,8 @@ TEST(HfConfigTest, BadConfigsNameTheFileAndField) {
 }
 
 // A tiny random HF folder of one architecture, written tensor by tensor with the safetensors writer.
-class HfFolderTest : public ::testing::Test {
+class HfFolderTest : public testing_support::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / fmt::format("pagoda_hf_{}_{}", ::getpid(), info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Writes config.json and model.safetensors; `reshape` may change one tensor's shape (bad-input tests).
   void write_folder(const std::string& arch, bool tied,
                     const std::function<void(std::string&, std::vector<int64_t>&)>& reshape = {}) {
@@ -233,8 +226,6 @@ class HfFolderTest : public ::testing::Test {
     out.insert(out.end(), l.row(0).begin(), l.row(0).end());
     return out;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(HfFolderTest, LlamaTensorsGetGgufNamesAndPermutedQkRows) {

@@ -17,15 +17,17 @@
 #include "quant/block_awq_int4.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda {
 namespace {
 
 using ::testing::HasSubstr;
 
-class RegistryTest : public ::testing::Test {
+class RegistryTest : public testing_support::TempDirTest {
  protected:
   void SetUp() override {
+    TempDirTest::SetUp();
     auto file = format::GgufFile::open(PAGODA_TEST_BUNDLED_MODEL);
     ASSERT_TRUE(file.ok()) << file.error();
     base_ = std::make_unique<format::GgufFile>(std::move(file).value());
@@ -176,10 +178,10 @@ TEST_F(RegistryTest, Int8AndAwqInt4WeightsLoadAndStayCloseToF32) {
   ASSERT_TRUE(f32_model.ok());
   const std::vector<float> reference = prompt_logits(**f32_model);
   for (format::GgmlType type : {format::GgmlType::kPagodaInt8, format::GgmlType::kPagodaAwqInt4G32}) {
-    const std::string path = ::testing::TempDir() + "registry-quantized.gguf";
-    auto report = format::quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, path, type, nullptr});
+    const std::string out = path("registry-quantized.gguf");
+    auto report = format::quantize_gguf({PAGODA_TEST_BUNDLED_MODEL, out, type, nullptr});
     ASSERT_TRUE(report.ok()) << report.error();
-    auto file = format::GgufFile::open(path);
+    auto file = format::GgufFile::open(out);
     ASSERT_TRUE(file.ok()) << file.error();
     auto model = create_model(*file, kernels::best_kernels());
     ASSERT_TRUE(model.ok()) << model.error();
