@@ -5,7 +5,8 @@
 # Usage: scripts/bench/serve_vs_llama.sh MODEL.gguf [THREADS]
 #   env: PAGODA (binary), PEER (the peer tools folder), NUM_PROMPTS (12), RATE (0.2), INPUT_LEN (128),
 #        OUTPUT_LEN (64), SEED (0: prompts and arrivals), PAGODA_PORT (18080), LLAMA_PORT (18081),
-#        PAGODA_ARGS / LLAMA_ARGS (extra server flags),
+#        PAGODA_ARGS / LLAMA_ARGS (extra server flags), LLAMA_SERVER (a llama-server binary to use instead of
+#        the peer's `llama.sh server`, e.g. one built for AVX2 only on a machine whose native build crashes),
 #        OUT (a folder for the logs and JSON results; default a temporary one).
 #   Quick smoke run: NUM_PROMPTS=2 RATE=inf INPUT_LEN=16 OUTPUT_LEN=8 scripts/bench/serve_vs_llama.sh MODEL.gguf
 set -euo pipefail
@@ -52,10 +53,13 @@ echo "   $num_prompts requests, rate $rate req/s, $input_len in / $output_len ou
 pids+=($!)
 wait_ready "http://127.0.0.1:$pagoda_port/health"
 bench "$pagoda_port" pagoda >"$out/pagoda.txt"
+curl -sf "http://127.0.0.1:$pagoda_port/metrics" >"$out/pagoda.metrics"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
 
+llama_server=${LLAMA_SERVER:-}
+[ -n "$llama_server" ] || llama_server="$peer/llama.sh server"
 # shellcheck disable=SC2086
-"$peer/llama.sh" server -m "$model" --port "$llama_port" -np 8 -c 8192 -t "$threads" ${LLAMA_ARGS:-} \
+$llama_server -m "$model" --port "$llama_port" -np 8 -c 8192 -t "$threads" ${LLAMA_ARGS:-} \
   >"$out/llama.log" 2>&1 &
 pids+=($!)
 wait_ready "http://127.0.0.1:$llama_port/health"
@@ -66,3 +70,19 @@ paste -d'\t' "$out/pagoda.txt" "$out/llama.txt" | awk -F'\t' '
   $1 !~ /:/ { print $1; next }
   { split($1, a, ":"); split($2, b, ":"); va = a[2]; vb = b[2]; gsub(/ /, "", va); gsub(/ /, "", vb);
     printf "%-40s %-14s %-14s\n", a[1] ":", va, vb }'
+
+# The acceptance ratios (pagoda / llama-server) and pagoda's own /metrics histograms against the client's view:
+# a histogram's mean is its _sum over its _count (the server measures from request arrival to its last byte).
+jr() { jq -r "$1" "$out/$2.json"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+echo "== ratios pagoda / llama-server"
+for k in p99_ttft_ms p99_tpot_ms median_ttft_ms median_tpot_ms output_throughput; do
+  printf "   %-18s %10.2f %10.2f   %s\n" "$k" "$(jr ".$k" pagoda)" "$(jr ".$k" llama)" "$(ratio "$(jr ".$k" pagoda)" "$(jr ".$k" llama)")"
+done
+metric_mean_ms() {
+  awk -v m="$1" 'index($1, m "_sum") == 1 { s += $2 } index($1, m "_count") == 1 { c += $2 } END { if (c > 0) printf "%.2f", 1000 * s / c; else print "n/a" }' \
+    "$out/pagoda.metrics"
+}
+echo "== pagoda /metrics vs bench serve (means, ms)"
+printf "   TTFT  /metrics %s  client %.2f\n" "$(metric_mean_ms pagoda:time_to_first_token_seconds)" "$(jr .mean_ttft_ms pagoda)"
+printf "   E2E   /metrics %s  client %.2f\n" "$(metric_mean_ms pagoda:e2e_request_latency_seconds)" "$(jr .mean_e2el_ms pagoda)"

@@ -19,14 +19,17 @@ inline float bf16_tail(uint16_t b) {
 struct LoadF32 {
   static __m256 load8(const void* w, int64_t k) { return _mm256_loadu_ps(static_cast<const float*>(w) + k); }
   static float load1(const void* w, int64_t k) { return static_cast<const float*>(w)[k]; }
+  static const void* address(const void* w, int64_t k) { return static_cast<const float*>(w) + k; }
 };
 struct LoadF16 {
   static __m256 load8(const void* w, int64_t k) { return load_f16x8(static_cast<const uint16_t*>(w) + k); }
   static float load1(const void* w, int64_t k) { return half_tail(static_cast<const uint16_t*>(w)[k]); }
+  static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 struct LoadBF16 {
   static __m256 load8(const void* w, int64_t k) { return load_bf16x8(static_cast<const uint16_t*>(w) + k); }
   static float load1(const void* w, int64_t k) { return bf16_tail(static_cast<const uint16_t*>(w)[k]); }
+  static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 
 template <class Load, int kTokens>
@@ -36,6 +39,7 @@ inline void row_times_tokens(const void* w, int64_t row_offset, const float* x, 
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= num_in; i += 8) {
+    if (i % 32 == 0) prefetch_weights_ahead(Load::address(w, row_offset + i));  // a line of f16, half of f32
     const __m256 wv = Load::load8(w, row_offset + i);
     for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + t * num_in + i), acc[t]);
   }

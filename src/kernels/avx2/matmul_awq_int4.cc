@@ -30,6 +30,7 @@ inline void row_times_tokens(const quant::BlockAwqInt4<kGroup>* w_row, const Blo
     const __m256i zero = _mm256_set1_epi8(char(wg.zero));
     const float dw = _cvtsh_ss(wg.d);
     for (int64_t s = 0; s < kSub; ++s) {
+      if (s % 4 == 0) prefetch_weights_ahead(wg.qs + 16 * s);  // 64 bytes of nibbles
       const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wg.qs + 16 * s));
       // Low nibbles are values 0..15 of the sub-block, high nibbles 16..31: the shifted copy goes in the upper lane.
       const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask);

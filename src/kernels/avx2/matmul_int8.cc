@@ -25,6 +25,7 @@ inline void row_times_tokens(const uint8_t* row, const int8_t* x, const float* x
   for (int k = 0; k < kTokens; ++k) acc[k] = _mm256_setzero_si256();
   int64_t i = 0;
   for (; i + 32 <= num_in; i += 32) {
+    if (i % 64 == 0) prefetch_weights_ahead(w + i);
     const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + i));
     const __m256i abs_w = _mm256_sign_epi8(qw, qw);
     for (int k = 0; k < kTokens; ++k) {

@@ -45,7 +45,7 @@ inline void row_times_tokens(const typename W::Block* w_row, const BlockQ8_0* xq
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[kTokens];
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < num_blocks; ++b) {
+  auto block = [&](int64_t b) {
     const __m256i qw = W::load(w_row[b]);
     const __m256i abs_w = _mm256_sign_epi8(qw, qw);
     const float dw = _cvtsh_ss(w_row[b].d);
@@ -57,7 +57,16 @@ inline void row_times_tokens(const typename W::Block* w_row, const BlockQ8_0* xq
       const __m256 scale = _mm256_set1_ps(dw * _cvtsh_ss(xb.d));
       acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(pairs), acc[t]);
     }
+  };
+  // One prefetch per cache line of weights (3 Q4_0 or 1 Q8_0 blocks), then those blocks; the order of the sums
+  // is the plain loop's.
+  constexpr int64_t kBlocksPerLine = 64 / sizeof(typename W::Block) > 0 ? 64 / sizeof(typename W::Block) : 1;
+  int64_t b = 0;
+  for (; b + kBlocksPerLine <= num_blocks; b += kBlocksPerLine) {
+    prefetch_weights_ahead(w_row + b);
+    for (int64_t j = 0; j < kBlocksPerLine; ++j) block(b + j);
   }
+  for (; b < num_blocks; ++b) block(b);
   for (int t = 0; t < kTokens; ++t) y[t * y_stride] = hsum(acc[t]);
 }
 
