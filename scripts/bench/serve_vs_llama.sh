@@ -80,7 +80,7 @@ for k in p99_ttft_ms p99_tpot_ms median_ttft_ms median_tpot_ms output_throughput
   printf "   %-18s %10.2f %10.2f   %s\n" "$k" "$(jr ".$k" pagoda)" "$(jr ".$k" llama)" "$(ratio "$(jr ".$k" pagoda)" "$(jr ".$k" llama)")"
 done
 metric_mean_ms() {
-  awk -v m="$1" 'index($1, m "_sum") == 1 { s += $2 } index($1, m "_count") == 1 { c += $2 } END { if (c > 0) printf "%.2f", 1000 * s / c; else print "n/a" }' \
+  awk -v m="$1" 'index($0, m "_sum") == 1 { s += $NF } index($0, m "_count") == 1 { c += $NF } END { if (c > 0) printf "%.2f", 1000 * s / c; else print "n/a" }' \
     "$out/pagoda.metrics"
 }
 echo "== pagoda /metrics vs bench serve (means, ms)"

@@ -21,6 +21,7 @@ struct CommonOptions {
   std::optional<int32_t> max_seq_len;
   std::optional<int32_t> threads;
   bool no_fusion = false;
+  bool no_repack = false;
   std::string attention = "flash";
   std::optional<std::string> kv_quant;  // overrides kv_cache.quant
 };

@@ -10,6 +10,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kBF16: return "bf16";
     case DType::kQ8_0: return "q8_0";
     case DType::kQ4_0: return "q4_0";
+    case DType::kQ4_0x8: return "q4_0x8";
     case DType::kInt8: return "int8";
     case DType::kAwqInt4G32: return "awq_int4_g32";
     case DType::kAwqInt4G64: return "awq_int4_g64";
@@ -24,7 +25,8 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kF16:
     case DType::kBF16: return num_elements * 2;
     case DType::kQ8_0: return num_elements / 32 * 34;
-    case DType::kQ4_0: return num_elements / 32 * 18;
+    case DType::kQ4_0:
+    case DType::kQ4_0x8: return num_elements / 32 * 18;
     case DType::kInt8: return 4 + num_elements;
     case DType::kAwqInt4G32: return num_elements / 32 * 20;
     case DType::kAwqInt4G64: return num_elements / 64 * 36;
@@ -41,6 +43,7 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kInt8: return 1;
     case DType::kQ8_0:
     case DType::kQ4_0:
+    case DType::kQ4_0x8:
     case DType::kAwqInt4G32: return 32;
     case DType::kAwqInt4G64: return 64;
     case DType::kAwqInt4G128: return 128;

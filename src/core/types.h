@@ -25,6 +25,9 @@ enum class DType : uint8_t {
   kAwqInt4G32,   // AWQ group of 32: fp16 scale, u8 zero point, pad, 16 bytes of nibbles (20 bytes)
   kAwqInt4G64,   // group of 64 (36 bytes)
   kAwqInt4G128,  // group of 128 (68 bytes)
+  // In memory only, made at load time from kQ4_0 (quant/block_q4_0x8.h): groups of 8 rows interleaved, the same
+  // bytes per row as kQ4_0; a row pointer is meaningful only for rows that are multiples of 8.
+  kQ4_0x8,
 };
 
 std::string_view dtype_name(DType dtype);

@@ -40,6 +40,13 @@ struct KernelTable {
   // quantize x once and split the output rows, and lets RMSNorm fuse the quantization.
   MatmulQ8Fn matmul_q8_0_q8_0 = nullptr;
   MatmulQ8Fn matmul_q4_0_q8_0 = nullptr;
+  // Q4_0 repacked into groups of 8 interleaved rows (quant/block_q4_0x8.h, made at model load): w is
+  // [num_out / 8, num_in / 32] groups, num_out a multiple of 8 and w the group of the first row. Per row and block
+  // an exact integer dot product, then acc = fma(d_w * d_x, float(isum), acc) in block order, so every table gives
+  // the same bits (not matmul_q4_0's, whose float sums go in another order) and a token's result never depends on
+  // the tokens beside it.
+  MatmulFn matmul_q4_0x8 = nullptr;
+  MatmulQ8Fn matmul_q4_0x8_q8_0 = nullptr;
   // x: f32 [n] -> y: Q8_0 [n / 32]; n a multiple of 32. Every table's version writes the same bytes as
   // quant::quantize_row_q8_0 for any x without nan, so scalar and SIMD matmuls see identical integers.
   void (*quantize_row_q8_0)(const float* x, quant::BlockQ8_0* y, int64_t n) = nullptr;

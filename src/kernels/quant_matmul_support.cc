@@ -27,6 +27,19 @@ void check_int8_row_length(int64_t num_in) {
                quant::kMaxInt8RowLength, num_in);
 }
 
+void check_q4_0x8_shape(int64_t num_out, int64_t num_in) {
+  check_quant_row_length(num_in);
+  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0, "Q4_0x8 matmuls compute whole groups of 8 rows, got num_out = {}",
+               num_out);
+}
+
+Q8BlockSums* activation_sums_scratch(int64_t num_blocks) {
+  PAGODA_CHECK(num_blocks >= 0, "num_blocks = {}", num_blocks);
+  thread_local std::vector<Q8BlockSums> scratch;  // grow-only
+  if (scratch.size() < size_t(num_blocks)) scratch.resize(size_t(num_blocks));
+  return scratch.data();
+}
+
 Int8Activations activation_scratch_int8(int64_t num_tokens, int64_t num_in) {
   check_int8_row_length(num_in);
   PAGODA_CHECK(num_tokens >= 0, "num_tokens = {}", num_tokens);

@@ -18,6 +18,18 @@ void check_group_row_length(int64_t num_in, int64_t group);
 // Aborts unless 0 < num_in <= quant::kMaxInt8RowLength (the int32 dot products stay exact).
 void check_int8_row_length(int64_t num_in);
 
+// Aborts unless a Q4_0x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
+void check_q4_0x8_shape(int64_t num_out, int64_t num_in);
+
+// What the Q4_0x8 matmuls need of each activation block besides its integers: d as f32, and 8 x the sum of its
+// 32 values (the unsigned nibbles' offset: sum((q - 8) x) = sum(q x) - 8 sum(x)).
+struct Q8BlockSums {
+  float d;
+  int32_t sum8;
+};
+// Per-thread room for num_blocks of them, grow-only as activation_scratch_q8_0.
+Q8BlockSums* activation_sums_scratch(int64_t num_blocks);
+
 // Per-token INT8 activations: values int8 [num_tokens, num_in], scales f32 [num_tokens].
 struct Int8Activations {
   int8_t* values;

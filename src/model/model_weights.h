@@ -6,6 +6,7 @@
 #include <pagoda/status.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // f32 [dim]
   WeightView output;               // [vocab, dim]; token_embd when the classifier is shared
+  // Memory that views point into besides the file's mapping (weight_repack.h's repacked matrices).
+  std::vector<std::shared_ptr<const void>> owned_storage;
 };
 
 // dst[0..n) = the first n elements at `src` in `dtype`, as f32 (n a multiple of the block size; for kInt8, src

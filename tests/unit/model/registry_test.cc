@@ -170,6 +170,24 @@ TEST_F(RegistryTest, Q8_0AndQ4_0WeightsLoadAndStayCloseToF32) {
     EXPECT_EQ(argmax(logits), argmax(reference)) << format::ggml_type_name(type);
     EXPECT_LT(max_diff, type == format::GgmlType::kQ8_0 ? 0.5f : 6.0f) << format::ggml_type_name(type);
     EXPECT_GT(max_diff, 0.0f);
+    if (type == format::GgmlType::kQ4_0) {
+      // The Q4_0 matrices are repacked into 8-row groups at load (rows of 64 and 512: all of them); the file's
+      // layout gives the same integers and scales, summed in another float order.
+      ModelOptions plain_layout;
+      plain_layout.repack_weights = false;
+      auto unpacked = create_model(*file, kernels::best_kernels(), plain_layout);
+      ASSERT_TRUE(unpacked.ok()) << unpacked.error();
+      const std::vector<float> unpacked_logits = prompt_logits(**unpacked);
+      EXPECT_EQ(argmax(unpacked_logits), argmax(logits));
+      EXPECT_LT(max_abs_diff(unpacked_logits, logits), 1e-3f);
+      for (const kernels::KernelTable* table :
+           {kernels::kernels_for(kernels::Isa::kScalar), kernels::kernels_for(kernels::Isa::kAvx2)}) {
+        if (table == nullptr) continue;
+        auto other = create_model(*file, *table);
+        ASSERT_TRUE(other.ok()) << other.error();
+        EXPECT_LT(max_abs_diff(prompt_logits(**other), logits), 1e-3f) << kernels::isa_name(table->isa);
+      }
+    }
   }
 }
 

@@ -1,0 +1,17 @@
+// repack_weights: at load, rewrites the model's Q4_0 matrices into the 8-row interleaved Q4_0x8 layout
+// (quant/block_q4_0x8.h) that the faster Q4_0 kernels read, in one anonymous region that asks for transparent
+// huge pages (fewer TLB misses while decode streams the weights). The views are pointed at the copies and the
+// region is owned by ModelWeights; the file's pages are then no longer read. Only matrices whose rows come in
+// whole groups of 8 are repacked; the embedding table keeps its plain rows for the lookup (a tied classifier gets
+// its own copy).
+#pragma once
+
+#include "kernels/kernels.h"
+#include "model/model_weights.h"
+
+namespace pagoda {
+
+// How many matrices were repacked (0 when the kernel table has no Q4_0x8 kernels or no matrix is Q4_0).
+int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights);
+
+}  // namespace pagoda
