@@ -5,8 +5,8 @@
 # Usage: scripts/bench/serve_vs_llama.sh MODEL.gguf [THREADS]
 #   env: PAGODA (binary), PEER (the peer tools folder), NUM_PROMPTS (12), RATE (0.2), INPUT_LEN (128),
 #        OUTPUT_LEN (64), SEED (0: prompts and arrivals), PAGODA_PORT (18080), LLAMA_PORT (18081),
-#        PAGODA_ARGS / LLAMA_ARGS (extra server flags), LLAMA_SERVER (a llama-server binary to use instead of
-#        the peer's `llama.sh server`, e.g. one built for AVX2 only on a machine whose native build crashes),
+#        PAGODA_ARGS / LLAMA_ARGS (extra server flags), LLAMA_BIN (a folder holding llama-server, instead of
+#        the peer's `llama.sh server`: e.g. an AVX2-only build where the native one dies on AMX),
 #        OUT (a folder for the logs and JSON results; default a temporary one).
 #   Quick smoke run: NUM_PROMPTS=2 RATE=inf INPUT_LEN=16 OUTPUT_LEN=8 scripts/bench/serve_vs_llama.sh MODEL.gguf
 set -euo pipefail
@@ -56,8 +56,7 @@ bench "$pagoda_port" pagoda >"$out/pagoda.txt"
 curl -sf "http://127.0.0.1:$pagoda_port/metrics" >"$out/pagoda.metrics"
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
 
-llama_server=${LLAMA_SERVER:-}
-[ -n "$llama_server" ] || llama_server="$peer/llama.sh server"
+if [ -n "${LLAMA_BIN:-}" ]; then llama_server="$LLAMA_BIN/llama-server"; else llama_server="$peer/llama.sh server"; fi
 # shellcheck disable=SC2086
 $llama_server -m "$model" --port "$llama_port" -np 8 -c 8192 -t "$threads" ${LLAMA_ARGS:-} \
   >"$out/llama.log" 2>&1 &

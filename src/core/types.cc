@@ -11,6 +11,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kQ8_0: return "q8_0";
     case DType::kQ4_0: return "q4_0";
     case DType::kQ4_0x8: return "q4_0x8";
+    case DType::kQ8_0x8: return "q8_0x8";
     case DType::kInt8: return "int8";
     case DType::kAwqInt4G32: return "awq_int4_g32";
     case DType::kAwqInt4G64: return "awq_int4_g64";
@@ -24,7 +25,8 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kF32: return num_elements * 4;
     case DType::kF16:
     case DType::kBF16: return num_elements * 2;
-    case DType::kQ8_0: return num_elements / 32 * 34;
+    case DType::kQ8_0:
+    case DType::kQ8_0x8: return num_elements / 32 * 34;
     case DType::kQ4_0:
     case DType::kQ4_0x8: return num_elements / 32 * 18;
     case DType::kInt8: return 4 + num_elements;
@@ -42,6 +44,7 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kBF16:
     case DType::kInt8: return 1;
     case DType::kQ8_0:
+    case DType::kQ8_0x8:
     case DType::kQ4_0:
     case DType::kQ4_0x8:
     case DType::kAwqInt4G32: return 32;

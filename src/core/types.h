@@ -28,6 +28,7 @@ enum class DType : uint8_t {
   // In memory only, made at load time from kQ4_0 (quant/block_q4_0x8.h): groups of 8 rows interleaved, the same
   // bytes per row as kQ4_0; a row pointer is meaningful only for rows that are multiples of 8.
   kQ4_0x8,
+  kQ8_0x8,  // the same from kQ8_0 (quant/block_q8_0x8.h)
 };
 
 std::string_view dtype_name(DType dtype);

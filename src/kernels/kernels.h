@@ -47,6 +47,9 @@ struct KernelTable {
   // the tokens beside it.
   MatmulFn matmul_q4_0x8 = nullptr;
   MatmulQ8Fn matmul_q4_0x8_q8_0 = nullptr;
+  // The same for Q8_0 repacked into 8-row groups (quant/block_q8_0x8.h).
+  MatmulFn matmul_q8_0x8 = nullptr;
+  MatmulQ8Fn matmul_q8_0x8_q8_0 = nullptr;
   // x: f32 [n] -> y: Q8_0 [n / 32]; n a multiple of 32. Every table's version writes the same bytes as
   // quant::quantize_row_q8_0 for any x without nan, so scalar and SIMD matmuls see identical integers.
   void (*quantize_row_q8_0)(const float* x, quant::BlockQ8_0* y, int64_t n) = nullptr;

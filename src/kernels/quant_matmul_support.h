@@ -18,7 +18,7 @@ void check_group_row_length(int64_t num_in, int64_t group);
 // Aborts unless 0 < num_in <= quant::kMaxInt8RowLength (the int32 dot products stay exact).
 void check_int8_row_length(int64_t num_in);
 
-// Aborts unless a Q4_0x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
+// Aborts unless a Q4_0x8 or Q8_0x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
 void check_q4_0x8_shape(int64_t num_out, int64_t num_in);
 
 // What the Q4_0x8 matmuls need of each activation block besides its integers: d as f32, and 8 x the sum of its

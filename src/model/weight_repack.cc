@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "quant/block_q4_0x8.h"
+#include "quant/block_q8_0x8.h"
 
 namespace pagoda {
 namespace {
@@ -27,12 +28,14 @@ std::shared_ptr<uint8_t> map_anonymous(size_t bytes) {
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) { ::munmap(q, bytes); });
 }
 
-bool repackable(const WeightView& w) { return w.dtype == DType::kQ4_0 && w.num_rows % 8 == 0 && w.num_cols % 32 == 0; }
+bool repackable(const WeightView& w) {
+  return (w.dtype == DType::kQ4_0 || w.dtype == DType::kQ8_0) && w.num_rows % 8 == 0 && w.num_cols % 32 == 0;
+}
 
 }  // namespace
 
 int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights) {
-  if (kernels.matmul_q4_0x8_q8_0 == nullptr) return 0;
+  if (kernels.matmul_q4_0x8_q8_0 == nullptr || kernels.matmul_q8_0x8_q8_0 == nullptr) return 0;
   std::vector<WeightView*> views;
   for (LayerWeights& lw : weights.layers)
     for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
@@ -46,10 +49,16 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
   for (WeightView* w : views) {
     offset = round_up(offset, kMatrixAlign);
     uint8_t* dst = region.get() + offset;
-    quant::repack_q4_0x8(static_cast<const quant::BlockQ4_0*>(w->data), reinterpret_cast<quant::BlockQ4_0x8*>(dst),
-                         w->num_rows, w->num_cols / 32);
+    if (w->dtype == DType::kQ4_0) {
+      quant::repack_q4_0x8(static_cast<const quant::BlockQ4_0*>(w->data), reinterpret_cast<quant::BlockQ4_0x8*>(dst),
+                           w->num_rows, w->num_cols / 32);
+      w->dtype = DType::kQ4_0x8;
+    } else {
+      quant::repack_q8_0x8(static_cast<const quant::BlockQ8_0*>(w->data), reinterpret_cast<quant::BlockQ8_0x8*>(dst),
+                           w->num_rows, w->num_cols / 32);
+      w->dtype = DType::kQ8_0x8;
+    }
     w->data = dst;
-    w->dtype = DType::kQ4_0x8;
     offset += size_t(w->num_rows * w->row_bytes());
   }
   weights.owned_storage.push_back(std::move(region));

@@ -1,6 +1,6 @@
-// The Q4_0x8 (8-row interleaved Q4_0) matmuls: repacking is a lossless byte permutation; AVX2 equals the scalar
-// reference bit for bit on random shapes (token tails, several row tiles, row slices as a thread pool cuts them,
-// both entry points); and both agree with the plain Q4_0 kernel on the same weights up to f32 rounding.
+// The Q4_0x8 and Q8_0x8 (8-row interleaved) matmuls: repacking is a lossless byte permutation; AVX2 equals the
+// scalar reference bit for bit on random shapes (token tails, several row tiles, row slices as a thread pool cuts
+// them, both entry points); and both agree with the plain kernels on the same weights up to f32 rounding.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "quant/block_q4_0.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0.h"
+#include "quant/block_q8_0x8.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -20,6 +21,7 @@ namespace {
 using quant::BlockQ4_0;
 using quant::BlockQ4_0x8;
 using quant::BlockQ8_0;
+using quant::BlockQ8_0x8;
 
 constexpr int64_t kQk = 32;
 
@@ -66,7 +68,7 @@ TEST(BlockQ4_0x8Test, RepackIsALosslessPermutation) {
   EXPECT_EQ(w.packed.size() * sizeof(BlockQ4_0x8), w.plain.size() * sizeof(BlockQ4_0));
 }
 
-class Q4_0x8Avx2Test : public ::testing::Test {
+class RepackedAvx2Test : public ::testing::Test {
  protected:
   void SetUp() override {
     simd_ = kernels_for(Isa::kAvx2);
@@ -76,7 +78,7 @@ class Q4_0x8Avx2Test : public ::testing::Test {
   std::mt19937 rng_{31};
 };
 
-TEST_F(Q4_0x8Avx2Test, MatchesScalarBitForBit) {
+TEST_F(RepackedAvx2Test, MatchesScalarBitForBit) {
   // 2048 inputs x 200 rows: groups of 9216 bytes, so 25 groups cross a 128 KiB tile boundary.
   for (int64_t num_in : {32, 64, 160, 2048}) {
     for (int64_t num_out : {8, 16, 40, 200}) {
@@ -93,7 +95,7 @@ TEST_F(Q4_0x8Avx2Test, MatchesScalarBitForBit) {
   }
 }
 
-TEST_F(Q4_0x8Avx2Test, ExtremeValuesStayExact) {
+TEST_F(RepackedAvx2Test, ExtremeValuesStayExact) {
   // Every nibble 15 or 0 against activations of +-127: the largest int16 partial sums the kernel can form.
   const int64_t num_in = 256, num_out = 16, num_tokens = 2;
   std::vector<float> wf(size_t(num_out * num_in)), x(size_t(num_tokens * num_in));
@@ -113,7 +115,7 @@ TEST_F(Q4_0x8Avx2Test, ExtremeValuesStayExact) {
   }
 }
 
-TEST_F(Q4_0x8Avx2Test, RowSlicesAndPrequantizedInputGiveTheSameBits) {
+TEST_F(RepackedAvx2Test, RowSlicesAndPrequantizedInputGiveTheSameBits) {
   const int64_t num_in = 192, num_out = 48, num_tokens = 6;
   const Weights w = make_weights(rng_, num_out, num_in);
   const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 1.0f);
@@ -149,6 +151,78 @@ TEST(Q4_0x8Test, AgreesWithThePlainQ4_0Kernel) {
   for (size_t k = 0; k < y_plain.size(); ++k) worst = std::max(worst, double(std::fabs(y_plain[k] - y_packed[k])));
   EXPECT_LT(worst, 1e-3);
   EXPECT_GT(std::fabs(y_plain[0]), 1e-2);  // not a vacuous comparison of zeros
+}
+
+struct Weights8 {
+  std::vector<BlockQ8_0> plain;     // [num_out, num_in / 32]
+  std::vector<BlockQ8_0x8> packed;  // [num_out / 8, num_in / 32]
+};
+
+// Random Q8_0 weights, with some -128 (never written by a quantizer, possible in a foreign file) to test the sign
+// trick's edge.
+Weights8 make_weights8(std::mt19937& rng, int64_t num_out, int64_t num_in) {
+  const std::vector<float> w = random_floats(rng, num_out * num_in, 1.0f);
+  Weights8 q;
+  q.plain.resize(size_t(num_out * num_in / kQk));
+  quant::quantize_row_q8_0(w.data(), q.plain.data(), num_out * num_in);
+  for (size_t b = 0; b < q.plain.size(); b += 7) q.plain[b].qs[b % 32] = -128;
+  q.packed.resize(q.plain.size());
+  quant::repack_q8_0x8(q.plain.data(), q.packed.data(), num_out, num_in / kQk);
+  return q;
+}
+
+TEST(BlockQ8_0x8Test, RepackIsALosslessPermutation) {
+  std::mt19937 rng(8);
+  const int64_t num_out = 16, num_blocks = 3;
+  const Weights8 w = make_weights8(rng, num_out, num_blocks * kQk);
+  for (int64_t o = 0; o < num_out; ++o)
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      const BlockQ8_0 back = quant::unpack_q8_0x8_row(w.packed[size_t((o / 8) * num_blocks + b)], o % 8);
+      ASSERT_EQ(std::memcmp(&back, &w.plain[size_t(o * num_blocks + b)], sizeof(BlockQ8_0)), 0) << o << " " << b;
+    }
+}
+
+TEST_F(RepackedAvx2Test, Q8_0x8MatchesScalarBitForBit) {
+  for (int64_t num_in : {32, 96, 2048}) {
+    for (int64_t num_out : {8, 24, 120}) {
+      for (int64_t num_tokens : {1, 3, 4, 7}) {
+        const Weights8 w = make_weights8(rng_, num_out, num_in);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+        std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
+        ref::matmul_q8_0x8(w.packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        simd_->matmul_q8_0x8(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
+            << "num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens;
+        // Slices of 16 rows and a token alone give the same bits.
+        const std::vector<BlockQ8_0> xq = quantize_tokens(x, num_in);
+        std::vector<float> sliced(y_ref.size(), -1.0f);
+        const int64_t group_bytes = num_in / kQk * int64_t(sizeof(BlockQ8_0x8));
+        for (int64_t begin = 0; begin < num_out; begin += 16)
+          simd_->matmul_q8_0x8_q8_0(reinterpret_cast<const uint8_t*>(w.packed.data()) + begin / 8 * group_bytes,
+                                    xq.data(), sliced.data() + begin, std::min<int64_t>(16, num_out - begin), num_in,
+                                    num_tokens, num_out);
+        ASSERT_EQ(std::memcmp(y_ref.data(), sliced.data(), y_ref.size() * sizeof(float)), 0);
+        std::vector<float> last(static_cast<size_t>(num_out));
+        simd_->matmul_q8_0x8_q8_0(w.packed.data(), xq.data() + (num_tokens - 1) * num_in / kQk, last.data(), num_out,
+                                  num_in, 1, num_out);
+        ASSERT_EQ(std::memcmp(last.data(), y_ref.data() + (num_tokens - 1) * num_out, last.size() * sizeof(float)), 0);
+      }
+    }
+  }
+}
+
+TEST(Q8_0x8Test, AgreesWithThePlainQ8_0Kernel) {
+  std::mt19937 rng(6);
+  const int64_t num_in = 512, num_out = 32, num_tokens = 3;
+  const Weights8 w = make_weights8(rng, num_out, num_in);
+  const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
+  std::vector<float> y_plain(size_t(num_tokens * num_out)), y_packed(y_plain.size());
+  ref::matmul_q8_0(w.plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
+  ref::matmul_q8_0x8(w.packed.data(), x.data(), y_packed.data(), num_out, num_in, num_tokens);
+  double worst = 0.0;
+  for (size_t k = 0; k < y_plain.size(); ++k) worst = std::max(worst, double(std::fabs(y_plain[k] - y_packed[k])));
+  EXPECT_LT(worst, 1e-3);
+  EXPECT_GT(std::fabs(y_plain[0]), 1e-2);
 }
 
 }  // namespace
