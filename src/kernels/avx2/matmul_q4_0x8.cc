@@ -7,9 +7,8 @@
 // tiles that stay in L2, as in matmul_quant.cc.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/row_tiling.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
 #include "quant/block_q4_0x8.h"
@@ -19,14 +18,6 @@ namespace {
 
 using quant::BlockQ4_0x8;
 using quant::BlockQ8_0;
-
-constexpr int64_t kGroupTileBytes = 128 * 1024;  // weight bytes per tile of row groups (a quarter of L2)
-
-inline __m256i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
 
 // y[t * y_stride + r] for r < 8 = row r of `group` . token t, t < kTokens.
 template <int kTokens>
@@ -82,29 +73,12 @@ void matmul_q4_0x8_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t nu
   Q8BlockSums* sums = activation_sums_scratch(num_tokens * num_blocks);
   block_sums(xq, sums, num_tokens * num_blocks);
   const auto* groups = static_cast<const BlockQ4_0x8*>(w);
-  const int64_t num_groups = num_out / 8;
-  const int64_t group_bytes = num_blocks * int64_t(sizeof(BlockQ4_0x8));
-  const int64_t groups_per_tile = group_bytes >= kGroupTileBytes ? 1 : kGroupTileBytes / group_bytes;
-  for (int64_t g_begin = 0; g_begin < num_groups; g_begin += groups_per_tile) {
-    const int64_t g_end = g_begin + groups_per_tile < num_groups ? g_begin + groups_per_tile : num_groups;
-    int64_t t = 0;
-    for (; t + 4 <= num_tokens; t += 4)
-      for (int64_t g = g_begin; g < g_end; ++g)
-        group_times_tokens<4>(groups + g * num_blocks, xq + t * num_blocks, sums + t * num_blocks, num_blocks,
-                              y + t * y_stride + 8 * g, y_stride);
-    for (int64_t g = g_begin; g < g_end; ++g) {
-      const BlockQ4_0x8* gw = groups + g * num_blocks;
-      const BlockQ8_0* gx = xq + t * num_blocks;
-      const Q8BlockSums* gs = sums + t * num_blocks;
-      float* gy = y + t * y_stride + 8 * g;
-      switch (num_tokens - t) {
-        case 3: group_times_tokens<3>(gw, gx, gs, num_blocks, gy, y_stride); break;
-        case 2: group_times_tokens<2>(gw, gx, gs, num_blocks, gy, y_stride); break;
-        case 1: group_times_tokens<1>(gw, gx, gs, num_blocks, gy, y_stride); break;
-        default: break;
-      }
-    }
-  }
+  // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (avx2/row_tiling.h).
+  for_each_row_and_token_group(
+      num_blocks * int64_t(sizeof(*groups)), num_out / 8, num_tokens, [&]<int kTokens>(int64_t g, int64_t t) {
+        group_times_tokens<kTokens>(groups + g * num_blocks, xq + t * num_blocks, sums + t * num_blocks, num_blocks,
+                                    y + t * y_stride + 8 * g, y_stride);
+      });
 }
 
 void matmul_q4_0x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {

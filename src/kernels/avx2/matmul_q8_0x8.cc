@@ -6,9 +6,8 @@
 // stay in L2, as in matmul_q4_0x8.cc.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/row_tiling.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
 #include "quant/block_q8_0x8.h"
@@ -18,14 +17,6 @@ namespace {
 
 using quant::BlockQ8_0;
 using quant::BlockQ8_0x8;
-
-constexpr int64_t kGroupTileBytes = 128 * 1024;  // weight bytes per tile of row groups (a quarter of L2)
-
-inline __m256i broadcast4(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
 
 // y[t * y_stride + r] for r < 8 = row r of `group` . token t, t < kTokens.
 template <int kTokens>
@@ -66,28 +57,12 @@ void matmul_q8_0x8_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t nu
   check_q4_0x8_shape(num_out, num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
   const auto* groups = static_cast<const BlockQ8_0x8*>(w);
-  const int64_t num_groups = num_out / 8;
-  const int64_t group_bytes = num_blocks * int64_t(sizeof(BlockQ8_0x8));
-  const int64_t groups_per_tile = group_bytes >= kGroupTileBytes ? 1 : kGroupTileBytes / group_bytes;
-  for (int64_t g_begin = 0; g_begin < num_groups; g_begin += groups_per_tile) {
-    const int64_t g_end = g_begin + groups_per_tile < num_groups ? g_begin + groups_per_tile : num_groups;
-    int64_t t = 0;
-    for (; t + 4 <= num_tokens; t += 4)
-      for (int64_t g = g_begin; g < g_end; ++g)
-        group_times_tokens<4>(groups + g * num_blocks, xq + t * num_blocks, num_blocks, y + t * y_stride + 8 * g,
-                              y_stride);
-    for (int64_t g = g_begin; g < g_end; ++g) {
-      const BlockQ8_0x8* gw = groups + g * num_blocks;
-      const BlockQ8_0* gx = xq + t * num_blocks;
-      float* gy = y + t * y_stride + 8 * g;
-      switch (num_tokens - t) {
-        case 3: group_times_tokens<3>(gw, gx, num_blocks, gy, y_stride); break;
-        case 2: group_times_tokens<2>(gw, gx, num_blocks, gy, y_stride); break;
-        case 1: group_times_tokens<1>(gw, gx, num_blocks, gy, y_stride); break;
-        default: break;
-      }
-    }
-  }
+  // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (avx2/row_tiling.h).
+  for_each_row_and_token_group(num_blocks * int64_t(sizeof(*groups)), num_out / 8, num_tokens,
+                               [&]<int kTokens>(int64_t g, int64_t t) {
+                                 group_times_tokens<kTokens>(groups + g * num_blocks, xq + t * num_blocks, num_blocks,
+                                                             y + t * y_stride + 8 * g, y_stride);
+                               });
 }
 
 void matmul_q8_0x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {

@@ -16,6 +16,13 @@ inline void prefetch_weights_ahead(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kWeightPrefetchBytes, _MM_HINT_T0);
 }
 
+// The 4 bytes at p in every 32-bit lane (the repacked kernels' activations, 4 values per row lane).
+inline __m256i broadcast4(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
 inline float hsum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v);
   __m128 hi = _mm256_extractf128_ps(v, 1);
