@@ -2,6 +2,7 @@
 #include "model/weight_repack.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -26,6 +27,16 @@ std::shared_ptr<uint8_t> map_anonymous(size_t bytes) {
   // Advice only: where THP is off this is a no-op and the weights still work on 4 KiB pages.
   (void)::madvise(p, bytes, MADV_HUGEPAGE);
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) { ::munmap(q, bytes); });
+}
+
+// The source pages are no longer read: drop them from this mapping so they stop counting in the process's memory
+// (they stay in the page cache, and would simply fault back in if anything touched them). Only whole pages
+// inside the range, so no neighbouring tensor loses a page it still reads (even that would only cost a fault).
+void release_source_pages(const void* data, size_t bytes) {
+  const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (uintptr_t(data) + page - 1) / page * page;
+  const uintptr_t end = (uintptr_t(data) + bytes) / page * page;
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 bool repackable(const WeightView& w) {
@@ -58,8 +69,10 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
                            w->num_rows, w->num_cols / 32);
       w->dtype = DType::kQ8_0x8;
     }
+    const size_t bytes = size_t(w->num_rows * w->row_bytes());
+    if (w->data != weights.token_embd.data) release_source_pages(w->data, bytes);  // the lookup still reads it
     w->data = dst;
-    offset += size_t(w->num_rows * w->row_bytes());
+    offset += bytes;
   }
   weights.owned_storage.push_back(std::move(region));
   return int64_t(views.size());
