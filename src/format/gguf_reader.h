@@ -41,6 +41,8 @@ class GgufFile {
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
   const std::string& name() const { return name_; }
+  // True when the bytes are this object's own read-only mapping of a file (open), false for a caller's buffer.
+  bool is_file_mapping() const { return mapping_ != nullptr; }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }

@@ -136,6 +136,7 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
 TensorSet tensor_set_from_gguf(const format::GgufFile& file) {
   TensorSet set;
   set.source = file.name();
+  set.file_mapped = file.is_file_mapping();
   for (const format::GgufTensorInfo& t : file.tensors()) {
     TensorRef r;
     r.dtype = dtype_of(t.type);

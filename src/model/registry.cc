@@ -27,7 +27,7 @@ Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const 
 Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet& tensors,
                                             const kernels::KernelTable& kernels, const ModelOptions& options) {
   PAGODA_ASSIGN_OR_RETURN(ModelWeights weights, model_weights_from_tensors(tensors, config));
-  if (options.repack_weights) repack_weights(kernels, weights);
+  if (options.repack_weights) repack_weights(kernels, weights, tensors.file_mapped);
   return std::unique_ptr<Model>(std::make_unique<LlamaModel>(std::move(config), std::move(weights), kernels, options));
 }
 

@@ -23,6 +23,9 @@ struct TensorRef {
 
 struct TensorSet {
   std::string source;  // the file or folder, for messages
+  // The data lies in read-only file mappings (not a caller's buffer), so pages nobody reads any more may be dropped
+  // from the process without losing anything (model/weight_repack).
+  bool file_mapped = false;
   std::map<std::string, TensorRef, std::less<>> tensors;
 
   const TensorRef* find(const std::string& name) const {

@@ -29,9 +29,9 @@ std::shared_ptr<uint8_t> map_anonymous(size_t bytes) {
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [bytes](uint8_t* q) { ::munmap(q, bytes); });
 }
 
-// The source pages are no longer read: drop them from this mapping so they stop counting in the process's memory
-// (they stay in the page cache, and would simply fault back in if anything touched them). Only whole pages
-// inside the range, so no neighbouring tensor loses a page it still reads (even that would only cost a fault).
+// The source pages of a file mapping are no longer read: drop them from the mapping so they stop counting in the
+// process's memory (they stay in the page cache, and would simply fault back in if anything touched them). Only whole
+// pages inside the range, so no neighbouring tensor loses a page it still reads (even that would only cost a fault).
 void release_source_pages(const void* data, size_t bytes) {
   const auto page = uintptr_t(::sysconf(_SC_PAGESIZE));
   const uintptr_t begin = (uintptr_t(data) + page - 1) / page * page;
@@ -45,7 +45,7 @@ bool repackable(const WeightView& w) {
 
 }  // namespace
 
-int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights) {
+int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights, bool drop_source_pages) {
   if (kernels.matmul_q4_0x8_q8_0 == nullptr || kernels.matmul_q8_0x8_q8_0 == nullptr) return 0;
   std::vector<WeightView*> views;
   for (LayerWeights& lw : weights.layers)
@@ -70,7 +70,7 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
       w->dtype = DType::kQ8_0x8;
     }
     const size_t bytes = size_t(w->num_rows * w->row_bytes());
-    if (w->data != weights.token_embd.data) release_source_pages(w->data, bytes);  // the lookup still reads it
+    if (drop_source_pages && w->data != weights.token_embd.data) release_source_pages(w->data, bytes);  // lookup
     w->data = dst;
     offset += bytes;
   }
