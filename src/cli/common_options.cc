@@ -17,7 +17,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model) {
   app.add_option("--threads", o.threads, "worker threads (default: all cores)");
   app.add_flag("--no-fusion", o.no_fusion, "run every op of the forward pass on its own (for the ablation)");
   app.add_flag("--no-repack", o.no_repack,
-               "keep Q4_0/Q8_0 weights in the file's layout instead of 8-row interleaved copies (for the ablation)");
+               "keep Q4_0/Q8_0/INT8 weights in the file's layout instead of 8-row interleaved copies (for the ablation)");
   app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
   app.add_option("--kv-quant", o.kv_quant, "KV cache precision: none (f32) or int8 (overrides kv_cache.quant)");
 }

@@ -29,6 +29,7 @@ enum class DType : uint8_t {
   // bytes per row as kQ4_0; a row pointer is meaningful only for rows that are multiples of 8.
   kQ4_0x8,
   kQ8_0x8,  // the same from kQ8_0 (quant/block_q8_0x8.h)
+  kInt8x8,  // the same from kInt8 (quant/row_int8x8.h; rows of a multiple of 4 values)
 };
 
 std::string_view dtype_name(DType dtype);

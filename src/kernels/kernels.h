@@ -59,6 +59,10 @@ struct KernelTable {
   // (w_scale * x_scale).
   MatmulFn matmul_int8 = nullptr;
   MatmulInt8Fn matmul_int8_int8 = nullptr;
+  // INT8 rows repacked into groups of 8 interleaved rows (quant/row_int8x8.h, made at model load): num_out a
+  // multiple of 8, num_in of 4, w the group of the first row. The same bits as matmul_int8 on the plain rows.
+  MatmulFn matmul_int8x8 = nullptr;
+  MatmulInt8Fn matmul_int8x8_int8 = nullptr;
   // x: f32 [n] -> q: int8 [n], returns the scale; the same bytes as quant::quantize_int8_values for x without nan.
   float (*quantize_row_int8)(const float* x, int8_t* q, int64_t n) = nullptr;
   // AWQ INT4 weights (quant/block_awq_int4.h) with groups of 32, 64 or 128 against Q8_0 activations: per 32-value

@@ -33,6 +33,12 @@ void check_q4_0x8_shape(int64_t num_out, int64_t num_in) {
                num_out);
 }
 
+void check_int8x8_shape(int64_t num_out, int64_t num_in) {
+  check_int8_row_length(num_in);
+  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0 && num_in % 4 == 0,
+               "INT8x8 matmuls compute whole groups of 8 rows of whole 4-value words, got {} x {}", num_out, num_in);
+}
+
 Q8BlockSums* activation_sums_scratch(int64_t num_blocks) {
   PAGODA_CHECK(num_blocks >= 0, "num_blocks = {}", num_blocks);
   thread_local std::vector<Q8BlockSums> scratch;  // grow-only

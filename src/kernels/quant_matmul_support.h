@@ -21,6 +21,10 @@ void check_int8_row_length(int64_t num_in);
 // Aborts unless a Q4_0x8 or Q8_0x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
 void check_q4_0x8_shape(int64_t num_out, int64_t num_in);
 
+// Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows and rows of whole 4-value words (and no longer
+// than quant::kMaxInt8RowLength).
+void check_int8x8_shape(int64_t num_out, int64_t num_in);
+
 // What the Q4_0x8 matmuls need of each activation block besides its integers: d as f32, and 8 x the sum of its
 // 32 values (the unsigned nibbles' offset: sum((q - 8) x) = sum(q x) - 8 sum(x)).
 struct Q8BlockSums {

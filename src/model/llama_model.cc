@@ -26,6 +26,7 @@ LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
     case DType::kQ4_0: return {kernels_.matmul_q4_0, kernels_.matmul_q4_0_q8_0};
     case DType::kQ4_0x8: return {kernels_.matmul_q4_0x8, kernels_.matmul_q4_0x8_q8_0};
     case DType::kQ8_0x8: return {kernels_.matmul_q8_0x8, kernels_.matmul_q8_0x8_q8_0};
+    case DType::kInt8x8: return {kernels_.matmul_int8x8, nullptr};
     case DType::kInt8: return {kernels_.matmul_int8, nullptr};
     case DType::kAwqInt4G32: return {kernels_.matmul_awq_int4_g32, kernels_.matmul_awq_int4_g32_q8_0};
     case DType::kAwqInt4G64: return {kernels_.matmul_awq_int4_g64, kernels_.matmul_awq_int4_g64_q8_0};
@@ -56,7 +57,9 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
   if (num_tokens == 1) {
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
-  } else if (w.dtype == DType::kInt8 && num_tokens <= Workspace::kMaxRowSplitTokens) {
+  } else if ((w.dtype == DType::kInt8 || w.dtype == DType::kInt8x8) && num_tokens <= Workspace::kMaxRowSplitTokens) {
+    const kernels::MatmulInt8Fn int8_xq =
+        w.dtype == DType::kInt8x8 ? kernels_.matmul_int8x8_int8 : kernels_.matmul_int8_int8;
     PAGODA_CHECK(int64_t(ws.xq_int8.size()) >= num_tokens * w.num_cols);
     int8_t* xq = ws.xq_int8.data();
     float* x_scales = ws.xq_int8_scales.data();
@@ -65,7 +68,7 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
         x_scales[t] = kernels_.quantize_row_int8(x + t * w.num_cols, xq + t * w.num_cols, w.num_cols);
     });
     pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
-      kernels_.matmul_int8_int8(w.row(begin), xq, x_scales, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
+      int8_xq(w.row(begin), xq, x_scales, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
     });
   } else if (fn_xq != nullptr && num_tokens <= Workspace::kMaxRowSplitTokens) {
     const int64_t num_blocks = w.num_cols / quant::BlockQ8_0::kNumValues;

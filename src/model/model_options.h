@@ -21,7 +21,7 @@ class LinearObserver;
 struct ModelOptions {
   bool fusion = true;  // false: --no-fusion, every op runs on its own (for the ablation)
   AttentionKind attention = AttentionKind::kFlash;
-  // Q4_0 and Q8_0 matrices rewritten at load into 8-row interleaved groups for the faster kernels (model/weight_repack.h);
+  // Q4_0, Q8_0 and INT8 matrices rewritten at load into 8-row interleaved groups for the faster kernels (model/weight_repack.h);
   // false: --no-repack, the file's own layout (for the ablation, and to keep the weights in the page cache only).
   bool repack_weights = true;
   // Borrowed, may be nullptr: shown every linear layer's input (AWQ calibration). It must outlive the model.

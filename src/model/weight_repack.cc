@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0x8.h"
+#include "quant/row_int8x8.h"
 
 namespace pagoda {
 namespace {
@@ -40,13 +41,17 @@ void release_source_pages(const void* data, size_t bytes) {
 }
 
 bool repackable(const WeightView& w) {
-  return (w.dtype == DType::kQ4_0 || w.dtype == DType::kQ8_0) && w.num_rows % 8 == 0 && w.num_cols % 32 == 0;
+  if (w.num_rows % 8 != 0) return false;
+  if (w.dtype == DType::kInt8) return w.num_cols % 4 == 0;
+  return (w.dtype == DType::kQ4_0 || w.dtype == DType::kQ8_0) && w.num_cols % 32 == 0;
 }
 
 }  // namespace
 
 int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights, bool drop_source_pages) {
-  if (kernels.matmul_q4_0x8_q8_0 == nullptr || kernels.matmul_q8_0x8_q8_0 == nullptr) return 0;
+  if (kernels.matmul_q4_0x8_q8_0 == nullptr || kernels.matmul_q8_0x8_q8_0 == nullptr ||
+      kernels.matmul_int8x8_int8 == nullptr)
+    return 0;
   std::vector<WeightView*> views;
   for (LayerWeights& lw : weights.layers)
     for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
@@ -64,6 +69,9 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
       quant::repack_q4_0x8(static_cast<const quant::BlockQ4_0*>(w->data), reinterpret_cast<quant::BlockQ4_0x8*>(dst),
                            w->num_rows, w->num_cols / 32);
       w->dtype = DType::kQ4_0x8;
+    } else if (w->dtype == DType::kInt8) {
+      quant::repack_int8x8(w->data, dst, w->num_rows, w->num_cols);
+      w->dtype = DType::kInt8x8;
     } else {
       quant::repack_q8_0x8(static_cast<const quant::BlockQ8_0*>(w->data), reinterpret_cast<quant::BlockQ8_0x8*>(dst),
                            w->num_rows, w->num_cols / 32);

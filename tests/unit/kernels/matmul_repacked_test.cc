@@ -1,4 +1,4 @@
-// The Q4_0x8 and Q8_0x8 (8-row interleaved) matmuls: repacking is a lossless byte permutation; AVX2 equals the
+// The Q4_0x8, Q8_0x8 and INT8x8 (8-row interleaved) matmuls: repacking is a lossless byte permutation; AVX2 equals the
 // scalar reference bit for bit on random shapes (token tails, several row tiles, row slices as a thread pool cuts
 // them, both entry points); and both agree with the plain kernels on the same weights up to f32 rounding.
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0.h"
 #include "quant/block_q8_0x8.h"
+#include "quant/row_int8.h"
+#include "quant/row_int8x8.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -223,6 +225,42 @@ TEST(Q8_0x8Test, AgreesWithThePlainQ8_0Kernel) {
   for (size_t k = 0; k < y_plain.size(); ++k) worst = std::max(worst, double(std::fabs(y_plain[k] - y_packed[k])));
   EXPECT_LT(worst, 1e-3);
   EXPECT_GT(std::fabs(y_plain[0]), 1e-2);
+}
+
+// INT8x8 keeps the plain W8A8 arithmetic (an exact int32 sum, one scale per row and token), so both tables give
+// the plain kernel's bits on the plain rows, for any split of rows and tokens.
+TEST_F(RepackedAvx2Test, Int8x8GivesThePlainInt8KernelsBits) {
+  for (int64_t num_in : {4, 36, 200, 2048}) {
+    for (int64_t num_out : {8, 24, 64}) {
+      for (int64_t num_tokens : {1, 2, 4, 5}) {
+        const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
+        const int64_t row_bytes = quant::int8_row_bytes(num_in);
+        std::vector<uint8_t> plain(size_t(num_out * row_bytes)), packed(plain.size());
+        for (int64_t o = 0; o < num_out; ++o)
+          quant::quantize_row_int8(wf.data() + o * num_in, plain.data() + o * row_bytes, num_in);
+        quant::repack_int8x8(plain.data(), packed.data(), num_out, num_in);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+        std::vector<float> y_plain(size_t(num_tokens * num_out));
+        ref::matmul_int8(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
+        for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
+          std::vector<float> y(y_plain.size(), NAN);
+          table->matmul_int8x8(packed.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+          ASSERT_EQ(std::memcmp(y.data(), y_plain.data(), y.size() * sizeof(float)), 0)
+              << isa_name(table->isa) << " num_in " << num_in << " num_out " << num_out << " tokens " << num_tokens;
+        }
+        // Row slices of 8 with the pre-quantized entry point.
+        std::vector<int8_t> xq(x.size());
+        std::vector<float> xs(static_cast<size_t>(num_tokens));
+        for (int64_t t = 0; t < num_tokens; ++t)
+          xs[size_t(t)] = quant::quantize_int8_values(x.data() + t * num_in, xq.data() + t * num_in, num_in);
+        std::vector<float> sliced(y_plain.size(), NAN);
+        for (int64_t begin = 0; begin < num_out; begin += 8)
+          simd_->matmul_int8x8_int8(packed.data() + begin * row_bytes, xq.data(), xs.data(), sliced.data() + begin, 8,
+                                    num_in, num_tokens, num_out);
+        ASSERT_EQ(std::memcmp(sliced.data(), y_plain.data(), sliced.size() * sizeof(float)), 0);
+      }
+    }
+  }
 }
 
 }  // namespace
