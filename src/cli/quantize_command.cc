@@ -65,6 +65,7 @@ Result<format::CalibrationStats> calibrate(const QuantizeCliOptions& o, const Pa
   eval::LinearInputRecorder recorder;
   ModelOptions model_options;
   model_options.linear_observer = &recorder;
+  model_options.repack_weights = false;  // the recorder names weights by their pointers into the file's mapping
   PAGODA_ASSIGN_OR_RETURN(LoadedModel loaded, load_model(o.input, kernels::best_kernels(), model_options));
   const std::vector<TokenId> tokens = loaded.tokenizer->encode(text, true);
   ThreadPool pool(config.threads);

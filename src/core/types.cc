@@ -13,6 +13,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kQ4_0x8: return "q4_0x8";
     case DType::kQ8_0x8: return "q8_0x8";
     case DType::kInt8x8: return "int8x8";
+    case DType::kAwqInt4x8: return "awq_int4x8";
     case DType::kInt8: return "int8";
     case DType::kAwqInt4G32: return "awq_int4_g32";
     case DType::kAwqInt4G64: return "awq_int4_g64";
@@ -35,6 +36,7 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kAwqInt4G32: return num_elements / 32 * 20;
     case DType::kAwqInt4G64: return num_elements / 64 * 36;
     case DType::kAwqInt4G128: return num_elements / 128 * 68;
+    case DType::kAwqInt4x8: return num_elements / 32 * 19;
   }
   return 0;
 }
@@ -50,15 +52,21 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kQ8_0x8:
     case DType::kQ4_0:
     case DType::kQ4_0x8:
-    case DType::kAwqInt4G32: return 32;
+    case DType::kAwqInt4G32:
+    case DType::kAwqInt4x8: return 32;
     case DType::kAwqInt4G64: return 64;
     case DType::kAwqInt4G128: return 128;
   }
   return 1;
 }
 
+bool dtype_is_row_interleaved(DType dtype) {
+  return dtype == DType::kQ4_0x8 || dtype == DType::kQ8_0x8 || dtype == DType::kInt8x8 || dtype == DType::kAwqInt4x8;
+}
+
 bool dtype_is_awq_int4(DType dtype) {
-  return dtype == DType::kAwqInt4G32 || dtype == DType::kAwqInt4G64 || dtype == DType::kAwqInt4G128;
+  return dtype == DType::kAwqInt4G32 || dtype == DType::kAwqInt4G64 || dtype == DType::kAwqInt4G128 ||
+         dtype == DType::kAwqInt4x8;
 }
 
 }  // namespace pagoda

@@ -28,11 +28,14 @@ enum class DType : uint8_t {
   // In memory only, made at load time from kQ4_0 (quant/block_q4_0x8.h): groups of 8 rows interleaved, the same
   // bytes per row as kQ4_0; a row pointer is meaningful only for rows that are multiples of 8.
   kQ4_0x8,
-  kQ8_0x8,  // the same from kQ8_0 (quant/block_q8_0x8.h)
-  kInt8x8,  // the same from kInt8 (quant/row_int8x8.h; rows of a multiple of 4 values)
+  kQ8_0x8,     // the same from kQ8_0 (quant/block_q8_0x8.h)
+  kInt8x8,     // the same from kInt8 (quant/row_int8x8.h; rows of a multiple of 4 values)
+  kAwqInt4x8,  // the same from any kAwqInt4G* (quant/block_awq_int4x8.h; 19 bytes per 32 values)
 };
 
 std::string_view dtype_name(DType dtype);
+// The in-memory 8-row interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8).
+bool dtype_is_row_interleaved(DType dtype);
 // Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
 // Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types.

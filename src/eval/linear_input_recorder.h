@@ -1,8 +1,8 @@
 // LinearInputRecorder: the LinearObserver of AWQ calibration. For every weight the forward pass multiplies it
 // accumulates the mean |x| per input channel over every row it sees, and keeps a uniform sample (reservoir
 // sampling with a fixed seed, so a run is reproducible) of up to max_samples rows for the scale search's output
-// MSE. Weights are told apart by their data pointer, which points into the model's GGUF mapping, so the
-// statistics can be named by that file's tensors afterwards.
+// MSE. Weights are told apart by their data pointer, which points into the model's GGUF mapping (the model must be
+// loaded with ModelOptions::repack_weights off), so the statistics can be named by that file's tensors afterwards.
 #pragma once
 
 #include <cstdint>

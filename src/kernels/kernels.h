@@ -75,6 +75,12 @@ struct KernelTable {
   MatmulQ8Fn matmul_awq_int4_g32_q8_0 = nullptr;
   MatmulQ8Fn matmul_awq_int4_g64_q8_0 = nullptr;
   MatmulQ8Fn matmul_awq_int4_g128_q8_0 = nullptr;
+  // AWQ INT4 of any group repacked into groups of 8 interleaved rows (quant/block_awq_int4x8.h), as Q4_0x8: per row
+  // and 32 values an exact sum(q x) - z sum(x), then acc = fma(d_w * d_x, float(isum), acc); every table gives the
+  // same bits (not matmul_awq_int4_*'s, whose float sums go in another order). The caller still applies the AWQ
+  // input scale to x first.
+  MatmulFn matmul_awq_int4x8 = nullptr;
+  MatmulQ8Fn matmul_awq_int4x8_q8_0 = nullptr;
   // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
   void (*rmsnorm)(const float* x, const float* weight, float* y, int64_t n, float eps) = nullptr;
   // y = quantize_row_q8_0(rmsnorm(x)) in one pass over x, without the f32 row: x, weight: f32 [n] -> y: Q8_0

@@ -27,9 +27,9 @@ void check_int8_row_length(int64_t num_in) {
                quant::kMaxInt8RowLength, num_in);
 }
 
-void check_q4_0x8_shape(int64_t num_out, int64_t num_in) {
+void check_x8_block_shape(int64_t num_out, int64_t num_in) {
   check_quant_row_length(num_in);
-  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0, "Q4_0x8 matmuls compute whole groups of 8 rows, got num_out = {}",
+  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0, "8-row interleaved matmuls compute whole groups of 8 rows, got num_out = {}",
                num_out);
 }
 

@@ -18,18 +18,18 @@ void check_group_row_length(int64_t num_in, int64_t group);
 // Aborts unless 0 < num_in <= quant::kMaxInt8RowLength (the int32 dot products stay exact).
 void check_int8_row_length(int64_t num_in);
 
-// Aborts unless a Q4_0x8 or Q8_0x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
-void check_q4_0x8_shape(int64_t num_out, int64_t num_in);
+// Aborts unless a Q4_0x8, Q8_0x8 or AWQ INT4x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
+void check_x8_block_shape(int64_t num_out, int64_t num_in);
 
 // Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows and rows of whole 4-value words (and no longer
 // than quant::kMaxInt8RowLength).
 void check_int8x8_shape(int64_t num_out, int64_t num_in);
 
-// What the Q4_0x8 matmuls need of each activation block besides its integers: d as f32, and 8 x the sum of its
-// 32 values (the unsigned nibbles' offset: sum((q - 8) x) = sum(q x) - 8 sum(x)).
+// What the 4-bit row-interleaved matmuls need of each activation block besides its integers: d as f32, and the
+// sum of its 32 values (for the unsigned nibbles' offset: sum((q - z) x) = sum(q x) - z sum(x), z = 8 for Q4_0).
 struct Q8BlockSums {
   float d;
-  int32_t sum8;
+  int32_t sum;
 };
 // Per-thread room for num_blocks of them, grow-only as activation_scratch_q8_0.
 Q8BlockSums* activation_sums_scratch(int64_t num_blocks);

@@ -27,6 +27,7 @@ LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
     case DType::kQ4_0x8: return {kernels_.matmul_q4_0x8, kernels_.matmul_q4_0x8_q8_0};
     case DType::kQ8_0x8: return {kernels_.matmul_q8_0x8, kernels_.matmul_q8_0x8_q8_0};
     case DType::kInt8x8: return {kernels_.matmul_int8x8, nullptr};
+    case DType::kAwqInt4x8: return {kernels_.matmul_awq_int4x8, kernels_.matmul_awq_int4x8_q8_0};
     case DType::kInt8: return {kernels_.matmul_int8, nullptr};
     case DType::kAwqInt4G32: return {kernels_.matmul_awq_int4_g32, kernels_.matmul_awq_int4_g32_q8_0};
     case DType::kAwqInt4G64: return {kernels_.matmul_awq_int4_g64, kernels_.matmul_awq_int4_g64_q8_0};

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/check.h"
 #include "core/types.h"
 #include "format/gguf_reader.h"
 #include "model/model_config.h"
@@ -17,8 +18,9 @@
 
 namespace pagoda {
 
-// A row-major matrix [num_rows, num_cols] in `dtype`, in the file's mapping. For a linear layer,
-// num_rows = out features and num_cols = in features (GGUF dims are [in, out]).
+// A row-major matrix [num_rows, num_cols] in `dtype`, in the file's mapping or, for the 8-row interleaved types
+// (model/weight_repack.h), in ModelWeights::owned_storage. For a linear layer, num_rows = out features and
+// num_cols = in features (GGUF dims are [in, out]).
 struct WeightView {
   DType dtype = DType::kF32;
   const void* data = nullptr;
@@ -30,7 +32,12 @@ struct WeightView {
   const float* input_scale = nullptr;
 
   int64_t row_bytes() const { return dtype_row_bytes(dtype, num_cols); }
-  const void* row(int64_t row_idx) const { return static_cast<const uint8_t*>(data) + row_idx * row_bytes(); }
+  // For the interleaved types only the first row of a group of 8 has a pointer of its own.
+  const void* row(int64_t row_idx) const {
+    PAGODA_CHECK(!dtype_is_row_interleaved(dtype) || row_idx % 8 == 0, "row {} of a {} matrix is inside a group of 8",
+                 row_idx, dtype_name(dtype));
+    return static_cast<const uint8_t*>(data) + row_idx * row_bytes();
+  }
 };
 
 struct LayerWeights {

@@ -3,7 +3,8 @@
 // for transparent huge pages (fewer TLB misses while decode streams the weights). The views are pointed at the copies
 // and the region is owned by ModelWeights; the file's pages are then no longer read. Only matrices whose rows come in
 // whole groups of 8 are repacked; the embedding table keeps its plain rows for the lookup (a tied classifier gets
-// its own copy).
+// its own copy). The copy costs private memory as big as the matrices (the file's pages are dropped for it): when
+// that is more than 90% of MemAvailable, or the mapping is refused, nothing is repacked.
 #pragma once
 
 #include "kernels/kernels.h"

@@ -54,7 +54,7 @@ inline void group_times_tokens(const BlockQ8_0x8* group, const BlockQ8_0* xq, in
 
 void matmul_q8_0x8_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                         int64_t num_tokens, int64_t y_stride) {
-  check_q4_0x8_shape(num_out, num_in);
+  check_x8_block_shape(num_out, num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
   const auto* groups = static_cast<const BlockQ8_0x8*>(w);
   // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (avx2/row_tiling.h).

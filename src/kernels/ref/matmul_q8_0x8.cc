@@ -12,7 +12,7 @@ namespace pagoda::kernels::ref {
 
 void matmul_q8_0x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                         int64_t num_tokens, int64_t y_stride) {
-  check_q4_0x8_shape(num_out, num_in);
+  check_x8_block_shape(num_out, num_in);
   const int64_t num_blocks = num_in / quant::BlockQ8_0::kNumValues;
   const auto* groups = static_cast<const quant::BlockQ8_0x8*>(w);
   for (int64_t t = 0; t < num_tokens; ++t) {

@@ -1,5 +1,6 @@
 // Tests for PagodaConfig parsing, validation, printing and the inactive-settings report (src/core/config.h).
 #include "core/config.h"
+#include "support/temp_dir_test.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -231,7 +232,7 @@ TEST(ConfigTest, LoadConfigFile) {
   ASSERT_FALSE(directory.ok());
   EXPECT_THAT(directory.error(), StartsWith("cannot read config /: "));
 
-  const std::string path = ::testing::TempDir() + "pagoda_config_test.json";
+  const std::string path = testing_support::process_temp_path("pagoda_config_test.json");
   {
     std::ofstream out(path);
     out << kExample;

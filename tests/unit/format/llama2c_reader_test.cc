@@ -11,6 +11,7 @@
 
 #include "format/gguf_reader.h"
 #include "format/llama2c_converter.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda::format {
 namespace {
@@ -26,8 +27,10 @@ std::string read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
+using testing_support::process_temp_path;
+
 std::string write_temp(const std::string& name, const std::string& bytes) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = process_temp_path(name);
   std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
   return path;
 }
@@ -122,7 +125,7 @@ TEST(Llama2cReaderTest, Vocabulary) {
 
 TEST(Llama2cConverterTest, WritesLlamaCppMetadataAndTokens) {
   // Named after the checkpoint so that general.name defaults to its stem.
-  const std::string out = ::testing::TempDir() + "converted.gguf";
+  const std::string out = process_temp_path("converted.gguf");
   Status st = convert_llama2c_to_gguf({kCheckpoint, kTokenizer, out, ""});
   ASSERT_TRUE(st.ok()) << st.message();
   auto file = GgufFile::open(out);

@@ -10,6 +10,8 @@
 
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "quant/block_awq_int4.h"
+#include "quant/block_awq_int4x8.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0.h"
@@ -225,6 +227,57 @@ TEST(Q8_0x8Test, AgreesWithThePlainQ8_0Kernel) {
   for (size_t k = 0; k < y_plain.size(); ++k) worst = std::max(worst, double(std::fabs(y_plain[k] - y_packed[k])));
   EXPECT_LT(worst, 1e-3);
   EXPECT_GT(std::fabs(y_plain[0]), 1e-2);
+}
+
+TEST_F(RepackedAvx2Test, Q8_0x8ExtremeValuesStayExact) {
+  // Weights of -128 and 127 against activations of +-127: the largest pairs the sign trick forms.
+  const int64_t num_in = 256, num_out = 16, num_tokens = 3;
+  std::vector<BlockQ8_0> plain(size_t(num_out * num_in / kQk));
+  for (size_t b = 0; b < plain.size(); ++b) {
+    plain[b].d = 0x3c00;  // 1.0
+    for (int j = 0; j < 32; ++j) plain[b].qs[j] = int8_t((b + size_t(j)) % 3 ? -128 : 127);
+  }
+  std::vector<BlockQ8_0x8> packed(plain.size());
+  quant::repack_q8_0x8(plain.data(), packed.data(), num_out, num_in / kQk);
+  std::vector<float> x(size_t(num_tokens * num_in));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 3) % 2 ? 127.0f : -127.0f;
+  std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size()), y_plain(y_ref.size());
+  ref::matmul_q8_0x8(packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+  simd_->matmul_q8_0x8(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+  ref::matmul_q8_0(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
+  for (size_t k = 0; k < y_ref.size(); ++k) {
+    ASSERT_EQ(y_simd[k], y_ref[k]) << k;
+    ASSERT_EQ(y_ref[k], y_plain[k]) << k;  // integer-valued sums of 8 exact blocks: no rounding at all
+  }
+}
+
+// AWQ INT4 of every group size, repacked: AVX2 == scalar bit for bit, and both near the plain AWQ kernel.
+TEST_F(RepackedAvx2Test, AwqInt4x8MatchesScalarAndThePlainKernel) {
+  for (int64_t group : {32, 64, 128}) {
+    for (int64_t num_in : {128, 512}) {
+      for (int64_t num_tokens : {1, 3, 4, 6}) {
+        const int64_t num_out = 24;
+        const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
+        const int64_t row_bytes = quant::awq_int4_row_bytes(num_in, group);
+        std::vector<uint8_t> plain(size_t(num_out * row_bytes));
+        for (int64_t o = 0; o < num_out; ++o)
+          quant::quantize_row_awq_int4(wf.data() + o * num_in, plain.data() + o * row_bytes, num_in, group);
+        std::vector<quant::BlockAwqInt4x8> packed(size_t(num_out / 8 * num_in / kQk));
+        quant::repack_awq_int4x8(plain.data(), packed.data(), num_out, num_in, group);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 2.0f);
+        std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN), y_plain(y_ref.size());
+        ref::matmul_awq_int4x8(packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        simd_->matmul_awq_int4x8(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
+            << "group " << group << " num_in " << num_in << " tokens " << num_tokens;
+        const MatmulFn plain_kernel = group == 32   ? ref::matmul_awq_int4_g32
+                                      : group == 64 ? ref::matmul_awq_int4_g64
+                                                    : ref::matmul_awq_int4_g128;
+        plain_kernel(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
+        for (size_t k = 0; k < y_ref.size(); ++k) ASSERT_NEAR(y_ref[k], y_plain[k], 1e-3) << group << " " << k;
+      }
+    }
+  }
 }
 
 // INT8x8 keeps the plain W8A8 arithmetic (an exact int32 sum, one scale per row and token), so both tables give

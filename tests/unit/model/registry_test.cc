@@ -170,8 +170,8 @@ TEST_F(RegistryTest, Q8_0AndQ4_0WeightsLoadAndStayCloseToF32) {
     EXPECT_EQ(argmax(logits), argmax(reference)) << format::ggml_type_name(type);
     EXPECT_LT(max_diff, type == format::GgmlType::kQ8_0 ? 0.5f : 6.0f) << format::ggml_type_name(type);
     EXPECT_GT(max_diff, 0.0f);
-    if (type == format::GgmlType::kQ4_0) {
-      // The Q4_0 matrices are repacked into 8-row groups at load (rows of 64 and 512: all of them); the file's
+    {
+      // The matrices are repacked into 8-row groups at load (rows of 32, 64 and 512: all of them); the file's
       // layout gives the same integers and scales, summed in another float order.
       ModelOptions plain_layout;
       plain_layout.repack_weights = false;
@@ -187,6 +187,20 @@ TEST_F(RegistryTest, Q8_0AndQ4_0WeightsLoadAndStayCloseToF32) {
         ASSERT_TRUE(other.ok()) << other.error();
         EXPECT_LT(max_abs_diff(prompt_logits(**other), logits), 1e-3f) << kernels::isa_name(table->isa);
       }
+      // From a real file the repack also drops the file's pages of each matrix it copied: the same bits, and a
+      // second model from the same mapping (whose pages fault back in) too.
+      const std::string path_on_disk = path(std::string(format::ggml_type_name(type)) + ".gguf");
+      ASSERT_TRUE(w.write(path_on_disk).ok());
+      auto mapped = format::GgufFile::open(path_on_disk);
+      ASSERT_TRUE(mapped.ok()) << mapped.error();
+      for (int round = 0; round < 2; ++round) {
+        auto from_file = create_model(*mapped, kernels::best_kernels());
+        ASSERT_TRUE(from_file.ok()) << from_file.error();
+        EXPECT_EQ(prompt_logits(**from_file), logits) << "round " << round;
+      }
+      auto unpacked_from_file = create_model(*mapped, kernels::best_kernels(), plain_layout);
+      ASSERT_TRUE(unpacked_from_file.ok());
+      EXPECT_EQ(prompt_logits(**unpacked_from_file), unpacked_logits);
     }
   }
 }

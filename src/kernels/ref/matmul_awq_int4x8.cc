@@ -1,0 +1,48 @@
+// Scalar reference for AWQ INT4x8 weights (quant/block_awq_int4x8.h) against Q8_0 activations, in exactly the
+// AVX2 kernel's arithmetic: per row and 32 values an exact integer sum(q x) - z sum(x), then acc = fma(d_w * d_x,
+// float(isum), acc) block after block, so the two agree bit for bit.
+#include <cmath>
+
+#include "core/half.h"
+#include "kernels/quant_matmul_support.h"
+#include "kernels/ref/ref_kernels.h"
+#include "quant/block_awq_int4x8.h"
+
+namespace pagoda::kernels::ref {
+
+void matmul_awq_int4x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                            int64_t num_tokens, int64_t y_stride) {
+  check_x8_block_shape(num_out, num_in);
+  const int64_t num_blocks = num_in / quant::BlockQ8_0::kNumValues;
+  const auto* groups = static_cast<const quant::BlockAwqInt4x8*>(w);
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const quant::BlockQ8_0* x = xq + t * num_blocks;
+    for (int64_t o = 0; o < num_out; ++o) {
+      const int64_t g = o / 8, r = o % 8;
+      float acc = 0.0f;
+      for (int64_t b = 0; b < num_blocks; ++b) {
+        const quant::BlockAwqInt4x8& blk = groups[g * num_blocks + b];
+        int32_t isum = 0, xsum = 0;
+        for (int64_t word = 0; word < 4; ++word) {
+          for (int64_t j = 0; j < 4; ++j) {
+            const uint8_t byte = blk.qs[32 * word + 4 * r + j];
+            isum += int32_t(byte & 0x0f) * x[b].qs[4 * word + j] + int32_t(byte >> 4) * x[b].qs[16 + 4 * word + j];
+          }
+        }
+        for (int64_t i = 0; i < quant::BlockQ8_0::kNumValues; ++i) xsum += x[b].qs[i];
+        isum -= int32_t(blk.zero[r]) * xsum;
+        acc = std::fma(fp16_to_float(blk.d[r]) * fp16_to_float(x[b].d), float(isum), acc);
+      }
+      y[t * y_stride + o] = acc;
+    }
+  }
+}
+
+void matmul_awq_int4x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  quant::BlockQ8_0* xq = activation_scratch_q8_0(num_tokens, num_in);
+  const int64_t num_blocks = num_in / quant::BlockQ8_0::kNumValues;
+  for (int64_t t = 0; t < num_tokens; ++t) quant::quantize_row_q8_0(x + t * num_in, xq + t * num_blocks, num_in);
+  matmul_awq_int4x8_q8_0(w, xq, y, num_out, num_in, num_tokens, num_out);
+}
+
+}  // namespace pagoda::kernels::ref
