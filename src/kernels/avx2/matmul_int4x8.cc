@@ -1,12 +1,11 @@
 // AVX2 matmuls for the 4-bit row-interleaved layouts, Q4_0x8 and AWQ INT4x8 (quant/block_q4_0x8.h,
-// block_awq_int4x8.h), against Q8_0 activations. One 32-byte load holds four
-// values of each of eight rows; its low and high nibbles, unsigned, times the matching four activations broadcast
-// to every lane (maddubs) leave each row's partial sums in its own 32-bit lane, so eight rows take one madd, one
-// convert and one fma per block, with no horizontal sum, and their eight scales one vector multiply. The nibbles'
-// offset (8 for Q4_0, each row's zero point for AWQ) comes off as offset x sum(x), sum(x) computed once per
-// activation block. Exact in integers: a lane of the int16
-// sum is at most 8 maddubs x 2 x 15 x 128 = 30720 < 32767. Tokens go in groups of four per weight load, over row
-// tiles that stay in L2, as in matmul_quant.cc.
+// block_awq_int4x8.h), against Q8_0 activations. One 32-byte load holds four values of each of eight rows; its
+// low and high nibbles, unsigned, times the matching four activations broadcast to every lane (maddubs) leave each
+// row's partial sums in its own 32-bit lane, so eight rows take one madd, one convert and one fma per block, with
+// no horizontal sum, and their eight scales one vector multiply. The nibbles' offset (8 for Q4_0, each row's zero
+// point for AWQ) comes off as offset x sum(x), sum(x) computed once per activation block. Exact in integers: a
+// lane of the int16 sum is at most 8 maddubs x 2 x 15 x 128 = 30720 < 32767. Tokens go in groups of four per
+// weight load, over row tiles that stay in L2 (avx2/row_tiling.h).
 #include <immintrin.h>
 
 #include <type_traits>
