@@ -2,10 +2,9 @@
 // its group's scale and zero point are copied beside them.
 #include "quant/block_awq_int4x8.h"
 
-#include <cstring>
-
 #include "core/check.h"
 #include "quant/block_awq_int4.h"
+#include "quant/row_interleave.h"
 
 namespace pagoda::quant {
 namespace {
@@ -21,7 +20,7 @@ void repack(const BlockAwqInt4<kGroup>* src, BlockAwqInt4x8* dst, int64_t num_ro
         const uint8_t* sub = in.qs + 16 * (b % (kGroup / 32));  // this 32-value sub-block's 16 bytes
         out.d[r] = in.d;
         out.zero[r] = in.zero;
-        for (int64_t word = 0; word < 4; ++word) std::memcpy(out.qs + 32 * word + 4 * r, sub + 4 * word, 4);
+        interleave_row_words(sub, out.qs, r, 4);
       }
     }
   }

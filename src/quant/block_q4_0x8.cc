@@ -1,9 +1,8 @@
 // Repacking Q4_0 rows into BlockQ4_0x8 groups and back: a byte permutation, so it loses nothing.
 #include "quant/block_q4_0x8.h"
 
-#include <cstring>
-
 #include "core/check.h"
+#include "quant/row_interleave.h"
 
 namespace pagoda::quant {
 
@@ -15,7 +14,7 @@ void repack_q4_0x8(const BlockQ4_0* src, BlockQ4_0x8* dst, int64_t num_rows, int
       for (int64_t r = 0; r < BlockQ4_0x8::kNumRows; ++r) {
         const BlockQ4_0& in = src[(g * BlockQ4_0x8::kNumRows + r) * num_blocks + b];
         out.d[r] = in.d;
-        for (int64_t word = 0; word < 4; ++word) std::memcpy(out.qs + 32 * word + 4 * r, in.qs + 4 * word, 4);
+        interleave_row_words(in.qs, reinterpret_cast<uint8_t*>(out.qs), r, 4);
       }
     }
   }
@@ -24,7 +23,7 @@ void repack_q4_0x8(const BlockQ4_0* src, BlockQ4_0x8* dst, int64_t num_rows, int
 BlockQ4_0 unpack_q4_0x8_row(const BlockQ4_0x8& group, int64_t r) {
   BlockQ4_0 out{};
   out.d = group.d[r];
-  for (int64_t word = 0; word < 4; ++word) std::memcpy(out.qs + 4 * word, group.qs + 32 * word + 4 * r, 4);
+  gather_row_words(reinterpret_cast<const uint8_t*>(group.qs), out.qs, r, 4);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "quant/row_interleave.h"
 
 namespace pagoda::quant {
 
@@ -19,7 +20,7 @@ void repack_int8x8(const void* src, void* dst, int64_t num_rows, int64_t num_in)
       std::memcpy(out + r * kInt8RowHeaderBytes, row, kInt8RowHeaderBytes);
       const uint8_t* values = row + kInt8RowHeaderBytes;
       uint8_t* words = out + kInt8x8Rows * kInt8RowHeaderBytes;
-      for (int64_t word = 0; word < num_in / 4; ++word) std::memcpy(words + 32 * word + 4 * r, values + 4 * word, 4);
+      interleave_row_words(values, words, r, num_in / 4);
     }
   }
 }
