@@ -29,8 +29,8 @@ void check_int8_row_length(int64_t num_in) {
 
 void check_x8_block_shape(int64_t num_out, int64_t num_in) {
   check_quant_row_length(num_in);
-  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0, "8-row interleaved matmuls compute whole groups of 8 rows, got num_out = {}",
-               num_out);
+  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0,
+               "8-row interleaved matmuls compute whole groups of 8 rows, got num_out = {}", num_out);
 }
 
 void check_int8x8_shape(int64_t num_out, int64_t num_in) {
@@ -63,6 +63,21 @@ quant::BlockQ8_0* activation_scratch_q8_0(int64_t num_tokens, int64_t num_in) {
   const size_t num_blocks = size_t(num_tokens) * size_t(num_in / quant::BlockQ8_0::kNumValues);
   if (scratch.size() < num_blocks) scratch.resize(num_blocks);
   return scratch.data();
+}
+
+const quant::BlockQ8_0* quantize_activations_q8_0(QuantizeRowQ8_0Fn quantize_row, const float* x, int64_t num_in,
+                                                  int64_t num_tokens) {
+  quant::BlockQ8_0* xq = activation_scratch_q8_0(num_tokens, num_in);
+  const int64_t num_blocks = num_in / quant::BlockQ8_0::kNumValues;
+  for (int64_t t = 0; t < num_tokens; ++t) quantize_row(x + t * num_in, xq + t * num_blocks, num_in);
+  return xq;
+}
+
+Int8Activations quantize_activations_int8(QuantizeRowInt8Fn quantize_row, const float* x, int64_t num_in,
+                                          int64_t num_tokens) {
+  const Int8Activations xq = activation_scratch_int8(num_tokens, num_in);
+  for (int64_t t = 0; t < num_tokens; ++t) xq.scales[t] = quantize_row(x + t * num_in, xq.values + t * num_in, num_in);
+  return xq;
 }
 
 }  // namespace pagoda::kernels

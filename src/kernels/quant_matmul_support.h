@@ -45,7 +45,17 @@ struct Int8Activations {
 // step; the MatmulFn signature has no workspace argument, and one buffer per thread keeps concurrent matmuls on
 // a thread pool apart. Valid until the next call on the same thread.
 quant::BlockQ8_0* activation_scratch_q8_0(int64_t num_tokens, int64_t num_in);
-// The same for per-token INT8 activations (its own buffers, so it never invalidates the Q8_0 scratch).
+// x: f32 [num_tokens, num_in] -> Q8_0 [num_tokens, num_in / 32] in this thread's scratch (above), each row by
+// `quantize_row` (the table's own quantizer, so a matmul's f32 entry point sees exactly the bytes its Q8_0 entry
+// point would be given). Valid until the next call on the same thread.
+using QuantizeRowQ8_0Fn = void (*)(const float* x, quant::BlockQ8_0* y, int64_t n);
+const quant::BlockQ8_0* quantize_activations_q8_0(QuantizeRowQ8_0Fn quantize_row, const float* x, int64_t num_in,
+                                                  int64_t num_tokens);
+// The same for per-token INT8 activations, each row by `quantize_row` (values and scale), into the INT8 scratch.
+using QuantizeRowInt8Fn = float (*)(const float* x, int8_t* q, int64_t n);
+Int8Activations quantize_activations_int8(QuantizeRowInt8Fn quantize_row, const float* x, int64_t num_in,
+                                          int64_t num_tokens);
+// The INT8 scratch itself (its own buffers, so it never invalidates the Q8_0 scratch).
 Int8Activations activation_scratch_int8(int64_t num_tokens, int64_t num_in);
 
 }  // namespace pagoda::kernels

@@ -93,10 +93,8 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
 
 template <class Block>
 void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  BlockQ8_0* xq = activation_scratch_q8_0(num_tokens, num_in);
-  const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
-  for (int64_t t = 0; t < num_tokens; ++t) avx2::quantize_row_q8_0(x + t * num_in, xq + t * num_blocks, num_in);
-  matmul_xq<Block>(w, xq, y, num_out, num_in, num_tokens, num_out);
+  matmul_xq<Block>(w, quantize_activations_q8_0(avx2::quantize_row_q8_0, x, num_in, num_tokens), y, num_out, num_in,
+                   num_tokens, num_out);
 }
 
 }  // namespace

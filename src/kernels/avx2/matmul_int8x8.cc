@@ -52,9 +52,7 @@ void matmul_int8x8_int8(const void* w, const int8_t* xq, const float* x_scales, 
 }
 
 void matmul_int8x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  const Int8Activations xq = activation_scratch_int8(num_tokens, num_in);
-  for (int64_t t = 0; t < num_tokens; ++t)
-    xq.scales[t] = avx2::quantize_row_int8(x + t * num_in, xq.values + t * num_in, num_in);
+  const Int8Activations xq = quantize_activations_int8(avx2::quantize_row_int8, x, num_in, num_tokens);
   matmul_int8x8_int8(w, xq.values, xq.scales, y, num_out, num_in, num_tokens, num_out);
 }
 

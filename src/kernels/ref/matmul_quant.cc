@@ -49,10 +49,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
 }
 
 const BlockQ8_0* quantize_tokens(const float* x, int64_t num_in, int64_t num_tokens) {
-  BlockQ8_0* xq = activation_scratch_q8_0(num_tokens, num_in);
-  const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
-  for (int64_t t = 0; t < num_tokens; ++t) quant::quantize_row_q8_0(x + t * num_in, xq + t * num_blocks, num_in);
-  return xq;
+  return quantize_activations_q8_0(quant::quantize_row_q8_0, x, num_in, num_tokens);
 }
 
 }  // namespace
