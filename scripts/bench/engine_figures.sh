@@ -2,9 +2,10 @@
 # The engine's benchmark figures on one model, each comparison inside this one script (the machine is shared
 # and noisy, so only ratios measured side by side mean much):
 #   1. batched decode: pagoda bench batched vs llama.cpp's llama-batched-bench (S_TG per batch size, ratios)
-#   2. continuous vs static batching on outputs of 10-256 tokens (output tokens/s ratio)
-#   3. chunked prefill: stream inter-token latency p99/p50 while a 1,024-token prompt arrives, with and without
-#      chunking, and with decode-paced chunks (--max-prefill-with-decodes PREFILL_CAP, default 16)
+#   2. continuous vs static batching on outputs of 10-256 tokens (output tokens/s ratio; static-shrink too)
+#   3. chunked prefill: stream inter-token latency while a 1,024-token prompt arrives (p99 during its prefill
+#      over the undisturbed p50, and the overall p99/p50), with and without chunking, and chunked with
+#      --max-prefill-with-decodes PREFILL_CAP (default 0: chunks as large as the step budget)
 #   4. prefix cache: TTFT of a request sharing a 1,024-token prefix vs the first one's
 #   5. KV concurrency (with KV_MODEL, a model of context >= 2048: e.g. gen-model --shape tinyllama-1.1b
 #      --layers 1): peak running sequences at one KV budget, paged vs contiguous (and INT8 KV), wasted slots
@@ -45,20 +46,23 @@ if want 2; then
   args=(bench offline -m "$model" --threads "$threads" --num-prompts 32 --input-len 32-128 --output-len 10-256
         --batch-size 16 --json)
   c=$("$P" "${args[@]}" --batching continuous 2>/dev/null | jq -r .output_tok_s)
-  s=$("$P" "${args[@]}" --batching static 2>/dev/null | jq -r .output_tok_s)
-  echo "   output tok/s: continuous $c, static $s, ratio $(ratio "$c" "$s")"
+  sj=$("$P" "${args[@]}" --batching static 2>/dev/null)
+  s=$(jq -r .output_tok_s <<<"$sj")
+  r=$("$P" "${args[@]}" --batching static-shrink 2>/dev/null | jq -r .output_tok_s)
+  echo "   output tok/s: continuous $c, static $s ($(jq -r .num_padding_tokens <<<"$sj") padding rows), ratio $(ratio "$c" "$s")"
+  echo "   static-shrink (members that end leave the step) $r, continuous / static-shrink $(ratio "$c" "$r")"
 fi
 
 if want 3; then
   echo "== 3. chunked prefill: 8 streams decode while a 1,024-token prompt arrives"
   j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
         ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
-  line='"stream ITL p50 \(.itl_ms.p50) ms, p99 \(.itl_ms.p99) ms, p99/p50 \(.itl_p99_over_p50), max during prefill \(.during_prefill_itl_ms.max) ms, long TTFT \(.long_ttft_ms) ms"'
+  line='"stream ITL p50 \(.itl_ms.p50) ms, p99 \(.itl_ms.p99) ms, p99/p50 \(.itl_p99_over_p50); during the prefill p99 \(.during_prefill_itl_ms.p99) ms, max \(.during_prefill_itl_ms.max) ms, over the undisturbed p50 \(.undisturbed_itl_ms.p50) ms: \(.during_p99_over_undisturbed_p50)x; long TTFT \(.long_ttft_ms) ms"'
   for mode in chunked unchunked; do
     jq -r --arg m "$mode" ".[\$m] | \"   \(\$m): \" + $line" <<<"$j"
   done
-  # Decode-paced prefill: while the streams decode, at most PREFILL_CAP prompt tokens per step.
-  cap=${PREFILL_CAP:-16}
+  # The default paces prompt tokens by the decodes (--max-prefill-with-decodes auto); the budget alone:
+  cap=${PREFILL_CAP:-0}
   j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
         --max-prefill-with-decodes "$cap" ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
   jq -r ".chunked | \"   chunked, --max-prefill-with-decodes $cap: \" + $line" <<<"$j"

@@ -70,7 +70,7 @@ Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenize
   wait_for_generated(engine, engine.stats().num_generation_tokens, int64_t(o.num_streams) * o.tail_tokens);
   cancel_streams();
 
-  std::vector<double> all, during;
+  std::vector<double> all, during, undisturbed;
   for (RequestHandle& s : streams) {
     const RequestTiming t = *s.stream->wait_all().timing;
     for (size_t i = 1; i < t.token_us.size(); ++i) {
@@ -78,12 +78,17 @@ Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenize
       all.push_back(ms);
       if (t.token_us[i] > long_timing.arrival_us && t.token_us[i - 1] < long_timing.first_token_us)
         during.push_back(ms);
+      else
+        undisturbed.push_back(ms);
     }
   }
   InterferenceReport report;
   report.itl_ms = LatencySummary::of(std::move(all));
   report.during_itl_ms = LatencySummary::of(std::move(during));
+  report.undisturbed_itl_ms = LatencySummary::of(std::move(undisturbed));
   report.itl_p99_over_p50 = report.itl_ms.p50 > 0.0 ? report.itl_ms.p99 / report.itl_ms.p50 : 0.0;
+  report.during_p99_over_undisturbed_p50 =
+      report.undisturbed_itl_ms.p50 > 0.0 ? report.during_itl_ms.p99 / report.undisturbed_itl_ms.p50 : 0.0;
   report.long_ttft_ms = long_timing.ttft_s() * 1e3;
   report.num_steps = engine.stats().num_steps - before.num_steps;
   return report;
@@ -93,16 +98,21 @@ std::string interference_report_text(const InterferenceReport& r) {
   return fmt::format(
       "  stream ITL      p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  max {:9.2f} ms ({} samples)\n"
       "  during prefill  p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  max {:9.2f} ms ({} samples)\n"
-      "  ITL p99 / p50   {:.2f}x; long prompt TTFT {:.1f} ms; {} engine steps\n",
+      "  undisturbed     p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  max {:9.2f} ms ({} samples)\n"
+      "  ITL p99 / p50   {:.2f}x; during-prefill p99 / undisturbed p50 {:.2f}x; long prompt TTFT {:.1f} ms; {} "
+      "engine steps\n",
       r.itl_ms.p50, r.itl_ms.p90, r.itl_ms.p99, r.itl_ms.max, r.itl_ms.count, r.during_itl_ms.p50, r.during_itl_ms.p90,
-      r.during_itl_ms.p99, r.during_itl_ms.max, r.during_itl_ms.count, r.itl_p99_over_p50, r.long_ttft_ms, r.num_steps);
+      r.during_itl_ms.p99, r.during_itl_ms.max, r.during_itl_ms.count, r.undisturbed_itl_ms.p50,
+      r.undisturbed_itl_ms.p90, r.undisturbed_itl_ms.p99, r.undisturbed_itl_ms.max, r.undisturbed_itl_ms.count,
+      r.itl_p99_over_p50, r.during_p99_over_undisturbed_p50, r.long_ttft_ms, r.num_steps);
 }
 
 std::string interference_report_json(const InterferenceReport& r) {
   return fmt::format(
-      "{{\"itl_ms\":{},\"during_prefill_itl_ms\":{},\"itl_p99_over_p50\":{:.3f},\"long_ttft_ms\":{:.3f},"
-      "\"steps\":{}}}",
-      latency_summary_json(r.itl_ms), latency_summary_json(r.during_itl_ms), r.itl_p99_over_p50, r.long_ttft_ms, r.num_steps);
+      "{{\"itl_ms\":{},\"during_prefill_itl_ms\":{},\"undisturbed_itl_ms\":{},\"itl_p99_over_p50\":{:.3f},"
+      "\"during_p99_over_undisturbed_p50\":{:.3f},\"long_ttft_ms\":{:.3f},\"steps\":{}}}",
+      latency_summary_json(r.itl_ms), latency_summary_json(r.during_itl_ms), latency_summary_json(r.undisturbed_itl_ms),
+      r.itl_p99_over_p50, r.during_p99_over_undisturbed_p50, r.long_ttft_ms, r.num_steps);
 }
 
 }  // namespace pagoda::bench

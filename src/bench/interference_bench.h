@@ -1,8 +1,10 @@
 // run_interference_bench: how much a long prompt arriving disturbs streams that are already decoding (the case
 // chunked prefill is for). `num_streams` short requests start decoding; after each has `warmup_tokens`, one
 // request with a `long_prompt_len`-token prompt arrives; once it has its first token the streams decode
-// `tail_tokens` more and are cancelled. Every inter-token latency of the streams from the arrival's warm-up on
-// is a sample: the p99/p50 ratio says how far the long prefill made them stutter.
+// `tail_tokens` more and are cancelled. Every inter-token latency of the streams is a sample: the p99/p50
+// ratio says how far the long prefill made them stutter, and the p99 of those during the prefill over the p50
+// of those outside it says how much slower they ran than undisturbed (the stricter figure when the prefill is
+// spread over many steps, which moves the overall p50 too).
 #pragma once
 
 #include <pagoda/status.h>
@@ -26,9 +28,11 @@ struct InterferenceOptions {
 };
 
 struct InterferenceReport {
-  LatencySummary itl_ms;         // every inter-token latency of the streams
-  LatencySummary during_itl_ms;  // those whose interval overlaps the long prompt's prefill
+  LatencySummary itl_ms;              // every inter-token latency of the streams
+  LatencySummary during_itl_ms;       // those whose interval overlaps the long prompt's prefill
+  LatencySummary undisturbed_itl_ms;  // the others: before the long prompt arrived or after its first token
   double itl_p99_over_p50 = 0.0;
+  double during_p99_over_undisturbed_p50 = 0.0;
   double long_ttft_ms = 0.0;
   int64_t num_steps = 0;  // engine steps the run took
 };

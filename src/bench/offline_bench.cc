@@ -111,6 +111,7 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
   report.mean_wasted_slot_fraction = wasted_samples > 0 ? wasted_sum / double(wasted_samples) : 0.0;
   report.peak_running = std::max(report.peak_running, after.peak_num_running);  // steps shorter than a sample
   report.num_preemptions = after.num_preemptions - before.num_preemptions;
+  report.num_padding_tokens = after.num_padding_tokens - before.num_padding_tokens;
   report.num_prefix_hit_tokens = after.kv.num_prefix_hit_tokens - before.kv.num_prefix_hit_tokens;
   report.num_prefix_query_tokens = after.kv.num_prefix_query_tokens - before.kv.num_prefix_query_tokens;
   return report;
@@ -131,11 +132,12 @@ std::string offline_report_json(const OfflineReport& r) {
       "\"input_tok_s\":{:.3f},\"output_tok_s\":{:.3f},\"total_tok_s\":{:.3f},\"num_input_tokens\":{},"
       "\"num_output_tokens\":{},\"ttft_ms\":{},\"tpot_ms\":{},\"itl_ms\":{},\"e2e_ms\":{},\"queue_ms\":{},"
       "\"peak_running\":{},\"peak_kv_usage\":{:.4f},\"mean_wasted_slot_fraction\":{:.4f},\"num_preemptions\":{},"
-      "\"prefix_hit_tokens\":{},\"prefix_query_tokens\":{}}}",
+      "\"num_padding_tokens\":{},\"prefix_hit_tokens\":{},\"prefix_query_tokens\":{}}}",
       r.num_requests, r.duration_s, r.requests_per_s, r.input_tok_s, r.output_tok_s, r.total_tok_s, r.num_input_tokens,
-      r.num_output_tokens, latency_summary_json(r.ttft_ms), latency_summary_json(r.tpot_ms), latency_summary_json(r.itl_ms),
-      latency_summary_json(r.e2e_ms), latency_summary_json(r.queue_ms), r.peak_running, r.peak_kv_usage, r.mean_wasted_slot_fraction,
-      r.num_preemptions, r.num_prefix_hit_tokens, r.num_prefix_query_tokens);
+      r.num_output_tokens, latency_summary_json(r.ttft_ms), latency_summary_json(r.tpot_ms),
+      latency_summary_json(r.itl_ms), latency_summary_json(r.e2e_ms), latency_summary_json(r.queue_ms), r.peak_running,
+      r.peak_kv_usage, r.mean_wasted_slot_fraction, r.num_preemptions, r.num_padding_tokens, r.num_prefix_hit_tokens,
+      r.num_prefix_query_tokens);
 }
 
 std::string offline_report_text(const OfflineReport& r) {
@@ -149,9 +151,9 @@ std::string offline_report_text(const OfflineReport& r) {
   s += summary_text("queue", r.queue_ms);
   s += fmt::format(
       "  peak running {} sequences, peak KV usage {:.1f}%, wasted KV slots {:.2f}% of allocated, {} preemptions, "
-      "prefix cache {} of {} prompt tokens\n",
+      "{} padding rows, prefix cache {} of {} prompt tokens\n",
       r.peak_running, r.peak_kv_usage * 100.0, r.mean_wasted_slot_fraction * 100.0, r.num_preemptions,
-      r.num_prefix_hit_tokens, r.num_prefix_query_tokens);
+      r.num_padding_tokens, r.num_prefix_hit_tokens, r.num_prefix_query_tokens);
   return s;
 }
 

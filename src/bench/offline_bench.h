@@ -39,6 +39,7 @@ struct OfflineReport {
   double peak_kv_usage = 0.0;
   double mean_wasted_slot_fraction = 0.0;  // wasted / allocated slots, averaged over samples with a sequence running
   int64_t num_preemptions = 0;
+  int64_t num_padding_tokens = 0;  // rows static batching computed for members that had ended
   int64_t num_prefix_hit_tokens = 0;
   int64_t num_prefix_query_tokens = 0;
 };

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "cli/common_options.h"
@@ -23,10 +24,14 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
   app.add_flag("--no-prefix-cache", o.no_prefix_cache, "do not reuse the KV of shared prompt prefixes");
   app.add_flag("--no-chunked-prefill", o.no_chunked_prefill, "compute each prompt in one step");
   app.add_option("--max-prefill-with-decodes", o.max_prefill_with_decodes,
-                 "while streams decode, prompt tokens per step at most (0 = up to the step budget): bounds how "
-                 "much an arriving prompt slows them");
+                 fmt::format("while streams decode, prompt tokens per step at most: auto (default) = as many as "
+                             "there are decoding streams, at least {}, so they slow at most about 2x while a prompt "
+                             "arrives; N; or 0 = up to the step budget",
+                             kMinPrefillTokensWithDecodes));
   app.add_option("--kv-layout", o.kv_layout, "paged (blocks on demand) or contiguous (max_seq_len reserved)");
-  app.add_option("--batching", o.batching, "continuous or static");
+  app.add_option("--batching", o.batching,
+                 "continuous; static (fixed-shape batches: members that end pad until the longest ends); or "
+                 "static-shrink (the same batches, but members that end leave the step)");
 }
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
@@ -46,13 +51,24 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
     c.scheduler.batching = BatchingMode::kContinuous;
   } else if (o.batching == "static") {
     c.scheduler.batching = BatchingMode::kStatic;
+  } else if (o.batching == "static-shrink") {
+    c.scheduler.batching = BatchingMode::kStaticShrinking;
   } else {
-    return make_error("invalid option: --batching must be continuous or static, got '" + o.batching + "'");
+    return make_error("invalid option: --batching must be continuous, static or static-shrink, got '" + o.batching +
+                      "'");
   }
   c.scheduler.chunked_prefill = !o.no_chunked_prefill;
-  if (o.max_prefill_with_decodes < 0)
-    return make_error("invalid option: --max-prefill-with-decodes must be 0 (off) or positive");
-  c.scheduler.max_prefill_tokens_with_decodes = o.max_prefill_with_decodes;
+  if (o.max_prefill_with_decodes == "auto") {
+    c.scheduler.max_prefill_tokens_with_decodes = kAutoPrefillCap;
+  } else {
+    int32_t cap = -1;
+    const std::string& v = o.max_prefill_with_decodes;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), cap);
+    if (ec != std::errc() || end != v.data() + v.size() || cap < 0)
+      return make_error("invalid option: --max-prefill-with-decodes must be auto, 0 (off) or a positive count, got '" +
+                        v + "'");
+    c.scheduler.max_prefill_tokens_with_decodes = cap;
+  }
   c.scheduler.max_batched_tokens = o.max_batched_tokens.value_or(kDefaultMaxBatchedTokens);
   if (c.scheduler.max_batched_tokens < 1) return make_error("invalid option: --max-batched-tokens must be at least 1");
   c.max_queue = o.max_queue.value_or(4096);
@@ -89,17 +105,19 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
 
 void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   const EngineConfig& c = r.config;
+  const int32_t cap = c.scheduler.max_prefill_tokens_with_decodes;
+  const std::string prefill_cap = cap == kAutoPrefillCap
+                                      ? fmt::format("auto: max(decoding, {})", kMinPrefillTokensWithDecodes)
+                                  : cap > 0 ? std::to_string(cap)
+                                            : std::string("budget");
   std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, %s batching, chunked "
                "prefill %s (%s prompt tokens per step while decoding), prefix cache %s, %s KV layout\n",
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
-               c.scheduler.batching == BatchingMode::kStatic ? "static" : "continuous",
-               c.scheduler.chunked_prefill ? "on" : "off",
-               c.scheduler.max_prefill_tokens_with_decodes > 0
-                   ? std::to_string(c.scheduler.max_prefill_tokens_with_decodes).c_str()
-                   : "budget",
-               c.kv.enable_prefix_cache ? "on" : "off", c.kv_layout == KvLayout::kContiguous ? "contiguous" : "paged");
+               batching_mode_name(c.scheduler.batching), c.scheduler.chunked_prefill ? "on" : "off",
+               prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off",
+               c.kv_layout == KvLayout::kContiguous ? "contiguous" : "paged");
 }
 
 }  // namespace pagoda::cli

@@ -24,7 +24,7 @@ struct EngineCliOptions {
   std::optional<int32_t> block_size;  // overrides kv_cache.page_size
   bool no_prefix_cache = false;
   bool no_chunked_prefill = false;
-  int32_t max_prefill_with_decodes = 0;  // SchedulerConfig::max_prefill_tokens_with_decodes
+  std::string max_prefill_with_decodes = "auto";  // SchedulerConfig::max_prefill_tokens_with_decodes
   std::string kv_layout = "paged";
   std::string batching = "continuous";
 };

@@ -179,6 +179,7 @@ void Engine::take_inbox() {
     auto it = sequences_.find(id);
     if (it == sequences_.end()) continue;
     Sequence& seq = *it->second;
+    if (seq.padding) continue;  // answered already; it leaves with its static batch
     scheduler_.remove(&seq);
     finish_sequence(seq, FinishReason::kAbort, false);
   }
@@ -193,7 +194,10 @@ void Engine::abort_all() {
   for (auto& [id, seq] : sequences_) all.push_back(seq.get());
   for (Sequence* seq : all) {
     scheduler_.remove(seq);
-    finish_sequence(*seq, FinishReason::kAbort, false);
+    if (seq->padding)
+      sequences_.erase(seq->request_id);
+    else
+      finish_sequence(*seq, FinishReason::kAbort, false);
   }
 }
 
@@ -229,7 +233,8 @@ void Engine::publish(Sequence& seq, bool finished, FinishReason reason) {
 }
 
 void Engine::finish_sequence(Sequence& seq, FinishReason reason, bool running) {
-  if (running) scheduler_.finish(&seq);
+  // A member of a static batch may stay on as padding; the last one to end takes the padding rows with it.
+  const std::vector<Sequence*> left = running ? scheduler_.finish(&seq) : std::vector<Sequence*>{&seq};
   seq.timing.finish_us = now_us();
   {
     // Figures first, so whoever sees the finished event also sees the blocks it gave back.
@@ -242,16 +247,20 @@ void Engine::finish_sequence(Sequence& seq, FinishReason reason, bool running) {
     }
   }
   publish(seq, true, reason);
-  sequences_.erase(seq.request_id);  // destroys seq
+  for (Sequence* s : left) sequences_.erase(s->request_id);  // may destroy seq
 }
 
 void Engine::step() {
   SchedulePlan plan = scheduler_.schedule();
+  for (Sequence* s : plan.released) sequences_.erase(s->request_id);
   if (plan.empty()) return;
   const int32_t num_running = scheduler_.num_running();
   const int64_t step_start_us = now_us();
-  for (const BlockCopy& copy : kv_manager_.pending_copies())
+  block_copies_.clear();
+  for (const BlockCopy& copy : kv_manager_.pending_copies()) {
     kv_storage_.copy_block(copy.src_block_id, copy.dst_block_id);
+    block_copies_.push_back(KvBlockCopy{copy.src_block_id, copy.dst_block_id});
+  }
   kv_manager_.clear_pending_copies();
   int64_t num_new_prompt_tokens = 0;
   for (const ScheduledSeq& s : plan.seqs) {
@@ -261,7 +270,8 @@ void Engine::step() {
     }
   }
 
-  const BatchView batch = batch_builder_.build(plan);
+  BatchView batch = batch_builder_.build(plan);
+  batch.block_copies = block_copies_;
   const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
   const int64_t sampled_us = now_us();
 
@@ -272,10 +282,18 @@ void Engine::step() {
     FinishReason reason;
   };
   std::vector<Ending> endings;
+  std::vector<Sequence*> padding_done;
   const std::vector<int32_t>& rows = batch_builder_.logits_seq_idx();
-  int64_t num_sampled = 0;
+  int64_t num_sampled = 0, num_padding = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     Sequence& seq = *plan.seqs[size_t(rows[r])].seq;
+    if (seq.padding) {
+      // Its row was computed, as in a fixed-shape batch; the input of its next one is any token.
+      seq.tokens.push_back(seq.tokens.back());
+      ++num_padding;
+      if (seq.num_tokens() >= config_.max_seq_len) padding_done.push_back(&seq);
+      continue;
+    }
     const std::span<float> row = logits.row(int32_t(r));
     if (seq.sampling.logprobs >= 0) seq.raw_logits.assign(row.begin(), row.end());  // sample() edits the row
     const TokenId next = seq.sampler.sample(row, seq.prompt(), seq.output());
@@ -300,6 +318,10 @@ void Engine::step() {
     }
   }
   scheduler_.on_step_done(plan);
+  for (Sequence* s : padding_done) {  // at the context's end: it cannot pad further
+    scheduler_.remove(s);
+    sequences_.erase(s->request_id);
+  }
   {
     // The step's counters first, so whoever sees a finished event also sees the tokens that led to it.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -307,6 +329,7 @@ void Engine::step() {
     stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
     stats_.num_prompt_tokens += num_new_prompt_tokens;
     stats_.num_generation_tokens += num_sampled;
+    stats_.num_padding_tokens += num_padding;
     update_stats_locked();
   }
   for (const Ending& e : endings) finish_sequence(*e.seq, e.reason, true);

@@ -78,6 +78,7 @@ class Engine {
   Scheduler scheduler_;
   Workspace workspace_;
   BatchBuilder batch_builder_;
+  std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
 
   // Loop-thread state.
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;

@@ -39,18 +39,38 @@ bool Scheduler::remove(Sequence* seq) {
   return true;
 }
 
-void Scheduler::finish(Sequence* seq) {
-  auto it = std::find(running_.begin(), running_.end(), seq);
-  PAGODA_CHECK(it != running_.end(), "finish() of a sequence that is not running");
-  running_.erase(it);
+void Scheduler::release(Sequence* seq) {
+  running_.erase(std::find(running_.begin(), running_.end(), seq));
   kv_.free(seq->kv);
   seq->status = SeqStatus::kFinished;
+}
+
+std::vector<Sequence*> Scheduler::finish(Sequence* seq) {
+  PAGODA_CHECK(std::find(running_.begin(), running_.end(), seq) != running_.end(),
+               "finish() of a sequence that is not running");
+  const auto generating = [&](const Sequence* s) { return s != seq && !s->padding; };
+  if (config_.batching == BatchingMode::kStatic && std::any_of(running_.begin(), running_.end(), generating)) {
+    // Padding rows go last, so members still generating get blocks first and find them as victims.
+    seq->padding = true;
+    running_.erase(std::find(running_.begin(), running_.end(), seq));
+    running_.push_back(seq);
+    return {};
+  }
+  std::vector<Sequence*> left{seq};
+  release(seq);
+  if (config_.batching == BatchingMode::kStatic) {
+    // Nobody in the batch generates any more: the padding rows leave with its last member.
+    for (Sequence* s : running_) left.push_back(s);
+    for (size_t i = 1; i < left.size(); ++i) release(left[i]);
+  }
+  return left;
 }
 
 Sequence* Scheduler::pick_victim(size_t first_idx) const {
   Sequence* victim = nullptr;
   for (size_t j = first_idx; j < running_.size(); ++j) {
     Sequence* s = running_[j];
+    if (s->padding) return s;
     if (victim == nullptr || s->priority > victim->priority ||
         (s->priority == victim->priority && s->arrival_idx > victim->arrival_idx))
       victim = s;
@@ -59,6 +79,11 @@ Sequence* Scheduler::pick_victim(size_t first_idx) const {
 }
 
 void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
+  if (seq->padding) {  // it was answered already: it leaves rather than being recomputed
+    release(seq);
+    plan.released.push_back(seq);
+    return;
+  }
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   // Recompute later: prompt and output so far become the tokens to prefill; nothing streamed is repeated.
   kv_.free(seq->kv);
@@ -79,9 +104,14 @@ SchedulePlan Scheduler::schedule() {
   const bool chunked = config_.chunked_prefill;
   // Decode-paced prefill: prompt tokens this step may still take (a cap only while someone is decoding).
   int32_t prefill_budget = config_.max_batched_tokens;
-  if (chunked && config_.max_prefill_tokens_with_decodes > 0 &&
-      std::any_of(running_.begin(), running_.end(), [](const Sequence* s) { return s->num_uncomputed_tokens() == 1; }))
-    prefill_budget = config_.max_prefill_tokens_with_decodes;
+  const int32_t num_decoding = int32_t(std::count_if(
+      running_.begin(), running_.end(), [](const Sequence* s) { return s->num_uncomputed_tokens() == 1; }));
+  if (chunked && num_decoding > 0) {
+    if (config_.max_prefill_tokens_with_decodes == kAutoPrefillCap)
+      prefill_budget = std::max(num_decoding, kMinPrefillTokensWithDecodes);
+    else if (config_.max_prefill_tokens_with_decodes > 0)
+      prefill_budget = config_.max_prefill_tokens_with_decodes;
+  }
 
   // 1. Running sequences, oldest first. Victims come only from those not yet in the plan (the sequence being
   // scheduled included), so nothing in the plan is ever taken back.
@@ -118,18 +148,25 @@ SchedulePlan Scheduler::schedule() {
     ++i;
   }
 
-  // 2. Admission. Static batching admits only while a batch forms (nobody in it has produced a token yet);
-  // after a preemption nobody new comes in this step, so the freed blocks go to the preempted ones first.
-  if (config_.batching == BatchingMode::kStatic) {
-    if (running_.empty()) static_batch_forming_ = true;
-    for (const Sequence* s : running_)
-      if (s->num_output_tokens() > 0) static_batch_forming_ = false;
+  // 2. Admission. Static batching admits only while a batch forms: its members are the requests waiting when
+  // it began (the last member's arrival is the cutoff), so requests that arrived together form one batch
+  // however many steps their prompts take, and later arrivals wait for the next one. It closes for good once it
+  // holds max_num_seqs, and the next forms when its last member has left. After a preemption nobody new comes in
+  // this step, so the freed blocks go to the preempted ones first.
+  const bool static_batches = config_.batching != BatchingMode::kContinuous;
+  if (static_batches) {
+    if (running_.empty() && !waiting_.empty()) {
+      static_batch_forming_ = true;
+      static_batch_cutoff_ = 0;
+      for (const Sequence* s : waiting_) static_batch_cutoff_ = std::max(static_batch_cutoff_, s->arrival_idx);
+    }
+    if (int32_t(running_.size()) >= config_.max_num_seqs) static_batch_forming_ = false;
   }
-  const bool may_admit =
-      plan.preempted.empty() && (config_.batching == BatchingMode::kContinuous || static_batch_forming_);
+  const bool may_admit = plan.preempted.empty() && (!static_batches || static_batch_forming_);
   while (may_admit && !waiting_.empty() &&
          (chunked ? std::min(budget, prefill_budget) > 0 : (budget > 0 || !prefill_in_plan)) &&
          int32_t(running_.size()) < config_.max_num_seqs) {
+    if (static_batches && waiting_.front()->arrival_idx > static_batch_cutoff_) break;  // for the next batch
     Sequence* seq = waiting_.front();
     const PrefixHit hit = kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
@@ -153,7 +190,7 @@ SchedulePlan Scheduler::schedule() {
 
 void Scheduler::on_step_done(const SchedulePlan& plan) {
   for (const ScheduledSeq& s : plan.seqs)
-    if (s.seq->status == SeqStatus::kRunning) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+    if (s.seq->status == SeqStatus::kRunning && !s.seq->padding) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
 }
 
 }  // namespace pagoda

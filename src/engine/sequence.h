@@ -45,13 +45,16 @@ struct Sequence {
   SeqKvState kv;
   SeqStatus status = SeqStatus::kWaiting;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served at the first admission
+  // Static batching: ended and answered, but still computes a row each step (its KV growing) until its batch
+  // ends, as a fixed-shape batch does. Nothing it computes is sampled or streamed.
+  bool padding = false;
 
   Sampler sampler;
   StreamDecoder decoder;
   StopChecker stop_checker;
   std::shared_ptr<RequestStream> stream;
   RequestTiming timing;
-  int32_t num_published_tokens = 0;  // output tokens already sent to the stream
+  int32_t num_published_tokens = 0;                 // output tokens already sent to the stream
   std::vector<TokenLogprobs> unpublished_logprobs;  // of the output tokens not yet published (logprobs >= 0)
   std::vector<float> raw_logits;                    // scratch: the row before sampling changed it, [vocab]
 };

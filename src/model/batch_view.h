@@ -20,6 +20,12 @@ struct BlockTableView {
   }
 };
 
+// A KV block the caller copied (copy-on-write of a shared, partly filled block) into a fresh one before the step.
+struct KvBlockCopy {
+  BlockId src_block_id = -1;
+  BlockId dst_block_id = -1;
+};
+
 struct BatchView {
   std::span<const TokenId> tokens;        // [num_tokens]
   std::span<const Pos> positions;         // [num_tokens]
@@ -28,6 +34,9 @@ struct BatchView {
   std::span<const int32_t> context_lens;  // [num_seqs] tokens attention sees, new ones included
   BlockTableView block_tables;            // [num_seqs][max_blocks]
   std::span<const int32_t> logits_rows;   // token rows that need logits (usually each sequence's last)
+  // Made by the caller in its KV before this step; the model ignores them, but ranks that hold other shards of
+  // the KV (parallel/) make the same copies in theirs.
+  std::span<const KvBlockCopy> block_copies;
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
   int32_t num_seqs() const { return seq_starts.empty() ? 0 : int32_t(seq_starts.size()) - 1; }

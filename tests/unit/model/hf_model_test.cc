@@ -214,14 +214,14 @@ class HfFolderTest : public testing_support::TempDirTest {
       const TokenId tokens[] = {1, 17, 250, 3, 99, 42, 299};
       const Pos positions[] = {0, 1, 2, 3, 4, 5, 6};
       const int32_t slots[] = {0, 1, 2, 3, 4, 5, 6}, seq_starts[] = {0, 7}, context_lens[] = {7}, rows[] = {6};
-      BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 2}, rows};
+      BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 2}, rows, {}};
       LogitsView l = m.forward(batch, kv.view(), ws, pool);
       out.assign(l.row(0).begin(), l.row(0).end());
     }
     const TokenId tokens[] = {5};
     const Pos positions[] = {7};
     const int32_t slots[] = {7}, seq_starts[] = {0, 1}, context_lens[] = {8}, rows[] = {0};
-    BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 2}, rows};
+    BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 2}, rows, {}};
     LogitsView l = m.forward(batch, kv.view(), ws, pool);
     out.insert(out.end(), l.row(0).begin(), l.row(0).end());
     return out;

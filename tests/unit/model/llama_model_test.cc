@@ -58,9 +58,10 @@ class LlamaModelTest : public ::testing::Test {
       seq_starts.push_back(int32_t(tokens.size()));
       context_lens.push_back(cached[s] + int32_t(seqs[s].size()));
     }
-    BatchView batch{tokens,     positions,    slots,
-                    seq_starts, context_lens, BlockTableView{table_data.data(), int32_t(seqs.size()), max_blocks},
-                    logits_rows};
+    BatchView batch{tokens,       positions,
+                    slots,        seq_starts,
+                    context_lens, BlockTableView{table_data.data(), int32_t(seqs.size()), max_blocks},
+                    logits_rows,  {}};
     LogitsView logits = model_->forward(batch, kv.view(), ws, *pool_);
     std::vector<std::vector<float>> rows;
     for (int32_t r = 0; r < logits.num_rows; ++r) rows.emplace_back(logits.row(r).begin(), logits.row(r).end());

@@ -66,7 +66,7 @@ class RegistryTest : public testing_support::TempDirTest {
     const Pos positions[] = {0, 1, 2, 3, 4};
     const int32_t slots[] = {0, 1, 2, 3, 4}, seq_starts[] = {0, 5}, context_lens[] = {5}, rows[] = {4};
     const BlockId table[] = {0};
-    BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows};
+    BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows, {}};
     ThreadPool pool(2);
     KvStorage kv(m.config(), 1, 16);
     Workspace ws(m.config(), 8, 16, 1, 2);

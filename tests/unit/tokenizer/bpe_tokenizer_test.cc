@@ -114,7 +114,7 @@ TEST(PreTokenizerTest, ABadRegexIsAnError) {
 
 TEST(BpeTokenizerTest, MergesApplyByRank) {
   const auto tok = tiny_tokenizer();
-  EXPECT_THAT(tok->encode("hello", false), ElementsAre(259));                      // h e -> he, l l, he ll, hell o
+  EXPECT_THAT(tok->encode("hello", false), ElementsAre(259));  // h e -> he, l l, he ll, hell o
   EXPECT_THAT(tok->encode("hello world", false), ElementsAre(259, 260, 'o', 'r', 'l', 'd'));  // Ġ w
   EXPECT_THAT(tok->encode("helo", false), ElementsAre(256, 'l', 'o'));
   EXPECT_EQ(tok->decode(tok->encode("hello world", false)), "hello world");
@@ -123,12 +123,12 @@ TEST(BpeTokenizerTest, MergesApplyByRank) {
 TEST(BpeTokenizerTest, AddedTokensMatchLongestFirstAndStripWhitespace) {
   const auto tok = tiny_tokenizer();
   EXPECT_THAT(tok->encode("a<|end|>b", false), ElementsAre('a', 261, 'b'));
-  EXPECT_THAT(tok->encode("a<|end|>x", false), ElementsAre('a', 262));  // the longer non-special token wins
+  EXPECT_THAT(tok->encode("a<|end|>x", false), ElementsAre('a', 262));         // the longer non-special token wins
   EXPECT_THAT(tok->encode("a  <pad>  b", false), ElementsAre('a', 263, 'b'));  // lstrip + rstrip
   EXPECT_THAT(tok->encode("<|end", false), ElementsAre('<', '|', 'e', 'n', 'd'));
   EXPECT_TRUE(tok->is_control(261));
   EXPECT_FALSE(tok->is_control(262));
-  EXPECT_EQ(tok->token_bytes(261, -1), "");         // special: no text
+  EXPECT_EQ(tok->token_bytes(261, -1), "");          // special: no text
   EXPECT_EQ(tok->token_bytes(262, -1), "<|end|>x");  // added, not special: its content
   EXPECT_EQ(tok->vocab_size(), 264);
 }
@@ -144,9 +144,10 @@ TEST(BpeTokenizerTest, IgnoreMergesTakesAWholeTokenAsIs) {
 
 TEST(BpeTokenizerTest, TemplateProcessingAddsBos) {
   nlohmann::json json = tiny_json();
-  json["post_processor"] = {{"type", "TemplateProcessing"},
-                            {"single", {{{"SpecialToken", {{"id", "<|end|>"}, {"type_id", 0}}}},
-                                        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}}};
+  json["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {{{"SpecialToken", {{"id", "<|end|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}}};
   const auto tok = tiny_tokenizer(json);
   EXPECT_EQ(tok->bos_id(), 261);
   EXPECT_THAT(tok->encode("he", true), ElementsAre(261, 256));
@@ -269,12 +270,11 @@ TEST(GgufBpeTest, Gpt2ModelLoadsWithMergesAndPre) {
 // missing ids padded as unused; no BOS key when the file did not say (the reader's llama-bpe default applies).
 TEST(GgufBpeTest, WrittenVocabularyReadsBackAsTheSameTokenizer) {
   nlohmann::json json = tiny_json();
-  json["pre_tokenizer"] = {{"type", "Sequence"},
-                           {"pretokenizers",
-                            {{{"type", "Split"},
-                              {"pattern", {{"Regex", std::string(kQwen2SplitRegex)}}},
-                              {"behavior", "Isolated"}},
-                             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  json["pre_tokenizer"] = {
+      {"type", "Sequence"},
+      {"pretokenizers",
+       {{{"type", "Split"}, {"pattern", {{"Regex", std::string(kQwen2SplitRegex)}}}, {"behavior", "Isolated"}},
+        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
   json["normalizer"] = {{"type", "NFC"}};
   json["added_tokens"].push_back({{"id", 264}, {"content", "<|im_end|>"}, {"special", true}});
   json["added_tokens"].push_back({{"id", 265}, {"content", "<|bos|>"}, {"special", true}});
@@ -300,14 +300,17 @@ TEST(GgufBpeTest, WrittenVocabularyReadsBackAsTheSameTokenizer) {
   EXPECT_EQ((*read)->vocab_size(), 300);
   EXPECT_EQ((*read)->token_bytes(299, -1), "");  // "[PAD299]" is an id, not text
   std::mt19937 rng(7);
-  const std::string alphabet = "helo wrd12<|end|>x<pad>\n\t'sCa\xC3\xA9e\xCC\x81";
+  const std::string alphabet =
+      "helo wrd12<|end|>x<pad>\n\t'sCa\xC3\xA9"
+      "e\xCC\x81";
   for (int i = 0; i < 300; ++i) {
     std::string text;
     for (int n = int(rng() % 24); n > 0; --n) text += alphabet[rng() % alphabet.size()];
     for (bool bos : {false, true}) EXPECT_EQ((*read)->encode(text, bos), (*direct)->encode(text, bos)) << text;
   }
   EXPECT_EQ((*read)->encode("", true), std::vector<TokenId>{265});
-  for (const Tokenizer* t : {static_cast<const Tokenizer*>(direct->get()), static_cast<const Tokenizer*>(read->get())}) {
+  for (const Tokenizer* t :
+       {static_cast<const Tokenizer*>(direct->get()), static_cast<const Tokenizer*>(read->get())}) {
     EXPECT_TRUE(t->ends_generation(263));  // EOS
     EXPECT_TRUE(t->ends_generation(261));  // generation_config.json
     EXPECT_TRUE(t->ends_generation(264));  // <|im_end|>, known by its text
