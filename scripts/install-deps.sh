@@ -10,6 +10,7 @@ packages=(
   build-essential cmake pkg-config
   nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev libicu-dev
   libgtest-dev libgmock-dev
+  libopenmpi-dev openmpi-bin
 )
 with_tests=0
 if [ "${1:-}" = "--test" ]; then with_tests=1; packages+=(curl chromium); fi

@@ -32,6 +32,7 @@ int bench_offline(OfflineCliOptions& o) {
   o.bench.output_len = *output_len;
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
+  if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
   const LoadedModel* loaded = &p->loaded;
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, *loaded->tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
@@ -53,7 +54,7 @@ int bench_offline(OfflineCliOptions& o) {
 void add_bench_offline_command(CLI::App& bench, int& exit_code) {
   auto o = std::make_shared<OfflineCliOptions>();
   CLI::App* cmd = bench.add_subcommand("offline", "Throughput: N requests through the engine at once");
-  add_common_options(*cmd, o->common);
+  add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
   add_engine_options(*cmd, o->engine);
   cmd->add_option("--num-prompts", o->bench.num_prompts, "requests")->capture_default_str();
   cmd->add_option("--input-len", o->input_len, "prompt tokens: N or a range A-B")->capture_default_str();

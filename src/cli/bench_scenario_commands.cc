@@ -42,6 +42,7 @@ int bench_batched(BatchedCliOptions& o) {
   if (!o.engine.batch_size) o.engine.batch_size = most;
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
+  if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
   if (p->resolved.config.scheduler.max_num_seqs < most)
     return report_error(fmt::format("--batch-size {} is smaller than the largest --npl {}",
                                     p->resolved.config.scheduler.max_num_seqs, most));
@@ -76,6 +77,7 @@ struct PrefixCliOptions {
 int bench_prefix(PrefixCliOptions& o) {
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
+  if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
   Result<std::unique_ptr<Engine>> engine = Engine::create(*p->loaded.model, *p->loaded.tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
   std::fprintf(stderr, "pagoda: bench prefix: %d-token prefix + %d own tokens, model %s, %d threads\n",
@@ -98,6 +100,7 @@ int bench_interference(InterferenceCliOptions& o) {
   if (!o.engine.batch_size) o.engine.batch_size = o.bench.num_streams + 1;
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
+  if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
   // The configured engine first, then the same without chunked prefill (unless it was off already).
   std::vector<EngineConfig> configs{p->resolved.config};
   if (p->resolved.config.scheduler.chunked_prefill) {
@@ -135,7 +138,7 @@ void add_bench_scenario_commands(CLI::App& bench, int& exit_code) {
   {
     auto o = std::make_shared<BatchedCliOptions>();
     CLI::App* cmd = bench.add_subcommand("batched", "Prefill and decode speed of B sequences at once (batched-bench)");
-    add_common_options(*cmd, o->common);
+    add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
     add_engine_options(*cmd, o->engine);
     cmd->add_option("--npp", o->prompt_len, "prompt tokens per sequence")->capture_default_str();
     cmd->add_option("--ntg", o->gen_len, "tokens generated per sequence")->capture_default_str();
@@ -147,7 +150,7 @@ void add_bench_scenario_commands(CLI::App& bench, int& exit_code) {
   {
     auto o = std::make_shared<PrefixCliOptions>();
     CLI::App* cmd = bench.add_subcommand("prefix", "TTFT of a request that shares a cached prompt prefix");
-    add_common_options(*cmd, o->common);
+    add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
     add_engine_options(*cmd, o->engine);
     cmd->add_option("--prefix-len", o->bench.prefix_len, "shared prefix tokens (BOS included)")->capture_default_str();
     cmd->add_option("--suffix-len", o->bench.suffix_len, "each request's own tokens")->capture_default_str();
@@ -160,7 +163,7 @@ void add_bench_scenario_commands(CLI::App& bench, int& exit_code) {
     auto o = std::make_shared<InterferenceCliOptions>();
     CLI::App* cmd = bench.add_subcommand("interference",
                                          "Stream inter-token latency while a long prompt arrives (chunked prefill)");
-    add_common_options(*cmd, o->common);
+    add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
     add_engine_options(*cmd, o->engine);
     cmd->add_option("--streams", o->bench.num_streams, "decoding streams")->capture_default_str();
     cmd->add_option("--stream-prompt", o->bench.stream_prompt_len, "prompt tokens of each stream")

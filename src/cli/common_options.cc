@@ -9,17 +9,23 @@
 
 namespace pagoda::cli {
 
-void add_common_options(CLI::App& app, CommonOptions& o, bool with_model) {
+void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool splits_over_ranks) {
   app.add_option("--config", o.config_path, "JSON configuration file (flags override it)");
   if (!with_model) return;
   app.add_option("-m,--model", o.model, "GGUF model file (default: the bundled stories260K)");
   app.add_option("--max-seq-len", o.max_seq_len, "positions per sequence (default: the model's context length)");
   app.add_option("--threads", o.threads, "worker threads (default: all cores)");
   app.add_flag("--no-fusion", o.no_fusion, "run every op of the forward pass on its own (for the ablation)");
-  app.add_flag("--no-repack", o.no_repack,
-               "keep Q4_0/Q8_0/INT8 weights in the file's layout instead of 8-row interleaved copies (for the ablation)");
+  app.add_flag(
+      "--no-repack", o.no_repack,
+      "keep Q4_0/Q8_0/INT8 weights in the file's layout instead of 8-row interleaved copies (for the ablation)");
   app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
   app.add_option("--kv-quant", o.kv_quant, "KV cache precision: none (f32) or int8 (overrides kv_cache.quant)");
+  o.splits_over_ranks = splits_over_ranks;
+  if (!splits_over_ranks) return;
+  app.add_option("--tp", o.tensor_parallel,
+                 "tensor parallel ranks (overrides parallel.tensor_parallel): launch with mpirun -np TP*PP");
+  app.add_option("--pp", o.pipeline_parallel, "pipeline parallel stages (overrides parallel.pipeline_parallel)");
 }
 
 Result<ModelOptions> resolve_model_options(const CommonOptions& o) {
@@ -41,8 +47,17 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   if (o.max_seq_len) config.max_seq_len = *o.max_seq_len;
   if (o.threads) config.threads = *o.threads;
   if (o.kv_quant) config.kv_cache.quant = *o.kv_quant;
+  if (o.tensor_parallel) config.parallel.tensor_parallel = *o.tensor_parallel;
+  if (o.pipeline_parallel) config.parallel.pipeline_parallel = *o.pipeline_parallel;
   Status valid = validate_config(config);
   if (!valid.ok()) return make_error("invalid option: " + valid.message());
+  if (!o.splits_over_ranks && (config.parallel.tensor_parallel > 1 || config.parallel.pipeline_parallel > 1)) {
+    std::fprintf(stderr,
+                 "pagoda: note: parallel.tensor_parallel = %d, parallel.pipeline_parallel = %d: this subcommand runs "
+                 "in one process (run, serve and bench offline/batched/interference/prefix split over ranks)\n",
+                 config.parallel.tensor_parallel, config.parallel.pipeline_parallel);
+    config.parallel = ParallelConfig{};
+  }
   return config;
 }
 

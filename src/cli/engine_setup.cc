@@ -11,8 +11,14 @@ Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineC
   PreparedEngine p;
   PAGODA_ASSIGN_OR_RETURN(p.config, resolve_config(common));
   PAGODA_ASSIGN_OR_RETURN(ModelOptions model_options, resolve_model_options(common));
+  PAGODA_ASSIGN_OR_RETURN(p.parallel, ParallelRun::join(p.config));
+  p.parallel.set_model_options(model_options);
   PAGODA_ASSIGN_OR_RETURN(p.loaded, load_model(p.config.model, kernels::best_kernels(), model_options));
   PAGODA_ASSIGN_OR_RETURN(p.resolved, resolve_engine_config(p.config, engine, p.loaded.model->config()));
+  if (p.parallel.follow_or_lead(p.loaded, p.resolved.config.num_threads)) {
+    p.followed = true;
+    return p;
+  }
   print_engine_summary(p.resolved, stderr);
   return p;
 }

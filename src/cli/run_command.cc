@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
 #include "cli/common_options.h"
+#include "cli/parallel_setup.h"
 #include "core/thread_pool.h"
 #include "engine/generator.h"
 #include "engine/loaded_model.h"
@@ -36,6 +38,7 @@ struct RunOptions {
     return p;
   }();
   std::optional<uint64_t> seed;
+  std::string logits_out;  // every step's logits row before sampling, raw little-endian f32, appended
 };
 
 int run(const RunOptions& o) {
@@ -56,8 +59,12 @@ int run(const RunOptions& o) {
   const kernels::KernelTable& kernels = kernels::best_kernels();
   Result<ModelOptions> model_options = resolve_model_options(o.common);
   if (!model_options.ok()) return report_error(model_options.error());
+  Result<ParallelRun> parallel = ParallelRun::join(*config);  // outlives the model, which may use its group
+  if (!parallel.ok()) return report_error(parallel.error());
+  parallel->set_model_options(*model_options);
   Result<LoadedModel> loaded = load_model(config->model, kernels, *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
+  if (parallel->follow_or_lead(*loaded, resolve_num_threads(config->threads, loaded->model->config()))) return 0;
   const ModelConfig& mc = loaded->model->config();
   const int32_t max_seq_len = config->max_seq_len > 0 ? config->max_seq_len : mc.context_length;
   if (max_seq_len > mc.context_length)
@@ -82,6 +89,13 @@ int run(const RunOptions& o) {
   ThreadPool pool(resolve_num_threads(config->threads, mc));
   Generator generator(*loaded->model, tok, pool, seq_len, 256, *kv_dtype);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> logits_file(nullptr, &std::fclose);
+  if (!o.logits_out.empty()) {
+    logits_file.reset(std::fopen(o.logits_out.c_str(), "wb"));
+    if (!logits_file) return report_error(fmt::format("--logits-out: cannot write {}", o.logits_out));
+    generator.set_logits_observer(
+        [f = logits_file.get()](std::span<const float> row) { std::fwrite(row.data(), sizeof(float), row.size(), f); });
+  }
 
   // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.
   StreamDecoder prompt_decoder(tok);
@@ -91,6 +105,7 @@ int run(const RunOptions& o) {
   std::fwrite(prompt_text.data(), 1, prompt_text.size(), stdout);
   std::fflush(stdout);
 
+  const auto start = std::chrono::steady_clock::now();
   Result<GenerationResult> result = generator.generate(prompt, sampling, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
@@ -106,6 +121,9 @@ int run(const RunOptions& o) {
                  result->num_prompt_tokens, result->output_tokens.size(),
                  std::string(finish_reason_name(result->finish_reason)).c_str(), result->prefill_us / 1000.0,
                  result->ttft_us / 1000.0, result->tpot_ms(), result->tokens_per_second());
+    const std::string comm = parallel->communication_summary(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!comm.empty()) std::fprintf(stderr, "%s\n", comm.c_str());
   }
   return 0;
 }
@@ -115,7 +133,7 @@ int run(const RunOptions& o) {
 void add_run_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Generate text from one prompt, streamed to stdout");
-  add_common_options(*cmd, options->common);
+  add_common_options(*cmd, options->common, /*with_model=*/true, /*splits_over_ranks=*/true);
   SamplingParams& s = options->sampling;
   cmd->add_option("-p,--prompt", options->prompt, "the prompt text");
   cmd->add_option("-n,--max-tokens", s.max_tokens, "new tokens to generate at most")->capture_default_str();
@@ -128,6 +146,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty")->capture_default_str();
   cmd->add_option("--seed", options->seed, "random seed (default: random)");
   cmd->add_option("--stop", s.stop, "stop string (repeatable)");
+  cmd->add_option("--logits-out", options->logits_out,
+                  "write every step's logits (before sampling) to FILE as raw f32, vocabulary-sized rows");
   cmd->add_flag("--ignore-eos", s.ignore_eos, "keep generating past end-of-sequence");
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend the BOS token");
   cmd->add_flag("-q,--quiet", options->quiet, "do not print the figures to stderr");

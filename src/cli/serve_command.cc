@@ -59,6 +59,7 @@ int serve(ServeOptions& o) {
 
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
+  if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
   const LoadedModel& loaded = p->loaded;
 
   // The special tokens' texts, for a Jinja template's bos_token / eos_token.
@@ -155,7 +156,7 @@ int serve(ServeOptions& o) {
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (streaming, metrics, chat page)");
-  add_common_options(*cmd, o->common);
+  add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
   add_engine_options(*cmd, o->engine);
   cmd->add_option("--host", o->http.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", o->http.port, "port to listen on (0 = any free port)")->capture_default_str();

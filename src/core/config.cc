@@ -347,12 +347,6 @@ std::vector<std::string> inactive_settings(const PagodaConfig& config) {
   if (config.batch_size) add("batch_size", std::to_string(*config.batch_size));
   if (config.kv_cache.max_entries != 0) add("kv_cache.max_entries", std::to_string(config.kv_cache.max_entries));
   if (config.kv_cache.page_size != 16) add("kv_cache.page_size", std::to_string(config.kv_cache.page_size));
-  if (config.parallel.tensor_parallel > 1) {
-    add("parallel.tensor_parallel", std::to_string(config.parallel.tensor_parallel));
-  }
-  if (config.parallel.pipeline_parallel > 1) {
-    add("parallel.pipeline_parallel", std::to_string(config.parallel.pipeline_parallel));
-  }
   return lines;
 }
 

@@ -120,6 +120,7 @@ Result<GenerationResult> Generator::generate(std::span<const TokenId> prompt, co
   Pos pos = num_prompt;
   bool hit_stop_string = false;
   for (;;) {
+    if (logits_observer_) logits_observer_(logits.row(0));  // before sample(), which edits the row
     const TokenId next = sampler.sample(logits.row(0), prompt, result.output_tokens);
     const int64_t sampled_us = now_us() - start_us;
     if (result.output_tokens.empty()) result.ttft_us = sampled_us;

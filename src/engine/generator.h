@@ -49,6 +49,11 @@ class Generator {
   Result<GenerationResult> generate(std::span<const TokenId> prompt, const SamplingParams& params,
                                     const std::function<void(std::string_view)>& on_text);
 
+  // Shown each step's logits row before sampling (for `pagoda run --logits-out`); empty: none.
+  void set_logits_observer(std::function<void(std::span<const float>)> observer) {
+    logits_observer_ = std::move(observer);
+  }
+
   int32_t max_seq_len() const { return max_seq_len_; }
   // Bytes of f32 K/V a generator of `max_seq_len` allocates for `config` (so a caller can refuse what
   // cannot fit before allocating it).
@@ -67,6 +72,7 @@ class Generator {
   std::vector<TokenId> step_tokens_;
   std::vector<Pos> step_positions_;
   std::vector<int32_t> step_slots_;
+  std::function<void(std::span<const float>)> logits_observer_;
 };
 
 }  // namespace pagoda

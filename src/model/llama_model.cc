@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/collectives.h"
 #include "model/linear_observer.h"
 #include "quant/kv_int8.h"
 
@@ -15,7 +16,47 @@ namespace pagoda {
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
                        const ModelOptions& options)
-    : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels), options_(options) {}
+    : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels), options_(options) {
+  shard_.num_q_heads = config_.num_heads;
+  shard_.num_kv_heads = config_.num_kv_heads;
+  shard_.hidden_len = config_.hidden_dim;
+  shard_.vocab_len = config_.vocab_size;
+  shard_.vocab_counts = {config_.vocab_size};
+}
+
+LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
+                       const ModelOptions& options, TensorParallelShard shard)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      kernels_(kernels),
+      options_(options),
+      shard_(std::move(shard)) {
+  PAGODA_CHECK(
+      shard_.size == 1 || (options_.tensor_parallel != nullptr && options_.tensor_parallel->size() == shard_.size &&
+                           options_.tensor_parallel->rank() == shard_.rank),
+      "a tensor-parallel shard needs its group");
+}
+
+void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
+
+void LlamaModel::tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const {
+  // Local columns first, [num_rows][vocab_len] at the front of ws.logits.
+  linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
+  const int64_t vocab = config_.vocab_size;
+  std::vector<int64_t> counts;
+  for (int64_t c : shard_.vocab_counts) counts.push_back(c * num_rows);
+  if (ws.logits_gather.size() < size_t(num_rows * vocab)) ws.logits_gather.resize(size_t(num_rows * vocab));
+  options_.tensor_parallel->gather_to_root(ws.logits.data(), counts, ws.logits_gather.data());
+  if (shard_.rank != 0) return;
+  const float* from = ws.logits_gather.data();
+  int64_t col = 0;
+  for (int64_t c : shard_.vocab_counts) {
+    for (int32_t r = 0; r < num_rows; ++r)
+      std::memcpy(ws.logits.data() + r * vocab + col, from + r * c, sizeof(float) * size_t(c));
+    from += c * num_rows;
+    col += c;
+  }
+}
 
 LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
   switch (dtype) {
@@ -100,7 +141,12 @@ bool LlamaModel::fuses(const LayerWeights& lw) const {
 
 void LlamaModel::embed(TokenId token, float* out) const {
   const WeightView& e = weights_.token_embd;
-  dequantize_row(e.dtype, e.row(token), out, e.num_cols);
+  const int64_t local = int64_t(token) - shard_.vocab_begin;  // a shard holds rows of its vocabulary only
+  if (local < 0 || local >= shard_.vocab_len) {
+    std::memset(out, 0, sizeof(float) * size_t(e.num_cols));
+    return;
+  }
+  dequantize_row(e.dtype, e.row(local), out, e.num_cols);
 }
 
 namespace {
@@ -298,10 +344,9 @@ void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Worksp
   }
 }
 
-LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const {
+void LlamaModel::check_batch(const BatchView& batch, const KvCacheView& kv, const Workspace& ws) const {
   const int32_t n = batch.num_tokens();
-  const int32_t dim = config_.dim, kv_dim = config_.kv_dim(), hidden = config_.hidden_dim;
-  const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
+  const int32_t kv_dim = config_.kv_dim();
   PAGODA_CHECK(n > 0 && n <= ws.max_tokens, "batch of {} tokens, workspace holds {}", n, ws.max_tokens);
   PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
   PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers && kv.num_kv_heads == config_.num_kv_heads,
@@ -322,12 +367,32 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       PAGODA_CHECK(block >= 0 && block * kv.block_size < kv.num_slots, "block id {} outside the KV cache", block);
     }
   }
+}
 
+LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const {
+  forward_hidden(batch, nullptr, kv, ws, pool);
+  return forward_logits(batch, ws, pool);
+}
+
+const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv,
+                                        Workspace& ws, ThreadPool& pool) const {
+  check_batch(batch, kv, ws);
+  const int32_t n = batch.num_tokens();
+  const int32_t dim = config_.dim, hidden = config_.hidden_dim;
+  const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
+  if (hidden_in == nullptr) {
+    PAGODA_CHECK(weights_.token_embd.data != nullptr, "this pipeline stage has no embedding: it needs hidden states");
+    for (int32_t t = 0; t < n; ++t) {
+      PAGODA_CHECK(batch.tokens[t] >= 0 && batch.tokens[t] < config_.vocab_size, "token id {} out of range",
+                   batch.tokens[t]);
+      embed(batch.tokens[t], ws.x.data() + int64_t(t) * dim);
+    }
+    if (tensor_parallel()) all_reduce(ws.x.data(), int64_t(n) * dim);  // each token's row came from one rank
+  } else if (hidden_in != ws.x.data()) {
+    std::memcpy(ws.x.data(), hidden_in, sizeof(float) * size_t(n) * size_t(dim));
+  }
+  // RoPE angles once per step: pair i of a head rotates by pos * theta^(-2i / rope_dim).
   for (int32_t t = 0; t < n; ++t) {
-    PAGODA_CHECK(batch.tokens[t] >= 0 && batch.tokens[t] < config_.vocab_size, "token id {} out of range",
-                 batch.tokens[t]);
-    embed(batch.tokens[t], ws.x.data() + int64_t(t) * dim);
-    // RoPE angles once per step: pair i of a head rotates by pos * theta^(-2i / rope_dim).
     for (int32_t i = 0; i < half_rope; ++i) {
       float freq = 1.0f / std::pow(config_.rope_theta, float(2 * i) / float(config_.rope_dim));
       if (!config_.rope_freq_factors.empty()) freq /= config_.rope_freq_factors[size_t(i)];
@@ -360,17 +425,26 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);
-    if (fuse) {
+    // Under tensor parallelism each rank's projection is a partial sum over its heads (then its FFN units):
+    // the ranks add theirs up before the residual add, so no fused add.
+    if (fuse && !tensor_parallel()) {
       linear_add_fused(lw.wo, ws.xb.data(), nullptr, n, ws, pool);
     } else {
       linear(lw.wo, ws.xb.data(), ws.proj.data(), n, ws, pool);
+      if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * dim);
       kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
     }
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
     if (fuse) {
       gate_up_fused(lw, n, ws, pool);
-      linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
+      if (tensor_parallel()) {
+        linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
+        all_reduce(ws.proj.data(), int64_t(n) * dim);
+        kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+      } else {
+        linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
+      }
     } else {
       for (int32_t t = 0; t < n; ++t)
         kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
@@ -379,11 +453,18 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
       linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
       kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
       linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
+      if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * dim);
       kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
     }
   }
 
+  return ws.x.data();
+}
+
+LogitsView LlamaModel::forward_logits(const BatchView& batch, Workspace& ws, ThreadPool& pool) const {
   // Final norm and classifier only for the rows that need logits.
+  PAGODA_CHECK(weights_.output.data != nullptr, "this pipeline stage has no classifier");
+  const int32_t n = batch.num_tokens(), dim = config_.dim;
   const int32_t num_rows = int32_t(batch.logits_rows.size());
   for (int32_t r = 0; r < num_rows; ++r) {
     const int32_t t = batch.logits_rows[r];
@@ -391,7 +472,11 @@ LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Wo
     kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, weights_.output_norm.data(), ws.final_x.data() + int64_t(r) * dim,
                      dim, config_.rms_eps);
   }
-  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
+  if (tensor_parallel()) {
+    tensor_parallel_logits(num_rows, ws, pool);  // every rank calls it, with or without rows
+  } else if (num_rows > 0) {
+    linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
+  }
   return LogitsView{ws.logits.data(), num_rows, config_.vocab_size};
 }
 

@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "model/model_options.h"
 #include "model/model_weights.h"
+#include "model/tensor_parallel_shard.h"
 
 namespace pagoda {
 
@@ -15,8 +16,17 @@ class LlamaModel final : public Model {
  public:
   LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
              const ModelOptions& options = {});
+  // One rank's shard of a tensor-parallel model: `config` and `weights` are the shard's
+  // (shard_model_config / shard_model_weights); options.tensor_parallel is the group.
+  LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels, const ModelOptions& options,
+             TensorParallelShard shard);
 
   LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const override;
+  const float* forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv, Workspace& ws,
+                              ThreadPool& pool) const override;
+  LogitsView forward_logits(const BatchView& batch, Workspace& ws, ThreadPool& pool) const override;
+  // The shape this process computes: a shard's heads and FFN units under tensor parallelism, whose KV cache and
+  // workspace are sized from it; the vocabulary is always whole.
   const ModelConfig& config() const override { return config_; }
   const ModelOptions& options() const { return options_; }
 
@@ -59,6 +69,14 @@ class LlamaModel final : public Model {
   void matmul_rows(const WeightView& w, const float* x, const quant::BlockQ8_0* xq, float* y, int64_t o_begin,
                    int64_t o_end, int32_t t_begin, int32_t t_end) const;
   void embed(TokenId token, float* out) const;
+  // forward()'s preconditions on the batch's shape, the KV cache's and the workspace's.
+  void check_batch(const BatchView& batch, const KvCacheView& kv, const Workspace& ws) const;
+  // Tensor parallel: x[0..n) = the sum of every rank's x (their partial projections, or embedding rows).
+  void all_reduce(float* x, int64_t n) const;
+  // Tensor parallel: the classifier's rows of this rank's vocabulary, for `num_rows` rows of ws.final_x; on
+  // rank 0 ws.logits then holds every rank's, each row in vocabulary order.
+  void tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const;
+  bool tensor_parallel() const { return shard_.size > 1; }
   // Qwen2's bias on Q, K and V, then Qwen3's per-head RMSNorm of Q and K (each only when the layer has it), on
   // the projections of all `n` tokens, before RoPE.
   void add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const;
@@ -76,6 +94,7 @@ class LlamaModel final : public Model {
   ModelWeights weights_;
   const kernels::KernelTable& kernels_;
   ModelOptions options_;
+  TensorParallelShard shard_;  // size 1: the whole model
 };
 
 }  // namespace pagoda

@@ -21,6 +21,16 @@ class Model {
   virtual LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
                              ThreadPool& pool) const = 0;
   virtual const ModelConfig& config() const = 0;
+
+  // forward() in two halves, for pipeline stages (parallel/), each holding some of the layers.
+  // forward_hidden runs this model's layers over the batch: `hidden_in` null embeds the batch's tokens (the
+  // first stage), otherwise it is [num_tokens, dim] from the stage before. Returns the [num_tokens, dim] hidden
+  // states after its layers, in the workspace (valid until its next use). forward_logits then applies the final
+  // norm and classifier to batch.logits_rows of those hidden states (the last stage). The preconditions are
+  // forward()'s.
+  virtual const float* forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv,
+                                      Workspace& workspace, ThreadPool& pool) const = 0;
+  virtual LogitsView forward_logits(const BatchView& batch, Workspace& workspace, ThreadPool& pool) const = 0;
 };
 
 }  // namespace pagoda

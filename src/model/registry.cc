@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include "core/collectives.h"
 #include "model/llama_model.h"
+#include "model/pipeline_stage.h"
+#include "model/tensor_parallel_shard.h"
 #include "model/weight_repack.h"
 
 namespace pagoda {
@@ -27,6 +30,22 @@ Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const 
 Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet& tensors,
                                             const kernels::KernelTable& kernels, const ModelOptions& options) {
   PAGODA_ASSIGN_OR_RETURN(ModelWeights weights, model_weights_from_tensors(tensors, config));
+  if (options.pipeline_stages > 1) {
+    // This stage's layers (views, no copy); a tensor-parallel split below cuts them further.
+    PAGODA_ASSIGN_OR_RETURN(PipelineStage stage,
+                            plan_pipeline_stage(config, options.pipeline_stage, options.pipeline_stages));
+    weights = stage_model_weights(weights, stage);
+    config = stage_model_config(config, stage);
+  }
+  if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1) {
+    // Views of the whole model first (no copy), then this rank's cut of them.
+    const Collectives& group = *options.tensor_parallel;
+    PAGODA_ASSIGN_OR_RETURN(TensorParallelShard shard, plan_tensor_parallel_shard(config, group.rank(), group.size()));
+    PAGODA_ASSIGN_OR_RETURN(ModelWeights shard_weights, shard_model_weights(weights, config, shard));
+    if (options.repack_weights) repack_weights(kernels, shard_weights, tensors.file_mapped);
+    return std::unique_ptr<Model>(std::make_unique<LlamaModel>(
+        shard_model_config(config, shard), std::move(shard_weights), kernels, options, std::move(shard)));
+  }
   if (options.repack_weights) repack_weights(kernels, weights, tensors.file_mapped);
   return std::unique_ptr<Model>(std::make_unique<LlamaModel>(std::move(config), std::move(weights), kernels, options));
 }

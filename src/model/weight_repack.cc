@@ -58,6 +58,7 @@ void release_source_pages(const void* data, size_t bytes) {
 }
 
 bool repackable(const WeightView& w) {
+  if (w.data == nullptr) return false;  // a matrix another pipeline stage holds
   if (w.num_rows % 8 != 0) return false;
   if (w.dtype == DType::kInt8) return w.num_cols % 4 == 0;
   if (w.dtype == DType::kAwqInt4G32 || w.dtype == DType::kAwqInt4G64 || w.dtype == DType::kAwqInt4G128) return true;

@@ -32,10 +32,15 @@ std::string read_file(const std::string& path) {
 }
 
 ProcessResult run_pagoda(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv{PAGODA_TEST_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, env);
+}
+
+ProcessResult run_program(const std::vector<std::string>& program_argv, const std::vector<std::string>& env) {
   const std::string dir = make_temp_dir();
   const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
-  std::vector<std::string> argv_storage{PAGODA_TEST_BINARY};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<std::string> argv_storage = program_argv;
   std::vector<char*> argv;
   for (std::string& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -49,7 +54,7 @@ ProcessResult run_pagoda(const std::vector<std::string>& args, const std::vector
     dup2(err_fd, 2);
     dup2(null_fd, 0);
     for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   int status = 0;

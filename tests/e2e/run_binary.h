@@ -15,6 +15,8 @@ struct ProcessResult {
 
 // Runs PAGODA_TEST_BINARY with `args` (no shell). `env` entries "K=V" are added to the environment.
 ProcessResult run_pagoda(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
+// Runs argv[0] (a path, or a name looked up in PATH) with the rest as its arguments, as run_pagoda does.
+ProcessResult run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 // A fresh temporary directory for one test, removed by the caller with remove_all if wanted.
 std::string make_temp_dir();

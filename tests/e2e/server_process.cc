@@ -19,10 +19,13 @@
 
 namespace pagoda::e2e {
 
-ServerProcess::ServerProcess(const std::vector<std::string>& args) {
+ServerProcess::ServerProcess(const std::vector<std::string>& args, const std::vector<std::string>& launcher,
+                             const std::vector<std::string>& env) {
   dir_ = make_temp_dir();
   err_path_ = dir_ + "/stderr";
-  std::vector<std::string> argv_storage{PAGODA_TEST_BINARY, "serve", "--port", "0"};
+  launched_ = !launcher.empty();
+  std::vector<std::string> argv_storage = launcher;
+  for (const char* a : {PAGODA_TEST_BINARY, "serve", "--port", "0"}) argv_storage.push_back(a);
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_storage) argv.push_back(a.data());
@@ -34,7 +37,8 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args) {
     dup2(null_fd, 0);
     dup2(null_fd, 1);
     dup2(err_fd, 2);
-    execv(argv[0], argv.data());
+    for (const std::string& kv : env) putenv(const_cast<char*>(kv.c_str()));
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   const std::regex listening("listening on http://[0-9.]+:([0-9]+)");
@@ -53,6 +57,11 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args) {
 }
 
 ServerProcess::~ServerProcess() {
+  // A launcher passes SIGTERM on to what it started; SIGKILL would leave that running.
+  if (launched_ && !exited_ && pid_ > 0) {
+    kill(pid_, SIGTERM);
+    wait_exit(std::chrono::seconds(10));
+  }
   if (!exited_ && pid_ > 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);

@@ -16,8 +16,11 @@ class ServerProcess {
  public:
   // Starts `pagoda serve --port 0 ARGS` and waits until /health answers (or fails the test's assertion via
   // started() == false, with the log in log()).
-  explicit ServerProcess(const std::vector<std::string>& args);
-  ~ServerProcess();  // SIGKILL if still running
+  // `launcher`, when given, runs in front of the binary (e.g. {"mpirun", "-np", "2"}); `env` entries "K=V" are
+  // added to the environment.
+  explicit ServerProcess(const std::vector<std::string>& args, const std::vector<std::string>& launcher = {},
+                         const std::vector<std::string>& env = {});
+  ~ServerProcess();  // SIGKILL if still running (SIGTERM first, when launched through a launcher)
   bool started() const { return port_ > 0; }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }
@@ -34,6 +37,7 @@ class ServerProcess {
   std::string dir_;
   std::string err_path_;
   bool exited_ = false;
+  bool launched_ = false;
   int exit_code_ = -1;
 };
 

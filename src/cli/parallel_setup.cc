@@ -1,0 +1,74 @@
+// Joining the MPI world for --tp/--pp, and the leader/worker split.
+#include "cli/parallel_setup.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#ifdef PAGODA_HAVE_MPI
+#include "parallel/mpi_collectives.h"
+#endif
+
+namespace pagoda::cli {
+
+Result<ParallelRun> ParallelRun::join(const PagodaConfig& config) {
+  ParallelRun run;
+  const int32_t tp = config.parallel.tensor_parallel, pp = config.parallel.pipeline_parallel;
+  run.layout_ = parallel::ParallelLayout{tp, pp};
+  if (tp == 1 && pp == 1) return run;
+#ifdef PAGODA_HAVE_MPI
+  if (!parallel::launched_by_mpi())
+    return make_error(fmt::format("--tp {} --pp {} needs {} processes: launch with mpirun -np {} pagoda ...", tp, pp,
+                                  tp * pp, tp * pp));
+  PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<parallel::MpiSession> session, parallel::MpiSession::start());
+  if (session->size() != tp * pp)
+    return make_error(
+        fmt::format("--tp {} x --pp {} needs {} processes, mpirun started {}", tp, pp, tp * pp, session->size()));
+  run.world_ = &session->world();
+  if (tp > 1) run.tensor_group_ = &session->split_groups(tp);
+  run.session_ = std::shared_ptr<parallel::MpiSession>(std::move(session));
+  return run;
+#else
+  return make_error(
+      fmt::format("--tp {} --pp {}: this pagoda was built without MPI (install libopenmpi-dev and rebuild)", tp, pp));
+#endif
+}
+
+void ParallelRun::set_model_options(ModelOptions& options) const {
+  if (world_ == nullptr) return;
+  options.tensor_parallel = tensor_group_;
+  options.pipeline_stage = layout_.stage_of(world_->rank());
+  options.pipeline_stages = layout_.pipeline_parallel;
+}
+
+bool ParallelRun::follow_or_lead(LoadedModel& loaded, int32_t num_threads) {
+  if (world_ == nullptr) return false;
+  if (world_->rank() != 0) {
+    parallel::run_parallel_worker(*loaded.model, *world_, layout_, num_threads);
+    return true;
+  }
+  auto leader = std::make_unique<parallel::ParallelLeader>(std::move(loaded.model), *world_, layout_);
+  leader_ = leader.get();
+  loaded.model = std::move(leader);
+  return false;
+}
+
+std::string ParallelRun::communication_summary(double elapsed_s) const {
+  if (world_ == nullptr || leader_ == nullptr) return "";
+  const int64_t num_steps = leader_->num_steps();
+  double seconds = world_->seconds_communicating();
+  int64_t bytes = world_->bytes_communicated();
+  if (tensor_group_ != nullptr) {
+    seconds += tensor_group_->seconds_communicating();
+    bytes += tensor_group_->bytes_communicated();
+  }
+  const double steps = double(std::max<int64_t>(num_steps, 1));
+  return fmt::format(
+      "parallel tp {} x pp {}: rank 0 spent {:.3f} s of {:.3f} s ({:.1f}%) in communication, {:.2f} MB, over {} "
+      "steps: {:.2f} ms and {:.1f} KB per step",
+      layout_.tensor_parallel, layout_.pipeline_parallel, seconds, elapsed_s,
+      elapsed_s > 0 ? 100.0 * seconds / elapsed_s : 0.0, double(bytes) / 1e6, num_steps, seconds * 1e3 / steps,
+      double(bytes) / 1e3 / steps);
+}
+
+}  // namespace pagoda::cli
