@@ -24,7 +24,11 @@ namespace {
 
 struct BatchedCliOptions {
   CommonOptions common;
-  EngineCliOptions engine;
+  EngineCliOptions engine = [] {
+    EngineCliOptions e;
+    e.max_prefill_with_decodes = "0";  // prompts at the full step budget (see bench_batched)
+    return e;
+  }();
   int32_t prompt_len = 128;
   int32_t gen_len = 64;
   std::vector<int32_t> parallel{1, 4, 8, 16};
@@ -40,6 +44,9 @@ int bench_batched(BatchedCliOptions& o) {
     most = std::max(most, n);
   }
   if (!o.engine.batch_size) o.engine.batch_size = most;
+  // As llama-batched-bench runs it: the prompts go in (512-token steps, its micro-batch) before the decode is
+  // timed, rather than paced by the first sequences' decodes as serving would.
+  if (!o.engine.max_batched_tokens) o.engine.max_batched_tokens = std::max(512, o.prompt_len);
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
   if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command

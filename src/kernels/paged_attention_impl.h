@@ -1,6 +1,8 @@
 // paged_attention_impl: the one tiled online-softmax loop behind every AttentionFn, written once and
 // instantiated per instruction set with that set's vector ops (ref/attention.cc, avx2/attention.cc). Ops must
-// provide dot(q, k, n), dot_i8(q, k8, n), axpy(a, x, y, n), axpy_i8(a, x8, y, n) and scale(y, a, n).
+// provide dot(q, k, n), dot_i8(q, k8, n), scale(y, a, n), and weighted_rows(w, rows, m, y, n) /
+// weighted_rows_i8(w, rows8, m, y, n): y[i] += w[j] * rows[j][i] for j = 0..m-1 in that order (each j as one
+// axpy would add it, so the result is the same bits as m axpys).
 // Include it only from those files, with Ops of internal linkage, so the instantiations never mix; it calls
 // no inline library template either (std::min, std::exp), whose one shared copy could come from the AVX2 file.
 #pragma once
@@ -62,15 +64,24 @@ void paged_attention(const AttentionArgs& a) {
           running_sum[h] += p[h][jj];
         }
       }
-      // Weighted V rows, each read once for all heads.
+      // Weighted V rows: the tile's rows into each head's output in one pass, which keeps a slice of the output in
+      // registers across the tile rather than loading and storing it once per row.
+      const float* v_rows[kTile];
+      const int8_t* v8_rows[kTile];
+      float w[kTile];
       for (int32_t jj = 0; jj < nt; ++jj) {
+        if (int8)
+          v8_rows[jj] = a.v8 + slots[jj] * a.row_stride;
+        else
+          v_rows[jj] = a.v + slots[jj] * a.row_stride;
+      }
+      for (int32_t h = 0; h < nh; ++h) {
+        float* out = a.out + int64_t(h0 + h) * hd;
         if (int8) {
-          const int8_t* v = a.v8 + slots[jj] * a.row_stride;
-          const float vs = a.v_scale[slots[jj] * a.scale_stride];
-          for (int32_t h = 0; h < nh; ++h) Ops::axpy_i8(p[h][jj] * vs, v, a.out + int64_t(h0 + h) * hd, hd);
+          for (int32_t jj = 0; jj < nt; ++jj) w[jj] = p[h][jj] * a.v_scale[slots[jj] * a.scale_stride];
+          Ops::weighted_rows_i8(w, v8_rows, nt, out, hd);
         } else {
-          const float* v = a.v + slots[jj] * a.row_stride;
-          for (int32_t h = 0; h < nh; ++h) Ops::axpy(p[h][jj], v, a.out + int64_t(h0 + h) * hd, hd);
+          Ops::weighted_rows(p[h], v_rows, nt, out, hd);
         }
       }
     }

@@ -12,7 +12,20 @@ inline __m256 load_i8x8(const int8_t* x) {
 }
 
 struct Avx2Ops {
-  static float dot(const float* q, const float* k, int32_t n) { return avx2::dot(q, k, n); }
+  // dot as avx2::dot computes it (the same bits), inlined: a head's row is 64 or 128 values, so a call per K
+  // row cost as much as its arithmetic.
+  static float dot(const float* q, const float* k, int32_t n) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(k + i + 8), acc1);
+    }
+    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), acc0);
+    float s = hsum(_mm256_add_ps(acc0, acc1));
+    for (; i < n; ++i) s += q[i] * k[i];
+    return s;
+  }
   static float dot_i8(const float* q, const int8_t* k, int32_t n) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int32_t i = 0;
@@ -25,12 +38,33 @@ struct Avx2Ops {
     for (; i < n; ++i) s += q[i] * float(k[i]);
     return s;
   }
-  static void axpy(float a, const float* x, float* y, int32_t n) { avx2::axpy(a, x, y, n); }
-  static void axpy_i8(float a, const int8_t* x, float* y, int32_t n) {
-    const __m256 va = _mm256_set1_ps(a);
+  // y += w[j] * rows[j] for each j in turn: 64 values of y at a time stay in eight registers across the rows
+  // (each element still sees fma(w[j], row, y) in j order, as a sequence of axpys would give it).
+  template <class Row, class Load>
+  static void weighted_rows_with(const float* w, const Row* const* rows, int32_t m, float* y, int32_t n, Load load) {
     int32_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_i8x8(x + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] += a * float(x[i]);
+    for (; i + 64 <= n; i += 64) {
+      __m256 acc[8];
+      for (int k = 0; k < 8; ++k) acc[k] = _mm256_loadu_ps(y + i + 8 * k);
+      for (int32_t j = 0; j < m; ++j) {
+        const __m256 wj = _mm256_set1_ps(w[j]);
+        for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(wj, load(rows[j] + i + 8 * k), acc[k]);
+      }
+      for (int k = 0; k < 8; ++k) _mm256_storeu_ps(y + i + 8 * k, acc[k]);
+    }
+    for (; i + 8 <= n; i += 8) {
+      __m256 acc = _mm256_loadu_ps(y + i);
+      for (int32_t j = 0; j < m; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), load(rows[j] + i), acc);
+      _mm256_storeu_ps(y + i, acc);
+    }
+    for (; i < n; ++i)
+      for (int32_t j = 0; j < m; ++j) y[i] += w[j] * float(rows[j][i]);
+  }
+  static void weighted_rows(const float* w, const float* const* rows, int32_t m, float* y, int32_t n) {
+    weighted_rows_with(w, rows, m, y, n, [](const float* x) { return _mm256_loadu_ps(x); });
+  }
+  static void weighted_rows_i8(const float* w, const int8_t* const* rows, int32_t m, float* y, int32_t n) {
+    weighted_rows_with(w, rows, m, y, n, [](const int8_t* x) { return load_i8x8(x); });
   }
   static void scale(float* y, float a, int32_t n) {
     const __m256 va = _mm256_set1_ps(a);

@@ -16,11 +16,13 @@ struct RefOps {
     for (int32_t i = 0; i < n; ++i) s += q[i] * float(k[i]);
     return s;
   }
-  static void axpy(float a, const float* x, float* y, int32_t n) {
-    for (int32_t i = 0; i < n; ++i) y[i] += a * x[i];
+  static void weighted_rows(const float* w, const float* const* rows, int32_t m, float* y, int32_t n) {
+    for (int32_t j = 0; j < m; ++j)
+      for (int32_t i = 0; i < n; ++i) y[i] += w[j] * rows[j][i];
   }
-  static void axpy_i8(float a, const int8_t* x, float* y, int32_t n) {
-    for (int32_t i = 0; i < n; ++i) y[i] += a * float(x[i]);
+  static void weighted_rows_i8(const float* w, const int8_t* const* rows, int32_t m, float* y, int32_t n) {
+    for (int32_t j = 0; j < m; ++j)
+      for (int32_t i = 0; i < n; ++i) y[i] += w[j] * float(rows[j][i]);
   }
   static void scale(float* y, float a, int32_t n) {
     for (int32_t i = 0; i < n; ++i) y[i] *= a;
