@@ -39,8 +39,11 @@ int bench_offline(OfflineCliOptions& o) {
   std::fprintf(stderr, "pagoda: bench offline: %d requests, input %s, output %s tokens, model %s, %d threads\n",
                o.bench.num_prompts, o.bench.input_len.to_string().c_str(), o.bench.output_len.to_string().c_str(),
                loaded->source.c_str(), (*engine)->num_threads());
+  p->parallel.begin_measurement();
   Result<bench::OfflineReport> report = bench::run_offline_bench(**engine, *loaded->tokenizer, o.bench);
   if (!report.ok()) return report_error(report.error());
+  const std::string communication = p->parallel.communication_summary(report->duration_s);
+  if (!communication.empty()) std::fprintf(stderr, "pagoda: %s\n", communication.c_str());
   if (o.json) {
     std::printf("%s\n", bench::offline_report_json(*report).c_str());
   } else {

@@ -53,15 +53,26 @@ bool ParallelRun::follow_or_lead(LoadedModel& loaded, int32_t num_threads) {
   return false;
 }
 
+double ParallelRun::seconds() const {
+  return world_->seconds_communicating() + (tensor_group_ ? tensor_group_->seconds_communicating() : 0.0);
+}
+
+int64_t ParallelRun::bytes() const {
+  return world_->bytes_communicated() + (tensor_group_ ? tensor_group_->bytes_communicated() : 0);
+}
+
+void ParallelRun::begin_measurement() {
+  if (world_ == nullptr || leader_ == nullptr) return;
+  base_seconds_ = seconds();
+  base_bytes_ = bytes();
+  base_steps_ = leader_->num_steps();
+}
+
 std::string ParallelRun::communication_summary(double elapsed_s) const {
   if (world_ == nullptr || leader_ == nullptr) return "";
-  const int64_t num_steps = leader_->num_steps();
-  double seconds = world_->seconds_communicating();
-  int64_t bytes = world_->bytes_communicated();
-  if (tensor_group_ != nullptr) {
-    seconds += tensor_group_->seconds_communicating();
-    bytes += tensor_group_->bytes_communicated();
-  }
+  const int64_t num_steps = leader_->num_steps() - base_steps_;
+  const double seconds = this->seconds() - base_seconds_;
+  const int64_t bytes = this->bytes() - base_bytes_;
   const double steps = double(std::max<int64_t>(num_steps, 1));
   return fmt::format(
       "parallel tp {} x pp {}: rank 0 spent {:.3f} s of {:.3f} s ({:.1f}%) in communication, {:.2f} MB, over {} "

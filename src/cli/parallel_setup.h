@@ -29,6 +29,8 @@ class ParallelRun {
   // the command). Any other rank: follows rank 0's steps with `num_threads` threads until it stops; returns
   // true (the command's work is done on this rank).
   bool follow_or_lead(LoadedModel& loaded, int32_t num_threads);
+  // From now on, what communication_summary counts (it counts from the start without a call).
+  void begin_measurement();
   // For rank 0's closing figures, e.g. "parallel tp 2 x pp 1: rank 0 spent 0.41 s of 4.56 s (9.0%) in
   // communication, 12.3 MB, over 120 steps: 3.4 ms and 102 KB per step"; empty when alone.
   std::string communication_summary(double elapsed_s) const;
@@ -39,6 +41,13 @@ class ParallelRun {
   Collectives* tensor_group_ = nullptr;  // this rank's stage's group (null when tensor_parallel is 1)
   parallel::ParallelLayout layout_;
   const parallel::ParallelLeader* leader_ = nullptr;  // rank 0, once it leads: counts the steps
+  // Totals at begin_measurement().
+  double base_seconds_ = 0.0;
+  int64_t base_bytes_ = 0;
+  int64_t base_steps_ = 0;
+
+  double seconds() const;
+  int64_t bytes() const;
 };
 
 }  // namespace pagoda::cli

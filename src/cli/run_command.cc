@@ -105,6 +105,7 @@ int run(const RunOptions& o) {
   std::fwrite(prompt_text.data(), 1, prompt_text.size(), stdout);
   std::fflush(stdout);
 
+  parallel->begin_measurement();
   const auto start = std::chrono::steady_clock::now();
   Result<GenerationResult> result = generator.generate(prompt, sampling, [](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
