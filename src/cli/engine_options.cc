@@ -35,7 +35,7 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
 }
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
-                                             const ModelConfig& model) {
+                                             const ModelConfig& model, int32_t ranks_sharing_ram) {
   ResolvedEngine r;
   EngineConfig& c = r.config;
   c.max_seq_len = config.max_seq_len > 0 ? config.max_seq_len : model.context_length;
@@ -93,6 +93,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   pool.bytes_per_block = KvStorage::bytes_per_block_for(model, block_size, c.kv_dtype);
   pool.max_seq_len = c.max_seq_len;
   pool.max_num_seqs = batch_size.value_or(256);
+  pool.free_ram_share /= double(std::max(1, ranks_sharing_ram));
   PAGODA_ASSIGN_OR_RETURN(r.kv_pool, plan_kv_pool(pool, available_ram_bytes()));
 
   c.kv.num_blocks = r.kv_pool.num_blocks;

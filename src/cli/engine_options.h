@@ -40,9 +40,10 @@ struct ResolvedEngine {
   KvPoolPlan kv_pool;
 };
 // Context length from the config (0 = the model's), KV pool from the config and flags, batch_size "auto" =
-// as many sequences as there are blocks and step tokens.
+// as many sequences as there are blocks and step tokens. The automatic KV budget is this process's part of the
+// free RAM: `ranks_sharing_ram` processes of one split run on this machine share it.
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& options,
-                                             const ModelConfig& model);
+                                             const ModelConfig& model, int32_t ranks_sharing_ram = 1);
 // The start-up lines: scheduling and the KV pool.
 void print_engine_summary(const ResolvedEngine& engine, std::FILE* out);
 

@@ -25,6 +25,7 @@ Result<ParallelRun> ParallelRun::join(const PagodaConfig& config) {
     return make_error(
         fmt::format("--tp {} x --pp {} needs {} processes, mpirun started {}", tp, pp, tp * pp, session->size()));
   run.world_ = &session->world();
+  run.ranks_on_this_machine_ = session->local_size();
   if (tp > 1) run.tensor_group_ = &session->split_groups(tp);
   run.session_ = std::shared_ptr<parallel::MpiSession>(std::move(session));
   return run;

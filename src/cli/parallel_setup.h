@@ -23,6 +23,8 @@ class ParallelRun {
   static Result<ParallelRun> join(const PagodaConfig& config);
 
   bool active() const { return world_ != nullptr; }
+  // Processes of this run on this machine, sharing its RAM (1 when alone).
+  int32_t ranks_on_this_machine() const { return ranks_on_this_machine_; }
   // This rank's part of the model: its pipeline stage and tensor-parallel group, set on `options`.
   void set_model_options(ModelOptions& options) const;
   // Call after loading with set_model_options. Rank 0: its model becomes the step leader; returns false (run
@@ -40,6 +42,7 @@ class ParallelRun {
   Collectives* world_ = nullptr;
   Collectives* tensor_group_ = nullptr;  // this rank's stage's group (null when tensor_parallel is 1)
   parallel::ParallelLayout layout_;
+  int32_t ranks_on_this_machine_ = 1;
   const parallel::ParallelLeader* leader_ = nullptr;  // rank 0, once it leads: counts the steps
   // Totals at begin_measurement().
   double base_seconds_ = 0.0;

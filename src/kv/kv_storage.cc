@@ -18,13 +18,13 @@ KvStorage::KvStorage(const ModelConfig& config, int32_t num_blocks, int32_t bloc
   PAGODA_CHECK(num_blocks > 0 && block_size > 0);
   const size_t slots = size_t(num_layers_) * size_t(num_blocks) * size_t(block_size);
   if (dtype == KvDType::kF32) {
-    k_.assign(slots * size_t(kv_dim_), 0.0f);
-    v_.assign(slots * size_t(kv_dim_), 0.0f);
+    k_.allocate(slots * size_t(kv_dim_));
+    v_.allocate(slots * size_t(kv_dim_));
   } else {
-    k8_.assign(slots * size_t(kv_dim_), 0);
-    v8_.assign(slots * size_t(kv_dim_), 0);
-    k_scale_.assign(slots * size_t(num_kv_heads_), 0.0f);
-    v_scale_.assign(slots * size_t(num_kv_heads_), 0.0f);
+    k8_.allocate(slots * size_t(kv_dim_));
+    v8_.allocate(slots * size_t(kv_dim_));
+    k_scale_.allocate(slots * size_t(num_kv_heads_));
+    v_scale_.allocate(slots * size_t(num_kv_heads_));
   }
 }
 
@@ -60,14 +60,14 @@ namespace {
 
 // Per layer a block is block_size consecutive slots of `row` elements.
 template <typename T>
-void copy_block_rows(std::vector<T>& data, size_t row, size_t num_layers, size_t num_blocks, size_t block_size,
-                     BlockId src_block_id, BlockId dst_block_id) {
+void copy_block_rows(T* data, size_t row, size_t num_layers, size_t num_blocks, size_t block_size, BlockId src_block_id,
+                     BlockId dst_block_id) {
   const size_t block_elems = block_size * row;
   const size_t layer_elems = num_blocks * block_elems;
   for (size_t layer = 0; layer < num_layers; ++layer) {
     const size_t src = layer * layer_elems + size_t(src_block_id) * block_elems;
     const size_t dst = layer * layer_elems + size_t(dst_block_id) * block_elems;
-    std::copy_n(data.begin() + ptrdiff_t(src), block_elems, data.begin() + ptrdiff_t(dst));
+    std::copy_n(data + src, block_elems, data + dst);
   }
 }
 
@@ -79,13 +79,13 @@ void KvStorage::copy_block(BlockId src_block_id, BlockId dst_block_id) {
   PAGODA_CHECK(src_block_id != dst_block_id, "copy_block of block {} onto itself", src_block_id);
   const size_t layers = size_t(num_layers_), blocks = size_t(num_blocks_), bs = size_t(block_size_);
   if (dtype_ == KvDType::kF32) {
-    copy_block_rows(k_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
-    copy_block_rows(v_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(k_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(v_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
   } else {
-    copy_block_rows(k8_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
-    copy_block_rows(v8_, size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
-    copy_block_rows(k_scale_, size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
-    copy_block_rows(v_scale_, size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(k8_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(v8_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(k_scale_.data(), size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
+    copy_block_rows(v_scale_.data(), size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
   }
 }
 

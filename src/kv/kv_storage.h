@@ -5,13 +5,34 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <cstdlib>
+#include <memory>
 
+#include "core/check.h"
 #include "core/types.h"
 #include "model/kv_cache_view.h"
 #include "model/model_config.h"
 
 namespace pagoda {
+
+// A zero-filled array from calloc: a large one comes straight from the kernel as zero pages, each touched when a
+// block is first written, so a pool of gigabytes costs nothing to create (a std::vector would write every byte
+// first, seconds at start-up, and on another rank in the middle of the first step).
+template <class T>
+class ZeroedArray {
+ public:
+  void allocate(size_t n) {
+    data_.reset(n > 0 ? static_cast<T*>(std::calloc(n, sizeof(T))) : nullptr);
+    PAGODA_CHECK(n == 0 || data_ != nullptr, "could not allocate {} bytes of KV cache", n * sizeof(T));
+  }
+  T* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
 
 class KvStorage {
  public:
@@ -40,12 +61,12 @@ class KvStorage {
   int32_t block_size_;
   KvDType dtype_;
   int64_t bytes_per_token_layer_;
-  std::vector<float> k_;    // kF32: [num_layers][num_blocks * block_size][kv_dim]
-  std::vector<float> v_;    // same
-  std::vector<int8_t> k8_;  // kInt8: [num_layers][num_blocks * block_size][kv_dim]
-  std::vector<int8_t> v8_;
-  std::vector<float> k_scale_;  // kInt8: [num_layers][num_blocks * block_size][num_kv_heads]
-  std::vector<float> v_scale_;
+  ZeroedArray<float> k_;    // kF32: [num_layers][num_blocks * block_size][kv_dim]
+  ZeroedArray<float> v_;    // same
+  ZeroedArray<int8_t> k8_;  // kInt8: [num_layers][num_blocks * block_size][kv_dim]
+  ZeroedArray<int8_t> v8_;
+  ZeroedArray<float> k_scale_;  // kInt8: [num_layers][num_blocks * block_size][num_kv_heads]
+  ZeroedArray<float> v_scale_;
 };
 
 }  // namespace pagoda

@@ -141,6 +141,13 @@ Result<std::unique_ptr<MpiSession>> MpiSession::start() {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   s->rank_ = rank;
   s->size_ = size;
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    int local = 1;
+    MPI_Comm_size(node, &local);
+    s->local_size_ = local;
+    MPI_Comm_free(&node);
+  }
   s->world_ = std::make_unique<MpiComm>(MPI_COMM_WORLD, rank);
   return s;
 }

@@ -27,6 +27,8 @@ class MpiSession {
 
   int32_t rank() const { return rank_; }
   int32_t size() const { return size_; }
+  // Ranks on this machine (sharing its memory), this one included.
+  int32_t local_size() const { return local_size_; }
   // Every rank, as Collectives; valid while the session lives.
   Collectives& world() { return *world_; }
   // The ranks whose world rank / group_size is the same (a pipeline stage's tensor-parallel group, ranked by
@@ -37,6 +39,7 @@ class MpiSession {
   MpiSession() = default;
   int32_t rank_ = 0;
   int32_t size_ = 1;
+  int32_t local_size_ = 1;
   std::unique_ptr<Collectives> world_;
   std::unique_ptr<Collectives> group_;
 };
