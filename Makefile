@@ -13,9 +13,10 @@ PROMPT ?= Once upon a time
 # reads) and the block pool. The engine's tests run under TSan instead, so the sanitizer builds stay small:
 # CI has 2 cores and the whole of `make test` must stay well under 15 minutes.
 SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests kv_tests quant_tests kernels_tests metrics_tests
-# Tests of code that runs on several threads, under ThreadSanitizer. Each sanitizer build runs every test of the
+# Tests of code that runs on several threads (the pool, the engine, a split model over threads), under
+# ThreadSanitizer. Each sanitizer build runs every test of the
 # binaries it built (ctest names the others *_NOT_BUILT).
-TSAN_TARGETS = core_tests engine_tests
+TSAN_TARGETS = core_tests engine_tests parallel_tests
 # -O1 without debug info: reports name the functions of each stack frame (symbol table) but not file:line; line
 # tables (-g1) made each file compile about 1.5x slower (jinja_renderer.cc 14.0 s -> 21.8 s under ASan), and CI
 # must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`.

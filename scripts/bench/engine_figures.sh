@@ -2,7 +2,8 @@
 # The engine's benchmark figures on one model, each comparison inside this one script (the machine is shared
 # and noisy, so only ratios measured side by side mean much):
 #   1. batched decode: pagoda bench batched vs llama.cpp's llama-batched-bench (S_TG per batch size, ratios)
-#   2. continuous vs static batching on outputs of 10-256 tokens (output tokens/s ratio; static-shrink too)
+#   2. continuous vs static batching on outputs of 10-256 tokens, uniform and log-uniform (output tokens/s
+#      ratio; static-shrink too)
 #   3. chunked prefill: stream inter-token latency while a 1,024-token prompt arrives (p99 during its prefill
 #      over the undisturbed p50, and the overall p99/p50), with and without chunking, and chunked with
 #      --max-prefill-with-decodes PREFILL_CAP (default 0: chunks as large as the step budget)
@@ -51,6 +52,12 @@ if want 2; then
   r=$("$P" "${args[@]}" --batching static-shrink 2>/dev/null | jq -r .output_tok_s)
   echo "   output tok/s: continuous $c, static $s ($(jq -r .num_padding_tokens <<<"$sj") padding rows), ratio $(ratio "$c" "$s")"
   echo "   static-shrink (members that end leave the step) $r, continuous / static-shrink $(ratio "$c" "$r")"
+  # The same lengths drawn log-uniformly (mostly short replies, a long tail: the shape of chat traffic).
+  args=(bench offline -m "$model" --threads "$threads" --num-prompts 32 --input-len 32-128 --output-len log:10-256
+        --batch-size 16 --json)
+  c=$("$P" "${args[@]}" --batching continuous 2>/dev/null | jq -r .output_tok_s)
+  s=$("$P" "${args[@]}" --batching static 2>/dev/null | jq -r .output_tok_s)
+  echo "   outputs log:10-256: continuous $c, static $s, ratio $(ratio "$c" "$s")"
 fi
 
 if want 3; then
