@@ -7,37 +7,10 @@
 namespace pagoda::kernels::avx2 {
 namespace {
 
-inline __m256 load_i8x8(const int8_t* x) {
-  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
-}
-
 struct Avx2Ops {
-  // dot as avx2::dot computes it (the same bits), inlined: a head's row is 64 or 128 values, so a call per K
-  // row cost as much as its arithmetic.
-  static float dot(const float* q, const float* k, int32_t n) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int32_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), _mm256_loadu_ps(k + i + 8), acc1);
-    }
-    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_loadu_ps(k + i), acc0);
-    float s = hsum(_mm256_add_ps(acc0, acc1));
-    for (; i < n; ++i) s += q[i] * k[i];
-    return s;
-  }
-  static float dot_i8(const float* q, const int8_t* k, int32_t n) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int32_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load_i8x8(k + i), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load_i8x8(k + i + 8), acc1);
-    }
-    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load_i8x8(k + i), acc0);
-    float s = hsum(_mm256_add_ps(acc0, acc1));
-    for (; i < n; ++i) s += q[i] * float(k[i]);
-    return s;
-  }
+  // Inlined (a head's row is 64 or 128 values: a call per K row cost as much as its arithmetic).
+  static float dot(const float* q, const float* k, int32_t n) { return dot_with(q, k, n, load_f32x8); }
+  static float dot_i8(const float* q, const int8_t* k, int32_t n) { return dot_with(q, k, n, load_i8x8); }
   // y += w[j] * rows[j] for each j in turn: 64 values of y at a time stay in eight registers across the rows
   // (each element still sees fma(w[j], row, y) in j order, as a sequence of axpys would give it).
   template <class Row, class Load>
@@ -61,10 +34,10 @@ struct Avx2Ops {
       for (int32_t j = 0; j < m; ++j) y[i] += w[j] * float(rows[j][i]);
   }
   static void weighted_rows(const float* w, const float* const* rows, int32_t m, float* y, int32_t n) {
-    weighted_rows_with(w, rows, m, y, n, [](const float* x) { return _mm256_loadu_ps(x); });
+    weighted_rows_with(w, rows, m, y, n, load_f32x8);
   }
   static void weighted_rows_i8(const float* w, const int8_t* const* rows, int32_t m, float* y, int32_t n) {
-    weighted_rows_with(w, rows, m, y, n, [](const int8_t* x) { return load_i8x8(x); });
+    weighted_rows_with(w, rows, m, y, n, load_i8x8);
   }
   static void scale(float* y, float a, int32_t n) {
     const __m256 va = _mm256_set1_ps(a);

@@ -96,4 +96,27 @@ inline __m256 exp_ps(__m256 x) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+// sum q[i] * k[i] over n values, k's eight at a time through `load` (f32 as is, int8 widened): two accumulators
+// of 16 values, then 8, then a scalar tail. avx2::dot and the attention kernel's dots are this one loop, so they
+// give the same bits.
+template <class T, class Load>
+inline float dot_with(const float* q, const T* k, int64_t n, Load load) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load(k + i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load(k + i + 8), acc1);
+  }
+  for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load(k + i), acc0);
+  float sum = hsum(_mm256_add_ps(acc0, acc1));
+  for (; i < n; ++i) sum += q[i] * float(k[i]);
+  return sum;
+}
+
+// Loads for dot_with and its kin, as function objects (a type each, so the call inlines).
+inline constexpr auto load_f32x8 = [](const float* x) { return _mm256_loadu_ps(x); };
+inline constexpr auto load_i8x8 = [](const int8_t* x) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
+};
+
 }  // namespace pagoda::kernels::avx2

@@ -126,7 +126,7 @@ TEST(Llama2cReaderTest, Vocabulary) {
 TEST(Llama2cConverterTest, WritesLlamaCppMetadataAndTokens) {
   // Named after the checkpoint so that general.name defaults to its stem.
   const std::string out = process_temp_path("converted.gguf");
-  Status st = convert_llama2c_to_gguf({kCheckpoint, kTokenizer, out, ""});
+  Status st = convert_llama2c_to_gguf({kCheckpoint, kTokenizer, out, "", ""});
   ASSERT_TRUE(st.ok()) << st.message();
   auto file = GgufFile::open(out);
   ASSERT_TRUE(file.ok()) << file.error();
@@ -151,7 +151,7 @@ TEST(Llama2cConverterTest, WritesLlamaCppMetadataAndTokens) {
 }
 
 TEST(Llama2cConverterTest, UnwritableOutputIsAnError) {
-  Status st = convert_llama2c_to_gguf({kCheckpoint, kTokenizer, "/nonexistent-dir/x.gguf", ""});
+  Status st = convert_llama2c_to_gguf({kCheckpoint, kTokenizer, "/nonexistent-dir/x.gguf", "", ""});
   ASSERT_FALSE(st.ok());
   EXPECT_THAT(st.message(), HasSubstr("/nonexistent-dir/x.gguf"));
 }
