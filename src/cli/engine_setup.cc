@@ -16,6 +16,7 @@ Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineC
   PAGODA_ASSIGN_OR_RETURN(p.loaded, load_model(p.config.model, kernels::best_kernels(), model_options));
   PAGODA_ASSIGN_OR_RETURN(p.resolved, resolve_engine_config(p.config, engine, p.loaded.model->config(),
                                                             p.parallel.ranks_on_this_machine()));
+  p.resolved.config.num_threads = p.parallel.threads_per_rank(p.resolved.config.num_threads);
   if (p.parallel.follow_or_lead(p.loaded, p.resolved.config.num_threads)) {
     p.followed = true;
     return p;

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+
+#include "core/thread_pool.h"
 
 #ifdef PAGODA_HAVE_MPI
 #include "parallel/mpi_collectives.h"
@@ -33,6 +36,11 @@ Result<ParallelRun> ParallelRun::join(const PagodaConfig& config) {
   return make_error(
       fmt::format("--tp {} --pp {}: this pagoda was built without MPI (install libopenmpi-dev and rebuild)", tp, pp));
 #endif
+}
+
+int32_t ParallelRun::threads_per_rank(int32_t resolved) const {
+  if (resolved > 0 || world_ == nullptr) return resolved;
+  return std::max(1, ThreadPool::num_cores() / std::max(1, ranks_on_this_machine_));
 }
 
 void ParallelRun::set_model_options(ModelOptions& options) const {

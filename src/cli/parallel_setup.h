@@ -25,6 +25,9 @@ class ParallelRun {
   bool active() const { return world_ != nullptr; }
   // Processes of this run on this machine, sharing its RAM (1 when alone).
   int32_t ranks_on_this_machine() const { return ranks_on_this_machine_; }
+  // The threads this rank's pool takes: `resolved` when set (> 0); otherwise (0: one per core) the cores shared
+  // among the ranks on this machine, at least one each.
+  int32_t threads_per_rank(int32_t resolved) const;
   // This rank's part of the model: its pipeline stage and tensor-parallel group, set on `options`.
   void set_model_options(ModelOptions& options) const;
   // Call after loading with set_model_options. Rank 0: its model becomes the step leader; returns false (run

@@ -64,7 +64,8 @@ int run(const RunOptions& o) {
   parallel->set_model_options(*model_options);
   Result<LoadedModel> loaded = load_model(config->model, kernels, *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
-  if (parallel->follow_or_lead(*loaded, resolve_num_threads(config->threads, loaded->model->config()))) return 0;
+  const int32_t num_threads = parallel->threads_per_rank(resolve_num_threads(config->threads, loaded->model->config()));
+  if (parallel->follow_or_lead(*loaded, num_threads)) return 0;
   const ModelConfig& mc = loaded->model->config();
   const int32_t max_seq_len = config->max_seq_len > 0 ? config->max_seq_len : mc.context_length;
   if (max_seq_len > mc.context_length)
@@ -86,7 +87,7 @@ int run(const RunOptions& o) {
         fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
                     "{:.1f} GiB; lower --max-seq-len or -n",
                     seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
-  ThreadPool pool(resolve_num_threads(config->threads, mc));
+  ThreadPool pool(num_threads);
   Generator generator(*loaded->model, tok, pool, seq_len, 256, *kv_dtype);
   if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> logits_file(nullptr, &std::fclose);

@@ -96,6 +96,16 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
 
 SchedulePlan Scheduler::schedule() {
   SchedulePlan plan;
+  // A static batch whose generating members all left another way (cancelled, or preempted behind its padding)
+  // has nothing left to wait for: its padding rows leave, so the next batch can form.
+  if (config_.batching == BatchingMode::kStatic && !running_.empty() &&
+      std::all_of(running_.begin(), running_.end(), [](const Sequence* s) { return s->padding; })) {
+    while (!running_.empty()) {
+      Sequence* s = running_.back();
+      release(s);
+      plan.released.push_back(s);
+    }
+  }
   int32_t budget = config_.max_batched_tokens;
   // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step
   // (with the decodes, as vLLM does) as long as it is the step's only prefill; otherwise it would wait for
@@ -104,8 +114,9 @@ SchedulePlan Scheduler::schedule() {
   const bool chunked = config_.chunked_prefill;
   // Decode-paced prefill: prompt tokens this step may still take (a cap only while someone is decoding).
   int32_t prefill_budget = config_.max_batched_tokens;
-  const int32_t num_decoding = int32_t(std::count_if(
-      running_.begin(), running_.end(), [](const Sequence* s) { return s->num_uncomputed_tokens() == 1; }));
+  const int32_t num_decoding = int32_t(std::count_if(running_.begin(), running_.end(), [](const Sequence* s) {
+    return s->num_uncomputed_tokens() == 1 && !s->padding;
+  }));
   if (chunked && num_decoding > 0) {
     if (config_.max_prefill_tokens_with_decodes == kAutoPrefillCap)
       prefill_budget = std::max(num_decoding, kMinPrefillTokensWithDecodes);

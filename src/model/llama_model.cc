@@ -41,7 +41,7 @@ void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_paralle
 
 void LlamaModel::tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const {
   // Local columns first, [num_rows][vocab_len] at the front of ws.logits.
-  linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
+  if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
   const int64_t vocab = config_.vocab_size;
   std::vector<int64_t> counts;
   for (int64_t c : shard_.vocab_counts) counts.push_back(c * num_rows);

@@ -30,7 +30,8 @@ struct ModelOptions {
   LinearObserver* linear_observer = nullptr;
   // Borrowed, may be nullptr: the group of processes this model is split over (tensor parallel, one rank each;
   // model/tensor_parallel_shard.h). With more than one rank the model holds only this rank's shard and sums
-  // the ranks' partial results through it, twice per layer. It must outlive the model.
+  // the ranks' partial results through it (twice per layer, once for the embedding, and a gather of the
+  // logits). It must outlive the model.
   Collectives* tensor_parallel = nullptr;
   // Pipeline parallel: this process holds stage `pipeline_stage` of `pipeline_stages` (contiguous layers;
   // model/pipeline_stage.h); with tensor_parallel too, the group splits that stage's heads.

@@ -34,7 +34,7 @@ Result<TensorParallelShard> plan_tensor_parallel_shard(const ModelConfig& config
 ModelConfig shard_model_config(const ModelConfig& full, const TensorParallelShard& shard);
 
 // The shard's weights from the full model's (file layout: before repacking). Column cuts must fall on the
-// dtype's block boundaries; weights stored as INT8 or AWQ INT4 are refused (their scales follow the rows).
+// dtype's block boundaries (INT8 rows keep their scale, AWQ cuts fall on its groups); repacked types are refused.
 Result<ModelWeights> shard_model_weights(const ModelWeights& full, const ModelConfig& full_config,
                                          const TensorParallelShard& shard);
 

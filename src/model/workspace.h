@@ -45,8 +45,8 @@ struct Workspace {
   std::vector<float> xq_int8_scales;
   // f32 [max(max_tokens, max_logits_rows), max(dim, hidden)]: a linear layer's input times its AWQ input scale.
   std::vector<float> x_scaled;
-  // Tensor parallel only, sized on first use: f32 [rows, vocab] of every rank's logit columns, rank after rank,
-  // as rank 0 receives them before putting each row in order.
+  // Tensor parallel only, sized on first use on every rank: f32 [rows, vocab] of every rank's logit columns, rank
+  // after rank, as the group's first rank receives them before putting each row in order.
   std::vector<float> logits_gather;
   static constexpr int32_t kMaxRowSplitTokens = 64;
 };

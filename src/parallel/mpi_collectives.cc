@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -92,7 +93,7 @@ class MpiComm final : public Collectives {
   };
 
   int to_int(int64_t n) const {
-    if (n < 0 || n > int64_t(1) << 31) fail("MPI", fmt::format("a message of {} elements", n));
+    if (n < 0 || n > int64_t(INT_MAX)) fail("MPI", fmt::format("a message of {} elements", n));
     return int(n);
   }
 

@@ -29,7 +29,7 @@ enum HeaderField : size_t {
   kWsMaxTokens,
   kWsMaxContext,
   kWsMaxLogitsRows,
-  kWsNumThreads,
+  kWsNumThreads,  // rank 0's, for the record: each rank sizes its own pool
   kNumHeaderFields,
 };
 using Header = std::array<int64_t, kNumHeaderFields>;
@@ -176,14 +176,13 @@ void run_parallel_worker(const Model& part, Collectives& world, ParallelLayout l
       kv.emplace(part.config(), int32_t(h[kKvNumSlots] / h[kKvBlockSize]), int32_t(h[kKvBlockSize]),
                  KvDType(h[kKvDType]));
     }
-    const int32_t threads = std::max<int32_t>(num_threads, 1);
+    if (!pool) pool.emplace(num_threads);  // 0: every core, as the engine's pool
     if (!ws || ws->max_tokens != h[kWsMaxTokens] || ws->max_context != h[kWsMaxContext] ||
         ws->max_logits_rows != h[kWsMaxLogitsRows]) {
       ws.reset();
       ws.emplace(part.config(), int32_t(h[kWsMaxTokens]), int32_t(h[kWsMaxContext]), int32_t(h[kWsMaxLogitsRows]),
-                 threads);
+                 pool->num_threads());
     }
-    if (!pool) pool.emplace(threads);
     shape = h;
 
     const int32_t* p = payload.data();

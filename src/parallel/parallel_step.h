@@ -58,7 +58,8 @@ class ParallelLeader final : public Model {
   mutable int64_t num_steps_ = 0;
 };
 
-// Until rank 0's leader is destroyed: every step it sends, computed on `part` with `num_threads` threads.
+// Until rank 0's leader is destroyed: every step it sends, computed on `part` with `num_threads` threads (0: one
+// per core).
 void run_parallel_worker(const Model& part, Collectives& world, ParallelLayout layout, int32_t num_threads);
 
 }  // namespace pagoda::parallel

@@ -315,6 +315,22 @@ TEST_F(SchedulerTest, AStaticBatchKeepsItsEndedMembersAsPaddingUntilItsLongestEn
   EXPECT_EQ(next.seqs[0].seq, c);
 }
 
+TEST_F(SchedulerTest, PaddingLeftWithoutAGeneratingMemberLeavesAndTheNextBatchForms) {
+  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64, .batching = BatchingMode::kStatic});
+  Sequence* a = add(iota_tokens(3));
+  Sequence* b = add(iota_tokens(3, 40));
+  finish_step(scheduler_->schedule());
+  Sequence* c = add(iota_tokens(3, 80));
+  ASSERT_TRUE(scheduler_->finish(a).empty());  // a pads for b
+  ASSERT_TRUE(scheduler_->remove(b));          // b is cancelled: it leaves without finish()
+  SchedulePlan p = scheduler_->schedule();
+  ASSERT_EQ(p.released.size(), 1u);
+  EXPECT_EQ(p.released[0], a);
+  EXPECT_EQ(a->status, SeqStatus::kFinished);
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].seq, c);
+}
+
 TEST_F(SchedulerTest, APaddingRowIsTheFirstVictimAndLeavesInsteadOfWaiting) {
   // 3 blocks of 4: the 4-token prompts fill one each; then b's 5th token takes the last block and a, padding,
   // finds none: it leaves rather than preempting b or waiting to be recomputed.
