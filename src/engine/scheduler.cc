@@ -45,6 +45,13 @@ void Scheduler::release(Sequence* seq) {
   seq->status = SeqStatus::kFinished;
 }
 
+void Scheduler::release_all_running(std::vector<Sequence*>& released) {
+  while (!running_.empty()) {
+    released.push_back(running_.back());
+    release(running_.back());
+  }
+}
+
 std::vector<Sequence*> Scheduler::finish(Sequence* seq) {
   PAGODA_CHECK(std::find(running_.begin(), running_.end(), seq) != running_.end(),
                "finish() of a sequence that is not running");
@@ -58,11 +65,8 @@ std::vector<Sequence*> Scheduler::finish(Sequence* seq) {
   }
   std::vector<Sequence*> left{seq};
   release(seq);
-  if (config_.batching == BatchingMode::kStatic) {
-    // Nobody in the batch generates any more: the padding rows leave with its last member.
-    for (Sequence* s : running_) left.push_back(s);
-    for (size_t i = 1; i < left.size(); ++i) release(left[i]);
-  }
+  // Nobody in the batch generates any more: the padding rows leave with its last member.
+  if (config_.batching == BatchingMode::kStatic) release_all_running(left);
   return left;
 }
 
@@ -100,11 +104,7 @@ SchedulePlan Scheduler::schedule() {
   // has nothing left to wait for: its padding rows leave, so the next batch can form.
   if (config_.batching == BatchingMode::kStatic && !running_.empty() &&
       std::all_of(running_.begin(), running_.end(), [](const Sequence* s) { return s->padding; })) {
-    while (!running_.empty()) {
-      Sequence* s = running_.back();
-      release(s);
-      plan.released.push_back(s);
-    }
+    release_all_running(plan.released);
   }
   int32_t budget = config_.max_batched_tokens;
   // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step

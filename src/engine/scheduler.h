@@ -47,6 +47,8 @@ class Scheduler {
  private:
   void preempt(Sequence* seq, SchedulePlan& plan);
   void release(Sequence* seq);
+  // Releases every running sequence (a static batch's padding rows), appending each to `released`.
+  void release_all_running(std::vector<Sequence*>& released);
   // Among running_[first_idx..]: a padding row, else lowest priority, newest among equals; nullptr when that
   // range is empty.
   Sequence* pick_victim(size_t first_idx) const;

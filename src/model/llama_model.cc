@@ -39,6 +39,13 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
 
 void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
 
+void LlamaModel::add_projection(const WeightView& w, const float* in, int32_t n, Workspace& ws,
+                                ThreadPool& pool) const {
+  linear(w, in, ws.proj.data(), n, ws, pool);
+  if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * config_.dim);
+  kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * config_.dim);
+}
+
 void LlamaModel::tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const {
   // Local columns first, [num_rows][vocab_len] at the front of ws.logits.
   if (num_rows > 0) linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
@@ -430,21 +437,12 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     if (fuse && !tensor_parallel()) {
       linear_add_fused(lw.wo, ws.xb.data(), nullptr, n, ws, pool);
     } else {
-      linear(lw.wo, ws.xb.data(), ws.proj.data(), n, ws, pool);
-      if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * dim);
-      kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+      add_projection(lw.wo, ws.xb.data(), n, ws, pool);
     }
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
     if (fuse) {
       gate_up_fused(lw, n, ws, pool);
-      if (tensor_parallel()) {
-        linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
-        all_reduce(ws.proj.data(), int64_t(n) * dim);
-        kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
-      } else {
-        linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
-      }
     } else {
       for (int32_t t = 0; t < n; ++t)
         kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
@@ -452,9 +450,11 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
       linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
       kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
-      linear(lw.w_down, ws.gate.data(), ws.proj.data(), n, ws, pool);
-      if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * dim);
-      kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * dim);
+    }
+    if (fuse && !tensor_parallel()) {
+      linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
+    } else {
+      add_projection(lw.w_down, ws.gate.data(), n, ws, pool);
     }
   }
 
