@@ -26,6 +26,11 @@ SANITIZER_DEBUG ?= -g0
 # Release tree 424 s of CPU, the tokenizer library under ASan 91.6 s -> 48.5 s. The kernels opt out (their
 # CMakeLists). UNITY=OFF builds file by file, as a plain cmake does.
 UNITY ?= ON
+# Ninja starts a target's objects before the libraries it links are built (Make waits for each whole target), so
+# both cores stay busy: the ASan tree built in 3 min 31 s instead of 5 min 10 s here. A tree configured before
+# keeps its generator (CMake refuses to switch one).
+GENERATOR ?= Ninja
+generator_flag = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
 SANITIZER_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)"
 
 .PHONY: deps test-deps build run test test-sanitize test-tsan test-main clean
@@ -37,7 +42,7 @@ test-deps:
 	@./scripts/install-deps.sh --test
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
+	@cmake -S . -B $(BUILD) $(call generator_flag,$(BUILD)) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 run: build
@@ -47,12 +52,12 @@ run: build
 test: test-sanitize test-tsan test-main
 
 test-sanitize: deps
-	@cmake -S . -B $(ASAN_BUILD) $(SANITIZER_FLAGS) -DPAGODA_SANITIZE=ON >/dev/null
+	@cmake -S . -B $(ASAN_BUILD) $(call generator_flag,$(ASAN_BUILD)) $(SANITIZER_FLAGS) -DPAGODA_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j$(JOBS) --target $(SANITIZE_TARGETS)
 	@cd $(ASAN_BUILD) && ctest -E _NOT_BUILT --output-on-failure -j$(JOBS)
 
 test-tsan: deps
-	@cmake -S . -B $(TSAN_BUILD) $(SANITIZER_FLAGS) -DPAGODA_SANITIZE_THREAD=ON >/dev/null
+	@cmake -S . -B $(TSAN_BUILD) $(call generator_flag,$(TSAN_BUILD)) $(SANITIZER_FLAGS) -DPAGODA_SANITIZE_THREAD=ON >/dev/null
 	@cmake --build $(TSAN_BUILD) -j$(JOBS) --target $(TSAN_TARGETS)
 	@cd $(TSAN_BUILD) && ctest -E _NOT_BUILT --output-on-failure -j$(JOBS)
 
