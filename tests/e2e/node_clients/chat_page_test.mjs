@@ -17,12 +17,18 @@ try {
   await page.fill("#max_tokens", "150");
   await page.fill("#prompt", "Once upon a time");
   // Record the reply's length at each DOM update: a streamed reply is seen part-way, before it is complete.
+  // Each record's added text node is read, not the body when the observer runs: when one network read brings
+  // the whole stream (a loaded machine), the page still renders delta by delta, all inside one task.
   // "150 tokens" in the figures counts the SSE deltas the page parsed.
   await page.evaluate(() => {
     window.__lengths = [];
-    new MutationObserver(() => {
-      const body = document.querySelector("#reply-1 .body");
-      if (body) window.__lengths.push(body.textContent.length);
+    new MutationObserver((records) => {
+      for (const r of records) {
+        const el = r.target.nodeType === Node.TEXT_NODE ? r.target.parentElement : r.target;
+        if (!el || !el.matches("#reply-1 .body")) continue;
+        if (r.type === "characterData") window.__lengths.push(r.target.data.length);
+        for (const n of r.addedNodes) if (n.nodeType === Node.TEXT_NODE) window.__lengths.push(n.data.length);
+      }
     }).observe(document.getElementById("log"), { subtree: true, childList: true, characterData: true });
   });
   await page.click("#send");
