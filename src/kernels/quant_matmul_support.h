@@ -29,7 +29,7 @@ void check_int8x8_shape(int64_t num_out, int64_t num_in);
 // sum of its 32 values (for the unsigned nibbles' offset: sum((q - z) x) = sum(q x) - z sum(x), z = 8 for Q4_0).
 struct Q8BlockSums {
   float d;
-  int32_t sum;
+  int32_t sum;  // times the layout's fixed offset where it has one (8 for Q4_0), so the kernel loads it as is
 };
 // Per-thread room for num_blocks of them, grow-only as activation_scratch_q8_0.
 Q8BlockSums* activation_sums_scratch(int64_t num_blocks);

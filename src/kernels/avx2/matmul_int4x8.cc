@@ -46,6 +46,9 @@ inline void group_times_tokens(const Block* group, const BlockQ8_0* xq, const Q8
         const int8_t* xs = xq[t * num_blocks + b].qs;
         acc16[t] = _mm256_add_epi16(acc16[t], _mm256_maddubs_epi16(lo, broadcast4(xs + 4 * word)));
         acc16[t] = _mm256_add_epi16(acc16[t], _mm256_maddubs_epi16(hi, broadcast4(xs + 16 + 4 * word)));
+        // Keeps each token's sum a running one: without it GCC computes all 8 x kTokens products first and sums
+        // them as a tree, which needs more than 16 registers and spills every product to the stack.
+        if constexpr (kTokens > 1) __asm__("" : "+x"(acc16[t]));
       }
     }
     const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.d)));
@@ -58,7 +61,7 @@ inline void group_times_tokens(const Block* group, const BlockQ8_0* xq, const Q8
       if constexpr (std::is_same_v<Block, BlockAwqInt4x8>)
         offset = _mm256_mullo_epi32(zeros, _mm256_set1_epi32(s.sum));
       else
-        offset = _mm256_set1_epi32(8 * s.sum);
+        offset = _mm256_set1_epi32(s.sum);  // 8 x sum(x), scaled by block_sums: one broadcast load
       const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(acc16[t], _mm256_set1_epi16(1)), offset);
       acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(s.d)), _mm256_cvtepi32_ps(isum), acc[t]);
     }
@@ -66,12 +69,16 @@ inline void group_times_tokens(const Block* group, const BlockQ8_0* xq, const Q8
   for (int t = 0; t < kTokens; ++t) _mm256_storeu_ps(y + t * y_stride, acc[t]);
 }
 
+// Each activation block's d and sum(x); for Q4_0 the sum is stored times its fixed offset 8, so the kernel's
+// offset is a plain broadcast load.
+template <class Block>
 void block_sums(const BlockQ8_0* xq, Q8BlockSums* sums, int64_t n) {
+  constexpr int32_t kSumScale = std::is_same_v<Block, BlockQ4_0x8> ? 8 : 1;
   const __m256i ones8 = _mm256_set1_epi8(1);
   for (int64_t i = 0; i < n; ++i) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[i].qs));
     const __m256i pairs = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, q), _mm256_set1_epi16(1));
-    sums[i] = Q8BlockSums{_cvtsh_ss(xq[i].d), hsum_epi32(pairs)};
+    sums[i] = Q8BlockSums{_cvtsh_ss(xq[i].d), kSumScale * hsum_epi32(pairs)};
   }
 }
 
@@ -81,7 +88,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
   check_x8_block_shape(num_out, num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
   Q8BlockSums* sums = activation_sums_scratch(num_tokens * num_blocks);
-  block_sums(xq, sums, num_tokens * num_blocks);
+  block_sums<Block>(xq, sums, num_tokens * num_blocks);
   const auto* groups = static_cast<const Block*>(w);
   // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (avx2/row_tiling.h).
   for_each_row_and_token_group(

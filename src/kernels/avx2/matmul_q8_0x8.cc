@@ -38,6 +38,8 @@ inline void group_times_tokens(const BlockQ8_0x8* group, const BlockQ8_0* xq, in
         const __m256i x = broadcast4(xq[t * num_blocks + b].qs + 4 * word);
         const __m256i pairs = _mm256_maddubs_epi16(abs_w, _mm256_sign_epi8(x, w));
         isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(pairs, ones));
+        // A running sum per token, as in matmul_int4x8.cc: otherwise GCC sums all products as a tree and spills.
+        if constexpr (kTokens > 1) __asm__("" : "+x"(isum[t]));
       }
     }
     prefetch_weights_ahead(reinterpret_cast<const char*>(&blk) + 256);
