@@ -28,7 +28,8 @@ double figure(const std::string& report, const std::string& label) {
 TEST(CliBenchServeTest, AllRequestsSucceedAndMeansAgreeWithTheServersMetrics) {
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   const std::string json_path = dir + "/serve.json";
   const ProcessResult r = run_pagoda({"bench",
                                       "serve",

@@ -66,7 +66,8 @@ TEST(CliBenchTest, InterferenceMeasuresTheStreamsWithAndWithoutChunking) {
 }
 
 TEST(CliBenchTest, AblationRunsEveryRowAndItsReportRendersInChromium) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   const auto j = run_json({"bench", "ablation", "--num-prompts", "3", "--request-rate", "50", "--input-len", "20",
                            "--shared-prefix", "16", "--output-len", "3", "--json", "--report", dir});
   ASSERT_EQ(j["rows"].size(), 10u);
@@ -95,7 +96,6 @@ TEST(CliBenchTest, AblationRunsEveryRowAndItsReportRendersInChromium) {
     ::pclose(p);
   }
   EXPECT_NE(out.find("report page ok"), std::string::npos) << out;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CliBenchTest, BadScenarioArgumentsAreCleanErrors) {

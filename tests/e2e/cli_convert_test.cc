@@ -17,7 +17,8 @@ using ::testing::HasSubstr;
 const std::string kAssets = PAGODA_TEST_ASSETS_DIR "/models/stories260K";
 
 TEST(CliConvertTest, ReproducesTheBundledGgufExactly) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   ProcessResult r = run_pagoda({"convert", "--from", "llama2c", kAssets + "/stories260K.bin", kAssets + "/tok512.bin",
                                 "-o", dir + "/out.gguf", "--name", "stories260K"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -35,7 +36,8 @@ TEST(CliConvertTest, ReproducesTheBundledGgufExactly) {
 }
 
 TEST(CliConvertTest, TruncatedCheckpointIsAClearError) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   const std::string ckpt = read_file(kAssets + "/stories260K.bin");
   write_file(dir + "/short.bin", ckpt.substr(0, ckpt.size() / 3));
   ProcessResult r =
@@ -72,7 +74,8 @@ namespace {
 // Random HF folders of the three families (cut to one layer and 512 tokens), run directly and after
 // `convert --from hf`: the same greedy text (the placeholder vocabulary maps text to the same ids both ways).
 TEST(CliConvertTest, HfFoldersRunLikeTheirConvertedGguf) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   struct Family {
     std::string shape, type, arch;
   };
@@ -107,7 +110,8 @@ TEST(CliConvertTest, HfFoldersRunLikeTheirConvertedGguf) {
 }
 
 TEST(CliConvertTest, BadHfFoldersAreClearErrors) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   const std::string folder = dir + "/m";
   ASSERT_EQ(run_pagoda({"gen-model", "--shape", "qwen3-0.6b", "--format", "hf", "--layers", "1", "--vocab", "300", "-o",
                         folder})

@@ -26,7 +26,7 @@ void expect_clean_error(const ProcessResult& r, const std::string& expected) {
 class CliErrorsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = make_temp_dir();
+    dir_ = temp_dir_.path();
     model_bytes_ = read_file(PAGODA_TEST_BUNDLED_MODEL);
     ASSERT_GT(model_bytes_.size(), 1000u);
   }
@@ -34,6 +34,7 @@ class CliErrorsTest : public ::testing::Test {
     write_file(dir_ + "/m.gguf", bytes);
     return run_pagoda({"run", "-m", dir_ + "/m.gguf", "-p", "Once", "-n", "2"});
   }
+  TempDir temp_dir_;
   std::string dir_;
   std::string model_bytes_;
 };

@@ -12,7 +12,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(CliGenModelTest, TinyShapeLoadsAndRuns) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   ProcessResult r = run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", dir + "/t.gguf", "--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("gen-model: 21/21 (100%) output.weight"));
@@ -38,7 +39,8 @@ TEST(CliGenModelTest, TinyShapeLoadsAndRuns) {
 }
 
 TEST(CliGenModelTest, LayersCutTheModelShort) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   ProcessResult r = run_pagoda({"gen-model", "--shape", "stories15m", "--layers", "1", "-o", dir + "/s.gguf"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto file = format::GgufFile::open(dir + "/s.gguf");

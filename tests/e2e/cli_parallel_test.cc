@@ -101,7 +101,8 @@ TEST_F(CliParallelTest, GreedyTextOfTheBundledModelIsTheSingleProcessText) {
 
 TEST_F(CliParallelTest, TinyLlamaShapeF32LogitsWithin1e4RelativeOfOneProcess) {
   const std::string& model = tinyllama_f32();
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   auto logits_of = [&](int ranks, const std::vector<std::string>& flags, const std::string& name) {
     std::vector<std::string> args = {"run",
                                      "-m",
@@ -140,7 +141,6 @@ TEST_F(CliParallelTest, TinyLlamaShapeF32LogitsWithin1e4RelativeOfOneProcess) {
       EXPECT_LE(max_diff, 1e-4f * max_abs) << flags[0] << " row " << row;
     }
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_F(CliParallelTest, BadLaunchesAreClearErrors) {
@@ -157,12 +157,12 @@ TEST_F(CliParallelTest, BadLaunchesAreClearErrors) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("8 attention heads do not split over 3 ranks"));
   // Subcommands that run in one process note a config file's parallel settings and go on.
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   write_file(dir + "/c.json", R"({"parallel": {"tensor_parallel": 2}})");
   r = run_pagoda({"tokenize", "--config", dir + "/c.json", "Once"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("this subcommand runs in one process"));
-  std::filesystem::remove_all(dir);
 }
 
 // The pid of world rank `rank` among `launcher`'s children.

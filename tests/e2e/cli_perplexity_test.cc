@@ -49,7 +49,8 @@ TEST(CliPerplexityTest, KlTextReport) {
 }
 
 TEST(CliPerplexityTest, BadInputIsAClearError) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   write_file(dir + "/empty.txt", "");
   write_file(dir + "/short.txt", "Once upon a time.");
   struct Case {

@@ -44,7 +44,8 @@ std::string quantize(const std::string& dir, const std::string& name, const std:
 }
 
 TEST(CliQuantizeQualityTest, Int8StaysWithinOnePercentAndAwqBeatsQ4_0) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   std::string int8_table, awq_table;
   const std::string q4_0 = quantize(dir, "q4_0", {"--type", "q4_0"});
   const std::string int8 = quantize(dir, "int8", {"--type", "int8"}, &int8_table);
@@ -71,7 +72,8 @@ TEST(CliQuantizeQualityTest, Int8StaysWithinOnePercentAndAwqBeatsQ4_0) {
 }
 
 TEST(CliQuantizeQualityTest, AwqFlagErrors) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   ProcessResult group =
       run_pagoda({"quantize", PAGODA_TEST_BUNDLED_MODEL, dir + "/x.gguf", "--type", "awq-int4", "--group", "48"});
   EXPECT_EQ(group.exit_code, 1);

@@ -13,7 +13,8 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 TEST(CliQuantizeTest, BundledModelToQ8_0AndQ4_0) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   for (const std::string type : {"q8_0", "q4_0"}) {
     const std::string out = dir + "/m-" + type + ".gguf";
     ProcessResult q = run_pagoda({"quantize", PAGODA_TEST_BUNDLED_MODEL, out, "--type", type});

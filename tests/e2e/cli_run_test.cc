@@ -105,7 +105,8 @@ TEST(CliRunTest, MaxTokensAndStopStrings) {
 }
 
 TEST(CliRunTest, PrintConfigShowsFileAndFlagOverrides) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   write_file(dir + "/c.json",
              R"({"quantization":"q4_0","max_seq_len":4096,"batch_size":"auto","kv_cache":{"max_entries":512,)"
              R"("page_size":16,"quant":"int8"},"parallel":{"tensor_parallel":1,"pipeline_parallel":1}})");
@@ -122,7 +123,8 @@ TEST(CliRunTest, PrintConfigShowsFileAndFlagOverrides) {
 }
 
 TEST(CliRunTest, ConfigFileSetsTheContextLength) {
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   write_file(dir + "/c.json", R"({"max_seq_len": 8})");
   // 5 prompt tokens + at most 3 new ones fit in a sequence of 8.
   ProcessResult r =

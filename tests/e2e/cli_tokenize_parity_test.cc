@@ -89,7 +89,8 @@ TEST_F(TokenizeParityTest, Qwen3IdsMatchTheReferenceOn2000RandomStrings) { expec
 void expect_folder_matches_gguf(const std::string& model, const std::string& shape) {
   const std::string tokenizer = TokenizeParityTest::tokenizer_json(model);
   ASSERT_FALSE(tokenizer.empty());
-  const std::string out = make_temp_dir();
+  const TempDir out_holder;
+  const std::string& out = out_holder.path();
   const std::string folder = out + "/" + model + "-hf", gguf = out + "/" + model + ".gguf";
   ProcessResult gen = run_pagoda({"gen-model", "--shape", shape, "--layers", "1", "--type", "f16", "--format", "hf",
                                   "--tokenizer", tokenizer, "-o", folder});
@@ -111,7 +112,6 @@ void expect_folder_matches_gguf(const std::string& model, const std::string& sha
   EXPECT_EQ(a.out, b.out);
   std::filesystem::remove_all(folder);
   TokenizeParityTest::expect_parity(model, gguf);
-  std::filesystem::remove_all(out);
 }
 
 TEST_F(TokenizeParityTest, Llama3FolderAndItsGgufAgreeAndTheGgufTokenizerMatchesTheReference) {
@@ -125,7 +125,8 @@ void expect_chat_parity(const std::string& model) {
   const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/tokenizer_parity";
   ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/@huggingface/jinja"))
       << "@huggingface/jinja is missing: scripts/install-deps.sh --test installs it (npm ci in " << dir << ")";
-  const std::string out = make_temp_dir();
+  const TempDir out_holder;
+  const std::string& out = out_holder.path();
   const std::string generate = "node " + dir + "/gen_chat.mjs " + out + " 2>&1";
   ASSERT_EQ(std::system(generate.c_str()), 0) << generate;
   const std::string render = std::string(PAGODA_TEST_BINARY) + " tokenize --chat-template " + out + "/" + model +
@@ -134,7 +135,6 @@ void expect_chat_parity(const std::string& model) {
   ASSERT_EQ(std::system(render.c_str()), 0) << render;
   const std::vector<std::string> expected = lines_of(read_file(out + "/" + model + ".prompts.jsonl"));
   const std::vector<std::string> actual = lines_of(read_file(out + "/" + model + ".pagoda.jsonl"));
-  std::filesystem::remove_all(out);
   ASSERT_EQ(expected.size(), 8u);  // 4 conversations x add_generation_prompt off/on
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(actual[i], expected[i]) << model << " conversation " << i;

@@ -19,6 +19,11 @@ std::string make_temp_dir() {
   return tmpl;
 }
 
+TempDir::~TempDir() {
+  std::error_code ignored;  // a test that already removed it, or a file still open: nothing to report
+  std::filesystem::remove_all(path_, ignored);
+}
+
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary);
   f.write(bytes.data(), std::streamsize(bytes.size()));

@@ -18,8 +18,20 @@ ProcessResult run_pagoda(const std::vector<std::string>& args, const std::vector
 // Runs argv[0] (a path, or a name looked up in PATH) with the rest as its arguments, as run_pagoda does.
 ProcessResult run_program(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
-// A fresh temporary directory for one test, removed by the caller with remove_all if wanted.
+// A fresh temporary directory (pagoda-e2e-XXXXXX under the system's temp folder).
 std::string make_temp_dir();
+// One that is removed with everything in it when the TempDir goes out of scope, pass or fail.
+class TempDir {
+ public:
+  TempDir() : path_(make_temp_dir()) {}
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 void write_file(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path);
 

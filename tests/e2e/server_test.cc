@@ -87,7 +87,8 @@ TEST(ServerTest, OfficialOpenAiNpmClientWorksUnchanged) {
       << "the openai npm package is missing: `make test` installs it (npm ci in " << dir << ")";
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
-  const std::string tmp = make_temp_dir();
+  const TempDir tmp_holder;
+  const std::string& tmp = tmp_holder.path();
   write_file(tmp + "/golden.txt", kGoldenContinuation);
   const std::string out =
       run_command("node " + dir + "/client_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " " + tmp +
@@ -113,7 +114,8 @@ TEST(ServerTest, TheChatPageStreamsAReplyInHeadlessChromium) {
 TEST(ServerTest, AGgufChatTemplateIsRunAsJinja) {
   // The bundled checkpoint converted with a Jinja template of our own: system text first, then the user's
   // turns; an assistant turn first is refused with raise_exception, as real templates refuse bad role orders.
-  const std::string dir = make_temp_dir();
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
   write_file(dir + "/template.jinja",
              "{% if messages[0]['role'] == 'assistant' %}{{ raise_exception('the chat must not start with the "
              "assistant') }}{% endif %}{{ bos_token }}{% for m in messages %}{% if not loop.first %}\n{% endif %}"
