@@ -6,13 +6,13 @@ namespace {
 
 const ModelShape kShapes[] = {
     // A few-hundred-KB model for tests of the benchmark tools themselves.
-    {"tiny", 64, 172, 2, 8, 4, 512, 512, 10000.0f, 1e-5f},
+    {"tiny", 64, 172, 2, 8, 4, 512, 512, 10000.0f, 1e-5f, ""},
     // Karpathy's stories15M (llama2.c).
-    {"stories15m", 288, 768, 6, 6, 6, 32000, 256, 10000.0f, 1e-5f},
+    {"stories15m", 288, 768, 6, 6, 6, 32000, 256, 10000.0f, 1e-5f, ""},
     // TinyLlama-1.1B (v1.0 chat).
-    {"tinyllama-1.1b", 2048, 5632, 22, 32, 4, 32000, 2048, 10000.0f, 1e-5f},
+    {"tinyllama-1.1b", 2048, 5632, 22, 32, 4, 32000, 2048, 10000.0f, 1e-5f, ""},
     // Llama-2-7B.
-    {"llama2-7b", 4096, 11008, 32, 32, 32, 32000, 4096, 10000.0f, 1e-5f},
+    {"llama2-7b", 4096, 11008, 32, 32, 32, 32000, 4096, 10000.0f, 1e-5f, ""},
     // Llama-3.2-1B: tied embeddings, llama3 rope scaling of 32.
     {"llama3.2-1b", 2048, 8192, 16, 32, 8, 128256, 131072, 500000.0f, 1e-5f, "LlamaForCausalLM", 64, true, 32.0f,
      128000, 128001},
