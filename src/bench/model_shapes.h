@@ -23,7 +23,7 @@ struct ModelShape {
   float rms_eps = 1e-5f;
   // The HF family of the shape ("LlamaForCausalLM", "Qwen3ForCausalLM", ...): gen-model writes it as an HF
   // folder (and converts that for --format gguf). Empty: the plain llama GGUF writer.
-  std::string hf_architecture;
+  std::string hf_architecture{};
   int32_t head_dim = 0;  // 0: dim / num_heads
   bool tied_embeddings = false;
   float llama3_rope_factor = 0.0f;  // llama3 rope scaling (low 1, high 4, original context 8192); 0 = none

@@ -19,7 +19,7 @@ try {
   // Record the reply's length at each DOM update: a streamed reply is seen part-way, before it is complete.
   // Each record's added text node is read, not the body when the observer runs: when one network read brings
   // the whole stream (a loaded machine), the page still renders delta by delta, all inside one task.
-  // "150 tokens" in the figures counts the SSE deltas the page parsed.
+  // "150 tokens" in the figures is the usage chunk's completion_tokens.
   await page.evaluate(() => {
     window.__lengths = [];
     new MutationObserver((records) => {
