@@ -45,7 +45,7 @@ fi
 if want 2; then
   # The padding bound is static's rows over its useful rows, (outputs + padding) / outputs: the ratio continuous
   # batching would reach if a step cost its rows and prompts cost nothing. For uniform 10-256 outputs in batches
-  # of 16 it is about E[max of 16] / E[mean] = 241 / 133 = 1.8, whatever the scheduler; skewed mixes go higher.
+  # of 16 it is about E[max of 16] / E[mean] = 241 / 133 = 1.8; skewed mixes go higher.
   compare() {  # INPUT_LEN OUTPUT_LEN LABEL
     local args=(bench offline -m "$model" --threads "$threads" --num-prompts 32 --input-len "$1" --output-len "$2"
                 --batch-size 16 --json)

@@ -39,8 +39,14 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
 
 void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
 
-void LlamaModel::add_projection(const WeightView& w, const float* in, int32_t n, Workspace& ws,
-                                ThreadPool& pool) const {
+void LlamaModel::add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
+                                int32_t n, Workspace& ws, ThreadPool& pool) const {
+  // Under tensor parallelism each rank's projection is a partial sum over its heads (or its FFN units): the ranks
+  // add theirs up before the residual add, so no fused add.
+  if (fuse && !tensor_parallel()) {
+    linear_add_fused(w, in, in_q8, n, ws, pool);
+    return;
+  }
   linear(w, in, ws.proj.data(), n, ws, pool);
   if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * config_.dim);
   kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * config_.dim);
@@ -432,13 +438,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       write_kv(batch, kv, l, t, ws);
     }
     attention(batch, kv, l, ws, pool);
-    // Under tensor parallelism each rank's projection is a partial sum over its heads (then its FFN units):
-    // the ranks add theirs up before the residual add, so no fused add.
-    if (fuse && !tensor_parallel()) {
-      linear_add_fused(lw.wo, ws.xb.data(), nullptr, n, ws, pool);
-    } else {
-      add_projection(lw.wo, ws.xb.data(), n, ws, pool);
-    }
+    add_projection(lw.wo, ws.xb.data(), nullptr, fuse, n, ws, pool);
 
     // FFN block: w_down(silu(w_gate x) * w_up x).
     if (fuse) {
@@ -451,11 +451,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
       kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
     }
-    if (fuse && !tensor_parallel()) {
-      linear_add_fused(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, n, ws, pool);
-    } else {
-      add_projection(lw.w_down, ws.gate.data(), n, ws, pool);
-    }
+    add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse, n, ws, pool);
   }
 
   return ws.x.data();

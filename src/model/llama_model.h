@@ -73,9 +73,10 @@ class LlamaModel final : public Model {
   void check_batch(const BatchView& batch, const KvCacheView& kv, const Workspace& ws) const;
   // Tensor parallel: x[0..n) = the sum of every rank's x (their partial projections, or embedding rows).
   void all_reduce(float* x, int64_t n) const;
-  // The residual add of a projection, unfused: ws.x[0..n) += w in (through ws.proj), summed over the ranks first
-  // under tensor parallelism.
-  void add_projection(const WeightView& w, const float* in, int32_t n, Workspace& ws, ThreadPool& pool) const;
+  // The residual add of a projection, ws.x[0..n) += w in: fused (linear_add_fused, `in_q8` as it takes it) when
+  // `fuse` and the model is whole; otherwise through ws.proj, summed over the ranks first under tensor parallelism.
+  void add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse, int32_t n,
+                      Workspace& ws, ThreadPool& pool) const;
   // Tensor parallel: the classifier's rows of this rank's vocabulary, for `num_rows` rows of ws.final_x; on
   // rank 0 ws.logits then holds every rank's, each row in vocabulary order.
   void tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const;
