@@ -31,6 +31,8 @@ struct ServeOptions {
   double drain_timeout_s = 30.0;
   double read_timeout_s = 10.0;
   std::string log_format = "text";
+  int64_t max_request_tokens = int64_t(1) << 18;
+  int64_t max_buffered_tokens = int64_t(1) << 20;
 };
 
 std::string default_model_name(const LoadedModel& loaded) {
@@ -55,6 +57,11 @@ int serve(ServeOptions& o) {
   if (o.http.max_stream_pending_bytes < 1024)
     return report_error("invalid option: --max-stream-buffer must be at least 1024 bytes");
   if (o.http.max_connections < 1) return report_error("invalid option: --max-connections must be at least 1");
+  if (o.http.max_connections_per_address < 1)
+    return report_error("invalid option: --max-connections-per-address must be at least 1");
+  if (o.max_request_tokens < 1) return report_error("invalid option: --max-request-tokens must be at least 1");
+  if (o.max_buffered_tokens < o.max_request_tokens)
+    return report_error("invalid option: --max-buffered-tokens must be at least --max-request-tokens");
   if (o.api_key && o.api_key->empty()) return report_error("invalid option: --api-key must not be empty");
 
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
@@ -107,6 +114,8 @@ int serve(ServeOptions& o) {
   api.max_model_len = ec.max_seq_len;
   api.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
   api.drain_timeout = std::chrono::milliseconds(int64_t(o.drain_timeout_s * 1000));
+  api.max_request_tokens = o.max_request_tokens;
+  api.max_buffered_tokens = o.max_buffered_tokens;
   if (auto add_bos = loaded.file->get_bool("tokenizer.ggml.add_bos_token"); add_bos.ok() && *add_bos)
     api.add_bos = **add_bos;
   api.cache.block_size = ec.kv.block_size;
@@ -120,9 +129,11 @@ int serve(ServeOptions& o) {
   o.http.error_response = [](int status, std::string message) {
     server::ApiError e = server::invalid_request(std::move(message));
     e.http_status = status;
-    if (status >= 500) e.type = "service_unavailable_error";
+    if (status == 500) e.type = "server_error";
+    if (status > 500) e.type = "service_unavailable_error";
     return e.to_response();
   };
+  o.http.log_internal_error = [&log](const std::string& what) { log.message("internal error: " + what); };
   Result<std::unique_ptr<server::HttpServer>> created = server::HttpServer::create(
       o.http, [a = api_server.get()](std::shared_ptr<server::HttpExchange> ex) { a->handle(std::move(ex)); });
   if (!created.ok()) return report_error(created.error());
@@ -173,6 +184,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--log-format", o->log_format, "request log lines: text or json")->capture_default_str();
   cmd->add_option("--max-connections", o->http.max_connections, "open connections at most")->capture_default_str();
+  cmd->add_option("--max-connections-per-address", o->http.max_connections_per_address,
+                  "open connections from one client address at most (a proxy in front counts as one address)")
+      ->capture_default_str();
+  cmd->add_option("--max-request-tokens", o->max_request_tokens,
+                  "output tokens one request may ask for, over its prompts and choices, each logprob alternative "
+                  "counting as a token (beyond: 400; an implied max_tokens is lowered to fit)")
+      ->capture_default_str();
+  cmd->add_option("--max-buffered-tokens", o->max_buffered_tokens,
+                  "the same over every whole (non-streamed) response being built at once (beyond: 503)")
+      ->capture_default_str();
   cmd->add_option("--io-threads", o->http.num_io_threads, "HTTP I/O threads")->capture_default_str();
   cmd->add_option("--max-stream-buffer", o->http.max_stream_pending_bytes,
                   "bytes queued for a slow streaming reader before its stream is cut")

@@ -3,12 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "server/json_text.h"
-
 #include "server/chat_page.h"
+#include "server/json_text.h"
 
 namespace pagoda::server {
 namespace {
@@ -66,9 +67,15 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log
     : engine_(engine), tokenizer_(tokenizer), log_(log), options_(std::move(options)), metrics_(options_.model_name) {
   created_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  start_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  workers_ = std::make_unique<RequestWorkers>(options_.num_workers, options_.max_queued_requests);
 }
 
-ApiServer::~ApiServer() = default;
+ApiServer::~ApiServer() { workers_.reset(); }
+
+int64_t ApiServer::now_us() const {
+  return (std::chrono::steady_clock::now().time_since_epoch().count() - start_ns_) / 1000;
+}
 
 void ApiServer::reply(HttpExchange& ex, HttpResponse response) {
   metrics_.record_http_request(response.status);
@@ -77,7 +84,72 @@ void ApiServer::reply(HttpExchange& ex, HttpResponse response) {
 
 void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) { reply(ex, error.to_response()); }
 
-void ApiServer::handle(std::shared_ptr<HttpExchange> exchange) { route(exchange); }
+void ApiServer::reply_internal_error(HttpExchange& ex, const std::string& what) {
+  log_.message(fmt::format("internal error on {} {}: {}", ex.request().method, ex.request().path, what));
+  ApiError e;
+  e.http_status = 500;
+  e.type = "server_error";
+  e.message = "internal server error; the server logged the cause";
+  reply_error(ex, e);
+}
+
+void ApiServer::handle(std::shared_ptr<HttpExchange> exchange) {
+  try {
+    route(exchange);
+  } catch (const std::exception& e) {
+    reply_internal_error(*exchange, e.what());
+  }
+}
+
+std::optional<ApiError> ApiServer::deadline_error(int64_t received_us) const {
+  if (options_.request_timeout.count() <= 0 ||
+      now_us() - received_us < int64_t(options_.request_timeout.count()) * 1000)
+    return std::nullopt;
+  ApiError e;
+  e.http_status = 408;
+  e.type = "timeout_error";
+  e.code = "request_timeout";
+  e.message = fmt::format("the request took longer than the server's --request-timeout of {:.3g} s",
+                          double(options_.request_timeout.count()) / 1e3);
+  return e;
+}
+
+void ApiServer::run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t)> work) {
+  const int64_t received_us = now_us();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (draining_) return reply_error(*ex, unavailable("the server is shutting down; retry on another replica"));
+    ++num_preparing_;
+  }
+  auto task = [this, ex, work = std::move(work), received_us] {
+    try {
+      bool draining = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        draining = draining_;
+      }
+      if (draining) {
+        reply_error(*ex, unavailable("the server is shutting down; retry on another replica"));
+      } else if (std::optional<ApiError> late = deadline_error(received_us)) {
+        reply_error(*ex, *late);
+      } else {
+        work(received_us);
+      }
+    } catch (const std::exception& e) {
+      reply_internal_error(*ex, e.what());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    --num_preparing_;
+  };
+  if (!workers_->try_post(std::move(task))) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --num_preparing_;
+    }
+    reply_error(*ex, unavailable(fmt::format("the server is busy: {} requests wait to be prepared; retry later",
+                                             options_.max_queued_requests)));
+  }
+}
 
 void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   const HttpRequest& req = ex->request();
@@ -143,10 +215,13 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
                                           {"max_model_len", options_.max_model_len}}));
   }
   if (!is_post) return method_not_allowed("POST");
-  if (path == "/v1/completions") return handle_completion(ex, false);
-  if (path == "/v1/chat/completions") return handle_completion(ex, true);
-  if (path == "/tokenize") return handle_tokenize(*ex);
-  return handle_detokenize(*ex);
+  if (path == "/v1/completions" || path == "/v1/chat/completions") {
+    const bool chat = path == "/v1/chat/completions";
+    return run_on_worker(ex,
+                         [this, ex, chat](int64_t received_us) mutable { handle_completion(ex, chat, received_us); });
+  }
+  if (path == "/tokenize") return run_on_worker(ex, [this, ex](int64_t) { handle_tokenize(*ex); });
+  return run_on_worker(ex, [this, ex](int64_t) { handle_detokenize(*ex); });
 }
 
 HttpResponse ApiServer::models_response() const {
@@ -155,11 +230,29 @@ HttpResponse ApiServer::models_response() const {
   return json_response(200, {{"object", "list"}, {"data", json::array({model})}});
 }
 
-void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (draining_) return reply_error(*ex, unavailable("the server is shutting down; retry on another replica"));
+std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& params, int64_t num_prompts) const {
+  // What the response holds per output token: its text, and with logprobs the chosen token's entry and each
+  // alternative's.
+  const int64_t per_token = 1 + (params.logprobs >= 0 ? 1 + params.logprobs : 0);
+  const int64_t per_choice_token = num_prompts * params.n * per_token;
+  const int64_t limit = options_.max_request_tokens;
+  if (int64_t(params.sampling.max_tokens) * per_choice_token <= limit)
+    return params.sampling.max_tokens * per_choice_token;
+  if (!params.max_tokens_given && per_choice_token <= limit) {
+    params.sampling.max_tokens = int32_t(limit / per_choice_token);  // the implied default, lowered to fit
+    return params.sampling.max_tokens * per_choice_token;
   }
+  return invalid_request(
+      fmt::format("the request asks for up to {} output tokens ({} prompts x n {} x max_tokens {}{}), more than the "
+                  "{} one request may ask for on this server (--max-request-tokens; each logprob alternative counts "
+                  "as a token); lower n, max_tokens or logprobs",
+                  int64_t(params.sampling.max_tokens) * per_choice_token, num_prompts, params.n,
+                  params.sampling.max_tokens,
+                  per_token > 1 ? fmt::format(" x {} per token with logprobs", per_token) : "", limit),
+      params.max_tokens_given ? "max_tokens" : "n");
+}
+
+void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, int64_t received_us) {
   CompletionParams params;
   if (std::optional<ApiError> e = parse_completion_params(ex->request().body, chat, &params))
     return reply_error(*ex, *e);
@@ -167,6 +260,15 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat) 
     return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
                                                   *params.model, options_.model_name),
                                       "model_not_found"));
+  const int64_t num_prompts = chat ? 1 : int64_t(params.prompts.size());
+  const int64_t num_sequences = num_prompts * params.n;
+  if (num_sequences > engine_.config().max_queue)
+    return reply_error(*ex,
+                       invalid_request(fmt::format("the request needs {} sequences ({} prompts x n {}) but this "
+                                                   "server queues at most {} (--max-queue): it can never be "
+                                                   "accepted",
+                                                   num_sequences, num_prompts, params.n, engine_.config().max_queue),
+                                       "n"));
 
   std::vector<JobPrompt> prompts;
   if (chat) {
@@ -194,6 +296,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat) 
       prompts.push_back(std::move(p));
     }
   }
+  if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);
   const int64_t max_seq_len = options_.max_seq_len;
   int64_t longest = 0;
   for (const JobPrompt& p : prompts) longest = std::max<int64_t>(longest, int64_t(p.tokens.size()));
@@ -206,29 +309,60 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat) 
     const int64_t room = max_seq_len - longest;
     params.sampling.max_tokens = int32_t(chat ? room : std::min<int64_t>(16, room));
   }
+  auto work = bound_request_work(params, num_prompts);
+  if (const ApiError* e = std::get_if<ApiError>(&work)) return reply_error(*ex, *e);
+  const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
 
   uint64_t job_id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (buffered > 0 && buffered_tokens_ > 0 && buffered_tokens_ + buffered > options_.max_buffered_tokens)
+      return reply_error(*ex, unavailable(fmt::format(
+                                  "the server is building whole responses of {} tokens for other requests and holds "
+                                  "at most {} (--max-buffered-tokens); retry later, or stream the response",
+                                  buffered_tokens_, options_.max_buffered_tokens)));
     job_id = next_job_id_++;
   }
   auto job = std::make_shared<CompletionJob>(JobContext{&engine_, &tokenizer_, &metrics_, &log_, options_.model_name},
                                              ex, std::move(params), [this, job_id] {
                                                std::lock_guard<std::mutex> lock(mutex_);
-                                               jobs_.erase(job_id);
+                                               auto it = jobs_.find(job_id);
+                                               if (it == jobs_.end()) return;
+                                               buffered_tokens_ -= it->second.buffered_tokens;
+                                               // A large whole response was built and freed: give its pages back.
+                                               if (it->second.buffered_tokens >= (int64_t(1) << 16))
+                                                 workers_->try_post([] { malloc_trim(0); });
+                                               jobs_.erase(it);
                                              });
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ActiveJob a;
     a.job = job;
     if (options_.request_timeout.count() > 0)
-      a.deadline_us = engine_.now_us() + int64_t(options_.request_timeout.count()) * 1000;
+      a.deadline_us = received_us + int64_t(options_.request_timeout.count()) * 1000;
+    a.buffered_tokens = buffered;
+    buffered_tokens_ += buffered;
     jobs_.emplace(job_id, std::move(a));
   }
-  if (!job->start(std::move(prompts))) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.erase(job_id);
-  }
+  // Submitting and what follows run on the exchange's strand, as every later event of the job does.
+  ex->post([this, job, job_id, prompts = std::move(prompts)]() mutable {
+    bool started = false;
+    try {
+      started = job->start(std::move(prompts));
+    } catch (const std::exception& e) {
+      job->fail(std::string("starting the request: ") + e.what());
+      log_.message(fmt::format("internal error starting {}: {}", job->id(), e.what()));
+      return;
+    }
+    if (!started) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = jobs_.find(job_id);
+      if (it != jobs_.end()) {
+        buffered_tokens_ -= it->second.buffered_tokens;
+        jobs_.erase(it);
+      }
+    }
+  });
 }
 
 void ApiServer::handle_tokenize(HttpExchange& ex) {
@@ -304,7 +438,7 @@ void ApiServer::expire_all(const ApiError& why) {
 
 void ApiServer::tick() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const int64_t now = engine_.now_us();
+  const int64_t now = now_us();
   for (auto& [id, a] : jobs_) {
     if (a.expired || a.deadline_us < 0 || now < a.deadline_us) continue;
     a.expired = true;
@@ -331,14 +465,14 @@ void ApiServer::begin_shutdown() {
     return;
   }
   draining_ = true;
-  drain_deadline_us_ = engine_.now_us() + int64_t(options_.drain_timeout.count()) * 1000;
+  drain_deadline_us_ = now_us() + int64_t(options_.drain_timeout.count()) * 1000;
   log_.message(fmt::format("shutting down: {} requests in flight, waiting up to {:.3g} s for them", jobs_.size(),
                            double(options_.drain_timeout.count()) / 1e3));
 }
 
 bool ApiServer::shutdown_complete() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return draining_ && jobs_.empty();
+  return draining_ && jobs_.empty() && num_preparing_ == 0;
 }
 
 int32_t ApiServer::num_active_jobs() const {

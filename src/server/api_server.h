@@ -1,11 +1,14 @@
 // ApiServer: the OpenAI-compatible API over one Engine: routes each HttpExchange (/v1/completions,
 // /v1/chat/completions, /v1/models, /health, /metrics, /tokenize, /detokenize, the chat page at /), checks the
-// API key, turns requests into CompletionJobs, enforces deadlines, and drains on shutdown. Borrows the engine
-// and tokenizer; owns the jobs in flight, the metrics and the request log.
+// API key, bounds what one request and all buffered responses may ask for, turns requests into CompletionJobs,
+// enforces deadlines, and drains on shutdown. Cheap routes are answered on the I/O thread; parsing, templates and
+// tokenization run on its RequestWorkers. Borrows the engine and tokenizer; owns the jobs in flight, the workers
+// and the metrics. An exception from a handler becomes a 500 and a log line, never the server's end.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +21,7 @@
 #include "server/completion_job.h"
 #include "server/http_exchange.h"
 #include "server/request_log.h"
+#include "server/request_workers.h"
 #include "server/serving_metrics.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -35,6 +39,14 @@ struct ApiServerOptions {
   std::chrono::milliseconds drain_timeout{30'000};  // SIGTERM: how long running requests may finish
   bool add_bos = true;
   CacheConfigInfo cache;
+  // Output tokens one request may ask for, summed over its prompts and choices, each logprob alternative
+  // counting as one more token (what the response holds). An explicit max_tokens beyond it is a 400; an implied
+  // one (chat's rest of the context) is lowered to fit.
+  int64_t max_request_tokens = int64_t(1) << 18;
+  // The same summed over the whole (non-streamed) responses being built at once; beyond it a new one gets 503.
+  int64_t max_buffered_tokens = int64_t(1) << 20;
+  int num_workers = 2;               // threads preparing requests (parsing, templates, tokenization)
+  size_t max_queued_requests = 256;  // waiting for a worker; beyond it a new one gets 503
 };
 
 class ApiServer {
@@ -48,7 +60,7 @@ class ApiServer {
   // SIGTERM / SIGINT: /health turns 503, new requests get 503, running ones get drain_timeout to finish.
   // A second call ends them at once.
   void begin_shutdown();
-  // True once a shutdown was asked for and every request has ended.
+  // True once a shutdown was asked for and every request has ended (those still being prepared included).
   bool shutdown_complete() const;
   int32_t num_active_jobs() const;
 
@@ -56,13 +68,22 @@ class ApiServer {
   void route(std::shared_ptr<HttpExchange>& ex);
   void reply(HttpExchange& ex, HttpResponse response);
   void reply_error(HttpExchange& ex, const ApiError& error);
-  void handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat);
+  void reply_internal_error(HttpExchange& ex, const std::string& what);
+  // Runs `work` on a worker; a full queue is a 503, a request whose deadline passed while it waited a 408, and
+  // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
+  void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
+  void handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, int64_t received_us);
   void handle_tokenize(HttpExchange& ex);
   void handle_detokenize(HttpExchange& ex);
   HttpResponse models_response() const;
   // The chat's prompt tokens through the template; a template error (raise_exception) is a 400.
   std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params) const;
+  // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
+  // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise.
+  std::variant<int64_t, ApiError> bound_request_work(CompletionParams& params, int64_t num_prompts) const;
   void expire_all(const ApiError& why);
+  int64_t now_us() const;
+  std::optional<ApiError> deadline_error(int64_t received_us) const;
 
   Engine& engine_;
   const Tokenizer& tokenizer_;
@@ -75,13 +96,20 @@ class ApiServer {
   uint64_t next_job_id_ = 1;
   struct ActiveJob {
     std::shared_ptr<CompletionJob> job;
-    int64_t deadline_us = -1;  // engine clock; -1 = none
+    int64_t deadline_us = -1;  // this server's clock (now_us); -1 = none
     bool expired = false;
+    int64_t buffered_tokens = 0;  // counted in buffered_tokens_ while the job runs (non-streamed responses)
   };
   std::unordered_map<uint64_t, ActiveJob> jobs_;
   bool draining_ = false;
   int64_t drain_deadline_us_ = 0;
-  bool drain_cut_ = false;  // the drain timeout passed and the remaining requests were ended
+  bool drain_cut_ = false;       // the drain timeout passed and the remaining requests were ended
+  int64_t buffered_tokens_ = 0;  // of the whole responses being built (ActiveJob::buffered_tokens)
+  int32_t num_preparing_ = 0;    // requests posted to the workers and not yet started or answered
+  int64_t start_ns_ = 0;         // now_us's origin
+
+  // Last: destroyed first, so no worker runs while the members above go.
+  std::unique_ptr<RequestWorkers> workers_;
 };
 
 }  // namespace pagoda::server

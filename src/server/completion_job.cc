@@ -1,6 +1,8 @@
 // CompletionJob: from engine events to OpenAI responses.
 #include "server/completion_job.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 
 namespace pagoda::server {
@@ -59,6 +61,7 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts) {
     exchange_->set_cut_message(sse_event(invalid_request("the stream was cut: the client reads too slowly").to_json()) +
                                std::string(kSseDone));
     exchange_->start_stream(200, "text/event-stream");
+    stream_started_ = true;
   }
   // The listener runs on the engine's thread: it only posts the work onto this job's strand.
   for (Choice& c : choices_) {
@@ -70,6 +73,33 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts) {
 }
 
 void CompletionJob::drain() {
+  try {
+    drain_events();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+}
+
+void CompletionJob::fail(const std::string& what) {
+  if (completed_) return;
+  ApiError e;
+  e.http_status = 500;
+  e.type = "server_error";
+  e.message = "internal server error; the server logged the cause";
+  ctx_.log->message(fmt::format("internal error in {}: {}", header_.id, what));
+  // Every choice ends now: complete() below answers with the error whatever the choices' finish reasons.
+  cancel_running();
+  for (Choice& c : choices_) {
+    if (!c.done) ++num_done_;
+    c.done = true;
+    c.finish_reason = FinishReason::kAbort;
+  }
+  error_ = std::move(e);
+  failed_ = true;
+  complete();
+}
+
+void CompletionJob::drain_events() {
   for (Choice& c : choices_) {
     if (c.done) continue;
     while (std::optional<RequestOutput> out = c.handle.stream->try_next()) {
@@ -174,7 +204,7 @@ void CompletionJob::complete() {
   for (Choice& c : choices_) c.handle.stream->set_listener(nullptr);
   const UsageFigures u = usage();
   // An early end (deadline, shutdown) is an error for the client only if the engine cut a choice short.
-  bool cut_short = false;
+  bool cut_short = failed_;
   for (const Choice& c : choices_) cut_short |= c.finish_reason == FinishReason::kAbort;
   int status = 200;
   std::string finish;
@@ -188,7 +218,7 @@ void CompletionJob::complete() {
     finish = std::string(finish_reason_json(choices_.empty() ? FinishReason::kLength : choices_[0].finish_reason));
   }
   if (!client_gone_) {
-    if (params_.stream) {
+    if (params_.stream && stream_started_) {
       if (error_ && cut_short) {
         send_event(error_->to_json());
       } else if (params_.include_usage) {
@@ -198,6 +228,8 @@ void CompletionJob::complete() {
       exchange_->end_stream();
     } else if (error_ && cut_short) {
       exchange_->respond(error_->to_response());
+    } else if (params_.stream) {
+      exchange_->respond(ApiError{500, "the stream ended before it started", "server_error", {}, {}}.to_response());
     } else {
       std::vector<ChoiceResult> results;
       for (Choice& c : choices_) {

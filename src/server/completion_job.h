@@ -46,6 +46,9 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   // Ends the request early with `why` (a deadline, shutdown): cancels what still runs; the response's last
   // event (or the whole response) is that error. On the strand.
   void expire(ApiError why);
+  // Something threw inside the job: cancels what still runs and ends the response with a 500 (or, mid-stream,
+  // an error event), writes the log line and calls on_done. On the strand.
+  void fail(const std::string& what);
   HttpExchange& exchange() { return *exchange_; }
   const std::string& id() const { return header_.id; }
 
@@ -66,7 +69,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     double ttft_ms = 0.0;
   };
 
-  void drain();  // takes every waiting engine event of every choice
+  void drain();  // takes every waiting engine event of every choice (fails the job if anything throws)
+  void drain_events();
   void handle_output(Choice& c, RequestOutput& out);
   void client_gone();
   void cancel_running();
@@ -85,6 +89,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   int32_t num_done_ = 0;
   bool client_gone_ = false;
   bool completed_ = false;
+  bool failed_ = false;            // fail() ended it
+  bool stream_started_ = false;    // the SSE headers were sent
   std::optional<ApiError> error_;  // why the request ended early
   int64_t start_us_ = 0;
 };

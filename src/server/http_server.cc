@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -12,10 +14,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 namespace pagoda::server {
 
@@ -33,19 +37,29 @@ const std::string& HttpRequest::header(const std::string& name) const {
 
 namespace {
 
+// Beast stores a header field's name and value in at most 64 KiB (and throws beyond); a trailer is bounded only
+// by the read buffer, so the buffer's limit must stay below that.
+constexpr size_t kMaxHeaderLimit = 60 << 10;
+// A stream over its share of the server-wide queue may be cut when that queue is full; below it, never.
+constexpr size_t kFairStreamShare = 64 << 10;
+// A whole response this large is replaced by a 503 when the server-wide queue cannot take it.
+constexpr size_t kLargeResponseBytes = 1 << 20;
+// How often a connection whose client half-closed is checked for having gone entirely.
+constexpr std::chrono::milliseconds kPeerPollInterval{100};
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-std::string serialize(const HttpResponse& r, bool keep_alive) {
+std::string serialize(const HttpResponse& r, bool keep_alive, bool with_body) {
   std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n",
                                  r.status, std::string(http::obsolete_reason(http::status(r.status))), r.content_type,
                                  r.body.size(), keep_alive ? "keep-alive" : "close");
   for (const auto& [k, v] : r.headers) head += fmt::format("{}: {}\r\n", k, v);
   head += "\r\n";
-  head += r.body;
+  if (with_body) head += r.body;  // HEAD: the headers a GET gets, without the body
   return head;
 }
 
@@ -91,8 +105,10 @@ struct HttpServer::Impl {
   Handler handler;
   std::atomic<int> num_connections{0};
   std::atomic<bool> stopping{false};
+  std::atomic<size_t> total_pending_bytes{0};  // queued for writing, every session together
   std::mutex sessions_mutex;
-  std::vector<std::weak_ptr<Session>> sessions;  // for stop(): closed sessions are pruned on accept
+  std::vector<std::weak_ptr<Session>> sessions;                  // for stop(): closed sessions are pruned on accept
+  std::unordered_map<std::string, int> connections_per_address;  // under sessions_mutex
   asio::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::vector<std::unique_ptr<Ticker>> tickers;
@@ -107,22 +123,59 @@ struct HttpServer::Impl {
     r.body = message + "\n";
     return r;
   }
+  void report_internal_error(const std::string& what) const {
+    if (options.log_internal_error) {
+      try {
+        options.log_internal_error(what);
+        return;
+      } catch (...) {
+      }
+    }
+    std::fprintf(stderr, "pagoda: internal error: %s\n", what.c_str());
+  }
+  // Counts a new connection from `address`; false (and nothing counted) when a cap is reached.
+  bool admit(const std::string& address) {
+    std::lock_guard<std::mutex> lock(sessions_mutex);
+    if (num_connections.load() >= options.max_connections) return false;
+    int& n = connections_per_address[address];
+    if (n >= options.max_connections_per_address) {
+      if (n == 0) connections_per_address.erase(address);
+      return false;
+    }
+    ++n;
+    ++num_connections;
+    return true;
+  }
+  void release(const std::string& address) {
+    std::lock_guard<std::mutex> lock(sessions_mutex);
+    auto it = connections_per_address.find(address);
+    if (it != connections_per_address.end() && --it->second <= 0) connections_per_address.erase(it);
+    --num_connections;
+  }
   void accept();
+  void run_io();  // one I/O thread: runs the loop until it stops, surviving handlers that throw
 };
 
 class Exchange;
 
 // One TCP connection. Invariant: at most one request is in flight (generation_ names it); every member is
-// touched only on the strand.
+// touched only on the strand. While a request is handled no read is outstanding: bytes the client sends
+// meanwhile (a pipelined request) are taken into buffer_ by hand, so its end can be seen.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {
-    ++server_.num_connections;
+  Session(tcp::socket socket, HttpServer::Impl& server, std::string address)
+      : stream_(std::move(socket)),
+        server_(server),
+        address_(std::move(address)),
+        buffer_(server.options.max_header_bytes) {
     error_code ec;
     const tcp::endpoint ep = stream_.socket().remote_endpoint(ec);
     if (!ec) remote_ = fmt::format("{}:{}", ep.address().to_string(), ep.port());
   }
-  ~Session() { --server_.num_connections; }
+  ~Session() {
+    server_.total_pending_bytes -= pending_bytes_;
+    server_.release(address_);
+  }
 
   asio::any_io_executor executor() { return stream_.get_executor(); }
   void start() {
@@ -147,28 +200,48 @@ class Session : public std::enable_shared_from_this<Session> {
   void set_cut_message(uint64_t gen, std::string data) {
     if (gen == generation_) cut_message_ = std::move(data);
   }
+  // Something threw while handling request `gen`: log it and end the request with a 500 (or end its stream).
+  void fail_in_flight(uint64_t gen, const std::string& what);
 
  private:
   enum class State { kReading, kHandling, kStreaming, kResponding, kClosed };
 
   void read_request();
+  void read_request_body_and_headers();
   void on_read(error_code ec);
+  void dispatch_request();
   void watch_for_disconnect();
+  void on_readable_while_busy();
+  void on_peer_write_closed();
+  void poll_peer();
   void queue(std::string bytes);
   void do_write();
   void on_written(error_code ec);
+  void end_after_queue();  // the response is complete once what is queued is written
+  void cut_stream();
   void response_done();
   void disconnect();  // the client is gone (or we end the connection): fire on_close, close the socket
   void fail_request(int status, const std::string& message);
+  bool response_pending() const {
+    return state_ == State::kHandling || state_ == State::kStreaming ||
+           (state_ == State::kResponding && end_after_write_);
+  }
 
   beast::tcp_stream stream_;
   HttpServer::Impl& server_;
+  std::string address_;  // the client's IP, for the per-address cap
   std::string remote_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_;  // bounded: a header or trailer larger than it is a 431, never a Beast exception
   std::optional<http::request_parser<http::string_body>> parser_;
   uint64_t generation_ = 0;
   State state_ = State::kReading;
   bool keep_alive_ = true;
+  unsigned http_version_ = 11;  // of the request in flight: 10 or 11
+  bool head_request_ = false;
+  bool raw_stream_ = false;         // an HTTP/1.0 stream: no chunked framing, the end is the connection's close
+  bool peer_write_closed_ = false;  // the client sent FIN: it may still read (half-close) or be gone
+  bool polling_peer_ = false;
+  std::optional<asio::steady_timer> peer_poll_timer_;
   std::shared_ptr<Exchange> current_;
   std::function<void()> on_close_;
   std::string cut_message_;
@@ -176,7 +249,6 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t pending_bytes_ = 0;
   bool writing_ = false;
   bool end_after_write_ = false;
-  bool shut_after_write_ = false;  // close the connection once the queue is written
 };
 
 class Exchange : public HttpExchange {
@@ -200,7 +272,18 @@ class Exchange : public HttpExchange {
   void end_stream() override {
     asio::post(session_->executor(), [s = session_, g = gen_] { s->end_stream(g); });
   }
-  void post(std::function<void()> fn) override { asio::post(session_->executor(), std::move(fn)); }
+  void post(std::function<void()> fn) override {
+    // The handler's own work on the strand: whatever it throws ends this request with a 500, not the server.
+    asio::post(session_->executor(), [s = session_, g = gen_, f = std::move(fn)] {
+      try {
+        f();
+      } catch (const std::exception& e) {
+        s->fail_in_flight(g, e.what());
+      } catch (...) {
+        s->fail_in_flight(g, "unknown exception");
+      }
+    });
+  }
   void set_on_close(std::function<void()> fn) override {
     asio::dispatch(session_->executor(),
                    [s = session_, g = gen_, f = std::move(fn)]() mutable { s->set_on_close(g, std::move(f)); });
@@ -225,10 +308,30 @@ void Session::read_request() {
     disconnect();
     return;
   }
+  if (generation_ == 0 || buffer_.size() > 0) {
+    read_request_body_and_headers();
+    return;
+  }
+  // Keep-alive: the idle timeout until the next request's first bytes, then the read timeout for the whole of
+  // it, as for a connection's first request (a client may not trickle a request for the idle timeout).
+  stream_.expires_after(server_.options.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(std::min<size_t>(4096, buffer_.max_size())),
+                          [self = shared_from_this()](error_code ec, size_t n) {
+                            if (self->state_ != State::kReading) return;
+                            if (ec) {
+                              self->on_read(ec);
+                              return;
+                            }
+                            self->buffer_.commit(n);
+                            self->read_request_body_and_headers();
+                          });
+}
+
+void Session::read_request_body_and_headers() {
   parser_.emplace();
   parser_->header_limit(uint32_t(server_.options.max_header_bytes));
   parser_->body_limit(server_.options.max_body_bytes);
-  stream_.expires_after(generation_ == 0 ? server_.options.read_timeout : server_.options.idle_timeout);
+  stream_.expires_after(server_.options.read_timeout);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, size_t) { self->on_read(ec); });
 }
@@ -244,8 +347,9 @@ void Session::on_read(error_code ec) {
     fail_request(413, fmt::format("the request body is larger than {} bytes", server_.options.max_body_bytes));
     return;
   }
-  if (ec == http::error::header_limit) {
-    fail_request(431, "the request headers are too large");
+  if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+    fail_request(431, fmt::format("the request's headers (or a chunked body's trailer) are larger than {} bytes",
+                                  server_.options.max_header_bytes));
     return;
   }
   if (ec) {
@@ -253,6 +357,16 @@ void Session::on_read(error_code ec) {
     return;
   }
   stream_.expires_never();
+  try {
+    dispatch_request();
+  } catch (const std::exception& e) {
+    fail_in_flight(generation_, e.what());
+  } catch (...) {
+    fail_in_flight(generation_, "unknown exception");
+  }
+}
+
+void Session::dispatch_request() {
   http::request<http::string_body> msg = parser_->release();
   parser_.reset();
   HttpRequest req;
@@ -265,16 +379,33 @@ void Session::on_read(error_code ec) {
   req.body = std::move(msg.body());
   req.remote = remote_;
   keep_alive_ = msg.keep_alive() && !server_.stopping;
+  http_version_ = msg.version() >= 11 ? 11 : 10;
+  head_request_ = msg.method() == http::verb::head;
+  raw_stream_ = false;
   ++generation_;
   on_close_ = nullptr;
   cut_message_.clear();
   current_ = std::make_shared<Exchange>(shared_from_this(), generation_, std::move(req));
   state_ = State::kHandling;
   watch_for_disconnect();
+  if (peer_write_closed_) poll_peer();
   server_.handler(current_);
 }
 
+void Session::fail_in_flight(uint64_t gen, const std::string& what) {
+  server_.report_internal_error(fmt::format("while handling a request from {}: {}", remote_, what));
+  if (gen != generation_) return;
+  if (state_ == State::kHandling) {
+    respond(gen, server_.error(500, "internal server error; the server logged the cause"));
+  } else if (state_ == State::kStreaming) {
+    keep_alive_ = false;
+    if (!raw_stream_) queue("0\r\n\r\n");
+    end_after_queue();
+  }
+}
+
 void Session::watch_for_disconnect() {
+  if (peer_write_closed_) return;  // nothing more to read: poll_peer watches instead
   const uint64_t gen = generation_;
   stream_.socket().async_wait(
       tcp::socket::wait_read, asio::bind_executor(executor(), [self = shared_from_this(), gen](error_code ec) {
@@ -284,16 +415,57 @@ void Session::watch_for_disconnect() {
           self->disconnect();
           return;
         }
-        // A readiness report can be stale (another thread's read already took the bytes), so look without
-        // taking: 0 is the peer's FIN, bytes are a pipelined request (read after this one), EAGAIN is nothing.
-        char byte;
-        const ssize_t n = ::recv(self->stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          self->disconnect();
-        } else if (n < 0) {
-          self->watch_for_disconnect();
-        }
+        self->on_readable_while_busy();
       }));
+}
+
+void Session::on_readable_while_busy() {
+  // A readiness report can be stale (the bytes were taken already), so read without blocking: bytes are a
+  // pipelined request, kept for after this response; 0 is the client's FIN; EAGAIN is nothing.
+  const size_t room = buffer_.max_size() - buffer_.size();
+  if (room == 0) return;  // a full buffer of pipelined bytes: look again once this response is done
+  const auto space = buffer_.prepare(std::min<size_t>(room, 4096));
+  const ssize_t n = ::recv(stream_.socket().native_handle(), space.data(), space.size(), MSG_DONTWAIT);
+  if (n > 0) {
+    buffer_.commit(size_t(n));
+    watch_for_disconnect();
+  } else if (n == 0) {
+    on_peer_write_closed();
+  } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+    watch_for_disconnect();
+  } else {
+    disconnect();
+  }
+}
+
+void Session::on_peer_write_closed() {
+  // A FIN is a client that half-closed after its request (it still reads) or one that is gone; only a write
+  // tells them apart: a closed socket answers it with a reset. A stream writes anyway; a whole response is
+  // preceded by an interim 100 Continue, which HTTP/1.1 clients must accept (RFC 9110, 15.2).
+  peer_write_closed_ = true;
+  if (state_ == State::kHandling && http_version_ == 11 && pending_bytes_ == 0) queue("HTTP/1.1 100 Continue\r\n\r\n");
+  poll_peer();
+}
+
+void Session::poll_peer() {
+  if (polling_peer_ || state_ == State::kClosed) return;
+  polling_peer_ = true;
+  if (!peer_poll_timer_) peer_poll_timer_.emplace(stream_.get_executor());
+  peer_poll_timer_->expires_after(kPeerPollInterval);
+  peer_poll_timer_->async_wait([self = shared_from_this()](error_code ec) {
+    self->polling_peer_ = false;
+    if (ec || self->state_ == State::kClosed) return;
+    if (self->state_ != State::kReading) {
+      tcp_info info{};
+      socklen_t len = sizeof(info);
+      if (::getsockopt(self->stream_.socket().native_handle(), IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
+          info.tcpi_state == TCP_CLOSE) {
+        self->disconnect();  // the reset came: the client is gone
+        return;
+      }
+    }
+    self->poll_peer();
+  });
 }
 
 void Session::fail_request(int status, const std::string& message) {
@@ -301,19 +473,35 @@ void Session::fail_request(int status, const std::string& message) {
   ++generation_;
   state_ = State::kResponding;
   end_after_write_ = true;
-  queue(serialize(server_.error(status, message), false));
+  queue(serialize(server_.error(status, message), false, true));
 }
 
 void Session::respond(uint64_t gen, HttpResponse response) {
   if (gen != generation_ || state_ != State::kHandling) return;
+  if (response.body.size() >= kLargeResponseBytes &&
+      server_.total_pending_bytes.load() + response.body.size() > server_.options.max_total_pending_bytes) {
+    server_.report_internal_error(
+        fmt::format("a {}-byte response to {} was replaced by a 503: {} bytes are queued "
+                    "for slow readers",
+                    response.body.size(), remote_, server_.total_pending_bytes.load()));
+    response = server_.error(503, "the server holds too much unsent output for slow clients; retry later");
+  }
   state_ = State::kResponding;
   end_after_write_ = true;
-  queue(serialize(response, keep_alive_));
+  queue(serialize(response, keep_alive_, !head_request_));
 }
 
 void Session::start_stream(uint64_t gen, int status, std::string content_type) {
   if (gen != generation_ || state_ != State::kHandling) return;
   state_ = State::kStreaming;
+  if (http_version_ < 11) {
+    // HTTP/1.0 has no chunked encoding: the body runs to the connection's close.
+    raw_stream_ = true;
+    keep_alive_ = false;
+    queue(fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
+                      status, std::string(http::obsolete_reason(http::status(status))), content_type));
+    return;
+  }
   queue(
       fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\nTransfer-Encoding: "
                   "chunked\r\nConnection: {}\r\n\r\n",
@@ -323,30 +511,43 @@ void Session::start_stream(uint64_t gen, int status, std::string content_type) {
 
 void Session::send(uint64_t gen, std::string data) {
   if (gen != generation_ || state_ != State::kStreaming || data.empty()) return;
-  std::string framed = chunk(data);
-  if (pending_bytes_ + framed.size() > server_.options.max_stream_pending_bytes) {
-    // A reader this far behind would hold the engine's output in memory without bound: end its stream.
-    state_ = State::kResponding;
-    keep_alive_ = false;
-    end_after_write_ = true;
-    if (on_close_) std::exchange(on_close_, nullptr)();
-    if (current_) current_->mark_closed();
-    if (!cut_message_.empty()) queue(chunk(cut_message_));
-    queue("0\r\n\r\n");
+  std::string framed = raw_stream_ ? std::move(data) : chunk(data);
+  const bool over_own = pending_bytes_ + framed.size() > server_.options.max_stream_pending_bytes;
+  const bool over_total = pending_bytes_ >= kFairStreamShare &&
+                          server_.total_pending_bytes.load() + framed.size() > server_.options.max_total_pending_bytes;
+  if (over_own || over_total) {
+    cut_stream();
     return;
   }
   queue(std::move(framed));
 }
 
+void Session::cut_stream() {
+  // A reader this far behind would hold the engine's output in memory without bound: end its stream.
+  state_ = State::kResponding;
+  keep_alive_ = false;
+  if (on_close_) std::exchange(on_close_, nullptr)();
+  if (current_) current_->mark_closed();
+  if (!cut_message_.empty()) queue(raw_stream_ ? cut_message_ : chunk(cut_message_));
+  if (!raw_stream_) queue("0\r\n\r\n");
+  end_after_queue();
+}
+
 void Session::end_stream(uint64_t gen) {
   if (gen != generation_ || state_ != State::kStreaming) return;
+  if (!raw_stream_) queue("0\r\n\r\n");
+  end_after_queue();
+}
+
+void Session::end_after_queue() {
   state_ = State::kResponding;
   end_after_write_ = true;
-  queue("0\r\n\r\n");
+  if (!writing_ && write_queue_.empty()) response_done();
 }
 
 void Session::queue(std::string bytes) {
   pending_bytes_ += bytes.size();
+  server_.total_pending_bytes += bytes.size();
   write_queue_.push_back(std::move(bytes));
   do_write();
 }
@@ -367,6 +568,7 @@ void Session::on_written(error_code ec) {
     return;
   }
   pending_bytes_ -= write_queue_.front().size();
+  server_.total_pending_bytes -= write_queue_.front().size();
   write_queue_.pop_front();
   if (!write_queue_.empty()) {
     do_write();
@@ -389,22 +591,24 @@ void Session::response_done() {
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
   state_ = State::kClosed;
   stream_.close();
+  if (peer_poll_timer_) peer_poll_timer_->cancel();
 }
 
 void Session::disconnect() {
   if (state_ == State::kClosed) return;
-  const bool response_pending =
-      state_ == State::kHandling || state_ == State::kStreaming || (state_ == State::kResponding && end_after_write_);
+  const bool was_pending = response_pending();
   state_ = State::kClosed;
   if (current_) current_->mark_closed();
   current_.reset();
   std::function<void()> on_close = std::exchange(on_close_, nullptr);
   write_queue_.clear();
+  server_.total_pending_bytes -= pending_bytes_;
   pending_bytes_ = 0;
   error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.close();
-  if (response_pending && on_close) on_close();
+  if (peer_poll_timer_) peer_poll_timer_->cancel();
+  if (was_pending && on_close) on_close();
 }
 
 void HttpServer::Impl::accept() {
@@ -414,19 +618,20 @@ void HttpServer::Impl::accept() {
       return;
     }
     if (stopping) return;
-    if (num_connections.load() >= options.max_connections) {
+    error_code ignored;
+    const tcp::endpoint peer = socket.remote_endpoint(ignored);
+    std::string address = ignored ? std::string("?") : peer.address().to_string();
+    if (!admit(address)) {
       // Refused before any parsing: one small write into a fresh socket's buffer does not block.
-      const std::string bytes = serialize(error(503, "too many connections; retry later"), false);
-      error_code ignored;
+      const std::string bytes = serialize(error(503, "too many connections; retry later"), false, true);
       asio::write(socket, asio::buffer(bytes), ignored);
       socket.shutdown(tcp::socket::shutdown_both, ignored);
       socket.close(ignored);
       accept();
       return;
     }
-    error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);  // SSE chunks are small and latency matters
-    auto session = std::make_shared<Session>(std::move(socket), *this);
+    auto session = std::make_shared<Session>(std::move(socket), *this, std::move(address));
     {
       std::lock_guard<std::mutex> lock(sessions_mutex);
       std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
@@ -437,7 +642,26 @@ void HttpServer::Impl::accept() {
   });
 }
 
+void HttpServer::Impl::run_io() {
+  for (;;) {
+    try {
+      ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      report_internal_error(fmt::format("an I/O handler threw: {}", e.what()));
+    } catch (...) {
+      report_internal_error("an I/O handler threw an unknown exception");
+    }
+  }
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::create(const HttpServerOptions& options, Handler handler) {
+  if (options.max_header_bytes < 1024 || options.max_header_bytes > kMaxHeaderLimit)
+    return make_error(
+        fmt::format("the header limit must be in 1024..{} bytes, got {}", kMaxHeaderLimit, options.max_header_bytes),
+        StatusCode::kInvalidArgument);
+  if (options.max_connections_per_address < 1)
+    return make_error("the per-address connection cap must be at least 1", StatusCode::kInvalidArgument);
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->handler = std::move(handler);
@@ -473,8 +697,8 @@ int HttpServer::port() const {
 
 void HttpServer::run() {
   std::vector<std::thread> threads;
-  for (int i = 1; i < impl_->options.num_io_threads; ++i) threads.emplace_back([this] { impl_->ioc.run(); });
-  impl_->ioc.run();
+  for (int i = 1; i < impl_->options.num_io_threads; ++i) threads.emplace_back([this] { impl_->run_io(); });
+  impl_->run_io();
   for (std::thread& t : threads) t.join();
 }
 

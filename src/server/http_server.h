@@ -1,8 +1,9 @@
 // HttpServer: HTTP/1.1 over TCP on Boost.Beast's parser and Boost.Asio's event loop: a few I/O threads serve
 // every connection (no thread per connection or per stream), with keep-alive, limits against hostile clients
-// (header and body sizes, a deadline for reading a request, a cap on connections, a bound on the bytes queued
-// for a slow reader) and disconnect detection while a response is pending. Hands each request to one handler
-// as an HttpExchange; knows nothing of what the paths mean.
+// (header, trailer and body sizes, a deadline for reading each request, caps on connections overall and per
+// address, bounds on the bytes queued for slow readers) and disconnect detection while a response is pending.
+// Hands each request to one handler as an HttpExchange; knows nothing of what the paths mean. No exception from
+// a handler or from Beast leaves an I/O thread: the request gets a 500 and the server goes on.
 #pragma once
 
 #include <pagoda/status.h>
@@ -23,16 +24,24 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 = any free port (see HttpServer::port)
   int num_io_threads = 2;
-  size_t max_header_bytes = 64 << 10;
+  // The request line and headers, and a chunked body's trailer, at most (beyond: 431). Beast keeps one field in
+  // at most 64 KiB, so larger limits are refused.
+  size_t max_header_bytes = 32 << 10;
   size_t max_body_bytes = 8 << 20;                  // beyond it: 413
-  std::chrono::milliseconds read_timeout{10'000};   // to receive a whole request (slowloris)
+  std::chrono::milliseconds read_timeout{10'000};   // to receive a whole request, from its first byte (slowloris)
   std::chrono::milliseconds write_timeout{30'000};  // for a client to take one queued write
-  std::chrono::milliseconds idle_timeout{60'000};   // keep-alive connection without a request
+  std::chrono::milliseconds idle_timeout{60'000};   // keep-alive connection between requests
   size_t max_stream_pending_bytes = 4 << 20;        // queued for a slow reader; beyond it the stream is cut
-  int max_connections = 2048;                       // beyond it a new connection gets 503 and is closed
-  // The body of the errors the HTTP layer itself answers (400 malformed, 413 too large, 503 too many
-  // connections), so they have the API's error shape; plain text when unset.
+  // Queued for every client together; beyond it a stream holding more than its fair share is cut and a large
+  // whole response is replaced by a 503, so slow readers cannot hold the server's memory.
+  size_t max_total_pending_bytes = 256 << 20;
+  int max_connections = 2048;             // beyond it a new connection gets 503 and is closed
+  int max_connections_per_address = 512;  // from one client address (a proxy in front counts as one)
+  // The body of the errors the HTTP layer itself answers (400 malformed, 413 too large, 431, 500, 503), so they
+  // have the API's error shape; plain text when unset.
   std::function<HttpResponse(int status, std::string message)> error_response;
+  // Told of an exception that escaped a handler (the request got a 500, the server went on); stderr when unset.
+  std::function<void(const std::string& what)> log_internal_error;
 };
 
 class HttpServer {

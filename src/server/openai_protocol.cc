@@ -140,11 +140,13 @@ std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage
     } else if (content->is_array()) {
       // Content parts: the text parts, joined (this server has no image or audio input).
       for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string())
+        auto type = part.is_object() ? part.find("type") : part.end();
+        auto text = part.is_object() ? part.find("text") : part.end();
+        if (!part.is_object() || type == part.end() || !type->is_string() || *type != "text" || text == part.end() ||
+            !text->is_string())
           return invalid_request(fmt::format("'{}.content' parts must be {{\"type\": \"text\", \"text\": ...}}", field),
                                  field + ".content");
-        msg.content += part["text"].get<std::string>();
+        msg.content += text->get<std::string>();
       }
     } else {
       return wrong_type(field + ".content", "a string or an array of parts", *content);

@@ -1,14 +1,16 @@
 // ServerProcess: a real `pagoda serve` in a child process on a free loopback port (--port 0; the port is read
-// from its start-up line), and a small blocking HTTP/1.1 client over raw sockets, so tests can also send what
-// no well-behaved client would (partial headers, abrupt disconnects).
+// from its start-up line). The tests talk to it with tests/support/raw_http_client.h.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "support/raw_http_client.h"
 
 namespace pagoda::e2e {
 
@@ -41,25 +43,21 @@ class ServerProcess {
   int exit_code_ = -1;
 };
 
-struct HttpReply {
-  int status = 0;  // 0: no (complete) response
-  std::string headers;
-  std::string body;  // chunked bodies decoded
-  std::string raw;   // every byte received, for failure messages
-};
+// The server's /metrics scrape.
+std::string metrics(const ServerProcess& server);
+// Polls /metrics until `done(scrape)` holds; false when `timeout` passed first.
+bool wait_for_metrics(const ServerProcess& server, std::chrono::milliseconds timeout,
+                      const std::function<bool(const std::string&)>& done);
+// Until nothing runs or waits (the engine publishes its figures after each step).
+bool wait_idle(const ServerProcess& server, std::chrono::milliseconds timeout);
 
-// Opens a connection to 127.0.0.1:port; -1 on failure.
-int connect_loopback(int port);
-// Sends raw bytes and reads until the server closes or `timeout` passes; the raw bytes received.
-std::string send_raw(int port, const std::string& bytes, std::chrono::milliseconds timeout);
-// Parses raw response bytes (one response; Content-Length or chunked).
-HttpReply parse_reply(const std::string& raw);
-HttpReply http_request(int port, const std::string& method, const std::string& path, const std::string& body = "",
-                       const std::vector<std::string>& extra_headers = {},
-                       std::chrono::milliseconds timeout = std::chrono::seconds(60));
-// The "data: ..." payloads of an SSE body, in order.
-std::vector<std::string> sse_payloads(const std::string& body);
-// A metric's value in a Prometheus scrape (the first sample whose name and labels start with `series`).
-std::optional<double> metric_value(const std::string& scrape, const std::string& series);
+// The raw-socket client (tests/support/raw_http_client.h), under the names these tests use.
+using raw_http::connect_loopback;
+using raw_http::http_request;
+using raw_http::HttpReply;
+using raw_http::metric_value;
+using raw_http::parse_reply;
+using raw_http::send_raw;
+using raw_http::sse_payloads;
 
 }  // namespace pagoda::e2e

@@ -47,20 +47,6 @@ std::string url(const ServerProcess& s, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(s.port()) + path;
 }
 
-std::string metrics(const ServerProcess& s) { return http_request(s.port(), "GET", "/metrics").body; }
-
-// Polls /metrics until nothing runs or waits (the engine publishes its figures after each step).
-bool wait_idle(const ServerProcess& s, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const std::string m = metrics(s);
-    if (metric_value(m, "pagoda:num_requests_running") == 0.0 && metric_value(m, "pagoda:num_requests_waiting") == 0.0)
-      return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return false;
-}
-
 TEST(ServerTest, CurlGetsTheGoldenTextStreamedAndNot) {
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
@@ -254,11 +240,35 @@ TEST(ServerTest, ADisconnectedClientIsCancelledAtOnce) {
 }
 
 TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
-  // One running sequence, one waiting: the third choice of an n=3 request cannot be queued.
-  ServerProcess server({"--batch-size", "1", "--max-queue", "1"});
+  // One running sequence, at most two waiting.
+  ServerProcess server({"--batch-size", "1", "--max-queue", "2"});
   ASSERT_TRUE(server.started()) << server.log();
+  // More choices than the queue can ever hold: 400, not a 429 that no retry could cure.
+  const HttpReply never = http_request(server.port(), "POST", "/v1/completions",
+                                       R"({"prompt": "Once upon a time", "max_tokens": 3, "n": 3})");
+  EXPECT_EQ(never.status, 400) << never.body;
+  EXPECT_EQ(json::parse(never.body)["error"]["param"], "n");
+  // A long request of two choices takes the running slot and a queue place; a second one of two choices finds one
+  // place left (or none): the choice it could queue is withdrawn again.
+  std::thread first([&] {
+    const HttpReply r =
+        http_request(server.port(), "POST", "/v1/completions",
+                     R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 2, "ignore_eos": true})");
+    EXPECT_EQ(r.status, 200) << r.body;
+  });
+  // Until the engine has both of its choices (one running, one waiting).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string m = metrics(server);
+    if (metric_value(m, "pagoda:num_requests_running").value_or(0) +
+            metric_value(m, "pagoda:num_requests_waiting").value_or(0) >=
+        2)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   const HttpReply r = http_request(server.port(), "POST", "/v1/completions",
-                                   R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 3})");
+                                   R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 2})");
+  first.join();
   EXPECT_EQ(r.status, 429) << r.body;
   EXPECT_EQ(json::parse(r.body)["error"]["type"], "rate_limit_error");
   ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
