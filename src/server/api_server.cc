@@ -138,6 +138,8 @@ void ApiServer::run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<vo
     } catch (const std::exception& e) {
       reply_internal_error(*ex, e.what());
     }
+    // A large body's JSON tree and tokens were freed: give their pages back rather than keep the peak resident.
+    if (ex->request().body.size() >= (size_t(1) << 20)) malloc_trim(0);
     std::lock_guard<std::mutex> lock(mutex_);
     --num_preparing_;
   };
@@ -366,9 +368,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
 }
 
 void ApiServer::handle_tokenize(HttpExchange& ex) {
-  json body = json::parse(ex.request().body, nullptr, false);
-  if (body.is_discarded() || !body.is_object())
-    return reply_error(ex, invalid_request("the request body must be a JSON object"));
+  json body;
+  if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) return reply_error(ex, *e);
   bool add_special = true;
   if (auto it = body.find("add_special_tokens"); it != body.end() && !it->is_null()) {
     if (!it->is_boolean())
@@ -407,9 +408,8 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
 }
 
 void ApiServer::handle_detokenize(HttpExchange& ex) {
-  json body = json::parse(ex.request().body, nullptr, false);
-  if (body.is_discarded() || !body.is_object())
-    return reply_error(ex, invalid_request("the request body must be a JSON object"));
+  json body;
+  if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) return reply_error(ex, *e);
   auto it = body.find("tokens");
   if (it == body.end() || !it->is_array())
     return reply_error(ex, invalid_request("'tokens' (an array of ids) is required", "tokens"));

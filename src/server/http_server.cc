@@ -106,6 +106,7 @@ struct HttpServer::Impl {
   std::atomic<int> num_connections{0};
   std::atomic<bool> stopping{false};
   std::atomic<size_t> total_pending_bytes{0};  // queued for writing, every session together
+  std::atomic<size_t> total_body_bytes{0};     // reserved for request bodies, every session together
   std::mutex sessions_mutex;
   std::vector<std::weak_ptr<Session>> sessions;                  // for stop(): closed sessions are pruned on accept
   std::unordered_map<std::string, int> connections_per_address;  // under sessions_mutex
@@ -146,6 +147,13 @@ struct HttpServer::Impl {
     ++num_connections;
     return true;
   }
+  bool reserve_body(size_t bytes) {
+    size_t now = total_body_bytes.load();
+    do {
+      if (now + bytes > options.max_total_body_bytes) return false;
+    } while (!total_body_bytes.compare_exchange_weak(now, now + bytes));
+    return true;
+  }
   void release(const std::string& address) {
     std::lock_guard<std::mutex> lock(sessions_mutex);
     auto it = connections_per_address.find(address);
@@ -174,6 +182,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
   ~Session() {
     server_.total_pending_bytes -= pending_bytes_;
+    release_body();
     server_.release(address_);
   }
 
@@ -208,7 +217,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void read_request();
   void read_request_body_and_headers();
+  void on_header(error_code ec);
   void on_read(error_code ec);
+  void release_body() {
+    server_.total_body_bytes -= body_reserved_;
+    body_reserved_ = 0;
+  }
   void dispatch_request();
   void watch_for_disconnect();
   void on_readable_while_busy();
@@ -247,6 +261,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string cut_message_;
   std::deque<std::string> write_queue_;
   size_t pending_bytes_ = 0;
+  size_t body_reserved_ = 0;  // of Impl::total_body_bytes, for the request being read or handled
   bool writing_ = false;
   bool end_after_write_ = false;
 };
@@ -332,6 +347,32 @@ void Session::read_request_body_and_headers() {
   parser_->header_limit(uint32_t(server_.options.max_header_bytes));
   parser_->body_limit(server_.options.max_body_bytes);
   stream_.expires_after(server_.options.read_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
+}
+
+void Session::on_header(error_code ec) {
+  if (state_ == State::kClosed) return;
+  if (ec) {
+    on_read(ec);
+    return;
+  }
+  // The body's memory is reserved before it is read, so many large uploads at once cannot exhaust the server.
+  const size_t need = parser_->content_length() ? size_t(*parser_->content_length())
+                      : parser_->chunked()      ? server_.options.max_body_bytes
+                                                : 0;
+  release_body();
+  if (need > 0) {
+    if (!server_.reserve_body(need)) {
+      fail_request(503, "the server is receiving too many large requests; retry later");
+      return;
+    }
+    body_reserved_ = need;
+  }
+  if (parser_->is_done()) {
+    on_read({});
+    return;
+  }
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, size_t) { self->on_read(ec); });
 }
@@ -580,6 +621,7 @@ void Session::on_written(error_code ec) {
 
 void Session::response_done() {
   end_after_write_ = false;
+  release_body();
   on_close_ = nullptr;
   if (current_) current_->mark_closed();
   current_.reset();
@@ -604,6 +646,7 @@ void Session::disconnect() {
   write_queue_.clear();
   server_.total_pending_bytes -= pending_bytes_;
   pending_bytes_ = 0;
+  release_body();
   error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream_.close();

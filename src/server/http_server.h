@@ -35,6 +35,9 @@ struct HttpServerOptions {
   // Queued for every client together; beyond it a stream holding more than its fair share is cut and a large
   // whole response is replaced by a 503, so slow readers cannot hold the server's memory.
   size_t max_total_pending_bytes = 256 << 20;
+  // Request bodies being received or handled, every connection together (reserved when a request's headers
+  // arrive: its Content-Length, or max_body_bytes when chunked); beyond it a new request gets 503.
+  size_t max_total_body_bytes = 256 << 20;
   int max_connections = 2048;             // beyond it a new connection gets 503 and is closed
   int max_connections_per_address = 512;  // from one client address (a proxy in front counts as one)
   // The body of the errors the HTTP layer itself answers (400 malformed, 413 too large, 431, 500, 503), so they

@@ -224,10 +224,35 @@ json header_object(const ResponseHeader& h, std::string_view object) {
 
 }  // namespace
 
+std::optional<ApiError> parse_json_object(std::string_view text, json* out) {
+  int32_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        return invalid_request(fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  *out = json::parse(text, nullptr, false);
+  if (out->is_discarded()) return invalid_request("the request body is not valid JSON");
+  if (!out->is_object()) return invalid_request("the request body must be a JSON object");
+  return std::nullopt;
+}
+
 std::optional<ApiError> parse_completion_params(std::string_view body_text, bool chat, CompletionParams* out) {
-  json body = json::parse(body_text, nullptr, false);
-  if (body.is_discarded()) return invalid_request("the request body is not valid JSON");
-  if (!body.is_object()) return invalid_request("the request body must be a JSON object");
+  json body;
+  if (auto e = parse_json_object(body_text, &body)) return e;
   CompletionParams p;
   p.chat = chat;
   p.sampling.temperature = 1.0f;  // OpenAI's defaults

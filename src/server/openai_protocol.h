@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/types.h"
 #include "sampling/sampling_params.h"
 #include "server/api_error.h"
@@ -43,6 +45,12 @@ struct CompletionParams {
   int32_t logprobs = -1;          // -1: none; else how many alternatives per token (0: the chosen one only)
   bool echo = false;              // completions: the prompt text before the completion
 };
+
+inline constexpr int32_t kMaxJsonDepth = 64;  // nesting of a request body's arrays and objects
+
+// A request body as a JSON object, or the error to answer: not JSON, not an object, or nested deeper than
+// kMaxJsonDepth (checked before the parse, which would build a node per bracket: 8 MiB of '[' is a 500 MB tree).
+std::optional<ApiError> parse_json_object(std::string_view body, nlohmann::json* out);
 
 // Parses and validates a request body. Unknown fields are ignored (clients send many); wrong types and values
 // out of range are errors naming the field.

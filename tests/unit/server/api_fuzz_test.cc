@@ -148,7 +148,7 @@ TEST(ApiFuzzTest, MutatedBodiesGetOpenAiErrorsNeverA500) {
   ASSERT_TRUE(server.started());
   std::mt19937 rng(20261204);
   const std::vector<Endpoint> eps = endpoints();
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     const Endpoint& e = eps[rng() % eps.size()];
     std::string body = e.body.dump();
     for (int k = 0, n = 1 + int(rng() % 3); k < n && !body.empty(); ++k) {

@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// Load with hostile neighbours: N good streaming clients run to the end while 8 hostile clients attack the same
+// server, and /health is timed throughout. Prints whether every good stream completed, /health latency
+// percentiles, the server's peak and final RSS, and the KV blocks left in use. A benchmark (it prints figures),
+// not a test; start it on a quiet machine.
+//
+//   node scripts/bench/hostile_load.mjs [--binary build/src/cli/pagoda] [--streams 256] [--max-tokens 200]
+//                                       [--seconds-after 2] [-- extra serve flags...]
+//
+// The good clients connect from 127.0.0.1; the hostile ones from 127.0.0.2..9 (other addresses, as on a real
+// network, so the per-address connection cap applies to them and not to the good ones). The hostile clients:
+//   big-body x2      8 MiB completion and chat bodies, one after another
+//   json-bomb        8 MiB of nested brackets and of a flat array of numbers
+//   slowloris        32 connections sending a request's headers a byte every 500 ms
+//   never-reader     streams of 16 choices x 500 tokens that it never reads (4 at a time)
+//   whole-unread     whole responses at the per-request bound (logprobs), never read
+//   trailer-garbage  chunked requests with 70 KB trailers, random bytes, broken chunking
+//   conn-flood       opens connections up to the per-address cap and holds them
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : dflt;
+};
+const binary = opt('--binary', 'build/src/cli/pagoda');
+const numStreams = Number(opt('--streams', '256'));
+const maxTokens = Number(opt('--max-tokens', '200'));
+const extra = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [];
+
+const server = spawn(binary, ['serve', '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+let log = '';
+const port = await new Promise((resolve, reject) => {
+  server.stderr.on('data', (d) => {
+    log += d;
+    const m = log.match(/listening on http:\/\/[^:]+:(\d+)/);
+    if (m) resolve(Number(m[1]));
+  });
+  server.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${log}`)));
+});
+process.stderr.write(`server pid ${server.pid} on port ${port}\n`);
+
+// RSS of the server, sampled every 100 ms.
+const rss = [];
+const rssOf = () => {
+  try {
+    const m = fs.readFileSync(`/proc/${server.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+};
+const rssTimer = setInterval(() => rss.push(rssOf()), 100);
+
+const get = (path) =>
+  new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', () => resolve({ status: 0, body: '' }));
+  });
+
+// /health every 20 ms on a new connection each time, as a load balancer's probe.
+let probing = true;
+const health = [];
+const healthFailures = [];
+const probe = (async () => {
+  while (probing) {
+    const t0 = performance.now();
+    const r = await get('/health');
+    const ms = performance.now() - t0;
+    health.push(ms);
+    if (r.status !== 200) healthFailures.push(r.status);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+})();
+
+// Hostile clients: each loops until `stop` is set.
+let stop = false;
+const hostileAddress = (i) => `127.0.0.${2 + i}`;
+const rawSend = (i, bytes, { read = true, hold = 0 } = {}) =>
+  new Promise((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) });
+    s.on('error', () => resolve());
+    s.on('close', () => resolve());
+    s.on('connect', () => {
+      s.write(bytes);
+      if (!read) s.pause();
+      else s.resume();
+      if (hold > 0) setTimeout(() => s.destroy(), hold);
+    });
+  });
+const post = (path, body) =>
+  `POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+  `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+const bigText = 'Once upon a time there was a little dog. '.repeat(Math.floor((8 << 20) / 42) - 10);
+const hostile = [
+  async function bigBodyCompletion(i) {
+    const body = post('/v1/completions', JSON.stringify({ prompt: bigText, max_tokens: 1 }));
+    while (!stop) await rawSend(i, body + '', { hold: 60000 });
+  },
+  async function bigBodyChat(i) {
+    const body = post('/v1/chat/completions', JSON.stringify({ messages: [{ role: 'user', content: bigText }] }));
+    while (!stop) await rawSend(i, body, { hold: 60000 });
+  },
+  async function jsonBomb(i) {
+    const deep = post('/v1/completions', '['.repeat(8 << 20));
+    const flat = post('/v1/completions', '{"prompt":[' + '1,'.repeat((4 << 20) - 10) + '1]}');
+    for (let k = 0; !stop; ++k) await rawSend(i, k % 2 ? deep : flat, { hold: 60000 });
+  },
+  async function slowloris(i) {
+    const one = async () => {
+      while (!stop) {
+        await new Promise((resolve) => {
+          const s = net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) });
+          const head = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200);
+          let k = 0;
+          const t = setInterval(() => {
+            if (stop || k >= head.length) {
+              clearInterval(t);
+              s.destroy();
+              return;
+            }
+            s.write(head[k++]);
+          }, 500);
+          s.on('error', () => {});
+          s.on('close', () => {
+            clearInterval(t);
+            resolve();
+          });
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 32 }, one));
+  },
+  async function neverReader(i) {
+    const body = post('/v1/completions',
+      JSON.stringify({ prompt: 'Once upon a time', max_tokens: 500, n: 16, stream: true, ignore_eos: true }));
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (!stop) await rawSend(i, body, { read: false, hold: 30000 });
+    }));
+  },
+  async function wholeUnread(i) {
+    const body = post('/v1/completions',
+      JSON.stringify({ prompt: 'Once upon a time', max_tokens: 500, n: 16, logprobs: 20, ignore_eos: true }));
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (!stop) await rawSend(i, body, { read: false, hold: 30000 });
+    }));
+  },
+  async function trailerGarbage(i) {
+    const trailer = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: ' +
+      'a'.repeat(70000) + '\r\n\r\n';
+    const broken = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n';
+    for (let k = 0; !stop; ++k) {
+      const random = Buffer.alloc(2000);
+      for (let j = 0; j < random.length; ++j) random[j] = Math.floor(Math.random() * 256);
+      await rawSend(i, [trailer, broken, random][k % 3], { hold: 2000 });
+    }
+  },
+  async function connFlood(i) {
+    const held = [];
+    while (!stop) {
+      await new Promise((resolve) => {
+        const s = net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) });
+        s.on('connect', () => {
+          held.push(s);
+          resolve();
+        });
+        s.on('error', () => setTimeout(resolve, 100));
+        s.on('close', () => setTimeout(resolve, 100));  // refused (503) or timed out: try again a little later
+      });
+      if (held.length > 600) await new Promise((r) => setTimeout(r, 200));
+    }
+    for (const s of held) s.destroy();
+  },
+];
+const hostileRuns = hostile.map((fn, i) => fn(i).catch((e) => process.stderr.write(`${fn.name}: ${e}\n`)));
+await new Promise((r) => setTimeout(r, 2000));  // the attacks are under way before the good clients start
+
+// The good clients: streams read to [DONE].
+const stream = (k) =>
+  new Promise((resolve) => {
+    const body = JSON.stringify({ prompt: 'Once upon a time', max_tokens: maxTokens, stream: true, ignore_eos: true,
+      temperature: 0.8, seed: k });
+    const req = http.request({ host: '127.0.0.1', port, path: '/v1/completions', method: 'POST', agent: false,
+      localAddress: '127.0.0.1', headers: { 'Content-Type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ ok: res.statusCode === 200 && text.endsWith('data: [DONE]\n\n') &&
+        !text.includes('"error"'), status: res.statusCode, tokens: (text.match(/"text"/g) || []).length }));
+    });
+    req.on('error', (e) => resolve({ ok: false, status: 0, error: String(e) }));
+    req.end(body);
+  });
+const t0 = performance.now();
+const results = await Promise.all(Array.from({ length: numStreams }, (_, k) => stream(k)));
+const goodSeconds = (performance.now() - t0) / 1000;
+stop = true;
+await new Promise((r) => setTimeout(r, Number(opt('--seconds-after', '2')) * 1000));
+probing = false;
+await probe;
+const metrics = (await get('/metrics')).body;
+const metric = (name) => {
+  const m = metrics.match(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm'));
+  return m ? Number(m[1]) : NaN;
+};
+await new Promise((r) => setTimeout(r, 500));
+const finalRss = rssOf();
+clearInterval(rssTimer);
+server.kill('SIGTERM');
+await Promise.race([Promise.allSettled(hostileRuns), new Promise((r) => setTimeout(r, 3000))]);
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
+};
+const cpu = fs.readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? '?';
+const okCount = results.filter((r) => r.ok).length;
+console.log(`cpu: ${cpu}, ${(await import('node:os')).cpus().length} cores`);
+console.log(`good streams: ${okCount}/${numStreams} completed (${maxTokens} tokens each, ${goodSeconds.toFixed(1)} s)`);
+if (okCount < numStreams)
+  console.log('  failures:', JSON.stringify(results.filter((r) => !r.ok).slice(0, 5)));
+console.log(`/health: ${health.length} probes, p50 ${pct(health, 50).toFixed(1)} ms, p99 ${pct(health, 99).toFixed(1)} ms, ` +
+  `max ${Math.max(...health).toFixed(1)} ms, non-200: ${healthFailures.length}`);
+console.log(`RSS: peak ${Math.max(...rss).toFixed(0)} MiB, after the load ${finalRss.toFixed(0)} MiB`);
+console.log(`KV cache usage after the load: ${metric('pagoda:kv_cache_usage_perc')} ` +
+  `(running ${metric('pagoda:num_requests_running')}, waiting ${metric('pagoda:num_requests_waiting')})`);
+process.exit(0);
