@@ -226,3 +226,24 @@ TEST(OpenAiProtocolTest, RandomBodiesNeverThrow) {
 
 }  // namespace
 }  // namespace pagoda::server
+
+namespace pagoda::server {
+namespace {
+
+TEST(ParseJsonObjectTest, DeepNestingIsRefusedBeforeTheParse) {
+  nlohmann::json out;
+  const std::string deep = "{\"a\":" + std::string(64, '[') + std::string(64, ']') + "}";  // 65 levels
+  ASSERT_TRUE(parse_json_object(deep, &out).has_value());
+  EXPECT_NE(parse_json_object(deep, &out)->message.find("deeper than 64"), std::string::npos);
+  const std::string ok = "{\"a\":" + std::string(63, '[') + std::string(63, ']') + "}";  // 64 levels
+  EXPECT_FALSE(parse_json_object(ok, &out).has_value());
+  // Brackets inside strings (escaped quotes too) are text, not nesting.
+  const std::string text = "{\"a\":\"\\\"" + std::string(1000, '[') + "\"}";
+  EXPECT_FALSE(parse_json_object(text, &out).has_value());
+  EXPECT_EQ(out["a"].get<std::string>().size(), 1001u);
+  EXPECT_TRUE(parse_json_object(std::string(8 << 20, '['), &out).has_value());
+  EXPECT_TRUE(parse_json_object("[1]", &out).has_value());  // not an object
+}
+
+}  // namespace
+}  // namespace pagoda::server
