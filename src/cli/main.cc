@@ -15,7 +15,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"pagoda: LLM inference engine and server (Llama-family GGUF models)", "pagoda"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "pagoda 0.1.0");
+  app.set_version_flag("--version", "pagoda " PAGODA_VERSION);
   int exit_code = 0;
   pagoda::cli::add_run_command(app, exit_code);
   pagoda::cli::add_convert_command(app, exit_code);

@@ -134,6 +134,7 @@ int serve(ServeOptions& o) {
     return e.to_response();
   };
   o.http.log_internal_error = [&log](const std::string& what) { log.message("internal error: " + what); };
+  o.http.log_refused = [a = api_server.get()](const server::RefusedRequest& r) { a->record_refused(r); };
   Result<std::unique_ptr<server::HttpServer>> created = server::HttpServer::create(
       o.http, [a = api_server.get()](std::shared_ptr<server::HttpExchange> ex) { a->handle(std::move(ex)); });
   if (!created.ok()) return report_error(created.error());
@@ -200,6 +201,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--max-body", o->http.max_body_bytes, "request body bytes at most (beyond: 413)")
       ->capture_default_str();
+  cmd->add_option("--allowed-origins", o->http.allowed_origins,
+                  "browser origins allowed to call the API (CORS), e.g. https://app.example.com, or * for any "
+                  "(default: none); several separated by commas or given more than once")
+      ->delimiter(',');
   cmd->callback([o, &exit_code] { exit_code = serve(*o); });
 }
 

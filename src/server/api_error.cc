@@ -20,6 +20,9 @@ HttpResponse ApiError::to_response() const {
   HttpResponse r;
   r.status = http_status;
   r.body = to_json();
+  // The official SDKs retry 408, 409, 429 and 5xx unless told not to: a request that was itself too large, too
+  // slow for its deadline or malformed fails the same way again.
+  if (http_status < 500 && http_status != 409 && http_status != 429) r.headers.emplace_back("x-should-retry", "false");
   return r;
 }
 

@@ -19,6 +19,7 @@ struct ApiError {
   std::optional<std::string> code;
 
   std::string to_json() const;
+  // With x-should-retry: false on the 4xx a retry cannot fix (all but 409 and 429).
   HttpResponse to_response() const;
 };
 

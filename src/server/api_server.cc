@@ -77,12 +77,32 @@ int64_t ApiServer::now_us() const {
   return (std::chrono::steady_clock::now().time_since_epoch().count() - start_ns_) / 1000;
 }
 
-void ApiServer::reply(HttpExchange& ex, HttpResponse response) {
+void ApiServer::reply(HttpExchange& ex, HttpResponse response, const std::string& finish) {
   metrics_.record_http_request(response.status);
+  RequestLogEntry e;
+  e.method = ex.request().method;
+  e.path = ex.request().path;
+  e.status = response.status;
+  e.e2e_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ex.request().received).count();
+  e.finish = finish.empty() ? "-" : finish;
+  log_.write(e);
   ex.respond(std::move(response));
 }
 
-void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) { reply(ex, error.to_response()); }
+void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) {
+  reply(ex, error.to_response(), "error: " + error.message);
+}
+
+void ApiServer::record_refused(const RefusedRequest& refused) {
+  metrics_.record_http_request(refused.status);
+  RequestLogEntry e;
+  e.method = refused.method.empty() ? "-" : refused.method;
+  e.path = refused.target.empty() ? "-" : refused.target.substr(0, refused.target.find('?'));
+  e.status = refused.status;
+  e.finish = "error: " + refused.message;
+  log_.write(e);
+}
 
 void ApiServer::reply_internal_error(HttpExchange& ex, const std::string& what) {
   log_.message(fmt::format("internal error on {} {}: {}", ex.request().method, ex.request().path, what));
@@ -174,7 +194,12 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     if (!is_get) return method_not_allowed("GET");
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = metrics_.render(engine_.stats(), options_.cache);
+    int32_t preparing = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      preparing = num_preparing_;
+    }
+    r.body = metrics_.render(engine_.stats(), options_.cache, preparing);
     return reply(*ex, std::move(r));
   }
   if (path == "/" || path == "/index.html") {
@@ -183,6 +208,10 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     r.content_type = "text/html; charset=utf-8";
     r.body = chat_page_html(options_.model_name);
     return reply(*ex, std::move(r));
+  }
+  if (path == "/version") {
+    if (!is_get) return method_not_allowed("GET");
+    return reply(*ex, json_response(200, {{"version", PAGODA_VERSION}}));
   }
   const bool known = path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
                      path.starts_with("/v1/models/") || path == "/tokenize" || path == "/detokenize";

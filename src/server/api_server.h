@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "server/completion_job.h"
 #include "server/http_exchange.h"
+#include "server/http_server.h"
 #include "server/request_log.h"
 #include "server/request_workers.h"
 #include "server/serving_metrics.h"
@@ -55,6 +56,8 @@ class ApiServer {
   ~ApiServer();
 
   void handle(std::shared_ptr<HttpExchange> exchange);
+  // A request the HTTP layer answered itself (413, 431, malformed, refused preflight): counted and logged.
+  void record_refused(const RefusedRequest& refused);
   // Periodic: deadlines of running requests, progress of a drain. Any thread.
   void tick();
   // SIGTERM / SIGINT: /health turns 503, new requests get 503, running ones get drain_timeout to finish.
@@ -66,7 +69,8 @@ class ApiServer {
 
  private:
   void route(std::shared_ptr<HttpExchange>& ex);
-  void reply(HttpExchange& ex, HttpResponse response);
+  // Every response but a CompletionJob's goes through here: counted, and logged (one line per request).
+  void reply(HttpExchange& ex, HttpResponse response, const std::string& finish = "");
   void reply_error(HttpExchange& ex, const ApiError& error);
   void reply_internal_error(HttpExchange& ex, const std::string& what);
   // Runs `work` on a worker; a full queue is a 503, a request whose deadline passed while it waited a 408, and

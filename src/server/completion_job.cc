@@ -42,6 +42,12 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts) {
             handle.status().message().find("context") != std::string::npos)
           e.code = "context_length_exceeded";
         ctx_.metrics->record_http_request(e.http_status);
+        RequestLogEntry entry;
+        entry.path = params_.chat ? "/v1/chat/completions" : "/v1/completions";
+        entry.status = e.http_status;
+        entry.e2e_ms = double(ctx_.engine->now_us() - start_us_) / 1e3;
+        entry.finish = "error: " + e.message;
+        ctx_.log->write(entry);
         exchange_->respond(e.to_response());
         return false;
       }

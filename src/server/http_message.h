@@ -2,6 +2,7 @@
 // (OpenAI API, metrics, health) never see a socket or a parser.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <utility>
@@ -15,7 +16,8 @@ struct HttpRequest {
   std::string path;                            // target without the query
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
-  std::string remote;  // "ip:port" of the client
+  std::string remote;                              // "ip:port" of the client
+  std::chrono::steady_clock::time_point received;  // when its last byte arrived
 
   // The header's value, or "" when absent; `name` lower-case.
   const std::string& header(const std::string& name) const;

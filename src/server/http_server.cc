@@ -53,11 +53,14 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string serialize(const HttpResponse& r, bool keep_alive, bool with_body) {
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+std::string serialize(const HttpResponse& r, bool keep_alive, bool with_body, const HeaderList& extra = {}) {
   std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n",
                                  r.status, std::string(http::obsolete_reason(http::status(r.status))), r.content_type,
                                  r.body.size(), keep_alive ? "keep-alive" : "close");
   for (const auto& [k, v] : r.headers) head += fmt::format("{}: {}\r\n", k, v);
+  for (const auto& [k, v] : extra) head += fmt::format("{}: {}\r\n", k, v);
   head += "\r\n";
   if (with_body) head += r.body;  // HEAD: the headers a GET gets, without the body
   return head;
@@ -160,6 +163,19 @@ struct HttpServer::Impl {
     if (it != connections_per_address.end() && --it->second <= 0) connections_per_address.erase(it);
     --num_connections;
   }
+  void refused(int status, const std::string& message, const std::string& method, const std::string& target,
+               const std::string& remote) const {
+    if (!options.log_refused) return;
+    try {
+      options.log_refused(RefusedRequest{status, message, method, target, remote});
+    } catch (...) {
+    }
+  }
+  bool origin_allowed(const std::string& origin) const {
+    for (const std::string& o : options.allowed_origins)
+      if (o == "*" || o == origin) return true;
+    return false;
+  }
   void accept();
   void run_io();  // one I/O thread: runs the loop until it stops, surviving handlers that throw
 };
@@ -236,6 +252,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void response_done();
   void disconnect();  // the client is gone (or we end the connection): fire on_close, close the socket
   void fail_request(int status, const std::string& message);
+  bool answer_preflight(const http::request<http::string_body>& msg);
   bool response_pending() const {
     return state_ == State::kHandling || state_ == State::kStreaming ||
            (state_ == State::kResponding && end_after_write_);
@@ -256,6 +273,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool peer_write_closed_ = false;  // the client sent FIN: it may still read (half-close) or be gone
   bool polling_peer_ = false;
   std::optional<asio::steady_timer> peer_poll_timer_;
+  HeaderList cors_headers_;  // for the request in flight, when its Origin is allowed
   std::shared_ptr<Exchange> current_;
   std::function<void()> on_close_;
   std::string cut_message_;
@@ -419,10 +437,17 @@ void Session::dispatch_request() {
         std::string(field.value());
   req.body = std::move(msg.body());
   req.remote = remote_;
+  req.received = std::chrono::steady_clock::now();
   keep_alive_ = msg.keep_alive() && !server_.stopping;
   http_version_ = msg.version() >= 11 ? 11 : 10;
   head_request_ = msg.method() == http::verb::head;
   raw_stream_ = false;
+  cors_headers_.clear();
+  if (const std::string& origin = req.header("origin"); !origin.empty() && server_.origin_allowed(origin)) {
+    cors_headers_.emplace_back("Access-Control-Allow-Origin", origin);
+    cors_headers_.emplace_back("Vary", "Origin");
+  }
+  if (msg.method() == http::verb::options && answer_preflight(msg)) return;
   ++generation_;
   on_close_ = nullptr;
   cut_message_.clear();
@@ -431,6 +456,31 @@ void Session::dispatch_request() {
   watch_for_disconnect();
   if (peer_write_closed_) poll_peer();
   server_.handler(current_);
+}
+
+bool Session::answer_preflight(const http::request<http::string_body>& msg) {
+  // A CORS preflight: the browser asks whether a cross-origin request may be sent.
+  if (msg[http::field::access_control_request_method].empty()) return false;
+  const std::string origin(msg[http::field::origin]);
+  ++generation_;
+  state_ = State::kResponding;
+  end_after_write_ = true;
+  if (cors_headers_.empty()) {
+    const std::string why = fmt::format("the origin '{}' may not call this server (see --allowed-origins)", origin);
+    server_.refused(403, why, "OPTIONS", std::string(msg.target()), remote_);
+    queue(serialize(server_.error(403, why), keep_alive_, true));
+    return true;
+  }
+  HttpResponse r;
+  r.status = 204;
+  r.content_type = "text/plain";
+  HeaderList h = cors_headers_;
+  h.emplace_back("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+  const std::string asked(msg[http::field::access_control_request_headers]);
+  h.emplace_back("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+  h.emplace_back("Access-Control-Max-Age", "600");
+  queue(serialize(r, keep_alive_, false, h));
+  return true;
 }
 
 void Session::fail_in_flight(uint64_t gen, const std::string& what) {
@@ -510,11 +560,21 @@ void Session::poll_peer() {
 }
 
 void Session::fail_request(int status, const std::string& message) {
+  std::string method, target;
+  HeaderList cors;
+  if (parser_) {  // what of the request was parsed before the error (maybe nothing)
+    const auto& head = parser_->get();
+    method = std::string(head.method_string());
+    target = std::string(head.target());
+    if (const std::string origin(head[http::field::origin]); !origin.empty() && server_.origin_allowed(origin))
+      cors = {{"Access-Control-Allow-Origin", origin}, {"Vary", "Origin"}};
+  }
+  server_.refused(status, message, method, target, remote_);
   keep_alive_ = false;
   ++generation_;
   state_ = State::kResponding;
   end_after_write_ = true;
-  queue(serialize(server_.error(status, message), false, true));
+  queue(serialize(server_.error(status, message), false, true, cors));
 }
 
 void Session::respond(uint64_t gen, HttpResponse response) {
@@ -529,24 +589,26 @@ void Session::respond(uint64_t gen, HttpResponse response) {
   }
   state_ = State::kResponding;
   end_after_write_ = true;
-  queue(serialize(response, keep_alive_, !head_request_));
+  queue(serialize(response, keep_alive_, !head_request_, cors_headers_));
 }
 
 void Session::start_stream(uint64_t gen, int status, std::string content_type) {
   if (gen != generation_ || state_ != State::kHandling) return;
   state_ = State::kStreaming;
+  std::string extra;
+  for (const auto& [k, v] : cors_headers_) extra += fmt::format("{}: {}\r\n", k, v);
   if (http_version_ < 11) {
     // HTTP/1.0 has no chunked encoding: the body runs to the connection's close.
     raw_stream_ = true;
     keep_alive_ = false;
-    queue(fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
-                      status, std::string(http::obsolete_reason(http::status(status))), content_type));
+    queue(fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\n{}Connection: close\r\n\r\n",
+                      status, std::string(http::obsolete_reason(http::status(status))), content_type, extra));
     return;
   }
   queue(
-      fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\nTransfer-Encoding: "
+      fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache\r\n{}Transfer-Encoding: "
                   "chunked\r\nConnection: {}\r\n\r\n",
-                  status, std::string(http::obsolete_reason(http::status(status))), content_type,
+                  status, std::string(http::obsolete_reason(http::status(status))), content_type, extra,
                   keep_alive_ ? "keep-alive" : "close"));
 }
 

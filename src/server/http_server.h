@@ -2,8 +2,9 @@
 // every connection (no thread per connection or per stream), with keep-alive, limits against hostile clients
 // (header, trailer and body sizes, a deadline for reading each request, caps on connections overall and per
 // address, bounds on the bytes queued for slow readers) and disconnect detection while a response is pending.
-// Hands each request to one handler as an HttpExchange; knows nothing of what the paths mean. No exception from
-// a handler or from Beast leaves an I/O thread: the request gets a 500 and the server goes on.
+// Answers CORS preflights and marks responses for the allowed origins. Hands each request to one handler as an
+// HttpExchange; knows nothing of what the paths mean. No exception from a handler or from Beast leaves an I/O
+// thread: the request gets a 500 and the server goes on.
 #pragma once
 
 #include <pagoda/status.h>
@@ -19,6 +20,14 @@
 #include "server/http_exchange.h"
 
 namespace pagoda::server {
+
+struct RefusedRequest {
+  int status = 0;
+  std::string message;
+  std::string method;
+  std::string target;
+  std::string remote;  // "ip:port"
+};
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -45,6 +54,13 @@ struct HttpServerOptions {
   std::function<HttpResponse(int status, std::string message)> error_response;
   // Told of an exception that escaped a handler (the request got a 500, the server went on); stderr when unset.
   std::function<void(const std::string& what)> log_internal_error;
+  // Told of each request the HTTP layer answered itself (malformed 400, 413, 431, the body budget's 503, a
+  // refused CORS preflight): the handler never saw these. `method` and `target` are empty when unparsed.
+  std::function<void(const RefusedRequest& refused)> log_refused;
+  // Browser origins allowed to call the server (CORS): exact origins such as "https://app.example.com", or "*"
+  // for any. Preflights (OPTIONS) are answered here; every response to an allowed origin, errors and streams
+  // included, carries Access-Control-Allow-Origin. Empty: none (a browser on another origin is refused).
+  std::vector<std::string> allowed_origins;
 };
 
 class HttpServer {

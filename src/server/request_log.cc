@@ -23,6 +23,7 @@ void RequestLog::write(const RequestLogEntry& e) {
     nlohmann::json j = {{"ts", unix_seconds()},
                         {"event", "request"},
                         {"id", e.id},
+                        {"method", e.method},
                         {"path", e.path},
                         {"status", e.status},
                         {"choices", e.num_choices},
@@ -35,9 +36,10 @@ void RequestLog::write(const RequestLogEntry& e) {
     line = json_text(j);
   } else {
     line = fmt::format(
-        "pagoda: request {} {} status={} prompt_tokens={} output_tokens={} cached_tokens={} "
+        "pagoda: request {} {} {} status={} prompt_tokens={} output_tokens={} cached_tokens={} "
         "ttft_ms={:.1f} e2e_ms={:.1f} finish={}",
-        e.id, e.path, e.status, e.prompt_tokens, e.output_tokens, e.cached_tokens, e.ttft_ms, e.e2e_ms, e.finish);
+        e.id.empty() ? "-" : e.id, e.method, e.path, e.status, e.prompt_tokens, e.output_tokens, e.cached_tokens,
+        e.ttft_ms, e.e2e_ms, e.finish);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   std::fprintf(out_, "%s\n", line.c_str());

@@ -1,5 +1,5 @@
-// RequestLog: one line per finished API request (id, path, status, prompt/output tokens, cached tokens, TTFT,
-// E2E, finish reason) as text or JSON lines, to one FILE*. Thread-safe.
+// RequestLog: one line per request, whatever its status (id, method, path, status, prompt/output tokens, cached
+// tokens, TTFT, E2E, finish reason or error), as text or JSON lines, to one FILE*. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,8 @@ namespace pagoda::server {
 enum class LogFormat { kText, kJson };
 
 struct RequestLogEntry {
-  std::string id;
+  std::string id;  // the response's id; empty for requests that have none (errors, /health, /tokenize...)
+  std::string method = "POST";
   std::string path;
   int status = 200;
   int32_t num_choices = 1;

@@ -66,11 +66,13 @@ void ServingMetrics::record_http_request(int status) {
   }
 }
 
-std::string ServingMetrics::render(const EngineStats& s, const CacheConfigInfo& cache) const {
+std::string ServingMetrics::render(const EngineStats& s, const CacheConfigInfo& cache, int32_t num_preparing) const {
   metrics::PrometheusText p;
   const metrics::Labels model = {{"model_name", model_name_}};
   p.gauge("pagoda:num_requests_running", "Number of requests in model execution batches.", s.num_running, model);
   p.gauge("pagoda:num_requests_waiting", "Number of requests waiting to be processed.", s.num_waiting, model);
+  p.gauge("pagoda:num_requests_preparing", "Requests being parsed, templated or tokenized, not yet queued.",
+          double(num_preparing), model);
   p.gauge("pagoda:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", s.kv_usage, model);
   p.counter("pagoda:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
             double(s.kv.num_prefix_query_tokens), model);
@@ -106,16 +108,20 @@ std::string ServingMetrics::render(const EngineStats& s, const CacheConfigInfo& 
   p.histogram("pagoda:request_generation_tokens", "Number of generation tokens processed.",
               generation_tokens_.snapshot(), model);
   p.gauge("pagoda:cache_config_info", "Information of the LLMEngine CacheConfig", 1.0,
-          {{"block_size", std::to_string(cache.block_size)},
+          {{"model_name", model_name_},
+           {"block_size", std::to_string(cache.block_size)},
            {"cache_dtype", cache.cache_dtype},
            {"enable_prefix_caching", cache.enable_prefix_caching ? "True" : "False"},
            {"num_gpu_blocks", std::to_string(cache.num_gpu_blocks)}});
   p.gauge("pagoda:kv_cache_free_blocks", "KV blocks not held by any sequence (cached ones included).",
           s.kv.num_free_blocks, model);
   p.family("pagoda:http_requests_total", "counter", "HTTP responses sent, by status class.");
-  p.sample("pagoda:http_requests_total", double(num_http_2xx_.load()), {{"status", "2xx"}});
-  p.sample("pagoda:http_requests_total", double(num_http_4xx_.load()), {{"status", "4xx"}});
-  p.sample("pagoda:http_requests_total", double(num_http_5xx_.load()), {{"status", "5xx"}});
+  p.sample("pagoda:http_requests_total", double(num_http_2xx_.load()),
+           {{"model_name", model_name_}, {"status", "2xx"}});
+  p.sample("pagoda:http_requests_total", double(num_http_4xx_.load()),
+           {{"model_name", model_name_}, {"status", "4xx"}});
+  p.sample("pagoda:http_requests_total", double(num_http_5xx_.load()),
+           {{"model_name", model_name_}, {"status", "5xx"}});
   return p.text();
 }
 

@@ -29,7 +29,8 @@ class ServingMetrics {
                        int32_t num_output_tokens);
   void record_http_request(int status);
   // The Prometheus text of everything, with the engine's current figures.
-  std::string render(const EngineStats& stats, const CacheConfigInfo& cache) const;
+  // `num_preparing`: requests the server is parsing, templating or tokenizing (not yet in the engine).
+  std::string render(const EngineStats& stats, const CacheConfigInfo& cache, int32_t num_preparing = 0) const;
 
  private:
   std::string model_name_;

@@ -1,0 +1,177 @@
+// What operators and browsers see of the real server: one log line for every request whatever its status,
+// x-should-retry on errors a retry cannot fix, /version, CORS for the allowed origins only.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "server_process.h"
+
+namespace pagoda::e2e {
+namespace {
+
+using nlohmann::json;
+
+// The JSON log lines of `server` so far.
+std::vector<json> log_lines(const ServerProcess& server) {
+  std::vector<json> out;
+  std::istringstream in(server.log());
+  for (std::string line; std::getline(in, line);) {
+    const json j = json::parse(line, nullptr, false);
+    // The tests' own polls of /metrics are requests too; leave them out.
+    if (j.is_object() && j.value("event", "") == "request" && j.value("path", "") != "/metrics") out.push_back(j);
+  }
+  return out;
+}
+
+TEST(ServerOperationsTest, EveryRequestHasOneLogLineWhateverItsStatus) {
+  ServerProcess server({"--log-format", "json", "--api-key", "k", "--request-timeout", "0.05", "--max-body", "100000",
+                        "--batch-size", "1", "--max-queue", "2"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const size_t num_startup_lines = log_lines(server).size();  // ServerProcess's own /health polls at start-up
+  const std::vector<std::string> auth = {"Authorization: Bearer k"};
+  struct Sent {
+    int status;
+    std::string path;
+  };
+  std::vector<Sent> sent;
+  auto expect = [&](const HttpReply& r, int status, const std::string& path) {
+    EXPECT_EQ(r.status, status) << path << ": " << r.raw.substr(0, 300);
+    sent.push_back({status, path});
+  };
+  expect(http_request(server.port(), "GET", "/health"), 200, "/health");
+  expect(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 2})", auth), 200,
+         "/v1/completions");
+  expect(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": 5})", auth), 400, "/v1/completions");
+  expect(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once"})"), 401, "/v1/completions");
+  expect(http_request(server.port(), "GET", "/nowhere"), 404, "/nowhere");
+  expect(http_request(server.port(), "GET", "/v1/completions", "", auth), 405, "/v1/completions");
+  expect(http_request(server.port(), "POST", "/v1/completions",
+                      R"({"prompt": "Once", "max_tokens": 500, "n": 2, "ignore_eos": true})", auth),
+         408, "/v1/completions");
+  expect(http_request(server.port(), "POST", "/v1/completions", std::string(200000, ' '), auth), 413,
+         "/v1/completions");
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
+  // 429: the queue holds 2; a request of 2 choices waits behind a running one, the next of 2 finds no room.
+  std::thread running([&] {
+    http_request(server.port(), "POST", "/v1/completions",
+                 R"({"prompt": "Once", "max_tokens": 400, "n": 2, "ignore_eos": true, "stream": true})", auth);
+  });
+  ASSERT_TRUE(wait_for_metrics(server, std::chrono::seconds(10), [](const std::string& m) {
+    return metric_value(m, "pagoda:num_requests_running").value_or(0) +
+               metric_value(m, "pagoda:num_requests_waiting").value_or(0) >=
+           2;
+  }));
+  expect(
+      http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 400, "n": 2})", auth),
+      429, "/v1/completions");
+  running.join();  // it ends at the 50 ms deadline: a stream that ends with an error event, logged as 408
+  sent.push_back({408, "/v1/completions"});
+  // 499: a client that leaves mid-stream (on a server without the deadline).
+  ServerProcess slow({"--log-format", "json", "--batch-size", "1"});
+  ASSERT_TRUE(slow.started()) << slow.log();
+  const size_t num_slow_startup_lines = log_lines(slow).size();
+  const int fd2 = connect_loopback(slow.port());
+  const std::string b = R"({"prompt": "Once", "max_tokens": 400, "n": 8, "ignore_eos": true, "stream": true})";
+  const std::string req =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(b.size()) + "\r\n\r\n" + b;
+  ASSERT_EQ(::send(fd2, req.data(), req.size(), MSG_NOSIGNAL), ssize_t(req.size()));
+  char buf[256];
+  ASSERT_GT(recv(fd2, buf, sizeof(buf), 0), 0);
+  close(fd2);
+  ASSERT_TRUE(wait_idle(slow, std::chrono::seconds(10)));
+
+  // Each request has exactly one line, with its status and path, in order.
+  std::vector<json> lines;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    lines = log_lines(server);
+    lines.erase(lines.begin(), lines.begin() + std::ptrdiff_t(num_startup_lines));
+    if (lines.size() >= sent.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(lines.size(), sent.size()) << server.log();
+  std::multiset<int> logged, expected;
+  for (const json& l : lines) logged.insert(l["status"].get<int>());
+  for (const Sent& s : sent) expected.insert(s.status);
+  EXPECT_EQ(logged, expected) << server.log();
+  for (const json& l : lines) {
+    EXPECT_EQ(l["path"], "/" + l["path"].get<std::string>().substr(1)) << l;
+    EXPECT_NE(l["method"], "-") << l;
+  }
+  const std::vector<json> slow_lines = log_lines(slow);
+  ASSERT_EQ(slow_lines.size(), num_slow_startup_lines + 1) << slow.log();
+  EXPECT_EQ(slow_lines.back()["status"], 499);
+}
+
+TEST(ServerOperationsTest, ErrorsARetryCannotFixSaySo) {
+  ServerProcess server({"--request-timeout", "0.05", "--max-body", "1000"});
+  ASSERT_TRUE(server.started()) << server.log();
+  auto should_retry = [](const HttpReply& r) {
+    std::string h = r.headers;
+    for (char& c : h) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return h.find("x-should-retry: false") == std::string::npos;
+  };
+  EXPECT_FALSE(should_retry(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": 5})")));
+  EXPECT_FALSE(should_retry(http_request(server.port(), "POST", "/v1/completions", std::string(2000, ' '))));
+  const HttpReply timeout = http_request(server.port(), "POST", "/v1/completions",
+                                         R"({"prompt": "Once", "max_tokens": 500, "n": 8, "ignore_eos": true})");
+  EXPECT_EQ(timeout.status, 408);
+  EXPECT_FALSE(should_retry(timeout));
+  EXPECT_TRUE(should_retry(http_request(server.port(), "GET", "/health")));
+}
+
+TEST(ServerOperationsTest, VersionAndModelNameOnEveryMetric) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const HttpReply v = http_request(server.port(), "GET", "/version");
+  ASSERT_EQ(v.status, 200);
+  EXPECT_TRUE(std::regex_match(json::parse(v.body)["version"].get<std::string>(), std::regex(R"(\d+\.\d+\.\d+)")));
+  const std::string m = metrics(server);
+  std::istringstream in(m);
+  int num_samples = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++num_samples;
+    EXPECT_NE(line.find("model_name=\"stories260K\""), std::string::npos) << line;
+  }
+  EXPECT_GT(num_samples, 20);
+}
+
+TEST(ServerOperationsTest, CorsForTheAllowedOriginsOnly) {
+  ServerProcess server({"--allowed-origins", "http://app.example,http://other.example"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string preflight =
+      "OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: x\r\nOrigin: "
+      "http://app.example\r\nAccess-Control-Request-Method: "
+      "POST\r\nAccess-Control-Request-Headers: authorization, content-type\r\nConnection: close\r\n\r\n";
+  const HttpReply ok = parse_reply(send_raw(server.port(), preflight, std::chrono::seconds(5)));
+  EXPECT_EQ(ok.status, 204) << ok.raw;
+  EXPECT_NE(ok.headers.find("Access-Control-Allow-Origin: http://app.example"), std::string::npos) << ok.raw;
+  EXPECT_NE(ok.headers.find("Access-Control-Allow-Headers: authorization, content-type"), std::string::npos);
+  std::string refused_preflight = preflight;
+  refused_preflight.replace(refused_preflight.find("app.example"), 11, "evil.example");
+  const HttpReply refused = parse_reply(send_raw(server.port(), refused_preflight, std::chrono::seconds(5)));
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.headers.find("Access-Control-Allow-Origin"), std::string::npos);
+  // Responses carry the header for an allowed origin: whole, streamed and errors; never for another.
+  for (const std::string& body :
+       {std::string(R"({"prompt": "Once", "max_tokens": 2})"),
+        std::string(R"({"prompt": "Once", "max_tokens": 2, "stream": true})"), std::string(R"({"prompt": 5})")}) {
+    const HttpReply r = http_request(server.port(), "POST", "/v1/completions", body, {"Origin: http://other.example"});
+    EXPECT_NE(r.headers.find("Access-Control-Allow-Origin: http://other.example"), std::string::npos) << r.raw;
+    const HttpReply evil =
+        http_request(server.port(), "POST", "/v1/completions", body, {"Origin: http://evil.example"});
+    EXPECT_EQ(evil.headers.find("Access-Control-Allow-Origin"), std::string::npos) << evil.raw;
+  }
+  ServerProcess closed({});
+  ASSERT_TRUE(closed.started());
+  EXPECT_EQ(parse_reply(send_raw(closed.port(), preflight, std::chrono::seconds(5))).status, 403);
+}
+
+}  // namespace
+}  // namespace pagoda::e2e
