@@ -40,7 +40,7 @@ TEST(ServingMetricsTest, AFinishedRequestFillsEveryHistogram) {
   EXPECT_NEAR(sample(text, "pagoda:e2e_request_latency_seconds_sum{model_name=\"tiny\"}"), 0.4, 1e-9);
   EXPECT_THAT(text, HasSubstr("pagoda:prefix_cache_hits_total{model_name=\"tiny\"} 16\n"));
   EXPECT_THAT(text, HasSubstr("pagoda:request_success_total{model_name=\"tiny\",finished_reason=\"length\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("pagoda:cache_config_info{block_size=\"16\",cache_dtype=\"int8\","
+  EXPECT_THAT(text, HasSubstr("pagoda:cache_config_info{model_name=\"tiny\",block_size=\"16\",cache_dtype=\"int8\","
                               "enable_prefix_caching=\"True\",num_gpu_blocks=\"64\"} 1\n"));
 }
 
