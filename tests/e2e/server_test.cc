@@ -96,6 +96,29 @@ TEST(ServerTest, TheChatPageStreamsAReplyInHeadlessChromium) {
   EXPECT_THAT(out, HasSubstr("chat page ok")) << out;
 }
 
+TEST(ServerTest, TheChatPagesStopSendAndHistoryWorkAtDesktopAndPhoneWidths) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/playwright-core"))
+      << "playwright-core is missing: `make test` installs it (npm ci in " << dir << ")";
+  // A random stories15M-shaped model (26 MB, Q8_0): a few ms a token, so Stop lands mid-stream even when the
+  // browser is slow to read the first chunk (the bundled model writes its whole reply in half a second).
+  const TempDir tmp_holder;
+  const std::string model = tmp_holder.path() + "/stories15m.gguf";
+  const ProcessResult gen = run_pagoda({"gen-model", "--shape", "stories15m", "--type", "q8_0", "-o", model});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  ServerProcess server({"-m", model});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string out = run_command(
+      "node " + dir + "/chat_page_controls_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " 200 2>&1");
+  EXPECT_THAT(out, HasSubstr("chat page controls ok")) << out;
+  // Stop ended each reply in the server too (one per width), not only in the page.
+  ASSERT_TRUE(wait_idle(server, std::chrono::seconds(10)));
+  const std::string name = json::parse(http_request(server.port(), "GET", "/v1/models").body)["data"][0]["id"];
+  EXPECT_EQ(metric_value(metrics(server),
+                         "pagoda:request_success_total{model_name=\"" + name + "\",finished_reason=\"abort\"}"),
+            2.0);
+}
+
 TEST(ServerTest, AGgufChatTemplateIsRunAsJinja) {
   // The bundled checkpoint converted with a Jinja template of our own: system text first, then the user's
   // turns; an assistant turn first is refused with raise_exception, as real templates refuse bad role orders.

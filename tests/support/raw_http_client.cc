@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -138,9 +139,10 @@ std::optional<double> metric_value(const std::string& scrape, const std::string&
   size_t pos = 0;
   while ((pos = scrape.find(series, pos)) != std::string::npos) {
     if (pos == 0 || scrape[pos - 1] == '\n') {
-      const size_t space = scrape.find(' ', pos);
-      const size_t end = scrape.find('\n', pos);
-      if (space != std::string::npos && space < end) return std::stod(scrape.substr(space + 1, end - space - 1));
+      // The value follows the line's last space (label values may hold spaces).
+      const size_t end = std::min(scrape.find('\n', pos), scrape.size());
+      const size_t space = scrape.rfind(' ', end - 1);
+      if (space != std::string::npos && space > pos) return std::strtod(scrape.c_str() + space + 1, nullptr);
     }
     pos += series.size();
   }
