@@ -73,4 +73,15 @@ ProcessResult run_program(const std::vector<std::string>& program_argv, const st
   return r;
 }
 
+std::string run_command(const std::string& command_line) {
+  std::string out;
+  FILE* p = popen(command_line.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
 }  // namespace pagoda::e2e

@@ -34,5 +34,7 @@ class TempDir {
 };
 void write_file(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path);
+// Runs a shell command line and returns what it wrote on stdout (add 2>&1 for stderr too).
+std::string run_command(const std::string& command_line);
 
 }  // namespace pagoda::e2e

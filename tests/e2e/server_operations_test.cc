@@ -4,12 +4,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "run_binary.h"
 #include "server_process.h"
 
 namespace pagoda::e2e {
@@ -171,6 +176,37 @@ TEST(ServerOperationsTest, CorsForTheAllowedOriginsOnly) {
   ServerProcess closed({});
   ASSERT_TRUE(closed.started());
   EXPECT_EQ(parse_reply(send_raw(closed.port(), preflight, std::chrono::seconds(5))).status, 403);
+}
+
+// A free loopback port (bound and released: the caller takes it at once).
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(ServerOperationsTest, APageOnAnotherOriginCallsTheApiOnlyWhenAllowed) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/playwright-core"))
+      << "playwright-core is missing: `make test` installs it (npm ci in " << dir << ")";
+  const int page_port = free_port();
+  const std::string origin = "http://127.0.0.1:" + std::to_string(page_port);
+  for (const bool allowed : {true, false}) {
+    std::vector<std::string> args = {"--api-key", "k"};
+    if (allowed) args.insert(args.end(), {"--allowed-origins", origin});
+    ServerProcess server(args);
+    ASSERT_TRUE(server.started()) << server.log();
+    const std::string out =
+        run_command("node " + dir + "/cors_test.mjs http://127.0.0.1:" + std::to_string(server.port()) +
+                    (allowed ? " allowed " : " refused ") + std::to_string(page_port) + " 2>&1");
+    EXPECT_NE(out.find("cors ok"), std::string::npos) << (allowed ? "allowed: " : "refused: ") << out;
+  }
 }
 
 }  // namespace

@@ -32,17 +32,6 @@ constexpr const char* kGoldenContinuation =
     "Lily was sad and didn't know what to do. She said, \"I'm sorry, Lily. I didn't know what to do.\"\n"
     "Lily didn't want to help her mom, so she";
 
-std::string run_command(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 std::string url(const ServerProcess& s, const std::string& path) {
   return "http://127.0.0.1:" + std::to_string(s.port()) + path;
 }
