@@ -178,6 +178,40 @@ TEST(ServerOperationsTest, CorsForTheAllowedOriginsOnly) {
   EXPECT_EQ(parse_reply(send_raw(closed.port(), preflight, std::chrono::seconds(5))).status, 403);
 }
 
+TEST(ServerOperationsTest, EveryMetricTheGrafanaDashboardUsesIsExported) {
+  const std::string path = std::string(PAGODA_TEST_E2E_DIR) + "/../../deploy/grafana/pagoda-dashboard.json";
+  const json dashboard = json::parse(read_file(path), nullptr, false);
+  ASSERT_TRUE(dashboard.is_object()) << path;
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  // One request, so the histograms have samples.
+  ASSERT_EQ(http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 4})").status,
+            200);
+  const std::string scrape = metrics(server);
+  std::set<std::string> exported;  // sample names (histograms' _bucket, _sum, _count included)
+  std::istringstream in(scrape);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') exported.insert(line.substr(0, line.find_first_of("{ ")));
+  // Every expression of every panel, and the variables' queries.
+  std::vector<std::string> exprs;
+  for (const json& panel : dashboard["panels"])
+    for (const json& target : panel["targets"]) exprs.push_back(target["expr"].get<std::string>());
+  for (const json& var : dashboard["templating"]["list"])
+    if (var.contains("definition")) exprs.push_back(var["definition"].get<std::string>());
+  ASSERT_GE(exprs.size(), 12u);
+  const std::regex name(R"(pagoda:[a-z0-9_]+)");
+  int num_names = 0;
+  for (const std::string& e : exprs) {
+    for (auto it = std::sregex_iterator(e.begin(), e.end(), name); it != std::sregex_iterator(); ++it) {
+      ++num_names;
+      EXPECT_TRUE(exported.count(it->str())) << it->str() << " (in " << e << ") is not exported";
+    }
+  }
+  EXPECT_GE(num_names, 20);
+  // The model variable's values are what the server labels its metrics with.
+  EXPECT_NE(scrape.find("model_name=\"stories260K\""), std::string::npos);
+}
+
 // A free loopback port (bound and released: the caller takes it at once).
 int free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
