@@ -399,6 +399,10 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
 void ApiServer::handle_tokenize(HttpExchange& ex) {
   json body;
   if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) return reply_error(ex, *e);
+  for (const auto& [key, value] : body.items())
+    if (key != "model" && key != "prompt" && key != "messages" && key != "add_special_tokens" &&
+        key != "add_generation_prompt")
+      return reply_error(ex, invalid_request("Unrecognized request argument supplied: " + key, key));
   bool add_special = true;
   if (auto it = body.find("add_special_tokens"); it != body.end() && !it->is_null()) {
     if (!it->is_boolean())
@@ -409,9 +413,11 @@ void ApiServer::handle_tokenize(HttpExchange& ex) {
   if (auto it = body.find("prompt"); it != body.end() && it->is_string()) {
     tokens = tokenizer_.encode(it->get<std::string>(), add_special && options_.add_bos);
   } else if (body.contains("messages")) {
+    // The chat request's own fields, parsed as /v1/chat/completions parses them.
+    json chat = {{"messages", body["messages"]}};
+    if (body.contains("add_generation_prompt")) chat["add_generation_prompt"] = body["add_generation_prompt"];
     CompletionParams params;
-    if (std::optional<ApiError> e = parse_completion_params(ex.request().body, true, &params))
-      return reply_error(ex, *e);
+    if (std::optional<ApiError> e = parse_completion_params(json_text(chat), true, &params)) return reply_error(ex, *e);
     auto chat_tokens = chat_prompt_tokens(params);
     if (const ApiError* e = std::get_if<ApiError>(&chat_tokens)) return reply_error(ex, *e);
     tokens = std::move(std::get<std::vector<TokenId>>(chat_tokens));

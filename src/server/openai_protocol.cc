@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include <random>
 #include "server/json_text.h"
@@ -222,6 +224,153 @@ json header_object(const ResponseHeader& h, std::string_view object) {
   return {{"id", h.id}, {"object", object}, {"created", h.created}, {"model", h.model}};
 }
 
+// The fields each endpoint implements. Anything else in a request is a 400 naming it, except the fields that
+// cannot change the output (kHarmlessFields): a field silently ignored would be a lie about what was generated.
+constexpr std::string_view kCommonFields[] = {
+    "model",      "max_tokens",       "temperature",       "top_p", "n",     "stream", "stream_options",
+    "stop",       "presence_penalty", "frequency_penalty", "seed",  "top_k", "min_p",  "repetition_penalty",
+    "ignore_eos", "logprobs"};
+constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
+constexpr std::string_view kChatFields[] = {
+    "messages",        "max_completion_tokens", "top_logprobs",  "add_generation_prompt",
+    "response_format", "tool_choice",           "function_call", "modalities"};
+// Accepted and ignored: they label or route a request and never change what is generated.
+constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
+// Known to the OpenAI API (or vLLM's) but not implemented here: named as such in the error.
+constexpr std::string_view kUnimplementedFields[] = {"suffix",
+                                                     "logit_bias",
+                                                     "tools",
+                                                     "functions",
+                                                     "parallel_tool_calls",
+                                                     "audio",
+                                                     "prediction",
+                                                     "reasoning_effort",
+                                                     "web_search_options",
+                                                     "min_tokens",
+                                                     "stop_token_ids",
+                                                     "prompt_logprobs",
+                                                     "guided_json",
+                                                     "guided_regex",
+                                                     "guided_choice",
+                                                     "guided_grammar",
+                                                     "structured_outputs",
+                                                     "grammar",
+                                                     "chat_template",
+                                                     "chat_template_kwargs",
+                                                     "skip_special_tokens",
+                                                     "spaces_between_special_tokens",
+                                                     "include_stop_str_in_output",
+                                                     "length_penalty",
+                                                     "use_beam_search",
+                                                     "truncate_prompt_tokens",
+                                                     "priority",
+                                                     "documents",
+                                                     "return_tokens_as_token_ids",
+                                                     "continue_final_message",
+                                                     "echo"};
+
+bool contains(std::span<const std::string_view> list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The first field of `body` the endpoint does not implement, as an error naming it (and the field it most likely
+// meant, when one is a letter or two away).
+std::optional<ApiError> unknown_field(const json& body, bool chat) {
+  const std::span<const std::string_view> own =
+      chat ? std::span<const std::string_view>(kChatFields) : std::span<const std::string_view>(kCompletionFields);
+  for (const auto& [key, value] : body.items()) {
+    if (contains(kCommonFields, key) || contains(own, key) || contains(kHarmlessFields, key)) continue;
+    if (contains(kUnimplementedFields, key) || (!chat && contains(kChatFields, key)) ||
+        (chat && contains(kCompletionFields, key)))
+      return invalid_request(fmt::format("'{}' is not supported by this server's {} endpoint", key,
+                                         chat ? "/v1/chat/completions" : "/v1/completions"),
+                             key);
+    std::string hint;
+    size_t best = 3;
+    for (auto list : {std::span<const std::string_view>(kCommonFields), own}) {
+      for (std::string_view known : list) {
+        const size_t d = edit_distance(key, known);
+        if (d < best) {
+          best = d;
+          hint = fmt::format(" (did you mean '{}'?)", known);
+        }
+      }
+    }
+    return invalid_request(fmt::format("Unrecognized request argument supplied: {}{}", key, hint), key);
+  }
+  return std::nullopt;
+}
+
+std::string json_excerpt_text(const json& j);
+// Fields accepted only with the value that changes nothing (what OpenAI does without them); any other value asks
+// for something not implemented here.
+std::optional<ApiError> check_no_op_fields(const json& body, const CompletionParams& p) {
+  auto present = [&](const char* field) -> const json* {
+    auto it = body.find(field);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+  };
+  if (const json* v = present("best_of")) {
+    if (!v->is_number_integer() || v->get<int64_t>() != p.n)
+      return invalid_request("'best_of' other than n is not supported by this server", "best_of");
+  }
+  if (const json* v = present("response_format")) {
+    if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
+      return invalid_request("'response_format' must be an object with a string 'type'", "response_format");
+    if ((*v)["type"] != "text")
+      return invalid_request(fmt::format("'response_format' of type '{}' is not supported by this server (only "
+                                         "'text')",
+                                         json_excerpt_text((*v)["type"])),
+                             "response_format");
+  }
+  for (const char* field : {"tool_choice", "function_call"}) {
+    if (const json* v = present(field); v != nullptr && *v != "none")
+      return invalid_request(
+          fmt::format("'{}' is not supported by this server (no tools are defined: only 'none')", field), field);
+  }
+  if (const json* v = present("modalities")) {
+    if (*v != json::array({"text"}))
+      return invalid_request("'modalities' other than [\"text\"] is not supported by this server", "modalities");
+  }
+  if (const json* v = present("stream_options")) {
+    for (const auto& [key, value] : v->items())
+      if (key != "include_usage" && key != "continuous_usage_stats")
+        return invalid_request(fmt::format("'stream_options.{}' is not supported by this server", key),
+                               "stream_options." + key);
+  }
+  if (const json* msgs = present("messages"); msgs != nullptr && msgs->is_array()) {
+    for (size_t i = 0; i < msgs->size(); ++i) {
+      const json& m = (*msgs)[i];
+      if (!m.is_object()) continue;
+      for (const auto& [key, value] : m.items())
+        if (key != "role" && key != "content")
+          return invalid_request(fmt::format("'messages[{}].{}' is not supported by this server", i, key),
+                                 fmt::format("messages[{}].{}", i, key));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string json_excerpt_text(const json& j) {
+  std::string s = j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > 64) s = s.substr(0, 64) + "...";
+  return s;
+}
+
 }  // namespace
 
 std::optional<ApiError> parse_json_object(std::string_view text, json* out) {
@@ -253,6 +402,7 @@ std::optional<ApiError> parse_json_object(std::string_view text, json* out) {
 std::optional<ApiError> parse_completion_params(std::string_view body_text, bool chat, CompletionParams* out) {
   json body;
   if (auto e = parse_json_object(body_text, &body)) return e;
+  if (auto e = unknown_field(body, chat)) return e;
   CompletionParams p;
   p.chat = chat;
   p.sampling.temperature = 1.0f;  // OpenAI's defaults
@@ -355,6 +505,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
       p.logprobs = int32_t(logprobs);
     }
   }
+  if (auto e = check_no_op_fields(body, p)) return e;
   *out = std::move(p);
   return std::nullopt;
 }

@@ -45,7 +45,7 @@ TEST(OpenAiProtocolTest, EveryFieldIsRead) {
       "top_p": 0.9, "top_k": 5, "min_p": 0.1, "repetition_penalty": 1.1, "presence_penalty": 0.5,
       "frequency_penalty": -0.5, "seed": 42, "stop": ["a", "b"], "n": 3, "stream": true,
       "stream_options": {"include_usage": true, "continuous_usage_stats": true}, "logprobs": 2, "echo": true,
-      "user": "ignored", "best_of": 1})");
+      "user": "ignored", "best_of": 3})");
   EXPECT_EQ(*p.model, "m");
   EXPECT_TRUE(p.max_tokens_given);
   EXPECT_EQ(p.sampling.max_tokens, 7);
@@ -243,6 +243,54 @@ TEST(ParseJsonObjectTest, DeepNestingIsRefusedBeforeTheParse) {
   EXPECT_EQ(out["a"].get<std::string>().size(), 1001u);
   EXPECT_TRUE(parse_json_object(std::string(8 << 20, '['), &out).has_value());
   EXPECT_TRUE(parse_json_object("[1]", &out).has_value());  // not an object
+}
+
+}  // namespace
+}  // namespace pagoda::server
+
+namespace pagoda::server {
+namespace {
+
+ApiError error_of(const std::string& body, bool chat) {
+  CompletionParams p;
+  std::optional<ApiError> e = parse_completion_params(body, chat, &p);
+  EXPECT_TRUE(e.has_value()) << body;
+  return e.value_or(ApiError{});
+}
+
+TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
+  // A misspelling: named, with the field it most likely meant.
+  ApiError e = error_of(R"({"prompt": "x", "max_token": 5})", false);
+  EXPECT_EQ(e.param, "max_token");
+  EXPECT_THAT(e.message, HasSubstr("Unrecognized request argument supplied: max_token"));
+  EXPECT_THAT(e.message, HasSubstr("did you mean 'max_tokens'?"));
+  EXPECT_EQ(error_of(R"({"prompt": "x", "frobnicate": 1})", false).param, "frobnicate");
+  // Known fields this server does not implement.
+  for (const char* field : {"logit_bias", "suffix", "min_tokens", "stop_token_ids", "guided_json", "grammar"})
+    EXPECT_EQ(error_of(std::string(R"({"prompt": "x", ")") + field + R"(": {}})", false).param, field);
+  for (const char* field : {"tools", "functions", "logit_bias", "parallel_tool_calls", "reasoning_effort"})
+    EXPECT_EQ(error_of(std::string(R"({"messages": [{"role": "user", "content": "x"}], ")") + field + R"(": []})", true)
+                  .param,
+              field);
+  // A field of the other endpoint.
+  EXPECT_EQ(error_of(R"({"prompt": "x", "max_completion_tokens": 3})", false).param, "max_completion_tokens");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}], "echo": true})", true).param, "echo");
+  // Accepted only with the value that changes nothing.
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  EXPECT_EQ(error_of(chat + R"("response_format": {"type": "json_object"}})", true).param, "response_format");
+  EXPECT_EQ(error_of(chat + R"("response_format": {"type": "bogus"}})", true).param, "response_format");
+  EXPECT_EQ(error_of(chat + R"("tool_choice": "auto"})", true).param, "tool_choice");
+  EXPECT_EQ(error_of(chat + R"("modalities": ["text", "audio"]})", true).param, "modalities");
+  EXPECT_EQ(error_of(R"({"prompt": "x", "n": 2, "best_of": 4})", false).param, "best_of");
+  EXPECT_EQ(error_of(R"({"prompt": "x", "stream": true, "stream_options": {"chunk_size": 4}})", false).param,
+            "stream_options.chunk_size");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x", "name": "bob"}]})", true).param,
+            "messages[0].name");
+  CompletionParams p;
+  for (const std::string ok :
+       {chat + R"("response_format": {"type": "text"}, "tool_choice": "none", "modalities": ["text"]})",
+        chat + R"("user": "u", "metadata": {"k": "v"}, "store": false, "service_tier": "auto"})"})
+    EXPECT_FALSE(parse_completion_params(ok, true, &p).has_value()) << ok;
 }
 
 }  // namespace
