@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <utility>
 
+#include "core/json_text.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace pagoda {
@@ -32,17 +34,33 @@ std::string type_of(const json& node, std::string_view key = "type") {
   return it != node.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-bool flag(const json& node, const char* key, bool fallback) {
+// A boolean option: absent or null is `fallback`; any other type is an error naming `field`.`key`.
+Result<bool> flag(const Reader& r, const json& node, std::string_view field, const char* key, bool fallback) {
   const auto it = node.find(key);
-  return it != node.end() && it->is_boolean() ? it->get<bool>() : fallback;
+  if (it == node.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) return r.fail(fmt::format("{}.{}", field, key), "is not true or false");
+  return it->get<bool>();
 }
+
+// An integer JSON number as int64; nullopt for other types and for integers int64 cannot hold.
+std::optional<int64_t> integer_of(const json& v) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    return u <= uint64_t(INT64_MAX) ? std::optional<int64_t>(int64_t(u)) : std::nullopt;
+  }
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return std::nullopt;
+}
+
+// Ids beyond the entries that name them leave holes, each a slot in the tables: a hostile id must not make
+// the loader allocate gigabytes for a few entries.
+constexpr int64_t kMaxIdGap = int64_t(1) << 20;
 
 // ByteLevel as a pre-tokenizer: use_regex means GPT-2's split regex runs inside it.
 Status read_byte_level(const Reader& r, const json& node, std::string_view field, bool& uses_regex) {
-  if (flag(node, "add_prefix_space", false)) {
-    return r.fail(fmt::format("{}.add_prefix_space", field), "is true; only false is supported");
-  }
-  uses_regex = flag(node, "use_regex", true);
+  PAGODA_ASSIGN_OR_RETURN(const bool add_prefix_space, flag(r, node, field, "add_prefix_space", false));
+  if (add_prefix_space) return r.fail(fmt::format("{}.add_prefix_space", field), "is true; only false is supported");
+  PAGODA_ASSIGN_OR_RETURN(uses_regex, flag(r, node, field, "use_regex", true));
   return Status::ok_status();
 }
 
@@ -57,7 +75,8 @@ Status read_split(const Reader& r, const json& node, std::string_view field, Bpe
     return r.fail(fmt::format("{}.behavior", field), fmt::format("is '{}'; only 'Isolated' is supported",
                                                                  type_of(node, "behavior")));
   }
-  if (flag(node, "invert", false)) return r.fail(fmt::format("{}.invert", field), "is true; only false is supported");
+  PAGODA_ASSIGN_OR_RETURN(const bool invert, flag(r, node, field, "invert", false));
+  if (invert) return r.fail(fmt::format("{}.invert", field), "is true; only false is supported");
   vocab.split_regex = regex->get<std::string>();
   return Status::ok_status();
 }
@@ -106,28 +125,31 @@ Status read_model(const Reader& r, const json& root, BpeVocab& vocab) {
   if (model == root.end() || !model->is_object()) return r.fail("model", "is missing or not an object");
   const std::string type = type_of(*model);
   if (type != "BPE") return r.fail("model.type", fmt::format("is '{}'; only 'BPE' (byte-level) is supported", type));
-  if (flag(*model, "byte_fallback", false)) return r.fail("model.byte_fallback", "is true; not supported");
+  PAGODA_ASSIGN_OR_RETURN(const bool byte_fallback, flag(r, *model, "model", "byte_fallback", false));
+  if (byte_fallback) return r.fail("model.byte_fallback", "is true; not supported");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const auto it = model->find(key);
-    if (it != model->end() && it->is_string() && !it->get<std::string>().empty()) {
+    if (it != model->end() && !it->is_null() && !(it->is_string() && it->get_ref<const std::string&>().empty())) {
       return r.fail(fmt::format("model.{}", key), "is set; not supported");
     }
   }
-  vocab.ignore_merges = flag(*model, "ignore_merges", false);
+  PAGODA_ASSIGN_OR_RETURN(vocab.ignore_merges, flag(r, *model, "model", "ignore_merges", false));
   const auto tokens = model->find("vocab");
   if (tokens == model->end() || !tokens->is_object()) return r.fail("model.vocab", "is missing or not an object");
+  const int64_t max_id = std::min(int64_t(tokens->size()) + kMaxIdGap, int64_t(1) << 30);
   for (const auto& [token, id] : tokens->items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= (int64_t(1) << 30)) {
-      return r.fail(fmt::format("model.vocab['{}']", token), "is not an id in 0..2^30");
+    const std::optional<int64_t> index = integer_of(id);
+    if (!index || *index < 0 || *index >= max_id) {
+      return r.fail(fmt::format("model.vocab['{}']", token),
+                    fmt::format("is not an id in 0..{} (the vocabulary has {} entries)", max_id - 1, tokens->size()));
     }
-    const auto index = size_t(id.get<int64_t>());
-    if (index >= vocab.tokens.size()) vocab.tokens.resize(index + 1);
-    if (!vocab.tokens[index].empty()) {
-      return r.fail(fmt::format("model.vocab['{}']", token), fmt::format("reuses id {} of '{}'", index,
-                                                                          vocab.tokens[index]));
+    if (size_t(*index) >= vocab.tokens.size()) vocab.tokens.resize(size_t(*index) + 1);
+    if (!vocab.tokens[size_t(*index)].empty()) {
+      return r.fail(fmt::format("model.vocab['{}']", token), fmt::format("reuses id {} of '{}'", *index,
+                                                                          vocab.tokens[size_t(*index)]));
     }
     if (token.empty()) return r.fail("model.vocab", "has an empty token");
-    vocab.tokens[index] = token;
+    vocab.tokens[size_t(*index)] = token;
   }
   const auto merges = model->find("merges");
   if (merges == model->end() || !merges->is_array()) return r.fail("model.merges", "is missing or not an array");
@@ -155,6 +177,8 @@ Status read_added_tokens(const Reader& r, const json& root, BpeVocab& vocab) {
   const auto added = root.find("added_tokens");
   if (added == root.end() || added->is_null()) return Status::ok_status();
   if (!added->is_array()) return r.fail("added_tokens", "is not an array");
+  const int64_t max_id =
+      std::min(int64_t(vocab.tokens.size()) + int64_t(added->size()) + kMaxIdGap, int64_t(1) << 30);
   for (size_t i = 0; i < added->size(); ++i) {
     const json& node = (*added)[i];
     const std::string field = fmt::format("added_tokens[{}]", i);
@@ -165,15 +189,17 @@ Status read_added_tokens(const Reader& r, const json& root, BpeVocab& vocab) {
     if (content == node.end() || !content->is_string() || content->get_ref<const std::string&>().empty()) {
       return r.fail(field + ".content", "is missing or not a non-empty string");
     }
-    if (id->get<int64_t>() < 0 || id->get<int64_t>() >= (int64_t(1) << 30)) {
-      return r.fail(field + ".id", "is outside 0..2^30");
+    const std::optional<int64_t> id_value = integer_of(*id);
+    if (!id_value || *id_value < 0 || *id_value >= max_id) {
+      return r.fail(field + ".id", fmt::format("is outside 0..{} (the vocabulary has {} entries and {} added tokens)",
+                                               max_id - 1, vocab.tokens.size(), added->size()));
     }
     AddedToken token;
-    token.id = TokenId(id->get<int64_t>());
+    token.id = TokenId(*id_value);
     token.content = content->get<std::string>();
-    token.special = flag(node, "special", false);
-    token.lstrip = flag(node, "lstrip", false);
-    token.rstrip = flag(node, "rstrip", false);
+    PAGODA_ASSIGN_OR_RETURN(token.special, flag(r, node, field, "special", false));
+    PAGODA_ASSIGN_OR_RETURN(token.lstrip, flag(r, node, field, "lstrip", false));
+    PAGODA_ASSIGN_OR_RETURN(token.rstrip, flag(r, node, field, "rstrip", false));
     vocab.added.push_back(std::move(token));
   }
   return Status::ok_status();
@@ -221,26 +247,35 @@ Status read_post_processor(const Reader& r, const json& node, std::string_view f
   return Status::ok_status();
 }
 
-// tokenizer_config.json writes a token as "text" or {"content": "text", ...}.
-std::string config_token(const json& config, const char* key) {
+// tokenizer_config.json writes a token as "text" or {"content": "text", ...}; absent or null is "".
+Result<std::string> config_token(const Reader& r, const json& config, const char* key) {
   const auto it = config.find(key);
-  if (it == config.end()) return "";
+  if (it == config.end() || it->is_null()) return std::string();
   if (it->is_string()) return it->get<std::string>();
-  return type_of(*it, "content");
+  const auto content = it->is_object() ? it->find("content") : it->end();
+  if (!it->is_object() || content == it->end() || !content->is_string())
+    return r.fail(fmt::format("(tokenizer_config.json) {}", key), "is neither a string nor {\"content\": string}");
+  return content->get<std::string>();
+}
+
+// Untrusted JSON text that must hold an object; errors name `field`.
+Result<json> parse_object(const Reader& r, std::string_view text, std::string_view field) {
+  Result<json> parsed = parse_untrusted_json(text);
+  if (!parsed.ok()) return r.fail(field, parsed.error());
+  if (!parsed->is_object()) return r.fail(field, "is not a JSON object");
+  return parsed;
 }
 
 Status read_config(const Reader& r, std::string_view config_json, BpeVocab& vocab) {
   if (config_json.empty()) return Status::ok_status();
-  json config = json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) {
-    return r.fail("(tokenizer_config.json)", "is not a JSON object");
-  }
-  const std::string eos = config_token(config, "eos_token");
+  PAGODA_ASSIGN_OR_RETURN(const json config, parse_object(r, config_json, "(tokenizer_config.json)"));
+  PAGODA_ASSIGN_OR_RETURN(const std::string eos, config_token(r, config, "eos_token"));
   if (!eos.empty()) vocab.eos_id = find_added(vocab, eos);
-  const std::string bos = config_token(config, "bos_token");
+  PAGODA_ASSIGN_OR_RETURN(const std::string bos, config_token(r, config, "bos_token"));
   if (!bos.empty() && find_added(vocab, bos) != -1) vocab.bos_id = find_added(vocab, bos);
   const auto add_bos = config.find("add_bos_token");
-  if (add_bos != config.end() && add_bos->is_boolean()) {
+  if (add_bos != config.end() && !add_bos->is_null()) {
+    if (!add_bos->is_boolean()) return r.fail("(tokenizer_config.json) add_bos_token", "is not true or false");
     vocab.add_bos = add_bos->get<bool>() && vocab.bos_id != -1;
     vocab.add_bos_set = true;
   }
@@ -250,18 +285,16 @@ Status read_config(const Reader& r, std::string_view config_json, BpeVocab& voca
 // generation_config.json's eos_token_id (one id or a list): generation ends at each of them.
 Status read_generation_config(const Reader& r, std::string_view generation_json, BpeVocab& vocab) {
   if (generation_json.empty()) return Status::ok_status();
-  json config = json::parse(generation_json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) {
-    return r.fail("(generation_config.json)", "is not a JSON object");
-  }
+  PAGODA_ASSIGN_OR_RETURN(const json config, parse_object(r, generation_json, "(generation_config.json)"));
   const auto it = config.find("eos_token_id");
   if (it == config.end() || it->is_null()) return Status::ok_status();
-  const json ids = it->is_array() ? *it : json::array({*it});
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 || ids[i].get<int64_t>() >= (int64_t(1) << 30)) {
+  const size_t num_ids = it->is_array() ? it->size() : 1;
+  for (size_t i = 0; i < num_ids; ++i) {
+    const std::optional<int64_t> value = integer_of(it->is_array() ? (*it)[i] : *it);
+    if (!value || *value < 0 || *value >= (int64_t(1) << 30)) {
       return r.fail(fmt::format("(generation_config.json) eos_token_id[{}]", i), "is not a token id");
     }
-    const auto id = TokenId(ids[i].get<int64_t>());
+    const auto id = TokenId(*value);
     if (vocab.eos_id == -1) {
       vocab.eos_id = id;
     } else if (id != vocab.eos_id && std::find(vocab.stop_ids.begin(), vocab.stop_ids.end(), id) == vocab.stop_ids.end()) {
@@ -276,12 +309,9 @@ Status read_generation_config(const Reader& r, std::string_view generation_json,
 Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name,
                                         std::string_view config_json, std::string_view generation_config_json) {
   const Reader r{name};
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::exception& e) {
-    return make_error(fmt::format("{}: not valid JSON: {}", name, e.what()));
-  }
+  Result<json> parsed = parse_untrusted_json(json_text);
+  if (!parsed.ok()) return make_error(fmt::format("{}: {}", name, parsed.error()));
+  const json& root = *parsed;
   if (!root.is_object()) return make_error(fmt::format("{}: the top level is not a JSON object", name));
   BpeVocab vocab;
   PAGODA_RETURN_IF_ERROR(read_model(r, root, vocab));

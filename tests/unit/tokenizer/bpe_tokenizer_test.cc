@@ -195,8 +195,52 @@ TEST(HfLoaderTest, ErrorsNameTheFileAndField) {
   json = tiny_json();
   json["normalizer"] = {{"type", "NFKC"}};
   EXPECT_THAT(load_error(json), HasSubstr("normalizer.type is 'NFKC'"));
-  EXPECT_THAT(bpe_vocab_from_hf_json("{\"model\": ", "cut.json").error(), HasSubstr("cut.json: not valid JSON"));
+  EXPECT_THAT(bpe_vocab_from_hf_json("{\"model\": ", "cut.json").error(), HasSubstr("cut.json: invalid JSON"));
   EXPECT_THAT(tokenizer_from_hf_json("/nonexistent/tokenizer.json").error(), HasSubstr("cannot read"));
+}
+
+// Issue 23: wrong JSON types and hostile ids are errors naming the field, never exceptions or huge allocations.
+TEST(HfLoaderTest, WrongTypesAndHostileIdsAreErrorsNamingTheField) {
+  nlohmann::json json = tiny_json();
+  json["added_tokens"][0]["special"] = "yes";
+  EXPECT_THAT(load_error(json), HasSubstr("bad.json: added_tokens[0].special is not true or false"));
+  json = tiny_json();
+  json["pre_tokenizer"]["use_regex"] = 1;
+  EXPECT_THAT(load_error(json), HasSubstr("pre_tokenizer.use_regex is not true or false"));
+  json = tiny_json();
+  json["model"]["ignore_merges"] = nlohmann::json::array();
+  EXPECT_THAT(load_error(json), HasSubstr("model.ignore_merges is not true or false"));
+  json = tiny_json();
+  json["model"]["continuing_subword_prefix"] = 5;
+  EXPECT_THAT(load_error(json), HasSubstr("model.continuing_subword_prefix is set"));
+  // One id near 2^30 used to size a table of 2^30 strings (32 GiB) before anything else was checked.
+  json = tiny_json();
+  json["model"]["vocab"]["far"] = (1 << 30) - 1;
+  EXPECT_THAT(load_error(json), HasSubstr("model.vocab['far'] is not an id in 0..1048837"));
+  json = tiny_json();
+  json["model"]["vocab"]["big"] = 18446744073709551615u;
+  EXPECT_THAT(load_error(json), HasSubstr("model.vocab['big'] is not an id"));
+  json = tiny_json();
+  json["added_tokens"][2]["id"] = (1 << 30) - 1;
+  EXPECT_THAT(load_error(json), HasSubstr("added_tokens[2].id is outside 0..1048839"));
+  const std::string text = tiny_json().dump();
+  EXPECT_THAT(bpe_vocab_from_hf_json(text, "t.json", R"({"eos_token": 5})").error(),
+              HasSubstr("t.json: (tokenizer_config.json) eos_token is neither a string nor {\"content\": string}"));
+  EXPECT_THAT(bpe_vocab_from_hf_json(text, "t.json", R"({"bos_token": {"content": 1}})").error(),
+              HasSubstr("(tokenizer_config.json) bos_token is neither"));
+  EXPECT_THAT(bpe_vocab_from_hf_json(text, "t.json", R"({"add_bos_token": "yes"})").error(),
+              HasSubstr("(tokenizer_config.json) add_bos_token is not true or false"));
+  EXPECT_THAT(bpe_vocab_from_hf_json(text, "t.json", "", R"({"eos_token_id": [1, "2"]})").error(),
+              HasSubstr("(generation_config.json) eos_token_id[1] is not a token id"));
+  EXPECT_THAT(bpe_vocab_from_hf_json(text, "t.json", "", R"({"eos_token_id": 1.5})").error(),
+              HasSubstr("(generation_config.json) eos_token_id[0] is not a token id"));
+  // Nulls are "not set", as transformers reads them.
+  EXPECT_TRUE(bpe_vocab_from_hf_json(text, "t.json", R"({"bos_token": null, "add_bos_token": null})", "{}").ok());
+  // Nesting deep enough to overflow the stack in a recursive copy or dump is refused at the parse.
+  EXPECT_THAT(bpe_vocab_from_hf_json(std::string(200000, '[') + std::string(200000, ']'), "deep.json").error(),
+              HasSubstr("deep.json: JSON nested deeper than 64 levels"));
+  EXPECT_THAT(bpe_vocab_from_hf_json(text, "t.json", "", std::string(200000, '[')).error(),
+              HasSubstr("(generation_config.json) JSON nested deeper than 64 levels"));
 }
 
 TEST(HfLoaderTest, FuzzTruncatedAndMutatedJsonNeverCrashes) {
