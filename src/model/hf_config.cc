@@ -5,37 +5,49 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <sstream>
+
+#include "core/json_text.h"
 
 namespace pagoda {
 namespace {
 
 using nlohmann::json;
 
+using Limits = ModelConfigLimits;
+
 struct Fields {
   const json& j;
   const std::string& path;
 
-  Result<int32_t> positive_int(const char* key) const {
+  // An integer in 1..max_value (config.json's sizes); the bound keeps a hostile file from sizing allocations.
+  Result<int32_t> positive_int(const char* key, int32_t max_value = INT32_MAX) const {
     if (!j.contains(key)) return make_error(fmt::format("{}: missing field {}", path, key));
     const json& v = j[key];
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > INT32_MAX)
-      return make_error(fmt::format("{}: {} must be a positive integer, got {}", path, key, v.dump()));
+    const bool in_range = v.is_number_unsigned()  ? v.get<uint64_t>() >= 1 && v.get<uint64_t>() <= uint64_t(max_value)
+                          : v.is_number_integer() ? v.get<int64_t>() >= 1 && v.get<int64_t>() <= max_value
+                                                  : false;
+    if (!in_range)
+      return make_error(
+          fmt::format("{}: {} must be an integer in 1..{}, got {}", path, key, max_value, json_excerpt(v)));
     return int32_t(v.get<int64_t>());
   }
-  Result<int32_t> positive_int_or(const char* key, int32_t fallback) const {
+  Result<int32_t> positive_int_or(const char* key, int32_t fallback, int32_t max_value = INT32_MAX) const {
     if (!j.contains(key) || j[key].is_null()) return fallback;
-    return positive_int(key);
+    return positive_int(key, max_value);
   }
-  Result<double> positive_number_or(const json& obj, const char* key, double fallback,
-                                    const std::string& prefix = "") const {
+  // A finite number in (0, max_value]; max_value defaults to float's range, since most become floats.
+  Result<double> positive_number_or(const json& obj, const char* key, double fallback, const std::string& prefix = "",
+                                    double max_value = double(std::numeric_limits<float>::max())) const {
     if (!obj.contains(key) || obj[key].is_null()) return fallback;
     const json& v = obj[key];
-    if (!v.is_number() || !(v.get<double>() > 0))
-      return make_error(fmt::format("{}: {}{} must be a positive number, got {}", path, prefix, key, v.dump()));
+    if (!v.is_number() || !(v.get<double>() > 0) || !(v.get<double>() <= max_value))
+      return make_error(fmt::format("{}: {}{} must be a positive number (at most {}), got {}", path, prefix, key,
+                                    max_value, json_excerpt(v)));
     return v.get<double>();
   }
   Result<bool> bool_or(const char* key, bool fallback) const {
@@ -43,13 +55,19 @@ struct Fields {
     if (!j[key].is_boolean()) return make_error(fmt::format("{}: {} must be true or false", path, key));
     return j[key].get<bool>();
   }
-  // bos/eos ids: an integer, or a list whose first entry is used (Llama 3.1 lists several EOS ids).
-  int32_t token_id(const char* key) const {
-    if (!j.contains(key)) return -1;
+  // bos/eos ids: an integer, or a list whose first entry is used (Llama 3.1 lists several EOS ids); -1 when
+  // absent or null.
+  Result<int32_t> token_id(const char* key) const {
+    if (!j.contains(key) || j[key].is_null()) return -1;
     const json& v = j[key];
-    if (v.is_number_integer()) return int32_t(v.get<int64_t>());
-    if (v.is_array() && !v.empty() && v[0].is_number_integer()) return int32_t(v[0].get<int64_t>());
-    return -1;
+    const json& id = v.is_array() && !v.empty() ? v[0] : v;
+    const bool valid = id.is_number_unsigned()  ? id.get<uint64_t>() <= uint64_t(INT32_MAX)
+                       : id.is_number_integer() ? id.get<int64_t>() >= 0 && id.get<int64_t>() <= INT32_MAX
+                                                : false;
+    if (!valid)
+      return make_error(fmt::format("{}: {} must be a token id (or a list of them), got {}", path, key,
+                                    json_excerpt(v)));
+    return int32_t(id.get<int64_t>());
   }
 };
 
@@ -78,8 +96,10 @@ std::vector<float> llama3_rope_freq_factors(double theta, int32_t rope_dim, doub
 }
 
 Result<HfConfig> parse_hf_config(const std::string& text, const std::string& path) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return make_error(fmt::format("{}: not a JSON object", path));
+  Result<json> parsed = parse_untrusted_json(text);
+  if (!parsed.ok()) return make_error(fmt::format("{}: {}", path, parsed.error()));
+  const json& j = *parsed;
+  if (!j.is_object()) return make_error(fmt::format("{}: not a JSON object", path));
   HfConfig h;
   if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
       !j["architectures"][0].is_string())
@@ -103,13 +123,14 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
   }
   c.rope_neox = !h.permute_qk;
   const Fields f{j, path};
-  PAGODA_ASSIGN_OR_RETURN(c.dim, f.positive_int("hidden_size"));
-  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim, f.positive_int("intermediate_size"));
-  PAGODA_ASSIGN_OR_RETURN(c.num_layers, f.positive_int("num_hidden_layers"));
-  PAGODA_ASSIGN_OR_RETURN(c.num_heads, f.positive_int("num_attention_heads"));
-  PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, f.positive_int_or("num_key_value_heads", c.num_heads));
-  PAGODA_ASSIGN_OR_RETURN(c.vocab_size, f.positive_int("vocab_size"));
-  PAGODA_ASSIGN_OR_RETURN(h.max_position_embeddings, f.positive_int_or("max_position_embeddings", 2048));
+  PAGODA_ASSIGN_OR_RETURN(c.dim, f.positive_int("hidden_size", Limits::kMaxEmbeddingLength));
+  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim, f.positive_int("intermediate_size", Limits::kMaxFeedForwardLength));
+  PAGODA_ASSIGN_OR_RETURN(c.num_layers, f.positive_int("num_hidden_layers", Limits::kMaxBlockCount));
+  PAGODA_ASSIGN_OR_RETURN(c.num_heads, f.positive_int("num_attention_heads", Limits::kMaxHeadCount));
+  PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, f.positive_int_or("num_key_value_heads", c.num_heads, c.num_heads));
+  PAGODA_ASSIGN_OR_RETURN(c.vocab_size, f.positive_int("vocab_size", Limits::kMaxVocabSize));
+  PAGODA_ASSIGN_OR_RETURN(h.max_position_embeddings,
+                          f.positive_int_or("max_position_embeddings", 2048, Limits::kMaxContextLength));
   if (c.num_heads % c.num_kv_heads != 0)
     return make_error(fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", path,
                                   c.num_heads, c.num_kv_heads));
@@ -117,8 +138,8 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
     return make_error(fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {} (and no head_dim)",
                                   path, c.dim, c.num_heads));
   PAGODA_ASSIGN_OR_RETURN(c.head_dim, f.positive_int_or("head_dim", c.dim / c.num_heads));
-  if (c.head_dim % 2 != 0 || c.head_dim > 512)
-    return make_error(fmt::format("{}: head_dim {} must be even and at most 512", path, c.head_dim));
+  if (c.head_dim % 2 != 0 || c.head_dim < 2 || c.head_dim > 512)
+    return make_error(fmt::format("{}: head_dim {} must be even and in 2..512", path, c.head_dim));
   c.rope_dim = c.head_dim;
   PAGODA_ASSIGN_OR_RETURN(double eps, f.positive_number_or(j, "rms_norm_eps", 1e-6));
   PAGODA_ASSIGN_OR_RETURN(double theta, f.positive_number_or(j, "rope_theta", 10000.0));
@@ -133,7 +154,7 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
   if (j.contains("sliding_window") && !j["sliding_window"].is_null()) {
     PAGODA_ASSIGN_OR_RETURN(bool use_sliding,
                             f.bool_or("use_sliding_window", h.hf_architecture == "MistralForCausalLM"));
-    PAGODA_ASSIGN_OR_RETURN(int32_t window, f.positive_int("sliding_window"));
+    PAGODA_ASSIGN_OR_RETURN(int32_t window, f.positive_int("sliding_window", Limits::kMaxContextLength));
     if (use_sliding) {
       h.sliding_window = window;
       c.context_length = std::min(c.context_length, window);
@@ -147,12 +168,14 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
       type = rs["rope_type"].get<std::string>();
     else if (rs.contains("type") && rs["type"].is_string())
       type = rs["type"].get<std::string>();
+    else
+      return make_error(fmt::format("{}: rope_scaling needs a string rope_type (or type)", path));
     if (type == "llama3") {
       PAGODA_ASSIGN_OR_RETURN(h.rope_scaling_factor, f.positive_number_or(rs, "factor", 8.0, "rope_scaling."));
       PAGODA_ASSIGN_OR_RETURN(h.low_freq_factor, f.positive_number_or(rs, "low_freq_factor", 1.0, "rope_scaling."));
       PAGODA_ASSIGN_OR_RETURN(h.high_freq_factor, f.positive_number_or(rs, "high_freq_factor", 4.0, "rope_scaling."));
-      PAGODA_ASSIGN_OR_RETURN(double old_ctx,
-                              f.positive_number_or(rs, "original_max_position_embeddings", 8192, "rope_scaling."));
+      PAGODA_ASSIGN_OR_RETURN(double old_ctx, f.positive_number_or(rs, "original_max_position_embeddings", 8192,
+                                                                   "rope_scaling.", Limits::kMaxContextLength));
       h.original_max_position_embeddings = int32_t(old_ctx);
       if (!(h.high_freq_factor > h.low_freq_factor))
         return make_error(fmt::format("{}: rope_scaling.high_freq_factor must exceed low_freq_factor", path));
@@ -162,8 +185,8 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
       return make_error(fmt::format("{}: rope_scaling type \"{}\" is not supported (llama3)", path, type));
     }
   }
-  h.bos_token_id = f.token_id("bos_token_id");
-  h.eos_token_id = f.token_id("eos_token_id");
+  PAGODA_ASSIGN_OR_RETURN(h.bos_token_id, f.token_id("bos_token_id"));
+  PAGODA_ASSIGN_OR_RETURN(h.eos_token_id, f.token_id("eos_token_id"));
   return h;
 }
 

@@ -6,11 +6,13 @@
 namespace pagoda {
 namespace {
 
-Result<int32_t> required_u32(const format::GgufFile& f, const std::string& key) {
+using Limits = ModelConfigLimits;
+
+Result<int32_t> required_u32(const format::GgufFile& f, const std::string& key, int32_t max_value) {
   PAGODA_ASSIGN_OR_RETURN(auto v, f.get_u32(key));
   if (!v) return make_error(fmt::format("{}: missing metadata key {}", f.name(), key));
-  if (*v == 0 || *v > uint32_t(INT32_MAX))
-    return make_error(fmt::format("{}: {} = {} is out of range", f.name(), key, *v));
+  if (*v == 0 || *v > uint32_t(max_value))
+    return make_error(fmt::format("{}: {} = {} is out of range (1..{})", f.name(), key, *v, max_value));
   return int32_t(*v);
 }
 
@@ -24,13 +26,21 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   PAGODA_ASSIGN_OR_RETURN(auto name, f.get_string("general.name"));
   c.name = name.value_or("");
   const std::string a = c.architecture + ".";
-  PAGODA_ASSIGN_OR_RETURN(c.dim, required_u32(f, a + "embedding_length"));
-  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim, required_u32(f, a + "feed_forward_length"));
-  PAGODA_ASSIGN_OR_RETURN(c.num_layers, required_u32(f, a + "block_count"));
-  PAGODA_ASSIGN_OR_RETURN(c.num_heads, required_u32(f, a + "attention.head_count"));
-  PAGODA_ASSIGN_OR_RETURN(c.context_length, required_u32(f, a + "context_length"));
-  PAGODA_ASSIGN_OR_RETURN(auto kv_heads, f.get_u32(a + "attention.head_count_kv"));
-  c.num_kv_heads = kv_heads ? int32_t(*kv_heads) : c.num_heads;
+  PAGODA_ASSIGN_OR_RETURN(c.dim, required_u32(f, a + "embedding_length", Limits::kMaxEmbeddingLength));
+  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim, required_u32(f, a + "feed_forward_length", Limits::kMaxFeedForwardLength));
+  PAGODA_ASSIGN_OR_RETURN(c.num_layers, required_u32(f, a + "block_count", Limits::kMaxBlockCount));
+  PAGODA_ASSIGN_OR_RETURN(c.num_heads, required_u32(f, a + "attention.head_count", Limits::kMaxHeadCount));
+  PAGODA_ASSIGN_OR_RETURN(c.context_length, required_u32(f, a + "context_length", Limits::kMaxContextLength));
+  c.num_kv_heads = c.num_heads;
+  if (f.find(a + "attention.head_count_kv") != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, a + "attention.head_count_kv", c.num_heads));
+  }
+  // Each block is at least its 9 tensors: a block count the file cannot hold fails here, before the loader
+  // sizes anything by it.
+  const std::string last_block_tensor = fmt::format("blk.{}.attn_norm.weight", c.num_layers - 1);
+  if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 9)
+    return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
+                                  a, c.num_layers, last_block_tensor, f.tensors().size()));
   PAGODA_ASSIGN_OR_RETURN(auto eps, f.get_f32(a + "attention.layer_norm_rms_epsilon"));
   if (eps) c.rms_eps = *eps;
   PAGODA_ASSIGN_OR_RETURN(auto theta, f.get_f32(a + "rope.freq_base"));
@@ -45,7 +55,7 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   c.head_dim = c.dim / c.num_heads;
   PAGODA_ASSIGN_OR_RETURN(auto key_length, f.get_u32(a + "attention.key_length"));
   if (key_length) {
-    if (*key_length == 0 || *key_length > 4096)
+    if (*key_length == 0 || *key_length > uint32_t(Limits::kMaxHeadDim))
       return make_error(fmt::format("{}: {}attention.key_length = {} is out of range", f.name(), a, *key_length));
     c.head_dim = int32_t(*key_length);
   }
@@ -64,8 +74,9 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   if (embd == nullptr) return make_error(fmt::format("{}: missing tensor token_embd.weight", f.name()));
   if (embd->dims.size() != 2 || embd->dims[0] != c.dim)
     return make_error(fmt::format("{}: token_embd.weight must be [{}, vocab]", f.name(), c.dim));
-  if (embd->dims[1] <= 0 || embd->dims[1] > INT32_MAX)
-    return make_error(fmt::format("{}: token_embd.weight has a bad vocabulary size", f.name()));
+  if (embd->dims[1] <= 0 || embd->dims[1] > Limits::kMaxVocabSize)
+    return make_error(fmt::format("{}: token_embd.weight has a vocabulary of {} tokens, out of range (1..{})", f.name(),
+                                  embd->dims[1], Limits::kMaxVocabSize));
   c.vocab_size = int32_t(embd->dims[1]);
   if (const format::GgufTensorInfo* rf = f.find_tensor("rope_freqs.weight")) {
     if (rf->type != format::GgmlType::kF32 || rf->dims != std::vector<int64_t>{c.rope_dim / 2})

@@ -37,6 +37,19 @@ struct ModelConfig {
   int32_t q_dim() const { return num_heads * head_dim; }
 };
 
+// Bounds on the hyper-parameters, checked before anything proportional to them is allocated. Generous: the
+// largest public models sit far inside them (hidden size 16384, FFN 53248, 126 blocks, 128 heads, head size 256,
+// vocabularies of 262144, contexts of 10M); they stop corrupted or hostile files, not big models.
+struct ModelConfigLimits {
+  static constexpr int32_t kMaxEmbeddingLength = 1 << 20;
+  static constexpr int32_t kMaxFeedForwardLength = 1 << 22;
+  static constexpr int32_t kMaxBlockCount = 1 << 16;
+  static constexpr int32_t kMaxHeadCount = 1 << 14;
+  static constexpr int32_t kMaxHeadDim = 4096;
+  static constexpr int32_t kMaxVocabSize = 1 << 23;
+  static constexpr int32_t kMaxContextLength = 1 << 24;
+};
+
 // Errors name the key: "model.gguf: llama.attention.head_count = 0 must be positive".
 Result<ModelConfig> model_config_from_gguf(const format::GgufFile& file);
 

@@ -107,9 +107,13 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
   if (w.token_embd.input_scale != nullptr)
     return make_error(
         fmt::format("{}: token_embd.weight has an AWQ input scale, which an embedding lookup cannot undo", f.source));
-  w.layers.resize(size_t(c.num_layers));
+  // Layers are appended as their tensors are found (never sized by num_layers up front): a block count that the
+  // tensors do not back fails at the first missing one, having allocated only what the file holds.
+  if (size_t(c.num_layers) > f.tensors.size())
+    return make_error(fmt::format("{}: the config has {} layers but there are only {} tensors", f.source,
+                                  c.num_layers, f.tensors.size()));
   for (int32_t l = 0; l < c.num_layers; ++l) {
-    LayerWeights& lw = w.layers[size_t(l)];
+    LayerWeights& lw = w.layers.emplace_back();
     const std::string p = fmt::format("blk.{}.", l);
     PAGODA_ASSIGN_OR_RETURN(lw.attn_norm, vector_f32(f, p + "attn_norm.weight", dim));
     PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", q_dim, dim));
