@@ -2,6 +2,9 @@
 // calls into the modules that do the work.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <exception>
+
 #include "cli/bench_command.h"
 #include "cli/convert_command.h"
 #include "cli/gen_model_command.h"
@@ -30,6 +33,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::exception& e) {
+    // A last resort, not error handling: every expected failure is a Status reported by its subcommand. Whatever
+    // escapes (a bug) still ends with a message and exit code 1 instead of std::terminate's abort.
+    std::fprintf(stderr, "pagoda: internal error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "pagoda: internal error: an unknown exception\n");
+    return 1;
   }
   return exit_code;
 }

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "cli/common_options.h"
+#include "core/json_text.h"
 #include "engine/loaded_model.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/jinja_template.h"
@@ -60,11 +61,11 @@ int tokenize_with_file(const TokenizeOptions& o) {
   }
   std::string line;
   for (size_t line_number = 1; std::getline(std::cin, line); ++line_number) {
-    const nlohmann::json text = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!text.is_string()) {
+    Result<nlohmann::json> text = parse_untrusted_json(line);
+    if (!text.ok() || !text->is_string()) {
       return report_error(fmt::format("stdin line {}: expected one JSON string per line", line_number));
     }
-    std::printf("%s\n", ids_json((*tok)->encode(text.get_ref<const std::string&>(), add_bos)).c_str());
+    std::printf("%s\n", ids_json((*tok)->encode(text->get_ref<const std::string&>(), add_bos)).c_str());
   }
   return 0;
 }
@@ -78,29 +79,40 @@ int render_chat_lines(const TokenizeOptions& o) {
   if (!program.ok()) return report_error(fmt::format("{}: {}", o.chat_template_path, program.error()));
   std::string line;
   for (size_t line_number = 1; std::getline(std::cin, line); ++line_number) {
-    const nlohmann::json chat = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     const auto fail = [&](std::string_view why) {
       return report_error(fmt::format("stdin line {}: {}", line_number, why));
     };
+    Result<nlohmann::json> parsed = parse_untrusted_json(line);
+    if (!parsed.ok()) return fail(parsed.error());
+    const nlohmann::json& chat = *parsed;
     if (!chat.is_object() || !chat.contains("messages") || !chat["messages"].is_array()) {
       return fail("expected a JSON object with a messages array");
     }
     std::vector<ChatMessage> messages;
     for (const nlohmann::json& m : chat["messages"]) {
-      if (!m.is_object() || !m.value("role", nlohmann::json()).is_string() ||
-          !m.value("content", nlohmann::json()).is_string()) {
+      if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
+          !m["content"].is_string()) {
         return fail("each message needs string role and content");
       }
       messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
     }
-    const auto text = [&](const char* key) {
-      return chat.contains(key) && chat[key].is_string() ? chat[key].get<std::string>() : std::string();
-    };
-    const bool add_generation_prompt = chat.value("add_generation_prompt", false);
-    Result<std::string> prompt =
-        render_jinja_chat(*program, messages, add_generation_prompt, text("bos_token"), text("eos_token"));
+    // Optional fields: absent or null is the default, any other type is an error naming the field.
+    std::string bos_token, eos_token;
+    for (auto [key, out] : {std::pair<const char*, std::string*>{"bos_token", &bos_token}, {"eos_token", &eos_token}}) {
+      const auto it = chat.find(key);
+      if (it == chat.end() || it->is_null()) continue;
+      if (!it->is_string()) return fail(fmt::format("{} must be a string", key));
+      *out = it->get<std::string>();
+    }
+    bool add_generation_prompt = false;
+    if (const auto it = chat.find("add_generation_prompt"); it != chat.end() && !it->is_null()) {
+      if (!it->is_boolean()) return fail("add_generation_prompt must be true or false");
+      add_generation_prompt = it->get<bool>();
+    }
+    Result<std::string> prompt = render_jinja_chat(*program, messages, add_generation_prompt, bos_token, eos_token);
     if (!prompt.ok()) return fail(prompt.error());
-    std::printf("%s\n", nlohmann::json(*prompt).dump().c_str());
+    // A template may write bytes that are not UTF-8: shown as U+FFFD rather than a JSON exception.
+    std::printf("%s\n", nlohmann::json(*prompt).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json_text.h"
 #include "format/placeholder_vocabulary.h"
 #include "model/hf_gguf.h"
 #include "tokenizer/bpe_vocab_gguf_writer.h"
@@ -33,20 +34,30 @@ Result<std::string> read_optional(const fs::path& path) {
 // tokenizer_config.json's chat_template: a string, or a list of {"name", "template"} (the "default" one).
 Result<std::string> config_chat_template(const std::string& config_text, const std::string& path) {
   if (config_text.empty()) return std::string();
-  const json config = json::parse(config_text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) return make_error(fmt::format("{}: not a JSON object", path));
+  Result<json> parsed = parse_untrusted_json(config_text);
+  if (!parsed.ok()) return make_error(fmt::format("{}: {}", path, parsed.error()));
+  const json& config = *parsed;
+  if (!config.is_object()) return make_error(fmt::format("{}: not a JSON object", path));
   const auto it = config.find("chat_template");
   if (it == config.end() || it->is_null()) return std::string();
   if (it->is_string()) return it->get<std::string>();
-  if (it->is_array()) {
-    for (const json& entry : *it) {
-      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
-          entry["template"].is_string()) {
-        return entry["template"].get<std::string>();
-      }
-    }
+  if (!it->is_array())
+    return make_error(fmt::format("{}: chat_template must be a string or a list of {{\"name\", \"template\"}}, got {}",
+                                  path, json_excerpt(*it)));
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& entry = (*it)[i];
+    if (!entry.is_object())
+      return make_error(fmt::format("{}: chat_template[{}] must be an object {{\"name\", \"template\"}}, got {}", path,
+                                    i, json_excerpt(entry)));
+    const auto name = entry.find("name");
+    const auto text = entry.find("template");
+    if (name == entry.end() || !name->is_string())
+      return make_error(fmt::format("{}: chat_template[{}].name must be a string", path, i));
+    if (text == entry.end() || !text->is_string())
+      return make_error(fmt::format("{}: chat_template[{}].template must be a string", path, i));
+    if (name->get_ref<const std::string&>() == "default") return text->get<std::string>();
   }
-  return make_error(fmt::format("{}: chat_template is neither a string nor a list with a 'default' template", path));
+  return make_error(fmt::format("{}: chat_template lists no template named \"default\"", path));
 }
 
 }  // namespace

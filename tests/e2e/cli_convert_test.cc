@@ -135,6 +135,23 @@ TEST(CliConvertTest, BadHfFoldersAreClearErrors) {
   EXPECT_EQ(arch.exit_code, 1);
   EXPECT_THAT(arch.err, HasSubstr("config.json: architectures[0] = \"GPT2LMHeadModel\" is not supported"));
 
+  // Issue 23: a chat_template list entry whose name is not a string made nlohmann's value() throw (abort).
+  write_file(folder + "/config.json", config);
+  write_file(folder + "/tokenizer_config.json", R"({"chat_template": [{"name": 5, "template": "x"}]})");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "-m", folder, "-p", "x"},
+                                               std::vector<std::string>{"convert", "--from", "hf", folder, "-o",
+                                                                        dir + "/x.gguf"}}) {
+    ProcessResult r = run_pagoda(args);
+    EXPECT_EQ(r.term_signal, 0) << r.err;
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("tokenizer_config.json: chat_template[0].name must be a string"));
+  }
+  write_file(folder + "/tokenizer_config.json", R"({"chat_template": {"default": "x"}})");
+  ProcessResult object = run_pagoda({"convert", "--from", "hf", folder, "-o", dir + "/x.gguf"});
+  EXPECT_EQ(object.exit_code, 1) << object.err;
+  EXPECT_THAT(object.err, HasSubstr("tokenizer_config.json: chat_template must be a string or a list"));
+  std::filesystem::remove(folder + "/tokenizer_config.json");
+
   // A config whose sizes disagree with the tensors.
   std::string wide = config;
   wide.replace(wide.find("\"intermediate_size\": 3072"), 25, "\"intermediate_size\": 3000");

@@ -105,6 +105,53 @@ TEST_F(CliErrorsTest, BenchLatencyRangesDoNotOverflow) {
                      "exceeds the model's context of 512");
 }
 
+// Issue 23: hyper-parameters the tensors cannot back (a block count of 2^24..2^31 used to size per-layer state
+// before any tensor was looked up: std::bad_alloc, or gigabytes resident) are refused naming the key.
+TEST_F(CliErrorsTest, AbsurdHyperParametersAreClearErrors) {
+  auto file = format::GgufFile::from_memory(
+      {reinterpret_cast<const uint8_t*>(model_bytes_.data()), model_bytes_.size()}, "bundled");
+  ASSERT_TRUE(file.ok()) << file.error();
+  const auto edited = [&](const std::string& key, uint32_t value) {
+    format::GgufWriter w;
+    for (const auto& [k, v] : file->metadata()) w.set(k, v);
+    w.set(key, format::GgufValue::u32(value));
+    for (const auto& t : file->tensors()) w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+    const std::vector<uint8_t> bytes = w.to_bytes();
+    return std::string(bytes.begin(), bytes.end());
+  };
+  for (uint32_t blocks : {uint32_t(1) << 24, uint32_t(1) << 31, uint32_t(INT32_MAX), uint32_t(6)}) {
+    SCOPED_TRACE(blocks);
+    expect_clean_error(run_model(edited("llama.block_count", blocks)), "llama.block_count = ");
+  }
+  expect_clean_error(run_model(edited("llama.context_length", uint32_t(1) << 30)), "llama.context_length");
+  expect_clean_error(run_model(edited("llama.attention.head_count", uint32_t(1) << 30)), "llama.attention.head_count");
+  expect_clean_error(run_model(edited("llama.embedding_length", UINT32_MAX)), "llama.embedding_length");
+  expect_clean_error(run_model(edited("llama.feed_forward_length", uint32_t(1) << 28)), "llama.feed_forward_length");
+  expect_clean_error(run_model(edited("llama.attention.head_count_kv", 0)), "llama.attention.head_count_kv");
+}
+
+// Issue 23: a conversation field of the wrong JSON type made nlohmann's value() throw out of main (abort).
+TEST_F(CliErrorsTest, ChatTemplateRenderingRefusesWrongFieldTypes) {
+  write_file(dir_ + "/t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}"
+                                "{% if add_generation_prompt %}>{% endif %}");
+  const auto render = [&](const std::string& line) {
+    write_file(dir_ + "/chats.jsonl", line + "\n");
+    return run_program({"sh", "-c", "exec '" + std::string(PAGODA_TEST_BINARY) + "' tokenize --chat-template '" +
+                                        dir_ + "/t.jinja' --jsonl < '" + dir_ + "/chats.jsonl'"});
+  };
+  const std::string messages = R"("messages": [{"role": "user", "content": "hi"}])";
+  ProcessResult good = render("{" + messages + R"(, "add_generation_prompt": true})");
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(good.out, "\"hi>\"\n");
+  expect_clean_error(render("{" + messages + R"(, "add_generation_prompt": "yes"})"),
+                     "stdin line 1: add_generation_prompt must be true or false");
+  expect_clean_error(render("{" + messages + R"(, "bos_token": 1})"), "stdin line 1: bos_token must be a string");
+  expect_clean_error(render(R"({"messages": [{"role": "user", "content": ["hi"]}]})"),
+                     "each message needs string role and content");
+  expect_clean_error(render(R"({"messages": 5})"), "expected a JSON object with a messages array");
+  expect_clean_error(render(std::string(100000, '[')), "stdin line 1: JSON nested deeper than 64 levels");
+}
+
 TEST_F(CliErrorsTest, UnknownFlagsAndSubcommandsFail) {
   ProcessResult r = run_pagoda({"run", "--no-such-flag"});
   EXPECT_EQ(r.term_signal, 0);
