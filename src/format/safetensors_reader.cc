@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json_text.h"
+
 namespace pagoda::format {
 namespace {
 
@@ -72,9 +74,11 @@ Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
   if (header_len > bytes.size() - 8 || header_len > kMaxHeaderBytes)
     return make_error(fmt::format("{}: bad safetensors header length {} (the file has {} bytes after it)", path_,
                                   header_len, bytes.size() - 8));
-  const char* text = reinterpret_cast<const char*>(bytes.data() + 8);
-  json header = json::parse(text, text + header_len, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), header_len);
+  Result<json> parsed = parse_untrusted_json(text);
+  if (!parsed.ok()) return make_error(fmt::format("{}: the safetensors header: {}", path_, parsed.error()));
+  const json& header = *parsed;
+  if (!header.is_object())
     return make_error(fmt::format("{}: the safetensors header is not a JSON object", path_));
   const uint8_t* data = bytes.data() + 8 + header_len;
   const uint64_t data_size = bytes.size() - 8 - header_len;
@@ -98,8 +102,10 @@ Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t(1) << 40))
         return bad("shape entries must be non-negative integers");
       t.shape.push_back(int64_t(d.get<uint64_t>()));
-      num_elements *= d.get<uint64_t>();
-      if (num_elements > (uint64_t(1) << 40)) return bad("shape is too large");
+      // Checked before it can wrap: [2^32, 2^32] must not pass as a tensor of 0 elements.
+      if (__builtin_mul_overflow(num_elements, d.get<uint64_t>(), &num_elements) ||
+          num_elements > (uint64_t(1) << 40))
+        return bad("shape is too large");
     }
     const json& off = entry["data_offsets"];
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
@@ -135,8 +141,10 @@ Result<SafetensorsCheckpoint> SafetensorsCheckpoint::open_folder(const std::stri
     std::ifstream in(index_path);
     std::stringstream text;
     text << in.rdbuf();
-    json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-    if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
+    Result<json> parsed = parse_untrusted_json(text.str());
+    if (!parsed.ok()) return make_error(fmt::format("{}: {}", index_path.string(), parsed.error()));
+    const json& index = *parsed;
+    if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object())
       return make_error(
           fmt::format("{}: not a safetensors index (needs an object \"weight_map\")", index_path.string()));
     std::map<std::string, SafetensorsFile*> shards;
