@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -322,8 +323,12 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes, std::string nam
     if (alignment->type != GgufValueType::kUint32) {
       return parser.error(fmt::format("general.alignment has type {}, expected u32", type_string(*alignment)));
     }
-    if (alignment->u64 == 0 || !std::has_single_bit(alignment->u64)) {
-      return parser.error(fmt::format("general.alignment is {}; it must be a nonzero power of two", alignment->u64));
+    // The spec asks for a power of two that is a multiple of 8: tensor data is read in place as f32, f16 and
+    // 8-byte-aligned blocks, and an alignment of 1, 2 or 4 would put those loads at misaligned addresses.
+    if (alignment->u64 < 8 || !std::has_single_bit(alignment->u64)) {
+      return parser.error(fmt::format(
+          "general.alignment is {}; it must be a power of two and a multiple of 8 (GGUF's default is {})",
+          alignment->u64, kGgufDefaultAlignment));
     }
     file.alignment_ = alignment->u64;
   } else {
@@ -447,6 +452,11 @@ Result<std::optional<T>> integer_getter(const std::string& file_name, std::strin
 
 bool is_float(GgufValueType type) { return type == GgufValueType::kFloat32 || type == GgufValueType::kFloat64; }
 
+// An f64 converts to float without undefined behaviour: NaN, infinities and finite values in float's range.
+bool fits_f32(double v) {
+  return !std::isfinite(v) || std::fabs(v) <= double(std::numeric_limits<float>::max());
+}
+
 }  // namespace
 
 Result<std::optional<std::string>> GgufFile::get_string(std::string_view key) const {
@@ -468,6 +478,8 @@ Result<std::optional<float>> GgufFile::get_f32(std::string_view key) const {
   const GgufValue* value = find(key);
   if (value == nullptr) return std::optional<float>();
   if (!is_float(value->type)) return type_mismatch(name_, key, *value, "f32");
+  if (!fits_f32(value->f64))
+    return make_error(fmt::format("{}: metadata key {} = {} does not fit in f32", name_, quoted(key), value->f64));
   return std::optional<float>(static_cast<float>(value->f64));
 }
 
@@ -498,7 +510,14 @@ Result<std::optional<std::vector<float>>> GgufFile::get_f32_array(std::string_vi
   }
   std::vector<float> out;
   out.reserve(value->array.size());
-  for (const GgufValue& element : value->array) out.push_back(static_cast<float>(element.f64));
+  for (size_t i = 0; i < value->array.size(); ++i) {
+    const double v = value->array[i].f64;
+    if (!fits_f32(v)) {
+      return make_error(
+          fmt::format("{}: metadata key {} element {} = {} does not fit in f32", name_, quoted(key), i, v));
+    }
+    out.push_back(static_cast<float>(v));
+  }
   return std::optional<std::vector<float>>(std::move(out));
 }
 

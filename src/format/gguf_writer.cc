@@ -146,8 +146,9 @@ void GgufWriter::set(const std::string& key, GgufValue value) {
   if (key == "general.alignment") {
     PAGODA_CHECK(value.type == GgufValueType::kUint32, "general.alignment must be a u32, not {}",
                  gguf_value_type_name(value.type));
-    PAGODA_CHECK(value.u64 != 0 && std::has_single_bit(value.u64),
-                 "general.alignment must be a nonzero power of two, not {}", value.u64);
+    PAGODA_CHECK(value.u64 >= 8 && std::has_single_bit(value.u64),
+                 "general.alignment must be a power of two and a multiple of 8 (what readers accept), not {}",
+                 value.u64);
   }
   for (auto& [existing_key, existing_value] : metadata_) {
     if (existing_key == key) {

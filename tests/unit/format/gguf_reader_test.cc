@@ -2,6 +2,7 @@
 // bounds that keep corrupted counts from allocating, and the typed metadata getters.
 #include "format/gguf_reader.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -161,20 +162,30 @@ TEST(GgufReaderTest, TensorPastEndOfFile) {
 
 TEST(GgufReaderTest, MisalignedOffset) {
   TinyFile f;
-  f.offset = 4;
+  f.offset = 8;
   f.num_data_bytes = 64;
   EXPECT_THAT(parse_error(f.bytes()),
-              HasSubstr("tensor 'blk.0.attn_q.weight' has data offset 4, which is not a multiple of the alignment 32"));
-  f.alignment = 4;  // the same offset is fine with a smaller alignment
+              HasSubstr("tensor 'blk.0.attn_q.weight' has data offset 8, which is not a multiple of the alignment 32"));
+  f.alignment = 8;  // the same offset is fine with a smaller alignment
   EXPECT_EQ(parse_error(f.bytes()), "(parsed fine)");
 }
 
 TEST(GgufReaderTest, BadAlignment) {
   TinyFile f;
   f.alignment = 0;
-  EXPECT_THAT(parse_error(f.bytes()), HasSubstr("general.alignment is 0; it must be a nonzero power of two"));
+  EXPECT_THAT(parse_error(f.bytes()),
+              HasSubstr("general.alignment is 0; it must be a power of two and a multiple of 8"));
   f.alignment = 48;
-  EXPECT_THAT(parse_error(f.bytes()), HasSubstr("general.alignment is 48; it must be a nonzero power of two"));
+  EXPECT_THAT(parse_error(f.bytes()),
+              HasSubstr("general.alignment is 48; it must be a power of two and a multiple of 8"));
+  // Powers of two below 8 would put f32/f16 tensor data (and the kernels' loads) at misaligned addresses.
+  for (uint32_t small : {1u, 2u, 4u}) {
+    f.alignment = small;
+    EXPECT_THAT(parse_error(f.bytes()), HasSubstr(fmt::format("general.alignment is {}; it must be a power of two and "
+                                                              "a multiple of 8", small)));
+  }
+  f.alignment = 8;
+  EXPECT_EQ(parse_error(f.bytes()), "(parsed fine)");
 
   ByteBuilder b;
   b.header(3, 0, 1).str("general.alignment").u32(kTypeU64).u64(32);

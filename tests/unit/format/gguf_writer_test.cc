@@ -183,7 +183,7 @@ TEST_F(GgufWriterTest, RoundTripsTensorsWithOddShapes) {
 }
 
 TEST_F(GgufWriterTest, HonoursCustomAlignment) {
-  for (uint32_t alignment : {1u, 8u, 64u, 4096u}) {
+  for (uint32_t alignment : {8u, 64u, 4096u}) {
     const std::vector<uint8_t> a = iota_bytes(6, 0);
     const std::vector<uint8_t> b = iota_bytes(20, 9);
     GgufWriter writer;
