@@ -91,7 +91,7 @@ std::string ablation_json(const AblationRunInfo& i, const std::vector<AblationRo
                    {"tpot_samples_ms", r.measured.tpot_ms}});
   }
   j["rows"] = std::move(out);
-  return j.dump();
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // the model path is any bytes
 }
 
 HtmlReport ablation_html_report(const AblationRunInfo& info, const std::vector<AblationRowResult>& rows) {

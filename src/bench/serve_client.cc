@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/sse_data_reader.h"
+#include "core/json_text.h"
 
 namespace pagoda::bench {
 
@@ -134,13 +135,14 @@ bool apply_payload(const std::string& payload, Clock::time_point sent, Clock::ti
                    std::optional<Clock::time_point>& last_content, int32_t& num_chunks, bool& usage_seen,
                    ServeRequestRecord& r) {
   if (payload == "[DONE]") return true;
-  json chunk = json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (chunk.is_discarded() || !chunk.is_object()) {
+  Result<json> parsed = parse_untrusted_json(payload);
+  const json chunk = parsed.ok() ? std::move(parsed).value() : json();
+  if (!chunk.is_object()) {
     r.error = fmt::format("a stream chunk is not a JSON object: {}", payload.substr(0, 200));
     return false;
   }
   if (auto err = chunk.find("error"); err != chunk.end() && !err->is_null()) {
-    r.error = fmt::format("the stream ended with an error: {}", err->dump().substr(0, 300));
+    r.error = fmt::format("the stream ended with an error: {}", json_excerpt(*err, 300));
     return false;
   }
   if (!chunk_content(chunk).empty()) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bench/random_prompt.h"
+#include "core/json_text.h"
 #include "tokenizer/utf8.h"
 
 namespace pagoda::bench {
@@ -103,8 +104,9 @@ Result<std::vector<ServePrompt>> load_jsonl_prompts(const std::string& path, con
   for (int64_t line_no = 1; std::getline(lines, line); ++line_no) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = fmt::format("{}:{}", path, line_no);
-    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return make_error(fmt::format("{}: not valid JSON", where));
+    Result<json> parsed = parse_untrusted_json(line);
+    if (!parsed.ok()) return make_error(fmt::format("{}: {}", where, parsed.error()));
+    const json& j = *parsed;
     if (!j.is_object()) return make_error(fmt::format("{}: expected a JSON object", where));
     ServePrompt p;
     auto prompt = j.find("prompt");
@@ -144,8 +146,9 @@ Result<std::vector<ServePrompt>> load_sharegpt_prompts(const std::string& path, 
                                                        int32_t num_prompts, std::optional<int32_t> output_len,
                                                        uint64_t seed) {
   PAGODA_ASSIGN_OR_RETURN(std::string bytes, read_whole_file(path));
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return make_error(fmt::format("{}: not valid JSON", path));
+  Result<json> parsed = parse_untrusted_json(bytes);
+  if (!parsed.ok()) return make_error(fmt::format("{}: {}", path, parsed.error()));
+  const json& j = *parsed;
   if (!j.is_array()) return make_error(fmt::format("{}: expected a ShareGPT JSON array of conversations", path));
   // (prompt, reply) of each entry with a human turn followed by a gpt turn; others are skipped.
   std::vector<std::pair<std::string, std::string>> pairs;

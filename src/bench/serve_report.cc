@@ -88,7 +88,9 @@ std::string serve_report_json(const ServeRunInfo& info, const ServeMetrics& m,
                         {"itl_s", r.itl_s}});
   }
   j["requests"] = std::move(requests);
-  return j.dump(2) + "\n";
+  // Error texts come from the server's responses and may hold invalid UTF-8 (or a cut character): replaced, so
+  // that a bad response cannot make the report throw.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace pagoda::bench
