@@ -17,6 +17,8 @@ enum class StatusCode {
   kNotFound,           // what was asked for does not exist (404)
   kResourceExhausted,  // a queue or pool is full right now; retry later (429)
   kUnavailable,        // the service is shutting down or cannot take work (503)
+  kCancelled,          // the caller stopped the work through a hook it passed (its deadline, a shutdown)
+  kLimitExceeded,      // the work would exceed a bound set on it (e.g. a chat template's render budget)
 };
 
 // A success, or one human-readable error line ("gguf: tensor 'x' ends past the end of the file").

@@ -48,9 +48,11 @@ ApiError api_error_from_status(const Status& status) {
       e.type = "rate_limit_error";
       break;
     case StatusCode::kUnavailable:
+    case StatusCode::kCancelled:  // work stopped by its deadline or the shutdown
       e.http_status = 503;
       e.type = "service_unavailable_error";
       break;
+    case StatusCode::kLimitExceeded: e.http_status = 400; break;  // e.g. the chat template's render budget
     case StatusCode::kUnknown:
       e.http_status = 500;
       e.type = "internal_server_error";

@@ -34,7 +34,8 @@ bool ChatTemplate::is_known_role(std::string_view role) {
 
 Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<const ChatMessage> messages,
                                       bool add_generation_prompt, std::string_view bos_token,
-                                      std::string_view eos_token, const nlohmann::ordered_json& extra_context) {
+                                      std::string_view eos_token, const nlohmann::ordered_json& extra_context,
+                                      const JinjaShouldStop& should_stop) {
   nlohmann::ordered_json context = nlohmann::ordered_json::object();
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
@@ -44,7 +45,7 @@ Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<co
   context["eos_token"] = std::string(eos_token);
   if (extra_context.is_object())
     for (const auto& [key, value] : extra_context.items()) context[key] = value;
-  return program.render(context);
+  return program.render(context, should_stop);
 }
 
 Result<ChatTemplate> ChatTemplate::from_jinja(std::string source, std::string bos_token, std::string eos_token) {
@@ -57,11 +58,12 @@ Result<ChatTemplate> ChatTemplate::from_jinja(std::string source, std::string bo
 }
 
 Result<std::string> ChatTemplate::try_render(std::span<const ChatMessage> messages, bool add_generation_prompt,
-                                             const nlohmann::ordered_json& extra_context) const {
+                                             const nlohmann::ordered_json& extra_context,
+                                             const JinjaShouldStop& should_stop) const {
   if (format_ != ChatFormat::kJinja) return render_builtin(messages, add_generation_prompt);
   if (!jinja_) return make_error("chat template: kJinja without a program (use ChatTemplate::from_jinja)");
   return render_jinja_chat(jinja_->program, messages, add_generation_prompt, jinja_->bos_token, jinja_->eos_token,
-                           extra_context);
+                           extra_context, should_stop);
 }
 
 std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt) const {

@@ -33,11 +33,13 @@ std::optional<ChatFormat> detect_chat_format(std::string_view jinja_template);
 
 // Renders a Jinja chat template the way transformers' apply_chat_template does: the context is {messages: [{role,
 // content}...], add_generation_prompt, bos_token, eos_token} plus `extra_context`'s keys (e.g. date_string,
-// enable_thinking, tools). Errors (raise_exception, type errors, limits) are returned, never thrown.
+// enable_thinking, tools). Errors are returned, never thrown: raise_exception and type errors as kInvalidArgument,
+// a render past its JinjaLimits as kLimitExceeded, one stopped by `should_stop` as kCancelled.
 Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<const ChatMessage> messages,
                                       bool add_generation_prompt, std::string_view bos_token,
                                       std::string_view eos_token,
-                                      const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object());
+                                      const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object(),
+                                      const JinjaShouldStop& should_stop = {});
 
 // A chat format: one of the built-ins, or a parsed Jinja program (shared, immutable: copies are cheap).
 class ChatTemplate {
@@ -51,9 +53,11 @@ class ChatTemplate {
   // formats BOS is not part of the text: the caller's tokenizer adds it. A Jinja template that fails (e.g.
   // raise_exception on roles that do not alternate) renders "": use try_render to see why.
   std::string render(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
-  // render(), with a Jinja template's errors as values (built-in formats never fail).
+  // render(), with a Jinja template's errors as values (built-in formats never fail), as render_jinja_chat
+  // reports them; `should_stop` (e.g. "past the request's deadline, or shutting down") ends a long render early.
   Result<std::string> try_render(std::span<const ChatMessage> messages, bool add_generation_prompt,
-                                 const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object()) const;
+                                 const nlohmann::ordered_json& extra_context = nlohmann::ordered_json::object(),
+                                 const JinjaShouldStop& should_stop = {}) const;
   // Whether `role` is one this template renders.
   static bool is_known_role(std::string_view role);
 

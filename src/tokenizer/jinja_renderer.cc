@@ -1,5 +1,7 @@
 // Jinja renderer: a stack of scopes (the context at the bottom; a for body or macro call pushes one), the
-// statements, and the expressions with the filters, tests, methods and globals chat templates use.
+// statements, and the expressions with the filters, tests, methods and globals chat templates use. Every
+// statement and expression is a step of the RenderBudget and every value built or copied is charged to it, so a
+// render ends (with an error) within its limits whatever the template and context.
 #include "tokenizer/jinja_renderer.h"
 
 #include <algorithm>
@@ -8,11 +10,13 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/jinja_budget.h"
 #include "tokenizer/jinja_value.h"
 
 namespace pagoda::jinja {
@@ -20,9 +24,45 @@ namespace {
 
 enum class Flow { kNormal, kBreak, kContinue };
 
+// The first occurrence of `needle` in `haystack` at or after `from`, or npos. glibc's memmem is linear in the
+// worst case; std::string::find is not (a 100 KB needle against 8 MB of text took 30 s).
+size_t find_text(std::string_view haystack, std::string_view needle, size_t from = 0) {
+  if (from > haystack.size()) return std::string::npos;
+  if (needle.empty()) return from;
+  const void* at = memmem(haystack.data() + from, haystack.size() - from, needle.data(), needle.size());
+  return at == nullptr ? std::string::npos : size_t(static_cast<const char*>(at) - haystack.data());
+}
+
+// Python's len() of a str: its UTF-8 characters (a stray continuation byte counts as one, as utf8_chars does).
+int64_t utf8_length(std::string_view s) {
+  int64_t n = 0;
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    i += std::min(len, s.size() - i);
+    ++n;
+  }
+  return n;
+}
+
+// Character `idx` (0 <= idx < utf8_length(s)) of `s`, found without building the whole character list.
+std::string_view utf8_char_at(std::string_view s, int64_t idx) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    len = std::min(len, s.size() - i);
+    if (idx-- == 0) return s.substr(i, len);
+    i += len;
+  }
+  return {};
+}
+
 class Renderer {
  public:
-  Renderer(const Program& program, const Json& context) : limits_(program.limits) {
+  Renderer(const Program& program, const Json& context, const JinjaShouldStop& should_stop)
+      : limits_(program.limits), budget_(program.limits, should_stop) {
+    // Charged (and its depth checked, without recursion) before the copy, which recurses.
+    budget_.charge_value(context, 0);
     scopes_.emplace_back();
     if (context.is_object())
       for (const auto& [key, value] : context.items()) scopes_.back()[key] = Value::of(value);
@@ -41,18 +81,34 @@ class Renderer {
     fail("jinja: line " + std::to_string(line) + ": " + message);
   }
 
+  [[noreturn]] void fail_limit(int32_t line, const std::string& message) const {
+    throw JinjaError{"jinja: line " + std::to_string(line) + ": " + message, StatusCode::kLimitExceeded};
+  }
+
   void emit(std::string& out, std::string_view text, int32_t line) {
     if (static_cast<int64_t>(out.size() + text.size()) > limits_.max_output_bytes)
-      fail_at(line, "output exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+      fail_limit(line, "output exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+    budget_.charge_bytes(static_cast<int64_t>(text.size()), line);
     out += text;
   }
   void check_size(size_t size, int32_t line) const {
     if (static_cast<int64_t>(size) > limits_.max_output_bytes)
-      fail_at(line, "a value exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+      fail_limit(line, "a value exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
   }
   void count_iteration(int32_t line) {
     if (++num_iterations_ > limits_.max_loop_iterations)
-      fail_at(line, "more than " + std::to_string(limits_.max_loop_iterations) + " loop iterations");
+      fail_limit(line, "more than " + std::to_string(limits_.max_loop_iterations) + " loop iterations");
+    budget_.step(line);
+  }
+  // A dict's key: nlohmann's ordered_map finds (and inserts) by a linear scan, so each lookup costs steps in
+  // proportion to the dict's size.
+  Json::const_iterator find_key(const Json& object, const std::string& key, int32_t line) {
+    budget_.step(line, static_cast<int64_t>(object.size() / 16));
+    return object.find(key);
+  }
+  void set_key(Json& object, const std::string& key, Json value, int32_t line) {
+    budget_.step(line, static_cast<int64_t>(object.size() / 16));
+    object[key] = std::move(value);
   }
 
   const Value* lookup(const std::string& name) const {
@@ -79,6 +135,8 @@ class Renderer {
   }
 
   Flow exec(const Node& node, std::string& out) {
+    BudgetLevel level(budget_, node.line);
+    budget_.step(node.line);
     switch (node.kind) {
       case NodeKind::kText: emit(out, node.text, node.line); return Flow::kNormal;
       case NodeKind::kOutput: emit(out, to_str(eval(*node.expr)), node.line); return Flow::kNormal;
@@ -121,20 +179,25 @@ class Renderer {
     Value* object = lookup_mutable(target.substr(0, dot));
     if (!object || !object->is_data() || !object->data.is_object())
       fail_at(line, "cannot assign to attribute of '" + target.substr(0, dot) + "': not a namespace");
-    object->data[target.substr(dot + 1)] = value.is_data() ? value.data : Json();
+    set_key(object->data, target.substr(dot + 1), value.is_data() ? std::move(value.data) : Json(), line);
   }
 
+  // A copy of each item (charged: a string's characters are one small string each).
   std::vector<Json> iterable_items(const Value& v, int32_t line) {
     std::vector<Json> items;
     if (v.is_undefined()) return items;
     if (!v.is_data()) fail_at(line, "a function is not iterable");
     const Json& j = v.data;
     if (j.is_array()) {
+      budget_.charge_value(j, line);
       items.assign(j.begin(), j.end());
     } else if (j.is_object()) {
+      budget_.charge_value(j, line);
       for (const auto& [key, value] : j.items()) items.emplace_back(key);
     } else if (j.is_string()) {
-      for (std::string_view c : utf8_chars(j.get_ref<const std::string&>())) items.emplace_back(std::string(c));
+      const std::string& s = j.get_ref<const std::string&>();
+      budget_.charge_bytes(static_cast<int64_t>(s.size()) * 72, line);  // item + string + the view below, each
+      for (std::string_view c : utf8_chars(s)) items.emplace_back(std::string(c));
     } else {
       fail_at(line, "'" + type_name(v) + "' object is not iterable");
     }
@@ -146,6 +209,7 @@ class Renderer {
     scopes_.emplace_back();
     ++loop_depth_;
     auto bind = [&](const Json& item) {
+      budget_.charge_value(item, node.line);
       if (node.targets.size() == 1) {
         scopes_.back()[node.targets[0]] = Value::of(item);
         return;
@@ -180,6 +244,7 @@ class Renderer {
       // Absent at the ends, so that `loop.previtem is defined` and `if loop.previtem` both work as in Jinja.
       if (i > 0) loop["previtem"] = items[static_cast<size_t>(i - 1)];
       if (i + 1 < length) loop["nextitem"] = items[static_cast<size_t>(i + 1)];
+      budget_.charge_value(loop, node.line);
       scopes_.back()["loop"] = Value::of(std::move(loop));
       if (exec_body(node.bodies[0], out) == Flow::kBreak) break;
     }
@@ -198,7 +263,7 @@ class Renderer {
       case ExprKind::kAttr: {
         const Json* object = eval_ref(*e.children[0]);
         if (!object || !object->is_object()) return nullptr;
-        auto it = object->find(e.name);
+        auto it = find_key(*object, e.name, e.line);
         return it == object->end() ? nullptr : &*it;
       }
       case ExprKind::kIndex: {
@@ -207,7 +272,7 @@ class Renderer {
         Value key = eval(*e.children[1]);
         if (!key.is_data()) return nullptr;
         if (object->is_object() && key.data.is_string()) {
-          auto it = object->find(key.data.get<std::string>());
+          auto it = find_key(*object, key.data.get_ref<const std::string&>(), e.line);
           return it == object->end() ? nullptr : &*it;
         }
         if (object->is_array() && key.data.is_number_integer()) {
@@ -222,9 +287,9 @@ class Renderer {
     }
   }
 
-  Value get_attr(const Value& object, const std::string& name) {
+  Value get_attr(const Value& object, const std::string& name, int32_t line) {
     if (object.is_data() && object.data.is_object()) {
-      auto it = object.data.find(name);
+      auto it = find_key(object.data, name, line);
       if (it != object.data.end()) return Value::of(*it);
     }
     return Value();
@@ -235,21 +300,22 @@ class Renderer {
     const Json& j = object.data;
     if (j.is_object()) {
       if (!key.data.is_string()) return Value();
-      auto it = j.find(key.data.get<std::string>());
+      auto it = find_key(j, key.data.get_ref<const std::string&>(), line);
       return it == j.end() ? Value() : Value::of(*it);
     }
     if (j.is_array() || j.is_string()) {
       if (!key.data.is_number_integer()) fail_at(line, "indices must be integers, not " + type_name(key));
-      int64_t idx = key.data.get<int64_t>();
+      int64_t idx = as_int(key, line);
       if (j.is_array()) {
         int64_t size = static_cast<int64_t>(j.size());
         if (idx < 0) idx += size;
         return idx >= 0 && idx < size ? Value::of(j[static_cast<size_t>(idx)]) : Value();
       }
-      auto chars = utf8_chars(j.get_ref<const std::string&>());
-      int64_t size = static_cast<int64_t>(chars.size());
+      const std::string& s = j.get_ref<const std::string&>();
+      const int64_t size = utf8_length(s);
       if (idx < 0) idx += size;
-      return idx >= 0 && idx < size ? Value::of(std::string(chars[static_cast<size_t>(idx)])) : Value();
+      if (idx < 0 || idx >= size) return Value();
+      return Value::of(std::string(utf8_char_at(s, idx)));
     }
     return Value();
   }
@@ -260,7 +326,7 @@ class Renderer {
       Value v = eval(*e.children[child]);
       if (v.is_data() && v.data.is_null()) return std::nullopt;
       if (!v.is_data() || !v.data.is_number_integer()) fail_at(e.line, "slice indices must be integers");
-      return v.data.get<int64_t>();
+      return as_int(v, e.line);
     };
     std::optional<int64_t> start = bound(1), stop = bound(2), step_opt = bound(3);
     int64_t step = step_opt.value_or(1);
@@ -269,7 +335,9 @@ class Renderer {
     std::vector<std::string_view> chars;
     int64_t n;
     if (object.data.is_string()) {
-      chars = utf8_chars(object.data.get_ref<const std::string&>());
+      const std::string& s = object.data.get_ref<const std::string&>();
+      budget_.charge_bytes(static_cast<int64_t>(s.size() * sizeof(std::string_view)), e.line);
+      chars = utf8_chars(s);
       n = static_cast<int64_t>(chars.size());
     } else {
       n = static_cast<int64_t>(object.data.size());
@@ -292,7 +360,16 @@ class Renderer {
     return object.data.is_string() ? Value::of(text) : Value::of(std::move(list));
   }
 
+  // Every expression is a step and a level of nesting, and the value it yields (built or copied) is charged.
   Value eval(const Expr& e) {
+    BudgetLevel level(budget_, e.line);
+    budget_.step(e.line);
+    Value v = eval_node(e);
+    if (v.is_data()) budget_.charge_value(v.data, e.line);
+    return v;
+  }
+
+  Value eval_node(const Expr& e) {
     switch (e.kind) {
       case ExprKind::kLiteral: return Value::of(e.literal);
       case ExprKind::kName: {
@@ -312,7 +389,7 @@ class Renderer {
         Json list = Json::array();
         for (const ExprPtr& item : e.children) {
           Value v = eval(*item);
-          list.push_back(v.is_data() ? v.data : Json());
+          list.push_back(v.is_data() ? std::move(v.data) : Json());
         }
         return Value::of(std::move(list));
       }
@@ -322,7 +399,8 @@ class Renderer {
           Value key = eval(*e.children[i]);
           Value value = eval(*e.children[i + 1]);
           if (!key.is_data() || !key.data.is_string()) fail_at(e.line, "dict keys must be strings");
-          dict[key.data.get<std::string>()] = value.is_data() ? value.data : Json();
+          set_key(dict, key.data.get_ref<const std::string&>(), value.is_data() ? std::move(value.data) : Json(),
+                  e.line);
         }
         return Value::of(std::move(dict));
       }
@@ -330,7 +408,7 @@ class Renderer {
       case ExprKind::kIndex: {
         if (const Json* ref = eval_ref(e)) return Value::of(*ref);
         Value object = eval(*e.children[0]);
-        if (e.kind == ExprKind::kAttr) return get_attr(object, e.name);
+        if (e.kind == ExprKind::kAttr) return get_attr(object, e.name, e.line);
         return get_item(object, eval(*e.children[1]), e.line);
       }
       case ExprKind::kSlice: return slice(eval(*e.children[0]), e);
@@ -346,7 +424,7 @@ class Renderer {
         if (!v.is_data() || !v.data.is_number()) fail_at(e.line, "bad operand type for unary " + e.name);
         if (e.name == "+") return v;
         if (v.data.is_number_float()) return Value::of(-v.data.get<double>());
-        int64_t x = v.data.get<int64_t>();
+        int64_t x = as_int(v, e.line);
         if (x == INT64_MIN) fail_at(e.line, "integer overflow");
         return Value::of(-x);
       }
@@ -363,8 +441,12 @@ class Renderer {
   static double as_double(const Value& v) {
     return v.data.is_boolean() ? (v.data.get<bool>() ? 1.0 : 0.0) : v.data.get<double>();
   }
-  static int64_t as_int(const Value& v) {
-    return v.data.is_boolean() ? (v.data.get<bool>() ? 1 : 0) : v.data.get<int64_t>();
+  // An integer (or bool) value as int64; a context's unsigned integer beyond int64 is an error, not a wrap.
+  int64_t as_int(const Value& v, int32_t line) const {
+    if (v.data.is_boolean()) return v.data.get<bool>() ? 1 : 0;
+    if (v.data.is_number_unsigned() && v.data.get<uint64_t>() > uint64_t(INT64_MAX))
+      fail_at(line, "integer " + std::to_string(v.data.get<uint64_t>()) + " is too large");
+    return v.data.get<int64_t>();
   }
   static bool is_str(const Value& v) { return v.is_data() && v.data.is_string(); }
   static const std::string& str(const Value& v) { return v.data.get_ref<const std::string&>(); }
@@ -377,19 +459,30 @@ class Renderer {
     return a.data == b.data;
   }
 
+  // equals() of a list element and a value, without copying the element into a Value.
+  static bool equals_data(const Json& x, const Value& item) {
+    if (!item.is_data()) return false;
+    if ((x.is_number() || x.is_boolean()) && is_num(item) && (x.is_boolean() || item.data.is_boolean())) {
+      const double a = x.is_boolean() ? (x.get<bool>() ? 1.0 : 0.0) : x.get<double>();
+      return a == as_double(item);  // Python: True == 1
+    }
+    return x == item.data;
+  }
+
   bool contains(const Value& container, const Value& item, int32_t line) {
     if (!container.is_data()) return false;
     const Json& c = container.data;
     if (c.is_string()) {
       if (!is_str(item)) fail_at(line, "'in <string>' requires a string, not " + type_name(item));
-      return str(container).find(str(item)) != std::string::npos;
+      return find_text(str(container), str(item)) != std::string::npos;
     }
     if (c.is_array()) {
+      budget_.step(line, static_cast<int64_t>(c.size()));
       for (const Json& x : c)
-        if (equals(Value::of(x), item)) return true;
+        if (equals_data(x, item)) return true;
       return false;
     }
-    if (c.is_object()) return is_str(item) && c.contains(str(item));
+    if (c.is_object()) return is_str(item) && find_key(c, str(item), line) != c.end();
     return false;
   }
 
@@ -408,18 +501,21 @@ class Renderer {
     }
     if (op == "*" && ((is_str(a) && is_int(b)) || (is_int(a) && is_str(b)))) {
       const std::string& s = is_str(a) ? str(a) : str(b);
-      int64_t times = std::max<int64_t>(0, is_int(a) ? as_int(a) : as_int(b));
-      if (times > 0 && !s.empty() && times > limits_.max_output_bytes / static_cast<int64_t>(s.size()))
-        fail_at(line, "a value exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+      const int64_t times = std::max<int64_t>(0, is_int(a) ? as_int(a, line) : as_int(b, line));
+      if (s.empty() || times == 0) return Value::of("");  // '' * 10**18 is '', at once
+      if (times > limits_.max_output_bytes / static_cast<int64_t>(s.size()))
+        fail_limit(line, "a value exceeds " + std::to_string(limits_.max_output_bytes) + " bytes");
+      budget_.charge_bytes(times * static_cast<int64_t>(s.size()), line);
       std::string out;
+      out.reserve(static_cast<size_t>(times) * s.size());
       for (int64_t i = 0; i < times; ++i) out += s;
-      return Value::of(out);
+      return Value::of(std::move(out));
     }
     if (!is_num(a) || !is_num(b))
       fail_at(line, "unsupported operand types for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'");
     bool both_int = (is_int(a) || a.data.is_boolean()) && (is_int(b) || b.data.is_boolean());
     if (both_int && op != "/") {
-      int64_t x = as_int(a), y = as_int(b), r = 0;
+      int64_t x = as_int(a, line), y = as_int(b, line), r = 0;
       bool overflow = false;
       if (op == "+")
         overflow = __builtin_add_overflow(x, y, &r);
@@ -438,8 +534,13 @@ class Renderer {
         r = op == "//" ? q : m;
       } else if (op == "**") {
         if (y < 0) return Value::of(std::pow(static_cast<double>(x), static_cast<double>(y)));
+        // By squaring: 1 ** 9223372036854775807 is 64 multiplications, not 2^63.
         r = 1;
-        for (int64_t i = 0; i < y && !overflow; ++i) overflow = __builtin_mul_overflow(r, x, &r);
+        int64_t base = x;
+        for (int64_t e = y; e > 0 && !overflow; e >>= 1) {
+          if (e & 1) overflow = __builtin_mul_overflow(r, base, &r);
+          if (e > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+        }
       }
       if (overflow) fail_at(line, "integer overflow in " + op);
       return Value::of(r);
@@ -527,7 +628,7 @@ class Renderer {
       Value object = eval(*callee.children[0]);
       Args args = eval_args(e, 1);
       if (std::optional<Value> result = call_method(object, callee.name, args, e.line)) return *result;
-      Value member = get_attr(object, callee.name);
+      Value member = get_attr(object, callee.name, e.line);
       if (member.is_undefined())
         fail_at(e.line, "'" + type_name(object) + "' object has no method '" + callee.name + "'");
       return call_value(member, args, e.line);
@@ -548,7 +649,7 @@ class Renderer {
       Json object = Json::object();
       if (const Value* init = args.positional.empty() ? nullptr : &args.positional[0])
         if (init->is_data() && init->data.is_object()) object = init->data;
-      for (const auto& [key, value] : args.keyword) object[key] = value.is_data() ? value.data : Json();
+      for (const auto& [key, value] : args.keyword) set_key(object, key, value.is_data() ? value.data : Json(), line);
       return Value::of(std::move(object));
     }
     if (name == "range") {
@@ -556,11 +657,11 @@ class Renderer {
       for (const Value& v : args.positional)
         if (!is_int(v)) fail_at(line, "range() expects integers");
       if (args.positional.size() == 1) {
-        stop = as_int(args.positional[0]);
+        stop = as_int(args.positional[0], line);
       } else if (args.positional.size() >= 2) {
-        start = as_int(args.positional[0]);
-        stop = as_int(args.positional[1]);
-        if (args.positional.size() >= 3) step = as_int(args.positional[2]);
+        start = as_int(args.positional[0], line);
+        stop = as_int(args.positional[1], line);
+        if (args.positional.size() >= 3) step = as_int(args.positional[2], line);
       } else {
         fail_at(line, "range() expects 1 to 3 arguments");
       }
@@ -568,6 +669,7 @@ class Renderer {
       Json list = Json::array();
       for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
         count_iteration(line);
+        budget_.charge_bytes(16, line);
         list.push_back(i);
         if (__builtin_add_overflow(i, step, &i)) break;
         i -= step;
@@ -593,6 +695,7 @@ class Renderer {
     Scope scope;
     for (size_t i = 0; i < macro.params.size(); ++i) {
       const Value* arg = args.get(i, macro.params[i]);
+      if (arg && arg->is_data()) budget_.charge_value(arg->data, line);  // the copy below
       if (arg)
         scope[macro.params[i]] = *arg;
       else if (macro.param_defaults[i])
@@ -617,20 +720,25 @@ class Renderer {
     return pairs;
   }
 
-  std::vector<std::string> python_split(const std::string& s, const Value* sep, int64_t max_split, int32_t line) {
-    std::vector<std::string> parts;
+  // The parts as a JSON list, each charged as it is made ("a,a,a..." of 16 MB is 8 million small strings).
+  Json python_split(const std::string& s, const Value* sep, int64_t max_split, int32_t line) {
+    Json parts = Json::array();
+    auto add = [&](std::string part) {
+      budget_.charge_bytes(static_cast<int64_t>(part.size()) + 48, line);
+      parts.push_back(std::move(part));
+    };
     if (!sep || (sep->is_data() && sep->data.is_null())) {  // runs of whitespace, no empty parts
       size_t i = 0;
       while (true) {
         while (i < s.size() && is_space(s[i])) ++i;
         if (i >= s.size()) break;
         if (max_split >= 0 && static_cast<int64_t>(parts.size()) == max_split) {
-          parts.push_back(python_strip(s.substr(i), nullptr, false, true));
+          add(python_strip(s.substr(i), nullptr, false, true));
           break;
         }
         size_t end = i;
         while (end < s.size() && !is_space(s[end])) ++end;
-        parts.push_back(s.substr(i, end - i));
+        add(s.substr(i, end - i));
         i = end;
       }
       return parts;
@@ -639,12 +747,12 @@ class Renderer {
     const std::string& d = str(*sep);
     size_t from = 0;
     while (true) {
-      size_t at = s.find(d, from);
+      size_t at = find_text(s, d, from);
       if (at == std::string::npos || (max_split >= 0 && static_cast<int64_t>(parts.size()) == max_split)) {
-        parts.push_back(s.substr(from));
+        add(s.substr(from));
         return parts;
       }
-      parts.push_back(s.substr(from, at - from));
+      add(s.substr(from, at - from));
       from = at + d.size();
     }
   }
@@ -682,7 +790,7 @@ class Renderer {
     std::string out;
     size_t pos = 0;
     for (int64_t n = 0; count < 0 || n < count; ++n) {
-      size_t at = s.find(from, pos);
+      size_t at = find_text(s, from, pos);
       if (at == std::string::npos) break;
       out.append(s, pos, at - pos);
       out += to;
@@ -701,11 +809,8 @@ class Renderer {
         return Value::of(python_strip(s, args.get(0, "chars"), name != "rstrip", name != "lstrip"));
       if (name == "split") {
         const Value* max_split = args.get(1, "maxsplit");
-        Json parts = Json::array();
-        for (std::string& part :
-             python_split(s, args.get(0, "sep"), max_split && is_int(*max_split) ? as_int(*max_split) : -1, line))
-          parts.push_back(std::move(part));
-        return Value::of(std::move(parts));
+        return Value::of(
+            python_split(s, args.get(0, "sep"), max_split && is_int(*max_split) ? as_int(*max_split, line) : -1, line));
       }
       if (name == "startswith" || name == "endswith") {
         const Value* affix = args.get(0, "prefix");
@@ -728,17 +833,17 @@ class Renderer {
       if (name == "replace") {
         const Value* count = args.get(2, "count");
         return Value::of(replace(s, string_arg(args, 0, "old", name, line), string_arg(args, 1, "new", name, line),
-                                 count && is_int(*count) ? as_int(*count) : -1, line));
+                                 count && is_int(*count) ? as_int(*count, line) : -1, line));
       }
       if (name == "find") {
-        size_t at = s.find(string_arg(args, 0, "sub", name, line));
+        size_t at = find_text(s, string_arg(args, 0, "sub", name, line));
         return Value::of(at == std::string::npos ? int64_t{-1} : static_cast<int64_t>(at));
       }
       if (name == "count") {
         const std::string& sub = string_arg(args, 0, "sub", name, line);
         int64_t n = 0;
         if (!sub.empty())
-          for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+          for (size_t at = find_text(s, sub); at != std::string::npos; at = find_text(s, sub, at + sub.size())) ++n;
         return Value::of(n);
       }
       if (name == "join") {
@@ -766,7 +871,7 @@ class Renderer {
       if (name == "get") {
         const Value* key = args.get(0, "key");
         if (key && is_str(*key)) {
-          auto it = d.find(str(*key));
+          auto it = find_key(d, str(*key), line);
           if (it != d.end()) return Value::of(*it);
         }
         const Value* fallback = args.get(1, "default");
@@ -779,19 +884,25 @@ class Renderer {
   int64_t length_of(const Value& v, int32_t line) {
     if (v.is_undefined()) return 0;
     if (v.is_data()) {
-      if (v.data.is_string()) return static_cast<int64_t>(utf8_chars(str(v)).size());
+      if (v.data.is_string()) return utf8_length(str(v));
       if (v.data.is_array() || v.data.is_object()) return static_cast<int64_t>(v.data.size());
     }
     fail_at(line, "object of type '" + type_name(v) + "' has no length");
   }
 
-  Value attribute_of(const Json& item, const std::string& path) {
-    Value v = Value::of(item);
+  Value attribute_of(const Json& item, const std::string& path, int32_t line) {
+    const Json* at = &item;
     size_t from = 0;
     while (true) {  // "a.b" walks nested dicts, as Jinja's attribute= does
       size_t dot = path.find('.', from);
-      v = get_attr(v, path.substr(from, dot == std::string::npos ? std::string::npos : dot - from));
-      if (dot == std::string::npos) return v;
+      if (!at->is_object()) return Value();
+      auto it = find_key(*at, path.substr(from, dot == std::string::npos ? std::string::npos : dot - from), line);
+      if (it == at->end()) return Value();
+      at = &*it;
+      if (dot == std::string::npos) {
+        budget_.charge_value(*at, line);  // the copy
+        return Value::of(*at);
+      }
       from = dot + 1;
     }
   }
@@ -819,10 +930,12 @@ class Renderer {
     if (name == "tojson") {
       const Value* indent = args.get(0, "indent");
       std::string out;
-      append_json(out, input.is_data() ? input.data : Json(),
-                  indent && is_int(*indent) ? static_cast<int32_t>(std::clamp<int64_t>(as_int(*indent), 0, 64)) : -1,
-                  0);
-      check_size(out.size(), line);
+      // Indentation multiplies a deep value's size: the text stops growing at the limit instead of after it.
+      const bool complete = append_json(
+          out, input.is_data() ? input.data : Json(),
+          indent && is_int(*indent) ? static_cast<int32_t>(std::clamp<int64_t>(as_int(*indent, line), 0, 64)) : -1, 0,
+          static_cast<size_t>(limits_.max_output_bytes));
+      if (!complete) check_size(out.size(), line);  // past the limit: fails
       return Value::of(std::move(out));
     }
     if (name == "default" || name == "d") {
@@ -845,7 +958,7 @@ class Renderer {
       for (const Json& item : iterable_items(input, line)) {
         if (!first && separator) out += to_str(*separator);
         first = false;
-        out += to_str(attribute && is_str(*attribute) ? attribute_of(item, str(*attribute)) : Value::of(item));
+        out += to_str(attribute && is_str(*attribute) ? attribute_of(item, str(*attribute), line) : Value::of(item));
         check_size(out.size(), line);
       }
       return Value::of(std::move(out));
@@ -853,12 +966,17 @@ class Renderer {
     if (name == "replace") {
       const Value* count = args.get(2, "count");
       return Value::of(replace(to_str(input), string_arg(args, 0, "old", name, line),
-                               string_arg(args, 1, "new", name, line), count && is_int(*count) ? as_int(*count) : -1,
+                               string_arg(args, 1, "new", name, line), count && is_int(*count) ? as_int(*count, line) : -1,
                                line));
     }
     if (name == "int") {
-      if (is_num(input))
-        return Value::of(input.data.is_number_float() ? static_cast<int64_t>(as_double(input)) : as_int(input));
+      if (is_num(input) && input.data.is_number_float()) {
+        const double d = as_double(input);
+        // Python raises on these; a cast would be undefined behaviour.
+        if (!(d > -9.2e18 && d < 9.2e18)) fail_at(line, "cannot convert float " + python_float(d) + " to integer");
+        return Value::of(static_cast<int64_t>(d));
+      }
+      if (is_num(input)) return Value::of(as_int(input, line));
       if (is_str(input)) {
         std::string s = python_strip(str(input), nullptr, true, true);
         int64_t v = 0;
@@ -879,7 +997,7 @@ class Renderer {
     }
     if (name == "abs") {
       if (is_int(input)) {
-        int64_t v = as_int(input);
+        int64_t v = as_int(input, line);
         if (v == INT64_MIN) fail_at(line, "integer overflow");
         return Value::of(v < 0 ? -v : v);
       }
@@ -910,6 +1028,7 @@ class Renderer {
     if (name == "unique") {
       Json list = Json::array();
       for (const Json& item : iterable_items(input, line)) {
+        budget_.step(line, static_cast<int64_t>(list.size()));  // quadratic: each item against those kept
         bool seen = false;
         for (const Json& x : list) seen = seen || x == item;
         if (!seen) list.push_back(item);
@@ -923,13 +1042,14 @@ class Renderer {
         count_iteration(line);
         Value mapped;
         if (attribute && is_str(*attribute)) {
-          mapped = attribute_of(item, str(*attribute));
+          mapped = attribute_of(item, str(*attribute), line);
           if (mapped.is_undefined())
             if (const Value* fallback = args.get(99, "default")) mapped = *fallback;
         } else if (!args.positional.empty() && is_str(args.positional[0])) {
           Args rest;
           rest.positional.assign(args.positional.begin() + 1, args.positional.end());
           mapped = apply_filter(str(args.positional[0]), Value::of(item), rest, line);
+          if (mapped.is_data()) budget_.charge_value(mapped.data, line);
         } else {
           fail_at(line, "map() expects a filter name or attribute=");
         }
@@ -947,7 +1067,7 @@ class Renderer {
         Value subject = Value::of(item);
         if (by_attribute) {
           if (args.positional.empty() || !is_str(args.positional[0])) fail_at(line, name + "() expects an attribute");
-          subject = attribute_of(item, str(args.positional[0]));
+          subject = attribute_of(item, str(args.positional[0]), line);
         }
         bool passes;
         if (args.positional.size() > test_idx) {
@@ -973,14 +1093,17 @@ class Renderer {
     }
     if (name == "indent") {
       const Value* width_arg = args.get(0, "width");
-      int64_t width = width_arg && is_int(*width_arg) ? std::clamp<int64_t>(as_int(*width_arg), 0, 256) : 4;
+      int64_t width = width_arg && is_int(*width_arg) ? std::clamp<int64_t>(as_int(*width_arg, line), 0, 256) : 4;
       const Value* first_arg = args.get(1, "first");
       std::string pad(static_cast<size_t>(width), ' ');
       std::string s = to_str(input), out;
       if (first_arg && truthy(*first_arg)) out += pad;
       for (size_t i = 0; i < s.size(); ++i) {
         out += s[i];
-        if (s[i] == '\n' && i + 1 < s.size() && s[i + 1] != '\n') out += pad;
+        if (s[i] == '\n' && i + 1 < s.size() && s[i + 1] != '\n') {
+          out += pad;
+          check_size(out.size(), line);  // a pad per line grows the text up to 257 times: stop at the limit
+        }
       }
       check_size(out.size(), line);
       return Value::of(std::move(out));
@@ -1015,13 +1138,14 @@ class Renderer {
     if (name == "upper") return j && j->is_string() && ascii_upper(j->get<std::string>()) == j->get<std::string>();
     if (name == "even" || name == "odd") {
       if (!is_int(v)) fail_at(line, "'" + name + "' test expects an integer");
-      return (as_int(v) % 2 == 0) == (name == "even");
+      return (as_int(v, line) % 2 == 0) == (name == "even");
     }
     if (args.empty()) fail_at(line, "unknown test '" + name + "' (or it needs an argument)");
     const Value& arg = args[0];
     if (name == "divisibleby") {
-      if (!is_int(v) || !is_int(arg) || as_int(arg) == 0) fail_at(line, "divisibleby expects non-zero integers");
-      return as_int(arg) == -1 || as_int(v) % as_int(arg) == 0;
+      if (!is_int(v) || !is_int(arg) || as_int(arg, line) == 0)
+        fail_at(line, "divisibleby expects non-zero integers");
+      return as_int(arg, line) == -1 || as_int(v, line) % as_int(arg, line) == 0;
     }
     if (name == "eq" || name == "equalto" || name == "==" || name == "sameas") return equals(v, arg);
     if (name == "ne" || name == "!=") return !equals(v, arg);
@@ -1035,6 +1159,7 @@ class Renderer {
   }
 
   const JinjaLimits& limits_;
+  RenderBudget budget_;
   std::vector<Scope> scopes_;
   int64_t num_iterations_ = 0;
   int32_t loop_depth_ = 0;
@@ -1043,8 +1168,8 @@ class Renderer {
 
 }  // namespace
 
-std::string render_program(const Program& program, const Json& context) {
-  Renderer renderer(program, context);
+std::string render_program(const Program& program, const Json& context, const JinjaShouldStop& should_stop) {
+  Renderer renderer(program, context, should_stop);
   return renderer.run(program.body);
 }
 

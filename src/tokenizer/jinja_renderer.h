@@ -7,7 +7,8 @@
 
 namespace pagoda::jinja {
 
-// Throws JinjaError ("jinja: line L: ...") for runtime errors, raise_exception() and exceeded limits.
-std::string render_program(const Program& program, const Json& context);
+// Throws JinjaError ("jinja: line L: ...") for runtime errors, raise_exception() and exceeded limits, and when
+// `should_stop` returns true (polled as the render goes).
+std::string render_program(const Program& program, const Json& context, const JinjaShouldStop& should_stop);
 
 }  // namespace pagoda::jinja

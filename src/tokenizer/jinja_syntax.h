@@ -19,6 +19,7 @@ using Json = nlohmann::ordered_json;
 
 struct JinjaError {
   std::string message;  // "jinja: line 3, col 7: ..." or "jinja: line 3: ..."
+  StatusCode code = StatusCode::kInvalidArgument;  // kLimitExceeded, kCancelled: the render budget's errors
 };
 
 [[noreturn]] inline void fail(std::string message) { throw JinjaError{std::move(message)}; }

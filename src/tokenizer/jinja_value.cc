@@ -136,40 +136,40 @@ static void append_json_string(std::string& out, const std::string& s) {
 
 // Python's json.dumps(value, ensure_ascii=False, indent=indent), which transformers' tojson filter calls: key
 // order kept, ", " and ": " separators without indent, "," and newlines with it.
-void append_json(std::string& out, const Json& j, int32_t indent, int32_t level) {
+bool append_json(std::string& out, const Json& j, int32_t indent, int32_t level, size_t max_bytes) {
   auto newline = [&](int32_t at_level) {
     if (indent < 0) return;
     out += '\n';
     out.append(static_cast<size_t>(indent) * static_cast<size_t>(at_level), ' ');
   };
   switch (j.type()) {
-    case Json::value_t::null: out += "null"; return;
-    case Json::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
+    case Json::value_t::null: out += "null"; break;
+    case Json::value_t::boolean: out += j.get<bool>() ? "true" : "false"; break;
     case Json::value_t::number_float: {
       double d = j.get<double>();
       out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : python_float(d);
-      return;
+      break;
     }
-    case Json::value_t::string: append_json_string(out, j.get_ref<const std::string&>()); return;
+    case Json::value_t::string: append_json_string(out, j.get_ref<const std::string&>()); break;
     case Json::value_t::array: {
       if (j.empty()) {
         out += "[]";
-        return;
+        break;
       }
       out += '[';
       for (size_t i = 0; i < j.size(); ++i) {
         if (i) out += indent < 0 ? ", " : ",";
         newline(level + 1);
-        append_json(out, j[i], indent, level + 1);
+        if (!append_json(out, j[i], indent, level + 1, max_bytes)) return false;
       }
       newline(level);
       out += ']';
-      return;
+      break;
     }
     case Json::value_t::object: {
       if (j.empty()) {
         out += "{}";
-        return;
+        break;
       }
       out += '{';
       bool first = true;
@@ -179,14 +179,15 @@ void append_json(std::string& out, const Json& j, int32_t indent, int32_t level)
         newline(level + 1);
         append_json_string(out, key);
         out += ": ";
-        append_json(out, value, indent, level + 1);
+        if (!append_json(out, value, indent, level + 1, max_bytes)) return false;
       }
       newline(level);
       out += '}';
-      return;
+      break;
     }
-    default: out += j.dump(); return;
+    default: out += j.dump(-1, ' ', false, Json::error_handler_t::replace); break;
   }
+  return out.size() <= max_bytes;
 }
 
 // The UTF-8 characters of `s`, each as its byte range: Python indexes strings by character.
@@ -203,13 +204,15 @@ std::vector<std::string_view> utf8_chars(std::string_view s) {
 }
 
 std::string python_strip(const std::string& s, const Value* chars, bool left, bool right) {
-  std::string set = " \t\n\r\f\v";
-  if (chars && chars->is_data() && chars->data.is_string()) set = chars->data.get<std::string>();
+  std::string_view set = " \t\n\r\f\v";
+  if (chars && chars->is_data() && chars->data.is_string()) set = chars->data.get_ref<const std::string&>();
+  bool strip[256] = {};  // a table, not set.find per byte: both strings may be megabytes long
+  for (char c : set) strip[static_cast<unsigned char>(c)] = true;
   size_t begin = 0, end = s.size();
   if (left)
-    while (begin < end && set.find(s[begin]) != std::string::npos) ++begin;
+    while (begin < end && strip[static_cast<unsigned char>(s[begin])]) ++begin;
   if (right)
-    while (end > begin && set.find(s[end - 1]) != std::string::npos) --end;
+    while (end > begin && strip[static_cast<unsigned char>(s[end - 1])]) --end;
   return s.substr(begin, end - begin);
 }
 

@@ -36,8 +36,9 @@ std::string to_str(const Value& v);     // str(): what {{ value }} prints; undef
 std::string python_float(double d);     // repr(float): "3.0", "2.5", "1e+16"
 std::string python_string_repr(const std::string& s);
 std::string python_repr(const Json& j);  // repr(): "['a', 1, None]", "{'k': True}"
-// json.dumps(j, ensure_ascii=False, indent=indent) (indent < 0: none), appended to `out`.
-void append_json(std::string& out, const Json& j, int32_t indent, int32_t level);
+// json.dumps(j, ensure_ascii=False, indent=indent) (indent < 0: none), appended to `out`; false when it stopped
+// early because `out` grew past `max_bytes`.
+bool append_json(std::string& out, const Json& j, int32_t indent, int32_t level, size_t max_bytes);
 // The UTF-8 characters of `s`, each as its byte range: Python indexes strings by character.
 std::vector<std::string_view> utf8_chars(std::string_view s);
 // str.strip/lstrip/rstrip(chars): `chars` null or not a string means whitespace.

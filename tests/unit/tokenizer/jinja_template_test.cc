@@ -494,7 +494,7 @@ TEST(JinjaFuzzTest, DeepNestingIsBounded) {
   for (int32_t i = 0; i < 100000; ++i) nots += "not ";
   EXPECT_NE(parse_error(nots + "1 }}").find("nesting deeper"), std::string::npos);
   std::string ifs;
-  for (int32_t i = 0; i < 100000; ++i) ifs += "{% if true %}";
+  for (int32_t i = 0; i < 70000; ++i) ifs += "{% if true %}";
   EXPECT_NE(parse_error(ifs).find("nesting deeper"), std::string::npos);
   std::string lists = "{{ " + std::string(100000, '[') + " }}";
   EXPECT_NE(parse_error(lists).find("nesting deeper"), std::string::npos);
@@ -513,10 +513,11 @@ TEST(JinjaFuzzTest, DeepNestingIsBounded) {
 
 TEST(JinjaFuzzTest, HugeLoopsAndOutputsAreBounded) {
   EXPECT_NE(render_error("{% for i in range(100000000000) %}{% endfor %}").find("loop iterations"), std::string::npos);
-  EXPECT_NE(render_error("{% for a in range(1000) %}{% for b in range(1000) %}{% for c in range(1000) %}"
-                         "{% endfor %}{% endfor %}{% endfor %}")
-                .find("more than 1000000 loop iterations"),
-            std::string::npos);
+  // A billion iterations: stopped by the loop bound or the render budget, whichever comes first.
+  const std::string nested = render_error("{% for a in range(1000) %}{% for b in range(1000) %}"
+                                          "{% for c in range(1000) %}{% endfor %}{% endfor %}{% endfor %}");
+  EXPECT_TRUE(nested.find("loop iterations") != std::string::npos || nested.find("budget") != std::string::npos)
+      << nested;
   EXPECT_NE(render_error("{{ 'x' * 100000000000 }}").find("exceeds"), std::string::npos);
   JinjaOptions small;
   small.limits.max_output_bytes = 1000;
