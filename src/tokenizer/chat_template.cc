@@ -2,6 +2,10 @@
 // adapter that runs a model's own Jinja template over a chat.
 #include "tokenizer/chat_template.h"
 
+#include <string>
+
+#include "tokenizer/jinja_budget.h"
+
 namespace pagoda {
 
 std::string_view chat_format_name(ChatFormat format) {
@@ -36,15 +40,23 @@ Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<co
                                       bool add_generation_prompt, std::string_view bos_token,
                                       std::string_view eos_token, const nlohmann::ordered_json& extra_context,
                                       const JinjaShouldStop& should_stop) {
-  nlohmann::ordered_json context = nlohmann::ordered_json::object();
+  // Copying recurses: a context nested deeper than any render may hold is refused before the copy.
+  const int32_t max_depth = JinjaLimits{}.max_value_depth;
+  if (jinja::json_footprint(extra_context, INT64_MAX, max_depth).depth > max_depth)
+    return make_error("jinja: the context nests lists or dicts deeper than " + std::to_string(max_depth) + " levels",
+                      StatusCode::kLimitExceeded);
+  // extra_context's keys win over the four below. It is copied whole and the four set only when absent: an
+  // ordered_json inserts by a linear search, so adding its keys one by one would be quadratic in their number.
+  nlohmann::ordered_json context = extra_context.is_object() ? extra_context : nlohmann::ordered_json::object();
+  const auto set_default = [&context](const char* key, nlohmann::ordered_json value) {
+    if (!context.contains(key)) context[key] = std::move(value);
+  };
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
-  context["messages"] = std::move(list);
-  context["add_generation_prompt"] = add_generation_prompt;
-  context["bos_token"] = std::string(bos_token);
-  context["eos_token"] = std::string(eos_token);
-  if (extra_context.is_object())
-    for (const auto& [key, value] : extra_context.items()) context[key] = value;
+  set_default("messages", std::move(list));
+  set_default("add_generation_prompt", add_generation_prompt);
+  set_default("bos_token", std::string(bos_token));
+  set_default("eos_token", std::string(eos_token));
   return program.render(context, should_stop);
 }
 

@@ -15,8 +15,8 @@ struct JsonFootprint {
   int64_t bytes = 0;
   int32_t depth = 0;  // 0 for a scalar, 1 for a list of scalars
 };
-// Walks without recursion (a context may nest arbitrarily deep) and stops early once the bytes exceed
-// `max_bytes` or the depth exceeds `max_depth`: the result then exceeds that bound, nothing more is known.
+// Stops early once the bytes exceed `max_bytes` or the depth exceeds `max_depth` (the result then exceeds that
+// bound, nothing more is known), so it recurses at most max_depth + 1 levels however deep the value nests.
 JsonFootprint json_footprint(const Json& value, int64_t max_bytes, int32_t max_depth);
 
 class RenderBudget {

@@ -24,6 +24,9 @@ namespace {
 
 enum class Flow { kNormal, kBreak, kContinue };
 
+// The loop dict of one iteration without previtem/nextitem: 7 small entries (keys, values and the map's slots).
+constexpr int64_t kLoopBytes = 512;
+
 // The first occurrence of `needle` in `haystack` at or after `from`, or npos. glibc's memmem is linear in the
 // worst case; std::string::find is not (a 100 KB needle against 8 MB of text took 30 s).
 size_t find_text(std::string_view haystack, std::string_view needle, size_t from = 0) {
@@ -206,10 +209,16 @@ class Renderer {
 
   void exec_for(const Node& node, std::string& out) {
     std::vector<Json> items = iterable_items(eval(*node.expr), node.line);
+    // Each item's footprint, measured once: the loop copies an item up to three times (into its target, as
+    // loop.previtem and as loop.nextitem), and each copy is charged.
+    std::vector<int64_t> item_bytes(items.size());
+    for (size_t i = 0; i < items.size(); ++i)
+      item_bytes[i] = json_footprint(items[i], INT64_MAX, limits_.max_value_depth).bytes;
     scopes_.emplace_back();
     ++loop_depth_;
-    auto bind = [&](const Json& item) {
-      budget_.charge_value(item, node.line);
+    auto bind = [&](size_t idx) {
+      const Json& item = items[idx];
+      budget_.charge_bytes(item_bytes[idx], node.line);
       if (node.targets.size() == 1) {
         scopes_.back()[node.targets[0]] = Value::of(item);
         return;
@@ -221,18 +230,23 @@ class Renderer {
     };
     if (!node.conditions.empty()) {  // the loop filter runs before loop.* is known, as in Jinja
       std::vector<Json> kept;
-      for (const Json& item : items) {
+      std::vector<int64_t> kept_bytes;
+      for (size_t idx = 0; idx < items.size(); ++idx) {
         count_iteration(node.line);
-        bind(item);
-        if (truthy(eval(*node.conditions[0]))) kept.push_back(item);
+        bind(idx);
+        if (truthy(eval(*node.conditions[0]))) {
+          kept.push_back(std::move(items[idx]));  // the target holds its own copy
+          kept_bytes.push_back(item_bytes[idx]);
+        }
       }
       items = std::move(kept);
+      item_bytes = std::move(kept_bytes);
     }
     const int64_t length = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < length; ++i) {
       count_iteration(node.line);
       scopes_.back().clear();
-      bind(items[static_cast<size_t>(i)]);
+      bind(static_cast<size_t>(i));
       Json loop = Json::object();
       loop["index"] = i + 1;
       loop["index0"] = i;
@@ -242,9 +256,16 @@ class Renderer {
       loop["last"] = i == length - 1;
       loop["length"] = length;
       // Absent at the ends, so that `loop.previtem is defined` and `if loop.previtem` both work as in Jinja.
-      if (i > 0) loop["previtem"] = items[static_cast<size_t>(i - 1)];
-      if (i + 1 < length) loop["nextitem"] = items[static_cast<size_t>(i + 1)];
-      budget_.charge_value(loop, node.line);
+      int64_t loop_bytes = kLoopBytes;
+      if (i > 0) {
+        loop["previtem"] = items[static_cast<size_t>(i - 1)];
+        loop_bytes += item_bytes[static_cast<size_t>(i - 1)];
+      }
+      if (i + 1 < length) {
+        loop["nextitem"] = items[static_cast<size_t>(i + 1)];
+        loop_bytes += item_bytes[static_cast<size_t>(i + 1)];
+      }
+      budget_.charge_bytes(loop_bytes, node.line);
       scopes_.back()["loop"] = Value::of(std::move(loop));
       if (exec_body(node.bodies[0], out) == Flow::kBreak) break;
     }
