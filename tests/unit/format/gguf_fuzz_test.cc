@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
+#include "support/gguf_mutations.h"
 
 namespace pagoda::format {
 namespace {
@@ -133,6 +134,57 @@ TEST(GgufFuzzTest, RandomCorruptionsFailCleanlyOrStayInBounds) {
   // Both outcomes occur (damage inside strings or tensor data is harmless), so the test exercises both paths.
   EXPECT_GT(num_ok, 0);
   EXPECT_GT(num_failed, 0);
+}
+
+// Every key pagoda reads, set to a value of every GGUF type: the file parses, and each typed getter returns the
+// value (when the type converts exactly) or an error naming the key; none throws, aborts or reads out of bounds.
+TEST(GgufFuzzTest, KnownKeysOfEveryTypeGiveValuesOrErrorsNamingTheKey) {
+  const char* const keys[] = {"general.architecture", "general.name", "llama.block_count", "llama.context_length",
+                              "llama.embedding_length", "llama.attention.head_count",
+                              "llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base",
+                              "tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores",
+                              "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id",
+                              "tokenizer.ggml.add_bos_token", "tokenizer.chat_template"};
+  int num_values = 0;
+  int num_errors = 0;
+  for (const char* key : keys) {
+    for (const GgufValue& value : testing_support::type_swapped_gguf_values()) {
+      GgufWriter writer;
+      writer.set(key, value);
+      const std::vector<uint8_t> bytes = writer.to_bytes();
+      auto file = GgufFile::from_memory(bytes, "typed.gguf");
+      ASSERT_TRUE(file.ok()) << key << ": " << file.error();
+      auto count = [&](const auto& result) {
+        if (result.ok()) {
+          ++num_values;
+          EXPECT_TRUE(result->has_value());
+        } else {
+          ++num_errors;
+          EXPECT_NE(result.error().find(std::string("'") + key + "'"), std::string::npos) << result.error();
+        }
+      };
+      count(file->get_string(key));
+      count(file->get_u32(key));
+      count(file->get_i64(key));
+      count(file->get_f32(key));
+      count(file->get_bool(key));
+      count(file->get_string_array(key));
+      count(file->get_f32_array(key));
+      count(file->get_i32_array(key));
+    }
+  }
+  EXPECT_GT(num_values, 0);
+  EXPECT_GT(num_errors, num_values);  // most type pairs do not convert
+  // The f64 that no float holds is an error rather than an undefined cast.
+  GgufWriter writer;
+  writer.set("big", GgufValue::f64v(1e300));
+  writer.set("bigs", GgufValue::array_of(GgufValueType::kFloat64, {GgufValue::f64v(1.0), GgufValue::f64v(-1e300)}));
+  const std::vector<uint8_t> bytes = writer.to_bytes();
+  auto file = GgufFile::from_memory(bytes, "f.gguf");
+  ASSERT_TRUE(file.ok());
+  EXPECT_NE(file->get_f32("big").error().find("does not fit in f32"), std::string::npos);
+  EXPECT_NE(file->get_f32_array("bigs").error().find("element 1 = -1e+300 does not fit in f32"), std::string::npos)
+      << file->get_f32_array("bigs").error();
 }
 
 }  // namespace
