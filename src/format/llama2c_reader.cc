@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace pagoda::format {
@@ -112,8 +113,11 @@ Result<Llama2cVocab> read_llama2c_vocab(const std::string& path, int32_t vocab_s
   Llama2cVocab vocab;
   if (!read_i32(vocab.max_token_length) || vocab.max_token_length <= 0)
     return make_error(fmt::format("{}: not a llama2.c tokenizer (bad max_token_length)", path));
-  vocab.pieces.reserve(size_t(vocab_size));
-  vocab.scores.reserve(size_t(vocab_size));
+  // Each token takes at least 8 bytes of the file: reserve no more than the file can hold (the count comes from
+  // the checkpoint's header, up to 2^24).
+  const size_t num_reserved = std::min(size_t(std::max(vocab_size, 0)), bytes.size() / 8);
+  vocab.pieces.reserve(num_reserved);
+  vocab.scores.reserve(num_reserved);
   for (int32_t i = 0; i < vocab_size; ++i) {
     int32_t score_bits = 0, len = 0;
     if (!read_i32(score_bits) || !read_i32(len))
