@@ -152,6 +152,17 @@ TEST_F(CliErrorsTest, ChatTemplateRenderingRefusesWrongFieldTypes) {
   expect_clean_error(render(std::string(100000, '[')), "stdin line 1: JSON nested deeper than 64 levels");
 }
 
+// Issue 23: this template ran for ever (400,000 strings of 15 MB, each under the per-value limit). Its render
+// now stops at the render budget with a clear error.
+TEST_F(CliErrorsTest, HostileChatTemplateStopsAtItsBudget) {
+  write_file(dir_ + "/hostile.jinja", "{% for i in range(400000) %}{% set x = 'a' * 15000000 %}{% endfor %}");
+  write_file(dir_ + "/chats.jsonl", R"({"messages": [{"role": "user", "content": "hi"}]})"
+                                    "\n");
+  ProcessResult r = run_program({"sh", "-c", "exec '" + std::string(PAGODA_TEST_BINARY) + "' tokenize --chat-template '" +
+                                                 dir_ + "/hostile.jinja' --jsonl < '" + dir_ + "/chats.jsonl'"});
+  expect_clean_error(r, "stdin line 1: jinja: line 1: the render exceeds its budget of 268435456 bytes built");
+}
+
 TEST_F(CliErrorsTest, UnknownFlagsAndSubcommandsFail) {
   ProcessResult r = run_pagoda({"run", "--no-such-flag"});
   EXPECT_EQ(r.term_signal, 0);
