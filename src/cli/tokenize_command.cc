@@ -22,10 +22,10 @@
 #include "cli/common_options.h"
 #include "core/json_text.h"
 #include "engine/loaded_model.h"
-#include "tokenizer/chat_template.h"
-#include "tokenizer/jinja_template.h"
 #include "format/gguf_reader.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/hf_tokenizer_loader.h"
+#include "tokenizer/jinja_template.h"
 #include "tokenizer/vocab_loader.h"
 
 namespace pagoda::cli {

@@ -326,9 +326,9 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes, std::string nam
     // The spec asks for a power of two that is a multiple of 8: tensor data is read in place as f32, f16 and
     // 8-byte-aligned blocks, and an alignment of 1, 2 or 4 would put those loads at misaligned addresses.
     if (alignment->u64 < 8 || !std::has_single_bit(alignment->u64)) {
-      return parser.error(fmt::format(
-          "general.alignment is {}; it must be a power of two and a multiple of 8 (GGUF's default is {})",
-          alignment->u64, kGgufDefaultAlignment));
+      return parser.error(
+          fmt::format("general.alignment is {}; it must be a power of two and a multiple of 8 (GGUF's default is {})",
+                      alignment->u64, kGgufDefaultAlignment));
     }
     file.alignment_ = alignment->u64;
   } else {
@@ -453,9 +453,7 @@ Result<std::optional<T>> integer_getter(const std::string& file_name, std::strin
 bool is_float(GgufValueType type) { return type == GgufValueType::kFloat32 || type == GgufValueType::kFloat64; }
 
 // An f64 converts to float without undefined behaviour: NaN, infinities and finite values in float's range.
-bool fits_f32(double v) {
-  return !std::isfinite(v) || std::fabs(v) <= double(std::numeric_limits<float>::max());
-}
+bool fits_f32(double v) { return !std::isfinite(v) || std::fabs(v) <= double(std::numeric_limits<float>::max()); }
 
 }  // namespace
 

@@ -78,8 +78,7 @@ Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
   Result<json> parsed = parse_untrusted_json(text);
   if (!parsed.ok()) return make_error(fmt::format("{}: the safetensors header: {}", path_, parsed.error()));
   const json& header = *parsed;
-  if (!header.is_object())
-    return make_error(fmt::format("{}: the safetensors header is not a JSON object", path_));
+  if (!header.is_object()) return make_error(fmt::format("{}: the safetensors header is not a JSON object", path_));
   const uint8_t* data = bytes.data() + 8 + header_len;
   const uint64_t data_size = bytes.size() - 8 - header_len;
   for (const auto& [name, entry] : header.items()) {
@@ -103,8 +102,7 @@ Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
         return bad("shape entries must be non-negative integers");
       t.shape.push_back(int64_t(d.get<uint64_t>()));
       // Checked before it can wrap: [2^32, 2^32] must not pass as a tensor of 0 elements.
-      if (__builtin_mul_overflow(num_elements, d.get<uint64_t>(), &num_elements) ||
-          num_elements > (uint64_t(1) << 40))
+      if (__builtin_mul_overflow(num_elements, d.get<uint64_t>(), &num_elements) || num_elements > (uint64_t(1) << 40))
         return bad("shape is too large");
     }
     const json& off = entry["data_offsets"];

@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <sstream>
@@ -65,8 +65,8 @@ struct Fields {
                        : id.is_number_integer() ? id.get<int64_t>() >= 0 && id.get<int64_t>() <= INT32_MAX
                                                 : false;
     if (!valid)
-      return make_error(fmt::format("{}: {} must be a token id (or a list of them), got {}", path, key,
-                                    json_excerpt(v)));
+      return make_error(
+          fmt::format("{}: {} must be a token id (or a list of them), got {}", path, key, json_excerpt(v)));
     return int32_t(id.get<int64_t>());
   }
 };

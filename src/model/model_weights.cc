@@ -110,8 +110,8 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
   // Layers are appended as their tensors are found (never sized by num_layers up front): a block count that the
   // tensors do not back fails at the first missing one, having allocated only what the file holds.
   if (size_t(c.num_layers) > f.tensors.size())
-    return make_error(fmt::format("{}: the config has {} layers but there are only {} tensors", f.source,
-                                  c.num_layers, f.tensors.size()));
+    return make_error(fmt::format("{}: the config has {} layers but there are only {} tensors", f.source, c.num_layers,
+                                  f.tensors.size()));
   for (int32_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& lw = w.layers.emplace_back();
     const std::string p = fmt::format("blk.{}.", l);

@@ -145,8 +145,8 @@ Status read_model(const Reader& r, const json& root, BpeVocab& vocab) {
     }
     if (size_t(*index) >= vocab.tokens.size()) vocab.tokens.resize(size_t(*index) + 1);
     if (!vocab.tokens[size_t(*index)].empty()) {
-      return r.fail(fmt::format("model.vocab['{}']", token), fmt::format("reuses id {} of '{}'", *index,
-                                                                          vocab.tokens[size_t(*index)]));
+      return r.fail(fmt::format("model.vocab['{}']", token),
+                    fmt::format("reuses id {} of '{}'", *index, vocab.tokens[size_t(*index)]));
     }
     if (token.empty()) return r.fail("model.vocab", "has an empty token");
     vocab.tokens[size_t(*index)] = token;
@@ -177,8 +177,7 @@ Status read_added_tokens(const Reader& r, const json& root, BpeVocab& vocab) {
   const auto added = root.find("added_tokens");
   if (added == root.end() || added->is_null()) return Status::ok_status();
   if (!added->is_array()) return r.fail("added_tokens", "is not an array");
-  const int64_t max_id =
-      std::min(int64_t(vocab.tokens.size()) + int64_t(added->size()) + kMaxIdGap, int64_t(1) << 30);
+  const int64_t max_id = std::min(int64_t(vocab.tokens.size()) + int64_t(added->size()) + kMaxIdGap, int64_t(1) << 30);
   for (size_t i = 0; i < added->size(); ++i) {
     const json& node = (*added)[i];
     const std::string field = fmt::format("added_tokens[{}]", i);

@@ -987,8 +987,8 @@ class Renderer {
     if (name == "replace") {
       const Value* count = args.get(2, "count");
       return Value::of(replace(to_str(input), string_arg(args, 0, "old", name, line),
-                               string_arg(args, 1, "new", name, line), count && is_int(*count) ? as_int(*count, line) : -1,
-                               line));
+                               string_arg(args, 1, "new", name, line),
+                               count && is_int(*count) ? as_int(*count, line) : -1, line));
     }
     if (name == "int") {
       if (is_num(input) && input.data.is_number_float()) {
@@ -1164,8 +1164,7 @@ class Renderer {
     if (args.empty()) fail_at(line, "unknown test '" + name + "' (or it needs an argument)");
     const Value& arg = args[0];
     if (name == "divisibleby") {
-      if (!is_int(v) || !is_int(arg) || as_int(arg, line) == 0)
-        fail_at(line, "divisibleby expects non-zero integers");
+      if (!is_int(v) || !is_int(arg) || as_int(arg, line) == 0) fail_at(line, "divisibleby expects non-zero integers");
       return as_int(arg, line) == -1 || as_int(v, line) % as_int(arg, line) == 0;
     }
     if (name == "eq" || name == "equalto" || name == "==" || name == "sameas") return equals(v, arg);

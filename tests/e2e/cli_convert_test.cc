@@ -138,9 +138,9 @@ TEST(CliConvertTest, BadHfFoldersAreClearErrors) {
   // Issue 23: a chat_template list entry whose name is not a string made nlohmann's value() throw (abort).
   write_file(folder + "/config.json", config);
   write_file(folder + "/tokenizer_config.json", R"({"chat_template": [{"name": 5, "template": "x"}]})");
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"run", "-m", folder, "-p", "x"},
-                                               std::vector<std::string>{"convert", "--from", "hf", folder, "-o",
-                                                                        dir + "/x.gguf"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "-m", folder, "-p", "x"},
+        std::vector<std::string>{"convert", "--from", "hf", folder, "-o", dir + "/x.gguf"}}) {
     ProcessResult r = run_pagoda(args);
     EXPECT_EQ(r.term_signal, 0) << r.err;
     EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -132,12 +132,14 @@ TEST_F(CliErrorsTest, AbsurdHyperParametersAreClearErrors) {
 
 // Issue 23: a conversation field of the wrong JSON type made nlohmann's value() throw out of main (abort).
 TEST_F(CliErrorsTest, ChatTemplateRenderingRefusesWrongFieldTypes) {
-  write_file(dir_ + "/t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}"
-                                "{% if add_generation_prompt %}>{% endif %}");
+  write_file(dir_ + "/t.jinja",
+             "{% for m in messages %}{{ m.content }}{% endfor %}"
+             "{% if add_generation_prompt %}>{% endif %}");
   const auto render = [&](const std::string& line) {
     write_file(dir_ + "/chats.jsonl", line + "\n");
-    return run_program({"sh", "-c", "exec '" + std::string(PAGODA_TEST_BINARY) + "' tokenize --chat-template '" +
-                                        dir_ + "/t.jinja' --jsonl < '" + dir_ + "/chats.jsonl'"});
+    return run_program({"sh", "-c",
+                        "exec '" + std::string(PAGODA_TEST_BINARY) + "' tokenize --chat-template '" + dir_ +
+                            "/t.jinja' --jsonl < '" + dir_ + "/chats.jsonl'"});
   };
   const std::string messages = R"("messages": [{"role": "user", "content": "hi"}])";
   ProcessResult good = render("{" + messages + R"(, "add_generation_prompt": true})");
@@ -158,8 +160,9 @@ TEST_F(CliErrorsTest, HostileChatTemplateStopsAtItsBudget) {
   write_file(dir_ + "/hostile.jinja", "{% for i in range(400000) %}{% set x = 'a' * 15000000 %}{% endfor %}");
   write_file(dir_ + "/chats.jsonl", R"({"messages": [{"role": "user", "content": "hi"}]})"
                                     "\n");
-  ProcessResult r = run_program({"sh", "-c", "exec '" + std::string(PAGODA_TEST_BINARY) + "' tokenize --chat-template '" +
-                                                 dir_ + "/hostile.jinja' --jsonl < '" + dir_ + "/chats.jsonl'"});
+  ProcessResult r = run_program({"sh", "-c",
+                                 "exec '" + std::string(PAGODA_TEST_BINARY) + "' tokenize --chat-template '" + dir_ +
+                                     "/hostile.jinja' --jsonl < '" + dir_ + "/chats.jsonl'"});
   expect_clean_error(r, "stdin line 1: jinja: line 1: the render exceeds its budget of 268435456 bytes built");
 }
 

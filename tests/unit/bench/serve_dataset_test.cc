@@ -107,14 +107,15 @@ TEST_F(ServeDatasetTest, JsonlErrorsNameTheLineAndField) {
   struct Case {
     std::string bytes, expected;
   };
-  for (const Case& c : {Case{"{\"prompt\": \"a\", \"output_len\": 2}\n{\"prompt\": \"b\"\n", ":2: invalid JSON"},
-                        Case{"{\"output_len\": 2}\n", ":1: 'prompt' is missing"},
-                        Case{"{\"prompt\": 5, \"output_len\": 2}\n", ":1: 'prompt' must be"},
-                        Case{"{\"prompt\": [1, 99999], \"output_len\": 2}\n", ":1: 'prompt' ids must be"},
-                        Case{"{\"prompt\": \"a\"}\n", ":1: 'output_len' is missing"},
-                        Case{"{\"prompt\": \"a\", \"output_len\": -3}\n", ":1: 'output_len' must be"},
-                        Case{"[1, 2]\n", ":1: expected a JSON object"}, Case{"\n\n", "no prompts"},
-                        Case{"{\"prompt\": \"a\", \"output_len\": 2}\n{\"prompt\": \"b\", \"outp", ":2: invalid JSON"}}) {
+  for (const Case& c :
+       {Case{"{\"prompt\": \"a\", \"output_len\": 2}\n{\"prompt\": \"b\"\n", ":2: invalid JSON"},
+        Case{"{\"output_len\": 2}\n", ":1: 'prompt' is missing"},
+        Case{"{\"prompt\": 5, \"output_len\": 2}\n", ":1: 'prompt' must be"},
+        Case{"{\"prompt\": [1, 99999], \"output_len\": 2}\n", ":1: 'prompt' ids must be"},
+        Case{"{\"prompt\": \"a\"}\n", ":1: 'output_len' is missing"},
+        Case{"{\"prompt\": \"a\", \"output_len\": -3}\n", ":1: 'output_len' must be"},
+        Case{"[1, 2]\n", ":1: expected a JSON object"}, Case{"\n\n", "no prompts"},
+        Case{"{\"prompt\": \"a\", \"output_len\": 2}\n{\"prompt\": \"b\", \"outp", ":2: invalid JSON"}}) {
     SCOPED_TRACE(c.bytes);
     const std::string path = write("bad.jsonl", c.bytes);
     Result<std::vector<ServePrompt>> p = load_jsonl_prompts(path, *tokenizer_, 4, std::nullopt);

@@ -139,12 +139,22 @@ TEST(GgufFuzzTest, RandomCorruptionsFailCleanlyOrStayInBounds) {
 // Every key pagoda reads, set to a value of every GGUF type: the file parses, and each typed getter returns the
 // value (when the type converts exactly) or an error naming the key; none throws, aborts or reads out of bounds.
 TEST(GgufFuzzTest, KnownKeysOfEveryTypeGiveValuesOrErrorsNamingTheKey) {
-  const char* const keys[] = {"general.architecture", "general.name", "llama.block_count", "llama.context_length",
-                              "llama.embedding_length", "llama.attention.head_count",
-                              "llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base",
-                              "tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores",
-                              "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id",
-                              "tokenizer.ggml.add_bos_token", "tokenizer.chat_template"};
+  const char* const keys[] = {"general.architecture",
+                              "general.name",
+                              "llama.block_count",
+                              "llama.context_length",
+                              "llama.embedding_length",
+                              "llama.attention.head_count",
+                              "llama.attention.layer_norm_rms_epsilon",
+                              "llama.rope.freq_base",
+                              "tokenizer.ggml.model",
+                              "tokenizer.ggml.tokens",
+                              "tokenizer.ggml.scores",
+                              "tokenizer.ggml.token_type",
+                              "tokenizer.ggml.merges",
+                              "tokenizer.ggml.bos_token_id",
+                              "tokenizer.ggml.add_bos_token",
+                              "tokenizer.chat_template"};
   int num_values = 0;
   int num_errors = 0;
   for (const char* key : keys) {

@@ -182,7 +182,8 @@ TEST(GgufReaderTest, BadAlignment) {
   for (uint32_t small : {1u, 2u, 4u}) {
     f.alignment = small;
     EXPECT_THAT(parse_error(f.bytes()), HasSubstr(fmt::format("general.alignment is {}; it must be a power of two and "
-                                                              "a multiple of 8", small)));
+                                                              "a multiple of 8",
+                                                              small)));
   }
   f.alignment = 8;
   EXPECT_EQ(parse_error(f.bytes()), "(parsed fine)");

@@ -187,33 +187,33 @@ TEST_F(SafetensorsTest, TruncationsAndBitFlipsNeverCrash) {
 // whose bytes lie inside the buffer and agree with their dtype and shape. Each parse gets an exact-size heap copy,
 // so ASan flags any read past the end.
 TEST_F(SafetensorsTest, TypeConfusedHeadersFailCleanlyOrStayInBounds) {
-  const nlohmann::json header = {
-      {"__metadata__", {{"format", "pt"}}},
-      {"a", {{"dtype", "F32"}, {"shape", {2, 3}}, {"data_offsets", {0, 24}}}},
-      {"b", {{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {24, 32}}}}};
+  const nlohmann::json header = {{"__metadata__", {{"format", "pt"}}},
+                                 {"a", {{"dtype", "F32"}, {"shape", {2, 3}}, {"data_offsets", {0, 24}}}},
+                                 {"b", {{"dtype", "BF16"}, {"shape", {4}}, {"data_offsets", {24, 32}}}}};
   int num_ok = 0, num_failed = 0;
-  testing_support::for_each_type_confusion<nlohmann::json>(header, [&](const nlohmann::json& variant, const std::string& where) {
-    SCOPED_TRACE(where);
-    const std::string text = variant.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    const std::string file = raw_file(text, 32);
-    const std::vector<uint8_t> bytes(file.begin(), file.end());
-    auto f = SafetensorsFile::from_memory(bytes, "t.safetensors");
-    if (!f.ok()) {
-      ++num_failed;
-      EXPECT_THAT(f.error(), HasSubstr("t.safetensors: "));
-      return;
-    }
-    ++num_ok;
-    for (const SafetensorsTensor& t : (*f)->tensors()) {
-      const auto* p = static_cast<const uint8_t*>(t.data);
-      ASSERT_GE(p, bytes.data());
-      ASSERT_LE(p + t.size_bytes, bytes.data() + bytes.size());
-      EXPECT_EQ(t.size_bytes, uint64_t(t.num_elements()) * (t.dtype == DType::kF32 ? 4 : 2));
-      uint64_t sum = 0;
-      for (uint64_t i = 0; i < t.size_bytes; ++i) sum += p[i];
-      (void)sum;
-    }
-  });
+  testing_support::for_each_type_confusion<nlohmann::json>(
+      header, [&](const nlohmann::json& variant, const std::string& where) {
+        SCOPED_TRACE(where);
+        const std::string text = variant.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        const std::string file = raw_file(text, 32);
+        const std::vector<uint8_t> bytes(file.begin(), file.end());
+        auto f = SafetensorsFile::from_memory(bytes, "t.safetensors");
+        if (!f.ok()) {
+          ++num_failed;
+          EXPECT_THAT(f.error(), HasSubstr("t.safetensors: "));
+          return;
+        }
+        ++num_ok;
+        for (const SafetensorsTensor& t : (*f)->tensors()) {
+          const auto* p = static_cast<const uint8_t*>(t.data);
+          ASSERT_GE(p, bytes.data());
+          ASSERT_LE(p + t.size_bytes, bytes.data() + bytes.size());
+          EXPECT_EQ(t.size_bytes, uint64_t(t.num_elements()) * (t.dtype == DType::kF32 ? 4 : 2));
+          uint64_t sum = 0;
+          for (uint64_t i = 0; i < t.size_bytes; ++i) sum += p[i];
+          (void)sum;
+        }
+      });
   EXPECT_GT(num_ok, 0);  // e.g. the metadata's value changed, or a tensor removed
   EXPECT_GT(num_failed, num_ok);
 }

@@ -39,11 +39,10 @@ TEST(ModelConfigFuzzTest, TypeSwappedGgufHyperParameters) {
   for (uint32_t absurd : {uint32_t(1) << 24, uint32_t(1) << 30, uint32_t(INT32_MAX), uint32_t(65537)})
     values.push_back(format::GgufValue::u32(absurd));
   int num_loaded = 0;
-  for (const char* key :
-       {"general.architecture", "general.name", "llama.embedding_length", "llama.feed_forward_length",
-        "llama.block_count", "llama.attention.head_count", "llama.attention.head_count_kv", "llama.context_length",
-        "llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base", "llama.attention.key_length",
-        "llama.rope.dimension_count"}) {
+  for (const char* key : {"general.architecture", "general.name", "llama.embedding_length", "llama.feed_forward_length",
+                          "llama.block_count", "llama.attention.head_count", "llama.attention.head_count_kv",
+                          "llama.context_length", "llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base",
+                          "llama.attention.key_length", "llama.rope.dimension_count"}) {
     for (const format::GgufValue& value : values) {
       SCOPED_TRACE(std::string(key) + " as " + std::string(format::gguf_value_type_name(value.type)));
       const std::vector<uint8_t> bytes = testing_support::with_metadata(*bundled, key, value);

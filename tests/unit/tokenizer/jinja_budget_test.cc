@@ -53,8 +53,8 @@ JinjaOptions small_budget() {
 TEST(JinjaBudgetTest, RealTemplatesRenderLongConversationsWithinAQuarterOfTheDefaults) {
   std::vector<ChatMessage> chat = {{"system", "You are a helpful assistant."}};
   for (int32_t i = 0; i < 3000; ++i)
-    chat.push_back({i % 2 ? "assistant" : "user",
-                    std::string(200, char('a' + i % 26)) + " message " + std::to_string(i)});
+    chat.push_back(
+        {i % 2 ? "assistant" : "user", std::string(200, char('a' + i % 26)) + " message " + std::to_string(i)});
   const Json tools = Json::array({{{"type", "function"},
                                    {"function",
                                     {{"name", "get_weather"},
@@ -113,9 +113,10 @@ TEST(JinjaBudgetTest, NestedDoublingStopsAtTheBytesBudget) {
 
 TEST(JinjaBudgetTest, WorkWithoutAllocationExhaustsTheStepsBudget) {
   // Two calls per level: 2^60 calls within the macro depth bound.
-  Status s = render_status("{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}"
-                           "{{ f(60) }}",
-                           Json::object(), small_budget());
+  Status s = render_status(
+      "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}"
+      "{{ f(60) }}",
+      Json::object(), small_budget());
   EXPECT_EQ(s.code(), StatusCode::kLimitExceeded) << s.message();
   EXPECT_NE(s.message().find("exceeds its budget of 300000 steps"), std::string::npos) << s.message();
   s = render_status("{{ range(100000) | unique | length }}", Json::object(), small_budget());  // quadratic
@@ -126,9 +127,10 @@ TEST(JinjaBudgetTest, WorkWithoutAllocationExhaustsTheStepsBudget) {
 TEST(JinjaBudgetTest, CostlyOperationsFinishOrStop) {
   // Linear string search: std::string::find took ~30 s for a 100 KB periodic needle in 8 MB of text (here 2 MB
   // and 50 KB, ~2.5 s each with std::string::find in a Release build).
-  const std::string search = "{% set a = 'a' * 2000000 %}{% set b = 'a' * 50000 + 'b' %}"
-                             "{{ b in a }} {{ a.count(b) }} {{ a.find(b) }} {{ a.replace(b, 'x') | length }} "
-                             "{{ a.split(b) | length }}";
+  const std::string search =
+      "{% set a = 'a' * 2000000 %}{% set b = 'a' * 50000 + 'b' %}"
+      "{{ b in a }} {{ a.count(b) }} {{ a.find(b) }} {{ a.replace(b, 'x') | length }} "
+      "{{ a.split(b) | length }}";
   Result<JinjaTemplate> t = JinjaTemplate::parse(search);
   ASSERT_TRUE(t.ok());
   Result<std::string> found = t->render(Json::object());
@@ -139,8 +141,9 @@ TEST(JinjaBudgetTest, CostlyOperationsFinishOrStop) {
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t->render(Json::object()), "0");
   // '' * 10**18 looped 10^18 times; 1 ** (2**62) multiplied 2^62 times.
-  t = JinjaTemplate::parse("[{{ '' * 1000000000000000000 }}] {{ 1 ** 4611686018427387904 }} {{ (-1) ** 9 }}"
-                           " {{ 3 ** 5 }}");
+  t = JinjaTemplate::parse(
+      "[{{ '' * 1000000000000000000 }}] {{ 1 ** 4611686018427387904 }} {{ (-1) ** 9 }}"
+      " {{ 3 ** 5 }}");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(*t->render(Json::object()), "[] 1 -1 243");
   EXPECT_NE(render_status("{{ 3 ** 100 }}").message().find("integer overflow"), std::string::npos);
@@ -159,11 +162,11 @@ TEST(JinjaBudgetTest, CostlyOperationsFinishOrStop) {
 
 TEST(JinjaBudgetTest, DeepValuesAndDeepEvaluationAreRefusedBeforeTheStackRunsOut) {
   // A value nested one level per iteration: copies, comparisons and tojson recurse over it.
-  Status s = render_status("{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}"
-                           "{% endfor %}{{ ns.x }}");
+  Status s = render_status(
+      "{% set ns = namespace(x=[]) %}{% for i in range(1000) %}{% set ns.x = [ns.x] %}"
+      "{% endfor %}{{ ns.x }}");
   EXPECT_EQ(s.code(), StatusCode::kLimitExceeded);
-  EXPECT_NE(s.message().find("a value nests lists or dicts deeper than 128 levels"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("a value nests lists or dicts deeper than 128 levels"), std::string::npos) << s.message();
   // A context nested 100,000 deep (built without recursion) is refused before the renderer copies it.
   Json deep = Json::array();
   for (int32_t i = 0; i < 100000; ++i) deep = Json::array({std::move(deep)});

@@ -58,7 +58,8 @@ TEST(JinjaDataFuzzTest, RealTemplatesOverTypeConfusedContexts) {
          {"function",
           {{"name", "f"},
            {"description", "F"},
-           {"parameters", {{"type", "object"}, {"properties", {{"a", {{"type", "integer"}}}}}, {"required", {"a"}}}}}}}}},
+           {"parameters",
+            {{"type", "object"}, {"properties", {{"a", {{"type", "integer"}}}}}, {"required", {"a"}}}}}}}}},
       {"add_generation_prompt", true},
       {"bos_token", "<s>"},
       {"eos_token", "</s>"},
@@ -98,21 +99,22 @@ TEST(JinjaDataFuzzTest, EveryFilterMethodTestAndOperatorOnEveryType) {
   const Json context = value_context();
   const size_t num_values = context.size();
   // Arguments: a few values of each kind, plus an undefined name.
-  const std::vector<std::string> args = {"",    "v0",   "v4", "v9", "v13", "v15", "v18",
-                                         std::string("v") + std::to_string(num_values - 1), "nope"};
+  const std::vector<std::string> args = {
+      "", "v0", "v4", "v9", "v13", "v15", "v18", std::string("v") + std::to_string(num_values - 1), "nope"};
   const std::vector<std::string> filters = {
-      "safe", "trim", "string", "upper", "lower", "capitalize", "title", "length", "count", "tojson", "default",
-      "first", "last", "join", "replace", "int", "float", "abs", "list", "items", "reverse", "unique", "map",
-      "selectattr", "rejectattr", "select", "reject", "dictsort", "indent", "e", "nosuch"};
-  const std::vector<std::string> methods = {"strip", "lstrip", "rstrip", "split", "startswith", "endswith", "upper",
-                                            "lower", "capitalize", "title", "replace", "find", "count", "join",
-                                            "items", "keys", "values", "get", "nosuch"};
-  const std::vector<std::string> tests = {"defined", "undefined", "none", "string", "number", "integer", "float",
-                                          "boolean", "true", "false", "mapping", "iterable", "sequence", "callable",
-                                          "lower", "upper", "even", "odd", "divisibleby", "eq", "ne", "in", "lt",
-                                          "gt", "le", "ge", "nosuch"};
-  const std::vector<std::string> operators = {"+", "-", "*", "/", "//", "%", "**", "==", "!=", "<",
-                                              "<=", ">", ">=", "in", "not in", "~", "and", "or"};
+      "safe",       "trim",   "string",  "upper",    "lower",   "capitalize", "title",   "length",
+      "count",      "tojson", "default", "first",    "last",    "join",       "replace", "int",
+      "float",      "abs",    "list",    "items",    "reverse", "unique",     "map",     "selectattr",
+      "rejectattr", "select", "reject",  "dictsort", "indent",  "e",          "nosuch"};
+  const std::vector<std::string> methods = {
+      "strip",   "lstrip", "rstrip", "split", "startswith", "endswith", "upper",  "lower", "capitalize", "title",
+      "replace", "find",   "count",  "join",  "items",      "keys",     "values", "get",   "nosuch"};
+  const std::vector<std::string> tests = {
+      "defined",     "undefined", "none",     "string",   "number",   "integer", "float", "boolean", "true",
+      "false",       "mapping",   "iterable", "sequence", "callable", "lower",   "upper", "even",    "odd",
+      "divisibleby", "eq",        "ne",       "in",       "lt",       "gt",      "le",    "ge",      "nosuch"};
+  const std::vector<std::string> operators = {
+      "+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", ">=", "in", "not in", "~", "and", "or"};
   std::vector<std::string> sources;
   for (size_t v = 0; v < num_values; ++v) {
     const std::string x = "v" + std::to_string(v);
@@ -176,15 +178,18 @@ class ProgramGenerator {
   }
   std::string compound(int depth) {
     switch (rng_() % 10) {
-      case 0: return "(" + expression(depth - 1) + " " +
-                     pick({"+", "-", "*", "//", "%", "==", "in", "~", "and", "or", "<", "**"}) + " " +
-                     expression(depth - 1) + ")";
-      case 1: return expression(depth - 1) + " | " +
-                     pick({"length", "first", "last", "list", "reverse", "tojson", "trim", "items", "join(',')",
-                           "unique", "map('upper')", "dictsort", "indent(2)", "default(1)", "int", "string"});
-      case 2: return expression(depth - 1) + "." +
-                     pick({"split()", "strip()", "upper()", "items()", "keys()", "get('a')", "replace('a', 'b')",
-                           "startswith('x')", "a", "role", "content"});
+      case 0:
+        return "(" + expression(depth - 1) + " " +
+               pick({"+", "-", "*", "//", "%", "==", "in", "~", "and", "or", "<", "**"}) + " " + expression(depth - 1) +
+               ")";
+      case 1:
+        return expression(depth - 1) + " | " +
+               pick({"length", "first", "last", "list", "reverse", "tojson", "trim", "items", "join(',')", "unique",
+                     "map('upper')", "dictsort", "indent(2)", "default(1)", "int", "string"});
+      case 2:
+        return expression(depth - 1) + "." +
+               pick({"split()", "strip()", "upper()", "items()", "keys()", "get('a')", "replace('a', 'b')",
+                     "startswith('x')", "a", "role", "content"});
       case 3: return expression(depth - 1) + "[" + expression(depth - 1) + "]";
       case 4: return expression(depth - 1) + "[" + pick({"1:", ":-1", "::-1", "::2"}) + "]";
       case 5: return "[" + expression(depth - 1) + ", " + expression(depth - 1) + "]";
@@ -198,8 +203,9 @@ class ProgramGenerator {
     if (depth <= 0) return "{{ " + expression(2) + " }}";
     switch (rng_() % 6) {
       case 0: return "{% for i in " + expression(2) + " %}" + statement(depth - 1) + "{% endfor %}";
-      case 1: return "{% if " + expression(2) + " %}" + statement(depth - 1) + "{% else %}" + statement(depth - 1) +
-                     "{% endif %}";
+      case 1:
+        return "{% if " + expression(2) + " %}" + statement(depth - 1) + "{% else %}" + statement(depth - 1) +
+               "{% endif %}";
       case 2: return "{% set ns = namespace(x=" + expression(2) + ") %}{% set ns.x = " + expression(2) + " %}";
       case 3: return "{% macro m(k=1) %}" + statement(depth - 1) + "{% endmacro %}{{ m(" + expression(1) + ") }}";
       case 4: return "{% for k, i in " + expression(1) + " | items %}" + statement(depth - 1) + "{% endfor %}";

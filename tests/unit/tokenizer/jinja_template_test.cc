@@ -514,8 +514,9 @@ TEST(JinjaFuzzTest, DeepNestingIsBounded) {
 TEST(JinjaFuzzTest, HugeLoopsAndOutputsAreBounded) {
   EXPECT_NE(render_error("{% for i in range(100000000000) %}{% endfor %}").find("loop iterations"), std::string::npos);
   // A billion iterations: stopped by the loop bound or the render budget, whichever comes first.
-  const std::string nested = render_error("{% for a in range(1000) %}{% for b in range(1000) %}"
-                                          "{% for c in range(1000) %}{% endfor %}{% endfor %}{% endfor %}");
+  const std::string nested = render_error(
+      "{% for a in range(1000) %}{% for b in range(1000) %}"
+      "{% for c in range(1000) %}{% endfor %}{% endfor %}{% endfor %}");
   EXPECT_TRUE(nested.find("loop iterations") != std::string::npos || nested.find("budget") != std::string::npos)
       << nested;
   EXPECT_NE(render_error("{{ 'x' * 100000000000 }}").find("exceeds"), std::string::npos);
