@@ -251,7 +251,8 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return run_on_worker(ex,
                          [this, ex, chat](int64_t received_us) mutable { handle_completion(ex, chat, received_us); });
   }
-  if (path == "/tokenize") return run_on_worker(ex, [this, ex](int64_t) { handle_tokenize(*ex); });
+  if (path == "/tokenize")
+    return run_on_worker(ex, [this, ex](int64_t received_us) { handle_tokenize(*ex, received_us); });
   return run_on_worker(ex, [this, ex](int64_t) { handle_detokenize(*ex); });
 }
 
@@ -303,7 +304,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
 
   std::vector<JobPrompt> prompts;
   if (chat) {
-    auto tokens = chat_prompt_tokens(params);
+    auto tokens = chat_prompt_tokens(params, received_us);
     if (const ApiError* e = std::get_if<ApiError>(&tokens)) return reply_error(*ex, *e);
     JobPrompt p;
     p.tokens = std::move(std::get<std::vector<TokenId>>(tokens));
@@ -396,7 +397,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
   });
 }
 
-void ApiServer::handle_tokenize(HttpExchange& ex) {
+void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
   json body;
   if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) return reply_error(ex, *e);
   for (const auto& [key, value] : body.items())
@@ -418,7 +419,7 @@ void ApiServer::handle_tokenize(HttpExchange& ex) {
     if (body.contains("add_generation_prompt")) chat["add_generation_prompt"] = body["add_generation_prompt"];
     CompletionParams params;
     if (std::optional<ApiError> e = parse_completion_params(json_text(chat), true, &params)) return reply_error(ex, *e);
-    auto chat_tokens = chat_prompt_tokens(params);
+    auto chat_tokens = chat_prompt_tokens(params, received_us);
     if (const ApiError* e = std::get_if<ApiError>(&chat_tokens)) return reply_error(ex, *e);
     tokens = std::move(std::get<std::vector<TokenId>>(chat_tokens));
   } else {
@@ -428,9 +429,26 @@ void ApiServer::handle_tokenize(HttpExchange& ex) {
         json_response(200, {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", options_.max_model_len}}));
 }
 
-std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params) const {
-  Result<std::string> text = options_.chat_template.try_render(params.messages, params.add_generation_prompt);
-  if (!text.ok()) return invalid_request("the chat template refused the messages: " + text.error(), "messages");
+std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params,
+                                                                           int64_t received_us) const {
+  // A template from the model file may be hostile: its render has a work budget, and stops at the request's
+  // deadline and at shutdown.
+  const int64_t deadline_us =
+      options_.request_timeout.count() > 0 ? received_us + int64_t(options_.request_timeout.count()) * 1000 : -1;
+  const auto should_stop = [this, deadline_us] {
+    return stop_renders_.load(std::memory_order_relaxed) || (deadline_us >= 0 && now_us() >= deadline_us);
+  };
+  Result<std::string> text = options_.chat_template.try_render(params.messages, params.add_generation_prompt,
+                                                               nlohmann::ordered_json::object(), should_stop);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kCancelled) {
+      if (std::optional<ApiError> late = deadline_error(received_us)) return *late;
+      return unavailable("the server is shutting down; retry on another replica");
+    }
+    if (text.status().code() == StatusCode::kLimitExceeded)
+      return invalid_request("the chat template's rendering exceeded its limits: " + text.error(), "messages");
+    return invalid_request("the chat template refused the messages: " + text.error(), "messages");
+  }
   std::string_view prompt = *text;
   bool add_bos = options_.add_bos;
   if (options_.chat_template.format() == ChatFormat::kJinja) {
@@ -500,6 +518,7 @@ void ApiServer::begin_shutdown() {
     return;
   }
   draining_ = true;
+  stop_renders_ = true;
   drain_deadline_us_ = now_us() + int64_t(options_.drain_timeout.count()) * 1000;
   log_.message(fmt::format("shutting down: {} requests in flight, waiting up to {:.3g} s for them", jobs_.size(),
                            double(options_.drain_timeout.count()) / 1e3));

@@ -6,6 +6,7 @@
 // and the metrics. An exception from a handler becomes a 500 and a log line, never the server's end.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -77,11 +78,13 @@ class ApiServer {
   // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
   void handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, int64_t received_us);
-  void handle_tokenize(HttpExchange& ex);
+  void handle_tokenize(HttpExchange& ex, int64_t received_us);
   void handle_detokenize(HttpExchange& ex);
   HttpResponse models_response() const;
-  // The chat's prompt tokens through the template; a template error (raise_exception) is a 400.
-  std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params) const;
+  // The chat's prompt tokens through the template: a template error (raise_exception) or a render over its
+  // budget is a 400; a render still running at the request's deadline stops with a 408, at shutdown with a 503.
+  std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params,
+                                                                  int64_t received_us) const;
   // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
   // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise.
   std::variant<int64_t, ApiError> bound_request_work(CompletionParams& params, int64_t num_prompts) const;
@@ -106,6 +109,7 @@ class ApiServer {
   };
   std::unordered_map<uint64_t, ActiveJob> jobs_;
   bool draining_ = false;
+  std::atomic<bool> stop_renders_{false};  // set with draining_: chat template renders in progress give up
   int64_t drain_deadline_us_ = 0;
   bool drain_cut_ = false;       // the drain timeout passed and the remaining requests were ended
   int64_t buffered_tokens_ = 0;  // of the whole responses being built (ActiveJob::buffered_tokens)

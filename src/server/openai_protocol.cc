@@ -10,6 +10,7 @@
 #include <span>
 
 #include <random>
+#include "core/json_text.h"
 #include "server/json_text.h"
 
 namespace pagoda::server {
@@ -316,7 +317,6 @@ std::optional<ApiError> unknown_field(const json& body, bool chat) {
   return std::nullopt;
 }
 
-std::string json_excerpt_text(const json& j);
 // Fields accepted only with the value that changes nothing (what OpenAI does without them); any other value asks
 // for something not implemented here.
 std::optional<ApiError> check_no_op_fields(const json& body, const CompletionParams& p) {
@@ -334,7 +334,7 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
     if ((*v)["type"] != "text")
       return invalid_request(fmt::format("'response_format' of type '{}' is not supported by this server (only "
                                          "'text')",
-                                         json_excerpt_text((*v)["type"])),
+                                         json_excerpt((*v)["type"], 64)),
                              "response_format");
   }
   for (const char* field : {"tool_choice", "function_call"}) {
@@ -365,34 +365,11 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
   return std::nullopt;
 }
 
-std::string json_excerpt_text(const json& j) {
-  std::string s = j.is_string() ? j.get<std::string>() : j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 64) s = s.substr(0, 64) + "...";
-  return s;
-}
-
 }  // namespace
 
 std::optional<ApiError> parse_json_object(std::string_view text, json* out) {
-  int32_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth)
-        return invalid_request(fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  if (json_nesting_exceeds(text, kMaxJsonDepth))
+    return invalid_request(fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
   *out = json::parse(text, nullptr, false);
   if (out->is_discarded()) return invalid_request("the request body is not valid JSON");
   if (!out->is_object()) return invalid_request("the request body must be a JSON object");

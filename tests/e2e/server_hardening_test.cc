@@ -6,11 +6,14 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "run_binary.h"
 #include "server_process.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda::e2e {
 namespace {
@@ -330,6 +333,55 @@ TEST(ServerHardeningTest, AnHttp10StreamIsNotChunked) {
   EXPECT_EQ(r.headers.find("chunked"), std::string::npos) << r.headers;
   ASSERT_FALSE(sse_payloads(r.body).empty()) << raw;
   EXPECT_EQ(sse_payloads(r.body).back(), "[DONE]");
+}
+
+// The bundled model converted with `template` as its GGUF chat template, in `dir`.
+std::string model_with_template(const std::string& dir, const std::string& template_source) {
+  write_file(dir + "/template.jinja", template_source);
+  const std::string model = dir + "/templated.gguf";
+  const std::string assets = std::string(PAGODA_TEST_ASSETS_DIR) + "/models/stories260K/";
+  const ProcessResult conv =
+      run_pagoda({"convert", "--from", "llama2c", assets + "stories260K.bin", assets + "tok512.bin", "-o", model,
+                  "--chat-template-file", dir + "/template.jinja"});
+  EXPECT_EQ(conv.exit_code, 0) << conv.err;
+  return model;
+}
+
+TEST(ServerHardeningTest, AHostileChatTemplateStopsAtItsBudgetTheDeadlineOrShutdown) {
+  // It ran for ever, ignored --request-timeout and survived SIGTERM.
+  const TempDir dir;
+  const std::string chat = R"({"messages": [{"role": "user", "content": "Once"}], "max_tokens": 2})";
+  {
+    const std::string model = model_with_template(
+        dir.path(), "{% for i in range(400000) %}{% set x = 'a' * 15000000 %}{% endfor %}{{ messages[0]['content'] }}");
+    ServerProcess server({"-m", model});
+    ASSERT_TRUE(server.started()) << server.log();
+    const HttpReply r = http_request(server.port(), "POST", "/v1/chat/completions", chat);
+    expect_api_error_body(r, 400, "a render over its bytes budget");
+    EXPECT_NE(r.body.find("exceeded its limits"), std::string::npos) << r.body;
+    expect_still_serving(server);
+  }
+  // Within the budget but slow (millions of steps): the request's deadline stops it.
+  const std::string slow = model_with_template(
+      dir.path(),
+      "{% for i in range(3000) %}{% for j in range(3000) %}{% endfor %}{% endfor %}{{ messages[0]['content'] }}");
+  {
+    ServerProcess server({"-m", slow, "--request-timeout", "0.1"});
+    ASSERT_TRUE(server.started()) << server.log();
+    expect_api_error_body(http_request(server.port(), "POST", "/v1/chat/completions", chat), 408, "past the deadline");
+  }
+  // And SIGTERM: the render in progress gives up, the request gets a 503, the process exits 0.
+  ServerProcess server({"-m", slow});
+  ASSERT_TRUE(server.started()) << server.log();
+  HttpReply during;
+  std::thread client([&] { during = http_request(server.port(), "POST", "/v1/chat/completions", chat); });
+  ASSERT_TRUE(wait_for_metrics(server, std::chrono::seconds(10), [](const std::string& m) {
+    return metric_value(m, "pagoda:num_requests_preparing").value_or(0) >= 1;
+  }));
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait_exit(std::chrono::seconds(10)), 0) << server.log();
+  client.join();
+  expect_api_error_body(during, 503, "a render at shutdown");
 }
 
 }  // namespace

@@ -287,9 +287,9 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x", "name": "bob"}]})", true).param,
             "messages[0].name");
   CompletionParams p;
-  for (const std::string ok :
-       {chat + R"("response_format": {"type": "text"}, "tool_choice": "none", "modalities": ["text"]})",
-        chat + R"("user": "u", "metadata": {"k": "v"}, "store": false, "service_tier": "auto"})"})
+  for (const std::string& ok : std::vector<std::string>{
+           chat + R"("response_format": {"type": "text"}, "tool_choice": "none", "modalities": ["text"]})",
+           chat + R"("user": "u", "metadata": {"k": "v"}, "store": false, "service_tier": "auto"})"})
     EXPECT_FALSE(parse_completion_params(ok, true, &p).has_value()) << ok;
 }
 
