@@ -125,6 +125,10 @@ std::optional<ApiError> ApiServer::deadline_error(int64_t received_us) const {
   if (options_.request_timeout.count() <= 0 ||
       now_us() - received_us < int64_t(options_.request_timeout.count()) * 1000)
     return std::nullopt;
+  return timeout_error();
+}
+
+ApiError ApiServer::timeout_error() const {
   ApiError e;
   e.http_status = 408;
   e.type = "timeout_error";
@@ -495,12 +499,7 @@ void ApiServer::tick() {
   for (auto& [id, a] : jobs_) {
     if (a.expired || a.deadline_us < 0 || now < a.deadline_us) continue;
     a.expired = true;
-    ApiError e;
-    e.http_status = 408;
-    e.type = "timeout_error";
-    e.code = "request_timeout";
-    e.message = fmt::format("the request took longer than the server's --request-timeout of {:.3g} s",
-                            double(options_.request_timeout.count()) / 1e3);
+    const ApiError e = timeout_error();
     std::shared_ptr<CompletionJob> job = a.job;
     job->exchange().post([job, e] { job->expire(e); });
   }

@@ -90,7 +90,8 @@ class ApiServer {
   std::variant<int64_t, ApiError> bound_request_work(CompletionParams& params, int64_t num_prompts) const;
   void expire_all(const ApiError& why);
   int64_t now_us() const;
-  std::optional<ApiError> deadline_error(int64_t received_us) const;
+  std::optional<ApiError> deadline_error(int64_t received_us) const;  // the 408 once the deadline has passed
+  ApiError timeout_error() const;
 
   Engine& engine_;
   const Tokenizer& tokenizer_;

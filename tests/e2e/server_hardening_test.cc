@@ -61,10 +61,6 @@ std::string fmt_hex(size_t n) {
   return buf;
 }
 
-bool send_all(int fd, const std::string& bytes) {
-  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == ssize_t(bytes.size());
-}
-
 std::string post(const std::string& path, const std::string& body, const std::string& version = "HTTP/1.1") {
   return "POST " + path + " " + version +
          "\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +

@@ -57,6 +57,7 @@ using raw_http::http_request;
 using raw_http::HttpReply;
 using raw_http::metric_value;
 using raw_http::parse_reply;
+using raw_http::send_all;
 using raw_http::send_raw;
 using raw_http::sse_payloads;
 

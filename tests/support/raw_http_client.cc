@@ -36,15 +36,20 @@ int connect_loopback(int port) {
   return fd;
 }
 
-std::string send_raw(int port, const std::string& bytes, std::chrono::milliseconds timeout) {
-  const int fd = connect_loopback(port);
-  if (fd < 0) return "";
+bool send_all(int fd, const std::string& bytes) {
   size_t sent = 0;
   while (sent < bytes.size()) {
     const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
+    if (n <= 0) return false;
     sent += size_t(n);
   }
+  return true;
+}
+
+std::string send_raw(int port, const std::string& bytes, std::chrono::milliseconds timeout) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return "";
+  send_all(fd, bytes);
   std::string out;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[65536];

@@ -19,6 +19,8 @@ struct HttpReply {
 
 // Opens a connection to 127.0.0.1:port; -1 on failure.
 int connect_loopback(int port);
+// Writes all of `bytes` to `fd` (stops early if the peer is gone); whether all were written.
+bool send_all(int fd, const std::string& bytes);
 // Sends raw bytes and reads until the server closes or `timeout` passes; the raw bytes received.
 std::string send_raw(int port, const std::string& bytes, std::chrono::milliseconds timeout);
 // Parses raw response bytes (one response; Content-Length or chunked; interim 1xx responses before it skipped;

@@ -184,12 +184,7 @@ std::string mutate(std::string s, std::mt19937& rng) {
 std::string exchange_raw(int port, const std::string& bytes, bool half_close) {
   const int fd = raw_http::connect_loopback(port);
   if (fd < 0) return "";
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += size_t(n);
-  }
+  raw_http::send_all(fd, bytes);
   std::string out;
   if (half_close) {
     shutdown(fd, SHUT_WR);
