@@ -1,0 +1,794 @@
+// GrammarBuilder (grammar_builder.h): expression storage, the Thompson lowering of each rule body to an NFA, the
+// subset construction of each rule's DFA, and the whole-grammar passes: liveness and reachability (pruning),
+// nullability, the left-recursion check, shortest completions, FIRST/FOLLOW bytes, byte classes.
+#include "grammar/grammar_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+
+namespace pagoda::grammar {
+namespace {
+
+constexpr uint32_t kEpsilon = 0xFFFFFFFF;
+constexpr uint32_t kRuleLabel = 0x10000;  // labels below: a byte range lo | hi << 8; above: kRuleLabel + rule id
+constexpr int32_t kMaxExprDepth = 2000;
+
+struct VectorHash {
+  size_t operator()(const std::vector<uint32_t>& v) const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t x : v) h = (h ^ x) * 0x100000001b3ull;
+    return size_t(h ^ (h >> 29));
+  }
+};
+
+// One rule's DFA before global numbering.
+struct LocalDfa {
+  struct State {
+    bool accepting = false;
+    std::vector<ByteEdge> bytes;  // targets are local ids
+    std::vector<RuleEdge> rules;  // rule ids are builder ids; targets local ids
+  };
+  std::vector<State> states;  // state 0 is the start
+};
+
+}  // namespace
+
+namespace nfa_detail {
+struct NfaEdge {
+  uint32_t from, to, label;
+};
+}  // namespace nfa_detail
+using nfa_detail::NfaEdge;
+
+// The lowering of one rule body to an NFA; a friend of GrammarBuilder (reads its nodes).
+class NfaLowering {
+ public:
+  NfaLowering(const GrammarBuilder& builder, uint64_t state_budget) : b_(builder), budget_(state_budget) {}
+
+  // Builds the NFA of `body`: state 0 the start, `accept` the single accepting state.
+  bool lower(GrammarBuilder::Expr body) {
+    edges.clear();
+    num_states = 0;
+    const uint32_t start = new_state();
+    accept = emit(body, start, 0);
+    return !failed;
+  }
+
+  std::vector<NfaEdge> edges;
+  uint32_t num_states = 0;
+  uint32_t accept = 0;
+  bool failed = false;
+  std::string error;
+  uint64_t total_states = 0;  // over every rule lowered by this object
+
+ private:
+  uint32_t new_state() {
+    ++total_states;
+    if (total_states > budget_ && !failed) {
+      failed = true;
+      error = fmt::format("grammar too large: more than {} automaton states before determinization", budget_);
+    }
+    return num_states++;
+  }
+  void edge(uint32_t from, uint32_t to, uint32_t label) { edges.push_back({from, to, label}); }
+
+  uint32_t emit(GrammarBuilder::Expr e, uint32_t from, int32_t depth) {
+    if (failed) return from;
+    if (depth > kMaxExprDepth) {
+      failed = true;
+      error = fmt::format("grammar expression nested deeper than {} levels", kMaxExprDepth);
+      return from;
+    }
+    const GrammarBuilder::Node& n = b_.nodes_[size_t(e)];
+    using Kind = GrammarBuilder::Kind;
+    switch (n.kind) {
+      case Kind::kEmpty: return from;
+      case Kind::kNothing: return new_state();  // unreachable end: the pruning pass removes the dead path
+      case Kind::kBytes: {
+        uint32_t cur = from;
+        for (const char c : n.bytes) {
+          const uint32_t next = new_state();
+          const uint32_t byte = uint8_t(c);
+          edge(cur, next, byte | (byte << 8));
+          cur = next;
+          if (failed) break;
+        }
+        return cur;
+      }
+      case Kind::kByteSet: {
+        const uint32_t end = new_state();
+        for (uint32_t lo = 0; lo < 256;) {
+          if (!n.byte_set.test(lo)) {
+            ++lo;
+            continue;
+          }
+          uint32_t hi = lo;
+          while (hi + 1 < 256 && n.byte_set.test(hi + 1)) ++hi;
+          edge(from, end, lo | (hi << 8));
+          lo = hi + 1;
+        }
+        return end;
+      }
+      case Kind::kCodePoints: {
+        const uint32_t end = new_state();
+        for (const Utf8Sequence& seq : utf8_sequences(n.code_points)) {
+          uint32_t cur = from;
+          for (int32_t i = 0; i < seq.length; ++i) {
+            const uint32_t next = i + 1 == seq.length ? end : new_state();
+            edge(cur, next, uint32_t(seq.lo[size_t(i)]) | (uint32_t(seq.hi[size_t(i)]) << 8));
+            cur = next;
+          }
+          if (failed) break;
+        }
+        return end;
+      }
+      case Kind::kSequence: {
+        uint32_t cur = from;
+        for (const GrammarBuilder::Expr child : n.children) cur = emit(child, cur, depth + 1);
+        return cur;
+      }
+      case Kind::kChoice: {
+        const uint32_t end = new_state();
+        for (const GrammarBuilder::Expr child : n.children) {
+          const uint32_t start = new_state();
+          edge(from, start, kEpsilon);
+          edge(emit(child, start, depth + 1), end, kEpsilon);
+          if (failed) break;
+        }
+        return end;
+      }
+      case Kind::kRepeat: {
+        const GrammarBuilder::Expr child = n.children[0];
+        uint32_t cur = from;
+        for (uint32_t i = 0; i < n.min && !failed; ++i) cur = emit(child, cur, depth + 1);
+        if (n.max == kUnbounded) {
+          // A loop head: the item's end leads back to it; leaving is always possible here.
+          const uint32_t head = new_state();
+          edge(cur, head, kEpsilon);
+          edge(emit(child, head, depth + 1), head, kEpsilon);
+          return head;
+        }
+        // Optional copies chained: x{0,3} = (x (x (x)?)?)?; each copy may exit to the common end.
+        const uint32_t end = new_state();
+        for (uint32_t i = n.min; i < n.max && !failed; ++i) {
+          edge(cur, end, kEpsilon);
+          cur = emit(child, cur, depth + 1);
+        }
+        edge(cur, end, kEpsilon);
+        return end;
+      }
+      case Kind::kRule: {
+        const uint32_t end = new_state();
+        edge(from, end, kRuleLabel + uint32_t(n.rule_id));
+        return end;
+      }
+    }
+    return from;
+  }
+
+  const GrammarBuilder& b_;
+  uint64_t budget_;
+};
+
+namespace {
+
+// Subset construction of one rule's NFA.
+class Determinizer {
+ public:
+  Determinizer(const NfaLowering& nfa, uint64_t& dfa_budget_left) : budget_left_(dfa_budget_left) {
+    const uint32_t n = nfa.num_states;
+    accept_ = nfa.accept;
+    // CSR adjacency: epsilon edges and labelled edges separately.
+    eps_begin_.assign(n + 1, 0);
+    lab_begin_.assign(n + 1, 0);
+    for (const NfaEdge& e : nfa.edges) (e.label == kEpsilon ? eps_begin_ : lab_begin_)[e.from + 1]++;
+    for (uint32_t i = 0; i < n; ++i) {
+      eps_begin_[i + 1] += eps_begin_[i];
+      lab_begin_[i + 1] += lab_begin_[i];
+    }
+    eps_to_.resize(eps_begin_[n]);
+    lab_.resize(lab_begin_[n]);
+    std::vector<uint32_t> eps_fill(eps_begin_.begin(), eps_begin_.end() - 1);
+    std::vector<uint32_t> lab_fill(lab_begin_.begin(), lab_begin_.end() - 1);
+    for (const NfaEdge& e : nfa.edges) {
+      if (e.label == kEpsilon) {
+        eps_to_[eps_fill[e.from]++] = e.to;
+      } else {
+        lab_[lab_fill[e.from]++] = {e.to, e.label};
+      }
+    }
+    mark_.assign(n, 0);
+  }
+
+  // Returns false when the DFA state budget runs out.
+  bool run(LocalDfa& dfa) {
+    std::vector<uint32_t> seed{0};
+    if (intern(closure(seed), dfa) == kNoState) return false;
+    for (size_t next = 0; next < sets_.size(); ++next) {
+      const std::vector<uint32_t> set = sets_[next];  // copy: sets_ grows below
+      LocalDfa::State state;
+      state.accepting = std::binary_search(set.begin(), set.end(), accept_);
+      // Byte edges: split 0..255 at every edge boundary; each piece maps to the closure of its targets.
+      struct Lab {
+        uint8_t lo, hi;
+        uint32_t to;
+      };
+      std::vector<Lab> byte_edges;
+      std::vector<std::pair<uint32_t, uint32_t>> rule_edges;  // (rule, to)
+      for (const uint32_t s : set) {
+        for (uint32_t i = lab_begin_[s]; i < lab_begin_[s + 1]; ++i) {
+          const auto [to, label] = lab_[i];
+          if (label >= kRuleLabel) {
+            rule_edges.push_back({label - kRuleLabel, to});
+          } else {
+            byte_edges.push_back({uint8_t(label & 0xFF), uint8_t(label >> 8), to});
+          }
+        }
+      }
+      std::vector<uint32_t> points;
+      for (const Lab& e : byte_edges) {
+        points.push_back(e.lo);
+        points.push_back(uint32_t(e.hi) + 1);
+      }
+      std::sort(points.begin(), points.end());
+      points.erase(std::unique(points.begin(), points.end()), points.end());
+      std::vector<uint32_t> prev_targets;
+      for (size_t p = 0; p + 1 < points.size(); ++p) {
+        const uint32_t lo = points[p], hi = points[p + 1] - 1;
+        std::vector<uint32_t> targets;
+        for (const Lab& e : byte_edges) {
+          if (e.lo <= lo && lo <= e.hi) targets.push_back(e.to);
+        }
+        if (targets.empty()) {
+          prev_targets.clear();
+          continue;
+        }
+        std::sort(targets.begin(), targets.end());
+        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+        if (!state.bytes.empty() && targets == prev_targets && state.bytes.back().hi + 1u == lo) {
+          state.bytes.back().hi = uint8_t(hi);
+          continue;
+        }
+        const uint32_t to = intern(closure(targets), dfa);
+        if (to == kNoState) return false;
+        state.bytes.push_back({uint8_t(lo), uint8_t(hi), to});
+        prev_targets = std::move(targets);
+      }
+      std::sort(rule_edges.begin(), rule_edges.end());
+      for (size_t i = 0; i < rule_edges.size();) {
+        size_t j = i;
+        std::vector<uint32_t> targets;
+        while (j < rule_edges.size() && rule_edges[j].first == rule_edges[i].first) targets.push_back(rule_edges[j++].second);
+        std::sort(targets.begin(), targets.end());
+        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+        const uint32_t to = intern(closure(targets), dfa);
+        if (to == kNoState) return false;
+        state.rules.push_back({rule_edges[i].first, to});
+        i = j;
+      }
+      dfa.states[next] = std::move(state);
+    }
+    return true;
+  }
+
+ private:
+  std::vector<uint32_t> closure(const std::vector<uint32_t>& seed) {
+    ++stamp_;
+    std::vector<uint32_t> out;
+    std::vector<uint32_t> stack(seed.begin(), seed.end());
+    for (uint32_t s : seed) mark_[s] = stamp_;
+    while (!stack.empty()) {
+      const uint32_t s = stack.back();
+      stack.pop_back();
+      out.push_back(s);
+      for (uint32_t i = eps_begin_[s]; i < eps_begin_[s + 1]; ++i) {
+        const uint32_t t = eps_to_[i];
+        if (mark_[t] != stamp_) {
+          mark_[t] = stamp_;
+          stack.push_back(t);
+        }
+      }
+    }
+    // Only states with labelled edges, and the accept state, tell DFA states apart: dropping the pure epsilon
+    // states merges subsets that behave the same.
+    std::erase_if(out, [&](uint32_t s) { return s != accept_ && lab_begin_[s] == lab_begin_[s + 1]; });
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  uint32_t intern(std::vector<uint32_t> set, LocalDfa& dfa) {
+    auto it = ids_.find(set);
+    if (it != ids_.end()) return it->second;
+    if (budget_left_ == 0) return kNoState;
+    --budget_left_;
+    const uint32_t id = uint32_t(sets_.size());
+    ids_.emplace(set, id);
+    sets_.push_back(std::move(set));
+    dfa.states.emplace_back();
+    return id;
+  }
+
+  uint64_t& budget_left_;
+  uint32_t accept_ = 0;
+  std::vector<uint32_t> eps_begin_, eps_to_, lab_begin_;
+  std::vector<std::pair<uint32_t, uint32_t>> lab_;  // (to, label)
+  std::vector<uint32_t> mark_;
+  uint32_t stamp_ = 0;
+  std::unordered_map<std::vector<uint32_t>, uint32_t, VectorHash> ids_;
+  std::vector<std::vector<uint32_t>> sets_;
+};
+
+std::string escape_byte(uint8_t b) {
+  if (b == '\\' || b == ']' || b == '[' || b == '-' || b == '"') return fmt::format("\\{}", char(b));
+  if (b >= 0x20 && b < 0x7F) return std::string(1, char(b));
+  return fmt::format("\\x{:02X}", b);
+}
+
+}  // namespace
+
+// ---- Expressions ----
+
+GrammarBuilder::Expr GrammarBuilder::add(Node node) {
+  nodes_.push_back(std::move(node));
+  return Expr(nodes_.size() - 1);
+}
+
+int32_t GrammarBuilder::add_rule(std::string name) {
+  rules_.push_back({std::move(name), -1});
+  return int32_t(rules_.size() - 1);
+}
+
+std::optional<int32_t> GrammarBuilder::find_rule(std::string_view name) const {
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].name == name) return int32_t(i);
+  }
+  return std::nullopt;
+}
+
+std::string GrammarBuilder::unique_rule_name(std::string_view base) const {
+  std::string name(base);
+  for (int32_t i = 1; find_rule(name); ++i) name = fmt::format("{}-{}", base, i);
+  return name;
+}
+
+void GrammarBuilder::set_body(int32_t rule_id, Expr body) { rules_[size_t(rule_id)].body = body; }
+
+GrammarBuilder::Expr GrammarBuilder::empty() { return add(Node{}); }
+GrammarBuilder::Expr GrammarBuilder::nothing() {
+  Node n;
+  n.kind = Kind::kNothing;
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::literal(std::string_view bytes) {
+  if (bytes.empty()) return empty();
+  Node n;
+  n.kind = Kind::kBytes;
+  n.bytes = std::string(bytes);
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::byte_range(uint8_t lo, uint8_t hi) {
+  std::bitset<256> set;
+  for (uint32_t b = lo; b <= hi; ++b) set.set(b);
+  return byte_set(set);
+}
+GrammarBuilder::Expr GrammarBuilder::byte_set(const std::bitset<256>& bytes) {
+  if (bytes.none()) return nothing();
+  Node n;
+  n.kind = Kind::kByteSet;
+  n.byte_set = bytes;
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::code_points(const CodePointSet& set) {
+  if (set.empty()) return nothing();
+  Node n;
+  n.kind = Kind::kCodePoints;
+  n.code_points = set;
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::sequence(std::vector<Expr> items) {
+  if (items.empty()) return empty();
+  if (items.size() == 1) return items[0];
+  Node n;
+  n.kind = Kind::kSequence;
+  n.children = std::move(items);
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::choice(std::vector<Expr> alternatives) {
+  if (alternatives.empty()) return nothing();
+  if (alternatives.size() == 1) return alternatives[0];
+  Node n;
+  n.kind = Kind::kChoice;
+  n.children = std::move(alternatives);
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::repeat(Expr item, uint32_t min, uint32_t max) {
+  if (max != kUnbounded && max < min) return nothing();
+  if (max == 0) return empty();
+  if (min == 1 && max == 1) return item;
+  Node n;
+  n.kind = Kind::kRepeat;
+  n.children = {item};
+  n.min = min;
+  n.max = max;
+  return add(std::move(n));
+}
+GrammarBuilder::Expr GrammarBuilder::rule_ref(int32_t rule_id) {
+  Node n;
+  n.kind = Kind::kRule;
+  n.rule_id = rule_id;
+  return add(std::move(n));
+}
+
+// ---- build ----
+
+Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& limits) const {
+  if (root_rule_id < 0 || root_rule_id >= num_rules()) return make_error("no root rule");
+  // The rules reachable from the root through their bodies, in discovery order (the root first).
+  std::vector<int32_t> order{root_rule_id};
+  std::vector<int32_t> local_id(rules_.size(), -1);
+  local_id[size_t(root_rule_id)] = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int32_t rule = order[i];
+    if (rules_[size_t(rule)].body < 0) {
+      return make_error(fmt::format("rule '{}' is used but never defined", rules_[size_t(rule)].name),
+                        StatusCode::kInvalidArgument);
+    }
+    std::vector<Expr> stack{rules_[size_t(rule)].body};
+    std::vector<bool> seen(nodes_.size(), false);
+    while (!stack.empty()) {
+      const Expr e = stack.back();
+      stack.pop_back();
+      if (seen[size_t(e)]) continue;
+      seen[size_t(e)] = true;
+      const Node& n = nodes_[size_t(e)];
+      if (n.kind == Kind::kRule && local_id[size_t(n.rule_id)] < 0) {
+        local_id[size_t(n.rule_id)] = int32_t(order.size());
+        order.push_back(n.rule_id);
+      }
+      for (const Expr c : n.children) stack.push_back(c);
+    }
+  }
+
+  // Lower and determinize each rule.
+  std::vector<LocalDfa> dfas(order.size());
+  NfaLowering lowering(*this, limits.max_nfa_states);
+  uint64_t dfa_budget = limits.max_dfa_states;
+  for (size_t r = 0; r < order.size(); ++r) {
+    if (!lowering.lower(rules_[size_t(order[r])].body)) return make_error(lowering.error, StatusCode::kInvalidArgument);
+    Determinizer det(lowering, dfa_budget);
+    if (!det.run(dfas[r])) {
+      return make_error(fmt::format("grammar too large: more than {} automaton states", limits.max_dfa_states),
+                        StatusCode::kInvalidArgument);
+    }
+  }
+
+  // Global numbering, before pruning.
+  std::vector<uint32_t> base(order.size() + 1, 0);
+  for (size_t r = 0; r < order.size(); ++r) base[r + 1] = base[r] + uint32_t(dfas[r].states.size());
+  const uint32_t num_states = base.back();
+  std::vector<uint32_t> rule_of(num_states);
+  std::vector<uint8_t> accepting(num_states);
+  struct CallEdge {
+    uint32_t from, rule, to;
+  };
+  std::vector<CallEdge> calls;
+  std::vector<std::pair<uint32_t, uint32_t>> byte_preds;  // (to, from)
+  for (size_t r = 0; r < order.size(); ++r) {
+    for (size_t s = 0; s < dfas[r].states.size(); ++s) {
+      const uint32_t g = base[r] + uint32_t(s);
+      rule_of[g] = uint32_t(r);
+      accepting[g] = dfas[r].states[s].accepting;
+      for (ByteEdge& e : dfas[r].states[s].bytes) {
+        e.target += base[r];
+        byte_preds.push_back({e.target, g});
+      }
+      for (RuleEdge& e : dfas[r].states[s].rules) {
+        e.rule_id = uint32_t(local_id[e.rule_id]);
+        e.target += base[r];
+        calls.push_back({g, e.rule_id, e.target});
+      }
+    }
+  }
+  auto state_ref = [&](uint32_t g) -> LocalDfa::State& { return dfas[rule_of[g]].states[g - base[rule_of[g]]]; };
+
+  // Liveness: a state is live when an accepting state of its rule is reachable through byte edges and calls of
+  // rules whose start is live. Worklist over reverse edges.
+  std::sort(byte_preds.begin(), byte_preds.end());
+  std::vector<std::vector<uint32_t>> calls_by_rule(order.size()), calls_by_target(num_states);
+  for (uint32_t i = 0; i < calls.size(); ++i) {
+    calls_by_rule[calls[i].rule].push_back(i);
+    calls_by_target[calls[i].to].push_back(i);
+  }
+  std::vector<uint8_t> live(num_states, 0);
+  std::vector<uint32_t> work;
+  auto make_live = [&](uint32_t s) {
+    if (!live[s]) {
+      live[s] = 1;
+      work.push_back(s);
+    }
+  };
+  for (uint32_t s = 0; s < num_states; ++s) {
+    if (accepting[s]) make_live(s);
+  }
+  while (!work.empty()) {
+    const uint32_t x = work.back();
+    work.pop_back();
+    auto it = std::lower_bound(byte_preds.begin(), byte_preds.end(), std::make_pair(x, 0u));
+    for (; it != byte_preds.end() && it->first == x; ++it) make_live(it->second);
+    for (const uint32_t c : calls_by_target[x]) {
+      if (live[base[calls[c].rule]]) make_live(calls[c].from);
+    }
+    if (x == base[rule_of[x]]) {  // x starts its rule: its callers may now be live
+      for (const uint32_t c : calls_by_rule[rule_of[x]]) {
+        if (live[calls[c].to]) make_live(calls[c].from);
+      }
+    }
+  }
+  if (!live[base[0]]) {
+    return make_error(fmt::format("rule '{}' matches no string", rules_[size_t(root_rule_id)].name),
+                      StatusCode::kInvalidArgument);
+  }
+
+  // Prune dead edges, then keep what is reachable from the root's start.
+  for (uint32_t s = 0; s < num_states; ++s) {
+    LocalDfa::State& st = state_ref(s);
+    std::erase_if(st.bytes, [&](const ByteEdge& e) { return !live[e.target]; });
+    std::erase_if(st.rules, [&](const RuleEdge& e) { return !live[e.target] || !live[base[e.rule_id]]; });
+  }
+  std::vector<uint32_t> new_id(num_states, kNoState);
+  std::vector<uint32_t> kept;  // old ids in new order
+  std::vector<uint32_t> new_rule_id(order.size(), kNoState);
+  std::vector<uint32_t> kept_rules;
+  auto visit = [&](uint32_t s) {
+    if (new_id[s] == kNoState) {
+      new_id[s] = uint32_t(kept.size());
+      kept.push_back(s);
+    }
+  };
+  auto visit_rule = [&](uint32_t r) {
+    if (new_rule_id[r] == kNoState) {
+      new_rule_id[r] = uint32_t(kept_rules.size());
+      kept_rules.push_back(r);
+      visit(base[r]);
+    }
+  };
+  visit_rule(0);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const LocalDfa::State& st = state_ref(kept[i]);
+    for (const ByteEdge& e : st.bytes) visit(e.target);
+    for (const RuleEdge& e : st.rules) {
+      visit_rule(e.rule_id);
+      visit(e.target);
+    }
+  }
+
+  Grammar g;
+  g.root_rule = 0;
+  g.rules.resize(kept_rules.size());
+  for (size_t r = 0; r < kept_rules.size(); ++r) {
+    g.rules[r].name = rules_[size_t(order[kept_rules[r]])].name;
+    g.rules[r].start_state = new_id[base[kept_rules[r]]];
+  }
+  g.states.resize(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const LocalDfa::State& st = state_ref(kept[i]);
+    GrammarState& out = g.states[i];
+    out.rule_id = new_rule_id[rule_of[kept[i]]];
+    out.accepting = accepting[kept[i]];
+    out.byte_edges_begin = uint32_t(g.byte_edges.size());
+    for (const ByteEdge& e : st.bytes) g.byte_edges.push_back({e.lo, e.hi, new_id[e.target]});
+    out.byte_edges_end = uint32_t(g.byte_edges.size());
+    out.rule_edges_begin = uint32_t(g.rule_edges.size());
+    for (const RuleEdge& e : st.rules) g.rule_edges.push_back({new_rule_id[e.rule_id], new_id[e.target]});
+    out.rule_edges_end = uint32_t(g.rule_edges.size());
+  }
+  dfas.clear();
+  const uint32_t n = uint32_t(g.states.size());
+  auto start_of = [&](uint32_t rule) { return g.rules[rule].start_state; };
+
+  // Nullability (fixpoint; calls of nullable rules are the only epsilon moves).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t s = n; s-- > 0;) {
+      GrammarState& st = g.states[s];
+      if (st.nullable) continue;
+      bool nullable = st.accepting;
+      for (const RuleEdge& e : g.rule_edges_of(s)) {
+        if (g.states[start_of(e.rule_id)].nullable && g.states[e.target].nullable) nullable = true;
+      }
+      if (nullable) st.nullable = changed = true;
+    }
+  }
+
+  // Left recursion: rule A calls B before consuming a byte. A cycle of such calls would push frames forever.
+  const size_t num_rules = g.rules.size();
+  std::vector<std::vector<uint32_t>> left_calls(num_rules);
+  for (uint32_t r = 0; r < num_rules; ++r) {
+    std::vector<uint32_t> stack{start_of(r)};
+    std::vector<uint8_t> seen(n, 0);
+    seen[start_of(r)] = 1;
+    while (!stack.empty()) {
+      const uint32_t s = stack.back();
+      stack.pop_back();
+      for (const RuleEdge& e : g.rule_edges_of(s)) {
+        left_calls[r].push_back(e.rule_id);
+        if (g.states[start_of(e.rule_id)].nullable && !seen[e.target]) {
+          seen[e.target] = 1;
+          stack.push_back(e.target);
+        }
+      }
+    }
+    std::sort(left_calls[r].begin(), left_calls[r].end());
+    left_calls[r].erase(std::unique(left_calls[r].begin(), left_calls[r].end()), left_calls[r].end());
+  }
+  {
+    std::vector<uint8_t> color(num_rules, 0);  // 0 new, 1 on the path, 2 done
+    std::vector<uint32_t> path;
+    std::string cycle;
+    std::function<bool(uint32_t)> dfs = [&](uint32_t r) {
+      color[r] = 1;
+      path.push_back(r);
+      for (const uint32_t c : left_calls[r]) {
+        if (color[c] == 1) {
+          auto from = std::find(path.begin(), path.end(), c);
+          for (auto it = from; it != path.end(); ++it) cycle += g.rules[*it].name + " -> ";
+          cycle += g.rules[c].name;
+          return true;
+        }
+        if (color[c] == 0 && dfs(c)) return true;
+      }
+      path.pop_back();
+      color[r] = 2;
+      return false;
+    };
+    for (uint32_t r = 0; r < num_rules; ++r) {
+      if (color[r] == 0 && dfs(r)) {
+        return make_error(fmt::format("left recursion is not supported ({})", cycle),
+                          StatusCode::kInvalidArgument);
+      }
+    }
+  }
+
+  // Shortest completion of each state (bytes to the end of its rule): Knuth's generalization of Dijkstra.
+  {
+    constexpr uint32_t kInf = 0xFFFFFFFF;
+    std::vector<uint32_t> dist(n, kInf);
+    std::vector<uint8_t> done(n, 0);
+    std::vector<std::vector<uint32_t>> byte_pred(n), call_pred(n), start_callers(num_rules);
+    for (uint32_t s = 0; s < n; ++s) {
+      for (const ByteEdge& e : g.byte_edges_of(s)) byte_pred[e.target].push_back(s);
+      for (uint32_t i = g.states[s].rule_edges_begin; i < g.states[s].rule_edges_end; ++i) {
+        call_pred[g.rule_edges[i].target].push_back(i);
+        start_callers[g.rule_edges[i].rule_id].push_back(i);
+      }
+    }
+    std::vector<uint32_t> edge_from(g.rule_edges.size());
+    for (uint32_t s = 0; s < n; ++s) {
+      for (uint32_t i = g.states[s].rule_edges_begin; i < g.states[s].rule_edges_end; ++i) edge_from[i] = s;
+    }
+    using Item = std::pair<uint32_t, uint32_t>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+    auto relax = [&](uint32_t s, uint64_t d) {
+      if (d < dist[s]) {
+        dist[s] = uint32_t(std::min<uint64_t>(d, kInf - 1));
+        pq.push({dist[s], s});
+      }
+    };
+    for (uint32_t s = 0; s < n; ++s) {
+      if (g.states[s].accepting) relax(s, 0);
+    }
+    while (!pq.empty()) {
+      const auto [d, x] = pq.top();
+      pq.pop();
+      if (done[x] || d != dist[x]) continue;
+      done[x] = 1;
+      for (const uint32_t p : byte_pred[x]) relax(p, uint64_t(d) + 1);
+      for (const uint32_t i : call_pred[x]) {
+        const uint32_t sr = start_of(g.rule_edges[i].rule_id);
+        if (dist[sr] != kInf) relax(edge_from[i], uint64_t(dist[sr]) + d);
+      }
+      if (x == start_of(g.states[x].rule_id)) {
+        for (const uint32_t i : start_callers[g.states[x].rule_id]) {
+          const uint32_t t = g.rule_edges[i].target;
+          if (dist[t] != kInf) relax(edge_from[i], uint64_t(dist[t]) + d);
+        }
+      }
+    }
+    for (uint32_t s = 0; s < n; ++s) g.states[s].min_bytes = dist[s];
+  }
+
+  // FIRST bytes of each state, then FOLLOW bytes of each rule (fixpoints).
+  {
+    std::vector<std::bitset<256>> first(n);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t s = n; s-- > 0;) {
+        std::bitset<256> f = first[s];
+        for (const ByteEdge& e : g.byte_edges_of(s)) {
+          for (uint32_t b = e.lo; b <= e.hi; ++b) f.set(b);
+        }
+        for (const RuleEdge& e : g.rule_edges_of(s)) {
+          f |= first[start_of(e.rule_id)];
+          if (g.states[start_of(e.rule_id)].nullable) f |= first[e.target];
+        }
+        if (f != first[s]) {
+          first[s] = f;
+          changed = true;
+        }
+      }
+    }
+    g.rules[g.root_rule].follow_end = true;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t s = 0; s < n; ++s) {
+        const GrammarRule& caller = g.rules[g.states[s].rule_id];
+        for (const RuleEdge& e : g.rule_edges_of(s)) {
+          GrammarRule& callee = g.rules[e.rule_id];
+          std::bitset<256> f = callee.follow | first[e.target];
+          bool end = callee.follow_end;
+          if (g.states[e.target].nullable) {
+            f |= caller.follow;
+            end = end || caller.follow_end;
+          }
+          if (f != callee.follow || end != callee.follow_end) {
+            callee.follow = f;
+            callee.follow_end = end;
+            changed = true;
+          }
+        }
+      }
+    }
+  }
+
+  // Byte classes and the transition table.
+  std::bitset<257> boundary;
+  boundary.set(0);
+  for (const ByteEdge& e : g.byte_edges) {
+    boundary.set(e.lo);
+    boundary.set(size_t(e.hi) + 1);
+  }
+  g.byte_class.resize(256);
+  uint32_t cls = 0;
+  for (uint32_t b = 0; b < 256; ++b) {
+    if (b > 0 && boundary.test(b)) ++cls;
+    g.byte_class[b] = uint8_t(cls);
+  }
+  g.num_byte_classes = cls + 1;
+  const uint64_t table_bytes = uint64_t(n) * g.num_byte_classes * sizeof(uint32_t);
+  if (table_bytes > limits.max_table_bytes) {
+    return make_error(fmt::format("grammar too large: {} states x {} byte classes", n, g.num_byte_classes),
+                      StatusCode::kInvalidArgument);
+  }
+  g.next_states.assign(size_t(n) * g.num_byte_classes, kNoState);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (const ByteEdge& e : g.byte_edges_of(s)) {
+      for (uint32_t b = e.lo; b <= e.hi; ++b) g.next_states[size_t(s) * g.num_byte_classes + g.byte_class[b]] = e.target;
+    }
+  }
+  return g;
+}
+
+// ---- Grammar::to_string ----
+
+std::string Grammar::to_string() const {
+  std::string out;
+  for (uint32_t r = 0; r < rules.size(); ++r) {
+    out += fmt::format("{} ::= s{}\n", rules[r].name, rules[r].start_state);
+  }
+  for (uint32_t s = 0; s < states.size(); ++s) {
+    out += fmt::format("  s{} ({}){}:", s, rules[states[s].rule_id].name, states[s].accepting ? " accept" : "");
+    for (const ByteEdge& e : byte_edges_of(s)) {
+      out += e.lo == e.hi ? fmt::format(" [{}]->s{}", escape_byte(e.lo), e.target)
+                          : fmt::format(" [{}-{}]->s{}", escape_byte(e.lo), escape_byte(e.hi), e.target);
+    }
+    for (const RuleEdge& e : rule_edges_of(s)) out += fmt::format(" {}->s{}", rules[e.rule_id].name, e.target);
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace pagoda::grammar

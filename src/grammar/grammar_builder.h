@@ -1,0 +1,89 @@
+// GrammarBuilder: the front ends' way to write a grammar. Expressions (literals, byte sets, code point classes,
+// sequences, choices, bounded or unbounded repetition, calls of named rules) are built bottom-up and assigned to
+// rules; build() lowers each rule body to an automaton (Thompson NFA, then subset construction: alternatives
+// sharing a prefix share states, repetition becomes loops inside the rule rather than helper rules), removes
+// what can never match, refuses left recursion, and computes the analyses Grammar carries.
+//
+// Expressions are values owned by the builder (an Expr is an index); reusing one Expr in several places copies its
+// automaton each time, so front ends share big pieces through rules, not through Exprs. Every size is bounded by
+// BuildLimits: an untrusted grammar fails with an error naming the limit instead of exhausting memory.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <bitset>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/code_point_set.h"
+#include "grammar/grammar.h"
+
+namespace pagoda::grammar {
+
+inline constexpr uint32_t kUnbounded = 0xFFFFFFFF;
+
+struct BuildLimits {
+  uint32_t max_nfa_states = 1u << 20;  // over all rules, before determinization
+  uint32_t max_dfa_states = 1u << 17;  // over all rules
+  uint64_t max_table_bytes = 64ull << 20;  // the byte-class transition table
+};
+
+class GrammarBuilder {
+ public:
+  using Expr = int32_t;
+
+  // Rules. A rule is declared (so it can be called before its body exists, for recursion) and defined once.
+  int32_t add_rule(std::string name);
+  std::optional<int32_t> find_rule(std::string_view name) const;
+  void set_body(int32_t rule_id, Expr body);
+  bool has_body(int32_t rule_id) const { return rules_[size_t(rule_id)].body >= 0; }
+  const std::string& rule_name(int32_t rule_id) const { return rules_[size_t(rule_id)].name; }
+  int32_t num_rules() const { return int32_t(rules_.size()); }
+  // A fresh rule name "base", "base-1", "base-2"... not used yet.
+  std::string unique_rule_name(std::string_view base) const;
+
+  // Expressions.
+  Expr empty();                               // the empty string
+  Expr nothing();                             // no string at all
+  Expr literal(std::string_view bytes);       // exactly these bytes
+  Expr byte_range(uint8_t lo, uint8_t hi);    // one byte in [lo, hi]
+  Expr byte_set(const std::bitset<256>& bytes);  // one byte of the set
+  Expr code_points(const CodePointSet& set);  // one code point of the set, UTF-8 encoded
+  Expr sequence(std::vector<Expr> items);
+  Expr choice(std::vector<Expr> alternatives);
+  Expr repeat(Expr item, uint32_t min, uint32_t max);  // max: kUnbounded for no upper bound
+  Expr optional(Expr item) { return repeat(item, 0, 1); }
+  Expr star(Expr item) { return repeat(item, 0, kUnbounded); }
+  Expr plus(Expr item) { return repeat(item, 1, kUnbounded); }
+  Expr rule_ref(int32_t rule_id);
+
+  // Lowers every rule reachable from `root_rule_id` (each must have a body). Errors: a called rule without a body,
+  // left recursion (naming the cycle), a grammar that matches no string, a limit exceeded.
+  Result<Grammar> build(int32_t root_rule_id, const BuildLimits& limits = {}) const;
+
+ private:
+  enum class Kind : uint8_t { kEmpty, kNothing, kBytes, kByteSet, kCodePoints, kSequence, kChoice, kRepeat, kRule };
+  struct Node {
+    Kind kind = Kind::kEmpty;
+    std::string bytes;               // kBytes
+    std::bitset<256> byte_set;       // kByteSet
+    CodePointSet code_points;        // kCodePoints
+    std::vector<Expr> children;      // kSequence, kChoice, kRepeat (one)
+    uint32_t min = 0, max = 0;       // kRepeat
+    int32_t rule_id = -1;            // kRule
+  };
+  struct RuleDef {
+    std::string name;
+    Expr body = -1;
+  };
+  Expr add(Node node);
+
+  std::vector<Node> nodes_;
+  std::vector<RuleDef> rules_;
+  friend class NfaLowering;
+};
+
+}  // namespace pagoda::grammar

@@ -1,0 +1,113 @@
+// StackStepper (stack_set.h): expansion (calls and returns that consume nothing) and the byte step.
+#include "grammar/stack_set.h"
+
+namespace pagoda::grammar {
+namespace {
+constexpr uint64_t kEmptySlot = ~uint64_t(0);
+constexpr size_t kSeenListMax = 16;
+}  // namespace
+
+void StackStepper::clear_seen() {
+  seen_list_.clear();
+  if (seen_count_ > 0) {
+    std::fill(seen_slots_.begin(), seen_slots_.end(), kEmptySlot);
+    seen_count_ = 0;
+  }
+}
+
+bool StackStepper::insert_seen(uint64_t key) {
+  if (seen_count_ == 0) {
+    for (const uint64_t k : seen_list_) {
+      if (k == key) return false;
+    }
+    if (seen_list_.size() < kSeenListMax) {
+      seen_list_.push_back(key);
+      return true;
+    }
+    // Switch to the hash set.
+    if (seen_slots_.size() < 64) seen_slots_.assign(64, kEmptySlot);
+    for (const uint64_t k : seen_list_) {
+      size_t i = size_t((k * 0x9E3779B97F4A7C15ull) >> 20) & (seen_slots_.size() - 1);
+      while (seen_slots_[i] != kEmptySlot) i = (i + 1) & (seen_slots_.size() - 1);
+      seen_slots_[i] = k;
+      ++seen_count_;
+    }
+    seen_list_.clear();
+  }
+  if ((seen_count_ + 1) * 2 > seen_slots_.size()) {
+    std::vector<uint64_t> old = std::move(seen_slots_);
+    seen_slots_.assign(old.size() * 2, kEmptySlot);
+    for (const uint64_t k : old) {
+      if (k == kEmptySlot) continue;
+      size_t i = size_t((k * 0x9E3779B97F4A7C15ull) >> 20) & (seen_slots_.size() - 1);
+      while (seen_slots_[i] != kEmptySlot) i = (i + 1) & (seen_slots_.size() - 1);
+      seen_slots_[i] = k;
+    }
+  }
+  const size_t mask = seen_slots_.size() - 1;
+  for (size_t i = size_t((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;; i = (i + 1) & mask) {
+    if (seen_slots_[i] == key) return false;
+    if (seen_slots_[i] == kEmptySlot) {
+      seen_slots_[i] = key;
+      ++seen_count_;
+      return true;
+    }
+  }
+}
+
+void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
+  work_.push_back({state, parent});
+  while (!work_.empty()) {
+    const StackTop top = work_.back();
+    work_.pop_back();
+    if (!insert_seen((uint64_t(top.state) << 32) | top.parent)) continue;
+    const GrammarState& st = g_.states[top.state];
+    if (st.has_byte_edges()) out.tops.push_back(top);
+    if (st.accepting) {
+      if (top.parent == kRootBottom) {
+        out.can_end = true;
+      } else if (top.parent == kUnknownBottom) {
+        out.escaped = true;
+      } else {
+        const StackFrame f = pool_[top.parent];
+        work_.push_back({f.state, f.parent});
+      }
+    }
+    for (uint32_t i = st.rule_edges_begin; i < st.rule_edges_end; ++i) {
+      const RuleEdge e = g_.rule_edges[i];
+      const uint32_t ret = pool_.intern(e.target, top.parent);
+      work_.push_back({g_.rules[e.rule_id].start_state, ret});
+    }
+  }
+}
+
+void StackStepper::start(uint32_t state, uint32_t parent, StackSet& out) {
+  out.clear();
+  clear_seen();
+  expand(state, parent, out);
+}
+
+void StackStepper::step(const StackSet& in, uint8_t byte, StackSet& out) {
+  out.clear();
+  if (in.tops.size() == 1) {
+    // One stack (the common case): a target that only consumes bytes needs no expansion or duplicate check.
+    const StackTop top = in.tops[0];
+    const uint32_t next = g_.next_state(top.state, byte);
+    if (next == kNoState) return;
+    const GrammarState& st = g_.states[next];
+    if (!st.accepting && !st.has_rule_edges()) {
+      out.tops.push_back({next, top.parent});
+      return;
+    }
+    clear_seen();
+    expand(next, top.parent, out);
+    return;
+  }
+  clear_seen();
+  for (const StackTop& top : in.tops) {
+    const uint32_t next = g_.next_state(top.state, byte);
+    if (next != kNoState) expand(next, top.parent, out);
+  }
+}
+
+}  // namespace pagoda::grammar

@@ -1,0 +1,57 @@
+// StackSet and StackStepper: the pushdown automaton's configuration and its one move. A configuration is the
+// set of stacks the bytes so far may have led to (the grammar may be ambiguous); each is kept as its top state
+// and the pool frame below it, and only stacks whose top can consume a byte are kept (calls and returns that
+// consume nothing are applied eagerly by expand). StackStepper owns scratch memory only; the grammar and the
+// pool are borrowed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/stack_pool.h"
+
+namespace pagoda::grammar {
+
+struct StackTop {
+  uint32_t state;   // a state with byte edges
+  uint32_t parent;  // frame id in the pool, or a bottom
+  bool operator==(const StackTop&) const = default;
+};
+
+struct StackSet {
+  std::vector<StackTop> tops;
+  bool can_end = false;  // some stack returned below the root: the bytes so far are a complete sentence
+  bool escaped = false;  // some stack returned into kUnknownBottom (mask cache building)
+  bool dead() const { return tops.empty() && !can_end && !escaped; }
+  void clear() {
+    tops.clear();
+    can_end = escaped = false;
+  }
+};
+
+class StackStepper {
+ public:
+  StackStepper(const Grammar& grammar, StackPool& pool) : g_(grammar), pool_(pool) {}
+
+  // The configuration of a fresh stack: `state` on top of `parent`, expanded.
+  void start(uint32_t state, uint32_t parent, StackSet& out);
+  // out = the configuration after consuming `byte` (out is cleared first; it must not alias `in`).
+  void step(const StackSet& in, uint8_t byte, StackSet& out);
+
+ private:
+  void expand(uint32_t state, uint32_t parent, StackSet& out);
+  bool insert_seen(uint64_t key);
+  void clear_seen();
+
+  const Grammar& g_;
+  StackPool& pool_;
+  std::vector<StackTop> work_;
+  // Stacks expanded during this move (cycles of nullable calls and duplicates stop here): a short list, or a
+  // hash set once it grows.
+  std::vector<uint64_t> seen_list_;
+  std::vector<uint64_t> seen_slots_;  // open addressing; kEmptySlot = empty
+  size_t seen_count_ = 0;
+};
+
+}  // namespace pagoda::grammar

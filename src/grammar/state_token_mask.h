@@ -1,0 +1,34 @@
+// StateTokenMask: what one grammar state decides about every token without knowing the stack below it
+// (XGrammar's adaptive token mask cache). Walking the vocabulary trie from the state alone, a token is
+//   accepted  - its bytes are consumed inside the state's rule (or end exactly as the rule ends): allowed
+//               whatever the callers;
+//   rejected  - it fails inside the rule, or runs past the rule's end into a byte no caller could take
+//               (GrammarRule::follow): never allowed;
+//   uncertain - it runs past the rule's end into bytes some caller may take: the matcher checks these against
+//               the real stack.
+// Built once per (compiled grammar, state) by build_state_token_mask; immutable afterwards.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/types.h"
+#include "grammar/grammar.h"
+#include "grammar/token_vocabulary.h"
+
+namespace pagoda::grammar {
+
+struct StateTokenMask {
+  // Accepted tokens: a bitset over token ids ([mask_words], 1 = accepted) when they are many, else a list.
+  std::vector<uint32_t> accepted_bits;
+  std::vector<TokenId> accepted_ids;
+  std::vector<int32_t> uncertain;  // sorted indices (TokenVocabulary order), ascending
+  size_t memory_bytes() const {
+    return sizeof(*this) + accepted_bits.capacity() * 4 + accepted_ids.capacity() * 4 + uncertain.capacity() * 4;
+  }
+};
+
+StateTokenMask build_state_token_mask(const Grammar& grammar, const TokenVocabulary& vocab, uint32_t state);
+
+}  // namespace pagoda::grammar

@@ -1,0 +1,83 @@
+// TokenVocabulary (token_vocabulary.h): sorting the token byte strings and building the preorder trie.
+#include "grammar/token_vocabulary.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "tokenizer/tokenizer.h"
+
+namespace pagoda::grammar {
+
+TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vector<TokenId> stop_ids) {
+  constexpr size_t kMaxTokenBytes = 65535;
+  const size_t n = bytes_by_id.size();
+  offsets_.reserve(n + 1);
+  offsets_.push_back(0);
+  is_stop_.assign(n, 0);
+  for (const TokenId id : stop_ids) {
+    PAGODA_CHECK(id >= 0 && size_t(id) < n, "stop token {} is outside the vocabulary [0, {})", id, n);
+    if (!is_stop_[size_t(id)]) stop_ids_.push_back(id);
+    is_stop_[size_t(id)] = 1;
+  }
+  for (size_t id = 0; id < n; ++id) {
+    std::string& b = bytes_by_id[id];
+    if (is_stop_[id] || b.size() > kMaxTokenBytes) b.clear();
+    blob_ += b;
+    offsets_.push_back(blob_.size());
+    if (!b.empty()) sorted_ids_.push_back(TokenId(id));
+    max_token_bytes_ = std::max(max_token_bytes_, int32_t(b.size()));
+  }
+  std::sort(sorted_ids_.begin(), sorted_ids_.end(), [&](TokenId a, TokenId b) {
+    const std::string_view x = token_bytes(a), y = token_bytes(b);
+    return x != y ? x < y : a < b;
+  });
+
+  // Preorder trie: each token shares the nodes of its common prefix with the previous token; `open` holds the
+  // nodes on the current path (index per depth - 1).
+  std::vector<uint32_t> open;
+  std::string_view prev;
+  for (uint32_t k = 0; k < sorted_ids_.size(); ++k) {
+    const std::string_view w = token_bytes(sorted_ids_[k]);
+    size_t lcp = 0;
+    while (lcp < prev.size() && lcp < w.size() && prev[lcp] == w[lcp]) ++lcp;
+    while (open.size() > lcp) {
+      trie_[open.back()].subtree_end = uint32_t(trie_.size());
+      open.pop_back();
+    }
+    if (lcp == w.size()) {  // same bytes as the previous token (lcp == prev.size() too, as prev <= w)
+      trie_[open.back()].num_tokens_here++;
+    } else {
+      for (size_t d = lcp; d < w.size(); ++d) {
+        open.push_back(uint32_t(trie_.size()));
+        trie_.push_back({uint8_t(w[d]), uint16_t(d + 1), 0, k, d + 1 == w.size() ? 1u : 0u});
+      }
+    }
+    prev = w;
+  }
+  while (!open.empty()) {
+    trie_[open.back()].subtree_end = uint32_t(trie_.size());
+    open.pop_back();
+  }
+}
+
+std::shared_ptr<const TokenVocabulary> TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {
+  const int32_t n = tokenizer.vocab_size();
+  std::vector<std::string> token_bytes(static_cast<size_t>(n));
+  std::vector<TokenId> stops;
+  for (TokenId id = 0; id < n; ++id) {
+    if (tokenizer.ends_generation(id)) {
+      stops.push_back(id);
+    } else if (!tokenizer.is_control(id)) {
+      token_bytes[size_t(id)] = tokenizer.token_bytes(id, -1);
+    }
+  }
+  return std::make_shared<const TokenVocabulary>(std::move(token_bytes), std::move(stops));
+}
+
+std::shared_ptr<const TokenVocabulary> TokenVocabulary::bytes() {
+  std::vector<std::string> token_bytes(257);
+  for (int32_t b = 0; b < 256; ++b) token_bytes[size_t(b)] = std::string(1, char(b));
+  return std::make_shared<const TokenVocabulary>(std::move(token_bytes), std::vector<TokenId>{256});
+}
+
+}  // namespace pagoda::grammar

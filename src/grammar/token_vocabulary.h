@@ -1,0 +1,73 @@
+// TokenVocabulary: the byte strings of a tokenizer's tokens, arranged for mask computation: sorted, and as a
+// trie laid out in preorder (walking it with a grammar state prunes every token under a dead prefix at once).
+// Built once per tokenizer and shared read-only by every compiled grammar and matcher (immutable, thread-safe).
+//
+// A token is one of: text (non-empty bytes: allowed when the grammar accepts them), a stop token (EOS and the
+// end-of-turn tokens: allowed exactly when the grammar can end) or neither (control tokens, tokens without
+// bytes: never allowed under a grammar).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/types.h"
+
+namespace pagoda {
+class Tokenizer;
+}
+
+namespace pagoda::grammar {
+
+struct TrieNode {
+  uint8_t byte;            // the byte on the edge from the parent
+  uint16_t depth;          // 1 for the children of the (implicit) root
+  uint32_t subtree_end;    // index of the first node after this node's subtree
+  uint32_t tokens_begin;   // sorted index of the first token in this subtree
+  uint32_t num_tokens_here;  // tokens whose bytes end exactly here: sorted indices [tokens_begin, +num)
+};
+
+class TokenVocabulary {
+ public:
+  // `bytes_by_id[id]`: the token's bytes ("" for tokens never allowed); `stop_ids`: tokens that end generation.
+  // Tokens longer than 65535 bytes are never allowed.
+  TokenVocabulary(std::vector<std::string> bytes_by_id, std::vector<TokenId> stop_ids);
+  // The bytes of each token as it appears inside a decoded text (Tokenizer::token_bytes with no previous token);
+  // control tokens are never allowed, Tokenizer::ends_generation tokens are the stop tokens.
+  static std::shared_ptr<const TokenVocabulary> from_tokenizer(const Tokenizer& tokenizer);
+  // 256 one-byte tokens (id = byte value) and one stop token (id 256): masks over bytes, for tools and tests.
+  static std::shared_ptr<const TokenVocabulary> bytes();
+
+  int32_t vocab_size() const { return int32_t(offsets_.size()) - 1; }
+  size_t mask_words() const { return (size_t(vocab_size()) + 31) / 32; }  // uint32 words of a token mask
+  std::string_view token_bytes(TokenId id) const {
+    return {blob_.data() + offsets_[size_t(id)], offsets_[size_t(id) + 1] - offsets_[size_t(id)]};
+  }
+  bool is_stop(TokenId id) const { return is_stop_[size_t(id)] != 0; }
+  const std::vector<TokenId>& stop_ids() const { return stop_ids_; }
+
+  // Text tokens sorted by bytes (ties by id).
+  int32_t num_sorted() const { return int32_t(sorted_ids_.size()); }
+  TokenId sorted_id(int32_t idx) const { return sorted_ids_[size_t(idx)]; }
+  std::string_view sorted_bytes(int32_t idx) const { return token_bytes(sorted_ids_[size_t(idx)]); }
+  // Sorted index of the first token in the subtree whose first node is `node_idx` (num_sorted() past the end).
+  uint32_t subtree_tokens_begin(uint32_t node_idx) const {
+    return node_idx < trie_.size() ? trie_[node_idx].tokens_begin : uint32_t(sorted_ids_.size());
+  }
+  const std::vector<TrieNode>& trie() const { return trie_; }
+  int32_t max_token_bytes() const { return max_token_bytes_; }
+
+ private:
+  std::string blob_;
+  std::vector<size_t> offsets_;  // [vocab_size + 1] into blob_
+  std::vector<uint8_t> is_stop_;
+  std::vector<TokenId> stop_ids_;
+  std::vector<TokenId> sorted_ids_;
+  std::vector<TrieNode> trie_;
+  int32_t max_token_bytes_ = 0;
+};
+
+}  // namespace pagoda::grammar
