@@ -170,7 +170,12 @@ void GrammarMatcher::check_uncertain(const StackSet& set, std::span<uint32_t> ma
     size_t lcp = 0;
     const size_t lim = std::min(prev.size(), w.size());
     while (lcp < lim && prev[lcp] == w[lcp]) ++lcp;
-    if (lcp >= dead_at) continue;  // shares prev's dead prefix
+    if (lcp >= dead_at) {
+      // prev's configuration died after dead_at bytes, which w shares: w can only be that very prefix, ending
+      // exactly where the grammar may end.
+      if (w.size() == dead_at && levels_[dead_at].can_end) mask[size_t(id) >> 5] |= 1u << (id & 31);
+      continue;
+    }
     size_t d = std::min(lcp, valid);
     prev = w;
     dead_at = ~size_t(0);
