@@ -1,0 +1,46 @@
+// JSON Schema -> Grammar (response_format json_schema, vLLM guided_json, tool parameters), and the grammar of any
+// JSON object (response_format json_object). Every output the grammar allows is a JSON text that validates
+// against the schema; a keyword the grammar cannot enforce is an error naming it and where it is
+// ("schema at #/properties/tags: 'uniqueItems' is not supported"), never silently dropped. Keywords unknown to JSON
+// Schema, and annotations (title, description, default, examples, $comment, ...), constrain nothing and are
+// ignored, as a validator ignores them.
+//
+// Supported: type (and type arrays); enum, const; properties, required, additionalProperties (false, true, a
+// schema; absent means none, as in llama.cpp and XGrammar's strict mode: a subset of valid outputs); items,
+// prefixItems, draft-04..2019 items arrays and additionalItems, minItems, maxItems; anyOf; oneOf when its branches
+// are provably disjoint (distinct types, or a required property with distinct const/enum values); allOf (merged);
+// $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion included, $ref with
+// siblings (merged); string minLength, maxLength, pattern (regex_parser.h), format (date, time, date-time, uuid,
+// email, uri, ipv4, hostname); integer and number minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-04
+// boolean and draft-06+ numeric forms; see json_number_range.h); boolean schemas.
+// Properties are generated in `properties` order (as written in the text; see the ordered_json overload); optional ones may be left out. Whitespace: none inside the
+// document's first and last bytes; between tokens at most one space, or one newline and up to max_indent spaces or
+// tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 16 integer digits, 16 fraction digits and
+// a 2-digit exponent (every such number fits a double).
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <nlohmann/json_fwd.hpp>
+#include <string_view>
+
+#include "grammar/grammar.h"
+#include "grammar/grammar_builder.h"
+
+namespace pagoda::grammar {
+
+struct JsonGrammarOptions {
+  bool allow_whitespace = true;  // false: compact JSON only
+  int32_t max_indent = 20;       // spaces/tabs after a newline
+};
+
+// An ordered_json keeps the order of `properties` as written (nlohmann::json would sort the keys).
+Result<Grammar> json_schema_to_grammar(const nlohmann::ordered_json& schema, const JsonGrammarOptions& options = {},
+                                       const BuildLimits& limits = {});
+// Parses `schema_text` first, keeping key order (an error names the JSON syntax problem).
+Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonGrammarOptions& options = {},
+                                       const BuildLimits& limits = {});
+// Any JSON object.
+Result<Grammar> json_object_grammar(const JsonGrammarOptions& options = {});
+
+}  // namespace pagoda::grammar

@@ -1,0 +1,408 @@
+// Tests for json_schema_to_grammar (src/grammar/json_schema_converter.h): for each supported keyword, strings the
+// grammar must accept and reject, and random sentences of the grammar that must parse as JSON and validate
+// (schema_validator.h, written independently); integer ranges checked exhaustively around their bounds; errors
+// naming each unsupported keyword and its location.
+#include "grammar/json_schema_converter.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "grammar/random_sentence.h"
+#include "grammar_test_util.h"
+#include "schema_validator.h"
+
+namespace pagoda::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+using testing::matches;
+
+std::shared_ptr<const CompiledGrammar> compile_schema(const json& schema, JsonGrammarOptions options = {}) {
+  Result<Grammar> g = json_schema_to_grammar(schema, options);
+  EXPECT_TRUE(g.ok()) << g.error() << "\n" << schema.dump();
+  if (!g.ok()) return nullptr;
+  return testing::with_bytes(std::move(g).value());
+}
+
+std::string schema_error(const json& schema) {
+  Result<Grammar> g = json_schema_to_grammar(schema);
+  EXPECT_FALSE(g.ok()) << schema.dump();
+  return g.ok() ? "" : g.error();
+}
+
+// Random sentences must be JSON texts valid under the schema.
+void expect_generated_valid(const json& schema, int32_t count = 60, uint64_t seed = 1) {
+  auto g = compile_schema(schema);
+  ASSERT_TRUE(g);
+  std::mt19937_64 rng(seed);
+  for (int32_t i = 0; i < count; ++i) {
+    std::optional<std::string> text = random_sentence(g, rng, {.soft_max_bytes = 48, .hard_max_bytes = 20000});
+    ASSERT_TRUE(text.has_value()) << schema.dump();
+    const json value = json::parse(*text, nullptr, false);
+    ASSERT_FALSE(value.is_discarded()) << "not JSON: " << *text << "\nschema " << schema.dump();
+    EXPECT_EQ(testing::validate(schema, value), "") << *text << "\nschema " << schema.dump();
+  }
+}
+
+TEST(JsonSchemaConverter, PrimitiveTypes) {
+  auto s = compile_schema({{"type", "string"}});
+  EXPECT_TRUE(matches(s, R"("hi")"));
+  EXPECT_TRUE(matches(s, R"("a\"b\\c\n\u00e9\ud83d\ude00\/")"));
+  EXPECT_TRUE(matches(s, "\"é😀\""));
+  EXPECT_FALSE(matches(s, "\"a\nb\""));       // raw control character
+  EXPECT_FALSE(matches(s, R"("\ud800")"));    // lone surrogate
+  EXPECT_FALSE(matches(s, R"("\x")"));
+  EXPECT_FALSE(matches(s, "1"));
+  auto i = compile_schema({{"type", "integer"}});
+  for (const char* ok : {"0", "-1", "42", "9999999999999999"}) EXPECT_TRUE(matches(i, ok)) << ok;
+  for (const char* bad : {"-0", "01", "1.5", "1e3", "99999999999999999", "+1", ""}) EXPECT_FALSE(matches(i, bad)) << bad;
+  auto n = compile_schema({{"type", "number"}});
+  for (const char* ok : {"0", "-0", "1.5", "-0.25", "1e10", "2.5E-3", "7"}) EXPECT_TRUE(matches(n, ok)) << ok;
+  for (const char* bad : {"01", ".5", "1.", "1e", "--1", "NaN"}) EXPECT_FALSE(matches(n, bad)) << bad;
+  auto b = compile_schema({{"type", "boolean"}});
+  EXPECT_TRUE(matches(b, "true"));
+  EXPECT_TRUE(matches(b, "false"));
+  EXPECT_FALSE(matches(b, "null"));
+  auto z = compile_schema({{"type", "null"}});
+  EXPECT_TRUE(matches(z, "null"));
+  auto multi = compile_schema({{"type", {"string", "null"}}});
+  EXPECT_TRUE(matches(multi, "null"));
+  EXPECT_TRUE(matches(multi, "\"x\""));
+  EXPECT_FALSE(matches(multi, "1"));
+  expect_generated_valid({{"type", {"integer", "boolean", "null", "string", "number"}}});
+}
+
+TEST(JsonSchemaConverter, ObjectsInPropertyOrderWithOptionalMembers) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"a", {{"type", "integer"}}}, {"b", {{"type", "string"}}}, {"c", {{"type", "boolean"}}}}},
+                       {"required", {"b"}}};
+  auto g = compile_schema(schema);
+  EXPECT_TRUE(matches(g, R"({"b":"x"})"));
+  EXPECT_TRUE(matches(g, R"({"a":1,"b":"x"})"));
+  EXPECT_TRUE(matches(g, R"({"a":1,"b":"x","c":true})"));
+  EXPECT_TRUE(matches(g, R"({"b":"x","c":false})"));
+  EXPECT_TRUE(matches(g, "{\n  \"a\": 1,\n  \"b\": \"x\"\n}"));
+  EXPECT_TRUE(matches(g, R"({ "b" : "x" })"));
+  EXPECT_FALSE(matches(g, R"({"a":1})"));             // b is required
+  EXPECT_FALSE(matches(g, R"({"b":"x","a":1})"));     // order of `properties`
+  EXPECT_FALSE(matches(g, R"({"b":"x","d":1})"));     // no additional properties unless allowed
+  EXPECT_FALSE(matches(g, R"({"b":"x",})"));
+  EXPECT_FALSE(matches(g, R"({,"b":"x"})"));
+  EXPECT_FALSE(matches(g, R"( {"b":"x"})"));          // nothing before the document
+  EXPECT_FALSE(matches(g, R"({"b":"x"} )"));          // nor after it
+  EXPECT_FALSE(matches(g, "{\"b\":  \"x\"}"));        // at most one space
+  expect_generated_valid(schema);
+  auto empty = compile_schema({{"type", "object"}, {"properties", {{"a", {{"type", "null"}}}}}});
+  EXPECT_TRUE(matches(empty, "{}"));
+  EXPECT_TRUE(matches(empty, "{ }"));
+  EXPECT_TRUE(matches(empty, R"({"a":null})"));
+}
+
+TEST(JsonSchemaConverter, BoundedWhitespace) {
+  const json schema = {{"type", "array"}, {"items", {{"type", "integer"}}}};
+  auto g = compile_schema(schema);
+  EXPECT_TRUE(matches(g, "[\n" + std::string(20, ' ') + "1\n]"));
+  EXPECT_FALSE(matches(g, "[\n" + std::string(21, ' ') + "1\n]"));
+  EXPECT_FALSE(matches(g, "[\n\n1]"));
+  auto compact = compile_schema(schema, {.allow_whitespace = false});
+  EXPECT_TRUE(matches(compact, "[1,2]"));
+  EXPECT_FALSE(matches(compact, "[1, 2]"));
+}
+
+TEST(JsonSchemaConverter, AdditionalProperties) {
+  const json typed = {{"type", "object"},
+                      {"properties", {{"a", {{"type", "string"}}}}},
+                      {"additionalProperties", {{"type", "integer"}}}};
+  auto g = compile_schema(typed);
+  EXPECT_TRUE(matches(g, R"({"a":"x","b":1,"cc":2})"));
+  EXPECT_TRUE(matches(g, R"({"b":1})"));
+  EXPECT_TRUE(matches(g, R"({"ab":1})"));
+  EXPECT_TRUE(matches(g, R"({"":1})"));
+  EXPECT_FALSE(matches(g, R"({"a":1})"));            // "a" is declared: a string, not an extra integer
+  EXPECT_FALSE(matches(g, R"({"b":"x"})"));
+  EXPECT_FALSE(matches(g, R"({"\u0061":1})"));       // "a" spelled with an escape is still "a"
+  expect_generated_valid(typed);
+  const json open = {{"type", "object"}, {"additionalProperties", true}, {"required", {"id"}}};
+  auto o = compile_schema(open);
+  EXPECT_TRUE(matches(o, R"({"id":[1,{"x":null}],"z":"w"})"));
+  EXPECT_FALSE(matches(o, R"({"z":"w"})"));
+  expect_generated_valid(open);
+  EXPECT_NE(schema_error({{"type", "object"}, {"required", {"id"}}, {"additionalProperties", false}}).find("required property 'id'"),
+            std::string::npos);
+}
+
+TEST(JsonSchemaConverter, EnumAndConst) {
+  const json schema = {{"enum", {"red", 1, 2.5, nullptr, true, json::array({1, "a"}), json{{"k", "v"}}, "é\"\n"}}};
+  auto g = compile_schema(schema);
+  for (const char* ok : {R"("red")", "1", "2.5", "null", "true", R"([1,"a"])", R"({"k":"v"})", R"("é\"\n")"}) {
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  }
+  EXPECT_FALSE(matches(g, R"("blue")"));
+  EXPECT_FALSE(matches(g, "false"));
+  expect_generated_valid(schema);
+  auto c = compile_schema({{"const", "fixed"}});
+  EXPECT_TRUE(matches(c, R"("fixed")"));
+  EXPECT_FALSE(matches(c, R"("fixe")"));
+  auto typed = compile_schema({{"type", "string"}, {"enum", {"a", 1, "b"}}});  // the type filters the values
+  EXPECT_TRUE(matches(typed, R"("b")"));
+  EXPECT_FALSE(matches(typed, "1"));
+  EXPECT_NE(schema_error({{"type", "string"}, {"enum", {1, 2}}}).find("matches no string"), std::string::npos);
+  EXPECT_NE(schema_error({{"enum", {"a"}}, {"pattern", "a"}}).find("'pattern'"), std::string::npos);
+}
+
+TEST(JsonSchemaConverter, Arrays) {
+  const json items = {{"type", "array"}, {"items", {{"type", "integer"}}}, {"minItems", 2}, {"maxItems", 4}};
+  auto g = compile_schema(items);
+  EXPECT_TRUE(matches(g, "[1,2]"));
+  EXPECT_TRUE(matches(g, "[1, 2, 3, 4]"));
+  EXPECT_FALSE(matches(g, "[1]"));
+  EXPECT_FALSE(matches(g, "[1,2,3,4,5]"));
+  EXPECT_FALSE(matches(g, "[1,\"a\"]"));
+  expect_generated_valid(items);
+  const json tuple = {{"type", "array"},
+                      {"prefixItems", {{{"type", "string"}}, {{"type", "integer"}}}},
+                      {"items", {{"type", "boolean"}}},
+                      {"minItems", 1}};
+  auto t = compile_schema(tuple);
+  EXPECT_TRUE(matches(t, R"(["a"])"));
+  EXPECT_TRUE(matches(t, R"(["a",1,true,false])"));
+  EXPECT_FALSE(matches(t, "[]"));
+  EXPECT_FALSE(matches(t, R"(["a",true])"));
+  expect_generated_valid(tuple);
+  // Draft-04..2019 spelling: items as an array, additionalItems for the rest.
+  const json old = {{"type", "array"}, {"items", {{{"type", "null"}}, {{"type", "boolean"}}}}, {"additionalItems", false}};
+  auto o = compile_schema(old);
+  EXPECT_TRUE(matches(o, "[null,true]"));
+  EXPECT_TRUE(matches(o, "[null]"));
+  EXPECT_TRUE(matches(o, "[]"));
+  EXPECT_FALSE(matches(o, "[null,true,1]"));
+  expect_generated_valid(old);
+  auto any = compile_schema({{"type", "array"}});
+  EXPECT_TRUE(matches(any, R"([1,"a",{"b":[null]}])"));
+  auto capped = compile_schema({{"type", "array"}, {"prefixItems", {{{"type", "integer"}}, {{"type", "integer"}}}}, {"maxItems", 1}});
+  EXPECT_TRUE(matches(capped, "[1]"));
+  EXPECT_FALSE(matches(capped, "[1,2]"));
+  EXPECT_NE(schema_error({{"type", "array"}, {"uniqueItems", true}}).find("uniqueItems"), std::string::npos);
+  auto unique_one = compile_schema({{"type", "array"}, {"uniqueItems", true}, {"maxItems", 1}});
+  EXPECT_TRUE(matches(unique_one, "[1]"));
+}
+
+TEST(JsonSchemaConverter, StringLengthsCountCharacters) {
+  const json schema = {{"type", "string"}, {"minLength", 2}, {"maxLength", 3}};
+  auto g = compile_schema(schema);
+  EXPECT_TRUE(matches(g, R"("ab")"));
+  EXPECT_TRUE(matches(g, "\"é😀x\""));        // three characters, eight bytes
+  EXPECT_TRUE(matches(g, R"("\n\"x")"));      // escapes are one character each
+  EXPECT_FALSE(matches(g, R"("a")"));
+  EXPECT_FALSE(matches(g, R"("abcd")"));
+  expect_generated_valid(schema);
+}
+
+TEST(JsonSchemaConverter, Patterns) {
+  const json schema = {{"type", "string"}, {"pattern", "^[A-Z]{2}-\\d{3}$"}};
+  auto g = compile_schema(schema);
+  EXPECT_TRUE(matches(g, R"("AB-123")"));
+  EXPECT_FALSE(matches(g, R"("AB-12")"));
+  EXPECT_FALSE(matches(g, R"("xAB-123")"));
+  expect_generated_valid(schema);
+  const json search = {{"type", "string"}, {"pattern", "o+b"}};  // unanchored: contains a match
+  auto s = compile_schema(search);
+  EXPECT_TRUE(matches(s, R"("foobar")"));
+  EXPECT_FALSE(matches(s, R"("fbar")"));
+  expect_generated_valid(search);
+  EXPECT_NE(schema_error({{"type", "string"}, {"pattern", "(a)\\1"}}).find("schema at #: regex /(a)\\1/: backreferences"),
+            std::string::npos);
+}
+
+TEST(JsonSchemaConverter, Formats) {
+  for (const char* format : {"date", "time", "date-time", "uuid", "email", "uri", "ipv4", "hostname"}) {
+    expect_generated_valid({{"type", "string"}, {"format", format}}, 80);
+  }
+  auto date = compile_schema({{"type", "string"}, {"format", "date"}});
+  EXPECT_TRUE(matches(date, R"("2024-02-29")"));
+  EXPECT_TRUE(matches(date, R"("2000-02-29")"));
+  EXPECT_FALSE(matches(date, R"("2023-02-29")"));
+  EXPECT_FALSE(matches(date, R"("1900-02-29")"));
+  EXPECT_FALSE(matches(date, R"("2024-04-31")"));
+  EXPECT_FALSE(matches(date, R"("2024-13-01")"));
+  auto dt = compile_schema({{"type", "string"}, {"format", "date-time"}});
+  EXPECT_TRUE(matches(dt, R"("2024-06-01T12:30:00Z")"));
+  EXPECT_TRUE(matches(dt, R"("2024-06-01T23:59:59.123+05:30")"));
+  EXPECT_FALSE(matches(dt, R"("2024-06-01T24:00:00Z")"));
+  EXPECT_FALSE(matches(dt, R"("2024-06-01 12:30:00Z")"));
+  auto uuid = compile_schema({{"type", "string"}, {"format", "uuid"}});
+  EXPECT_TRUE(matches(uuid, R"("123e4567-e89b-12d3-a456-426614174000")"));
+  EXPECT_FALSE(matches(uuid, R"("123e4567e89b12d3a456426614174000")"));
+  auto email = compile_schema({{"type", "string"}, {"format", "email"}});
+  EXPECT_TRUE(matches(email, R"("john.doe@example.com")"));
+  EXPECT_FALSE(matches(email, R"("john..doe@example.com")"));
+  EXPECT_FALSE(matches(email, R"("john@localhost")"));
+  auto ip = compile_schema({{"type", "string"}, {"format", "ipv4"}});
+  EXPECT_TRUE(matches(ip, R"("192.168.0.255")"));
+  EXPECT_FALSE(matches(ip, R"("256.1.1.1")"));
+  EXPECT_FALSE(matches(ip, R"("01.1.1.1")"));
+  EXPECT_NE(schema_error({{"type", "string"}, {"format", "ipv6"}}).find("format 'ipv6' is not supported"), std::string::npos);
+}
+
+// Every integer in [-1200, 1200] is accepted exactly when it satisfies the bounds.
+void expect_integer_bounds(const json& extra) {
+  json schema = {{"type", "integer"}};
+  schema.update(extra);
+  auto g = compile_schema(schema);
+  ASSERT_TRUE(g);
+  for (int32_t v = -1200; v <= 1200; ++v) {
+    const bool valid = testing::validate(schema, json(v)).empty();
+    ASSERT_EQ(matches(g, std::to_string(v)), valid) << v << " under " << schema.dump();
+  }
+}
+
+TEST(JsonSchemaConverter, IntegerRangesAreExact) {
+  expect_integer_bounds({{"minimum", 0}});
+  expect_integer_bounds({{"maximum", 0}});
+  expect_integer_bounds({{"minimum", -37}, {"maximum", 999}});
+  expect_integer_bounds({{"minimum", 100}, {"maximum", 1099}});
+  expect_integer_bounds({{"exclusiveMinimum", -10}, {"exclusiveMaximum", 10}});
+  expect_integer_bounds({{"minimum", -1000}, {"maximum", -1}});
+  expect_integer_bounds({{"minimum", 7}, {"maximum", 7}});
+  expect_integer_bounds({{"minimum", 0.5}, {"maximum", 20.5}});                     // rounded inward
+  expect_integer_bounds({{"minimum", 5}, {"exclusiveMinimum", true}, {"maximum", 9}});  // draft-04
+  expect_integer_bounds({{"maximum", 5}, {"exclusiveMaximum", true}});              // draft-04
+  EXPECT_NE(schema_error({{"type", "integer"}, {"minimum", 5}, {"maximum", 4}}).find("matches no string"), std::string::npos);
+}
+
+TEST(JsonSchemaConverter, NumberBounds) {
+  const json schema = {{"type", "number"}, {"minimum", 0}, {"exclusiveMaximum", 1}};
+  auto g = compile_schema(schema);
+  for (const char* ok : {"0", "0.0", "0.5", "0.999"}) EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"1", "1.0", "-0.5", "-0", "1e-3", "2"}) EXPECT_FALSE(matches(g, bad)) << bad;
+  expect_generated_valid(schema);
+  const json around = {{"type", "number"}, {"exclusiveMinimum", -3}, {"maximum", 3}};
+  auto a = compile_schema(around);
+  for (const char* ok : {"-2.99", "3", "3.000", "0", "-2"}) EXPECT_TRUE(matches(a, ok)) << ok;
+  for (const char* bad : {"-3", "-3.0", "3.5", "3.01", "-3.5"}) EXPECT_FALSE(matches(a, bad)) << bad;
+  expect_generated_valid(around);
+  expect_generated_valid({{"type", "number"}, {"minimum", 10}});
+  expect_generated_valid({{"type", "number"}, {"maximum", -10}, {"exclusiveMaximum", true}});
+  EXPECT_NE(schema_error({{"type", "number"}, {"minimum", 0.5}}).find("non-integral minimum"), std::string::npos);
+}
+
+TEST(JsonSchemaConverter, AnyOfOneOfAllOf) {
+  const json any_of = {{"anyOf", {{{"type", "integer"}, {"minimum", 10}}, {{"type", "string"}, {"maxLength", 1}}}}};
+  auto g = compile_schema(any_of);
+  EXPECT_TRUE(matches(g, "12"));
+  EXPECT_TRUE(matches(g, R"("x")"));
+  EXPECT_FALSE(matches(g, "9"));
+  expect_generated_valid(any_of);
+  const json tagged = {{"oneOf",
+                        {{{"type", "object"}, {"properties", {{"kind", {{"const", "cat"}}}, {"lives", {{"type", "integer"}}}}}, {"required", {"kind"}}},
+                         {{"type", "object"}, {"properties", {{"kind", {{"const", "dog"}}}, {"good", {{"type", "boolean"}}}}}, {"required", {"kind"}}}}}};
+  expect_generated_valid(tagged);
+  expect_generated_valid({{"oneOf", {{{"type", "string"}}, {{"type", "null"}}}}});
+  EXPECT_NE(schema_error({{"oneOf", {{{"type", "integer"}}, {{"type", "number"}}}}}).find("oneOf branches 0 and 1"), std::string::npos);
+  const json all_of = {{"allOf",
+                        {{{"type", "object"}, {"properties", {{"a", {{"type", "integer"}, {"minimum", 0}}}}}, {"required", {"a"}}},
+                         {{"properties", {{"a", {{"maximum", 5}}}, {"b", {{"type", "string"}}}}}, {"required", {"b"}}}}}};
+  auto all = compile_schema(all_of);
+  EXPECT_TRUE(matches(all, R"({"a":3,"b":"x"})"));
+  EXPECT_FALSE(matches(all, R"({"a":6,"b":"x"})"));
+  EXPECT_FALSE(matches(all, R"({"a":3})"));
+  expect_generated_valid(all_of);
+  // Siblings of anyOf apply to every branch.
+  const json shared = {{"type", "object"},
+                       {"properties", {{"a", {{"type", "integer"}}}, {"b", {{"type", "integer"}}}}},
+                       {"anyOf", {{{"required", {"a"}}}, {{"required", {"b"}}}}}};
+  auto sh = compile_schema(shared);
+  EXPECT_TRUE(matches(sh, R"({"a":1})"));
+  EXPECT_TRUE(matches(sh, R"({"b":1})"));
+  EXPECT_FALSE(matches(sh, "{}"));
+  expect_generated_valid(shared);
+}
+
+TEST(JsonSchemaConverter, RefsDefsAndRecursion) {
+  const json tree = {{"$defs", {{"node", {{"type", "object"},
+                                          {"properties", {{"value", {{"type", "integer"}}}, {"children", {{"type", "array"}, {"items", {{"$ref", "#/$defs/node"}}}}}}},
+                                          {"required", {"value"}}}}}},
+                     {"$ref", "#/$defs/node"}};
+  auto g = compile_schema(tree);
+  EXPECT_TRUE(matches(g, R"({"value":1,"children":[{"value":2},{"value":3,"children":[{"value":4}]}]})"));
+  EXPECT_FALSE(matches(g, R"({"value":1,"children":[{"children":[]}]})"));
+  expect_generated_valid(tree, 40);
+  // draft-04..07 `definitions`, a reference to the root, and a $ref with siblings (merged).
+  const json list = {{"type", "object"},
+                     {"definitions", {{"positive", {{"type", "integer"}, {"minimum", 1}}}}},
+                     {"properties", {{"head", {{"$ref", "#/definitions/positive"}, {"maximum", 9}}}, {"tail", {{"anyOf", {{{"$ref", "#"}}, {{"type", "null"}}}}}}}},
+                     {"required", {"head", "tail"}}};
+  auto l = compile_schema(list);
+  EXPECT_TRUE(matches(l, R"({"head":1,"tail":{"head":9,"tail":null}})"));
+  EXPECT_FALSE(matches(l, R"({"head":10,"tail":null})"));
+  EXPECT_FALSE(matches(l, R"({"head":0,"tail":null})"));
+  expect_generated_valid(list, 40);
+  auto escaped = compile_schema({{"$defs", {{"a/b", {{"type", "null"}}}, {"c~d", {{"type", "boolean"}}}}},
+                                 {"type", "array"}, {"prefixItems", {{{"$ref", "#/$defs/a~1b"}}, {{"$ref", "#/$defs/c~0d"}}}}});
+  EXPECT_TRUE(matches(escaped, "[null,true]"));
+  EXPECT_NE(schema_error({{"$ref", "#/$defs/missing"}}).find("does not resolve"), std::string::npos);
+  EXPECT_NE(schema_error({{"$ref", "https://example.com/s.json"}}).find("only local references"), std::string::npos);
+  EXPECT_NE(schema_error({{"$defs", {{"a", {{"anyOf", {{{"$ref", "#/$defs/a"}}, {{"type", "null"}}}}}}}}, {"$ref", "#/$defs/a"}})
+                .find("left recursion"),
+            std::string::npos);
+  EXPECT_NE(schema_error({{"$defs", {{"a", {{"$ref", "#/$defs/a"}}}}}, {"$ref", "#/$defs/a"}}).find("matches no string"),
+            std::string::npos);
+}
+
+TEST(JsonSchemaConverter, BooleanAndEmptySchemas) {
+  auto any = compile_schema(json::object());
+  for (const char* ok : {"1", "\"s\"", "null", "[1,[2,{}]]", R"({"a":{"b":[true]}})"}) EXPECT_TRUE(matches(any, ok)) << ok;
+  auto t = compile_schema(true);
+  EXPECT_TRUE(matches(t, "[]"));
+  EXPECT_NE(schema_error(false).find("matches no string"), std::string::npos);
+  auto prop_false = compile_schema({{"type", "object"}, {"properties", {{"a", false}, {"b", {{"type", "null"}}}}}});
+  EXPECT_TRUE(matches(prop_false, R"({"b":null})"));
+  EXPECT_FALSE(matches(prop_false, R"({"a":1})"));
+  // Keywords constrain only their own type; without a type, the keywords present decide it.
+  auto inferred = compile_schema({{"properties", {{"x", {{"type", "integer"}}}}}, {"required", {"x"}}});
+  EXPECT_TRUE(matches(inferred, R"({"x":1})"));
+  auto annotated = compile_schema({{"title", "T"}, {"description", "d"}, {"type", "integer"}, {"examples", {1}}, {"x-vendor", 1}});
+  EXPECT_TRUE(matches(annotated, "5"));
+}
+
+TEST(JsonSchemaConverter, JsonObjectMode) {
+  Result<Grammar> g = json_object_grammar();
+  ASSERT_TRUE(g.ok()) << g.error();
+  auto c = testing::with_bytes(std::move(g).value());
+  EXPECT_TRUE(matches(c, "{}"));
+  EXPECT_TRUE(matches(c, R"({"a": [1, 2.5, "x", null, {"b": false}]})"));
+  EXPECT_FALSE(matches(c, "[]"));
+  EXPECT_FALSE(matches(c, "1"));
+  std::mt19937_64 rng(3);
+  for (int32_t i = 0; i < 50; ++i) {
+    std::optional<std::string> text = random_sentence(c, rng);
+    ASSERT_TRUE(text);
+    const json v = json::parse(*text, nullptr, false);
+    EXPECT_TRUE(v.is_object()) << *text;
+  }
+}
+
+TEST(JsonSchemaConverter, UnsupportedKeywordsAreErrorsNamingThePlace) {
+  for (const char* keyword : {"not", "if", "dependentRequired", "patternProperties", "propertyNames", "contains",
+                              "unevaluatedProperties", "$dynamicRef"}) {
+    const json schema = {{"type", "object"}, {"properties", {{"p", {{keyword, json::object()}}}}}};
+    EXPECT_NE(schema_error(schema).find(fmt::format("schema at #/properties/p: '{}' is not supported", keyword)),
+              std::string::npos)
+        << keyword;
+  }
+  EXPECT_NE(schema_error({{"type", "integer"}, {"multipleOf", 3}}).find("'multipleOf'"), std::string::npos);
+  EXPECT_NE(schema_error({{"type", "object"}, {"minProperties", 2}}).find("minProperties"), std::string::npos);
+  EXPECT_NE(schema_error({{"type", "object"}, {"additionalProperties", true}, {"maxProperties", 2}}).find("maxProperties"), std::string::npos);
+  EXPECT_NE(schema_error({{"type", "string"}, {"pattern", "a"}, {"maxLength", 3}}).find("more than one"), std::string::npos);
+  EXPECT_NE(schema_error({{"type", "array"}, {"maxItems", 1000000}}).find("enforceable limit"), std::string::npos);
+  EXPECT_NE(schema_error({{"type", "strin"}}).find("unknown type 'strin'"), std::string::npos);
+  EXPECT_NE(schema_error(json::array()).find("must be an object or a boolean"), std::string::npos);
+  EXPECT_NE(json_schema_to_grammar(std::string_view("{\"type\":")).error().find("not valid JSON"), std::string::npos);
+  EXPECT_TRUE(compile_schema({{"type", "integer"}, {"multipleOf", 1}}));
+}
+
+}  // namespace
+}  // namespace pagoda::grammar

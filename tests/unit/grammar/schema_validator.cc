@@ -1,0 +1,188 @@
+// validate (schema_validator.h).
+#include "schema_validator.h"
+
+#include <cmath>
+#include <regex>
+
+#include "grammar/code_point_set.h"
+
+namespace pagoda::grammar::testing {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::wstring wide(const std::string& s) {
+  std::wstring out;
+  size_t pos = 0;
+  uint32_t cp = 0;
+  while (pos < s.size() && decode_utf8(s, pos, cp)) out += wchar_t(cp);
+  return out;
+}
+
+bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+bool valid_date(const std::string& s) {
+  static const std::regex re("^(\\d{4})-(\\d{2})-(\\d{2})$");
+  std::smatch m;
+  if (!std::regex_match(s, m, re)) return false;
+  const int y = std::stoi(m[1]), mo = std::stoi(m[2]), d = std::stoi(m[3]);
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1) return false;
+  return d <= days[mo - 1] + (mo == 2 && is_leap(y) ? 1 : 0);
+}
+
+bool valid_time(const std::string& s) {
+  static const std::regex re("^(\\d{2}):(\\d{2}):(\\d{2})(\\.\\d+)?(Z|[+-](\\d{2}):(\\d{2}))$");
+  std::smatch m;
+  if (!std::regex_match(s, m, re)) return false;
+  if (std::stoi(m[1]) > 23 || std::stoi(m[2]) > 59 || std::stoi(m[3]) > 59) return false;
+  if (m[6].matched && (std::stoi(m[6]) > 23 || std::stoi(m[7]) > 59)) return false;
+  return true;
+}
+
+std::string check_format(const std::string& format, const std::string& s) {
+  bool ok = false;
+  if (format == "date") {
+    ok = valid_date(s);
+  } else if (format == "time") {
+    ok = valid_time(s);
+  } else if (format == "date-time") {
+    const size_t t = s.find('T');
+    ok = t != std::string::npos && valid_date(s.substr(0, t)) && valid_time(s.substr(t + 1));
+  } else if (format == "uuid") {
+    ok = std::regex_match(s, std::regex("^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$"));
+  } else if (format == "email") {
+    const size_t at = s.find('@');
+    ok = at != std::string::npos && at > 0 && s.find('@', at + 1) == std::string::npos && s[0] != '.' &&
+         s[at - 1] != '.' && s.find("..") == std::string::npos && s.find('.', at) != std::string::npos &&
+         s.back() != '.' && s.back() != '-' && s[at + 1] != '-' && s.find(' ') == std::string::npos;
+  } else if (format == "uri") {
+    ok = std::regex_match(s, std::regex("^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]*$")) && s.find("://") != std::string::npos;
+  } else if (format == "ipv4") {
+    std::smatch m;
+    ok = std::regex_match(s, m, std::regex("^(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})$"));
+    for (int i = 1; ok && i <= 4; ++i) {
+      ok = std::stoi(m[i]) <= 255 && (m[i].length() == 1 || m[i].str()[0] != '0');
+    }
+  } else if (format == "hostname") {
+    ok = s.size() <= 253 && std::regex_match(s, std::regex("^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                                                           "(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"));
+  } else {
+    return "unknown format " + format;
+  }
+  return ok ? "" : "not a valid " + format + ": " + s;
+}
+
+class Validator {
+ public:
+  explicit Validator(const json& root) : root_(root) {}
+
+  std::string check(const json& s, const json& x, int depth = 0) {
+    if (depth > 200) return "too deep";
+    if (s.is_boolean()) return s.get<bool>() ? "" : "false schema";
+    if (s.contains("$ref")) {
+      const std::string ref = s["$ref"].get<std::string>();
+      const json& target = ref == "#" ? root_ : root_.at(json::json_pointer(ref.substr(1)));
+      if (std::string e = check(target, x, depth + 1); !e.empty()) return e;
+    }
+    if (s.contains("type")) {
+      std::vector<std::string> types;
+      if (s["type"].is_string()) types.push_back(s["type"]);
+      else for (const json& t : s["type"]) types.push_back(t);
+      bool ok = false;
+      for (const std::string& t : types) ok = ok || has_type(x, t);
+      if (!ok) return "wrong type: " + x.dump();
+    }
+    if (s.contains("const") && s["const"] != x) return "not the const: " + x.dump();
+    if (s.contains("enum") && std::find(s["enum"].begin(), s["enum"].end(), x) == s["enum"].end()) return "not in enum: " + x.dump();
+    if (s.contains("allOf")) {
+      for (const json& sub : s["allOf"]) {
+        if (std::string e = check(sub, x, depth + 1); !e.empty()) return "allOf: " + e;
+      }
+    }
+    if (s.contains("anyOf")) {
+      bool ok = false;
+      for (const json& sub : s["anyOf"]) ok = ok || check(sub, x, depth + 1).empty();
+      if (!ok) return "no anyOf branch matches " + x.dump();
+    }
+    if (s.contains("oneOf")) {
+      int n = 0;
+      for (const json& sub : s["oneOf"]) n += check(sub, x, depth + 1).empty();
+      if (n != 1) return std::to_string(n) + " oneOf branches match " + x.dump();
+    }
+    if (x.is_number()) {
+      const double v = x.get<double>();
+      const bool d4min = s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_boolean() && s["exclusiveMinimum"].get<bool>();
+      const bool d4max = s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_boolean() && s["exclusiveMaximum"].get<bool>();
+      if (s.contains("minimum") && (d4min ? v <= s["minimum"].get<double>() : v < s["minimum"].get<double>())) return "below minimum: " + x.dump();
+      if (s.contains("maximum") && (d4max ? v >= s["maximum"].get<double>() : v > s["maximum"].get<double>())) return "above maximum: " + x.dump();
+      if (s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_number() && v <= s["exclusiveMinimum"].get<double>()) return "not above exclusiveMinimum: " + x.dump();
+      if (s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_number() && v >= s["exclusiveMaximum"].get<double>()) return "not below exclusiveMaximum: " + x.dump();
+    }
+    if (x.is_string()) {
+      const std::wstring w = wide(x.get<std::string>());
+      if (s.contains("minLength") && w.size() < s["minLength"].get<size_t>()) return "too short: " + x.dump();
+      if (s.contains("maxLength") && w.size() > s["maxLength"].get<size_t>()) return "too long: " + x.dump();
+      if (s.contains("pattern")) {
+        const std::string p = s["pattern"];
+        if (!std::regex_search(w, std::wregex(wide(p), std::regex::ECMAScript))) return "pattern " + p + " fails on " + x.dump();
+      }
+      if (s.contains("format")) {
+        if (std::string e = check_format(s["format"], x.get<std::string>()); !e.empty()) return e;
+      }
+    }
+    if (x.is_array()) {
+      if (s.contains("minItems") && x.size() < s["minItems"].get<size_t>()) return "too few items: " + x.dump();
+      if (s.contains("maxItems") && x.size() > s["maxItems"].get<size_t>()) return "too many items: " + x.dump();
+      size_t num_prefix = 0;
+      const json* prefix = s.contains("prefixItems") ? &s["prefixItems"] : (s.contains("items") && s["items"].is_array()) ? &s["items"] : nullptr;
+      if (prefix) {
+        num_prefix = prefix->size();
+        for (size_t i = 0; i < x.size() && i < num_prefix; ++i) {
+          if (std::string e = check((*prefix)[i], x[i], depth + 1); !e.empty()) return "item " + std::to_string(i) + ": " + e;
+        }
+      }
+      const json* rest = s.contains("prefixItems") ? (s.contains("items") ? &s["items"] : nullptr)
+                         : prefix ? (s.contains("additionalItems") ? &s["additionalItems"] : nullptr)
+                         : (s.contains("items") ? &s["items"] : nullptr);
+      for (size_t i = num_prefix; rest && i < x.size(); ++i) {
+        if (std::string e = check(*rest, x[i], depth + 1); !e.empty()) return "item " + std::to_string(i) + ": " + e;
+      }
+    }
+    if (x.is_object()) {
+      if (s.contains("required")) {
+        for (const json& r : s["required"]) {
+          if (!x.contains(r.get<std::string>())) return "missing required " + r.dump();
+        }
+      }
+      const json props = s.value("properties", json::object());
+      for (auto it = x.begin(); it != x.end(); ++it) {
+        if (props.contains(it.key())) {
+          if (std::string e = check(props[it.key()], it.value(), depth + 1); !e.empty()) return "property " + it.key() + ": " + e;
+        } else if (s.contains("additionalProperties")) {
+          if (std::string e = check(s["additionalProperties"], it.value(), depth + 1); !e.empty()) return "additional property " + it.key() + ": " + e;
+        }
+      }
+    }
+    return "";
+  }
+
+ private:
+  static bool has_type(const json& x, const std::string& t) {
+    if (t == "object") return x.is_object();
+    if (t == "array") return x.is_array();
+    if (t == "string") return x.is_string();
+    if (t == "integer") return x.is_number_integer() || (x.is_number_float() && std::floor(x.get<double>()) == x.get<double>());
+    if (t == "number") return x.is_number();
+    if (t == "boolean") return x.is_boolean();
+    if (t == "null") return x.is_null();
+    return false;
+  }
+  const json& root_;
+};
+
+}  // namespace
+
+std::string validate(const json& schema, const json& instance) { return Validator(schema).check(schema, instance); }
+
+}  // namespace pagoda::grammar::testing
