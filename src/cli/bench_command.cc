@@ -13,6 +13,7 @@
 #include "cli/bench_offline_command.h"
 #include "cli/bench_scenario_commands.h"
 #include "cli/bench_serve_command.h"
+#include "cli/bench_structured_command.h"
 #include "cli/common_options.h"
 #include "core/thread_pool.h"
 #include "engine/loaded_model.h"
@@ -127,6 +128,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_bench_scenario_commands(*bench, exit_code);
   add_bench_serve_command(*bench, exit_code);
   add_bench_ablation_command(*bench, exit_code);
+  add_bench_structured_command(*bench, exit_code);
 }
 
 }  // namespace pagoda::cli

@@ -34,6 +34,7 @@ class CompiledGrammar {
 
  private:
   Grammar grammar_;
+  ReturnSites returns_;
   std::shared_ptr<const TokenVocabulary> vocab_;
   std::unique_ptr<std::once_flag[]> once_;                     // [states]
   mutable std::vector<std::unique_ptr<StateTokenMask>> masks_;  // [states], written once under once_[state]

@@ -8,7 +8,6 @@
 // byte edges of a state are disjoint and sorted.
 #pragma once
 
-#include <bitset>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -43,11 +42,6 @@ struct GrammarState {
 struct GrammarRule {
   std::string name;
   uint32_t start_state = kNoState;
-  // Bytes that can come right after a string of this rule, in some caller (1-byte lookahead); follow_end: the rule
-  // can end the whole grammar. The token mask cache uses them to reject, without context, tokens that run past
-  // the end of a rule into bytes no caller could take.
-  std::bitset<256> follow;
-  bool follow_end = false;
 };
 
 struct Grammar {

@@ -1,6 +1,6 @@
 // GrammarBuilder (grammar_builder.h): expression storage, the Thompson lowering of each rule body to an NFA, the
 // subset construction of each rule's DFA, and the whole-grammar passes: liveness and reachability (pruning),
-// nullability, the left-recursion check, shortest completions, FIRST/FOLLOW bytes, byte classes.
+// nullability, the left-recursion check, shortest completions, byte classes.
 #include "grammar/grammar_builder.h"
 
 #include <fmt/format.h>
@@ -699,49 +699,6 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
       }
     }
     for (uint32_t s = 0; s < n; ++s) g.states[s].min_bytes = dist[s];
-  }
-
-  // FIRST bytes of each state, then FOLLOW bytes of each rule (fixpoints).
-  {
-    std::vector<std::bitset<256>> first(n);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t s = n; s-- > 0;) {
-        std::bitset<256> f = first[s];
-        for (const ByteEdge& e : g.byte_edges_of(s)) {
-          for (uint32_t b = e.lo; b <= e.hi; ++b) f.set(b);
-        }
-        for (const RuleEdge& e : g.rule_edges_of(s)) {
-          f |= first[start_of(e.rule_id)];
-          if (g.states[start_of(e.rule_id)].nullable) f |= first[e.target];
-        }
-        if (f != first[s]) {
-          first[s] = f;
-          changed = true;
-        }
-      }
-    }
-    g.rules[g.root_rule].follow_end = true;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t s = 0; s < n; ++s) {
-        const GrammarRule& caller = g.rules[g.states[s].rule_id];
-        for (const RuleEdge& e : g.rule_edges_of(s)) {
-          GrammarRule& callee = g.rules[e.rule_id];
-          std::bitset<256> f = callee.follow | first[e.target];
-          bool end = callee.follow_end;
-          if (g.states[e.target].nullable) {
-            f |= caller.follow;
-            end = end || caller.follow_end;
-          }
-          if (f != callee.follow || end != callee.follow_end) {
-            callee.follow = f;
-            callee.follow_end = end;
-            changed = true;
-          }
-        }
-      }
-    }
   }
 
   // Byte classes and the transition table.

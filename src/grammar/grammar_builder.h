@@ -2,7 +2,8 @@
 // sequences, choices, bounded or unbounded repetition, calls of named rules) are built bottom-up and assigned to
 // rules; build() lowers each rule body to an automaton (Thompson NFA, then subset construction: alternatives
 // sharing a prefix share states, repetition becomes loops inside the rule rather than helper rules), removes
-// what can never match, refuses left recursion, and computes the analyses Grammar carries.
+// what can never match, refuses left recursion, and computes the analyses Grammar carries (nullability, shortest
+// completions, byte classes).
 //
 // Expressions are values owned by the builder (an Expr is an index); reusing one Expr in several places copies its
 // automaton each time, so front ends share big pieces through rules, not through Exprs. Every size is bounded by

@@ -124,8 +124,8 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
   const TokenVocabulary& vocab = grammar_->vocabulary();
   PAGODA_CHECK(mask.size() >= vocab.mask_words(), "token mask has {} words, the vocabulary needs {}", mask.size(),
                vocab.mask_words());
-  std::fill(mask.begin(), mask.end(), 0u);
   const Entry& cur = history_.back();
+  bool cleared = false;
   if (!cur.stopped) {
     top_states_.clear();
     for (const StackTop& t : cur.set.tops) top_states_.push_back(t.state);
@@ -134,7 +134,17 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
     uncertain_.clear();
     for (const uint32_t s : top_states_) {
       const StateTokenMask& m = grammar_->state_mask(s);
-      if (!m.accepted_bits.empty()) {
+      if (!cleared) {
+        // The first state's bitset is copied rather than or-ed into a cleared mask.
+        if (!m.accepted_bits.empty()) {
+          std::copy(m.accepted_bits.begin(), m.accepted_bits.end(), mask.begin());
+          std::fill(mask.begin() + std::ptrdiff_t(m.accepted_bits.size()), mask.end(), 0u);
+        } else {
+          std::fill(mask.begin(), mask.end(), 0u);
+          for (const TokenId id : m.accepted_ids) mask[size_t(id) >> 5] |= 1u << (id & 31);
+        }
+        cleared = true;
+      } else if (!m.accepted_bits.empty()) {
         for (size_t w = 0; w < m.accepted_bits.size(); ++w) mask[w] |= m.accepted_bits[w];
       } else {
         for (const TokenId id : m.accepted_ids) mask[size_t(id) >> 5] |= 1u << (id & 31);
@@ -149,6 +159,7 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
       check_uncertain(cur.set, mask);
     }
   }
+  if (!cleared) std::fill(mask.begin(), mask.end(), 0u);
   if (can_end()) {
     for (const TokenId id : vocab.stop_ids()) mask[size_t(id) >> 5] |= 1u << (id & 31);
   }

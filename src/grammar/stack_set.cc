@@ -1,6 +1,8 @@
 // StackStepper (stack_set.h): expansion (calls and returns that consume nothing) and the byte step.
 #include "grammar/stack_set.h"
 
+#include <algorithm>
+
 namespace pagoda::grammar {
 namespace {
 constexpr uint64_t kEmptySlot = ~uint64_t(0);
@@ -68,6 +70,9 @@ void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
         out.can_end = true;
       } else if (top.parent == kUnknownBottom) {
         out.escaped = true;
+        if (std::find(out.escaped_rules.begin(), out.escaped_rules.end(), st.rule_id) == out.escaped_rules.end()) {
+          out.escaped_rules.push_back(st.rule_id);
+        }
       } else {
         const StackFrame f = pool_[top.parent];
         work_.push_back({f.state, f.parent});
@@ -89,6 +94,7 @@ void StackStepper::start(uint32_t state, uint32_t parent, StackSet& out) {
 
 void StackStepper::step(const StackSet& in, uint8_t byte, StackSet& out) {
   out.clear();
+  if (in.tops.empty()) return;
   if (in.tops.size() == 1) {
     // One stack (the common case): a target that only consumes bytes needs no expansion or duplicate check.
     const StackTop top = in.tops[0];

@@ -1,41 +1,89 @@
 // build_state_token_mask (state_token_mask.h): one preorder walk of the vocabulary trie from a single state above
-// an unknown caller, keeping a configuration per trie depth.
+// an unknown caller, keeping two configurations per trie depth: the stacks still inside the state's rule (ctx),
+// and those that left it and go on in some caller (ext).
 #include "grammar/state_token_mask.h"
+
+#include <algorithm>
 
 #include "grammar/stack_set.h"
 
 namespace pagoda::grammar {
 
-StateTokenMask build_state_token_mask(const Grammar& grammar, const TokenVocabulary& vocab, uint32_t state) {
+ReturnSites ReturnSites::of(const Grammar& grammar) {
+  ReturnSites r;
+  r.by_rule.resize(grammar.rules.size());
+  for (const RuleEdge& e : grammar.rule_edges) {
+    r.by_rule[e.rule_id].push_back(e.target);
+    if (e.rule_id == grammar.root_rule) r.root_is_called = true;
+  }
+  for (std::vector<uint32_t>& sites : r.by_rule) {
+    std::sort(sites.begin(), sites.end());
+    sites.erase(std::unique(sites.begin(), sites.end()), sites.end());
+  }
+  return r;
+}
+
+StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
+                                      uint32_t state) {
   const std::vector<TrieNode>& trie = vocab.trie();
-  const std::bitset<256>& follow = grammar.rules[grammar.states[state].rule_id].follow;
   StackPool pool;
   StackStepper stepper(grammar, pool);
   const size_t max_depth = size_t(vocab.max_token_bytes()) + 1;
-  std::vector<StackSet> level(max_depth);
-  // Per depth: the walk so far has a path that escaped the rule and continues into bytes a caller may take.
-  std::vector<uint8_t> uncertain(max_depth, 0);
-  stepper.start(state, kUnknownBottom, level[0]);
+  // The bottom below a frame of `rule`: the grammar's end for an uncalled root, else an unknown caller.
+  auto bottom_of = [&](uint32_t rule) {
+    return rule == grammar.root_rule && !returns.root_is_called ? kRootBottom : kUnknownBottom;
+  };
+  std::vector<StackSet> ctx(max_depth), ext(max_depth);
+  StackSet scratch;
+  std::vector<uint32_t> expanded(grammar.rules.size(), 0);  // stamp: rule's callers already added at this depth
+  uint32_t stamp = 0;
+  std::vector<uint32_t> work;
+  // Adds to `out` the continuations in the callers of the rules in `escaped`, and of their callers when those end.
+  auto add_callers = [&](const std::vector<uint32_t>& escaped, StackSet& out) {
+    ++stamp;
+    work.assign(escaped.begin(), escaped.end());
+    while (!work.empty()) {
+      const uint32_t rule = work.back();
+      work.pop_back();
+      if (expanded[rule] == stamp) continue;
+      expanded[rule] = stamp;
+      if (rule == grammar.root_rule) out.can_end = true;  // a root frame may be the bottom one
+      for (const uint32_t t : returns.by_rule[rule]) {
+        stepper.start(t, bottom_of(grammar.states[t].rule_id), scratch);
+        out.tops.insert(out.tops.end(), scratch.tops.begin(), scratch.tops.end());
+        out.can_end = out.can_end || scratch.can_end;
+        work.insert(work.end(), scratch.escaped_rules.begin(), scratch.escaped_rules.end());
+      }
+    }
+  };
+  stepper.start(state, bottom_of(grammar.states[state].rule_id), ctx[0]);
+  if (ctx[0].escaped) add_callers(ctx[0].escaped_rules, ext[0]);
 
   std::vector<int32_t> accepted_sorted;
   StateTokenMask out;
   for (uint32_t i = 0; i < trie.size();) {
     const TrieNode& node = trie[i];
-    const StackSet& in = level[node.depth - 1];
-    StackSet& here = level[node.depth];
-    stepper.step(in, node.byte, here);
-    const bool unsure = uncertain[node.depth - 1] || (in.escaped && follow.test(node.byte));
-    if (here.tops.empty() && !here.escaped) {
-      if (unsure) {
-        for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
-          out.uncertain.push_back(int32_t(k));
-        }
-      }
+    const size_t d = node.depth;
+    stepper.step(ctx[d - 1], node.byte, ctx[d]);
+    stepper.step(ext[d - 1], node.byte, ext[d]);
+    if (ext[d].escaped) {
+      const std::vector<uint32_t> escaped = ext[d].escaped_rules;
+      add_callers(escaped, ext[d]);
+    }
+    if (ctx[d].escaped) add_callers(ctx[d].escaped_rules, ext[d]);
+    const bool inside = !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
+    const bool outside = !ext[d].tops.empty() || ext[d].can_end;
+    if (!inside && !outside) {
       i = node.subtree_end;
       continue;
     }
-    uncertain[node.depth] = unsure;
-    for (uint32_t k = 0; k < node.num_tokens_here; ++k) accepted_sorted.push_back(int32_t(node.tokens_begin + k));
+    for (uint32_t k = 0; k < node.num_tokens_here; ++k) {
+      (inside ? accepted_sorted : out.uncertain).push_back(int32_t(node.tokens_begin + k));
+    }
+    if (ctx[d].tops.empty() && ext[d].tops.empty()) {
+      i = node.subtree_end;  // nothing can take another byte
+      continue;
+    }
     ++i;
   }
 

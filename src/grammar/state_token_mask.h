@@ -2,10 +2,14 @@
 // (XGrammar's adaptive token mask cache). Walking the vocabulary trie from the state alone, a token is
 //   accepted  - its bytes are consumed inside the state's rule (or end exactly as the rule ends): allowed
 //               whatever the callers;
-//   rejected  - it fails inside the rule, or runs past the rule's end into a byte no caller could take
-//               (GrammarRule::follow): never allowed;
+//   rejected  - it fails inside the rule, or runs past the rule's end into bytes no caller could take: never
+//               allowed;
 //   uncertain - it runs past the rule's end into bytes some caller may take: the matcher checks these against
 //               the real stack.
+// Where the state's rule may end, the walk goes on in every state a caller of the rule returns to, and so on
+// outwards (XGrammar's context expansion, to any depth): a token that runs past the rule's end into bytes no
+// possible caller takes is rejected here, and only tokens some caller takes stay uncertain. States of a root rule
+// that nothing calls sit on the stack's bottom: their masks are exact (nothing uncertain).
 // Built once per (compiled grammar, state) by build_state_token_mask; immutable afterwards.
 #pragma once
 
@@ -29,6 +33,15 @@ struct StateTokenMask {
   }
 };
 
-StateTokenMask build_state_token_mask(const Grammar& grammar, const TokenVocabulary& vocab, uint32_t state);
+// Where each rule's callers continue after it: the targets of the rule edges that call it. A return state in
+// the root rule sits on the bottom of the stack when nothing calls the root (then its stack is known exactly).
+struct ReturnSites {
+  std::vector<std::vector<uint32_t>> by_rule;  // [rules] return states
+  bool root_is_called = false;
+  static ReturnSites of(const Grammar& grammar);
+};
+
+StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
+                                      uint32_t state);
 
 }  // namespace pagoda::grammar
