@@ -5,7 +5,8 @@
 //
 // Mask: bit `id` of word id / 32 is 1 when token `id` may come next. Text tokens are allowed when the grammar
 // accepts their bytes; stop tokens (EOS, end of turn) exactly when the text so far is a complete sentence; other
-// tokens (control tokens) never.
+// tokens (control tokens) never. In a grammar so ambiguous that a configuration would hold more than kMaxStacks
+// stacks, the extra stacks are dropped (stack_set.h); then accept_token may refuse a token the mask allowed.
 #pragma once
 
 #include <bitset>

@@ -10,6 +10,7 @@ constexpr size_t kSeenListMax = 16;
 }  // namespace
 
 void StackStepper::clear_seen() {
+  work_done_ = 0;
   seen_list_.clear();
   if (seen_count_ > 0) {
     std::fill(seen_slots_.begin(), seen_slots_.end(), kEmptySlot);
@@ -63,8 +64,12 @@ void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
     const StackTop top = work_.back();
     work_.pop_back();
     if (!insert_seen((uint64_t(top.state) << 32) | top.parent)) continue;
+    if (++work_done_ > kMaxExpansionWork) {
+      work_.clear();
+      break;
+    }
     const GrammarState& st = g_.states[top.state];
-    if (st.has_byte_edges()) out.tops.push_back(top);
+    if (st.has_byte_edges() && out.tops.size() < kMaxStacks) out.tops.push_back(top);
     if (st.accepting) {
       if (top.parent == kRootBottom) {
         out.can_end = true;

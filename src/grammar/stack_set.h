@@ -32,6 +32,13 @@ struct StackSet {
   }
 };
 
+// At most this many stacks per configuration, and this much expansion work per move: a very ambiguous grammar
+// (one whose distinct parses multiply with each byte) keeps the first stacks and drops the rest. Dropping stacks
+// only narrows what may follow (every kept stack can still finish, so the output stays a sentence of the grammar);
+// the grammars the front ends write stay far below (JSON needs a handful).
+inline constexpr size_t kMaxStacks = 256;
+inline constexpr size_t kMaxExpansionWork = 1u << 14;
+
 class StackStepper {
  public:
   StackStepper(const Grammar& grammar, StackPool& pool) : g_(grammar), pool_(pool) {}
@@ -54,6 +61,7 @@ class StackStepper {
   std::vector<uint64_t> seen_list_;
   std::vector<uint64_t> seen_slots_;  // open addressing; kEmptySlot = empty
   size_t seen_count_ = 0;
+  size_t work_done_ = 0;  // stacks expanded during this move
 };
 
 }  // namespace pagoda::grammar
