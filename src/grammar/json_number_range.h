@@ -1,13 +1,14 @@
 // JSON numbers inside numeric bounds, as digit-level grammar expressions (the approach of llama.cpp's
-// json-schema-to-grammar): an integer in [lo, hi] is a choice, per digit count, of digit-by-digit ranges, so the
-// bound is enforced exactly with no arithmetic at run time.
+// json-schema-to-grammar): an integer in [lo, hi] is a choice, per digit count, of digit-by-digit ranges, and a
+// fraction between two decimal fractions is a digit-by-digit range too, so bounds are enforced exactly with no
+// arithmetic at run time.
 //
-//   integers: canonical decimal (no leading zeros, no "-0"); bounds are any values (a non-integral bound is
-//             rounded inward); without an upper (lower) bound at most kMaxFreeDigits digits.
-//   numbers:  bounds must be integral (a non-integral bound is an error); a bounded number is written without an
-//             exponent: integer part in range, then an optional fraction of up to 16 digits, with the boundary
-//             values handled exactly (x <= 3 allows 3 and 3.000 but not 3.5; x > 3 allows 3.5 but not 3.0).
-//   Bounds must lie within +-1e18.
+//   integers: canonical decimal (no leading zeros, no "-0"); a non-integral bound is rounded inward; without an
+//             upper (lower) bound at most kMaxFreeDigits digits.
+//   numbers:  any decimal bound (its shortest decimal spelling); a bounded number is written without an exponent,
+//             with at most 15 significant digits (integer and fraction digits together), so that a JSON parser's
+//             double keeps it on the right side of the bound (15 digits survive the trip through a double).
+//   Bounds must lie within +-1e15 (a validator compares doubles; beyond 2^53 neighbouring integers are equal).
 #pragma once
 
 #include <pagoda/status.h>
@@ -19,7 +20,7 @@
 
 namespace pagoda::grammar {
 
-inline constexpr int32_t kMaxFreeDigits = 16;
+inline constexpr int32_t kMaxFreeDigits = 15;
 
 struct NumberBound {
   double value = 0;
