@@ -162,19 +162,29 @@ grammar::GrammarSpec schema_spec(const char* text) {
 
 std::vector<StructuredCase> default_structured_cases() {
   std::vector<StructuredCase> cases;
-  cases.push_back({"schema: person record", schema_spec(kPersonSchema),
-                   {R"({"name": "Maria Garcia", "age": 34, "email": "maria.garcia@example.com", "tags": ["engineer", "runner"], "address": {"street": "12 Elm Street", "city": "Springfield", "zip": "12345"}, "active": true})",
-                    "{\n  \"name\": \"John Smith\",\n  \"age\": 58,\n  \"email\": \"j.smith@mail.example.org\",\n  \"address\": {\n    \"street\": \"4 Harbour Road\",\n    \"city\": \"Port Town\",\n    \"zip\": \"90210\"\n  },\n  \"active\": false\n}",
-                    R"({"name":"Li Wei","age":7,"email":"li@example.cn","tags":[],"address":{"street":"Main St. 1","city":"Beijing","zip":"10001"},"active":true})"}});
-  cases.push_back({"schema: tool arguments", schema_spec(kToolSchema),
+  cases.push_back(
+      {"schema: person record",
+       schema_spec(kPersonSchema),
+       {R"({"name": "Maria Garcia", "age": 34, "email": "maria.garcia@example.com", "tags": ["engineer", "runner"], "address": {"street": "12 Elm Street", "city": "Springfield", "zip": "12345"}, "active": true})",
+        "{\n  \"name\": \"John Smith\",\n  \"age\": 58,\n  \"email\": \"j.smith@mail.example.org\",\n  \"address\": "
+        "{\n    \"street\": \"4 Harbour Road\",\n    \"city\": \"Port Town\",\n    \"zip\": \"90210\"\n  },\n  "
+        "\"active\": false\n}",
+        R"({"name":"Li Wei","age":7,"email":"li@example.cn","tags":[],"address":{"street":"Main St. 1","city":"Beijing","zip":"10001"},"active":true})"}});
+  cases.push_back({"schema: tool arguments",
+                   schema_spec(kToolSchema),
                    {R"({"location": "Paris, France", "unit": "celsius", "days": 3})",
                     R"({"location": "San Francisco, USA", "unit": "fahrenheit", "days": 14, "include_hourly": true})",
                     "{\n  \"location\": \"Tokyo\",\n  \"unit\": \"celsius\",\n  \"days\": 7\n}"}});
-  cases.push_back({"schema: product list", schema_spec(kProductsSchema),
-                   {R"([{"id": 1, "name": "Garden hose, 20 m", "price": 24.99, "in_stock": true, "categories": ["garden", "tools"]}, {"id": 2, "name": "The Art of Cooking", "price": 18, "in_stock": false, "categories": ["books", "kitchen"]}, {"id": 3, "name": "Wooden train set", "price": 42.5, "in_stock": true}])",
-                    "[\n  {\"id\": 10, \"name\": \"Chef's knife\", \"price\": 59.0, \"in_stock\": true, \"categories\": [\"kitchen\"]}\n]"}});
-  cases.push_back({"schema: recursive tree", schema_spec(kTreeSchema),
-                   {R"({"label": "root", "weight": 1.5, "children": [{"label": "left", "children": [{"label": "leaf one"}, {"label": "leaf two", "weight": 0.25}]}, {"label": "right", "weight": 3}]})"}});
+  cases.push_back(
+      {"schema: product list",
+       schema_spec(kProductsSchema),
+       {R"([{"id": 1, "name": "Garden hose, 20 m", "price": 24.99, "in_stock": true, "categories": ["garden", "tools"]}, {"id": 2, "name": "The Art of Cooking", "price": 18, "in_stock": false, "categories": ["books", "kitchen"]}, {"id": 3, "name": "Wooden train set", "price": 42.5, "in_stock": true}])",
+        "[\n  {\"id\": 10, \"name\": \"Chef's knife\", \"price\": 59.0, \"in_stock\": true, \"categories\": "
+        "[\"kitchen\"]}\n]"}});
+  cases.push_back(
+      {"schema: recursive tree",
+       schema_spec(kTreeSchema),
+       {R"({"label": "root", "weight": 1.5, "children": [{"label": "left", "children": [{"label": "leaf one"}, {"label": "leaf two", "weight": 0.25}]}, {"label": "right", "weight": 3}]})"}});
   grammar::GrammarSpec object;
   object.kind = grammar::GrammarSpec::Kind::kJsonObject;
   cases.push_back({"json_object", object, {kFreeFormDocument}});
@@ -185,7 +195,9 @@ std::vector<StructuredCase> default_structured_cases() {
   grammar::GrammarSpec regex;
   regex.kind = grammar::GrammarSpec::Kind::kRegex;
   regex.text = "(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-3][0-9]/[01][0-9]/20[0-9]{2}: [A-Za-z ,.']{1,200}";
-  cases.push_back({"regex: dated note", regex, {"Tue 14/05/2024: Met the supplier, agreed on the new prices.", "Sun 01/12/2030: Quiet day."}});
+  cases.push_back({"regex: dated note",
+                   regex,
+                   {"Tue 14/05/2024: Met the supplier, agreed on the new prices.", "Sun 01/12/2030: Quiet day."}});
   return cases;
 }
 
@@ -210,7 +222,8 @@ Result<StructuredBenchReport> run_structured_bench(const Tokenizer& tokenizer, c
     std::vector<std::vector<TokenId>> documents;
     for (const std::string& text : c.instances) {
       documents.push_back(tokens_for(tokenizer, *vocab, text));
-      if (documents.back().empty()) return make_error(fmt::format("bench structured: case '{}': an instance cannot be tokenized", c.name));
+      if (documents.back().empty())
+        return make_error(fmt::format("bench structured: case '{}': an instance cannot be tokenized", c.name));
       r.num_tokens += int64_t(documents.back().size()) + 1;  // and the stop token's mask
     }
     std::vector<double> cold, warm;
@@ -223,14 +236,15 @@ Result<StructuredBenchReport> run_structured_bench(const Tokenizer& tokenizer, c
           m.fill_mask(mask);
           samples.push_back(elapsed_us(start));
           if (!(mask[size_t(id) >> 5] >> (id & 31) & 1) || !m.accept_token(id)) {
-            return make_error(fmt::format("bench structured: case '{}': instance {} refused at token {} ('{}')",
-                                          c.name, d, id, std::string(vocab->token_bytes(id))));
+            return make_error(fmt::format("bench structured: case '{}': instance {} refused at token {} ('{}')", c.name,
+                                          d, id, std::string(vocab->token_bytes(id))));
           }
         }
         const Clock::time_point start = Clock::now();
         m.fill_mask(mask);
         samples.push_back(elapsed_us(start));
-        if (!m.can_end()) return make_error(fmt::format("bench structured: case '{}': instance {} is incomplete", c.name, d));
+        if (!m.can_end())
+          return make_error(fmt::format("bench structured: case '{}': instance {} is incomplete", c.name, d));
       }
     }
     r.cold = stats_of(cold);
@@ -245,15 +259,17 @@ Result<StructuredBenchReport> run_structured_bench(const Tokenizer& tokenizer, c
 }
 
 std::string structured_report_text(const StructuredBenchReport& report) {
-  std::string out = fmt::format("vocabulary: {} tokens (trie built in {:.1f} ms)\n", report.vocab_size, report.vocab_build_ms);
+  std::string out =
+      fmt::format("vocabulary: {} tokens (trie built in {:.1f} ms)\n", report.vocab_size, report.vocab_build_ms);
   out += fmt::format("{:<28} {:>9} {:>7} {:>7} | {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>7} {:>9}\n", "case",
-                     "compile", "states", "tokens", "cold p50", "cold p99", "cold max", "warm p50", "warm p99", "warm max",
-                     "masks", "mask KiB");
+                     "compile", "states", "tokens", "cold p50", "cold p99", "cold max", "warm p50", "warm p99",
+                     "warm max", "masks", "mask KiB");
   for (const StructuredCaseReport& c : report.cases) {
-    out += fmt::format("{:<28} {:>7.2f}ms {:>7} {:>7} | {:>7.1f}us {:>7.1f}us {:>7.0f}us | {:>7.1f}us {:>7.1f}us {:>7.1f}us | {:>7} {:>9.0f}\n",
-                       c.name, c.compile_ms, c.num_grammar_states, c.num_tokens, c.cold.p50_us, c.cold.p99_us,
-                       c.cold.max_us, c.warm.p50_us, c.warm.p99_us, c.warm.max_us, c.num_state_masks,
-                       double(c.state_mask_bytes) / 1024.0);
+    out += fmt::format(
+        "{:<28} {:>7.2f}ms {:>7} {:>7} | {:>7.1f}us {:>7.1f}us {:>7.0f}us | {:>7.1f}us {:>7.1f}us {:>7.1f}us | {:>7} "
+        "{:>9.0f}\n",
+        c.name, c.compile_ms, c.num_grammar_states, c.num_tokens, c.cold.p50_us, c.cold.p99_us, c.cold.max_us,
+        c.warm.p50_us, c.warm.p99_us, c.warm.max_us, c.num_state_masks, double(c.state_mask_bytes) / 1024.0);
   }
   out += fmt::format("all warm masks: {} samples, p50 {:.1f} us, p99 {:.1f} us, mean {:.1f} us, max {:.1f} us\n",
                      report.all_warm.count, report.all_warm.p50_us, report.all_warm.p99_us, report.all_warm.mean_us,
@@ -263,14 +279,23 @@ std::string structured_report_text(const StructuredBenchReport& report) {
 
 std::string structured_report_json(const StructuredBenchReport& report) {
   auto stats = [](const MaskTimeStats& s) {
-    return nlohmann::json{{"count", s.count}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us}, {"mean_us", s.mean_us}, {"max_us", s.max_us}};
+    return nlohmann::json{
+        {"count", s.count}, {"p50_us", s.p50_us}, {"p99_us", s.p99_us}, {"mean_us", s.mean_us}, {"max_us", s.max_us}};
   };
-  nlohmann::json out = {{"bench", "structured"}, {"vocab_size", report.vocab_size}, {"vocab_build_ms", report.vocab_build_ms},
-                        {"all_warm", stats(report.all_warm)}, {"cases", nlohmann::json::array()}};
+  nlohmann::json out = {{"bench", "structured"},
+                        {"vocab_size", report.vocab_size},
+                        {"vocab_build_ms", report.vocab_build_ms},
+                        {"all_warm", stats(report.all_warm)},
+                        {"cases", nlohmann::json::array()}};
   for (const StructuredCaseReport& c : report.cases) {
-    out["cases"].push_back({{"name", c.name}, {"compile_ms", c.compile_ms}, {"states", c.num_grammar_states},
-                            {"tokens", c.num_tokens}, {"cold", stats(c.cold)}, {"warm", stats(c.warm)},
-                            {"state_masks", c.num_state_masks}, {"state_mask_bytes", c.state_mask_bytes}});
+    out["cases"].push_back({{"name", c.name},
+                            {"compile_ms", c.compile_ms},
+                            {"states", c.num_grammar_states},
+                            {"tokens", c.num_tokens},
+                            {"cold", stats(c.cold)},
+                            {"warm", stats(c.warm)},
+                            {"state_masks", c.num_state_masks},
+                            {"state_mask_bytes", c.state_mask_bytes}});
   }
   return out.dump();
 }

@@ -36,7 +36,7 @@ struct StructuredCaseReport {
   size_t num_grammar_states = 0;
   int64_t num_tokens = 0;  // over one pass of the instances
   MaskTimeStats cold, warm;
-  size_t num_state_masks = 0;     // built by the end
+  size_t num_state_masks = 0;  // built by the end
   size_t state_mask_bytes = 0;
 };
 

@@ -53,9 +53,11 @@ int bench_structured(const StructuredCliOptions& o) {
 
 void add_bench_structured_command(CLI::App& bench, int& exit_code) {
   auto o = std::make_shared<StructuredCliOptions>();
-  CLI::App* cmd = bench.add_subcommand("structured", "Structured outputs: token mask time per step (JSON schema, GBNF, regex)");
+  CLI::App* cmd =
+      bench.add_subcommand("structured", "Structured outputs: token mask time per step (JSON schema, GBNF, regex)");
   cmd->add_option("--tokenizer", o->tokenizer_path, "a tokenizer.json or a GGUF (default: the bundled model's)");
-  cmd->add_option("--passes", o->num_warm_passes, "warm passes over the documents after the cold one")->capture_default_str();
+  cmd->add_option("--passes", o->num_warm_passes, "warm passes over the documents after the cold one")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "one JSON object instead of the table");
   cmd->callback([o, &exit_code] { exit_code = bench_structured(*o); });
 }

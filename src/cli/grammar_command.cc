@@ -44,8 +44,10 @@ int run_grammar(const GrammarCliOptions& o) {
     }
     return 0;
   }
-  const int num_kinds = int(!o.json_schema_path.empty()) + int(!o.gbnf_path.empty()) + int(!o.regex.empty()) + int(o.json_object);
-  if (num_kinds != 1) return report_error("give exactly one of --json-schema, --gbnf, --regex, --json-object (or --jsonl)");
+  const int num_kinds =
+      int(!o.json_schema_path.empty()) + int(!o.gbnf_path.empty()) + int(!o.regex.empty()) + int(o.json_object);
+  if (num_kinds != 1)
+    return report_error("give exactly one of --json-schema, --gbnf, --regex, --json-object (or --jsonl)");
   if (o.num_samples < 0 || o.num_samples > 10000) return report_error("--samples must be in [0, 10000]");
   grammar::ProbeRequest req;
   req.num_samples = o.num_samples;
@@ -53,7 +55,8 @@ int run_grammar(const GrammarCliOptions& o) {
   if (!o.json_schema_path.empty() || !o.gbnf_path.empty()) {
     Result<std::string> text = read_text(o.json_schema_path.empty() ? o.gbnf_path : o.json_schema_path);
     if (!text.ok()) return report_error(text.error());
-    req.spec.kind = o.json_schema_path.empty() ? grammar::GrammarSpec::Kind::kGbnf : grammar::GrammarSpec::Kind::kJsonSchema;
+    req.spec.kind =
+        o.json_schema_path.empty() ? grammar::GrammarSpec::Kind::kGbnf : grammar::GrammarSpec::Kind::kJsonSchema;
     req.spec.text = *text;
   } else if (!o.regex.empty()) {
     req.spec.kind = grammar::GrammarSpec::Kind::kRegex;

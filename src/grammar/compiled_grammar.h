@@ -36,7 +36,7 @@ class CompiledGrammar {
   Grammar grammar_;
   ReturnSites returns_;
   std::shared_ptr<const TokenVocabulary> vocab_;
-  std::unique_ptr<std::once_flag[]> once_;                     // [states]
+  std::unique_ptr<std::once_flag[]> once_;                      // [states]
   mutable std::vector<std::unique_ptr<StateTokenMask>> masks_;  // [states], written once under once_[state]
   mutable std::atomic<size_t> num_built_{0};
   mutable std::atomic<size_t> mask_bytes_{0};

@@ -127,8 +127,10 @@ class GbnfParser {
         uint32_t v = 0;
         for (int32_t i = 0; i < n; ++i) {
           const char c = peek(size_t(2 + i));
-          int32_t d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                                                         : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+          int32_t d = (c >= '0' && c <= '9')   ? c - '0'
+                      : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                      : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                               : -1;
           if (d < 0) {
             fail(fmt::format("expecting {} hex digits after \\{}", n, e));
             return 0;
@@ -136,7 +138,8 @@ class GbnfParser {
           v = v * 16 + uint32_t(d);
         }
         pos_ += size_t(2 + n);
-        if (v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF)) fail(fmt::format("\\{} escape is not a Unicode scalar value", e));
+        if (v > kMaxCodePoint || (v >= 0xD800 && v <= 0xDFFF))
+          fail(fmt::format("\\{} escape is not a Unicode scalar value", e));
         return v;
       };
       switch (e) {
@@ -146,7 +149,11 @@ class GbnfParser {
         case 't': pos_ += 2; return '\t';
         case 'r': pos_ += 2; return '\r';
         case 'n': pos_ += 2; return '\n';
-        case '\\': case '"': case '[': case ']': case '-': pos_ += 2; return uint32_t(e);
+        case '\\':
+        case '"':
+        case '[':
+        case ']':
+        case '-': pos_ += 2; return uint32_t(e);
         default: fail(fmt::format("unknown escape '\\{}'", e == '\0' ? ' ' : e)); return 0;
       }
     }
@@ -200,7 +207,8 @@ class GbnfParser {
       } else if (is_word(c)) {
         items.push_back(b_.rule_ref(rule_id(parse_name())));
       } else if (c == '(') {
-        if (depth >= kMaxNesting) return fail(fmt::format("parentheses nested deeper than {}", kMaxNesting)), b_.empty();
+        if (depth >= kMaxNesting)
+          return fail(fmt::format("parentheses nested deeper than {}", kMaxNesting)), b_.empty();
         ++pos_;
         skip_space(true);
         const Expr inner = parse_alternates(true, depth + 1);
@@ -272,8 +280,6 @@ class GbnfParser {
 
 }  // namespace
 
-Result<Grammar> parse_gbnf(std::string_view text, const BuildLimits& limits) {
-  return GbnfParser(text).parse(limits);
-}
+Result<Grammar> parse_gbnf(std::string_view text, const BuildLimits& limits) { return GbnfParser(text).parse(limits); }
 
 }  // namespace pagoda::grammar

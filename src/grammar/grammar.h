@@ -18,7 +18,7 @@ namespace pagoda::grammar {
 inline constexpr uint32_t kNoState = 0xFFFFFFFF;
 
 struct ByteEdge {
-  uint8_t lo;       // bytes [lo, hi] lead to target
+  uint8_t lo;  // bytes [lo, hi] lead to target
   uint8_t hi;
   uint32_t target;  // a state of the same rule
 };
@@ -32,9 +32,9 @@ struct GrammarState {
   uint32_t rule_id = 0;
   uint32_t byte_edges_begin = 0, byte_edges_end = 0;  // into Grammar::byte_edges
   uint32_t rule_edges_begin = 0, rule_edges_end = 0;  // into Grammar::rule_edges
-  bool accepting = false;                              // the rule may end here
-  bool nullable = false;    // an accepting state is reachable without consuming a byte (through nullable calls)
-  uint32_t min_bytes = 0;   // the fewest bytes that take this state to the end of its rule
+  bool accepting = false;                             // the rule may end here
+  bool nullable = false;   // an accepting state is reachable without consuming a byte (through nullable calls)
+  uint32_t min_bytes = 0;  // the fewest bytes that take this state to the end of its rule
   bool has_byte_edges() const { return byte_edges_end > byte_edges_begin; }
   bool has_rule_edges() const { return rule_edges_end > rule_edges_begin; }
 };

@@ -262,7 +262,8 @@ class Determinizer {
       for (size_t i = 0; i < rule_edges.size();) {
         size_t j = i;
         std::vector<uint32_t> targets;
-        while (j < rule_edges.size() && rule_edges[j].first == rule_edges[i].first) targets.push_back(rule_edges[j++].second);
+        while (j < rule_edges.size() && rule_edges[j].first == rule_edges[i].first)
+          targets.push_back(rule_edges[j++].second);
         std::sort(targets.begin(), targets.end());
         targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
         const uint32_t to = intern(closure(targets), dfa);
@@ -647,8 +648,7 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
     };
     for (uint32_t r = 0; r < num_rules; ++r) {
       if (color[r] == 0 && dfs(r)) {
-        return make_error(fmt::format("left recursion is not supported ({})", cycle),
-                          StatusCode::kInvalidArgument);
+        return make_error(fmt::format("left recursion is not supported ({})", cycle), StatusCode::kInvalidArgument);
       }
     }
   }
@@ -723,7 +723,8 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
   g.next_states.assign(size_t(n) * g.num_byte_classes, kNoState);
   for (uint32_t s = 0; s < n; ++s) {
     for (const ByteEdge& e : g.byte_edges_of(s)) {
-      for (uint32_t b = e.lo; b <= e.hi; ++b) g.next_states[size_t(s) * g.num_byte_classes + g.byte_class[b]] = e.target;
+      for (uint32_t b = e.lo; b <= e.hi; ++b)
+        g.next_states[size_t(s) * g.num_byte_classes + g.byte_class[b]] = e.target;
     }
   }
   return g;

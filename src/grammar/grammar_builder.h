@@ -27,8 +27,8 @@ namespace pagoda::grammar {
 inline constexpr uint32_t kUnbounded = 0xFFFFFFFF;
 
 struct BuildLimits {
-  uint32_t max_nfa_states = 1u << 20;  // over all rules, before determinization
-  uint32_t max_dfa_states = 1u << 17;  // over all rules
+  uint32_t max_nfa_states = 1u << 20;      // over all rules, before determinization
+  uint32_t max_dfa_states = 1u << 17;      // over all rules
   uint64_t max_table_bytes = 64ull << 20;  // the byte-class transition table
 };
 
@@ -47,12 +47,12 @@ class GrammarBuilder {
   std::string unique_rule_name(std::string_view base) const;
 
   // Expressions.
-  Expr empty();                               // the empty string
-  Expr nothing();                             // no string at all
-  Expr literal(std::string_view bytes);       // exactly these bytes
-  Expr byte_range(uint8_t lo, uint8_t hi);    // one byte in [lo, hi]
+  Expr empty();                                  // the empty string
+  Expr nothing();                                // no string at all
+  Expr literal(std::string_view bytes);          // exactly these bytes
+  Expr byte_range(uint8_t lo, uint8_t hi);       // one byte in [lo, hi]
   Expr byte_set(const std::bitset<256>& bytes);  // one byte of the set
-  Expr code_points(const CodePointSet& set);  // one code point of the set, UTF-8 encoded
+  Expr code_points(const CodePointSet& set);     // one code point of the set, UTF-8 encoded
   Expr sequence(std::vector<Expr> items);
   Expr choice(std::vector<Expr> alternatives);
   Expr repeat(Expr item, uint32_t min, uint32_t max);  // max: kUnbounded for no upper bound
@@ -69,12 +69,12 @@ class GrammarBuilder {
   enum class Kind : uint8_t { kEmpty, kNothing, kBytes, kByteSet, kCodePoints, kSequence, kChoice, kRepeat, kRule };
   struct Node {
     Kind kind = Kind::kEmpty;
-    std::string bytes;               // kBytes
-    std::bitset<256> byte_set;       // kByteSet
-    CodePointSet code_points;        // kCodePoints
-    std::vector<Expr> children;      // kSequence, kChoice, kRepeat (one)
-    uint32_t min = 0, max = 0;       // kRepeat
-    int32_t rule_id = -1;            // kRule
+    std::string bytes;           // kBytes
+    std::bitset<256> byte_set;   // kByteSet
+    CodePointSet code_points;    // kCodePoints
+    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one)
+    uint32_t min = 0, max = 0;   // kRepeat
+    int32_t rule_id = -1;        // kRule
   };
   struct RuleDef {
     std::string name;

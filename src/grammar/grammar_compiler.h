@@ -22,8 +22,7 @@ namespace pagoda::grammar {
 class GrammarCompiler {
  public:
   // `cache_capacity`: compiled grammars kept (0: no cache).
-  GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t cache_capacity = 64,
-                  BuildLimits limits = {});
+  GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t cache_capacity = 64, BuildLimits limits = {});
 
   Result<std::shared_ptr<const CompiledGrammar>> compile(const GrammarSpec& spec);
 

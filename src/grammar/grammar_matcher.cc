@@ -172,8 +172,8 @@ void GrammarMatcher::check_uncertain(const StackSet& set, std::span<uint32_t> ma
   if (levels_.size() < size_t(vocab.max_token_bytes()) + 1) levels_.resize(size_t(vocab.max_token_bytes()) + 1);
   levels_[0] = set;
   std::string_view prev;
-  size_t valid = 0;                // levels_[1..valid] hold prev's prefixes
-  size_t dead_at = ~size_t(0);     // prev's configuration died after this many bytes
+  size_t valid = 0;             // levels_[1..valid] hold prev's prefixes
+  size_t dead_at = ~size_t(0);  // prev's configuration died after this many bytes
   for (const int32_t k : uncertain_) {
     const TokenId id = vocab.sorted_id(k);
     if (mask[size_t(id) >> 5] & (1u << (id & 31))) continue;

@@ -26,9 +26,9 @@ struct ProbeRequest {
 };
 
 struct ProbeAnswer {
-  Status status;                  // the spec's compile error, if any
+  Status status;  // the spec's compile error, if any
   std::vector<std::string> samples;
-  std::vector<bool> accepted;     // per text
+  std::vector<bool> accepted;  // per text
 };
 
 ProbeAnswer probe_grammar(const ProbeRequest& request);

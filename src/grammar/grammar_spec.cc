@@ -21,8 +21,8 @@ std::string_view kind_name(GrammarSpec::Kind kind) {
 
 std::string GrammarSpec::cache_key() const {
   // Length-prefixed fields: no two specs share a key.
-  std::string key = fmt::format("{}|{}|{}|{}:", kind_name(kind), json_options.allow_whitespace, json_options.max_indent,
-                                text.size());
+  std::string key =
+      fmt::format("{}|{}|{}|{}:", kind_name(kind), json_options.allow_whitespace, json_options.max_indent, text.size());
   key += text;
   for (const std::string& c : choices) {
     key += fmt::format("|{}:", c.size());
@@ -33,7 +33,8 @@ std::string GrammarSpec::cache_key() const {
 
 Result<Grammar> grammar_from_spec(const GrammarSpec& spec, const BuildLimits& limits) {
   switch (spec.kind) {
-    case GrammarSpec::Kind::kJsonSchema: return json_schema_to_grammar(std::string_view(spec.text), spec.json_options, limits);
+    case GrammarSpec::Kind::kJsonSchema:
+      return json_schema_to_grammar(std::string_view(spec.text), spec.json_options, limits);
     case GrammarSpec::Kind::kJsonObject: return json_object_grammar(spec.json_options);
     case GrammarSpec::Kind::kGbnf: return parse_gbnf(spec.text, limits);
     case GrammarSpec::Kind::kRegex: return parse_regex(spec.text, limits);

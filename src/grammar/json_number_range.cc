@@ -33,7 +33,8 @@ Expr same_length_range(GrammarBuilder& b, const std::string& a, const std::strin
   const bool hi_full = hi.substr(1) == nines;
   if (!hi_full) --hi_first;
   if (lo_first <= hi_first) {
-    alts.push_back(b.sequence({digit_range(b, lo_first, hi_first), b.repeat(digit_range(b, '0', '9'), uint32_t(n - 1), uint32_t(n - 1))}));
+    alts.push_back(b.sequence(
+        {digit_range(b, lo_first, hi_first), b.repeat(digit_range(b, '0', '9'), uint32_t(n - 1), uint32_t(n - 1))}));
   }
   if (!hi_full) alts.push_back(b.sequence({b.literal(hi.substr(0, 1)), same_length_range(b, zeros, hi.substr(1))}));
   return b.choice(std::move(alts));
@@ -60,7 +61,8 @@ Expr decimal_range_then(GrammarBuilder& b, uint64_t lo, std::optional<uint64_t> 
 
 Status check_bound(double v, const char* what) {
   if (!std::isfinite(v) || std::fabs(v) >= kMaxBound) {
-    return make_error(fmt::format("{} {} is outside the enforceable range (-1e15, 1e15)", what, v), StatusCode::kInvalidArgument);
+    return make_error(fmt::format("{} {} is outside the enforceable range (-1e15, 1e15)", what, v),
+                      StatusCode::kInvalidArgument);
   }
   return Status();
 }
@@ -145,7 +147,8 @@ class FractionRange {
     if (lo_d > hi_d) return b_.nothing();
     if (lo_d == hi_d) return b_.sequence({b_.literal(std::string(1, lo_d)), after(tight_lo, tight_hi)});
     alts.push_back(b_.sequence({b_.literal(std::string(1, lo_d)), after(tight_lo, false)}));
-    if (lo_d + 1 <= hi_d - 1) alts.push_back(b_.sequence({digit_range(b_, char(lo_d + 1), char(hi_d - 1)), after(false, false)}));
+    if (lo_d + 1 <= hi_d - 1)
+      alts.push_back(b_.sequence({digit_range(b_, char(lo_d + 1), char(hi_d - 1)), after(false, false)}));
     alts.push_back(b_.sequence({b_.literal(std::string(1, hi_d)), after(false, tight_hi)}));
     return b_.choice(std::move(alts));
   }
@@ -189,11 +192,13 @@ Expr magnitude_range(GrammarBuilder& b, std::optional<Decimal> a, bool a_excl, s
   }
   if (a_boundary && (!c || a->integer < c->integer)) {
     const size_t room = fraction_room(std::to_string(a->integer).size());
-    alts.push_back(b.sequence({b.literal(std::to_string(a->integer)), FractionRange(b, a->fraction, a_excl, std::nullopt, false, room).build()}));
+    alts.push_back(b.sequence({b.literal(std::to_string(a->integer)),
+                               FractionRange(b, a->fraction, a_excl, std::nullopt, false, room).build()}));
   }
   if (c && (!a || c->integer > a->integer)) {
     const size_t room = fraction_room(std::to_string(c->integer).size());
-    alts.push_back(b.sequence({b.literal(std::to_string(c->integer)), FractionRange(b, std::nullopt, false, c->fraction, c_excl, room).build()}));
+    alts.push_back(b.sequence({b.literal(std::to_string(c->integer)),
+                               FractionRange(b, std::nullopt, false, c->fraction, c_excl, room).build()}));
   }
   return b.choice(std::move(alts));
 }
@@ -221,8 +226,9 @@ Result<Expr> json_integer_in_range(GrammarBuilder& b, std::optional<NumberBound>
   }
   if (!l || *l < 0) {  // negative part: -m with m in [max(-h, 1), -l]
     const uint64_t from = h && *h < 0 ? uint64_t(-*h) : 1;
-    alts.push_back(b.sequence({b.literal("-"), decimal_range(b, from, l ? std::optional<uint64_t>(uint64_t(-*l)) : std::nullopt,
-                                                             kMaxFreeDigits)}));
+    alts.push_back(
+        b.sequence({b.literal("-"), decimal_range(b, from, l ? std::optional<uint64_t>(uint64_t(-*l)) : std::nullopt,
+                                                  kMaxFreeDigits)}));
   }
   return b.choice(std::move(alts));
 }

@@ -24,17 +24,31 @@ constexpr uint64_t kMaxCount = 10000;       // the largest enforceable minItems/
 constexpr size_t kInlineMemberLimit = 400;  // optional-property chains inlined up to this size, rules beyond
 
 const std::set<std::string, std::less<>> kAnnotations = {
-    "title",    "description",      "default",         "examples",      "$comment",   "$schema", "$id",
-    "id",       "$anchor",          "deprecated",      "readOnly",      "writeOnly",  "$defs",   "definitions",
+    "title",    "description",      "default",         "examples",      "$comment",    "$schema",       "$id",
+    "id",       "$anchor",          "deprecated",      "readOnly",      "writeOnly",   "$defs",         "definitions",
     "nullable", "contentMediaType", "contentEncoding", "contentSchema", "$vocabulary", "discriminator", "strict"};
-const std::set<std::string, std::less<>> kUnsupported = {
-    "not",           "if",           "then",          "else",         "dependentRequired", "dependentSchemas",
-    "dependencies",  "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains",
-    "minContains",   "maxContains",  "$dynamicRef",   "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"};
+const std::set<std::string, std::less<>> kUnsupported = {"not",
+                                                         "if",
+                                                         "then",
+                                                         "else",
+                                                         "dependentRequired",
+                                                         "dependentSchemas",
+                                                         "dependencies",
+                                                         "patternProperties",
+                                                         "propertyNames",
+                                                         "unevaluatedProperties",
+                                                         "unevaluatedItems",
+                                                         "contains",
+                                                         "minContains",
+                                                         "maxContains",
+                                                         "$dynamicRef",
+                                                         "$recursiveRef",
+                                                         "$dynamicAnchor",
+                                                         "$recursiveAnchor"};
 const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties",
                                                             "minProperties", "maxProperties"};
-const std::set<std::string, std::less<>> kArrayKeywords = {"items", "prefixItems", "additionalItems", "minItems",
-                                                           "maxItems", "uniqueItems"};
+const std::set<std::string, std::less<>> kArrayKeywords = {"items",    "prefixItems", "additionalItems",
+                                                           "minItems", "maxItems",    "uniqueItems"};
 const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
 const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
                                                             "exclusiveMaximum", "multipleOf"};
@@ -43,11 +57,13 @@ const std::vector<std::string> kAllTypes = {"object", "array", "string", "number
 // Anchored regexes for the supported formats (written for JSON string content; all ASCII, nothing to escape).
 const std::map<std::string, std::string, std::less<>> kFormats = {
     {"date",
-     "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))"
+     "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])"
+     ")"
      "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)$"},
     {"time", "^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"},
     {"date-time",
-     "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))"
+     "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])"
+     ")"
      "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)"
      "T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"},
     {"uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},
@@ -55,12 +71,12 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
      "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
      "([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"},
     {"uri",
-     "^[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+     "^[A-Za-z][A-Za-z0-9+.-]*://"
+     "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
      "(:[0-9]{1,5})?(/([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
      "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?$"},
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
-    {"hostname",
-     "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,2}$"},
+    {"hostname", "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,2}$"},
 };
 
 bool has_assertions(const json& s) {
@@ -147,8 +163,9 @@ class SchemaConverter {
     std::bitset<256> indent;
     indent.set(' ');
     indent.set('\t');
-    return b_.optional(b_.choice({b_.literal(" "), b_.sequence({b_.literal("\n"), b_.repeat(b_.byte_set(indent), 0,
-                                                                                       uint32_t(o_.max_indent))})}));
+    return b_.optional(
+        b_.choice({b_.literal(" "),
+                   b_.sequence({b_.literal("\n"), b_.repeat(b_.byte_set(indent), 0, uint32_t(o_.max_indent))})}));
   }
   Expr sep() { return b_.sequence({ws(), b_.literal(","), ws()}); }
   Expr colon() { return b_.sequence({ws(), b_.literal(":"), ws()}); }
@@ -168,26 +185,29 @@ class SchemaConverter {
   int32_t number_rule() {
     return shared_rule(number_rule_, "number", [&] {
       const Expr digit = b_.byte_range('0', '9');
-      const Expr integer = b_.sequence({b_.optional(b_.literal("-")),
-                                        b_.choice({b_.literal("0"), b_.sequence({b_.byte_range('1', '9'),
-                                                                                 b_.repeat(digit, 0, kMaxFreeDigits - 1)})})});
+      const Expr integer =
+          b_.sequence({b_.optional(b_.literal("-")),
+                       b_.choice({b_.literal("0"),
+                                  b_.sequence({b_.byte_range('1', '9'), b_.repeat(digit, 0, kMaxFreeDigits - 1)})})});
       const Expr fraction = b_.optional(b_.sequence({b_.literal("."), b_.repeat(digit, 1, 16)}));
       std::bitset<256> e, sign;
       e.set('e').set('E');
       sign.set('+').set('-');
-      const Expr exponent = b_.optional(b_.sequence({b_.byte_set(e), b_.optional(b_.byte_set(sign)), b_.repeat(digit, 1, 2)}));
+      const Expr exponent =
+          b_.optional(b_.sequence({b_.byte_set(e), b_.optional(b_.byte_set(sign)), b_.repeat(digit, 1, 2)}));
       return b_.sequence({integer, fraction, exponent});
     });
   }
   int32_t integer_rule() {
-    return shared_rule(integer_rule_, "integer", [&] { return *json_integer_in_range(b_, std::nullopt, std::nullopt); });
+    return shared_rule(integer_rule_, "integer",
+                       [&] { return *json_integer_in_range(b_, std::nullopt, std::nullopt); });
   }
   int32_t value_rule() {
     if (value_rule_ < 0) {
       value_rule_ = b_.add_rule(b_.unique_rule_name("value"));
-      b_.set_body(value_rule_, b_.choice({b_.rule_ref(object_any_rule()), b_.rule_ref(array_any_rule()),
-                                          b_.rule_ref(string_rule()), b_.rule_ref(number_rule()), b_.literal("true"),
-                                          b_.literal("false"), b_.literal("null")}));
+      b_.set_body(value_rule_,
+                  b_.choice({b_.rule_ref(object_any_rule()), b_.rule_ref(array_any_rule()), b_.rule_ref(string_rule()),
+                             b_.rule_ref(number_rule()), b_.literal("true"), b_.literal("false"), b_.literal("null")}));
     }
     return value_rule_;
   }
@@ -223,7 +243,8 @@ class SchemaConverter {
     }
     std::string pointer;
     for (size_t i = 1; i < ref.size(); ++i) {  // percent-decoding (URI fragment)
-      if (ref[i] == '%' && i + 2 < ref.size() && std::isxdigit(uint8_t(ref[i + 1])) && std::isxdigit(uint8_t(ref[i + 2]))) {
+      if (ref[i] == '%' && i + 2 < ref.size() && std::isxdigit(uint8_t(ref[i + 1])) &&
+          std::isxdigit(uint8_t(ref[i + 2]))) {
         pointer += char(std::stoi(ref.substr(i + 1, 2), nullptr, 16));
         i += 2;
       } else {
@@ -392,7 +413,8 @@ class SchemaConverter {
         } else if (k == "required") {
           if (!v.is_array()) return fail(path, "'required' must be an array"), json(false);
           for (const json& r : v) {
-            if (!merged.contains("required") || std::find(merged["required"].begin(), merged["required"].end(), r) == merged["required"].end()) {
+            if (!merged.contains("required") ||
+                std::find(merged["required"].begin(), merged["required"].end(), r) == merged["required"].end()) {
               merged["required"].push_back(r);
             }
           }
@@ -435,8 +457,12 @@ class SchemaConverter {
       }
       if (any_bounds) {
         const Bounds mb = bounds_of(m);
-        if (mb.lo && (!bounds.lo || mb.lo->value > bounds.lo->value || (mb.lo->value == bounds.lo->value && mb.lo->exclusive))) bounds.lo = mb.lo;
-        if (mb.hi && (!bounds.hi || mb.hi->value < bounds.hi->value || (mb.hi->value == bounds.hi->value && mb.hi->exclusive))) bounds.hi = mb.hi;
+        if (mb.lo &&
+            (!bounds.lo || mb.lo->value > bounds.lo->value || (mb.lo->value == bounds.lo->value && mb.lo->exclusive)))
+          bounds.lo = mb.lo;
+        if (mb.hi &&
+            (!bounds.hi || mb.hi->value < bounds.hi->value || (mb.hi->value == bounds.hi->value && mb.hi->exclusive)))
+          bounds.hi = mb.hi;
       }
     }
     if (types) merged["type"] = json(std::vector<std::string>(types->begin(), types->end()));
@@ -459,7 +485,8 @@ class SchemaConverter {
       for (const json* m : constrained) {
         const json props = m->value("properties", json::object());
         for (auto it = merged["properties"].begin(); it != merged["properties"].end(); ++it) {
-          if (!props.contains(it.key())) it.value() = json{{"allOf", json::array({it.value(), (*m)["additionalProperties"]})}};
+          if (!props.contains(it.key()))
+            it.value() = json{{"allOf", json::array({it.value(), (*m)["additionalProperties"]})}};
         }
       }
     }
@@ -540,7 +567,8 @@ class SchemaConverter {
   }
 
   Expr convert_alternatives(const json& s, const std::string& path, int32_t depth) {
-    if (s.contains("anyOf") && s.contains("oneOf")) return fail(path, "anyOf and oneOf in one schema are not supported");
+    if (s.contains("anyOf") && s.contains("oneOf"))
+      return fail(path, "anyOf and oneOf in one schema are not supported");
     const bool one_of = s.contains("oneOf");
     const char* key = one_of ? "oneOf" : "anyOf";
     const json& list = s[key];
@@ -596,7 +624,8 @@ class SchemaConverter {
   }
   void check_disjoint(const std::vector<json>& branches, const std::string& path, int32_t depth) {
     std::vector<BranchShape> shapes;
-    for (size_t i = 0; i < branches.size(); ++i) shapes.push_back(shape_of(branches[i], fmt::format("{}/oneOf/{}", path, i), depth));
+    for (size_t i = 0; i < branches.size(); ++i)
+      shapes.push_back(shape_of(branches[i], fmt::format("{}/oneOf/{}", path, i), depth));
     if (failed()) return;
     for (size_t i = 0; i < shapes.size(); ++i) {
       for (size_t j = i + 1; j < shapes.size(); ++j) {
@@ -604,14 +633,17 @@ class SchemaConverter {
         const BranchShape& b = shapes[j];
         bool disjoint = false;
         if (!a.types.empty() && !b.types.empty()) {
-          disjoint = std::none_of(a.types.begin(), a.types.end(), [&](const std::string& t) { return b.types.count(t) > 0; });
+          disjoint =
+              std::none_of(a.types.begin(), a.types.end(), [&](const std::string& t) { return b.types.count(t) > 0; });
         }
         if (!disjoint && a.values && b.values) disjoint = values_disjoint(*a.values, *b.values);
         // Objects told apart by a property both require, whose values cannot be equal (a discriminator).
         if (!disjoint && a.schema.is_object() && b.schema.is_object() && a.schema.contains("required") &&
             b.schema.contains("required") && a.schema.contains("properties") && b.schema.contains("properties")) {
           for (const json& r : a.schema["required"]) {
-            if (!r.is_string() || std::find(b.schema["required"].begin(), b.schema["required"].end(), r) == b.schema["required"].end()) continue;
+            if (!r.is_string() ||
+                std::find(b.schema["required"].begin(), b.schema["required"].end(), r) == b.schema["required"].end())
+              continue;
             const std::string k = r.get<std::string>();
             if (!a.schema["properties"].contains(k) || !b.schema["properties"].contains(k)) continue;
             const BranchShape pa = shape_of(a.schema["properties"][k], path, depth + 1);
@@ -638,8 +670,8 @@ class SchemaConverter {
     }
     // Siblings restrict the listed values; those checked here: type, numeric bounds, lengths and counts.
     static const std::set<std::string, std::less<>> kChecked = {
-        "enum", "const", "type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
-        "maxLength", "minItems", "maxItems"};
+        "enum",      "const",     "type",     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+        "minLength", "maxLength", "minItems", "maxItems"};
     for (auto it = s.begin(); it != s.end(); ++it) {
       if (!kChecked.count(it.key()) && !kAnnotations.count(it.key())) {
         return fail(path, fmt::format("'enum'/'const' together with '{}' is not supported", it.key()));
@@ -649,7 +681,9 @@ class SchemaConverter {
     const Bounds bounds = bounds_of(s);
     std::vector<Expr> alts;
     for (const json& v : values) {
-      if (!types.empty() && std::none_of(types.begin(), types.end(), [&](const std::string& t) { return value_has_type(v, t); })) continue;
+      if (!types.empty() &&
+          std::none_of(types.begin(), types.end(), [&](const std::string& t) { return value_has_type(v, t); }))
+        continue;
       if (v.is_number()) {
         const double x = v.get<double>();
         if (bounds.lo && (x < bounds.lo->value || (bounds.lo->exclusive && x == bounds.lo->value))) continue;
@@ -660,12 +694,16 @@ class SchemaConverter {
         uint32_t cp;
         const std::string& str = v.get_ref<const std::string&>();
         while (pos < str.size() && decode_utf8(str, pos, cp)) ++length;
-        if (s.contains("minLength") && s["minLength"].is_number() && double(length) < s["minLength"].get<double>()) continue;
-        if (s.contains("maxLength") && s["maxLength"].is_number() && double(length) > s["maxLength"].get<double>()) continue;
+        if (s.contains("minLength") && s["minLength"].is_number() && double(length) < s["minLength"].get<double>())
+          continue;
+        if (s.contains("maxLength") && s["maxLength"].is_number() && double(length) > s["maxLength"].get<double>())
+          continue;
       }
       if (v.is_array()) {
-        if (s.contains("minItems") && s["minItems"].is_number() && double(v.size()) < s["minItems"].get<double>()) continue;
-        if (s.contains("maxItems") && s["maxItems"].is_number() && double(v.size()) > s["maxItems"].get<double>()) continue;
+        if (s.contains("minItems") && s["minItems"].is_number() && double(v.size()) < s["minItems"].get<double>())
+          continue;
+        if (s.contains("maxItems") && s["maxItems"].is_number() && double(v.size()) > s["maxItems"].get<double>())
+          continue;
       }
       alts.push_back(b_.literal(v.dump(-1, ' ', false, json::error_handler_t::replace)));
     }
@@ -695,14 +733,16 @@ class SchemaConverter {
       if (!s["required"].is_array()) return fail(path, "'required' must be an array");
       for (const json& r : s["required"]) {
         if (!r.is_string()) return fail(path, "'required' must list strings");
-        if (std::find(required.begin(), required.end(), r.get<std::string>()) == required.end()) required.push_back(r.get<std::string>());
+        if (std::find(required.begin(), required.end(), r.get<std::string>()) == required.end())
+          required.push_back(r.get<std::string>());
       }
     }
     // Extra properties: absent means none (a subset of the valid outputs); true or a schema allows them.
     std::optional<json> additional;
     if (s.contains("additionalProperties")) {
       const json& ap = s["additionalProperties"];
-      if (!ap.is_boolean() && !ap.is_object()) return fail(path, "'additionalProperties' must be a boolean or a schema");
+      if (!ap.is_boolean() && !ap.is_object())
+        return fail(path, "'additionalProperties' must be a boolean or a schema");
       if (!(ap.is_boolean() && !ap.get<bool>())) additional = ap;
     }
     struct Member {
@@ -713,7 +753,10 @@ class SchemaConverter {
     std::vector<Member> members;
     for (auto it = props.begin(); it != props.end(); ++it) {
       const bool req = std::find(required.begin(), required.end(), it.key()) != required.end();
-      members.push_back({it.key(), convert_schema(it.value(), fmt::format("{}/properties/{}", path, json_pointer_escape(it.key())), depth + 1), req});
+      members.push_back(
+          {it.key(),
+           convert_schema(it.value(), fmt::format("{}/properties/{}", path, json_pointer_escape(it.key())), depth + 1),
+           req});
     }
     for (const std::string& r : required) {
       if (props.contains(r)) continue;
@@ -725,11 +768,13 @@ class SchemaConverter {
       members.push_back({r, convert_schema(*additional, path + "/additionalProperties", depth + 1), true});
     }
     if (failed()) return b_.nothing();
-    const size_t num_required = size_t(std::count_if(members.begin(), members.end(), [](const Member& m) { return m.required; }));
+    const size_t num_required =
+        size_t(std::count_if(members.begin(), members.end(), [](const Member& m) { return m.required; }));
     if (s.contains("minProperties")) {
       const std::optional<uint64_t> min = count_keyword(s, "minProperties", path);
       if (!min) return b_.nothing();
-      if (*min > num_required) return fail(path, "'minProperties' above the number of required properties is not supported");
+      if (*min > num_required)
+        return fail(path, "'minProperties' above the number of required properties is not supported");
     }
     if (s.contains("maxProperties")) {
       const std::optional<uint64_t> max = count_keyword(s, "maxProperties", path);
@@ -848,10 +893,12 @@ class SchemaConverter {
       max = count_keyword(s, "maxItems", path);
       if (!max) return b_.nothing();
     }
-    if (s.contains("uniqueItems") && s["uniqueItems"].is_boolean() && s["uniqueItems"].get<bool>() && (!max || *max > 1)) {
+    if (s.contains("uniqueItems") && s["uniqueItems"].is_boolean() && s["uniqueItems"].get<bool>() &&
+        (!max || *max > 1)) {
       return fail(path, "'uniqueItems' is not supported (unless maxItems <= 1)");
     }
-    const Expr rest_item = rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1) : b_.nothing();
+    const Expr rest_item =
+        rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1) : b_.nothing();
     if (failed()) return b_.nothing();
     const uint64_t k = prefix.size();
     const uint64_t limit = max ? *max : ~uint64_t(0);
@@ -894,7 +941,8 @@ class SchemaConverter {
       } else {
         if (!s["format"].is_string()) return fail(path, "'format' must be a string");
         auto it = kFormats.find(s["format"].get<std::string>());
-        if (it == kFormats.end()) return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
+        if (it == kFormats.end())
+          return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
         regex = it->second;
       }
       Result<Expr> e = regex_to_expr(regex, RegexMode::kJsonStringSearch, b_);
@@ -934,7 +982,8 @@ class SchemaConverter {
     }
     const Bounds bounds = bounds_of(s);
     if (!bounds.lo && !bounds.hi) return b_.rule_ref(integer ? integer_rule() : number_rule());
-    Result<Expr> e = integer ? json_integer_in_range(b_, bounds.lo, bounds.hi) : json_number_in_range(b_, bounds.lo, bounds.hi);
+    Result<Expr> e =
+        integer ? json_integer_in_range(b_, bounds.lo, bounds.hi) : json_number_in_range(b_, bounds.lo, bounds.hi);
     if (!e.ok()) return fail(path, e.error());
     return *e;
   }

@@ -13,10 +13,11 @@
 // siblings (merged); string minLength, maxLength, pattern (regex_parser.h), format (date, time, date-time, uuid,
 // email, uri, ipv4, hostname); integer and number minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-04
 // boolean and draft-06+ numeric forms, decimal bounds included; see json_number_range.h); boolean schemas.
-// Properties are generated in `properties` order (as written in the text; see the ordered_json overload); optional ones may be left out. Whitespace: none inside the
-// document's first and last bytes; between tokens at most one space, or one newline and up to max_indent spaces or
-// tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 15 integer digits, 16 fraction digits and
-// a 2-digit exponent (every such number fits a double); bounded ones: see json_number_range.h.
+// Properties are generated in `properties` order (as written in the text; see the ordered_json overload); optional ones
+// may be left out. Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
+// one newline and up to max_indent spaces or tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 15
+// integer digits, 16 fraction digits and a 2-digit exponent (every such number fits a double); bounded ones: see
+// json_number_range.h.
 #pragma once
 
 #include <pagoda/status.h>

@@ -44,16 +44,19 @@ GrammarBuilder::Expr json_string_any_char(GrammarBuilder& b) {
   for (const char c : std::string("01234567")) low3.set(uint8_t(c));
   const auto h = [&] { return b.byte_set(hex); };
   // \uXXXX outside D800-DFFF: first digit not D, or D followed by 0-7.
-  const auto non_surrogate = b.choice({b.sequence({b.byte_set(hex_no_d), h(), h(), h()}),
-                                       b.sequence({b.byte_set(std::bitset<256>().set('d').set('D')), b.byte_set(low3), h(), h()})});
+  const auto non_surrogate =
+      b.choice({b.sequence({b.byte_set(hex_no_d), h(), h(), h()}),
+                b.sequence({b.byte_set(std::bitset<256>().set('d').set('D')), b.byte_set(low3), h(), h()})});
   const auto d = b.byte_set(std::bitset<256>().set('d').set('D'));
-  const auto pair = b.sequence({d, b.byte_set(hi_surrogate_2), h(), h(), b.literal("\\u"),
-                                b.byte_set(std::bitset<256>().set('d').set('D')), b.byte_set(lo_surrogate_2), h(), h()});
+  const auto pair =
+      b.sequence({d, b.byte_set(hi_surrogate_2), h(), h(), b.literal("\\u"),
+                  b.byte_set(std::bitset<256>().set('d').set('D')), b.byte_set(lo_surrogate_2), h(), h()});
   std::bitset<256> short_escapes;
   for (const char c : std::string("\"\\/bfnrt")) short_escapes.set(uint8_t(c));
-  return b.choice({b.code_points(raw),
-                   b.sequence({b.literal("\\"), b.choice({b.byte_set(short_escapes),
-                                                          b.sequence({b.literal("u"), b.choice({non_surrogate, pair})})})})});
+  return b.choice(
+      {b.code_points(raw),
+       b.sequence({b.literal("\\"), b.choice({b.byte_set(short_escapes),
+                                              b.sequence({b.literal("u"), b.choice({non_surrogate, pair})})})})});
 }
 
 }  // namespace pagoda::grammar

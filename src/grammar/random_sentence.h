@@ -14,9 +14,9 @@
 namespace pagoda::grammar {
 
 struct RandomSentenceOptions {
-  uint64_t soft_max_bytes = 64;   // past this, head for the end
-  uint64_t hard_max_bytes = 4096; // give up (nullopt) past this
-  double stop_probability = 0.2;  // at a point where the sentence may end, end with this probability
+  uint64_t soft_max_bytes = 64;    // past this, head for the end
+  uint64_t hard_max_bytes = 4096;  // give up (nullopt) past this
+  double stop_probability = 0.2;   // at a point where the sentence may end, end with this probability
 };
 
 // `grammar` must be compiled over TokenVocabulary::bytes(). nullopt when the sentence could not be finished within

@@ -122,7 +122,8 @@ class RegexParser {
       auto number = [&](uint64_t& v) {
         const size_t start = i;
         v = 0;
-        while (i < p_.size() && p_[i] >= '0' && p_[i] <= '9') v = std::min<uint64_t>(v * 10 + uint64_t(p_[i++] - '0'), 1ull << 40);
+        while (i < p_.size() && p_[i] >= '0' && p_[i] <= '9')
+          v = std::min<uint64_t>(v * 10 + uint64_t(p_[i++] - '0'), 1ull << 40);
         return i > start;
       };
       uint64_t n = 0, m = 0;
@@ -147,8 +148,7 @@ class RegexParser {
       return atom;
     }
     if (peek() == '?') ++pos_;  // lazy: the same language
-    if (peek() == '*' || peek() == '+' || peek() == '?' ||
-        (peek() == '{' && peek(1) >= '0' && peek(1) <= '9')) {
+    if (peek() == '*' || peek() == '+' || peek() == '?' || (peek() == '{' && peek(1) >= '0' && peek(1) <= '9')) {
       fail("nothing to repeat (a quantifier after a quantifier)");
       return atom;
     }
@@ -245,8 +245,10 @@ class RegexParser {
     v = 0;
     for (size_t i = 0; i < count; ++i) {
       const char h = start + i < p_.size() ? p_[start + i] : '\0';
-      const int32_t d = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                                                       : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+      const int32_t d = (h >= '0' && h <= '9')   ? h - '0'
+                        : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                        : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                                 : -1;
       if (d < 0) return false;
       v = v * 16 + uint32_t(d);
     }

@@ -21,8 +21,8 @@ struct StackTop {
 
 struct StackSet {
   std::vector<StackTop> tops;
-  bool can_end = false;  // some stack returned below the root: the bytes so far are a complete sentence
-  bool escaped = false;  // some stack returned into kUnknownBottom (mask cache building)...
+  bool can_end = false;                 // some stack returned below the root: the bytes so far are a complete sentence
+  bool escaped = false;                 // some stack returned into kUnknownBottom (mask cache building)...
   std::vector<uint32_t> escaped_rules;  // ...from the frames of these rules
   bool dead() const { return tops.empty() && !can_end && !escaped; }
   void clear() {

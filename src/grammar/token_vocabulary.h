@@ -23,10 +23,10 @@ class Tokenizer;
 namespace pagoda::grammar {
 
 struct TrieNode {
-  uint8_t byte;            // the byte on the edge from the parent
-  uint16_t depth;          // 1 for the children of the (implicit) root
-  uint32_t subtree_end;    // index of the first node after this node's subtree
-  uint32_t tokens_begin;   // sorted index of the first token in this subtree
+  uint8_t byte;              // the byte on the edge from the parent
+  uint16_t depth;            // 1 for the children of the (implicit) root
+  uint32_t subtree_end;      // index of the first node after this node's subtree
+  uint32_t tokens_begin;     // sorted index of the first token in this subtree
   uint32_t num_tokens_here;  // tokens whose bytes end exactly here: sorted indices [tokens_begin, +num)
 };
 

@@ -23,9 +23,11 @@ std::vector<std::string> output_lines(const std::string& text) {
 
 TEST(CliGrammar, SamplesObeyTheSchema) {
   TempDir dir;
-  write_file(dir.path() + "/schema.json",
-             R"({"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":99},"tag":{"enum":["a","b"]}},"required":["id","tag"],"additionalProperties":false})");
-  const ProcessResult r = run_pagoda({"grammar", "--json-schema", dir.path() + "/schema.json", "--samples", "5", "--seed", "3"});
+  write_file(
+      dir.path() + "/schema.json",
+      R"({"type":"object","properties":{"id":{"type":"integer","minimum":1,"maximum":99},"tag":{"enum":["a","b"]}},"required":["id","tag"],"additionalProperties":false})");
+  const ProcessResult r =
+      run_pagoda({"grammar", "--json-schema", dir.path() + "/schema.json", "--samples", "5", "--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> lines = output_lines(r.out);
   ASSERT_EQ(lines.size(), 5u);
@@ -51,12 +53,12 @@ TEST(CliGrammar, UnsupportedSchemaIsAnErrorNamingIt) {
 
 TEST(CliGrammar, JsonLinesProtocol) {
   TempDir dir;
-  write_file(dir.path() + "/requests.jsonl",
-             R"({"kind":"regex","text":"[0-9]{2}","samples":2,"texts":["12","1x"]})"
-             "\n"
-             R"({"kind":"gbnf","text":"root ::= \"a\" (","samples":1})"
-             "\n");
-  const std::string out = run_command(std::string(PAGODA_TEST_BINARY) + " grammar --jsonl < " + dir.path() + "/requests.jsonl");
+  write_file(dir.path() + "/requests.jsonl", R"({"kind":"regex","text":"[0-9]{2}","samples":2,"texts":["12","1x"]})"
+                                             "\n"
+                                             R"({"kind":"gbnf","text":"root ::= \"a\" (","samples":1})"
+                                             "\n");
+  const std::string out =
+      run_command(std::string(PAGODA_TEST_BINARY) + " grammar --jsonl < " + dir.path() + "/requests.jsonl");
   const std::vector<std::string> lines = output_lines(out);
   ASSERT_EQ(lines.size(), 2u) << out;
   const nlohmann::json first = nlohmann::json::parse(lines[0]);
@@ -74,7 +76,8 @@ TEST(CliGrammar, JsonSchemaTestSuiteOutputsValidateWithAjv) {
       << "the JSON Schema Test Suite npm packages are missing: scripts/install-deps.sh --test installs them (npm ci in "
       << dir << ")";
   TempDir out;
-  const ProcessResult r = run_program({"node", dir + "/run_suite.mjs", PAGODA_TEST_BINARY, out.path() + "/summary.json"});
+  const ProcessResult r =
+      run_program({"node", dir + "/run_suite.mjs", PAGODA_TEST_BINARY, out.path() + "/summary.json"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json summary = nlohmann::json::parse(read_file(out.path() + "/summary.json"));
   EXPECT_EQ(summary["failures"].size(), 0u) << summary["failures"].dump(2);

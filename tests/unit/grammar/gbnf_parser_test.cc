@@ -154,8 +154,7 @@ TEST(GbnfParser, Errors) {
   EXPECT_NE(gbnf_error("root ::= \"a\"\nroot ::= \"b\"").find("defined twice"), std::string::npos);
   EXPECT_NE(gbnf_error(R"(root ::= <[1000]>)").find("token references"), std::string::npos);
   EXPECT_NE(gbnf_error(R"gbnf(root ::= "a" ) "b")gbnf").find("line 1, column 14"), std::string::npos);
-  EXPECT_NE(gbnf_error("root ::= expr\nexpr ::= expr \"+\" \"1\" | \"1\"").find("left recursion"),
-            std::string::npos);
+  EXPECT_NE(gbnf_error("root ::= expr\nexpr ::= expr \"+\" \"1\" | \"1\"").find("left recursion"), std::string::npos);
   EXPECT_NE(gbnf_error("root ::= x? root \"a\" | \"b\"\nx ::= \"c\"").find("left recursion"), std::string::npos);
   EXPECT_NE(gbnf_error(R"(root ::= "a" root)").find("matches no string"), std::string::npos);
   EXPECT_NE(gbnf_error(R"(root ::= [^\x00-\U0010FFFF])").find("matches no string"), std::string::npos);

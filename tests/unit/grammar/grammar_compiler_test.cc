@@ -22,7 +22,9 @@ GrammarSpec spec(GrammarSpec::Kind kind, std::string text) {
 
 TEST(GrammarCompiler, EachKind) {
   GrammarCompiler compiler(TokenVocabulary::bytes());
-  auto schema = compiler.compile(spec(GrammarSpec::Kind::kJsonSchema, R"({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"integer"}},"required":["b","a"]})"));
+  auto schema = compiler.compile(
+      spec(GrammarSpec::Kind::kJsonSchema,
+           R"({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"integer"}},"required":["b","a"]})"));
   ASSERT_TRUE(schema.ok()) << schema.error();
   EXPECT_TRUE(testing::matches(*schema, R"({"b":1,"a":2})"));  // the text's property order is kept
   EXPECT_FALSE(testing::matches(*schema, R"({"a":2,"b":1})"));
@@ -80,7 +82,8 @@ TEST(GrammarCompiler, CachesByCacheKeyWithLruEviction) {
 
 TEST(GrammarCompiler, OneGrammarServesMatchersOnSeveralThreads) {
   GrammarCompiler compiler(TokenVocabulary::bytes());
-  auto g = compiler.compile(spec(GrammarSpec::Kind::kJsonSchema, R"({"type":"array","items":{"type":"string"}})")).value();
+  auto g =
+      compiler.compile(spec(GrammarSpec::Kind::kJsonSchema, R"({"type":"array","items":{"type":"string"}})")).value();
   const std::string text = R"(["alpha", "beta", "gamma"])";
   std::vector<std::thread> threads;
   std::vector<int> ok(4, 0);

@@ -25,10 +25,16 @@ std::string mutate(std::string s, std::mt19937_64& rng, const std::string& alpha
     const size_t pos = s.empty() ? 0 : std::uniform_int_distribution<size_t>(0, s.size() - 1)(rng);
     const char c = alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
     switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
-      case 0: if (!s.empty()) s[pos] = c; break;
+      case 0:
+        if (!s.empty()) s[pos] = c;
+        break;
       case 1: s.insert(pos, 1, c); break;
-      case 2: if (!s.empty()) s.erase(pos, 1); break;
-      default: if (!s.empty()) s.insert(pos, s.substr(pos, std::uniform_int_distribution<size_t>(1, 8)(rng))); break;
+      case 2:
+        if (!s.empty()) s.erase(pos, 1);
+        break;
+      default:
+        if (!s.empty()) s.insert(pos, s.substr(pos, std::uniform_int_distribution<size_t>(1, 8)(rng)));
+        break;
     }
   }
   return s;
@@ -54,8 +60,10 @@ void walk(Grammar g, std::mt19937_64& rng) {
     }
     ASSERT_FALSE(ids.empty());
     const TokenId id = ids[std::uniform_int_distribution<size_t>(0, ids.size() - 1)(rng)];
-    if (m.num_stacks() < kMaxStacks) ASSERT_TRUE(m.accept_token(id));
-    else if (!m.accept_token(id)) break;
+    if (m.num_stacks() < kMaxStacks)
+      ASSERT_TRUE(m.accept_token(id));
+    else if (!m.accept_token(id))
+      break;
   }
   m.rollback(std::min(2, m.num_rollback_tokens()));
 }
@@ -64,13 +72,15 @@ TEST(GrammarFuzz, Gbnf) {
   std::mt19937_64 rng(101);
   const std::vector<std::string> seeds = {
       "root ::= \"a\" | b\nb ::= [a-z]+ \"x\"?",
-      "root ::= (\"{\" ws (str \":\" ws val)* \"}\")\nval ::= str | [0-9]+ | root\nstr ::= \"\\\"\" [^\"\\\\]* \"\\\"\"\nws ::= [ \\t\\n]{0,3}",
+      "root ::= (\"{\" ws (str \":\" ws val)* \"}\")\nval ::= str | [0-9]+ | root\nstr ::= \"\\\"\" [^\"\\\\]* "
+      "\"\\\"\"\nws ::= [ \\t\\n]{0,3}",
       "root ::= x{2,5} y*\nx ::= \"ab\" | [\\x00-\\U0010FFFF]\ny ::= ( \"(\" root \")\" )?",
       "# comment\nroot ::= [^\\n]+ \"\\n\" # tail\n"};
   const std::string alphabet = "root::=\"ab|()[]^-*+?{}0123456789,.#\\ \n\txyuU";
   int32_t num_ok = 0;
   for (int i = 0; i < 1500; ++i) {
-    const std::string text = i % 3 == 0 ? random_text(rng, alphabet, 40) : mutate(seeds[size_t(i) % seeds.size()], rng, alphabet);
+    const std::string text =
+        i % 3 == 0 ? random_text(rng, alphabet, 40) : mutate(seeds[size_t(i) % seeds.size()], rng, alphabet);
     Result<Grammar> g = parse_gbnf(text, kFuzzLimits);
     if (g.ok()) {
       ++num_ok;
@@ -89,7 +99,8 @@ TEST(GrammarFuzz, Regex) {
   const std::string alphabet = "ab()[]{}|^$*+?.,-\\dwsSuxk0123456789<>=!:P";
   int32_t num_ok = 0;
   for (int i = 0; i < 1500; ++i) {
-    const std::string pattern = i % 3 == 0 ? random_text(rng, alphabet, 24) : mutate(seeds[size_t(i) % seeds.size()], rng, alphabet);
+    const std::string pattern =
+        i % 3 == 0 ? random_text(rng, alphabet, 24) : mutate(seeds[size_t(i) % seeds.size()], rng, alphabet);
     Result<Grammar> g = parse_regex(pattern, kFuzzLimits);
     if (g.ok()) {
       ++num_ok;

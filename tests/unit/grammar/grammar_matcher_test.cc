@@ -95,8 +95,8 @@ int32_t check_random_walks(const std::shared_ptr<const CompiledGrammar>& g, uint
       for (TokenId id = 0; id < vocab.vocab_size(); ++id) {
         const bool got = mask[size_t(id) >> 5] & (1u << (id & 31));
         const bool want = expected[size_t(id) >> 5] & (1u << (id & 31));
-        EXPECT_EQ(got, want) << "walk " << w << " step " << step << " token " << id << " '"
-                             << vocab.token_bytes(id) << "' after " << ::testing::PrintToString(text);
+        EXPECT_EQ(got, want) << "walk " << w << " step " << step << " token " << id << " '" << vocab.token_bytes(id)
+                             << "' after " << ::testing::PrintToString(text);
       }
       for (const TokenId stop : vocab.stop_ids()) {
         EXPECT_EQ(bool(mask[size_t(stop) >> 5] & (1u << (stop & 31))), m.can_end());

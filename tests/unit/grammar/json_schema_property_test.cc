@@ -38,9 +38,17 @@ class SchemaGenerator {
       case 0: {
         json s = {{"type", "string"}};
         switch (pick(4)) {
-          case 0: s["maxLength"] = pick(4) + 1; s["minLength"] = pick(2); break;
-          case 1: s["pattern"] = std::vector<std::string>{"^[a-c]+$", "^x\\d{2}$", "b", "^(yes|no)$"}[size_t(pick(4))]; break;
-          case 2: s["format"] = std::vector<std::string>{"date", "time", "date-time", "uuid", "email", "ipv4"}[size_t(pick(6))]; break;
+          case 0:
+            s["maxLength"] = pick(4) + 1;
+            s["minLength"] = pick(2);
+            break;
+          case 1:
+            s["pattern"] = std::vector<std::string>{"^[a-c]+$", "^x\\d{2}$", "b", "^(yes|no)$"}[size_t(pick(4))];
+            break;
+          case 2:
+            s["format"] =
+                std::vector<std::string>{"date", "time", "date-time", "uuid", "email", "ipv4"}[size_t(pick(6))];
+            break;
           default: break;
         }
         return s;
@@ -95,9 +103,11 @@ class SchemaGenerator {
       default: {
         // A recursive definition: a linked list of the node type.
         const std::string name = "d" + std::to_string(defs_.size());
-        defs_[name] = {{"type", "object"},
-                       {"properties", {{"v", node(depth + 1)}, {"next", {{"anyOf", {{{"$ref", "#/$defs/" + name}}, {{"type", "null"}}}}}}}},
-                       {"required", {"next"}}};
+        defs_[name] = {
+            {"type", "object"},
+            {"properties",
+             {{"v", node(depth + 1)}, {"next", {{"anyOf", {{{"$ref", "#/$defs/" + name}}, {{"type", "null"}}}}}}}},
+            {"required", {"next"}}};
         return {{"$ref", "#/$defs/" + name}};
       }
     }
@@ -108,12 +118,13 @@ class SchemaGenerator {
 };
 
 std::shared_ptr<const TokenVocabulary> json_vocab() {
-  std::vector<std::string> pieces = {"{", "}", "[", "]", ",", ":", "\"", " ", "\n", "  ", "\\", "\\\"", "\\n", "\\u00e9",
-                                     "{\"", "\":", "\",", "\"}", "\"]", "},", "],", ", ", ": ", "\": ", "\", \"",
-                                     "true", "false", "null", "tr", "ue", "nu", "ll", "-", ".", "e", "E", "+", "0", "1",
-                                     "2", "5", "9", "12", "00", "3.", "-1", "a", "b", "c", "x", "y", "z", "ab", "abc",
-                                     "yes", "no", "red", "green", "on", "off", "é", "\xC3", "\xA9", "q", "k", "v",
-                                     "next", "d", "T", "Z", "@", "-0", "20", "02", ":3", "a@", "b.c", "é\\\"\\\\"};
+  std::vector<std::string> pieces = {
+      "{",       "}",    "[",   "]",   ",",   ":",     "\"", " ",   "\n", "  ",   "\\",   "\\\"",   "\\n",
+      "\\u00e9", "{\"",  "\":", "\",", "\"}", "\"]",   "},", "],",  ", ", ": ",   "\": ", "\", \"", "true",
+      "false",   "null", "tr",  "ue",  "nu",  "ll",    "-",  ".",   "e",  "E",    "+",    "0",      "1",
+      "2",       "5",    "9",   "12",  "00",  "3.",    "-1", "a",   "b",  "c",    "x",    "y",      "z",
+      "ab",      "abc",  "yes", "no",  "red", "green", "on", "off", "é",  "\xC3", "\xA9", "q",      "k",
+      "v",       "next", "d",   "T",   "Z",   "@",     "-0", "20",  "02", ":3",   "a@",   "b.c",    "é\\\"\\\\"};
   for (int b = 0x20; b < 0x7F; ++b) pieces.push_back(std::string(1, char(b)));
   pieces.push_back("");  // a control token
   pieces.push_back("");  // the stop token

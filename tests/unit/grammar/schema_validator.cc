@@ -87,14 +87,17 @@ class Validator {
     }
     if (s.contains("type")) {
       std::vector<std::string> types;
-      if (s["type"].is_string()) types.push_back(s["type"]);
-      else for (const json& t : s["type"]) types.push_back(t);
+      if (s["type"].is_string())
+        types.push_back(s["type"]);
+      else
+        for (const json& t : s["type"]) types.push_back(t);
       bool ok = false;
       for (const std::string& t : types) ok = ok || has_type(x, t);
       if (!ok) return "wrong type: " + x.dump();
     }
     if (s.contains("const") && s["const"] != x) return "not the const: " + x.dump();
-    if (s.contains("enum") && std::find(s["enum"].begin(), s["enum"].end(), x) == s["enum"].end()) return "not in enum: " + x.dump();
+    if (s.contains("enum") && std::find(s["enum"].begin(), s["enum"].end(), x) == s["enum"].end())
+      return "not in enum: " + x.dump();
     if (s.contains("allOf")) {
       for (const json& sub : s["allOf"]) {
         if (std::string e = check(sub, x, depth + 1); !e.empty()) return "allOf: " + e;
@@ -112,12 +115,20 @@ class Validator {
     }
     if (x.is_number()) {
       const double v = x.get<double>();
-      const bool d4min = s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_boolean() && s["exclusiveMinimum"].get<bool>();
-      const bool d4max = s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_boolean() && s["exclusiveMaximum"].get<bool>();
-      if (s.contains("minimum") && (d4min ? v <= s["minimum"].get<double>() : v < s["minimum"].get<double>())) return "below minimum: " + x.dump();
-      if (s.contains("maximum") && (d4max ? v >= s["maximum"].get<double>() : v > s["maximum"].get<double>())) return "above maximum: " + x.dump();
-      if (s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_number() && v <= s["exclusiveMinimum"].get<double>()) return "not above exclusiveMinimum: " + x.dump();
-      if (s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_number() && v >= s["exclusiveMaximum"].get<double>()) return "not below exclusiveMaximum: " + x.dump();
+      const bool d4min =
+          s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_boolean() && s["exclusiveMinimum"].get<bool>();
+      const bool d4max =
+          s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_boolean() && s["exclusiveMaximum"].get<bool>();
+      if (s.contains("minimum") && (d4min ? v <= s["minimum"].get<double>() : v < s["minimum"].get<double>()))
+        return "below minimum: " + x.dump();
+      if (s.contains("maximum") && (d4max ? v >= s["maximum"].get<double>() : v > s["maximum"].get<double>()))
+        return "above maximum: " + x.dump();
+      if (s.contains("exclusiveMinimum") && s["exclusiveMinimum"].is_number() &&
+          v <= s["exclusiveMinimum"].get<double>())
+        return "not above exclusiveMinimum: " + x.dump();
+      if (s.contains("exclusiveMaximum") && s["exclusiveMaximum"].is_number() &&
+          v >= s["exclusiveMaximum"].get<double>())
+        return "not below exclusiveMaximum: " + x.dump();
     }
     if (x.is_string()) {
       const std::wstring w = wide(x.get<std::string>());
@@ -125,7 +136,8 @@ class Validator {
       if (s.contains("maxLength") && w.size() > s["maxLength"].get<size_t>()) return "too long: " + x.dump();
       if (s.contains("pattern")) {
         const std::string p = s["pattern"];
-        if (!std::regex_search(w, std::wregex(wide(p), std::regex::ECMAScript))) return "pattern " + p + " fails on " + x.dump();
+        if (!std::regex_search(w, std::wregex(wide(p), std::regex::ECMAScript)))
+          return "pattern " + p + " fails on " + x.dump();
       }
       if (s.contains("format")) {
         if (std::string e = check_format(s["format"], x.get<std::string>()); !e.empty()) return e;
@@ -135,16 +147,19 @@ class Validator {
       if (s.contains("minItems") && x.size() < s["minItems"].get<size_t>()) return "too few items: " + x.dump();
       if (s.contains("maxItems") && x.size() > s["maxItems"].get<size_t>()) return "too many items: " + x.dump();
       size_t num_prefix = 0;
-      const json* prefix = s.contains("prefixItems") ? &s["prefixItems"] : (s.contains("items") && s["items"].is_array()) ? &s["items"] : nullptr;
+      const json* prefix = s.contains("prefixItems")                        ? &s["prefixItems"]
+                           : (s.contains("items") && s["items"].is_array()) ? &s["items"]
+                                                                            : nullptr;
       if (prefix) {
         num_prefix = prefix->size();
         for (size_t i = 0; i < x.size() && i < num_prefix; ++i) {
-          if (std::string e = check((*prefix)[i], x[i], depth + 1); !e.empty()) return "item " + std::to_string(i) + ": " + e;
+          if (std::string e = check((*prefix)[i], x[i], depth + 1); !e.empty())
+            return "item " + std::to_string(i) + ": " + e;
         }
       }
       const json* rest = s.contains("prefixItems") ? (s.contains("items") ? &s["items"] : nullptr)
-                         : prefix ? (s.contains("additionalItems") ? &s["additionalItems"] : nullptr)
-                         : (s.contains("items") ? &s["items"] : nullptr);
+                         : prefix                  ? (s.contains("additionalItems") ? &s["additionalItems"] : nullptr)
+                                                   : (s.contains("items") ? &s["items"] : nullptr);
       for (size_t i = num_prefix; rest && i < x.size(); ++i) {
         if (std::string e = check(*rest, x[i], depth + 1); !e.empty()) return "item " + std::to_string(i) + ": " + e;
       }
@@ -158,9 +173,11 @@ class Validator {
       const json props = s.value("properties", json::object());
       for (auto it = x.begin(); it != x.end(); ++it) {
         if (props.contains(it.key())) {
-          if (std::string e = check(props[it.key()], it.value(), depth + 1); !e.empty()) return "property " + it.key() + ": " + e;
+          if (std::string e = check(props[it.key()], it.value(), depth + 1); !e.empty())
+            return "property " + it.key() + ": " + e;
         } else if (s.contains("additionalProperties")) {
-          if (std::string e = check(s["additionalProperties"], it.value(), depth + 1); !e.empty()) return "additional property " + it.key() + ": " + e;
+          if (std::string e = check(s["additionalProperties"], it.value(), depth + 1); !e.empty())
+            return "additional property " + it.key() + ": " + e;
         }
       }
     }
@@ -172,7 +189,8 @@ class Validator {
     if (t == "object") return x.is_object();
     if (t == "array") return x.is_array();
     if (t == "string") return x.is_string();
-    if (t == "integer") return x.is_number_integer() || (x.is_number_float() && std::floor(x.get<double>()) == x.get<double>());
+    if (t == "integer")
+      return x.is_number_integer() || (x.is_number_float() && std::floor(x.get<double>()) == x.get<double>());
     if (t == "number") return x.is_number();
     if (t == "boolean") return x.is_boolean();
     if (t == "null") return x.is_null();
