@@ -4,6 +4,7 @@
 #include "grammar/state_token_mask.h"
 
 #include <algorithm>
+#include <array>
 
 #include "grammar/stack_set.h"
 
@@ -59,6 +60,22 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
   stepper.start(state, bottom_of(grammar.states[state].rule_id), ctx[0]);
   if (ctx[0].escaped) add_callers(ctx[0].escaped_rules, ext[0]);
 
+  // Per state, the bytes that lead back to it (a loop such as free string content), computed when first needed.
+  std::vector<std::array<uint64_t, 4>> loop_bytes;
+  std::vector<uint32_t> loop_state;
+  auto loops_on = [&](uint32_t s) -> const std::array<uint64_t, 4>& {
+    for (size_t k = 0; k < loop_state.size(); ++k) {
+      if (loop_state[k] == s) return loop_bytes[k];
+    }
+    std::array<uint64_t, 4> bytes{0, 0, 0, 0};
+    for (uint32_t b = 0; b < 256; ++b) {
+      if (grammar.next_state(s, uint8_t(b)) == s) bytes[b >> 6] |= uint64_t(1) << (b & 63);
+    }
+    loop_state.push_back(s);
+    loop_bytes.push_back(bytes);
+    return loop_bytes.back();
+  };
+
   std::vector<int32_t> accepted_sorted;
   StateTokenMask out;
   for (uint32_t i = 0; i < trie.size();) {
@@ -76,6 +93,19 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     if (!inside && !outside) {
       i = node.subtree_end;
       continue;
+    }
+    // A stack inside the rule whose state loops on every byte below this node accepts the whole subtree.
+    if (ctx[d].tops.size() == 1 && node.subtree_end > i + 1) {
+      const std::array<uint64_t, 4>& below = vocab.subtree_bytes(i);
+      const std::array<uint64_t, 4>& loop = loops_on(ctx[d].tops[0].state);
+      if ((below[0] & ~loop[0]) == 0 && (below[1] & ~loop[1]) == 0 && (below[2] & ~loop[2]) == 0 &&
+          (below[3] & ~loop[3]) == 0) {
+        for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
+          accepted_sorted.push_back(int32_t(k));
+        }
+        i = node.subtree_end;
+        continue;
+      }
     }
     for (uint32_t k = 0; k < node.num_tokens_here; ++k) {
       (inside ? accepted_sorted : out.uncertain).push_back(int32_t(node.tokens_begin + k));

@@ -58,6 +58,14 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vect
     trie_[open.back()].subtree_end = uint32_t(trie_.size());
     open.pop_back();
   }
+  // Children come after their parent in preorder: one backward pass folds each node into its parent's set.
+  subtree_bytes_.assign(trie_.size(), {0, 0, 0, 0});
+  for (uint32_t i = uint32_t(trie_.size()); i-- > 0;) {
+    for (uint32_t c = i + 1; c < trie_[i].subtree_end; c = trie_[c].subtree_end) {
+      for (int32_t w = 0; w < 4; ++w) subtree_bytes_[i][size_t(w)] |= subtree_bytes_[c][size_t(w)];
+      subtree_bytes_[i][trie_[c].byte >> 6] |= uint64_t(1) << (trie_[c].byte & 63);
+    }
+  }
 }
 
 std::shared_ptr<const TokenVocabulary> TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {

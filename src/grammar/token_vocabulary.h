@@ -7,6 +7,7 @@
 // bytes: never allowed under a grammar).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -58,6 +59,9 @@ class TokenVocabulary {
     return node_idx < trie_.size() ? trie_[node_idx].tokens_begin : uint32_t(sorted_ids_.size());
   }
   const std::vector<TrieNode>& trie() const { return trie_; }
+  // The bytes on the edges below `node_idx` (its descendants' bytes, not its own), as 4 x 64 bits: a state that loops
+  // on all of them accepts every token of the subtree without walking it.
+  const std::array<uint64_t, 4>& subtree_bytes(uint32_t node_idx) const { return subtree_bytes_[node_idx]; }
   int32_t max_token_bytes() const { return max_token_bytes_; }
 
  private:
@@ -67,6 +71,7 @@ class TokenVocabulary {
   std::vector<TokenId> stop_ids_;
   std::vector<TokenId> sorted_ids_;
   std::vector<TrieNode> trie_;
+  std::vector<std::array<uint64_t, 4>> subtree_bytes_;  // [trie nodes]
   int32_t max_token_bytes_ = 0;
 };
 
