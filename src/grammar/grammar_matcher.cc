@@ -28,14 +28,18 @@ GrammarMatcher::GrammarMatcher(const GrammarMatcher& other)
 
 GrammarMatcher& GrammarMatcher::operator=(const GrammarMatcher& other) {
   if (this != &other) {
-    GrammarMatcher copy(other);
-    *this = std::move(copy);
+    grammar_ = other.grammar_;
+    max_rollback_tokens_ = other.max_rollback_tokens_;
+    pool_ = other.pool_;
+    history_ = other.history_;
+    gc_threshold_ = other.gc_threshold_;
+    stepper_.bind(grammar_->grammar(), pool_);
   }
   return *this;
 }
 
 GrammarMatcher::GrammarMatcher(GrammarMatcher&& other) noexcept
-    : grammar_(std::move(other.grammar_)),
+    : grammar_(other.grammar_),
       max_rollback_tokens_(other.max_rollback_tokens_),
       pool_(std::move(other.pool_)),
       stepper_(grammar_->grammar(), pool_),
@@ -44,8 +48,12 @@ GrammarMatcher::GrammarMatcher(GrammarMatcher&& other) noexcept
 
 GrammarMatcher& GrammarMatcher::operator=(GrammarMatcher&& other) noexcept {
   if (this != &other) {
-    this->~GrammarMatcher();
-    new (this) GrammarMatcher(std::move(other));
+    grammar_ = other.grammar_;
+    max_rollback_tokens_ = other.max_rollback_tokens_;
+    pool_ = std::move(other.pool_);
+    history_ = std::move(other.history_);
+    gc_threshold_ = other.gc_threshold_;
+    stepper_.bind(grammar_->grammar(), pool_);
   }
   return *this;
 }

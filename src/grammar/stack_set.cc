@@ -68,7 +68,7 @@ void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
       work_.clear();
       break;
     }
-    const GrammarState& st = g_.states[top.state];
+    const GrammarState& st = g_->states[top.state];
     if (st.has_byte_edges() && out.tops.size() < kMaxStacks) out.tops.push_back(top);
     if (st.accepting) {
       if (top.parent == kRootBottom) {
@@ -79,14 +79,14 @@ void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
           out.escaped_rules.push_back(st.rule_id);
         }
       } else {
-        const StackFrame f = pool_[top.parent];
+        const StackFrame f = (*pool_)[top.parent];
         work_.push_back({f.state, f.parent});
       }
     }
     for (uint32_t i = st.rule_edges_begin; i < st.rule_edges_end; ++i) {
-      const RuleEdge e = g_.rule_edges[i];
-      const uint32_t ret = pool_.intern(e.target, top.parent);
-      work_.push_back({g_.rules[e.rule_id].start_state, ret});
+      const RuleEdge e = g_->rule_edges[i];
+      const uint32_t ret = pool_->intern(e.target, top.parent);
+      work_.push_back({g_->rules[e.rule_id].start_state, ret});
     }
   }
 }
@@ -103,9 +103,9 @@ void StackStepper::step(const StackSet& in, uint8_t byte, StackSet& out) {
   if (in.tops.size() == 1) {
     // One stack (the common case): a target that only consumes bytes needs no expansion or duplicate check.
     const StackTop top = in.tops[0];
-    const uint32_t next = g_.next_state(top.state, byte);
+    const uint32_t next = g_->next_state(top.state, byte);
     if (next == kNoState) return;
-    const GrammarState& st = g_.states[next];
+    const GrammarState& st = g_->states[next];
     if (!st.accepting && !st.has_rule_edges()) {
       out.tops.push_back({next, top.parent});
       return;
@@ -116,7 +116,7 @@ void StackStepper::step(const StackSet& in, uint8_t byte, StackSet& out) {
   }
   clear_seen();
   for (const StackTop& top : in.tops) {
-    const uint32_t next = g_.next_state(top.state, byte);
+    const uint32_t next = g_->next_state(top.state, byte);
     if (next != kNoState) expand(next, top.parent, out);
   }
 }

@@ -2,7 +2,7 @@
 // set of stacks the bytes so far may have led to (the grammar may be ambiguous); each is kept as its top state
 // and the pool frame below it, and only stacks whose top can consume a byte are kept (calls and returns that
 // consume nothing are applied eagerly by expand). StackStepper owns scratch memory only; the grammar and the
-// pool are borrowed.
+// pool are borrowed (bind re-points them).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,12 @@ inline constexpr size_t kMaxExpansionWork = 1u << 14;
 
 class StackStepper {
  public:
-  StackStepper(const Grammar& grammar, StackPool& pool) : g_(grammar), pool_(pool) {}
+  StackStepper(const Grammar& grammar, StackPool& pool) : g_(&grammar), pool_(&pool) {}
+  // Points the stepper at another grammar and pool (their owner was copied or moved).
+  void bind(const Grammar& grammar, StackPool& pool) {
+    g_ = &grammar;
+    pool_ = &pool;
+  }
 
   // The configuration of a fresh stack: `state` on top of `parent`, expanded.
   void start(uint32_t state, uint32_t parent, StackSet& out);
@@ -53,8 +58,8 @@ class StackStepper {
   bool insert_seen(uint64_t key);
   void clear_seen();
 
-  const Grammar& g_;
-  StackPool& pool_;
+  const Grammar* g_;
+  StackPool* pool_;
   std::vector<StackTop> work_;
   // Stacks expanded during this move (cycles of nullable calls and duplicates stop here): a short list, or a
   // hash set once it grows.
