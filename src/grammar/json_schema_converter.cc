@@ -758,14 +758,19 @@ class SchemaConverter {
            convert_schema(it.value(), fmt::format("{}/properties/{}", path, json_pointer_escape(it.key())), depth + 1),
            req});
     }
+    // A required property not in `properties` takes the additionalProperties schema (any value when that is
+    // absent: only an explicit false forbids it).
+    const bool closed = s.contains("additionalProperties") && !additional;
     for (const std::string& r : required) {
       if (props.contains(r)) continue;
-      if (!additional) {
-        return fail(path, fmt::format("required property '{}' is neither in 'properties' nor allowed by "
-                                      "'additionalProperties'",
-                                      r));
+      if (closed) {
+        return fail(
+            path, fmt::format("required property '{}' is not in 'properties' and 'additionalProperties' is false", r));
       }
-      members.push_back({r, convert_schema(*additional, path + "/additionalProperties", depth + 1), true});
+      members.push_back({r,
+                         additional ? convert_schema(*additional, path + "/additionalProperties", depth + 1)
+                                    : b_.rule_ref(value_rule()),
+                         true});
     }
     if (failed()) return b_.nothing();
     const size_t num_required =

@@ -234,6 +234,15 @@ TEST(GrammarMatcher, CopiesAreIndependent) {
   EXPECT_TRUE(c.is_complete());
   c = a;
   EXPECT_TRUE(c.is_complete());
+  GrammarMatcher d(g);
+  d = std::move(c);
+  EXPECT_TRUE(d.is_complete());
+  GrammarMatcher e(g);
+  ASSERT_TRUE(e.accept_bytes("("));
+  d = e;  // copy-assigned over a matcher in another state: independent afterwards
+  ASSERT_TRUE(d.accept_bytes("x)"));
+  EXPECT_TRUE(d.is_complete());
+  EXPECT_FALSE(e.can_end());
 }
 
 TEST(GrammarMatcher, DeepNestingCollectsFramesAndStaysCorrect) {

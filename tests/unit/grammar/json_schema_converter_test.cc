@@ -134,6 +134,13 @@ TEST(JsonSchemaConverter, AdditionalProperties) {
   EXPECT_NE(schema_error({{"type", "object"}, {"required", {"id"}}, {"additionalProperties", false}})
                 .find("required property 'id'"),
             std::string::npos);
+  // Without additionalProperties, a required property outside `properties` may hold any value.
+  const json undeclared = {{"type", "object"}, {"properties", {{"a", {{"type", "null"}}}}}, {"required", {"b"}}};
+  auto u = compile_schema(undeclared);
+  EXPECT_TRUE(matches(u, R"({"a":null,"b":[1]})"));
+  EXPECT_TRUE(matches(u, R"({"b":"x"})"));
+  EXPECT_FALSE(matches(u, R"({"a":null})"));
+  expect_generated_valid(undeclared);
 }
 
 TEST(JsonSchemaConverter, EnumAndConst) {
