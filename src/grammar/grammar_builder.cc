@@ -339,20 +339,22 @@ GrammarBuilder::Expr GrammarBuilder::add(Node node) {
 }
 
 int32_t GrammarBuilder::add_rule(std::string name) {
+  const int32_t id = int32_t(rules_.size());
+  rule_ids_.emplace(name, id);  // a duplicate name keeps its first rule (front ends check for duplicates)
   rules_.push_back({std::move(name), -1});
-  return int32_t(rules_.size() - 1);
+  return id;
 }
 
 std::optional<int32_t> GrammarBuilder::find_rule(std::string_view name) const {
-  for (size_t i = 0; i < rules_.size(); ++i) {
-    if (rules_[i].name == name) return int32_t(i);
-  }
-  return std::nullopt;
+  auto it = rule_ids_.find(std::string(name));
+  if (it == rule_ids_.end()) return std::nullopt;
+  return it->second;
 }
 
-std::string GrammarBuilder::unique_rule_name(std::string_view base) const {
+std::string GrammarBuilder::unique_rule_name(std::string_view base) {
   std::string name(base);
-  for (int32_t i = 1; find_rule(name); ++i) name = fmt::format("{}-{}", base, i);
+  uint32_t& next = name_counters_[name];
+  while (find_rule(name)) name = fmt::format("{}-{}", base, ++next);
   return name;
 }
 
@@ -432,6 +434,7 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
   std::vector<int32_t> order{root_rule_id};
   std::vector<int32_t> local_id(rules_.size(), -1);
   local_id[size_t(root_rule_id)] = 0;
+  std::vector<uint32_t> seen(nodes_.size(), 0);  // stamp: the rule (index in order, + 1) that visited the node
   for (size_t i = 0; i < order.size(); ++i) {
     const int32_t rule = order[i];
     if (rules_[size_t(rule)].body < 0) {
@@ -439,12 +442,11 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
                         StatusCode::kInvalidArgument);
     }
     std::vector<Expr> stack{rules_[size_t(rule)].body};
-    std::vector<bool> seen(nodes_.size(), false);
     while (!stack.empty()) {
       const Expr e = stack.back();
       stack.pop_back();
-      if (seen[size_t(e)]) continue;
-      seen[size_t(e)] = true;
+      if (seen[size_t(e)] == i + 1) continue;
+      seen[size_t(e)] = uint32_t(i + 1);
       const Node& n = nodes_[size_t(e)];
       if (n.kind == Kind::kRule && local_id[size_t(n.rule_id)] < 0) {
         local_id[size_t(n.rule_id)] = int32_t(order.size());
@@ -608,17 +610,17 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
   // Left recursion: rule A calls B before consuming a byte. A cycle of such calls would push frames forever.
   const size_t num_rules = g.rules.size();
   std::vector<std::vector<uint32_t>> left_calls(num_rules);
+  std::vector<uint32_t> reached(n, 0);  // stamp: r + 1 when reached from rule r's start without a byte
   for (uint32_t r = 0; r < num_rules; ++r) {
     std::vector<uint32_t> stack{start_of(r)};
-    std::vector<uint8_t> seen(n, 0);
-    seen[start_of(r)] = 1;
+    reached[start_of(r)] = r + 1;
     while (!stack.empty()) {
       const uint32_t s = stack.back();
       stack.pop_back();
       for (const RuleEdge& e : g.rule_edges_of(s)) {
         left_calls[r].push_back(e.rule_id);
-        if (g.states[start_of(e.rule_id)].nullable && !seen[e.target]) {
-          seen[e.target] = 1;
+        if (g.states[start_of(e.rule_id)].nullable && reached[e.target] != r + 1) {
+          reached[e.target] = r + 1;
           stack.push_back(e.target);
         }
       }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/code_point_set.h"
@@ -44,7 +45,7 @@ class GrammarBuilder {
   const std::string& rule_name(int32_t rule_id) const { return rules_[size_t(rule_id)].name; }
   int32_t num_rules() const { return int32_t(rules_.size()); }
   // A fresh rule name "base", "base-1", "base-2"... not used yet.
-  std::string unique_rule_name(std::string_view base) const;
+  std::string unique_rule_name(std::string_view base);
 
   // Expressions.
   Expr empty();                                  // the empty string
@@ -84,6 +85,8 @@ class GrammarBuilder {
 
   std::vector<Node> nodes_;
   std::vector<RuleDef> rules_;
+  std::unordered_map<std::string, int32_t> rule_ids_;
+  std::unordered_map<std::string, uint32_t> name_counters_;  // unique_rule_name's last suffix per base
   friend class NfaLowering;
 };
 
