@@ -131,22 +131,27 @@ TEST(ServerHardeningTest, OneRequestsWorkIsBounded) {
 }
 
 TEST(ServerHardeningTest, WholeResponsesBeingBuiltAreBoundedTogether) {
-  ServerProcess server({"--batch-size", "1", "--max-request-tokens", "400", "--max-buffered-tokens", "400"});
+  // One sequence at a time: the first request's 16 x 500 tokens take a second or more, the window for the second.
+  ServerProcess server({"--batch-size", "1", "--max-request-tokens", "8000", "--max-buffered-tokens", "8000"});
   ASSERT_TRUE(server.started()) << server.log();
-  std::thread first([&] {
+  std::atomic<bool> first_done{false};
+  std::jthread first([&] {
     const HttpReply r = http_request(server.port(), "POST", "/v1/completions",
-                                     R"({"prompt": "Once", "max_tokens": 300, "ignore_eos": true})");
+                                     R"({"prompt": "Once", "max_tokens": 500, "n": 16, "ignore_eos": true})");
     EXPECT_EQ(r.status, 200) << r.body;
+    first_done = true;
   });
   ASSERT_TRUE(wait_for_metrics(server, std::chrono::seconds(10), [](const std::string& m) {
     return metric_value(m, "pagoda:num_requests_running").value_or(0) >= 1;
   }));
-  // A second whole response of 300 tokens would hold 600 > 400: refused for now; a stream is not buffered.
+  // A second whole response of 300 tokens would hold 8300 > 8000: refused for now; a stream is not buffered.
   const HttpReply second = http_request(server.port(), "POST", "/v1/completions",
                                         R"({"prompt": "Once", "max_tokens": 300, "ignore_eos": true})");
+  const bool first_was_running = !first_done.load();
   const HttpReply stream = http_request(server.port(), "POST", "/v1/completions",
                                         R"({"prompt": "Once", "max_tokens": 300, "stream": true})");
   first.join();
+  ASSERT_TRUE(first_was_running) << "the first request ended before the second was answered: nothing to bound";
   expect_api_error_body(second, 503, "a second buffered response");
   EXPECT_EQ(stream.status, 200) << stream.raw.substr(0, 300);
   ASSERT_TRUE(wait_idle(server, std::chrono::seconds(10)));
@@ -370,7 +375,7 @@ TEST(ServerHardeningTest, AHostileChatTemplateStopsAtItsBudgetTheDeadlineOrShutd
   ServerProcess server({"-m", slow});
   ASSERT_TRUE(server.started()) << server.log();
   HttpReply during;
-  std::thread client([&] { during = http_request(server.port(), "POST", "/v1/chat/completions", chat); });
+  std::jthread client([&] { during = http_request(server.port(), "POST", "/v1/chat/completions", chat); });
   ASSERT_TRUE(wait_for_metrics(server, std::chrono::seconds(10), [](const std::string& m) {
     return metric_value(m, "pagoda:num_requests_preparing").value_or(0) >= 1;
   }));

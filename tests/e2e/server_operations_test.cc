@@ -63,7 +63,7 @@ TEST(ServerOperationsTest, EveryRequestHasOneLogLineWhateverItsStatus) {
          "/v1/completions");
   ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
   // 429: the queue holds 2; a request of 2 choices waits behind a running one, the next of 2 finds no room.
-  std::thread running([&] {
+  std::jthread running([&] {
     http_request(server.port(), "POST", "/v1/completions",
                  R"({"prompt": "Once", "max_tokens": 400, "n": 2, "ignore_eos": true, "stream": true})", auth);
   });

@@ -262,7 +262,7 @@ TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
   EXPECT_EQ(json::parse(never.body)["error"]["param"], "n");
   // A long request of two choices takes the running slot and a queue place; a second one of two choices finds one
   // place left (or none): the choice it could queue is withdrawn again.
-  std::thread first([&] {
+  std::jthread first([&] {
     const HttpReply r =
         http_request(server.port(), "POST", "/v1/completions",
                      R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 2, "ignore_eos": true})");
