@@ -14,6 +14,9 @@ namespace pagoda {
 enum class StatusCode {
   kUnknown,            // everything that needs no special handling: a message is enough
   kInvalidArgument,    // the caller's input is wrong (400)
+  // The caller's input is wrong in one way clients act on: the prompt does not fit the context (400, and
+  // OpenAI's error code "context_length_exceeded").
+  kContextLengthExceeded,
   kNotFound,           // what was asked for does not exist (404)
   kResourceExhausted,  // a queue or pool is full right now; retry later (429)
   kUnavailable,        // the service is shutting down or cannot take work (503)

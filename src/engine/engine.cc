@@ -105,7 +105,7 @@ Result<RequestHandle> Engine::submit(GenerateRequest request) {
     return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len), with room for at "
                                   "least one new token; shorten the prompt",
                                   num_prompt, config_.max_seq_len),
-                      StatusCode::kInvalidArgument);
+                      StatusCode::kContextLengthExceeded);
   // A sequence alone must be able to reach its end in the pool, or preemption could never make room for it.
   const int32_t max_len =
       int32_t(std::min<int64_t>(int64_t(num_prompt) + request.sampling.max_tokens, config_.max_seq_len));

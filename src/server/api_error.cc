@@ -39,6 +39,10 @@ ApiError api_error_from_status(const Status& status) {
   e.message = status.message();
   switch (status.code()) {
     case StatusCode::kInvalidArgument: e.http_status = 400; break;
+    case StatusCode::kContextLengthExceeded:
+      e.http_status = 400;
+      e.code = "context_length_exceeded";
+      break;
     case StatusCode::kNotFound:
       e.http_status = 404;
       e.type = "not_found_error";

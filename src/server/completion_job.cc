@@ -37,10 +37,7 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts) {
       if (!handle.ok()) {
         for (Choice& c : choices_) ctx_.engine->cancel(c.handle.id);
         choices_.clear();
-        ApiError e = api_error_from_status(handle.status());
-        if (handle.status().code() == StatusCode::kInvalidArgument &&
-            handle.status().message().find("context") != std::string::npos)
-          e.code = "context_length_exceeded";
+        const ApiError e = api_error_from_status(handle.status());
         ctx_.metrics->record_http_request(e.http_status);
         RequestLogEntry entry;
         entry.path = params_.chat ? "/v1/chat/completions" : "/v1/completions";

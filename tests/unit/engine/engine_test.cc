@@ -208,7 +208,7 @@ TEST_F(EngineTest, SubmitRefusesWhatCanNeverRunAndAFullQueue) {
   EXPECT_EQ(engine->submit(bad).status().code(), StatusCode::kInvalidArgument);
   GenerateRequest too_long = greedy("x", 4);
   too_long.prompt.resize(300, 1);
-  EXPECT_EQ(engine->submit(too_long).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(engine->submit(too_long).status().code(), StatusCode::kContextLengthExceeded);
   GenerateRequest too_big = greedy("x", 200);  // 200 tokens of output need 13 blocks of 16
   EXPECT_EQ(engine->submit(too_big).status().code(), StatusCode::kInvalidArgument);
   GenerateRequest bad_sampling = greedy("x", 4);

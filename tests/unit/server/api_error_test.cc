@@ -19,6 +19,10 @@ TEST(ApiErrorTest, BodyHasTheFourFields) {
 TEST(ApiErrorTest, StatusCodesMapToHttp) {
   EXPECT_EQ(api_error_from_status(make_error("x", StatusCode::kInvalidArgument)).http_status, 400);
   EXPECT_EQ(api_error_from_status(make_error("x", StatusCode::kNotFound)).http_status, 404);
+  const ApiError too_long = api_error_from_status(make_error("x", StatusCode::kContextLengthExceeded));
+  EXPECT_EQ(too_long.http_status, 400);
+  EXPECT_EQ(too_long.code, "context_length_exceeded");
+  EXPECT_FALSE(api_error_from_status(make_error("x", StatusCode::kInvalidArgument)).code);
   EXPECT_EQ(api_error_from_status(make_error("x", StatusCode::kResourceExhausted)).http_status, 429);
   EXPECT_EQ(api_error_from_status(make_error("x", StatusCode::kUnavailable)).http_status, 503);
   EXPECT_EQ(api_error_from_status(make_error("x")).http_status, 500);
