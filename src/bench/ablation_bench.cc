@@ -14,6 +14,7 @@
 #include "bench/kv_capacity.h"
 #include "bench/latency_summary.h"
 #include "bench/random_prompt.h"
+#include "bench/request_driver.h"
 #include "engine/loaded_model.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
@@ -35,12 +36,11 @@ int64_t kv_budget_bytes(const AblationEngineBase& base, const ModelConfig& model
   return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model, KvDType::kF32) * model.num_layers;
 }
 
-EngineConfig ablation_engine_config(const AblationSettings& s, const AblationEngineBase& base,
-                                    const ModelConfig& model) {
+Result<EngineConfig> ablation_engine_config(const AblationSettings& s, const AblationEngineBase& base,
+                                            const ModelConfig& model) {
   EngineConfig c;
   c.max_seq_len = base.max_seq_len;
   c.kv_dtype = s.kv_dtype;
-  c.kv_layout = s.kv_layout;
   c.num_threads = base.num_threads;
   c.kv.block_size = base.block_size;
   c.kv.num_blocks =
@@ -53,7 +53,8 @@ EngineConfig ablation_engine_config(const AblationSettings& s, const AblationEng
   c.scheduler.max_batched_tokens =
       std::max({base.max_batched_tokens, base.max_num_seqs, s.chunked_prefill ? 0 : base.max_seq_len});
   c.scheduler.chunked_prefill = s.chunked_prefill;
-  c.scheduler.batching = s.batching;
+  // The contiguous layout caps the running sequences at what the budget reserves for (serving_baseline.h).
+  PAGODA_RETURN_IF_ERROR(apply_kv_layout(s.kv_layout, c));
   return c;
 }
 
@@ -85,7 +86,7 @@ GenerateRequest make_request(std::vector<TokenId> prompt, int32_t output_len) {
 }  // namespace
 
 Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenizer& tokenizer,
-                                                  const AblationWorkload& w) {
+                                                  const AblationWorkload& w, BatchingMode batching) {
   PAGODA_RETURN_IF_ERROR(validate_ablation_workload(w));
   std::mt19937_64 rng(w.seed);
   const std::vector<TokenId> prefix = random_prompt(tokenizer, w.shared_prefix_len, rng);
@@ -108,25 +109,19 @@ Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenize
     h->stream->wait_all();
   }
 
+  std::vector<DrivenRequest> requests;
+  for (int32_t i = 0; i < w.num_requests; ++i)
+    requests.push_back(DrivenRequest{make_request(std::move(prompts[size_t(i)]), w.output_len), offsets_s[size_t(i)]});
   const EngineStats before = engine.stats();
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<RequestHandle> handles;
-  for (int32_t i = 0; i < w.num_requests; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                              std::chrono::duration<double>(offsets_s[size_t(i)])));
-    Result<RequestHandle> h = engine.submit(make_request(std::move(prompts[size_t(i)]), w.output_len));
-    if (!h.ok()) return make_error(fmt::format("request {} was refused: {}", i, h.status().message()));
-    handles.push_back(*h);
-  }
+  PAGODA_ASSIGN_OR_RETURN(DriveReport driven, drive_requests(engine, std::move(requests), batching));
   AblationMeasurement m;
-  for (RequestHandle& h : handles) {
-    const RequestOutput out = h.stream->wait_all();
+  for (const DrivenResult& out : driven.results) {
     m.num_output_tokens += out.num_output_tokens;
-    const RequestTiming& t = *out.timing;
+    const RequestTiming& t = out.timing;
     m.ttft_ms.push_back(t.ttft_s() * 1e3);
     if (t.token_us.size() >= 2) m.tpot_ms.push_back(t.tpot_s() * 1e3);
   }
-  m.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.duration_s = driven.duration_s;
   const EngineStats after = engine.stats();
   m.peak_running = after.peak_num_running;
   m.num_prefix_hit_tokens = after.kv.num_prefix_hit_tokens - before.kv.num_prefix_hit_tokens;
@@ -164,13 +159,14 @@ Result<std::vector<AblationRowResult>> run_ablation(const std::vector<AblationRo
     if (workload.prompt_len + workload.output_len > base.max_seq_len)
       return make_error(fmt::format("--input-len + --output-len = {} exceeds --max-seq-len {}",
                                     workload.prompt_len + workload.output_len, base.max_seq_len));
-    const EngineConfig config = ablation_engine_config(row.settings, base, mc);
+    PAGODA_ASSIGN_OR_RETURN(const EngineConfig config, ablation_engine_config(row.settings, base, mc));
     r.num_kv_blocks = config.kv.num_blocks;
     // Each repetition on a fresh Engine (a warm prefix cache would flatter the later ones); on a shared machine
     // the run with the most output tokens/s is the one least disturbed, so it counts (as STREAM keeps its best).
     for (int32_t rep = 0; rep < std::max(1, num_repeats); ++rep) {
       PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(*loaded.model, *loaded.tokenizer, config));
-      Result<AblationMeasurement> m = run_ablation_workload(*engine, *loaded.tokenizer, workload);
+      Result<AblationMeasurement> m =
+          run_ablation_workload(*engine, *loaded.tokenizer, workload, row.settings.batching);
       if (!m.ok()) return make_error(fmt::format("row {}: {}", row.name, m.error()));
       if (rep == 0 || m->figures.output_tok_s > r.measured.figures.output_tok_s) r.measured = std::move(m).value();
     }

@@ -46,8 +46,9 @@ struct AblationEngineBase {
 };
 
 int64_t kv_budget_bytes(const AblationEngineBase& base, const ModelConfig& model);
-EngineConfig ablation_engine_config(const AblationSettings& settings, const AblationEngineBase& base,
-                                    const ModelConfig& model);
+// Errors: a contiguous row whose budget cannot reserve one sequence of max_seq_len.
+Result<EngineConfig> ablation_engine_config(const AblationSettings& settings, const AblationEngineBase& base,
+                                            const ModelConfig& model);
 // The KV capacity column for a row: sequences of the workload its pool holds at once.
 int32_t ablation_max_concurrent_seqs(const AblationSettings& settings, const AblationEngineBase& base,
                                      const ModelConfig& model, const AblationWorkload& workload);
@@ -63,9 +64,10 @@ struct AblationMeasurement {
   int64_t num_preemptions = 0;
 };
 
-// One short warm-up request first (not counted), then the workload. Errors: a refused request.
+// One short warm-up request first (not counted), then the workload, batched as `batching` says (the static
+// modes as client-side batches, request_driver.h). Errors: a refused request.
 Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenizer& tokenizer,
-                                                  const AblationWorkload& workload);
+                                                  const AblationWorkload& workload, BatchingMode batching);
 
 struct AblationRowResult {
   AblationRow row;

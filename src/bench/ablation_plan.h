@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/engine_config.h"
+#include "bench/serving_baseline.h"
 #include "model/kv_cache_view.h"
 #include "model/model_options.h"
 

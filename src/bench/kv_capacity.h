@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "engine/engine_config.h"
+#include "bench/serving_baseline.h"
 
 namespace pagoda::bench {
 

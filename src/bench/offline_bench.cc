@@ -2,6 +2,7 @@
 #include "bench/offline_bench.h"
 
 #include "bench/random_prompt.h"
+#include "bench/request_driver.h"
 
 #include <fmt/format.h>
 
@@ -37,17 +38,19 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
   if (o.num_prompts < 1) return make_error("--num-prompts must be at least 1");
   std::mt19937_64 rng(o.seed);
   PAGODA_ASSIGN_OR_RETURN(auto prompts, make_prompts(tokenizer, o, rng));
-  std::vector<GenerateRequest> requests;
+  std::vector<DrivenRequest> requests;
   for (auto& p : prompts) {
-    GenerateRequest r;
+    DrivenRequest d;  // all arrive at once
+    GenerateRequest& r = d.request;
     r.prompt = std::move(p);
     r.sampling.temperature = float(o.temperature);
     r.sampling.seed = rng();
     r.sampling.ignore_eos = true;
     r.sampling.max_tokens = o.output_len.draw(rng);
-    requests.push_back(std::move(r));
+    requests.push_back(std::move(d));
   }
   const EngineStats before = engine.stats();
+  const int32_t block_size = engine.config().kv.block_size;
 
   // A sampler of the engine's figures while the requests run.
   std::atomic<bool> done{false};
@@ -58,38 +61,33 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
     while (!done.load()) {
       const EngineStats s = engine.stats();
       report.peak_running = std::max(report.peak_running, s.num_running);
-      report.peak_kv_usage = std::max(report.peak_kv_usage, double(s.kv_usage));
-      if (s.kv.num_allocated_slots > 0) {
-        wasted_sum += double(s.kv.num_wasted_slots) / double(s.kv.num_allocated_slots);
+      double usage = s.kv_usage;
+      int64_t allocated = s.kv.num_allocated_slots, wasted = s.kv.num_wasted_slots;
+      if (o.contiguous) {
+        usage = double(o.contiguous->num_reserved_blocks(s.num_running)) / double(s.kv.num_total_blocks);
+        allocated = o.contiguous->num_reserved_blocks(s.num_running) * block_size;
+        wasted = o.contiguous->num_wasted_slots(s.num_running, s.kv, block_size);
+      }
+      report.peak_kv_usage = std::max(report.peak_kv_usage, usage);
+      if (allocated > 0) {
+        wasted_sum += double(wasted) / double(allocated);
         ++wasted_samples;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
 
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<RequestHandle> handles;
-  Status failure;
-  for (GenerateRequest& r : requests) {
-    Result<RequestHandle> h = engine.submit(std::move(r));
-    if (!h.ok()) {
-      failure = h.status();
-      break;
-    }
-    handles.push_back(*h);
-  }
-  std::vector<RequestOutput> outputs;
-  for (RequestHandle& h : handles) outputs.push_back(h.stream->wait_all());
-  const double duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Result<DriveReport> driven = drive_requests(engine, std::move(requests), o.batching);
   done = true;
   monitor.join();
-  if (!failure.ok()) return make_error("a request was refused: " + failure.message());
+  if (!driven.ok()) return driven.status();
+  const double duration_s = driven->duration_s;
 
   std::vector<double> ttft, tpot, itl, e2e, queue;
-  for (const RequestOutput& out : outputs) {
+  for (const DrivenResult& out : driven->results) {
     report.num_input_tokens += out.num_prompt_tokens;
     report.num_output_tokens += out.num_output_tokens;
-    const RequestTiming& t = *out.timing;
+    const RequestTiming& t = out.timing;
     ttft.push_back(t.ttft_s() * 1e3);
     e2e.push_back(t.e2e_s() * 1e3);
     queue.push_back(t.queue_time_s() * 1e3);
@@ -97,7 +95,7 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
     for (size_t i = 1; i < t.token_us.size(); ++i) itl.push_back(double(t.token_us[i] - t.token_us[i - 1]) / 1e3);
   }
   const EngineStats after = engine.stats();
-  report.num_requests = int32_t(outputs.size());
+  report.num_requests = int32_t(driven->results.size());
   report.duration_s = duration_s;
   report.requests_per_s = double(report.num_requests) / duration_s;
   report.input_tok_s = double(report.num_input_tokens) / duration_s;
@@ -111,7 +109,7 @@ Result<OfflineReport> run_offline_bench(Engine& engine, const Tokenizer& tokeniz
   report.mean_wasted_slot_fraction = wasted_samples > 0 ? wasted_sum / double(wasted_samples) : 0.0;
   report.peak_running = std::max(report.peak_running, after.peak_num_running);  // steps shorter than a sample
   report.num_preemptions = after.num_preemptions - before.num_preemptions;
-  report.num_padding_tokens = after.num_padding_tokens - before.num_padding_tokens;
+  report.num_padding_tokens = driven->num_padding_tokens;
   report.num_prefix_hit_tokens = after.kv.num_prefix_hit_tokens - before.kv.num_prefix_hit_tokens;
   report.num_prefix_query_tokens = after.kv.num_prefix_query_tokens - before.kv.num_prefix_query_tokens;
   return report;

@@ -1,16 +1,19 @@
 // run_offline_bench: N requests through the Engine at once (vLLM's benchmark_throughput): random prompts of
 // the given lengths (or the lines of a dataset file), outputs of the given lengths (EOS ignored, so lengths
 // are exact), and the figures: requests/s, input/output tokens/s, latency percentiles, and how full the
-// engine got (peak running sequences, KV usage, wasted slots, preemptions, prefix-cache hits).
+// engine got (peak running sequences, KV usage, wasted slots, preemptions, prefix-cache hits). The naive-server
+// baselines (static batches, contiguous KV) run as serving_baseline.h simulates them.
 #pragma once
 
 #include <pagoda/status.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "bench/latency_summary.h"
 #include "bench/length_range.h"
+#include "bench/serving_baseline.h"
 #include "engine/engine.h"
 #include "tokenizer/tokenizer.h"
 
@@ -23,6 +26,10 @@ struct OfflineOptions {
   std::string dataset;  // text file: one prompt per non-empty line (input_len is then ignored)
   uint64_t seed = 1;
   double temperature = 0.0;
+  BatchingMode batching = BatchingMode::kContinuous;  // the static modes are client-side batches (request_driver.h)
+  // Set when the engine runs as the contiguous layout (apply_kv_layout): KV usage and wasted slots are then
+  // counted over the blocks each running sequence would reserve.
+  std::optional<ContiguousReservation> contiguous;
 };
 
 struct OfflineReport {

@@ -54,9 +54,9 @@ Result<TuneSweep> run_tune_sweep(const AblationModelFiles& files, const TuneSwee
     const ModelConfig& mc = loaded->model->config();
     const AblationSettings settings = all_on(c);
     const AblationEngineBase base = engine_base(c, o);
-    const EngineConfig config = ablation_engine_config(settings, base, mc);
+    PAGODA_ASSIGN_OR_RETURN(const EngineConfig config, ablation_engine_config(settings, base, mc));
     PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(*loaded->model, *loaded->tokenizer, config));
-    Result<AblationMeasurement> m = run_ablation_workload(*engine, *loaded->tokenizer, o.workload);
+    Result<AblationMeasurement> m = run_ablation_workload(*engine, *loaded->tokenizer, o.workload, settings.batching);
     if (!m.ok()) return make_error(fmt::format("trial {}: {}", describe_candidate(c), m.error()));
     TuneTrial t;
     t.stage = stage;
@@ -89,8 +89,11 @@ Result<TuneSweep> run_tune_sweep(const AblationModelFiles& files, const TuneSwee
   PAGODA_RETURN_IF_ERROR(stage("batch size", o.batch_sizes, [](TuneCandidate& c, int32_t v) { c.batch_size = v; }));
   sweep.choice = choose_trial(sweep.trials, o.workload.scenario, o.slo);
   const TuneCandidate& best = sweep.trials[sweep.choice.index].candidate;
-  if (loaded)
-    sweep.kv_blocks = ablation_engine_config(all_on(best), engine_base(best, o), loaded->model->config()).kv.num_blocks;
+  if (loaded) {
+    PAGODA_ASSIGN_OR_RETURN(const EngineConfig config,
+                            ablation_engine_config(all_on(best), engine_base(best, o), loaded->model->config()));
+    sweep.kv_blocks = config.kv.num_blocks;
+  }
   return sweep;
 }
 

@@ -20,6 +20,8 @@ struct OfflineCliOptions {
   bench::OfflineOptions bench;
   std::string input_len = "128";
   std::string output_len = "128";
+  std::string kv_layout = "paged";
+  std::string batching = "continuous";
   bool json = false;
 };
 
@@ -30,9 +32,25 @@ int bench_offline(OfflineCliOptions& o) {
   if (!output_len.ok()) return report_error(output_len.error());
   o.bench.input_len = *input_len;
   o.bench.output_len = *output_len;
+  Result<bench::KvLayout> kv_layout = bench::parse_kv_layout(o.kv_layout);
+  if (!kv_layout.ok()) return report_error(kv_layout.error());
+  Result<bench::BatchingMode> batching = bench::parse_batching_mode(o.batching);
+  if (!batching.ok()) return report_error(batching.error());
+  o.bench.batching = *batching;
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
   if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
+  if (*kv_layout == bench::KvLayout::kContiguous) {
+    if (Status st = bench::apply_kv_layout(*kv_layout, p->resolved.config); !st.ok()) return report_error(st.message());
+    o.bench.contiguous = bench::ContiguousReservation::of(p->resolved.config);
+    std::fprintf(stderr,
+                 "pagoda: baseline: contiguous KV (each sequence reserves %d blocks): at most %d sequences, no "
+                 "prefix cache\n",
+                 o.bench.contiguous->blocks_per_seq, p->resolved.config.scheduler.max_num_seqs);
+  }
+  if (*batching != bench::BatchingMode::kContinuous)
+    std::fprintf(stderr, "pagoda: baseline: %s batching, batches of up to %d requests formed by the client\n",
+                 std::string(bench::batching_mode_name(*batching)).c_str(), p->resolved.config.scheduler.max_num_seqs);
   const LoadedModel* loaded = &p->loaded;
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, *loaded->tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
@@ -65,6 +83,14 @@ void add_bench_offline_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--dataset", o->bench.dataset, "text file, one prompt per line (instead of random prompts)");
   cmd->add_option("--seed", o->bench.seed, "seed of prompts and lengths")->capture_default_str();
   cmd->add_option("--temperature", o->bench.temperature, "sampling temperature (0 = greedy)")->capture_default_str();
+  cmd->add_option("--kv-layout", o->kv_layout,
+                  "paged, or contiguous (a naive server's baseline: each sequence reserves max_seq_len, so at most "
+                  "blocks / max_seq_len run at once, and nothing is shared)")
+      ->capture_default_str();
+  cmd->add_option("--batching", o->batching,
+                  "continuous; or a naive server's baseline: static (fixed-shape batches: members that end pad until "
+                  "the longest ends), static-shrink (the same batches, but members that end leave the step)")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "one JSON object instead of text");
   cmd->callback([o, &exit_code] { exit_code = bench_offline(*o); });
 }

@@ -28,10 +28,6 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
                              "there are decoding streams, at least {}, so they slow at most about 2x while a prompt "
                              "arrives; N; or 0 = up to the step budget",
                              kMinPrefillTokensWithDecodes));
-  app.add_option("--kv-layout", o.kv_layout, "paged (blocks on demand) or contiguous (max_seq_len reserved)");
-  app.add_option("--batching", o.batching,
-                 "continuous; static (fixed-shape batches: members that end pad until the longest ends); or "
-                 "static-shrink (the same batches, but members that end leave the step)");
 }
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
@@ -40,23 +36,6 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   EngineConfig& c = r.config;
   c.max_seq_len = config.max_seq_len > 0 ? config.max_seq_len : model.context_length;
   c.num_threads = resolve_num_threads(config.threads, model);
-  if (o.kv_layout == "paged") {
-    c.kv_layout = KvLayout::kPaged;
-  } else if (o.kv_layout == "contiguous") {
-    c.kv_layout = KvLayout::kContiguous;
-  } else {
-    return make_error("invalid option: --kv-layout must be paged or contiguous, got '" + o.kv_layout + "'");
-  }
-  if (o.batching == "continuous") {
-    c.scheduler.batching = BatchingMode::kContinuous;
-  } else if (o.batching == "static") {
-    c.scheduler.batching = BatchingMode::kStatic;
-  } else if (o.batching == "static-shrink") {
-    c.scheduler.batching = BatchingMode::kStaticShrinking;
-  } else {
-    return make_error("invalid option: --batching must be continuous, static or static-shrink, got '" + o.batching +
-                      "'");
-  }
   c.scheduler.chunked_prefill = !o.no_chunked_prefill;
   if (o.max_prefill_with_decodes == "auto") {
     c.scheduler.max_prefill_tokens_with_decodes = kAutoPrefillCap;
@@ -113,12 +92,10 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
                                             : std::string("budget");
   std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
   std::fprintf(out,
-               "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, %s batching, chunked "
-               "prefill %s (%s prompt tokens per step while decoding), prefix cache %s, %s KV layout\n",
+               "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "
+               "prompt tokens per step while decoding), prefix cache %s\n",
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
-               batching_mode_name(c.scheduler.batching), c.scheduler.chunked_prefill ? "on" : "off",
-               prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off",
-               c.kv_layout == KvLayout::kContiguous ? "contiguous" : "paged");
+               c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off");
 }
 
 }  // namespace pagoda::cli

@@ -25,8 +25,6 @@ struct EngineCliOptions {
   bool no_prefix_cache = false;
   bool no_chunked_prefill = false;
   std::string max_prefill_with_decodes = "auto";  // SchedulerConfig::max_prefill_tokens_with_decodes
-  std::string kv_layout = "paged";
-  std::string batching = "continuous";
 };
 
 // Tokens per step unless told otherwise: on 2 cores a step of 128 tokens of a 1B model takes a few seconds

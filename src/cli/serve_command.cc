@@ -120,7 +120,7 @@ int serve(ServeOptions& o) {
     api.add_bos = **add_bos;
   api.cache.block_size = ec.kv.block_size;
   api.cache.cache_dtype = ec.kv_dtype == KvDType::kInt8 ? "int8" : "auto";
-  api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache && ec.kv_layout == KvLayout::kPaged;
+  api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
   api.cache.num_gpu_blocks = ec.kv.num_blocks;
 
   server::RequestLog log(stderr, log_format);

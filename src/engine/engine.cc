@@ -26,16 +26,6 @@ int32_t step_token_capacity(const EngineConfig& c) {
              : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
 }
 
-KvCacheManager::Options manager_options(const EngineConfig& c) {
-  KvCacheManager::Options o = c.kv;
-  if (c.kv_layout == KvLayout::kContiguous) {
-    // A naive server: the whole context is reserved up front, and nothing is shared.
-    o.min_blocks_per_seq = ceil_div(c.max_seq_len, c.kv.block_size);
-    o.enable_prefix_cache = false;
-  }
-  return o;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(const Model& model, const Tokenizer& tokenizer,
@@ -53,7 +43,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Model& model, const Tokeniz
                     config.scheduler.max_batched_tokens, config.scheduler.max_num_seqs));
   if (config.max_queue < 1) return make_error("--max-queue must be at least 1");
   const int32_t blocks_per_seq = ceil_div(config.max_seq_len, config.kv.block_size);
-  if (config.kv.num_blocks < (config.kv_layout == KvLayout::kContiguous ? blocks_per_seq : 1))
+  if (config.kv.num_blocks < 1)
     return make_error(fmt::format(
         "the KV pool of {} blocks cannot hold one sequence of max_seq_len {} ({} blocks of {}); give it more "
         "blocks (--kv-blocks) or memory (--kv-memory), or lower --max-seq-len",
@@ -70,7 +60,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
       start_ns_(steady_ns()),
       pool_(config.num_threads),
       kv_storage_(model.config(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
-      kv_manager_(manager_options(config)),
+      kv_manager_(config.kv),
       scheduler_(config.scheduler, kv_manager_),
       workspace_(model.config(), step_token_capacity(config), config.max_seq_len, config.scheduler.max_num_seqs,
                  pool_.num_threads()),
@@ -109,9 +99,7 @@ Result<RequestHandle> Engine::submit(GenerateRequest request) {
   // A sequence alone must be able to reach its end in the pool, or preemption could never make room for it.
   const int32_t max_len =
       int32_t(std::min<int64_t>(int64_t(num_prompt) + request.sampling.max_tokens, config_.max_seq_len));
-  const int32_t blocks_needed = config_.kv_layout == KvLayout::kContiguous
-                                    ? ceil_div(config_.max_seq_len, config_.kv.block_size)
-                                    : ceil_div(max_len, config_.kv.block_size);
+  const int32_t blocks_needed = ceil_div(max_len, config_.kv.block_size);
   if (blocks_needed > config_.kv.num_blocks)
     return make_error(fmt::format("prompt + max_tokens needs {} KV blocks but the pool holds {}; lower max_tokens "
                                   "or give the KV cache more memory",
@@ -179,7 +167,6 @@ void Engine::take_inbox() {
     auto it = sequences_.find(id);
     if (it == sequences_.end()) continue;
     Sequence& seq = *it->second;
-    if (seq.padding) continue;  // answered already; it leaves with its static batch
     scheduler_.remove(&seq);
     finish_sequence(seq, FinishReason::kAbort, false);
   }
@@ -194,10 +181,7 @@ void Engine::abort_all() {
   for (auto& [id, seq] : sequences_) all.push_back(seq.get());
   for (Sequence* seq : all) {
     scheduler_.remove(seq);
-    if (seq->padding)
-      sequences_.erase(seq->request_id);
-    else
-      finish_sequence(*seq, FinishReason::kAbort, false);
+    finish_sequence(*seq, FinishReason::kAbort, false);
   }
 }
 
@@ -233,8 +217,7 @@ void Engine::publish(Sequence& seq, bool finished, FinishReason reason) {
 }
 
 void Engine::finish_sequence(Sequence& seq, FinishReason reason, bool running) {
-  // A member of a static batch may stay on as padding; the last one to end takes the padding rows with it.
-  const std::vector<Sequence*> left = running ? scheduler_.finish(&seq) : std::vector<Sequence*>{&seq};
+  if (running) scheduler_.finish(&seq);
   seq.timing.finish_us = now_us();
   {
     // Figures first, so whoever sees the finished event also sees the blocks it gave back.
@@ -247,12 +230,11 @@ void Engine::finish_sequence(Sequence& seq, FinishReason reason, bool running) {
     }
   }
   publish(seq, true, reason);
-  for (Sequence* s : left) sequences_.erase(s->request_id);  // may destroy seq
+  sequences_.erase(seq.request_id);  // destroys seq
 }
 
 void Engine::step() {
   SchedulePlan plan = scheduler_.schedule();
-  for (Sequence* s : plan.released) sequences_.erase(s->request_id);
   if (plan.empty()) return;
   const int32_t num_running = scheduler_.num_running();
   const int64_t step_start_us = now_us();
@@ -282,18 +264,10 @@ void Engine::step() {
     FinishReason reason;
   };
   std::vector<Ending> endings;
-  std::vector<Sequence*> padding_done;
   const std::vector<int32_t>& rows = batch_builder_.logits_seq_idx();
-  int64_t num_sampled = 0, num_padding = 0;
+  int64_t num_sampled = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     Sequence& seq = *plan.seqs[size_t(rows[r])].seq;
-    if (seq.padding) {
-      // Its row was computed, as in a fixed-shape batch; the input of its next one is any token.
-      seq.tokens.push_back(seq.tokens.back());
-      ++num_padding;
-      if (seq.num_tokens() >= config_.max_seq_len) padding_done.push_back(&seq);
-      continue;
-    }
     const std::span<float> row = logits.row(int32_t(r));
     if (seq.sampling.logprobs >= 0) seq.raw_logits.assign(row.begin(), row.end());  // sample() edits the row
     const TokenId next = seq.sampler.sample(row, seq.prompt(), seq.output());
@@ -318,10 +292,6 @@ void Engine::step() {
     }
   }
   scheduler_.on_step_done(plan);
-  for (Sequence* s : padding_done) {  // at the context's end: it cannot pad further
-    scheduler_.remove(s);
-    sequences_.erase(s->request_id);
-  }
   {
     // The step's counters first, so whoever sees a finished event also sees the tokens that led to it.
     std::lock_guard<std::mutex> lock(mutex_);
@@ -329,7 +299,6 @@ void Engine::step() {
     stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
     stats_.num_prompt_tokens += num_new_prompt_tokens;
     stats_.num_generation_tokens += num_sampled;
-    stats_.num_padding_tokens += num_padding;
     update_stats_locked();
   }
   for (const Ending& e : endings) finish_sequence(*e.seq, e.reason, true);

@@ -10,17 +10,11 @@
 
 namespace pagoda {
 
-enum class KvLayout : uint8_t {
-  kPaged,       // blocks on demand, shared prefixes
-  kContiguous,  // each sequence reserves max_seq_len positions when admitted (a naive server; the ablation)
-};
-
 struct EngineConfig {
   int32_t max_seq_len = 0;           // prompt + output tokens of one sequence
   KvDType kv_dtype = KvDType::kF32;  // kv_cache.quant
   SchedulerConfig scheduler;
   KvCacheManager::Options kv;  // num_blocks, block_size, prefix cache
-  KvLayout kv_layout = KvLayout::kPaged;
   int32_t max_queue = 4096;  // waiting requests beyond which submit() refuses with kResourceExhausted
   int32_t num_threads = 0;   // the forward pass's thread pool; 0 = one per core
 };

@@ -18,7 +18,6 @@ struct EngineStats {
   int64_t num_preemptions = 0;
   int64_t num_prompt_tokens = 0;      // prompt tokens of finished and running requests, counted at admission
   int64_t num_generation_tokens = 0;  // output tokens sampled
-  int64_t num_padding_tokens = 0;     // rows computed for static batches' members that had ended (discarded)
   int64_t num_finished_stop = 0;
   int64_t num_finished_length = 0;
   int64_t num_finished_abort = 0;

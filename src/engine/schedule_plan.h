@@ -20,7 +20,6 @@ struct ScheduledSeq {
 struct SchedulePlan {
   std::vector<ScheduledSeq> seqs;    // running sequences first, then the ones admitted this step
   std::vector<Sequence*> preempted;  // gave their blocks back this step and went back to waiting
-  std::vector<Sequence*> released;   // padding rows dropped for their blocks: they left (status finished)
   int32_t num_batched_tokens = 0;    // sum of num_new_tokens
 
   bool empty() const { return seqs.empty(); }

@@ -45,36 +45,16 @@ void Scheduler::release(Sequence* seq) {
   seq->status = SeqStatus::kFinished;
 }
 
-void Scheduler::release_all_running(std::vector<Sequence*>& released) {
-  while (!running_.empty()) {
-    released.push_back(running_.back());
-    release(running_.back());
-  }
-}
-
-std::vector<Sequence*> Scheduler::finish(Sequence* seq) {
+void Scheduler::finish(Sequence* seq) {
   PAGODA_CHECK(std::find(running_.begin(), running_.end(), seq) != running_.end(),
                "finish() of a sequence that is not running");
-  const auto generating = [&](const Sequence* s) { return s != seq && !s->padding; };
-  if (config_.batching == BatchingMode::kStatic && std::any_of(running_.begin(), running_.end(), generating)) {
-    // Padding rows go last, so members still generating get blocks first and find them as victims.
-    seq->padding = true;
-    running_.erase(std::find(running_.begin(), running_.end(), seq));
-    running_.push_back(seq);
-    return {};
-  }
-  std::vector<Sequence*> left{seq};
   release(seq);
-  // Nobody in the batch generates any more: the padding rows leave with its last member.
-  if (config_.batching == BatchingMode::kStatic) release_all_running(left);
-  return left;
 }
 
 Sequence* Scheduler::pick_victim(size_t first_idx) const {
   Sequence* victim = nullptr;
   for (size_t j = first_idx; j < running_.size(); ++j) {
     Sequence* s = running_[j];
-    if (s->padding) return s;
     if (victim == nullptr || s->priority > victim->priority ||
         (s->priority == victim->priority && s->arrival_idx > victim->arrival_idx))
       victim = s;
@@ -83,11 +63,6 @@ Sequence* Scheduler::pick_victim(size_t first_idx) const {
 }
 
 void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
-  if (seq->padding) {  // it was answered already: it leaves rather than being recomputed
-    release(seq);
-    plan.released.push_back(seq);
-    return;
-  }
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   // Recompute later: prompt and output so far become the tokens to prefill; nothing streamed is repeated.
   kv_.free(seq->kv);
@@ -100,12 +75,6 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
 
 SchedulePlan Scheduler::schedule() {
   SchedulePlan plan;
-  // A static batch whose generating members all left another way (cancelled, or preempted behind its padding)
-  // has nothing left to wait for: its padding rows leave, so the next batch can form.
-  if (config_.batching == BatchingMode::kStatic && !running_.empty() &&
-      std::all_of(running_.begin(), running_.end(), [](const Sequence* s) { return s->padding; })) {
-    release_all_running(plan.released);
-  }
   int32_t budget = config_.max_batched_tokens;
   // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step
   // (with the decodes, as vLLM does) as long as it is the step's only prefill; otherwise it would wait for
@@ -115,7 +84,7 @@ SchedulePlan Scheduler::schedule() {
   // Decode-paced prefill: prompt tokens this step may still take (a cap only while someone is decoding).
   int32_t prefill_budget = config_.max_batched_tokens;
   const int32_t num_decoding = int32_t(std::count_if(running_.begin(), running_.end(), [](const Sequence* s) {
-    return s->num_uncomputed_tokens() == 1 && !s->padding;
+    return s->num_uncomputed_tokens() == 1;
   }));
   if (chunked && num_decoding > 0) {
     if (config_.max_prefill_tokens_with_decodes == kAutoPrefillCap)
@@ -159,25 +128,12 @@ SchedulePlan Scheduler::schedule() {
     ++i;
   }
 
-  // 2. Admission. Static batching admits only while a batch forms: its members are the requests waiting when
-  // it began (the last member's arrival is the cutoff), so requests that arrived together form one batch
-  // however many steps their prompts take, and later arrivals wait for the next one. It closes for good once it
-  // holds max_num_seqs, and the next forms when its last member has left. After a preemption nobody new comes in
-  // this step, so the freed blocks go to the preempted ones first.
-  const bool static_batches = config_.batching != BatchingMode::kContinuous;
-  if (static_batches) {
-    if (running_.empty() && !waiting_.empty()) {
-      static_batch_forming_ = true;
-      static_batch_cutoff_ = 0;
-      for (const Sequence* s : waiting_) static_batch_cutoff_ = std::max(static_batch_cutoff_, s->arrival_idx);
-    }
-    if (int32_t(running_.size()) >= config_.max_num_seqs) static_batch_forming_ = false;
-  }
-  const bool may_admit = plan.preempted.empty() && (!static_batches || static_batch_forming_);
+  // 2. Admission. After a preemption nobody new comes in this step, so the freed blocks go to the preempted ones
+  // first.
+  const bool may_admit = plan.preempted.empty();
   while (may_admit && !waiting_.empty() &&
          (chunked ? std::min(budget, prefill_budget) > 0 : (budget > 0 || !prefill_in_plan)) &&
          int32_t(running_.size()) < config_.max_num_seqs) {
-    if (static_batches && waiting_.front()->arrival_idx > static_batch_cutoff_) break;  // for the next batch
     Sequence* seq = waiting_.front();
     const PrefixHit hit = kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
@@ -201,7 +157,7 @@ SchedulePlan Scheduler::schedule() {
 
 void Scheduler::on_step_done(const SchedulePlan& plan) {
   for (const ScheduledSeq& s : plan.seqs)
-    if (s.seq->status == SeqStatus::kRunning && !s.seq->padding) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+    if (s.seq->status == SeqStatus::kRunning) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
 }
 
 }  // namespace pagoda

@@ -4,8 +4,7 @@
 // chunk of their prompt); when blocks run out the lowest-priority, newest running sequence is preempted (its
 // blocks freed, itself re-queued at the front to be recomputed later); then waiting sequences are admitted,
 // best priority and oldest first, with their prefix-cache hit, while the token budget, the sequence cap and
-// the free blocks allow. Padding rows of a static batch are the first victims, and a victim that pads leaves
-// instead of waiting. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions;
+// the free blocks allow. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions;
 // a waiting one holds none.
 #pragma once
 
@@ -33,10 +32,8 @@ class Scheduler {
   // After the step's forward pass (and sampling) ran: indexes the blocks that became full, for the prefix
   // cache.
   void on_step_done(const SchedulePlan& plan);
-  // A running sequence ended. It leaves (blocks freed, status finished), except in a static batch whose other
-  // members still generate: there it stays as padding (Sequence::padding) until the last of them ends, when
-  // every padding member leaves with it. Returns the sequences that left.
-  std::vector<Sequence*> finish(Sequence* seq);
+  // A running sequence ended: it leaves (blocks freed, status finished).
+  void finish(Sequence* seq);
 
   int32_t num_waiting() const { return int32_t(waiting_.size()); }
   int32_t num_running() const { return int32_t(running_.size()); }
@@ -47,10 +44,7 @@ class Scheduler {
  private:
   void preempt(Sequence* seq, SchedulePlan& plan);
   void release(Sequence* seq);
-  // Releases every running sequence (a static batch's padding rows), appending each to `released`.
-  void release_all_running(std::vector<Sequence*>& released);
-  // Among running_[first_idx..]: a padding row, else lowest priority, newest among equals; nullptr when that
-  // range is empty.
+  // Among running_[first_idx..]: the lowest priority, newest among equals; nullptr when that range is empty.
   Sequence* pick_victim(size_t first_idx) const;
   void insert_waiting(Sequence* seq, bool at_front_of_its_priority);
 
@@ -58,8 +52,6 @@ class Scheduler {
   KvCacheManager& kv_;
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order
-  bool static_batch_forming_ = true;
-  uint64_t static_batch_cutoff_ = 0;  // static batching: the last arrival_idx the forming batch takes
   int64_t num_preemptions_ = 0;
 };
 

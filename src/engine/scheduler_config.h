@@ -5,16 +5,6 @@
 
 namespace pagoda {
 
-enum class BatchingMode : uint8_t {
-  kContinuous,  // sequences join and leave at every step
-  // A fixed-shape batch, as HF generate or FasterTransformer run one: it is formed, then every member computes
-  // a token each step until the longest one ends (a member that ended is answered at once but keeps its row,
-  // as padding), then the next batch forms.
-  kStatic,
-  // The same request-level batches, but a member that ends leaves the step at once (no padding rows).
-  kStaticShrinking,
-};
-
 // max_prefill_tokens_with_decodes = kAutoPrefillCap: while d sequences decode, a step takes at most
 // max(d, kMinPrefillTokensWithDecodes) prompt tokens. On a CPU a step turns compute-bound from a few tokens on
 // (then it costs about its tokens), so a mixed step of d decodes and <= d prompt tokens costs at most about
@@ -22,10 +12,6 @@ enum class BatchingMode : uint8_t {
 // and the prompt gets half the machine. The floor keeps a lone stream's step compute-bound instead of
 // crawling through a prompt a token or two at a time.
 inline constexpr int32_t kAutoPrefillCap = -1;
-// "continuous" | "static" | "static-shrink", as --batching spells them.
-constexpr const char* batching_mode_name(BatchingMode mode) {
-  return mode == BatchingMode::kContinuous ? "continuous" : mode == BatchingMode::kStatic ? "static" : "static-shrink";
-}
 inline constexpr int32_t kMinPrefillTokensWithDecodes = 4;
 
 struct SchedulerConfig {
@@ -37,7 +23,6 @@ struct SchedulerConfig {
   // with its tokens, so this bounds how much an arriving prompt stretches the running streams' inter-token
   // latency, at the cost of that prompt's TTFT.
   int32_t max_prefill_tokens_with_decodes = kAutoPrefillCap;
-  BatchingMode batching = BatchingMode::kContinuous;
 };
 
 }  // namespace pagoda

@@ -45,9 +45,6 @@ struct Sequence {
   SeqKvState kv;
   SeqStatus status = SeqStatus::kWaiting;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served at the first admission
-  // Static batching: ended and answered, but still computes a row each step (its KV growing) until its batch
-  // ends, as a fixed-shape batch does. Nothing it computes is sampled or streamed.
-  bool padding = false;
 
   Sampler sampler;
   StreamDecoder decoder;

@@ -10,7 +10,6 @@ namespace pagoda {
 
 KvCacheManager::KvCacheManager(const Options& options)
     : block_size_(options.block_size),
-      min_blocks_per_seq_(options.min_blocks_per_seq),
       enable_prefix_cache_(options.enable_prefix_cache),
       extra_key_(options.extra_key),
       prefix_cache_(options.num_blocks),
@@ -88,7 +87,7 @@ bool KvCacheManager::allocate_slots_impl(SeqKvState& seq, int32_t num_new_tokens
   const int32_t first_pos = use_hit ? hit->num_cached_tokens : seq.num_computed_tokens;
   const int32_t end_pos = first_pos + num_new_tokens;
   const int32_t num_have = use_hit ? num_hit_blocks : table.num_blocks();
-  const int32_t num_fresh = std::max(0, std::max(table.num_blocks_for(end_pos), min_blocks_per_seq_) - num_have);
+  const int32_t num_fresh = std::max(0, table.num_blocks_for(end_pos) - num_have);
   // Writing into a partial last block that another table shares needs a private copy of it first.
   const bool copy_on_write = !use_hit && num_new_tokens > 0 && first_pos % block_size_ != 0 &&
                              pool_.ref_count(table.block_id(table.num_blocks() - 1)) > 1;

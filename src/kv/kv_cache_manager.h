@@ -26,9 +26,6 @@ class KvCacheManager {
     int32_t block_size = 16;          // tokens per block (kv_cache.page_size)
     bool enable_prefix_cache = true;  // false: --no-prefix-cache
     uint64_t extra_key = 0;           // mixed into every block hash: whatever else decides K/V (model id)
-    // Blocks a sequence takes at its first allocation however few tokens it has: 0 = on demand (paged);
-    // ceil(max_seq_len / block_size) = the contiguous layout of a naive server (use it without prefix caching).
-    int32_t min_blocks_per_seq = 0;
   };
 
   explicit KvCacheManager(const Options& options);
@@ -82,7 +79,6 @@ class KvCacheManager {
   void set_fill(BlockId block_id, int32_t num_filled);  // for a used block
 
   int32_t block_size_;
-  int32_t min_blocks_per_seq_;
   bool enable_prefix_cache_;
   uint64_t extra_key_;
   PrefixCache prefix_cache_;

@@ -1,6 +1,5 @@
 // SeqKvState: what the KV bookkeeping keeps per sequence (the engine's Sequence will hold one). Changed only by
-// KvCacheManager. Invariants: block_table holds exactly ceil(num_computed_tokens / block_size) blocks (at least
-// min_blocks_per_seq in the contiguous layout), and
+// KvCacheManager. Invariants: block_table holds exactly ceil(num_computed_tokens / block_size) blocks, and
 // block_hashes[j] is the chained hash of logical block j for the leading full blocks hashed so far.
 #pragma once
 

@@ -102,7 +102,7 @@ TEST(KvCapacity, Int8KvHoldsMoreSequencesAtTheSameBudget) {
   s.kv_dtype = KvDType::kInt8;  // 256 int8 + 4 f32 scales per token per layer for K and V: 272 of 1024 bytes
   const int64_t int8_blocks = kv_budget_bytes(base, mc) / (2 * (256 + 16) * 2 * 16);
   EXPECT_EQ(ablation_max_concurrent_seqs(s, base, mc, w), int8_blocks / 5);
-  EXPECT_EQ(ablation_engine_config(s, base, mc).kv.num_blocks, int8_blocks);
+  EXPECT_EQ(ablation_engine_config(s, base, mc)->kv.num_blocks, int8_blocks);
 }
 
 }  // namespace

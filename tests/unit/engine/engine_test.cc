@@ -265,61 +265,6 @@ TEST_F(EngineTest, RandomSubmitAndCancelFromFourThreadsLeaveNothingBehind) {
   EXPECT_EQ(s.num_finished_stop + s.num_finished_length + s.num_finished_abort, int64_t(num_finished.load()));
 }
 
-TEST_F(EngineTest, ContiguousLayoutGivesTheSameTextWithMoreBlocksReserved) {
-  EngineConfig c = config(64);
-  c.kv_layout = KvLayout::kContiguous;
-  auto contiguous = make(c);
-  auto paged = make(config(64));
-  ASSERT_TRUE(contiguous && paged);
-  RequestOutput x = run_alone(*contiguous, greedy("Once upon a time", 30));
-  RequestOutput y = run_alone(*paged, greedy("Once upon a time", 30));
-  EXPECT_EQ(x.new_tokens, y.new_tokens);
-  EXPECT_EQ(contiguous->stats().kv.num_used_blocks, 0);
-}
-
-TEST_F(EngineTest, StaticBatchesGiveTheSameTextAndPaddingRowsComputeButAreNeverStreamed) {
-  auto continuous = make(config(256));
-  EngineConfig padded_config = config(256), shrinking_config = config(256);
-  padded_config.scheduler.batching = BatchingMode::kStatic;
-  shrinking_config.scheduler.batching = BatchingMode::kStaticShrinking;
-  auto padded = make(padded_config);
-  auto shrinking = make(shrinking_config);
-  ASSERT_TRUE(continuous && padded && shrinking);
-  std::vector<GenerateRequest> requests = mixed_requests();
-  for (GenerateRequest& r : requests) r.sampling.ignore_eos = true;  // lengths 8..86, as asked
-  std::vector<RequestHandle> a, b, c;
-  for (const GenerateRequest& r : requests) a.push_back(*continuous->submit(r));
-  for (const GenerateRequest& r : requests) b.push_back(*padded->submit(r));
-  for (const GenerateRequest& r : requests) c.push_back(*shrinking->submit(r));
-  int64_t num_output_tokens = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    RequestOutput x = a[i].stream->wait_all(), y = b[i].stream->wait_all(), z = c[i].stream->wait_all();
-    EXPECT_EQ(x.new_tokens, y.new_tokens) << "request " << i;
-    EXPECT_EQ(x.text, y.text) << "request " << i;
-    EXPECT_EQ(x.new_tokens, z.new_tokens) << "request " << i;
-    EXPECT_EQ(int32_t(y.new_tokens.size()), requests[i].sampling.max_tokens);
-    num_output_tokens += int64_t(y.new_tokens.size());
-  }
-  // The padding rows left with their batch (every block back) and count as no generated token. Only the
-  // fixed-shape batches computed padding: the mixed lengths leave most rows of a batch idle at its end.
-  std::this_thread::sleep_for(50ms);  // the last finished event comes just before the padding leaves
-  for (Engine* e : {padded.get(), shrinking.get()}) {
-    const EngineStats s = e->stats();
-    EXPECT_EQ(s.num_generation_tokens, num_output_tokens);
-    EXPECT_EQ(s.kv.num_used_blocks, 0);
-    EXPECT_EQ(s.num_running, 0);
-  }
-  EXPECT_GT(padded->stats().num_padding_tokens, num_output_tokens / 4);
-  EXPECT_EQ(shrinking->stats().num_padding_tokens, 0);
-  EXPECT_EQ(continuous->stats().num_padding_tokens, 0);
-  // Cancelling a request after its answer (a padding row by then, or gone) changes nothing.
-  auto h = padded->submit(requests[0]);
-  ASSERT_TRUE(h.ok());
-  RequestOutput first = h->stream->wait_all();
-  padded->cancel(h->id);
-  EXPECT_EQ(first.finish_reason, FinishReason::kLength);
-}
-
 TEST_F(EngineTest, ShutdownAbortsWhatIsStillRunning) {
   RequestHandle h;
   {

@@ -1,6 +1,6 @@
 // Scheduler decisions with exact block ids at a block size of 4, no model involved: chunked prefill within
 // the token budget, decode before admission, preemption of the newest when blocks run out (and recompute of
-// everything it had), prefix-cache hits on admission, static batching and whole-prompt prefill.
+// everything it had), prefix-cache hits on admission and whole-prompt prefill.
 #include "engine/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -247,106 +247,6 @@ TEST_F(SchedulerTest, NoPrefixCacheMeansNoHit) {
   SchedulePlan p = scheduler_->schedule();
   EXPECT_EQ(p.seqs[1].first_pos, 0);
   EXPECT_EQ(b->num_cached_tokens, 0);
-}
-
-TEST_F(SchedulerTest, StaticBatchingAdmitsOnlyWhileTheBatchForms) {
-  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64, .batching = BatchingMode::kStatic});
-  Sequence* a = add(iota_tokens(3));
-  finish_step(scheduler_->schedule());  // a has a token
-  finish_step(scheduler_->schedule());  // ... and nobody was waiting to join: the batch is closed
-  Sequence* b = add(iota_tokens(3, 40));
-  SchedulePlan p = scheduler_->schedule();
-  ASSERT_EQ(p.seqs.size(), 1u);
-  EXPECT_EQ(p.seqs[0].seq, a);
-  EXPECT_EQ(b->status, SeqStatus::kWaiting);
-  finish_step(p);
-  scheduler_->finish(a);
-  SchedulePlan next = scheduler_->schedule();  // the batch ended: the next one forms
-  ASSERT_EQ(next.seqs.size(), 1u);
-  EXPECT_EQ(next.seqs[0].seq, b);
-}
-
-TEST_F(SchedulerTest, AStaticBatchFormsWholeFromRequestsWaitingTogetherOverSeveralPrefillSteps) {
-  make(64, SchedulerConfig{.max_num_seqs = 3, .max_batched_tokens = 8, .batching = BatchingMode::kStatic});
-  std::vector<Sequence*> s;
-  for (int32_t i = 0; i < 5; ++i) s.push_back(add(iota_tokens(6, TokenId(10 * i + 1))));
-  // 8 tokens a step: the first prompt's 6 and 2 of the second, then the rest; the first decodes meanwhile but
-  // the batch keeps forming until it holds 3; the other two wait for the next batch.
-  for (int32_t step = 0; step < 6; ++step) finish_step(scheduler_->schedule());
-  EXPECT_EQ(scheduler_->num_running(), 3);
-  for (int32_t i = 0; i < 3; ++i) EXPECT_GT(s[size_t(i)]->num_output_tokens(), 0) << i;
-  EXPECT_EQ(s[3]->status, SeqStatus::kWaiting);
-  EXPECT_EQ(s[4]->status, SeqStatus::kWaiting);
-}
-
-TEST_F(SchedulerTest, AStaticBatchKeepsItsEndedMembersAsPaddingUntilItsLongestEnds) {
-  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64, .batching = BatchingMode::kStatic});
-  Sequence* a = add(iota_tokens(3));
-  Sequence* b = add(iota_tokens(3, 40));
-  finish_step(scheduler_->schedule());  // both prefilled: the batch is closed
-  Sequence* c = add(iota_tokens(3, 80));
-  // a ends first: it stays in the step as a padding row (after the members still generating), its KV
-  // growing, and nobody joins.
-  EXPECT_TRUE(scheduler_->finish(a).empty());
-  EXPECT_TRUE(a->padding);
-  EXPECT_EQ(a->status, SeqStatus::kRunning);
-  for (int32_t step = 0; step < 2; ++step) {
-    SchedulePlan p = scheduler_->schedule();
-    ASSERT_EQ(p.seqs.size(), 2u);
-    EXPECT_EQ(p.seqs[0].seq, b);
-    EXPECT_EQ(p.seqs[1].seq, a);
-    EXPECT_EQ(p.seqs[1].num_new_tokens, 1);
-    EXPECT_EQ(c->status, SeqStatus::kWaiting);
-    a->tokens.push_back(a->tokens.back());  // as the engine feeds a padding row
-    for (const ScheduledSeq& s : p.seqs)
-      if (s.seq != a) s.seq->tokens.push_back(7);
-    scheduler_->on_step_done(p);
-  }
-  EXPECT_EQ(a->kv.num_computed_tokens, 5);  // 3 prompt tokens, 2 padding rows
-  // b, the longest, ends: both leave, and the next batch forms.
-  const std::vector<Sequence*> left = scheduler_->finish(b);
-  ASSERT_EQ(left.size(), 2u);
-  EXPECT_EQ(left[0], b);
-  EXPECT_EQ(left[1], a);
-  EXPECT_EQ(a->status, SeqStatus::kFinished);
-  EXPECT_EQ(kv_->stats().num_free_blocks, 32);
-  SchedulePlan next = scheduler_->schedule();
-  ASSERT_EQ(next.seqs.size(), 1u);
-  EXPECT_EQ(next.seqs[0].seq, c);
-}
-
-TEST_F(SchedulerTest, PaddingLeftWithoutAGeneratingMemberLeavesAndTheNextBatchForms) {
-  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64, .batching = BatchingMode::kStatic});
-  Sequence* a = add(iota_tokens(3));
-  Sequence* b = add(iota_tokens(3, 40));
-  finish_step(scheduler_->schedule());
-  Sequence* c = add(iota_tokens(3, 80));
-  ASSERT_TRUE(scheduler_->finish(a).empty());  // a pads for b
-  ASSERT_TRUE(scheduler_->remove(b));          // b is cancelled: it leaves without finish()
-  SchedulePlan p = scheduler_->schedule();
-  ASSERT_EQ(p.released.size(), 1u);
-  EXPECT_EQ(p.released[0], a);
-  EXPECT_EQ(a->status, SeqStatus::kFinished);
-  ASSERT_EQ(p.seqs.size(), 1u);
-  EXPECT_EQ(p.seqs[0].seq, c);
-}
-
-TEST_F(SchedulerTest, APaddingRowIsTheFirstVictimAndLeavesInsteadOfWaiting) {
-  // 3 blocks of 4: the 4-token prompts fill one each; then b's 5th token takes the last block and a, padding,
-  // finds none: it leaves rather than preempting b or waiting to be recomputed.
-  make(3, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64, .batching = BatchingMode::kStatic});
-  Sequence* a = add(iota_tokens(4));
-  Sequence* b = add(iota_tokens(4, 40));
-  finish_step(scheduler_->schedule());
-  ASSERT_TRUE(scheduler_->finish(a).empty());
-  SchedulePlan p = scheduler_->schedule();
-  ASSERT_EQ(p.released.size(), 1u);
-  EXPECT_EQ(p.released[0], a);
-  EXPECT_TRUE(p.preempted.empty());
-  EXPECT_EQ(a->status, SeqStatus::kFinished);
-  ASSERT_EQ(p.seqs.size(), 1u);
-  EXPECT_EQ(p.seqs[0].seq, b);
-  EXPECT_EQ(scheduler_->num_running(), 1);
 }
 
 TEST_F(SchedulerTest, WithoutChunkingAPromptRunsWholeEvenPastTheBudget) {
