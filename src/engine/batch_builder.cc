@@ -8,18 +8,19 @@
 
 namespace pagoda {
 
-BatchBuilder::BatchBuilder(int32_t max_tokens, int32_t max_seqs, int32_t max_blocks_per_seq)
+BatchBuilder::BatchBuilder(int32_t max_tokens, int32_t max_seqs, int32_t max_blocks_per_seq, int32_t max_logits_rows)
     : max_tokens_(max_tokens),
       max_seqs_(max_seqs),
       max_blocks_per_seq_(max_blocks_per_seq),
+      max_logits_rows_(max_logits_rows),
       tokens_(static_cast<size_t>(max_tokens)),
       positions_(static_cast<size_t>(max_tokens)),
       slot_ids_(static_cast<size_t>(max_tokens)),
       seq_starts_(static_cast<size_t>(max_seqs) + 1),
       context_lens_(static_cast<size_t>(max_seqs)),
       block_tables_(static_cast<size_t>(max_seqs) * static_cast<size_t>(max_blocks_per_seq)),
-      logits_rows_(static_cast<size_t>(max_seqs)) {
-  logits_seq_idx_.reserve(static_cast<size_t>(max_seqs));
+      logits_rows_(static_cast<size_t>(max_logits_rows)) {
+  logits_row_info_.reserve(static_cast<size_t>(max_logits_rows));
 }
 
 BatchView BatchBuilder::build(const SchedulePlan& plan) {
@@ -33,7 +34,7 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
 
   int32_t t = 0;
   int32_t num_logits = 0;
-  logits_seq_idx_.clear();
+  logits_row_info_.clear();
   for (int32_t i = 0; i < num_seqs; ++i) {
     const ScheduledSeq& s = plan.seqs[size_t(i)];
     const Sequence& seq = *s.seq;
@@ -44,16 +45,19 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
       tokens_[size_t(t)] = seq.tokens[size_t(pos)];
       positions_[size_t(t)] = pos;
       slot_ids_[size_t(t)] = table.slot_id(pos);
+      const bool samples = s.samples && j == s.num_new_tokens - 1;
+      const bool prompt_row = seq.wants_prompt_logits_row(pos);
+      if (samples || prompt_row) {
+        PAGODA_CHECK(num_logits < max_logits_rows_, "more than {} logits rows in a step", max_logits_rows_);
+        logits_rows_[size_t(num_logits++)] = t;
+        logits_row_info_.push_back(LogitsRow{i, pos, samples, prompt_row});
+      }
     }
     context_lens_[size_t(i)] = s.first_pos + s.num_new_tokens;
     BlockId* row = block_tables_.data() + int64_t(i) * width;
     const std::span<const BlockId> ids = table.block_ids();
     std::copy(ids.begin(), ids.end(), row);
     std::fill(row + ids.size(), row + width, BlockId(0));  // never read: past the context
-    if (s.samples) {
-      logits_rows_[size_t(num_logits++)] = t - 1;
-      logits_seq_idx_.push_back(i);
-    }
   }
   seq_starts_[size_t(num_seqs)] = t;
 

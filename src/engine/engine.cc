@@ -26,11 +26,35 @@ int32_t step_token_capacity(const EngineConfig& c) {
              : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
 }
 
+// Logits rows of a step: one per sampling sequence, or one per token when prompt rows may be asked for.
+int32_t logits_row_capacity(const EngineConfig& c) {
+  return c.prompt_logits ? step_token_capacity(c) : c.scheduler.max_num_seqs;
+}
+
+std::vector<TokenId> end_of_generation_ids(const Tokenizer* tokenizer) {
+  std::vector<TokenId> ids;
+  if (tokenizer != nullptr)
+    for (TokenId t = 0; t < tokenizer->vocab_size(); ++t)
+      if (tokenizer->ends_generation(t)) ids.push_back(t);
+  return ids;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(const Model& model, const Tokenizer& tokenizer,
                                                const EngineConfig& config) {
-  const ModelConfig& mc = model.config();
+  if (tokenizer.vocab_size() != model.config().vocab_size)
+    return make_error(
+        fmt::format("the tokenizer has {} tokens, the model {}", tokenizer.vocab_size(), model.config().vocab_size));
+  return create_impl(model, &tokenizer, config);
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const Model& model, const EngineConfig& config) {
+  return create_impl(model, nullptr, config);
+}
+
+Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const Tokenizer* tokenizer,
+                                                    const EngineConfig& config) {
   if (config.max_seq_len < 2)
     return make_error(fmt::format("max_seq_len must be at least 2, got {}", config.max_seq_len));
   if (config.kv.block_size < 1) return make_error("kv_cache.page_size must be positive");
@@ -42,18 +66,13 @@ Result<std::unique_ptr<Engine>> Engine::create(const Model& model, const Tokeniz
                     "sequence needs a token of the step's budget",
                     config.scheduler.max_batched_tokens, config.scheduler.max_num_seqs));
   if (config.max_queue < 1) return make_error("--max-queue must be at least 1");
-  const int32_t blocks_per_seq = ceil_div(config.max_seq_len, config.kv.block_size);
   if (config.kv.num_blocks < 1)
-    return make_error(fmt::format(
-        "the KV pool of {} blocks cannot hold one sequence of max_seq_len {} ({} blocks of {}); give it more "
-        "blocks (--kv-blocks) or memory (--kv-memory), or lower --max-seq-len",
-        config.kv.num_blocks, config.max_seq_len, blocks_per_seq, config.kv.block_size));
-  if (tokenizer.vocab_size() != mc.vocab_size)
-    return make_error(fmt::format("the tokenizer has {} tokens, the model {}", tokenizer.vocab_size(), mc.vocab_size));
+    return make_error(fmt::format("the KV pool has {} blocks; give it some (--kv-blocks) or memory (--kv-memory)",
+                                  config.kv.num_blocks));
   return std::unique_ptr<Engine>(new Engine(model, tokenizer, config));
 }
 
-Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
+Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config)
     : model_(model),
       tokenizer_(tokenizer),
       config_(config),
@@ -61,11 +80,14 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
       pool_(config.num_threads),
       kv_storage_(model.config(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(config.kv),
-      scheduler_(config.scheduler, kv_manager_),
-      workspace_(model.config(), step_token_capacity(config), config.max_seq_len, config.scheduler.max_num_seqs,
+      scheduler_(config.scheduler, kv_manager_, end_of_generation_ids(tokenizer)),
+      output_(tokenizer),
+      workspace_(model.config(), step_token_capacity(config), config.max_seq_len, logits_row_capacity(config),
                  pool_.num_threads()),
       batch_builder_(step_token_capacity(config), config.scheduler.max_num_seqs,
-                     ceil_div(config.max_seq_len, config.kv.block_size)) {
+                     ceil_div(config.max_seq_len, config.kv.block_size), logits_row_capacity(config)),
+      raw_row_(size_t(model.config().vocab_size)) {
+  sampled_.reserve(size_t(config.scheduler.max_num_seqs));
   stats_.kv = kv_manager_.stats();
   loop_thread_ = std::thread([this] { loop(); });
 }
@@ -91,6 +113,15 @@ Result<RequestHandle> Engine::submit(GenerateRequest request) {
                         StatusCode::kInvalidArgument);
   if (Status valid = request.sampling.validate(); !valid.ok())
     return make_error(valid.message(), StatusCode::kInvalidArgument);
+  if (tokenizer_ == nullptr && !request.sampling.stop.empty())
+    return make_error("stop strings need text, and this engine has no tokenizer", StatusCode::kInvalidArgument);
+  if (request.prompt_logits_start >= 0 && !config_.prompt_logits)
+    return make_error("this engine was created without prompt logits (EngineConfig::prompt_logits)",
+                      StatusCode::kInvalidArgument);
+  if (request.prompt_logits_start < -1 || request.prompt_logits_start >= num_prompt)
+    return make_error(fmt::format("prompt_logits_start {} is outside the prompt's {} positions",
+                                  request.prompt_logits_start, num_prompt),
+                      StatusCode::kInvalidArgument);
   if (num_prompt >= config_.max_seq_len)
     return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len), with room for at "
                                   "least one new token; shorten the prompt",
@@ -113,10 +144,10 @@ Result<RequestHandle> Engine::submit(GenerateRequest request) {
       return make_error(fmt::format("the queue is full ({} requests waiting); retry later", config_.max_queue),
                         StatusCode::kResourceExhausted);
     handle.id = next_request_id_++;
-    auto seq = std::make_unique<Sequence>(handle.id, std::move(request), config_.kv.block_size, tokenizer_,
-                                          next_arrival_idx_++, now_us());
-    handle.stream = seq->stream;
-    inbox_.push_back(std::move(seq));
+    handle.stream = std::make_shared<RequestStream>();
+    inbox_.push_back(Submission{std::make_unique<Sequence>(handle.id, std::move(request), config_.kv.block_size,
+                                                           config_.max_seq_len, next_arrival_idx_++, now_us()),
+                                handle.stream});
   }
   wake_.notify_one();
   return handle;
@@ -148,160 +179,101 @@ void Engine::loop() {
     if (scheduler_.has_work()) step();
   }
   take_inbox();
-  abort_all();
+  publish(scheduler_.abort_all(now_us()));
 }
 
 void Engine::take_inbox() {
-  std::vector<std::unique_ptr<Sequence>> arrived;
+  std::vector<Submission> arrived;
   std::vector<RequestId> cancels;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     arrived.swap(inbox_);
     cancels.swap(cancels_);
   }
-  for (std::unique_ptr<Sequence>& seq : arrived) {
-    scheduler_.add(seq.get());
-    sequences_.emplace(seq->request_id, std::move(seq));
+  for (Submission& s : arrived) {
+    output_.add_request(s.seq->request_id, std::move(s.stream), s.seq->tokens.back(), s.seq->sampling);
+    scheduler_.add(std::move(s.seq));
   }
-  for (RequestId id : cancels) {
-    auto it = sequences_.find(id);
-    if (it == sequences_.end()) continue;
-    Sequence& seq = *it->second;
-    scheduler_.remove(&seq);
-    finish_sequence(seq, FinishReason::kAbort, false);
-  }
-  if (!cancels.empty() || !arrived.empty()) {
+  std::vector<SeqEvent> aborted;
+  for (RequestId id : cancels)
+    if (std::optional<SeqEvent> e = scheduler_.abort(id, now_us())) aborted.push_back(std::move(*e));
+  if (!aborted.empty()) {
+    publish(std::move(aborted));
+  } else if (!arrived.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     update_stats_locked();
   }
-}
-
-void Engine::abort_all() {
-  std::vector<Sequence*> all;
-  for (auto& [id, seq] : sequences_) all.push_back(seq.get());
-  for (Sequence* seq : all) {
-    scheduler_.remove(seq);
-    finish_sequence(*seq, FinishReason::kAbort, false);
-  }
-}
-
-void Engine::publish(Sequence& seq, bool finished, FinishReason reason) {
-  RequestOutput out;
-  out.request_id = seq.request_id;
-  const std::span<const TokenId> output = seq.output();
-  out.new_tokens.assign(output.begin() + seq.num_published_tokens, output.end());
-  seq.num_published_tokens = int32_t(output.size());
-  out.logprobs = std::move(seq.unpublished_logprobs);
-  seq.unpublished_logprobs.clear();
-  out.num_prompt_tokens = seq.num_prompt_tokens;
-  out.num_cached_tokens = seq.num_cached_tokens;
-  out.num_output_tokens = int32_t(output.size());
-  out.finished = finished;
-  out.finish_reason = reason;
-  // Text: what the decoder and stop checker release for the new tokens; at the end, what they held back.
-  bool stopped_by_string = seq.stop_checker.stopped();
-  for (TokenId t : out.new_tokens) {
-    if (stopped_by_string) break;
-    if (tokenizer_.ends_generation(t) && !seq.sampling.ignore_eos) continue;  // EOS has no text
-    StopChecker::Output piece = seq.stop_checker.push(seq.decoder.push(t));
-    out.text += piece.text;
-    stopped_by_string = piece.stopped;
-  }
-  if (finished && !stopped_by_string && reason != FinishReason::kAbort) {
-    StopChecker::Output tail = seq.stop_checker.push(seq.decoder.flush());
-    out.text += tail.text;
-    if (!tail.stopped) out.text += seq.stop_checker.flush();
-  }
-  if (finished) out.timing = seq.timing;
-  seq.stream->push(std::move(out));
-}
-
-void Engine::finish_sequence(Sequence& seq, FinishReason reason, bool running) {
-  if (running) scheduler_.finish(&seq);
-  seq.timing.finish_us = now_us();
-  {
-    // Figures first, so whoever sees the finished event also sees the blocks it gave back.
-    std::lock_guard<std::mutex> lock(mutex_);
-    update_stats_locked();
-    switch (reason) {
-      case FinishReason::kStop: ++stats_.num_finished_stop; break;
-      case FinishReason::kLength: ++stats_.num_finished_length; break;
-      case FinishReason::kAbort: ++stats_.num_finished_abort; break;
-    }
-  }
-  publish(seq, true, reason);
-  sequences_.erase(seq.request_id);  // destroys seq
 }
 
 void Engine::step() {
-  SchedulePlan plan = scheduler_.schedule();
+  const int64_t step_start_us = now_us();
+  const SchedulePlan plan = scheduler_.schedule(step_start_us);
   if (plan.empty()) return;
   const int32_t num_running = scheduler_.num_running();
-  const int64_t step_start_us = now_us();
   block_copies_.clear();
   for (const BlockCopy& copy : kv_manager_.pending_copies()) {
     kv_storage_.copy_block(copy.src_block_id, copy.dst_block_id);
     block_copies_.push_back(KvBlockCopy{copy.src_block_id, copy.dst_block_id});
   }
   kv_manager_.clear_pending_copies();
-  int64_t num_new_prompt_tokens = 0;
-  for (const ScheduledSeq& s : plan.seqs) {
-    if (s.seq->timing.first_scheduled_us < 0) {
-      s.seq->timing.first_scheduled_us = step_start_us;
-      num_new_prompt_tokens += s.seq->num_prompt_tokens;
-    }
-  }
 
   BatchView batch = batch_builder_.build(plan);
   batch.block_copies = block_copies_;
   const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
   const int64_t sampled_us = now_us();
-
-  // Sample, append, and decide who is done. A sequence that stops is finished after the prefix cache has
-  // indexed its blocks, so its prompt stays findable.
-  struct Ending {
-    Sequence* seq;
-    FinishReason reason;
-  };
-  std::vector<Ending> endings;
-  const std::vector<int32_t>& rows = batch_builder_.logits_seq_idx();
-  int64_t num_sampled = 0;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    Sequence& seq = *plan.seqs[size_t(rows[r])].seq;
-    const std::span<float> row = logits.row(int32_t(r));
-    if (seq.sampling.logprobs >= 0) seq.raw_logits.assign(row.begin(), row.end());  // sample() edits the row
-    const TokenId next = seq.sampler.sample(row, seq.prompt(), seq.output());
-    if (seq.sampling.logprobs >= 0)
-      seq.unpublished_logprobs.push_back(compute_token_logprobs(seq.raw_logits, next, seq.sampling.logprobs));
-    seq.tokens.push_back(next);
-    ++num_sampled;
-    if (seq.timing.first_token_us < 0) seq.timing.first_token_us = sampled_us;
-    seq.timing.token_us.push_back(sampled_us);
-    std::optional<FinishReason> reason;
-    if (tokenizer_.ends_generation(next) && !seq.sampling.ignore_eos) {
-      reason = FinishReason::kStop;
-    } else if (seq.num_output_tokens() >= seq.sampling.max_tokens || seq.num_tokens() >= config_.max_seq_len) {
-      reason = FinishReason::kLength;
-    }
-    if (reason) {
-      endings.push_back({&seq, *reason});
-    } else {
-      publish(seq, false, FinishReason::kLength);
-      // A stop string ends the sequence as soon as its text is complete.
-      if (seq.stop_checker.stopped()) endings.push_back({&seq, FinishReason::kStop});
-    }
-  }
-  scheduler_.on_step_done(plan);
+  sample(plan, logits);
+  output_.find_stop_strings(sampled_);
+  std::vector<SeqEvent> events = scheduler_.update(plan, sampled_, sampled_us);
   {
-    // The step's counters first, so whoever sees a finished event also sees the tokens that led to it.
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.num_steps;
     stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
-    stats_.num_prompt_tokens += num_new_prompt_tokens;
-    stats_.num_generation_tokens += num_sampled;
-    update_stats_locked();
+    stats_.num_prompt_tokens += plan.num_admitted_prompt_tokens;
+    stats_.num_prefill_tokens += plan.num_prefill_tokens;
+    stats_.num_generation_tokens += int64_t(sampled_.size());
   }
-  for (const Ending& e : endings) finish_sequence(*e.seq, e.reason, true);
+  sampled_.clear();
+  publish(std::move(events));
+}
+
+void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
+  sampled_.clear();
+  const std::vector<BatchBuilder::LogitsRow>& rows = batch_builder_.logits_rows();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    Sequence& seq = *plan.seqs[size_t(rows[r].seq_idx)].seq;
+    const std::span<float> row = logits.row(int32_t(r));
+    if (rows[r].prompt_row) {
+      PAGODA_CHECK(rows[r].pos == seq.prompt_logits_start + seq.num_prompt_logits_rows,
+                   "prompt logits row of position {} out of order", rows[r].pos);
+      seq.prompt_logits.insert(seq.prompt_logits.end(), row.begin(), row.end());
+      ++seq.num_prompt_logits_rows;
+    }
+    if (!rows[r].samples) continue;
+    SampledToken t;
+    t.seq = &seq;
+    const bool keep_raw = seq.sampling.logprobs >= 0 || seq.output_logits;
+    if (keep_raw) std::copy(row.begin(), row.end(), raw_row_.begin());  // sample() edits the row
+    t.token = seq.sampler.sample(row, seq.prompt(), seq.output());
+    if (seq.sampling.logprobs >= 0) t.logprobs = compute_token_logprobs(raw_row_, t.token, seq.sampling.logprobs);
+    if (seq.output_logits) t.logits = raw_row_;
+    sampled_.push_back(std::move(t));
+  }
+}
+
+void Engine::publish(std::vector<SeqEvent> events) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    update_stats_locked();
+    for (const SeqEvent& e : events) {
+      if (!e.finished) continue;
+      switch (e.finish_reason) {
+        case FinishReason::kStop: ++stats_.num_finished_stop; break;
+        case FinishReason::kLength: ++stats_.num_finished_length; break;
+        case FinishReason::kAbort: ++stats_.num_finished_abort; break;
+      }
+    }
+  }
+  output_.publish(events);
 }
 
 void Engine::update_stats_locked() {

@@ -1,20 +1,21 @@
-// Engine: continuous batching over one model. Takes requests from any thread (submit, cancel), runs the step
-// loop on its own thread (schedule -> build the batch -> one forward call for every scheduled token ->
-// sample -> stop checks -> stream events) and owns everything that loop uses: the thread pool, the KV storage
-// and its manager, the scheduler, the workspace and the sequences. Borrows the model and tokenizer, which must
-// outlive it. Thread-safe: submit, cancel and stats may be called concurrently; the loop is the only thread
-// that touches sequences, KV and the model.
+// Engine: continuous batching over one model, the one generation loop of pagoda (run, the benchmarks, the
+// perplexity and calibration passes and serve all run through it). Takes requests from any thread (submit,
+// cancel), runs the step loop on its own thread and owns everything that loop uses: the thread pool, the KV
+// storage and its manager, the scheduler (which owns the sequences), the output processor (text and streams),
+// the workspace and the batch builder. Each step: schedule -> build the batch -> one forward call for every
+// scheduled token -> sample -> find stop strings in the new text -> Scheduler::update (the one place a sequence
+// finishes) -> publish the outputs. Borrows the model and tokenizer, which must outlive it. Thread-safe: submit,
+// cancel and stats may be called concurrently; the loop is the only thread that touches sequences, KV and the
+// model.
 #pragma once
 
 #include <pagoda/status.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -22,9 +23,10 @@
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/generate_request.h"
+#include "engine/output_processor.h"
 #include "engine/request_stream.h"
+#include "engine/sampled_token.h"
 #include "engine/scheduler.h"
-#include "engine/sequence.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
@@ -38,13 +40,17 @@ class Engine {
   // Checks the config against the model and allocates everything; the loop thread starts at once.
   static Result<std::unique_ptr<Engine>> create(const Model& model, const Tokenizer& tokenizer,
                                                 const EngineConfig& config);
+  // An engine without a tokenizer (scoring passes): outputs carry token ids, logprobs and logits but no text,
+  // no token ends a generation but max_tokens and the context, and requests with stop strings are refused.
+  static Result<std::unique_ptr<Engine>> create(const Model& model, const EngineConfig& config);
   ~Engine();  // cancels what is still running (each stream gets a finished "abort" event) and joins the loop
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   // Queues a request. Errors: kInvalidArgument (empty prompt, unknown token ids, bad sampling parameters, a
-  // prompt that can never fit the context or the KV pool), kResourceExhausted (the waiting queue is full),
-  // kUnavailable (shutting down).
+  // prompt + max_tokens the KV pool can never hold, stop strings without a tokenizer, prompt logits the engine
+  // was not created for), kContextLengthExceeded (a prompt that leaves no room in the context),
+  // kResourceExhausted (the waiting queue is full), kUnavailable (shutting down).
   Result<RequestHandle> submit(GenerateRequest request);
   // Stops a request at the next step boundary and frees its blocks; its stream ends with an "abort" event.
   // Unknown or finished ids are ignored.
@@ -59,35 +65,45 @@ class Engine {
   int64_t now_us() const;
 
  private:
-  Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config);
+  // A submitted request on its way to the loop thread.
+  struct Submission {
+    std::unique_ptr<Sequence> seq;
+    std::shared_ptr<RequestStream> stream;
+  };
+
+  Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config);
+  static Result<std::unique_ptr<Engine>> create_impl(const Model& model, const Tokenizer* tokenizer,
+                                                     const EngineConfig& config);
   void loop();
   void take_inbox();
   void step();
-  void publish(Sequence& seq, bool finished, FinishReason reason);
-  void finish_sequence(Sequence& seq, FinishReason reason, bool running);
-  void abort_all();
+  // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.
+  void sample(const SchedulePlan& plan, const LogitsView& logits);
+  // Updates the figures (so whoever sees a finished event also sees the blocks it gave back), then publishes.
+  void publish(std::vector<SeqEvent> events);
   void update_stats_locked();  // the scheduler's and the pool's figures into stats_; mutex_ held
 
   const Model& model_;
-  const Tokenizer& tokenizer_;
+  const Tokenizer* tokenizer_;  // nullptr: token ids only
   EngineConfig config_;
   int64_t start_ns_;
   ThreadPool pool_;
   KvStorage kv_storage_;
   KvCacheManager kv_manager_;
   Scheduler scheduler_;
+  OutputProcessor output_;
   Workspace workspace_;
   BatchBuilder batch_builder_;
-  std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
 
-  // Loop-thread state.
-  std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
-  std::vector<Sequence*> finished_this_step_;
+  // Loop-thread state, reused every step.
+  std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
+  std::vector<SampledToken> sampled_;
+  std::vector<float> raw_row_;  // f32 [vocab]: a logits row before sampling changed it
 
   // Shared with submitters, under mutex_.
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::vector<std::unique_ptr<Sequence>> inbox_;
+  std::vector<Submission> inbox_;
   std::vector<RequestId> cancels_;
   bool stopping_ = false;
   RequestId next_request_id_ = 1;

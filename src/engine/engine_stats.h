@@ -17,6 +17,9 @@ struct EngineStats {
   int64_t num_steps = 0;
   int64_t num_preemptions = 0;
   int64_t num_prompt_tokens = 0;      // prompt tokens of finished and running requests, counted at admission
+  // Prompt positions the forward passes computed: prefill work (prefix-cache hits not included; a recompute
+  // after a preemption counted again).
+  int64_t num_prefill_tokens = 0;
   int64_t num_generation_tokens = 0;  // output tokens sampled
   int64_t num_finished_stop = 0;
   int64_t num_finished_length = 0;

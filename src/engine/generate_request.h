@@ -1,5 +1,5 @@
-// GenerateRequest: what a caller submits to the Engine: prompt token ids, how to sample, when to stop. A plain
-// value; the engine validates it on submit.
+// GenerateRequest: what a caller submits to the Engine: prompt token ids, how to sample, when to stop, and the
+// raw logits it wants back. A plain value; the engine validates it on submit.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,14 @@ struct GenerateRequest {
   std::vector<TokenId> prompt;  // token ids, BOS included when the model wants one
   SamplingParams sampling;
   int32_t priority = 0;  // lower runs first (vLLM's convention); ties go first come, first served
+  // Raw logits in the outputs (f32 rows of the vocabulary), for scoring (perplexity) and debugging; both cost a
+  // copy of each row. prompt_logits_start >= 0: the rows of prompt positions prompt_logits_start .. end (each
+  // predicts the token after its position; the last one is the row the first output token is sampled from),
+  // on the first output; such a request takes no prefix-cache hit (its rows must be computed), and the engine
+  // must allow it (EngineConfig::prompt_logits). output_logits: with each output token, the row it was sampled
+  // from, before penalties or temperature touched it.
+  int32_t prompt_logits_start = -1;
+  bool output_logits = false;
 };
 
 }  // namespace pagoda

@@ -1,5 +1,6 @@
 // RequestOutput: one event of a request's stream, published by the engine after a step: the tokens and the
-// final text that step added, and at the end the finish reason, counts and timing. A plain value.
+// final text that step added (with the logprobs and logits asked for), and at the end the finish reason, counts
+// and timing. A plain value.
 #pragma once
 
 #include <pagoda/request.h>
@@ -20,6 +21,9 @@ struct RequestOutput {
   RequestId request_id = -1;
   std::vector<TokenId> new_tokens;  // sampled since the previous event
   std::vector<TokenLogprobs> logprobs;  // [new_tokens.size()] when SamplingParams::logprobs >= 0, else empty
+  std::vector<float> logits;  // f32 [new_tokens.size(), vocab] when GenerateRequest::output_logits, else empty
+  // f32 [prompt rows, vocab] on the first token's output when GenerateRequest::prompt_logits_start >= 0
+  std::vector<float> prompt_logits;
   std::string text;                 // text that became final since the previous event (UTF-8 complete)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished

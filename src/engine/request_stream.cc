@@ -5,13 +5,16 @@ namespace pagoda {
 
 void RequestStream::push(RequestOutput output) {
   std::shared_ptr<const std::function<void()>> listener;
+  bool finished = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (output.finished) finished_ = true;
+    finished = output.finished;
+    if (finished) finished_ = true;
     outputs_.push_back(std::move(output));
     listener = listener_;
   }
   ready_.notify_all();
+  if (finished) done_.notify_all();
   if (listener) (*listener)();
 }
 
@@ -44,16 +47,22 @@ std::optional<RequestOutput> RequestStream::next(std::chrono::milliseconds timeo
 }
 
 RequestOutput RequestStream::wait_all() {
-  RequestOutput all;
-  for (;;) {
+  // One wake-up at the end, not one per output: a consumer that only wants the result steals no time from the
+  // engine's threads while it runs.
+  std::deque<RequestOutput> outputs;
+  {
     std::unique_lock<std::mutex> lock(mutex_);
-    ready_.wait(lock, [&] { return !outputs_.empty(); });
-    RequestOutput out = std::move(outputs_.front());
-    outputs_.pop_front();
-    lock.unlock();
+    done_.wait(lock, [&] { return finished_; });
+    outputs.swap(outputs_);
+  }
+  RequestOutput all;
+  for (RequestOutput& out : outputs) {
     all.request_id = out.request_id;
     all.new_tokens.insert(all.new_tokens.end(), out.new_tokens.begin(), out.new_tokens.end());
-    all.logprobs.insert(all.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
+    all.logprobs.insert(all.logprobs.end(), std::make_move_iterator(out.logprobs.begin()),
+                        std::make_move_iterator(out.logprobs.end()));
+    all.logits.insert(all.logits.end(), out.logits.begin(), out.logits.end());
+    if (!out.prompt_logits.empty()) all.prompt_logits = std::move(out.prompt_logits);
     all.text += out.text;
     all.num_prompt_tokens = out.num_prompt_tokens;
     all.num_cached_tokens = out.num_cached_tokens;
@@ -62,9 +71,9 @@ RequestOutput RequestStream::wait_all() {
       all.finished = true;
       all.finish_reason = out.finish_reason;
       all.timing = std::move(out.timing);
-      return all;
     }
   }
+  return all;
 }
 
 bool RequestStream::finished() const {

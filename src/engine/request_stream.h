@@ -26,14 +26,15 @@ class RequestStream {
   // Called (on the pushing thread, outside the stream's lock) after every push, and once at once when outputs
   // are already waiting. It must be cheap and must not block: post the work elsewhere.
   void set_listener(std::function<void()> listener);
-  // Blocks until the finished output arrives and returns every output merged into one (all tokens and text,
-  // the final counts and timing).
+  // Blocks until the finished output arrives and returns every output not yet taken merged into one (all
+  // tokens, text, logprobs and logits, the final counts and timing).
   RequestOutput wait_all();
   bool finished() const;
 
  private:
   mutable std::mutex mutex_;
-  std::condition_variable ready_;
+  std::condition_variable ready_;  // an output was pushed
+  std::condition_variable done_;   // the finished output was pushed
   std::deque<RequestOutput> outputs_;
   bool finished_ = false;                                  // the finished output was pushed
   std::shared_ptr<const std::function<void()>> listener_;  // copied out under the lock, called outside it

@@ -1,4 +1,5 @@
-// Iteration-level scheduling: running first, preemption on block shortage, then admission with prefix hits.
+// Iteration-level scheduling: running first, preemption on block shortage, admission with prefix hits; and
+// after each step, the one place that decides which sequences are finished.
 #include "engine/scheduler.h"
 
 #include <algorithm>
@@ -7,9 +8,19 @@
 
 namespace pagoda {
 
-Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv) : config_(config), kv_(kv) {
+Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids)
+    : config_(config), kv_(kv), eos_token_ids_(std::move(eos_token_ids)) {
   PAGODA_CHECK(config.max_num_seqs >= 1 && config.max_batched_tokens >= 1);
+  std::sort(eos_token_ids_.begin(), eos_token_ids_.end());
   running_.reserve(size_t(config.max_num_seqs));
+}
+
+Scheduler::~Scheduler() {
+  for (auto& [id, seq] : sequences_) kv_.free(seq->kv);
+}
+
+bool Scheduler::ends_generation(TokenId token) const {
+  return std::binary_search(eos_token_ids_.begin(), eos_token_ids_.end(), token);
 }
 
 void Scheduler::insert_waiting(Sequence* seq, bool at_front_of_its_priority) {
@@ -21,34 +32,52 @@ void Scheduler::insert_waiting(Sequence* seq, bool at_front_of_its_priority) {
   waiting_.insert(it, seq);
 }
 
-void Scheduler::add(Sequence* seq) {
+Sequence* Scheduler::add(std::unique_ptr<Sequence> seq) {
   PAGODA_CHECK(seq->kv.empty() && seq->status == SeqStatus::kWaiting);
-  insert_waiting(seq, false);
+  Sequence* s = seq.get();
+  const bool inserted = sequences_.emplace(s->request_id, std::move(seq)).second;
+  PAGODA_CHECK(inserted, "request id {} is already held", s->request_id);
+  insert_waiting(s, false);
+  return s;
 }
 
-bool Scheduler::remove(Sequence* seq) {
-  if (auto it = std::find(waiting_.begin(), waiting_.end(), seq); it != waiting_.end()) {
+const Sequence* Scheduler::find(RequestId request_id) const {
+  auto it = sequences_.find(request_id);
+  return it == sequences_.end() ? nullptr : it->second.get();
+}
+
+SeqEvent Scheduler::finish(Sequence* seq, FinishReason reason, int64_t now_us, SeqEvent event) {
+  if (seq->status == SeqStatus::kRunning) {
+    running_.erase(std::find(running_.begin(), running_.end(), seq));
+  } else if (auto it = std::find(waiting_.begin(), waiting_.end(), seq); it != waiting_.end()) {
     waiting_.erase(it);
-  } else if (auto rit = std::find(running_.begin(), running_.end(), seq); rit != running_.end()) {
-    running_.erase(rit);
-  } else {
-    return false;
   }
   kv_.free(seq->kv);
-  seq->status = SeqStatus::kFinished;
-  return true;
+  seq->timing.finish_us = now_us;
+  event.request_id = seq->request_id;
+  event.finished = true;
+  event.finish_reason = reason;
+  event.num_prompt_tokens = seq->num_prompt_tokens;
+  event.num_cached_tokens = seq->num_cached_tokens;
+  event.num_output_tokens = seq->num_output_tokens();
+  event.timing = std::move(seq->timing);
+  sequences_.erase(seq->request_id);  // destroys seq
+  return event;
 }
 
-void Scheduler::release(Sequence* seq) {
-  running_.erase(std::find(running_.begin(), running_.end(), seq));
-  kv_.free(seq->kv);
-  seq->status = SeqStatus::kFinished;
+std::optional<SeqEvent> Scheduler::abort(RequestId request_id, int64_t now_us) {
+  auto it = sequences_.find(request_id);
+  if (it == sequences_.end()) return std::nullopt;
+  return finish(it->second.get(), FinishReason::kAbort, now_us, SeqEvent{});
 }
 
-void Scheduler::finish(Sequence* seq) {
-  PAGODA_CHECK(std::find(running_.begin(), running_.end(), seq) != running_.end(),
-               "finish() of a sequence that is not running");
-  release(seq);
+std::vector<SeqEvent> Scheduler::abort_all(int64_t now_us) {
+  std::vector<RequestId> ids;
+  for (const auto& [id, seq] : sequences_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  std::vector<SeqEvent> events;
+  for (RequestId id : ids) events.push_back(*abort(id, now_us));
+  return events;
 }
 
 Sequence* Scheduler::pick_victim(size_t first_idx) const {
@@ -73,7 +102,7 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   plan.preempted.push_back(seq);
 }
 
-SchedulePlan Scheduler::schedule() {
+SchedulePlan Scheduler::schedule(int64_t now_us) {
   SchedulePlan plan;
   int32_t budget = config_.max_batched_tokens;
   // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step
@@ -135,7 +164,9 @@ SchedulePlan Scheduler::schedule() {
          (chunked ? std::min(budget, prefill_budget) > 0 : (budget > 0 || !prefill_in_plan)) &&
          int32_t(running_.size()) < config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
-    const PrefixHit hit = kv_.lookup_prefix(seq->tokens);
+    // A request for prompt logits needs every row of its prompt computed, so it takes no hit (as vLLM does for
+    // prompt_logprobs).
+    const PrefixHit hit = seq->prompt_logits_start < 0 ? kv_.lookup_prefix(seq->tokens) : PrefixHit{};
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
     const int32_t n = chunked ? std::min({remaining, budget, remaining > 1 ? prefill_budget : budget}) : remaining;
     if (!chunked && n > budget && prefill_in_plan) break;
@@ -152,12 +183,52 @@ SchedulePlan Scheduler::schedule() {
     prefill_budget -= n;
     prefill_in_plan = true;
   }
+  for (const ScheduledSeq& s : plan.seqs) {
+    const Sequence& seq = *s.seq;
+    plan.num_prefill_tokens += std::max(0, std::min(s.first_pos + s.num_new_tokens, seq.num_prompt_tokens) - s.first_pos);
+    if (seq.timing.first_scheduled_us < 0) {
+      s.seq->timing.first_scheduled_us = now_us;
+      plan.num_admitted_prompt_tokens += seq.num_prompt_tokens;
+    }
+  }
   return plan;
 }
 
-void Scheduler::on_step_done(const SchedulePlan& plan) {
-  for (const ScheduledSeq& s : plan.seqs)
-    if (s.seq->status == SeqStatus::kRunning) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+std::vector<SeqEvent> Scheduler::update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us) {
+  // Index the blocks the step filled first, so a sequence that finishes now leaves its prompt findable.
+  for (const ScheduledSeq& s : plan.seqs) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+  std::vector<SeqEvent> events;
+  events.reserve(sampled.size());
+  for (SampledToken& t : sampled) {
+    Sequence& seq = *t.seq;
+    PAGODA_CHECK(seq.status == SeqStatus::kRunning && seq.num_uncomputed_tokens() == 0,
+                 "request {} sampled a token it was not scheduled to sample", seq.request_id);
+    seq.tokens.push_back(t.token);
+    if (seq.timing.first_token_us < 0) seq.timing.first_token_us = now_us;
+    seq.timing.token_us.push_back(now_us);
+    SeqEvent e;
+    e.request_id = seq.request_id;
+    e.token = t.token;
+    e.logprobs = std::move(t.logprobs);
+    e.logits = std::move(t.logits);
+    if (seq.num_output_tokens() == 1) e.prompt_logits = std::move(seq.prompt_logits);
+    // The one place a generation ends on its own. A stop string wins over the length limit it coincides with
+    // (the text stops there, as OpenAI reports it).
+    std::optional<FinishReason> reason;
+    if (t.completes_stop_string || (!seq.sampling.ignore_eos && ends_generation(t.token)))
+      reason = FinishReason::kStop;
+    else if (seq.num_tokens() >= seq.max_num_tokens)
+      reason = FinishReason::kLength;
+    if (reason) {
+      events.push_back(finish(&seq, *reason, now_us, std::move(e)));
+    } else {
+      e.num_prompt_tokens = seq.num_prompt_tokens;
+      e.num_cached_tokens = seq.num_cached_tokens;
+      e.num_output_tokens = seq.num_output_tokens();
+      events.push_back(std::move(e));
+    }
+  }
+  return events;
 }
 
 }  // namespace pagoda

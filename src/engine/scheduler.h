@@ -1,19 +1,29 @@
-// Scheduler: decides, step by step, which sequences compute how many tokens. Owns the waiting and running
-// lists (pointers; the Engine owns the sequences) and drives KvCacheManager, the only KV API it uses; it never
-// sees a tensor. Each step: running sequences first, in admission order (a decode token each, or the next
-// chunk of their prompt); when blocks run out the lowest-priority, newest running sequence is preempted (its
-// blocks freed, itself re-queued at the front to be recomputed later); then waiting sequences are admitted,
-// best priority and oldest first, with their prefix-cache hit, while the token budget, the sequence cap and
-// the free blocks allow. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions;
-// a waiting one holds none.
+// Scheduler: decides, step by step, which sequences compute how many tokens, and after each step what became of
+// them: the one owner of the sequences and of "finished". Owns every sequence between add() and the event that
+// ends it, in a waiting and a running list, and drives KvCacheManager, the only KV API it uses; it never sees a
+// tensor or a piece of text. Each step, schedule(): running sequences first, in admission order (a decode token
+// each, or the next chunk of their prompt); when blocks run out the lowest-priority, newest running sequence is
+// preempted (its blocks freed, itself re-queued at the front to be recomputed later); then waiting sequences are
+// admitted, best priority and oldest first, with their prefix-cache hit, while the token budget, the sequence cap
+// and the free blocks allow. After the forward pass, update(): each sampled token is appended, the blocks that
+// became full are indexed for the prefix cache, and a sequence whose token ends it (a stop string the output
+// processor found in its text, an end-of-generation token, max_tokens, the end of the context) leaves with its
+// blocks freed. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting
+// one holds none.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
+#include "engine/sampled_token.h"
 #include "engine/schedule_plan.h"
 #include "engine/scheduler_config.h"
+#include "engine/seq_event.h"
 #include "engine/sequence.h"
 #include "kv/kv_cache_manager.h"
 
@@ -21,20 +31,29 @@ namespace pagoda {
 
 class Scheduler {
  public:
-  Scheduler(const SchedulerConfig& config, KvCacheManager& kv);
+  // `eos_token_ids`: the tokens that end a generation (EOS and end-of-turn), unless SamplingParams::ignore_eos.
+  Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
-  // Queues a new sequence (status waiting, no KV).
-  void add(Sequence* seq);
-  // Takes `seq` out of whichever list holds it and frees its blocks (cancellation). False if it holds none.
-  bool remove(Sequence* seq);
-  // The plan of the next step; allocates the KV slots it needs. Empty when there is nothing to run.
-  SchedulePlan schedule();
-  // After the step's forward pass (and sampling) ran: indexes the blocks that became full, for the prefix
-  // cache.
-  void on_step_done(const SchedulePlan& plan);
-  // A running sequence ended: it leaves (blocks freed, status finished).
-  void finish(Sequence* seq);
+  // Takes a new sequence (waiting, no KV; its request id unique among those held). Returns it, borrowed.
+  Sequence* add(std::unique_ptr<Sequence> seq);
+  // Cancels a request: it leaves whichever list holds it, its blocks are freed, and its finished (abort) event is
+  // returned; nullopt when no sequence has that id.
+  std::optional<SeqEvent> abort(RequestId request_id, int64_t now_us);
+  // Cancels everything held (shutdown), returning the abort events.
+  std::vector<SeqEvent> abort_all(int64_t now_us);
 
+  // The plan of the next step; allocates the KV slots it needs. Empty when there is nothing to run. Sequences
+  // scheduled for the first time get timing.first_scheduled_us = now_us.
+  SchedulePlan schedule(int64_t now_us);
+  // After the step's forward pass: `sampled` holds one token per sampling sequence of `plan` (sampled at
+  // now_us). Returns an event per token, in order; finished sequences have left and are destroyed.
+  std::vector<SeqEvent> update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
+
+  // The sequence of a request still held, or nullptr.
+  const Sequence* find(RequestId request_id) const;
   int32_t num_waiting() const { return int32_t(waiting_.size()); }
   int32_t num_running() const { return int32_t(running_.size()); }
   bool has_work() const { return !waiting_.empty() || !running_.empty(); }
@@ -42,14 +61,18 @@ class Scheduler {
   const SchedulerConfig& config() const { return config_; }
 
  private:
+  bool ends_generation(TokenId token) const;
   void preempt(Sequence* seq, SchedulePlan& plan);
-  void release(Sequence* seq);
+  // Takes `seq` out of the lists, frees its blocks, and returns its finished event; destroys it.
+  SeqEvent finish(Sequence* seq, FinishReason reason, int64_t now_us, SeqEvent event);
   // Among running_[first_idx..]: the lowest priority, newest among equals; nullptr when that range is empty.
   Sequence* pick_victim(size_t first_idx) const;
   void insert_waiting(Sequence* seq, bool at_front_of_its_priority);
 
   SchedulerConfig config_;
   KvCacheManager& kv_;
+  std::vector<TokenId> eos_token_ids_;  // sorted
+  std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order
   int64_t num_preemptions_ = 0;

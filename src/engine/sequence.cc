@@ -1,9 +1,11 @@
 // Sequence construction.
 #include "engine/sequence.h"
 
+#include <algorithm>
+
 namespace pagoda {
 
-Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block_size, const Tokenizer& tokenizer,
+Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block_size, int32_t max_seq_len,
                    uint64_t arrival_idx_, int64_t arrival_us)
     : request_id(request_id_),
       priority(request.priority),
@@ -11,13 +13,13 @@ Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block
       sampling(std::move(request.sampling)),
       tokens(std::move(request.prompt)),
       num_prompt_tokens(int32_t(tokens.size())),
+      max_num_tokens(int32_t(std::min<int64_t>(int64_t(tokens.size()) + sampling.max_tokens, max_seq_len))),
       kv(block_size),
       sampler(sampling),
-      decoder(tokenizer, tokens.empty() ? -1 : tokens.back()),
-      stop_checker(sampling.stop),
-      stream(std::make_shared<RequestStream>()) {
+      prompt_logits_start(request.prompt_logits_start),
+      output_logits(request.output_logits) {
   timing.arrival_us = arrival_us;
-  tokens.reserve(tokens.size() + size_t(sampling.max_tokens));
+  tokens.reserve(size_t(std::max(max_num_tokens, num_prompt_tokens)));
 }
 
 }  // namespace pagoda

@@ -1,30 +1,27 @@
-// Sequence: one request's life inside the engine: its tokens (prompt then output), its KV state, how it
-// samples, stops and streams, and its timing. Owned by the Engine (one per request); the Scheduler moves
-// pointers to it between its waiting and running lists and touches only tokens, kv and status.
-// Invariant: kv.num_computed_tokens <= tokens.size(); the tokens past it are what the next steps compute.
+// Sequence: one request's life inside the scheduler: its tokens (prompt then output), its KV state, how it
+// samples, where it must end, the raw logits it asked for, and its timing. No text: detokenizing, stop strings
+// and the client's stream belong to the OutputProcessor. Owned by the Scheduler, which moves it between its
+// waiting and running lists; the engine borrows pointers to it within one step.
+// Invariants: kv.num_computed_tokens <= tokens.size() (the tokens past it are what the next steps compute);
+// num_tokens() <= max_num_tokens.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
 #include "engine/generate_request.h"
-#include "engine/request_stream.h"
 #include "engine/request_timing.h"
-#include "engine/stop_checker.h"
 #include "kv/seq_kv_state.h"
 #include "sampling/sampler.h"
-#include "sampling/token_logprobs.h"
-#include "tokenizer/stream_decoder.h"
-#include "tokenizer/tokenizer.h"
 
 namespace pagoda {
 
-enum class SeqStatus : uint8_t { kWaiting, kRunning, kFinished };
+enum class SeqStatus : uint8_t { kWaiting, kRunning };
 
 struct Sequence {
-  Sequence(RequestId request_id, GenerateRequest request, int32_t block_size, const Tokenizer& tokenizer,
+  // `max_seq_len`: the context; the sequence ends by length at min(prompt + max_tokens, max_seq_len) tokens.
+  Sequence(RequestId request_id, GenerateRequest request, int32_t block_size, int32_t max_seq_len,
            uint64_t arrival_idx, int64_t arrival_us);
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
@@ -35,6 +32,11 @@ struct Sequence {
   std::span<const TokenId> output() const {
     return std::span<const TokenId>(tokens).subspan(size_t(num_prompt_tokens));
   }
+  // Whether the forward pass must give the logits row of position `pos` to prompt_logits: rows from
+  // prompt_logits_start to the prompt's end, each once (a recompute after preemption skips those collected).
+  bool wants_prompt_logits_row(Pos pos) const {
+    return prompt_logits_start >= 0 && pos < num_prompt_tokens && pos >= prompt_logits_start + num_prompt_logits_rows;
+  }
 
   RequestId request_id;
   int32_t priority;
@@ -42,18 +44,18 @@ struct Sequence {
   SamplingParams sampling;
   std::vector<TokenId> tokens;  // prompt, then output
   int32_t num_prompt_tokens;
+  int32_t max_num_tokens;  // min(prompt + max_tokens, max_seq_len): it ends by length there
   SeqKvState kv;
   SeqStatus status = SeqStatus::kWaiting;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served at the first admission
-
   Sampler sampler;
-  StreamDecoder decoder;
-  StopChecker stop_checker;
-  std::shared_ptr<RequestStream> stream;
   RequestTiming timing;
-  int32_t num_published_tokens = 0;                 // output tokens already sent to the stream
-  std::vector<TokenLogprobs> unpublished_logprobs;  // of the output tokens not yet published (logprobs >= 0)
-  std::vector<float> raw_logits;                    // scratch: the row before sampling changed it, [vocab]
+
+  // Raw logits the request asked for (GenerateRequest::prompt_logits_start, output_logits).
+  int32_t prompt_logits_start;
+  bool output_logits;
+  std::vector<float> prompt_logits;  // f32 [num_prompt_logits_rows, vocab]: handed out with the first token
+  int32_t num_prompt_logits_rows = 0;
 };
 
 }  // namespace pagoda

@@ -1,6 +1,8 @@
-// Scheduler decisions with exact block ids at a block size of 4, no model involved: chunked prefill within
-// the token budget, decode before admission, preemption of the newest when blocks run out (and recompute of
-// everything it had), prefix-cache hits on admission and whole-prompt prefill.
+// Scheduler decisions with exact block ids at a block size of 4, no model and no tokenizer involved: chunked
+// prefill within the token budget, decode before admission, preemption of the newest when blocks run out (and
+// recompute of everything it had), prefix-cache hits on admission, whole-prompt prefill; and update(), the one
+// place a sequence finishes: end-of-generation tokens, max_tokens, the context's end, a stop string the output
+// processor found, cancels, and what each event reports.
 #include "engine/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -9,48 +11,44 @@
 #include <numeric>
 #include <vector>
 
-#include "engine/loaded_model.h"
-
 namespace pagoda {
 namespace {
 
 constexpr int32_t kBlockSize = 4;
+constexpr TokenId kEos = 2;
+constexpr int32_t kMaxSeqLen = 1024;
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() { delete loaded_; }
-
   void make(int32_t num_blocks, SchedulerConfig config, bool prefix_cache = true) {
     KvCacheManager::Options o;
     o.num_blocks = num_blocks;
     o.block_size = kBlockSize;
     o.enable_prefix_cache = prefix_cache;
+    scheduler_.reset();
     kv_ = std::make_unique<KvCacheManager>(o);
-    scheduler_ = std::make_unique<Scheduler>(config, *kv_);
+    scheduler_ = std::make_unique<Scheduler>(config, *kv_, std::vector<TokenId>{kEos});
   }
 
-  Sequence* add(std::vector<TokenId> prompt, int32_t priority = 0) {
+  Sequence* add(std::vector<TokenId> prompt, int32_t priority = 0, int32_t max_tokens = 100,
+                int32_t max_seq_len = kMaxSeqLen) {
     GenerateRequest r;
     r.prompt = std::move(prompt);
     r.priority = priority;
-    r.sampling.max_tokens = 100;
-    seqs_.push_back(std::make_unique<Sequence>(RequestId(seqs_.size()), std::move(r), kBlockSize, *loaded_->tokenizer,
-                                               uint64_t(seqs_.size()), 0));
-    scheduler_->add(seqs_.back().get());
-    return seqs_.back().get();
+    r.sampling.max_tokens = max_tokens;
+    return scheduler_->add(
+        std::make_unique<Sequence>(next_id_, std::move(r), kBlockSize, max_seq_len, uint64_t(next_id_++), 0));
   }
 
-  // What the engine does after the forward: the sampling sequences get a token, the scheduler indexes blocks.
-  void finish_step(const SchedulePlan& plan, TokenId sampled = 7) {
+  // What the engine does after the forward: a token for each sampling sequence (`eos_for` gets the
+  // end-of-generation token), then the scheduler's update.
+  std::vector<SeqEvent> finish_step(const SchedulePlan& plan, TokenId sampled = 7, const Sequence* eos_for = nullptr) {
+    std::vector<SampledToken> tokens;
     for (const ScheduledSeq& s : plan.seqs)
-      if (s.samples) s.seq->tokens.push_back(sampled);
-    scheduler_->on_step_done(plan);
+      if (s.samples) tokens.push_back(SampledToken{s.seq, s.seq == eos_for ? kEos : sampled, {}, {}, false});
+    return scheduler_->update(plan, tokens, ++now_us_);
   }
+  SchedulePlan schedule() { return scheduler_->schedule(++now_us_); }
 
   static std::vector<TokenId> iota_tokens(int32_t n, TokenId first = 1) {
     std::vector<TokenId> t(static_cast<size_t>(n));
@@ -62,25 +60,23 @@ class SchedulerTest : public ::testing::Test {
     return {ids.begin(), ids.end()};
   }
 
-  static LoadedModel* loaded_;
   std::unique_ptr<KvCacheManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::vector<std::unique_ptr<Sequence>> seqs_;
+  RequestId next_id_ = 1;
+  int64_t now_us_ = 0;
 };
-
-LoadedModel* SchedulerTest::loaded_ = nullptr;
 
 TEST_F(SchedulerTest, ChunksAPromptToTheTokenBudget) {
   make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 8});
   Sequence* a = add(iota_tokens(10));
-  SchedulePlan p1 = scheduler_->schedule();
+  SchedulePlan p1 = schedule();
   ASSERT_EQ(p1.seqs.size(), 1u);
   EXPECT_EQ(p1.seqs[0].first_pos, 0);
   EXPECT_EQ(p1.seqs[0].num_new_tokens, 8);
   EXPECT_FALSE(p1.seqs[0].samples);
   EXPECT_EQ(blocks(a), (std::vector<BlockId>{0, 1}));
   finish_step(p1);
-  SchedulePlan p2 = scheduler_->schedule();
+  SchedulePlan p2 = schedule();
   ASSERT_EQ(p2.seqs.size(), 1u);
   EXPECT_EQ(p2.seqs[0].first_pos, 8);
   EXPECT_EQ(p2.seqs[0].num_new_tokens, 2);
@@ -88,7 +84,7 @@ TEST_F(SchedulerTest, ChunksAPromptToTheTokenBudget) {
   EXPECT_EQ(blocks(a), (std::vector<BlockId>{0, 1, 2}));
   finish_step(p2);
   // Decoding: one token a step.
-  SchedulePlan p3 = scheduler_->schedule();
+  SchedulePlan p3 = schedule();
   ASSERT_EQ(p3.seqs.size(), 1u);
   EXPECT_EQ(p3.seqs[0].first_pos, 10);
   EXPECT_EQ(p3.seqs[0].num_new_tokens, 1);
@@ -98,10 +94,10 @@ TEST_F(SchedulerTest, ChunksAPromptToTheTokenBudget) {
 TEST_F(SchedulerTest, RunningDecodesComeFirstAndNewPromptsFillTheRest) {
   make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 6, .max_prefill_tokens_with_decodes = 0});
   Sequence* a = add(iota_tokens(3));
-  finish_step(scheduler_->schedule());  // a prefilled, one token sampled
+  finish_step(schedule());  // a prefilled, one token sampled
   Sequence* b = add(iota_tokens(9, 100));
   Sequence* c = add(iota_tokens(2, 200));
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 2u);  // a's decode token + 5 of b's prompt; no budget left for c
   EXPECT_EQ(p.seqs[0].seq, a);
   EXPECT_EQ(p.seqs[0].num_new_tokens, 1);
@@ -117,18 +113,18 @@ TEST_F(SchedulerTest, WhileStreamsDecodeAStepTakesAtMostTheCappedPromptTokens) {
   make(64, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 32, .max_prefill_tokens_with_decodes = 4});
   // Alone, a prompt gets the whole budget: nobody is decoding.
   Sequence* a = add(iota_tokens(40));
-  SchedulePlan p1 = scheduler_->schedule();
+  SchedulePlan p1 = schedule();
   ASSERT_EQ(p1.seqs.size(), 1u);
   EXPECT_EQ(p1.seqs[0].num_new_tokens, 32);
   finish_step(p1);
-  finish_step(scheduler_->schedule());  // the last 8 prompt tokens; a samples and is now decoding
+  finish_step(schedule());  // the last 8 prompt tokens; a samples and is now decoding
   ASSERT_EQ(a->num_uncomputed_tokens(), 1);
   // A long prompt arrives: with a decoding, each step takes a's token and 4 of the prompt's, and the other
   // new prompt waits while the cap is spent.
   Sequence* b = add(iota_tokens(10, 100));
   Sequence* c = add(iota_tokens(3, 200));
   for (int32_t step = 0; step < 2; ++step) {
-    SchedulePlan p = scheduler_->schedule();
+    SchedulePlan p = schedule();
     ASSERT_EQ(p.seqs.size(), 2u) << step;
     EXPECT_EQ(p.seqs[0].seq, a);
     EXPECT_EQ(p.seqs[0].num_new_tokens, 1);
@@ -138,7 +134,7 @@ TEST_F(SchedulerTest, WhileStreamsDecodeAStepTakesAtMostTheCappedPromptTokens) {
     finish_step(p);
   }
   // b's last 2 tokens, then 2 of c's 3: the cap counts every prompt in the step.
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 3u);
   EXPECT_EQ(p.seqs[1].num_new_tokens, 2);
   EXPECT_EQ(p.seqs[2].seq, c);
@@ -151,19 +147,19 @@ TEST_F(SchedulerTest, ByDefaultPromptTokensPerStepFollowTheDecodingCountWithAFlo
   // One stream decoding: a prompt gets the floor, kMinPrefillTokensWithDecodes tokens a step.
   make(128, SchedulerConfig{.max_num_seqs = 16, .max_batched_tokens = 64});
   add(iota_tokens(3));
-  finish_step(scheduler_->schedule());
+  finish_step(schedule());
   Sequence* b = add(iota_tokens(40, 100));
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 2u);
   EXPECT_EQ(p.seqs[1].seq, b);
   EXPECT_EQ(p.seqs[1].num_new_tokens, kMinPrefillTokensWithDecodes);
   // Seven streams decoding: seven prompt tokens a step, for as long as the prompt lasts.
   make(128, SchedulerConfig{.max_num_seqs = 16, .max_batched_tokens = 64});
   for (int32_t i = 0; i < 7; ++i) add(iota_tokens(3, TokenId(10 * i + 1)));
-  finish_step(scheduler_->schedule());  // 21 prompt tokens in one step: nobody was decoding yet
+  finish_step(schedule());  // 21 prompt tokens in one step: nobody was decoding yet
   b = add(iota_tokens(40, 100));
   for (int32_t step = 0; step < 5; ++step) {
-    SchedulePlan q = scheduler_->schedule();
+    SchedulePlan q = schedule();
     ASSERT_EQ(q.seqs.size(), 8u) << step;
     EXPECT_EQ(q.seqs[7].seq, b);
     EXPECT_EQ(q.seqs[7].num_new_tokens, 7) << step;
@@ -173,7 +169,7 @@ TEST_F(SchedulerTest, ByDefaultPromptTokensPerStepFollowTheDecodingCountWithAFlo
   // Nobody decoding: a prompt gets the whole budget.
   make(128, SchedulerConfig{.max_num_seqs = 16, .max_batched_tokens = 64});
   add(iota_tokens(100));
-  EXPECT_EQ(scheduler_->schedule().seqs[0].num_new_tokens, 64);
+  EXPECT_EQ(schedule().seqs[0].num_new_tokens, 64);
 }
 
 TEST_F(SchedulerTest, TheSequenceCapHoldsBackAdmission) {
@@ -181,7 +177,7 @@ TEST_F(SchedulerTest, TheSequenceCapHoldsBackAdmission) {
   add(iota_tokens(3));
   add(iota_tokens(3, 50));
   Sequence* c = add(iota_tokens(3, 90));
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   EXPECT_EQ(p.seqs.size(), 2u);
   EXPECT_EQ(c->status, SeqStatus::kWaiting);
 }
@@ -191,12 +187,12 @@ TEST_F(SchedulerTest, OutOfBlocksPreemptsTheNewestWhichIsRecomputedLater) {
   make(4, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64}, /*prefix_cache=*/false);
   Sequence* a = add(iota_tokens(8));
   Sequence* b = add(iota_tokens(7, 100));
-  SchedulePlan p1 = scheduler_->schedule();
+  SchedulePlan p1 = schedule();
   ASSERT_EQ(p1.seqs.size(), 2u);
   EXPECT_EQ(blocks(a), (std::vector<BlockId>{0, 1}));
   EXPECT_EQ(blocks(b), (std::vector<BlockId>{2, 3}));
   finish_step(p1);  // a: 9 tokens, 8 computed; b: 8 tokens, 7 computed
-  SchedulePlan p2 = scheduler_->schedule();
+  SchedulePlan p2 = schedule();
   ASSERT_EQ(p2.preempted.size(), 1u);
   EXPECT_EQ(p2.preempted[0], b);
   EXPECT_EQ(b->status, SeqStatus::kWaiting);
@@ -208,9 +204,9 @@ TEST_F(SchedulerTest, OutOfBlocksPreemptsTheNewestWhichIsRecomputedLater) {
   EXPECT_EQ(a->kv.block_table.num_blocks(), 3);
   finish_step(p2);
   EXPECT_EQ(scheduler_->num_preemptions(), 1);
-  // When a finishes, b comes back and recomputes its prompt and its sampled token in one go.
-  scheduler_->finish(a);
-  SchedulePlan p3 = scheduler_->schedule();
+  // When a leaves, b comes back and recomputes its prompt and its sampled token in one go.
+  ASSERT_TRUE(scheduler_->abort(a->request_id, now_us_));
+  SchedulePlan p3 = schedule();
   ASSERT_EQ(p3.seqs.size(), 1u);
   EXPECT_EQ(p3.seqs[0].seq, b);
   EXPECT_EQ(p3.seqs[0].first_pos, 0);
@@ -222,13 +218,13 @@ TEST_F(SchedulerTest, OutOfBlocksPreemptsTheNewestWhichIsRecomputedLater) {
 TEST_F(SchedulerTest, APromptSharingFullBlocksStartsAfterThem) {
   make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64});
   Sequence* a = add(iota_tokens(10));
-  finish_step(scheduler_->schedule());
+  finish_step(schedule());
   std::vector<TokenId> shared = iota_tokens(8);
   shared.push_back(77);
   shared.push_back(78);
   shared.push_back(79);
   Sequence* b = add(shared);
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 2u);
   EXPECT_EQ(p.seqs[1].seq, b);
   EXPECT_EQ(p.seqs[1].first_pos, 8);  // blocks 0 and 1 of a are reused
@@ -242,9 +238,9 @@ TEST_F(SchedulerTest, APromptSharingFullBlocksStartsAfterThem) {
 TEST_F(SchedulerTest, NoPrefixCacheMeansNoHit) {
   make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64}, false);
   add(iota_tokens(10));
-  finish_step(scheduler_->schedule());
+  finish_step(schedule());
   Sequence* b = add(iota_tokens(10));
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   EXPECT_EQ(p.seqs[1].first_pos, 0);
   EXPECT_EQ(b->num_cached_tokens, 0);
 }
@@ -253,7 +249,7 @@ TEST_F(SchedulerTest, WithoutChunkingAPromptRunsWholeEvenPastTheBudget) {
   make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 4, .chunked_prefill = false});
   Sequence* a = add(iota_tokens(10));
   Sequence* b = add(iota_tokens(3, 50));
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 1u);
   EXPECT_EQ(p.seqs[0].seq, a);
   EXPECT_EQ(p.seqs[0].num_new_tokens, 10);
@@ -265,10 +261,10 @@ TEST_F(SchedulerTest, WithoutChunkingALongPromptJoinsTheRunningDecodesInsteadOfW
   make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 4, .chunked_prefill = false});
   Sequence* a = add(iota_tokens(2));
   Sequence* b = add(iota_tokens(2, 20));
-  finish_step(scheduler_->schedule());  // both prefilled (4 tokens), each sampled one
+  finish_step(schedule());  // both prefilled (4 tokens), each sampled one
   Sequence* c = add(iota_tokens(10, 50));
   Sequence* d = add(iota_tokens(10, 80));
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 3u);  // the decodes of a and b, and c whole; d, a second prefill, waits
   EXPECT_EQ(p.seqs[0].seq, a);
   EXPECT_EQ(p.seqs[1].seq, b);
@@ -277,7 +273,7 @@ TEST_F(SchedulerTest, WithoutChunkingALongPromptJoinsTheRunningDecodesInsteadOfW
   EXPECT_EQ(p.num_batched_tokens, 12);
   EXPECT_EQ(d->status, SeqStatus::kWaiting);
   finish_step(p);
-  SchedulePlan next = scheduler_->schedule();  // three decodes, then d whole
+  SchedulePlan next = schedule();  // three decodes, then d whole
   ASSERT_EQ(next.seqs.size(), 4u);
   EXPECT_EQ(next.seqs[3].seq, d);
   EXPECT_EQ(next.seqs[3].num_new_tokens, 10);
@@ -287,7 +283,7 @@ TEST_F(SchedulerTest, PriorityOrdersAdmission) {
   make(32, SchedulerConfig{.max_num_seqs = 1, .max_batched_tokens = 64});
   add(iota_tokens(3), /*priority=*/5);
   Sequence* urgent = add(iota_tokens(3, 50), /*priority=*/-1);
-  SchedulePlan p = scheduler_->schedule();
+  SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 1u);
   EXPECT_EQ(p.seqs[0].seq, urgent);
 }
@@ -296,13 +292,150 @@ TEST_F(SchedulerTest, RemoveFreesEveryBlock) {
   make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64}, false);
   Sequence* a = add(iota_tokens(10));
   Sequence* b = add(iota_tokens(5, 40));
-  finish_step(scheduler_->schedule());
+  finish_step(schedule());
   EXPECT_GT(kv_->pool().num_used(), 0);
-  EXPECT_TRUE(scheduler_->remove(a));
-  EXPECT_TRUE(scheduler_->remove(b));
-  EXPECT_FALSE(scheduler_->remove(b));
+  const RequestId b_id = b->request_id;
+  EXPECT_TRUE(scheduler_->abort(a->request_id, 0));
+  EXPECT_TRUE(scheduler_->abort(b_id, 0));
+  EXPECT_FALSE(scheduler_->abort(b_id, 0));
   EXPECT_EQ(kv_->pool().num_used(), 0);
   EXPECT_FALSE(scheduler_->has_work());
+}
+
+TEST_F(SchedulerTest, UpdateEndsASequenceAtItsEndOfGenerationTokenUnlessItIgnoresIt) {
+  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64}, false);
+  Sequence* a = add(iota_tokens(3));
+  Sequence* b = add(iota_tokens(3, 40));
+  b->sampling.ignore_eos = true;
+  const RequestId a_id = a->request_id, b_id = b->request_id;
+  const std::vector<SeqEvent> events = finish_step(schedule(), kEos);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].request_id, a_id);
+  EXPECT_EQ(events[0].token, kEos);
+  EXPECT_TRUE(events[0].finished);
+  EXPECT_EQ(events[0].finish_reason, FinishReason::kStop);
+  EXPECT_EQ(events[0].num_prompt_tokens, 3);
+  EXPECT_EQ(events[0].num_output_tokens, 1);  // the end-of-generation token counts as output
+  ASSERT_TRUE(events[0].timing);
+  EXPECT_EQ(events[0].timing->token_us.size(), 1u);
+  EXPECT_EQ(events[0].timing->finish_us, now_us_);
+  EXPECT_EQ(scheduler_->find(a_id), nullptr);  // it left
+  EXPECT_EQ(events[1].request_id, b_id);
+  EXPECT_FALSE(events[1].finished);
+  EXPECT_FALSE(events[1].timing);
+  EXPECT_EQ(scheduler_->num_running(), 1);
+  EXPECT_EQ(kv_->pool().num_used(), 1);  // b's block only
+}
+
+TEST_F(SchedulerTest, UpdateEndsASequenceByLengthAtMaxTokensOrTheContextsEnd) {
+  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64}, false);
+  Sequence* a = add(iota_tokens(3), 0, /*max_tokens=*/2);
+  add(iota_tokens(3, 40), 0, /*max_tokens=*/100, /*max_seq_len=*/6);
+  const RequestId a_id = a->request_id;
+  std::vector<SeqEvent> first = finish_step(schedule());
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_FALSE(first[0].finished || first[1].finished);
+  std::vector<SeqEvent> second = finish_step(schedule());
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0].request_id, a_id);
+  EXPECT_TRUE(second[0].finished);
+  EXPECT_EQ(second[0].finish_reason, FinishReason::kLength);
+  EXPECT_EQ(second[0].num_output_tokens, 2);
+  EXPECT_FALSE(second[1].finished);  // 5 of its 6 positions
+  std::vector<SeqEvent> third = finish_step(schedule());
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_TRUE(third[0].finished);
+  EXPECT_EQ(third[0].finish_reason, FinishReason::kLength);
+  EXPECT_EQ(third[0].num_output_tokens, 3);
+  EXPECT_FALSE(scheduler_->has_work());
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+}
+
+TEST_F(SchedulerTest, AStopStringTheOutputProcessorFoundEndsTheSequenceInThatStepAndWinsOverLength) {
+  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64}, false);
+  add(iota_tokens(3), 0, /*max_tokens=*/1);  // its first token is also its last by length
+  add(iota_tokens(3, 40));
+  const SchedulePlan p = schedule();
+  std::vector<SampledToken> tokens;
+  for (const ScheduledSeq& s : p.seqs) tokens.push_back(SampledToken{s.seq, 7, {}, {}, /*completes_stop_string=*/true});
+  const std::vector<SeqEvent> events = scheduler_->update(p, tokens, ++now_us_);
+  ASSERT_EQ(events.size(), 2u);
+  for (const SeqEvent& e : events) {
+    EXPECT_TRUE(e.finished);
+    EXPECT_EQ(e.finish_reason, FinishReason::kStop);
+  }
+  EXPECT_FALSE(scheduler_->has_work());
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+}
+
+TEST_F(SchedulerTest, AFinishedSequencesFullBlocksStayFindableInThePrefixCache) {
+  make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64});
+  add(iota_tokens(9), 0, /*max_tokens=*/1);
+  const std::vector<SeqEvent> events = finish_step(schedule());
+  ASSERT_TRUE(events.at(0).finished);
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+  Sequence* b = add(iota_tokens(9));
+  const SchedulePlan p = schedule();
+  EXPECT_EQ(p.seqs.at(0).first_pos, 8);  // two full blocks served from the cache
+  EXPECT_EQ(b->num_cached_tokens, 8);
+}
+
+TEST_F(SchedulerTest, AbortTakesAWaitingOrRunningSequenceAndReportsIt) {
+  make(16, SchedulerConfig{.max_num_seqs = 1, .max_batched_tokens = 64}, false);
+  Sequence* a = add(iota_tokens(5));
+  Sequence* b = add(iota_tokens(5, 40));
+  const RequestId a_id = a->request_id, b_id = b->request_id;
+  finish_step(schedule());  // a runs and has a token; b waits
+  std::optional<SeqEvent> waiting = scheduler_->abort(b_id, 50);
+  ASSERT_TRUE(waiting);
+  EXPECT_TRUE(waiting->finished);
+  EXPECT_EQ(waiting->finish_reason, FinishReason::kAbort);
+  EXPECT_EQ(waiting->token, -1);
+  EXPECT_EQ(waiting->num_output_tokens, 0);
+  ASSERT_TRUE(waiting->timing);
+  EXPECT_EQ(waiting->timing->finish_us, 50);
+  EXPECT_EQ(scheduler_->num_waiting(), 0);
+  std::optional<SeqEvent> running = scheduler_->abort(a_id, 60);
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->num_output_tokens, 1);
+  EXPECT_EQ(running->timing->token_us.size(), 1u);
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+  EXPECT_FALSE(scheduler_->abort(a_id, 70));
+  add(iota_tokens(3));
+  add(iota_tokens(3, 40));
+  finish_step(schedule());
+  const std::vector<SeqEvent> all = scheduler_->abort_all(80);
+  EXPECT_EQ(all.size(), 2u);
+  EXPECT_FALSE(scheduler_->has_work());
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+}
+
+TEST_F(SchedulerTest, ThePlanCountsPrefillWorkAndFirstScheduledPrompts) {
+  make(32, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 8, .max_prefill_tokens_with_decodes = 0});
+  Sequence* a = add(iota_tokens(10));
+  const SchedulePlan p1 = schedule();
+  EXPECT_EQ(p1.num_prefill_tokens, 8);
+  EXPECT_EQ(p1.num_admitted_prompt_tokens, 10);  // once, at its first step
+  EXPECT_EQ(a->timing.first_scheduled_us, now_us_);
+  finish_step(p1);
+  const SchedulePlan p2 = schedule();
+  EXPECT_EQ(p2.num_prefill_tokens, 2);
+  EXPECT_EQ(p2.num_admitted_prompt_tokens, 0);
+  finish_step(p2);
+  const SchedulePlan p3 = schedule();  // decoding: no prompt position
+  EXPECT_EQ(p3.num_prefill_tokens, 0);
+}
+
+TEST_F(SchedulerTest, ARequestForPromptLogitsTakesNoPrefixHit) {
+  make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 64});
+  add(iota_tokens(10));
+  finish_step(schedule());
+  Sequence* b = add(iota_tokens(10));
+  b->prompt_logits_start = 4;
+  const SchedulePlan p = schedule();
+  ASSERT_EQ(p.seqs.size(), 2u);
+  EXPECT_EQ(p.seqs[1].first_pos, 0);  // its rows from position 4 on must be computed
+  EXPECT_EQ(b->num_cached_tokens, 0);
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// SampledToken: the token the engine's sampling drew for one sequence in one step, with what the request asked to
+// see of the row it came from, and whether its text completed a stop string (the OutputProcessor says). The input
+// of Scheduler::update. A plain value, rebuilt every step.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/types.h"
+#include "sampling/token_logprobs.h"
+
+namespace pagoda {
+
+struct Sequence;
+
+struct SampledToken {
+  Sequence* seq = nullptr;  // borrowed from the scheduler for the step
+  TokenId token = -1;
+  std::optional<TokenLogprobs> logprobs;  // when SamplingParams::logprobs >= 0
+  std::vector<float> logits;              // f32 [vocab], the row before sampling, when output_logits
+  bool completes_stop_string = false;     // set by OutputProcessor::find_stop_strings
+};
+
+}  // namespace pagoda
