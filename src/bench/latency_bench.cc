@@ -1,4 +1,4 @@
-// The latency benchmark: warm-up, bandwidth, one timed generation, bandwidth again.
+// The latency benchmark: warm-up, bandwidth, one timed generation through the Engine, bandwidth again.
 #include "bench/latency_bench.h"
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 
 #include "bench/memory_bandwidth.h"
 #include "core/check.h"
-#include "engine/generator.h"
+#include "engine/engine.h"
 #include "kv/kv_storage.h"
 
 namespace pagoda::bench {
@@ -35,11 +35,30 @@ double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) 
   return bytes;
 }
 
-LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& o) {
+namespace {
+
+// Bandwidth on a pool of its own, gone before the engine's threads run again.
+double measured_bandwidth_gbps(int32_t num_threads) {
+  ThreadPool pool(num_threads);
+  return measure_memory_bandwidth(pool).read_gbps;
+}
+
+}  // namespace
+
+Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_threads, const LatencyOptions& o) {
   const ModelConfig& c = model.model->config();
   PAGODA_CHECK(o.prompt_len >= 1 && o.num_generated >= 2);
-  const int32_t max_seq_len = o.prompt_len + o.num_generated;
-  Generator generator(*model.model, *model.tokenizer, pool, max_seq_len, o.prompt_len, o.kv_dtype);
+  // One sequence, its prompt in one step (as llama-bench's pp), then a token a step.
+  EngineConfig ec;
+  ec.max_seq_len = o.prompt_len + o.num_generated;
+  ec.kv_dtype = o.kv_dtype;
+  ec.kv.block_size = 16;
+  ec.kv.num_blocks = (ec.max_seq_len + 15) / 16;
+  ec.kv.enable_prefix_cache = false;  // the warm-up's prompt is the timed one's start
+  ec.scheduler.max_num_seqs = 1;
+  ec.scheduler.max_batched_tokens = o.prompt_len;
+  ec.num_threads = num_threads;
+  PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(*model.model, *model.tokenizer, ec));
 
   // Random ordinary tokens (past the 3 specials and 256 byte pieces when the vocabulary has them).
   const int32_t first_id = c.vocab_size > 512 ? 259 : 3;
@@ -51,37 +70,37 @@ LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, cons
   }
   if (model.tokenizer->bos_id() >= 0) prompt[0] = model.tokenizer->bos_id();
 
-  SamplingParams greedy;
-  greedy.temperature = 0.0f;
-  greedy.ignore_eos = true;
-  auto discard = [](std::string_view) {};
+  GenerateRequest request;
+  request.sampling.temperature = 0.0f;
+  request.sampling.ignore_eos = true;
 
   // Warm-up: faults the mapped weights in and warms the caches, so the timed run measures steady state.
-  greedy.max_tokens = 4;
-  (void)generator.generate(std::span<const TokenId>(prompt).first(std::min<size_t>(prompt.size(), 16)), greedy,
-                           discard);
+  request.prompt.assign(prompt.begin(), prompt.begin() + int64_t(std::min<size_t>(prompt.size(), 16)));
+  request.sampling.max_tokens = 4;
+  PAGODA_ASSIGN_OR_RETURN(RequestHandle warm_up, engine->submit(request));
+  warm_up.stream->wait_all();
 
   LatencyReport r;
   r.prompt_len = o.prompt_len;
   r.num_generated = o.num_generated;
-  r.num_threads = pool.num_threads();
-  const double bw_before = o.membw_gbps ? *o.membw_gbps : measure_memory_bandwidth(pool).read_gbps;
+  r.num_threads = engine->num_threads();
+  const double bw_before = o.membw_gbps ? *o.membw_gbps : measured_bandwidth_gbps(r.num_threads);
 
-  greedy.max_tokens = o.num_generated;
-  Result<GenerationResult> result = generator.generate(prompt, greedy, discard);
-  PAGODA_CHECK(result.ok(), "{}", result.error());
-  const double bw_after = o.membw_gbps ? *o.membw_gbps : measure_memory_bandwidth(pool).read_gbps;
+  request.prompt = prompt;
+  request.sampling.max_tokens = o.num_generated;
+  PAGODA_ASSIGN_OR_RETURN(RequestHandle timed, engine->submit(std::move(request)));
+  const RequestOutput out = timed.stream->wait_all();
+  const double bw_after = o.membw_gbps ? *o.membw_gbps : measured_bandwidth_gbps(r.num_threads);
 
-  const GenerationResult& g = *result;
+  const RequestTiming& t = *out.timing;
   std::vector<double> tpot_ms;
-  for (size_t i = 1; i < g.token_times_us.size(); ++i)
-    tpot_ms.push_back(double(g.token_times_us[i] - g.token_times_us[i - 1]) / 1000.0);
-  r.prefill_tok_s = double(o.prompt_len) / (double(g.prefill_us) / 1e6);
-  r.ttft_ms = double(g.ttft_us) / 1000.0;
-  r.tpot_ms_mean = g.tpot_ms();
+  for (size_t i = 1; i < t.token_us.size(); ++i) tpot_ms.push_back(double(t.token_us[i] - t.token_us[i - 1]) / 1000.0);
+  r.prefill_tok_s = double(o.prompt_len) / t.prefill_s();
+  r.ttft_ms = t.ttft_s() * 1e3;
+  r.tpot_ms_mean = t.tpot_s() * 1e3;
   r.tpot_ms_p50 = percentile(tpot_ms, 50);
   r.tpot_ms_p99 = percentile(tpot_ms, 99);
-  r.decode_tok_s = g.tokens_per_second();
+  r.decode_tok_s = r.tpot_ms_mean > 0.0 ? 1000.0 / r.tpot_ms_mean : 0.0;
   r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size);
   const double mean_context = double(o.prompt_len) + double(o.num_generated) / 2.0;
   r.kv_bytes_per_token = mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c, o.kv_dtype));

@@ -1,13 +1,15 @@
 // run_latency_bench: one stream's latency figures on a loaded model, as llama-bench measures them: prefill
 // throughput over a prompt of prompt_len tokens (pp512), decode throughput over gen tokens (tg128), TTFT, the
 // TPOT distribution, and model bandwidth utilisation (MBU): bytes each decoded token must read (weights + KV)
-// per TPOT, over the memory bandwidth measured right before and after the decode.
+// per TPOT, over the memory bandwidth measured right before and after the decode. The request runs through the
+// Engine, the loop every other subcommand uses.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
-#include "core/thread_pool.h"
+#include <pagoda/status.h>
+
 #include "engine/loaded_model.h"
 #include "model/kv_cache_view.h"
 
@@ -40,6 +42,7 @@ struct LatencyReport {
 // Bytes a decode step reads from the weights: every 2-D tensor in full, except that the token embedding is
 // read one row per token unless it doubles as the output matrix.
 double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size);
-LatencyReport run_latency_bench(const LoadedModel& model, ThreadPool& pool, const LatencyOptions& options);
+// One request through an Engine of `num_threads` (0: one per core), sized for it alone. Errors: the engine's.
+Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_threads, const LatencyOptions& options);
 
 }  // namespace pagoda::bench

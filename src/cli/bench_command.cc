@@ -70,13 +70,14 @@ int bench_latency(const LatencyCliOptions& o) {
   if (total > context)
     return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
   report_inactive_settings(*config);
-  ThreadPool pool(config->threads);
   bench::LatencyOptions options = o.latency;
   options.membw_gbps = o.membw_gbps;
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   options.kv_dtype = *kv_dtype;
-  const bench::LatencyReport r = bench::run_latency_bench(*loaded, pool, options);
+  const Result<bench::LatencyReport> report = bench::run_latency_bench(*loaded, config->threads, options);
+  if (!report.ok()) return report_error(report.error());
+  const bench::LatencyReport& r = *report;
   if (o.json) {
     std::printf(
         "{\"bench\":\"latency\",\"model\":\"%s\",\"threads\":%d,\"prompt_len\":%d,\"gen\":%d,"

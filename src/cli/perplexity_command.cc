@@ -10,7 +10,6 @@
 
 #include "cli/common_options.h"
 #include "cli/progress.h"
-#include "core/thread_pool.h"
 #include "engine/loaded_model.h"
 #include "eval/perplexity.h"
 #include "kernels/kernels.h"
@@ -97,13 +96,13 @@ int perplexity(const PerplexityCliOptions& o) {
   options.kv_dtype = *kv_dtype;
   options.base_kv_dtype = *base_kv_dtype;
   const std::vector<TokenId> tokens = loaded->tokenizer->encode(*text, true);
-  ThreadPool pool(resolve_num_threads(config->threads, mc));
+  const int32_t num_threads = resolve_num_threads(config->threads, mc);
   std::fprintf(stderr, "pagoda: perplexity of %s over %s: %zu tokens, ctx %d, %s KV, %d threads%s\n",
                loaded->source.c_str(), o.text_path.c_str(), tokens.size(), options.ctx, kv_dtype_name(*kv_dtype),
-               pool.num_threads(), base ? (", KL against " + base->source).c_str() : "");
+               num_threads, base ? (", KL against " + base->source).c_str() : "");
   Progress progress("perplexity");
   Result<eval::PerplexityReport> report = eval::evaluate_perplexity(
-      *loaded->model, tokens, loaded->tokenizer->bos_id(), pool, options, base ? base->model.get() : nullptr,
+      *loaded->model, tokens, loaded->tokenizer->bos_id(), num_threads, options, base ? base->model.get() : nullptr,
       [&progress](int32_t done, int32_t total) { progress.update(done, total, fmt::format("chunk {}", done)); });
   progress.finish();
   if (!report.ok()) return report_error(report.error());

@@ -12,14 +12,18 @@
 
 #include "cli/common_options.h"
 #include "cli/parallel_setup.h"
-#include "core/thread_pool.h"
-#include "engine/generator.h"
+#include "engine/engine.h"
 #include "engine/loaded_model.h"
+#include "kv/kv_storage.h"
 #include "kernels/kernels.h"
 #include "tokenizer/stream_decoder.h"
 
 namespace pagoda::cli {
 namespace {
+
+// `run` serves one request: KV in blocks of 16, prompts computed 256 tokens a step.
+constexpr int32_t kRunBlockSize = 16;
+constexpr int32_t kRunPromptTokensPerStep = 256;
 
 struct RunOptions {
   CommonOptions common;
@@ -73,56 +77,76 @@ int run(const RunOptions& o) {
                  mc.context_length);
 
   const Tokenizer& tok = *loaded->tokenizer;
-  const std::vector<TokenId> prompt = tok.encode(o.prompt, !o.no_bos);
-  // The cache holds what this run can use, not the whole context: a 128K-context model with a short prompt
-  // must not reserve 128K positions of KV.
-  // (A prompt that does not fit gets seq_len = max_seq_len, so check_prompt names the configured context.)
-  const int32_t seq_len = int32_t(std::min<int64_t>(max_seq_len, int64_t(prompt.size()) + sampling.max_tokens));
-  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
+  GenerateRequest request;
+  request.prompt = tok.encode(o.prompt, !o.no_bos);
+  request.sampling = sampling;
+  request.output_logits = !o.logits_out.empty();
+  // One request through the engine: the cache holds what this run can use, not the whole context (a 128K-context
+  // model with a short prompt must not reserve 128K positions of KV). A prompt that does not fit gets the
+  // configured context, so the engine's refusal names it.
+  EngineConfig ec;
+  ec.max_seq_len =
+      int32_t(std::min<int64_t>(max_seq_len, std::max<int64_t>(2, int64_t(request.prompt.size()) + sampling.max_tokens)));
+  Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  const int64_t kv_bytes = Generator::kv_bytes(mc, seq_len, *kv_dtype);
+  ec.kv_dtype = *kv_dtype;
+  ec.kv.block_size = kRunBlockSize;
+  ec.kv.num_blocks = (ec.max_seq_len + kRunBlockSize - 1) / kRunBlockSize;
+  ec.kv.enable_prefix_cache = false;
+  ec.scheduler.max_num_seqs = 1;
+  ec.scheduler.max_batched_tokens = kRunPromptTokensPerStep;
+  ec.num_threads = num_threads;
+  const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc, kRunBlockSize, ec.kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
     return report_error(
         fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
                     "{:.1f} GiB; lower --max-seq-len or -n",
-                    seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
-  ThreadPool pool(num_threads);
-  Generator generator(*loaded->model, tok, pool, seq_len, 256, *kv_dtype);
-  if (Status st = generator.check_prompt(prompt); !st.ok()) return report_error(st.message());
+                    ec.max_seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
+  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, tok, ec);
+  if (!engine.ok()) return report_error(engine.error());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> logits_file(nullptr, &std::fclose);
   if (!o.logits_out.empty()) {
     logits_file.reset(std::fopen(o.logits_out.c_str(), "wb"));
     if (!logits_file) return report_error(fmt::format("--logits-out: cannot write {}", o.logits_out));
-    generator.set_logits_observer(
-        [f = logits_file.get()](std::span<const float> row) { std::fwrite(row.data(), sizeof(float), row.size(), f); });
   }
 
   // Echo the prompt as the model sees it (decoded from its tokens), then stream the continuation.
   StreamDecoder prompt_decoder(tok);
   std::string prompt_text;
-  for (TokenId t : prompt) prompt_text += prompt_decoder.push(t);
+  for (TokenId t : request.prompt) prompt_text += prompt_decoder.push(t);
   prompt_text += prompt_decoder.flush();
-  std::fwrite(prompt_text.data(), 1, prompt_text.size(), stdout);
-  std::fflush(stdout);
 
   parallel->begin_measurement();
   const auto start = std::chrono::steady_clock::now();
-  Result<GenerationResult> result = generator.generate(prompt, sampling, [](std::string_view text) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+  Result<RequestHandle> handle = (*engine)->submit(std::move(request));
+  if (!handle.ok()) return report_error(handle.error());
+  std::fwrite(prompt_text.data(), 1, prompt_text.size(), stdout);
+  std::fflush(stdout);
+  RequestOutput last;
+  for (;;) {
+    std::optional<RequestOutput> out = handle->stream->next(std::chrono::hours(24));
+    if (!out) continue;
+    std::fwrite(out->text.data(), 1, out->text.size(), stdout);
     std::fflush(stdout);
-  });
+    if (logits_file) std::fwrite(out->logits.data(), sizeof(float), out->logits.size(), logits_file.get());
+    if (out->finished) {
+      last = std::move(*out);
+      break;
+    }
+  }
   std::fputc('\n', stdout);
   std::fflush(stdout);
-  if (!result.ok()) return report_error(result.error());
   if (!o.quiet) {
+    const RequestTiming& t = *last.timing;
+    const double tpot_s = t.tpot_s();
     std::fprintf(stderr,
-                 "\nmodel: %s (%s kernels, %d threads)\nprompt tokens: %d\ngenerated tokens: %zu\nfinish reason: %s\n"
+                 "\nmodel: %s (%s kernels, %d threads)\nprompt tokens: %d\ngenerated tokens: %d\nfinish reason: %s\n"
                  "prefill: %.2f ms\nTTFT: %.2f ms\nTPOT: %.3f ms\ndecode: %.1f tokens/s\n",
-                 loaded->source.c_str(), std::string(kernels::isa_name(kernels.isa)).c_str(), pool.num_threads(),
-                 result->num_prompt_tokens, result->output_tokens.size(),
-                 std::string(finish_reason_name(result->finish_reason)).c_str(), result->prefill_us / 1000.0,
-                 result->ttft_us / 1000.0, result->tpot_ms(), result->tokens_per_second());
+                 loaded->source.c_str(), std::string(kernels::isa_name(kernels.isa)).c_str(), (*engine)->num_threads(),
+                 last.num_prompt_tokens, last.num_output_tokens,
+                 std::string(finish_reason_name(last.finish_reason)).c_str(), t.prefill_s() * 1e3, t.ttft_s() * 1e3,
+                 tpot_s * 1e3, tpot_s > 0.0 ? 1.0 / tpot_s : 0.0);
     const std::string comm = parallel->communication_summary(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!comm.empty()) std::fprintf(stderr, "%s\n", comm.c_str());

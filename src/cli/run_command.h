@@ -1,4 +1,4 @@
-// `pagoda run`: one prompt, streamed to the terminal. Flags only; generation lives in engine/Generator.
+// `pagoda run`: one prompt, streamed to the terminal. Flags only; generation is one request through the Engine.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "eval/chunk_runner.h"
+#include "engine/engine.h"
 
 namespace pagoda::eval {
 
 Result<CalibrationPassReport> run_calibration_pass(const Model& model, std::span<const TokenId> tokens, TokenId bos_id,
-                                                   ThreadPool& pool, int32_t ctx, int32_t max_batch) {
+                                                   int32_t num_threads, int32_t ctx, int32_t max_batch) {
   const ModelConfig& c = model.config();
   if (ctx < 2 || ctx > c.context_length)
     return make_error(
@@ -22,16 +22,30 @@ Result<CalibrationPassReport> run_calibration_pass(const Model& model, std::span
     if (t < 0 || t >= c.vocab_size)
       return make_error(fmt::format("token id {} is outside the model's vocabulary of {}", t, c.vocab_size));
   max_batch = std::min(max_batch, ctx);
-  ChunkRunner runner(model, ctx, max_batch, KvDType::kF32, pool.num_threads());
+  // Each chunk is one request through an Engine, every prompt row's logits asked for, so the classifier sees
+  // every row too; the logits themselves are not needed.
+  EngineConfig ec;
+  ec.max_seq_len = ctx + 1;  // room for the token each request samples (never computed)
+  ec.kv.block_size = 16;
+  ec.kv.num_blocks = (ec.max_seq_len + ec.kv.block_size - 1) / ec.kv.block_size;
+  ec.kv.enable_prefix_cache = false;
+  ec.scheduler.max_num_seqs = 1;
+  ec.scheduler.max_batched_tokens = max_batch;
+  ec.num_threads = num_threads;
+  ec.prompt_logits = true;
+  PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(model, ec));
   CalibrationPassReport report;
-  std::vector<TokenId> chunk;
   for (size_t start = 0; start < tokens.size(); start += size_t(ctx - 1)) {
     const size_t len = std::min(tokens.size() - start, size_t(ctx - 1));
-    chunk.assign(1, bos_id);
-    chunk.insert(chunk.end(), tokens.begin() + int64_t(start), tokens.begin() + int64_t(start + len));
-    const int32_t n = int32_t(chunk.size());
-    for (int32_t begin = 0; begin < n; begin += max_batch)
-      runner.run(chunk, begin, std::min(n, begin + max_batch), /*first_scored=*/0, pool);
+    GenerateRequest r;
+    r.prompt.assign(1, bos_id);
+    r.prompt.insert(r.prompt.end(), tokens.begin() + int64_t(start), tokens.begin() + int64_t(start + len));
+    r.sampling.temperature = 0.0f;
+    r.sampling.max_tokens = 1;
+    r.prompt_logits_start = 0;
+    const int32_t n = int32_t(r.prompt.size());
+    PAGODA_ASSIGN_OR_RETURN(RequestHandle h, engine->submit(std::move(r)));
+    h.stream->wait_all();
     ++report.num_chunks;
     report.num_tokens += n;
   }

@@ -9,7 +9,7 @@
 #include <memory>
 #include <numeric>
 
-#include "eval/chunk_runner.h"
+#include "engine/engine.h"
 #include "eval/token_stats.h"
 
 namespace pagoda::eval {
@@ -25,10 +25,39 @@ Status check_model(const Model& model, std::span<const TokenId> tokens, int32_t 
   return Status();
 }
 
+// An engine that scores one chunk at a time: a chunk is one request whose prompt is computed max_batch tokens a
+// step (as llama-perplexity's batches), with the logits of its scored rows handed back; no prefix cache, so every
+// row is computed in the same batches whatever chunk came before.
+Result<std::unique_ptr<Engine>> scoring_engine(const Model& model, int32_t ctx, int32_t max_batch, KvDType kv_dtype,
+                                               int32_t num_threads) {
+  EngineConfig c;
+  c.max_seq_len = ctx + 1;  // room for the one token each request samples (and that is never computed)
+  c.kv_dtype = kv_dtype;
+  c.kv.block_size = 16;
+  c.kv.num_blocks = (c.max_seq_len + c.kv.block_size - 1) / c.kv.block_size;
+  c.kv.enable_prefix_cache = false;
+  c.scheduler.max_num_seqs = 1;
+  c.scheduler.max_batched_tokens = max_batch;
+  c.num_threads = num_threads;
+  c.prompt_logits = true;
+  return Engine::create(model, c);
+}
+
+// The logits rows of chunk positions first_scored .. end: f32 [ctx - first_scored, vocab].
+Result<std::vector<float>> score_chunk(Engine& engine, std::span<const TokenId> chunk, int32_t first_scored) {
+  GenerateRequest r;
+  r.prompt.assign(chunk.begin(), chunk.end());
+  r.sampling.temperature = 0.0f;
+  r.sampling.max_tokens = 1;
+  r.prompt_logits_start = first_scored;
+  PAGODA_ASSIGN_OR_RETURN(RequestHandle h, engine.submit(std::move(r)));
+  return std::move(h.stream->wait_all().prompt_logits);
+}
+
 }  // namespace
 
 Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const TokenId> tokens, TokenId bos_id,
-                                             ThreadPool& pool, const PerplexityOptions& options, const Model* base,
+                                             int32_t num_threads, const PerplexityOptions& options, const Model* base,
                                              const std::function<void(int32_t, int32_t)>& on_chunk) {
   const int32_t ctx = options.ctx;
   if (ctx < 4) return make_error(fmt::format("--ctx must be at least 4, got {}", ctx));
@@ -50,10 +79,12 @@ Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const
 
   const auto start = std::chrono::steady_clock::now();
   const int32_t max_batch = std::min(options.max_batch, ctx);
-  ChunkRunner runner(model, ctx, max_batch, options.kv_dtype, pool.num_threads());
-  std::unique_ptr<ChunkRunner> base_runner;
-  if (base != nullptr)
-    base_runner = std::make_unique<ChunkRunner>(*base, ctx, max_batch, options.base_kv_dtype, pool.num_threads());
+  PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
+                          scoring_engine(model, ctx, max_batch, options.kv_dtype, num_threads));
+  std::unique_ptr<Engine> base_engine;
+  if (base != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(base_engine, scoring_engine(*base, ctx, max_batch, options.base_kv_dtype, num_threads));
+  }
 
   const int32_t vocab = model.config().vocab_size;
   const int32_t first = ctx / 2;  // score positions first..ctx-2, each predicting the next token
@@ -68,25 +99,25 @@ Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const
   for (int32_t c = 0; c < num_chunks; ++c) {
     std::copy_n(tokens.begin() + int64_t(c) * ctx, ctx, chunk.begin());
     chunk[0] = bos_id;
-    for (int32_t begin = 0; begin < ctx; begin += max_batch) {
-      const int32_t end = std::min(ctx, begin + max_batch);
-      const LogitsView logits = runner.run(chunk, begin, end, first, pool);
-      LogitsView base_logits;
-      if (base_runner) base_logits = base_runner->run(chunk, begin, end, first, pool);
-      for (int32_t r = 0; r < logits.num_rows; ++r) {
-        const int32_t pos = std::max(begin, first) + r;
-        if (pos + 1 >= ctx) break;  // the chunk's last token predicts nothing inside it
-        const TokenId next = chunk[size_t(pos + 1)];
-        log_softmax(logits.row(r), log_p);
-        nll.add(-log_p[size_t(next)]);
-        if (base_runner) {
-          log_softmax(base_logits.row(r), log_base);
-          base_nll.add(-log_base[size_t(next)]);
-          const double d = kl_divergence(log_base, log_p);
-          kl.add(d);
-          max_kl = std::max(max_kl, d);
-          top1.add(argmax(log_p) == argmax(log_base) ? 1.0 : 0.0);
-        }
+    PAGODA_ASSIGN_OR_RETURN(const std::vector<float> logits, score_chunk(*engine, chunk, first));
+    std::vector<float> base_logits;
+    if (base_engine) {
+      PAGODA_ASSIGN_OR_RETURN(base_logits, score_chunk(*base_engine, chunk, first));
+    }
+    auto row = [&](const std::vector<float>& rows, int32_t pos) {
+      return std::span<const float>(rows).subspan(size_t(pos - first) * size_t(vocab), size_t(vocab));
+    };
+    for (int32_t pos = first; pos + 1 < ctx; ++pos) {  // the chunk's last token predicts nothing inside it
+      const TokenId next = chunk[size_t(pos + 1)];
+      log_softmax(row(logits, pos), log_p);
+      nll.add(-log_p[size_t(next)]);
+      if (base_engine) {
+        log_softmax(row(base_logits, pos), log_base);
+        base_nll.add(-log_base[size_t(next)]);
+        const double d = kl_divergence(log_base, log_p);
+        kl.add(d);
+        max_kl = std::max(max_kl, d);
+        top1.add(argmax(log_p) == argmax(log_base) ? 1.0 : 0.0);
       }
     }
     report.running_ppl.push_back(std::exp(nll.mean()));
@@ -96,7 +127,7 @@ Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const
   report.mean_nll = nll.mean();
   report.ppl = std::exp(report.mean_nll);
   report.ppl_error = report.ppl * nll.standard_error();
-  if (base_runner) {
+  if (base_engine) {
     KlSummary k;
     k.mean_kl = kl.mean();
     k.mean_kl_error = kl.standard_error();

@@ -3,7 +3,8 @@
 // the second half of each chunk is scored, so every scored token sees at least ctx/2 tokens of context.
 // With a base model it also compares next-token distributions (mean KL(base || model), top-1 agreement), as
 // llama-perplexity's KL mode does, but running both models side by side instead of through a logits file.
-// Owns its KV storage and workspaces; borrows the models and the caller's thread pool.
+// Each chunk is one request through an Engine per model (prompt logits from ctx/2 on): the same step loop every
+// other subcommand runs. Borrows the models.
 #pragma once
 
 #include <pagoda/status.h>
@@ -14,7 +15,6 @@
 #include <span>
 #include <vector>
 
-#include "core/thread_pool.h"
 #include "core/types.h"
 #include "model/kv_cache_view.h"
 #include "model/model.h"
@@ -57,7 +57,7 @@ struct PerplexityReport {
 // `on_chunk(done, total)` is called after each chunk. Errors: ctx < 4 or above a model's context, a text
 // shorter than one chunk, vocabularies that differ, ids outside the vocabulary.
 Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const TokenId> tokens, TokenId bos_id,
-                                             ThreadPool& pool, const PerplexityOptions& options,
+                                             int32_t num_threads, const PerplexityOptions& options,
                                              const Model* base = nullptr,
                                              const std::function<void(int32_t, int32_t)>& on_chunk = {});
 

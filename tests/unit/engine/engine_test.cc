@@ -1,16 +1,19 @@
-// The Engine on the bundled model: greedy output is the same alone and inside a batch of mixed requests, under
+// The Engine on the bundled model: greedy output is the reference loop's (tests/support/reference_greedy.h) alone
+// and inside a batch of mixed requests, under
 // KV pressure that forces preemption, with and without prefix-cache hits; cancellation mid-prefill and
 // mid-decode frees every block; concurrent submit/cancel from several threads leaves nothing behind.
 #include "engine/engine.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <thread>
 
-#include "engine/generator.h"
 #include "engine/loaded_model.h"
+#include "support/reference_greedy.h"
 
 namespace pagoda {
 namespace {
@@ -71,19 +74,15 @@ class EngineTest : public ::testing::Test {
 
 LoadedModel* EngineTest::loaded_ = nullptr;
 
-TEST_F(EngineTest, GreedyTextAloneEqualsTheGeneratorsAndTheTextInABatchOf16) {
+TEST_F(EngineTest, GreedyTextAloneEqualsTheReferenceLoopsAndTheTextInABatchOf16) {
   auto engine = make(config(256));
   ASSERT_TRUE(engine);
   std::vector<GenerateRequest> requests = mixed_requests();
-  // Reference: the single-sequence Generator, one request at a time.
-  ThreadPool pool(1);
-  Generator generator(*loaded_->model, *loaded_->tokenizer, pool, 256);
+  // Reference: the plainest greedy loop over Model::forward, one request at a time.
   std::vector<std::vector<TokenId>> reference;
-  for (const GenerateRequest& r : requests) {
-    auto res = generator.generate(r.prompt, r.sampling, [](std::string_view) {});
-    ASSERT_TRUE(res.ok());
-    reference.push_back(res->output_tokens);
-  }
+  for (const GenerateRequest& r : requests)
+    reference.push_back(
+        testing::reference_greedy(*loaded_->model, *loaded_->tokenizer, r.prompt, r.sampling.max_tokens));
   // Alone through the engine.
   for (size_t i = 0; i < requests.size(); ++i) {
     RequestOutput out = run_alone(*engine, requests[i]);
@@ -110,20 +109,18 @@ TEST_F(EngineTest, GreedyTextAloneEqualsTheGeneratorsAndTheTextInABatchOf16) {
   EXPECT_GT(s.kv.num_prefix_hit_tokens, 0);  // the second round found the first round's prompts
 }
 
-TEST_F(EngineTest, Int8KvGivesTheInt8GeneratorsTextAloneAndInABatch) {
+TEST_F(EngineTest, Int8KvGivesTheInt8ReferenceLoopsTextInABatch) {
   EngineConfig c = config(256);
   c.kv_dtype = KvDType::kInt8;
   auto engine = make(c);
   ASSERT_TRUE(engine);
   std::vector<GenerateRequest> requests = mixed_requests();
-  ThreadPool pool(1);
-  Generator generator(*loaded_->model, *loaded_->tokenizer, pool, 256, 256, KvDType::kInt8);
   std::vector<RequestHandle> handles;
   for (const GenerateRequest& r : requests) handles.push_back(*engine->submit(r));
   for (size_t i = 0; i < requests.size(); ++i) {
-    auto reference = generator.generate(requests[i].prompt, requests[i].sampling, [](std::string_view) {});
-    ASSERT_TRUE(reference.ok());
-    EXPECT_EQ(handles[i].stream->wait_all().new_tokens, reference->output_tokens) << "request " << i;
+    const std::vector<TokenId> reference = testing::reference_greedy(
+        *loaded_->model, *loaded_->tokenizer, requests[i].prompt, requests[i].sampling.max_tokens, KvDType::kInt8);
+    EXPECT_EQ(handles[i].stream->wait_all().new_tokens, reference) << "request " << i;
   }
   EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
 }
@@ -301,6 +298,88 @@ TEST_F(EngineTest, LogprobsComeWithEveryTokenAndGreedyPicksTheMostLikely) {
     EXPECT_FLOAT_EQ(b.logprobs[i].top[0].second, b.logprobs[i].logprob);
     EXPECT_LT(b.logprobs[i].logprob, 0.0f);
   }
+}
+
+}  // namespace
+}  // namespace pagoda
+
+namespace pagoda {
+namespace {
+
+TEST_F(EngineTest, PromptAndOutputLogitsAreTheRowsTheModelComputedWhateverTheChunking) {
+  EngineConfig c = config(64);
+  c.prompt_logits = true;
+  c.kv.enable_prefix_cache = false;
+  EngineConfig chunked = c;
+  chunked.scheduler.max_batched_tokens = 32;  // a batch of 32 sequences needs 32 tokens a step
+  chunked.scheduler.max_prefill_tokens_with_decodes = 3;
+  auto whole = make(c);
+  auto pieces = make(chunked);
+  ASSERT_TRUE(whole && pieces);
+  GenerateRequest r = greedy("Once upon a time, there was a little girl named Lily. She loved to play", 5);
+  r.sampling.ignore_eos = true;
+  r.prompt_logits_start = 3;
+  r.output_logits = true;
+  // While another stream decodes, the prompt goes 3 tokens a step.
+  GenerateRequest other = greedy("The cat", 60);
+  other.sampling.ignore_eos = true;
+  auto busy = pieces->submit(other);
+  ASSERT_TRUE(busy.ok());
+  while (pieces->stats().num_generation_tokens < 2) std::this_thread::sleep_for(100us);
+  const RequestOutput a = run_alone(*whole, r), b = run_alone(*pieces, r);
+  busy->stream->wait_all();
+  const size_t vocab = size_t(loaded_->model->config().vocab_size);
+  const size_t num_rows = r.prompt.size() - 3;
+  ASSERT_EQ(a.prompt_logits.size(), num_rows * vocab);
+  ASSERT_EQ(b.prompt_logits.size(), num_rows * vocab);
+  for (size_t i = 0; i < a.prompt_logits.size(); ++i)
+    ASSERT_NEAR(a.prompt_logits[i], b.prompt_logits[i], 1e-4f * (1.0f + std::fabs(a.prompt_logits[i]))) << i;
+  // Each output token was sampled (greedily) from its row; the first row is the prompt's last.
+  ASSERT_EQ(a.logits.size(), a.new_tokens.size() * vocab);
+  for (size_t t = 0; t < a.new_tokens.size(); ++t) {
+    const auto row = std::span<const float>(a.logits).subspan(t * vocab, vocab);
+    EXPECT_EQ(TokenId(std::max_element(row.begin(), row.end()) - row.begin()), a.new_tokens[t]) << t;
+  }
+  EXPECT_TRUE(std::equal(a.logits.begin(), a.logits.begin() + int64_t(vocab),
+                         a.prompt_logits.end() - int64_t(vocab)));
+  EXPECT_EQ(pieces->stats().kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineTest, WithoutATokenizerOutputsAreTokenIdsAndStopStringsAreRefused) {
+  EngineConfig c = config(64);
+  auto created = Engine::create(*loaded_->model, c);
+  ASSERT_TRUE(created.ok()) << created.error();
+  Engine& ids_only = **created;
+  auto with_text = make(c);
+  GenerateRequest r = greedy("Once upon a time", 20);
+  r.sampling.ignore_eos = true;
+  const RequestOutput a = run_alone(ids_only, r), b = run_alone(*with_text, r);
+  EXPECT_EQ(a.new_tokens, b.new_tokens);
+  EXPECT_TRUE(a.text.empty());
+  EXPECT_FALSE(b.text.empty());
+  GenerateRequest stop = r;
+  stop.sampling.stop = {"."};
+  EXPECT_EQ(ids_only.submit(stop).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest scoring = r;
+  scoring.prompt_logits_start = 0;  // this engine was not made for prompt logits
+  EXPECT_EQ(ids_only.submit(scoring).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(EngineTest, AStopStringEndsTheRequestInTheStepItsTextCompletesAndFreesItsBlocks) {
+  auto engine = make(config(64));
+  GenerateRequest r = greedy("Once upon a time", 100);
+  const RequestOutput full = run_alone(*engine, r);
+  ASSERT_GT(full.text.size(), 20u);
+  const std::string stop = full.text.substr(10, 4);
+  r.sampling.stop = {stop};
+  const RequestOutput cut = run_alone(*engine, r);
+  EXPECT_EQ(cut.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(cut.text, full.text.substr(0, full.text.find(stop)));
+  EXPECT_LT(cut.num_output_tokens, full.num_output_tokens);
+  EXPECT_EQ(cut.new_tokens, std::vector<TokenId>(full.new_tokens.begin(), full.new_tokens.begin() + cut.num_output_tokens));
+  const EngineStats s = engine->stats();
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_EQ(s.num_finished_stop, 1 + (full.finish_reason == FinishReason::kStop ? 1 : 0));
 }
 
 }  // namespace

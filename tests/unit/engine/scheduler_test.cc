@@ -36,8 +36,8 @@ class SchedulerTest : public ::testing::Test {
     r.prompt = std::move(prompt);
     r.priority = priority;
     r.sampling.max_tokens = max_tokens;
-    return scheduler_->add(
-        std::make_unique<Sequence>(next_id_, std::move(r), kBlockSize, max_seq_len, uint64_t(next_id_++), 0));
+    const RequestId id = next_id_++;
+    return scheduler_->add(std::make_unique<Sequence>(id, std::move(r), kBlockSize, max_seq_len, uint64_t(id), 0));
   }
 
   // What the engine does after the forward: a token for each sampling sequence (`eos_for` gets the

@@ -29,9 +29,9 @@ class PerplexityTest : public ::testing::Test {
     delete loaded_;
     delete tokens_;
   }
-  static Result<PerplexityReport> evaluate(const PerplexityOptions& options, ThreadPool& pool,
+  static Result<PerplexityReport> evaluate(const PerplexityOptions& options, int32_t num_threads,
                                            const Model* base = nullptr) {
-    return evaluate_perplexity(*loaded_->model, *tokens_, loaded_->tokenizer->bos_id(), pool, options, base);
+    return evaluate_perplexity(*loaded_->model, *tokens_, loaded_->tokenizer->bos_id(), num_threads, options, base);
   }
 
   static LoadedModel* loaded_;
@@ -45,7 +45,7 @@ TEST_F(PerplexityTest, MatchesLlamaPerplexityOnTheSameFileAndText) {
   // llama-perplexity (llama.cpp, AVX2 build) on assets/models/stories260K/stories260K.gguf and
   // tests/data/story.txt, 2 threads: -c 64 -> 20 chunks, PPL = 4.7813 +/- 0.34446;
   // -c 128 -> 10 chunks, PPL = 4.3831 +/- 0.30719.
-  ThreadPool pool(2);
+  const int32_t num_threads = 2;
   struct Reference {
     int32_t ctx, chunks;
     double ppl, error;
@@ -53,7 +53,7 @@ TEST_F(PerplexityTest, MatchesLlamaPerplexityOnTheSameFileAndText) {
   for (const Reference& ref : {Reference{64, 20, 4.7813, 0.34446}, Reference{128, 10, 4.3831, 0.30719}}) {
     PerplexityOptions options;
     options.ctx = ref.ctx;
-    auto r = evaluate(options, pool);
+    auto r = evaluate(options, num_threads);
     ASSERT_TRUE(r.ok()) << r.error();
     EXPECT_EQ(r->num_chunks, ref.chunks);
     EXPECT_EQ(r->num_scored, int64_t(ref.chunks) * (ref.ctx / 2 - 1));
@@ -65,7 +65,7 @@ TEST_F(PerplexityTest, MatchesLlamaPerplexityOnTheSameFileAndText) {
 }
 
 TEST_F(PerplexityTest, ForwardSplitAndThreadsDoNotChangeTheFigure) {
-  ThreadPool one(1), two(2);
+  const int32_t one = 1, two = 2;
   PerplexityOptions whole;
   whole.ctx = 96;
   PerplexityOptions pieces = whole;
@@ -78,21 +78,21 @@ TEST_F(PerplexityTest, ForwardSplitAndThreadsDoNotChangeTheFigure) {
 }
 
 TEST_F(PerplexityTest, ChunkLimitScoresOnlyThoseChunks) {
-  ThreadPool pool(1);
+  const int32_t num_threads = 1;
   PerplexityOptions options;
   options.ctx = 64;
   options.max_chunks = 3;
-  auto r = evaluate(options, pool);
+  auto r = evaluate(options, num_threads);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->num_chunks, 3);
   EXPECT_EQ(r->num_scored, 3 * 31);
 }
 
 TEST_F(PerplexityTest, KlAgainstItselfIsZeroAndInt8KvIsClose) {
-  ThreadPool pool(2);
+  const int32_t num_threads = 2;
   PerplexityOptions options;
   options.ctx = 128;
-  auto self = evaluate(options, pool, loaded_->model.get());
+  auto self = evaluate(options, num_threads, loaded_->model.get());
   ASSERT_TRUE(self.ok()) << self.error();
   ASSERT_TRUE(self->kl.has_value());
   EXPECT_EQ(self->kl.value().mean_kl, 0.0);
@@ -102,7 +102,7 @@ TEST_F(PerplexityTest, KlAgainstItselfIsZeroAndInt8KvIsClose) {
   // The same model with an INT8 KV cache against the f32 one: perplexity within 0.5% (the paged-KV issue's
   // bar), a small mean KL and nearly every greedy choice kept.
   options.kv_dtype = KvDType::kInt8;
-  auto int8 = evaluate(options, pool, loaded_->model.get());
+  auto int8 = evaluate(options, num_threads, loaded_->model.get());
   ASSERT_TRUE(int8.ok());
   const KlSummary& kl = int8->kl.value();
   EXPECT_GT(kl.mean_kl, 0.0);
@@ -112,22 +112,22 @@ TEST_F(PerplexityTest, KlAgainstItselfIsZeroAndInt8KvIsClose) {
 }
 
 TEST_F(PerplexityTest, BadInputsAreErrors) {
-  ThreadPool pool(1);
+  const int32_t num_threads = 1;
   PerplexityOptions options;
   options.ctx = 1024;  // the bundled model's context is 512
-  auto too_long = evaluate(options, pool);
+  auto too_long = evaluate(options, num_threads);
   ASSERT_FALSE(too_long.ok());
   EXPECT_NE(too_long.error().find("exceeds"), std::string::npos) << too_long.error();
   options.ctx = 2;
-  EXPECT_FALSE(evaluate(options, pool).ok());
+  EXPECT_FALSE(evaluate(options, num_threads).ok());
   options.ctx = 64;
   const std::vector<TokenId> short_text(tokens_->begin(), tokens_->begin() + 63);
-  auto short_result = evaluate_perplexity(*loaded_->model, short_text, 1, pool, options);
+  auto short_result = evaluate_perplexity(*loaded_->model, short_text, 1, num_threads, options);
   ASSERT_FALSE(short_result.ok());
   EXPECT_NE(short_result.error().find("shorter than one chunk"), std::string::npos);
   std::vector<TokenId> bad = *tokens_;
   bad[10] = 512;
-  auto out_of_vocab = evaluate_perplexity(*loaded_->model, bad, 1, pool, options);
+  auto out_of_vocab = evaluate_perplexity(*loaded_->model, bad, 1, num_threads, options);
   ASSERT_FALSE(out_of_vocab.ok());
   EXPECT_NE(out_of_vocab.error().find("outside"), std::string::npos);
 }

@@ -1,8 +1,8 @@
 // A model split over ranks without mpirun: the bundled model's parts run on threads
 // (tests/support/thread_collectives.h) through the real step protocol (rank 0's ParallelLeader, the others'
 // worker loops), for tensor parallel 2 and 4, pipeline parallel 2 and 3, and both (2 x 2). Each gives the whole
-// model's logits within 1e-4 relative and its greedy text token for token, through the Generator and through the
-// Engine with 16 mixed requests at once. tests/e2e/cli_parallel_test.cc runs the real binary under mpirun.
+// model's logits within 1e-4 relative and its greedy text token for token, through the Engine with one request
+// (its prompt over several steps) and with 16 mixed requests at once. tests/e2e/cli_parallel_test.cc runs the real binary under mpirun.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "engine/generator.h"
 #include "engine/loaded_model.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
@@ -121,17 +120,25 @@ TEST_P(SplitModelTest, LogitsWithin1e4OfTheWholeModelsAndTheSameGreedyText) {
     EXPECT_GT(max_abs, 0.0f);
     EXPECT_LE(max_diff, 1e-4f * max_abs) << "row " << row;
   }
-  ThreadPool pool(1);
-  Generator whole_gen(*whole_->model, tok, pool, 256);
-  Generator split_gen(split.leader(), tok, pool, 256, /*max_chunk=*/16);  // the prompt over several steps
-  SamplingParams greedy;
-  greedy.temperature = 0.0f;
-  greedy.max_tokens = 120;
-  auto x = whole_gen.generate(prompt, greedy, [](std::string_view) {});
-  auto y = split_gen.generate(prompt, greedy, [](std::string_view) {});
-  ASSERT_TRUE(x.ok() && y.ok());
-  EXPECT_EQ(x->output_tokens, y->output_tokens);
-  EXPECT_GT(x->output_tokens.size(), 20u);
+  auto greedy_alone = [&](const Model& model, int32_t prompt_tokens_per_step) {
+    EngineConfig c;
+    c.max_seq_len = 256;
+    c.scheduler.max_num_seqs = 1;
+    c.scheduler.max_batched_tokens = prompt_tokens_per_step;
+    c.kv.num_blocks = 16;
+    c.num_threads = 1;
+    auto engine = Engine::create(model, tok, c);
+    EXPECT_TRUE(engine.ok()) << engine.error();
+    GenerateRequest r;
+    r.prompt = prompt;
+    r.sampling.temperature = 0.0f;
+    r.sampling.max_tokens = 120;
+    return (*engine)->submit(std::move(r))->stream->wait_all().new_tokens;
+  };
+  const std::vector<TokenId> x = greedy_alone(*whole_->model, 256);
+  const std::vector<TokenId> y = greedy_alone(split.leader(), 16);  // the prompt over several steps
+  EXPECT_EQ(x, y);
+  EXPECT_GT(x.size(), 20u);
 }
 
 TEST_P(SplitModelTest, TheEngineGivesTheSameTextFor16MixedRequestsWithSharedPrefixes) {
