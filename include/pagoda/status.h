@@ -12,8 +12,8 @@ namespace pagoda {
 
 // What kind of failure, for callers that act on it (the server maps these to HTTP statuses).
 enum class StatusCode {
-  kUnknown,            // everything that needs no special handling: a message is enough
-  kInvalidArgument,    // the caller's input is wrong (400)
+  kUnknown,          // everything that needs no special handling: a message is enough
+  kInvalidArgument,  // the caller's input is wrong (400)
   // The caller's input is wrong in one way clients act on: the prompt does not fit the context (400, and
   // OpenAI's error code "context_length_exceeded").
   kContextLengthExceeded,

@@ -85,8 +85,8 @@ GenerateRequest make_request(std::vector<TokenId> prompt, int32_t output_len) {
 
 }  // namespace
 
-Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenizer& tokenizer,
-                                                  const AblationWorkload& w, BatchingMode batching) {
+Result<AblationMeasurement> run_ablation_workload(Engine& engine, const Tokenizer& tokenizer, const AblationWorkload& w,
+                                                  BatchingMode batching) {
   PAGODA_RETURN_IF_ERROR(validate_ablation_workload(w));
   std::mt19937_64 rng(w.seed);
   const std::vector<TokenId> prefix = random_prompt(tokenizer, w.shared_prefix_len, rng);

@@ -112,8 +112,7 @@ Result<DriveReport> drive_requests(Engine& engine, std::vector<DrivenRequest> re
         GenerateRequest r = requests[i].request;
         num_own.push_back(r.sampling.max_tokens);
         if (mode == BatchingMode::kStatic)
-          r.sampling.max_tokens =
-              std::max(longest, whole_context_fits ? ec.max_seq_len - int32_t(r.prompt.size()) : 0);
+          r.sampling.max_tokens = std::max(longest, whole_context_fits ? ec.max_seq_len - int32_t(r.prompt.size()) : 0);
         Result<RequestHandle> h = engine.submit(std::move(r));
         if (!h.ok()) {
           for (const RequestHandle& sent : handles) engine.cancel(sent.id);
@@ -153,8 +152,7 @@ Result<DriveReport> drive_requests(Engine& engine, std::vector<DrivenRequest> re
       for (size_t j = 0; j < batch.size(); ++j) {
         handles[j].stream->set_listener(nullptr);
         const size_t i = batch[j];
-        report.results[i] =
-            result_of(all[j], num_own[j], start_us + int64_t(requests[i].arrival_s * 1e6));
+        report.results[i] = result_of(all[j], num_own[j], start_us + int64_t(requests[i].arrival_s * 1e6));
         report.num_padding_tokens += all[j].num_output_tokens - report.results[i].num_output_tokens;
       }
     }

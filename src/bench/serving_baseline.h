@@ -33,8 +33,8 @@ enum class KvLayout : uint8_t {
 // "continuous" | "static" | "static-shrink", as --batching spells them.
 std::string_view batching_mode_name(BatchingMode mode);
 Result<BatchingMode> parse_batching_mode(std::string_view text);  // errors name --batching
-std::string_view kv_layout_name(KvLayout layout);                  // "paged" | "contiguous"
-Result<KvLayout> parse_kv_layout(std::string_view text);           // errors name --kv-layout
+std::string_view kv_layout_name(KvLayout layout);                 // "paged" | "contiguous"
+Result<KvLayout> parse_kv_layout(std::string_view text);          // errors name --kv-layout
 
 // The contiguous layout over the paged engine: a naive server reserves ceil(max_seq_len / block_size) blocks per
 // sequence at admission and shares nothing, so at most num_blocks / that many sequences run at once. Admission by

@@ -95,7 +95,8 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "
                "prompt tokens per step while decoding), prefix cache %s\n",
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
-               c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off");
+               c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(),
+               c.kv.enable_prefix_cache ? "on" : "off");
 }
 
 }  // namespace pagoda::cli

@@ -68,8 +68,9 @@ Result<format::CalibrationStats> calibrate(const QuantizeCliOptions& o, const Pa
   PAGODA_ASSIGN_OR_RETURN(LoadedModel loaded, load_model(o.input, kernels::best_kernels(), model_options));
   const std::vector<TokenId> tokens = loaded.tokenizer->encode(text, true);
   const int32_t ctx = std::min(o.calib_ctx, loaded.model->config().context_length);
-  PAGODA_ASSIGN_OR_RETURN(eval::CalibrationPassReport pass,
-                          eval::run_calibration_pass(*loaded.model, tokens, loaded.tokenizer->bos_id(), config.threads, ctx));
+  PAGODA_ASSIGN_OR_RETURN(
+      eval::CalibrationPassReport pass,
+      eval::run_calibration_pass(*loaded.model, tokens, loaded.tokenizer->bos_id(), config.threads, ctx));
   format::CalibrationStats stats = recorder.stats_by_name(*loaded.file);
   std::fprintf(stderr, "pagoda: calibration over %s: %lld tokens in %d chunks of up to %d, %zu weights observed\n",
                o.calib_path ? o.calib_path->c_str() : "the built-in text", static_cast<long long>(pass.num_tokens),

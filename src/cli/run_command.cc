@@ -14,8 +14,8 @@
 #include "cli/parallel_setup.h"
 #include "engine/engine.h"
 #include "engine/loaded_model.h"
-#include "kv/kv_storage.h"
 #include "kernels/kernels.h"
+#include "kv/kv_storage.h"
 #include "tokenizer/stream_decoder.h"
 
 namespace pagoda::cli {
@@ -85,8 +85,8 @@ int run(const RunOptions& o) {
   // model with a short prompt must not reserve 128K positions of KV). A prompt that does not fit gets the
   // configured context, so the engine's refusal names it.
   EngineConfig ec;
-  ec.max_seq_len =
-      int32_t(std::min<int64_t>(max_seq_len, std::max<int64_t>(2, int64_t(request.prompt.size()) + sampling.max_tokens)));
+  ec.max_seq_len = int32_t(
+      std::min<int64_t>(max_seq_len, std::max<int64_t>(2, int64_t(request.prompt.size()) + sampling.max_tokens)));
   Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   ec.kv_dtype = *kv_dtype;

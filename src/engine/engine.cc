@@ -86,7 +86,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
                  pool_.num_threads()),
       batch_builder_(step_token_capacity(config), config.scheduler.max_num_seqs,
                      ceil_div(config.max_seq_len, config.kv.block_size), logits_row_capacity(config)),
-      raw_row_(size_t(model.config().vocab_size)) {
+      raw_row_(size_t(model.config().vocab_size)),
+      fork_row_(size_t(model.config().vocab_size)) {
   sampled_.reserve(size_t(config.scheduler.max_num_seqs));
   stats_.kv = kv_manager_.stats();
   loop_thread_ = std::thread([this] { loop(); });
@@ -104,6 +105,12 @@ Engine::~Engine() {
 int64_t Engine::now_us() const { return (steady_ns() - start_ns_) / 1000; }
 
 Result<RequestHandle> Engine::submit(GenerateRequest request) {
+  PAGODA_ASSIGN_OR_RETURN(std::vector<RequestHandle> handles, submit_samples(std::move(request), 1));
+  return std::move(handles.front());
+}
+
+Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest request, int32_t n) {
+  if (n < 1) return make_error(fmt::format("n must be at least 1, got {}", n), StatusCode::kInvalidArgument);
   const ModelConfig& mc = model_.config();
   const int32_t num_prompt = int32_t(request.prompt.size());
   if (num_prompt == 0) return make_error("the prompt is empty (no tokens)", StatusCode::kInvalidArgument);
@@ -136,21 +143,38 @@ Result<RequestHandle> Engine::submit(GenerateRequest request) {
                                   "or give the KV cache more memory",
                                   blocks_needed, config_.kv.num_blocks),
                       StatusCode::kInvalidArgument);
-  RequestHandle handle;
+  std::vector<RequestHandle> handles;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return make_error("the engine is shutting down", StatusCode::kUnavailable);
-    if (stats_.num_waiting + int32_t(inbox_.size()) >= config_.max_queue)
+    // n > 1: groups of at most batch_size samples (a step must seat a whole group), each prefilled once by a fork
+    // parent and waiting as one sequence; sample i of a seeded request draws with seed + i.
+    const int32_t group_size = config_.scheduler.max_num_seqs;
+    const int32_t num_groups = ceil_div(n, group_size);
+    if (stats_.num_waiting + int32_t(inbox_.size()) + num_groups > config_.max_queue)
       return make_error(fmt::format("the queue is full ({} requests waiting); retry later", config_.max_queue),
                         StatusCode::kResourceExhausted);
-    handle.id = next_request_id_++;
-    handle.stream = std::make_shared<RequestStream>();
-    inbox_.push_back(Submission{std::make_unique<Sequence>(handle.id, std::move(request), config_.kv.block_size,
-                                                           config_.max_seq_len, next_arrival_idx_++, now_us()),
-                                handle.stream});
+    for (int32_t first = 0; first < n; first += group_size) {
+      Submission sub;
+      if (std::min(n, first + group_size) - first > 1)
+        sub.parent = std::make_unique<Sequence>(-next_request_id_, request, config_.kv.block_size, config_.max_seq_len,
+                                                next_arrival_idx_++, now_us());
+      for (int32_t i = first; i < std::min(n, first + group_size); ++i) {
+        GenerateRequest r = request;
+        if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
+        RequestHandle h;
+        h.id = next_request_id_++;
+        h.stream = std::make_shared<RequestStream>();
+        sub.samples.push_back(std::make_unique<Sequence>(h.id, std::move(r), config_.kv.block_size, config_.max_seq_len,
+                                                         next_arrival_idx_++, now_us()));
+        sub.streams.push_back(h.stream);
+        handles.push_back(std::move(h));
+      }
+      inbox_.push_back(std::move(sub));
+    }
   }
   wake_.notify_one();
-  return handle;
+  return handles;
 }
 
 void Engine::cancel(RequestId request_id) {
@@ -191,8 +215,13 @@ void Engine::take_inbox() {
     cancels.swap(cancels_);
   }
   for (Submission& s : arrived) {
-    output_.add_request(s.seq->request_id, std::move(s.stream), s.seq->tokens.back(), s.seq->sampling);
-    scheduler_.add(std::move(s.seq));
+    for (size_t i = 0; i < s.samples.size(); ++i)
+      output_.add_request(s.samples[i]->request_id, std::move(s.streams[i]), s.samples[i]->tokens.back(),
+                          s.samples[i]->sampling);
+    if (s.parent)
+      scheduler_.add_group(std::move(s.parent), std::move(s.samples));
+    else
+      scheduler_.add(std::move(s.samples.front()));
   }
   std::vector<SeqEvent> aborted;
   for (RequestId id : cancels)
@@ -210,6 +239,7 @@ void Engine::step() {
   const SchedulePlan plan = scheduler_.schedule(step_start_us);
   if (plan.empty()) return;
   const int32_t num_running = scheduler_.num_running();
+  const int32_t num_used_blocks = kv_manager_.pool().num_used();
   block_copies_.clear();
   for (const BlockCopy& copy : kv_manager_.pending_copies()) {
     kv_storage_.copy_block(copy.src_block_id, copy.dst_block_id);
@@ -228,6 +258,7 @@ void Engine::step() {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.num_steps;
     stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
+    stats_.peak_num_used_blocks = std::max(stats_.peak_num_used_blocks, num_used_blocks);
     stats_.num_prompt_tokens += plan.num_admitted_prompt_tokens;
     stats_.num_prefill_tokens += plan.num_prefill_tokens;
     stats_.num_generation_tokens += int64_t(sampled_.size());
@@ -249,15 +280,28 @@ void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
       ++seq.num_prompt_logits_rows;
     }
     if (!rows[r].samples) continue;
-    SampledToken t;
-    t.seq = &seq;
-    const bool keep_raw = seq.sampling.logprobs >= 0 || seq.output_logits;
-    if (keep_raw) std::copy(row.begin(), row.end(), raw_row_.begin());  // sample() edits the row
-    t.token = seq.sampler.sample(row, seq.prompt(), seq.output());
-    if (seq.sampling.logprobs >= 0) t.logprobs = compute_token_logprobs(raw_row_, t.token, seq.sampling.logprobs);
-    if (seq.output_logits) t.logits = raw_row_;
-    sampled_.push_back(std::move(t));
+    if (!seq.is_fork_parent()) {
+      sample_into(seq, row);
+      continue;
+    }
+    // n samples of one prompt: each draws its first token from its own copy of the parent's row.
+    std::copy(row.begin(), row.end(), fork_row_.begin());
+    for (Sequence* sample : seq.forks) {
+      std::copy(fork_row_.begin(), fork_row_.end(), row.begin());
+      sample_into(*sample, row);
+    }
   }
+}
+
+void Engine::sample_into(Sequence& seq, std::span<float> row) {
+  SampledToken t;
+  t.seq = &seq;
+  const bool keep_raw = seq.sampling.logprobs >= 0 || seq.output_logits;
+  if (keep_raw) std::copy(row.begin(), row.end(), raw_row_.begin());  // sample() edits the row
+  t.token = seq.sampler.sample(row, seq.prompt(), seq.output());
+  if (seq.sampling.logprobs >= 0) t.logprobs = compute_token_logprobs(raw_row_, t.token, seq.sampling.logprobs);
+  if (seq.output_logits) t.logits = raw_row_;
+  sampled_.push_back(std::move(t));
 }
 
 void Engine::publish(std::vector<SeqEvent> events) {

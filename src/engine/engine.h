@@ -52,6 +52,10 @@ class Engine {
   // was not created for), kContextLengthExceeded (a prompt that leaves no room in the context),
   // kResourceExhausted (the waiting queue is full), kUnavailable (shutting down).
   Result<RequestHandle> submit(GenerateRequest request);
+  // Queues n samples of one prompt (OpenAI's and vLLM's n): a handle per sample, each its own request (own id,
+  // stream, cancel). The prompt is computed once and its blocks are shared by the samples until written (copy on
+  // write), in groups of at most batch_size; with a seed, sample i draws with seed + i. Errors: as submit.
+  Result<std::vector<RequestHandle>> submit_samples(GenerateRequest request, int32_t n);
   // Stops a request at the next step boundary and frees its blocks; its stream ends with an "abort" event.
   // Unknown or finished ids are ignored.
   void cancel(RequestId request_id);
@@ -67,8 +71,9 @@ class Engine {
  private:
   // A submitted request on its way to the loop thread.
   struct Submission {
-    std::unique_ptr<Sequence> seq;
-    std::shared_ptr<RequestStream> stream;
+    std::unique_ptr<Sequence> parent;                     // n > 1: the fork parent, no client of its own
+    std::vector<std::unique_ptr<Sequence>> samples;       // what the clients wait on
+    std::vector<std::shared_ptr<RequestStream>> streams;  // [samples.size()]
   };
 
   Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config);
@@ -79,6 +84,7 @@ class Engine {
   void step();
   // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.
   void sample(const SchedulePlan& plan, const LogitsView& logits);
+  void sample_into(Sequence& seq, std::span<float> row);  // one token for `seq` from `row` (edited) into sampled_
   // Updates the figures (so whoever sees a finished event also sees the blocks it gave back), then publishes.
   void publish(std::vector<SeqEvent> events);
   void update_stats_locked();  // the scheduler's and the pool's figures into stats_; mutex_ held
@@ -98,7 +104,8 @@ class Engine {
   // Loop-thread state, reused every step.
   std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
   std::vector<SampledToken> sampled_;
-  std::vector<float> raw_row_;  // f32 [vocab]: a logits row before sampling changed it
+  std::vector<float> raw_row_;   // f32 [vocab]: a logits row before sampling changed it
+  std::vector<float> fork_row_;  // f32 [vocab]: a fork parent's row, copied for each of its samples
 
   // Shared with submitters, under mutex_.
   mutable std::mutex mutex_;

@@ -15,8 +15,8 @@ struct EngineConfig {
   KvDType kv_dtype = KvDType::kF32;  // kv_cache.quant
   SchedulerConfig scheduler;
   KvCacheManager::Options kv;  // num_blocks, block_size, prefix cache
-  int32_t max_queue = 4096;  // waiting requests beyond which submit() refuses with kResourceExhausted
-  int32_t num_threads = 0;   // the forward pass's thread pool; 0 = one per core
+  int32_t max_queue = 4096;    // waiting requests beyond which submit() refuses with kResourceExhausted
+  int32_t num_threads = 0;     // the forward pass's thread pool; 0 = one per core
   // Requests may ask for prompt logits (GenerateRequest::prompt_logits_start): the workspace then holds a logits
   // row for every token of a step (vocab floats each) instead of one per sequence.
   bool prompt_logits = false;

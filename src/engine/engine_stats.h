@@ -13,10 +13,11 @@ struct EngineStats {
   int32_t num_waiting = 0;       // the scheduler's queue plus submissions not yet picked up
   int32_t peak_num_running = 0;  // the most sequences one step has run, since start
   KvCacheStats kv;
-  float kv_usage = 0.0f;  // used / total blocks
+  float kv_usage = 0.0f;             // used / total blocks
+  int32_t peak_num_used_blocks = 0;  // the most KV blocks a step has held once scheduled, since start
   int64_t num_steps = 0;
   int64_t num_preemptions = 0;
-  int64_t num_prompt_tokens = 0;      // prompt tokens of finished and running requests, counted at admission
+  int64_t num_prompt_tokens = 0;  // prompt tokens of finished and running requests, counted at admission
   // Prompt positions the forward passes computed: prefill work (prefix-cache hits not included; a recompute
   // after a preemption counted again).
   int64_t num_prefill_tokens = 0;

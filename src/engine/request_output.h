@@ -19,12 +19,12 @@ namespace pagoda {
 
 struct RequestOutput {
   RequestId request_id = -1;
-  std::vector<TokenId> new_tokens;  // sampled since the previous event
+  std::vector<TokenId> new_tokens;      // sampled since the previous event
   std::vector<TokenLogprobs> logprobs;  // [new_tokens.size()] when SamplingParams::logprobs >= 0, else empty
   std::vector<float> logits;  // f32 [new_tokens.size(), vocab] when GenerateRequest::output_logits, else empty
   // f32 [prompt rows, vocab] on the first token's output when GenerateRequest::prompt_logits_start >= 0
   std::vector<float> prompt_logits;
-  std::string text;                 // text that became final since the previous event (UTF-8 complete)
+  std::string text;  // text that became final since the previous event (UTF-8 complete)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished
   int32_t num_prompt_tokens = 0;

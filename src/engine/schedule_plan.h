@@ -18,10 +18,10 @@ struct ScheduledSeq {
 };
 
 struct SchedulePlan {
-  std::vector<ScheduledSeq> seqs;    // running sequences first, then the ones admitted this step
-  std::vector<Sequence*> preempted;  // gave their blocks back this step and went back to waiting
-  int32_t num_batched_tokens = 0;    // sum of num_new_tokens
-  int32_t num_prefill_tokens = 0;    // of those, prompt positions (a recompute after preemption counts again)
+  std::vector<ScheduledSeq> seqs;          // running sequences first, then the ones admitted this step
+  std::vector<Sequence*> preempted;        // gave their blocks back this step and went back to waiting
+  int32_t num_batched_tokens = 0;          // sum of num_new_tokens
+  int32_t num_prefill_tokens = 0;          // of those, prompt positions (a recompute after preemption counts again)
   int32_t num_admitted_prompt_tokens = 0;  // prompts of the sequences scheduled for the first time
 
   bool empty() const { return seqs.empty(); }

@@ -41,13 +41,69 @@ Sequence* Scheduler::add(std::unique_ptr<Sequence> seq) {
   return s;
 }
 
+Sequence* Scheduler::add_group(std::unique_ptr<Sequence> parent, std::vector<std::unique_ptr<Sequence>> samples) {
+  PAGODA_CHECK(!samples.empty() && parent->forks.empty(), "a fork group needs samples");
+  PAGODA_CHECK(int32_t(samples.size()) <= config_.max_num_seqs, "{} samples, but a step holds {} sequences",
+               samples.size(), config_.max_num_seqs);
+  for (std::unique_ptr<Sequence>& s : samples) {
+    PAGODA_CHECK(s->kv.empty() && s->status == SeqStatus::kWaiting && s->tokens == parent->tokens);
+    s->status = SeqStatus::kAwaitingFork;
+    s->fork_parent = parent.get();
+    parent->forks.push_back(s.get());
+    const RequestId id = s->request_id;
+    const bool inserted = sequences_.emplace(id, std::move(s)).second;
+    PAGODA_CHECK(inserted, "request id {} is already held", id);
+  }
+  return add(std::move(parent));
+}
+
+int32_t Scheduler::num_seats_taken() const {
+  int32_t n = 0;
+  for (const Sequence* s : running_) n += seats_of(*s);
+  return n;
+}
+
+void Scheduler::fork(Sequence* parent) {
+  auto at = std::find(running_.begin(), running_.end(), parent);
+  PAGODA_CHECK(at != running_.end() && parent->num_uncomputed_tokens() == 0);
+  for (Sequence* s : parent->forks) {
+    kv_.fork(parent->kv, s->kv);
+    s->status = SeqStatus::kRunning;
+    s->fork_parent = nullptr;
+    s->num_cached_tokens = parent->num_cached_tokens;
+    s->timing.first_scheduled_us = parent->timing.first_scheduled_us;
+    s->timing.num_preemptions = parent->timing.num_preemptions;
+    if (s->prompt_logits_start >= 0) {
+      s->prompt_logits = parent->prompt_logits;
+      s->num_prompt_logits_rows = parent->num_prompt_logits_rows;
+    }
+  }
+  at = running_.insert(running_.erase(at), parent->forks.begin(), parent->forks.end());
+  parent->forks.clear();
+  kv_.free(parent->kv);
+  sequences_.erase(parent->request_id);  // destroys parent
+}
+
+void Scheduler::drop_parent(Sequence* parent) {
+  PAGODA_CHECK(parent->forks.empty());
+  if (parent->status == SeqStatus::kRunning) {
+    running_.erase(std::find(running_.begin(), running_.end(), parent));
+  } else if (auto it = std::find(waiting_.begin(), waiting_.end(), parent); it != waiting_.end()) {
+    waiting_.erase(it);
+  }
+  kv_.free(parent->kv);
+  sequences_.erase(parent->request_id);  // destroys parent
+}
+
 const Sequence* Scheduler::find(RequestId request_id) const {
   auto it = sequences_.find(request_id);
   return it == sequences_.end() ? nullptr : it->second.get();
 }
 
 SeqEvent Scheduler::finish(Sequence* seq, FinishReason reason, int64_t now_us, SeqEvent event) {
-  if (seq->status == SeqStatus::kRunning) {
+  if (seq->status == SeqStatus::kAwaitingFork) {
+    // in no list: its parent let it go
+  } else if (seq->status == SeqStatus::kRunning) {
     running_.erase(std::find(running_.begin(), running_.end(), seq));
   } else if (auto it = std::find(waiting_.begin(), waiting_.end(), seq); it != waiting_.end()) {
     waiting_.erase(it);
@@ -67,16 +123,24 @@ SeqEvent Scheduler::finish(Sequence* seq, FinishReason reason, int64_t now_us, S
 
 std::optional<SeqEvent> Scheduler::abort(RequestId request_id, int64_t now_us) {
   auto it = sequences_.find(request_id);
-  if (it == sequences_.end()) return std::nullopt;
-  return finish(it->second.get(), FinishReason::kAbort, now_us, SeqEvent{});
+  if (it == sequences_.end() || it->second->is_fork_parent()) return std::nullopt;
+  Sequence* seq = it->second.get();
+  if (seq->status == SeqStatus::kAwaitingFork) {
+    Sequence* parent = seq->fork_parent;
+    parent->forks.erase(std::find(parent->forks.begin(), parent->forks.end(), seq));
+    if (parent->forks.empty()) drop_parent(parent);
+  }
+  return finish(seq, FinishReason::kAbort, now_us, SeqEvent{});
 }
 
 std::vector<SeqEvent> Scheduler::abort_all(int64_t now_us) {
-  std::vector<RequestId> ids;
-  for (const auto& [id, seq] : sequences_) ids.push_back(id);
+  std::vector<RequestId> ids;  // every request a client waits on; their parents leave with their last sample
+  for (const auto& [id, seq] : sequences_)
+    if (!seq->is_fork_parent()) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   std::vector<SeqEvent> events;
   for (RequestId id : ids) events.push_back(*abort(id, now_us));
+  PAGODA_CHECK(sequences_.empty(), "{} sequences left after aborting every request", sequences_.size());
   return events;
 }
 
@@ -112,9 +176,8 @@ SchedulePlan Scheduler::schedule(int64_t now_us) {
   const bool chunked = config_.chunked_prefill;
   // Decode-paced prefill: prompt tokens this step may still take (a cap only while someone is decoding).
   int32_t prefill_budget = config_.max_batched_tokens;
-  const int32_t num_decoding = int32_t(std::count_if(running_.begin(), running_.end(), [](const Sequence* s) {
-    return s->num_uncomputed_tokens() == 1;
-  }));
+  const int32_t num_decoding = int32_t(std::count_if(
+      running_.begin(), running_.end(), [](const Sequence* s) { return s->num_uncomputed_tokens() == 1; }));
   if (chunked && num_decoding > 0) {
     if (config_.max_prefill_tokens_with_decodes == kAutoPrefillCap)
       prefill_budget = std::max(num_decoding, kMinPrefillTokensWithDecodes);
@@ -160,9 +223,10 @@ SchedulePlan Scheduler::schedule(int64_t now_us) {
   // 2. Admission. After a preemption nobody new comes in this step, so the freed blocks go to the preempted ones
   // first.
   const bool may_admit = plan.preempted.empty();
+  int32_t num_seats = num_seats_taken();
   while (may_admit && !waiting_.empty() &&
          (chunked ? std::min(budget, prefill_budget) > 0 : (budget > 0 || !prefill_in_plan)) &&
-         int32_t(running_.size()) < config_.max_num_seqs) {
+         num_seats + seats_of(*waiting_.front()) <= config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
     // A request for prompt logits needs every row of its prompt computed, so it takes no hit (as vLLM does for
     // prompt_logprobs).
@@ -176,6 +240,7 @@ SchedulePlan Scheduler::schedule(int64_t now_us) {
     waiting_.pop_front();
     seq->status = SeqStatus::kRunning;
     running_.push_back(seq);
+    num_seats += seats_of(*seq);
     const int32_t first_pos = seq->kv.num_computed_tokens - n;
     plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
     plan.num_batched_tokens += n;
@@ -185,7 +250,8 @@ SchedulePlan Scheduler::schedule(int64_t now_us) {
   }
   for (const ScheduledSeq& s : plan.seqs) {
     const Sequence& seq = *s.seq;
-    plan.num_prefill_tokens += std::max(0, std::min(s.first_pos + s.num_new_tokens, seq.num_prompt_tokens) - s.first_pos);
+    plan.num_prefill_tokens +=
+        std::max(0, std::min(s.first_pos + s.num_new_tokens, seq.num_prompt_tokens) - s.first_pos);
     if (seq.timing.first_scheduled_us < 0) {
       s.seq->timing.first_scheduled_us = now_us;
       plan.num_admitted_prompt_tokens += seq.num_prompt_tokens;
@@ -197,6 +263,9 @@ SchedulePlan Scheduler::schedule(int64_t now_us) {
 std::vector<SeqEvent> Scheduler::update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us) {
   // Index the blocks the step filled first, so a sequence that finishes now leaves its prompt findable.
   for (const ScheduledSeq& s : plan.seqs) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+  // Fork parents whose prompt this step finished: their samples, sampled from the parent's row, take their place.
+  for (const ScheduledSeq& s : plan.seqs)
+    if (s.samples && s.seq->is_fork_parent()) fork(s.seq);
   std::vector<SeqEvent> events;
   events.reserve(sampled.size());
   for (SampledToken& t : sampled) {

@@ -9,9 +9,10 @@
 // became full are indexed for the prefix cache, and a sequence whose token ends it (a stop string the output
 // processor found in its text, an end-of-generation token, max_tokens, the end of the context) leaves with its
 // blocks freed. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting
-// one holds none.
+// one holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -39,8 +40,15 @@ class Scheduler {
 
   // Takes a new sequence (waiting, no KV; its request id unique among those held). Returns it, borrowed.
   Sequence* add(std::unique_ptr<Sequence> seq);
+  // Takes n samples of one prompt: `parent` (waiting; the prompt, computed once, sampling nothing itself) and its
+  // samples (same prompt, their own sampling; held, status kAwaitingFork). The parent is admitted only with a
+  // seat in the step for every sample; the step that computes its prompt's last token samples each of them from
+  // its logits row (the engine does, for SampledToken::seq = the sample), and update() forks the parent's blocks
+  // into them before appending. Returns the parent, borrowed.
+  Sequence* add_group(std::unique_ptr<Sequence> parent, std::vector<std::unique_ptr<Sequence>> samples);
   // Cancels a request: it leaves whichever list holds it, its blocks are freed, and its finished (abort) event is
-  // returned; nullopt when no sequence has that id.
+  // returned; nullopt when no sequence has that id (or it is a fork parent, which has no client). A sample
+  // cancelled before its fork leaves its parent; the parent of no sample leaves too.
   std::optional<SeqEvent> abort(RequestId request_id, int64_t now_us);
   // Cancels everything held (shutdown), returning the abort events.
   std::vector<SeqEvent> abort_all(int64_t now_us);
@@ -49,7 +57,8 @@ class Scheduler {
   // scheduled for the first time get timing.first_scheduled_us = now_us.
   SchedulePlan schedule(int64_t now_us);
   // After the step's forward pass: `sampled` holds one token per sampling sequence of `plan` (sampled at
-  // now_us). Returns an event per token, in order; finished sequences have left and are destroyed.
+  // now_us), or for a fork parent one per sample. Returns an event per token, in order; finished sequences have
+  // left and are destroyed.
   std::vector<SeqEvent> update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
 
   // The sequence of a request still held, or nullptr.
@@ -62,6 +71,13 @@ class Scheduler {
 
  private:
   bool ends_generation(TokenId token) const;
+  // Seats in a step the running sequences hold or have promised: a fork parent counts each of its samples.
+  int32_t num_seats_taken() const;
+  static int32_t seats_of(const Sequence& seq) { return std::max<int32_t>(1, int32_t(seq.forks.size())); }
+  // The parent's samples take its place in the running list, each sharing its blocks; the parent is destroyed.
+  void fork(Sequence* parent);
+  // Drops a fork parent left without samples (they were all cancelled): blocks freed, destroyed.
+  void drop_parent(Sequence* parent);
   void preempt(Sequence* seq, SchedulePlan& plan);
   // Takes `seq` out of the lists, frees its blocks, and returns its finished event; destroys it.
   SeqEvent finish(Sequence* seq, FinishReason reason, int64_t now_us, SeqEvent event);

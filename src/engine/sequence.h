@@ -1,7 +1,8 @@
 // Sequence: one request's life inside the scheduler: its tokens (prompt then output), its KV state, how it
-// samples, where it must end, the raw logits it asked for, and its timing. No text: detokenizing, stop strings
-// and the client's stream belong to the OutputProcessor. Owned by the Scheduler, which moves it between its
-// waiting and running lists; the engine borrows pointers to it within one step.
+// samples, where it must end, the raw logits it asked for, its fork relation (n samples of one prompt), and its
+// timing. No text: detokenizing, stop strings and the client's stream belong to the OutputProcessor. Owned by the
+// Scheduler, which moves it between its waiting and running lists; the engine borrows pointers to it within one
+// step.
 // Invariants: kv.num_computed_tokens <= tokens.size() (the tokens past it are what the next steps compute);
 // num_tokens() <= max_num_tokens.
 #pragma once
@@ -17,12 +18,16 @@
 
 namespace pagoda {
 
-enum class SeqStatus : uint8_t { kWaiting, kRunning };
+enum class SeqStatus : uint8_t {
+  kWaiting,
+  kRunning,
+  kAwaitingFork,  // one of n samples of a prompt: it starts as a copy of its fork parent once that has computed it
+};
 
 struct Sequence {
   // `max_seq_len`: the context; the sequence ends by length at min(prompt + max_tokens, max_seq_len) tokens.
-  Sequence(RequestId request_id, GenerateRequest request, int32_t block_size, int32_t max_seq_len,
-           uint64_t arrival_idx, int64_t arrival_us);
+  Sequence(RequestId request_id, GenerateRequest request, int32_t block_size, int32_t max_seq_len, uint64_t arrival_idx,
+           int64_t arrival_us);
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
   int32_t num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
@@ -56,6 +61,13 @@ struct Sequence {
   bool output_logits;
   std::vector<float> prompt_logits;  // f32 [num_prompt_logits_rows, vocab]: handed out with the first token
   int32_t num_prompt_logits_rows = 0;
+
+  // n samples of one prompt: a fork parent computes the prompt once and samples nothing itself; the step that
+  // computes its last prompt token gives each of `forks` its first token from the parent's logits row, and the
+  // scheduler forks the parent's blocks into them (shared until written) and drops the parent.
+  std::vector<Sequence*> forks;     // a fork parent's samples, status kAwaitingFork; empty for any other sequence
+  Sequence* fork_parent = nullptr;  // a sample's parent until the fork
+  bool is_fork_parent() const { return !forks.empty(); }
 };
 
 }  // namespace pagoda

@@ -24,8 +24,8 @@ struct ApiError {
 };
 
 ApiError invalid_request(std::string message, std::optional<std::string> param = std::nullopt);
-// Status codes map to HTTP: kInvalidArgument 400, kContextLengthExceeded 400 with code "context_length_exceeded", kNotFound 404, kResourceExhausted 429, kUnavailable 503,
-// anything else 500.
+// Status codes map to HTTP: kInvalidArgument 400, kContextLengthExceeded 400 with code "context_length_exceeded",
+// kNotFound 404, kResourceExhausted 429, kUnavailable 503, anything else 500.
 ApiError api_error_from_status(const Status& status);
 
 }  // namespace pagoda::server

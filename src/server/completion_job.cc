@@ -26,14 +26,14 @@ CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> excha
 bool CompletionJob::start(std::vector<JobPrompt> prompts) {
   for (size_t p = 0; p < prompts.size(); ++p) {
     echo_texts_.push_back(prompts[p].echo_text);
-    for (int32_t i = 0; i < params_.n; ++i) {
-      GenerateRequest req;
-      req.prompt = prompts[p].tokens;
-      req.sampling = params_.sampling;
-      req.sampling.logprobs = params_.logprobs;
-      // n choices of one seeded request: each its own, reproducible draw.
-      if (req.sampling.seed && i > 0) req.sampling.seed = *req.sampling.seed + uint64_t(i);
-      Result<RequestHandle> handle = ctx_.engine->submit(std::move(req));
+    GenerateRequest req;
+    req.prompt = prompts[p].tokens;
+    req.sampling = params_.sampling;
+    req.sampling.logprobs = params_.logprobs;
+    // n choices of one prompt: its prefill is shared, and choice i of a seeded request draws with seed + i.
+    Result<std::vector<RequestHandle>> handles = ctx_.engine->submit_samples(std::move(req), params_.n);
+    for (size_t i = 0; i < size_t(params_.n); ++i) {
+      const Result<RequestHandle> handle = handles.ok() ? Result<RequestHandle>((*handles)[i]) : handles.status();
       if (!handle.ok()) {
         for (Choice& c : choices_) ctx_.engine->cancel(c.handle.id);
         choices_.clear();

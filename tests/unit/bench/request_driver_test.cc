@@ -40,8 +40,12 @@ class RequestDriverTest : public ::testing::Test {
   }
   // 16 prompts of mixed lengths, greedy, exact output lengths 8..86, all arriving at once.
   static std::vector<DrivenRequest> mixed_requests() {
-    const char* starts[] = {"Once upon a time", "The cat", "Lily and Ben went to the park. They", "The sun",
-                            "One day, a little boy named Tim found a big red ball in the garden. He", "Mom said"};
+    const char* starts[] = {"Once upon a time",
+                            "The cat",
+                            "Lily and Ben went to the park. They",
+                            "The sun",
+                            "One day, a little boy named Tim found a big red ball in the garden. He",
+                            "Mom said"};
     std::vector<DrivenRequest> out;
     for (int i = 0; i < 16; ++i) {
       DrivenRequest d;

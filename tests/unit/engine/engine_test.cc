@@ -340,8 +340,7 @@ TEST_F(EngineTest, PromptAndOutputLogitsAreTheRowsTheModelComputedWhateverTheChu
     const auto row = std::span<const float>(a.logits).subspan(t * vocab, vocab);
     EXPECT_EQ(TokenId(std::max_element(row.begin(), row.end()) - row.begin()), a.new_tokens[t]) << t;
   }
-  EXPECT_TRUE(std::equal(a.logits.begin(), a.logits.begin() + int64_t(vocab),
-                         a.prompt_logits.end() - int64_t(vocab)));
+  EXPECT_TRUE(std::equal(a.logits.begin(), a.logits.begin() + int64_t(vocab), a.prompt_logits.end() - int64_t(vocab)));
   EXPECT_EQ(pieces->stats().kv.num_used_blocks, 0);
 }
 
@@ -376,10 +375,95 @@ TEST_F(EngineTest, AStopStringEndsTheRequestInTheStepItsTextCompletesAndFreesIts
   EXPECT_EQ(cut.finish_reason, FinishReason::kStop);
   EXPECT_EQ(cut.text, full.text.substr(0, full.text.find(stop)));
   EXPECT_LT(cut.num_output_tokens, full.num_output_tokens);
-  EXPECT_EQ(cut.new_tokens, std::vector<TokenId>(full.new_tokens.begin(), full.new_tokens.begin() + cut.num_output_tokens));
+  EXPECT_EQ(cut.new_tokens,
+            std::vector<TokenId>(full.new_tokens.begin(), full.new_tokens.begin() + cut.num_output_tokens));
   const EngineStats s = engine->stats();
   EXPECT_EQ(s.kv.num_used_blocks, 0);
   EXPECT_EQ(s.num_finished_stop, 1 + (full.finish_reason == FinishReason::kStop ? 1 : 0));
+}
+
+}  // namespace
+}  // namespace pagoda
+
+namespace pagoda {
+namespace {
+
+TEST_F(EngineTest, EightSamplesOfOnePromptArePrefilledOnceAndShareItsBlocks) {
+  EngineConfig c = config(256);
+  c.kv.enable_prefix_cache = false;  // sharing comes from the fork alone
+  auto grouped = make(c);
+  auto separate = make(c);
+  ASSERT_TRUE(grouped && separate);
+  GenerateRequest r = greedy(
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day, she",
+      20);
+  r.sampling.temperature = 0.9f;
+  r.sampling.seed = 5;
+  r.sampling.ignore_eos = true;
+  const int32_t num_prompt = int32_t(r.prompt.size());
+  ASSERT_GT(num_prompt % 16, 0);  // a partial last block, written by every sample: copy on write
+
+  Result<std::vector<RequestHandle>> handles = grouped->submit_samples(r, 8);
+  ASSERT_TRUE(handles.ok()) << handles.error();
+  ASSERT_EQ(handles->size(), 8u);
+  std::vector<RequestOutput> samples;
+  for (RequestHandle& h : *handles) samples.push_back(h.stream->wait_all());
+  // The same requests one by one, seeds 5..12: each sample is its own seeded draw.
+  for (int32_t i = 0; i < 8; ++i) {
+    GenerateRequest one = r;
+    one.sampling.seed = 5 + i;
+    const RequestOutput alone = run_alone(*separate, one);
+    EXPECT_EQ(samples[size_t(i)].new_tokens, alone.new_tokens) << "sample " << i;
+    EXPECT_EQ(samples[size_t(i)].text, alone.text) << "sample " << i;
+    EXPECT_EQ(samples[size_t(i)].num_prompt_tokens, num_prompt);
+  }
+  EXPECT_NE(samples[0].new_tokens, samples[1].new_tokens);
+
+  // One prefill for the eight, and the prompt's full blocks held once.
+  const EngineStats g = grouped->stats();
+  EXPECT_EQ(g.num_prefill_tokens, num_prompt);
+  EXPECT_EQ(g.num_prompt_tokens, num_prompt);
+  EXPECT_EQ(g.num_generation_tokens, 8 * 20);
+  EXPECT_EQ(separate->stats().num_prefill_tokens, 8 * num_prompt);
+  const int32_t num_shared = num_prompt / 16;                      // full prompt blocks
+  const int32_t num_per_sample = (num_prompt + 20 - 1 + 15) / 16;  // blocks one sequence of its length fills
+  EXPECT_EQ(g.peak_num_used_blocks, num_shared + 8 * (num_per_sample - num_shared));
+  EXPECT_EQ(g.kv.num_used_blocks, 0);
+  EXPECT_EQ(g.num_running, 0);
+  std::printf(
+      "n = 8 on a %d-token prompt, 20 tokens each: prefill %lld tokens, peak %d KV blocks; "
+      "8 separate requests one at a time: prefill %lld tokens, %d blocks each\n",
+      num_prompt, static_cast<long long>(g.num_prefill_tokens), g.peak_num_used_blocks,
+      static_cast<long long>(separate->stats().num_prefill_tokens), num_per_sample);
+}
+
+TEST_F(EngineTest, SamplesAreCancelledOneByOneAndGroupsNeverOutgrowTheBatch) {
+  EngineConfig c = config(256);
+  c.scheduler.max_num_seqs = 3;
+  c.scheduler.max_batched_tokens = 8;  // the prompt over several steps
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  GenerateRequest r = greedy("Once upon a time, there was a little girl named Lily.", 30);
+  r.sampling.ignore_eos = true;
+  // 7 samples in groups of at most 3 (the batch): three prefills.
+  Result<std::vector<RequestHandle>> handles = engine->submit_samples(r, 7);
+  ASSERT_TRUE(handles.ok()) << handles.error();
+  ASSERT_EQ(handles->size(), 7u);
+  engine->cancel((*handles)[1].id);  // before or after its fork: either way it ends, alone
+  std::vector<RequestOutput> outs;
+  for (RequestHandle& h : *handles) outs.push_back(h.stream->wait_all());
+  EXPECT_EQ(outs[1].finish_reason, FinishReason::kAbort);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (i == 1) continue;
+    EXPECT_EQ(outs[i].finish_reason, FinishReason::kLength) << i;
+    EXPECT_EQ(outs[i].new_tokens, outs[0].new_tokens) << i;  // greedy: every sample the same text
+  }
+  const EngineStats s = engine->stats();
+  EXPECT_LE(s.peak_num_running, 3);
+  EXPECT_EQ(s.num_prefill_tokens, 3 * int64_t(r.prompt.size()));
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_EQ(s.num_running + s.num_waiting, 0);
+  EXPECT_FALSE(engine->submit_samples(r, 0).ok());
 }
 
 }  // namespace

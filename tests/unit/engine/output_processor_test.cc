@@ -85,7 +85,7 @@ TEST_F(OutputProcessorTest, TextStreamsPerTokenAndAnUnfinishedCharacterWaitsForI
 TEST_F(OutputProcessorTest, ALengthFinishReleasesWhatWasHeldAndACancelDoesNot) {
   auto a = add(1, {" time!"});
   EXPECT_EQ(push(a, 1, kA).text, " a");
-  EXPECT_EQ(push(a, 1, kTime).text, "");  // could still become the stop string
+  EXPECT_EQ(push(a, 1, kTime).text, "");                                         // could still become the stop string
   EXPECT_EQ(push(a, 1, kEHigh, true, FinishReason::kLength).text, " time\xC3");  // it did not: all of it is final
   auto b = add(2, {" time!"});
   push(b, 2, kTime);

@@ -438,5 +438,89 @@ TEST_F(SchedulerTest, ARequestForPromptLogitsTakesNoPrefixHit) {
   EXPECT_EQ(b->num_cached_tokens, 0);
 }
 
+TEST_F(SchedulerTest, NSamplesOfAPromptArePrefilledOnceAndForkedIntoSharedBlocksCopiedOnWrite) {
+  make(16, SchedulerConfig{.max_num_seqs = 4, .max_batched_tokens = 64}, false);
+  // A 6-token prompt: blocks 0 (full) and 1 (2 of 4 slots).
+  GenerateRequest r;
+  r.prompt = iota_tokens(6);
+  r.sampling.max_tokens = 10;
+  std::vector<std::unique_ptr<Sequence>> samples;
+  for (RequestId id : {11, 12, 13}) samples.push_back(std::make_unique<Sequence>(id, r, kBlockSize, kMaxSeqLen, 1, 0));
+  Sequence* parent =
+      scheduler_->add_group(std::make_unique<Sequence>(-11, r, kBlockSize, kMaxSeqLen, 0, 0), std::move(samples));
+  const std::vector<Sequence*> forks = parent->forks;
+  // One more request cannot take a seat: the group holds three of the four.
+  add(iota_tokens(3, 50));
+  add(iota_tokens(3, 60));
+  const SchedulePlan p1 = schedule();
+  ASSERT_EQ(p1.seqs.size(), 2u);  // the parent's prompt once, and one other request
+  EXPECT_EQ(p1.seqs[0].seq, parent);
+  EXPECT_EQ(p1.seqs[0].num_new_tokens, 6);
+  EXPECT_EQ(p1.num_prefill_tokens, 9);
+  EXPECT_EQ(scheduler_->num_waiting(), 1);
+  EXPECT_EQ(blocks(parent), (std::vector<BlockId>{0, 1}));
+  // The step samples each sample's first token from the parent's row.
+  const int64_t scheduled_us = parent->timing.first_scheduled_us;
+  std::vector<SampledToken> tokens;
+  for (Sequence* s : forks) tokens.push_back(SampledToken{s, TokenId(70 + s->request_id), {}, {}, false});
+  tokens.push_back(SampledToken{p1.seqs[1].seq, 7, {}, {}, false});
+  const std::vector<SeqEvent> events = scheduler_->update(p1, tokens, ++now_us_);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].request_id, 11);
+  EXPECT_EQ(events[0].token, 81);
+  EXPECT_EQ(events[0].num_prompt_tokens, 6);
+  EXPECT_EQ(scheduler_->find(-11), nullptr);  // the parent is gone, its blocks held by its samples
+  EXPECT_EQ(scheduler_->num_running(), 4);
+  for (Sequence* s : forks) {
+    EXPECT_EQ(blocks(s), (std::vector<BlockId>{0, 1}));
+    EXPECT_EQ(s->timing.first_scheduled_us, scheduled_us);
+    EXPECT_EQ(std::vector<TokenId>(s->output().begin(), s->output().end()),
+              std::vector<TokenId>{TokenId(70 + s->request_id)});
+  }
+  EXPECT_EQ(kv_->pool().ref_count(0), 3);
+  EXPECT_EQ(kv_->pool().ref_count(1), 3);
+  // Each writes its token into the shared partial block: the first two get copies, the last writes in place.
+  const SchedulePlan p2 = schedule();
+  ASSERT_EQ(p2.seqs.size(), 4u);
+  EXPECT_EQ(p2.num_prefill_tokens, 0);
+  EXPECT_EQ(blocks(forks[0]), (std::vector<BlockId>{0, 3}));
+  EXPECT_EQ(blocks(forks[1]), (std::vector<BlockId>{0, 4}));
+  EXPECT_EQ(blocks(forks[2]), (std::vector<BlockId>{0, 1}));
+  ASSERT_EQ(kv_->pending_copies().size(), 2u);
+  EXPECT_EQ(kv_->pending_copies()[0].src_block_id, 1);
+  EXPECT_EQ(kv_->pending_copies()[0].dst_block_id, 3);
+  EXPECT_EQ(kv_->pool().ref_count(0), 3);  // the full block stays shared for good
+  EXPECT_EQ(kv_->pool().num_used(), 5);    // 0, 1, 3, 4 and the other request's 2
+}
+
+TEST_F(SchedulerTest, CancellingEverySampleBeforeTheForkDropsTheParent) {
+  make(16, SchedulerConfig{.max_num_seqs = 4, .max_batched_tokens = 4}, false);
+  GenerateRequest r;
+  r.prompt = iota_tokens(10);
+  std::vector<std::unique_ptr<Sequence>> samples;
+  for (RequestId id : {21, 22}) samples.push_back(std::make_unique<Sequence>(id, r, kBlockSize, kMaxSeqLen, 1, 0));
+  scheduler_->add_group(std::make_unique<Sequence>(-21, r, kBlockSize, kMaxSeqLen, 0, 0), std::move(samples));
+  finish_step(schedule());                        // 4 of the 10 prompt tokens
+  EXPECT_FALSE(scheduler_->abort(-21, now_us_));  // a parent has no client to cancel it
+  std::optional<SeqEvent> first = scheduler_->abort(21, now_us_);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->finish_reason, FinishReason::kAbort);
+  EXPECT_EQ(first->num_output_tokens, 0);
+  EXPECT_NE(scheduler_->find(-21), nullptr);  // still prefilling for sample 22
+  EXPECT_EQ(kv_->pool().num_used(), 1);
+  ASSERT_TRUE(scheduler_->abort(22, now_us_));
+  EXPECT_EQ(scheduler_->find(-21), nullptr);
+  EXPECT_FALSE(scheduler_->has_work());
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+  // abort_all answers the samples and takes their parents with them.
+  std::vector<std::unique_ptr<Sequence>> more;
+  for (RequestId id : {31, 32, 33}) more.push_back(std::make_unique<Sequence>(id, r, kBlockSize, kMaxSeqLen, 1, 0));
+  scheduler_->add_group(std::make_unique<Sequence>(-31, r, kBlockSize, kMaxSeqLen, 0, 0), std::move(more));
+  finish_step(schedule());
+  EXPECT_EQ(scheduler_->abort_all(now_us_).size(), 3u);
+  EXPECT_FALSE(scheduler_->has_work());
+  EXPECT_EQ(kv_->pool().num_used(), 0);
+}
+
 }  // namespace
 }  // namespace pagoda

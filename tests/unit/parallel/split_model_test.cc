@@ -2,7 +2,8 @@
 // (tests/support/thread_collectives.h) through the real step protocol (rank 0's ParallelLeader, the others'
 // worker loops), for tensor parallel 2 and 4, pipeline parallel 2 and 3, and both (2 x 2). Each gives the whole
 // model's logits within 1e-4 relative and its greedy text token for token, through the Engine with one request
-// (its prompt over several steps) and with 16 mixed requests at once. tests/e2e/cli_parallel_test.cc runs the real binary under mpirun.
+// (its prompt over several steps) and with 16 mixed requests at once. tests/e2e/cli_parallel_test.cc runs the real
+// binary under mpirun.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
