@@ -203,7 +203,8 @@ void Engine::loop() {
     if (scheduler_.has_work()) step();
   }
   take_inbox();
-  publish(scheduler_.abort_all(now_us()));
+  std::vector<SeqEvent> aborted = scheduler_.abort_all(now_us());
+  publish(aborted);
 }
 
 void Engine::take_inbox() {
@@ -227,7 +228,7 @@ void Engine::take_inbox() {
   for (RequestId id : cancels)
     if (std::optional<SeqEvent> e = scheduler_.abort(id, now_us())) aborted.push_back(std::move(*e));
   if (!aborted.empty()) {
-    publish(std::move(aborted));
+    publish(aborted);
   } else if (!arrived.empty()) {
     std::lock_guard<std::mutex> lock(mutex_);
     update_stats_locked();
@@ -236,7 +237,7 @@ void Engine::take_inbox() {
 
 void Engine::step() {
   const int64_t step_start_us = now_us();
-  const SchedulePlan plan = scheduler_.schedule(step_start_us);
+  const SchedulePlan& plan = scheduler_.schedule(step_start_us);
   if (plan.empty()) return;
   const int32_t num_running = scheduler_.num_running();
   const int32_t num_used_blocks = kv_manager_.pool().num_used();
@@ -253,18 +254,11 @@ void Engine::step() {
   const int64_t sampled_us = now_us();
   sample(plan, logits);
   output_.find_stop_strings(sampled_);
-  std::vector<SeqEvent> events = scheduler_.update(plan, sampled_, sampled_us);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.num_steps;
-    stats_.peak_num_running = std::max(stats_.peak_num_running, num_running);
-    stats_.peak_num_used_blocks = std::max(stats_.peak_num_used_blocks, num_used_blocks);
-    stats_.num_prompt_tokens += plan.num_admitted_prompt_tokens;
-    stats_.num_prefill_tokens += plan.num_prefill_tokens;
-    stats_.num_generation_tokens += int64_t(sampled_.size());
-  }
+  const int32_t num_prefill_tokens = plan.num_prefill_tokens, num_admitted = plan.num_admitted_prompt_tokens;
+  std::vector<SeqEvent>& events = scheduler_.update(plan, sampled_, sampled_us);
+  const StepFigures figures{num_running, num_used_blocks, num_admitted, num_prefill_tokens, int32_t(sampled_.size())};
+  publish(events, &figures);
   sampled_.clear();
-  publish(std::move(events));
 }
 
 void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
@@ -304,9 +298,17 @@ void Engine::sample_into(Sequence& seq, std::span<float> row) {
   sampled_.push_back(std::move(t));
 }
 
-void Engine::publish(std::vector<SeqEvent> events) {
+void Engine::publish(std::span<SeqEvent> events, const StepFigures* step) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (step != nullptr) {
+      ++stats_.num_steps;
+      stats_.peak_num_running = std::max(stats_.peak_num_running, step->num_running);
+      stats_.peak_num_used_blocks = std::max(stats_.peak_num_used_blocks, step->num_used_blocks);
+      stats_.num_prompt_tokens += step->num_admitted_prompt_tokens;
+      stats_.num_prefill_tokens += step->num_prefill_tokens;
+      stats_.num_generation_tokens += step->num_sampled;
+    }
     update_stats_locked();
     for (const SeqEvent& e : events) {
       if (!e.finished) continue;

@@ -85,8 +85,17 @@ class Engine {
   // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.
   void sample(const SchedulePlan& plan, const LogitsView& logits);
   void sample_into(Sequence& seq, std::span<float> row);  // one token for `seq` from `row` (edited) into sampled_
-  // Updates the figures (so whoever sees a finished event also sees the blocks it gave back), then publishes.
-  void publish(std::vector<SeqEvent> events);
+  // What a step adds to the figures.
+  struct StepFigures {
+    int32_t num_running = 0;
+    int32_t num_used_blocks = 0;  // once scheduled
+    int32_t num_admitted_prompt_tokens = 0;
+    int32_t num_prefill_tokens = 0;
+    int32_t num_sampled = 0;
+  };
+  // Updates the figures (so whoever sees a finished event also sees the blocks it gave back), with a step's own
+  // when given, then publishes the events (moving from them).
+  void publish(std::span<SeqEvent> events, const StepFigures* step = nullptr);
   void update_stats_locked();  // the scheduler's and the pool's figures into stats_; mutex_ held
 
   const Model& model_;

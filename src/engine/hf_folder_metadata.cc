@@ -72,13 +72,12 @@ Result<HfFolderMetadata> hf_folder_metadata(const HfCheckpoint& ckpt, const std:
   PAGODA_ASSIGN_OR_RETURN(const std::string config_text, read_optional(dir / "tokenizer_config.json"));
   if (tokenizer_text.empty()) {
     format::add_placeholder_vocabulary(m.writer, vocab_size);
-    m.tokenizer_note = fmt::format("{} has no tokenizer.json: using a placeholder vocabulary of {} tokens",
-                                   ckpt.dir(), vocab_size);
+    m.tokenizer_note =
+        fmt::format("{} has no tokenizer.json: using a placeholder vocabulary of {} tokens", ckpt.dir(), vocab_size);
   } else {
     PAGODA_ASSIGN_OR_RETURN(const std::string generation_text, read_optional(dir / "generation_config.json"));
-    PAGODA_ASSIGN_OR_RETURN(
-        const BpeVocab vocab,
-        bpe_vocab_from_hf_json(tokenizer_text, tokenizer_path.string(), config_text, generation_text));
+    PAGODA_ASSIGN_OR_RETURN(const BpeVocab vocab, bpe_vocab_from_hf_json(tokenizer_text, tokenizer_path.string(),
+                                                                         config_text, generation_text));
     PAGODA_RETURN_IF_ERROR(add_bpe_vocabulary(vocab, vocab_size, m.writer, tokenizer_path.string()));
   }
   std::string template_text = chat_template;
@@ -86,8 +85,7 @@ Result<HfFolderMetadata> hf_folder_metadata(const HfCheckpoint& ckpt, const std:
     PAGODA_ASSIGN_OR_RETURN(template_text, read_optional(dir / "chat_template.jinja"));
   }
   if (template_text.empty()) {
-    PAGODA_ASSIGN_OR_RETURN(template_text,
-                            config_chat_template(config_text, (dir / "tokenizer_config.json").string()));
+    PAGODA_ASSIGN_OR_RETURN(template_text, config_chat_template(config_text, (dir / "tokenizer_config.json").string()));
   }
   if (!template_text.empty()) m.writer.set("tokenizer.chat_template", format::GgufValue::string(template_text));
   return m;

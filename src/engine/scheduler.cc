@@ -13,6 +13,9 @@ Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vec
   PAGODA_CHECK(config.max_num_seqs >= 1 && config.max_batched_tokens >= 1);
   std::sort(eos_token_ids_.begin(), eos_token_ids_.end());
   running_.reserve(size_t(config.max_num_seqs));
+  plan_.seqs.reserve(size_t(config.max_num_seqs));
+  plan_.preempted.reserve(size_t(config.max_num_seqs));
+  events_.reserve(size_t(config.max_num_seqs));
 }
 
 Scheduler::~Scheduler() {
@@ -166,8 +169,11 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   plan.preempted.push_back(seq);
 }
 
-SchedulePlan Scheduler::schedule(int64_t now_us) {
-  SchedulePlan plan;
+const SchedulePlan& Scheduler::schedule(int64_t now_us) {
+  SchedulePlan& plan = plan_;
+  plan.seqs.clear();
+  plan.preempted.clear();
+  plan.num_batched_tokens = plan.num_prefill_tokens = plan.num_admitted_prompt_tokens = 0;
   int32_t budget = config_.max_batched_tokens;
   // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step
   // (with the decodes, as vLLM does) as long as it is the step's only prefill; otherwise it would wait for
@@ -260,14 +266,14 @@ SchedulePlan Scheduler::schedule(int64_t now_us) {
   return plan;
 }
 
-std::vector<SeqEvent> Scheduler::update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us) {
+std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us) {
   // Index the blocks the step filled first, so a sequence that finishes now leaves its prompt findable.
   for (const ScheduledSeq& s : plan.seqs) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
   // Fork parents whose prompt this step finished: their samples, sampled from the parent's row, take their place.
   for (const ScheduledSeq& s : plan.seqs)
     if (s.samples && s.seq->is_fork_parent()) fork(s.seq);
-  std::vector<SeqEvent> events;
-  events.reserve(sampled.size());
+  std::vector<SeqEvent>& events = events_;
+  events.clear();
   for (SampledToken& t : sampled) {
     Sequence& seq = *t.seq;
     PAGODA_CHECK(seq.status == SeqStatus::kRunning && seq.num_uncomputed_tokens() == 0,

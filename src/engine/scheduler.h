@@ -54,12 +54,14 @@ class Scheduler {
   std::vector<SeqEvent> abort_all(int64_t now_us);
 
   // The plan of the next step; allocates the KV slots it needs. Empty when there is nothing to run. Sequences
-  // scheduled for the first time get timing.first_scheduled_us = now_us.
-  SchedulePlan schedule(int64_t now_us);
+  // scheduled for the first time get timing.first_scheduled_us = now_us. The plan is the scheduler's, reused
+  // (no allocation on the hot path): valid until the next schedule().
+  const SchedulePlan& schedule(int64_t now_us);
   // After the step's forward pass: `sampled` holds one token per sampling sequence of `plan` (sampled at
-  // now_us), or for a fork parent one per sample. Returns an event per token, in order; finished sequences have
-  // left and are destroyed.
-  std::vector<SeqEvent> update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
+  // now_us), or for a fork parent one per sample. Returns an event per token, in order, in the scheduler's
+  // reused buffer (the caller may move from them; valid until the next update()); finished sequences have left
+  // and are destroyed.
+  std::vector<SeqEvent>& update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
 
   // The sequence of a request still held, or nullptr.
   const Sequence* find(RequestId request_id) const;
@@ -92,6 +94,8 @@ class Scheduler {
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order
   int64_t num_preemptions_ = 0;
+  SchedulePlan plan_;             // the last schedule()'s
+  std::vector<SeqEvent> events_;  // the last update()'s
 };
 
 }  // namespace pagoda
