@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "core/check.h"
 
@@ -200,11 +201,34 @@ void Engine::loop() {
       if (stopping_) break;
     }
     take_inbox();
-    if (scheduler_.has_work()) step();
+    if (!scheduler_.has_work()) continue;
+    // No exception may end the loop thread (that would end the process): a step that throws (out of memory,
+    // say) ends every request in flight, each stream getting its finished "abort" event, and the loop goes on.
+    try {
+      step();
+    } catch (const std::exception& e) {
+      fail_all(e.what());
+    } catch (...) {
+      fail_all("unknown exception");
+    }
   }
   take_inbox();
   std::vector<SeqEvent> aborted = scheduler_.abort_all(now_us());
   publish(aborted);
+}
+
+void Engine::fail_all(const std::string& what) {
+  std::fprintf(stderr, "pagoda: an engine step failed (%s): ending the %d requests in flight\n", what.c_str(),
+               scheduler_.num_running() + scheduler_.num_waiting());
+  std::fflush(stderr);
+  sampled_.clear();
+  try {
+    kv_manager_.clear_pending_copies();
+    std::vector<SeqEvent> aborted = scheduler_.abort_all(now_us());
+    publish(aborted);
+  } catch (...) {
+    // Nothing more can be done for these streams; the loop must still go on.
+  }
 }
 
 void Engine::take_inbox() {

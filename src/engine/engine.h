@@ -80,6 +80,8 @@ class Engine {
   static Result<std::unique_ptr<Engine>> create_impl(const Model& model, const Tokenizer* tokenizer,
                                                      const EngineConfig& config);
   void loop();
+  // A step threw: every request in flight ends (aborted), and the loop goes on.
+  void fail_all(const std::string& what);
   void take_inbox();
   void step();
   // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.

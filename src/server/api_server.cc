@@ -297,14 +297,16 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
                                                   *params.model, options_.model_name),
                                       "model_not_found"));
   const int64_t num_prompts = chat ? 1 : int64_t(params.prompts.size());
-  const int64_t num_sequences = num_prompts * params.n;
-  if (num_sequences > engine_.config().max_queue)
-    return reply_error(*ex,
-                       invalid_request(fmt::format("the request needs {} sequences ({} prompts x n {}) but this "
-                                                   "server queues at most {} (--max-queue): it can never be "
-                                                   "accepted",
-                                                   num_sequences, num_prompts, params.n, engine_.config().max_queue),
-                                       "n"));
+  // Each prompt's n choices wait as ceil(n / batch_size) queue entries (a group shares its prompt's prefill).
+  const int64_t batch = engine_.config().scheduler.max_num_seqs;
+  const int64_t num_entries = num_prompts * ((params.n + batch - 1) / batch);
+  if (num_entries > engine_.config().max_queue)
+    return reply_error(
+        *ex, invalid_request(fmt::format("the request needs {} queue entries ({} prompts x n {} in "
+                                         "groups of the batch size {}) but this server queues at most "
+                                         "{} (--max-queue): it can never be accepted",
+                                         num_entries, num_prompts, params.n, batch, engine_.config().max_queue),
+                             "n"));
 
   std::vector<JobPrompt> prompts;
   if (chat) {

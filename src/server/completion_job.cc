@@ -209,6 +209,11 @@ void CompletionJob::complete() {
   // An early end (deadline, shutdown) is an error for the client only if the engine cut a choice short.
   bool cut_short = failed_;
   for (const Choice& c : choices_) cut_short |= c.finish_reason == FinishReason::kAbort;
+  if (cut_short && !error_ && !client_gone_) {
+    // Nobody here cancelled it (no disconnect, deadline or shutdown): the engine ended it (a failed step).
+    error_ = ApiError{
+        500, "the engine failed while running the request; the server logged the cause", "server_error", {}, {}};
+  }
   int status = 200;
   std::string finish;
   if (client_gone_) {

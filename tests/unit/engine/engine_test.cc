@@ -468,3 +468,58 @@ TEST_F(EngineTest, SamplesAreCancelledOneByOneAndGroupsNeverOutgrowTheBatch) {
 
 }  // namespace
 }  // namespace pagoda
+
+namespace pagoda {
+namespace {
+
+// The bundled model, but its forward pass throws once, on call `throw_at` (as an allocation failure would).
+class ThrowingModel : public Model {
+ public:
+  ThrowingModel(const Model& inner, int throw_at) : inner_(inner), throw_at_(throw_at) {}
+  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
+                     ThreadPool& pool) const override {
+    if (++num_calls_ == throw_at_) throw std::bad_alloc();
+    return inner_.forward(batch, kv, workspace, pool);
+  }
+  const ModelConfig& config() const override { return inner_.config(); }
+  const float* forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv,
+                              Workspace& workspace, ThreadPool& pool) const override {
+    return inner_.forward_hidden(batch, hidden_in, kv, workspace, pool);
+  }
+  LogitsView forward_logits(const BatchView& batch, Workspace& workspace, ThreadPool& pool) const override {
+    return inner_.forward_logits(batch, workspace, pool);
+  }
+
+ private:
+  const Model& inner_;
+  const int throw_at_;
+  mutable int num_calls_ = 0;
+};
+
+TEST_F(EngineTest, AStepThatThrowsEndsTheRequestsInFlightAndTheEngineGoesOn) {
+  const ThrowingModel model(*loaded_->model, /*throw_at=*/5);
+  auto engine = Engine::create(model, *loaded_->tokenizer, config(64));
+  ASSERT_TRUE(engine.ok()) << engine.error();
+  std::vector<RequestHandle> handles;
+  for (int i = 0; i < 3; ++i) {
+    GenerateRequest r = greedy("Once upon a time", 100);
+    r.sampling.ignore_eos = true;
+    handles.push_back(*(*engine)->submit(r));
+  }
+  for (RequestHandle& h : handles) {
+    const RequestOutput out = h.stream->wait_all();
+    EXPECT_TRUE(out.finished);
+    EXPECT_EQ(out.finish_reason, FinishReason::kAbort);
+    EXPECT_LT(out.num_output_tokens, 100);
+  }
+  // Nothing leaked, and the next request runs to its end.
+  const RequestOutput next = (*engine)->submit(greedy("Once upon a time", 8))->stream->wait_all();
+  EXPECT_EQ(next.finish_reason, FinishReason::kLength);
+  EXPECT_EQ(next.num_output_tokens, 8);
+  const EngineStats s = (*engine)->stats();
+  EXPECT_EQ(s.num_running, 0);
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+}  // namespace
+}  // namespace pagoda
