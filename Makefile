@@ -12,7 +12,7 @@ PROMPT ?= Once upon a time
 # Under ASan+UBSan: the parsers (GGUF, JSON config, tokenizer, grammars) with their fuzz tests, the SIMD kernels (tail
 # reads) and the block pool. The engine's tests run under TSan instead, so the sanitizer builds stay small:
 # CI has 2 cores and the whole of `make test` must stay well under 15 minutes.
-SANITIZE_TARGETS = format_tests tokenizer_tests core_tests sampling_tests kv_tests quant_tests kernels_tests metrics_tests server_tests grammar_tests
+SANITIZE_TARGETS = format_tests tokenizer_tests chat_tests core_tests sampling_tests kv_tests quant_tests kernels_tests metrics_tests server_tests grammar_tests
 # Tests of code that runs on several threads (the pool, the engine, a split model over threads), under
 # ThreadSanitizer. Each sanitizer build runs every test of the
 # binaries it built (ctest names the others *_NOT_BUILT).

@@ -23,9 +23,9 @@
 #include "core/json_text.h"
 #include "engine/loaded_model.h"
 #include "format/gguf_reader.h"
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 #include "tokenizer/hf_tokenizer_loader.h"
-#include "tokenizer/jinja_template.h"
+#include "chat/jinja_template.h"
 #include "tokenizer/vocab_loader.h"
 
 namespace pagoda::cli {

@@ -25,7 +25,7 @@
 #include "server/request_log.h"
 #include "server/request_workers.h"
 #include "server/serving_metrics.h"
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagoda::server {

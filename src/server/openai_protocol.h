@@ -16,7 +16,7 @@
 #include "core/types.h"
 #include "sampling/sampling_params.h"
 #include "server/api_error.h"
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace pagoda::server {
 

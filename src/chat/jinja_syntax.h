@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/jinja_template.h"
+#include "chat/jinja_template.h"
 
 namespace pagoda::jinja {
 

@@ -24,7 +24,7 @@ struct Program;
 // Bounds that keep a hostile template (or context) from exhausting the process: a render is bounded in time
 // (steps, bytes built) and in memory (what it holds was built, so max_total_bytes bounds that too) and stack.
 // Real chat templates rendering conversations of thousands of messages use a small fraction of each (see
-// JinjaBudgetTest in tests/unit/tokenizer/jinja_budget_test.cc for the measured use).
+// JinjaBudgetTest in tests/unit/chat/jinja_budget_test.cc for the measured use).
 struct JinjaLimits {
   int64_t max_source_bytes = 1 << 20;       // parser: real templates are at most a few tens of KB
   int32_t max_nesting_depth = 200;          // parser: nested blocks and expressions

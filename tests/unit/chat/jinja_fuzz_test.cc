@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "support/json_mutations.h"
-#include "tokenizer/jinja_template.h"
+#include "chat/jinja_template.h"
 
 namespace pagoda {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokenizer/jinja_syntax.h"
+#include "chat/jinja_syntax.h"
 
 namespace pagoda::jinja {
 

@@ -1,10 +1,10 @@
 // ChatTemplate: the built-in chat formats, written out as their reference Jinja templates render them, and the
 // adapter that runs a model's own Jinja template over a chat.
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 #include <string>
 
-#include "tokenizer/jinja_budget.h"
+#include "chat/jinja_budget.h"
 
 namespace pagoda {
 

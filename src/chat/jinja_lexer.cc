@@ -1,6 +1,6 @@
 // Jinja lexer: one pass over the source; text runs and tags alternate, and inside a tag names, numbers, string
 // literals (Python escapes) and operators.
-#include "tokenizer/jinja_lexer.h"
+#include "chat/jinja_lexer.h"
 
 #include <algorithm>
 #include <cctype>

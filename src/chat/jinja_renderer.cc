@@ -2,7 +2,7 @@
 // statements, and the expressions with the filters, tests, methods and globals chat templates use. Every
 // statement and expression is a step of the RenderBudget and every value built or copied is charged to it, so a
 // render ends (with an error) within its limits whatever the template and context.
-#include "tokenizer/jinja_renderer.h"
+#include "chat/jinja_renderer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/jinja_budget.h"
-#include "tokenizer/jinja_value.h"
+#include "chat/jinja_budget.h"
+#include "chat/jinja_value.h"
 
 namespace pagoda::jinja {
 namespace {

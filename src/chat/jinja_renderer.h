@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "tokenizer/jinja_syntax.h"
+#include "chat/jinja_syntax.h"
 
 namespace pagoda::jinja {
 

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/chat_template.h"
-#include "tokenizer/jinja_budget.h"
-#include "tokenizer/jinja_template.h"
+#include "chat/chat_template.h"
+#include "chat/jinja_budget.h"
+#include "chat/jinja_template.h"
 
 namespace pagoda {
 namespace {

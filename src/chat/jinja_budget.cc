@@ -1,5 +1,5 @@
 // RenderBudget: counting, polling the stop hook, and the JSON footprint walk.
-#include "tokenizer/jinja_budget.h"
+#include "chat/jinja_budget.h"
 
 #include <algorithm>
 #include <string>

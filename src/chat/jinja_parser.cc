@@ -1,6 +1,6 @@
 // Jinja parser: statements (if, for, set, macro, break, continue) and expressions, each node stamped with its line
 // so runtime errors can say where.
-#include "tokenizer/jinja_parser.h"
+#include "chat/jinja_parser.h"
 
 #include <algorithm>
 #include <string>

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pagoda/status.h"
-#include "tokenizer/jinja_template.h"
+#include "chat/jinja_template.h"
 
 namespace pagoda {
 

@@ -1,5 +1,5 @@
 // ChatTemplate: each built-in format's exact text, and recognising a GGUF's Jinja template.
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Jinja values: truthiness and the Python str()/repr()/json.dumps() spellings.
-#include "tokenizer/jinja_value.h"
+#include "chat/jinja_value.h"
 
 #include <algorithm>
 #include <charconv>

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "tokenizer/jinja_syntax.h"
+#include "chat/jinja_syntax.h"
 
 namespace pagoda::jinja {
 

@@ -1,6 +1,6 @@
 // JinjaTemplate: each construct on its own, golden renders of real model chat templates (exact text), and
 // hostile sources (truncated, mutated, deeply nested, huge loops) that must fail cleanly.
-#include "tokenizer/jinja_template.h"
+#include "chat/jinja_template.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace pagoda {
 namespace {

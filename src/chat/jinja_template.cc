@@ -1,15 +1,15 @@
 // JinjaTemplate: the two entry points. The stages (jinja_lexer, jinja_parser, jinja_renderer) throw JinjaError
 // so that their recursive code stays readable; here every exception becomes a Status and nothing escapes.
-#include "tokenizer/jinja_template.h"
+#include "chat/jinja_template.h"
 
 #include <exception>
 #include <new>
 #include <string>
 
-#include "tokenizer/jinja_lexer.h"
-#include "tokenizer/jinja_parser.h"
-#include "tokenizer/jinja_renderer.h"
-#include "tokenizer/jinja_syntax.h"
+#include "chat/jinja_lexer.h"
+#include "chat/jinja_parser.h"
+#include "chat/jinja_renderer.h"
+#include "chat/jinja_syntax.h"
 
 namespace pagoda {
 

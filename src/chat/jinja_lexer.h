@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/jinja_syntax.h"
+#include "chat/jinja_syntax.h"
 
 namespace pagoda::jinja {
 
