@@ -82,10 +82,16 @@ const probe = (async () => {
 
 // Hostile clients: each loops until `stop` is set.
 let stop = false;
+const hostileSockets = new Set();  // destroyed when the good clients are done, so that KV use can drain to 0
+const track = (s) => {
+  hostileSockets.add(s);
+  s.on('close', () => hostileSockets.delete(s));
+  return s;
+};
 const hostileAddress = (i) => `127.0.0.${2 + i}`;
 const rawSend = (i, bytes, { read = true, hold = 0 } = {}) =>
   new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) });
+    const s = track(net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) }));
     s.on('error', () => resolve());
     s.on('close', () => resolve());
     s.on('connect', () => {
@@ -117,7 +123,7 @@ const hostile = [
     const one = async () => {
       while (!stop) {
         await new Promise((resolve) => {
-          const s = net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) });
+          const s = track(net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) }));
           const head = 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200);
           let k = 0;
           const t = setInterval(() => {
@@ -166,7 +172,7 @@ const hostile = [
     const held = [];
     while (!stop) {
       await new Promise((resolve) => {
-        const s = net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) });
+        const s = track(net.connect({ host: '127.0.0.1', port, localAddress: hostileAddress(i) }));
         s.on('connect', () => {
           held.push(s);
           resolve();
@@ -191,8 +197,11 @@ const stream = (k) =>
       localAddress: '127.0.0.1', headers: { 'Content-Type': 'application/json' } }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ ok: res.statusCode === 200 && text.endsWith('data: [DONE]\n\n') &&
-        !text.includes('"error"'), status: res.statusCode, tokens: (text.match(/"text"/g) || []).length }));
+      res.on('end', () => {
+        const ok = res.statusCode === 200 && text.endsWith('data: [DONE]\n\n') && !text.includes('"error"');
+        resolve({ ok, status: res.statusCode, tokens: (text.match(/"text"/g) || []).length,
+          ...(ok ? {} : { body: text.slice(-300) }) });
+      });
     });
     req.on('error', (e) => resolve({ ok: false, status: 0, error: String(e) }));
     req.end(body);
@@ -201,14 +210,21 @@ const t0 = performance.now();
 const results = await Promise.all(Array.from({ length: numStreams }, (_, k) => stream(k)));
 const goodSeconds = (performance.now() - t0) / 1000;
 stop = true;
+for (const s of hostileSockets) s.destroy();
 await new Promise((r) => setTimeout(r, Number(opt('--seconds-after', '2')) * 1000));
 probing = false;
 await probe;
-const metrics = (await get('/metrics')).body;
+let metrics = '';
 const metric = (name) => {
   const m = metrics.match(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm'));
   return m ? Number(m[1]) : NaN;
 };
+// The hostile clients are gone: every request they started ends (its disconnect noticed) within a few seconds.
+for (let waited = 0; ; waited += 250) {
+  metrics = (await get('/metrics')).body;
+  if (metric('pagoda:num_requests_running') === 0 || waited >= 10000) break;
+  await new Promise((r) => setTimeout(r, 250));
+}
 await new Promise((r) => setTimeout(r, 500));
 const finalRss = rssOf();
 clearInterval(rssTimer);
@@ -228,6 +244,6 @@ if (okCount < numStreams)
 console.log(`/health: ${health.length} probes, p50 ${pct(health, 50).toFixed(1)} ms, p99 ${pct(health, 99).toFixed(1)} ms, ` +
   `max ${Math.max(...health).toFixed(1)} ms, non-200: ${healthFailures.length}`);
 console.log(`RSS: peak ${Math.max(...rss).toFixed(0)} MiB, after the load ${finalRss.toFixed(0)} MiB`);
-console.log(`KV cache usage after the load: ${metric('pagoda:kv_cache_usage_perc')} ` +
+console.log(`KV cache usage after the load: ${metric("pagoda:kv_cache_usage_perc")}, free blocks ${metric("pagoda:kv_cache_free_blocks")} ` +
   `(running ${metric('pagoda:num_requests_running')}, waiting ${metric('pagoda:num_requests_waiting')})`);
 process.exit(0);

@@ -116,6 +116,9 @@ int serve(ServeOptions& o) {
   api.drain_timeout = std::chrono::milliseconds(int64_t(o.drain_timeout_s * 1000));
   api.max_request_tokens = o.max_request_tokens;
   api.max_buffered_tokens = o.max_buffered_tokens;
+  // A connection has at most one request being prepared (HTTP/1.1 answers in order), so a queue as deep as the
+  // connection cap never refuses what the cap admitted; the bodies it holds are bounded by the body budget.
+  api.max_queued_requests = size_t(o.http.max_connections);
   if (auto add_bos = loaded.file->get_bool("tokenizer.ggml.add_bos_token"); add_bos.ok() && *add_bos)
     api.add_bos = **add_bos;
   api.cache.block_size = ec.kv.block_size;
