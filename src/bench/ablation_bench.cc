@@ -33,7 +33,7 @@ Status validate_ablation_workload(const AblationWorkload& w) {
 }
 
 int64_t kv_budget_bytes(const AblationEngineBase& base, const ModelConfig& model) {
-  return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model, KvDType::kF32) * model.num_layers;
+  return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model.kv_shape(), KvDType::kF32) * model.num_layers;
 }
 
 Result<EngineConfig> ablation_engine_config(const AblationSettings& s, const AblationEngineBase& base,
@@ -44,7 +44,7 @@ Result<EngineConfig> ablation_engine_config(const AblationSettings& s, const Abl
   c.num_threads = base.num_threads;
   c.kv.block_size = base.block_size;
   c.kv.num_blocks =
-      int32_t(kv_budget_bytes(base, model) / KvStorage::bytes_per_block_for(model, base.block_size, s.kv_dtype));
+      int32_t(kv_budget_bytes(base, model) / KvStorage::bytes_per_block_for(model.kv_shape(), base.block_size, s.kv_dtype));
   c.kv.enable_prefix_cache = s.prefix_cache;
   c.scheduler.max_num_seqs = base.max_num_seqs;
   // Without chunked prefill a step must hold whole prompts, so its budget is at least max_seq_len (vLLM's rule
@@ -62,7 +62,7 @@ int32_t ablation_max_concurrent_seqs(const AblationSettings& s, const AblationEn
                                      const ModelConfig& model, const AblationWorkload& w) {
   KvCapacityQuery q;
   q.budget_bytes = kv_budget_bytes(base, model);
-  q.bytes_per_block = KvStorage::bytes_per_block_for(model, base.block_size, s.kv_dtype);
+  q.bytes_per_block = KvStorage::bytes_per_block_for(model.kv_shape(), base.block_size, s.kv_dtype);
   q.block_size = base.block_size;
   q.max_seq_len = base.max_seq_len;
   q.seq_len = w.prompt_len + w.output_len;

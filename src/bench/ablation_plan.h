@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "bench/serving_baseline.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 #include "model/model_options.h"
 
 namespace pagoda::bench {

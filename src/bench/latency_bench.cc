@@ -103,7 +103,7 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   r.decode_tok_s = r.tpot_ms_mean > 0.0 ? 1000.0 / r.tpot_ms_mean : 0.0;
   r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size);
   const double mean_context = double(o.prompt_len) + double(o.num_generated) / 2.0;
-  r.kv_bytes_per_token = mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c, o.kv_dtype));
+  r.kv_bytes_per_token = mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c.kv_shape(), o.kv_dtype));
   r.membw_gbps = (bw_before + bw_after) / 2.0;
   r.mbu = (r.weight_bytes_per_token + r.kv_bytes_per_token) / (r.tpot_ms_mean / 1000.0) / (r.membw_gbps * 1e9);
   return r;

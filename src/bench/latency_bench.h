@@ -11,7 +11,7 @@
 #include <pagoda/status.h>
 
 #include "engine/loaded_model.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 
 namespace pagoda::bench {
 

@@ -11,7 +11,7 @@
 
 #include "bench/ablation_bench.h"
 #include "core/config.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 
 namespace pagoda::bench {
 

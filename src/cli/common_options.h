@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/config.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 #include "model/model_config.h"
 #include "model/model_options.h"
 

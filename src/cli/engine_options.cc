@@ -69,7 +69,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   if (o.kv_blocks && o.kv_memory_gib) return make_error("invalid option: give --kv-blocks or --kv-memory, not both");
   pool.block_size = block_size;
   PAGODA_ASSIGN_OR_RETURN(c.kv_dtype, resolve_kv_dtype(config));
-  pool.bytes_per_block = KvStorage::bytes_per_block_for(model, block_size, c.kv_dtype);
+  pool.bytes_per_block = KvStorage::bytes_per_block_for(model.kv_shape(), block_size, c.kv_dtype);
   pool.max_seq_len = c.max_seq_len;
   pool.max_num_seqs = batch_size.value_or(256);
   pool.free_ram_share /= double(std::max(1, ranks_sharing_ram));

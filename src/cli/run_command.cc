@@ -96,7 +96,7 @@ int run(const RunOptions& o) {
   ec.scheduler.max_num_seqs = 1;
   ec.scheduler.max_batched_tokens = kRunPromptTokensPerStep;
   ec.num_threads = num_threads;
-  const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc, kRunBlockSize, ec.kv_dtype);
+  const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc.kv_shape(), kRunBlockSize, ec.kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
     return report_error(

@@ -85,8 +85,8 @@ int tune(TuneCliOptions& o) {
   }
   // 2. The model's shapes.
   e.kv_bytes_per_token_f16 = bench::kv_bytes_per_token(mc.num_layers, mc.num_kv_heads, mc.head_dim, 2);
-  e.kv_bytes_per_token_f32 = KvStorage::bytes_per_token_layer(mc, KvDType::kF32) * mc.num_layers;
-  e.kv_bytes_per_token_int8 = KvStorage::bytes_per_token_layer(mc, KvDType::kInt8) * mc.num_layers;
+  e.kv_bytes_per_token_f32 = KvStorage::bytes_per_token_layer(mc.kv_shape(), KvDType::kF32) * mc.num_layers;
+  e.kv_bytes_per_token_int8 = KvStorage::bytes_per_token_layer(mc.kv_shape(), KvDType::kInt8) * mc.num_layers;
   for (bench::AblationWeights wt :
        {bench::AblationWeights::kF32, bench::AblationWeights::kQ8_0, bench::AblationWeights::kQ4_0}) {
     Result<format::GgufFile> f = format::GgufFile::open(files->path(wt));

@@ -79,7 +79,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       config_(config),
       start_ns_(steady_ns()),
       pool_(config.num_threads),
-      kv_storage_(model.config(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
+      kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(config.kv),
       scheduler_(config.scheduler, kv_manager_, end_of_generation_ids(tokenizer)),
       output_(tokenizer),

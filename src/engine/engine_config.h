@@ -6,7 +6,7 @@
 
 #include "engine/scheduler_config.h"
 #include "kv/kv_cache_manager.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 
 namespace pagoda {
 

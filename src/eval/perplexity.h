@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/types.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 #include "model/model.h"
 
 namespace pagoda::eval {

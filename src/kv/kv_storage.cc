@@ -7,14 +7,14 @@
 
 namespace pagoda {
 
-KvStorage::KvStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size, KvDType dtype)
-    : num_layers_(config.num_layers),
-      kv_dim_(config.kv_dim()),
-      num_kv_heads_(config.num_kv_heads),
+KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvDType dtype)
+    : num_layers_(shape.num_layers),
+      kv_dim_(shape.kv_dim),
+      num_kv_heads_(shape.num_kv_heads),
       num_blocks_(num_blocks),
       block_size_(block_size),
       dtype_(dtype),
-      bytes_per_token_layer_(bytes_per_token_layer(config, dtype)) {
+      bytes_per_token_layer_(bytes_per_token_layer(shape, dtype)) {
   PAGODA_CHECK(num_blocks > 0 && block_size > 0);
   const size_t slots = size_t(num_layers_) * size_t(num_blocks) * size_t(block_size);
   if (dtype == KvDType::kF32) {
@@ -45,15 +45,15 @@ KvCacheView KvStorage::view() {
   return v;
 }
 
-int64_t KvStorage::bytes_per_token_layer(const ModelConfig& config, KvDType dtype) {
-  if (dtype == KvDType::kF32) return int64_t(2) * config.kv_dim() * int64_t(sizeof(float));
-  return int64_t(2) * (config.kv_dim() + config.num_kv_heads * int64_t(sizeof(float)));
+int64_t KvStorage::bytes_per_token_layer(const KvShape& shape, KvDType dtype) {
+  if (dtype == KvDType::kF32) return int64_t(2) * shape.kv_dim * int64_t(sizeof(float));
+  return int64_t(2) * (shape.kv_dim + shape.num_kv_heads * int64_t(sizeof(float)));
 }
 
 int64_t KvStorage::bytes_per_block() const { return bytes_per_token_layer_ * num_layers_ * block_size_; }
 
-int64_t KvStorage::bytes_per_block_for(const ModelConfig& config, int32_t block_size, KvDType dtype) {
-  return bytes_per_token_layer(config, dtype) * config.num_layers * block_size;
+int64_t KvStorage::bytes_per_block_for(const KvShape& shape, int32_t block_size, KvDType dtype) {
+  return bytes_per_token_layer(shape, dtype) * shape.num_layers * block_size;
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // KvStorage: owns the K/V bytes of every layer for a pool of `num_blocks` blocks of `block_size` tokens, in
-// f32 or INT8 (with a scale per token per KV head; layout in model/kv_cache_view.h), and hands the model a
+// f32 or INT8 (with a scale per token per KV head; layout in kv/kv_cache_view.h), and hands the model a
 // KvCacheView of them. Knows nothing of sequences; which block holds what is the
 // bookkeeping's business (a block table today; the BlockPool of the paged-KV work later).
 #pragma once
@@ -10,8 +10,7 @@
 
 #include "core/check.h"
 #include "core/types.h"
-#include "model/kv_cache_view.h"
-#include "model/model_config.h"
+#include "kv/kv_cache_view.h"
 
 namespace pagoda {
 
@@ -36,17 +35,17 @@ class ZeroedArray {
 
 class KvStorage {
  public:
-  KvStorage(const ModelConfig& config, int32_t num_blocks, int32_t block_size, KvDType dtype = KvDType::kF32);
+  KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvDType dtype = KvDType::kF32);
 
   KvCacheView view();
   int32_t num_blocks() const { return num_blocks_; }
   int32_t block_size() const { return block_size_; }
   KvDType dtype() const { return dtype_; }
   int64_t bytes_per_block() const;
-  // What one block of `block_size` tokens costs for `config`, before any storage exists (pool sizing).
-  static int64_t bytes_per_block_for(const ModelConfig& config, int32_t block_size, KvDType dtype = KvDType::kF32);
+  // What one block of `block_size` tokens costs for `shape`, before any storage exists (pool sizing).
+  static int64_t bytes_per_block_for(const KvShape& shape, int32_t block_size, KvDType dtype = KvDType::kF32);
   // K and V bytes of one token in one layer (what attention reads per context position and layer).
-  static int64_t bytes_per_token_layer(const ModelConfig& config, KvDType dtype);
+  static int64_t bytes_per_token_layer(const KvShape& shape, KvDType dtype);
   int64_t total_bytes() const { return bytes_per_block() * num_blocks_; }
 
   // Deep-copies every layer's K and V of block `src_block_id` into `dst_block_id` (a copy-on-write that

@@ -4,7 +4,7 @@
 
 #include "core/thread_pool.h"
 #include "model/batch_view.h"
-#include "model/kv_cache_view.h"
+#include "kv/kv_cache_view.h"
 #include "model/logits_view.h"
 #include "model/model_config.h"
 #include "model/workspace.h"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "format/gguf_reader.h"
+#include "kv/kv_cache_view.h"
 
 namespace pagoda {
 
@@ -34,6 +35,7 @@ struct ModelConfig {
   std::vector<float> rope_freq_factors;
 
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
+  KvShape kv_shape() const { return {num_layers, kv_dim(), num_kv_heads}; }
   int32_t q_dim() const { return num_heads * head_dim; }
 };
 

@@ -173,7 +173,7 @@ void run_parallel_worker(const Model& part, Collectives& world, ParallelLayout l
                          shape[kKvDType] == h[kKvDType];
     if (!same_kv) {
       kv.reset();
-      kv.emplace(part.config(), int32_t(h[kKvNumSlots] / h[kKvBlockSize]), int32_t(h[kKvBlockSize]),
+      kv.emplace(part.config().kv_shape(), int32_t(h[kKvNumSlots] / h[kKvBlockSize]), int32_t(h[kKvBlockSize]),
                  KvDType(h[kKvDType]));
     }
     if (!pool) pool.emplace(num_threads);  // 0: every core, as the engine's pool

@@ -7,19 +7,13 @@
 namespace pagoda {
 namespace {
 
-ModelConfig tiny_config() {
-  ModelConfig config;
-  config.num_layers = 3;
-  config.num_kv_heads = 2;
-  config.head_dim = 3;
-  return config;
-}
+KvShape tiny_shape() { return KvShape{.num_layers = 3, .kv_dim = 6, .num_kv_heads = 2}; }
 
 float k_value(int32_t layer, int64_t slot, int32_t i) { return float(layer * 1000 + slot * 10 + i); }
 
 TEST(KvStorage, CopyBlockCopiesEveryLayerOfKAndV) {
   constexpr int32_t kNumBlocks = 4, kBlockSize = 4;
-  KvStorage storage(tiny_config(), kNumBlocks, kBlockSize);
+  KvStorage storage(tiny_shape(), kNumBlocks, kBlockSize);
   const KvCacheView view = storage.view();
   for (int32_t layer = 0; layer < view.num_layers; ++layer)
     for (int64_t slot = 0; slot < view.num_slots; ++slot)
@@ -41,8 +35,7 @@ TEST(KvStorage, CopyBlockCopiesEveryLayerOfKAndV) {
 
 TEST(KvStorage, CopyBlockCopiesInt8ValuesAndScales) {
   constexpr int32_t kNumBlocks = 3, kBlockSize = 2;
-  const ModelConfig config = tiny_config();
-  KvStorage storage(config, kNumBlocks, kBlockSize, KvDType::kInt8);
+  KvStorage storage(tiny_shape(), kNumBlocks, kBlockSize, KvDType::kInt8);
   const KvCacheView view = storage.view();
   ASSERT_EQ(view.dtype, KvDType::kInt8);
   ASSERT_EQ(view.num_kv_heads, 2);
@@ -73,23 +66,20 @@ TEST(KvStorage, CopyBlockCopiesInt8ValuesAndScales) {
 }
 
 TEST(KvStorage, Int8BlocksCostAboutAQuarterOfF32) {
-  ModelConfig config;
-  config.num_layers = 22;
-  config.num_kv_heads = 4;
-  config.head_dim = 64;  // TinyLlama's KV shape
-  const int64_t f32 = KvStorage::bytes_per_block_for(config, 16, KvDType::kF32);
-  const int64_t int8 = KvStorage::bytes_per_block_for(config, 16, KvDType::kInt8);
+  const KvShape shape{.num_layers = 22, .kv_dim = 256, .num_kv_heads = 4};  // TinyLlama's KV shape
+  const int64_t f32 = KvStorage::bytes_per_block_for(shape, 16, KvDType::kF32);
+  const int64_t int8 = KvStorage::bytes_per_block_for(shape, 16, KvDType::kInt8);
   EXPECT_EQ(f32, int64_t(2) * 22 * 16 * 256 * 4);
   // int8 values plus one f32 scale per token per KV head for K and for V.
   EXPECT_EQ(int8, int64_t(2) * 22 * 16 * (256 + 4 * 4));
   EXPECT_LT(double(int8) / double(f32), 0.27);
-  KvStorage storage(config, 2, 16, KvDType::kInt8);
+  KvStorage storage(shape, 2, 16, KvDType::kInt8);
   EXPECT_EQ(storage.bytes_per_block(), int8);
   EXPECT_EQ(storage.total_bytes(), 2 * int8);
 }
 
 TEST(KvStorageDeathTest, CopyBlockChecksIds) {
-  KvStorage storage(tiny_config(), 2, 4);
+  KvStorage storage(tiny_shape(), 2, 4);
   EXPECT_DEATH(storage.copy_block(0, 2), "outside the pool");
   EXPECT_DEATH(storage.copy_block(1, 1), "onto itself");
 }

@@ -227,7 +227,7 @@ class HfFolderTest : public testing_support::TempDirTest {
   static std::vector<float> logits(const Model& m) {
     std::vector<float> out;
     ThreadPool pool(2);
-    KvStorage kv(m.config(), 2, 8);
+    KvStorage kv(m.config().kv_shape(), 2, 8);
     Workspace ws(m.config(), 8, 16, 1, 2);
     const BlockId table[] = {0, 1};
     {

@@ -201,7 +201,7 @@ TEST_F(LlamaModelTest, ConfigOfTheBundledModel) {
 TEST_F(LlamaModelTest, GreedyContinuationOfThePromptIsTheKnownOne) {
   // Feeding the prompt one token at a time, the argmax after each prefix must be the next prompt token
   // wherever the golden text continues that way (this prompt is the model's own greedy output).
-  KvStorage kv(model_->config(), 4, 16);
+  KvStorage kv(model_->config().kv_shape(), 4, 16);
   Workspace ws(model_->config(), 16, 64, 16);
   for (size_t i = 4; i + 1 < prompt_.size(); ++i) {
     if (i == 4) step({std::vector<TokenId>(prompt_.begin(), prompt_.begin() + 4)}, {0}, {identity_table(4)}, kv, ws);
@@ -214,7 +214,7 @@ TEST_F(LlamaModelTest, GreedyContinuationOfThePromptIsTheKnownOne) {
 
 TEST_F(LlamaModelTest, BatchedPrefillEqualsOneTokenAtATime) {
   const int32_t n = int32_t(prompt_.size());
-  KvStorage kv_a(model_->config(), 4, 16), kv_b(model_->config(), 4, 16);
+  KvStorage kv_a(model_->config().kv_shape(), 4, 16), kv_b(model_->config().kv_shape(), 4, 16);
   Workspace ws(model_->config(), 32, 64, 32);
   auto batched = step({prompt_}, {0}, {identity_table(4)}, kv_a, ws);
   ASSERT_EQ(int32_t(batched.size()), n);
@@ -225,7 +225,7 @@ TEST_F(LlamaModelTest, BatchedPrefillEqualsOneTokenAtATime) {
 }
 
 TEST_F(LlamaModelTest, ChunkedPrefillEqualsWholePrefill) {
-  KvStorage kv_a(model_->config(), 4, 16), kv_b(model_->config(), 4, 16);
+  KvStorage kv_a(model_->config().kv_shape(), 4, 16), kv_b(model_->config().kv_shape(), 4, 16);
   Workspace ws(model_->config(), 32, 64, 32);
   auto whole = step({prompt_}, {0}, {identity_table(4)}, kv_a, ws);
   const std::vector<TokenId> first(prompt_.begin(), prompt_.begin() + 3);
@@ -239,7 +239,7 @@ TEST_F(LlamaModelTest, ChunkedPrefillEqualsWholePrefill) {
 
 TEST_F(LlamaModelTest, ScatteredBlocksEqualContiguousBlocks) {
   // Block size 4: the 11 prompt tokens span 3 blocks; put them in blocks 7, 2, 5 of a pool of 8.
-  KvStorage kv_a(model_->config(), 8, 4), kv_b(model_->config(), 8, 4);
+  KvStorage kv_a(model_->config().kv_shape(), 8, 4), kv_b(model_->config().kv_shape(), 8, 4);
   Workspace ws(model_->config(), 32, 64, 32);
   auto contiguous = step({prompt_}, {0}, {{0, 1, 2}}, kv_a, ws);
   auto scattered = step({prompt_}, {0}, {{7, 2, 5}}, kv_b, ws);
@@ -248,7 +248,7 @@ TEST_F(LlamaModelTest, ScatteredBlocksEqualContiguousBlocks) {
 
 TEST_F(LlamaModelTest, TwoSequencesInOneStepEqualEachAlone) {
   const std::vector<TokenId> other = {1, 346, 306, 414, 432, 263};
-  KvStorage kv(model_->config(), 8, 4), kv_alone(model_->config(), 8, 4);
+  KvStorage kv(model_->config().kv_shape(), 8, 4), kv_alone(model_->config().kv_shape(), 8, 4);
   Workspace ws(model_->config(), 32, 64, 32);
   auto together = step({prompt_, other}, {0, 0}, {{0, 1, 2}, {3, 4}}, kv, ws);
   auto alone_a = step({prompt_}, {0}, {{0, 1, 2}}, kv_alone, ws);
@@ -271,7 +271,7 @@ TEST_F(LlamaModelTest, ScalarAndSimdKernelsAgree) {
   ASSERT_TRUE(scalar_model.ok());
   auto simd_model = create_model(*file_, *simd);
   ASSERT_TRUE(simd_model.ok());
-  KvStorage kv(model_->config(), 4, 16);
+  KvStorage kv(model_->config().kv_shape(), 4, 16);
   Workspace ws(model_->config(), 32, 64, 32);
   std::swap(model_, scalar_model.value());
   auto a = step({prompt_}, {0}, {identity_table(4)}, kv, ws);
@@ -283,7 +283,7 @@ TEST_F(LlamaModelTest, ScalarAndSimdKernelsAgree) {
 TEST_F(LlamaModelTest, ThreadedForwardEqualsOneThread) {
   // Prefill splits tokens and decode splits rows across the pool; neither may change the logits.
   const ModelConfig& c = model_->config();
-  KvStorage kv_one(c, 4, 16), kv_three(c, 4, 16);
+  KvStorage kv_one(c.kv_shape(), 4, 16), kv_three(c.kv_shape(), 4, 16);
   Workspace ws_one(c, 32, 64, 32), ws_three(c, 32, 64, 32, 3);
   auto prefill_one = step({prompt_}, {0}, {identity_table(4)}, kv_one, ws_one);
   auto decode_one = step({{432}}, {int32_t(prompt_.size())}, {identity_table(4)}, kv_one, ws_one);
@@ -299,7 +299,7 @@ TEST_F(LlamaModelTest, ThreadedForwardEqualsOneThread) {
 TEST_F(LlamaModelTest, FlashAttentionEqualsNaiveAttention) {
   const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
-  KvStorage kv_flash(c, 8, 4), kv_naive(c, 8, 4);
+  KvStorage kv_flash(c.kv_shape(), 8, 4), kv_naive(c.kv_shape(), 8, 4);
   use_model(ModelOptions{.fusion = true, .attention = AttentionKind::kFlash});
   auto flash = prefill_and_decode(kv_flash, ws);
   use_model(ModelOptions{.fusion = true, .attention = AttentionKind::kNaive});
@@ -315,7 +315,7 @@ TEST_F(LlamaModelTest, FusionOffEqualsFusionOn) {
   const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
   for (KvDType dtype : {KvDType::kF32, KvDType::kInt8}) {
-    KvStorage kv_fused(c, 8, 4, dtype), kv_plain(c, 8, 4, dtype);
+    KvStorage kv_fused(c.kv_shape(), 8, 4, dtype), kv_plain(c.kv_shape(), 8, 4, dtype);
     use_model(ModelOptions{.fusion = true});
     auto fused = prefill_and_decode(kv_fused, ws);
     use_model(ModelOptions{.fusion = false});
@@ -353,7 +353,7 @@ TEST_F(LlamaModelTest, FusionOnAndOffGiveBitIdenticalLogitsForF32AndQuantizedWei
         use_model(ModelOptions{.fusion = true}, *table);
         const ModelConfig c = model_->config();
         Workspace ws(c, 80, 128, 80, threads);
-        KvStorage kv_fused(c, 22, 4), kv_plain(c, 22, 4);
+        KvStorage kv_fused(c.kv_shape(), 22, 4), kv_plain(c.kv_shape(), 22, 4);
         const auto fused = row_and_token_split_steps(kv_fused, ws);
         use_model(ModelOptions{.fusion = false}, *table);
         const auto plain = row_and_token_split_steps(kv_plain, ws);
@@ -379,7 +379,7 @@ TEST_F(LlamaModelTest, FusionCutsThePoolJobsOfAStep) {
     use_model(ModelOptions{.fusion = fusion});
     const ModelConfig c = model_->config();
     Workspace ws(c, 16, 64, 16, 2);
-    KvStorage kv(c, 4, 4);
+    KvStorage kv(c.kv_shape(), 4, 4);
     const uint64_t start = pool.num_jobs_dispatched();
     step({prompt_}, {0}, {identity_table(4)}, kv, ws);
     const uint64_t after_prefill = pool.num_jobs_dispatched();
@@ -404,7 +404,7 @@ TEST_F(LlamaModelTest, Int8KvCacheStaysCloseToF32) {
   Workspace ws(c, 32, 64, 32);
   for (AttentionKind attention : {AttentionKind::kFlash, AttentionKind::kNaive}) {
     use_model(ModelOptions{.fusion = true, .attention = attention});
-    KvStorage kv_f32(c, 8, 4, KvDType::kF32), kv_int8(c, 8, 4, KvDType::kInt8);
+    KvStorage kv_f32(c.kv_shape(), 8, 4, KvDType::kF32), kv_int8(c.kv_shape(), 8, 4, KvDType::kInt8);
     auto f32 = prefill_and_decode(kv_f32, ws);
     auto int8 = prefill_and_decode(kv_int8, ws);
     double kl_sum = 0.0, kl_max = 0.0;
@@ -433,13 +433,13 @@ TEST_F(LlamaModelTest, LogitsAreBitIdenticalWithAndWithoutAPrefixCacheHit) {
     ThreadPool pool(threads);
     pool_ = &pool;
     Workspace ws(c, 32, 64, 32, threads);
-    KvStorage kv(c, 8, 8);
+    KvStorage kv(c.kv_shape(), 8, 8);
     // The first request: the whole prompt at once, in blocks 0, 1, 2, alongside another sequence.
     auto first = step({prompt, {1, 346, 306}}, {0, 0}, {{0, 1, 2}, {3}}, kv, ws);
     // The second: blocks 0 and 1 are the cached prefix; only the suffix runs, into block 4.
     auto hit = step({suffix}, {16}, {{0, 1, 4}}, kv, ws);
     // Without the cache: a fresh pool and the whole prompt alone.
-    KvStorage fresh(c, 8, 8);
+    KvStorage fresh(c.kv_shape(), 8, 8);
     auto miss = step({prompt}, {0}, {{5, 6, 7}}, fresh, ws);
     pool_ = &single_pool_;
     ASSERT_EQ(hit.size(), suffix.size());

@@ -68,7 +68,7 @@ class RegistryTest : public testing_support::TempDirTest {
     const BlockId table[] = {0};
     BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows, {}};
     ThreadPool pool(2);
-    KvStorage kv(m.config(), 1, 16);
+    KvStorage kv(m.config().kv_shape(), 1, 16);
     Workspace ws(m.config(), 8, 16, 1, 2);
     LogitsView l = m.forward(batch, kv.view(), ws, pool);
     return std::vector<float>(l.row(0).begin(), l.row(0).end());

@@ -85,7 +85,7 @@ LoadedModel* SplitModelTest::whole_ = nullptr;
 // The logits of every token of `prompt` as one prefill step.
 std::vector<float> prompt_logits(const Model& m, const std::vector<TokenId>& prompt) {
   const int32_t n = int32_t(prompt.size());
-  KvStorage kv(m.config(), 4, 16);
+  KvStorage kv(m.config().kv_shape(), 4, 16);
   Workspace ws(m.config(), n, 64, n, 1);
   ThreadPool pool(1);
   std::vector<Pos> positions(prompt.size());

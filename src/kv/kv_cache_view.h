@@ -1,4 +1,6 @@
-// KvCacheView: where the model reads and writes K/V. Non-owning; the bytes belong to KvStorage (src/kv).
+// KvShape and KvCacheView: the KV cache's dimensions and where the model reads and writes K/V. Non-owning; the
+// bytes belong to KvStorage. Header-only (target pagoda_kv_view) so that the model and the KV cache share these
+// types without src/kv depending on src/model or the reverse.
 // Layout per layer, slot = block_id * block_size + offset within the block:
 //   kF32:  f32 [num_slots][kv_dim] for K and for V.
 //   kInt8: int8 [num_slots][kv_dim] for K and for V, plus one f32 scale per slot per KV head
@@ -14,8 +16,19 @@ namespace pagoda {
 enum class KvDType : uint8_t { kF32, kInt8 };
 
 // "none" (f32) or "int8", as kv_cache.quant spells them; nullopt for anything else.
-std::optional<KvDType> parse_kv_dtype(std::string_view name);
-const char* kv_dtype_name(KvDType dtype);  // "f32" or "int8"
+inline std::optional<KvDType> parse_kv_dtype(std::string_view name) {
+  if (name == "none" || name == "f32") return KvDType::kF32;
+  if (name == "int8") return KvDType::kInt8;
+  return std::nullopt;
+}
+inline const char* kv_dtype_name(KvDType dtype) { return dtype == KvDType::kInt8 ? "int8" : "f32"; }
+
+// What the KV cache stores per token: num_layers x (K and V of kv_dim values), num_kv_heads of them per row.
+struct KvShape {
+  int32_t num_layers = 0;
+  int32_t kv_dim = 0;
+  int32_t num_kv_heads = 0;
+};
 
 struct KvCacheView {
   KvDType dtype = KvDType::kF32;
