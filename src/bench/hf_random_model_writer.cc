@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "bench/random_model_writer.h"
-#include "engine/hf_folder_metadata.h"
+#include "loader/hf_folder_metadata.h"
 #include "format/safetensors_writer.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_config.h"

@@ -10,7 +10,7 @@
 
 #include <pagoda/status.h>
 
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kv/kv_cache_view.h"
 
 namespace pagoda::bench {

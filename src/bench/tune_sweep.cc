@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
 
 namespace pagoda::bench {

@@ -16,7 +16,7 @@
 #include "cli/bench_structured_command.h"
 #include "cli/common_options.h"
 #include "core/thread_pool.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
 
 namespace pagoda::cli {

@@ -7,7 +7,7 @@
 
 #include "cli/common_options.h"
 #include "format/llama2c_converter.h"
-#include "engine/hf_folder_metadata.h"
+#include "loader/hf_folder_metadata.h"
 
 namespace pagoda::cli {
 namespace {

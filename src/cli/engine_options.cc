@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "cli/common_options.h"
+#include "core/system_memory.h"
 #include "kv/kv_storage.h"
 
 namespace pagoda::cli {
@@ -73,7 +74,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   pool.max_seq_len = c.max_seq_len;
   pool.max_num_seqs = batch_size.value_or(256);
   pool.free_ram_share /= double(std::max(1, ranks_sharing_ram));
-  PAGODA_ASSIGN_OR_RETURN(r.kv_pool, plan_kv_pool(pool, available_ram_bytes()));
+  PAGODA_ASSIGN_OR_RETURN(r.kv_pool, plan_kv_pool(pool, available_ram_bytes().value_or(int64_t(4) << 30)));  // unreadable: assume 4 GiB
 
   c.kv.num_blocks = r.kv_pool.num_blocks;
   c.kv.block_size = block_size;

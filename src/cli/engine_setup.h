@@ -10,7 +10,7 @@
 #include "cli/engine_options.h"
 #include "cli/parallel_setup.h"
 #include "core/config.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 
 namespace pagoda::cli {
 

@@ -11,7 +11,7 @@
 
 #include "core/collectives.h"
 #include "core/config.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "model/model_options.h"
 #include "parallel/parallel_step.h"
 

@@ -10,7 +10,7 @@
 
 #include "cli/common_options.h"
 #include "cli/progress.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "eval/perplexity.h"
 #include "kernels/kernels.h"
 

@@ -13,7 +13,7 @@
 #include "assets/calibration_text.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "eval/calibration_pass.h"
 #include "eval/linear_input_recorder.h"
 #include "format/gguf_quantizer.h"

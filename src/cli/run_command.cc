@@ -13,7 +13,7 @@
 #include "cli/common_options.h"
 #include "cli/parallel_setup.h"
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
 #include "tokenizer/stream_decoder.h"

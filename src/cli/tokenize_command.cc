@@ -21,7 +21,7 @@
 
 #include "cli/common_options.h"
 #include "core/json_text.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "format/gguf_reader.h"
 #include "chat/chat_template.h"
 #include "tokenizer/hf_tokenizer_loader.h"

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <string>
 
 namespace pagoda {
@@ -20,16 +19,6 @@ std::string format_bytes(int64_t bytes) {
 }
 
 }  // namespace
-
-int64_t available_ram_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t value_kib = 0;
-  std::string unit;
-  while (meminfo >> key >> value_kib >> unit)
-    if (key == "MemAvailable:") return value_kib * 1024;
-  return int64_t(4) << 30;
-}
 
 Result<KvPoolPlan> plan_kv_pool(const KvPoolRequest& r, int64_t available_ram) {
   if (r.block_size < 1 || r.bytes_per_block < 1 || r.max_seq_len < 1) return make_error("KV pool: bad shape");

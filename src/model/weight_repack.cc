@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/system_memory.h"
 #include "quant/block_awq_int4x8.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0x8.h"
@@ -33,18 +34,6 @@ std::shared_ptr<uint8_t> map_anonymous(size_t bytes) {
   // Advice only: where THP is off this is a no-op and the weights still work on 4 KiB pages.
   (void)::madvise(aligned, bytes, MADV_HUGEPAGE);
   return std::shared_ptr<uint8_t>(aligned, [p, mapped](uint8_t*) { ::munmap(p, mapped); });
-}
-
-// MemAvailable from /proc/meminfo in bytes, or 0 when it cannot be read.
-size_t available_memory() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (f == nullptr) return 0;
-  char line[256];
-  size_t kib = 0;
-  while (std::fgets(line, sizeof(line), f) != nullptr)
-    if (std::sscanf(line, "MemAvailable: %zu kB", &kib) == 1) break;
-  std::fclose(f);
-  return kib * 1024;
 }
 
 // The source pages of a file mapping are no longer read: drop them from the mapping so they stop counting in the
@@ -86,7 +75,7 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
   for (const WeightView* w : views)
     total = round_up(total, kMatrixAlign) + size_t(w->num_rows * repacked_row_bytes(*w));
   // The copy is private memory as big as the matrices; a model that only fits as page cache keeps its file layout.
-  const size_t available = available_memory();
+  const size_t available = size_t(available_ram_bytes().value_or(0));
   if (available != 0 && total > available / 10 * 9) return 0;
   const size_t region_bytes = round_up(total, kHugePage);
   std::shared_ptr<uint8_t> region = map_anonymous(region_bytes);

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "bench/serving_baseline.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 
 namespace pagoda::bench {
 namespace {

@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "support/reference_greedy.h"
 
 namespace pagoda {

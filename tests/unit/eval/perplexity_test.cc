@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 
 namespace pagoda::eval {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
 #include "parallel/parallel_step.h"

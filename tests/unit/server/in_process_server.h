@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "engine/engine.h"
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
 #include "server/api_server.h"
 #include "server/http_server.h"

@@ -1,5 +1,5 @@
 // Assembles an HF folder's GGUF metadata from its config, tokenizer and template files.
-#include "engine/hf_folder_metadata.h"
+#include "loader/hf_folder_metadata.h"
 
 #include <fmt/format.h>
 

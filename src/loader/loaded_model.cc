@@ -1,12 +1,12 @@
 // Opens a GGUF (or the embedded one) and builds its model and tokenizer, checking they agree.
-#include "engine/loaded_model.h"
+#include "loader/loaded_model.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
 #include "assets/bundled_model.h"
-#include "engine/hf_folder_metadata.h"
+#include "loader/hf_folder_metadata.h"
 #include "model/registry.h"
 #include "tokenizer/vocab_loader.h"
 
