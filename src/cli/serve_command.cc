@@ -13,6 +13,7 @@
 #include "cli/common_options.h"
 #include "cli/engine_options.h"
 #include "cli/engine_setup.h"
+#include "chat/template_selection.h"
 #include "engine/engine.h"
 #include "server/api_server.h"
 #include "server/http_server.h"
@@ -77,29 +78,10 @@ int serve(ServeOptions& o) {
     if (tok.bos_id() >= 0 && size_t(tok.bos_id()) < v.size()) bos_text = v[size_t(tok.bos_id())];
     if (tok.eos_id() >= 0 && size_t(tok.eos_id()) < v.size()) eos_text = v[size_t(tok.eos_id())];
   }
-  ChatTemplate chat_template(ChatFormat::kPlain);
-  std::string chat_source = "plain (the model has no chat template)";
-  if (o.chat_template) {
-    std::optional<ChatFormat> f = parse_chat_format(*o.chat_template);
-    if (!f || *f == ChatFormat::kJinja)
-      return report_error("invalid option: --chat-template must be plain, chatml, llama2 or llama3, got '" +
-                          *o.chat_template + "'");
-    chat_template = ChatTemplate(*f);
-    chat_source = std::string(chat_format_name(*f)) + " (--chat-template)";
-  } else if (auto t = loaded.file->get_string("tokenizer.chat_template"); t.ok() && *t) {
-    Result<ChatTemplate> jinja = ChatTemplate::from_jinja(**t, bos_text, eos_text);
-    if (jinja.ok()) {
-      chat_template = *jinja;
-      chat_source = "the GGUF's tokenizer.chat_template (Jinja)";
-    } else if (std::optional<ChatFormat> f = detect_chat_format(**t)) {
-      chat_template = ChatTemplate(*f);
-      chat_source = std::string(chat_format_name(*f)) + " (the GGUF's Jinja template does not parse: " + jinja.error() +
-                    "; its markers are this built-in format's)";
-    } else {
-      chat_source =
-          "plain (the GGUF's tokenizer.chat_template does not parse: " + jinja.error() + "; pass --chat-template)";
-    }
-  }
+  ChatTemplateSources sources{.flag = o.chat_template, .bos_text = bos_text, .eos_text = eos_text};
+  if (auto t = loaded.file->get_string("tokenizer.chat_template"); t.ok() && *t) sources.model_template = **t;
+  Result<SelectedChatTemplate> chat = select_chat_template(sources);
+  if (!chat.ok()) return report_error(chat.error());
 
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded.model, *loaded.tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
@@ -108,7 +90,7 @@ int serve(ServeOptions& o) {
   server::ApiServerOptions api;
   api.model_name = o.served_model_name.value_or(default_model_name(loaded));
   api.api_key = o.api_key;
-  api.chat_template = chat_template;
+  api.chat_template = chat->chat_template;
   api.bos_text = bos_text;
   api.max_seq_len = ec.max_seq_len;
   api.max_model_len = ec.max_seq_len;
@@ -153,7 +135,7 @@ int serve(ServeOptions& o) {
   });
   std::fprintf(stderr, "pagoda: model %s (%s), served as '%s', %d threads\n", loaded.source.c_str(),
                api.model_name.c_str(), api.model_name.c_str(), (*engine)->num_threads());
-  std::fprintf(stderr, "pagoda: chat template: %s\n", chat_source.c_str());
+  std::fprintf(stderr, "pagoda: chat template: %s\n", chat->source.c_str());
   std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, chat page at /, metrics at /metrics)%s\n",
                o.http.host.c_str(), http->port(), o.api_key ? ", API key required" : "");
   std::fflush(stderr);
