@@ -101,7 +101,8 @@ PagodaConfig tuned_config(const TuneCandidate& c, const std::string& model_path,
                           int32_t kv_max_entries) {
   PagodaConfig config;
   config.model = model_path;
-  config.quantization = std::string(ablation_weights_name(c.weights));
+  // The model written beside the config already holds these weights: loading it quantizes nothing again.
+  config.quantization = c.weights == AblationWeights::kF32 ? "none" : std::string(ablation_weights_name(c.weights));
   config.max_seq_len = max_seq_len;
   config.batch_size = c.batch_size;
   config.kv_cache.max_entries = kv_max_entries;

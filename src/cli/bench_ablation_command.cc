@@ -31,6 +31,9 @@ struct AblationCliOptions {
 int bench_ablation(AblationCliOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
+  if (config->quantization != "none")
+    return report_error("quantization = " + config->quantization +
+                        ": bench ablation measures the f32, Q8_0 and Q4_0 weights itself; leave quantization out here");
   if (o.scenario == "online") {
     o.workload.scenario = bench::AblationScenario::kOnline;
   } else if (o.scenario == "offline") {

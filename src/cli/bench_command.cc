@@ -15,6 +15,7 @@
 #include "cli/bench_serve_command.h"
 #include "cli/bench_structured_command.h"
 #include "cli/common_options.h"
+#include "cli/model_loading.h"
 #include "core/thread_pool.h"
 #include "loader/loaded_model.h"
 #include "kernels/kernels.h"
@@ -63,7 +64,7 @@ int bench_latency(const LatencyCliOptions& o) {
   if (o.membw_gbps && !(*o.membw_gbps > 0.0)) return report_error("--membw must be a positive GB/s figure");
   Result<ModelOptions> model_options = resolve_model_options(o.common);
   if (!model_options.ok()) return report_error(model_options.error());
-  Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels(), *model_options);
+  Result<LoadedModel> loaded = load_configured_model(*config, kernels::best_kernels(), *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
   const int32_t context = loaded->model->config().context_length;
   const int64_t total = int64_t(o.latency.prompt_len) + o.latency.num_generated;

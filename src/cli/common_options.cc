@@ -13,6 +13,9 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool s
   app.add_option("--config", o.config_path, "JSON configuration file (flags override it)");
   if (!with_model) return;
   app.add_option("-m,--model", o.model, "GGUF model file (default: the bundled stories260K)");
+  app.add_option("--quantization", o.quantization,
+                 "quantize a float model's weights at load: none, q8_0, q4_0, int8 or awq-int4 (overrides "
+                 "quantization)");
   app.add_option("--max-seq-len", o.max_seq_len, "positions per sequence (default: the model's context length)");
   app.add_option("--threads", o.threads, "worker threads (default: all cores)");
   app.add_flag("--no-fusion", o.no_fusion, "run every op of the forward pass on its own (for the ablation)");
@@ -47,6 +50,7 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   if (o.max_seq_len) config.max_seq_len = *o.max_seq_len;
   if (o.threads) config.threads = *o.threads;
   if (o.kv_quant) config.kv_cache.quant = *o.kv_quant;
+  if (o.quantization) config.quantization = *o.quantization;
   if (o.tensor_parallel) config.parallel.tensor_parallel = *o.tensor_parallel;
   if (o.pipeline_parallel) config.parallel.pipeline_parallel = *o.pipeline_parallel;
   Status valid = validate_config(config);

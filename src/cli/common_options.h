@@ -24,6 +24,7 @@ struct CommonOptions {
   bool no_repack = false;
   std::string attention = "flash";
   std::optional<std::string> kv_quant;       // overrides kv_cache.quant
+  std::optional<std::string> quantization;   // overrides quantization (weights quantized at load)
   std::optional<int32_t> tensor_parallel;    // --tp, overrides parallel.tensor_parallel
   std::optional<int32_t> pipeline_parallel;  // --pp, overrides parallel.pipeline_parallel
   // The subcommand can run split over MPI ranks (run, serve, the engine benchmarks); for the others a config
@@ -31,7 +32,7 @@ struct CommonOptions {
   bool splits_over_ranks = false;
 };
 
-// Adds --config always; -m/--model, --max-seq-len, --threads, --no-fusion, --attention and --kv-quant when
+// Adds --config always; -m/--model, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-quant when
 // `with_model`; --tp and --pp when `splits_over_ranks`.
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true, bool splits_over_ranks = false);
 // How the model runs: --no-fusion, --attention flash|naive.

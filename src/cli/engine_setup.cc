@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "cli/model_loading.h"
 #include "kernels/kernels.h"
 
 namespace pagoda::cli {
@@ -13,7 +14,7 @@ Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineC
   PAGODA_ASSIGN_OR_RETURN(ModelOptions model_options, resolve_model_options(common));
   PAGODA_ASSIGN_OR_RETURN(p.parallel, ParallelRun::join(p.config));
   p.parallel.set_model_options(model_options);
-  PAGODA_ASSIGN_OR_RETURN(p.loaded, load_model(p.config.model, kernels::best_kernels(), model_options));
+  PAGODA_ASSIGN_OR_RETURN(p.loaded, load_configured_model(p.config, kernels::best_kernels(), model_options));
   PAGODA_ASSIGN_OR_RETURN(p.resolved, resolve_engine_config(p.config, engine, p.loaded.model->config(),
                                                             p.parallel.ranks_on_this_machine()));
   p.resolved.config.num_threads = p.parallel.threads_per_rank(p.resolved.config.num_threads);

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/common_options.h"
+#include "cli/model_loading.h"
 #include "cli/progress.h"
 #include "loader/loaded_model.h"
 #include "eval/perplexity.h"
@@ -78,7 +79,7 @@ int perplexity(const PerplexityCliOptions& o) {
   const kernels::KernelTable& kernels = kernels::best_kernels();
   Result<ModelOptions> model_options = resolve_model_options(o.common);
   if (!model_options.ok()) return report_error(model_options.error());
-  Result<LoadedModel> loaded = load_model(config->model, kernels, *model_options);
+  Result<LoadedModel> loaded = load_configured_model(*config, kernels, *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
   std::optional<LoadedModel> base;
   if (o.kl_base) {

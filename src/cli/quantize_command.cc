@@ -13,10 +13,9 @@
 #include "assets/calibration_text.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
-#include "loader/loaded_model.h"
-#include "eval/calibration_pass.h"
-#include "eval/linear_input_recorder.h"
+#include "eval/awq_calibration.h"
 #include "format/gguf_quantizer.h"
+#include "loader/quantize_on_load.h"
 #include "kernels/kernels.h"
 
 namespace pagoda::cli {
@@ -39,43 +38,24 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 }
 
 Result<format::GgmlType> resolve_type(const QuantizeCliOptions& o) {
-  if (o.type == "q8_0") return format::GgmlType::kQ8_0;
-  if (o.type == "q4_0") return format::GgmlType::kQ4_0;
-  if (o.type == "int8") return format::GgmlType::kPagodaInt8;
-  if (o.type == "awq-int4") {
-    switch (o.group) {
-      case 32: return format::GgmlType::kPagodaAwqInt4G32;
-      case 64: return format::GgmlType::kPagodaAwqInt4G64;
-      case 128: return format::GgmlType::kPagodaAwqInt4G128;
-      default: return make_error(fmt::format("--group must be 32, 64 or 128, got {}", o.group));
-    }
-  }
-  return make_error(fmt::format("--type {} is not supported (supported: q8_0, q4_0, int8, awq-int4)", o.type));
+  if (o.type == "awq-int4" && o.group != 32 && o.group != 64 && o.group != 128)
+    return make_error(fmt::format("--group must be 32, 64 or 128, got {}", o.group));
+  Result<std::optional<format::GgmlType>> t = weight_quantization_type(o.type, o.group);
+  if (!t.ok() || !*t)
+    return make_error(fmt::format("--type {} is not supported (supported: q8_0, q4_0, int8, awq-int4)", o.type));
+  return **t;
 }
 
-// Runs the input model over the calibration text and returns its linear layers' input statistics by name.
 Result<format::CalibrationStats> calibrate(const QuantizeCliOptions& o, const PagodaConfig& config) {
-  std::string text;
+  eval::AwqCalibrationOptions c{.num_threads = config.threads, .chunk_tokens = o.calib_ctx};
   if (o.calib_path) {
-    PAGODA_ASSIGN_OR_RETURN(text, read_text_file(*o.calib_path));
+    PAGODA_ASSIGN_OR_RETURN(c.text, read_text_file(*o.calib_path));
+    c.text_name = *o.calib_path;
   } else {
-    text = std::string(default_calibration_text());
+    c.text = std::string(default_calibration_text());
+    c.text_name = "the built-in text";
   }
-  eval::LinearInputRecorder recorder;
-  ModelOptions model_options;
-  model_options.linear_observer = &recorder;
-  model_options.repack_weights = false;  // the recorder names weights by their pointers into the file's mapping
-  PAGODA_ASSIGN_OR_RETURN(LoadedModel loaded, load_model(o.input, kernels::best_kernels(), model_options));
-  const std::vector<TokenId> tokens = loaded.tokenizer->encode(text, true);
-  const int32_t ctx = std::min(o.calib_ctx, loaded.model->config().context_length);
-  PAGODA_ASSIGN_OR_RETURN(
-      eval::CalibrationPassReport pass,
-      eval::run_calibration_pass(*loaded.model, tokens, loaded.tokenizer->bos_id(), config.threads, ctx));
-  format::CalibrationStats stats = recorder.stats_by_name(*loaded.file);
-  std::fprintf(stderr, "pagoda: calibration over %s: %lld tokens in %d chunks of up to %d, %zu weights observed\n",
-               o.calib_path ? o.calib_path->c_str() : "the built-in text", static_cast<long long>(pass.num_tokens),
-               pass.num_chunks, ctx, stats.size());
-  return stats;
+  return eval::collect_awq_calibration(o.input, c);
 }
 
 int quantize(const QuantizeCliOptions& o) {

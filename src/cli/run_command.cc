@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/common_options.h"
+#include "cli/model_loading.h"
 #include "cli/parallel_setup.h"
 #include "engine/engine.h"
 #include "loader/loaded_model.h"
@@ -66,7 +67,7 @@ int run(const RunOptions& o) {
   Result<ParallelRun> parallel = ParallelRun::join(*config);  // outlives the model, which may use its group
   if (!parallel.ok()) return report_error(parallel.error());
   parallel->set_model_options(*model_options);
-  Result<LoadedModel> loaded = load_model(config->model, kernels, *model_options);
+  Result<LoadedModel> loaded = load_configured_model(*config, kernels, *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
   const int32_t num_threads = parallel->threads_per_rank(resolve_num_threads(config->threads, loaded->model->config()));
   if (parallel->follow_or_lead(*loaded, num_threads)) return 0;

@@ -43,6 +43,9 @@ std::string ms(double v) { return v < 10.0 ? fmt::format("{:.3g} ms", v) : fmt::
 int tune(TuneCliOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
+  if (config->quantization != "none")
+    return report_error("quantization = " + config->quantization +
+                        ": tune measures the f32, Q8_0 and Q4_0 weights itself; leave quantization out here");
   bench::AblationWorkload& w = o.sweep.workload;
   if (o.scenario == "online") {
     w.scenario = bench::AblationScenario::kOnline;

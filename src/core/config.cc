@@ -22,7 +22,7 @@ using nlohmann::json;
 // Deeper than any valid config (which nests 2 levels); stops a hostile file from building a huge tree.
 constexpr int kMaxJsonDepth = 32;
 
-constexpr std::array<std::string_view, 7> kQuantizations = {"none", "f32", "f16", "q8_0", "q4_0", "int8", "awq-int4"};
+constexpr std::array<std::string_view, 5> kQuantizations = {"none", "q8_0", "q4_0", "int8", "awq-int4"};
 constexpr std::array<std::string_view, 2> kKvQuants = {"none", "int8"};
 
 constexpr std::array<std::string_view, 7> kTopLevelKeys = {"model",   "quantization", "max_seq_len", "batch_size",
@@ -343,7 +343,6 @@ std::vector<std::string> inactive_settings(const PagodaConfig& config) {
   auto add = [&lines](std::string_view key, const std::string& value) {
     lines.push_back(fmt::format("{} = {}: accepted, not active yet", key, value));
   };
-  if (config.quantization != "none" && config.quantization != "f32") add("quantization", config.quantization);
   if (config.batch_size) add("batch_size", std::to_string(*config.batch_size));
   if (config.kv_cache.max_entries != 0) add("kv_cache.max_entries", std::to_string(config.kv_cache.max_entries));
   if (config.kv_cache.page_size != 16) add("kv_cache.page_size", std::to_string(config.kv_cache.page_size));

@@ -25,7 +25,7 @@ struct ParallelConfig {
 
 struct PagodaConfig {
   std::string model;                  // model path; "" = the bundled stories260K
-  std::string quantization = "none";  // none | f32 | f16 | q8_0 | q4_0 | int8 | awq-int4
+  std::string quantization = "none";  // none (weights as stored) | q8_0 | q4_0 | int8 | awq-int4, at load
   int32_t max_seq_len = 0;            // 0 = the model's context length; else [1, 1048576]
   std::optional<int32_t> batch_size;  // nullopt = "auto"; else [1, 4096]
   int32_t threads = 0;                // 0 = all cores; else [1, 1024]

@@ -26,6 +26,7 @@ struct LoadedModel {
   std::unique_ptr<format::GgufFile> file;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
+  std::string weights_note;  // set when the weights were quantized at load (what, to which type, sizes, time)
 };
 
 // `path` empty = the bundled model; a directory with config.json = an HF model folder. Errors are one line naming the

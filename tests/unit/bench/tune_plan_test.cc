@@ -91,7 +91,7 @@ TEST(TunePlan, TheWrittenConfigLoadsBack) {
   c.weights = AblationWeights::kF32;
   c.kv_dtype = KvDType::kF32;
   const PagodaConfig f32 = tuned_config(c, "", 512, 64);
-  EXPECT_EQ(f32.quantization, "f32");
+  EXPECT_EQ(f32.quantization, "none");  // the model file is f32: nothing to quantize at load
   EXPECT_EQ(f32.kv_cache.quant, "none");
 }
 
