@@ -15,7 +15,8 @@ Result<LoadedModel> load_configured_model(const PagodaConfig& config, const kern
   Result<std::optional<format::GgmlType>> type = weight_quantization_type(config.quantization);
   if (!type.ok()) return make_error("invalid option: " + type.error());
   if (!*type) return load_model(config.model, kernels, options);
-  LoadQuantization q{.type = **type};
+  LoadQuantization q;
+  q.type = **type;
   if (config.quantization == "awq-int4")
     q.calibrate = [&config](const std::string& float_gguf) {
       return eval::collect_awq_calibration(float_gguf, {.text = std::string(default_calibration_text()),

@@ -1,0 +1,171 @@
+// The public Generator (include/pagoda/generator.h) over the loader, the engine and the tokenizer: a facade that
+// translates the API's plain options into EngineConfig and GenerateRequest, and RequestOutputs into steps. Holds
+// no policy of its own beyond the defaults the header states.
+#include <pagoda/generator.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "assets/calibration_text.h"
+#include "core/system_memory.h"
+#include "engine/engine.h"
+#include "engine/kv_pool_plan.h"
+#include "eval/awq_calibration.h"
+#include "kernels/kernels.h"
+#include "kv/kv_storage.h"
+#include "loader/loaded_model.h"
+#include "loader/quantize_on_load.h"
+
+namespace pagoda {
+namespace {
+
+constexpr int32_t kBlockSize = 16;
+constexpr int32_t kMaxBatchedTokens = 128;  // the CLI's default step budget
+
+Result<LoadedModel> load(const GeneratorOptions& o) {
+  PAGODA_ASSIGN_OR_RETURN(std::optional<format::GgmlType> type, weight_quantization_type(o.quantization));
+  if (!type) return load_model(o.model, kernels::best_kernels());
+  LoadQuantization q;
+  q.type = *type;
+  if (o.quantization == "awq-int4")
+    q.calibrate = [&o](const std::string& float_gguf) {
+      return eval::collect_awq_calibration(float_gguf, {.text = std::string(default_calibration_text()),
+                                                        .text_name = "the built-in text",
+                                                        .num_threads = o.num_threads});
+    };
+  return load_model_quantized(o.model, q, kernels::best_kernels());
+}
+
+GenerationStep step_of(RequestOutput&& out) {
+  return GenerationStep{std::move(out.text), std::vector<int32_t>(out.new_tokens.begin(), out.new_tokens.end()),
+                        out.finished, out.finish_reason};
+}
+
+}  // namespace
+
+struct Generator::Impl {
+  LoadedModel loaded;
+  std::unique_ptr<Engine> engine;
+  std::string description;
+};
+
+struct GenerationStream::State {
+  Engine* engine = nullptr;
+  RequestHandle handle;
+  bool done = false;
+};
+
+GenerationStream::GenerationStream(std::unique_ptr<State> state) : state_(std::move(state)) {}
+GenerationStream::GenerationStream(GenerationStream&&) noexcept = default;
+GenerationStream& GenerationStream::operator=(GenerationStream&&) noexcept = default;
+GenerationStream::~GenerationStream() = default;
+
+std::optional<GenerationStep> GenerationStream::next() {
+  if (state_ == nullptr || state_->done) return std::nullopt;
+  for (;;) {
+    std::optional<RequestOutput> out = state_->handle.stream->next(std::chrono::milliseconds(1000));
+    if (!out) continue;
+    state_->done = out->finished;
+    return step_of(std::move(*out));
+  }
+}
+
+GenerationResult GenerationStream::wait() {
+  GenerationResult r;
+  if (state_ == nullptr || state_->done) return r;
+  RequestOutput all = state_->handle.stream->wait_all();
+  state_->done = true;
+  r.text = std::move(all.text);
+  r.token_ids.assign(all.new_tokens.begin(), all.new_tokens.end());
+  r.finish_reason = all.finish_reason;
+  r.num_prompt_tokens = all.num_prompt_tokens;
+  r.num_cached_prompt_tokens = all.num_cached_tokens;
+  return r;
+}
+
+void GenerationStream::cancel() {
+  if (state_ != nullptr && !state_->done) state_->engine->cancel(state_->handle.id);
+}
+
+int64_t GenerationStream::id() const { return state_ == nullptr ? -1 : state_->handle.id; }
+
+Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Generator::~Generator() = default;
+
+Result<std::unique_ptr<Generator>> Generator::load(const GeneratorOptions& o) {
+  if (o.num_threads < 0 || o.max_seq_len < 0 || o.max_batch_size < 0 || o.kv_cache_bytes < 0)
+    return make_error("GeneratorOptions: counts and sizes must be >= 0 (0 = automatic)",
+                      StatusCode::kInvalidArgument);
+  auto impl = std::make_unique<Impl>();
+  PAGODA_ASSIGN_OR_RETURN(impl->loaded, pagoda::load(o));
+  const ModelConfig& mc = impl->loaded.model->config();
+
+  EngineConfig c;
+  c.max_seq_len = o.max_seq_len > 0 ? std::min(o.max_seq_len, mc.context_length) : mc.context_length;
+  c.num_threads = o.num_threads;
+  c.kv_dtype = o.int8_kv_cache ? KvDType::kInt8 : KvDType::kF32;
+  c.scheduler.max_batched_tokens = std::max(kMaxBatchedTokens, o.max_batch_size);
+  KvPoolRequest pool;
+  pool.block_size = kBlockSize;
+  pool.bytes_per_block = KvStorage::bytes_per_block_for(mc.kv_shape(), kBlockSize, c.kv_dtype);
+  pool.max_seq_len = c.max_seq_len;
+  if (o.max_batch_size > 0) pool.max_num_seqs = o.max_batch_size;
+  if (o.kv_cache_bytes > 0) pool.memory_gib = double(o.kv_cache_bytes) / double(int64_t(1) << 30);
+  PAGODA_ASSIGN_OR_RETURN(const KvPoolPlan plan,
+                          plan_kv_pool(pool, available_ram_bytes().value_or(int64_t(4) << 30)));
+  c.kv.num_blocks = plan.num_blocks;
+  c.kv.block_size = kBlockSize;
+  c.kv.enable_prefix_cache = o.prefix_caching;
+  c.scheduler.max_num_seqs =
+      o.max_batch_size > 0 ? o.max_batch_size : std::min(plan.num_blocks, c.scheduler.max_batched_tokens);
+  PAGODA_ASSIGN_OR_RETURN(impl->engine, Engine::create(*impl->loaded.model, *impl->loaded.tokenizer, c));
+
+  impl->description = fmt::format("model: {}\n", impl->loaded.source);
+  if (!impl->loaded.weights_note.empty()) impl->description += fmt::format("weights: {}\n", impl->loaded.weights_note);
+  impl->description += fmt::format("KV cache: {}, {}\nkernels: {}, {} threads\n", describe_kv_pool(plan),
+                                   kv_dtype_name(c.kv_dtype), kernels::isa_name(kernels::best_kernels().isa),
+                                   impl->engine->num_threads());
+  return std::unique_ptr<Generator>(new Generator(std::move(impl)));
+}
+
+Result<GenerationStream> Generator::submit(std::string_view prompt, const GenerationOptions& o) {
+  GenerateRequest r;
+  r.prompt = impl_->loaded.tokenizer->encode(prompt, o.add_bos && impl_->loaded.tokenizer->bos_id() >= 0);
+  SamplingParams& s = r.sampling;
+  s.max_tokens = o.max_tokens;
+  s.temperature = o.temperature;
+  s.top_k = o.top_k;
+  s.top_p = o.top_p;
+  s.min_p = o.min_p;
+  s.repetition_penalty = o.repetition_penalty;
+  s.seed = o.seed;
+  s.stop = o.stop;
+  s.ignore_eos = o.ignore_eos;
+  PAGODA_RETURN_IF_ERROR(s.validate());
+  PAGODA_ASSIGN_OR_RETURN(RequestHandle handle, impl_->engine->submit(std::move(r)));
+  auto state = std::make_unique<GenerationStream::State>();
+  state->engine = impl_->engine.get();
+  state->handle = std::move(handle);
+  return GenerationStream(std::move(state));
+}
+
+Result<GenerationResult> Generator::generate(std::string_view prompt, const GenerationOptions& o) {
+  PAGODA_ASSIGN_OR_RETURN(GenerationStream s, submit(prompt, o));
+  return s.wait();
+}
+
+std::vector<int32_t> Generator::tokenize(std::string_view text, bool add_bos) const {
+  const std::vector<TokenId> ids = impl_->loaded.tokenizer->encode(text, add_bos);
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::string Generator::detokenize(const std::vector<int32_t>& token_ids) const {
+  const std::vector<TokenId> ids(token_ids.begin(), token_ids.end());
+  return impl_->loaded.tokenizer->decode(ids);
+}
+
+std::string Generator::description() const { return impl_->description; }
+
+}  // namespace pagoda
