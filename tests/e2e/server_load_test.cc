@@ -135,8 +135,14 @@ TEST(ServerLoadTest, SigtermDuringLoadDrainsAndExitsZero) {
   }
   ASSERT_TRUE(all_in) << "the streams did not all reach the engine";
   server.signal(SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const HttpReply health = http_request(server.port(), "GET", "/health", "", {}, std::chrono::seconds(5));
+  // The signal is handled asynchronously: /health turns 503 once the drain has begun (polled, up to 5 s).
+  HttpReply health;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       std::chrono::steady_clock::now() < deadline;) {
+    health = http_request(server.port(), "GET", "/health", "", {}, std::chrono::seconds(5));
+    if (health.status == 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   EXPECT_EQ(health.status, 503);
   const HttpReply refused =
       http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "x"})", {}, std::chrono::seconds(5));

@@ -318,18 +318,24 @@ TEST(ServerTest, ASlowReaderIsCutWithoutSlowingOthers) {
       << m;
   EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
   close(fd);
-  // One JSON log line per completion request (--log-format json), the cut one marked as such.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  int request_lines = 0;
-  std::istringstream log(server.log());
-  for (std::string line; std::getline(log, line);) {
-    const json j = json::parse(line, nullptr, false);
-    // Every request has its line (the polls of /health and /metrics too); these are the two completions'.
-    if (j.is_discarded() || j.value("event", "") != "request" || j.value("path", "") != "/v1/completions") continue;
-    ++request_lines;
-    EXPECT_TRUE(j.contains("ttft_ms") && j.contains("e2e_ms") && j.contains("prompt_tokens")) << line;
+  // One JSON log line per completion request (--log-format json), the cut one marked as such. The cut request's
+  // line is written once its connection is closed: wait for it (up to 5 s), not for a fixed time.
+  std::vector<json> completion_lines;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       completion_lines.size() < 2 && std::chrono::steady_clock::now() < deadline;) {
+    completion_lines.clear();
+    std::istringstream log(server.log());
+    for (std::string line; std::getline(log, line);) {
+      const json j = json::parse(line, nullptr, false);
+      // Every request has its line (the polls of /health and /metrics too); these are the two completions'.
+      if (!j.is_discarded() && j.value("event", "") == "request" && j.value("path", "") == "/v1/completions")
+        completion_lines.push_back(j);
+    }
+    if (completion_lines.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_EQ(request_lines, 2) << server.log();
+  EXPECT_EQ(completion_lines.size(), 2u) << server.log();
+  for (const json& j : completion_lines)
+    EXPECT_TRUE(j.contains("ttft_ms") && j.contains("e2e_ms") && j.contains("prompt_tokens")) << j.dump();
 }
 
 TEST(ServerTest, RequestTimeoutEndsStreamsWithAnErrorEventAndBodiesWith408) {
