@@ -52,8 +52,8 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   EngineConfig ec;
   ec.max_seq_len = o.prompt_len + o.num_generated;
   ec.kv_dtype = o.kv_dtype;
-  ec.kv.block_size = 16;
-  ec.kv.num_blocks = (ec.max_seq_len + 15) / 16;
+  ec.kv.block_size = o.block_size;
+  ec.kv.num_blocks = (ec.max_seq_len + o.block_size - 1) / o.block_size;
   ec.kv.enable_prefix_cache = false;  // the warm-up's prompt is the timed one's start
   ec.scheduler.max_num_seqs = 1;
   ec.scheduler.max_batched_tokens = o.prompt_len;

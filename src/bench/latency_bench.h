@@ -21,6 +21,7 @@ struct LatencyOptions {
   std::optional<double> membw_gbps;  // skip the bandwidth measurement and use this figure
   uint64_t seed = 1;                 // of the random prompt tokens
   KvDType kv_dtype = KvDType::kF32;
+  int32_t block_size = 16;  // kv_cache.page_size
 };
 
 struct LatencyReport {

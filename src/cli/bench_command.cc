@@ -70,12 +70,13 @@ int bench_latency(const LatencyCliOptions& o) {
   const int64_t total = int64_t(o.latency.prompt_len) + o.latency.num_generated;
   if (total > context)
     return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
-  report_inactive_settings(*config);
+  report_unused_by_single_sequence(*config, "bench latency");
   bench::LatencyOptions options = o.latency;
   options.membw_gbps = o.membw_gbps;
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   options.kv_dtype = *kv_dtype;
+  options.block_size = config->kv_cache.page_size;
   const Result<bench::LatencyReport> report = bench::run_latency_bench(*loaded, config->threads, options);
   if (!report.ok()) return report_error(report.error());
   const bench::LatencyReport& r = *report;

@@ -94,8 +94,9 @@ int report_error(const std::string& message) {
   return 1;
 }
 
-void report_inactive_settings(const PagodaConfig& config) {
-  for (const std::string& line : inactive_settings(config)) std::fprintf(stderr, "pagoda: note: %s\n", line.c_str());
+void report_unused_by_single_sequence(const PagodaConfig& config, std::string_view subcommand) {
+  for (const std::string& line : unused_by_single_sequence(config, subcommand))
+    std::fprintf(stderr, "pagoda: note: %s\n", line.c_str());
 }
 
 }  // namespace pagoda::cli

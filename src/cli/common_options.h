@@ -50,7 +50,7 @@ inline constexpr int64_t kMinParamsPerExtraThread = 4'000'000;
 int32_t resolve_num_threads(int32_t configured, const ModelConfig& model);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).
 int report_error(const std::string& message);
-// Prints each not-yet-active setting to stderr as a note.
-void report_inactive_settings(const PagodaConfig& config);
+// Prints, as notes on stderr, the settings a one-sequence subcommand (run, bench latency) does not use.
+void report_unused_by_single_sequence(const PagodaConfig& config, std::string_view subcommand);
 
 }  // namespace pagoda::cli

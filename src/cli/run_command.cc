@@ -22,8 +22,7 @@
 namespace pagoda::cli {
 namespace {
 
-// `run` serves one request: KV in blocks of 16, prompts computed 256 tokens a step.
-constexpr int32_t kRunBlockSize = 16;
+// `run` serves one request: prompts computed 256 tokens a step, KV in blocks of kv_cache.page_size.
 constexpr int32_t kRunPromptTokensPerStep = 256;
 
 struct RunOptions {
@@ -51,11 +50,11 @@ int run(const RunOptions& o) {
   if (!config.ok()) return report_error(config.error());
   if (o.print_config) {
     std::printf("%s\n", config_to_json(*config).c_str());
-    for (const std::string& line : inactive_settings(*config)) std::printf("# %s\n", line.c_str());
+    for (const std::string& line : unused_by_single_sequence(*config, "run")) std::printf("# %s\n", line.c_str());
     return 0;
   }
   if (o.prompt.empty()) return report_error("no prompt: pass one with -p PROMPT");
-  report_inactive_settings(*config);
+  report_unused_by_single_sequence(*config, "run");
 
   SamplingParams sampling = o.sampling;
   sampling.seed = o.seed;
@@ -91,13 +90,14 @@ int run(const RunOptions& o) {
   Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   ec.kv_dtype = *kv_dtype;
-  ec.kv.block_size = kRunBlockSize;
-  ec.kv.num_blocks = (ec.max_seq_len + kRunBlockSize - 1) / kRunBlockSize;
+  const int32_t block_size = config->kv_cache.page_size;
+  ec.kv.block_size = block_size;
+  ec.kv.num_blocks = (ec.max_seq_len + block_size - 1) / block_size;
   ec.kv.enable_prefix_cache = false;
   ec.scheduler.max_num_seqs = 1;
   ec.scheduler.max_batched_tokens = kRunPromptTokensPerStep;
   ec.num_threads = num_threads;
-  const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc.kv_shape(), kRunBlockSize, ec.kv_dtype);
+  const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc.kv_shape(), block_size, ec.kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
     return report_error(

@@ -338,14 +338,13 @@ std::string config_to_json(const PagodaConfig& config) {
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::vector<std::string> inactive_settings(const PagodaConfig& config) {
+std::vector<std::string> unused_by_single_sequence(const PagodaConfig& config, std::string_view subcommand) {
   std::vector<std::string> lines;
-  auto add = [&lines](std::string_view key, const std::string& value) {
-    lines.push_back(fmt::format("{} = {}: accepted, not active yet", key, value));
+  auto add = [&lines, subcommand](std::string_view key, const std::string& value) {
+    lines.push_back(fmt::format("{} = {}: {} runs one sequence at a time; not used", key, value, subcommand));
   };
   if (config.batch_size) add("batch_size", std::to_string(*config.batch_size));
   if (config.kv_cache.max_entries != 0) add("kv_cache.max_entries", std::to_string(config.kv_cache.max_entries));
-  if (config.kv_cache.page_size != 16) add("kv_cache.page_size", std::to_string(config.kv_cache.page_size));
   return lines;
 }
 

@@ -46,8 +46,8 @@ Status validate_config(const PagodaConfig& config);
 // The effective configuration as pretty JSON (2-space indent) in the file's shape and key order, every key
 // present: batch_size "auto" when unset, model "" for the bundled model (the actual string, never a label).
 std::string config_to_json(const PagodaConfig& config);
-// Settings that differ from the defaults but are not implemented yet, one line each
-// ("kv_cache.quant = int8: accepted, not active yet").
-std::vector<std::string> inactive_settings(const PagodaConfig& config);
+// The settings a subcommand that runs one sequence at a time (run, bench latency) has no use for (batch_size,
+// kv_cache.max_entries), each as "KEY = VALUE: SUBCOMMAND runs one sequence at a time; not used".
+std::vector<std::string> unused_by_single_sequence(const PagodaConfig& config, std::string_view subcommand);
 
 }  // namespace pagoda

@@ -118,8 +118,22 @@ TEST(CliRunTest, PrintConfigShowsFileAndFlagOverrides) {
   EXPECT_THAT(r.out, HasSubstr("\"batch_size\": \"auto\""));
   EXPECT_THAT(r.out, HasSubstr("\"quant\": \"int8\""));
   // `run` has no KV pool to size, so the pool's block count is noted as unused; kv_cache.quant is active.
-  EXPECT_THAT(r.out, HasSubstr("kv_cache.max_entries = 512: accepted, not active yet"));
+  EXPECT_THAT(r.out, HasSubstr("kv_cache.max_entries = 512: run runs one sequence at a time; not used"));
   EXPECT_THAT(r.out, Not(HasSubstr("kv_cache.quant")));
+}
+
+TEST(CliRunTest, PageSizeSetsTheKvBlocksAndKeepsTheText) {
+  const TempDir dir;
+  std::vector<std::string> outs;
+  for (int page : {4, 16, 64}) {
+    const std::string path = dir.path() + "/p" + std::to_string(page) + ".json";
+    write_file(path, R"({"kv_cache": {"page_size": )" + std::to_string(page) + "}}");
+    ProcessResult r = run_pagoda({"run", "--config", path, "-q", "-p", "Once upon a time", "-n", "80", "--temp", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    outs.push_back(r.out);
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_EQ(outs[1], outs[2]);
 }
 
 TEST(CliRunTest, ConfigFileSetsTheContextLength) {

@@ -1,4 +1,4 @@
-// Tests for PagodaConfig parsing, validation, printing and the inactive-settings report (src/core/config.h).
+// Tests for PagodaConfig parsing, validation, printing and the report of settings a one-sequence subcommand does not use (src/core/config.h).
 #include "core/config.h"
 #include "support/temp_dir_test.h"
 
@@ -61,7 +61,7 @@ TEST(ConfigTest, EmptyObjectGivesDefaults) {
   ASSERT_TRUE(config.ok()) << config.error();
   expect_same(*config, PagodaConfig{});
   EXPECT_TRUE(validate_config(*config).ok());
-  EXPECT_TRUE(inactive_settings(*config).empty());
+  EXPECT_TRUE(unused_by_single_sequence(*config, "run").empty());
 }
 
 TEST(ConfigTest, IntegerBatchSizeAndIntegralFloat) {
@@ -206,16 +206,16 @@ TEST(ConfigTest, PrintedJsonIsPrettyAndInFileOrder) {
 })");
 }
 
-TEST(ConfigTest, InactiveSettingsListsEachOne) {
+TEST(ConfigTest, UnusedBySingleSequenceListsEachOne) {
   PagodaConfig config;
-  EXPECT_TRUE(inactive_settings(config).empty());
-  config.quantization = "q4_0";  // acts: the loader quantizes
+  EXPECT_TRUE(unused_by_single_sequence(config, "run").empty());
+  config.quantization = "q4_0";       // acts: the loader quantizes
+  config.kv_cache = {512, 32, "int8"};  // page_size and quant act in run too
   config.batch_size = 8;
-  config.kv_cache = {512, 32, "int8"};
   config.parallel = {2, 3};
-  EXPECT_THAT(inactive_settings(config), ::testing::ElementsAre("batch_size = 8: accepted, not active yet",
-                                                                "kv_cache.max_entries = 512: accepted, not active yet",
-                                                                "kv_cache.page_size = 32: accepted, not active yet"));
+  EXPECT_THAT(unused_by_single_sequence(config, "run"),
+              ::testing::ElementsAre("batch_size = 8: run runs one sequence at a time; not used",
+                                     "kv_cache.max_entries = 512: run runs one sequence at a time; not used"));
 }
 
 TEST(ConfigTest, LoadConfigFile) {
