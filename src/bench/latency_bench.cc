@@ -49,15 +49,9 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   const ModelConfig& c = model.model->config();
   PAGODA_CHECK(o.prompt_len >= 1 && o.num_generated >= 2);
   // One sequence, its prompt in one step (as llama-bench's pp), then a token a step.
-  EngineConfig ec;
-  ec.max_seq_len = o.prompt_len + o.num_generated;
-  ec.kv_dtype = o.kv_dtype;
-  ec.kv.block_size = o.block_size;
-  ec.kv.num_blocks = (ec.max_seq_len + o.block_size - 1) / o.block_size;
-  ec.kv.enable_prefix_cache = false;  // the warm-up's prompt is the timed one's start
-  ec.scheduler.max_num_seqs = 1;
-  ec.scheduler.max_batched_tokens = o.prompt_len;
-  ec.num_threads = num_threads;
+  // No prefix cache: the warm-up's prompt is the timed one's start.
+  const EngineConfig ec = single_sequence_engine_config(o.prompt_len + o.num_generated, o.block_size, o.kv_dtype,
+                                                        o.prompt_len, num_threads);
   PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, Engine::create(*model.model, *model.tokenizer, ec));
 
   // Random ordinary tokens (past the 3 specials and 256 byte pieces when the vocabulary has them).

@@ -84,19 +84,13 @@ int run(const RunOptions& o) {
   // One request through the engine: the cache holds what this run can use, not the whole context (a 128K-context
   // model with a short prompt must not reserve 128K positions of KV). A prompt that does not fit gets the
   // configured context, so the engine's refusal names it.
-  EngineConfig ec;
-  ec.max_seq_len = int32_t(
+  const int32_t run_seq_len = int32_t(
       std::min<int64_t>(max_seq_len, std::max<int64_t>(2, int64_t(request.prompt.size()) + sampling.max_tokens)));
   Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  ec.kv_dtype = *kv_dtype;
   const int32_t block_size = config->kv_cache.page_size;
-  ec.kv.block_size = block_size;
-  ec.kv.num_blocks = (ec.max_seq_len + block_size - 1) / block_size;
-  ec.kv.enable_prefix_cache = false;
-  ec.scheduler.max_num_seqs = 1;
-  ec.scheduler.max_batched_tokens = kRunPromptTokensPerStep;
-  ec.num_threads = num_threads;
+  const EngineConfig ec =
+      single_sequence_engine_config(run_seq_len, block_size, *kv_dtype, kRunPromptTokensPerStep, num_threads);
   const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc.kv_shape(), block_size, ec.kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
