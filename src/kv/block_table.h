@@ -31,6 +31,7 @@ class BlockTable {
   void append(BlockId block_id) { block_ids_.push_back(block_id); }
   void replace(int32_t block_idx, BlockId block_id);
   void clear() { block_ids_.clear(); }
+  void truncate(int32_t num_blocks) { block_ids_.resize(size_t(num_blocks)); }  // keeps the first num_blocks
 
  private:
   int32_t block_size_;

@@ -148,6 +148,19 @@ void KvCacheManager::cache_full_blocks(SeqKvState& seq, std::span<const TokenId>
     pool_.cache_block(seq.block_table.block_id(block_idx), seq.block_hashes[size_t(block_idx)]);
 }
 
+void KvCacheManager::roll_back(SeqKvState& seq, int32_t num_tokens) {
+  PAGODA_CHECK(num_tokens >= 0 && num_tokens <= seq.num_computed_tokens, "roll back to {} of {} computed tokens",
+               num_tokens, seq.num_computed_tokens);
+  PAGODA_CHECK(int32_t(seq.block_hashes.size()) * block_size_ <= num_tokens,
+               "roll back to {} tokens would drop a hashed block ({} hashed)", num_tokens, seq.block_hashes.size());
+  BlockTable& table = seq.block_table;
+  const int32_t num_kept = table.num_blocks_for(num_tokens);
+  for (int32_t j = table.num_blocks() - 1; j >= num_kept; --j) release_block(table.block_id(j));
+  table.truncate(num_kept);
+  if (num_tokens % block_size_ != 0) set_fill(table.block_id(num_kept - 1), num_tokens % block_size_);
+  seq.num_computed_tokens = num_tokens;
+}
+
 void KvCacheManager::free(SeqKvState& seq) {
   const std::span<const BlockId> block_ids = seq.block_table.block_ids();
   for (auto it = block_ids.rbegin(); it != block_ids.rend(); ++it) release_block(*it);

@@ -58,6 +58,12 @@ class KvCacheManager {
   // sequence's tokens (at least num_computed_tokens). Call it only once the step that wrote them has run.
   void cache_full_blocks(SeqKvState& seq, std::span<const TokenId> all_tokens);
 
+  // Speculative decoding's rollback: `seq` keeps only its first `num_tokens` computed positions (at most
+  // num_computed_tokens, and never fewer than its hashed full blocks hold: a cached block is never rolled back).
+  // Blocks past them are released (they were allocated for rejected drafts, so nothing else holds them); what
+  // the kept last block held past `num_tokens` is garbage that later steps overwrite.
+  void roll_back(SeqKvState& seq, int32_t num_tokens);
+
   // Releases every block of `seq` (last block first, so a cached chain is evicted from its end) and empties it.
   void free(SeqKvState& seq);
 

@@ -1,5 +1,6 @@
 // A randomized workload for KvCacheManager (fixed seeds, thousands of steps): admissions with prefix hits and
-// chunked prefill, decode, fork, preemption on out-of-blocks, finish. A fake KV storage holds one token id per
+// chunked prefill, decode, speculative decode (k drafts written, a random number accepted, the rest rolled
+// back), fork, preemption on out-of-blocks, finish. A fake KV storage holds one token id per
 // slot, so the test checks what the bookkeeping promises, not just its counters: every sequence reads back its
 // own tokens through its block table (copy-on-write and prefix hits never hand it someone else's K/V), a
 // block is written only while one table holds it, and after every step: no block is both free and in use, ref
@@ -66,6 +67,8 @@ class Workload {
   int64_t num_hit_tokens() const { return kv_.stats().num_prefix_hit_tokens; }
   int32_t num_copies() const { return num_copies_; }
   int32_t num_preemptions() const { return num_preemptions_; }
+  int32_t num_rolled_back_blocks() const { return num_rolled_back_blocks_; }
+  int32_t num_rejected_drafts() const { return num_rejected_drafts_; }
 
  private:
   static KvCacheManager::Options options(bool enable_prefix_cache) {
@@ -114,6 +117,7 @@ class Workload {
       if (int32_t(seq.tokens.size()) >= kMaxLen) return;
       seq.tokens.push_back(TokenId(rng_() % 6));  // the token sampled last step
       num_new = 1;
+      if (rng_() % 3 == 0 && speculate(seq)) return;
     }
     if (!try_allocate(seq, num_new, nullptr)) {
       // Preempt: free everything; it recomputes from a lookup later.
@@ -121,6 +125,46 @@ class Workload {
       seq.running = false;
       ++num_preemptions_;
     }
+  }
+
+  // A decode step verifying k drafts: k + 1 positions get slots and are written (the last token, then the
+  // drafts), a random number of drafts is accepted (appended to the tokens) and the KV of the rejected ones is
+  // rolled back, before the full blocks are hashed, as Scheduler::update does.
+  // False: no room for drafts (the caller decodes without them).
+  bool speculate(SimSeq& seq) {
+    const int32_t num_tokens = int32_t(seq.tokens.size());
+    const int32_t k = std::min(1 + int32_t(rng_() % 6), kMaxLen - num_tokens);
+    if (k < 1) return false;
+    std::vector<TokenId> drafts(static_cast<size_t>(k));
+    for (TokenId& t : drafts) t = TokenId(rng_() % 6);
+    const int32_t num_used_before = kv_.pool().num_used();
+    const int32_t first_pos = seq.kv.num_computed_tokens;
+    if (!kv_.allocate_slots(seq.kv, 1 + k)) return false;
+    for (const BlockCopy& copy : kv_.pending_copies()) {
+      std::copy_n(slots_.begin() + copy.src_block_id * kWorkloadBlockSize, kWorkloadBlockSize,
+                  slots_.begin() + copy.dst_block_id * kWorkloadBlockSize);
+      ++num_copies_;
+    }
+    kv_.clear_pending_copies();
+    for (Pos pos = first_pos; pos < seq.kv.num_computed_tokens; ++pos) {
+      const BlockId block_id = seq.kv.block_table.block_id(pos / kWorkloadBlockSize);
+      EXPECT_EQ(kv_.pool().ref_count(block_id), 1) << "step " << step_ << ": draft written into a shared block";
+      EXPECT_FALSE(kv_.pool().is_cached(block_id)) << "step " << step_ << ": draft written into a cached block";
+      slots_[size_t(seq.kv.block_table.slot_id(pos))] =
+          pos < num_tokens ? seq.tokens[size_t(pos)] : drafts[size_t(pos - num_tokens)];
+    }
+    const int32_t num_accepted = int32_t(rng_() % uint32_t(k + 1));
+    seq.tokens.insert(seq.tokens.end(), drafts.begin(), drafts.begin() + num_accepted);
+    const int32_t num_used_peak = kv_.pool().num_used();
+    kv_.roll_back(seq.kv, num_tokens + num_accepted);
+    EXPECT_EQ(seq.kv.num_computed_tokens, int32_t(seq.tokens.size()));
+    // Blocks allocated for rejected drafts only are back in the pool.
+    EXPECT_LE(kv_.pool().num_used(), num_used_peak);
+    EXPECT_GE(kv_.pool().num_used(), num_used_before);
+    num_rolled_back_blocks_ += num_used_peak - kv_.pool().num_used();
+    num_rejected_drafts_ += k - num_accepted;
+    kv_.cache_full_blocks(seq.kv, seq.tokens);
+    return true;
   }
 
   // allocate_slots, then what the engine does around it: the queued copies, the forward's writes, caching.
@@ -245,6 +289,8 @@ class Workload {
   int32_t step_ = 0;
   int32_t num_copies_ = 0;
   int32_t num_preemptions_ = 0;
+  int32_t num_rolled_back_blocks_ = 0;
+  int32_t num_rejected_drafts_ = 0;
 };
 
 TEST(KvCacheManagerWorkload, InvariantsHoldWithPrefixCache) {
@@ -256,6 +302,8 @@ TEST(KvCacheManagerWorkload, InvariantsHoldWithPrefixCache) {
     EXPECT_GT(workload.num_hit_tokens(), 0) << "seed " << seed;
     EXPECT_GT(workload.num_copies(), 0) << "seed " << seed;
     EXPECT_GT(workload.num_preemptions(), 0) << "seed " << seed;
+    EXPECT_GT(workload.num_rejected_drafts(), 0) << "seed " << seed;
+    EXPECT_GT(workload.num_rolled_back_blocks(), 0) << "seed " << seed;
   }
 }
 
@@ -264,6 +312,7 @@ TEST(KvCacheManagerWorkload, InvariantsHoldWithoutPrefixCache) {
   workload.run(4000);
   EXPECT_EQ(workload.num_hit_tokens(), 0);
   EXPECT_GT(workload.num_copies(), 0);
+  EXPECT_GT(workload.num_rolled_back_blocks(), 0);
 }
 
 }  // namespace
