@@ -1,0 +1,23 @@
+// Drafter: proposes the tokens a sequence will probably continue with, for speculative decoding: the engine
+// verifies them all in one forward pass and keeps the ones the target model agrees with. An interface, so the
+// scheduler asks any drafter the same way (prompt lookup today). A drafter sees token ids only; it owns no
+// sequence, no KV and no thread, and must give the same proposal for the same tokens.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/types.h"
+
+namespace pagoda {
+
+class Drafter {
+ public:
+  virtual ~Drafter() = default;
+  // Writes at most `max_drafts` proposed continuations of `tokens` (prompt then output) into `drafts` (cleared
+  // first); none when it has no guess.
+  virtual void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const = 0;
+};
+
+}  // namespace pagoda
