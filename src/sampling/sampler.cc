@@ -34,6 +34,18 @@ void check_token(TokenId token, size_t vocab_size) {
                vocab_size);
 }
 
+TokenId argmax(std::span<const float> logits) {
+  TokenId best_id = 0;
+  float best = kNegInf;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    if (logits[i] > best) {  // strict: the lowest id wins ties; NaN never wins
+      best = logits[i];
+      best_id = TokenId(i);
+    }
+  }
+  return best_id;
+}
+
 }  // namespace
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(initial_seed(params.seed)) {}
@@ -41,6 +53,35 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(initial_s
 TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> prompt_tokens,
                         std::span<const TokenId> output_tokens) {
   PAGODA_CHECK(!logits.empty(), "sample() needs a non-empty logits row");
+  apply_penalties(logits, prompt_tokens, output_tokens);
+  if (params_.is_greedy()) return argmax(logits);
+  build_candidates(logits);
+  return draw(-1);
+}
+
+Sampler::DraftVerdict Sampler::verify_draft(std::span<float> logits, std::span<const TokenId> prompt_tokens,
+                                            std::span<const TokenId> output_tokens, TokenId draft) {
+  PAGODA_CHECK(!logits.empty(), "verify_draft() needs a non-empty logits row");
+  PAGODA_CHECK(draft >= 0 && size_t(draft) < logits.size(), "draft token {} is outside the vocabulary of {}", draft,
+               logits.size());
+  apply_penalties(logits, prompt_tokens, output_tokens);
+  if (params_.is_greedy()) {
+    const TokenId best = argmax(logits);
+    return DraftVerdict{best, best == draft};
+  }
+  build_candidates(logits);
+  double total = 0.0, draft_mass = 0.0;
+  for (const auto& candidate : candidates_) {
+    total += candidate.first;
+    if (candidate.second == draft) draft_mass = candidate.first;
+  }
+  // Accept with probability p(draft): u < p(draft) (strict, so a token outside the kept set never passes).
+  if (uniform() * total < draft_mass) return DraftVerdict{draft, true};
+  return DraftVerdict{draw(draft), false};
+}
+
+void Sampler::apply_penalties(std::span<float> logits, std::span<const TokenId> prompt_tokens,
+                              std::span<const TokenId> output_tokens) {
   const size_t vocab_size = logits.size();
   const bool has_repetition = params_.repetition_penalty != 1.0f;
   const bool has_output_penalty = params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
@@ -79,19 +120,10 @@ TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> prompt
       counts_[token] = 0;
     }
   }
+}
 
-  if (params_.is_greedy()) {
-    TokenId best_id = 0;
-    float best = kNegInf;
-    for (size_t i = 0; i < vocab_size; ++i) {
-      if (logits[i] > best) {  // strict: the lowest id wins ties; NaN never wins
-        best = logits[i];
-        best_id = TokenId(i);
-      }
-    }
-    return best_id;
-  }
-
+void Sampler::build_candidates(std::span<const float> logits) {
+  const size_t vocab_size = logits.size();
   // Scaled logits shifted by the maximum: (logit - max) / temperature. Softmax is unchanged by the shift, and
   // subtracting before dividing keeps a tiny temperature from overflowing to inf - inf = NaN.
   float max_logit = kNegInf;
@@ -147,19 +179,27 @@ TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> prompt
                                    [threshold](const auto& candidate) { return candidate.first < threshold; });
     candidates_.erase(kept_end, candidates_.end());
   }
+}
 
+double Sampler::uniform() { return double(rng_() >> 11) * 0x1p-53; }
+
+TokenId Sampler::draw(TokenId excluded) {
   // Draw: a uniform double in [0, 1) from the top 53 bits of the generator's raw output (the same on every
   // standard library, unlike std::uniform_real_distribution), scaled by the kept mass.
   double total = 0.0;
-  for (const auto& candidate : candidates_) total += candidate.first;
-  const double u = double(rng_() >> 11) * 0x1p-53;
-  const double target = u * total;
+  for (const auto& candidate : candidates_)
+    if (candidate.second != excluded) total += candidate.first;
+  const double target = uniform() * total;
   double cumulative = 0.0;
   for (const auto& candidate : candidates_) {
+    if (candidate.second == excluded) continue;
     cumulative += candidate.first;
     if (cumulative > target) return candidate.second;  // strict: a zero-probability token is never drawn
   }
-  // Only when every kept probability is 0 (cannot happen: the maximum has numerator exp(0) = 1).
+  // Only when every kept probability is 0 (cannot happen for sample(): the maximum has numerator exp(0) = 1;
+  // verify_draft excludes a token only after it failed a test it passes with probability 1 when it is alone).
+  for (const auto& candidate : candidates_)
+    if (candidate.second != excluded) return candidate.second;
   return candidates_.front().second;
 }
 
