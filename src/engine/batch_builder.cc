@@ -40,12 +40,18 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
     const Sequence& seq = *s.seq;
     const BlockTable& table = seq.kv.block_table;
     seq_starts_[size_t(i)] = t;
+    PAGODA_CHECK(s.num_draft_tokens == int32_t(seq.draft_tokens.size()) &&
+                     (s.num_draft_tokens == 0 || s.first_pos + s.num_new_tokens == seq.num_tokens() + s.num_draft_tokens),
+                 "request {}: {} drafts scheduled, {} held", seq.request_id, s.num_draft_tokens, seq.draft_tokens.size());
     for (int32_t j = 0; j < s.num_new_tokens; ++j, ++t) {
       const Pos pos = s.first_pos + j;
-      tokens_[size_t(t)] = seq.tokens[size_t(pos)];
+      // Past the sequence's tokens come the drafts it verifies this step.
+      tokens_[size_t(t)] =
+          pos < seq.num_tokens() ? seq.tokens[size_t(pos)] : seq.draft_tokens[size_t(pos - seq.num_tokens())];
       positions_[size_t(t)] = pos;
       slot_ids_[size_t(t)] = table.slot_id(pos);
-      const bool samples = s.samples && j == s.num_new_tokens - 1;
+      // The last token's row samples; verifying drafts, so does each draft's.
+      const bool samples = s.samples && j >= s.num_new_tokens - 1 - s.num_draft_tokens;
       const bool prompt_row = seq.wants_prompt_logits_row(pos);
       if (samples || prompt_row) {
         PAGODA_CHECK(num_logits < max_logits_rows_, "more than {} logits rows in a step", max_logits_rows_);

@@ -1,6 +1,7 @@
 // BatchBuilder: turns a SchedulePlan into the BatchView of one forward call: the scheduled tokens of every
 // sequence back to back, their positions and KV slots, per-sequence context lengths and block tables, and the
-// rows whose logits are needed (each sampling sequence's last, and the prompt rows a request asked for). Owns the
+// rows whose logits are needed (each sampling sequence's last, every position of one verifying drafts, and the
+// prompt rows a request asked for). Owns the
 // arrays (sized once, reused every step); the view borrows them until the next build().
 #pragma once
 
@@ -21,7 +22,7 @@ class BatchBuilder {
   struct LogitsRow {
     int32_t seq_idx = 0;      // into the plan's seqs
     Pos pos = 0;              // the position whose logits these are (they predict the token after it)
-    bool samples = false;     // the sequence's next token is sampled from it
+    bool samples = false;     // the sequence's next token (or a draft's verdict) is sampled from it
     bool prompt_row = false;  // the request asked for it (Sequence::wants_prompt_logits_row)
   };
   BatchView build(const SchedulePlan& plan);

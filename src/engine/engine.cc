@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "spec/ngram_drafter.h"
 
 namespace pagoda {
 namespace {
@@ -27,9 +28,19 @@ int32_t step_token_capacity(const EngineConfig& c) {
              : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
 }
 
-// Logits rows of a step: one per sampling sequence, or one per token when prompt rows may be asked for.
+// Logits rows of a step: one per sampling sequence (one per position when it verifies drafts), or one per token
+// when prompt rows may be asked for.
 int32_t logits_row_capacity(const EngineConfig& c) {
-  return c.prompt_logits ? step_token_capacity(c) : c.scheduler.max_num_seqs;
+  if (c.prompt_logits) return step_token_capacity(c);
+  return std::min(step_token_capacity(c), c.scheduler.max_num_seqs * (1 + c.scheduler.num_speculative_tokens));
+}
+
+std::unique_ptr<Drafter> make_drafter(const SpecDecodeConfig& spec) {
+  switch (spec.method) {
+    case SpecMethod::kNone: return nullptr;
+    case SpecMethod::kNgram: return std::make_unique<NgramDrafter>(spec.ngram_min, spec.ngram_max);
+  }
+  return nullptr;
 }
 
 std::vector<TokenId> end_of_generation_ids(const Tokenizer* tokenizer) {
@@ -67,6 +78,15 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
                     "sequence needs a token of the step's budget",
                     config.scheduler.max_batched_tokens, config.scheduler.max_num_seqs));
   if (config.max_queue < 1) return make_error("--max-queue must be at least 1");
+  if (config.spec.method == SpecMethod::kNone && config.scheduler.num_speculative_tokens != 0)
+    return make_error("speculative tokens without a speculative method (--spec)");
+  if (config.spec.method != SpecMethod::kNone &&
+      (config.scheduler.num_speculative_tokens < 1 || config.scheduler.num_speculative_tokens > 64))
+    return make_error(fmt::format("--spec-tokens must be in [1, 64], got {}", config.scheduler.num_speculative_tokens));
+  if (config.spec.method == SpecMethod::kNgram &&
+      (config.spec.ngram_min < 1 || config.spec.ngram_min > config.spec.ngram_max || config.spec.ngram_max > 64))
+    return make_error(fmt::format("n-gram sizes must satisfy 1 <= min <= max <= 64, got {}..{}", config.spec.ngram_min,
+                                  config.spec.ngram_max));
   if (config.kv.num_blocks < 1)
     return make_error(fmt::format("the KV pool has {} blocks; give it some (--kv-blocks) or memory (--kv-memory)",
                                   config.kv.num_blocks));
@@ -81,15 +101,19 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       pool_(config.num_threads),
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(config.kv),
-      scheduler_(config.scheduler, kv_manager_, end_of_generation_ids(tokenizer)),
+      drafter_(make_drafter(config.spec)),
+      scheduler_(config.scheduler, kv_manager_, end_of_generation_ids(tokenizer), drafter_.get()),
       output_(tokenizer),
       workspace_(model.config(), step_token_capacity(config), config.max_seq_len, logits_row_capacity(config),
                  pool_.num_threads()),
       batch_builder_(step_token_capacity(config), config.scheduler.max_num_seqs,
                      ceil_div(config.max_seq_len, config.kv.block_size), logits_row_capacity(config)),
+      draft_verifier_(model.config().vocab_size),
       raw_row_(size_t(model.config().vocab_size)),
       fork_row_(size_t(model.config().vocab_size)) {
-  sampled_.reserve(size_t(config.scheduler.max_num_seqs));
+  sampled_.reserve(size_t(logits_row_capacity(config)));
+  spec_figures_.num_accepted_tokens_per_pos.assign(size_t(config.scheduler.num_speculative_tokens), 0);
+  stats_.spec_num_accepted_tokens_per_pos = spec_figures_.num_accepted_tokens_per_pos;
   stats_.kv = kv_manager_.stats();
   loop_thread_ = std::thread([this] { loop(); });
 }
@@ -298,6 +322,16 @@ void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
       ++seq.num_prompt_logits_rows;
     }
     if (!rows[r].samples) continue;
+    if (const int32_t num_drafts = plan.seqs[size_t(rows[r].seq_idx)].num_draft_tokens; num_drafts > 0) {
+      // Rows r .. r + num_drafts are this sequence's, in position order.
+      const int32_t num_accepted = draft_verifier_.verify(seq, logits, int32_t(r), sampled_);
+      ++spec_figures_.num_drafts;
+      spec_figures_.num_draft_tokens += num_drafts;
+      spec_figures_.num_accepted_tokens += num_accepted;
+      for (int32_t j = 0; j < num_accepted; ++j) ++spec_figures_.num_accepted_tokens_per_pos[size_t(j)];
+      r += size_t(num_drafts);
+      continue;
+    }
     if (!seq.is_fork_parent()) {
       sample_into(seq, row);
       continue;
@@ -332,6 +366,14 @@ void Engine::publish(std::span<SeqEvent> events, const StepFigures* step) {
       stats_.num_prompt_tokens += step->num_admitted_prompt_tokens;
       stats_.num_prefill_tokens += step->num_prefill_tokens;
       stats_.num_generation_tokens += step->num_sampled;
+      stats_.spec_num_drafts += spec_figures_.num_drafts;
+      stats_.spec_num_draft_tokens += spec_figures_.num_draft_tokens;
+      stats_.spec_num_accepted_tokens += spec_figures_.num_accepted_tokens;
+      for (size_t j = 0; j < spec_figures_.num_accepted_tokens_per_pos.size(); ++j) {
+        stats_.spec_num_accepted_tokens_per_pos[j] += spec_figures_.num_accepted_tokens_per_pos[j];
+        spec_figures_.num_accepted_tokens_per_pos[j] = 0;
+      }
+      spec_figures_.num_drafts = spec_figures_.num_draft_tokens = spec_figures_.num_accepted_tokens = 0;
     }
     update_stats_locked();
     for (const SeqEvent& e : events) {

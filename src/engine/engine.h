@@ -1,9 +1,10 @@
 // Engine: continuous batching over one model, the one generation loop of pagoda (run, the benchmarks, the
 // perplexity and calibration passes and serve all run through it). Takes requests from any thread (submit,
 // cancel), runs the step loop on its own thread and owns everything that loop uses: the thread pool, the KV
-// storage and its manager, the scheduler (which owns the sequences), the output processor (text and streams),
-// the workspace and the batch builder. Each step: schedule -> build the batch -> one forward call for every
-// scheduled token -> sample -> find stop strings in the new text -> Scheduler::update (the one place a sequence
+// storage and its manager, the drafter, the scheduler (which owns the sequences), the output processor (text and
+// streams), the workspace and the batch builder. Each step: schedule (with speculative decoding, a decoding
+// sequence's drafts join its last token) -> build the batch -> one forward call for every scheduled token ->
+// sample (verifying drafts: the accepted ones, then one more token) -> find stop strings in the new text -> Scheduler::update (the one place a sequence
 // finishes) -> publish the outputs. Borrows the model and tokenizer, which must outlive it. Thread-safe: submit,
 // cancel and stats may be called concurrently; the loop is the only thread that touches sequences, KV and the
 // model.
@@ -20,6 +21,7 @@
 
 #include "core/thread_pool.h"
 #include "engine/batch_builder.h"
+#include "engine/draft_verifier.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/generate_request.h"
@@ -31,6 +33,7 @@
 #include "kv/kv_storage.h"
 #include "model/model.h"
 #include "model/workspace.h"
+#include "spec/drafter.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagoda {
@@ -95,6 +98,13 @@ class Engine {
     int32_t num_prefill_tokens = 0;
     int32_t num_sampled = 0;
   };
+  // Speculative decoding's tally since the last publish (loop thread), added to stats_ by publish.
+  struct SpecFigures {
+    int64_t num_drafts = 0;
+    int64_t num_draft_tokens = 0;
+    int64_t num_accepted_tokens = 0;
+    std::vector<int64_t> num_accepted_tokens_per_pos;
+  };
   // Updates the figures (so whoever sees a finished event also sees the blocks it gave back), with a step's own
   // when given, then publishes the events (moving from them).
   void publish(std::span<SeqEvent> events, const StepFigures* step = nullptr);
@@ -107,16 +117,19 @@ class Engine {
   ThreadPool pool_;
   KvStorage kv_storage_;
   KvCacheManager kv_manager_;
+  std::unique_ptr<Drafter> drafter_;  // null without speculative decoding; before scheduler_, which borrows it
   Scheduler scheduler_;
   OutputProcessor output_;
   Workspace workspace_;
   BatchBuilder batch_builder_;
+  DraftVerifier draft_verifier_;
 
   // Loop-thread state, reused every step.
   std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
   std::vector<SampledToken> sampled_;
   std::vector<float> raw_row_;   // f32 [vocab]: a logits row before sampling changed it
   std::vector<float> fork_row_;  // f32 [vocab]: a fork parent's row, copied for each of its samples
+  SpecFigures spec_figures_;
 
   // Shared with submitters, under mutex_.
   mutable std::mutex mutex_;

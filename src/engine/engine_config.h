@@ -10,6 +10,19 @@
 
 namespace pagoda {
 
+// Speculative decoding: who proposes the drafts. How many a step verifies is SchedulerConfig's
+// num_speculative_tokens (at least 1 with a method, 0 without).
+enum class SpecMethod : uint8_t {
+  kNone,
+  kNgram,  // prompt lookup (spec/ngram_drafter.h)
+};
+
+struct SpecDecodeConfig {
+  SpecMethod method = SpecMethod::kNone;
+  int32_t ngram_min = 1;  // kNgram: the shortest suffix looked up
+  int32_t ngram_max = 4;  // kNgram: the longest, tried first
+};
+
 struct EngineConfig {
   int32_t max_seq_len = 0;           // prompt + output tokens of one sequence
   KvDType kv_dtype = KvDType::kF32;  // kv_cache.quant
@@ -20,6 +33,7 @@ struct EngineConfig {
   // Requests may ask for prompt logits (GenerateRequest::prompt_logits_start): the workspace then holds a logits
   // row for every token of a step (vocab floats each) instead of one per sequence.
   bool prompt_logits = false;
+  SpecDecodeConfig spec;
 };
 
 // The engine for one sequence at a time (run, bench latency): a KV pool of exactly one

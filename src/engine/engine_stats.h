@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kv/kv_cache_stats.h"
 
@@ -25,6 +26,14 @@ struct EngineStats {
   int64_t num_finished_stop = 0;
   int64_t num_finished_length = 0;
   int64_t num_finished_abort = 0;
+  // Speculative decoding, under vLLM's names (spec_decode_*): sequence-steps that verified drafts, drafts
+  // verified, drafts accepted, and accepted by position (entry j: drafts j accepted; sized
+  // num_speculative_tokens). Acceptance rate = accepted / draft tokens; tokens per verifying step = 1 +
+  // accepted / drafts.
+  int64_t spec_num_drafts = 0;
+  int64_t spec_num_draft_tokens = 0;
+  int64_t spec_num_accepted_tokens = 0;
+  std::vector<int64_t> spec_num_accepted_tokens_per_pos;
 };
 
 }  // namespace pagoda

@@ -17,12 +17,19 @@ void OutputProcessor::add_request(RequestId request_id, std::shared_ptr<RequestS
 
 void OutputProcessor::find_stop_strings(std::span<SampledToken> sampled) {
   if (tokenizer_ == nullptr) return;
+  const Sequence* ended = nullptr;  // a request whose earlier token of this step ended it
   for (SampledToken& t : sampled) {
+    if (t.seq == ended) continue;
     RequestText& r = requests_.at(t.seq->request_id);
-    if (tokenizer_->ends_generation(t.token) && !r.ignore_eos) continue;  // EOS has no text
+    if (tokenizer_->ends_generation(t.token) && !r.ignore_eos) {  // EOS has no text
+      r.unpublished.emplace_back();
+      ended = t.seq;
+      continue;
+    }
     StopChecker::Output piece = r.stop_checker.push(r.decoder->push(t.token));
-    r.unpublished += piece.text;
+    r.unpublished.push_back(std::move(piece.text));
     t.completes_stop_string = piece.stopped;
+    if (piece.stopped) ended = t.seq;
   }
 }
 
@@ -37,8 +44,10 @@ void OutputProcessor::publish(std::span<SeqEvent> events) {
     if (e.logprobs) out.logprobs.push_back(std::move(*e.logprobs));
     out.logits = std::move(e.logits);
     out.prompt_logits = std::move(e.prompt_logits);
-    out.text = std::move(r.unpublished);
-    r.unpublished.clear();
+    if (e.token >= 0 && !r.unpublished.empty()) {
+      out.text = std::move(r.unpublished.front());
+      r.unpublished.pop_front();
+    }
     out.finished = e.finished;
     out.finish_reason = e.finish_reason;
     out.num_prompt_tokens = e.num_prompt_tokens;

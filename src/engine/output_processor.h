@@ -9,6 +9,7 @@
 // then be refused before they reach it).
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -33,7 +34,9 @@ class OutputProcessor {
   // SentencePiece space after BOS).
   void add_request(RequestId request_id, std::shared_ptr<RequestStream> stream, TokenId last_prompt_token,
                    const SamplingParams& sampling);
-  // Decodes the text of each sampled token and marks the ones whose text completes a stop string.
+  // Decodes the text of each sampled token and marks the ones whose text completes a stop string. A request's
+  // tokens after one that ends it (a stop string, or an end-of-generation token it does not ignore) are left
+  // alone: Scheduler::update drops them.
   void find_stop_strings(std::span<SampledToken> sampled);
   // Pushes one RequestOutput per event to its request's stream, with the text decoded for its token (and at a
   // finish that is not a stop string or a cancel, what the decoder and stop checker still held). A finished
@@ -48,7 +51,9 @@ class OutputProcessor {
     std::optional<StreamDecoder> decoder;  // none without a tokenizer
     StopChecker stop_checker;
     bool ignore_eos = false;
-    std::string unpublished;  // text of this step's token, until its event is published
+    // Text of each of this step's tokens (one entry per token, EOS's empty), until its event is published; a
+    // step verifying drafts gives a request several tokens.
+    std::deque<std::string> unpublished;
   };
 
   const Tokenizer* tokenizer_;

@@ -15,6 +15,9 @@ struct ScheduledSeq {
   int32_t first_pos = 0;       // position of the first token computed this step
   int32_t num_new_tokens = 0;  // >= 1
   bool samples = false;        // the chunk reaches the sequence's last token, so its logits give the next one
+  // Speculative decoding: the chunk is the last token then this many drafts (Sequence::draft_tokens), and every
+  // one of its positions gives a logits row: row j verifies draft j, the last one gives the token after them.
+  int32_t num_draft_tokens = 0;
 };
 
 struct SchedulePlan {
@@ -23,6 +26,7 @@ struct SchedulePlan {
   int32_t num_batched_tokens = 0;          // sum of num_new_tokens
   int32_t num_prefill_tokens = 0;          // of those, prompt positions (a recompute after preemption counts again)
   int32_t num_admitted_prompt_tokens = 0;  // prompts of the sequences scheduled for the first time
+  int32_t num_draft_tokens = 0;            // of num_batched_tokens, drafts to verify
 
   bool empty() const { return seqs.empty(); }
 };

@@ -8,8 +8,9 @@
 
 namespace pagoda {
 
-Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids)
-    : config_(config), kv_(kv), eos_token_ids_(std::move(eos_token_ids)) {
+Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids,
+                     const Drafter* drafter)
+    : config_(config), kv_(kv), eos_token_ids_(std::move(eos_token_ids)), drafter_(drafter) {
   PAGODA_CHECK(config.max_num_seqs >= 1 && config.max_batched_tokens >= 1);
   std::sort(eos_token_ids_.begin(), eos_token_ids_.end());
   running_.reserve(size_t(config.max_num_seqs));
@@ -162,6 +163,7 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   running_.erase(std::find(running_.begin(), running_.end(), seq));
   // Recompute later: prompt and output so far become the tokens to prefill; nothing streamed is repeated.
   kv_.free(seq->kv);
+  seq->draft_tokens.clear();
   seq->status = SeqStatus::kWaiting;
   ++seq->timing.num_preemptions;
   ++num_preemptions_;
@@ -173,7 +175,7 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
   SchedulePlan& plan = plan_;
   plan.seqs.clear();
   plan.preempted.clear();
-  plan.num_batched_tokens = plan.num_prefill_tokens = plan.num_admitted_prompt_tokens = 0;
+  plan.num_batched_tokens = plan.num_prefill_tokens = plan.num_admitted_prompt_tokens = plan.num_draft_tokens = 0;
   int32_t budget = config_.max_batched_tokens;
   // Without chunked prefill a prompt is computed whole, so one prompt larger than the budget may join a step
   // (with the decodes, as vLLM does) as long as it is the step's only prefill; otherwise it would wait for
@@ -204,7 +206,21 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     }
     if (!chunked && n > budget && prefill_in_plan) break;
     const int32_t first_pos = seq->kv.num_computed_tokens;
-    bool allocated = kv_.allocate_slots(seq->kv, n);
+    // Drafts after a decode token, leaving a token of the budget to each running sequence after this one and
+    // stopping where the sequence must end anyway. Without blocks for them the sequence decodes plainly.
+    int32_t num_drafts = 0;
+    if (remaining == 1 && speculative() && !seq->is_fork_parent()) {
+      const int32_t num_later = int32_t(running_.size() - i - 1);
+      const int32_t max_drafts = std::min(
+          {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
+      if (max_drafts > 0) drafter_->propose(seq->tokens, max_drafts, seq->draft_tokens);
+      num_drafts = int32_t(seq->draft_tokens.size());
+      if (num_drafts > 0 && !kv_.allocate_slots(seq->kv, n + num_drafts)) {
+        seq->draft_tokens.clear();
+        num_drafts = 0;
+      }
+    }
+    bool allocated = num_drafts > 0 || kv_.allocate_slots(seq->kv, n);
     bool preempted_self = false;
     while (!allocated) {
       Sequence* victim = pick_victim(i);
@@ -218,9 +234,11 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
       allocated = kv_.allocate_slots(seq->kv, n);
     }
     if (preempted_self) continue;  // running_[i] is now the next sequence
-    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
-    plan.num_batched_tokens += n;
-    budget -= n;
+    plan.seqs.push_back(
+        ScheduledSeq{seq, first_pos, n + num_drafts, first_pos + n == seq->num_tokens(), num_drafts});
+    plan.num_batched_tokens += n + num_drafts;
+    plan.num_draft_tokens += num_drafts;
+    budget -= n + num_drafts;
     if (remaining > 1) prefill_budget -= n;
     prefill_in_plan = prefill_in_plan || remaining > 1;
     ++i;
@@ -267,36 +285,58 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
 }
 
 std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us) {
-  // Index the blocks the step filled first, so a sequence that finishes now leaves its prompt findable.
-  for (const ScheduledSeq& s : plan.seqs) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+  // Index the blocks the step filled first, so a sequence that finishes now leaves its prompt findable. A
+  // sequence that verified drafts is indexed once its rejected drafts are rolled back (below).
+  for (const ScheduledSeq& s : plan.seqs)
+    if (s.num_draft_tokens == 0) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
   // Fork parents whose prompt this step finished: their samples, sampled from the parent's row, take their place.
   for (const ScheduledSeq& s : plan.seqs)
     if (s.samples && s.seq->is_fork_parent()) fork(s.seq);
   std::vector<SeqEvent>& events = events_;
   events.clear();
-  for (SampledToken& t : sampled) {
-    Sequence& seq = *t.seq;
-    PAGODA_CHECK(seq.status == SeqStatus::kRunning && seq.num_uncomputed_tokens() == 0,
-                 "request {} sampled a token it was not scheduled to sample", seq.request_id);
-    seq.tokens.push_back(t.token);
-    if (seq.timing.first_token_us < 0) seq.timing.first_token_us = now_us;
-    seq.timing.token_us.push_back(now_us);
-    SeqEvent e;
-    e.request_id = seq.request_id;
-    e.token = t.token;
-    e.logprobs = std::move(t.logprobs);
-    e.logits = std::move(t.logits);
-    if (seq.num_output_tokens() == 1) e.prompt_logits = std::move(seq.prompt_logits);
-    // The one place a generation ends on its own. A stop string wins over the length limit it coincides with
-    // (the text stops there, as OpenAI reports it).
-    std::optional<FinishReason> reason;
-    if (t.completes_stop_string || (!seq.sampling.ignore_eos && ends_generation(t.token)))
-      reason = FinishReason::kStop;
-    else if (seq.num_tokens() >= seq.max_num_tokens)
-      reason = FinishReason::kLength;
-    if (reason) {
-      events.push_back(finish(&seq, *reason, now_us, std::move(e)));
-    } else {
+  for (size_t i = 0; i < sampled.size();) {
+    Sequence& seq = *sampled[i].seq;
+    // This sequence's tokens of the step: one, or its accepted drafts then one more.
+    size_t end = i + 1;
+    while (end < sampled.size() && sampled[end].seq == &seq) ++end;
+    const bool verified_drafts = !seq.draft_tokens.empty();
+    PAGODA_CHECK(seq.status == SeqStatus::kRunning &&
+                     (verified_drafts ? end - i <= seq.draft_tokens.size() + 1 &&
+                                            seq.kv.num_computed_tokens == seq.num_tokens() + int32_t(seq.draft_tokens.size())
+                                      : end - i == 1 && seq.num_uncomputed_tokens() == 0),
+                 "request {} sampled {} tokens it was not scheduled to sample", seq.request_id, end - i);
+    for (const size_t first = i; i < end; ++i) {
+      SampledToken& t = sampled[i];
+      PAGODA_CHECK(i + 1 == end || t.token == seq.draft_tokens[i - first],
+                   "request {}: token {} of the step is not the draft it accepted", seq.request_id, i - first);
+      seq.tokens.push_back(t.token);
+      if (seq.timing.first_token_us < 0) seq.timing.first_token_us = now_us;
+      seq.timing.token_us.push_back(now_us);
+      SeqEvent e;
+      e.request_id = seq.request_id;
+      e.token = t.token;
+      e.logprobs = std::move(t.logprobs);
+      e.logits = std::move(t.logits);
+      if (seq.num_output_tokens() == 1) e.prompt_logits = std::move(seq.prompt_logits);
+      // The one place a generation ends on its own. A stop string wins over the length limit it coincides with
+      // (the text stops there, as OpenAI reports it).
+      std::optional<FinishReason> reason;
+      if (t.completes_stop_string || (!seq.sampling.ignore_eos && ends_generation(t.token)))
+        reason = FinishReason::kStop;
+      else if (seq.num_tokens() >= seq.max_num_tokens)
+        reason = FinishReason::kLength;
+      if (verified_drafts && (reason || i + 1 == end)) {
+        // The KV of the last token and of the accepted drafts stays (all but the newest token are computed); the
+        // rejected drafts' blocks go back to the pool. Only then do the filled blocks get their hashes.
+        kv_.roll_back(seq.kv, seq.num_tokens() - 1);
+        seq.draft_tokens.clear();
+        kv_.cache_full_blocks(seq.kv, seq.tokens);
+      }
+      if (reason) {
+        events.push_back(finish(&seq, *reason, now_us, std::move(e)));
+        i = end;  // seq is gone; any later tokens it had this step are dropped
+        break;
+      }
       e.num_prompt_tokens = seq.num_prompt_tokens;
       e.num_cached_tokens = seq.num_cached_tokens;
       e.num_output_tokens = seq.num_output_tokens();

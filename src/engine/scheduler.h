@@ -8,8 +8,9 @@
 // and the free blocks allow. After the forward pass, update(): each sampled token is appended, the blocks that
 // became full are indexed for the prefix cache, and a sequence whose token ends it (a stop string the output
 // processor found in its text, an end-of-generation token, max_tokens, the end of the context) leaves with its
-// blocks freed. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting
-// one holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
+// blocks freed. With a drafter, a decoding sequence may compute its last token and up to num_speculative_tokens
+// drafts in one step; update() keeps the accepted ones and rolls the rest's KV back. Invariants: a running
+// sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
 #pragma once
 
 #include <algorithm>
@@ -27,13 +28,17 @@
 #include "engine/seq_event.h"
 #include "engine/sequence.h"
 #include "kv/kv_cache_manager.h"
+#include "spec/drafter.h"
 
 namespace pagoda {
 
 class Scheduler {
  public:
   // `eos_token_ids`: the tokens that end a generation (EOS and end-of-turn), unless SamplingParams::ignore_eos.
-  Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids);
+  // `drafter` (borrowed; may be null): speculative decoding, up to config.num_speculative_tokens drafts a step
+  // for each decoding sequence.
+  Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids,
+            const Drafter* drafter = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -58,9 +63,11 @@ class Scheduler {
   // (no allocation on the hot path): valid until the next schedule().
   const SchedulePlan& schedule(int64_t now_us);
   // After the step's forward pass: `sampled` holds one token per sampling sequence of `plan` (sampled at
-  // now_us), or for a fork parent one per sample. Returns an event per token, in order, in the scheduler's
-  // reused buffer (the caller may move from them; valid until the next update()); finished sequences have left
-  // and are destroyed.
+  // now_us), or for a fork parent one per sample, or for a sequence that verified drafts its accepted drafts then
+  // one more token (consecutive, in order). Returns an event per token, in order, in the scheduler's reused
+  // buffer (the caller may move from them; valid until the next update()); finished sequences have left and are
+  // destroyed. A sequence that verified drafts keeps the KV of its accepted ones and gives back the rest (a
+  // token that ends it ends it there: the tokens after it are dropped).
   std::vector<SeqEvent>& update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
 
   // The sequence of a request still held, or nullptr.
@@ -69,6 +76,7 @@ class Scheduler {
   int32_t num_running() const { return int32_t(running_.size()); }
   bool has_work() const { return !waiting_.empty() || !running_.empty(); }
   int64_t num_preemptions() const { return num_preemptions_; }
+  bool speculative() const { return drafter_ != nullptr && config_.num_speculative_tokens > 0; }
   const SchedulerConfig& config() const { return config_; }
 
  private:
@@ -90,6 +98,7 @@ class Scheduler {
   SchedulerConfig config_;
   KvCacheManager& kv_;
   std::vector<TokenId> eos_token_ids_;  // sorted
+  const Drafter* drafter_;              // may be null
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order

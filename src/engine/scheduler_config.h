@@ -23,6 +23,10 @@ struct SchedulerConfig {
   // with its tokens, so this bounds how much an arriving prompt stretches the running streams' inter-token
   // latency, at the cost of that prompt's TTFT.
   int32_t max_prefill_tokens_with_decodes = kAutoPrefillCap;
+  // Speculative decoding (with a drafter given to the Scheduler): drafts a decoding sequence may verify per step
+  // at most. They take the step's token budget after the decodes and prompt chunks scheduled before them, and
+  // are dropped, never preempting anyone, when the pool has no blocks for them.
+  int32_t num_speculative_tokens = 0;
 };
 
 }  // namespace pagoda

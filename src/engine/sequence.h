@@ -56,6 +56,11 @@ struct Sequence {
   Sampler sampler;
   RequestTiming timing;
 
+  // Speculative decoding: the drafts this step verifies after the last token (positions num_tokens() on), set by
+  // the scheduler when it schedules the step and cleared by its update(). Their KV is written by the step and
+  // rolled back for those the target model rejects.
+  std::vector<TokenId> draft_tokens;
+
   // Raw logits the request asked for (GenerateRequest::prompt_logits_start, output_logits).
   int32_t prompt_logits_start;
   bool output_logits;

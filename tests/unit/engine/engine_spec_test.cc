@@ -1,0 +1,220 @@
+// Speculative decoding through the Engine on the bundled model (prompt-lookup drafts): greedy tokens and text are
+// those of the same engine without speculation, alone, in a batch of 16 and under a KV pool so small that
+// sequences are preempted; token by token, each output carries one token and its own text; stop strings and
+// logprobs come out as without speculation; sampled requests run to their end with every block given back; and
+// the speculation actually happened (drafts verified and accepted, counted in the stats).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "loader/loaded_model.h"
+
+namespace pagoda {
+namespace {
+
+using namespace std::chrono_literals;
+
+class EngineSpecTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto loaded = load_model("", kernels::best_kernels());
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    loaded_ = new LoadedModel(std::move(loaded).value());
+  }
+  static void TearDownTestSuite() { delete loaded_; }
+
+  static EngineConfig config(int32_t num_blocks, int32_t num_spec_tokens, int32_t block_size = 16) {
+    EngineConfig c;
+    c.max_seq_len = 256;
+    c.scheduler.max_num_seqs = 32;
+    c.scheduler.max_batched_tokens = 64;
+    c.kv.num_blocks = num_blocks;
+    c.kv.block_size = block_size;
+    c.num_threads = 2;
+    if (num_spec_tokens > 0) {
+      c.spec.method = SpecMethod::kNgram;
+      c.scheduler.num_speculative_tokens = num_spec_tokens;
+    }
+    return c;
+  }
+  static std::unique_ptr<Engine> make(const EngineConfig& c) {
+    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+    EXPECT_TRUE(engine.ok()) << engine.error();
+    return engine.ok() ? std::move(engine).value() : nullptr;
+  }
+  static GenerateRequest greedy(const std::string& text, int32_t max_tokens) {
+    GenerateRequest r;
+    r.prompt = loaded_->tokenizer->encode(text, true);
+    r.sampling.temperature = 0.0f;
+    r.sampling.max_tokens = max_tokens;
+    return r;
+  }
+  // 16 story starts of mixed lengths and output lengths (stories repeat names and phrases: drafts get accepted).
+  static std::vector<GenerateRequest> mixed_requests() {
+    const char* starts[] = {"Once upon a time",
+                            "The cat",
+                            "Lily and Ben went to the park. They",
+                            "One day, a little boy named Tim found a big red ball in the garden. He",
+                            "The sun",
+                            "Mom said"};
+    std::vector<GenerateRequest> out;
+    for (int i = 0; i < 16; ++i) out.push_back(greedy(starts[i % 6], 20 + 13 * (i % 7)));
+    return out;
+  }
+  static std::vector<RequestOutput> run_batch(Engine& engine, const std::vector<GenerateRequest>& requests) {
+    std::vector<RequestHandle> handles;
+    for (const GenerateRequest& r : requests) {
+      auto h = engine.submit(r);
+      EXPECT_TRUE(h.ok()) << h.error();
+      if (h.ok()) handles.push_back(*h);
+    }
+    std::vector<RequestOutput> out;
+    for (RequestHandle& h : handles) out.push_back(h.stream->wait_all());
+    return out;
+  }
+
+  static LoadedModel* loaded_;
+};
+
+LoadedModel* EngineSpecTest::loaded_ = nullptr;
+
+TEST_F(EngineSpecTest, GreedyTextAloneAndInABatchOf16IsTheTextWithoutSpeculation) {
+  auto plain = make(config(256, 0));
+  auto spec = make(config(256, 5));
+  ASSERT_TRUE(plain && spec);
+  const std::vector<GenerateRequest> requests = mixed_requests();
+  const std::vector<RequestOutput> reference = run_batch(*plain, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::vector<RequestOutput> alone = run_batch(*spec, {requests[i]});
+    EXPECT_EQ(alone[0].new_tokens, reference[i].new_tokens) << "request " << i << " alone";
+    EXPECT_EQ(alone[0].text, reference[i].text) << "request " << i << " alone";
+    EXPECT_EQ(alone[0].finish_reason, reference[i].finish_reason) << "request " << i << " alone";
+  }
+  const std::vector<RequestOutput> batch = run_batch(*spec, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(batch[i].new_tokens, reference[i].new_tokens) << "request " << i << " in the batch";
+    EXPECT_EQ(batch[i].text, reference[i].text) << "request " << i << " in the batch";
+    EXPECT_EQ(batch[i].num_output_tokens, reference[i].num_output_tokens);
+  }
+  const EngineStats s = spec->stats();
+  EXPECT_GT(s.spec_num_drafts, 0);
+  EXPECT_GT(s.spec_num_accepted_tokens, 0);
+  EXPECT_LT(s.spec_num_accepted_tokens, s.spec_num_draft_tokens);  // some rejected: the rollback ran
+  ASSERT_EQ(s.spec_num_accepted_tokens_per_pos.size(), 5u);
+  int64_t sum = 0;
+  for (size_t j = 0; j < 5; ++j) {
+    sum += s.spec_num_accepted_tokens_per_pos[j];
+    if (j > 0) EXPECT_LE(s.spec_num_accepted_tokens_per_pos[j], s.spec_num_accepted_tokens_per_pos[j - 1]);
+  }
+  EXPECT_EQ(sum, s.spec_num_accepted_tokens);
+  // Every token counted once, however many a step gave (the requests ran alone, then as a batch).
+  EXPECT_EQ(s.num_generation_tokens, plain->stats().num_generation_tokens * 2);
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_EQ(s.num_running, 0);
+}
+
+TEST_F(EngineSpecTest, GreedyTextUnderATinyPoolWithPreemptionIsTheTextWithoutSpeculation) {
+  auto plain = make(config(256, 0, 4));
+  auto tiny = make(config(40, 6, 4));  // 160 slots for 16 requests of up to ~120 tokens each
+  ASSERT_TRUE(plain && tiny);
+  const std::vector<GenerateRequest> requests = mixed_requests();
+  const std::vector<RequestOutput> reference = run_batch(*plain, requests);
+  const std::vector<RequestOutput> out = run_batch(*tiny, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(out[i].new_tokens, reference[i].new_tokens) << "request " << i;
+    EXPECT_EQ(out[i].text, reference[i].text) << "request " << i;
+  }
+  const EngineStats s = tiny->stats();
+  EXPECT_GT(s.num_preemptions, 0);
+  EXPECT_GT(s.spec_num_accepted_tokens, 0);
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineSpecTest, EachOutputCarriesOneTokenAndItsOwnText) {
+  auto spec = make(config(64, 6));
+  ASSERT_TRUE(spec);
+  GenerateRequest r = greedy("Once upon a time", 120);
+  auto h = spec->submit(r);
+  ASSERT_TRUE(h.ok());
+  std::string text;
+  std::vector<TokenId> tokens;
+  for (;;) {
+    std::optional<RequestOutput> o = h->stream->next(10s);
+    ASSERT_TRUE(o);
+    if (!o->new_tokens.empty()) {
+      ASSERT_EQ(o->new_tokens.size(), 1u);
+      tokens.push_back(o->new_tokens[0]);
+    }
+    text += o->text;
+    if (o->finished) break;
+  }
+  EXPECT_GT(spec->stats().spec_num_accepted_tokens, 0);
+  // The text so far after each token is the decoded tokens so far (the bundled vocabulary has no partial UTF-8
+  // pieces in these stories), so the concatenation is the whole text.
+  EXPECT_EQ(text, loaded_->tokenizer->decode(tokens));
+}
+
+TEST_F(EngineSpecTest, StopStringsAndLogprobsAreThoseWithoutSpeculation) {
+  auto plain = make(config(64, 0));
+  auto spec = make(config(64, 4));
+  ASSERT_TRUE(plain && spec);
+  GenerateRequest r = greedy("Once upon a time", 100);
+  r.sampling.logprobs = 2;
+  const RequestOutput full = run_batch(*plain, {r})[0];
+  ASSERT_GT(full.text.size(), 60u);
+  const RequestOutput full_spec = run_batch(*spec, {r})[0];
+  ASSERT_EQ(full_spec.logprobs.size(), full.logprobs.size());
+  for (size_t i = 0; i < full.logprobs.size(); ++i) {
+    EXPECT_EQ(full_spec.logprobs[i].token, full.logprobs[i].token);
+    EXPECT_EQ(full_spec.logprobs[i].logprob, full.logprobs[i].logprob) << "token " << i;
+    EXPECT_EQ(full_spec.logprobs[i].top, full.logprobs[i].top) << "token " << i;
+  }
+  // A stop string late in the text, where drafts are long: the cut is the same.
+  r.sampling.stop = {full.text.substr(50, 5)};
+  const RequestOutput cut = run_batch(*plain, {r})[0];
+  const RequestOutput cut_spec = run_batch(*spec, {r})[0];
+  EXPECT_EQ(cut_spec.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(cut_spec.text, cut.text);
+  EXPECT_EQ(cut_spec.new_tokens, cut.new_tokens);
+  EXPECT_EQ(spec->stats().kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineSpecTest, SampledRequestsRunToTheirEndAndGiveEveryBlockBack) {
+  auto spec = make(config(64, 4));
+  ASSERT_TRUE(spec);
+  std::vector<GenerateRequest> requests = mixed_requests();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].sampling.temperature = 0.7f;
+    requests[i].sampling.top_k = 20;
+    requests[i].sampling.seed = 100 + i;
+    requests[i].sampling.ignore_eos = true;
+  }
+  const std::vector<RequestOutput> out = run_batch(*spec, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_TRUE(out[i].finished);
+    EXPECT_EQ(out[i].finish_reason, FinishReason::kLength);
+    EXPECT_EQ(int32_t(out[i].new_tokens.size()), requests[i].sampling.max_tokens) << "request " << i;
+  }
+  const EngineStats s = spec->stats();
+  EXPECT_GT(s.spec_num_draft_tokens, 0);
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineSpecTest, CreateRefusesSpeculativeTokensWithoutAMethodAndBadCounts) {
+  EngineConfig c = config(64, 0);
+  c.scheduler.num_speculative_tokens = 3;
+  EXPECT_FALSE(Engine::create(*loaded_->model, *loaded_->tokenizer, c).ok());
+  c = config(64, 4);
+  c.scheduler.num_speculative_tokens = 0;
+  EXPECT_FALSE(Engine::create(*loaded_->model, *loaded_->tokenizer, c).ok());
+  c = config(64, 4);
+  c.spec.ngram_min = 3;
+  c.spec.ngram_max = 2;
+  EXPECT_FALSE(Engine::create(*loaded_->model, *loaded_->tokenizer, c).ok());
+}
+
+}  // namespace
+}  // namespace pagoda
