@@ -1,0 +1,61 @@
+// Adaptive draft length: how many drafts a sequence should verify in its next step, from the rate at which its
+// drafts were accepted and from what a draft token costs. With per-draft acceptance rate a (draft j is accepted
+// only after drafts 0..j-1 were, each with probability a), k drafts give E(k) = 1 + a + ... + a^k tokens for a
+// step that costs 1 + c * k plain decode steps, where c is the marginal cost of one more token relative to the
+// cost per sequence of a plain step. The best k maximizes E(k) / (1 + c * k): k = 0 (no speculation) when drafts
+// are rarely accepted or tokens are expensive (a compute-bound model, or a large batch whose step is already
+// many tokens), the maximum when they are cheap (a memory-bound step, where k + 1 positions cost about one).
+// Pure functions and a small estimator; no clock, no engine state.
+#pragma once
+
+#include <cstdint>
+
+namespace pagoda {
+
+// argmax over k in [0, max_drafts] of E(k) / (1 + marginal_cost * k); the smallest k on ties.
+int32_t best_num_drafts(double acceptance_rate, double marginal_cost, int32_t max_drafts);
+
+// A sequence's per-draft acceptance rate, estimated from its verdicts with exponential forgetting (recent text
+// counts more: a story that starts repeating itself should be noticed within a few steps), starting from a
+// prior of `prior_rate` worth `prior_weight` verdicts.
+class AcceptanceEstimate {
+ public:
+  static constexpr double kPriorRate = 0.5;
+  static constexpr double kPriorWeight = 2.0;
+  static constexpr double kDecay = 0.9;  // per recorded step
+
+  // A step verified `num_drafts` drafts and accepted the first `num_accepted` (a rejection ends the walk).
+  void record(int32_t num_drafts, int32_t num_accepted);
+  double rate() const { return (accepted_ + kPriorRate * kPriorWeight) / (accepted_ + rejected_ + kPriorWeight); }
+
+ private:
+  double accepted_ = 0.0;
+  double rejected_ = 0.0;
+};
+
+// The cost of an engine step as fixed_us + per_token_us * tokens, fitted online by least squares over the
+// steps seen, with exponential forgetting. Until the steps seen differ enough in size to separate the two
+// terms, `fallback_marginal_cost` stands in for marginal_cost().
+class StepCostModel {
+ public:
+  explicit StepCostModel(double decay = 0.995, double fallback_marginal_cost = 0.3)
+      : decay_(decay), fallback_marginal_cost_(fallback_marginal_cost) {}
+
+  void record(int32_t num_tokens, double duration_us);
+  // The cost of one more token in a step of `num_seqs` sequences, relative to one sequence's share of a plain
+  // step of that many sequences: per_token / (fixed / num_seqs + per_token), in (0, 1].
+  double marginal_cost(int32_t num_seqs) const;
+  bool fitted() const { return fitted_; }
+  double fixed_us() const { return fixed_us_; }
+  double per_token_us() const { return per_token_us_; }
+
+ private:
+  double decay_;
+  double fallback_marginal_cost_;
+  double w_ = 0.0, sn_ = 0.0, st_ = 0.0, snn_ = 0.0, snt_ = 0.0;  // decayed sums of 1, n, t, n^2, n * t
+  bool fitted_ = false;
+  double fixed_us_ = 0.0;
+  double per_token_us_ = 0.0;
+};
+
+}  // namespace pagoda

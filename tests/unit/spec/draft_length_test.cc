@@ -1,0 +1,63 @@
+// Adaptive draft length: the best k by expected tokens per unit of step cost (worked examples), the acceptance
+// estimate's prior and forgetting, and the step-cost fit on synthetic steps (exact, noisy, too uniform to fit).
+#include "spec/draft_length.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace pagoda {
+namespace {
+
+TEST(BestNumDrafts, WorkedExamples) {
+  EXPECT_EQ(best_num_drafts(0.0, 0.1, 8), 0);   // never accepted: never worth it
+  EXPECT_EQ(best_num_drafts(0.6, 0.0, 8), 8);   // free tokens: as many as allowed
+  EXPECT_EQ(best_num_drafts(1.0, 0.9, 5), 5);   // always accepted, each token cheaper than a step
+  EXPECT_EQ(best_num_drafts(0.5, 0.5, 8), 0);   // k = 1: 1.5 tokens for 1.5 steps, a tie: no speculation
+  // a = 0.8, c = 0.25: E/cost = 1.44, 1.627, 1.687, 1.681 for k = 1..4.
+  EXPECT_EQ(best_num_drafts(0.8, 0.25, 8), 3);
+  EXPECT_EQ(best_num_drafts(0.8, 0.25, 2), 2);  // capped
+  EXPECT_EQ(best_num_drafts(0.9, 1.0, 8), 0);   // a compute-bound step: a token costs a step, 0.9 < 1
+}
+
+TEST(AcceptanceEstimate, StartsAtThePriorAndFollowsRecentVerdicts) {
+  AcceptanceEstimate e;
+  EXPECT_DOUBLE_EQ(e.rate(), AcceptanceEstimate::kPriorRate);
+  for (int i = 0; i < 30; ++i) e.record(4, 4);  // everything accepted
+  EXPECT_GT(e.rate(), 0.95);
+  for (int i = 0; i < 60; ++i) e.record(4, 0);  // then every first draft rejected
+  EXPECT_LT(e.rate(), 0.1);
+  e.record(0, 0);  // nothing verified: no change
+  const double r = e.rate();
+  e.record(0, 0);
+  EXPECT_DOUBLE_EQ(e.rate(), r);
+}
+
+TEST(StepCostModel, FitsFixedAndPerTokenCostsAndFallsBackUntilItCan) {
+  StepCostModel m(0.995, 0.3);
+  for (int i = 0; i < 50; ++i) m.record(1, 120.0);  // every step the same size: nothing to separate
+  EXPECT_FALSE(m.fitted());
+  EXPECT_DOUBLE_EQ(m.marginal_cost(1), 0.3);
+  for (int i = 0; i < 200; ++i) m.record(1 + i % 6, 100.0 + 20.0 * double(1 + i % 6));
+  ASSERT_TRUE(m.fitted());
+  EXPECT_NEAR(m.per_token_us(), 20.0, 1.0);
+  EXPECT_NEAR(m.fixed_us(), 100.0, 5.0);
+  EXPECT_NEAR(m.marginal_cost(1), 20.0 / 120.0, 0.02);
+  EXPECT_NEAR(m.marginal_cost(10), 20.0 / 30.0, 0.03);  // the fixed cost is shared by the batch
+}
+
+TEST(StepCostModel, NoisyStepsStillGiveTheSlope) {
+  StepCostModel m;
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0.0, 15.0);
+  for (int i = 0; i < 2000; ++i) {
+    const int32_t n = 1 + int32_t(rng() % 8);
+    m.record(n, 50.0 + 40.0 * n + noise(rng));
+  }
+  ASSERT_TRUE(m.fitted());
+  EXPECT_NEAR(m.per_token_us(), 40.0, 3.0);
+  EXPECT_NEAR(m.fixed_us(), 50.0, 12.0);
+}
+
+}  // namespace
+}  // namespace pagoda
