@@ -304,6 +304,7 @@ void Engine::step() {
   output_.find_stop_strings(sampled_);
   const int32_t num_prefill_tokens = plan.num_prefill_tokens, num_admitted = plan.num_admitted_prompt_tokens;
   std::vector<SeqEvent>& events = scheduler_.update(plan, sampled_, sampled_us);
+  scheduler_.record_step(plan.num_batched_tokens, double(now_us() - step_start_us));
   const StepFigures figures{num_running, num_used_blocks, num_admitted, num_prefill_tokens, int32_t(sampled_.size())};
   publish(events, &figures);
   sampled_.clear();
@@ -394,6 +395,8 @@ void Engine::update_stats_locked() {
   stats_.num_preemptions = scheduler_.num_preemptions();
   stats_.kv = kv_manager_.stats();
   stats_.kv_usage = kv_manager_.usage();
+  stats_.step_fixed_us = scheduler_.step_cost().fixed_us();
+  stats_.step_per_token_us = scheduler_.step_cost().per_token_us();
 }
 
 }  // namespace pagoda

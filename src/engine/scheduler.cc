@@ -164,6 +164,7 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   // Recompute later: prompt and output so far become the tokens to prefill; nothing streamed is repeated.
   kv_.free(seq->kv);
   seq->draft_tokens.clear();
+  seq->shadow_draft = -1;
   seq->status = SeqStatus::kWaiting;
   ++seq->timing.num_preemptions;
   ++num_preemptions_;
@@ -214,6 +215,13 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
       const int32_t max_drafts = std::min(
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
       if (max_drafts > 0) drafter_->propose(seq->tokens, max_drafts, seq->draft_tokens);
+      if (config_.adaptive_num_speculative_tokens && !seq->draft_tokens.empty()) {
+        const int32_t k = best_num_drafts(seq->spec_acceptance.rate(),
+                                          step_cost_.marginal_cost(int32_t(running_.size())),
+                                          int32_t(seq->draft_tokens.size()));
+        if (k == 0) seq->shadow_draft = seq->draft_tokens.front();
+        seq->draft_tokens.resize(size_t(k));
+      }
       num_drafts = int32_t(seq->draft_tokens.size());
       if (num_drafts > 0 && !kv_.allocate_slots(seq->kv, n + num_drafts)) {
         seq->draft_tokens.clear();
@@ -305,6 +313,12 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
                                             seq.kv.num_computed_tokens == seq.num_tokens() + int32_t(seq.draft_tokens.size())
                                       : end - i == 1 && seq.num_uncomputed_tokens() == 0),
                  "request {} sampled {} tokens it was not scheduled to sample", seq.request_id, end - i);
+    if (verified_drafts) {
+      seq.spec_acceptance.record(int32_t(seq.draft_tokens.size()), int32_t(end - i) - 1);
+    } else if (seq.shadow_draft >= 0) {
+      seq.spec_acceptance.record(1, sampled[i].token == seq.shadow_draft ? 1 : 0);
+      seq.shadow_draft = -1;
+    }
     for (const size_t first = i; i < end; ++i) {
       SampledToken& t = sampled[i];
       PAGODA_CHECK(i + 1 == end || t.token == seq.draft_tokens[i - first],

@@ -28,6 +28,7 @@
 #include "engine/seq_event.h"
 #include "engine/sequence.h"
 #include "kv/kv_cache_manager.h"
+#include "spec/draft_length.h"
 #include "spec/drafter.h"
 
 namespace pagoda {
@@ -70,6 +71,10 @@ class Scheduler {
   // token that ends it ends it there: the tokens after it are dropped).
   std::vector<SeqEvent>& update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
 
+  // What the last step cost (its tokens and wall time), for the step-cost model behind the adaptive draft length.
+  void record_step(int32_t num_tokens, double duration_us) { step_cost_.record(num_tokens, duration_us); }
+  const StepCostModel& step_cost() const { return step_cost_; }
+
   // The sequence of a request still held, or nullptr.
   const Sequence* find(RequestId request_id) const;
   int32_t num_waiting() const { return int32_t(waiting_.size()); }
@@ -103,6 +108,7 @@ class Scheduler {
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order
   int64_t num_preemptions_ = 0;
+  StepCostModel step_cost_;
   SchedulePlan plan_;             // the last schedule()'s
   std::vector<SeqEvent> events_;  // the last update()'s
 };

@@ -15,6 +15,7 @@
 #include "engine/request_timing.h"
 #include "kv/seq_kv_state.h"
 #include "sampling/sampler.h"
+#include "spec/draft_length.h"
 
 namespace pagoda {
 
@@ -60,6 +61,10 @@ struct Sequence {
   // the scheduler when it schedules the step and cleared by its update(). Their KV is written by the step and
   // rolled back for those the target model rejects.
   std::vector<TokenId> draft_tokens;
+  AcceptanceEstimate spec_acceptance;  // how often its drafts were accepted (adaptive draft length)
+  // A draft proposed but not verified (adaptive length chose none): checked against the token the step samples,
+  // so the acceptance estimate keeps learning while speculation is off. -1: none.
+  TokenId shadow_draft = -1;
 
   // Raw logits the request asked for (GenerateRequest::prompt_logits_start, output_logits).
   int32_t prompt_logits_start;

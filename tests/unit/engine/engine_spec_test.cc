@@ -133,6 +133,19 @@ TEST_F(EngineSpecTest, GreedyTextUnderATinyPoolWithPreemptionIsTheTextWithoutSpe
   EXPECT_EQ(s.kv.num_used_blocks, 0);
 }
 
+TEST_F(EngineSpecTest, AdaptiveDraftLengthKeepsTheGreedyTextInABatch) {
+  auto plain = make(config(256, 0));
+  EngineConfig c = config(256, 6);
+  c.scheduler.adaptive_num_speculative_tokens = true;
+  auto spec = make(c);
+  ASSERT_TRUE(plain && spec);
+  const std::vector<GenerateRequest> requests = mixed_requests();
+  const std::vector<RequestOutput> reference = run_batch(*plain, requests);
+  const std::vector<RequestOutput> out = run_batch(*spec, requests);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(out[i].new_tokens, reference[i].new_tokens) << "request " << i;
+  EXPECT_EQ(spec->stats().kv.num_used_blocks, 0);
+}
+
 TEST_F(EngineSpecTest, EachOutputCarriesOneTokenAndItsOwnText) {
   auto spec = make(config(64, 6));
   ASSERT_TRUE(spec);

@@ -28,7 +28,7 @@ class CountingDrafter final : public Drafter {
 
 class SchedulerSpecTest : public ::testing::Test {
  protected:
-  void make(int32_t num_blocks, int32_t max_batched_tokens, int32_t num_speculative_tokens) {
+  void make(int32_t num_blocks, int32_t max_batched_tokens, int32_t num_speculative_tokens, bool adaptive = false) {
     KvCacheManager::Options o;
     o.num_blocks = num_blocks;
     o.block_size = kSpecBlockSize;
@@ -38,6 +38,7 @@ class SchedulerSpecTest : public ::testing::Test {
     c.max_batched_tokens = max_batched_tokens;
     c.max_prefill_tokens_with_decodes = 0;
     c.num_speculative_tokens = num_speculative_tokens;
+    c.adaptive_num_speculative_tokens = adaptive;
     scheduler_ = std::make_unique<Scheduler>(c, *kv_, std::vector<TokenId>{kSpecEos}, &drafter_);
   }
   Sequence* add(int32_t prompt_len, int32_t max_tokens = 100) {
@@ -190,6 +191,34 @@ TEST_F(SchedulerSpecTest, AnEndOfGenerationTokenAmongTheAcceptedEndsTheSequenceT
   EXPECT_EQ(events[1].num_output_tokens, 3);
   EXPECT_EQ(scheduler_->num_running(), 0);
   EXPECT_EQ(kv_->pool().num_used(), 0);
+}
+
+TEST_F(SchedulerSpecTest, AdaptiveLengthDraftsWhenTokensAreCheapAndNotWhenEachCostsAStep) {
+  make(64, 64, 6, /*adaptive=*/true);
+  Sequence* a = add(5);
+  prefill_all();
+  // A memory-bound step: 999 us fixed, 1 us per token. At the prior acceptance rate (0.5), all 6 drafts pay.
+  for (int i = 0; i < 20; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 8, i % 2 == 0 ? 1000.0 : 1007.0);
+  const SchedulePlan& p = scheduler_->schedule(++now_us_);
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].num_draft_tokens, 6);
+  std::vector<SampledToken> t;
+  accept(t, a, 0, 9);  // all rejected: the estimate drops
+  scheduler_->update(p, t, ++now_us_);
+  EXPECT_LT(a->spec_acceptance.rate(), AcceptanceEstimate::kPriorRate);
+  // A compute-bound step: every token costs as much as a step. No draft pays; the first is kept as a shadow.
+  for (int i = 0; i < 2000; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 8, i % 2 == 0 ? 100.0 : 800.0);
+  const SchedulePlan& p2 = scheduler_->schedule(++now_us_);
+  EXPECT_EQ(p2.seqs[0].num_draft_tokens, 0);
+  EXPECT_EQ(p2.seqs[0].num_new_tokens, 1);
+  EXPECT_EQ(a->shadow_draft, 100);
+  const double before = a->spec_acceptance.rate();
+  t.clear();
+  t.push_back(SampledToken{a, 100, {}, {}, false});  // the model agreed with the unverified draft
+  scheduler_->update(p2, t, ++now_us_);
+  EXPECT_GT(a->spec_acceptance.rate(), before);
+  EXPECT_EQ(a->shadow_draft, -1);
+  EXPECT_EQ(a->kv.num_computed_tokens, a->num_tokens() - 1);
 }
 
 }  // namespace
