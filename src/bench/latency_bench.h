@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <pagoda/status.h>
 
-#include "loader/loaded_model.h"
+#include "engine/engine_config.h"
 #include "kv/kv_cache_view.h"
+#include "loader/loaded_model.h"
 
 namespace pagoda::bench {
 
@@ -22,6 +24,11 @@ struct LatencyOptions {
   uint64_t seed = 1;                 // of the random prompt tokens
   KvDType kv_dtype = KvDType::kF32;
   int32_t block_size = 16;  // kv_cache.page_size
+  std::vector<TokenId> prompt;  // when not empty, the prompt (prompt_len is its size) instead of random tokens
+  // Speculative decoding for the timed request (num_speculative_tokens 0 with method kNone: off).
+  SpecDecodeConfig spec;
+  int32_t num_speculative_tokens = 0;
+  bool adaptive_num_speculative_tokens = false;
 };
 
 struct LatencyReport {
@@ -38,6 +45,17 @@ struct LatencyReport {
   double kv_bytes_per_token = 0.0;      // K and V of the mean decode context
   double membw_gbps = 0.0;              // read-only stream, mean of before and after the decode
   double mbu = 0.0;                     // (weight + KV bytes per token) / TPOT / membw
+  std::vector<TokenId> output;          // the generated tokens
+  // CPU time of this process over the timed request (prefill included), per generated token: on a machine
+  // shared with other work the wall clock stretches with the load, the CPU time much less.
+  double cpu_us_per_token = 0.0;
+  // Speculative decoding, over the timed request's decode: drafts verified and accepted, and decode steps
+  // (tokens per step = (num_generated - 1) / num_decode_steps: the first token comes from the prefill).
+  int64_t num_draft_tokens = 0;
+  int64_t num_accepted_tokens = 0;
+  int64_t num_decode_steps = 0;
+  double step_fixed_us = 0.0;  // the engine's step-cost fit at the end (EngineStats)
+  double step_per_token_us = 0.0;
 };
 
 // Bytes a decode step reads from the weights: every 2-D tensor in full, except that the token embedding is

@@ -1,11 +1,16 @@
 // `pagoda bench membw [--threads N] [--array-mib M] [--reps R] [--json]` and
-// `pagoda bench latency [-m MODEL] [--prompt-len 512] [--gen 128] [--threads N] [--membw GBPS] [--json]`.
+// `pagoda bench latency [-m MODEL] [--prompt-len 512 | --prompt TEXT] [--gen 128] [--threads N] [--membw GBPS]
+// [--spec ngram --spec-tokens K [--rounds R]] [--json]`: with --spec, each round times the request without and
+// then with speculative decoding, in this one process, and reports the decode speed-up, whether the greedy
+// tokens are identical, the acceptance rate and the tokens per decode step.
 #include "cli/bench_command.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
@@ -16,6 +21,7 @@
 #include "cli/bench_structured_command.h"
 #include "cli/common_options.h"
 #include "cli/model_loading.h"
+#include "cli/spec_options.h"
 #include "core/thread_pool.h"
 #include "loader/loaded_model.h"
 #include "kernels/kernels.h"
@@ -53,8 +59,89 @@ struct LatencyCliOptions {
   CommonOptions common;
   bench::LatencyOptions latency;
   std::optional<double> membw_gbps;
+  std::string prompt_text;  // instead of random prompt tokens
+  SpecCliOptions spec;
+  int32_t num_rounds = 1;  // with --spec: rounds of (without, with)
   bool json = false;
 };
+
+// Without and then with speculative decoding, `num_rounds` times: decode tokens/s of each, their ratio, identical
+// greedy tokens, acceptance. Bandwidth and MBU are left out (the comparison is of the two runs).
+int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, const PagodaConfig& config,
+                       bench::LatencyOptions options) {
+  EngineConfig spec_config;
+  if (Status s = apply_spec_options(o.spec, spec_config); !s.ok()) return report_error(s.message());
+  if (o.num_rounds < 1 || o.num_rounds > 1000) return report_error("--rounds must be in [1, 1000]");
+  options.membw_gbps = 1.0;  // not measured, not reported
+  std::vector<double> ratios, cpu_ratios;
+  bool identical = true;
+  int64_t num_draft = 0, num_accepted = 0, num_steps = 0, num_tokens = 0;
+  double plain_sum = 0.0, spec_sum = 0.0;
+  if (!o.json)
+    std::printf("model %s, %d-token prompt, %d tokens, speculative decoding %s\n", loaded.source.c_str(),
+                options.prompt.empty() ? options.prompt_len : int32_t(options.prompt.size()), options.num_generated,
+                describe_spec(spec_config).c_str());
+  for (int32_t round = 0; round < o.num_rounds; ++round) {
+    bench::LatencyOptions plain = options;
+    plain.spec = SpecDecodeConfig{};
+    plain.num_speculative_tokens = 0;
+    const Result<bench::LatencyReport> a = bench::run_latency_bench(loaded, config.threads, plain);
+    if (!a.ok()) return report_error(a.error());
+    bench::LatencyOptions spec = options;
+    spec.spec = spec_config.spec;
+    spec.num_speculative_tokens = spec_config.scheduler.num_speculative_tokens;
+    spec.adaptive_num_speculative_tokens = spec_config.scheduler.adaptive_num_speculative_tokens;
+    const Result<bench::LatencyReport> b = bench::run_latency_bench(loaded, config.threads, spec);
+    if (!b.ok()) return report_error(b.error());
+    const double ratio = a->decode_tok_s > 0.0 ? b->decode_tok_s / a->decode_tok_s : 0.0;
+    ratios.push_back(ratio);
+    const double cpu_ratio = b->cpu_us_per_token > 0.0 ? a->cpu_us_per_token / b->cpu_us_per_token : 0.0;
+    cpu_ratios.push_back(cpu_ratio);
+    identical = identical && a->output == b->output;
+    num_draft += b->num_draft_tokens;
+    num_accepted += b->num_accepted_tokens;
+    num_steps += b->num_decode_steps;
+    num_tokens += int64_t(b->output.size()) - 1;
+    plain_sum += a->decode_tok_s;
+    spec_sum += b->decode_tok_s;
+    if (!o.json)
+      std::printf(
+          "  round %d: decode %9.2f -> %9.2f tokens/s (%.2fx); CPU %.1f -> %.1f us/token (%.2fx); %lld of %lld "
+          "drafts accepted, %.2f tokens/step%s\n",
+          round + 1, a->decode_tok_s, b->decode_tok_s, ratio, a->cpu_us_per_token, b->cpu_us_per_token, cpu_ratio,
+          static_cast<long long>(b->num_accepted_tokens), static_cast<long long>(b->num_draft_tokens),
+          b->num_decode_steps > 0 ? double(b->output.size() - 1) / double(b->num_decode_steps) : 0.0,
+          a->output == b->output ? "" : ", OUTPUT DIFFERS");
+    if (!o.json && b->step_per_token_us > 0.0)
+      std::printf("           step cost fitted: %.1f us + %.1f us per token (a token costs %.2f of a 1-token step)\n",
+                  b->step_fixed_us, b->step_per_token_us,
+                  b->step_per_token_us / (b->step_fixed_us + b->step_per_token_us));
+  }
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  std::sort(cpu_ratios.begin(), cpu_ratios.end());
+  const double cpu_median = cpu_ratios[cpu_ratios.size() / 2];
+  const double acceptance = num_draft > 0 ? double(num_accepted) / double(num_draft) : 0.0;
+  const double tokens_per_step = num_steps > 0 ? double(num_tokens) / double(num_steps) : 0.0;
+  if (o.json) {
+    std::printf(
+        "{\"bench\":\"latency_spec\",\"model\":\"%s\",\"spec\":\"%s\",\"rounds\":%d,\"decode_tok_s_plain\":%.3f,"
+        "\"decode_tok_s_spec\":%.3f,\"speedup_median\":%.4f,\"speedup_min\":%.4f,\"speedup_max\":%.4f,"
+        "\"cpu_speedup_median\":%.4f,\"identical\":%s,\"acceptance_rate\":%.4f,\"tokens_per_step\":%.4f}\n",
+        loaded.source.c_str(), describe_spec(spec_config).c_str(), o.num_rounds, plain_sum / o.num_rounds,
+        spec_sum / o.num_rounds, median, sorted.front(), sorted.back(), cpu_median, identical ? "true" : "false",
+        acceptance, tokens_per_step);
+  } else {
+    std::printf(
+        "decode speed-up with speculation: median %.2fx (min %.2fx, max %.2fx) over %d rounds; CPU time per "
+        "token: median %.2fx less\ngreedy tokens identical: %s\nacceptance rate %.1f %%, %.2f tokens per decode "
+        "step\n",
+        median, sorted.front(), sorted.back(), o.num_rounds, cpu_median, identical ? "yes" : "NO", 100.0 * acceptance,
+        tokens_per_step);
+  }
+  return identical ? 0 : 1;
+}
 
 int bench_latency(const LatencyCliOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
@@ -67,16 +154,19 @@ int bench_latency(const LatencyCliOptions& o) {
   Result<LoadedModel> loaded = load_configured_model(*config, kernels::best_kernels(), *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
   const int32_t context = loaded->model->config().context_length;
-  const int64_t total = int64_t(o.latency.prompt_len) + o.latency.num_generated;
+  bench::LatencyOptions options = o.latency;
+  if (!o.prompt_text.empty()) options.prompt = loaded->tokenizer->encode(o.prompt_text, true);
+  const int64_t total =
+      int64_t(options.prompt.empty() ? o.latency.prompt_len : int32_t(options.prompt.size())) + o.latency.num_generated;
   if (total > context)
     return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
   report_unused_by_single_sequence(*config, "bench latency");
-  bench::LatencyOptions options = o.latency;
   options.membw_gbps = o.membw_gbps;
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   options.kv_dtype = *kv_dtype;
   options.block_size = config->kv_cache.page_size;
+  if (o.spec.method != "none") return bench_latency_spec(o, *loaded, *config, options);
   const Result<bench::LatencyReport> report = bench::run_latency_bench(*loaded, config->threads, options);
   if (!report.ok()) return report_error(report.error());
   const bench::LatencyReport& r = *report;
@@ -124,6 +214,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   lat->add_option("--gen", latency->latency.num_generated, "generated tokens (tg)")->capture_default_str();
   lat->add_option("--membw", latency->membw_gbps, "memory bandwidth in GB/s (default: measured)");
   lat->add_option("--seed", latency->latency.seed, "seed of the random prompt")->capture_default_str();
+  lat->add_option("--prompt", latency->prompt_text, "prompt text (BOS added) instead of --prompt-len random tokens");
+  add_spec_options(*lat, latency->spec);
+  lat->add_option("--rounds", latency->num_rounds, "with --spec: rounds of (without, with) speculation")
+      ->capture_default_str();
   lat->add_flag("--json", latency->json, "one JSON object instead of text");
   lat->callback([latency, &exit_code] { exit_code = bench_latency(*latency); });
 

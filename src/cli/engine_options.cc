@@ -29,6 +29,7 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
                              "there are decoding streams, at least {}, so they slow at most about 2x while a prompt "
                              "arrives; N; or 0 = up to the step budget",
                              kMinPrefillTokensWithDecodes));
+  add_spec_options(app, o.spec);
 }
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
@@ -51,6 +52,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   }
   c.scheduler.max_batched_tokens = o.max_batched_tokens.value_or(kDefaultMaxBatchedTokens);
   if (c.scheduler.max_batched_tokens < 1) return make_error("invalid option: --max-batched-tokens must be at least 1");
+  if (Status spec = apply_spec_options(o.spec, c); !spec.ok()) return spec;
   c.max_queue = o.max_queue.value_or(4096);
   if (c.max_queue < 1) return make_error("invalid option: --max-queue must be at least 1");
   const int32_t block_size = o.block_size.value_or(config.kv_cache.page_size);
@@ -94,10 +96,10 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "
-               "prompt tokens per step while decoding), prefix cache %s\n",
+               "prompt tokens per step while decoding), prefix cache %s, speculative decoding %s\n",
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
                c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(),
-               c.kv.enable_prefix_cache ? "on" : "off");
+               c.kv.enable_prefix_cache ? "on" : "off", describe_spec(c).c_str());
 }
 
 }  // namespace pagoda::cli

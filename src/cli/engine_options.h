@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/spec_options.h"
 #include "core/config.h"
 #include "engine/engine_config.h"
 #include "engine/kv_pool_plan.h"
@@ -25,6 +26,7 @@ struct EngineCliOptions {
   bool no_prefix_cache = false;
   bool no_chunked_prefill = false;
   std::string max_prefill_with_decodes = "auto";  // SchedulerConfig::max_prefill_tokens_with_decodes
+  SpecCliOptions spec;
 };
 
 // Tokens per step unless told otherwise: on 2 cores a step of 128 tokens of a 1B model takes a few seconds

@@ -13,6 +13,7 @@
 #include "cli/common_options.h"
 #include "cli/model_loading.h"
 #include "cli/parallel_setup.h"
+#include "cli/spec_options.h"
 #include "engine/engine.h"
 #include "loader/loaded_model.h"
 #include "kernels/kernels.h"
@@ -43,6 +44,7 @@ struct RunOptions {
   }();
   std::optional<uint64_t> seed;
   std::string logits_out;  // every step's logits row before sampling, raw little-endian f32, appended
+  SpecCliOptions spec;
 };
 
 int run(const RunOptions& o) {
@@ -89,8 +91,9 @@ int run(const RunOptions& o) {
   Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   const int32_t block_size = config->kv_cache.page_size;
-  const EngineConfig ec =
+  EngineConfig ec =
       single_sequence_engine_config(run_seq_len, block_size, *kv_dtype, kRunPromptTokensPerStep, num_threads);
+  if (Status spec = apply_spec_options(o.spec, ec); !spec.ok()) return report_error(spec.message());
   const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc.kv_shape(), block_size, ec.kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
   if (kv_bytes > ram_bytes / 2)
@@ -142,6 +145,13 @@ int run(const RunOptions& o) {
                  last.num_prompt_tokens, last.num_output_tokens,
                  std::string(finish_reason_name(last.finish_reason)).c_str(), t.prefill_s() * 1e3, t.ttft_s() * 1e3,
                  tpot_s * 1e3, tpot_s > 0.0 ? 1.0 / tpot_s : 0.0);
+    const EngineStats stats = (*engine)->stats();
+    if (stats.spec_num_drafts > 0)
+      std::fprintf(stderr, "speculative: %lld of %lld drafts accepted (%.1f %%), %.2f tokens per verifying step\n",
+                   static_cast<long long>(stats.spec_num_accepted_tokens),
+                   static_cast<long long>(stats.spec_num_draft_tokens),
+                   100.0 * double(stats.spec_num_accepted_tokens) / double(stats.spec_num_draft_tokens),
+                   1.0 + double(stats.spec_num_accepted_tokens) / double(stats.spec_num_drafts));
     const std::string comm = parallel->communication_summary(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (!comm.empty()) std::fprintf(stderr, "%s\n", comm.c_str());
@@ -165,6 +175,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--repeat-penalty", s.repetition_penalty, "repetition penalty; 1 = off")->capture_default_str();
   cmd->add_option("--presence-penalty", s.presence_penalty, "presence penalty")->capture_default_str();
   cmd->add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty")->capture_default_str();
+  add_spec_options(*cmd, options->spec);
   cmd->add_option("--seed", options->seed, "random seed (default: random)");
   cmd->add_option("--stop", s.stop, "stop string (repeatable)");
   cmd->add_option("--logits-out", options->logits_out,

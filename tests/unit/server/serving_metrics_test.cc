@@ -44,5 +44,23 @@ TEST(ServingMetricsTest, AFinishedRequestFillsEveryHistogram) {
                               "enable_prefix_caching=\"True\",num_gpu_blocks=\"64\"} 1\n"));
 }
 
+TEST(ServingMetricsTest, SpeculativeDecodingCountersAppearUnderVllmsNamesOnlyWhenItIsOn) {
+  ServingMetrics m("tiny");
+  CacheConfigInfo cache{16, "f32", true, 64};
+  EngineStats off;
+  EXPECT_THAT(m.render(off, cache), ::testing::Not(HasSubstr("spec_decode")));
+  EngineStats s;
+  s.spec_num_drafts = 10;
+  s.spec_num_draft_tokens = 30;
+  s.spec_num_accepted_tokens = 12;
+  s.spec_num_accepted_tokens_per_pos = {7, 4, 1};
+  const std::string text = m.render(s, cache);
+  EXPECT_EQ(sample(text, "pagoda:spec_decode_num_drafts_total{model_name=\"tiny\"}"), 10.0);
+  EXPECT_EQ(sample(text, "pagoda:spec_decode_num_draft_tokens_total{model_name=\"tiny\"}"), 30.0);
+  EXPECT_EQ(sample(text, "pagoda:spec_decode_num_accepted_tokens_total{model_name=\"tiny\"}"), 12.0);
+  EXPECT_EQ(sample(text, "pagoda:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"tiny\",position=\"0\"}"), 7.0);
+  EXPECT_EQ(sample(text, "pagoda:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"tiny\",position=\"2\"}"), 1.0);
+}
+
 }  // namespace
 }  // namespace pagoda::server
