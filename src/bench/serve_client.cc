@@ -250,6 +250,28 @@ asio::awaitable<void> send_one(RunState& state, size_t idx) {
 
 }  // namespace
 
+Result<std::string> fetch_text(const ServeTarget& target, const std::string& path, double timeout_s) {
+  try {
+    asio::io_context ioc(1);
+    tcp::resolver resolver(ioc);
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s)));
+    stream.connect(resolver.resolve(target.host, target.port));
+    http::request<http::empty_body> req{http::verb::get, target.path_prefix + path, 11};
+    req.set(http::field::host, target.host);
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(stream, buffer, res);
+    error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    if (res.result_int() != 200) return make_error(fmt::format("GET {}: HTTP {}", path, res.result_int()));
+    return std::move(res.body());
+  } catch (const std::exception& e) {
+    return make_error(fmt::format("GET {}: {}", path, e.what()));
+  }
+}
+
 ServeRun run_serve_requests(const ServeClientOptions& options, std::span<const ServePrompt> prompts,
                             const std::function<void(int32_t, int32_t)>& on_done) {
   asio::io_context ioc(1);

@@ -46,6 +46,10 @@ struct ServeRun {
 ServeRun run_serve_requests(const ServeClientOptions& options, std::span<const ServePrompt> prompts,
                             const std::function<void(int32_t, int32_t)>& on_done);
 
+// The body of a plain GET of `path` under the target (e.g. "/metrics"). Errors: the connection, a status other
+// than 200, the timeout.
+Result<std::string> fetch_text(const ServeTarget& target, const std::string& path, double timeout_s);
+
 // The JSON body of one streamed request (exposed for tests).
 std::string serve_request_body(const ServeClientOptions& options, const ServePrompt& prompt);
 

@@ -20,6 +20,7 @@
 #include "bench/serve_dataset.h"
 #include "bench/serve_html_report.h"
 #include "bench/serve_report.h"
+#include "bench/spec_metrics.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
 #include "format/gguf_reader.h"
@@ -159,6 +160,12 @@ int bench_serve(const ServeCliOptions& o) {
                o.num_prompts, o.base_url.c_str(), o.endpoint.c_str(), o.request_rate.c_str(), o.burstiness,
                o.max_concurrency > 0 ? fmt::format(", at most {} at once", o.max_concurrency).c_str() : "",
                o.dataset.c_str());
+  // The server's speculative decoding counters before and after the run (when its /metrics has them).
+  auto spec_counters = [&]() -> std::optional<bench::SpecDecodeCounters> {
+    Result<std::string> text = bench::fetch_text(*target, "/metrics", 10.0);
+    return text.ok() ? bench::parse_spec_decode_counters(*text) : std::nullopt;
+  };
+  const std::optional<bench::SpecDecodeCounters> spec_before = spec_counters();
   Progress progress("bench serve");
   const bench::ServeRun run = bench::run_serve_requests(
       client, *prompts, [&](int32_t done, int32_t total) { progress.update(done, total, "requests"); });
@@ -174,6 +181,10 @@ int bench_serve(const ServeCliOptions& o) {
     }
   }
   std::printf("%s", bench::format_serve_report(info, metrics).c_str());
+  if (spec_before) {
+    if (const std::optional<bench::SpecDecodeCounters> spec_after = spec_counters())
+      std::printf("%s (from the server's /metrics)\n", bench::describe_spec_decode(*spec_before, *spec_after).c_str());
+  }
   if (o.json_path) {
     json_out << bench::serve_report_json(info, metrics, run.records);
     if (!json_out.flush()) return report_error(fmt::format("{}: write failed (--json)", *o.json_path));

@@ -71,8 +71,9 @@ class Scheduler {
   // token that ends it ends it there: the tokens after it are dropped).
   std::vector<SeqEvent>& update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
 
-  // What the last step cost (its tokens and wall time), for the step-cost model behind the adaptive draft length.
-  void record_step(int32_t num_tokens, double duration_us) { step_cost_.record(num_tokens, duration_us); }
+  // What the last step cost (its tokens, and the loop thread's CPU time), for the step-cost model behind the
+  // adaptive draft length.
+  void record_step(int32_t num_tokens, double cost_us) { step_cost_.record(num_tokens, cost_us); }
   const StepCostModel& step_cost() const { return step_cost_; }
 
   // The sequence of a request still held, or nullptr.

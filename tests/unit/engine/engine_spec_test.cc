@@ -107,7 +107,9 @@ TEST_F(EngineSpecTest, GreedyTextAloneAndInABatchOf16IsTheTextWithoutSpeculation
   int64_t sum = 0;
   for (size_t j = 0; j < 5; ++j) {
     sum += s.spec_num_accepted_tokens_per_pos[j];
-    if (j > 0) EXPECT_LE(s.spec_num_accepted_tokens_per_pos[j], s.spec_num_accepted_tokens_per_pos[j - 1]);
+    if (j > 0) {
+      EXPECT_LE(s.spec_num_accepted_tokens_per_pos[j], s.spec_num_accepted_tokens_per_pos[j - 1]);
+    }
   }
   EXPECT_EQ(sum, s.spec_num_accepted_tokens);
   // Every token counted once, however many a step gave (the requests ran alone, then as a batch).
