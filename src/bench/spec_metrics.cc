@@ -52,9 +52,9 @@ std::string describe_spec_decode(const SpecDecodeCounters& before, const SpecDec
   const double draft_tokens = after.num_draft_tokens - before.num_draft_tokens;
   const double accepted = after.num_accepted_tokens - before.num_accepted_tokens;
   if (draft_tokens <= 0) return "speculative decoding: no drafts verified during the run";
-  return fmt::format("speculative decoding: {:.0f} of {:.0f} drafts accepted ({:.1f} %), {:.2f} tokens per verifying step",
-                     accepted, draft_tokens, 100.0 * accepted / draft_tokens,
-                     drafts > 0 ? 1.0 + accepted / drafts : 0.0);
+  return fmt::format(
+      "speculative decoding: {:.0f} of {:.0f} drafts accepted ({:.1f} %), {:.2f} tokens per verifying step", accepted,
+      draft_tokens, 100.0 * accepted / draft_tokens, drafts > 0 ? 1.0 + accepted / drafts : 0.0);
 }
 
 }  // namespace pagoda::bench

@@ -11,7 +11,7 @@
 namespace pagoda::bench {
 
 struct SpecDecodeCounters {
-  double num_drafts = 0;         // sequence-steps that verified drafts
+  double num_drafts = 0;  // sequence-steps that verified drafts
   double num_draft_tokens = 0;
   double num_accepted_tokens = 0;
 };

@@ -30,9 +30,10 @@ Status apply_spec_options(const SpecCliOptions& o, EngineConfig& c) {
   if (o.num_tokens < 1 || o.num_tokens > 64)
     return make_error(fmt::format("invalid option: --spec-tokens must be in [1, 64], got {}", o.num_tokens));
   if (o.ngram_min < 1 || o.ngram_min > o.ngram_max || o.ngram_max > 64)
-    return make_error(fmt::format("invalid option: n-gram sizes must satisfy 1 <= --spec-ngram-min <= "
-                                  "--spec-ngram-max <= 64, got {} and {}",
-                                  o.ngram_min, o.ngram_max));
+    return make_error(
+        fmt::format("invalid option: n-gram sizes must satisfy 1 <= --spec-ngram-min <= "
+                    "--spec-ngram-max <= 64, got {} and {}",
+                    o.ngram_min, o.ngram_max));
   c.spec.method = SpecMethod::kNgram;
   c.spec.ngram_min = o.ngram_min;
   c.spec.ngram_max = o.ngram_max;

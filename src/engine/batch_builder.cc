@@ -40,9 +40,10 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
     const Sequence& seq = *s.seq;
     const BlockTable& table = seq.kv.block_table;
     seq_starts_[size_t(i)] = t;
-    PAGODA_CHECK(s.num_draft_tokens == int32_t(seq.draft_tokens.size()) &&
-                     (s.num_draft_tokens == 0 || s.first_pos + s.num_new_tokens == seq.num_tokens() + s.num_draft_tokens),
-                 "request {}: {} drafts scheduled, {} held", seq.request_id, s.num_draft_tokens, seq.draft_tokens.size());
+    PAGODA_CHECK(
+        s.num_draft_tokens == int32_t(seq.draft_tokens.size()) &&
+            (s.num_draft_tokens == 0 || s.first_pos + s.num_new_tokens == seq.num_tokens() + s.num_draft_tokens),
+        "request {}: {} drafts scheduled, {} held", seq.request_id, s.num_draft_tokens, seq.draft_tokens.size());
     for (int32_t j = 0; j < s.num_new_tokens; ++j, ++t) {
       const Pos pos = s.first_pos + j;
       // Past the sequence's tokens come the drafts it verifies this step.

@@ -25,8 +25,8 @@ class DraftVerifier {
   int32_t verify(Sequence& seq, const LogitsView& logits, int32_t first_row, std::vector<SampledToken>& sampled);
 
  private:
-  std::vector<float> raw_row_;      // f32 [vocab]: a row before sampling changed it
-  std::vector<TokenId> output_;     // the sequence's output, then the drafts accepted so far
+  std::vector<float> raw_row_;   // f32 [vocab]: a row before sampling changed it
+  std::vector<TokenId> output_;  // the sequence's output, then the drafts accepted so far
 };
 
 }  // namespace pagoda

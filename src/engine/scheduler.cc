@@ -216,9 +216,9 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
       if (max_drafts > 0) drafter_->propose(seq->tokens, max_drafts, seq->draft_tokens);
       if (config_.adaptive_num_speculative_tokens && !seq->draft_tokens.empty()) {
-        const int32_t k = best_num_drafts(seq->spec_acceptance.rate(),
-                                          step_cost_.marginal_cost(int32_t(running_.size())),
-                                          int32_t(seq->draft_tokens.size()));
+        const int32_t k =
+            best_num_drafts(seq->spec_acceptance.rate(), step_cost_.marginal_cost(int32_t(running_.size())),
+                            int32_t(seq->draft_tokens.size()));
         if (k == 0) seq->shadow_draft = seq->draft_tokens.front();
         seq->draft_tokens.resize(size_t(k));
       }
@@ -242,8 +242,7 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
       allocated = kv_.allocate_slots(seq->kv, n);
     }
     if (preempted_self) continue;  // running_[i] is now the next sequence
-    plan.seqs.push_back(
-        ScheduledSeq{seq, first_pos, n + num_drafts, first_pos + n == seq->num_tokens(), num_drafts});
+    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n + num_drafts, first_pos + n == seq->num_tokens(), num_drafts});
     plan.num_batched_tokens += n + num_drafts;
     plan.num_draft_tokens += num_drafts;
     budget -= n + num_drafts;
@@ -308,11 +307,12 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
     size_t end = i + 1;
     while (end < sampled.size() && sampled[end].seq == &seq) ++end;
     const bool verified_drafts = !seq.draft_tokens.empty();
-    PAGODA_CHECK(seq.status == SeqStatus::kRunning &&
-                     (verified_drafts ? end - i <= seq.draft_tokens.size() + 1 &&
-                                            seq.kv.num_computed_tokens == seq.num_tokens() + int32_t(seq.draft_tokens.size())
-                                      : end - i == 1 && seq.num_uncomputed_tokens() == 0),
-                 "request {} sampled {} tokens it was not scheduled to sample", seq.request_id, end - i);
+    PAGODA_CHECK(
+        seq.status == SeqStatus::kRunning &&
+            (verified_drafts ? end - i <= seq.draft_tokens.size() + 1 &&
+                                   seq.kv.num_computed_tokens == seq.num_tokens() + int32_t(seq.draft_tokens.size())
+                             : end - i == 1 && seq.num_uncomputed_tokens() == 0),
+        "request {} sampled {} tokens it was not scheduled to sample", seq.request_id, end - i);
     if (verified_drafts) {
       seq.spec_acceptance.record(int32_t(seq.draft_tokens.size()), int32_t(end - i) - 1);
     } else if (seq.shadow_draft >= 0) {

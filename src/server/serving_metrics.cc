@@ -84,14 +84,13 @@ std::string ServingMetrics::render(const EngineStats& s, const CacheConfigInfo& 
   p.counter("pagoda:generation_tokens_total", "Number of generation tokens processed.", double(s.num_generation_tokens),
             model);
   if (!s.spec_num_accepted_tokens_per_pos.empty()) {  // speculative decoding is on (vLLM's spec_decode_* names)
-    p.counter("pagoda:spec_decode_num_drafts_total", "Number of spec decoding drafts (sequence-steps verifying drafts).",
-              double(s.spec_num_drafts), model);
+    p.counter("pagoda:spec_decode_num_drafts_total",
+              "Number of spec decoding drafts (sequence-steps verifying drafts).", double(s.spec_num_drafts), model);
     p.counter("pagoda:spec_decode_num_draft_tokens_total", "Number of draft tokens.", double(s.spec_num_draft_tokens),
               model);
     p.counter("pagoda:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.",
               double(s.spec_num_accepted_tokens), model);
-    p.family("pagoda:spec_decode_num_accepted_tokens_per_pos_total", "counter",
-             "Accepted tokens per draft position.");
+    p.family("pagoda:spec_decode_num_accepted_tokens_per_pos_total", "counter", "Accepted tokens per draft position.");
     for (size_t j = 0; j < s.spec_num_accepted_tokens_per_pos.size(); ++j)
       p.sample("pagoda:spec_decode_num_accepted_tokens_per_pos_total", double(s.spec_num_accepted_tokens_per_pos[j]),
                {{"model_name", model_name_}, {"position", std::to_string(j)}});

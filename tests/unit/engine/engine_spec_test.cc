@@ -87,7 +87,7 @@ TEST_F(EngineSpecTest, GreedyTextAloneAndInABatchOf16IsTheTextWithoutSpeculation
   ASSERT_TRUE(plain && spec);
   const std::vector<GenerateRequest> requests = mixed_requests();
   const std::vector<RequestOutput> reference = run_batch(*plain, requests);
-  for (size_t i = 0; i < requests.size(); ++i) {
+  for (size_t i = 0; i < 6; ++i) {  // each prompt once (they repeat with period 6), to keep the test cheap
     const std::vector<RequestOutput> alone = run_batch(*spec, {requests[i]});
     EXPECT_EQ(alone[0].new_tokens, reference[i].new_tokens) << "request " << i << " alone";
     EXPECT_EQ(alone[0].text, reference[i].text) << "request " << i << " alone";
@@ -112,8 +112,10 @@ TEST_F(EngineSpecTest, GreedyTextAloneAndInABatchOf16IsTheTextWithoutSpeculation
     }
   }
   EXPECT_EQ(sum, s.spec_num_accepted_tokens);
-  // Every token counted once, however many a step gave (the requests ran alone, then as a batch).
-  EXPECT_EQ(s.num_generation_tokens, plain->stats().num_generation_tokens * 2);
+  // Every token counted once, however many a step gave (six requests ran alone, then all as a batch).
+  int64_t num_alone = 0;
+  for (size_t i = 0; i < 6; ++i) num_alone += int64_t(reference[i].new_tokens.size());
+  EXPECT_EQ(s.num_generation_tokens, plain->stats().num_generation_tokens + num_alone);
   EXPECT_EQ(s.kv.num_used_blocks, 0);
   EXPECT_EQ(s.num_running, 0);
 }

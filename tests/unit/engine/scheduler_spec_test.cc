@@ -61,7 +61,8 @@ class SchedulerSpecTest : public ::testing::Test {
   }
   // A verifying step's tokens for `seq`: its first `num_accepted` drafts, then `last`.
   static void accept(std::vector<SampledToken>& out, Sequence* seq, int32_t num_accepted, TokenId last) {
-    for (int32_t j = 0; j < num_accepted; ++j) out.push_back(SampledToken{seq, seq->draft_tokens[size_t(j)], {}, {}, false});
+    for (int32_t j = 0; j < num_accepted; ++j)
+      out.push_back(SampledToken{seq, seq->draft_tokens[size_t(j)], {}, {}, false});
     out.push_back(SampledToken{seq, last, {}, {}, false});
   }
 

@@ -10,10 +10,10 @@ namespace pagoda {
 namespace {
 
 TEST(BestNumDrafts, WorkedExamples) {
-  EXPECT_EQ(best_num_drafts(0.0, 0.1, 8), 0);   // never accepted: never worth it
-  EXPECT_EQ(best_num_drafts(0.6, 0.0, 8), 8);   // free tokens: as many as allowed
-  EXPECT_EQ(best_num_drafts(1.0, 0.9, 5), 5);   // always accepted, each token cheaper than a step
-  EXPECT_EQ(best_num_drafts(0.5, 0.5, 8), 0);   // k = 1: 1.5 tokens for 1.5 steps, a tie: no speculation
+  EXPECT_EQ(best_num_drafts(0.0, 0.1, 8), 0);  // never accepted: never worth it
+  EXPECT_EQ(best_num_drafts(0.6, 0.0, 8), 8);  // free tokens: as many as allowed
+  EXPECT_EQ(best_num_drafts(1.0, 0.9, 5), 5);  // always accepted, each token cheaper than a step
+  EXPECT_EQ(best_num_drafts(0.5, 0.5, 8), 0);  // k = 1: 1.5 tokens for 1.5 steps, a tie: no speculation
   // a = 0.8, c = 0.25: E/cost = 1.44, 1.627, 1.687, 1.681 for k = 1..4.
   EXPECT_EQ(best_num_drafts(0.8, 0.25, 8), 3);
   EXPECT_EQ(best_num_drafts(0.8, 0.25, 2), 2);  // capped
