@@ -5,8 +5,8 @@
 # the greedy tokens are identical (it exits non-zero when not), the acceptance rate and the tokens per decode step.
 # The machine is shared and noisy: only the ratios mean much, and only from one run of this script.
 # Usage: scripts/bench/spec_decode.sh [MODEL.gguf] [THREADS]
-#   env: PAGODA (the binary), K (drafts per step, default 4), GEN (tokens per request, default 256), ROUNDS (5),
-#   NGRAM_MIN / NGRAM_MAX (1 / 4)
+#   env: PAGODA (the binary), K (drafts per step at most, default 4), GEN (tokens per request, default 256),
+#   ROUNDS (5), NGRAM_MIN / NGRAM_MAX (1 / 4), FIXED=1 (--spec-fixed: every draft found, no adaptive length)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 model=${1:-$root/assets/models/stories260K/stories260K.gguf}
@@ -25,5 +25,6 @@ echo "   CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ */
 for prompt in "${prompts[@]}"; do
   echo "-- prompt: $prompt"
   "$P" bench latency -m "$model" --threads "$threads" --prompt "$prompt" --gen "$gen" --spec ngram --spec-tokens "$k" \
-    --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds"
+    --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds" \
+    ${FIXED:+--spec-fixed}
 done
