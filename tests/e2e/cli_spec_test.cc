@@ -1,0 +1,75 @@
+// Speculative decoding through the real binary: `pagoda run --spec ngram` (fixed and adaptive draft length)
+// prints the greedy golden story and its acceptance; a server started with --spec ngram gives the same
+// completion as one without and counts its drafts under vLLM's metric names; bad --spec values are clear errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+#include "server_process.h"
+
+namespace pagoda::e2e {
+namespace {
+
+using ::testing::HasSubstr;
+using json = nlohmann::json;
+
+std::string greedy_story(const std::vector<std::string>& extra_flags, std::string* err = nullptr) {
+  std::vector<std::string> args = {"run", "-p", "Once upon a time", "-n", "196", "--temp", "0"};
+  args.insert(args.end(), extra_flags.begin(), extra_flags.end());
+  ProcessResult r = run_pagoda(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  if (err != nullptr) *err = r.err;
+  return r.out;
+}
+
+TEST(CliSpecTest, RunWithNgramDraftsPrintsThePlainGreedyStory) {
+  const std::string plain = greedy_story({});
+  ASSERT_GT(plain.size(), 200u);
+  std::string err;
+  EXPECT_EQ(greedy_story({"--spec", "ngram", "--spec-fixed", "--spec-tokens", "4"}, &err), plain);
+  EXPECT_THAT(err, HasSubstr("speculative: "));  // drafts were verified and the acceptance reported
+  EXPECT_EQ(greedy_story({"--spec", "ngram"}), plain);  // adaptive length
+}
+
+TEST(CliSpecTest, BadSpecFlagsAreClearErrors) {
+  ProcessResult r = run_pagoda({"run", "-p", "x", "--spec", "eagle"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--spec must be none or ngram"));
+  r = run_pagoda({"run", "-p", "x", "--spec", "ngram", "--spec-tokens", "100"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--spec-tokens must be in [1, 64]"));
+  r = run_pagoda({"run", "-p", "x", "--spec", "ngram", "--spec-ngram-min", "3", "--spec-ngram-max", "2"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--spec-ngram-min"));
+}
+
+TEST(CliSpecTest, AServerWithNgramDraftsAnswersAsWithoutAndCountsItsDrafts) {
+  const std::string body = R"({"prompt": "Once upon a time", "max_tokens": 196, "temperature": 0})";
+  ServerProcess plain({});
+  ASSERT_TRUE(plain.started()) << plain.log();
+  const HttpReply a = http_request(plain.port(), "POST", "/v1/completions", body);
+  ASSERT_EQ(a.status, 200) << a.body;
+  ServerProcess spec({"--spec", "ngram", "--spec-fixed"});
+  ASSERT_TRUE(spec.started()) << spec.log();
+  EXPECT_THAT(spec.log(), HasSubstr("speculative decoding ngram, up to 4 tokens (fixed)"));
+  const HttpReply b = http_request(spec.port(), "POST", "/v1/completions", body);
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(json::parse(b.body)["choices"][0]["text"], json::parse(a.body)["choices"][0]["text"]);
+  const std::string name = json::parse(http_request(spec.port(), "GET", "/v1/models").body)["data"][0]["id"];
+  const std::string m = metrics(spec);
+  const std::optional<double> drafts =
+      metric_value(m, "pagoda:spec_decode_num_draft_tokens_total{model_name=\"" + name + "\"}");
+  const std::optional<double> accepted =
+      metric_value(m, "pagoda:spec_decode_num_accepted_tokens_total{model_name=\"" + name + "\"}");
+  ASSERT_TRUE(drafts && accepted) << m;
+  EXPECT_GT(*drafts, 0.0);
+  EXPECT_GT(*accepted, 0.0);
+  EXPECT_LE(*accepted, *drafts);
+  EXPECT_TRUE(metric_value(m, "pagoda:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"" + name +
+                                  "\",position=\"0\"}"));
+  EXPECT_FALSE(metric_value(metrics(plain), "pagoda:spec_decode_num_draft_tokens_total"));
+}
+
+}  // namespace
+}  // namespace pagoda::e2e
