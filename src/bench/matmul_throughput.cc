@@ -25,8 +25,9 @@ double measure_matmul_gflops(ThreadPool& pool, const kernels::KernelTable& kerne
     pool.run([&](int32_t t) {
       const int64_t lo = std::min(num_out, slice * t), hi = std::min(num_out, lo + slice);
       if (hi > lo)
-        kernels.matmul_f32(w.data() + lo * num_in, x.data(), y.data() + size_t(t * num_tokens * slice), hi - lo, num_in,
-                           num_tokens);
+        kernels.matmul_for(DType::kF32)
+            .f32(w.data() + lo * num_in, x.data(), y.data() + size_t(t * num_tokens * slice), hi - lo, num_in,
+                 num_tokens);
     });
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (rep > 0) best_s = std::min(best_s, s);

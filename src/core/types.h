@@ -32,6 +32,7 @@ enum class DType : uint8_t {
   kInt8x8,     // the same from kInt8 (quant/row_int8x8.h; rows of a multiple of 4 values)
   kAwqInt4x8,  // the same from any kAwqInt4G* (quant/block_awq_int4x8.h; 19 bytes per 32 values)
 };
+inline constexpr size_t kNumDTypes = size_t(DType::kAwqInt4x8) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
 // The in-memory 8-row interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8).

@@ -1,97 +1,115 @@
-// Chooses the kernel table once per process: cpuid (via the compiler's __builtin_cpu_supports) decides,
-// and PAGODA_ISA=scalar|avx2 pins a choice for tests and comparisons.
+// Chooses the kernel tables: which levels this CPU runs (cpu_features.h), which kernel sets each level layers
+// (kernel_registry.h), and the one table a process uses (best_kernels, which PAGODA_ISA may pin to a level).
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <string>
+#include <vector>
 
-#include "kernels/avx2/avx2_kernels.h"
+#include "core/check.h"
+#include "kernels/cpu_features.h"
+#include "kernels/kernel_registry.h"
 #include "kernels/kernels.h"
-#include "kernels/ref/ref_kernels.h"
-#include "quant/row_int8.h"
 
 namespace pagoda::kernels {
 namespace {
 
-// Designated initializers, so that a new KernelTable field cannot silently shift the others.
-constexpr KernelTable kScalarTable{
-    .isa = Isa::kScalar,
-    .matmul_f32 = ref::matmul_f32,
-    .matmul_f16 = ref::matmul_f16,
-    .matmul_bf16 = ref::matmul_bf16,
-    .matmul_q8_0 = ref::matmul_q8_0,
-    .matmul_q4_0 = ref::matmul_q4_0,
-    .matmul_q8_0_q8_0 = ref::matmul_q8_0_q8_0,
-    .matmul_q4_0_q8_0 = ref::matmul_q4_0_q8_0,
-    .matmul_q4_0x8 = ref::matmul_q4_0x8,
-    .matmul_q4_0x8_q8_0 = ref::matmul_q4_0x8_q8_0,
-    .matmul_q8_0x8 = ref::matmul_q8_0x8,
-    .matmul_q8_0x8_q8_0 = ref::matmul_q8_0x8_q8_0,
-    .quantize_row_q8_0 = quant::quantize_row_q8_0,
-    .matmul_int8 = ref::matmul_int8,
-    .matmul_int8_int8 = ref::matmul_int8_int8,
-    .matmul_int8x8 = ref::matmul_int8x8,
-    .matmul_int8x8_int8 = ref::matmul_int8x8_int8,
-    .quantize_row_int8 = quant::quantize_int8_values,
-    .matmul_awq_int4_g32 = ref::matmul_awq_int4_g32,
-    .matmul_awq_int4_g64 = ref::matmul_awq_int4_g64,
-    .matmul_awq_int4_g128 = ref::matmul_awq_int4_g128,
-    .matmul_awq_int4_g32_q8_0 = ref::matmul_awq_int4_g32_q8_0,
-    .matmul_awq_int4_g64_q8_0 = ref::matmul_awq_int4_g64_q8_0,
-    .matmul_awq_int4_g128_q8_0 = ref::matmul_awq_int4_g128_q8_0,
-    .matmul_awq_int4x8 = ref::matmul_awq_int4x8,
-    .matmul_awq_int4x8_q8_0 = ref::matmul_awq_int4x8_q8_0,
-    .rmsnorm = ref::rmsnorm,
-    .rmsnorm_q8_0 = ref::rmsnorm_q8_0,
-    .dot = ref::dot,
-    .axpy = ref::axpy,
-    .silu_mul = ref::silu_mul,
-    .paged_attention = ref::paged_attention,
-};
+constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx};
 
-constexpr KernelTable kAvx2Table{
-    .isa = Isa::kAvx2,
-    .matmul_f32 = avx2::matmul_f32,
-    .matmul_f16 = avx2::matmul_f16,
-    .matmul_bf16 = avx2::matmul_bf16,
-    .matmul_q8_0 = avx2::matmul_q8_0,
-    .matmul_q4_0 = avx2::matmul_q4_0,
-    .matmul_q8_0_q8_0 = avx2::matmul_q8_0_q8_0,
-    .matmul_q4_0_q8_0 = avx2::matmul_q4_0_q8_0,
-    .matmul_q4_0x8 = avx2::matmul_q4_0x8,
-    .matmul_q4_0x8_q8_0 = avx2::matmul_q4_0x8_q8_0,
-    .matmul_q8_0x8 = avx2::matmul_q8_0x8,
-    .matmul_q8_0x8_q8_0 = avx2::matmul_q8_0x8_q8_0,
-    .quantize_row_q8_0 = avx2::quantize_row_q8_0,
-    .matmul_int8 = avx2::matmul_int8,
-    .matmul_int8_int8 = avx2::matmul_int8_int8,
-    .matmul_int8x8 = avx2::matmul_int8x8,
-    .matmul_int8x8_int8 = avx2::matmul_int8x8_int8,
-    .quantize_row_int8 = avx2::quantize_row_int8,
-    .matmul_awq_int4_g32 = avx2::matmul_awq_int4_g32,
-    .matmul_awq_int4_g64 = avx2::matmul_awq_int4_g64,
-    .matmul_awq_int4_g128 = avx2::matmul_awq_int4_g128,
-    .matmul_awq_int4_g32_q8_0 = avx2::matmul_awq_int4_g32_q8_0,
-    .matmul_awq_int4_g64_q8_0 = avx2::matmul_awq_int4_g64_q8_0,
-    .matmul_awq_int4_g128_q8_0 = avx2::matmul_awq_int4_g128_q8_0,
-    .matmul_awq_int4x8 = avx2::matmul_awq_int4x8,
-    .matmul_awq_int4x8_q8_0 = avx2::matmul_awq_int4x8_q8_0,
-    .rmsnorm = avx2::rmsnorm,
-    .rmsnorm_q8_0 = avx2::rmsnorm_q8_0,
-    .dot = avx2::dot,
-    .axpy = avx2::axpy,
-    .silu_mul = avx2::silu_mul,
-    .paged_attention = avx2::paged_attention,
-};
+bool has_avx2(const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.os_ymm; }
+// What the avx_vnni_evex and avx512 sets are compiled for (-mavx512f/bw/vl/dq/vnni).
+bool has_avx512_vnni(const CpuFeatures& f) {
+  return has_avx2(f) && f.os_zmm && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_vnni;
+}
+
+// Why a level cannot run here, or empty when it can.
+std::string unavailable_reason(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  switch (isa) {
+    case Isa::kScalar: return {};
+    case Isa::kAvx2: return has_avx2(f) ? std::string() : "needs AVX2, FMA and F16C";
+    case Isa::kAvxVnni:
+      return has_avx2(f) && (f.avx_vnni || has_avx512_vnni(f)) ? std::string()
+                                                               : "needs AVX-VNNI or AVX512-VL with VNNI";
+    case Isa::kAvx512: return has_avx512_vnni(f) ? std::string() : "needs AVX-512 F/BW/VL/DQ with VNNI";
+    case Isa::kAmx: return "this build has no AMX kernels yet";
+  }
+  return "unknown level";
+}
+
+// The kernel sets of a level, earliest first; a later one overrides what it provides.
+std::vector<KernelSet> kernel_sets(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  std::vector<KernelSet> sets{KernelSet::kRef};
+  if (isa >= Isa::kAvx2) sets.push_back(KernelSet::kAvx2);
+  if (isa == Isa::kAvxVnni) sets.push_back(f.avx_vnni ? KernelSet::kAvxVnni : KernelSet::kAvxVnniEvex);
+  if (isa >= Isa::kAvx512) {
+    sets.push_back(KernelSet::kAvxVnniEvex);
+    sets.push_back(KernelSet::kAvx512);
+    if (f.avx512_bf16) sets.push_back(KernelSet::kAvx512Bf16);
+  }
+  if (isa >= Isa::kAmx) sets.push_back(KernelSet::kAmx);
+  return sets;
+}
+
+template <class Fn>
+void overlay(Fn& dst, Fn src) {
+  if (src != nullptr) dst = src;
+}
+
+KernelTable build_table(Isa isa) {
+  KernelTable t;
+  t.isa = isa;
+  for (KernelSet set : kernel_sets(isa)) {
+    const VectorKernels& v = vector_kernels()[set];
+    overlay(t.quantize_row_q8_0, v.quantize_row_q8_0);
+    overlay(t.quantize_row_int8, v.quantize_row_int8);
+    overlay(t.rmsnorm, v.rmsnorm);
+    overlay(t.rmsnorm_q8_0, v.rmsnorm_q8_0);
+    overlay(t.dot, v.dot);
+    overlay(t.axpy, v.axpy);
+    overlay(t.silu_mul, v.silu_mul);
+    overlay(t.paged_attention, v.paged_attention);
+    for (const WeightTypeTraits& traits : weight_type_traits()) {
+      MatmulKernels& m = t.matmul[size_t(traits.dtype)];
+      overlay(m.f32, traits.kernels[set].f32);
+      overlay(m.q8_0, traits.kernels[set].q8_0);
+      overlay(m.int8, traits.kernels[set].int8);
+      if (traits.layouts[set][0].has_value()) t.layouts[size_t(traits.dtype)] = traits.layouts[set];
+    }
+  }
+  // A layout the table prefers must be one it can multiply (a registry mistake, caught by every test run).
+  for (const auto& layouts : t.layouts)
+    for (const std::optional<DType>& layout : layouts)
+      PAGODA_CHECK(!layout || t.matmul_for(*layout).f32 != nullptr, "the {} table prefers {} but has no kernel for it",
+                   isa_name(isa), dtype_name(*layout));
+  return t;
+}
+
+const KernelTable& table_of(Isa isa) {
+  static const std::vector<KernelTable> tables = [] {
+    std::vector<KernelTable> all;
+    for (Isa level : kAllIsas) all.push_back(build_table(level));
+    return all;
+  }();
+  return tables[size_t(isa)];
+}
 
 const KernelTable& choose() {
+  const Isa best = best_supported_isa();
   const char* pinned = std::getenv("PAGODA_ISA");
-  if (pinned != nullptr && *pinned != '\0') {
-    if (std::strcmp(pinned, "scalar") == 0) return kScalarTable;
-    if (std::strcmp(pinned, "avx2") == 0 && cpu_supports(Isa::kAvx2)) return kAvx2Table;
-    std::fprintf(stderr, "pagoda: PAGODA_ISA=%s is not available on this CPU (use scalar or avx2); using %s\n", pinned,
-                 cpu_supports(Isa::kAvx2) ? "avx2" : "scalar");
+  if (pinned == nullptr || *pinned == '\0') return table_of(best);
+  const std::optional<Isa> wanted = parse_isa(pinned);
+  if (!wanted) {
+    std::fprintf(stderr, "pagoda: PAGODA_ISA=%s is not a level (scalar, avx2, avx_vnni, avx512, amx); using %s\n",
+                 pinned, isa_name(best).data());
+    return table_of(best);
   }
-  return cpu_supports(Isa::kAvx2) ? kAvx2Table : kScalarTable;
+  if (const std::string why = unavailable_reason(*wanted); !why.empty()) {
+    std::fprintf(stderr, "pagoda: PAGODA_ISA=%s is not available here (%s); using %s\n", pinned, why.c_str(),
+                 isa_name(best).data());
+    return table_of(best);
+  }
+  return table_of(*wanted);
 }
 
 }  // namespace
@@ -100,27 +118,38 @@ std::string_view isa_name(Isa isa) {
   switch (isa) {
     case Isa::kScalar: return "scalar";
     case Isa::kAvx2: return "avx2";
+    case Isa::kAvxVnni: return "avx_vnni";
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAmx: return "amx";
   }
   return "?";
 }
 
-bool cpu_supports(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-  }
-  return false;
+std::optional<Isa> parse_isa(std::string_view name) {
+  for (Isa isa : kAllIsas)
+    if (isa_name(isa) == name) return isa;
+  return std::nullopt;
 }
 
-const KernelTable* kernels_for(Isa isa) {
-  if (!cpu_supports(isa)) return nullptr;
-  return isa == Isa::kAvx2 ? &kAvx2Table : &kScalarTable;
+bool cpu_supports(Isa isa) { return unavailable_reason(isa).empty(); }
+
+Isa best_supported_isa() {
+  Isa best = Isa::kScalar;
+  for (Isa isa : kAllIsas)
+    if (cpu_supports(isa)) best = isa;
+  return best;
 }
+
+const KernelTable* kernels_for(Isa isa) { return cpu_supports(isa) ? &table_of(isa) : nullptr; }
 
 const KernelTable& best_kernels() {
   static const KernelTable& table = choose();  // chosen once; the table itself is immutable
   return table;
+}
+
+std::string isa_summary(const KernelTable& table) {
+  const std::string features = cpu_feature_names(cpu_features());
+  return std::string(isa_name(table.isa)) + " kernels (cpu: " + (features.empty() ? "no SIMD" : features) + ")";
 }
 
 }  // namespace pagoda::kernels

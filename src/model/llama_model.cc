@@ -72,23 +72,9 @@ void LlamaModel::tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadP
 }
 
 LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
-  switch (dtype) {
-    case DType::kF32: return {kernels_.matmul_f32, nullptr};
-    case DType::kF16: return {kernels_.matmul_f16, nullptr};
-    case DType::kBF16: return {kernels_.matmul_bf16, nullptr};
-    case DType::kQ8_0: return {kernels_.matmul_q8_0, kernels_.matmul_q8_0_q8_0};
-    case DType::kQ4_0: return {kernels_.matmul_q4_0, kernels_.matmul_q4_0_q8_0};
-    case DType::kQ4_0x8: return {kernels_.matmul_q4_0x8, kernels_.matmul_q4_0x8_q8_0};
-    case DType::kQ8_0x8: return {kernels_.matmul_q8_0x8, kernels_.matmul_q8_0x8_q8_0};
-    case DType::kInt8x8: return {kernels_.matmul_int8x8, nullptr};
-    case DType::kAwqInt4x8: return {kernels_.matmul_awq_int4x8, kernels_.matmul_awq_int4x8_q8_0};
-    case DType::kInt8: return {kernels_.matmul_int8, nullptr};
-    case DType::kAwqInt4G32: return {kernels_.matmul_awq_int4_g32, kernels_.matmul_awq_int4_g32_q8_0};
-    case DType::kAwqInt4G64: return {kernels_.matmul_awq_int4_g64, kernels_.matmul_awq_int4_g64_q8_0};
-    case DType::kAwqInt4G128: return {kernels_.matmul_awq_int4_g128, kernels_.matmul_awq_int4_g128_q8_0};
-  }
-  PAGODA_CHECK(false, "no matmul for dtype {}", int(dtype));
-  return {};
+  const kernels::MatmulKernels& k = kernels_.matmul_for(dtype);
+  PAGODA_CHECK(k.f32 != nullptr, "no matmul for dtype {}", dtype_name(dtype));
+  return {k.f32, k.q8_0};
 }
 
 // Decode and small batches split the output rows, so every thread streams its own part of the weights once
@@ -113,8 +99,7 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
   } else if ((w.dtype == DType::kInt8 || w.dtype == DType::kInt8x8) && num_tokens <= Workspace::kMaxRowSplitTokens) {
-    const kernels::MatmulInt8Fn int8_xq =
-        w.dtype == DType::kInt8x8 ? kernels_.matmul_int8x8_int8 : kernels_.matmul_int8_int8;
+    const kernels::MatmulInt8Fn int8_xq = kernels_.matmul_for(w.dtype).int8;
     PAGODA_CHECK(int64_t(ws.xq_int8.size()) >= num_tokens * w.num_cols);
     int8_t* xq = ws.xq_int8.data();
     float* x_scales = ws.xq_int8_scales.data();

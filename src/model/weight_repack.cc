@@ -46,34 +46,29 @@ void release_source_pages(const void* data, size_t bytes) {
   if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-bool repackable(const WeightView& w) {
-  if (w.data == nullptr) return false;  // a matrix another pipeline stage holds
-  if (w.num_rows % 8 != 0) return false;
-  if (w.dtype == DType::kInt8) return w.num_cols % 4 == 0;
-  if (w.dtype == DType::kAwqInt4G32 || w.dtype == DType::kAwqInt4G64 || w.dtype == DType::kAwqInt4G128) return true;
-  return (w.dtype == DType::kQ4_0 || w.dtype == DType::kQ8_0) && w.num_cols % 32 == 0;
-}
-
-// Bytes per row once repacked: the same as the file's for every layout but AWQ's (scales repeated per 32 values).
-int64_t repacked_row_bytes(const WeightView& w) {
-  return dtype_is_awq_int4(w.dtype) ? dtype_row_bytes(DType::kAwqInt4x8, w.num_cols) : w.row_bytes();
-}
+// Rows per group of an interleaved layout.
+int64_t group_rows(DType layout) { return dtype_is_row_interleaved(layout) ? 8 : 1; }
 
 }  // namespace
 
 int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights, bool drop_source_pages) {
-  if (kernels.matmul_q4_0x8_q8_0 == nullptr || kernels.matmul_q8_0x8_q8_0 == nullptr ||
-      kernels.matmul_int8x8_int8 == nullptr || kernels.matmul_awq_int4x8_q8_0 == nullptr)
-    return 0;
-  std::vector<WeightView*> views;
+  struct Repack {
+    WeightView* view;
+    DType layout;
+  };
+  std::vector<Repack> repacks;
+  auto consider = [&](WeightView* w) {
+    if (w->data == nullptr) return;  // a matrix another pipeline stage holds
+    const DType layout = preferred_layout(kernels, w->dtype, w->num_rows, w->num_cols);
+    if (layout != w->dtype) repacks.push_back({w, layout});
+  };
   for (LayerWeights& lw : weights.layers)
-    for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
-      if (repackable(*w)) views.push_back(w);
-  if (repackable(weights.output)) views.push_back(&weights.output);  // a copy even when it is token_embd's data
-  if (views.empty()) return 0;
+    for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) consider(w);
+  consider(&weights.output);  // a copy even when it is token_embd's data
+  if (repacks.empty()) return 0;
   size_t total = 0;
-  for (const WeightView* w : views)
-    total = round_up(total, kMatrixAlign) + size_t(w->num_rows * repacked_row_bytes(*w));
+  for (const Repack& r : repacks)
+    total = round_up(total, kMatrixAlign) + size_t(layout_bytes(r.layout, r.view->num_rows, r.view->num_cols));
   // The copy is private memory as big as the matrices; a model that only fits as page cache keeps its file layout.
   const size_t available = size_t(available_ram_bytes().value_or(0));
   if (available != 0 && total > available / 10 * 9) return 0;
@@ -81,34 +76,61 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
   std::shared_ptr<uint8_t> region = map_anonymous(region_bytes);
   if (region == nullptr) return 0;
   size_t offset = 0;
-  for (WeightView* w : views) {
+  for (const Repack& r : repacks) {
+    WeightView* w = r.view;
     offset = round_up(offset, kMatrixAlign);
     uint8_t* dst = region.get() + offset;
     const size_t source_bytes = size_t(w->num_rows * w->row_bytes());
-    const size_t repacked_bytes = size_t(w->num_rows * repacked_row_bytes(*w));
-    if (w->dtype == DType::kQ4_0) {
-      quant::repack_q4_0x8(static_cast<const quant::BlockQ4_0*>(w->data), reinterpret_cast<quant::BlockQ4_0x8*>(dst),
-                           w->num_rows, w->num_cols / 32);
-      w->dtype = DType::kQ4_0x8;
-    } else if (dtype_is_awq_int4(w->dtype)) {
-      quant::repack_awq_int4x8(w->data, reinterpret_cast<quant::BlockAwqInt4x8*>(dst), w->num_rows, w->num_cols,
-                               dtype_block_size(w->dtype));
-      w->dtype = DType::kAwqInt4x8;
-    } else if (w->dtype == DType::kInt8) {
-      quant::repack_int8x8(w->data, dst, w->num_rows, w->num_cols);
-      w->dtype = DType::kInt8x8;
-    } else {
-      quant::repack_q8_0x8(static_cast<const quant::BlockQ8_0*>(w->data), reinterpret_cast<quant::BlockQ8_0x8*>(dst),
-                           w->num_rows, w->num_cols / 32);
-      w->dtype = DType::kQ8_0x8;
-    }
+    const size_t repacked_bytes = size_t(layout_bytes(r.layout, w->num_rows, w->num_cols));
+    repack_matrix(w->dtype, r.layout, w->data, dst, w->num_rows, w->num_cols);
+    w->dtype = r.layout;
     if (drop_source_pages && w->data != weights.token_embd.data) release_source_pages(w->data, source_bytes);
     w->data = dst;
     offset += repacked_bytes;
   }
   (void)::mprotect(region.get(), region_bytes, PROT_READ);  // the weights are read-only from here on, as a file's
   weights.owned_storage.push_back(std::move(region));
-  return int64_t(views.size());
+  return int64_t(repacks.size());
+}
+
+DType preferred_layout(const kernels::KernelTable& kernels, DType dtype, int64_t num_rows, int64_t num_cols) {
+  for (const std::optional<DType>& layout : kernels.layouts[size_t(dtype)]) {
+    if (!layout || num_rows % group_rows(*layout) != 0) continue;
+    if (*layout == DType::kInt8x8 && num_cols % 4 != 0) continue;  // whole 4-value words
+    if ((*layout == DType::kQ4_0x8 || *layout == DType::kQ8_0x8) && num_cols % 32 != 0) continue;
+    return *layout;
+  }
+  return dtype;
+}
+
+int64_t layout_bytes(DType layout, int64_t num_rows, int64_t num_cols) {
+  return num_rows * dtype_row_bytes(layout, num_cols);
+}
+
+void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_t num_rows, int64_t num_cols) {
+  switch (layout) {
+    case DType::kQ4_0x8:
+      PAGODA_CHECK(dtype == DType::kQ4_0, "{} cannot be repacked into q4_0x8", dtype_name(dtype));
+      quant::repack_q4_0x8(static_cast<const quant::BlockQ4_0*>(src), static_cast<quant::BlockQ4_0x8*>(dst), num_rows,
+                           num_cols / 32);
+      return;
+    case DType::kQ8_0x8:
+      PAGODA_CHECK(dtype == DType::kQ8_0, "{} cannot be repacked into q8_0x8", dtype_name(dtype));
+      quant::repack_q8_0x8(static_cast<const quant::BlockQ8_0*>(src), static_cast<quant::BlockQ8_0x8*>(dst), num_rows,
+                           num_cols / 32);
+      return;
+    case DType::kAwqInt4x8:
+      PAGODA_CHECK(dtype_is_awq_int4(dtype) && dtype != DType::kAwqInt4x8, "{} cannot be repacked into awq_int4x8",
+                   dtype_name(dtype));
+      quant::repack_awq_int4x8(src, static_cast<quant::BlockAwqInt4x8*>(dst), num_rows, num_cols,
+                               dtype_block_size(dtype));
+      return;
+    case DType::kInt8x8:
+      PAGODA_CHECK(dtype == DType::kInt8, "{} cannot be repacked into int8x8", dtype_name(dtype));
+      quant::repack_int8x8(src, dst, num_rows, num_cols);
+      return;
+    default: PAGODA_CHECK(false, "no repacking into {}", dtype_name(layout));
+  }
 }
 
 }  // namespace pagoda

@@ -1,5 +1,6 @@
-// repack_weights: at load, rewrites the model's Q4_0, Q8_0 and INT8 matrices into the 8-row interleaved layouts
-// (quant/block_q4_0x8.h, block_q8_0x8.h, row_int8x8.h) that the faster kernels read, in one anonymous region that asks
+// repack_weights: at load, rewrites the model's matrices into the in-memory layouts the kernel table prefers for
+// their dtypes (KernelTable::layouts: today the 8-row interleaved quant/block_q4_0x8.h, block_q8_0x8.h,
+// block_awq_int4x8.h, row_int8x8.h), in one anonymous region that asks
 // for transparent huge pages (fewer TLB misses while decode streams the weights). The views are pointed at the copies
 // and the region is owned by ModelWeights; the file's pages are then no longer read. Only matrices whose rows come in
 // whole groups of 8 are repacked; the embedding table keeps its plain rows for the lookup (a tied classifier gets
@@ -12,10 +13,18 @@
 
 namespace pagoda {
 
-// How many matrices were repacked (0 when the kernel table has no Q4_0x8 kernels or no matrix is Q4_0, Q8_0 or INT8).
+// How many matrices were repacked (0 when the table prefers no other layout for any of them).
 // drop_source_pages: the views point into read-only file mappings (TensorSet::file_mapped), whose pages each
 // repacked matrix no longer needs are then dropped from the process (never done to a caller's buffer, where
 // MADV_DONTNEED would zero it).
 int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights, bool drop_source_pages);
+
+// The layout `kernels` multiplies a [num_rows, num_cols] matrix of `dtype` in best, of the preferred ones whose shape
+// constraints the matrix meets (whole row groups, whole words or blocks); `dtype` itself when there is none.
+DType preferred_layout(const kernels::KernelTable& kernels, DType dtype, int64_t num_rows, int64_t num_cols);
+// Bytes of the matrix in `layout` (the file's for every layout but AWQ INT4x8, which repeats scales per 32 values).
+int64_t layout_bytes(DType layout, int64_t num_rows, int64_t num_cols);
+// src: the matrix in `dtype` -> dst: layout_bytes(layout, ...) bytes in `layout` (one preferred_layout returned).
+void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_t num_rows, int64_t num_cols);
 
 }  // namespace pagoda

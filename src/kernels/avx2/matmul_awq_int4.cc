@@ -5,9 +5,9 @@
 #include <immintrin.h>
 
 #include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/row_tiling.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
+#include "kernels/row_tiling.h"
 #include "quant/block_awq_int4.h"
 
 namespace pagoda::kernels::avx2 {

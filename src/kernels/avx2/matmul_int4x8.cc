@@ -5,15 +5,15 @@
 // no horizontal sum, and their eight scales one vector multiply. The nibbles' offset (8 for Q4_0, each row's zero
 // point for AWQ) comes off as offset x sum(x), sum(x) computed once per activation block. Exact in integers: a
 // lane of the int16 sum is at most 8 maddubs x 2 x 15 x 128 = 30720 < 32767. Tokens go in groups of four per
-// weight load, over row tiles that stay in L2 (avx2/row_tiling.h).
+// weight load, over row tiles that stay in L2 (kernels/row_tiling.h).
 #include <immintrin.h>
 
 #include <type_traits>
 
 #include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/row_tiling.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
+#include "kernels/row_tiling.h"
 #include "quant/block_awq_int4x8.h"
 #include "quant/block_q4_0x8.h"
 
@@ -90,7 +90,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
   Q8BlockSums* sums = activation_sums_scratch(num_tokens * num_blocks);
   block_sums<Block>(xq, sums, num_tokens * num_blocks);
   const auto* groups = static_cast<const Block*>(w);
-  // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (avx2/row_tiling.h).
+  // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (kernels/row_tiling.h).
   for_each_row_and_token_group(
       num_blocks * int64_t(sizeof(Block)), num_out / 8, num_tokens, [&]<int kTokens>(int64_t g, int64_t t) {
         group_times_tokens<Block, kTokens>(groups + g * num_blocks, xq + t * num_blocks, sums + t * num_blocks,

@@ -7,9 +7,9 @@
 #include <immintrin.h>
 
 #include "kernels/avx2/avx2_kernels.h"
-#include "kernels/avx2/row_tiling.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/quant_matmul_support.h"
+#include "kernels/row_tiling.h"
 #include "quant/block_q8_0x8.h"
 
 namespace pagoda::kernels::avx2 {
@@ -59,7 +59,7 @@ void matmul_q8_0x8_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t nu
   check_x8_block_shape(num_out, num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
   const auto* groups = static_cast<const BlockQ8_0x8*>(w);
-  // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (avx2/row_tiling.h).
+  // Groups of 8 rows walked like rows: tiles that fit in L2, tokens in fours inside a tile (kernels/row_tiling.h).
   for_each_row_and_token_group(num_blocks * int64_t(sizeof(*groups)), num_out / 8, num_tokens,
                                [&]<int kTokens>(int64_t g, int64_t t) {
                                  group_times_tokens<kTokens>(groups + g * num_blocks, xq + t * num_blocks, num_blocks,

@@ -10,25 +10,22 @@
 
 #include "core/half.h"
 #include "kernels/ref/ref_kernels.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
-class KernelsTest : public ::testing::Test {
+class KernelsTest : public SimdLevelTest {
  protected:
-  void SetUp() override {
-    simd_ = kernels_for(Isa::kAvx2);
-    if (simd_ == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
-  }
   std::vector<float> random_vector(size_t n, float scale = 1.0f) {
     std::uniform_real_distribution<float> dist(-scale, scale);
     std::vector<float> v(n);
     for (float& x : v) x = dist(rng_);
     return v;
   }
-  const KernelTable* simd_ = nullptr;
   std::mt19937 rng_{1234};
 };
+PAGODA_TEST_EVERY_SIMD_LEVEL(KernelsTest);
 
 // |a - b| <= tol * (1 + |b|): sums of n products differ by rounding order only.
 void expect_close(const std::vector<float>& a, const std::vector<float>& b, float tol) {
@@ -38,7 +35,7 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, floa
 
 const int64_t kSizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 172, 257};
 
-TEST_F(KernelsTest, MatmulF32MatchesScalar) {
+TEST_P(KernelsTest, MatmulF32MatchesScalar) {
   for (int64_t num_in : kSizes) {
     for (int64_t num_out : {1, 5, 13}) {
       for (int64_t num_tokens : {1, 2, 3, 4, 5, 9}) {
@@ -46,14 +43,14 @@ TEST_F(KernelsTest, MatmulF32MatchesScalar) {
         auto x = random_vector(size_t(num_tokens * num_in));
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
         ref::matmul_f32(w.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-        simd_->matmul_f32(w.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        simd_->matmul_for(DType::kF32).f32(w.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
         expect_close(y_simd, y_ref, 1e-5f);
       }
     }
   }
 }
 
-TEST_F(KernelsTest, MatmulF16AndBF16MatchScalar) {
+TEST_P(KernelsTest, MatmulF16AndBF16MatchScalar) {
   for (int64_t num_in : kSizes) {
     const int64_t num_out = 7, num_tokens = 5;
     auto wf = random_vector(size_t(num_out * num_in));
@@ -65,15 +62,15 @@ TEST_F(KernelsTest, MatmulF16AndBF16MatchScalar) {
     auto x = random_vector(size_t(num_tokens * num_in));
     std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
     ref::matmul_f16(w16.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-    simd_->matmul_f16(w16.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+    simd_->matmul_for(DType::kF16).f32(w16.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
     expect_close(y_simd, y_ref, 1e-5f);
     ref::matmul_bf16(wbf.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-    simd_->matmul_bf16(wbf.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+    simd_->matmul_for(DType::kBF16).f32(wbf.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
     expect_close(y_simd, y_ref, 1e-5f);
   }
 }
 
-TEST_F(KernelsTest, MatmulReferenceIsARealMatmul) {
+TEST(KernelsRefTest, MatmulReferenceIsARealMatmul) {
   // 2x3 weights times two tokens, worked out by hand.
   const float w[] = {1, 2, 3, -1, 0, 1};
   const float x[] = {1, 1, 1, 2, -1, 0.5f};
@@ -85,7 +82,7 @@ TEST_F(KernelsTest, MatmulReferenceIsARealMatmul) {
   EXPECT_FLOAT_EQ(y[3], -1.5f);
 }
 
-TEST_F(KernelsTest, VectorOpsMatchScalar) {
+TEST_P(KernelsTest, VectorOpsMatchScalar) {
   for (int64_t n : kSizes) {
     auto a = random_vector(size_t(n), 3.0f);
     auto b = random_vector(size_t(n), 3.0f);
@@ -111,7 +108,7 @@ TEST_F(KernelsTest, VectorOpsMatchScalar) {
   }
 }
 
-TEST_F(KernelsTest, SiluMulOfSlicesEqualsTheWholeRow) {
+TEST_P(KernelsTest, SiluMulOfSlicesEqualsTheWholeRow) {
   // The fused FFN applies silu_mul to each thread's slice of the hidden rows right after computing it; that
   // must give the bits of one pass over the whole row, wherever the slices cut the SIMD width.
   for (const KernelTable* k : {kernels_for(Isa::kScalar), simd_}) {
@@ -130,7 +127,7 @@ TEST_F(KernelsTest, SiluMulOfSlicesEqualsTheWholeRow) {
   }
 }
 
-TEST_F(KernelsTest, RmsnormMayRunInPlace) {
+TEST_P(KernelsTest, RmsnormMayRunInPlace) {
   auto x = random_vector(37);
   auto weight = random_vector(37);
   std::vector<float> expected(37);
@@ -143,6 +140,63 @@ TEST(KernelDispatchTest, BestKernelsIsSupportedAndScalarAlwaysExists) {
   EXPECT_NE(kernels_for(Isa::kScalar), nullptr);
   EXPECT_TRUE(cpu_supports(best_kernels().isa));
   EXPECT_EQ(isa_name(Isa::kAvx2), "avx2");
+}
+
+TEST(KernelDispatchTest, LevelNamesRoundTrip) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx})
+    EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  EXPECT_EQ(parse_isa("avx512f"), std::nullopt);
+  EXPECT_EQ(parse_isa(""), std::nullopt);
+}
+
+TEST(KernelDispatchTest, LevelsAreNested) {
+  // A level the CPU runs implies every level below it, and the best one is the highest of them.
+  bool below_supported = true;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx}) {
+    if (cpu_supports(isa)) {
+      EXPECT_TRUE(below_supported) << isa_name(isa);
+      EXPECT_LE(isa, best_supported_isa());
+      ASSERT_NE(kernels_for(isa), nullptr);
+      EXPECT_EQ(kernels_for(isa)->isa, isa);
+    } else {
+      below_supported = false;
+      EXPECT_EQ(kernels_for(isa), nullptr);
+      EXPECT_GT(isa, best_supported_isa());
+    }
+  }
+}
+
+TEST(KernelDispatchTest, EveryTableIsComplete) {
+  // Every op and every weight dtype the model can hold has its kernels at every level, and each preferred layout is
+  // one the table multiplies.
+  for (Isa isa : kAllLevels) {
+    const KernelTable* t = kernels_for(isa);
+    if (t == nullptr) continue;
+    SCOPED_TRACE(isa_name(isa));
+    EXPECT_NE(t->quantize_row_q8_0, nullptr);
+    EXPECT_NE(t->quantize_row_int8, nullptr);
+    EXPECT_NE(t->rmsnorm, nullptr);
+    EXPECT_NE(t->rmsnorm_q8_0, nullptr);
+    EXPECT_NE(t->dot, nullptr);
+    EXPECT_NE(t->axpy, nullptr);
+    EXPECT_NE(t->silu_mul, nullptr);
+    EXPECT_NE(t->paged_attention, nullptr);
+    for (size_t d = 0; d < kNumDTypes; ++d) {
+      const DType dtype = DType(d);
+      EXPECT_NE(t->matmul_for(dtype).f32, nullptr) << dtype_name(dtype);
+      const bool int8 = dtype == DType::kInt8 || dtype == DType::kInt8x8;
+      const bool q8 = !int8 && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16;
+      EXPECT_EQ(t->matmul_for(dtype).int8 != nullptr, int8) << dtype_name(dtype);
+      EXPECT_EQ(t->matmul_for(dtype).q8_0 != nullptr, q8) << dtype_name(dtype);
+      for (const std::optional<DType>& layout : t->layouts[d])
+        EXPECT_TRUE(!layout || t->matmul_for(*layout).f32 != nullptr) << dtype_name(dtype);
+    }
+  }
+}
+
+TEST(KernelDispatchTest, SummaryNamesTheLevel) {
+  const std::string summary = isa_summary(*kernels_for(Isa::kScalar));
+  EXPECT_EQ(summary.rfind("scalar kernels (cpu: ", 0), 0u) << summary;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_awq_int4.h"
 #include "quant/block_q8_0.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -65,27 +66,22 @@ std::vector<double> abs_products(const std::vector<float>& a, const std::vector<
 
 struct GroupKernels {
   int64_t group;
-  MatmulFn KernelTable::*matmul;
-  MatmulQ8Fn KernelTable::*matmul_xq;
+  DType dtype;
   MatmulFn ref;
 };
 const GroupKernels kGroups[] = {
-    {32, &KernelTable::matmul_awq_int4_g32, &KernelTable::matmul_awq_int4_g32_q8_0, ref::matmul_awq_int4_g32},
-    {64, &KernelTable::matmul_awq_int4_g64, &KernelTable::matmul_awq_int4_g64_q8_0, ref::matmul_awq_int4_g64},
-    {128, &KernelTable::matmul_awq_int4_g128, &KernelTable::matmul_awq_int4_g128_q8_0, ref::matmul_awq_int4_g128},
+    {32, DType::kAwqInt4G32, ref::matmul_awq_int4_g32},
+    {64, DType::kAwqInt4G64, ref::matmul_awq_int4_g64},
+    {128, DType::kAwqInt4G128, ref::matmul_awq_int4_g128},
 };
 
-class MatmulAwqInt4Avx2Test : public ::testing::Test {
+class MatmulAwqInt4SimdTest : public SimdLevelTest {
  protected:
-  void SetUp() override {
-    simd_ = kernels_for(Isa::kAvx2);
-    if (simd_ == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
-  }
-  const KernelTable* simd_ = nullptr;
   std::mt19937 rng_{4};
 };
+PAGODA_TEST_EVERY_SIMD_LEVEL(MatmulAwqInt4SimdTest);
 
-TEST_F(MatmulAwqInt4Avx2Test, MatchesScalarOnRandomShapes) {
+TEST_P(MatmulAwqInt4SimdTest, MatchesScalarOnRandomShapes) {
   for (const GroupKernels& k : kGroups) {
     for (int64_t num_in : {128, 256, 384, 2048}) {
       for (int64_t num_out : {1, 3, 7, 13}) {
@@ -94,7 +90,7 @@ TEST_F(MatmulAwqInt4Avx2Test, MatchesScalarOnRandomShapes) {
           const std::vector<float> x = random_vector(rng_, num_tokens * num_in, 2.0f);
           std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
           k.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-          (simd_->*k.matmul)(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+          simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
           // Both sum the same exact int32 sub-block dots; only the order of the f32 sums differs.
           const std::vector<double> scale =
               abs_products(w.dequant, quantize_dequantize_rows(x), num_out, num_in, num_tokens);
@@ -108,7 +104,7 @@ TEST_F(MatmulAwqInt4Avx2Test, MatchesScalarOnRandomShapes) {
   }
 }
 
-TEST_F(MatmulAwqInt4Avx2Test, SmallGroupsOnNarrowRows) {
+TEST_P(MatmulAwqInt4SimdTest, SmallGroupsOnNarrowRows) {
   // Rows of one or a few sub-blocks, as in a tiny model (dim 64).
   for (int64_t num_in : {32, 64, 96, 160}) {
     for (const GroupKernels& k : kGroups) {
@@ -118,7 +114,7 @@ TEST_F(MatmulAwqInt4Avx2Test, SmallGroupsOnNarrowRows) {
         const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
         std::vector<float> y_ref(size_t(num_tokens * 9)), y_simd(y_ref.size(), NAN);
         k.ref(w.blocks.data(), x.data(), y_ref.data(), 9, num_in, num_tokens);
-        (simd_->*k.matmul)(w.blocks.data(), x.data(), y_simd.data(), 9, num_in, num_tokens);
+        simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), 9, num_in, num_tokens);
         const std::vector<double> scale = abs_products(w.dequant, quantize_dequantize_rows(x), 9, num_in, num_tokens);
         for (size_t i = 0; i < y_ref.size(); ++i)
           ASSERT_NEAR(y_simd[i], y_ref[i], 1e-5 * scale[i] + 1e-30) << k.group << " " << num_in;
@@ -127,7 +123,7 @@ TEST_F(MatmulAwqInt4Avx2Test, SmallGroupsOnNarrowRows) {
   }
 }
 
-TEST_F(MatmulAwqInt4Avx2Test, SpansSeveralOutputTiles) {
+TEST_P(MatmulAwqInt4SimdTest, SpansSeveralOutputTiles) {
   const int64_t num_in = 2048, num_out = 300;  // rows of 1088 to 1280 bytes: about 100 rows per tile
   for (const GroupKernels& k : kGroups) {
     for (int64_t num_tokens : {1, 6}) {
@@ -135,7 +131,7 @@ TEST_F(MatmulAwqInt4Avx2Test, SpansSeveralOutputTiles) {
       const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
       std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
       k.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-      (simd_->*k.matmul)(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+      simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
       const std::vector<double> scale =
           abs_products(w.dequant, quantize_dequantize_rows(x), num_out, num_in, num_tokens);
       for (size_t i = 0; i < y_ref.size(); ++i) ASSERT_NEAR(y_simd[i], y_ref[i], 1e-5 * scale[i]) << k.group;
@@ -143,7 +139,7 @@ TEST_F(MatmulAwqInt4Avx2Test, SpansSeveralOutputTiles) {
   }
 }
 
-TEST_F(MatmulAwqInt4Avx2Test, PrequantizedEntryPointsAndRowSlicesGiveTheSameBits) {
+TEST_P(MatmulAwqInt4SimdTest, PrequantizedEntryPointsAndRowSlicesGiveTheSameBits) {
   const int64_t num_in = 256, num_out = 11, num_tokens = 7;
   const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
   std::vector<BlockQ8_0> xq(size_t(num_tokens * num_in / 32));
@@ -152,17 +148,17 @@ TEST_F(MatmulAwqInt4Avx2Test, PrequantizedEntryPointsAndRowSlicesGiveTheSameBits
   for (const GroupKernels& k : kGroups) {
     const AwqWeights w = make_weights(rng_, num_out, num_in, k.group);
     std::vector<float> y(size_t(num_tokens * num_out)), y_xq(y.size());
-    (simd_->*k.matmul)(w.blocks.data(), x.data(), y.data(), num_out, num_in, num_tokens);
-    (simd_->*k.matmul_xq)(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens, num_out);
+    simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    simd_->matmul_for(k.dtype).q8_0(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens, num_out);
     EXPECT_EQ(std::memcmp(y.data(), y_xq.data(), y.size() * sizeof(float)), 0) << k.group;
     for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
       std::vector<float> whole(y.size()), sliced(y.size(), -1.0f);
-      (table->*k.matmul_xq)(w.blocks.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+      table->matmul_for(k.dtype).q8_0(w.blocks.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
       const int64_t row_bytes = quant::awq_int4_row_bytes(num_in, k.group);
       for (int64_t begin = 0; begin < num_out; begin += 4) {
         const int64_t rows = std::min<int64_t>(4, num_out - begin);
-        (table->*k.matmul_xq)(w.blocks.data() + begin * row_bytes, xq.data(), sliced.data() + begin, rows, num_in,
-                              num_tokens, num_out);
+        table->matmul_for(k.dtype).q8_0(w.blocks.data() + begin * row_bytes, xq.data(), sliced.data() + begin, rows,
+                                        num_in, num_tokens, num_out);
       }
       EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0) << k.group;
     }

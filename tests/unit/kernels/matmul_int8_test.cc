@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/row_int8.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -41,17 +42,13 @@ Int8Weights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
   return q;
 }
 
-class MatmulInt8Avx2Test : public ::testing::Test {
+class MatmulInt8SimdTest : public SimdLevelTest {
  protected:
-  void SetUp() override {
-    simd_ = kernels_for(Isa::kAvx2);
-    if (simd_ == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
-  }
-  const KernelTable* simd_ = nullptr;
   std::mt19937 rng_{8};
 };
+PAGODA_TEST_EVERY_SIMD_LEVEL(MatmulInt8SimdTest);
 
-TEST_F(MatmulInt8Avx2Test, ActivationQuantizerMatchesReferenceBytes) {
+TEST_P(MatmulInt8SimdTest, ActivationQuantizerMatchesReferenceBytes) {
   for (int64_t n : {1, 7, 31, 32, 33, 64, 172, 1000}) {
     for (float scale : {1e-30f, 1e-3f, 1.0f, 3e4f}) {
       std::vector<float> x = random_vector(rng_, n, scale);
@@ -79,7 +76,7 @@ TEST_F(MatmulInt8Avx2Test, ActivationQuantizerMatchesReferenceBytes) {
   }
 }
 
-TEST_F(MatmulInt8Avx2Test, MatchesScalarBitForBit) {
+TEST_P(MatmulInt8SimdTest, MatchesScalarBitForBit) {
   for (int64_t num_in : {1, 5, 32, 64, 100, 172, 2048}) {
     for (int64_t num_out : {1, 3, 7, 13}) {
       for (int64_t num_tokens = 1; num_tokens <= 9; ++num_tokens) {
@@ -87,7 +84,7 @@ TEST_F(MatmulInt8Avx2Test, MatchesScalarBitForBit) {
         const std::vector<float> x = random_vector(rng_, num_tokens * num_in, 2.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
         ref::matmul_int8(w.rows.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-        simd_->matmul_int8(w.rows.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        simd_->matmul_for(DType::kInt8).f32(w.rows.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
         ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
             << "num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens;
       }
@@ -95,19 +92,19 @@ TEST_F(MatmulInt8Avx2Test, MatchesScalarBitForBit) {
   }
 }
 
-TEST_F(MatmulInt8Avx2Test, SpansSeveralOutputTiles) {
+TEST_P(MatmulInt8SimdTest, SpansSeveralOutputTiles) {
   const int64_t num_in = 2051, num_out = 301;  // 2055-byte rows: 63 rows per 128 KiB tile
   for (int64_t num_tokens : {1, 6}) {
     const Int8Weights w = make_weights(rng_, num_out, num_in);
     const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
     std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
     ref::matmul_int8(w.rows.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-    simd_->matmul_int8(w.rows.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+    simd_->matmul_for(DType::kInt8).f32(w.rows.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
     ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0) << num_tokens;
   }
 }
 
-TEST_F(MatmulInt8Avx2Test, PrequantizedEntryPointAndRowSlicesGiveTheSameBits) {
+TEST_P(MatmulInt8SimdTest, PrequantizedEntryPointAndRowSlicesGiveTheSameBits) {
   const int64_t num_in = 172, num_out = 11, num_tokens = 7;
   const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
   std::vector<int8_t> xq(size_t(num_tokens * num_in));
@@ -116,13 +113,14 @@ TEST_F(MatmulInt8Avx2Test, PrequantizedEntryPointAndRowSlicesGiveTheSameBits) {
     x_scales[size_t(t)] = simd_->quantize_row_int8(x.data() + t * num_in, xq.data() + t * num_in, num_in);
   const Int8Weights w = make_weights(rng_, num_out, num_in);
   std::vector<float> y(size_t(num_tokens * num_out));
-  simd_->matmul_int8(w.rows.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+  simd_->matmul_for(DType::kInt8).f32(w.rows.data(), x.data(), y.data(), num_out, num_in, num_tokens);
   for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
     std::vector<float> sliced(y.size(), -1.0f);
     for (int64_t begin = 0; begin < num_out; begin += 4) {
       const int64_t rows = std::min<int64_t>(4, num_out - begin);
-      table->matmul_int8_int8(w.rows.data() + begin * quant::int8_row_bytes(num_in), xq.data(), x_scales.data(),
-                              sliced.data() + begin, rows, num_in, num_tokens, num_out);
+      table->matmul_for(DType::kInt8)
+          .int8(w.rows.data() + begin * quant::int8_row_bytes(num_in), xq.data(), x_scales.data(),
+                sliced.data() + begin, rows, num_in, num_tokens, num_out);
     }
     EXPECT_EQ(std::memcmp(y.data(), sliced.data(), y.size() * sizeof(float)), 0) << isa_name(table->isa);
   }

@@ -18,6 +18,7 @@
 #include "quant/block_q8_0x8.h"
 #include "quant/row_int8.h"
 #include "quant/row_int8x8.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -72,26 +73,23 @@ TEST(BlockQ4_0x8Test, RepackIsALosslessPermutation) {
   EXPECT_EQ(w.packed.size() * sizeof(BlockQ4_0x8), w.plain.size() * sizeof(BlockQ4_0));
 }
 
-class RepackedAvx2Test : public ::testing::Test {
+class RepackedSimdTest : public SimdLevelTest {
  protected:
-  void SetUp() override {
-    simd_ = kernels_for(Isa::kAvx2);
-    if (simd_ == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
-  }
-  const KernelTable* simd_ = nullptr;
   std::mt19937 rng_{31};
 };
+PAGODA_TEST_EVERY_SIMD_LEVEL(RepackedSimdTest);
 
-TEST_F(RepackedAvx2Test, MatchesScalarBitForBit) {
+TEST_P(RepackedSimdTest, MatchesScalarBitForBit) {
   // 2048 inputs x 200 rows: groups of 9216 bytes, so 25 groups cross a 128 KiB tile boundary.
   for (int64_t num_in : {32, 64, 160, 2048}) {
     for (int64_t num_out : {8, 16, 40, 200}) {
-      for (int64_t num_tokens : {1, 2, 3, 4, 5, 9}) {
+      // Token groups of 4 and 8 (the AVX2 and VNNI kernels' widths) with every kind of tail.
+      for (int64_t num_tokens : {1, 2, 3, 4, 5, 8, 9, 12, 19}) {
         const Weights w = make_weights(rng_, num_out, num_in);
         const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
         ref::matmul_q4_0x8(w.packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-        simd_->matmul_q4_0x8(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        simd_->matmul_for(DType::kQ4_0x8).f32(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
         ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
             << "num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens;
       }
@@ -99,7 +97,7 @@ TEST_F(RepackedAvx2Test, MatchesScalarBitForBit) {
   }
 }
 
-TEST_F(RepackedAvx2Test, ExtremeValuesStayExact) {
+TEST_P(RepackedSimdTest, ExtremeValuesStayExact) {
   // Every nibble 15 or 0 against activations of +-127: the largest int16 partial sums the kernel can form.
   const int64_t num_in = 256, num_out = 16, num_tokens = 2;
   std::vector<float> wf(size_t(num_out * num_in)), x(size_t(num_tokens * num_in));
@@ -111,7 +109,7 @@ TEST_F(RepackedAvx2Test, ExtremeValuesStayExact) {
   quant::repack_q4_0x8(plain.data(), packed.data(), num_out, num_in / kQk);
   std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size()), y_plain(y_ref.size());
   ref::matmul_q4_0x8(packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-  simd_->matmul_q4_0x8(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+  simd_->matmul_for(DType::kQ4_0x8).f32(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
   ref::matmul_q4_0(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
   for (size_t k = 0; k < y_ref.size(); ++k) {
     ASSERT_EQ(y_simd[k], y_ref[k]) << k;
@@ -119,26 +117,29 @@ TEST_F(RepackedAvx2Test, ExtremeValuesStayExact) {
   }
 }
 
-TEST_F(RepackedAvx2Test, RowSlicesAndPrequantizedInputGiveTheSameBits) {
-  const int64_t num_in = 192, num_out = 48, num_tokens = 6;
+TEST_P(RepackedSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
+  const int64_t num_in = 192, num_out = 48, num_tokens = 11;
   const Weights w = make_weights(rng_, num_out, num_in);
   const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 1.0f);
   const std::vector<BlockQ8_0> xq = quantize_tokens(x, num_in);
   for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
     std::vector<float> whole(size_t(num_tokens * num_out)), from_f32(whole.size()), sliced(whole.size(), -1.0f);
-    table->matmul_q4_0x8_q8_0(w.packed.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
-    table->matmul_q4_0x8(w.packed.data(), x.data(), from_f32.data(), num_out, num_in, num_tokens);
+    table->matmul_for(DType::kQ4_0x8)
+        .q8_0(w.packed.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+    table->matmul_for(DType::kQ4_0x8).f32(w.packed.data(), x.data(), from_f32.data(), num_out, num_in, num_tokens);
     EXPECT_EQ(std::memcmp(whole.data(), from_f32.data(), whole.size() * sizeof(float)), 0);
     // A thread's share: 16 rows, pointer at its first group, same y_stride.
     const int64_t group_bytes = num_in / kQk * int64_t(sizeof(BlockQ4_0x8));
     for (int64_t begin = 0; begin < num_out; begin += 16)
-      table->matmul_q4_0x8_q8_0(reinterpret_cast<const uint8_t*>(w.packed.data()) + begin / 8 * group_bytes, xq.data(),
-                                sliced.data() + begin, 16, num_in, num_tokens, num_out);
+      table->matmul_for(DType::kQ4_0x8)
+          .q8_0(reinterpret_cast<const uint8_t*>(w.packed.data()) + begin / 8 * group_bytes, xq.data(),
+                sliced.data() + begin, 16, num_in, num_tokens, num_out);
     EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0);
-    // One token alone gives the bits it got inside the batch of six.
+    // One token alone gives the bits it got inside the batch of eleven.
     std::vector<float> alone(static_cast<size_t>(num_out));
-    table->matmul_q4_0x8_q8_0(w.packed.data(), xq.data() + 5 * num_in / kQk, alone.data(), num_out, num_in, 1, num_out);
-    EXPECT_EQ(std::memcmp(alone.data(), whole.data() + 5 * num_out, alone.size() * sizeof(float)), 0);
+    table->matmul_for(DType::kQ4_0x8)
+        .q8_0(w.packed.data(), xq.data() + 9 * num_in / kQk, alone.data(), num_out, num_in, 1, num_out);
+    EXPECT_EQ(std::memcmp(alone.data(), whole.data() + 9 * num_out, alone.size() * sizeof(float)), 0);
   }
 }
 
@@ -186,15 +187,15 @@ TEST(BlockQ8_0x8Test, RepackIsALosslessPermutation) {
     }
 }
 
-TEST_F(RepackedAvx2Test, Q8_0x8MatchesScalarBitForBit) {
+TEST_P(RepackedSimdTest, Q8_0x8MatchesScalarBitForBit) {
   for (int64_t num_in : {32, 96, 2048}) {
     for (int64_t num_out : {8, 24, 120}) {
-      for (int64_t num_tokens : {1, 3, 4, 7}) {
+      for (int64_t num_tokens : {1, 3, 4, 7, 8, 11}) {
         const Weights8 w = make_weights8(rng_, num_out, num_in);
         const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
         ref::matmul_q8_0x8(w.packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-        simd_->matmul_q8_0x8(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        simd_->matmul_for(DType::kQ8_0x8).f32(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
         ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
             << "num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens;
         // Slices of 16 rows and a token alone give the same bits.
@@ -202,13 +203,14 @@ TEST_F(RepackedAvx2Test, Q8_0x8MatchesScalarBitForBit) {
         std::vector<float> sliced(y_ref.size(), -1.0f);
         const int64_t group_bytes = num_in / kQk * int64_t(sizeof(BlockQ8_0x8));
         for (int64_t begin = 0; begin < num_out; begin += 16)
-          simd_->matmul_q8_0x8_q8_0(reinterpret_cast<const uint8_t*>(w.packed.data()) + begin / 8 * group_bytes,
-                                    xq.data(), sliced.data() + begin, std::min<int64_t>(16, num_out - begin), num_in,
-                                    num_tokens, num_out);
+          simd_->matmul_for(DType::kQ8_0x8)
+              .q8_0(reinterpret_cast<const uint8_t*>(w.packed.data()) + begin / 8 * group_bytes, xq.data(),
+                    sliced.data() + begin, std::min<int64_t>(16, num_out - begin), num_in, num_tokens, num_out);
         ASSERT_EQ(std::memcmp(y_ref.data(), sliced.data(), y_ref.size() * sizeof(float)), 0);
         std::vector<float> last(static_cast<size_t>(num_out));
-        simd_->matmul_q8_0x8_q8_0(w.packed.data(), xq.data() + (num_tokens - 1) * num_in / kQk, last.data(), num_out,
-                                  num_in, 1, num_out);
+        simd_->matmul_for(DType::kQ8_0x8)
+            .q8_0(w.packed.data(), xq.data() + (num_tokens - 1) * num_in / kQk, last.data(), num_out, num_in, 1,
+                  num_out);
         ASSERT_EQ(std::memcmp(last.data(), y_ref.data() + (num_tokens - 1) * num_out, last.size() * sizeof(float)), 0);
       }
     }
@@ -229,7 +231,7 @@ TEST(Q8_0x8Test, AgreesWithThePlainQ8_0Kernel) {
   EXPECT_GT(std::fabs(y_plain[0]), 1e-2);
 }
 
-TEST_F(RepackedAvx2Test, Q8_0x8ExtremeValuesStayExact) {
+TEST_P(RepackedSimdTest, Q8_0x8ExtremeValuesStayExact) {
   // Weights of -128 and 127 against activations of +-127: the largest pairs the sign trick forms.
   const int64_t num_in = 256, num_out = 16, num_tokens = 3;
   std::vector<BlockQ8_0> plain(size_t(num_out * num_in / kQk));
@@ -243,7 +245,7 @@ TEST_F(RepackedAvx2Test, Q8_0x8ExtremeValuesStayExact) {
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 3) % 2 ? 127.0f : -127.0f;
   std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size()), y_plain(y_ref.size());
   ref::matmul_q8_0x8(packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-  simd_->matmul_q8_0x8(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+  simd_->matmul_for(DType::kQ8_0x8).f32(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
   ref::matmul_q8_0(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
   for (size_t k = 0; k < y_ref.size(); ++k) {
     ASSERT_EQ(y_simd[k], y_ref[k]) << k;
@@ -252,10 +254,10 @@ TEST_F(RepackedAvx2Test, Q8_0x8ExtremeValuesStayExact) {
 }
 
 // AWQ INT4 of every group size, repacked: AVX2 == scalar bit for bit, and both near the plain AWQ kernel.
-TEST_F(RepackedAvx2Test, AwqInt4x8MatchesScalarAndThePlainKernel) {
+TEST_P(RepackedSimdTest, AwqInt4x8MatchesScalarAndThePlainKernel) {
   for (int64_t group : {32, 64, 128}) {
     for (int64_t num_in : {128, 512}) {
-      for (int64_t num_tokens : {1, 3, 4, 6}) {
+      for (int64_t num_tokens : {1, 3, 4, 6, 8, 13}) {
         const int64_t num_out = 24;
         const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
         const int64_t row_bytes = quant::awq_int4_row_bytes(num_in, group);
@@ -267,7 +269,7 @@ TEST_F(RepackedAvx2Test, AwqInt4x8MatchesScalarAndThePlainKernel) {
         const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 2.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN), y_plain(y_ref.size());
         ref::matmul_awq_int4x8(packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-        simd_->matmul_awq_int4x8(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        simd_->matmul_for(DType::kAwqInt4x8).f32(packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
         ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
             << "group " << group << " num_in " << num_in << " tokens " << num_tokens;
         const MatmulFn plain_kernel = group == 32   ? ref::matmul_awq_int4_g32
@@ -282,10 +284,10 @@ TEST_F(RepackedAvx2Test, AwqInt4x8MatchesScalarAndThePlainKernel) {
 
 // INT8x8 keeps the plain W8A8 arithmetic (an exact int32 sum, one scale per row and token), so both tables give
 // the plain kernel's bits on the plain rows, for any split of rows and tokens.
-TEST_F(RepackedAvx2Test, Int8x8GivesThePlainInt8KernelsBits) {
+TEST_P(RepackedSimdTest, Int8x8GivesThePlainInt8KernelsBits) {
   for (int64_t num_in : {4, 36, 200, 2048}) {
     for (int64_t num_out : {8, 24, 64}) {
-      for (int64_t num_tokens : {1, 2, 4, 5}) {
+      for (int64_t num_tokens : {1, 2, 4, 5, 8, 10}) {
         const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
         const int64_t row_bytes = quant::int8_row_bytes(num_in);
         std::vector<uint8_t> plain(size_t(num_out * row_bytes)), packed(plain.size());
@@ -297,7 +299,7 @@ TEST_F(RepackedAvx2Test, Int8x8GivesThePlainInt8KernelsBits) {
         ref::matmul_int8(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
         for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
           std::vector<float> y(y_plain.size(), NAN);
-          table->matmul_int8x8(packed.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+          table->matmul_for(DType::kInt8x8).f32(packed.data(), x.data(), y.data(), num_out, num_in, num_tokens);
           ASSERT_EQ(std::memcmp(y.data(), y_plain.data(), y.size() * sizeof(float)), 0)
               << isa_name(table->isa) << " num_in " << num_in << " num_out " << num_out << " tokens " << num_tokens;
         }
@@ -308,8 +310,9 @@ TEST_F(RepackedAvx2Test, Int8x8GivesThePlainInt8KernelsBits) {
           xs[size_t(t)] = quant::quantize_int8_values(x.data() + t * num_in, xq.data() + t * num_in, num_in);
         std::vector<float> sliced(y_plain.size(), NAN);
         for (int64_t begin = 0; begin < num_out; begin += 8)
-          simd_->matmul_int8x8_int8(packed.data() + begin * row_bytes, xq.data(), xs.data(), sliced.data() + begin, 8,
-                                    num_in, num_tokens, num_out);
+          simd_->matmul_for(DType::kInt8x8)
+              .int8(packed.data() + begin * row_bytes, xq.data(), xs.data(), sliced.data() + begin, 8, num_in,
+                    num_tokens, num_out);
         ASSERT_EQ(std::memcmp(sliced.data(), y_plain.data(), sliced.size() * sizeof(float)), 0);
       }
     }

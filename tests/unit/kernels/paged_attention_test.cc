@@ -13,6 +13,7 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/kv_int8.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -116,8 +117,9 @@ void expect_near_all(const std::vector<float>& got, const std::vector<float>& wa
 TEST(PagedAttentionTest, EqualsTheDirectSoftmaxForRaggedLengthsGroupsAndBlockSizes) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<const KernelTable*> tables{kernels_for(Isa::kScalar)};
-  if (const KernelTable* simd = kernels_for(Isa::kAvx2)) tables.push_back(simd);
+  std::vector<const KernelTable*> tables;
+  for (Isa isa : kAllLevels)
+    if (const KernelTable* table = kernels_for(isa)) tables.push_back(table);
   int32_t cases = 0;
   for (int32_t head_dim : {8, 17, 64}) {
     for (int32_t group : {1, 2, 4, 20}) {
@@ -145,9 +147,11 @@ TEST(PagedAttentionTest, EqualsTheDirectSoftmaxForRaggedLengthsGroupsAndBlockSiz
   EXPECT_GT(cases, 400);
 }
 
-TEST(PagedAttentionTest, SimdEqualsScalar) {
-  const KernelTable* simd = kernels_for(Isa::kAvx2);
-  if (simd == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
+class PagedAttentionSimdTest : public SimdLevelTest {};
+PAGODA_TEST_EVERY_SIMD_LEVEL(PagedAttentionSimdTest);
+
+TEST_P(PagedAttentionSimdTest, EqualsScalar) {
+  const KernelTable* simd = simd_;
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int32_t head_dim : {1, 7, 8, 9, 31, 64, 128}) {

@@ -13,6 +13,7 @@
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -78,26 +79,21 @@ std::vector<double> abs_products(const std::vector<float>& a, const std::vector<
 struct WeightType {
   const char* name;
   QuantWeights (*make)(std::mt19937&, int64_t, int64_t);
-  MatmulFn KernelTable::*matmul;
-  MatmulQ8Fn KernelTable::*matmul_xq;
+  DType dtype;
   MatmulFn ref;
 };
 const WeightType kTypes[] = {
-    {"q8_0", make_weights<BlockQ8_0>, &KernelTable::matmul_q8_0, &KernelTable::matmul_q8_0_q8_0, ref::matmul_q8_0},
-    {"q4_0", make_weights<BlockQ4_0>, &KernelTable::matmul_q4_0, &KernelTable::matmul_q4_0_q8_0, ref::matmul_q4_0},
+    {"q8_0", make_weights<BlockQ8_0>, DType::kQ8_0, ref::matmul_q8_0},
+    {"q4_0", make_weights<BlockQ4_0>, DType::kQ4_0, ref::matmul_q4_0},
 };
 
-class QuantMatmulAvx2Test : public ::testing::Test {
+class QuantMatmulSimdTest : public SimdLevelTest {
  protected:
-  void SetUp() override {
-    simd_ = kernels_for(Isa::kAvx2);
-    if (simd_ == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
-  }
-  const KernelTable* simd_ = nullptr;
   std::mt19937 rng_{2024};
 };
+PAGODA_TEST_EVERY_SIMD_LEVEL(QuantMatmulSimdTest);
 
-TEST_F(QuantMatmulAvx2Test, ActivationQuantizerMatchesReferenceBytes) {
+TEST_P(QuantMatmulSimdTest, ActivationQuantizerMatchesReferenceBytes) {
   for (float scale : {1e-30f, 1e-3f, 1.0f, 127.0f, 3e4f}) {
     std::vector<float> x = random_vector(rng_, 40 * kQk, scale);
     // Odd blocks: all zeros, exact ties (d = 1), one huge value, infinities, a subnormal amax (1/d = inf).
@@ -116,7 +112,7 @@ TEST_F(QuantMatmulAvx2Test, ActivationQuantizerMatchesReferenceBytes) {
   }
 }
 
-TEST_F(QuantMatmulAvx2Test, MatchesScalarOnRandomShapes) {
+TEST_P(QuantMatmulSimdTest, MatchesScalarOnRandomShapes) {
   for (const WeightType& type : kTypes) {
     for (int64_t num_in : {32, 64, 96, 160, 2048}) {
       for (int64_t num_out : {1, 3, 7, 13}) {
@@ -125,7 +121,7 @@ TEST_F(QuantMatmulAvx2Test, MatchesScalarOnRandomShapes) {
           const std::vector<float> x = random_vector(rng_, num_tokens * num_in, 2.0f);
           std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
           type.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-          (simd_->*type.matmul)(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+          simd_->matmul_for(type.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
           // Both sum the same exact int32 block dots; only the order of the f32 sums differs.
           const std::vector<double> scale =
               abs_products(w.dequant, quantize_dequantize_rows(x, num_in), num_out, num_in, num_tokens);
@@ -139,7 +135,7 @@ TEST_F(QuantMatmulAvx2Test, MatchesScalarOnRandomShapes) {
   }
 }
 
-TEST_F(QuantMatmulAvx2Test, SpansSeveralOutputTiles) {
+TEST_P(QuantMatmulSimdTest, SpansSeveralOutputTiles) {
   // 2048 inputs: a Q4_0 row is 1152 bytes and a Q8_0 row 2176, so 300 rows cross 128 KiB tile boundaries.
   const int64_t num_in = 2048, num_out = 300;
   for (const WeightType& type : kTypes) {
@@ -148,7 +144,7 @@ TEST_F(QuantMatmulAvx2Test, SpansSeveralOutputTiles) {
       const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
       std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
       type.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-      (simd_->*type.matmul)(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+      simd_->matmul_for(type.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
       const std::vector<double> scale =
           abs_products(w.dequant, quantize_dequantize_rows(x, num_in), num_out, num_in, num_tokens);
       for (size_t k = 0; k < y_ref.size(); ++k)
@@ -157,7 +153,7 @@ TEST_F(QuantMatmulAvx2Test, SpansSeveralOutputTiles) {
   }
 }
 
-TEST_F(QuantMatmulAvx2Test, PrequantizedEntryPointsGiveTheSameBits) {
+TEST_P(QuantMatmulSimdTest, PrequantizedEntryPointsGiveTheSameBits) {
   const int64_t num_in = 160, num_out = 11, num_tokens = 7;
   const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
   std::vector<BlockQ8_0> xq(size_t(num_tokens * num_in / kQk));
@@ -166,19 +162,21 @@ TEST_F(QuantMatmulAvx2Test, PrequantizedEntryPointsGiveTheSameBits) {
   for (const WeightType& type : kTypes) {
     const QuantWeights w = type.make(rng_, num_out, num_in);
     std::vector<float> y(size_t(num_tokens * num_out)), y_xq(y.size());
-    (simd_->*type.matmul)(w.blocks.data(), x.data(), y.data(), num_out, num_in, num_tokens);
-    (simd_->*type.matmul_xq)(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens, num_out);
+    simd_->matmul_for(type.dtype).f32(w.blocks.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    simd_->matmul_for(type.dtype).q8_0(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens, num_out);
     EXPECT_EQ(std::memcmp(y.data(), y_xq.data(), y.size() * sizeof(float)), 0) << type.name;
     // Row slices with y_stride = num_out (how a thread pool splits the rows of a small batch): the same bits,
     // with either kernel table.
     for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
       std::vector<float> whole(y.size()), sliced(y.size(), -1.0f);
-      (table->*type.matmul_xq)(w.blocks.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+      table->matmul_for(type.dtype)
+          .q8_0(w.blocks.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
       const int64_t row_bytes = int64_t(w.blocks.size() * sizeof(w.blocks[0])) / num_out;
       for (int64_t begin = 0; begin < num_out; begin += 4) {
         const int64_t rows = std::min<int64_t>(4, num_out - begin);
-        (table->*type.matmul_xq)(reinterpret_cast<const uint8_t*>(w.blocks.data()) + begin * row_bytes, xq.data(),
-                                 sliced.data() + begin, rows, num_in, num_tokens, num_out);
+        table->matmul_for(type.dtype)
+            .q8_0(reinterpret_cast<const uint8_t*>(w.blocks.data()) + begin * row_bytes, xq.data(),
+                  sliced.data() + begin, rows, num_in, num_tokens, num_out);
       }
       EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0) << type.name;
     }
@@ -226,18 +224,18 @@ TEST(QuantMatmulTest, HandComputedProducts) {
   BlockQ4_0 w4{};
   w4.d = 0x4000;  // 2.0; element j < 16 is (j - 8) * 2, element 16 + j is (7 - j) * 2
   for (int j = 0; j < 16; ++j) w4.qs[j] = uint8_t(j | ((15 - j) << 4));
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2}) {
+  for (Isa isa : kAllLevels) {
     const KernelTable* table = kernels_for(isa);
     if (table == nullptr) continue;
     float y = 0.0f;
-    table->matmul_q8_0(&w8, x.data(), &y, 1, kQk, 1);
+    table->matmul_for(DType::kQ8_0).f32(&w8, x.data(), &y, 1, kQk, 1);
     EXPECT_EQ(y, -16.0f * 127 + -11.0f * -3 + 15.0f * 2) << isa_name(isa);
-    table->matmul_q4_0(&w4, x.data(), &y, 1, kQk, 1);
+    table->matmul_for(DType::kQ4_0).f32(&w4, x.data(), &y, 1, kQk, 1);
     EXPECT_EQ(y, -16.0f * 127 + -6.0f * -3 + -16.0f * 2) << isa_name(isa);
   }
 }
 
-TEST_F(QuantMatmulAvx2Test, Minus128WeightsDoNotSaturate) {
+TEST_P(QuantMatmulSimdTest, Minus128WeightsDoNotSaturate) {
   // ggml never writes -128, but a GGUF file may hold it; maddubs sees |w| = 128 as unsigned and must not clip.
   const int64_t num_in = 64, num_out = 3, num_tokens = 5;
   std::vector<BlockQ8_0> w(size_t(num_out * num_in / kQk));
@@ -250,7 +248,7 @@ TEST_F(QuantMatmulAvx2Test, Minus128WeightsDoNotSaturate) {
   for (int64_t t = 0; t < num_tokens; ++t) x[size_t(t * num_in + 1)] = 127.0f;
   std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
   ref::matmul_q8_0(w.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-  simd_->matmul_q8_0(w.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+  simd_->matmul_for(DType::kQ8_0).f32(w.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
   for (size_t k = 0; k < y_ref.size(); ++k) ASSERT_NEAR(y_simd[k], y_ref[k], 1e-5f * std::fabs(y_ref[k])) << k;
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_q8_0.h"
+#include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
@@ -54,7 +55,7 @@ std::vector<BlockQ8_0> fused(const KernelTable& k, const std::vector<float>& x, 
 
 TEST(RmsnormQ8_0Test, EachTableEqualsItsRmsnormThenQuantize) {
   std::mt19937 rng(7);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2}) {
+  for (Isa isa : kAllLevels) {
     const KernelTable* k = kernels_for(isa);
     if (k == nullptr) continue;
     for (int64_t num_blocks : kNumBlocks) {
@@ -69,7 +70,7 @@ TEST(RmsnormQ8_0Test, EachTableEqualsItsRmsnormThenQuantize) {
 }
 
 TEST(RmsnormQ8_0Test, ZeroRowGivesZeroBlocks) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2}) {
+  for (Isa isa : kAllLevels) {
     const KernelTable* k = kernels_for(isa);
     if (k == nullptr) continue;
     const std::vector<float> x(96, 0.0f), weight(96, 1.0f);
@@ -80,9 +81,11 @@ TEST(RmsnormQ8_0Test, ZeroRowGivesZeroBlocks) {
   }
 }
 
-TEST(RmsnormQ8_0Test, Avx2MatchesScalarWithinOneStep) {
-  const KernelTable* simd = kernels_for(Isa::kAvx2);
-  if (simd == nullptr) GTEST_SKIP() << "this CPU has no AVX2/FMA/F16C";
+class RmsnormQ8_0SimdTest : public SimdLevelTest {};
+PAGODA_TEST_EVERY_SIMD_LEVEL(RmsnormQ8_0SimdTest);
+
+TEST_P(RmsnormQ8_0SimdTest, MatchesScalarWithinOneStep) {
+  const KernelTable* simd = simd_;
   std::mt19937 rng(11);
   for (int64_t num_blocks : kNumBlocks) {
     for (float scale : kScales) {

@@ -1,0 +1,88 @@
+// The traits of every weight dtype and the vector ops, per kernel set (see kernel_registry.h). Adding an
+// instruction set is a column here (the entries it speeds up) and a folder of sources; adding a weight dtype is one
+// entry here.
+#include "kernels/kernel_registry.h"
+
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx_vnni/avx_vnni_kernels.h"
+#include "kernels/ref/ref_kernels.h"
+#include "quant/row_int8.h"
+
+namespace pagoda::kernels {
+namespace {
+
+const WeightTypeTraits kWeightTypes[] = {
+    {.dtype = DType::kF32, .kernels = {.ref = {.f32 = ref::matmul_f32}, .avx2 = {.f32 = avx2::matmul_f32}}},
+    {.dtype = DType::kF16, .kernels = {.ref = {.f32 = ref::matmul_f16}, .avx2 = {.f32 = avx2::matmul_f16}}},
+    {.dtype = DType::kBF16, .kernels = {.ref = {.f32 = ref::matmul_bf16}, .avx2 = {.f32 = avx2::matmul_bf16}}},
+    // GGUF's blocks as stored; every level multiplies them repacked.
+    {.dtype = DType::kQ8_0,
+     .kernels = {.ref = {ref::matmul_q8_0, ref::matmul_q8_0_q8_0}, .avx2 = {avx2::matmul_q8_0, avx2::matmul_q8_0_q8_0}},
+     .layouts = {.ref = {DType::kQ8_0x8}}},
+    {.dtype = DType::kQ4_0,
+     .kernels = {.ref = {ref::matmul_q4_0, ref::matmul_q4_0_q8_0}, .avx2 = {avx2::matmul_q4_0, avx2::matmul_q4_0_q8_0}},
+     .layouts = {.ref = {DType::kQ4_0x8}}},
+    {.dtype = DType::kInt8,
+     .kernels = {.ref = {.f32 = ref::matmul_int8, .int8 = ref::matmul_int8_int8},
+                 .avx2 = {.f32 = avx2::matmul_int8, .int8 = avx2::matmul_int8_int8}},
+     .layouts = {.ref = {DType::kInt8x8}}},
+    {.dtype = DType::kAwqInt4G32,
+     .kernels = {.ref = {ref::matmul_awq_int4_g32, ref::matmul_awq_int4_g32_q8_0},
+                 .avx2 = {avx2::matmul_awq_int4_g32, avx2::matmul_awq_int4_g32_q8_0}},
+     .layouts = {.ref = {DType::kAwqInt4x8}}},
+    {.dtype = DType::kAwqInt4G64,
+     .kernels = {.ref = {ref::matmul_awq_int4_g64, ref::matmul_awq_int4_g64_q8_0},
+                 .avx2 = {avx2::matmul_awq_int4_g64, avx2::matmul_awq_int4_g64_q8_0}},
+     .layouts = {.ref = {DType::kAwqInt4x8}}},
+    {.dtype = DType::kAwqInt4G128,
+     .kernels = {.ref = {ref::matmul_awq_int4_g128, ref::matmul_awq_int4_g128_q8_0},
+                 .avx2 = {avx2::matmul_awq_int4_g128, avx2::matmul_awq_int4_g128_q8_0}},
+     .layouts = {.ref = {DType::kAwqInt4x8}}},
+    // The layouts made at load.
+    {.dtype = DType::kQ4_0x8,
+     .kernels = {.ref = {ref::matmul_q4_0x8, ref::matmul_q4_0x8_q8_0},
+                 .avx2 = {avx2::matmul_q4_0x8, avx2::matmul_q4_0x8_q8_0},
+                 .avx_vnni = {avx_vnni::matmul_q4_0x8, avx_vnni::matmul_q4_0x8_q8_0},
+                 .avx_vnni_evex = {avx_vnni_evex::matmul_q4_0x8, avx_vnni_evex::matmul_q4_0x8_q8_0}}},
+    {.dtype = DType::kQ8_0x8,
+     .kernels = {.ref = {ref::matmul_q8_0x8, ref::matmul_q8_0x8_q8_0},
+                 .avx2 = {avx2::matmul_q8_0x8, avx2::matmul_q8_0x8_q8_0},
+                 .avx_vnni = {avx_vnni::matmul_q8_0x8, avx_vnni::matmul_q8_0x8_q8_0},
+                 .avx_vnni_evex = {avx_vnni_evex::matmul_q8_0x8, avx_vnni_evex::matmul_q8_0x8_q8_0}}},
+    {.dtype = DType::kInt8x8,
+     .kernels = {.ref = {.f32 = ref::matmul_int8x8, .int8 = ref::matmul_int8x8_int8},
+                 .avx2 = {.f32 = avx2::matmul_int8x8, .int8 = avx2::matmul_int8x8_int8},
+                 .avx_vnni = {.f32 = avx_vnni::matmul_int8x8, .int8 = avx_vnni::matmul_int8x8_int8},
+                 .avx_vnni_evex = {.f32 = avx_vnni_evex::matmul_int8x8, .int8 = avx_vnni_evex::matmul_int8x8_int8}}},
+    {.dtype = DType::kAwqInt4x8,
+     .kernels = {.ref = {ref::matmul_awq_int4x8, ref::matmul_awq_int4x8_q8_0},
+                 .avx2 = {avx2::matmul_awq_int4x8, avx2::matmul_awq_int4x8_q8_0},
+                 .avx_vnni = {avx_vnni::matmul_awq_int4x8, avx_vnni::matmul_awq_int4x8_q8_0},
+                 .avx_vnni_evex = {avx_vnni_evex::matmul_awq_int4x8, avx_vnni_evex::matmul_awq_int4x8_q8_0}}},
+};
+
+const PerKernelSet<VectorKernels> kVectorKernels{
+    .ref = {.quantize_row_q8_0 = quant::quantize_row_q8_0,
+            .quantize_row_int8 = quant::quantize_int8_values,
+            .rmsnorm = ref::rmsnorm,
+            .rmsnorm_q8_0 = ref::rmsnorm_q8_0,
+            .dot = ref::dot,
+            .axpy = ref::axpy,
+            .silu_mul = ref::silu_mul,
+            .paged_attention = ref::paged_attention},
+    .avx2 = {.quantize_row_q8_0 = avx2::quantize_row_q8_0,
+             .quantize_row_int8 = avx2::quantize_row_int8,
+             .rmsnorm = avx2::rmsnorm,
+             .rmsnorm_q8_0 = avx2::rmsnorm_q8_0,
+             .dot = avx2::dot,
+             .axpy = avx2::axpy,
+             .silu_mul = avx2::silu_mul,
+             .paged_attention = avx2::paged_attention},
+};
+
+}  // namespace
+
+std::span<const WeightTypeTraits> weight_type_traits() { return kWeightTypes; }
+const PerKernelSet<VectorKernels>& vector_kernels() { return kVectorKernels; }
+
+}  // namespace pagoda::kernels
