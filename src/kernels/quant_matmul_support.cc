@@ -1,9 +1,12 @@
 // Per-thread activation scratch and shape checks for the quantized matmuls (see quant_matmul_support.h).
 #include "kernels/quant_matmul_support.h"
 
+#include <cstring>
 #include <vector>
 
 #include "core/check.h"
+#include "core/half.h"
+#include "kernels/packed_activations.h"
 
 namespace pagoda::kernels {
 
@@ -27,10 +30,11 @@ void check_int8_row_length(int64_t num_in) {
                quant::kMaxInt8RowLength, num_in);
 }
 
-void check_x8_block_shape(int64_t num_out, int64_t num_in) {
+void check_x8_block_shape(int64_t num_out, int64_t num_in, int64_t group_rows) {
   check_quant_row_length(num_in);
-  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0,
-               "8-row interleaved matmuls compute whole groups of 8 rows, got num_out = {}", num_out);
+  PAGODA_CHECK(num_out >= 0 && num_out % group_rows == 0,
+               "{}-row interleaved matmuls compute whole groups of {} rows, got num_out = {}", group_rows, group_rows,
+               num_out);
 }
 
 void check_int8x8_shape(int64_t num_out, int64_t num_in) {
@@ -43,6 +47,17 @@ Q8BlockSums* activation_sums_scratch(int64_t num_blocks) {
   PAGODA_CHECK(num_blocks >= 0, "num_blocks = {}", num_blocks);
   thread_local std::vector<Q8BlockSums> scratch;  // grow-only
   if (scratch.size() < size_t(num_blocks)) scratch.resize(size_t(num_blocks));
+  return scratch.data();
+}
+
+void* packed_activation_scratch(int64_t bytes) {
+  PAGODA_CHECK(bytes >= 0, "bytes = {}", bytes);
+  struct alignas(64) Line {
+    uint8_t bytes[64];
+  };
+  thread_local std::vector<Line> scratch;  // grow-only
+  const size_t num_lines = size_t(bytes + 63) / 64;
+  if (scratch.size() < num_lines) scratch.resize(num_lines);
   return scratch.data();
 }
 
@@ -78,6 +93,47 @@ Int8Activations quantize_activations_int8(QuantizeRowInt8Fn quantize_row, const 
   const Int8Activations xq = activation_scratch_int8(num_tokens, num_in);
   for (int64_t t = 0; t < num_tokens; ++t) xq.scales[t] = quantize_row(x + t * num_in, xq.values + t * num_in, num_in);
   return xq;
+}
+
+const uint8_t* pack_q8_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks, int64_t group,
+                                   int32_t start_scale) {
+  const int64_t num_groups = (num_tokens + group - 1) / group;
+  const int64_t block_bytes = packed_q8_block_bytes(group);
+  auto* packed = static_cast<uint8_t*>(packed_activation_scratch(num_groups * num_blocks * block_bytes));
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const int64_t g = t / group, slot = t % group;
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      const quant::BlockQ8_0& x = xq[t * num_blocks + b];
+      uint8_t* out = packed + (g * num_blocks + b) * block_bytes;
+      int32_t sum = 0;
+      for (int8_t q : x.qs) sum += q;
+      const float d = fp16_to_float(x.d);
+      const int32_t start = start_scale * sum;
+      std::memcpy(out + slot * 32, x.qs, 32);
+      std::memcpy(out + group * 32 + slot * 4, &d, 4);
+      std::memcpy(out + group * 36 + slot * 4, &start, 4);
+    }
+  }
+  return packed;
+}
+
+PackedInt8Activations pack_int8_activations(const int8_t* xq, int64_t num_tokens, int64_t num_in, int64_t group,
+                                            int32_t start_scale) {
+  PAGODA_CHECK(num_in % 4 == 0, "packed INT8 activations need whole 4-value words, got num_in = {}", num_in);
+  const int64_t num_groups = (num_tokens + group - 1) / group;
+  const int64_t words_bytes = num_groups * num_in * group;
+  auto* packed = static_cast<uint8_t*>(packed_activation_scratch(words_bytes + num_tokens * 4));
+  auto* starts = reinterpret_cast<int32_t*>(packed + words_bytes);  // words_bytes is a multiple of 4
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const int64_t g = t / group, slot = t % group;
+    const int8_t* x = xq + t * num_in;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < num_in; ++i) sum += x[i];
+    starts[t] = start_scale * sum;
+    for (int64_t w = 0; w < num_in / 4; ++w)
+      std::memcpy(packed + ((g * (num_in / 4) + w) * group + slot) * 4, x + 4 * w, 4);
+  }
+  return PackedInt8Activations{packed, starts};
 }
 
 }  // namespace pagoda::kernels

@@ -18,8 +18,9 @@ void check_group_row_length(int64_t num_in, int64_t group);
 // Aborts unless 0 < num_in <= quant::kMaxInt8RowLength (the int32 dot products stay exact).
 void check_int8_row_length(int64_t num_in);
 
-// Aborts unless a Q4_0x8, Q8_0x8 or AWQ INT4x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks.
-void check_x8_block_shape(int64_t num_out, int64_t num_in);
+// Aborts unless a Q4_0x8, Q8_0x8 or AWQ INT4x8 matmul's shape is whole groups of 8 rows and whole 32-value blocks
+// (of group_rows rows for the x16 layouts).
+void check_x8_block_shape(int64_t num_out, int64_t num_in, int64_t group_rows = 8);
 
 // Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows and rows of whole 4-value words (and no longer
 // than quant::kMaxInt8RowLength).
@@ -33,6 +34,11 @@ struct Q8BlockSums {
 };
 // Per-thread room for num_blocks of them, grow-only as activation_scratch_q8_0.
 Q8BlockSums* activation_sums_scratch(int64_t num_blocks);
+
+// Per-thread room for `bytes` of activations rearranged the way a kernel reads them (64-byte aligned, grow-only as
+// activation_scratch_q8_0; its own buffer, so it never invalidates the others). Valid until the next call on the
+// same thread.
+void* packed_activation_scratch(int64_t bytes);
 
 // Per-token INT8 activations: values int8 [num_tokens, num_in], scales f32 [num_tokens].
 struct Int8Activations {

@@ -3,7 +3,8 @@
 // each of eight rows; its low and high nibbles are already the unsigned operand vpdpbusd wants, so each token takes
 // one vpdpbusd per nibble half and word (maddubs + add + madd on AVX2), straight into each row's int32 lane with no
 // int16 stage. The nibbles' offset (8 for Q4_0, each row's zero point for AWQ) is the accumulator's starting value,
-// -offset x sum(x), so the integer sum comes out already corrected and exact. Then acc = fma(d_w * d_x,
+// -offset x sum(x), so the integer sum comes out already corrected and exact. The activations are packed per token
+// group first (kernels/packed_activations.h), so the inner loop reads them from one pointer. Then acc = fma(d_w * d_x,
 // float(isum), acc) per block: the scalar reference's bits.
 #include <immintrin.h>
 
@@ -12,6 +13,7 @@
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/avx_vnni/vnni_util.h"
+#include "kernels/packed_activations.h"
 #include "kernels/quant_matmul_support.h"
 #include "kernels/row_tiling.h"
 #include "quant/block_awq_int4x8.h"
@@ -24,50 +26,83 @@ using quant::BlockAwqInt4x8;
 using quant::BlockQ4_0x8;
 using quant::BlockQ8_0;
 
-// y[t * y_stride + r] for r < 8 = row r of `group` . token t, t < kTokens. sums[t * num_blocks + b].sum is
-// -sum(x) of the block (times 8 for Q4_0).
-template <class Block, int kTokens>
-inline void group_times_tokens(const Block* group, const BlockQ8_0* xq, const Q8BlockSums* sums, int64_t num_blocks,
-                               float* y, int64_t y_stride) {
+// y[t * y_stride + 8 j + r] for r < 8 = row r of group j (kGroups of them, num_blocks apart) . token t, t <
+// kTokens; x: this token group's packed blocks (kernels/packed_activations.h: starts are -sum(x), times 8 for
+// Q4_0). Two row groups per pass share each activation broadcast, halving the loads per vpdpbusd.
+template <class Block, int kPack, int kTokens, int kGroups>
+inline void groups_times_tokens(const Block* group, const uint8_t* x, int64_t num_blocks, float* y, int64_t y_stride) {
+  constexpr int64_t kBlockBytes = packed_q8_block_bytes(kPack);
   const __m256i low = _mm256_set1_epi8(0x0f);
-  __m256 acc[kTokens];
-  for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < num_blocks; ++b) {
-    const Block& blk = group[b];
-    for (size_t offset = 0; offset < sizeof(Block); offset += 48)
-      prefetch_weights_ahead(reinterpret_cast<const char*>(&blk) + offset);
-    __m256i isum[kTokens];
-    if constexpr (std::is_same_v<Block, BlockAwqInt4x8>) {
-      const __m256i zeros = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.zero)));
-      for (int t = 0; t < kTokens; ++t)
-        isum[t] = _mm256_mullo_epi32(zeros, _mm256_set1_epi32(sums[t * num_blocks + b].sum));
-    } else {
-      for (int t = 0; t < kTokens; ++t) isum[t] = _mm256_set1_epi32(sums[t * num_blocks + b].sum);
-    }
-    for (int word = 0; word < 4; ++word) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk.qs + 32 * word));
-      const __m256i lo = _mm256_and_si256(v, low);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+  __m256 acc[kGroups][kTokens];
+  for (int j = 0; j < kGroups; ++j)
+    for (int t = 0; t < kTokens; ++t) acc[j][t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < num_blocks; ++b, x += kBlockBytes) {
+    const auto* qs = reinterpret_cast<const int8_t*>(x);
+    const auto* d = reinterpret_cast<const float*>(x + kPack * 32);
+    const auto* start = reinterpret_cast<const int32_t*>(x + kPack * 36);
+    __m256i isum[kGroups][kTokens];
+    for (int j = 0; j < kGroups; ++j) {
+      const Block& blk = group[j * num_blocks + b];
+      for (size_t offset = 0; offset < sizeof(Block); offset += 48)
+        prefetch_weights_ahead(reinterpret_cast<const char*>(&blk) + offset);
       for (int t = 0; t < kTokens; ++t) {
-        const int8_t* xs = xq[t * num_blocks + b].qs;
-        isum[t] = dpbusd(isum[t], lo, broadcast4(xs + 4 * word));
-        isum[t] = dpbusd(isum[t], hi, broadcast4(xs + 16 + 4 * word));
+        if constexpr (std::is_same_v<Block, BlockAwqInt4x8>) {
+          const __m256i zeros = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.zero)));
+          isum[j][t] = _mm256_mullo_epi32(zeros, _mm256_set1_epi32(start[t]));
+        } else {
+          isum[j][t] = _mm256_set1_epi32(start[t]);
+        }
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.d)));
-    for (int t = 0; t < kTokens; ++t) {
-      const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(sums[t * num_blocks + b].d));
-      acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[t]), acc[t]);
+    for (int word = 0; word < 4; ++word) {
+      __m256i lo[kGroups], hi[kGroups];
+      for (int j = 0; j < kGroups; ++j) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group[j * num_blocks + b].qs + 32 * word));
+        lo[j] = _mm256_and_si256(v, low);
+        hi[j] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+      }
+      for (int t = 0; t < kTokens; ++t) {
+        const __m256i x_lo = broadcast4(qs + 32 * t + 4 * word), x_hi = broadcast4(qs + 32 * t + 16 + 4 * word);
+        for (int j = 0; j < kGroups; ++j) {
+          isum[j][t] = dpbusd(isum[j][t], lo[j], x_lo);
+          isum[j][t] = dpbusd(isum[j][t], hi[j], x_hi);
+        }
+      }
+    }
+    for (int j = 0; j < kGroups; ++j) {
+      const __m256 dw =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group[j * num_blocks + b].d)));
+      for (int t = 0; t < kTokens; ++t) {
+        const __m256 scale = _mm256_mul_ps(dw, _mm256_set1_ps(d[t]));
+        acc[j][t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(isum[j][t]), acc[j][t]);
+      }
     }
   }
-  for (int t = 0; t < kTokens; ++t) _mm256_storeu_ps(y + t * y_stride, acc[t]);
+  for (int j = 0; j < kGroups; ++j)
+    for (int t = 0; t < kTokens; ++t) _mm256_storeu_ps(y + t * y_stride + 8 * j, acc[j][t]);
 }
 
-// Each activation block's d and -sum(x) (times Q4_0's fixed offset 8: the accumulator's start as is).
-template <class Block>
-void block_sums(const BlockQ8_0* xq, Q8BlockSums* sums, int64_t n) {
-  constexpr int32_t kSumScale = std::is_same_v<Block, BlockQ4_0x8> ? -8 : -1;
-  for (int64_t i = 0; i < n; ++i) sums[i] = Q8BlockSums{_cvtsh_ss(xq[i].d), kSumScale * sum_32_int8(xq[i].qs)};
+// Tokens per pass when two row groups share it: half the single group's, so the accumulators still fit.
+inline constexpr int kPairTokenGroup = kTokenGroup / 2;
+
+// All row groups for the tokens, kGroups row groups and kPack tokens per pass.
+template <class Block, int kPack, int kGroups>
+void matmul_packed(const Block* groups, const BlockQ8_0* xq, float* y, int64_t num_groups, int64_t num_blocks,
+                   int64_t num_tokens, int64_t y_stride) {
+  constexpr int32_t kStartScale = std::is_same_v<Block, BlockQ4_0x8> ? -8 : -1;
+  const uint8_t* packed = pack_q8_activations(xq, num_tokens, num_blocks, kPack, kStartScale);
+  // Units of kGroups row groups (the last one short when they do not divide num_groups).
+  const int64_t num_units = (num_groups + kGroups - 1) / kGroups;
+  for_each_row_and_token_group<kPack>(
+      kGroups * num_blocks * int64_t(sizeof(Block)), num_units, num_tokens, [&]<int kTokens>(int64_t u, int64_t t) {
+        const int64_t g = kGroups * u;
+        const uint8_t* x = packed + t / kPack * num_blocks * packed_q8_block_bytes(kPack);
+        float* y_unit = y + t * y_stride + 8 * g;
+        if (g + kGroups <= num_groups)
+          groups_times_tokens<Block, kPack, kTokens, kGroups>(groups + g * num_blocks, x, num_blocks, y_unit, y_stride);
+        else
+          groups_times_tokens<Block, kPack, kTokens, 1>(groups + g * num_blocks, x, num_blocks, y_unit, y_stride);
+      });
 }
 
 template <class Block>
@@ -75,14 +110,13 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
                int64_t y_stride) {
   check_x8_block_shape(num_out, num_in);
   const int64_t num_blocks = num_in / BlockQ8_0::kNumValues;
-  Q8BlockSums* sums = activation_sums_scratch(num_tokens * num_blocks);
-  block_sums<Block>(xq, sums, num_tokens * num_blocks);
   const auto* groups = static_cast<const Block*>(w);
-  for_each_row_and_token_group<kTokenGroup>(
-      num_blocks * int64_t(sizeof(Block)), num_out / 8, num_tokens, [&]<int kTokens>(int64_t g, int64_t t) {
-        group_times_tokens<Block, kTokens>(groups + g * num_blocks, xq + t * num_blocks, sums + t * num_blocks,
-                                           num_blocks, y + t * y_stride + 8 * g, y_stride);
-      });
+  // Decode and small batches: one row group per pass, its weights unpacked once for all the tokens; larger
+  // batches: two row groups per pass, sharing each activation broadcast.
+  if (num_tokens < kTokenGroup)
+    matmul_packed<Block, kTokenGroup, 1>(groups, xq, y, num_out / 8, num_blocks, num_tokens, y_stride);
+  else
+    matmul_packed<Block, kPairTokenGroup, 2>(groups, xq, y, num_out / 8, num_blocks, num_tokens, y_stride);
 }
 
 template <class Block>
