@@ -31,12 +31,18 @@ enum class DType : uint8_t {
   kQ8_0x8,     // the same from kQ8_0 (quant/block_q8_0x8.h)
   kInt8x8,     // the same from kInt8 (quant/row_int8x8.h; rows of a multiple of 4 values)
   kAwqInt4x8,  // the same from any kAwqInt4G* (quant/block_awq_int4x8.h; 19 bytes per 32 values)
+  // Groups of 16 rows, for 512-bit registers (the same block headers and bytes per row as their x8 twins).
+  kQ4_0x16,
+  kQ8_0x16,
+  kAwqInt4x16,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kAwqInt4x8) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kAwqInt4x16) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
-// The in-memory 8-row interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8).
+// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8 and the x16 ones).
 bool dtype_is_row_interleaved(DType dtype);
+// Rows per interleaved group (8 or 16); 1 for the other types. A row pointer is meaningful only at group starts.
+int64_t dtype_interleave_rows(DType dtype);
 // Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
 // Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types.

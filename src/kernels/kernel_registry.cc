@@ -4,6 +4,7 @@
 #include "kernels/kernel_registry.h"
 
 #include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/row_int8.h"
@@ -18,10 +19,10 @@ const WeightTypeTraits kWeightTypes[] = {
     // GGUF's blocks as stored; every level multiplies them repacked.
     {.dtype = DType::kQ8_0,
      .kernels = {.ref = {ref::matmul_q8_0, ref::matmul_q8_0_q8_0}, .avx2 = {avx2::matmul_q8_0, avx2::matmul_q8_0_q8_0}},
-     .layouts = {.ref = {DType::kQ8_0x8}}},
+     .layouts = {.ref = {DType::kQ8_0x8}, .avx512 = {DType::kQ8_0x16, DType::kQ8_0x8}}},
     {.dtype = DType::kQ4_0,
      .kernels = {.ref = {ref::matmul_q4_0, ref::matmul_q4_0_q8_0}, .avx2 = {avx2::matmul_q4_0, avx2::matmul_q4_0_q8_0}},
-     .layouts = {.ref = {DType::kQ4_0x8}}},
+     .layouts = {.ref = {DType::kQ4_0x8}, .avx512 = {DType::kQ4_0x16, DType::kQ4_0x8}}},
     {.dtype = DType::kInt8,
      .kernels = {.ref = {.f32 = ref::matmul_int8, .int8 = ref::matmul_int8_int8},
                  .avx2 = {.f32 = avx2::matmul_int8, .int8 = avx2::matmul_int8_int8}},
@@ -29,15 +30,15 @@ const WeightTypeTraits kWeightTypes[] = {
     {.dtype = DType::kAwqInt4G32,
      .kernels = {.ref = {ref::matmul_awq_int4_g32, ref::matmul_awq_int4_g32_q8_0},
                  .avx2 = {avx2::matmul_awq_int4_g32, avx2::matmul_awq_int4_g32_q8_0}},
-     .layouts = {.ref = {DType::kAwqInt4x8}}},
+     .layouts = {.ref = {DType::kAwqInt4x8}, .avx512 = {DType::kAwqInt4x16, DType::kAwqInt4x8}}},
     {.dtype = DType::kAwqInt4G64,
      .kernels = {.ref = {ref::matmul_awq_int4_g64, ref::matmul_awq_int4_g64_q8_0},
                  .avx2 = {avx2::matmul_awq_int4_g64, avx2::matmul_awq_int4_g64_q8_0}},
-     .layouts = {.ref = {DType::kAwqInt4x8}}},
+     .layouts = {.ref = {DType::kAwqInt4x8}, .avx512 = {DType::kAwqInt4x16, DType::kAwqInt4x8}}},
     {.dtype = DType::kAwqInt4G128,
      .kernels = {.ref = {ref::matmul_awq_int4_g128, ref::matmul_awq_int4_g128_q8_0},
                  .avx2 = {avx2::matmul_awq_int4_g128, avx2::matmul_awq_int4_g128_q8_0}},
-     .layouts = {.ref = {DType::kAwqInt4x8}}},
+     .layouts = {.ref = {DType::kAwqInt4x8}, .avx512 = {DType::kAwqInt4x16, DType::kAwqInt4x8}}},
     // The layouts made at load.
     {.dtype = DType::kQ4_0x8,
      .kernels = {.ref = {ref::matmul_q4_0x8, ref::matmul_q4_0x8_q8_0},
@@ -59,6 +60,15 @@ const WeightTypeTraits kWeightTypes[] = {
                  .avx2 = {avx2::matmul_awq_int4x8, avx2::matmul_awq_int4x8_q8_0},
                  .avx_vnni = {avx_vnni::matmul_awq_int4x8, avx_vnni::matmul_awq_int4x8_q8_0},
                  .avx_vnni_evex = {avx_vnni_evex::matmul_awq_int4x8, avx_vnni_evex::matmul_awq_int4x8_q8_0}}},
+    {.dtype = DType::kQ4_0x16,
+     .kernels = {.ref = {ref::matmul_q4_0x16, ref::matmul_q4_0x16_q8_0},
+                 .avx512 = {avx512::matmul_q4_0x16, avx512::matmul_q4_0x16_q8_0}}},
+    {.dtype = DType::kQ8_0x16,
+     .kernels = {.ref = {ref::matmul_q8_0x16, ref::matmul_q8_0x16_q8_0},
+                 .avx512 = {avx512::matmul_q8_0x16, avx512::matmul_q8_0x16_q8_0}}},
+    {.dtype = DType::kAwqInt4x16,
+     .kernels = {.ref = {ref::matmul_awq_int4x16, ref::matmul_awq_int4x16_q8_0},
+                 .avx512 = {avx512::matmul_awq_int4x16, avx512::matmul_awq_int4x16_q8_0}}},
 };
 
 const PerKernelSet<VectorKernels> kVectorKernels{

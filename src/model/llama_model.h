@@ -33,7 +33,7 @@ class LlamaModel final : public Model {
  private:
   static constexpr int64_t kRowGrain = 16;   // output rows: a thread's share of a row split is a multiple
   static constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
-  static_assert(kRowGrain % 8 == 0, "row splits must start at groups of 8 rows (model/weight_repack.h)");
+  static_assert(kRowGrain % 16 == 0, "row splits must start at groups of 8 or 16 rows (model/weight_repack.h)");
 
   // The two matmul entry points of a weight dtype: on f32 activations (any dtype), and on activations already
   // quantized to Q8_0 (quantized dtypes only; null otherwise).

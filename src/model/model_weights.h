@@ -32,9 +32,9 @@ struct WeightView {
   const float* input_scale = nullptr;
 
   int64_t row_bytes() const { return dtype_row_bytes(dtype, num_cols); }
-  // For the interleaved types only the first row of a group of 8 has a pointer of its own.
+  // For the interleaved types only the first row of a group (of 8 or 16) has a pointer of its own.
   const void* row(int64_t row_idx) const {
-    PAGODA_CHECK(!dtype_is_row_interleaved(dtype) || row_idx % 8 == 0, "row {} of a {} matrix is inside a group of 8",
+    PAGODA_CHECK(row_idx % dtype_interleave_rows(dtype) == 0, "row {} of a {} matrix is inside a group of rows",
                  row_idx, dtype_name(dtype));
     return static_cast<const uint8_t*>(data) + row_idx * row_bytes();
   }

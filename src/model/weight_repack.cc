@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -46,9 +47,6 @@ void release_source_pages(const void* data, size_t bytes) {
   if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-// Rows per group of an interleaved layout.
-int64_t group_rows(DType layout) { return dtype_is_row_interleaved(layout) ? 8 : 1; }
-
 }  // namespace
 
 int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weights, bool drop_source_pages) {
@@ -57,14 +55,27 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     DType layout;
   };
   std::vector<Repack> repacks;
-  auto consider = [&](WeightView* w) {
-    if (w->data == nullptr) return;  // a matrix another pipeline stage holds
-    const DType layout = preferred_layout(kernels, w->dtype, w->num_rows, w->num_cols);
-    if (layout != w->dtype) repacks.push_back({w, layout});
+  // Matrices whose rows the fused ops split as one range laid end to end (Q, K, V; gate, up) share one group size,
+  // so that a split at a multiple of it in the whole range is one in each matrix.
+  auto consider = [&](std::initializer_list<WeightView*> together) {
+    int64_t max_group_rows = 16;
+    for (WeightView* w : together)
+      if (w->data != nullptr)
+        max_group_rows = std::min(max_group_rows,
+                                  dtype_interleave_rows(preferred_layout(kernels, w->dtype, w->num_rows, w->num_cols)));
+    for (WeightView* w : together) {
+      if (w->data == nullptr) continue;  // a matrix another pipeline stage holds
+      const DType layout = preferred_layout(kernels, w->dtype, w->num_rows, w->num_cols, max_group_rows);
+      if (layout != w->dtype) repacks.push_back({w, layout});
+    }
   };
-  for (LayerWeights& lw : weights.layers)
-    for (WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down}) consider(w);
-  consider(&weights.output);  // a copy even when it is token_embd's data
+  for (LayerWeights& lw : weights.layers) {
+    consider({&lw.wq, &lw.wk, &lw.wv});
+    consider({&lw.w_gate, &lw.w_up});
+    consider({&lw.wo});
+    consider({&lw.w_down});
+  }
+  consider({&weights.output});  // a copy even when it is token_embd's data
   if (repacks.empty()) return 0;
   size_t total = 0;
   for (const Repack& r : repacks)
@@ -93,11 +104,14 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
   return int64_t(repacks.size());
 }
 
-DType preferred_layout(const kernels::KernelTable& kernels, DType dtype, int64_t num_rows, int64_t num_cols) {
+DType preferred_layout(const kernels::KernelTable& kernels, DType dtype, int64_t num_rows, int64_t num_cols,
+                       int64_t max_group_rows) {
   for (const std::optional<DType>& layout : kernels.layouts[size_t(dtype)]) {
-    if (!layout || num_rows % group_rows(*layout) != 0) continue;
+    if (!layout) continue;
+    const int64_t group_rows = dtype_interleave_rows(*layout);
+    if (group_rows > max_group_rows || num_rows % group_rows != 0) continue;
     if (*layout == DType::kInt8x8 && num_cols % 4 != 0) continue;  // whole 4-value words
-    if ((*layout == DType::kQ4_0x8 || *layout == DType::kQ8_0x8) && num_cols % 32 != 0) continue;
+    if (dtype_block_size(*layout) == 32 && num_cols % 32 != 0) continue;
     return *layout;
   }
   return dtype;
@@ -120,10 +134,26 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
                            num_cols / 32);
       return;
     case DType::kAwqInt4x8:
-      PAGODA_CHECK(dtype_is_awq_int4(dtype) && dtype != DType::kAwqInt4x8, "{} cannot be repacked into awq_int4x8",
-                   dtype_name(dtype));
+      PAGODA_CHECK(dtype_is_awq_int4(dtype) && !dtype_is_row_interleaved(dtype),
+                   "{} cannot be repacked into awq_int4x8", dtype_name(dtype));
       quant::repack_awq_int4x8(src, static_cast<quant::BlockAwqInt4x8*>(dst), num_rows, num_cols,
                                dtype_block_size(dtype));
+      return;
+    case DType::kQ4_0x16:
+      PAGODA_CHECK(dtype == DType::kQ4_0, "{} cannot be repacked into q4_0x16", dtype_name(dtype));
+      quant::repack_q4_0x16(static_cast<const quant::BlockQ4_0*>(src), static_cast<quant::BlockQ4_0x16*>(dst), num_rows,
+                            num_cols / 32);
+      return;
+    case DType::kQ8_0x16:
+      PAGODA_CHECK(dtype == DType::kQ8_0, "{} cannot be repacked into q8_0x16", dtype_name(dtype));
+      quant::repack_q8_0x16(static_cast<const quant::BlockQ8_0*>(src), static_cast<quant::BlockQ8_0x16*>(dst), num_rows,
+                            num_cols / 32);
+      return;
+    case DType::kAwqInt4x16:
+      PAGODA_CHECK(dtype_is_awq_int4(dtype) && !dtype_is_row_interleaved(dtype),
+                   "{} cannot be repacked into awq_int4x16", dtype_name(dtype));
+      quant::repack_awq_int4x16(src, static_cast<quant::BlockAwqInt4x16*>(dst), num_rows, num_cols,
+                                dtype_block_size(dtype));
       return;
     case DType::kInt8x8:
       PAGODA_CHECK(dtype == DType::kInt8, "{} cannot be repacked into int8x8", dtype_name(dtype));

@@ -20,7 +20,7 @@ void repack_int8x8(const void* src, void* dst, int64_t num_rows, int64_t num_in)
       std::memcpy(out + r * kInt8RowHeaderBytes, row, kInt8RowHeaderBytes);
       const uint8_t* values = row + kInt8RowHeaderBytes;
       uint8_t* words = out + kInt8x8Rows * kInt8RowHeaderBytes;
-      interleave_row_words(values, words, r, num_in / 4);
+      interleave_row_words(values, words, r, num_in / 4, kInt8x8Rows);
     }
   }
 }

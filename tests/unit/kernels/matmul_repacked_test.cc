@@ -319,5 +319,97 @@ TEST_P(RepackedSimdTest, Int8x8GivesThePlainInt8KernelsBits) {
   }
 }
 
+TEST(Block16RowsTest, RepacksAreLosslessPermutations) {
+  std::mt19937 rng(9);
+  const int64_t num_out = 32, num_blocks = 3;
+  const Weights w = make_weights(rng, num_out, num_blocks * kQk);
+  std::vector<quant::BlockQ4_0x16> q4(w.plain.size() / 16);
+  quant::repack_q4_0x16(w.plain.data(), q4.data(), num_out, num_blocks);
+  const Weights8 w8 = make_weights8(rng, num_out, num_blocks * kQk);
+  std::vector<quant::BlockQ8_0x16> q8(w8.plain.size() / 16);
+  quant::repack_q8_0x16(w8.plain.data(), q8.data(), num_out, num_blocks);
+  for (int64_t o = 0; o < num_out; ++o) {
+    for (int64_t b = 0; b < num_blocks; ++b) {
+      const BlockQ4_0 back4 = quant::unpack_q4_0x16_row(q4[size_t((o / 16) * num_blocks + b)], o % 16);
+      ASSERT_EQ(std::memcmp(&back4, &w.plain[size_t(o * num_blocks + b)], sizeof(BlockQ4_0)), 0) << o << " " << b;
+      const BlockQ8_0 back8 = quant::unpack_q8_0x16_row(q8[size_t((o / 16) * num_blocks + b)], o % 16);
+      ASSERT_EQ(std::memcmp(&back8, &w8.plain[size_t(o * num_blocks + b)], sizeof(BlockQ8_0)), 0) << o << " " << b;
+    }
+  }
+}
+
+// The 16-row layouts hold the same integers and scales as the 8-row ones, and their kernels do the same arithmetic
+// per row, so every level's x16 kernel gives the x8 scalar reference's bits: both entry points, row slices of 16 (a
+// thread's share), and a token alone.
+TEST_P(RepackedSimdTest, SixteenRowLayoutsGiveTheEightRowReferenceBits) {
+  for (int64_t group : {0, 32, 128}) {  // 0: Q4_0 and Q8_0; else AWQ INT4 with that group
+    for (int64_t num_in : {128, 2048}) {
+      for (int64_t num_out : {16, 48, 160}) {
+        for (int64_t num_tokens : {1, 2, 5, 8, 13}) {
+          const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
+          const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+          const std::vector<BlockQ8_0> xq = quantize_tokens(x, num_in);
+          struct Case {
+            DType x8, x16;
+            std::vector<uint8_t> packed8, packed16;
+          };
+          std::vector<Case> cases;
+          if (group == 0) {
+            std::vector<BlockQ4_0> q4(size_t(num_out * num_in / kQk));
+            quant::quantize_row_q4_0(wf.data(), q4.data(), num_out * num_in);
+            Case c4{DType::kQ4_0x8, DType::kQ4_0x16, std::vector<uint8_t>(q4.size() * sizeof(BlockQ4_0)),
+                    std::vector<uint8_t>(q4.size() * sizeof(BlockQ4_0))};
+            quant::repack_q4_0x8(q4.data(), reinterpret_cast<BlockQ4_0x8*>(c4.packed8.data()), num_out, num_in / kQk);
+            quant::repack_q4_0x16(q4.data(), reinterpret_cast<quant::BlockQ4_0x16*>(c4.packed16.data()), num_out,
+                                  num_in / kQk);
+            cases.push_back(std::move(c4));
+            std::vector<BlockQ8_0> q8(size_t(num_out * num_in / kQk));
+            quant::quantize_row_q8_0(wf.data(), q8.data(), num_out * num_in);
+            for (size_t b = 0; b < q8.size(); b += 5) q8[b].qs[b % 32] = -128;  // a foreign file's extreme
+            Case c8{DType::kQ8_0x8, DType::kQ8_0x16, std::vector<uint8_t>(q8.size() * sizeof(BlockQ8_0)),
+                    std::vector<uint8_t>(q8.size() * sizeof(BlockQ8_0))};
+            quant::repack_q8_0x8(q8.data(), reinterpret_cast<BlockQ8_0x8*>(c8.packed8.data()), num_out, num_in / kQk);
+            quant::repack_q8_0x16(q8.data(), reinterpret_cast<quant::BlockQ8_0x16*>(c8.packed16.data()), num_out,
+                                  num_in / kQk);
+            cases.push_back(std::move(c8));
+          } else {
+            const int64_t row_bytes = quant::awq_int4_row_bytes(num_in, group);
+            std::vector<uint8_t> plain(size_t(num_out * row_bytes));
+            for (int64_t o = 0; o < num_out; ++o)
+              quant::quantize_row_awq_int4(wf.data() + o * num_in, plain.data() + o * row_bytes, num_in, group);
+            Case c{DType::kAwqInt4x8, DType::kAwqInt4x16,
+                   std::vector<uint8_t>(size_t(num_out / 8 * num_in / kQk) * sizeof(quant::BlockAwqInt4x8)),
+                   std::vector<uint8_t>(size_t(num_out / 16 * num_in / kQk) * sizeof(quant::BlockAwqInt4x16))};
+            quant::repack_awq_int4x8(plain.data(), reinterpret_cast<quant::BlockAwqInt4x8*>(c.packed8.data()), num_out,
+                                     num_in, group);
+            quant::repack_awq_int4x16(plain.data(), reinterpret_cast<quant::BlockAwqInt4x16*>(c.packed16.data()),
+                                      num_out, num_in, group);
+            cases.push_back(std::move(c));
+          }
+          for (const Case& c : cases) {
+            SCOPED_TRACE(testing::Message() << dtype_name(c.x16) << " group " << group << " num_in " << num_in
+                                            << " num_out " << num_out << " tokens " << num_tokens);
+            const KernelTable& scalar = *kernels_for(Isa::kScalar);
+            std::vector<float> y_ref(size_t(num_tokens * num_out)), y(y_ref.size(), NAN), y_xq(y_ref.size(), NAN);
+            scalar.matmul_for(c.x8).f32(c.packed8.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+            simd_->matmul_for(c.x16).f32(c.packed16.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+            ASSERT_EQ(std::memcmp(y_ref.data(), y.data(), y.size() * sizeof(float)), 0);
+            const int64_t group_bytes = int64_t(c.packed16.size()) / (num_out / 16);
+            for (int64_t begin = 0; begin < num_out; begin += 16)
+              simd_->matmul_for(c.x16).q8_0(c.packed16.data() + begin / 16 * group_bytes, xq.data(),
+                                            y_xq.data() + begin, 16, num_in, num_tokens, num_out);
+            ASSERT_EQ(std::memcmp(y_ref.data(), y_xq.data(), y.size() * sizeof(float)), 0);
+            std::vector<float> last(static_cast<size_t>(num_out));
+            simd_->matmul_for(c.x16).q8_0(c.packed16.data(), xq.data() + (num_tokens - 1) * num_in / kQk, last.data(),
+                                          num_out, num_in, 1, num_out);
+            ASSERT_EQ(std::memcmp(last.data(), y_ref.data() + (num_tokens - 1) * num_out, last.size() * sizeof(float)),
+                      0);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pagoda::kernels

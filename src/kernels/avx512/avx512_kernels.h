@@ -1,0 +1,20 @@
+// AVX-512 kernels (F/BW/VL/DQ + VNNI; avx512/bf16/ adds the AVX512-BF16 ones): the avx512 level's additions over
+// avx_vnni. Only files in avx512/ are compiled with -mavx512*; call them only through a KernelTable chosen after a
+// cpuid and XCR0 check.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace pagoda::kernels::avx512 {
+// The 16-row interleaved layouts (quant/block_q4_0x8.h, block_q8_0x8.h, block_awq_int4x8.h: BlockQ4_0x16, ...): one
+// zmm register per block word, sixteen rows per 32-bit lane set.
+void matmul_q4_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q4_0x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                         int64_t num_tokens, int64_t y_stride);
+void matmul_awq_int4x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_awq_int4x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                             int64_t num_tokens, int64_t y_stride);
+void matmul_q8_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q8_0x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                         int64_t num_tokens, int64_t y_stride);
+}  // namespace pagoda::kernels::avx512
