@@ -15,6 +15,7 @@
 #include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
 #include "cli/bench_ablation_command.h"
+#include "cli/bench_isa_command.h"
 #include "cli/bench_offline_command.h"
 #include "cli/bench_scenario_commands.h"
 #include "cli/bench_serve_command.h"
@@ -226,6 +227,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_bench_serve_command(*bench, exit_code);
   add_bench_ablation_command(*bench, exit_code);
   add_bench_structured_command(*bench, exit_code);
+  add_bench_isa_command(*bench, exit_code);
 }
 
 }  // namespace pagoda::cli

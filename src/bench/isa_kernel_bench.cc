@@ -1,0 +1,228 @@
+// The kernel half of `pagoda bench isa`: random weights per dtype, repacked per level as the loader would, timed
+// through the same row or token split as LlamaModel::linear.
+#include "bench/isa_kernel_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "core/check.h"
+#include "core/half.h"
+#include "kernels/attention_args.h"
+#include "model/weight_repack.h"
+#include "quant/block_awq_int4.h"
+#include "quant/block_q4_0.h"
+#include "quant/block_q8_0.h"
+#include "quant/kv_int8.h"
+#include "quant/row_int8.h"
+
+namespace pagoda::bench {
+namespace {
+
+using kernels::Isa;
+using kernels::KernelTable;
+
+constexpr int64_t kRowGrain = 16;           // as LlamaModel's
+constexpr int64_t kMaxRowSplitTokens = 64;  // as Workspace's
+
+std::vector<float> random_floats(std::mt19937& rng, int64_t n, float scale) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// w: f32 [rows, cols] -> the bytes of `dtype`.
+std::vector<uint8_t> encode(DType dtype, const std::vector<float>& w, int64_t rows, int64_t cols) {
+  std::vector<uint8_t> out(size_t(rows * dtype_row_bytes(dtype, cols)));
+  switch (dtype) {
+    case DType::kQ4_0:
+      quant::quantize_row_q4_0(w.data(), reinterpret_cast<quant::BlockQ4_0*>(out.data()), rows * cols);
+      break;
+    case DType::kQ8_0:
+      quant::quantize_row_q8_0(w.data(), reinterpret_cast<quant::BlockQ8_0*>(out.data()), rows * cols);
+      break;
+    case DType::kInt8:
+      for (int64_t r = 0; r < rows; ++r)
+        quant::quantize_row_int8(w.data() + r * cols, out.data() + r * dtype_row_bytes(dtype, cols), cols);
+      break;
+    case DType::kAwqInt4G128:
+      for (int64_t r = 0; r < rows; ++r)
+        quant::quantize_row_awq_int4(w.data() + r * cols, out.data() + r * dtype_row_bytes(dtype, cols), cols, 128);
+      break;
+    case DType::kF16:
+    case DType::kBF16: {
+      auto* h = reinterpret_cast<uint16_t*>(out.data());
+      for (size_t i = 0; i < w.size(); ++i) h[i] = dtype == DType::kF16 ? float_to_fp16(w[i]) : float_to_bf16(w[i]);
+      break;
+    }
+    default: PAGODA_CHECK(false, "isa bench: no encoder for {}", dtype_name(dtype));
+  }
+  return out;
+}
+
+// Seconds per call of fn, best of at least 3 calls and min_seconds.
+template <class Fn>
+double best_seconds(double min_seconds, Fn&& fn) {
+  fn();  // warm-up: caches, page faults, the pool's threads
+  double best = 1e30, total = 0.0;
+  for (int rep = 0; rep < 3 || total < min_seconds; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::min(best, s);
+    total += s;
+    if (rep > 1000) break;
+  }
+  return best;
+}
+
+// y = W x for num_tokens rows, split as LlamaModel::linear splits it.
+void linear(ThreadPool& pool, const KernelTable& k, DType layout, const uint8_t* w, int64_t rows, int64_t cols,
+            const float* x, int64_t num_tokens, float* y) {
+  const kernels::MatmulKernels& m = k.matmul_for(layout);
+  const int64_t row_bytes = dtype_row_bytes(layout, cols);
+  if (num_tokens == 1) {
+    pool.parallel_for(rows, kRowGrain,
+                      [&](int64_t b, int64_t e) { m.f32(w + b * row_bytes, x, y + b, e - b, cols, 1); });
+  } else if (m.int8 != nullptr && num_tokens <= kMaxRowSplitTokens) {
+    std::vector<int8_t> xq(static_cast<size_t>(num_tokens * cols));  // (a page or two: no measurable cost)
+    std::vector<float> xs(static_cast<size_t>(num_tokens));
+    for (int64_t t = 0; t < num_tokens; ++t)
+      xs[size_t(t)] = k.quantize_row_int8(x + t * cols, xq.data() + t * cols, cols);
+    pool.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
+      m.int8(w + b * row_bytes, xq.data(), xs.data(), y + b, e - b, cols, num_tokens, rows);
+    });
+  } else if (m.q8_0 != nullptr && num_tokens <= kMaxRowSplitTokens) {
+    const int64_t blocks = cols / 32;
+    std::vector<quant::BlockQ8_0> xq(static_cast<size_t>(num_tokens * blocks));
+    for (int64_t t = 0; t < num_tokens; ++t) k.quantize_row_q8_0(x + t * cols, xq.data() + t * blocks, cols);
+    pool.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
+      m.q8_0(w + b * row_bytes, xq.data(), y + b, e - b, cols, num_tokens, rows);
+    });
+  } else {
+    pool.parallel_for(num_tokens, 4,
+                      [&](int64_t b, int64_t e) { m.f32(w, x + b * cols, y + b * rows, rows, cols, e - b); });
+  }
+}
+
+}  // namespace
+
+std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::vector<Isa>& levels,
+                                                  const IsaKernelBenchOptions& o) {
+  std::mt19937 rng(42);
+  const int64_t rows = o.num_out, cols = o.num_in;
+  const int32_t max_tokens = *std::max_element(o.token_counts.begin(), o.token_counts.end());
+  const std::vector<float> wf = random_floats(rng, rows * cols, 1.0f);
+  const std::vector<float> x = random_floats(rng, int64_t(max_tokens) * std::max(rows, cols), 2.0f);
+  std::vector<float> y(size_t(int64_t(max_tokens) * std::max(rows, cols)));
+  std::vector<IsaKernelFigure> figures;
+
+  for (DType dtype : {DType::kQ4_0, DType::kQ8_0, DType::kInt8, DType::kAwqInt4G128, DType::kBF16, DType::kF16}) {
+    const std::vector<uint8_t> file = encode(dtype, wf, rows, cols);
+    std::vector<std::vector<uint8_t>> per_level;  // the matrix in each level's preferred layout
+    std::vector<DType> layouts;
+    for (Isa isa : levels) {
+      const KernelTable& k = *kernels::kernels_for(isa);
+      const DType layout = preferred_layout(k, dtype, rows, cols);
+      layouts.push_back(layout);
+      if (layout == dtype) {
+        per_level.push_back(file);
+      } else {
+        per_level.emplace_back(size_t(layout_bytes(layout, rows, cols)));
+        repack_matrix(dtype, layout, file.data(), per_level.back().data(), rows, cols);
+      }
+    }
+    for (int32_t num_tokens : o.token_counts) {
+      IsaKernelFigure f{std::string(dtype_name(dtype)) + " matmul x" + std::to_string(num_tokens), "GOP/s", {}};
+      for (size_t l = 0; l < levels.size(); ++l) {
+        const KernelTable& k = *kernels::kernels_for(levels[l]);
+        const double s = best_seconds(o.min_seconds, [&] {
+          linear(pool, k, layouts[l], per_level[l].data(), rows, cols, x.data(), num_tokens, y.data());
+        });
+        f.per_level.push_back(2.0 * double(rows) * double(cols) * num_tokens / s / 1e9);
+      }
+      figures.push_back(std::move(f));
+    }
+  }
+
+  // Vector ops over a prefill chunk of 128 rows of 2048 (one thread: they are split by rows in the model).
+  const int64_t n_rows = 128, dim = cols;
+  const std::vector<float> norm_weight = random_floats(rng, dim, 1.0f);
+  std::vector<quant::BlockQ8_0> q8(size_t(n_rows * dim / 32));
+  auto vector_op = [&](const char* name, auto&& call) {
+    IsaKernelFigure f{name, "Mrow/s", {}};
+    for (Isa isa : levels) {
+      const KernelTable& k = *kernels::kernels_for(isa);
+      const double s = best_seconds(o.min_seconds / 4, [&] {
+        for (int64_t r = 0; r < n_rows; ++r) call(k, r);
+      });
+      f.per_level.push_back(double(n_rows) / s / 1e6);
+    }
+    figures.push_back(std::move(f));
+  };
+  vector_op("quantize q8_0 (2048)", [&](const KernelTable& k, int64_t r) {
+    k.quantize_row_q8_0(x.data() + r * dim, q8.data() + r * dim / 32, dim);
+  });
+  vector_op("rmsnorm+q8_0 (2048)", [&](const KernelTable& k, int64_t r) {
+    k.rmsnorm_q8_0(x.data() + r * dim, norm_weight.data(), q8.data() + r * dim / 32, dim, 1e-5f);
+  });
+  std::vector<float> gate(static_cast<size_t>(rows));
+  vector_op("silu*up (5632)", [&](const KernelTable& k, int64_t r) {
+    std::copy(x.begin() + r * 16, x.begin() + r * 16 + rows, gate.begin());
+    k.silu_mul(gate.data(), x.data() + r * 16, rows);
+  });
+
+  // Paged attention of one decode token: 32 query heads over 4 KV heads of 64, 512 positions, blocks of 16.
+  const int32_t head_dim = 64, num_kv_heads = 4, group = 8, ctx = 512, block = 16;
+  const int64_t kv_dim = int64_t(num_kv_heads) * head_dim;
+  const std::vector<float> k_cache = random_floats(rng, ctx * kv_dim, 1.0f),
+                           v_cache = random_floats(rng, ctx * kv_dim, 1.0f);
+  std::vector<int8_t> k8(k_cache.size()), v8(v_cache.size());
+  std::vector<float> k_scale(size_t(ctx * num_kv_heads)), v_scale(k_scale.size());
+  for (int64_t s = 0; s < ctx * num_kv_heads; ++s) {
+    k_scale[size_t(s)] = quantize_kv_int8(k_cache.data() + s * head_dim, head_dim, k8.data() + s * head_dim);
+    v_scale[size_t(s)] = quantize_kv_int8(v_cache.data() + s * head_dim, head_dim, v8.data() + s * head_dim);
+  }
+  std::vector<int32_t> blocks(static_cast<size_t>(ctx / block));
+  for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = int32_t(b);
+  const std::vector<float> q = random_floats(rng, int64_t(group) * num_kv_heads * head_dim, 1.0f);
+  std::vector<float> out(q.size());
+  for (bool int8 : {false, true}) {
+    IsaKernelFigure f{int8 ? "attention int8 KV (ctx 512)" : "attention f32 KV (ctx 512)", "Ktok/s", {}};
+    for (Isa isa : levels) {
+      const KernelTable& k = *kernels::kernels_for(isa);
+      const double s = best_seconds(o.min_seconds / 4, [&] {
+        for (int32_t h = 0; h < num_kv_heads; ++h) {
+          kernels::AttentionArgs a;
+          a.q = q.data() + int64_t(h) * group * head_dim;
+          a.out = out.data() + int64_t(h) * group * head_dim;
+          a.num_q_heads = group;
+          a.head_dim = head_dim;
+          a.num_ctx = ctx;
+          a.blocks = blocks.data();
+          a.block_size = block;
+          a.scale = 1.0f / std::sqrt(float(head_dim));
+          a.row_stride = kv_dim;
+          if (int8) {
+            a.k8 = k8.data() + int64_t(h) * head_dim;
+            a.v8 = v8.data() + int64_t(h) * head_dim;
+            a.k_scale = k_scale.data() + h;
+            a.v_scale = v_scale.data() + h;
+            a.scale_stride = num_kv_heads;
+          } else {
+            a.k = k_cache.data() + int64_t(h) * head_dim;
+            a.v = v_cache.data() + int64_t(h) * head_dim;
+          }
+          k.paged_attention(a);
+        }
+      });
+      f.per_level.push_back(1.0 / s / 1e3);  // one decode token (every head of one layer) per call
+    }
+    figures.push_back(std::move(f));
+  }
+  return figures;
+}
+
+}  // namespace pagoda::bench
