@@ -1,8 +1,10 @@
 // paged_attention_impl: the one tiled online-softmax loop behind every AttentionFn, written once and
 // instantiated per instruction set with that set's vector ops (ref/attention.cc, avx2/attention.cc). Ops must
-// provide dot(q, k, n), dot_i8(q, k8, n), scale(y, a, n), and weighted_rows(w, rows, m, y, n) /
-// weighted_rows_i8(w, rows8, m, y, n): y[i] += w[j] * rows[j][i] for j = 0..m-1 in that order (each j as one
-// axpy would add it, so the result is the same bits as m axpys).
+// provide scores(q, rows, scales, m, n, p) / scores_i8(q, rows8, scales, m, n, p): p[j] = (q . rows[j]) * scales[j]
+// for the m rows of a tile (n values each); exp_sum(p, m, max, sum): p[j] = exp(p[j] - max) for j < m, returning
+// sum plus their sum; scale(y, a, n); and weighted_rows(w, rows, m, y, n) / weighted_rows_i8(w, rows8, m, y, n):
+// y[i] += w[j] * rows[j][i] for j = 0..m-1 in that order (each j as one axpy would add it, so the result is the
+// same bits as m axpys).
 // Include it only from those files, with Ops of internal linkage, so the instantiations never mix; it calls
 // no inline library template either (std::min, std::exp), whose one shared copy could come from the AVX2 file.
 #pragma once
@@ -32,21 +34,31 @@ void paged_attention(const AttentionArgs& a) {
     }
     for (int32_t j0 = 0; j0 < a.num_ctx; j0 += kTile) {
       const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
+      // Position j0 + jj lives in slot blocks[b] * block_size + offset, walked without a division per position.
       int64_t slots[kTile];
+      int32_t b = j0 / a.block_size, offset = j0 % a.block_size;
       for (int32_t jj = 0; jj < nt; ++jj) {
-        const int32_t j = j0 + jj;
-        slots[jj] = int64_t(a.blocks[j / a.block_size]) * a.block_size + j % a.block_size;
+        slots[jj] = int64_t(a.blocks[b]) * a.block_size + offset;
+        if (++offset == a.block_size) offset = 0, ++b;
       }
-      // Scores of the tile: each K row is read once for all the group's heads.
+      // Scores of the tile, head by head (the tile's K rows stay in L1 across the heads).
+      const float* k_rows[kTile];
+      const int8_t* k8_rows[kTile];
+      float k_scales[kTile];
       for (int32_t jj = 0; jj < nt; ++jj) {
         if (int8) {
-          const int8_t* k = a.k8 + slots[jj] * a.row_stride;
-          const float ks = a.k_scale[slots[jj] * a.scale_stride] * a.scale;
-          for (int32_t h = 0; h < nh; ++h) p[h][jj] = Ops::dot_i8(a.q + int64_t(h0 + h) * hd, k, hd) * ks;
+          k8_rows[jj] = a.k8 + slots[jj] * a.row_stride;
+          k_scales[jj] = a.k_scale[slots[jj] * a.scale_stride] * a.scale;
         } else {
-          const float* k = a.k + slots[jj] * a.row_stride;
-          for (int32_t h = 0; h < nh; ++h) p[h][jj] = Ops::dot(a.q + int64_t(h0 + h) * hd, k, hd) * a.scale;
+          k_rows[jj] = a.k + slots[jj] * a.row_stride;
+          k_scales[jj] = a.scale;
         }
+      }
+      for (int32_t h = 0; h < nh; ++h) {
+        if (int8)
+          Ops::scores_i8(a.q + int64_t(h0 + h) * hd, k8_rows, k_scales, nt, hd, p[h]);
+        else
+          Ops::scores(a.q + int64_t(h0 + h) * hd, k_rows, k_scales, nt, hd, p[h]);
       }
       // Online softmax: a larger max rescales what was summed so far.
       for (int32_t h = 0; h < nh; ++h) {
@@ -59,10 +71,7 @@ void paged_attention(const AttentionArgs& a) {
           Ops::scale(a.out + int64_t(h0 + h) * hd, correction, hd);
         }
         running_max[h] = new_max;
-        for (int32_t jj = 0; jj < nt; ++jj) {
-          p[h][jj] = expf(p[h][jj] - new_max);
-          running_sum[h] += p[h][jj];
-        }
+        running_sum[h] = Ops::exp_sum(p[h], nt, new_max, running_sum[h]);
       }
       // Weighted V rows: the tile's rows into each head's output in one pass, which keeps a slice of the output in
       // registers across the tile rather than loading and storing it once per row.

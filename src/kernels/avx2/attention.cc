@@ -7,10 +7,67 @@
 namespace pagoda::kernels::avx2 {
 namespace {
 
+// Lane k of the result = the sum of the 8 lanes of a[k].
+inline __m256 transpose_sum8(const __m256 (&a)[8]) {
+  const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+  const __m256 t1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20), _mm256_permute2f128_ps(t0, t1, 0x31));
+}
+
 struct Avx2Ops {
-  // Inlined (a head's row is 64 or 128 values: a call per K row cost as much as its arithmetic).
-  static float dot(const float* q, const float* k, int32_t n) { return dot_with(q, k, n, load_f32x8); }
-  static float dot_i8(const float* q, const int8_t* k, int32_t n) { return dot_with(q, k, n, load_i8x8); }
+  // Eight keys at a time, one accumulator each, their sums transposed into one vector of eight scores (a
+  // horizontal sum per key cost as much as its multiplies); a last partial group repeats its last row.
+  template <class T, class Load>
+  static void scores_with(const float* q, const T* const* rows, const float* scales, int32_t m, int32_t n, float* p,
+                          Load load) {
+    for (int32_t j = 0; j < m; j += 8) {
+      const T* r[8];
+      for (int k = 0; k < 8; ++k) r[k] = rows[j + k < m ? j + k : m - 1];
+      __m256 acc[8];
+      for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
+      int32_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        const __m256 qv = _mm256_loadu_ps(q + i);
+        for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(qv, load(r[k] + i), acc[k]);
+      }
+      alignas(32) float s[8];
+      _mm256_store_ps(s, transpose_sum8(acc));
+      for (int k = 0; k < 8 && j + k < m; ++k) {
+        float sum = s[k];
+        for (int32_t t = i; t < n; ++t) sum += q[t] * float(r[k][t]);
+        p[j + k] = sum * scales[j + k];
+      }
+    }
+  }
+  static void scores(const float* q, const float* const* rows, const float* scales, int32_t m, int32_t n, float* p) {
+    scores_with(q, rows, scales, m, n, p, load_f32x8);
+  }
+  static void scores_i8(const float* q, const int8_t* const* rows, const float* scales, int32_t m, int32_t n,
+                        float* p) {
+    scores_with(q, rows, scales, m, n, p, load_i8x8);
+  }
+  // The vector exp of simd_util.h, eight scores at a time (a padded copy for the last few).
+  static float exp_sum(float* p, int32_t m, float max, float sum) {
+    const __m256 vmax = _mm256_set1_ps(max);
+    __m256 acc = _mm256_setzero_ps();
+    int32_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+      const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(p + j), vmax));
+      _mm256_storeu_ps(p + j, e);
+      acc = _mm256_add_ps(acc, e);
+    }
+    float total = hsum(acc);
+    if (j < m) {
+      alignas(32) float tail[8];
+      for (int k = 0; k < 8; ++k) tail[k] = j + k < m ? p[j + k] : max;
+      _mm256_store_ps(tail, exp_ps(_mm256_sub_ps(_mm256_load_ps(tail), vmax)));
+      for (int32_t k = 0; j + k < m; ++k) {
+        p[j + k] = tail[k];
+        total += tail[k];
+      }
+    }
+    return sum + total;
+  }
   // y += w[j] * rows[j] for each j in turn: 64 values of y at a time stay in eight registers across the rows
   // (each element still sees fma(w[j], row, y) in j order, as a sequence of axpys would give it).
   template <class Row, class Load>

@@ -1,4 +1,6 @@
 // Scalar paged attention: the shared online-softmax loop over plain loops.
+#include <math.h>
+
 #include "kernels/paged_attention_impl.h"
 #include "kernels/ref/ref_kernels.h"
 
@@ -6,15 +8,27 @@ namespace pagoda::kernels::ref {
 namespace {
 
 struct RefOps {
-  static float dot(const float* q, const float* k, int32_t n) {
-    float s = 0.0f;
-    for (int32_t i = 0; i < n; ++i) s += q[i] * k[i];
-    return s;
+  template <class T>
+  static void scores_with(const float* q, const T* const* rows, const float* scales, int32_t m, int32_t n, float* p) {
+    for (int32_t j = 0; j < m; ++j) {
+      float s = 0.0f;
+      for (int32_t i = 0; i < n; ++i) s += q[i] * float(rows[j][i]);
+      p[j] = s * scales[j];
+    }
   }
-  static float dot_i8(const float* q, const int8_t* k, int32_t n) {
-    float s = 0.0f;
-    for (int32_t i = 0; i < n; ++i) s += q[i] * float(k[i]);
-    return s;
+  static void scores(const float* q, const float* const* rows, const float* scales, int32_t m, int32_t n, float* p) {
+    scores_with(q, rows, scales, m, n, p);
+  }
+  static void scores_i8(const float* q, const int8_t* const* rows, const float* scales, int32_t m, int32_t n,
+                        float* p) {
+    scores_with(q, rows, scales, m, n, p);
+  }
+  static float exp_sum(float* p, int32_t m, float max, float sum) {
+    for (int32_t j = 0; j < m; ++j) {
+      p[j] = expf(p[j] - max);
+      sum += p[j];
+    }
+    return sum;
   }
   static void weighted_rows(const float* w, const float* const* rows, int32_t m, float* y, int32_t n) {
     for (int32_t j = 0; j < m; ++j)
