@@ -173,22 +173,22 @@ int bench_latency(const LatencyCliOptions& o) {
   const bench::LatencyReport& r = *report;
   if (o.json) {
     std::printf(
-        "{\"bench\":\"latency\",\"model\":\"%s\",\"threads\":%d,\"prompt_len\":%d,\"gen\":%d,"
+        "{\"bench\":\"latency\",\"model\":\"%s\",\"isa\":\"%s\",\"threads\":%d,\"prompt_len\":%d,\"gen\":%d,"
         "\"prefill_tok_s\":%.3f,\"decode_tok_s\":%.3f,\"ttft_ms\":%.3f,\"tpot_ms_mean\":%.4f,"
         "\"tpot_ms_p50\":%.4f,\"tpot_ms_p99\":%.4f,\"mbu\":%.4f,\"membw_gbps\":%.2f,"
         "\"weight_bytes_per_token\":%.0f,\"kv_bytes_per_token\":%.0f}\n",
-        loaded->source.c_str(), r.num_threads, r.prompt_len, r.num_generated, r.prefill_tok_s, r.decode_tok_s,
-        r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99, r.mbu, r.membw_gbps, r.weight_bytes_per_token,
-        r.kv_bytes_per_token);
+        loaded->source.c_str(), isa_name(kernels::best_kernels().isa).data(), r.num_threads, r.prompt_len,
+        r.num_generated, r.prefill_tok_s, r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
+        r.mbu, r.membw_gbps, r.weight_bytes_per_token, r.kv_bytes_per_token);
   } else {
     std::printf(
-        "model %s, %d threads\n  prefill pp%d   %9.2f tokens/s\n  decode  tg%d   %9.2f tokens/s\n"
+        "model %s, %d threads, %s\n  prefill pp%d   %9.2f tokens/s\n  decode  tg%d   %9.2f tokens/s\n"
         "  TTFT          %9.3f ms\n  TPOT mean     %9.4f ms (p50 %.4f, p99 %.4f)\n"
         "  bytes/token   %9.2f MB weights + %.2f MB KV\n  bandwidth     %9.2f GB/s (read-only)\n"
         "  MBU           %9.1f %%\n",
-        loaded->source.c_str(), r.num_threads, r.prompt_len, r.prefill_tok_s, r.num_generated, r.decode_tok_s,
-        r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99, r.weight_bytes_per_token / 1e6,
-        r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
+        loaded->source.c_str(), r.num_threads, kernels::isa_summary(kernels::best_kernels()).c_str(), r.prompt_len,
+        r.prefill_tok_s, r.num_generated, r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
+        r.weight_bytes_per_token / 1e6, r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
   }
   return 0;
 }

@@ -23,6 +23,7 @@ Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineC
     return p;
   }
   print_engine_summary(p.resolved, stderr);
+  std::fprintf(stderr, "pagoda: %s\n", kernels::isa_summary(kernels::best_kernels()).c_str());
   return p;
 }
 
