@@ -61,20 +61,17 @@ size_t baseline_index(const std::vector<Isa>& levels) {
 }
 
 void print_header(const std::vector<Isa>& levels, const char* first) {
-  std::printf("%-30s", first);
+  std::printf("%-34s", first);
   for (Isa isa : levels) std::printf(" %10s", isa_name(isa).data());
-  std::printf("  %s\n", "best/base");
+  std::printf("  %s/%s\n", isa_name(levels.back()).data(), "base");
 }
 
+// The values, then the last (highest) level's over the base level's.
 void print_row(const std::string& name, const std::vector<double>& values, size_t base, const char* fmt_value) {
-  std::printf("%-30s", name.c_str());
-  double best = 0.0;
-  for (double v : values) {
-    std::printf(fmt_value, v);
-    best = std::max(best, v);
-  }
+  std::printf("%-34s", name.c_str());
+  for (double v : values) std::printf(fmt_value, v);
   if (values[base] > 0.0)
-    std::printf("  %8.2fx\n", best / values[base]);
+    std::printf("  %8.2fx\n", values.back() / values[base]);
   else
     std::printf("\n");
 }

@@ -88,6 +88,13 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .axpy = avx2::axpy,
              .silu_mul = avx2::silu_mul,
              .paged_attention = avx2::paged_attention},
+    .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
+               .quantize_row_int8 = avx512::quantize_row_int8,
+               .rmsnorm = avx512::rmsnorm,
+               .rmsnorm_q8_0 = avx512::rmsnorm_q8_0,
+               .dot = avx512::dot,
+               .axpy = avx512::axpy,
+               .silu_mul = avx512::silu_mul},
 };
 
 }  // namespace

@@ -4,17 +4,17 @@
 // followed by quantize_row_q8_0 of the same table.
 #include <immintrin.h>
 
-#include <cmath>
-
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/q8_0_block.h"
+#include "kernels/avx2/vec_f32x8.h"
 #include "kernels/quant_matmul_support.h"
+#include "kernels/vector_ops_impl.h"
 
 namespace pagoda::kernels::avx2 {
 
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps) {
   check_quant_row_length(n);
-  const float scale = 1.0f / std::sqrt(dot(x, x, n) / float(n) + eps);  // as in avx2::rmsnorm
+  const float scale = detail::rms_scale<F32x8>(x, n, eps);  // as in avx2::rmsnorm
   const __m256 vs = _mm256_set1_ps(scale);
   for (int64_t b = 0; b < n / quant::BlockQ8_0::kNumValues; ++b) {
     const int64_t i = b * quant::BlockQ8_0::kNumValues;

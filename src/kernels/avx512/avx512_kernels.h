@@ -17,4 +17,12 @@ void matmul_awq_int4x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y
 void matmul_q8_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q8_0x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                          int64_t num_tokens, int64_t y_stride);
+// Vector ops and activation quantizers (the same bytes as the scalar quantizers).
+float dot(const float* a, const float* b, int64_t n);
+void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
+void axpy(float a, const float* x, float* y, int64_t n);
+void silu_mul(float* gate, const float* up, int64_t n);
+void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n);
+void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
+float quantize_row_int8(const float* x, int8_t* q, int64_t n);
 }  // namespace pagoda::kernels::avx512

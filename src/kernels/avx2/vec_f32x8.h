@@ -1,0 +1,28 @@
+// F32x8: the 8-lane f32 vector type the shared templates (vector_ops_impl.h) are instantiated with for AVX2.
+// Internal linkage: only avx2/ files include it.
+#pragma once
+
+#include <immintrin.h>
+
+#include "kernels/avx2/simd_util.h"
+
+namespace pagoda::kernels::avx2 {
+namespace {
+
+struct F32x8 {
+  using Reg = __m256;
+  static constexpr int kWidth = 8;
+  static Reg loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, Reg v) { _mm256_storeu_ps(p, v); }
+  static Reg set1(float a) { return _mm256_set1_ps(a); }
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static float hsum(Reg v) { return avx2::hsum(v); }
+  static Reg exp(Reg v) { return exp_ps(v); }
+};
+
+}  // namespace
+}  // namespace pagoda::kernels::avx2

@@ -1,0 +1,56 @@
+// F32x16: the 16-lane f32 vector type the shared templates (vector_ops_impl.h) are instantiated with for AVX-512,
+// and the zmm forms of the activation quantizers' exact rounding. Internal linkage: only avx512/ files include it.
+#pragma once
+
+#include <immintrin.h>
+
+namespace pagoda::kernels::avx512 {
+namespace {
+
+// exp(x) for x in about [-87, 88]: avx2/simd_util.h's exp_ps (2^n times a degree-6 polynomial) on 16 lanes.
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3365447504f)), _mm512_set1_ps(88.3762626647949f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+struct F32x16 {
+  using Reg = __m512;
+  static constexpr int kWidth = 16;
+  static Reg loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static void storeu(float* p, Reg v) { _mm512_storeu_ps(p, v); }
+  static Reg set1(float a) { return _mm512_set1_ps(a); }
+  static Reg zero() { return _mm512_setzero_ps(); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static float hsum(Reg v) { return _mm512_reduce_add_ps(v); }
+  static Reg exp(Reg v) { return exp_ps(v); }
+};
+
+// roundf(v) clamped to [-127, 127], nan -> 0, as int32 lanes: avx2/simd_util.h's round_half_away_q8 (v - trunc(v)
+// is exact, so comparing its magnitude with 0.5 decides as roundf does), then the truncating conversion.
+inline __m512i round_half_away_q8(__m512 v) {
+  const __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __mmask16 away = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(v, t)), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m512 step = _mm512_or_ps(_mm512_and_ps(v, _mm512_set1_ps(-0.0f)), _mm512_set1_ps(1.0f));  // copysign(1, v)
+  __m512 r = _mm512_mask_add_ps(t, away, t, step);
+  r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(r, r, _CMP_ORD_Q), r);  // nan -> 0, as in the reference
+  r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+  return _mm512_cvttps_epi32(r);
+}
+
+}  // namespace
+}  // namespace pagoda::kernels::avx512
