@@ -13,9 +13,19 @@ namespace pagoda::kernels {
 namespace {
 
 const WeightTypeTraits kWeightTypes[] = {
-    {.dtype = DType::kF32, .kernels = {.ref = {.f32 = ref::matmul_f32}, .avx2 = {.f32 = avx2::matmul_f32}}},
-    {.dtype = DType::kF16, .kernels = {.ref = {.f32 = ref::matmul_f16}, .avx2 = {.f32 = avx2::matmul_f16}}},
-    {.dtype = DType::kBF16, .kernels = {.ref = {.f32 = ref::matmul_bf16}, .avx2 = {.f32 = avx2::matmul_bf16}}},
+    {.dtype = DType::kF32,
+     .kernels = {.ref = {.f32 = ref::matmul_f32},
+                 .avx2 = {.f32 = avx2::matmul_f32},
+                 .avx512 = {.f32 = avx512::matmul_f32}}},
+    {.dtype = DType::kF16,
+     .kernels = {.ref = {.f32 = ref::matmul_f16},
+                 .avx2 = {.f32 = avx2::matmul_f16},
+                 .avx512 = {.f32 = avx512::matmul_f16}}},
+    {.dtype = DType::kBF16,
+     .kernels = {.ref = {.f32 = ref::matmul_bf16},
+                 .avx2 = {.f32 = avx2::matmul_bf16},
+                 .avx512 = {.f32 = avx512::matmul_bf16},
+                 .avx512_bf16 = {.f32 = avx512_bf16::matmul_bf16}}},
     // GGUF's blocks as stored; every level multiplies them repacked.
     {.dtype = DType::kQ8_0,
      .kernels = {.ref = {ref::matmul_q8_0, ref::matmul_q8_0_q8_0}, .avx2 = {avx2::matmul_q8_0, avx2::matmul_q8_0_q8_0}},

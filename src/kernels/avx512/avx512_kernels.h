@@ -17,6 +17,10 @@ void matmul_awq_int4x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y
 void matmul_q8_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q8_0x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                          int64_t num_tokens, int64_t y_stride);
+// f32, f16 and bf16 weights (row-major), on 16 f32 lanes.
+void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 // Vector ops and activation quantizers (the same bytes as the scalar quantizers).
 float dot(const float* a, const float* b, int64_t n);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
@@ -26,3 +30,9 @@ void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float quantize_row_int8(const float* x, int8_t* q, int64_t n);
 }  // namespace pagoda::kernels::avx512
+
+// avx512/bf16/: built with -mavx512bf16 too, layered only where the CPU has it.
+namespace pagoda::kernels::avx512_bf16 {
+// bf16 weights by vdpbf16ps, the activations rounded to bf16 (results within about 2^-9 per product of f32's).
+void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+}  // namespace pagoda::kernels::avx512_bf16
