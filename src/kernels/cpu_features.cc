@@ -1,9 +1,7 @@
-// cpuid leaves 1 and 7 (subleaves 0 and 1), XCR0 through xgetbv, and Linux's arch_prctl for the AMX tile state.
+// cpuid leaves 1 and 7 (subleaves 0 and 1), and XCR0 through xgetbv.
 #include "kernels/cpu_features.h"
 
 #include <cpuid.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cstdint>
 
@@ -79,15 +77,6 @@ std::string cpu_feature_names(const CpuFeatures& f) {
   add(f.amx_int8, "amx_int8");
   add(f.amx_bf16, "amx_bf16");
   return names;
-}
-
-bool request_amx_permission() {
-  static const bool granted = [] {
-    constexpr long kArchReqXcompPerm = 0x1023;  // asm/prctl.h, Linux 5.16+
-    constexpr long kXfeatureXtiledata = 18;
-    return ::syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-  }();
-  return granted;
 }
 
 }  // namespace pagoda::kernels

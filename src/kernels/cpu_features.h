@@ -1,6 +1,7 @@
-// CpuFeatures: what this CPU and its OS let a process execute, read once from cpuid and xgetbv (and, for AMX, the
-// kernel's answer to the request for the tile state). The dispatcher (dispatch.cc) is its only decision-maker;
-// nothing here picks kernels.
+// CpuFeatures: what this CPU and its OS let a process execute, read once from cpuid and xgetbv. The dispatcher
+// (dispatch.cc) is its only decision-maker; nothing here picks kernels. (AMX would also need Linux's permission for
+// the tile data state, arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked for by the level that uses it;
+// there are no AMX kernels yet.)
 #pragma once
 
 #include <string>
@@ -22,9 +23,5 @@ const CpuFeatures& cpu_features();
 
 // The names of the features present, space-separated, in cpuinfo's spelling ("avx2 fma f16c avx512f ...").
 std::string cpu_feature_names(const CpuFeatures& f);
-
-// Asks Linux for permission to use the AMX tile data state (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA));
-// true when granted. Once per process; a refusal is final.
-bool request_amx_permission();
 
 }  // namespace pagoda::kernels
