@@ -17,11 +17,14 @@ struct F32x8 {
   static Reg set1(float a) { return _mm256_set1_ps(a); }
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static float hsum(Reg v) { return avx2::hsum(v); }
   static Reg exp(Reg v) { return exp_ps(v); }
+  static void widen_i8(const int8_t* src, float* dst) { _mm256_storeu_ps(dst, load_i8x8(src)); }
 };
 
 }  // namespace
