@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Issue 25's acceptance table in one run: pagoda against llama.cpp built natively (the peer's llama.sh: GGML_NATIVE,
+# every SIMD extension the CPU has), 2 threads, on the same GGUF files:
+#   TinyLlama-1.1B shape Q4_0 and Q8_0, and the llama2-7b shape cut to 8 layers (1 GiB Q4_0, larger than any L3):
+#   prefill pp512, decode tg128 at depth 0 and at depth 512 (llama-bench -d), with ratios pagoda / llama.cpp;
+#   decode MBU on the 7B cut (pagoda's bytes per token over its TPOT, over the read bandwidth pagoda measures right
+#   before and after its decode) and `pagoda bench membw`'s figure;
+#   batched decode S_TG at 16 sequences (pagoda bench batched vs llama-batched-bench, -npp 128 -ntg 64);
+#   then each pagoda kernel level on the TinyLlama Q4_0 file (pagoda bench isa), and, with BASELINE set to another
+#   pagoda binary (e.g. main's), that binary's AVX2 speed against this one's PAGODA_ISA=avx2 on the same file.
+# It prints the CPU model and both ISA lines first, and each target's verdict at the end. Benchmarks, not tests: on
+# a machine others are using the figures are indicative only.
+# Usage: scripts/bench/isa_vs_llama.sh [MODELS_DIR]   (the three files are generated there when missing; /tmp)
+#   env: PAGODA (binary), PEER (the peer tools folder), THREADS (2), REPS (llama-bench repetitions, 3),
+#        LLAMA_BIN (a folder holding llama-bench and llama-batched-bench instead of llama.sh's build),
+#        BASELINE (a pagoda binary for the AVX2 hold check), ONLY (ONLY=1,3: only those sections)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dir=${1:-/tmp}
+P=${PAGODA:-$root/build/src/cli/pagoda}
+peer=${PEER:-$root/../shared/tools/peer}
+threads=${THREADS:-2}
+reps=${REPS:-3}
+only=${ONLY:-1,2,3,4,5}
+want() { [[ ",$only," == *",$1,"* ]]; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+if [ -n "${LLAMA_BIN:-}" ]; then
+  llama_bench=("$LLAMA_BIN/llama-bench"); llama_batched=("$LLAMA_BIN/llama-batched-bench"); peer_isa="LLAMA_BIN=$LLAMA_BIN"
+else
+  llama_bench=("$peer/llama.sh" bench); llama_batched=("$peer/llama.sh" batched-bench)
+  peer_isa=$("$peer/llama.sh" --isa)
+fi
+
+tl_q4="$dir/isa-tinyllama-q4_0.gguf"
+tl_q8="$dir/isa-tinyllama-q8_0.gguf"
+cut_q4="$dir/isa-llama2-7b-8layers-q4_0.gguf"
+[ -f "$tl_q4" ] || "$P" gen-model --shape tinyllama-1.1b --type q4_0 -o "$tl_q4" >&2
+[ -f "$tl_q8" ] || "$P" gen-model --shape tinyllama-1.1b --type q8_0 -o "$tl_q8" >&2
+[ -f "$cut_q4" ] || "$P" gen-model --shape llama2-7b --layers 8 --type q4_0 -o "$cut_q4" >&2
+
+echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $threads threads"
+echo "pagoda: $("$P" bench latency -m "$tl_q4" --prompt-len 1 --gen 2 --membw 1 2>/dev/null | sed -n 's/^model [^,]*, [0-9]* threads, //p')"
+echo "llama.cpp: $peer_isa"
+echo "(a machine others use gives indicative figures only)"
+
+verdicts=()
+check() {  # NAME VALUE TARGET (value >= target passes)
+  local v
+  v=$(awk -v a="$2" -v b="$3" 'BEGIN { if (a == "n/a") print "n/a"; else if (a + 0 >= b + 0) print "pass"; else print "FAIL" }')
+  verdicts+=("$(printf "%-44s %8s (target >= %s): %s" "$1" "$2" "$3" "$v")")
+}
+
+if want 1 || want 2; then
+  echo
+  echo "== single stream: pp512, tg128 at depth 0 and 512 (tokens/s)"
+  printf "%-34s %9s %9s %6s %9s %9s %6s %9s %9s %6s\n" model "pp pag" "pp lcp" ratio "tg0 pag" "tg0 lcp" ratio \
+    "tg512 pag" "tg512 lcp" ratio
+  for model in "$tl_q4" "$tl_q8" "$cut_q4"; do
+    lcp() { "${llama_bench[@]}" -m "$model" -t "$threads" -r "$reps" -o json "$@" 2>/dev/null | jq -r '.[0].avg_ts // 0'; }
+    lpp=$(lcp -p 512 -n 0) || lpp=0
+    ltg0=$(lcp -p 0 -n 128 -d 0) || ltg0=0
+    ltg512=$(lcp -p 0 -n 128 -d 512) || ltg512=0
+    at512=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 512 --gen 128 --json 2>/dev/null)
+    at0=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json 2>/dev/null)
+    ppp=$(jq -r .prefill_tok_s <<<"$at512"); ptg512=$(jq -r .decode_tok_s <<<"$at512"); ptg0=$(jq -r .decode_tok_s <<<"$at0")
+    name=$(basename "$model" .gguf)
+    printf "%-34s %9.2f %9.2f %6s %9.2f %9.2f %6s %9.2f %9.2f %6s\n" "$name" "$ppp" "$lpp" "$(ratio "$ppp" "$lpp")" \
+      "$ptg0" "$ltg0" "$(ratio "$ptg0" "$ltg0")" "$ptg512" "$ltg512" "$(ratio "$ptg512" "$ltg512")"
+    check "$name pp512 / llama.cpp" "$(ratio "$ppp" "$lpp")" 1.5
+    check "$name tg128 depth 0 / llama.cpp" "$(ratio "$ptg0" "$ltg0")" 1.2
+    check "$name tg128 depth 512 / llama.cpp" "$(ratio "$ptg512" "$ltg512")" 1.2
+    if [ "$model" = "$cut_q4" ]; then
+      mbu=$(jq -r '.mbu * 100 | . * 10 | round / 10' <<<"$at0")
+      echo "   $name decode at depth 0: MBU $mbu% of $(jq -r .membw_gbps <<<"$at0") GB/s read bandwidth measured around it"
+      check "$name MBU % (depth 0)" "$mbu" 90
+    fi
+  done
+  echo "   pagoda bench membw: $("$P" bench membw --threads "$threads" 2>/dev/null | sed -n 's/^ *read-only *//p')"
+fi
+
+if want 3; then
+  echo
+  echo "== batched decode S_TG (tokens/s), -npp 128 -ntg 64, $(basename "$tl_q4")"
+  ours=$("$P" bench batched -m "$tl_q4" --threads "$threads" --npp 128 --ntg 64 --npl 1,16 --json 2>/dev/null)
+  theirs=$("${llama_batched[@]}" -m "$tl_q4" -t "$threads" -c 4096 -npp 128 -ntg 64 -npl 1,16 2>/dev/null |
+           awk -F'|' '$2 ~ /^ *[0-9]+ *$/ { gsub(/ /, "", $4); gsub(/ /, "", $9); print $4, $9 }')
+  for b in 1 16; do
+    s=$(jq -r --argjson b "$b" '.rows[] | select(.b == $b) | .s_tg' <<<"$ours")
+    l=$(awk -v b="$b" '$1 == b { print $2 }' <<<"$theirs")
+    printf "   B=%-3d pagoda %9.2f  llama.cpp %9s  ratio %s\n" "$b" "$s" "${l:-n/a}" "$(ratio "$s" "${l:-0}")"
+    [ "$b" = 16 ] && check "S_TG(16) / llama-batched-bench" "$(ratio "$s" "${l:-0}")" 1.5
+  done
+fi
+
+if want 4; then
+  echo
+  echo "== pagoda's kernel levels on $(basename "$tl_q4") (pagoda bench isa)"
+  "$P" bench isa -m "$tl_q4" --threads "$threads" 2>/dev/null
+fi
+
+if want 5 && [ -n "${BASELINE:-}" ]; then
+  echo
+  echo "== AVX2 holds: PAGODA_ISA=avx2 here against $BASELINE (its AVX2 kernels), $(basename "$tl_q4"), alternating x3"
+  best() { sort -g | tail -1; }
+  runs=$(for i in 1 2 3; do
+    for who in baseline this; do
+      bin=$P; [ "$who" = baseline ] && bin=$BASELINE
+      r=$(PAGODA_ISA=avx2 "$bin" bench latency -m "$tl_q4" --threads "$threads" --prompt-len 512 --gen 64 --json \
+          2>/dev/null)
+      echo "$who $(jq -r '"\(.prefill_tok_s) \(.decode_tok_s)"' <<<"$r")"
+    done
+  done)
+  bpp=$(awk '$1 == "baseline" { print $2 }' <<<"$runs" | best); btg=$(awk '$1 == "baseline" { print $3 }' <<<"$runs" | best)
+  tpp=$(awk '$1 == "this" { print $2 }' <<<"$runs" | best); ttg=$(awk '$1 == "this" { print $3 }' <<<"$runs" | best)
+  echo "   best of 3: baseline pp512 $bpp tg64 $btg; this pp512 $tpp tg64 $ttg"
+  check "avx2 pp512 / baseline's avx2" "$(ratio "$tpp" "$bpp")" 0.98
+  check "avx2 tg64 / baseline's avx2" "$(ratio "$ttg" "$btg")" 0.98
+fi
+
+if [ ${#verdicts[@]} -gt 0 ]; then
+  echo
+  echo "== targets"
+  printf "%s\n" "${verdicts[@]}"
+fi
