@@ -62,18 +62,22 @@ std::vector<uint8_t> encode(DType dtype, const std::vector<float>& w, int64_t ro
   return out;
 }
 
-// Seconds per call of fn, best of at least 3 calls and min_seconds.
+// Seconds per call of each level's run(level), the best of rounds that each call every level once (so that a burst
+// of load elsewhere slows all levels of a round alike, not one level's whole measurement): at least 5 rounds and
+// min_seconds in all.
 template <class Fn>
-double best_seconds(double min_seconds, Fn&& fn) {
-  fn();  // warm-up: caches, page faults, the pool's threads
-  double best = 1e30, total = 0.0;
-  for (int rep = 0; rep < 3 || total < min_seconds; ++rep) {
-    const auto start = std::chrono::steady_clock::now();
-    fn();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::min(best, s);
-    total += s;
-    if (rep > 1000) break;
+std::vector<double> best_seconds_interleaved(size_t num_levels, double min_seconds, Fn&& run) {
+  std::vector<double> best(num_levels, 1e30);
+  for (size_t l = 0; l < num_levels; ++l) run(l);  // warm-up: caches, page faults, the pool's threads
+  double total = 0.0;
+  for (int round = 0; round < 5 || (total < min_seconds && round < 1000); ++round) {
+    for (size_t l = 0; l < num_levels; ++l) {
+      const auto start = std::chrono::steady_clock::now();
+      run(l);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      best[l] = std::min(best[l], s);
+      total += s;
+    }
   }
   return best;
 }
@@ -136,13 +140,12 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
     }
     for (int32_t num_tokens : o.token_counts) {
       IsaKernelFigure f{std::string(dtype_name(dtype)) + " matmul x" + std::to_string(num_tokens), "GOP/s", {}};
-      for (size_t l = 0; l < levels.size(); ++l) {
-        const KernelTable& k = *kernels::kernels_for(levels[l]);
-        const double s = best_seconds(o.min_seconds, [&] {
-          linear(pool, k, layouts[l], per_level[l].data(), rows, cols, x.data(), num_tokens, y.data());
-        });
-        f.per_level.push_back(2.0 * double(rows) * double(cols) * num_tokens / s / 1e9);
-      }
+      const std::vector<double> seconds =
+          best_seconds_interleaved(levels.size(), o.min_seconds * double(levels.size()), [&](size_t l) {
+            linear(pool, *kernels::kernels_for(levels[l]), layouts[l], per_level[l].data(), rows, cols, x.data(),
+                   num_tokens, y.data());
+          });
+      for (double s : seconds) f.per_level.push_back(2.0 * double(rows) * double(cols) * num_tokens / s / 1e9);
       figures.push_back(std::move(f));
     }
   }
@@ -153,13 +156,11 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
   std::vector<quant::BlockQ8_0> q8(size_t(n_rows * dim / 32));
   auto vector_op = [&](const char* name, auto&& call) {
     IsaKernelFigure f{name, "Mrow/s", {}};
-    for (Isa isa : levels) {
-      const KernelTable& k = *kernels::kernels_for(isa);
-      const double s = best_seconds(o.min_seconds / 4, [&] {
-        for (int64_t r = 0; r < n_rows; ++r) call(k, r);
-      });
-      f.per_level.push_back(double(n_rows) / s / 1e6);
-    }
+    const std::vector<double> seconds = best_seconds_interleaved(levels.size(), o.min_seconds, [&](size_t l) {
+      const KernelTable& k = *kernels::kernels_for(levels[l]);
+      for (int64_t r = 0; r < n_rows; ++r) call(k, r);
+    });
+    for (double s : seconds) f.per_level.push_back(double(n_rows) / s / 1e6);
     figures.push_back(std::move(f));
   };
   vector_op("quantize q8_0 (2048)", [&](const KernelTable& k, int64_t r) {
@@ -191,35 +192,33 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
   std::vector<float> out(q.size());
   for (bool int8 : {false, true}) {
     IsaKernelFigure f{int8 ? "attention int8 KV (ctx 512)" : "attention f32 KV (ctx 512)", "Ktok/s", {}};
-    for (Isa isa : levels) {
-      const KernelTable& k = *kernels::kernels_for(isa);
-      const double s = best_seconds(o.min_seconds / 4, [&] {
-        for (int32_t h = 0; h < num_kv_heads; ++h) {
-          kernels::AttentionArgs a;
-          a.q = q.data() + int64_t(h) * group * head_dim;
-          a.out = out.data() + int64_t(h) * group * head_dim;
-          a.num_q_heads = group;
-          a.head_dim = head_dim;
-          a.num_ctx = ctx;
-          a.blocks = blocks.data();
-          a.block_size = block;
-          a.scale = 1.0f / std::sqrt(float(head_dim));
-          a.row_stride = kv_dim;
-          if (int8) {
-            a.k8 = k8.data() + int64_t(h) * head_dim;
-            a.v8 = v8.data() + int64_t(h) * head_dim;
-            a.k_scale = k_scale.data() + h;
-            a.v_scale = v_scale.data() + h;
-            a.scale_stride = num_kv_heads;
-          } else {
-            a.k = k_cache.data() + int64_t(h) * head_dim;
-            a.v = v_cache.data() + int64_t(h) * head_dim;
-          }
-          k.paged_attention(a);
+    const std::vector<double> seconds = best_seconds_interleaved(levels.size(), o.min_seconds, [&](size_t l) {
+      const KernelTable& k = *kernels::kernels_for(levels[l]);
+      for (int32_t h = 0; h < num_kv_heads; ++h) {
+        kernels::AttentionArgs a;
+        a.q = q.data() + int64_t(h) * group * head_dim;
+        a.out = out.data() + int64_t(h) * group * head_dim;
+        a.num_q_heads = group;
+        a.head_dim = head_dim;
+        a.num_ctx = ctx;
+        a.blocks = blocks.data();
+        a.block_size = block;
+        a.scale = 1.0f / std::sqrt(float(head_dim));
+        a.row_stride = kv_dim;
+        if (int8) {
+          a.k8 = k8.data() + int64_t(h) * head_dim;
+          a.v8 = v8.data() + int64_t(h) * head_dim;
+          a.k_scale = k_scale.data() + h;
+          a.v_scale = v_scale.data() + h;
+          a.scale_stride = num_kv_heads;
+        } else {
+          a.k = k_cache.data() + int64_t(h) * head_dim;
+          a.v = v_cache.data() + int64_t(h) * head_dim;
         }
-      });
-      f.per_level.push_back(1.0 / s / 1e3);  // one decode token (every head of one layer) per call
-    }
+        k.paged_attention(a);
+      }
+    });
+    for (double s : seconds) f.per_level.push_back(1.0 / s / 1e3);  // one decode token (a layer's heads) per call
     figures.push_back(std::move(f));
   }
   return figures;

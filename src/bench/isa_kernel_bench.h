@@ -2,7 +2,8 @@
 // process, so each level's gain is a ratio of figures taken seconds apart: the quantized and float matmuls at
 // decode (1 token), batched-decode (16) and prefill (128) sizes, each on the level's preferred in-memory layout and
 // split over the pool as the model splits it, and the vector ops (activation quantization, RMSNorm+quant, SiLU*up,
-// paged attention over f32 and INT8 K/V). Best of the repetitions, for a shared machine.
+// paged attention over f32 and INT8 K/V). Levels take turns within each round of repetitions and each level's best
+// round counts, for a shared machine.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct IsaKernelBenchOptions {
   int64_t num_out = 5632;  // TinyLlama's FFN gate/up shape
   int64_t num_in = 2048;
   std::vector<int32_t> token_counts{1, 16, 128};
-  double min_seconds = 0.2;  // per (kernel, level): repeat at least this long, and at least 3 times
+  double min_seconds = 0.2;  // per (kernel, level): repeat at least this long, and at least 5 rounds
 };
 
 struct IsaKernelFigure {
