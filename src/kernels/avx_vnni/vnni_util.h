@@ -22,7 +22,11 @@ inline __m256i dpbusd(__m256i acc, __m256i u8, __m256i s8) {
 
 // Tokens per pass over a weight block: each keeps an int32 and an f32 accumulator in registers, so the 16 ymm
 // registers of the VEX encoding hold 4, and the 32 of the EVEX one hold 8.
-#if defined(__AVX512VL__)
+// (PAGODA_VNNI_TOKEN_GROUP overrides it for the test build that runs the VEX compilation's group sizes through the
+// EVEX encoding: src/kernels/CMakeLists.txt.)
+#if defined(PAGODA_VNNI_TOKEN_GROUP)
+inline constexpr int kTokenGroup = PAGODA_VNNI_TOKEN_GROUP;
+#elif defined(__AVX512VL__)
 inline constexpr int kTokenGroup = 8;
 #else
 inline constexpr int kTokenGroup = 4;

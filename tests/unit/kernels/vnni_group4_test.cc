@@ -1,0 +1,103 @@
+// The avx_vnni kernels as the VEX (AVX-VNNI) compilation runs them, token groups of 4 (pairs of row groups with 2),
+// built with the EVEX encoding (src/kernels/CMakeLists.txt) so that a CPU without AVX-VNNI but with AVX512-VNNI tests
+// that loop structure: every entry point gives the scalar reference's bits over token counts that exercise every
+// group and tail.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/avx_vnni/avx_vnni_kernels.h"
+#include "kernels/cpu_features.h"
+#include "kernels/ref/ref_kernels.h"
+#include "quant/block_awq_int4.h"
+#include "quant/block_awq_int4x8.h"
+#include "quant/block_q4_0.h"
+#include "quant/block_q4_0x8.h"
+#include "quant/block_q8_0.h"
+#include "quant/block_q8_0x8.h"
+#include "quant/row_int8.h"
+#include "quant/row_int8x8.h"
+
+PAGODA_DECLARE_AVX_VNNI_KERNELS(avx_vnni_evex_group4)
+
+namespace pagoda::kernels {
+namespace {
+
+namespace g4 = avx_vnni_evex_group4;
+
+std::vector<float> random_floats(std::mt19937& rng, int64_t n, float scale) {
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << what;
+}
+
+class VnniGroup4Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CpuFeatures& f = cpu_features();
+    if (!(f.os_zmm && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_vnni && f.avx2 && f.fma &&
+          f.f16c))
+      GTEST_SKIP() << "this CPU has no AVX512-VL with VNNI to run the group-4 build through";
+  }
+  std::mt19937 rng_{77};
+};
+
+TEST_F(VnniGroup4Test, EveryEntryPointGivesTheReferenceBits) {
+  for (int64_t num_in : {64, 2048}) {
+    for (int64_t num_out : {8, 24, 40}) {
+      for (int64_t num_tokens : {1, 2, 3, 4, 5, 7, 9}) {
+        SCOPED_TRACE(testing::Message() << "num_in " << num_in << " num_out " << num_out << " tokens " << num_tokens);
+        const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+        std::vector<float> y_ref(size_t(num_tokens * num_out)), y(y_ref.size(), NAN);
+
+        std::vector<quant::BlockQ4_0> q4(size_t(num_out * num_in / 32));
+        quant::quantize_row_q4_0(wf.data(), q4.data(), num_out * num_in);
+        std::vector<quant::BlockQ4_0x8> q4x8(q4.size());
+        quant::repack_q4_0x8(q4.data(), q4x8.data(), num_out, num_in / 32);
+        ref::matmul_q4_0x8(q4x8.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        g4::matmul_q4_0x8(q4x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+        expect_same_bits(y, y_ref, "q4_0x8");
+
+        std::vector<quant::BlockQ8_0> q8(size_t(num_out * num_in / 32));
+        quant::quantize_row_q8_0(wf.data(), q8.data(), num_out * num_in);
+        for (size_t b = 0; b < q8.size(); b += 3) q8[b].qs[b % 32] = -128;
+        std::vector<quant::BlockQ8_0x8> q8x8(q8.size());
+        quant::repack_q8_0x8(q8.data(), q8x8.data(), num_out, num_in / 32);
+        ref::matmul_q8_0x8(q8x8.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        g4::matmul_q8_0x8(q8x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+        expect_same_bits(y, y_ref, "q8_0x8");
+
+        const int64_t awq_bytes = quant::awq_int4_row_bytes(num_in, 32);
+        std::vector<uint8_t> awq(size_t(num_out * awq_bytes));
+        for (int64_t o = 0; o < num_out; ++o)
+          quant::quantize_row_awq_int4(wf.data() + o * num_in, awq.data() + o * awq_bytes, num_in, 32);
+        std::vector<quant::BlockAwqInt4x8> awqx8(size_t(num_out / 8 * num_in / 32));
+        quant::repack_awq_int4x8(awq.data(), awqx8.data(), num_out, num_in, 32);
+        ref::matmul_awq_int4x8(awqx8.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        g4::matmul_awq_int4x8(awqx8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+        expect_same_bits(y, y_ref, "awq_int4x8");
+
+        const int64_t row_bytes = quant::int8_row_bytes(num_in);
+        std::vector<uint8_t> i8(size_t(num_out * row_bytes)), i8x8(i8.size());
+        for (int64_t o = 0; o < num_out; ++o)
+          quant::quantize_row_int8(wf.data() + o * num_in, i8.data() + o * row_bytes, num_in);
+        quant::repack_int8x8(i8.data(), i8x8.data(), num_out, num_in);
+        ref::matmul_int8x8(i8x8.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        g4::matmul_int8x8(i8x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+        expect_same_bits(y, y_ref, "int8x8");
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pagoda::kernels
