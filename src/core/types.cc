@@ -17,6 +17,7 @@ std::string_view dtype_name(DType dtype) {
     case DType::kQ4_0x16: return "q4_0x16";
     case DType::kQ8_0x16: return "q8_0x16";
     case DType::kAwqInt4x16: return "awq_int4x16";
+    case DType::kInt8x16: return "int8x16";
     case DType::kInt8: return "int8";
     case DType::kAwqInt4G32: return "awq_int4_g32";
     case DType::kAwqInt4G64: return "awq_int4_g64";
@@ -37,7 +38,8 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kQ4_0x8:
     case DType::kQ4_0x16: return num_elements / 32 * 18;
     case DType::kInt8:
-    case DType::kInt8x8: return 4 + num_elements;
+    case DType::kInt8x8:
+    case DType::kInt8x16: return 4 + num_elements;
     case DType::kAwqInt4G32: return num_elements / 32 * 20;
     case DType::kAwqInt4G64: return num_elements / 64 * 36;
     case DType::kAwqInt4G128: return num_elements / 128 * 68;
@@ -53,7 +55,8 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kF16:
     case DType::kBF16:
     case DType::kInt8:
-    case DType::kInt8x8: return 1;
+    case DType::kInt8x8:
+    case DType::kInt8x16: return 1;
     case DType::kQ8_0:
     case DType::kQ8_0x8:
     case DType::kQ4_0:
@@ -79,7 +82,8 @@ int64_t dtype_interleave_rows(DType dtype) {
     case DType::kAwqInt4x8: return 8;
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
-    case DType::kAwqInt4x16: return 16;
+    case DType::kAwqInt4x16:
+    case DType::kInt8x16: return 16;
     default: return 1;
   }
 }

@@ -35,11 +35,12 @@ enum class DType : uint8_t {
   kQ4_0x16,
   kQ8_0x16,
   kAwqInt4x16,
+  kInt8x16,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kAwqInt4x16) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kInt8x16) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
-// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8 and the x16 ones).
+// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8 and their x16 twins).
 bool dtype_is_row_interleaved(DType dtype);
 // Rows per interleaved group (8 or 16); 1 for the other types. A row pointer is meaningful only at group starts.
 int64_t dtype_interleave_rows(DType dtype);

@@ -36,7 +36,7 @@ const WeightTypeTraits kWeightTypes[] = {
     {.dtype = DType::kInt8,
      .kernels = {.ref = {.f32 = ref::matmul_int8, .int8 = ref::matmul_int8_int8},
                  .avx2 = {.f32 = avx2::matmul_int8, .int8 = avx2::matmul_int8_int8}},
-     .layouts = {.ref = {DType::kInt8x8}}},
+     .layouts = {.ref = {DType::kInt8x8}, .avx512 = {DType::kInt8x16, DType::kInt8x8}}},
     {.dtype = DType::kAwqInt4G32,
      .kernels = {.ref = {ref::matmul_awq_int4_g32, ref::matmul_awq_int4_g32_q8_0},
                  .avx2 = {avx2::matmul_awq_int4_g32, avx2::matmul_awq_int4_g32_q8_0}},
@@ -79,6 +79,9 @@ const WeightTypeTraits kWeightTypes[] = {
     {.dtype = DType::kAwqInt4x16,
      .kernels = {.ref = {ref::matmul_awq_int4x16, ref::matmul_awq_int4x16_q8_0},
                  .avx512 = {avx512::matmul_awq_int4x16, avx512::matmul_awq_int4x16_q8_0}}},
+    {.dtype = DType::kInt8x16,
+     .kernels = {.ref = {.f32 = ref::matmul_int8x16, .int8 = ref::matmul_int8x16_int8},
+                 .avx512 = {.f32 = avx512::matmul_int8x16, .int8 = avx512::matmul_int8x16_int8}}},
 };
 
 const PerKernelSet<VectorKernels> kVectorKernels{

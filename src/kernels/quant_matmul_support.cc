@@ -37,10 +37,11 @@ void check_x8_block_shape(int64_t num_out, int64_t num_in, int64_t group_rows) {
                num_out);
 }
 
-void check_int8x8_shape(int64_t num_out, int64_t num_in) {
+void check_int8x8_shape(int64_t num_out, int64_t num_in, int64_t group_rows) {
   check_int8_row_length(num_in);
-  PAGODA_CHECK(num_out >= 0 && num_out % 8 == 0 && num_in % 4 == 0,
-               "INT8x8 matmuls compute whole groups of 8 rows of whole 4-value words, got {} x {}", num_out, num_in);
+  PAGODA_CHECK(num_out >= 0 && num_out % group_rows == 0 && num_in % 4 == 0,
+               "interleaved INT8 matmuls compute whole groups of {} rows of whole 4-value words, got {} x {}",
+               group_rows, num_out, num_in);
 }
 
 Q8BlockSums* activation_sums_scratch(int64_t num_blocks) {

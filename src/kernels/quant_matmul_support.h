@@ -22,9 +22,9 @@ void check_int8_row_length(int64_t num_in);
 // (of group_rows rows for the x16 layouts).
 void check_x8_block_shape(int64_t num_out, int64_t num_in, int64_t group_rows = 8);
 
-// Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows and rows of whole 4-value words (and no longer
-// than quant::kMaxInt8RowLength).
-void check_int8x8_shape(int64_t num_out, int64_t num_in);
+// Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows (group_rows for INT8x16) and rows of whole 4-value
+// words (and no longer than quant::kMaxInt8RowLength).
+void check_int8x8_shape(int64_t num_out, int64_t num_in, int64_t group_rows = 8);
 
 // What the 4-bit row-interleaved matmuls need of each activation block besides its integers: d as f32, and the
 // sum of its 32 values (for the unsigned nibbles' offset: sum((q - z) x) = sum(q x) - z sum(x), z = 8 for Q4_0).

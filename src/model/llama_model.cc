@@ -98,7 +98,7 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
   if (num_tokens == 1) {
     pool.parallel_for(w.num_rows, kRowGrain,
                       [&](int64_t begin, int64_t end) { fn(w.row(begin), x, y + begin, end - begin, w.num_cols, 1); });
-  } else if ((w.dtype == DType::kInt8 || w.dtype == DType::kInt8x8) && num_tokens <= Workspace::kMaxRowSplitTokens) {
+  } else if (kernels_.matmul_for(w.dtype).int8 != nullptr && num_tokens <= Workspace::kMaxRowSplitTokens) {
     const kernels::MatmulInt8Fn int8_xq = kernels_.matmul_for(w.dtype).int8;
     PAGODA_CHECK(int64_t(ws.xq_int8.size()) >= num_tokens * w.num_cols);
     int8_t* xq = ws.xq_int8.data();

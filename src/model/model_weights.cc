@@ -91,7 +91,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kAwqInt4x8:
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
-    case DType::kAwqInt4x16: PAGODA_CHECK(false, "a row of an interleaved matrix is spread over its group: embeddings are never repacked");
+    case DType::kAwqInt4x16:
+    case DType::kInt8x16: PAGODA_CHECK(false, "a row of an interleaved matrix is spread over its group: embeddings are never repacked");
     case DType::kInt8: quant::dequantize_rows_int8(src, dst, 1, n); break;
     case DType::kAwqInt4G32:
     case DType::kAwqInt4G64:

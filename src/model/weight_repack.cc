@@ -110,7 +110,7 @@ DType preferred_layout(const kernels::KernelTable& kernels, DType dtype, int64_t
     if (!layout) continue;
     const int64_t group_rows = dtype_interleave_rows(*layout);
     if (group_rows > max_group_rows || num_rows % group_rows != 0) continue;
-    if (*layout == DType::kInt8x8 && num_cols % 4 != 0) continue;  // whole 4-value words
+    if ((*layout == DType::kInt8x8 || *layout == DType::kInt8x16) && num_cols % 4 != 0) continue;  // 4-value words
     if (dtype_block_size(*layout) == 32 && num_cols % 32 != 0) continue;
     return *layout;
   }
@@ -154,6 +154,10 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
                    "{} cannot be repacked into awq_int4x16", dtype_name(dtype));
       quant::repack_awq_int4x16(src, static_cast<quant::BlockAwqInt4x16*>(dst), num_rows, num_cols,
                                 dtype_block_size(dtype));
+      return;
+    case DType::kInt8x16:
+      PAGODA_CHECK(dtype == DType::kInt8, "{} cannot be repacked into int8x16", dtype_name(dtype));
+      quant::repack_int8x16(src, dst, num_rows, num_cols);
       return;
     case DType::kInt8x8:
       PAGODA_CHECK(dtype == DType::kInt8, "{} cannot be repacked into int8x8", dtype_name(dtype));

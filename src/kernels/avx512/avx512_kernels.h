@@ -6,7 +6,8 @@
 #include "kernels/kernels.h"
 
 namespace pagoda::kernels::avx512 {
-// The 16-row interleaved layouts (quant/block_q4_0x8.h, block_q8_0x8.h, block_awq_int4x8.h: BlockQ4_0x16, ...): one
+// The 16-row interleaved layouts (quant/block_q4_0x8.h, block_q8_0x8.h, block_awq_int4x8.h, row_int8x8.h: BlockQ4_0x16,
+// ..., INT8x16): one
 // zmm register per block word, sixteen rows per 32-bit lane set.
 void matmul_q4_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q4_0x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
@@ -17,6 +18,9 @@ void matmul_awq_int4x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y
 void matmul_q8_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q8_0x16_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                          int64_t num_tokens, int64_t y_stride);
+void matmul_int8x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_int8x16_int8(const void* w, const int8_t* xq, const float* x_scales, float* y, int64_t num_out,
+                         int64_t num_in, int64_t num_tokens, int64_t y_stride);
 // f32, f16 and bf16 weights (row-major), on 16 f32 lanes.
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);

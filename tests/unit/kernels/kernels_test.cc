@@ -206,7 +206,7 @@ TEST(KernelDispatchTest, EveryTableIsComplete) {
     for (size_t d = 0; d < kNumDTypes; ++d) {
       const DType dtype = DType(d);
       EXPECT_NE(t->matmul_for(dtype).f32, nullptr) << dtype_name(dtype);
-      const bool int8 = dtype == DType::kInt8 || dtype == DType::kInt8x8;
+      const bool int8 = dtype == DType::kInt8 || dtype == DType::kInt8x8 || dtype == DType::kInt8x16;
       const bool q8 = !int8 && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16;
       EXPECT_EQ(t->matmul_for(dtype).int8 != nullptr, int8) << dtype_name(dtype);
       EXPECT_EQ(t->matmul_for(dtype).q8_0 != nullptr, q8) << dtype_name(dtype);

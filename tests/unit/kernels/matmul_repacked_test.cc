@@ -411,5 +411,44 @@ TEST_P(RepackedSimdTest, SixteenRowLayoutsGiveTheEightRowReferenceBits) {
   }
 }
 
+// INT8x16 holds the INT8x8 bytes regrouped, so every level's INT8x16 kernels give the plain INT8 reference's bits:
+// both entry points, row slices of 16, a token alone.
+TEST_P(RepackedSimdTest, Int8x16GivesThePlainInt8KernelsBits) {
+  for (int64_t num_in : {4, 36, 2048}) {
+    for (int64_t num_out : {16, 48}) {
+      for (int64_t num_tokens : {1, 2, 5, 8, 13}) {
+        SCOPED_TRACE(testing::Message() << "num_in " << num_in << " num_out " << num_out << " tokens " << num_tokens);
+        const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
+        const int64_t row_bytes = quant::int8_row_bytes(num_in);
+        std::vector<uint8_t> plain(size_t(num_out * row_bytes)), packed(plain.size());
+        for (int64_t o = 0; o < num_out; ++o)
+          quant::quantize_row_int8(wf.data() + o * num_in, plain.data() + o * row_bytes, num_in);
+        for (size_t i = 0; i < plain.size(); i += 97) plain[i] = i % row_bytes >= 4 ? 0x80 : plain[i];  // some -128
+        quant::repack_int8x16(plain.data(), packed.data(), num_out, num_in);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+        std::vector<float> y_plain(size_t(num_tokens * num_out)), y(y_plain.size(), NAN), sliced(y.size(), NAN);
+        ref::matmul_int8(plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
+        simd_->matmul_for(DType::kInt8x16).f32(packed.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+        ASSERT_EQ(std::memcmp(y.data(), y_plain.data(), y.size() * sizeof(float)), 0);
+        std::vector<int8_t> xq(x.size());
+        std::vector<float> xs(static_cast<size_t>(num_tokens));
+        for (int64_t t = 0; t < num_tokens; ++t)
+          xs[size_t(t)] = quant::quantize_int8_values(x.data() + t * num_in, xq.data() + t * num_in, num_in);
+        for (int64_t begin = 0; begin < num_out; begin += 16)
+          simd_->matmul_for(DType::kInt8x16)
+              .int8(packed.data() + begin * row_bytes, xq.data(), xs.data(), sliced.data() + begin, 16, num_in,
+                    num_tokens, num_out);
+        ASSERT_EQ(std::memcmp(sliced.data(), y_plain.data(), sliced.size() * sizeof(float)), 0);
+        std::vector<float> last(static_cast<size_t>(num_out));
+        simd_->matmul_for(DType::kInt8x16)
+            .int8(packed.data(), xq.data() + (num_tokens - 1) * num_in, xs.data() + num_tokens - 1, last.data(),
+                  num_out, num_in, 1, num_out);
+        ASSERT_EQ(std::memcmp(last.data(), y_plain.data() + (num_tokens - 1) * num_out, last.size() * sizeof(float)),
+                  0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pagoda::kernels
