@@ -8,7 +8,6 @@
 
 #include <type_traits>
 
-#include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/zmm_util.h"
 #include "kernels/packed_activations.h"
@@ -90,7 +89,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
 
 template <class Block>
 void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_xq<Block>(w, quantize_activations_q8_0(avx2::quantize_row_q8_0, x, num_in, num_tokens), y, num_out, num_in,
+  matmul_xq<Block>(w, quantize_activations_q8_0(avx512::quantize_row_q8_0, x, num_in, num_tokens), y, num_out, num_in,
                    num_tokens, num_out);
 }
 

@@ -3,7 +3,6 @@
 // -128 sum(x)), one zmm register per word of sixteen rows. Bit-exact with ref/.
 #include <immintrin.h>
 
-#include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/zmm_util.h"
 #include "kernels/packed_activations.h"
@@ -69,8 +68,8 @@ void matmul_q8_0x16_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t n
 }
 
 void matmul_q8_0x16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_q8_0x16_q8_0(w, quantize_activations_q8_0(avx2::quantize_row_q8_0, x, num_in, num_tokens), y, num_out, num_in,
-                      num_tokens, num_out);
+  matmul_q8_0x16_q8_0(w, quantize_activations_q8_0(avx512::quantize_row_q8_0, x, num_in, num_tokens), y, num_out,
+                      num_in, num_tokens, num_out);
 }
 
 }  // namespace pagoda::kernels::avx512
