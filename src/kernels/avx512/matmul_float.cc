@@ -37,7 +37,7 @@ inline void row_times_tokens(const void* w, int64_t row_offset, const float* x, 
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t i = 0; i < num_in; i += 16) {
     const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
-    if (i % 32 == 0) prefetch_weights_ahead(Load::address(w, row_offset + i));
+    if (i % 32 == 0) prefetch_weights_ahead<kTokens>(Load::address(w, row_offset + i));
     const __m512 wv = Load::load(w, row_offset + i, m);
     for (int t = 0; t < kTokens; ++t)
       acc[t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * num_in + i), acc[t]);

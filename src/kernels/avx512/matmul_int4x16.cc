@@ -35,7 +35,7 @@ inline void group_times_tokens(const Block* group, const uint8_t* x, int64_t num
   for (int64_t b = 0; b < num_blocks; ++b, x += kBlockBytes) {
     const Block& blk = group[b];
     for (size_t offset = 0; offset < sizeof(Block); offset += 64)
-      prefetch_weights_ahead(reinterpret_cast<const char*>(&blk) + offset);
+      prefetch_weights_ahead<kTokens>(reinterpret_cast<const char*>(&blk) + offset);
     const auto* qs = reinterpret_cast<const int8_t*>(x);
     const auto* d = reinterpret_cast<const float*>(x + kTokenGroup * 32);
     const auto* start = reinterpret_cast<const int32_t*>(x + kTokenGroup * 36);

@@ -32,7 +32,7 @@ inline void group_times_tokens(const void* group, const uint8_t* x, const float*
   int64_t word = 0;
   for (; word + kChains <= num_words; word += kChains) {
     for (int c = 0; c < kChains; ++c) {
-      prefetch_weights_ahead(q + 64 * (word + c));
+      prefetch_weights_ahead<kTokens>(q + 64 * (word + c));
       const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * (word + c)), flip);
       for (int t = 0; t < kTokens; ++t)
         acc[c][t] = _mm512_dpbusd_epi32(acc[c][t], w, broadcast4(xs + 4 * (kTokenGroup * (word + c) + t)));

@@ -34,9 +34,9 @@ inline void group_times_tokens(const BlockQ8_0x16* group, const uint8_t* x, int6
       isum[0][t] = _mm512_set1_epi32(start[t]);
       if constexpr (kChains == 2) isum[1][t] = _mm512_setzero_si512();
     }
-    prefetch_weights_ahead(&blk);  // 544 bytes per block: one prefetch per 64 (here and in the loop)
+    prefetch_weights_ahead<kTokens>(&blk);  // 544 bytes per block: one prefetch per 64 (here and in the loop)
     for (int word = 0; word < 8; ++word) {
-      prefetch_weights_ahead(reinterpret_cast<const char*>(&blk) + 32 + 64 * word);
+      prefetch_weights_ahead<kTokens>(reinterpret_cast<const char*>(&blk) + 32 + 64 * word);
       const __m512i w = _mm512_xor_si512(_mm512_loadu_si512(blk.qs + 64 * word), flip);
       for (int t = 0; t < kTokens; ++t)
         isum[word % kChains][t] = _mm512_dpbusd_epi32(isum[word % kChains][t], w, broadcast4(qs + 32 * t + 4 * word));

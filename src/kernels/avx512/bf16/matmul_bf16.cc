@@ -40,7 +40,7 @@ inline void row_times_tokens(const uint16_t* w_row, const uint16_t* xb, int64_t 
   for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t i = 0; i < num_in; i += 32) {
     const __mmask32 m = num_in - i >= 32 ? __mmask32(0xffffffff) : __mmask32((uint64_t(1) << (num_in - i)) - 1);
-    prefetch_weights_ahead(w_row + i);
+    prefetch_weights_ahead<kTokens>(w_row + i);
     const __m512bh wv = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, w_row + i));
     for (int t = 0; t < kTokens; ++t)
       acc[t] = _mm512_dpbf16_ps(acc[t], wv, reinterpret_cast<__m512bh>(_mm512_loadu_si512(xb + t * padded + i)));
