@@ -1,8 +1,9 @@
 // AttentionArgs: one work item of paged attention, a plain value of pointers and sizes: the query heads that
-// share one KV head (grouped-query attention), for one query token that sees context positions 0..num_ctx-1,
-// whose K/V rows are found through the sequence's block table. Position j lives in slot
-// blocks[j / block_size] * block_size + j % block_size; slot s's row starts at k + s * row_stride (f32) or
-// k8 + s * row_stride (int8, with its scale at k_scale[s * scale_stride]).
+// share one KV head (grouped-query attention), for num_queries consecutive query tokens of one sequence (causal:
+// the last sees context positions 0..num_ctx-1, query i of them 0..num_ctx-num_queries+i), whose K/V rows are found
+// through the sequence's block table. Each query's result is the bits it would get as a work item of its own. Position
+// j lives in slot blocks[j / block_size] * block_size + j % block_size; slot s's row starts at k + s * row_stride (f32)
+// or k8 + s * row_stride (int8, with its scale at k_scale[s * scale_stride]).
 #pragma once
 
 #include <cstdint>
@@ -10,11 +11,13 @@
 namespace pagoda::kernels {
 
 struct AttentionArgs {
-  const float* q = nullptr;  // [num_q_heads][head_dim], one head after another
-  float* out = nullptr;      // [num_q_heads][head_dim]; written, never read before
+  const float* q = nullptr;  // query i's heads at q + i * q_stride: [num_q_heads][head_dim], one after another
+  float* out = nullptr;      // the same shape at out + i * q_stride; written, never read before
   int32_t num_q_heads = 1;
   int32_t head_dim = 0;
-  int32_t num_ctx = 0;  // >= 1
+  int32_t num_ctx = 0;      // the last query's context, >= num_queries
+  int32_t num_queries = 1;  // consecutive positions of one sequence
+  int64_t q_stride = 0;     // floats from one query's q (and out) to the next
   const int32_t* blocks = nullptr;
   int32_t block_size = 0;
   float scale = 1.0f;      // applied to q.k (1 / sqrt(head_dim))

@@ -18,7 +18,7 @@
 namespace pagoda::kernels::detail {
 
 template <class Ops>
-void paged_attention(const AttentionArgs& a) {
+void paged_attention_one_query(const AttentionArgs& a) {
   constexpr int32_t kTile = 32;      // positions scored before one rescale: a stack tile, not a score row
   constexpr int32_t kMaxHeads = 16;  // query heads handled together per pass over K/V
   const int32_t hd = a.head_dim;
@@ -96,6 +96,21 @@ void paged_attention(const AttentionArgs& a) {
     }
     for (int32_t h = 0; h < nh; ++h) Ops::scale(a.out + int64_t(h0 + h) * hd, 1.0f / running_sum[h], hd);
   }
+}
+
+// Query i of a.num_queries as the single-query work item it stands for.
+inline AttentionArgs one_query(const AttentionArgs& a, int32_t i) {
+  AttentionArgs one = a;
+  one.q = a.q + i * a.q_stride;
+  one.out = a.out + i * a.q_stride;
+  one.num_ctx = a.num_ctx - (a.num_queries - 1 - i);
+  one.num_queries = 1;
+  return one;
+}
+
+template <class Ops>
+void paged_attention(const AttentionArgs& a) {
+  for (int32_t i = 0; i < a.num_queries; ++i) paged_attention_one_query<Ops>(one_query(a, i));
 }
 
 }  // namespace pagoda::kernels::detail

@@ -227,12 +227,20 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
   }
 }
 
-// One work item per (token, KV head): the kernel reads each K/V row once for the whole query group.
+// One work item per (query block, KV head): the kernel reads each K/V row once for the whole query group and for up
+// to kQueryBlock consecutive tokens of one sequence (a prefill chunk), each token getting the bits it would alone.
 void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
+  constexpr int32_t kQueryBlock = 4;
   const int32_t head_dim = config_.head_dim, num_kv_heads = config_.num_kv_heads;
   const int32_t group = config_.num_heads / num_kv_heads;
-  const int64_t num_items = int64_t(batch.num_tokens()) * num_kv_heads;
+  // Each sequence's tokens in blocks of kQueryBlock from its first.
+  auto blocks_of = [&](int32_t s) {
+    return (batch.seq_starts[s + 1] - batch.seq_starts[s] + kQueryBlock - 1) / kQueryBlock;
+  };
+  int64_t num_blocks = 0;
+  for (int32_t s = 0; s < batch.num_seqs(); ++s) num_blocks += blocks_of(s);
+  const int64_t num_items = num_blocks * num_kv_heads;
   pool.run([&](int32_t thread_idx) {
     kernels::AttentionArgs a;
     a.num_q_heads = group;
@@ -241,15 +249,15 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
     a.scale = 1.0f / std::sqrt(float(head_dim));
     a.row_stride = kv.kv_dim;
     a.scale_stride = kv.num_kv_heads;
+    a.q_stride = config_.q_dim();
     int32_t s = 0;
+    int64_t first_block = 0;  // of sequence s
     for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
-      const int32_t t = int32_t(item / num_kv_heads);
+      const int64_t block = item / num_kv_heads;
       const int32_t kvh = int32_t(item % num_kv_heads);
-      while (t >= batch.seq_starts[s + 1]) ++s;  // items rise with t, so s only moves forward
-      a.q = ws.q.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
-      a.out = ws.xb.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
-      a.num_ctx = batch.positions[t] + 1;
-      a.blocks = batch.block_tables.row(s).data();
+      while (block >= first_block + blocks_of(s)) first_block += blocks_of(s++);  // items rise: s only moves forward
+      const int32_t t0 = batch.seq_starts[s] + int32_t(block - first_block) * kQueryBlock;
+      const int32_t t_end = std::min(t0 + kQueryBlock, batch.seq_starts[s + 1]);
       if (kv.dtype == KvDType::kF32) {
         a.k = kv.k_at(layer, 0) + kvh * head_dim;
         a.v = kv.v_at(layer, 0) + kvh * head_dim;
@@ -259,7 +267,17 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
         a.k_scale = kv.k_scale_at(layer, 0) + kvh;
         a.v_scale = kv.v_scale_at(layer, 0) + kvh;
       }
-      kernels_.paged_attention(a);
+      a.blocks = batch.block_tables.row(s).data();
+      // The block's tokens as runs of consecutive positions (a step's tokens of one sequence are one run).
+      for (int32_t t = t0, nq = 1; t < t_end; t += nq) {
+        nq = 1;
+        while (t + nq < t_end && batch.positions[t + nq] == batch.positions[t] + nq) ++nq;
+        a.q = ws.q.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
+        a.out = ws.xb.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
+        a.num_queries = nq;
+        a.num_ctx = batch.positions[t + nq - 1] + 1;
+        kernels_.paged_attention(a);
+      }
     }
   });
 }

@@ -113,13 +113,10 @@ struct Avx2Ops {
 // 4 KV heads, task clock, Zen 4: group 8, hd 64, ctx 512: 119 -> 77 us (f32 KV); group 4: 64 us here against 76
 // in lanes.
 void paged_attention(const AttentionArgs& args) {
-  if (args.num_q_heads < F32x8::kWidth || args.head_dim > detail::kHeadsMaxHeadDim) {
+  if (args.num_q_heads < F32x8::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx2Ops>(args);
-    return;
-  }
-  for (int32_t h0 = 0; h0 < args.num_q_heads; h0 += F32x8::kWidth)
-    detail::attention_heads<F32x8>(args, h0,
-                                   args.num_q_heads - h0 < F32x8::kWidth ? args.num_q_heads - h0 : F32x8::kWidth);
+  else
+    detail::attention_heads_all<F32x8>(args);
 }
 
 }  // namespace pagoda::kernels::avx2

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -164,6 +165,51 @@ TEST_P(PagedAttentionSimdTest, EqualsScalar) {
         ref::paged_attention(cache.args(q.data(), a.data(), 4, 0, ctx, int8));
         simd->paged_attention(cache.args(q.data(), b.data(), 4, 0, ctx, int8));
         expect_near_all(b, a, 1e-5f, int8 ? "int8" : "f32");
+      }
+    }
+  }
+}
+
+// A work item of several consecutive queries (prefill) gives each query the bits of its own single-query work item,
+// at every level, and those match the direct softmax of its own causal context.
+TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (Isa isa : kAllLevels) {
+    const KernelTable* kt = kernels_for(isa);
+    if (kt == nullptr) continue;
+    for (int32_t group : {1, 12}) {
+      for (int32_t head_dim : {17, 64}) {
+        for (int32_t num_queries : {2, 4, 9}) {
+          for (int32_t ctx : {num_queries, 33, 70}) {
+            if (ctx < num_queries) continue;
+            SCOPED_TRACE(testing::Message() << isa_name(isa) << " group " << group << " head_dim " << head_dim
+                                            << " queries " << num_queries << " ctx " << ctx);
+            Cache cache(head_dim, 2, 16, ctx, rng);
+            const int64_t q_stride = int64_t(2) * group * head_dim;  // two KV heads' worth of query heads per token
+            std::vector<float> q(size_t(num_queries * q_stride));
+            for (float& x : q) x = dist(rng) * 2.0f;
+            for (bool int8 : {false, true}) {
+              std::vector<float> together(q.size(), NAN), alone(q.size(), NAN);
+              AttentionArgs a = cache.args(q.data(), together.data(), group, 1, ctx, int8);
+              a.num_queries = num_queries;
+              a.q_stride = q_stride;
+              kt->paged_attention(a);
+              for (int32_t i = 0; i < num_queries; ++i) {
+                const int32_t own_ctx = ctx - (num_queries - 1 - i);
+                kt->paged_attention(
+                    cache.args(q.data() + i * q_stride, alone.data() + i * q_stride, group, 1, own_ctx, int8));
+                const size_t n = size_t(group) * size_t(head_dim);
+                ASSERT_EQ(std::memcmp(together.data() + i * q_stride, alone.data() + i * q_stride, n * sizeof(float)),
+                          0)
+                    << "query " << i << (int8 ? " int8" : " f32");
+                const std::vector<float> want = cache.reference(q.data() + i * q_stride, group, 1, own_ctx, int8);
+                for (size_t k = 0; k < n; ++k)
+                  ASSERT_NEAR(together[i * q_stride + k], want[k], 1e-5f * (1.0f + std::fabs(want[k])));
+              }
+            }
+          }
+        }
       }
     }
   }
