@@ -1,9 +1,13 @@
-// cpuid leaves 1 and 7 (subleaves 0 and 1), and XCR0 through xgetbv.
+// cpuid leaves 1 and 7 (subleaves 0 and 1), XCR0 through xgetbv, and the AMX tile permission through arch_prctl.
 #include "kernels/cpu_features.h"
 
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 
 namespace pagoda::kernels {
 namespace {
@@ -49,11 +53,36 @@ CpuFeatures detect() {
   return f;
 }
 
+// Linux's arch_prctl codes (asm/prctl.h) and the tile data's xsave component number, spelled out: older headers
+// lack them.
+constexpr int kArchReqXcompPerm = 0x1023;
+constexpr int kXfeatureXtiledata = 18;
+
+AmxPermission request_amx_permission(const CpuFeatures& f) {
+  AmxPermission p;
+  if (!(f.amx_tile && f.amx_int8)) return p;
+  if (!f.os_tiles) {
+    p.refusal = "the OS does not enable the tile state (XCR0)";
+    return p;
+  }
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) {
+    p.refusal = std::string("arch_prctl(ARCH_REQ_XCOMP_PERM) refused: ") + std::strerror(errno);
+    return p;
+  }
+  p.granted = true;
+  return p;
+}
+
 }  // namespace
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = detect();
   return features;
+}
+
+const AmxPermission& amx_tile_permission() {
+  static const AmxPermission permission = request_amx_permission(cpu_features());
+  return permission;
 }
 
 std::string cpu_feature_names(const CpuFeatures& f) {

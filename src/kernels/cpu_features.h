@@ -1,7 +1,7 @@
 // CpuFeatures: what this CPU and its OS let a process execute, read once from cpuid and xgetbv. The dispatcher
-// (dispatch.cc) is its only decision-maker; nothing here picks kernels. (AMX would also need Linux's permission for
-// the tile data state, arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked for by the level that uses it;
-// there are no AMX kernels yet.)
+// (dispatch.cc) is its only decision-maker; nothing here picks kernels. AMX also needs Linux's permission for the
+// tile data state (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)), asked for once, process-wide, by
+// amx_tile_permission() when the dispatcher first considers the amx level.
 #pragma once
 
 #include <string>
@@ -20,6 +20,14 @@ struct CpuFeatures {
 
 // This CPU's features, read on first call.
 const CpuFeatures& cpu_features();
+
+// Whether Linux lets this process use the AMX tile data state: asks for it on the first call (the CPU must have AMX
+// and the OS must save its state in XCR0). The answer and, when refused, why (the errno of arch_prctl) are kept.
+struct AmxPermission {
+  bool granted = false;
+  std::string refusal;  // empty when granted or when the CPU has no AMX to ask for
+};
+const AmxPermission& amx_tile_permission();
 
 // The names of the features present, space-separated, in cpuinfo's spelling ("avx2 fma f16c avx512f ...").
 std::string cpu_feature_names(const CpuFeatures& f);

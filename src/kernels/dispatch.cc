@@ -31,7 +31,11 @@ std::string unavailable_reason(Isa isa) {
       return has_avx2(f) && (f.avx_vnni || has_avx512_vnni(f)) ? std::string()
                                                                : "needs AVX-VNNI or AVX512-VL with VNNI";
     case Isa::kAvx512: return has_avx512_vnni(f) ? std::string() : "needs AVX-512 F/BW/VL/DQ with VNNI";
-    case Isa::kAmx: return "this build has no AMX kernels yet";
+    case Isa::kAmx: {
+      if (!has_avx512_vnni(f) || !f.amx_tile || !f.amx_int8) return "needs AMX-TILE and AMX-INT8 with the avx512 level";
+      const AmxPermission& permission = amx_tile_permission();
+      return permission.granted ? std::string() : permission.refusal;
+    }
   }
   return "unknown level";
 }
@@ -96,6 +100,9 @@ const KernelTable& table_of(Isa isa) {
 
 const KernelTable& choose() {
   const Isa best = best_supported_isa();
+  // A CPU with AMX whose tile state the OS refused falls back to avx512: said once, here, where the table is chosen.
+  if (const AmxPermission& amx = amx_tile_permission(); !amx.granted && !amx.refusal.empty())
+    std::fprintf(stderr, "pagoda: AMX not used (%s); using %s\n", amx.refusal.c_str(), isa_name(best).data());
   const char* pinned = std::getenv("PAGODA_ISA");
   if (pinned == nullptr || *pinned == '\0') return table_of(best);
   const std::optional<Isa> wanted = parse_isa(pinned);

@@ -3,6 +3,7 @@
 // entry here.
 #include "kernels/kernel_registry.h"
 
+#include "kernels/amx/amx_kernels.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
@@ -81,7 +82,8 @@ const WeightTypeTraits kWeightTypes[] = {
                  .avx512 = {avx512::matmul_awq_int4x16, avx512::matmul_awq_int4x16_q8_0}}},
     {.dtype = DType::kInt8x16,
      .kernels = {.ref = {.f32 = ref::matmul_int8x16, .int8 = ref::matmul_int8x16_int8},
-                 .avx512 = {.f32 = avx512::matmul_int8x16, .int8 = avx512::matmul_int8x16_int8}}},
+                 .avx512 = {.f32 = avx512::matmul_int8x16, .int8 = avx512::matmul_int8x16_int8},
+                 .amx = {.f32 = amx::matmul_int8x16, .int8 = amx::matmul_int8x16_int8}}},
 };
 
 const PerKernelSet<VectorKernels> kVectorKernels{

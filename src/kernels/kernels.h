@@ -18,8 +18,8 @@ namespace pagoda::kernels {
 
 // Instruction-set levels, each a superset of the one before: scalar (the reference kernels); avx2 (+FMA, F16C);
 // avx_vnni (+256-bit vpdpbusd: AVX-VNNI, or the same instruction in its AVX512-VL/VNNI encoding on CPUs such as
-// Zen 4 that have that and not AVX-VNNI); avx512 (F/BW/VL/DQ + VNNI, BF16 where present); amx (AMX-INT8/BF16
-// tiles, which need the kernel's permission for the tile state).
+// Zen 4 that have that and not AVX-VNNI); avx512 (F/BW/VL/DQ + VNNI, BF16 where present); amx (AMX-INT8
+// tiles for INT8 weights in prefill-sized calls, which need Linux's permission for the tile state).
 enum class Isa : uint8_t { kScalar, kAvx2, kAvxVnni, kAvx512, kAmx };
 inline constexpr int kNumIsas = 5;
 std::string_view isa_name(Isa isa);                   // "scalar" | "avx2" | "avx_vnni" | "avx512" | "amx"

@@ -1,7 +1,6 @@
 // The SIMD levels every kernel test runs on, as a value-parameterized fixture: one instance per level above scalar,
 // each comparing that level's table with the scalar reference. A level this CPU (or this build) cannot run is
-// skipped with GTEST_SKIP, so ctest reports it as skipped rather than passed. (AMX joins the list when it has
-// kernels of its own.)
+// skipped with GTEST_SKIP, so ctest reports it as skipped rather than passed.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,9 +11,9 @@
 
 namespace pagoda::kernels {
 
-inline const Isa kSimdLevels[] = {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512};
+inline const Isa kSimdLevels[] = {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx};
 // Every level, scalar first, for tests that compare each table with itself.
-inline const Isa kAllLevels[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512};
+inline const Isa kAllLevels[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx};
 
 class SimdLevelTest : public ::testing::TestWithParam<Isa> {
  protected:

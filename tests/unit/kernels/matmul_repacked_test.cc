@@ -412,11 +412,11 @@ TEST_P(RepackedSimdTest, SixteenRowLayoutsGiveTheEightRowReferenceBits) {
 }
 
 // INT8x16 holds the INT8x8 bytes regrouped, so every level's INT8x16 kernels give the plain INT8 reference's bits:
-// both entry points, row slices of 16, a token alone.
+// both entry points, row slices of 16, a token alone (16 tokens and more: the amx level's tile path).
 TEST_P(RepackedSimdTest, Int8x16GivesThePlainInt8KernelsBits) {
   for (int64_t num_in : {4, 36, 2048}) {
     for (int64_t num_out : {16, 48}) {
-      for (int64_t num_tokens : {1, 2, 5, 8, 13}) {
+      for (int64_t num_tokens : {1, 2, 5, 8, 13, 16, 37}) {
         SCOPED_TRACE(testing::Message() << "num_in " << num_in << " num_out " << num_out << " tokens " << num_tokens);
         const std::vector<float> wf = random_floats(rng_, num_out * num_in, 1.0f);
         const int64_t row_bytes = quant::int8_row_bytes(num_in);
