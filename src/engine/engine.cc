@@ -7,8 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 
 #include "core/check.h"
+#include "grammar/compiled_grammar.h"
+#include "grammar/token_mask.h"
 #include "spec/ngram_drafter.h"
 
 namespace pagoda {
@@ -112,7 +115,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(config.kv),
       drafter_(make_drafter(config.spec)),
-      scheduler_(config.scheduler, kv_manager_, end_of_generation_ids(tokenizer), drafter_.get()),
+      end_of_generation_ids_(end_of_generation_ids(tokenizer)),
+      scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
       output_(tokenizer),
       workspace_(model.config(), step_token_capacity(config), config.max_seq_len, logits_row_capacity(config),
                  pool_.num_threads()),
@@ -120,7 +124,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
                      ceil_div(config.max_seq_len, config.kv.block_size), logits_row_capacity(config)),
       draft_verifier_(model.config().vocab_size),
       raw_row_(size_t(model.config().vocab_size)),
-      fork_row_(size_t(model.config().vocab_size)) {
+      fork_row_(size_t(model.config().vocab_size)),
+      mask_((size_t(model.config().vocab_size) + 31) / 32) {
   sampled_.reserve(size_t(logits_row_capacity(config)));
   spec_figures_.num_accepted_tokens_per_pos.assign(size_t(config.scheduler.num_speculative_tokens), 0);
   stats_.spec_num_accepted_tokens_per_pos = spec_figures_.num_accepted_tokens_per_pos;
@@ -157,6 +162,24 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
     return make_error(valid.message(), StatusCode::kInvalidArgument);
   if (tokenizer_ == nullptr && !request.sampling.stop.empty())
     return make_error("stop strings need text, and this engine has no tokenizer", StatusCode::kInvalidArgument);
+  for (const auto& [token, bias] : request.sampling.logit_bias)
+    if (token >= mc.vocab_size)
+      return make_error(
+          fmt::format("logit_bias token id {} is outside the vocabulary (0..{})", token, mc.vocab_size - 1),
+          StatusCode::kInvalidArgument);
+  for (TokenId token : request.sampling.stop_token_ids)
+    if (token >= mc.vocab_size)
+      return make_error(
+          fmt::format("stop_token_ids has token id {}, outside the vocabulary (0..{})", token, mc.vocab_size - 1),
+          StatusCode::kInvalidArgument);
+  if (request.grammar) {
+    if (tokenizer_ == nullptr)
+      return make_error("a grammar needs the tokenizer's text, and this engine has none", StatusCode::kInvalidArgument);
+    if (request.grammar->vocabulary().vocab_size() > mc.vocab_size)
+      return make_error(fmt::format("the grammar was compiled for a vocabulary of {} tokens, the model has {}",
+                                    request.grammar->vocabulary().vocab_size(), mc.vocab_size),
+                        StatusCode::kInvalidArgument);
+  }
   if (request.prompt_logits_start >= 0 && !config_.prompt_logits)
     return make_error("this engine was created without prompt logits (EngineConfig::prompt_logits)",
                       StatusCode::kInvalidArgument);
@@ -366,7 +389,44 @@ void Engine::sample_into(Sequence& seq, std::span<float> row) {
   t.seq = &seq;
   const bool keep_raw = seq.sampling.logprobs >= 0 || seq.output_logits;
   if (keep_raw) std::copy(row.begin(), row.end(), raw_row_.begin());  // sample() edits the row
+  // Before min_tokens, nothing that ends the generation may be drawn.
+  const bool before_min_tokens = seq.num_output_tokens() < seq.sampling.min_tokens;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  if (seq.grammar) {
+    const size_t num_words = seq.grammar->compiled_grammar().vocabulary().mask_words();
+    std::fill(mask_.begin() + std::ptrdiff_t(num_words), mask_.end(), 0u);  // a padded model vocabulary's rows
+    seq.grammar->fill_mask(std::span<uint32_t>(mask_).first(num_words));
+    // A grammar that may end here and also go on goes on until min_tokens; one that can only end, ends.
+    if (before_min_tokens) {
+      std::vector<uint32_t>& banned = mask_scratch_;
+      banned = mask_;
+      for (TokenId id : end_of_generation_ids_) banned[size_t(id) >> 5] &= ~(1u << (id & 31));
+      for (TokenId id : seq.sampling.stop_token_ids)
+        if (size_t(id) < banned.size() * 32) banned[size_t(id) >> 5] &= ~(1u << (id & 31));
+      if (std::any_of(banned.begin(), banned.end(), [](uint32_t w) { return w != 0; })) mask_.swap(banned);
+    }
+    if (grammar::apply_token_mask(row, mask_) == 0) {
+      t.grammar_dead_end = true;
+      sampled_.push_back(std::move(t));
+      return;
+    }
+  } else if (before_min_tokens) {
+    if (!seq.sampling.ignore_eos)
+      for (TokenId id : end_of_generation_ids_) row[size_t(id)] = kNegInf;
+    for (TokenId id : seq.sampling.stop_token_ids) row[size_t(id)] = kNegInf;
+  }
   t.token = seq.sampler.sample(row, seq.prompt(), seq.output());
+  if (seq.grammar) {
+    // The mask allowed the token (the sampler never picks a -infinity logit while a finite one is left), so the
+    // grammar takes it, except in a grammar so ambiguous that the matcher dropped stacks (grammar_matcher.h):
+    // then the request cannot go on.
+    if (!seq.grammar->accept_token(t.token)) {
+      t.grammar_dead_end = true;
+      sampled_.push_back(std::move(t));
+      return;
+    }
+    t.completes_grammar = seq.grammar->is_complete();
+  }
   if (seq.sampling.logprobs >= 0) t.logprobs = compute_token_logprobs(raw_row_, t.token, seq.sampling.logprobs);
   if (seq.output_logits) t.logits = raw_row_;
   sampled_.push_back(std::move(t));

@@ -118,6 +118,7 @@ class Engine {
   KvStorage kv_storage_;
   KvCacheManager kv_manager_;
   std::unique_ptr<Drafter> drafter_;  // null without speculative decoding; before scheduler_, which borrows it
+  std::vector<TokenId> end_of_generation_ids_;  // the tokenizer's (none without one)
   Scheduler scheduler_;
   OutputProcessor output_;
   Workspace workspace_;
@@ -130,6 +131,8 @@ class Engine {
   std::vector<float> raw_row_;   // f32 [vocab]: a logits row before sampling changed it
   std::vector<float> fork_row_;  // f32 [vocab]: a fork parent's row, copied for each of its samples
   SpecFigures spec_figures_;
+  std::vector<uint32_t> mask_;          // a grammar's token mask, [vocab / 32 rounded up]
+  std::vector<uint32_t> mask_scratch_;  // the same, end tokens cleared (min_tokens)
 
   // Shared with submitters, under mutex_.
   mutable std::mutex mutex_;

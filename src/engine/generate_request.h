@@ -3,12 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/types.h"
 #include "sampling/sampling_params.h"
 
 namespace pagoda {
+namespace grammar {
+class CompiledGrammar;
+}
 
 using RequestId = int64_t;
 
@@ -24,6 +28,11 @@ struct GenerateRequest {
   // from, before penalties or temperature touched it.
   int32_t prompt_logits_start = -1;
   bool output_logits = false;
+  // The output's constraint (a JSON schema, a GBNF grammar...), compiled for the engine's tokenizer: before every
+  // draw, tokens the grammar does not allow next are masked out (greedy included); end-of-generation tokens are
+  // allowed only where the output so far is complete, and the generation ends (kStop) as soon as nothing but its
+  // end can follow. A grammar that never completes ends by length. Null: unconstrained.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 }  // namespace pagoda

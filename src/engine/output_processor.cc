@@ -1,6 +1,8 @@
 // From sampled tokens and scheduler events to what each client receives.
 #include "engine/output_processor.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 #include "engine/sequence.h"
 
@@ -9,7 +11,13 @@ namespace pagoda {
 void OutputProcessor::add_request(RequestId request_id, std::shared_ptr<RequestStream> stream,
                                   TokenId last_prompt_token, const SamplingParams& sampling) {
   PAGODA_CHECK(tokenizer_ != nullptr || sampling.stop.empty(), "stop strings without a tokenizer");
-  RequestText r{std::move(stream), std::nullopt, StopChecker(sampling.stop), sampling.ignore_eos, {}};
+  RequestText r{std::move(stream),
+                std::nullopt,
+                StopChecker(sampling.stop),
+                sampling.ignore_eos,
+                {},
+                sampling.stop_token_ids,
+                sampling.min_tokens};
   if (tokenizer_ != nullptr) r.decoder.emplace(*tokenizer_, last_prompt_token);
   const bool inserted = requests_.emplace(request_id, std::move(r)).second;
   PAGODA_CHECK(inserted, "request id {} added twice", request_id);
@@ -19,11 +27,17 @@ void OutputProcessor::find_stop_strings(std::span<SampledToken> sampled) {
   if (tokenizer_ == nullptr) return;
   const Sequence* ended = nullptr;  // a request whose earlier token of this step ended it
   for (SampledToken& t : sampled) {
-    if (t.seq == ended) continue;
+    if (t.seq == ended || t.grammar_dead_end) continue;  // a dead end has no token
     RequestText& r = requests_.at(t.seq->request_id);
-    if (tokenizer_->ends_generation(t.token) && !r.ignore_eos) {  // EOS has no text
-      r.unpublished.emplace_back();
+    if ((tokenizer_->ends_generation(t.token) && !r.ignore_eos) ||
+        std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), t.token) != r.stop_token_ids.end()) {
+      r.unpublished.emplace_back();  // EOS and stop_token_ids have no text
       ended = t.seq;
+      continue;
+    }
+    // Before min_tokens stop strings do not count (vLLM's rule): the text goes out unchecked.
+    if (t.seq->num_output_tokens() + 1 <= r.min_tokens) {
+      r.unpublished.push_back(r.decoder->push(t.token));
       continue;
     }
     StopChecker::Output piece = r.stop_checker.push(r.decoder->push(t.token));

@@ -1,8 +1,8 @@
 // OutputProcessor: between the scheduler and the engine's users. Turns each request's sampled tokens into text
-// (complete UTF-8 only, nothing past a stop string; end-of-generation tokens have none), and the scheduler's
-// events into the RequestOutputs its client pops from its stream: text, tokens, logprobs, logits, the finish and
-// the figures. Stop strings are a text matter but their effect is the scheduler's: find_stop_strings runs on a
-// step's sampled tokens before Scheduler::update, so a stop string finishes its sequence (and frees its blocks) in
+// (complete UTF-8 only, nothing past a stop string; end-of-generation tokens and stop_token_ids have none), and the
+// scheduler's events into the RequestOutputs its client pops from its stream: text, tokens, logprobs, logits, the
+// finish and the figures. Stop strings are a text matter but their effect is the scheduler's: find_stop_strings runs on
+// a step's sampled tokens before Scheduler::update, so a stop string finishes its sequence (and frees its blocks) in
 // the step whose token completed it. Owns each live request's text state (stream decoder, stop checker, the
 // text of the step not yet published) and shares its stream with the client; it never sees a block or a tensor.
 // Engine-thread only. Borrows the tokenizer; without one it publishes token ids only (no text; stop strings must
@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/request_stream.h"
 #include "engine/sampled_token.h"
@@ -54,6 +55,8 @@ class OutputProcessor {
     // Text of each of this step's tokens (one entry per token, EOS's empty), until its event is published; a
     // step verifying drafts gives a request several tokens.
     std::deque<std::string> unpublished;
+    std::vector<TokenId> stop_token_ids;  // end the generation without text, as EOS does
+    int32_t min_tokens = 0;               // stop strings count from the token after this many
   };
 
   const Tokenizer* tokenizer_;

@@ -19,6 +19,10 @@ struct SampledToken {
   std::optional<TokenLogprobs> logprobs;  // when SamplingParams::logprobs >= 0
   std::vector<float> logits;              // f32 [vocab], the row before sampling, when output_logits
   bool completes_stop_string = false;     // set by OutputProcessor::find_stop_strings
+  bool completes_grammar = false;         // the token finished the request's grammar: nothing but its end may follow
+  // The request's grammar allowed no token at all (a grammar whose only continuations no token spells, or one
+  // whose end min_tokens forbids): `token` is meaningless and the request ends (kAbort) without it.
+  bool grammar_dead_end = false;
 };
 
 }  // namespace pagoda

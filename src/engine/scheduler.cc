@@ -210,7 +210,10 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     // Drafts after a decode token, leaving a token of the budget to each running sequence after this one and
     // stopping where the sequence must end anyway. Without blocks for them the sequence decodes plainly.
     int32_t num_drafts = 0;
-    if (remaining == 1 && speculative() && !seq->is_fork_parent()) {
+    // A constrained sequence draws each token through its grammar's mask, and one before min_tokens with its end
+    // tokens banned: the drafts' verification does neither, so they decode plainly.
+    if (remaining == 1 && speculative() && !seq->is_fork_parent() && !seq->grammar &&
+        seq->num_output_tokens() >= seq->sampling.min_tokens) {
       const int32_t num_later = int32_t(running_.size() - i - 1);
       const int32_t max_drafts = std::min(
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
@@ -307,6 +310,11 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
     size_t end = i + 1;
     while (end < sampled.size() && sampled[end].seq == &seq) ++end;
     const bool verified_drafts = !seq.draft_tokens.empty();
+    if (sampled[i].grammar_dead_end) {  // no token to append: the grammar allowed none
+      events.push_back(finish(&seq, FinishReason::kAbort, now_us, SeqEvent{}));
+      i = end;
+      continue;
+    }
     PAGODA_CHECK(
         seq.status == SeqStatus::kRunning &&
             (verified_drafts ? end - i <= seq.draft_tokens.size() + 1 &&
@@ -335,7 +343,10 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
       // The one place a generation ends on its own. A stop string wins over the length limit it coincides with
       // (the text stops there, as OpenAI reports it).
       std::optional<FinishReason> reason;
-      if (t.completes_stop_string || (!seq.sampling.ignore_eos && ends_generation(t.token)))
+      // A token that completes the grammar ends it too: nothing but an end token could follow.
+      if (t.completes_stop_string || t.completes_grammar || (!seq.sampling.ignore_eos && ends_generation(t.token)) ||
+          std::find(seq.sampling.stop_token_ids.begin(), seq.sampling.stop_token_ids.end(), t.token) !=
+              seq.sampling.stop_token_ids.end())
         reason = FinishReason::kStop;
       else if (seq.num_tokens() >= seq.max_num_tokens)
         reason = FinishReason::kLength;

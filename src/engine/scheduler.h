@@ -7,10 +7,12 @@
 // admitted, best priority and oldest first, with their prefix-cache hit, while the token budget, the sequence cap
 // and the free blocks allow. After the forward pass, update(): each sampled token is appended, the blocks that
 // became full are indexed for the prefix cache, and a sequence whose token ends it (a stop string the output
-// processor found in its text, an end-of-generation token, max_tokens, the end of the context) leaves with its
-// blocks freed. With a drafter, a decoding sequence may compute its last token and up to num_speculative_tokens
-// drafts in one step; update() keeps the accepted ones and rolls the rest's KV back. Invariants: a running
-// sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
+// processor found in its text, an end-of-generation token or one of its stop_token_ids, the end of its grammar,
+// max_tokens, the end of the context) leaves with its blocks freed; one whose grammar allowed no token leaves
+// aborted. With a drafter, a decoding sequence (one without a grammar, past its min_tokens) may compute its last
+// token and up to num_speculative_tokens drafts in one step; update() keeps the accepted ones and rolls the rest's
+// KV back. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one
+// holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
 #pragma once
 
 #include <algorithm>

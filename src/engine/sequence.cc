@@ -18,6 +18,8 @@ Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block
       sampler(sampling),
       prompt_logits_start(request.prompt_logits_start),
       output_logits(request.output_logits) {
+  // No rollback: nothing takes tokens back (speculative decoding would).
+  if (request.grammar) grammar.emplace(std::move(request.grammar), 0);
   timing.arrival_us = arrival_us;
   tokens.reserve(size_t(std::max(max_num_tokens, num_prompt_tokens)));
 }

@@ -8,11 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "engine/generate_request.h"
 #include "engine/request_timing.h"
+#include "grammar/grammar_matcher.h"
 #include "kv/seq_kv_state.h"
 #include "sampling/sampler.h"
 #include "spec/draft_length.h"
@@ -55,6 +57,9 @@ struct Sequence {
   SeqStatus status = SeqStatus::kWaiting;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served at the first admission
   Sampler sampler;
+  // The request's output constraint (GenerateRequest::grammar): where the output stands in the grammar. It
+  // advances with each sampled token and survives preemption (a recompute samples nothing).
+  std::optional<grammar::GrammarMatcher> grammar;
   RequestTiming timing;
 
   // Speculative decoding: the drafts this step verifies after the last token (positions num_tokens() on), set by

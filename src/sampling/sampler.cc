@@ -87,6 +87,13 @@ void Sampler::apply_penalties(std::span<float> logits, std::span<const TokenId> 
   const bool has_output_penalty = params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f;
   if ((has_repetition || has_output_penalty) && counts_.size() < vocab_size) counts_.resize(vocab_size, 0);
 
+  // logit_bias, as OpenAI applies it: added to the raw logit. A token masked to -infinity (a grammar) stays so.
+  for (const auto& [token, bias] : params_.logit_bias) {
+    PAGODA_CHECK(token >= 0 && size_t(token) < vocab_size, "logit_bias token id {} is outside the vocabulary of {}",
+                 token, vocab_size);
+    logits[size_t(token)] += bias;
+  }
+
   if (has_repetition) {
     // counts_ marks tokens already penalized (a token in both prompt and output is penalized once), then is
     // cleared again by walking the same tokens, which costs O(tokens) rather than O(vocab).

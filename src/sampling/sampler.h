@@ -1,7 +1,7 @@
 // Sampler: picks the next token of one sequence from its logits. Owns its random generator (seeded from
 // SamplingParams::seed) and scratch buffers; one Sampler per sequence, not shared between threads.
-// Order, as in llama.cpp and vLLM: penalties -> (greedy: argmax) -> temperature -> top-k -> top-p -> min-p ->
-// draw.
+// Order, as in llama.cpp and vLLM: logit_bias -> penalties -> (greedy: argmax) -> temperature -> top-k -> top-p ->
+// min-p -> draw.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,8 @@ namespace pagoda {
 namespace {
 constexpr size_t kMaxStopStrings = 16;
 constexpr int32_t kMaxLogprobs = 20;
+constexpr size_t kMaxLogitBias = 1024;  // vLLM and OpenAI take a few hundred at most
+constexpr size_t kMaxStopTokenIds = 256;
 }  // namespace
 
 Status SamplingParams::validate() const {
@@ -40,6 +42,24 @@ Status SamplingParams::validate() const {
     // An empty stop string would match before the first token.
     if (stop[i].empty()) return make_error(fmt::format("stop[{}] must not be empty", i));
   }
+  if (logit_bias.size() > kMaxLogitBias) {
+    return make_error(fmt::format("logit_bias must have at most {} entries, got {}", kMaxLogitBias, logit_bias.size()));
+  }
+  for (const auto& [token, bias] : logit_bias) {
+    if (token < 0) return make_error(fmt::format("logit_bias has token id {}", token));
+    if (!(bias >= -100.0f && bias <= 100.0f)) {
+      return make_error(fmt::format("logit_bias values must be in [-100, 100], got {} for token {}", bias, token));
+    }
+  }
+  if (min_tokens < 0 || min_tokens > max_tokens) {
+    return make_error(fmt::format("min_tokens must be in [0, max_tokens = {}], got {}", max_tokens, min_tokens));
+  }
+  if (stop_token_ids.size() > kMaxStopTokenIds) {
+    return make_error(
+        fmt::format("stop_token_ids must have at most {} ids, got {}", kMaxStopTokenIds, stop_token_ids.size()));
+  }
+  for (TokenId token : stop_token_ids)
+    if (token < 0) return make_error(fmt::format("stop_token_ids has token id {}", token));
   return Status();
 }
 

@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/types.h"
 
 namespace pagoda {
 
@@ -25,6 +28,15 @@ struct SamplingParams {
   bool ignore_eos = false;          // keep generating past EOS (benchmarks)
   int32_t logprobs = -1;            // -1 = off; else report each token's log-probability and this many of the
                                     // most likely alternatives (0..20), from the model's raw distribution
+  // OpenAI's logit_bias: added to the token's logit before penalties and sampling; -100 bans it, +100 all but
+  // forces it. Token ids are checked against the vocabulary where it is known (Engine::submit).
+  std::vector<std::pair<TokenId, float>> logit_bias;
+  // vLLM's min_tokens: until this many tokens are out, end-of-generation tokens and stop_token_ids cannot be
+  // drawn and stop strings are not looked for. <= max_tokens.
+  int32_t min_tokens = 0;
+  // vLLM's stop_token_ids: tokens that end the generation besides the model's own end-of-generation tokens; like
+  // those, they add no text.
+  std::vector<TokenId> stop_token_ids;
 
   // Errors name the field and the allowed range: "top_p must be in (0, 1], got 1.5".
   Status validate() const;

@@ -38,6 +38,28 @@ TEST(SamplerTest, GreedyPicksArgmax) {
   EXPECT_EQ(sample_once(sampler, {7.0f}), 0);
 }
 
+TEST(SamplerTest, LogitBiasIsAddedBeforeGreedyAndSampling) {
+  SamplingParams p = params_with(0.0f);
+  p.logit_bias = {{2, 3.5f}};  // -1 + 3.5 = 2.5 > 2.0
+  Sampler greedy(p);
+  EXPECT_EQ(sample_once(greedy, kLogits()), 2);
+  p.logit_bias = {{1, -100.0f}};  // the argmax banned: the next best, 1.9, wins
+  Sampler banned(p);
+  EXPECT_EQ(sample_once(banned, kLogits()), 5);
+  // +100 at temperature 1: every draw of 200 is that token (e^-98 of the mass is left to the others).
+  SamplingParams hot = params_with(1.0f, 9);
+  hot.logit_bias = {{4, 100.0f}};
+  Sampler forced(hot);
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(sample_once(forced, kLogits()), 4);
+  // A masked token (-infinity) stays masked whatever its bias.
+  std::vector<float> masked = kLogits();
+  masked[0] = -INFINITY;
+  SamplingParams lift = params_with(1.0f, 1);
+  lift.logit_bias = {{0, 100.0f}};
+  Sampler lifted(lift);
+  for (int i = 0; i < 50; ++i) ASSERT_NE(sample_once(lifted, masked), 0);
+}
+
 TEST(SamplerTest, GreedyTiesPickTheLowestId) {
   Sampler sampler(params_with(0.0f));
   EXPECT_EQ(sample_once(sampler, {1.0f, 3.0f, 3.0f, 3.0f}), 1);

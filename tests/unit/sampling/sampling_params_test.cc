@@ -70,6 +70,21 @@ TEST(SamplingParamsTest, ErrorsNameTheField) {
               AllOf(StartsWith("stop"), HasSubstr("16"), HasSubstr("17")));
 }
 
+TEST(SamplingParamsTest, LogitBiasMinTokensAndStopTokenIds) {
+  EXPECT_TRUE(is_valid([](SamplingParams& p) { p.logit_bias = {{0, -100.0f}, {5, 100.0f}}; }));
+  EXPECT_THAT(error_of([](SamplingParams& p) {
+                p.logit_bias = {{3, 100.5f}};
+              }),
+              AllOf(StartsWith("logit_bias"), HasSubstr("[-100, 100]")));
+  EXPECT_THAT(error_of([](SamplingParams& p) { p.logit_bias = {{3, kNaN}}; }), StartsWith("logit_bias"));
+  EXPECT_THAT(error_of([](SamplingParams& p) { p.logit_bias = {{-1, 1.0f}}; }), StartsWith("logit_bias"));
+  EXPECT_TRUE(is_valid([](SamplingParams& p) { p.min_tokens = p.max_tokens; }));
+  EXPECT_THAT(error_of([](SamplingParams& p) { p.min_tokens = p.max_tokens + 1; }), StartsWith("min_tokens"));
+  EXPECT_THAT(error_of([](SamplingParams& p) { p.min_tokens = -1; }), StartsWith("min_tokens"));
+  EXPECT_TRUE(is_valid([](SamplingParams& p) { p.stop_token_ids = {2, 13}; }));
+  EXPECT_THAT(error_of([](SamplingParams& p) { p.stop_token_ids = {-2}; }), StartsWith("stop_token_ids"));
+}
+
 TEST(SamplingParamsTest, GreedyMeansTemperatureZero) {
   SamplingParams params;
   params.temperature = 0.0f;

@@ -1,0 +1,281 @@
+// The Engine's per-request constraints on the bundled model (stories260K, which knows nothing of JSON): a grammar
+// masks every draw (greedy and sampled, n > 1, under preemption) so the output is a sentence of it and the
+// request ends as soon as it is complete; a grammar that never completes ends by length; logit_bias bans and
+// forces tokens; stop_token_ids end a generation without text; min_tokens holds off the end.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "engine/engine.h"
+#include "loader/loaded_model.h"
+#include "grammar/grammar_compiler.h"
+#include "grammar/grammar_matcher.h"
+#include "grammar/token_vocabulary.h"
+
+namespace pagoda {
+namespace {
+
+using grammar::GrammarSpec;
+
+class ConstrainedSamplingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto loaded = load_model("", kernels::best_kernels());
+    ASSERT_TRUE(loaded.ok()) << loaded.error();
+    loaded_ = new LoadedModel(std::move(loaded).value());
+    compiler_ = new grammar::GrammarCompiler(grammar::TokenVocabulary::from_tokenizer(*loaded_->tokenizer), 16);
+  }
+  static void TearDownTestSuite() {
+    delete compiler_;
+    delete loaded_;
+  }
+
+  static std::unique_ptr<Engine> make(int32_t num_blocks = 256) {
+    EngineConfig c;
+    c.max_seq_len = 256;
+    c.scheduler.max_num_seqs = 16;
+    c.scheduler.max_batched_tokens = 64;
+    c.kv.num_blocks = num_blocks;
+    c.kv.block_size = 16;
+    c.num_threads = 2;
+    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+    EXPECT_TRUE(engine.ok()) << engine.error();
+    return engine.ok() ? std::move(engine).value() : nullptr;
+  }
+  static GenerateRequest request(const std::string& text, int32_t max_tokens, float temperature = 0.0f) {
+    GenerateRequest r;
+    r.prompt = loaded_->tokenizer->encode(text, true);
+    r.sampling.temperature = temperature;
+    r.sampling.max_tokens = max_tokens;
+    return r;
+  }
+  static std::shared_ptr<const grammar::CompiledGrammar> compile(GrammarSpec::Kind kind, std::string text,
+                                                                 std::vector<std::string> choices = {}) {
+    GrammarSpec spec;
+    spec.kind = kind;
+    spec.text = std::move(text);
+    spec.choices = std::move(choices);
+    auto g = compiler_->compile(spec);
+    EXPECT_TRUE(g.ok()) << g.error();
+    return g.ok() ? *g : nullptr;
+  }
+  static RequestOutput run(Engine& engine, GenerateRequest r) {
+    auto h = engine.submit(std::move(r));
+    EXPECT_TRUE(h.ok()) << h.error();
+    return h.ok() ? h->stream->wait_all() : RequestOutput{};
+  }
+  // Whether `text` is a complete sentence of `g`.
+  static bool matches(const std::shared_ptr<const grammar::CompiledGrammar>& g, const std::string& text) {
+    grammar::GrammarMatcher m(g);
+    return m.accept_bytes(text) && m.can_end();
+  }
+
+  static LoadedModel* loaded_;
+  static grammar::GrammarCompiler* compiler_;
+};
+
+LoadedModel* ConstrainedSamplingTest::loaded_ = nullptr;
+grammar::GrammarCompiler* ConstrainedSamplingTest::compiler_ = nullptr;
+
+constexpr const char* kPersonSchema = R"({
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "maxLength": 12},
+    "age": {"type": "integer", "minimum": 0, "maximum": 120},
+    "pets": {"type": "array", "items": {"enum": ["cat", "dog"]}, "maxItems": 3}
+  },
+  "required": ["name", "age", "pets"],
+  "additionalProperties": false
+})";
+
+void expect_person(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << text;
+  ASSERT_TRUE(j.is_object()) << text;
+  EXPECT_EQ(j.size(), 3u) << text;
+  ASSERT_TRUE(j.contains("name") && j["name"].is_string()) << text;
+  EXPECT_LE(j["name"].get<std::string>().size(), 12u * 4) << text;  // code points, at most 4 bytes each
+  ASSERT_TRUE(j.contains("age") && j["age"].is_number_integer()) << text;
+  EXPECT_GE(j["age"].get<int64_t>(), 0) << text;
+  EXPECT_LE(j["age"].get<int64_t>(), 120) << text;
+  ASSERT_TRUE(j.contains("pets") && j["pets"].is_array()) << text;
+  EXPECT_LE(j["pets"].size(), 3u) << text;
+  for (const auto& p : j["pets"]) EXPECT_TRUE(p == "cat" || p == "dog") << text;
+}
+
+TEST_F(ConstrainedSamplingTest, GreedyUnderAJsonSchemaIsValidAndEndsWhenComplete) {
+  auto engine = make();
+  ASSERT_TRUE(engine);
+  auto g = compile(GrammarSpec::Kind::kJsonSchema, kPersonSchema);
+  ASSERT_TRUE(g);
+  GenerateRequest r = request("Once upon a time", 200);
+  r.grammar = g;
+  const RequestOutput out = run(*engine, r);
+  EXPECT_EQ(out.finish_reason, FinishReason::kStop) << out.text;
+  EXPECT_LT(out.num_output_tokens, 200);
+  expect_person(out.text);
+  EXPECT_TRUE(matches(g, out.text)) << out.text;
+  // The text is the tokens' text: nothing held back or added.
+  EXPECT_EQ(loaded_->tokenizer->decode(out.new_tokens), out.text);
+  // Without the grammar the same greedy request writes a story, not JSON.
+  r.grammar = nullptr;
+  const RequestOutput free = run(*engine, r);
+  EXPECT_TRUE(nlohmann::json::parse(free.text, nullptr, false).is_discarded()) << free.text;
+}
+
+TEST_F(ConstrainedSamplingTest, SampledChoicesAndRegexWithNSamples) {
+  auto engine = make();
+  ASSERT_TRUE(engine);
+  const std::vector<std::string> choices = {"red", "green", "blue sky"};
+  auto choice = compile(GrammarSpec::Kind::kChoice, "", choices);
+  auto regex = compile(GrammarSpec::Kind::kRegex, "[a-c]{2,4}-[0-9]+");
+  ASSERT_TRUE(choice && regex);
+  for (const auto& g : {choice, regex}) {
+    GenerateRequest r = request("The cat", 24, 1.5f);
+    r.sampling.seed = 7;
+    r.grammar = g;
+    auto handles = engine->submit_samples(r, 6);
+    ASSERT_TRUE(handles.ok()) << handles.error();
+    std::set<std::string> texts;
+    for (auto& h : *handles) {
+      const RequestOutput out = h.stream->wait_all();
+      EXPECT_TRUE(matches(g, out.text)) << out.text;
+      if (g == choice) {
+        EXPECT_EQ(out.finish_reason, FinishReason::kStop);
+        EXPECT_NE(std::find(choices.begin(), choices.end(), out.text), choices.end()) << out.text;
+      }
+      texts.insert(out.text);
+    }
+    EXPECT_GE(texts.size(), 2u) << "six samples at temperature 1.5 drew one text";
+  }
+}
+
+TEST_F(ConstrainedSamplingTest, ConstrainedBatchUnderPreemptionStaysValid) {
+  // 12 KV blocks of 16 for 8 requests of up to 16 + 60 tokens: they preempt one another, and a preempted
+  // request's grammar state must survive its recompute.
+  auto engine = make(12);
+  ASSERT_TRUE(engine);
+  auto g = compile(GrammarSpec::Kind::kJsonSchema, kPersonSchema);
+  ASSERT_TRUE(g);
+  std::vector<RequestHandle> handles;
+  for (int i = 0; i < 8; ++i) {
+    GenerateRequest r = request(i % 2 ? "Lily and Ben went to the park. They" : "The sun", 60, 0.8f);
+    r.sampling.seed = uint64_t(i);
+    r.grammar = g;
+    auto h = engine->submit(std::move(r));
+    ASSERT_TRUE(h.ok()) << h.error();
+    handles.push_back(*h);
+  }
+  for (auto& h : handles) {
+    const RequestOutput out = h.stream->wait_all();
+    if (out.finish_reason == FinishReason::kStop) {
+      expect_person(out.text);
+    } else {
+      EXPECT_EQ(out.finish_reason, FinishReason::kLength);
+      grammar::GrammarMatcher m(g);
+      EXPECT_TRUE(m.accept_bytes(out.text)) << "a prefix of the grammar: " << out.text;
+    }
+  }
+  EXPECT_GT(engine->stats().num_preemptions, 0);
+}
+
+TEST_F(ConstrainedSamplingTest, AGrammarThatCannotCompleteInMaxTokensEndsByLength) {
+  auto engine = make();
+  ASSERT_TRUE(engine);
+  // 600 bytes: no 9 tokens of this vocabulary spell them. (A grammar of no finite string, root ::= "ab" root, is
+  // refused by the compiler: it matches no string.)
+  auto g = compile(GrammarSpec::Kind::kRegex, "(ab){300}");
+  ASSERT_TRUE(g);
+  GenerateRequest r = request("Once upon a time", 9);
+  r.grammar = g;
+  const RequestOutput out = run(*engine, r);
+  EXPECT_EQ(out.finish_reason, FinishReason::kLength);
+  EXPECT_EQ(out.num_output_tokens, 9);
+  grammar::GrammarMatcher m(g);
+  EXPECT_TRUE(m.accept_bytes(out.text)) << out.text;
+  EXPECT_TRUE(out.text.starts_with("abab")) << out.text;
+}
+
+TEST_F(ConstrainedSamplingTest, LogitBiasBansAndForcesTokens) {
+  auto engine = make();
+  ASSERT_TRUE(engine);
+  const RequestOutput base = run(*engine, request("Once upon a time", 6));
+  ASSERT_EQ(base.new_tokens.size(), 6u);
+  // -100 on every token greedy chose: none of them comes back.
+  GenerateRequest banned = request("Once upon a time", 6);
+  for (TokenId t : base.new_tokens) banned.sampling.logit_bias.push_back({t, -100.0f});
+  const RequestOutput b = run(*engine, banned);
+  for (TokenId t : b.new_tokens)
+    EXPECT_EQ(std::find(base.new_tokens.begin(), base.new_tokens.end(), t), base.new_tokens.end()) << t;
+  // +100 on one token: sampled at temperature 1, it is every token.
+  const TokenId forced = loaded_->tokenizer->encode(" dog", false).back();
+  GenerateRequest f = request("Once upon a time", 5, 1.0f);
+  f.sampling.seed = 3;
+  f.sampling.logit_bias.push_back({forced, 100.0f});
+  const RequestOutput fo = run(*engine, f);
+  EXPECT_EQ(fo.new_tokens, std::vector<TokenId>(5, forced));
+  // A bias may not lift a token the grammar masked out.
+  GenerateRequest fg = f;
+  fg.grammar = compile(GrammarSpec::Kind::kChoice, "", {"yes", "no"});
+  const RequestOutput fgo = run(*engine, fg);
+  EXPECT_TRUE(fgo.text == "yes" || fgo.text == "no") << fgo.text;
+  // Out of the vocabulary or out of range: refused at submit.
+  GenerateRequest bad = request("Once", 4);
+  bad.sampling.logit_bias.push_back({loaded_->tokenizer->vocab_size(), 1.0f});
+  EXPECT_FALSE(engine->submit(bad).ok());
+  bad.sampling.logit_bias = {{1, 101.0f}};
+  EXPECT_FALSE(engine->submit(bad).ok());
+}
+
+TEST_F(ConstrainedSamplingTest, StopTokenIdsEndWithoutTextAndMinTokensHoldsTheEndOff) {
+  auto engine = make();
+  ASSERT_TRUE(engine);
+  const RequestOutput base = run(*engine, request("Once upon a time", 12));
+  ASSERT_EQ(base.new_tokens.size(), 12u);
+  // Stop at the first occurrence of greedy's 4th token (it may occur earlier too).
+  const TokenId stop = base.new_tokens[3];
+  const size_t first =
+      size_t(std::find(base.new_tokens.begin(), base.new_tokens.end(), stop) - base.new_tokens.begin());
+  GenerateRequest r = request("Once upon a time", 12);
+  r.sampling.stop_token_ids = {stop};
+  const RequestOutput out = run(*engine, r);
+  EXPECT_EQ(out.finish_reason, FinishReason::kStop);
+  ASSERT_EQ(out.new_tokens.size(), first + 1);
+  EXPECT_EQ(out.new_tokens.back(), stop);
+  const std::vector<TokenId> before(base.new_tokens.begin(), base.new_tokens.begin() + std::ptrdiff_t(first));
+  EXPECT_EQ(out.text, loaded_->tokenizer->decode(before)) << "the stop token adds no text";
+
+  // min_tokens past the stop token: it cannot be drawn before then, so the output is at least that long.
+  r.sampling.min_tokens = int32_t(first) + 3;
+  const RequestOutput held = run(*engine, r);
+  EXPECT_GE(held.num_output_tokens, int32_t(first) + 3);
+  for (int32_t i = 0; i < int32_t(first) + 3 && i < int32_t(held.new_tokens.size()); ++i)
+    EXPECT_NE(held.new_tokens[size_t(i)], stop) << i;
+  // The end-of-generation token is held off too: forced by +100, EOS comes first, or right after min_tokens.
+  TokenId eos = -1;
+  for (TokenId t = 0; t < loaded_->tokenizer->vocab_size() && eos < 0; ++t)
+    if (loaded_->tokenizer->ends_generation(t)) eos = t;
+  ASSERT_GE(eos, 0);
+  GenerateRequest story = request("Once upon a time", 20);
+  story.sampling.logit_bias = {{eos, 100.0f}};
+  const RequestOutput ended = run(*engine, story);
+  EXPECT_EQ(ended.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(ended.new_tokens, std::vector<TokenId>{eos});
+  EXPECT_EQ(ended.text, "");
+  story.sampling.min_tokens = 6;
+  const RequestOutput held_eos = run(*engine, story);
+  EXPECT_EQ(held_eos.finish_reason, FinishReason::kStop);
+  ASSERT_EQ(held_eos.new_tokens.size(), 7u);
+  EXPECT_EQ(held_eos.new_tokens.back(), eos);
+  for (size_t i = 0; i < 6; ++i) EXPECT_NE(held_eos.new_tokens[i], eos) << i;
+  // min_tokens above max_tokens is refused.
+  GenerateRequest bad = request("Once", 4);
+  bad.sampling.min_tokens = 5;
+  EXPECT_FALSE(engine->submit(bad).ok());
+}
+
+}  // namespace
+}  // namespace pagoda
