@@ -2,6 +2,8 @@
 // adapter that runs a model's own Jinja template over a chat.
 #include "chat/chat_template.h"
 
+#include <algorithm>
+
 #include <string>
 
 #include "chat/jinja_budget.h"
@@ -52,7 +54,23 @@ Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<co
     if (!context.contains(key)) context[key] = std::move(value);
   };
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  for (const ChatMessage& m : messages) {
+    nlohmann::ordered_json msg = {{"role", m.role}, {"content", m.content}};
+    if (!m.tool_calls.empty()) {
+      // As transformers' templates expect: arguments as a mapping when they are a JSON object.
+      nlohmann::ordered_json calls = nlohmann::ordered_json::array();
+      for (const ToolCall& c : m.tool_calls) {
+        nlohmann::ordered_json args = nlohmann::ordered_json::parse(c.arguments, nullptr, false);
+        if (args.is_discarded()) args = c.arguments;
+        calls.push_back(
+            {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", std::move(args)}}}});
+      }
+      msg["tool_calls"] = std::move(calls);
+    }
+    if (!m.tool_call_id.empty()) msg["tool_call_id"] = m.tool_call_id;
+    if (!m.name.empty()) msg["name"] = m.name;
+    list.push_back(std::move(msg));
+  }
   set_default("messages", std::move(list));
   set_default("add_generation_prompt", add_generation_prompt);
   set_default("bos_token", std::string(bos_token));
@@ -64,9 +82,29 @@ Result<ChatTemplate> ChatTemplate::from_jinja(std::string source, std::string bo
   Result<JinjaTemplate> program = JinjaTemplate::parse(source);
   if (!program.ok()) return program.status();
   ChatTemplate chat(ChatFormat::kJinja);
+  const bool renders_tools = source.find("tools") != std::string::npos;
+  const ToolCallFormat tool_format = tool_call_format_of_template(source);
   chat.jinja_ = std::make_shared<const JinjaProgram>(
-      JinjaProgram{std::move(program).value(), std::move(bos_token), std::move(eos_token)});
+      JinjaProgram{std::move(program).value(), std::move(bos_token), std::move(eos_token), renders_tools, tool_format});
   return chat;
+}
+
+bool ChatTemplate::renders_tools() const { return jinja_ != nullptr && jinja_->renders_tools; }
+
+ToolCallFormat ChatTemplate::tool_call_format() const {
+  return jinja_ != nullptr ? jinja_->tool_call_format : ToolCallFormat::kHermes;
+}
+
+std::string tool_calls_text(std::span<const ToolCall> calls) {
+  std::string out;
+  for (const ToolCall& c : calls) {
+    nlohmann::ordered_json args = nlohmann::ordered_json::parse(c.arguments, nullptr, false);
+    if (args.is_discarded()) args = c.arguments;
+    if (!out.empty()) out += '\n';
+    out += "<tool_call>\n" + nlohmann::ordered_json{{"name", c.name}, {"arguments", std::move(args)}}.dump() +
+           "\n</tool_call>";
+  }
+  return out;
 }
 
 Result<std::string> ChatTemplate::try_render(std::span<const ChatMessage> messages, bool add_generation_prompt,
@@ -84,7 +122,20 @@ std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool add
   return text.ok() ? std::move(text).value() : std::string();
 }
 
-std::string ChatTemplate::render_builtin(std::span<const ChatMessage> messages, bool add_generation_prompt) const {
+std::string ChatTemplate::render_builtin(std::span<const ChatMessage> all_messages, bool add_generation_prompt) const {
+  // The built-in formats know no tool calls: an assistant's calls become text of its turn.
+  std::vector<ChatMessage> with_calls;
+  std::span<const ChatMessage> messages = all_messages;
+  if (std::any_of(all_messages.begin(), all_messages.end(),
+                  [](const ChatMessage& m) { return !m.tool_calls.empty(); })) {
+    with_calls.assign(all_messages.begin(), all_messages.end());
+    for (ChatMessage& m : with_calls) {
+      if (m.tool_calls.empty()) continue;
+      if (!m.content.empty()) m.content += '\n';
+      m.content += tool_calls_text(m.tool_calls);
+    }
+    messages = with_calls;
+  }
   std::string out;
   switch (format_) {
     case ChatFormat::kJinja: break;  // not a built-in: try_render runs the program

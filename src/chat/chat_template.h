@@ -10,18 +10,28 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "pagoda/status.h"
 #include "chat/jinja_template.h"
+#include "chat/tool_call_parser.h"
+#include "chat/tool_definitions.h"
+#include "pagoda/status.h"
 
 namespace pagoda {
 
 struct ChatMessage {
   std::string role;  // system | user | assistant | developer | tool
   std::string content;
+  std::vector<ToolCall> tool_calls;  // an assistant's calls
+  std::string tool_call_id;          // a tool message: the call it answers
+  std::string name;                  // a tool message: the function's name, when given
 };
+
+// A message's tool calls as text in Hermes' format (<tool_call>{"name", "arguments"}</tool_call>), for the
+// built-in formats, which have no tool-call syntax of their own.
+std::string tool_calls_text(std::span<const ToolCall> calls);
 
 enum class ChatFormat { kPlain, kChatml, kLlama2, kLlama3, kJinja };  // kJinja: a template program, not built in
 
@@ -49,6 +59,12 @@ class ChatTemplate {
   // writes of bos_token (Llama 3 starts with it), so the caller's tokenizer must not add a second BOS.
   static Result<ChatTemplate> from_jinja(std::string source, std::string bos_token, std::string eos_token);
   ChatFormat format() const { return format_; }
+  // Whether the template renders a `tools` context value itself (a Jinja template that mentions it); when not,
+  // the server puts default_tool_prompt in a system message.
+  bool renders_tools() const;
+  // The tool-call format the model writes: its template's markers (tool_call_format_of_template); Hermes' for the
+  // built-in formats, as default_tool_prompt asks.
+  ToolCallFormat tool_call_format() const;
   // The prompt text; with `add_generation_prompt`, ends where the assistant's reply begins. For the built-in
   // formats BOS is not part of the text: the caller's tokenizer adds it. A Jinja template that fails (e.g.
   // raise_exception on roles that do not alternate) renders "": use try_render to see why.
@@ -69,6 +85,8 @@ class ChatTemplate {
     JinjaTemplate program;
     std::string bos_token;
     std::string eos_token;
+    bool renders_tools = false;
+    ToolCallFormat tool_call_format = ToolCallFormat::kHermes;
   };
   ChatFormat format_;
   std::shared_ptr<const JinjaProgram> jinja_;

@@ -1,0 +1,205 @@
+// ToolCallParser (tool_call_parser.h): marker search with a held-back tail, then JSON parsing of the calls.
+#include "chat/tool_call_parser.h"
+
+#include <nlohmann/json.hpp>
+
+namespace pagoda {
+namespace {
+
+constexpr std::string_view kHermesOpen = "<tool_call>";
+constexpr std::string_view kHermesClose = "</tool_call>";
+constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
+constexpr std::string_view kPythonTag = "<|python_tag|>";
+
+std::string_view trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  const size_t e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// {"name": "...", "arguments" | "parameters": {...} or "..."} -> a call; nullopt when it is not one.
+std::optional<ToolCall> call_from_json(const nlohmann::ordered_json& j) {
+  if (!j.is_object()) return std::nullopt;
+  auto name = j.find("name");
+  if (name == j.end() || !name->is_string() || name->get<std::string>().empty()) return std::nullopt;
+  auto args = j.find("arguments");
+  if (args == j.end()) args = j.find("parameters");
+  ToolCall c;
+  c.id = new_tool_call_id();
+  c.name = name->get<std::string>();
+  if (args == j.end() || args->is_null()) {
+    c.arguments = "{}";
+  } else if (args->is_string()) {
+    c.arguments = args->get<std::string>();  // already JSON text, as OpenAI sends it
+  } else if (args->is_object()) {
+    c.arguments = args->dump();
+  } else {
+    return std::nullopt;
+  }
+  return c;
+}
+
+bool append_calls(const nlohmann::ordered_json& j, std::vector<ToolCall>* calls) {
+  if (j.is_array()) {
+    if (j.empty()) return false;
+    for (const auto& item : j) {
+      std::optional<ToolCall> c = call_from_json(item);
+      if (!c) return false;
+      calls->push_back(std::move(*c));
+    }
+    return true;
+  }
+  std::optional<ToolCall> c = call_from_json(j);
+  if (!c) return false;
+  calls->push_back(std::move(*c));
+  return true;
+}
+
+std::optional<std::vector<ToolCall>> parse_held(std::string_view held, ToolCallFormat format) {
+  std::vector<ToolCall> calls;
+  switch (format) {
+    case ToolCallFormat::kHermes: {
+      // <tool_call>JSON</tool_call>, repeated; the last close tag may be missing (the output ended).
+      std::string_view rest = held;
+      while (!trim(rest).empty()) {
+        rest = trim(rest);
+        if (!rest.starts_with(kHermesOpen)) return std::nullopt;
+        rest.remove_prefix(kHermesOpen.size());
+        const size_t close = rest.find(kHermesClose);
+        const std::string_view body = close == std::string_view::npos ? rest : rest.substr(0, close);
+        const auto j = nlohmann::ordered_json::parse(body, nullptr, false);
+        if (j.is_discarded() || !append_calls(j, &calls)) return std::nullopt;
+        rest = close == std::string_view::npos ? std::string_view() : rest.substr(close + kHermesClose.size());
+      }
+      break;
+    }
+    case ToolCallFormat::kMistral: {
+      std::string_view body = trim(held);
+      if (!body.starts_with(kMistralMarker)) return std::nullopt;
+      body.remove_prefix(kMistralMarker.size());
+      const auto j = nlohmann::ordered_json::parse(body, nullptr, false);
+      if (j.is_discarded() || !append_calls(j, &calls)) return std::nullopt;
+      break;
+    }
+    case ToolCallFormat::kLlama3Json: {
+      std::string_view body = trim(held);
+      if (body.starts_with(kPythonTag)) body = trim(body.substr(kPythonTag.size()));
+      // One object, or several joined by ';' (Llama 3.2's parallel calls).
+      size_t start = 0;
+      while (start < body.size()) {
+        size_t end = body.find(';', start);
+        // A ';' inside a string would split a call: try the longest piece that parses.
+        std::string_view piece;
+        nlohmann::ordered_json j;
+        for (;;) {
+          piece = body.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+          j = nlohmann::ordered_json::parse(piece, nullptr, false);
+          if (!j.is_discarded() || end == std::string_view::npos) break;
+          end = body.find(';', end + 1);
+        }
+        if (j.is_discarded() || !append_calls(j, &calls)) return std::nullopt;
+        start = end == std::string_view::npos ? body.size() : end + 1;
+      }
+      break;
+    }
+    case ToolCallFormat::kJsonArray: {
+      const auto j = nlohmann::ordered_json::parse(held, nullptr, false);
+      if (j.is_discarded() || !j.is_array() || !append_calls(j, &calls)) return std::nullopt;
+      break;
+    }
+  }
+  if (calls.empty()) return std::nullopt;
+  return calls;
+}
+
+}  // namespace
+
+ToolCallFormat tool_call_format_of_template(std::string_view source) {
+  if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFormat::kHermes;
+  if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::kMistral;
+  if (source.find(kPythonTag) != std::string_view::npos ||
+      (source.find("<|start_header_id|>") != std::string_view::npos && source.find("tools") != std::string_view::npos))
+    return ToolCallFormat::kLlama3Json;
+  return ToolCallFormat::kHermes;
+}
+
+std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name) {
+  if (name == "hermes") return ToolCallFormat::kHermes;
+  if (name == "mistral") return ToolCallFormat::kMistral;
+  if (name == "llama3_json") return ToolCallFormat::kLlama3Json;
+  return std::nullopt;
+}
+
+std::string ToolCallParser::push(std::string_view text) {
+  if (in_call_) {
+    held_.append(text);
+    return {};
+  }
+  held_.append(text);
+  if (format_ == ToolCallFormat::kJsonArray) {  // forced: the whole output is the calls
+    in_call_ = true;
+    return {};
+  }
+  if (content_only_) {
+    std::string out;
+    out.swap(held_);
+    return out;
+  }
+  if (format_ == ToolCallFormat::kLlama3Json) {
+    // A call is the whole output: its first non-space characters decide.
+    const std::string_view t = trim(held_);
+    if (t.empty()) return {};
+    if (t.front() == '{' || t.starts_with(kPythonTag)) {
+      in_call_ = true;
+      return {};
+    }
+    if (kPythonTag.starts_with(t)) return {};
+    content_only_ = true;  // no call can follow
+    std::string out;
+    out.swap(held_);
+    return out;
+  }
+  const std::string_view marker = format_ == ToolCallFormat::kMistral ? kMistralMarker : kHermesOpen;
+  const size_t at = held_.find(marker);
+  if (at != std::string::npos) {
+    std::string out = held_.substr(0, at);
+    held_.erase(0, at);
+    in_call_ = true;
+    return out;
+  }
+  // Hold back the longest tail that could begin the marker.
+  size_t keep = 0;
+  for (size_t len = std::min(held_.size(), marker.size() - 1); len > 0; --len) {
+    if (marker.starts_with(std::string_view(held_).substr(held_.size() - len))) {
+      keep = len;
+      break;
+    }
+  }
+  std::string out = held_.substr(0, held_.size() - keep);
+  held_.erase(0, held_.size() - keep);
+  return out;
+}
+
+ToolCallParser::Result ToolCallParser::finish() {
+  Result r;
+  if (in_call_) {
+    if (std::optional<std::vector<ToolCall>> calls = parse_held(held_, format_)) {
+      r.calls = std::move(*calls);
+      held_.clear();
+      return r;
+    }
+  }
+  r.content.swap(held_);
+  return r;
+}
+
+ToolCallParser::Result parse_tool_calls(std::string_view text, ToolCallFormat format) {
+  ToolCallParser parser(format);
+  std::string content = parser.push(text);
+  ToolCallParser::Result r = parser.finish();
+  r.content = content + r.content;
+  return r;
+}
+
+}  // namespace pagoda

@@ -1,0 +1,55 @@
+// Tool definitions: the template value, the default tool prompt and the forcing schemas (tool_definitions.h).
+#include "chat/tool_definitions.h"
+
+#include <atomic>
+#include <random>
+
+namespace pagoda {
+
+nlohmann::ordered_json tools_json(std::span<const ToolFunction> tools) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const ToolFunction& t : tools) {
+    nlohmann::ordered_json f = {{"name", t.name}};
+    if (!t.description.empty()) f["description"] = t.description;
+    f["parameters"] = t.parameters;
+    list.push_back({{"type", "function"}, {"function", std::move(f)}});
+  }
+  return list;
+}
+
+std::string default_tool_prompt(std::span<const ToolFunction> tools) {
+  // Qwen 2.5's and Hermes' wording: the format most small open models were trained on.
+  std::string out =
+      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function "
+      "signatures within <tools></tools> XML tags:\n<tools>";
+  for (const nlohmann::ordered_json& t : tools_json(tools)) out += "\n" + t.dump();
+  out +=
+      "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
+      "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}"
+      "\n</tool_call>";
+  return out;
+}
+
+nlohmann::ordered_json required_tool_calls_schema(std::span<const ToolFunction> tools, bool parallel_tool_calls) {
+  nlohmann::ordered_json one_of = nlohmann::ordered_json::array();
+  for (const ToolFunction& t : tools) {
+    one_of.push_back({{"type", "object"},
+                      {"properties", {{"name", {{"const", t.name}}}, {"arguments", t.parameters}}},
+                      {"required", {"name", "arguments"}},
+                      {"additionalProperties", false}});
+  }
+  nlohmann::ordered_json schema = {{"type", "array"}, {"minItems", 1}};
+  if (!parallel_tool_calls) schema["maxItems"] = 1;
+  schema["items"] = one_of.size() == 1 ? one_of[0] : nlohmann::ordered_json{{"anyOf", one_of}};
+  return schema;
+}
+
+std::string new_tool_call_id() {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string id = "call_";
+  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return id;
+}
+
+}  // namespace pagoda
