@@ -61,10 +61,17 @@ ApiError context_error(int64_t max_seq_len, int64_t prompt_tokens, int64_t max_t
   return e;
 }
 
+constexpr size_t kGrammarCacheCapacity = 64;  // compiled grammars kept (distinct schemas in use at once)
+
 }  // namespace
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
-    : engine_(engine), tokenizer_(tokenizer), log_(log), options_(std::move(options)), metrics_(options_.model_name) {
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      log_(log),
+      options_(std::move(options)),
+      metrics_(options_.model_name),
+      grammar_compiler_(grammar::TokenVocabulary::from_tokenizer(tokenizer), kGrammarCacheCapacity) {
   created_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   start_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -347,6 +354,33 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
     const int64_t room = max_seq_len - longest;
     params.sampling.max_tokens = int32_t(chat ? room : std::min<int64_t>(16, room));
   }
+  if (params.sampling.min_tokens > params.sampling.max_tokens)
+    return reply_error(*ex, invalid_request(fmt::format("'min_tokens' ({}) is more than the {} tokens the request may "
+                                                        "generate",
+                                                        params.sampling.min_tokens, params.sampling.max_tokens),
+                                            "min_tokens"));
+  // A forced tool call is a constraint too: the tools' call array (required), or the named function's arguments.
+  if (chat && params.tools.active() && params.tools.choice != ToolChoice::kAuto) {
+    OutputConstraint c;
+    c.param = "tools";
+    c.spec.kind = grammar::GrammarSpec::Kind::kJsonSchema;
+    if (params.tools.choice == ToolChoice::kRequired) {
+      c.spec.text = required_tool_calls_schema(params.tools.tools, params.tools.parallel_tool_calls).dump();
+    } else {
+      for (const ToolFunction& t : params.tools.tools)
+        if (t.name == params.tools.named) c.spec.text = t.parameters.dump();
+    }
+    params.constraint = std::move(c);
+  }
+  std::shared_ptr<const grammar::CompiledGrammar> constraint;
+  if (params.constraint) {
+    auto compiled = grammar_compiler_.compile(params.constraint->spec);
+    if (!compiled.ok())
+      return reply_error(
+          *ex, invalid_request(fmt::format("'{}' cannot be enforced: {}", params.constraint->param, compiled.error()),
+                               params.constraint->param));
+    constraint = std::move(compiled).value();
+  }
   auto work = bound_request_work(params, num_prompts);
   if (const ApiError* e = std::get_if<ApiError>(&work)) return reply_error(*ex, *e);
   const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
@@ -361,7 +395,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
                                   buffered_tokens_, options_.max_buffered_tokens)));
     job_id = next_job_id_++;
   }
-  auto job = std::make_shared<CompletionJob>(JobContext{&engine_, &tokenizer_, &metrics_, &log_, options_.model_name},
+  auto job = std::make_shared<CompletionJob>(JobContext{&engine_, &tokenizer_, &metrics_, &log_, options_.model_name,
+                                                        options_.chat_template.tool_call_format()},
                                              ex, std::move(params), [this, job_id] {
                                                std::lock_guard<std::mutex> lock(mutex_);
                                                auto it = jobs_.find(job_id);
@@ -383,10 +418,10 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
     jobs_.emplace(job_id, std::move(a));
   }
   // Submitting and what follows run on the exchange's strand, as every later event of the job does.
-  ex->post([this, job, job_id, prompts = std::move(prompts)]() mutable {
+  ex->post([this, job, job_id, prompts = std::move(prompts), constraint = std::move(constraint)]() mutable {
     bool started = false;
     try {
-      started = job->start(std::move(prompts));
+      started = job->start(std::move(prompts), std::move(constraint));
     } catch (const std::exception& e) {
       job->fail(std::string("starting the request: ") + e.what());
       log_.message(fmt::format("internal error starting {}: {}", job->id(), e.what()));
@@ -444,8 +479,26 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
   const auto should_stop = [this, deadline_us] {
     return stop_renders_.load(std::memory_order_relaxed) || (deadline_us >= 0 && now_us() >= deadline_us);
   };
-  Result<std::string> text = options_.chat_template.try_render(params.messages, params.add_generation_prompt,
-                                                               nlohmann::ordered_json::object(), should_stop);
+  // Tools reach the model through its template's `tools` value, or, for a template that has none, as the default
+  // tool prompt in the system message. With tool_choice "none" the model is not told of them.
+  nlohmann::ordered_json extra_context = nlohmann::ordered_json::object();
+  std::vector<ChatMessage> with_tools;
+  std::span<const ChatMessage> messages = params.messages;
+  if (params.tools.active()) {
+    if (options_.chat_template.renders_tools()) {
+      extra_context["tools"] = tools_json(params.tools.tools);
+    } else {
+      with_tools = params.messages;
+      const std::string prompt = default_tool_prompt(params.tools.tools);
+      if (!with_tools.empty() && (with_tools[0].role == "system" || with_tools[0].role == "developer"))
+        with_tools[0].content += "\n\n" + prompt;
+      else
+        with_tools.insert(with_tools.begin(), ChatMessage{"system", prompt, {}, {}, {}});
+      messages = with_tools;
+    }
+  }
+  Result<std::string> text =
+      options_.chat_template.try_render(messages, params.add_generation_prompt, extra_context, should_stop);
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kCancelled) {
       if (std::optional<ApiError> late = deadline_error(received_us)) return *late;

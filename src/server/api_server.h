@@ -18,14 +18,15 @@
 #include <variant>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "engine/engine.h"
+#include "grammar/grammar_compiler.h"
 #include "server/completion_job.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/request_log.h"
 #include "server/request_workers.h"
 #include "server/serving_metrics.h"
-#include "chat/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagoda::server {
@@ -98,6 +99,9 @@ class ApiServer {
   RequestLog& log_;
   ApiServerOptions options_;
   ServingMetrics metrics_;
+  // Requests' output constraints, compiled for the tokenizer on the request workers (off the engine's thread) and
+  // cached by spec: every request with the same schema shares one compiled grammar and its token masks.
+  grammar::GrammarCompiler grammar_compiler_;
   int64_t created_ = 0;
 
   mutable std::mutex mutex_;

@@ -23,13 +23,14 @@ CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> excha
   start_us_ = ctx_.engine->now_us();
 }
 
-bool CompletionJob::start(std::vector<JobPrompt> prompts) {
+bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const grammar::CompiledGrammar> constraint) {
   for (size_t p = 0; p < prompts.size(); ++p) {
     echo_texts_.push_back(prompts[p].echo_text);
     GenerateRequest req;
     req.prompt = prompts[p].tokens;
     req.sampling = params_.sampling;
     req.sampling.logprobs = params_.logprobs;
+    req.grammar = constraint;
     // n choices of one prompt: its prefill is shared, and choice i of a seeded request draws with seed + i.
     Result<std::vector<RequestHandle>> handles = ctx_.engine->submit_samples(std::move(req), params_.n);
     for (size_t i = 0; i < size_t(params_.n); ++i) {
@@ -53,6 +54,10 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts) {
       c.prompt_idx = int32_t(p);
       c.handle = *handle;
       c.num_prompt_tokens = int32_t(prompts[p].tokens.size());
+      if (params_.chat && params_.tools.active()) {
+        if (params_.tools.choice == ToolChoice::kAuto) c.tool_parser.emplace(ctx_.tool_call_format);
+        if (params_.tools.choice == ToolChoice::kRequired) c.tool_parser.emplace(ToolCallFormat::kJsonArray);
+      }
       choices_.push_back(std::move(c));
     }
   }
@@ -155,9 +160,14 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
   r.logprobs = std::move(infos);
   if (out.finished && !aborted) r.finish_reason = out.finish_reason;
+  if (params_.chat && params_.tools.active() && !aborted)
+    stream_tool_output(c, out.text, out.finished, out.finished && out.finish_reason == FinishReason::kStop, &r);
   const bool first = !c.sent_first;
-  // A chunk when there is something to say: text, logprobs, the first chat delta (the role), the finish.
-  if (r.text.empty() && r.logprobs.empty() && !r.finish_reason && !(first && params_.chat)) return;
+  // A chunk when there is something to say: text, tool calls, logprobs, the first chat delta (the role), the
+  // finish.
+  if (r.text.empty() && r.tool_call_deltas.empty() && r.logprobs.empty() && !r.finish_reason &&
+      !(first && params_.chat))
+    return;
   if (aborted && r.text.empty() && r.logprobs.empty()) return;
   std::optional<UsageFigures> chunk_usage;
   if (params_.continuous_usage)
@@ -169,6 +179,47 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
 }
 
 void CompletionJob::send_event(const std::string& json) { exchange_->send(sse_event(json)); }
+
+void CompletionJob::stream_tool_output(Choice& c, const std::string& text, bool finished, bool stopped,
+                                       ChoiceResult* r) {
+  if (named_tool_call()) {
+    // The whole output is the call's arguments: its first piece carries the id and name.
+    r->text.clear();
+    if (c.named_call_id.empty()) {
+      c.named_call_id = new_tool_call_id();
+      r->tool_call_deltas.push_back({0, c.named_call_id, params_.tools.named, text});
+    } else if (!text.empty()) {
+      r->tool_call_deltas.push_back({0, {}, {}, text});
+    }
+    r->called_tools = finished && stopped;
+    return;
+  }
+  if (!c.tool_parser) return;
+  r->text = c.tool_parser->push(text);
+  if (!finished) return;
+  ToolCallParser::Result parsed = c.tool_parser->finish();
+  r->text += parsed.content;
+  for (size_t i = 0; i < parsed.calls.size(); ++i) {
+    const ToolCall& call = parsed.calls[i];
+    r->tool_call_deltas.push_back({int32_t(i), call.id, call.name, call.arguments});
+  }
+  r->called_tools = stopped && !parsed.calls.empty();
+}
+
+void CompletionJob::finish_tool_output(Choice& c, ChoiceResult* r) {
+  const bool stopped = c.finish_reason == FinishReason::kStop;
+  if (named_tool_call()) {
+    r->tool_calls.push_back({new_tool_call_id(), params_.tools.named, std::move(r->text)});
+    r->text.clear();
+    r->called_tools = stopped;
+    return;
+  }
+  if (!c.tool_parser) return;
+  ToolCallParser::Result parsed = parse_tool_calls(r->text, c.tool_parser->format());
+  r->text = std::move(parsed.content);
+  r->tool_calls = std::move(parsed.calls);
+  r->called_tools = stopped && !r->tool_calls.empty();
+}
 
 UsageFigures CompletionJob::usage() const {
   UsageFigures u;
@@ -247,6 +298,7 @@ void CompletionJob::complete() {
         r.finish_reason = c.finish_reason;
         r.logprobs = std::move(c.logprobs);
         r.text_offset = 0;
+        if (params_.chat && params_.tools.active()) finish_tool_output(c, &r);
         results.push_back(std::move(r));
       }
       const bool with_logprobs = params_.logprobs >= 0;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/tool_call_parser.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
 #include "server/http_exchange.h"
@@ -29,6 +30,7 @@ struct JobContext {
   ServingMetrics* metrics = nullptr;
   RequestLog* log = nullptr;
   std::string model_name;
+  ToolCallFormat tool_call_format = ToolCallFormat::kHermes;  // how the model writes calls (tool_choice auto)
 };
 
 struct JobPrompt {
@@ -42,7 +44,8 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
                 std::function<void()> on_done);
   // Submits every choice (on the strand). A refusal cancels what was already submitted and answers with the
   // engine's error (400, 429, 503); true when the job is running.
-  bool start(std::vector<JobPrompt> prompts);
+  // `constraint`: the compiled output constraint of every choice, or null.
+  bool start(std::vector<JobPrompt> prompts, std::shared_ptr<const grammar::CompiledGrammar> constraint);
   // Ends the request early with `why` (a deadline, shutdown): cancels what still runs; the response's last
   // event (or the whole response) is that error. On the strand.
   void expire(ApiError why);
@@ -65,6 +68,10 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
     int32_t num_output_tokens = 0;
     bool sent_first = false;
     bool done = false;
+    // Tool calls (chat with tools): a parser for tool_choice auto and required; for a named function, the
+    // output is the arguments of one call, streamed as they come.
+    std::optional<ToolCallParser> tool_parser;
+    std::string named_call_id;  // set once the named call's first piece went out (or at the start)
     FinishReason finish_reason = FinishReason::kLength;
     double ttft_ms = 0.0;
   };
@@ -78,6 +85,12 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   std::vector<TokenLogprobInfo> logprob_infos(Choice& c, const std::vector<TokenLogprobs>& lps);
   UsageFigures usage() const;
   void send_event(const std::string& json);
+  // The streamed chunk's tool-call pieces and content for `text`, the output the event added (its end when
+  // `finished`); r->text is what may go out as content.
+  void stream_tool_output(Choice& c, const std::string& text, bool finished, bool stopped, ChoiceResult* r);
+  // A whole response's choice: the calls in its text, and what remains of it as content.
+  void finish_tool_output(Choice& c, ChoiceResult* r);
+  bool named_tool_call() const { return params_.tools.active() && params_.tools.choice == ToolChoice::kNamed; }
 
   JobContext ctx_;
   std::shared_ptr<HttpExchange> exchange_;

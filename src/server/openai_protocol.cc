@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -154,6 +155,36 @@ std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage
     } else {
       return wrong_type(field + ".content", "a string or an array of parts", *content);
     }
+    if (auto calls = m.find("tool_calls"); msg.role == "assistant" && calls != m.end() && !calls->is_null()) {
+      if (!calls->is_array()) return wrong_type(field + ".tool_calls", "an array", *calls);
+      for (size_t c = 0; c < calls->size(); ++c) {
+        const json& call = (*calls)[c];
+        const std::string call_field = fmt::format("{}.tool_calls[{}]", field, c);
+        const json* function = call.is_object() && call.contains("function") ? &call["function"] : nullptr;
+        if (function == nullptr || !function->is_object() || !function->contains("name") ||
+            !(*function)["name"].is_string() ||
+            (function->contains("arguments") && !(*function)["arguments"].is_string()))
+          return invalid_request(fmt::format("'{}' must be {{\"id\", \"type\": \"function\", \"function\": {{\"name\", "
+                                             "\"arguments\": a JSON string}}}}",
+                                             call_field),
+                                 call_field);
+        ToolCall tc;
+        tc.id = call.value("id", std::string());
+        tc.name = (*function)["name"].get<std::string>();
+        tc.arguments = function->value("arguments", std::string("{}"));
+        msg.tool_calls.push_back(std::move(tc));
+      }
+    }
+    if (msg.role == "tool") {
+      if (auto id = m.find("tool_call_id"); id != m.end() && !id->is_null()) {
+        if (!id->is_string()) return wrong_type(field + ".tool_call_id", "a string", *id);
+        msg.tool_call_id = id->get<std::string>();
+      }
+      if (auto name = m.find("name"); name != m.end() && !name->is_null()) {
+        if (!name->is_string()) return wrong_type(field + ".name", "a string", *name);
+        msg.name = name->get<std::string>();
+      }
+    }
     messages->push_back(std::move(msg));
   }
   return std::nullopt;
@@ -174,6 +205,28 @@ std::optional<ApiError> parse_stop(const json& body, std::vector<std::string>* s
   }
   if (int32_t(stop->size()) > kMaxStops)
     return invalid_request(fmt::format("at most {} stop strings", kMaxStops), "stop");
+  return std::nullopt;
+}
+
+// OpenAI's logit_bias: {"token id": bias}, the ids as strings (JSON keys).
+std::optional<ApiError> parse_logit_bias(const json& body, std::vector<std::pair<TokenId, float>>* out) {
+  auto it = body.find("logit_bias");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_object()) return wrong_type("logit_bias", "an object of token ids to numbers", *it);
+  for (const auto& [key, value] : it->items()) {
+    int64_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id > INT32_MAX)
+      return invalid_request(fmt::format("'logit_bias' keys must be token ids, got '{}'", key), "logit_bias");
+    if (!value.is_number())
+      return invalid_request(fmt::format("'logit_bias' values must be numbers, got {} for {}", type_name(value), key),
+                             "logit_bias");
+    const double bias = value.get<double>();
+    if (!(bias >= -100.0 && bias <= 100.0))
+      return invalid_request(fmt::format("'logit_bias' values must be in [-100, 100], got {} for {}", bias, key),
+                             "logit_bias");
+    out->push_back({TokenId(id), float(bias)});
+  }
   return std::nullopt;
 }
 
@@ -227,35 +280,46 @@ json header_object(const ResponseHeader& h, std::string_view object) {
 
 // The fields each endpoint implements. Anything else in a request is a 400 naming it, except the fields that
 // cannot change the output (kHarmlessFields): a field silently ignored would be a lie about what was generated.
-constexpr std::string_view kCommonFields[] = {
-    "model",      "max_tokens",       "temperature",       "top_p", "n",     "stream", "stream_options",
-    "stop",       "presence_penalty", "frequency_penalty", "seed",  "top_k", "min_p",  "repetition_penalty",
-    "ignore_eos", "logprobs"};
+constexpr std::string_view kCommonFields[] = {"model",
+                                              "max_tokens",
+                                              "temperature",
+                                              "top_p",
+                                              "n",
+                                              "stream",
+                                              "stream_options",
+                                              "stop",
+                                              "presence_penalty",
+                                              "frequency_penalty",
+                                              "seed",
+                                              "top_k",
+                                              "min_p",
+                                              "repetition_penalty",
+                                              "ignore_eos",
+                                              "logprobs",
+                                              "logit_bias",
+                                              "min_tokens",
+                                              "stop_token_ids",
+                                              "guided_json",
+                                              "guided_regex",
+                                              "guided_choice",
+                                              "guided_grammar",
+                                              "structured_outputs",
+                                              "grammar"};
 constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "top_logprobs",  "add_generation_prompt",
-    "response_format", "tool_choice",           "function_call", "modalities"};
+    "response_format", "tool_choice",           "function_call", "modalities",
+    "tools",           "parallel_tool_calls"};
 // Accepted and ignored: they label or route a request and never change what is generated.
 constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
 // Known to the OpenAI API (or vLLM's) but not implemented here: named as such in the error.
 constexpr std::string_view kUnimplementedFields[] = {"suffix",
-                                                     "logit_bias",
-                                                     "tools",
                                                      "functions",
-                                                     "parallel_tool_calls",
                                                      "audio",
                                                      "prediction",
                                                      "reasoning_effort",
                                                      "web_search_options",
-                                                     "min_tokens",
-                                                     "stop_token_ids",
                                                      "prompt_logprobs",
-                                                     "guided_json",
-                                                     "guided_regex",
-                                                     "guided_choice",
-                                                     "guided_grammar",
-                                                     "structured_outputs",
-                                                     "grammar",
                                                      "chat_template",
                                                      "chat_template_kwargs",
                                                      "skip_special_tokens",
@@ -328,20 +392,11 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
     if (!v->is_number_integer() || v->get<int64_t>() != p.n)
       return invalid_request("'best_of' other than n is not supported by this server", "best_of");
   }
-  if (const json* v = present("response_format")) {
-    if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
-      return invalid_request("'response_format' must be an object with a string 'type'", "response_format");
-    if ((*v)["type"] != "text")
-      return invalid_request(fmt::format("'response_format' of type '{}' is not supported by this server (only "
-                                         "'text')",
-                                         json_excerpt((*v)["type"], 64)),
-                             "response_format");
-  }
-  for (const char* field : {"tool_choice", "function_call"}) {
-    if (const json* v = present(field); v != nullptr && *v != "none")
-      return invalid_request(
-          fmt::format("'{}' is not supported by this server (no tools are defined: only 'none')", field), field);
-  }
+  if (const json* v = present("function_call"); v != nullptr && *v != "none")
+    return invalid_request(
+        "'function_call' (the legacy functions API) is not supported by this server: use 'tools' "
+        "and 'tool_choice'",
+        "function_call");
   if (const json* v = present("modalities")) {
     if (*v != json::array({"text"}))
       return invalid_request("'modalities' other than [\"text\"] is not supported by this server", "modalities");
@@ -356,8 +411,10 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
     for (size_t i = 0; i < msgs->size(); ++i) {
       const json& m = (*msgs)[i];
       if (!m.is_object()) continue;
+      const json role = m.value("role", json());
       for (const auto& [key, value] : m.items())
-        if (key != "role" && key != "content")
+        if (key != "role" && key != "content" && !value.is_null() && !(key == "tool_calls" && role == "assistant") &&
+            !((key == "tool_call_id" || key == "name") && role == "tool"))
           return invalid_request(fmt::format("'messages[{}].{}' is not supported by this server", i, key),
                                  fmt::format("messages[{}].{}", i, key));
     }
@@ -482,6 +539,27 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
       p.logprobs = int32_t(logprobs);
     }
   }
+  if (auto e = parse_logit_bias(body, &p.sampling.logit_bias)) return e;
+  int64_t min_tokens = 0;
+  if (auto e = get_int(body, "min_tokens", &min_tokens)) return e;
+  if (min_tokens < 0 || min_tokens > INT32_MAX) return range_error("min_tokens", "at least 0", double(min_tokens));
+  if (p.max_tokens_given && min_tokens > p.sampling.max_tokens)
+    return range_error("min_tokens", fmt::format("at most max_tokens ({})", p.sampling.max_tokens), double(min_tokens));
+  p.sampling.min_tokens = int32_t(min_tokens);
+  if (auto it = body.find("stop_token_ids"); it != body.end() && !it->is_null()) {
+    if (!it->is_array()) return wrong_type("stop_token_ids", "an array of token ids", *it);
+    if (auto e = parse_token_array(*it, "stop_token_ids", &p.sampling.stop_token_ids)) return e;
+  }
+  if (auto e = parse_output_constraint(body, chat, &p.constraint)) return e;
+  if (chat) {
+    if (auto e = parse_tool_params(body, &p.tools)) return e;
+    if (p.constraint && (p.tools.choice == ToolChoice::kRequired || p.tools.choice == ToolChoice::kNamed))
+      return invalid_request(
+          fmt::format("'tool_choice' '{}' forces a tool call, and '{}' another output constraint: "
+                      "give one of them",
+                      p.tools.choice == ToolChoice::kRequired ? "required" : p.tools.named, p.constraint->param),
+          "tool_choice");
+  }
   if (auto e = check_no_op_fields(body, p)) return e;
   *out = std::move(p);
   return std::nullopt;
@@ -516,11 +594,21 @@ std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResul
                           bool with_logprobs) {
   json j = header_object(h, "chat.completion");
   json arr = json::array();
-  for (const ChoiceResult& c : choices)
+  for (const ChoiceResult& c : choices) {
+    json message = {{"role", "assistant"},
+                    {"content", c.text.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.text)}};
+    if (!c.tool_calls.empty()) {
+      json calls = json::array();
+      for (const ToolCall& t : c.tool_calls)
+        calls.push_back(
+            {{"id", t.id}, {"type", "function"}, {"function", {{"name", t.name}, {"arguments", t.arguments}}}});
+      message["tool_calls"] = std::move(calls);
+    }
     arr.push_back({{"index", c.index},
-                   {"message", {{"role", "assistant"}, {"content", c.text}}},
+                   {"message", std::move(message)},
                    {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
-                   {"finish_reason", finish_json(c.finish_reason)}});
+                   {"finish_reason", c.called_tools ? json("tool_calls") : finish_json(c.finish_reason)}});
+  }
   j["choices"] = std::move(arr);
   j["usage"] = usage_object(usage);
   return json_text(j);
@@ -542,11 +630,28 @@ std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool firs
   json j = header_object(h, "chat.completion.chunk");
   json delta = json::object();
   if (first) delta["role"] = "assistant";
-  if (!c.text.empty() || (first && !c.finish_reason)) delta["content"] = c.text;
-  j["choices"] = json::array({{{"index", c.index},
-                               {"delta", delta},
-                               {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
-                               {"finish_reason", finish_json(c.finish_reason)}}});
+  if (!c.text.empty() || (first && !c.finish_reason && c.tool_call_deltas.empty())) delta["content"] = c.text;
+  if (first && c.text.empty() && !c.tool_call_deltas.empty()) delta["content"] = nullptr;
+  if (!c.tool_call_deltas.empty()) {
+    json calls = json::array();
+    for (const ToolCallDelta& d : c.tool_call_deltas) {
+      json call = {{"index", d.index}};
+      if (!d.id.empty()) {
+        call["id"] = d.id;
+        call["type"] = "function";
+        call["function"] = {{"name", d.name}, {"arguments", d.arguments}};
+      } else {
+        call["function"] = {{"arguments", d.arguments}};
+      }
+      calls.push_back(std::move(call));
+    }
+    delta["tool_calls"] = std::move(calls);
+  }
+  j["choices"] = json::array(
+      {{{"index", c.index},
+        {"delta", delta},
+        {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
+        {"finish_reason", c.called_tools && c.finish_reason ? json("tool_calls") : finish_json(c.finish_reason)}}});
   if (usage) j["usage"] = usage_object(*usage);
   return json_text(j);
 }

@@ -13,10 +13,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "chat/chat_template.h"
 #include "core/types.h"
 #include "sampling/sampling_params.h"
 #include "server/api_error.h"
-#include "chat/chat_template.h"
+#include "server/constraint_params.h"
+#include "server/tool_params.h"
 
 namespace pagoda::server {
 
@@ -44,6 +46,8 @@ struct CompletionParams {
   bool continuous_usage = false;  // stream_options.continuous_usage_stats: usage on every chunk
   int32_t logprobs = -1;          // -1: none; else how many alternatives per token (0: the chosen one only)
   bool echo = false;              // completions: the prompt text before the completion
+  std::optional<OutputConstraint> constraint;  // response_format, guided_*, structured_outputs, grammar
+  ToolParams tools;                            // chat: tools, tool_choice, parallel_tool_calls
 };
 
 inline constexpr int32_t kMaxJsonDepth = 64;  // nesting of a request body's arrays and objects
@@ -52,8 +56,8 @@ inline constexpr int32_t kMaxJsonDepth = 64;  // nesting of a request body's arr
 // kMaxJsonDepth (checked before the parse, which would build a node per bracket: 8 MiB of '[' is a 500 MB tree).
 std::optional<ApiError> parse_json_object(std::string_view body, nlohmann::json* out);
 
-// Parses and validates a request body. Unknown fields are ignored (clients send many); wrong types and values
-// out of range are errors naming the field.
+// Parses and validates a request body. Unknown and unimplemented fields, wrong types and values out of range are
+// errors naming the field.
 std::optional<ApiError> parse_completion_params(std::string_view body, bool chat, CompletionParams* out);
 
 struct TopLogprob {
@@ -66,9 +70,21 @@ struct TokenLogprobInfo {
   std::vector<TopLogprob> top;
 };
 
+// One piece of a streamed tool call, as OpenAI streams them: the first piece of a call has its id and name, the
+// later ones only more of its arguments.
+struct ToolCallDelta {
+  int32_t index = 0;  // of the call within the choice
+  std::string id;     // the first piece only
+  std::string name;   // the first piece only
+  std::string arguments;
+};
+
 struct ChoiceResult {
   int32_t index = 0;
   std::string text;
+  std::vector<ToolCall> tool_calls;             // chat, whole response: message.tool_calls (content null when empty)
+  std::vector<ToolCallDelta> tool_call_deltas;  // chat chunk: delta.tool_calls
+  bool called_tools = false;                    // the choice ended with tool calls: finish_reason "tool_calls"
   std::optional<FinishReason> finish_reason;  // nullopt while streaming
   std::vector<TokenLogprobInfo> logprobs;     // when asked for
   int32_t text_offset = 0;                    // completions logprobs: where `text` starts in the whole

@@ -266,9 +266,9 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
   EXPECT_THAT(e.message, HasSubstr("did you mean 'max_tokens'?"));
   EXPECT_EQ(error_of(R"({"prompt": "x", "frobnicate": 1})", false).param, "frobnicate");
   // Known fields this server does not implement.
-  for (const char* field : {"logit_bias", "suffix", "min_tokens", "stop_token_ids", "guided_json", "grammar"})
+  for (const char* field : {"suffix", "prompt_logprobs", "include_stop_str_in_output"})
     EXPECT_EQ(error_of(std::string(R"({"prompt": "x", ")") + field + R"(": {}})", false).param, field);
-  for (const char* field : {"tools", "functions", "logit_bias", "parallel_tool_calls", "reasoning_effort"})
+  for (const char* field : {"functions", "audio", "reasoning_effort"})
     EXPECT_EQ(error_of(std::string(R"({"messages": [{"role": "user", "content": "x"}], ")") + field + R"(": []})", true)
                   .param,
               field);
@@ -277,8 +277,7 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
   EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x"}], "echo": true})", true).param, "echo");
   // Accepted only with the value that changes nothing.
   const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
-  EXPECT_EQ(error_of(chat + R"("response_format": {"type": "json_object"}})", true).param, "response_format");
-  EXPECT_EQ(error_of(chat + R"("response_format": {"type": "bogus"}})", true).param, "response_format");
+  EXPECT_EQ(error_of(chat + R"("response_format": {"type": "bogus"}})", true).param, "response_format.type");
   EXPECT_EQ(error_of(chat + R"("tool_choice": "auto"})", true).param, "tool_choice");
   EXPECT_EQ(error_of(chat + R"("modalities": ["text", "audio"]})", true).param, "modalities");
   EXPECT_EQ(error_of(R"({"prompt": "x", "n": 2, "best_of": 4})", false).param, "best_of");
@@ -291,6 +290,185 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
            chat + R"("response_format": {"type": "text"}, "tool_choice": "none", "modalities": ["text"]})",
            chat + R"("user": "u", "metadata": {"k": "v"}, "store": false, "service_tier": "auto"})"})
     EXPECT_FALSE(parse_completion_params(ok, true, &p).has_value()) << ok;
+}
+
+TEST(StructuredOutputParamsTest, EachConstraintSpelling) {
+  using Kind = grammar::GrammarSpec::Kind;
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  CompletionParams p = parse_ok(chat + R"("response_format": {"type": "json_object"}})", true);
+  ASSERT_TRUE(p.constraint);
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kJsonObject);
+  p = parse_ok(chat + R"("response_format": {"type": "json_schema", "json_schema": {"name": "p", "strict": true,
+      "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}}})",
+               true);
+  ASSERT_TRUE(p.constraint);
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kJsonSchema);
+  EXPECT_EQ(p.constraint->param, "response_format.json_schema.schema");
+  EXPECT_EQ(json::parse(p.constraint->spec.text)["properties"]["a"]["type"], "integer");
+  EXPECT_FALSE(parse_ok(chat + R"("response_format": {"type": "text"}})", true).constraint);
+  p = parse_ok(R"({"prompt": "x", "guided_json": "{\"type\": \"string\"}"})");
+  ASSERT_TRUE(p.constraint);
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kJsonSchema);
+  EXPECT_EQ(p.constraint->spec.text, R"({"type": "string"})");
+  p = parse_ok(R"({"prompt": "x", "guided_regex": "[0-9]+"})");
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kRegex);
+  EXPECT_EQ(p.constraint->param, "guided_regex");
+  p = parse_ok(R"({"prompt": "x", "guided_choice": ["a", "b"]})");
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kChoice);
+  EXPECT_EQ(p.constraint->spec.choices, (std::vector<std::string>{"a", "b"}));
+  p = parse_ok(R"({"prompt": "x", "guided_grammar": "root ::= \"a\""})");
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kGbnf);
+  p = parse_ok(R"({"prompt": "x", "grammar": "root ::= \"a\""})");
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kGbnf);
+  p = parse_ok(R"({"prompt": "x", "structured_outputs": {"choice": ["yes", "no"]}})");
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kChoice);
+  EXPECT_EQ(p.constraint->param, "structured_outputs.choice");
+  p = parse_ok(chat + R"("structured_outputs": {"json": {"type": "array"}}})", true);
+  EXPECT_EQ(p.constraint->spec.kind, Kind::kJsonSchema);
+}
+
+TEST(StructuredOutputParamsTest, BadConstraintsAre400sNamingTheField) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  EXPECT_EQ(parse_error(chat + R"("response_format": {"type": "json_schema"}})", true).param,
+            "response_format.json_schema");
+  EXPECT_EQ(
+      parse_error(chat + R"("response_format": {"type": "json_schema", "json_schema": {"name": "x"}}})", true).param,
+      "response_format.json_schema.schema");
+  EXPECT_EQ(parse_error(chat + R"("response_format": {"type": "json_schema", "json_schema": {"schema": {},
+      "extra": 1}}})",
+                        true)
+                .param,
+            "response_format.json_schema.extra");
+  EXPECT_EQ(parse_error(chat + R"("response_format": {"type": "json_object", "schema": {}}})", true).param,
+            "response_format.schema");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "guided_json": 3})").param, "guided_json");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "guided_json": "{not json"})").param, "guided_json");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "guided_choice": []})").param, "guided_choice");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "guided_choice": ["a", 1]})").param, "guided_choice");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "guided_regex": ""})").param, "guided_regex");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "structured_outputs": {"whitespace_pattern": " "}})").param,
+            "structured_outputs.whitespace_pattern");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "structured_outputs": {}})").param, "structured_outputs");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "structured_outputs": {"regex": "a", "choice": ["b"]}})").param,
+            "structured_outputs.regex");
+  // Two constraints at once.
+  const ApiError two = parse_error(chat + R"("response_format": {"type": "json_object"}, "guided_regex": "a"})", true);
+  EXPECT_THAT(two.message, HasSubstr("one output constraint"));
+  // response_format is a chat field.
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "response_format": {"type": "json_object"}})").param, "response_format");
+}
+
+TEST(StructuredOutputParamsTest, LogitBiasMinTokensStopTokenIds) {
+  CompletionParams p = parse_ok(
+      R"({"prompt": "x", "max_tokens": 9, "logit_bias": {"5": -100, "12": 2.5}, "min_tokens": 3,
+          "stop_token_ids": [2, 7]})");
+  EXPECT_EQ(p.sampling.logit_bias, (std::vector<std::pair<TokenId, float>>{{5, -100.0f}, {12, 2.5f}}));
+  EXPECT_EQ(p.sampling.min_tokens, 3);
+  EXPECT_EQ(p.sampling.stop_token_ids, (std::vector<TokenId>{2, 7}));
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "logit_bias": {"a": 1}})").param, "logit_bias");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "logit_bias": {"-1": 1}})").param, "logit_bias");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "logit_bias": {"1": 101}})").param, "logit_bias");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "logit_bias": {"1": "1"}})").param, "logit_bias");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "logit_bias": [1]})").param, "logit_bias");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "min_tokens": -1})").param, "min_tokens");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "max_tokens": 2, "min_tokens": 3})").param, "min_tokens");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "stop_token_ids": [1, "a"]})").param, "stop_token_ids");
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "stop_token_ids": 3})").param, "stop_token_ids");
+}
+
+TEST(ToolParamsTest, ToolsChoicesAndToolMessages) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  const std::string tools = R"("tools": [{"type": "function", "function": {"name": "get_weather", "description": "d",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}, "strict": true}},
+      {"type": "function", "function": {"name": "noop"}}])";
+  CompletionParams p = parse_ok(chat + tools + "}", true);
+  ASSERT_EQ(p.tools.tools.size(), 2u);
+  EXPECT_EQ(p.tools.choice, ToolChoice::kAuto);
+  EXPECT_EQ(p.tools.tools[0].name, "get_weather");
+  EXPECT_EQ(p.tools.tools[0].parameters["properties"]["city"]["type"], "string");
+  EXPECT_EQ(p.tools.tools[1].parameters["type"], "object");
+  EXPECT_TRUE(p.tools.parallel_tool_calls);
+  p = parse_ok(chat + tools + R"(, "tool_choice": "required", "parallel_tool_calls": false})", true);
+  EXPECT_EQ(p.tools.choice, ToolChoice::kRequired);
+  EXPECT_FALSE(p.tools.parallel_tool_calls);
+  p = parse_ok(chat + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "noop"}}})", true);
+  EXPECT_EQ(p.tools.choice, ToolChoice::kNamed);
+  EXPECT_EQ(p.tools.named, "noop");
+  EXPECT_FALSE(parse_ok(chat + tools + R"(, "tool_choice": "none"})", true).tools.active());
+  EXPECT_FALSE(parse_ok(chat + R"("tool_choice": "none"})", true).tools.active());
+  // Errors name the field.
+  EXPECT_EQ(parse_error(chat + R"("tool_choice": "auto"})", true).param, "tool_choice");
+  EXPECT_EQ(
+      parse_error(chat + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})", true).param,
+      "tool_choice");
+  EXPECT_EQ(parse_error(chat + tools + R"(, "tool_choice": "sometimes"})", true).param, "tool_choice");
+  EXPECT_EQ(parse_error(chat + R"("tools": [{"type": "function", "function": {"name": "a b"}}]})", true).param,
+            "tools[0].function.name");
+  EXPECT_EQ(parse_error(chat + R"("tools": [{"type": "retrieval"}]})", true).param, "tools[0].type");
+  EXPECT_EQ(
+      parse_error(chat + R"("tools": [{"type": "function", "function": {"name": "a", "parameters": 3}}]})", true).param,
+      "tools[0].function.parameters");
+  EXPECT_EQ(parse_error(chat + R"("tools": [{"type": "function", "function": {"name": "a"}},
+      {"type": "function", "function": {"name": "a"}}]})",
+                        true)
+                .param,
+            "tools[1]");
+  EXPECT_EQ(
+      parse_error(chat + tools + R"(, "tool_choice": "required", "response_format": {"type": "json_object"}})", true)
+          .param,
+      "tool_choice");
+  EXPECT_EQ(parse_error(chat + R"("function_call": "auto"})", true).param, "function_call");
+  // An assistant's calls and a tool's result, as clients send them back.
+  p = parse_ok(R"({"messages": [{"role": "user", "content": "x"},
+      {"role": "assistant", "content": null, "refusal": null, "tool_calls": [{"id": "call_1", "type": "function",
+       "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "rain"}]})",
+               true);
+  ASSERT_EQ(p.messages.size(), 3u);
+  ASSERT_EQ(p.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(p.messages[1].tool_calls[0].id, "call_1");
+  EXPECT_EQ(p.messages[1].tool_calls[0].arguments, R"({"city": "Oslo"})");
+  EXPECT_EQ(p.messages[2].tool_call_id, "call_1");
+  EXPECT_EQ(p.messages[2].name, "get_weather");
+  EXPECT_EQ(parse_error(R"({"messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f",
+      "arguments": {}}}]}]})",
+                        true)
+                .param,
+            "messages[0].tool_calls[0]");
+}
+
+TEST(ToolParamsTest, ResponsesCarryToolCallsAsOpenAiSendsThem) {
+  ResponseHeader h{"chatcmpl-1", 1, "m"};
+  ChoiceResult c;
+  c.finish_reason = FinishReason::kStop;
+  c.called_tools = true;
+  c.tool_calls.push_back({"call_a", "f", R"({"x":1})"});
+  const json whole = json::parse(chat_response(h, {c}, UsageFigures{}, false));
+  const json& msg = whole["choices"][0]["message"];
+  EXPECT_TRUE(msg["content"].is_null());
+  EXPECT_EQ(msg["tool_calls"][0]["id"], "call_a");
+  EXPECT_EQ(msg["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["name"], "f");
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["arguments"], R"({"x":1})");
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "tool_calls");
+  // Streamed: the first piece of a call has its id, type and name; later pieces only arguments.
+  ChoiceResult first;
+  first.tool_call_deltas.push_back({0, "call_a", "f", ""});
+  const json c1 = json::parse(chat_chunk(h, first, true, false, std::nullopt));
+  const json& d1 = c1["choices"][0]["delta"];
+  EXPECT_EQ(d1["role"], "assistant");
+  EXPECT_TRUE(d1["content"].is_null());
+  EXPECT_EQ(
+      d1["tool_calls"][0],
+      json({{"index", 0}, {"id", "call_a"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", ""}}}}));
+  ChoiceResult more;
+  more.tool_call_deltas.push_back({0, "", "", "{\"x\""});
+  more.finish_reason = FinishReason::kStop;
+  more.called_tools = true;
+  const json c2 = json::parse(chat_chunk(h, more, false, false, std::nullopt));
+  EXPECT_EQ(c2["choices"][0]["delta"]["tool_calls"][0], json({{"index", 0}, {"function", {{"arguments", "{\"x\""}}}}));
+  EXPECT_FALSE(c2["choices"][0]["delta"].contains("content"));
+  EXPECT_EQ(c2["choices"][0]["finish_reason"], "tool_calls");
 }
 
 }  // namespace
