@@ -1,0 +1,183 @@
+// Structured outputs and tool calls through `pagoda serve` with the bundled model, end to end: the real clients
+// (node_clients/structured_test.mjs: the openai SDK's parse and streamed tool calls, LangChain, the Vercel AI
+// SDK), and curl for what clients do not reach: a grammar that can never finish ends by length, schemas and
+// grammars that cannot be enforced are 400s naming their field, vLLM's extra fields on /v1/completions, and
+// logit_bias / min_tokens / stop_token_ids; and the property test (json_schema_suite/served_property_test.mjs): 200
+// random schemas, greedy and sampled, every complete output validates with ajv.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+#include "server_process.h"
+
+namespace pagoda::e2e {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+// POSTs `body` (through a file: no shell quoting) and returns the response body.
+json post(const ServerProcess& s, const std::string& path, const json& body) {
+  const std::string dir = make_temp_dir();
+  write_file(dir + "/body.json", body.dump());
+  const std::string out = run_command("curl -s http://127.0.0.1:" + std::to_string(s.port()) + path +
+                                      " -H 'Content-Type: application/json' -d @" + dir + "/body.json");
+  std::filesystem::remove_all(dir);
+  return json::parse(out, nullptr, false);
+}
+
+TEST(ServerStructuredTest, RealClientsGetObjectsAndToolCalls) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
+  for (const char* package : {"openai", "zod", "@langchain/openai", "ai", "@ai-sdk/openai-compatible"})
+    ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/" + package))
+        << package << " is missing: `make test` installs it (npm ci in " << dir << ")";
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string out =
+      run_command("node " + dir + "/structured_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " 2>&1");
+  EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
+}
+
+TEST(ServerStructuredTest, TwoHundredRandomSchemasOutputsValidateWithAjv) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/json_schema_suite";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/ajv-formats"))
+      << "ajv is missing: scripts/install-deps.sh --test installs it (npm ci in " << dir << ")";
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string out = run_command(
+      "node " + dir + "/served_property_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " 200 2>&1");
+  EXPECT_THAT(out, HasSubstr("property test passed")) << out;
+}
+
+TEST(ServerStructuredTest, ConstraintsOverCurl) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const json messages = json::array({{{"role", "user"}, {"content", "Once upon a time"}}});
+
+  // A grammar that cannot finish within max_tokens stops there, by length, with what it allowed; one that matches
+  // no string at all is a 400.
+  json r = post(server, "/v1/completions",
+                {{"prompt", "Once upon a time"}, {"max_tokens", 7}, {"guided_grammar", "root ::= (\"ab\"){300}"}});
+  ASSERT_TRUE(r.contains("choices")) << r.dump();
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(r["usage"]["completion_tokens"], 7);
+  EXPECT_TRUE(r["choices"][0]["text"].get<std::string>().starts_with("abab")) << r.dump();
+
+  r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_grammar", "root ::= \"ab\" root"}});
+  EXPECT_EQ(r["error"]["param"], "guided_grammar") << r.dump();
+  EXPECT_THAT(r["error"]["message"].get<std::string>(), HasSubstr("matches no string")) << r.dump();
+
+  // vLLM's fields on /v1/completions: the text matches, and the request ends when the grammar does.
+  r = post(server, "/v1/completions",
+           {{"prompt", "Once upon a time"},
+            {"max_tokens", 50},
+            {"temperature", 1.0},
+            {"seed", 1},
+            {"guided_regex", "[0-9]{3}-[a-z]{2}"}});
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "stop") << r.dump();
+  EXPECT_THAT(r["choices"][0]["text"].get<std::string>(), ::testing::MatchesRegex("[0-9]{3}-[a-z]{2}"));
+  r = post(server, "/v1/chat/completions",
+           {{"messages", messages}, {"max_tokens", 30}, {"structured_outputs", {{"choice", {"left", "right"}}}}});
+  const std::string choice = r["choices"][0]["message"]["content"];
+  EXPECT_TRUE(choice == "left" || choice == "right") << r.dump();
+  // json_schema, streamed: the chunks join into an object of the schema.
+  const json schema = {{"type", "object"},
+                       {"properties", {{"n", {{"type", "integer"}, {"minimum", 1}, {"maximum", 9}}}}},
+                       {"required", {"n"}},
+                       {"additionalProperties", false}};
+  r = post(server, "/v1/chat/completions",
+           {{"messages", messages},
+            {"max_tokens", 40},
+            {"temperature", 0},
+            {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "n"}, {"schema", schema}}}}}});
+  const json obj = json::parse(r["choices"][0]["message"]["content"].get<std::string>(), nullptr, false);
+  ASSERT_TRUE(obj.is_object()) << r.dump();
+  EXPECT_GE(obj["n"].get<int>(), 1);
+  EXPECT_LE(obj["n"].get<int>(), 9);
+
+  // What cannot be enforced is a 400 naming its field, never a 200 that may violate it.
+  r = post(server, "/v1/chat/completions",
+           {{"messages", messages},
+            {"response_format",
+             {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "bogus"}}}}}}}});
+  EXPECT_EQ(r["error"]["param"], "response_format.json_schema.schema") << r.dump();
+  r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_json", {{"type", "string"}, {"format", "ipv9"}}}});
+  EXPECT_EQ(r["error"]["param"], "guided_json") << r.dump();
+  r = post(server, "/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= undefined_rule"}});
+  EXPECT_EQ(r["error"]["param"], "grammar") << r.dump();
+  r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_regex", "(unclosed"}});
+  EXPECT_EQ(r["error"]["param"], "guided_regex") << r.dump();
+  r = post(server, "/v1/chat/completions",
+           {{"messages", messages},
+            {"tools",
+             {{{"type", "function"},
+               {"function", {{"name", "f"}, {"parameters", {{"type", "object"}, {"format", "ipv9"}}}}}}}},
+            {"tool_choice", "required"}});
+  EXPECT_EQ(r["error"]["param"], "tools") << r.dump();
+}
+
+TEST(ServerStructuredTest, ToolChoiceRequiredOverCurl) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const json tools = {
+      {{"type", "function"},
+       {"function",
+        {{"name", "pick"},
+         {"parameters",
+          {{"type", "object"}, {"properties", {{"color", {{"enum", {"red", "blue"}}}}}}, {"required", {"color"}}}}}}}};
+  json r = post(server, "/v1/chat/completions",
+                {{"messages", json::array({{{"role", "user"}, {"content", "Pick"}}})},
+                 {"tools", tools},
+                 {"tool_choice", "required"},
+                 {"max_tokens", 60},
+                 {"temperature", 0}});
+  ASSERT_TRUE(r.contains("choices")) << r.dump();
+  const json& msg = r["choices"][0]["message"];
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls") << r.dump();
+  EXPECT_TRUE(msg["content"].is_null()) << r.dump();
+  ASSERT_EQ(msg["tool_calls"].size(), 1u) << r.dump();
+  EXPECT_EQ(msg["tool_calls"][0]["function"]["name"], "pick");
+  const json args = json::parse(msg["tool_calls"][0]["function"]["arguments"].get<std::string>());
+  EXPECT_TRUE(args["color"] == "red" || args["color"] == "blue") << args;
+}
+
+TEST(ServerStructuredTest, LogitBiasMinTokensAndStopTokenIdsOverCurl) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const json base =
+      post(server, "/v1/completions", {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}});
+  ASSERT_TRUE(base.contains("choices")) << base.dump();
+  // Greedy's first token: the one after the prompt's in the tokens of prompt + text.
+  const int num_prompt = base["usage"]["prompt_tokens"];
+  const json tokens =
+      post(server, "/tokenize", {{"prompt", "Once upon a time" + base["choices"][0]["text"].get<std::string>()}});
+  ASSERT_GT(int(tokens["tokens"].size()), num_prompt + 1) << tokens.dump();
+  const int first = tokens["tokens"][size_t(num_prompt)];
+  // Banning greedy's first token changes the first token.
+  json r = post(server, "/v1/completions",
+                {{"prompt", "Once upon a time"},
+                 {"max_tokens", 6},
+                 {"temperature", 0},
+                 {"logit_bias", {{std::to_string(first), -100}}}});
+  EXPECT_NE(r["choices"][0]["text"], base["choices"][0]["text"]) << r.dump();
+  // The first token as a stop token: nothing comes out, finish "stop"; with min_tokens 3 it cannot end there.
+  r = post(server, "/v1/completions",
+           {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}, {"stop_token_ids", {first}}});
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "stop") << r.dump();
+  EXPECT_EQ(r["choices"][0]["text"], "") << r.dump();
+  r = post(server, "/v1/completions",
+           {{"prompt", "Once upon a time"},
+            {"max_tokens", 6},
+            {"temperature", 0},
+            {"stop_token_ids", {first}},
+            {"min_tokens", 3}});
+  EXPECT_GE(r["usage"]["completion_tokens"].get<int>(), 3) << r.dump();
+  r = post(server, "/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"99999999", 1}}}});
+  EXPECT_EQ(r["error"]["type"], "invalid_request_error") << r.dump();
+}
+
+}  // namespace
+}  // namespace pagoda::e2e
