@@ -18,15 +18,16 @@ nlohmann::ordered_json tools_json(std::span<const ToolFunction> tools) {
 }
 
 std::string default_tool_prompt(std::span<const ToolFunction> tools) {
-  // Qwen 2.5's and Hermes' wording: the format most small open models were trained on.
-  std::string out =
-      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function "
-      "signatures within <tools></tools> XML tags:\n<tools>";
-  for (const nlohmann::ordered_json& t : tools_json(tools)) out += "\n" + t.dump();
+  // Hermes' format (Qwen 2.5 and Hermes models were trained on it), in few words: a prompt of a model without tool
+  // support in its template should leave room for the conversation.
+  std::string out = "You may call these functions, given as JSON signatures:\n<tools>";
+  for (const nlohmann::ordered_json& t : tools_json(tools)) {
+    out += '\n';
+    out += t["function"].dump();
+  }
   out +=
-      "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
-      "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}"
-      "\n</tool_call>";
+      "\n</tools>\nTo call one, reply with <tool_call>{\"name\": <function-name>, \"arguments\": <args-json-object>}"
+      "</tool_call> for each call.";
   return out;
 }
 

@@ -29,7 +29,7 @@ struct ToolCall {
 nlohmann::ordered_json tools_json(std::span<const ToolFunction> tools);
 
 // The system text that tells a model without tool support in its template which tools exist and how to call them:
-// one <tool_call>{"name": ..., "arguments": {...}}</tool_call> per call.
+// one <tool_call>{"name": ..., "arguments": {...}}</tool_call> per call. Short: it is part of every such prompt.
 std::string default_tool_prompt(std::span<const ToolFunction> tools);
 
 // The output of a forced call. A named function: its arguments object (the function's parameters schema).
