@@ -364,6 +364,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
     OutputConstraint c;
     c.param = "tools";
     c.spec.kind = grammar::GrammarSpec::Kind::kJsonSchema;
+    // Compact JSON: a call is read by a program, and a weak model must not spend its tokens on whitespace.
+    c.spec.json_options.allow_whitespace = false;
     if (params.tools.choice == ToolChoice::kRequired) {
       c.spec.text = required_tool_calls_schema(params.tools.tools, params.tools.parallel_tool_calls).dump();
     } else {

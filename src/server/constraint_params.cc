@@ -11,7 +11,8 @@ namespace pagoda::server {
 namespace {
 
 using grammar::GrammarSpec;
-using nlohmann::json;
+// ordered_json: a schema keeps its properties in the order the client wrote them (the output follows it).
+using json = nlohmann::ordered_json;
 
 // A JSON schema given as an object, or as JSON text (vLLM takes both): the spec's text.
 std::optional<ApiError> schema_text(const json& v, const std::string& param, std::string* out) {
@@ -84,7 +85,7 @@ std::optional<ApiError> parse_response_format(const json& v, std::optional<Outpu
   } else {
     return invalid_request(fmt::format("'response_format.type' must be 'text', 'json_object' or 'json_schema', got "
                                        "'{}'",
-                                       json_excerpt(v["type"], 64)),
+                                       json_excerpt(nlohmann::json::parse(v["type"].dump()), 64)),
                            "response_format.type");
   }
   *out = std::move(c);
@@ -147,7 +148,8 @@ std::optional<ApiError> parse_structured_outputs(const json& v, std::optional<Ou
 
 }  // namespace
 
-std::optional<ApiError> parse_output_constraint(const json& body, bool chat, std::optional<OutputConstraint>* out) {
+std::optional<ApiError> parse_output_constraint(const nlohmann::ordered_json& body, bool chat,
+                                                std::optional<OutputConstraint>* out) {
   out->reset();
   std::optional<OutputConstraint> found;
   auto take = [&](std::optional<OutputConstraint> c) -> std::optional<ApiError> {

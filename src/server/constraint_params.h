@@ -21,7 +21,7 @@ struct OutputConstraint {
 
 // At most one constraint per request; two are a 400. response_format {"type": "text"} is no constraint.
 // `chat`: response_format is a chat field.
-std::optional<ApiError> parse_output_constraint(const nlohmann::json& body, bool chat,
+std::optional<ApiError> parse_output_constraint(const nlohmann::ordered_json& body, bool chat,
                                                 std::optional<OutputConstraint>* out);
 
 }  // namespace pagoda::server

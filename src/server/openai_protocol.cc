@@ -550,9 +550,15 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
     if (!it->is_array()) return wrong_type("stop_token_ids", "an array of token ids", *it);
     if (auto e = parse_token_array(*it, "stop_token_ids", &p.sampling.stop_token_ids)) return e;
   }
-  if (auto e = parse_output_constraint(body, chat, &p.constraint)) return e;
+  // Schemas keep the order of their properties as written: these fields are read from an order-keeping parse.
+  nlohmann::ordered_json ordered;
+  for (const char* field : {"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
+                            "structured_outputs", "grammar", "tools", "tool_choice", "parallel_tool_calls"})
+    if (ordered.is_null() && body.contains(field)) ordered = nlohmann::ordered_json::parse(body_text, nullptr, false);
+  if (!ordered.is_object()) ordered = nlohmann::ordered_json::object();
+  if (auto e = parse_output_constraint(ordered, chat, &p.constraint)) return e;
   if (chat) {
-    if (auto e = parse_tool_params(body, &p.tools)) return e;
+    if (auto e = parse_tool_params(ordered, &p.tools)) return e;
     if (p.constraint && (p.tools.choice == ToolChoice::kRequired || p.tools.choice == ToolChoice::kNamed))
       return invalid_request(
           fmt::format("'tool_choice' '{}' forces a tool call, and '{}' another output constraint: "

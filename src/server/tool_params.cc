@@ -11,7 +11,8 @@
 namespace pagoda::server {
 namespace {
 
-using nlohmann::json;
+// ordered_json: a schema keeps its properties in the order the client wrote them (the output follows it).
+using json = nlohmann::ordered_json;
 
 constexpr size_t kMaxTools = 128;
 
@@ -54,8 +55,7 @@ std::optional<ApiError> parse_tool(const json& t, size_t i, ToolFunction* out) {
   if (params == f->end() || params->is_null()) {
     out->parameters = {{"type", "object"}, {"properties", nlohmann::ordered_json::object()}};
   } else if (params->is_object()) {
-    // Re-parsed as ordered_json: the properties keep the order the client wrote (the grammar follows it).
-    out->parameters = nlohmann::ordered_json::parse(params->dump());
+    out->parameters = *params;
   } else {
     return invalid_request(fmt::format("'{}.function.parameters' must be a JSON Schema object", field),
                            field + ".function.parameters");
@@ -65,7 +65,7 @@ std::optional<ApiError> parse_tool(const json& t, size_t i, ToolFunction* out) {
 
 }  // namespace
 
-std::optional<ApiError> parse_tool_params(const json& body, ToolParams* out) {
+std::optional<ApiError> parse_tool_params(const nlohmann::ordered_json& body, ToolParams* out) {
   ToolParams p;
   if (auto it = body.find("tools"); it != body.end() && !it->is_null()) {
     if (!it->is_array()) return invalid_request("'tools' must be an array", "tools");

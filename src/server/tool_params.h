@@ -29,6 +29,6 @@ struct ToolParams {
   bool active() const { return !tools.empty() && choice != ToolChoice::kNone; }
 };
 
-std::optional<ApiError> parse_tool_params(const nlohmann::json& body, ToolParams* out);
+std::optional<ApiError> parse_tool_params(const nlohmann::ordered_json& body, ToolParams* out);
 
 }  // namespace pagoda::server

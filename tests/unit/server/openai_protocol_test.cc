@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -350,7 +351,7 @@ TEST(StructuredOutputParamsTest, BadConstraintsAre400sNamingTheField) {
             "structured_outputs.whitespace_pattern");
   EXPECT_EQ(parse_error(R"({"prompt": "x", "structured_outputs": {}})").param, "structured_outputs");
   EXPECT_EQ(parse_error(R"({"prompt": "x", "structured_outputs": {"regex": "a", "choice": ["b"]}})").param,
-            "structured_outputs.regex");
+            "structured_outputs.choice");
   // Two constraints at once.
   const ApiError two = parse_error(chat + R"("response_format": {"type": "json_object"}, "guided_regex": "a"})", true);
   EXPECT_THAT(two.message, HasSubstr("one output constraint"));
@@ -362,7 +363,9 @@ TEST(StructuredOutputParamsTest, LogitBiasMinTokensStopTokenIds) {
   CompletionParams p = parse_ok(
       R"({"prompt": "x", "max_tokens": 9, "logit_bias": {"5": -100, "12": 2.5}, "min_tokens": 3,
           "stop_token_ids": [2, 7]})");
-  EXPECT_EQ(p.sampling.logit_bias, (std::vector<std::pair<TokenId, float>>{{5, -100.0f}, {12, 2.5f}}));
+  std::vector<std::pair<TokenId, float>> bias = p.sampling.logit_bias;
+  std::sort(bias.begin(), bias.end());
+  EXPECT_EQ(bias, (std::vector<std::pair<TokenId, float>>{{5, -100.0f}, {12, 2.5f}}));
   EXPECT_EQ(p.sampling.min_tokens, 3);
   EXPECT_EQ(p.sampling.stop_token_ids, (std::vector<TokenId>{2, 7}));
   EXPECT_EQ(parse_error(R"({"prompt": "x", "logit_bias": {"a": 1}})").param, "logit_bias");
