@@ -106,16 +106,18 @@ TEST(ServerStructuredTest, ConstraintsOverCurl) {
   EXPECT_EQ(r["error"]["param"], "response_format.json_schema.schema") << r.dump();
   r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_json", {{"type", "string"}, {"format", "ipv9"}}}});
   EXPECT_EQ(r["error"]["param"], "guided_json") << r.dump();
-  r = post(server, "/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= undefined_rule"}});
+  r = post(server, "/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= undefined-rule"}});
   EXPECT_EQ(r["error"]["param"], "grammar") << r.dump();
   r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_regex", "(unclosed"}});
   EXPECT_EQ(r["error"]["param"], "guided_regex") << r.dump();
-  r = post(server, "/v1/chat/completions",
-           {{"messages", messages},
-            {"tools",
-             {{{"type", "function"},
-               {"function", {{"name", "f"}, {"parameters", {{"type", "object"}, {"format", "ipv9"}}}}}}}},
-            {"tool_choice", "required"}});
+  r = post(
+      server, "/v1/chat/completions",
+      {{"messages", messages},
+       {"tools",
+        {{{"type", "function"},
+          {"function",
+           {{"name", "f"}, {"parameters", {{"type", "object"}, {"patternProperties", {{"^a", json::object()}}}}}}}}}},
+       {"tool_choice", "required"}});
   EXPECT_EQ(r["error"]["param"], "tools") << r.dump();
 }
 
@@ -132,12 +134,14 @@ TEST(ServerStructuredTest, ToolChoiceRequiredOverCurl) {
                 {{"messages", json::array({{{"role", "user"}, {"content", "Pick"}}})},
                  {"tools", tools},
                  {"tool_choice", "required"},
+                 {"parallel_tool_calls", false},
                  {"max_tokens", 60},
                  {"temperature", 0}});
   ASSERT_TRUE(r.contains("choices")) << r.dump();
   const json& msg = r["choices"][0]["message"];
   EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls") << r.dump();
   EXPECT_TRUE(msg["content"].is_null()) << r.dump();
+  ASSERT_TRUE(msg.contains("tool_calls")) << r.dump();
   ASSERT_EQ(msg["tool_calls"].size(), 1u) << r.dump();
   EXPECT_EQ(msg["tool_calls"][0]["function"]["name"], "pick");
   const json args = json::parse(msg["tool_calls"][0]["function"]["arguments"].get<std::string>());
