@@ -24,9 +24,10 @@ namespace pagoda {
 struct ChatMessage {
   std::string role;  // system | user | assistant | developer | tool
   std::string content;
-  std::vector<ToolCall> tool_calls;  // an assistant's calls
-  std::string tool_call_id;          // a tool message: the call it answers
-  std::string name;                  // a tool message: the function's name, when given
+  // Default member initializers: a {role, content} aggregate stays complete (-Wmissing-field-initializers).
+  std::vector<ToolCall> tool_calls = {};  // an assistant's calls
+  std::string tool_call_id = {};          // a tool message: the call it answers
+  std::string name = {};                  // a tool message: the function's name, when given
 };
 
 // A message's tool calls as text in Hermes' format (<tool_call>{"name", "arguments"}</tool_call>), for the

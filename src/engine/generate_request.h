@@ -32,7 +32,7 @@ struct GenerateRequest {
   // draw, tokens the grammar does not allow next are masked out (greedy included); end-of-generation tokens are
   // allowed only where the output so far is complete, and the generation ends (kStop) as soon as nothing but its
   // end can follow. A grammar that never completes ends by length. Null: unconstrained.
-  std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  std::shared_ptr<const grammar::CompiledGrammar> grammar = nullptr;
 };
 
 }  // namespace pagoda

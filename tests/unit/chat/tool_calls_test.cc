@@ -43,8 +43,8 @@ TEST(ToolCallParserTest, HermesCallsAfterContentWholeAndByteByByte) {
 
 TEST(ToolCallParserTest, TextThatIsNoCallComesBackAsContent) {
   // A marker's prefix that goes on as text, and a marker followed by no valid call.
-  for (const std::string text : {std::string("a <tool_ca b"), std::string("x <tool_call>{\"nam\": 1}"),
-                                 std::string("<tool_call>not json</tool_call>")}) {
+  for (const std::string& text : {std::string("a <tool_ca b"), std::string("x <tool_call>{\"nam\": 1}"),
+                                  std::string("<tool_call>not json</tool_call>")}) {
     const auto [streamed, result] = stream_bytes(text, ToolCallFormat::kHermes);
     EXPECT_TRUE(result.calls.empty()) << text;
     EXPECT_EQ(streamed + result.content, text);

@@ -500,12 +500,11 @@ TEST_F(EngineTest, AStepThatThrowsEndsTheRequestsInFlightAndTheEngineGoesOn) {
   const ThrowingModel model(*loaded_->model, /*throw_at=*/5);
   auto engine = Engine::create(model, *loaded_->tokenizer, config(64));
   ASSERT_TRUE(engine.ok()) << engine.error();
-  std::vector<RequestHandle> handles;
-  for (int i = 0; i < 3; ++i) {
-    GenerateRequest r = greedy("Once upon a time", 100);
-    r.sampling.ignore_eos = true;
-    handles.push_back(*(*engine)->submit(r));
-  }
+  // Three samples of one prompt, queued at once: all are in flight when the fifth step throws (three separate
+  // submits could reach the engine after it, on a loaded machine, and run to their end).
+  GenerateRequest r = greedy("Once upon a time", 100);
+  r.sampling.ignore_eos = true;
+  std::vector<RequestHandle> handles = *(*engine)->submit_samples(r, 3);
   for (RequestHandle& h : handles) {
     const RequestOutput out = h.stream->wait_all();
     EXPECT_TRUE(out.finished);

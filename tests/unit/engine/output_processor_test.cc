@@ -49,7 +49,7 @@ class OutputProcessorTest : public ::testing::Test {
   // One token of request `id` through the processor, as a step would: text first, then the event.
   RequestOutput push(const std::shared_ptr<RequestStream>& stream, RequestId id, TokenId token, bool finished = false,
                      FinishReason reason = FinishReason::kLength, bool* stopped = nullptr) {
-    Sequence seq(id, GenerateRequest{{0}, {}, 0, -1, false}, 4, 64, 0, 0);
+    Sequence seq(id, GenerateRequest{{0}, {}, 0, -1, false, nullptr}, 4, 64, 0, 0);
     std::vector<SampledToken> sampled{SampledToken{&seq, token, {}, {}, false}};
     output_.find_stop_strings(sampled);
     if (stopped) *stopped = sampled[0].completes_stop_string;
