@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -101,9 +102,15 @@ TEST(CliBenchServeTest, AllRequestsSucceedAndMeansAgreeWithTheServersMetrics) {
   const double server_e2e_ms = series_mean_ms("e2e_request_latency_seconds");
   const double client_ttft_ms = figure(out, "Mean TTFT (ms):");
   const double client_e2e_ms = figure(out, "Mean E2EL (ms):");
-  // 10% plus 5 ms: the client also times the TCP connect, the request's parse and the loopback.
-  EXPECT_NEAR(client_ttft_ms, server_ttft_ms, 0.1 * server_ttft_ms + 5.0) << out << r.err;
-  EXPECT_NEAR(client_e2e_ms, server_e2e_ms, 0.1 * server_e2e_ms + 5.0) << out << r.err;
+  // The server times a request from its submission to the engine; the client also times the TCP connect, the
+  // loopback, and the parse, template and tokenization on the request workers, which take milliseconds when other
+  // tests share the cores (make test runs two at once). So the client's means are never below the server's (2 ms
+  // for the clocks' rounding) and at most 25% plus 20 ms above them.
+  for (const auto& [client, server, name] : {std::tuple{client_ttft_ms, server_ttft_ms, "TTFT"},
+                                             std::tuple{client_e2e_ms, server_e2e_ms, "E2EL"}}) {
+    EXPECT_GE(client, server - 2.0) << name << "\n" << out << r.err;
+    EXPECT_LE(client, 1.25 * server + 20.0) << name << "\n" << out << r.err;
+  }
 }
 
 TEST(CliBenchServeTest, BadFlagsAndAnUnreachableServerAreClearErrors) {
