@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "assets/calibration_text.h"
 #include "core/system_memory.h"
 #include "engine/engine.h"
 #include "engine/kv_pool_plan.h"
@@ -27,15 +26,8 @@ constexpr int32_t kMaxBatchedTokens = 128;  // the CLI's default step budget
 Result<LoadedModel> load(const GeneratorOptions& o) {
   PAGODA_ASSIGN_OR_RETURN(std::optional<format::GgmlType> type, weight_quantization_type(o.quantization));
   if (!type) return load_model(o.model, kernels::best_kernels());
-  LoadQuantization q;
-  q.type = *type;
-  if (o.quantization == "awq-int4")
-    q.calibrate = [&o](const std::string& float_gguf) {
-      return eval::collect_awq_calibration(float_gguf, {.text = std::string(default_calibration_text()),
-                                                        .text_name = "the built-in text",
-                                                        .num_threads = o.num_threads});
-    };
-  return load_model_quantized(o.model, q, kernels::best_kernels());
+  return load_model_quantized(o.model, eval::builtin_load_quantization(*type, o.num_threads),
+                              kernels::best_kernels());
 }
 
 GenerationStep step_of(RequestOutput&& out) {

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <string>
 
-#include "assets/calibration_text.h"
 #include "eval/awq_calibration.h"
 #include "loader/quantize_on_load.h"
 
@@ -15,15 +14,8 @@ Result<LoadedModel> load_configured_model(const PagodaConfig& config, const kern
   Result<std::optional<format::GgmlType>> type = weight_quantization_type(config.quantization);
   if (!type.ok()) return make_error("invalid option: " + type.error());
   if (!*type) return load_model(config.model, kernels, options);
-  LoadQuantization q;
-  q.type = **type;
-  if (config.quantization == "awq-int4")
-    q.calibrate = [&config](const std::string& float_gguf) {
-      return eval::collect_awq_calibration(float_gguf, {.text = std::string(default_calibration_text()),
-                                                        .text_name = "the built-in text",
-                                                        .num_threads = config.threads});
-    };
-  Result<LoadedModel> loaded = load_model_quantized(config.model, q, kernels, options);
+  Result<LoadedModel> loaded =
+      load_model_quantized(config.model, eval::builtin_load_quantization(**type, config.threads), kernels, options);
   if (loaded.ok()) std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());
   return loaded;
 }

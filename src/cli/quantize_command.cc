@@ -47,7 +47,9 @@ Result<format::GgmlType> resolve_type(const QuantizeCliOptions& o) {
 }
 
 Result<format::CalibrationStats> calibrate(const QuantizeCliOptions& o, const PagodaConfig& config) {
-  eval::AwqCalibrationOptions c{.num_threads = config.threads, .chunk_tokens = o.calib_ctx};
+  eval::AwqCalibrationOptions c;
+  c.num_threads = config.threads;
+  c.chunk_tokens = o.calib_ctx;
   if (o.calib_path) {
     PAGODA_ASSIGN_OR_RETURN(c.text, read_text_file(*o.calib_path));
     c.text_name = *o.calib_path;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "assets/calibration_text.h"
 #include "eval/calibration_pass.h"
 #include "eval/linear_input_recorder.h"
 #include "kernels/kernels.h"
@@ -27,6 +28,19 @@ Result<format::CalibrationStats> collect_awq_calibration(const std::string& gguf
   std::fprintf(stderr, "pagoda: calibration over %s: %lld tokens in %d chunks of up to %d, %zu weights observed\n",
                o.text_name.c_str(), static_cast<long long>(pass.num_tokens), pass.num_chunks, ctx, stats.size());
   return stats;
+}
+
+LoadQuantization builtin_load_quantization(format::GgmlType type, int32_t num_threads) {
+  LoadQuantization q;
+  q.type = type;
+  if (type == format::GgmlType::kPagodaAwqInt4G32 || type == format::GgmlType::kPagodaAwqInt4G64 ||
+      type == format::GgmlType::kPagodaAwqInt4G128)
+    q.calibrate = [num_threads](const std::string& float_gguf) {
+      return collect_awq_calibration(float_gguf, {.text = std::string(default_calibration_text()),
+                                                  .text_name = "the built-in text",
+                                                  .num_threads = num_threads});
+    };
+  return q;
 }
 
 }  // namespace pagoda::eval

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "format/gguf_quantizer.h"
+#include "loader/quantize_on_load.h"
 
 namespace pagoda::eval {
 
@@ -21,5 +22,9 @@ struct AwqCalibrationOptions {
 
 // Prints one line to stderr: tokens, chunks and weights observed.
 Result<format::CalibrationStats> collect_awq_calibration(const std::string& gguf_path, const AwqCalibrationOptions& o);
+
+// The quantize-at-load request for `type` (a weight_quantization_type result): the AWQ types calibrated on the
+// built-in text with `num_threads`, the others as they are. What the config key and the public API both ask for.
+LoadQuantization builtin_load_quantization(format::GgmlType type, int32_t num_threads);
 
 }  // namespace pagoda::eval
