@@ -25,7 +25,7 @@ namespace pagoda {
 struct GeneratorOptions {
   std::string model;                  // a GGUF file, a Hugging Face model folder, or "" for the bundled stories260K
   std::string quantization = "none";  // none | q8_0 | q4_0 | int8 | awq-int4: a float model's weights, at load
-  int32_t num_threads = 0;            // 0: one per core
+  int32_t num_threads = 0;            // 0: one per core (1 for a model of a few million weights)
   int32_t max_seq_len = 0;            // prompt + output tokens of one sequence; 0: the model's context length
   int32_t max_batch_size = 0;         // sequences decoded together; 0: from the KV pool
   int64_t kv_cache_bytes = 0;         // the KV pool; 0: a share of the free RAM

@@ -98,7 +98,7 @@ if want 5 && [ -n "${KV_MODEL:-}" ]; then
   declare -A peak
   for layout in contiguous paged paged-int8; do
     extra=(--kv-layout "${layout%-int8}")
-    [ "$layout" = paged-int8 ] && extra+=(--kv-quant int8)
+    [ "$layout" = paged-int8 ] && extra+=(--kv-cache-dtype int8)
     if j=$("$P" "${args[@]}" "${extra[@]}" 2>/dev/null); then
       key=${layout//-/_}
       peak[$key]=$(jq -r .peak_running <<<"$j")

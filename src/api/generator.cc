@@ -10,18 +10,14 @@
 
 #include "core/system_memory.h"
 #include "engine/engine.h"
-#include "engine/kv_pool_plan.h"
+#include "engine/engine_plan.h"
 #include "eval/awq_calibration.h"
 #include "kernels/kernels.h"
-#include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
 #include "loader/quantize_on_load.h"
 
 namespace pagoda {
 namespace {
-
-constexpr int32_t kBlockSize = 16;
-constexpr int32_t kMaxBatchedTokens = 128;  // the CLI's default step budget
 
 Result<LoadedModel> load(const GeneratorOptions& o) {
   PAGODA_ASSIGN_OR_RETURN(std::optional<format::GgmlType> type, weight_quantization_type(o.quantization));
@@ -94,29 +90,22 @@ Result<std::unique_ptr<Generator>> Generator::load(const GeneratorOptions& o) {
   PAGODA_ASSIGN_OR_RETURN(impl->loaded, pagoda::load(o));
   const ModelConfig& mc = impl->loaded.model->config();
 
-  EngineConfig c;
-  c.max_seq_len = o.max_seq_len > 0 ? std::min(o.max_seq_len, mc.context_length) : mc.context_length;
-  c.num_threads = o.num_threads;
-  c.kv_dtype = o.int8_kv_cache ? KvDType::kInt8 : KvDType::kF32;
-  c.scheduler.max_batched_tokens = std::max(kMaxBatchedTokens, o.max_batch_size);
-  KvPoolRequest pool;
-  pool.block_size = kBlockSize;
-  pool.bytes_per_block = KvStorage::bytes_per_block_for(mc.kv_shape(), kBlockSize, c.kv_dtype);
-  pool.max_seq_len = c.max_seq_len;
-  if (o.max_batch_size > 0) pool.max_num_seqs = o.max_batch_size;
-  if (o.kv_cache_bytes > 0) pool.memory_gib = double(o.kv_cache_bytes) / double(int64_t(1) << 30);
-  PAGODA_ASSIGN_OR_RETURN(const KvPoolPlan plan,
-                          plan_kv_pool(pool, available_ram_bytes().value_or(int64_t(4) << 30)));
-  c.kv.num_blocks = plan.num_blocks;
-  c.kv.block_size = kBlockSize;
-  c.kv.enable_prefix_cache = o.prefix_caching;
-  c.scheduler.max_num_seqs =
-      o.max_batch_size > 0 ? o.max_batch_size : std::min(plan.num_blocks, c.scheduler.max_batched_tokens);
+  EngineSettings s;
+  s.max_seq_len = o.max_seq_len;
+  s.num_threads = o.num_threads;
+  s.kv_dtype = o.int8_kv_cache ? KvDType::kInt8 : KvDType::kF32;
+  if (o.max_batch_size > 0) s.max_num_seqs = o.max_batch_size;
+  if (o.kv_cache_bytes > 0) s.kv_memory_gib = double(o.kv_cache_bytes) / double(int64_t(1) << 30);
+  s.prefix_cache = o.prefix_caching;
+  // Unreadable MemAvailable: assume 4 GiB.
+  PAGODA_ASSIGN_OR_RETURN(const EnginePlan plan,
+                          plan_engine(s, mc, available_ram_bytes().value_or(int64_t(4) << 30)));
+  const EngineConfig& c = plan.config;
   PAGODA_ASSIGN_OR_RETURN(impl->engine, Engine::create(*impl->loaded.model, *impl->loaded.tokenizer, c));
 
   impl->description = fmt::format("model: {}\n", impl->loaded.source);
   if (!impl->loaded.weights_note.empty()) impl->description += fmt::format("weights: {}\n", impl->loaded.weights_note);
-  impl->description += fmt::format("KV cache: {}, {}\nkernels: {}, {} threads\n", describe_kv_pool(plan),
+  impl->description += fmt::format("KV cache: {}, {}\nkernels: {}, {} threads\n", describe_kv_pool(plan.kv_pool),
                                    kv_dtype_name(c.kv_dtype), kernels::isa_name(kernels::best_kernels().isa),
                                    impl->engine->num_threads());
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));

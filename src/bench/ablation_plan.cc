@@ -27,7 +27,7 @@ std::vector<AblationRow> ablation_plan() {
   s.kv_layout = KvLayout::kPaged;
   rows.push_back({"+paged", "paged KV, blocks on demand (--kv-layout paged)", s});
   s.kv_dtype = KvDType::kInt8;
-  rows.push_back({"+int8kv", "INT8 KV cache (--kv-quant int8)", s});
+  rows.push_back({"+int8kv", "INT8 KV cache (--kv-cache-dtype int8)", s});
   s.prefix_cache = true;
   rows.push_back({"+prefix", "prefix cache (no --no-prefix-cache)", s});
   s.batching = BatchingMode::kContinuous;

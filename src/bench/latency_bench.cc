@@ -9,6 +9,7 @@
 #include "bench/memory_bandwidth.h"
 #include "core/check.h"
 #include "engine/engine.h"
+#include "engine/engine_plan.h"
 #include "kv/kv_storage.h"
 
 namespace pagoda::bench {

@@ -8,8 +8,8 @@
 namespace pagoda::bench {
 
 std::string describe_candidate(const TuneCandidate& c) {
-  return fmt::format("{} weights, {} KV, page {}, {} tokens/step, batch {}", ablation_weights_name(c.weights),
-                     c.kv_dtype == KvDType::kInt8 ? "int8" : "f32", c.page_size, c.max_batched_tokens, c.batch_size);
+  return fmt::format("{} weights, {} KV, block {}, {} tokens/step, batch {}", ablation_weights_name(c.weights),
+                     c.kv_dtype == KvDType::kInt8 ? "int8" : "f32", c.block_size, c.max_batched_tokens, c.batch_size);
 }
 
 bool meets_slo(const AblationFigures& f, const TuneSlo& slo) {
@@ -82,7 +82,7 @@ std::vector<std::string> tune_hints(std::span<const TuneTrial> trials, const Tun
         e.membw_gbps, f.tpot_mean_ms));
   if (f.max_concurrent_seqs > 0 && f.max_concurrent_seqs < t.candidate.batch_size)
     hints.push_back(fmt::format(
-        "the KV pool holds only {} sequences of this workload for a batch of {}: INT8 KV (kv_cache.quant) or more "
+        "the KV pool holds only {} sequences of this workload for a batch of {}: INT8 KV (kv_cache.dtype) or more "
         "kv_cache.max_entries",
         f.max_concurrent_seqs, t.candidate.batch_size));
   if (scenario == AblationScenario::kOffline) {
@@ -106,8 +106,8 @@ PagodaConfig tuned_config(const TuneCandidate& c, const std::string& model_path,
   config.max_seq_len = max_seq_len;
   config.batch_size = c.batch_size;
   config.kv_cache.max_entries = kv_max_entries;
-  config.kv_cache.page_size = c.page_size;
-  config.kv_cache.quant = c.kv_dtype == KvDType::kInt8 ? "int8" : "none";
+  config.kv_cache.block_size = c.block_size;
+  config.kv_cache.dtype = c.kv_dtype == KvDType::kInt8 ? "int8" : "f32";
   return config;
 }
 

@@ -24,14 +24,14 @@ struct TuneSlo {
 struct TuneCandidate {
   AblationWeights weights = AblationWeights::kQ4_0;
   KvDType kv_dtype = KvDType::kInt8;
-  int32_t page_size = 16;
+  int32_t block_size = 16;
   int32_t max_batched_tokens = 128;
   int32_t batch_size = 8;
 };
-std::string describe_candidate(const TuneCandidate& candidate);  // "q4_0, int8 KV, page 16, 128 tokens, batch 8"
+std::string describe_candidate(const TuneCandidate& candidate);  // "q4_0, int8 KV, block 16, 128 tokens, batch 8"
 
 struct TuneTrial {
-  std::string stage;  // which knob this trial varied: "quantization", "kv quant", ...
+  std::string stage;  // which knob this trial varied: "quantization", "kv dtype", ...
   TuneCandidate candidate;
   AblationFigures figures;
   int32_t peak_running = 0;
@@ -63,7 +63,7 @@ std::vector<std::string> tune_hints(std::span<const TuneTrial> trials, const Tun
                                     AblationScenario scenario, const TuneSlo& slo, const TuneEstimates& estimates);
 
 // The configuration file for the winner: quantization, max_seq_len, batch_size, kv_cache {max_entries,
-// page_size, quant}, and `model`.
+// block_size, dtype}, and `model`.
 PagodaConfig tuned_config(const TuneCandidate& candidate, const std::string& model_path, int32_t max_seq_len,
                           int32_t kv_max_entries);
 

@@ -21,7 +21,7 @@ AblationSettings all_on(const TuneCandidate& c) {
 AblationEngineBase engine_base(const TuneCandidate& c, const TuneSweepOptions& o) {
   AblationEngineBase base;
   base.max_seq_len = o.max_seq_len;
-  base.block_size = c.page_size;
+  base.block_size = c.block_size;
   base.kv_budget_f32_tokens = o.kv_budget_f32_tokens;
   base.max_batched_tokens = c.max_batched_tokens;
   base.max_num_seqs = c.batch_size;
@@ -30,7 +30,7 @@ AblationEngineBase engine_base(const TuneCandidate& c, const TuneSweepOptions& o
 }
 
 bool same(const TuneCandidate& a, const TuneCandidate& b) {
-  return a.weights == b.weights && a.kv_dtype == b.kv_dtype && a.page_size == b.page_size &&
+  return a.weights == b.weights && a.kv_dtype == b.kv_dtype && a.block_size == b.block_size &&
          a.max_batched_tokens == b.max_batched_tokens && a.batch_size == b.batch_size;
 }
 
@@ -82,8 +82,8 @@ Result<TuneSweep> run_tune_sweep(const AblationModelFiles& files, const TuneSwee
     return Status();
   };
   PAGODA_RETURN_IF_ERROR(stage("quantization", o.weights, [](TuneCandidate& c, AblationWeights v) { c.weights = v; }));
-  PAGODA_RETURN_IF_ERROR(stage("kv quant", o.kv_dtypes, [](TuneCandidate& c, KvDType v) { c.kv_dtype = v; }));
-  PAGODA_RETURN_IF_ERROR(stage("page size", o.page_sizes, [](TuneCandidate& c, int32_t v) { c.page_size = v; }));
+  PAGODA_RETURN_IF_ERROR(stage("kv dtype", o.kv_dtypes, [](TuneCandidate& c, KvDType v) { c.kv_dtype = v; }));
+  PAGODA_RETURN_IF_ERROR(stage("block size", o.block_sizes, [](TuneCandidate& c, int32_t v) { c.block_size = v; }));
   PAGODA_RETURN_IF_ERROR(
       stage("max batched tokens", o.max_batched_tokens, [](TuneCandidate& c, int32_t v) { c.max_batched_tokens = v; }));
   PAGODA_RETURN_IF_ERROR(stage("batch size", o.batch_sizes, [](TuneCandidate& c, int32_t v) { c.batch_size = v; }));

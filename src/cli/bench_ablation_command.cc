@@ -14,6 +14,7 @@
 #include "bench/ablation_models.h"
 #include "bench/ablation_report.h"
 #include "cli/common_options.h"
+#include "engine/engine_plan.h"
 
 namespace pagoda::cli {
 namespace {

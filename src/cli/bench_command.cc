@@ -166,7 +166,7 @@ int bench_latency(const LatencyCliOptions& o) {
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   options.kv_dtype = *kv_dtype;
-  options.block_size = config->kv_cache.page_size;
+  options.block_size = config->kv_cache.block_size;
   if (o.spec.method != "none") return bench_latency_spec(o, *loaded, *config, options);
   const Result<bench::LatencyReport> report = bench::run_latency_bench(*loaded, config->threads, options);
   if (!report.ok()) return report_error(report.error());

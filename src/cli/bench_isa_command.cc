@@ -108,7 +108,7 @@ int bench_isa(const IsaBenchOptions& o) {
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   latency.kv_dtype = *kv_dtype;
-  latency.block_size = config->kv_cache.page_size;
+  latency.block_size = config->kv_cache.block_size;
   latency.membw_gbps = bench::measure_memory_bandwidth(pool).read_gbps;
   // Every level's model stays loaded (each repacked into its level's layout), and the levels take turns within each
   // round, each figure's best round counting: a burst of load elsewhere then slows a round, not one level.

@@ -23,7 +23,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool s
       "--no-repack", o.no_repack,
       "keep Q4_0/Q8_0/INT8 weights in the file's layout instead of 8-row interleaved copies (for the ablation)");
   app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
-  app.add_option("--kv-quant", o.kv_quant, "KV cache precision: none (f32) or int8 (overrides kv_cache.quant)");
+  app.add_option("--kv-cache-dtype", o.kv_cache_dtype, "KV cache precision: f32 or int8 (overrides kv_cache.dtype)");
   o.splits_over_ranks = splits_over_ranks;
   if (!splits_over_ranks) return;
   app.add_option("--tp", o.tensor_parallel,
@@ -49,7 +49,7 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   if (o.model) config.model = *o.model;
   if (o.max_seq_len) config.max_seq_len = *o.max_seq_len;
   if (o.threads) config.threads = *o.threads;
-  if (o.kv_quant) config.kv_cache.quant = *o.kv_quant;
+  if (o.kv_cache_dtype) config.kv_cache.dtype = *o.kv_cache_dtype;
   if (o.quantization) config.quantization = *o.quantization;
   if (o.tensor_parallel) config.parallel.tensor_parallel = *o.tensor_parallel;
   if (o.pipeline_parallel) config.parallel.pipeline_parallel = *o.pipeline_parallel;
@@ -65,18 +65,10 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   return config;
 }
 
-int32_t resolve_num_threads(int32_t configured, const ModelConfig& m) {
-  if (configured > 0) return configured;
-  const int64_t per_layer =
-      2 * int64_t(m.dim) * m.dim + 2 * int64_t(m.dim) * m.kv_dim() + 3 * int64_t(m.dim) * m.hidden_dim;
-  const int64_t params = int64_t(m.num_layers) * per_layer + 2 * int64_t(m.vocab_size) * m.dim;
-  return params < kMinParamsPerExtraThread ? 1 : 0;
-}
-
 Result<KvDType> resolve_kv_dtype(const PagodaConfig& config) {
-  const std::optional<KvDType> dtype = parse_kv_dtype(config.kv_cache.quant);
+  const std::optional<KvDType> dtype = parse_kv_dtype(config.kv_cache.dtype);
   if (!dtype)
-    return make_error("invalid option: kv_cache.quant must be none or int8, got '" + config.kv_cache.quant + "'");
+    return make_error("invalid option: kv_cache.dtype must be f32 or int8, got '" + config.kv_cache.dtype + "'");
   return *dtype;
 }
 

@@ -23,7 +23,7 @@ struct CommonOptions {
   bool no_fusion = false;
   bool no_repack = false;
   std::string attention = "flash";
-  std::optional<std::string> kv_quant;       // overrides kv_cache.quant
+  std::optional<std::string> kv_cache_dtype;       // overrides kv_cache.dtype
   std::optional<std::string> quantization;   // overrides quantization (weights quantized at load)
   std::optional<int32_t> tensor_parallel;    // --tp, overrides parallel.tensor_parallel
   std::optional<int32_t> pipeline_parallel;  // --pp, overrides parallel.pipeline_parallel
@@ -32,22 +32,17 @@ struct CommonOptions {
   bool splits_over_ranks = false;
 };
 
-// Adds --config always; -m/--model, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-quant when
+// Adds --config always; -m/--model, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-cache-dtype when
 // `with_model`; --tp and --pp when `splits_over_ranks`.
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true, bool splits_over_ranks = false);
 // How the model runs: --no-fusion, --attention flash|naive.
 Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 // The effective configuration: file (if any) overridden by flags, then validated.
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
-// The KV cache precision kv_cache.quant names (none = f32, int8).
+// The KV cache precision kv_cache.dtype names (f32, int8).
 Result<KvDType> resolve_kv_dtype(const PagodaConfig& config);
 // The whole file as text; errors: unreadable or empty.
 Result<std::string> read_text_file(const std::string& path);
-// threads = 0 ("all cores") becomes 1 for a model under kMinParamsPerExtraThread weights: splitting its tiny
-// matmuls costs more in barriers than it buys (stories260K: 1 thread decodes faster than 2, and far faster when
-// the cores are shared). An explicit count is kept.
-inline constexpr int64_t kMinParamsPerExtraThread = 4'000'000;
-int32_t resolve_num_threads(int32_t configured, const ModelConfig& model);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).
 int report_error(const std::string& message);
 // Prints, as notes on stderr, the settings a one-sequence subcommand (run, bench latency) does not use.

@@ -1,15 +1,13 @@
-// Engine flags and their resolution into an EngineConfig.
+// Engine flags, checked under their own names, and their resolution into an EngineConfig through plan_engine.
 #include "cli/engine_options.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
 #include "cli/common_options.h"
 #include "core/system_memory.h"
-#include "kv/kv_storage.h"
 
 namespace pagoda::cli {
 
@@ -21,7 +19,7 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--max-queue", o.max_queue, "waiting requests beyond which new ones are refused (default 4096)");
   app.add_option("--kv-blocks", o.kv_blocks, "KV blocks in the pool (default: kv_cache.max_entries, or auto)");
   app.add_option("--kv-memory", o.kv_memory_gib, "KV pool size in GiB (instead of --kv-blocks)");
-  app.add_option("--block-size", o.block_size, "tokens per KV block (default: kv_cache.page_size)");
+  app.add_option("--block-size", o.block_size, "tokens per KV block (default: kv_cache.block_size)");
   app.add_flag("--no-prefix-cache", o.no_prefix_cache, "do not reuse the KV of shared prompt prefixes");
   app.add_flag("--no-chunked-prefill", o.no_chunked_prefill, "compute each prompt in one step");
   app.add_option("--max-prefill-with-decodes", o.max_prefill_with_decodes,
@@ -34,55 +32,41 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
                                              const ModelConfig& model, int32_t ranks_sharing_ram) {
-  ResolvedEngine r;
-  EngineConfig& c = r.config;
-  c.max_seq_len = config.max_seq_len > 0 ? config.max_seq_len : model.context_length;
-  c.num_threads = resolve_num_threads(config.threads, model);
-  c.scheduler.chunked_prefill = !o.no_chunked_prefill;
-  if (o.max_prefill_with_decodes == "auto") {
-    c.scheduler.max_prefill_tokens_with_decodes = kAutoPrefillCap;
-  } else {
+  EngineSettings s;
+  s.max_seq_len = config.max_seq_len;
+  s.num_threads = config.threads;
+  s.chunked_prefill = !o.no_chunked_prefill;
+  s.prefix_cache = !o.no_prefix_cache;
+  if (o.max_prefill_with_decodes != "auto") {
     int32_t cap = -1;
     const std::string& v = o.max_prefill_with_decodes;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), cap);
     if (ec != std::errc() || end != v.data() + v.size() || cap < 0)
       return make_error("invalid option: --max-prefill-with-decodes must be auto, 0 (off) or a positive count, got '" +
                         v + "'");
-    c.scheduler.max_prefill_tokens_with_decodes = cap;
+    s.max_prefill_tokens_with_decodes = cap;
   }
-  c.scheduler.max_batched_tokens = o.max_batched_tokens.value_or(kDefaultMaxBatchedTokens);
-  if (c.scheduler.max_batched_tokens < 1) return make_error("invalid option: --max-batched-tokens must be at least 1");
-  if (Status spec = apply_spec_options(o.spec, c); !spec.ok()) return spec;
-  c.max_queue = o.max_queue.value_or(4096);
-  if (c.max_queue < 1) return make_error("invalid option: --max-queue must be at least 1");
-  const int32_t block_size = o.block_size.value_or(config.kv_cache.page_size);
-  if (block_size < 1 || block_size > 1024 || (block_size & (block_size - 1)) != 0)
+  if (o.max_batched_tokens && *o.max_batched_tokens < 1)
+    return make_error("invalid option: --max-batched-tokens must be at least 1");
+  s.max_batched_tokens = o.max_batched_tokens;
+  if (o.max_queue && *o.max_queue < 1) return make_error("invalid option: --max-queue must be at least 1");
+  s.max_queue = o.max_queue.value_or(kDefaultMaxQueue);
+  s.block_size = o.block_size.value_or(config.kv_cache.block_size);
+  if (s.block_size < 1 || s.block_size > 1024 || (s.block_size & (s.block_size - 1)) != 0)
     return make_error(
-        fmt::format("invalid option: --block-size must be a power of two in [1, 1024], got {}", block_size));
-  const std::optional<int32_t> batch_size = o.batch_size ? o.batch_size : config.batch_size;
-  if (batch_size && *batch_size < 1) return make_error("invalid option: --batch-size must be at least 1");
-  // Every running sequence needs a token of each step: a batch larger than the default budget raises it.
-  if (batch_size && !o.max_batched_tokens)
-    c.scheduler.max_batched_tokens = std::max(c.scheduler.max_batched_tokens, *batch_size);
-
-  KvPoolRequest pool;
-  pool.num_blocks = o.kv_blocks.value_or(config.kv_cache.max_entries);
+        fmt::format("invalid option: --block-size must be a power of two in [1, 1024], got {}", s.block_size));
+  s.max_num_seqs = o.batch_size ? o.batch_size : config.batch_size;
+  if (s.max_num_seqs && *s.max_num_seqs < 1) return make_error("invalid option: --batch-size must be at least 1");
   if (o.kv_blocks && *o.kv_blocks < 1) return make_error("invalid option: --kv-blocks must be at least 1");
-  pool.memory_gib = o.kv_memory_gib;
   if (o.kv_blocks && o.kv_memory_gib) return make_error("invalid option: give --kv-blocks or --kv-memory, not both");
-  pool.block_size = block_size;
-  PAGODA_ASSIGN_OR_RETURN(c.kv_dtype, resolve_kv_dtype(config));
-  pool.bytes_per_block = KvStorage::bytes_per_block_for(model.kv_shape(), block_size, c.kv_dtype);
-  pool.max_seq_len = c.max_seq_len;
-  pool.max_num_seqs = batch_size.value_or(256);
-  pool.free_ram_share /= double(std::max(1, ranks_sharing_ram));
-  PAGODA_ASSIGN_OR_RETURN(r.kv_pool, plan_kv_pool(pool, available_ram_bytes().value_or(int64_t(4) << 30)));  // unreadable: assume 4 GiB
-
-  c.kv.num_blocks = r.kv_pool.num_blocks;
-  c.kv.block_size = block_size;
-  c.kv.enable_prefix_cache = !o.no_prefix_cache;
-  // auto: every sequence needs a block and a token of the step.
-  c.scheduler.max_num_seqs = batch_size.value_or(std::min(r.kv_pool.num_blocks, c.scheduler.max_batched_tokens));
+  // --kv-memory overrides the file's kv_cache.max_entries as --kv-blocks does.
+  s.kv_blocks = o.kv_blocks.value_or(o.kv_memory_gib ? 0 : config.kv_cache.max_entries);
+  s.kv_memory_gib = o.kv_memory_gib;
+  PAGODA_ASSIGN_OR_RETURN(s.kv_dtype, resolve_kv_dtype(config));
+  s.ranks_sharing_ram = ranks_sharing_ram;
+  // Unreadable MemAvailable: assume 4 GiB.
+  PAGODA_ASSIGN_OR_RETURN(ResolvedEngine r, plan_engine(s, model, available_ram_bytes().value_or(int64_t(4) << 30)));
+  if (Status spec = apply_spec_options(o.spec, r.config); !spec.ok()) return spec;
   return r;
 }
 

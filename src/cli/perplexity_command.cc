@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/common_options.h"
+#include "engine/engine_plan.h"
 #include "cli/model_loading.h"
 #include "cli/progress.h"
 #include "loader/loaded_model.h"
@@ -25,7 +26,7 @@ struct PerplexityCliOptions {
   int32_t max_chunks = 0;
   int32_t batch = 512;
   std::optional<std::string> kl_base;
-  std::string base_kv_quant = "none";
+  std::string base_kv_cache_dtype = "f32";
   bool json = false;
 };
 
@@ -70,9 +71,9 @@ int perplexity(const PerplexityCliOptions& o) {
   if (!text.ok()) return report_error(text.error());
   const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  const std::optional<KvDType> base_kv_dtype = parse_kv_dtype(o.base_kv_quant);
+  const std::optional<KvDType> base_kv_dtype = parse_kv_dtype(o.base_kv_cache_dtype);
   if (!base_kv_dtype)
-    return report_error("invalid option: --base-kv-quant must be none or int8, got '" + o.base_kv_quant + "'");
+    return report_error("invalid option: --base-kv-cache-dtype must be f32 or int8, got '" + o.base_kv_cache_dtype + "'");
   if (o.max_chunks < 0) return report_error("--chunks must be 0 (all) or positive");
   if (o.batch < 1) return report_error("--batch must be at least 1");
 
@@ -131,7 +132,7 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--batch", options->batch, "tokens per forward call")->capture_default_str();
   cmd->add_option("--kl-base", options->kl_base,
                   "base model (GGUF path, or 'bundled') to compare next-token distributions against");
-  cmd->add_option("--base-kv-quant", options->base_kv_quant, "the base model's KV cache: none or int8")
+  cmd->add_option("--base-kv-cache-dtype", options->base_kv_cache_dtype, "the base model's KV cache: f32 or int8")
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "print one JSON object instead of text");
   cmd->callback([options, &exit_code] { exit_code = perplexity(*options); });

@@ -11,19 +11,19 @@
 #include <memory>
 
 #include "cli/common_options.h"
+#include "engine/engine_plan.h"
 #include "cli/model_loading.h"
 #include "cli/parallel_setup.h"
 #include "cli/spec_options.h"
 #include "engine/engine.h"
 #include "loader/loaded_model.h"
 #include "kernels/kernels.h"
-#include "kv/kv_storage.h"
 #include "tokenizer/stream_decoder.h"
 
 namespace pagoda::cli {
 namespace {
 
-// `run` serves one request: prompts computed 256 tokens a step, KV in blocks of kv_cache.page_size.
+// `run` serves one request: prompts computed 256 tokens a step, KV in blocks of kv_cache.block_size.
 constexpr int32_t kRunPromptTokensPerStep = 256;
 
 struct RunOptions {
@@ -90,18 +90,12 @@ int run(const RunOptions& o) {
       std::min<int64_t>(max_seq_len, std::max<int64_t>(2, int64_t(request.prompt.size()) + sampling.max_tokens)));
   Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  const int32_t block_size = config->kv_cache.page_size;
-  EngineConfig ec =
-      single_sequence_engine_config(run_seq_len, block_size, *kv_dtype, kRunPromptTokensPerStep, num_threads);
-  if (Status spec = apply_spec_options(o.spec, ec); !spec.ok()) return report_error(spec.message());
-  const int64_t kv_bytes = int64_t(ec.kv.num_blocks) * KvStorage::bytes_per_block_for(mc.kv_shape(), block_size, ec.kv_dtype);
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
-  if (kv_bytes > ram_bytes / 2)
-    return report_error(
-        fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
-                    "{:.1f} GiB; lower --max-seq-len or -n",
-                    ec.max_seq_len, double(kv_bytes) / double(1 << 30), double(ram_bytes) / double(1 << 30)));
-  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, tok, ec);
+  Result<EngineConfig> ec = plan_single_sequence_engine(run_seq_len, config->kv_cache.block_size, *kv_dtype,
+                                                        kRunPromptTokensPerStep, num_threads, mc.kv_shape(), ram_bytes);
+  if (!ec.ok()) return report_error(ec.error());
+  if (Status spec = apply_spec_options(o.spec, *ec); !spec.ok()) return report_error(spec.message());
+  Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, tok, *ec);
   if (!engine.ok()) return report_error(engine.error());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> logits_file(nullptr, &std::fclose);
   if (!o.logits_out.empty()) {

@@ -7,7 +7,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "cli/common_options.h"
@@ -15,6 +14,7 @@
 #include "cli/engine_setup.h"
 #include "chat/template_selection.h"
 #include "engine/engine.h"
+#include "loader/chat_metadata.h"
 #include "server/api_server.h"
 #include "server/http_server.h"
 
@@ -35,11 +35,6 @@ struct ServeOptions {
   int64_t max_request_tokens = int64_t(1) << 18;
   int64_t max_buffered_tokens = int64_t(1) << 20;
 };
-
-std::string default_model_name(const LoadedModel& loaded) {
-  if (auto name = loaded.file->get_string("general.name"); name.ok() && *name && !(*name)->empty()) return **name;
-  return std::filesystem::path(loaded.source).stem().string();
-}
 
 int serve(ServeOptions& o) {
   server::LogFormat log_format;
@@ -70,16 +65,12 @@ int serve(ServeOptions& o) {
   if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
   const LoadedModel& loaded = p->loaded;
 
-  // The special tokens' texts, for a Jinja template's bos_token / eos_token.
-  std::string bos_text, eos_text;
-  if (auto pieces = loaded.file->get_string_array("tokenizer.ggml.tokens"); pieces.ok() && *pieces) {
-    const std::vector<std::string>& v = **pieces;
-    const Tokenizer& tok = *loaded.tokenizer;
-    if (tok.bos_id() >= 0 && size_t(tok.bos_id()) < v.size()) bos_text = v[size_t(tok.bos_id())];
-    if (tok.eos_id() >= 0 && size_t(tok.eos_id()) < v.size()) eos_text = v[size_t(tok.eos_id())];
-  }
-  ChatTemplateSources sources{.flag = o.chat_template, .bos_text = bos_text, .eos_text = eos_text};
-  if (auto t = loaded.file->get_string("tokenizer.chat_template"); t.ok() && *t) sources.model_template = **t;
+  const ChatMetadata meta = read_chat_metadata(loaded);
+  ChatTemplateSources sources;
+  sources.flag = o.chat_template;
+  sources.model_template = meta.chat_template;
+  sources.bos_text = meta.bos_text;
+  sources.eos_text = meta.eos_text;
   Result<SelectedChatTemplate> chat = select_chat_template(sources);
   if (!chat.ok()) return report_error(chat.error());
 
@@ -88,10 +79,10 @@ int serve(ServeOptions& o) {
   const EngineConfig& ec = p->resolved.config;
 
   server::ApiServerOptions api;
-  api.model_name = o.served_model_name.value_or(default_model_name(loaded));
+  api.model_name = o.served_model_name.value_or(meta.name);
   api.api_key = o.api_key;
   api.chat_template = chat->chat_template;
-  api.bos_text = bos_text;
+  api.bos_text = meta.bos_text;
   api.max_seq_len = ec.max_seq_len;
   api.max_model_len = ec.max_seq_len;
   api.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
@@ -101,10 +92,9 @@ int serve(ServeOptions& o) {
   // A connection has at most one request being prepared (HTTP/1.1 answers in order), so a queue as deep as the
   // connection cap never refuses what the cap admitted; the bodies it holds are bounded by the body budget.
   api.max_queued_requests = size_t(o.http.max_connections);
-  if (auto add_bos = loaded.file->get_bool("tokenizer.ggml.add_bos_token"); add_bos.ok() && *add_bos)
-    api.add_bos = **add_bos;
+  if (meta.add_bos) api.add_bos = *meta.add_bos;
   api.cache.block_size = ec.kv.block_size;
-  api.cache.cache_dtype = ec.kv_dtype == KvDType::kInt8 ? "int8" : "auto";
+  api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
   api.cache.num_gpu_blocks = ec.kv.num_blocks;
 

@@ -8,19 +8,13 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "bench/ablation_models.h"
-#include "bench/kv_bytes_per_token.h"
-#include "bench/latency_bench.h"
-#include "bench/matmul_throughput.h"
-#include "bench/memory_bandwidth.h"
+#include "bench/tune_outputs.h"
 #include "bench/tune_sweep.h"
 #include "cli/common_options.h"
-#include "core/thread_pool.h"
-#include "format/gguf_reader.h"
-#include "kv/kv_storage.h"
+#include "engine/engine_plan.h"
 
 namespace pagoda::cli {
 namespace {
@@ -35,7 +29,7 @@ struct TuneCliOptions {
   int64_t membw_array_mib = 64;
 };
 
-const char* kv_name(KvDType d) { return d == KvDType::kInt8 ? "int8" : "none"; }
+const char* kv_name(KvDType d) { return d == KvDType::kInt8 ? "int8" : "f32"; }
 
 // Three significant figures below 10 ms (a small model's steps), one decimal above.
 std::string ms(double v) { return v < 10.0 ? fmt::format("{:.3g} ms", v) : fmt::format("{:.1f} ms", v); }
@@ -76,26 +70,11 @@ int tune(TuneCliOptions& o) {
   if (w.prompt_len + w.output_len > o.sweep.max_seq_len)
     return report_error(fmt::format("--input-len + --output-len exceeds max_seq_len {}", o.sweep.max_seq_len));
 
-  // 1. This machine.
-  bench::TuneEstimates e;
-  int32_t num_threads = 0;
-  {
-    ThreadPool pool(o.sweep.num_threads);
-    num_threads = pool.num_threads();
-    const bench::MemoryBandwidth bw = bench::measure_memory_bandwidth(pool, o.membw_array_mib, 3);
-    e.membw_gbps = bw.read_gbps;
-    e.matmul_gflops = bench::measure_matmul_gflops(pool, kernels::best_kernels());
-  }
-  // 2. The model's shapes.
-  e.kv_bytes_per_token_f16 = bench::kv_bytes_per_token(mc.num_layers, mc.num_kv_heads, mc.head_dim, 2);
-  e.kv_bytes_per_token_f32 = KvStorage::bytes_per_token_layer(mc.kv_shape(), KvDType::kF32) * mc.num_layers;
-  e.kv_bytes_per_token_int8 = KvStorage::bytes_per_token_layer(mc.kv_shape(), KvDType::kInt8) * mc.num_layers;
-  for (bench::AblationWeights wt :
-       {bench::AblationWeights::kF32, bench::AblationWeights::kQ8_0, bench::AblationWeights::kQ4_0}) {
-    Result<format::GgufFile> f = format::GgufFile::open(files->path(wt));
-    if (!f.ok()) return report_error(f.error());
-    e.weight_bytes[size_t(wt)] = int64_t(bench::weight_bytes_per_token(*f, mc.vocab_size));
-  }
+  // 1. This machine and 2. the model's shapes.
+  Result<bench::MeasuredEstimates> measured = bench::measure_tune_estimates(*files, o.sweep.num_threads, o.membw_array_mib);
+  if (!measured.ok()) return report_error(measured.error());
+  const bench::TuneEstimates& e = measured->estimates;
+  const int32_t num_threads = measured->num_threads;
   std::printf("machine: %.2f GB/s read bandwidth, %.1f GFLOP/s f32 matmul, %d threads\n", e.membw_gbps, e.matmul_gflops,
               num_threads);
   std::printf(
@@ -121,7 +100,7 @@ int tune(TuneCliOptions& o) {
                  ms(t.figures.tpot_p99_ms).c_str(), t.figures.output_tok_s);
   });
   if (!sweep.ok()) return report_error(sweep.error());
-  std::printf("\n%-18s %-5s %-4s %5s %7s %5s | %10s %10s %10s %10s %9s %5s %s\n", "stage", "wts", "kv", "page",
+  std::printf("\n%-18s %-5s %-4s %5s %7s %5s | %10s %10s %10s %10s %9s %5s %s\n", "stage", "wts", "kv", "block",
               "tokens", "batch", "TTFT mean", "TTFT p99", "TPOT mean", "TPOT p99", "out tok/s", "seqs", "");
   for (size_t i = 0; i < sweep->trials.size(); ++i) {
     const bench::TuneTrial& t = sweep->trials[i];
@@ -130,7 +109,7 @@ int tune(TuneCliOptions& o) {
         "%s",
         fmt::format("{:<18} {:<5} {:<4} {:>5} {:>7} {:>5} | {:>10} {:>10} {:>10} {:>10} {:>9.2f} {:>5} {}{}\n", t.stage,
                     bench::ablation_weights_name(t.candidate.weights), kv_name(t.candidate.kv_dtype),
-                    t.candidate.page_size, t.candidate.max_batched_tokens, t.candidate.batch_size, ms(f.ttft_mean_ms),
+                    t.candidate.block_size, t.candidate.max_batched_tokens, t.candidate.batch_size, ms(f.ttft_mean_ms),
                     ms(f.ttft_p99_ms), ms(f.tpot_mean_ms), ms(f.tpot_p99_ms), f.output_tok_s, f.max_concurrent_seqs,
                     bench::meets_slo(f, o.sweep.slo) ? "" : "misses SLO ", i == sweep->choice.index ? "<- chosen" : "")
             .c_str());
@@ -147,25 +126,10 @@ int tune(TuneCliOptions& o) {
 
   // 4. The config file.
   if (!o.output_path.empty()) {
-    std::string model_path = config->model;
-    if (best.candidate.weights != bench::AblationWeights::kF32) {
-      // The quantized copy the sweep ran, kept next to the config so that --config loads exactly it.
-      const std::filesystem::path out(o.output_path);
-      const std::filesystem::path kept =
-          out.parent_path() /
-          fmt::format("{}-{}.gguf", out.stem().string(), bench::ablation_weights_name(best.candidate.weights));
-      std::error_code ec;
-      std::filesystem::copy_file(files->path(best.candidate.weights), kept,
-                                 std::filesystem::copy_options::overwrite_existing, ec);
-      if (ec) return report_error(fmt::format("cannot write {}: {}", kept.string(), ec.message()));
-      model_path = kept.string();
-    }
-    const PagodaConfig tuned = bench::tuned_config(best.candidate, model_path, o.sweep.max_seq_len, sweep->kv_blocks);
-    if (Status s = validate_config(tuned); !s.ok()) return report_error("the tuned config is invalid: " + s.message());
-    std::ofstream out(o.output_path, std::ios::binary | std::ios::trunc);
-    out << config_to_json(tuned) << "\n";
-    if (!out) return report_error(fmt::format("cannot write {}", o.output_path));
-    std::printf("wrote %s (model %s)\n", o.output_path.c_str(), model_path.empty() ? "bundled" : model_path.c_str());
+    Result<std::string> model_path = bench::write_tuned_config(best.candidate, *files, config->model, o.output_path,
+                                                              o.sweep.max_seq_len, sweep->kv_blocks);
+    if (!model_path.ok()) return report_error(model_path.error());
+    std::printf("wrote %s (model %s)\n", o.output_path.c_str(), model_path->empty() ? "bundled" : model_path->c_str());
   }
   return 0;
 }

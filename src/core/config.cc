@@ -23,11 +23,11 @@ using nlohmann::json;
 constexpr int kMaxJsonDepth = 32;
 
 constexpr std::array<std::string_view, 5> kQuantizations = {"none", "q8_0", "q4_0", "int8", "awq-int4"};
-constexpr std::array<std::string_view, 2> kKvQuants = {"none", "int8"};
+constexpr std::array<std::string_view, 2> kKvDtypes = {"f32", "int8"};
 
 constexpr std::array<std::string_view, 7> kTopLevelKeys = {"model",   "quantization", "max_seq_len", "batch_size",
                                                            "threads", "kv_cache",     "parallel"};
-constexpr std::array<std::string_view, 3> kKvCacheKeys = {"max_entries", "page_size", "quant"};
+constexpr std::array<std::string_view, 3> kKvCacheKeys = {"max_entries", "block_size", "dtype"};
 constexpr std::array<std::string_view, 2> kParallelKeys = {"tensor_parallel", "pipeline_parallel"};
 
 struct IntRule {
@@ -41,7 +41,7 @@ constexpr IntRule kMaxSeqLen{"max_seq_len", 0, 1048576};
 constexpr IntRule kBatchSize{"batch_size", 1, 4096};
 constexpr IntRule kThreads{"threads", 0, 1024};
 constexpr IntRule kMaxEntries{"kv_cache.max_entries", 0, std::numeric_limits<int32_t>::max()};
-constexpr IntRule kPageSize{"kv_cache.page_size", 1, 1024, true};
+constexpr IntRule kBlockSizeRule{"kv_cache.block_size", 1, 1024, true};
 constexpr IntRule kTensorParallel{"parallel.tensor_parallel", 1, 64};
 constexpr IntRule kPipelineParallel{"parallel.pipeline_parallel", 1, 64};
 
@@ -185,11 +185,11 @@ Status read_kv_cache(const json& value, KvCacheConfig& kv) {
   if (auto it = value.find("max_entries"); it != value.end()) {
     PAGODA_ASSIGN_OR_RETURN(kv.max_entries, read_int(kMaxEntries, *it));
   }
-  if (auto it = value.find("page_size"); it != value.end()) {
-    PAGODA_ASSIGN_OR_RETURN(kv.page_size, read_int(kPageSize, *it));
+  if (auto it = value.find("block_size"); it != value.end()) {
+    PAGODA_ASSIGN_OR_RETURN(kv.block_size, read_int(kBlockSizeRule, *it));
   }
-  if (auto it = value.find("quant"); it != value.end()) {
-    PAGODA_ASSIGN_OR_RETURN(kv.quant, read_enum("kv_cache.quant", kKvQuants, *it));
+  if (auto it = value.find("dtype"); it != value.end()) {
+    PAGODA_ASSIGN_OR_RETURN(kv.dtype, read_enum("kv_cache.dtype", kKvDtypes, *it));
   }
   return Status();
 }
@@ -311,8 +311,8 @@ Status validate_config(const PagodaConfig& config) {
   PAGODA_RETURN_IF_ERROR(check_batch_size(config.batch_size));
   PAGODA_RETURN_IF_ERROR(check_int(kThreads, config.threads));
   PAGODA_RETURN_IF_ERROR(check_int(kMaxEntries, config.kv_cache.max_entries));
-  PAGODA_RETURN_IF_ERROR(check_int(kPageSize, config.kv_cache.page_size));
-  PAGODA_RETURN_IF_ERROR(check_enum("kv_cache.quant", kKvQuants, config.kv_cache.quant));
+  PAGODA_RETURN_IF_ERROR(check_int(kBlockSizeRule, config.kv_cache.block_size));
+  PAGODA_RETURN_IF_ERROR(check_enum("kv_cache.dtype", kKvDtypes, config.kv_cache.dtype));
   PAGODA_RETURN_IF_ERROR(check_int(kTensorParallel, config.parallel.tensor_parallel));
   PAGODA_RETURN_IF_ERROR(check_int(kPipelineParallel, config.parallel.pipeline_parallel));
   return Status();
@@ -331,8 +331,8 @@ std::string config_to_json(const PagodaConfig& config) {
   }
   out["threads"] = config.threads;
   out["kv_cache"]["max_entries"] = config.kv_cache.max_entries;
-  out["kv_cache"]["page_size"] = config.kv_cache.page_size;
-  out["kv_cache"]["quant"] = config.kv_cache.quant;
+  out["kv_cache"]["block_size"] = config.kv_cache.block_size;
+  out["kv_cache"]["dtype"] = config.kv_cache.dtype;
   out["parallel"]["tensor_parallel"] = config.parallel.tensor_parallel;
   out["parallel"]["pipeline_parallel"] = config.parallel.pipeline_parallel;
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

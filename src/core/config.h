@@ -14,8 +14,8 @@ namespace pagoda {
 
 struct KvCacheConfig {
   int32_t max_entries = 0;     // KV blocks in the pool; 0 = auto (from the memory budget)
-  int32_t page_size = 16;      // tokens per block, [1, 1024], a power of two
-  std::string quant = "none";  // none | int8
+  int32_t block_size = 16;      // tokens per block, [1, 1024], a power of two
+  std::string dtype = "f32";  // f32 | int8
 };
 
 struct ParallelConfig {
@@ -34,8 +34,8 @@ struct PagodaConfig {
 };
 
 // Parses JSON text. Every key is optional; the top level must be an object. Unknown keys, wrong types and
-// out-of-range values are errors naming the key path: "config.json: kv_cache.page_size: expected an integer,
-// got a string", "config.json: kv_cache.page_size: must be a power of two in [1, 1024], got 3". Integers are
+// out-of-range values are errors naming the key path: "config.json: kv_cache.block_size: expected an integer,
+// got a string", "config.json: kv_cache.block_size: must be a power of two in [1, 1024], got 3". Integers are
 // integral JSON numbers (4096 and 4096.0 are accepted, 1.5 is not).
 Result<PagodaConfig> parse_config(std::string_view json_text, std::string_view source_name);
 // Reads and parses a file ("cannot read config FILE: No such file or directory").

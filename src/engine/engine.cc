@@ -82,7 +82,7 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
                                                     const EngineConfig& config) {
   if (config.max_seq_len < 2)
     return make_error(fmt::format("max_seq_len must be at least 2, got {}", config.max_seq_len));
-  if (config.kv.block_size < 1) return make_error("kv_cache.page_size must be positive");
+  if (config.kv.block_size < 1) return make_error("kv_cache.block_size must be positive");
   if (config.scheduler.max_num_seqs < 1) return make_error("batch_size must be at least 1");
   if (config.scheduler.max_batched_tokens < 1) return make_error("--max-batched-tokens must be at least 1");
   if (config.scheduler.max_batched_tokens < config.scheduler.max_num_seqs)

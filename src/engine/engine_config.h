@@ -25,7 +25,7 @@ struct SpecDecodeConfig {
 
 struct EngineConfig {
   int32_t max_seq_len = 0;           // prompt + output tokens of one sequence
-  KvDType kv_dtype = KvDType::kF32;  // kv_cache.quant
+  KvDType kv_dtype = KvDType::kF32;  // kv_cache.dtype
   SchedulerConfig scheduler;
   KvCacheManager::Options kv;  // num_blocks, block_size, prefix cache
   int32_t max_queue = 4096;    // waiting requests beyond which submit() refuses with kResourceExhausted
@@ -35,21 +35,5 @@ struct EngineConfig {
   bool prompt_logits = false;
   SpecDecodeConfig spec;
 };
-
-// The engine for one sequence at a time (run, bench latency): a KV pool of exactly one
-// sequence of max_seq_len in blocks of block_size, no prefix cache, `prompt_tokens_per_step` prompt tokens a step.
-inline EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_size, KvDType kv_dtype,
-                                                  int32_t prompt_tokens_per_step, int32_t num_threads) {
-  EngineConfig c;
-  c.max_seq_len = max_seq_len;
-  c.kv_dtype = kv_dtype;
-  c.kv.block_size = block_size;
-  c.kv.num_blocks = (max_seq_len + block_size - 1) / block_size;
-  c.kv.enable_prefix_cache = false;
-  c.scheduler.max_num_seqs = 1;
-  c.scheduler.max_batched_tokens = prompt_tokens_per_step;
-  c.num_threads = num_threads;
-  return c;
-}
 
 }  // namespace pagoda

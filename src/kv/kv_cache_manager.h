@@ -23,7 +23,7 @@ class KvCacheManager {
  public:
   struct Options {
     int32_t num_blocks = 0;
-    int32_t block_size = 16;          // tokens per block (kv_cache.page_size)
+    int32_t block_size = 16;          // tokens per block (kv_cache.block_size)
     bool enable_prefix_cache = true;  // false: --no-prefix-cache
     uint64_t extra_key = 0;           // mixed into every block hash: whatever else decides K/V (model id)
   };

@@ -15,9 +15,9 @@ namespace pagoda {
 
 enum class KvDType : uint8_t { kF32, kInt8 };
 
-// "none" (f32) or "int8", as kv_cache.quant spells them; nullopt for anything else.
+// "f32" or "int8", as kv_cache.dtype and --kv-cache-dtype spell them; nullopt for anything else.
 inline std::optional<KvDType> parse_kv_dtype(std::string_view name) {
-  if (name == "none" || name == "f32") return KvDType::kF32;
+  if (name == "f32") return KvDType::kF32;
   if (name == "int8") return KvDType::kInt8;
   return std::nullopt;
 }

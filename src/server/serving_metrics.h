@@ -16,7 +16,7 @@ namespace pagoda::server {
 
 struct CacheConfigInfo {
   int32_t block_size = 0;
-  std::string cache_dtype;  // "auto" (f32) | "int8"
+  std::string cache_dtype;  // "f32" | "int8", as kv_cache.dtype spells them
   bool enable_prefix_caching = true;
   int32_t num_gpu_blocks = 0;  // vLLM's label name; here: the KV pool's blocks in RAM
 };

@@ -85,8 +85,8 @@ TEST_F(CliErrorsTest, BadConfigFiles) {
   expect_clean_error(run_pagoda({"run", "--config", dir_ + "/unknown.json", "-p", "hi"}), "kv_cache.page_sise");
   write_file(dir_ + "/type.json", R"({"max_seq_len": "long"})");
   expect_clean_error(run_pagoda({"run", "--config", dir_ + "/type.json", "-p", "hi"}), "max_seq_len");
-  write_file(dir_ + "/range.json", R"({"kv_cache": {"page_size": 3}})");
-  expect_clean_error(run_pagoda({"run", "--config", dir_ + "/range.json", "-p", "hi"}), "kv_cache.page_size");
+  write_file(dir_ + "/range.json", R"({"kv_cache": {"block_size": 3}})");
+  expect_clean_error(run_pagoda({"run", "--config", dir_ + "/range.json", "-p", "hi"}), "kv_cache.block_size");
   write_file(dir_ + "/broken.json", R"({"max_seq_len": )");
   expect_clean_error(run_pagoda({"run", "--config", dir_ + "/broken.json", "-p", "hi"}), "broken.json");
   expect_clean_error(run_pagoda({"run", "--config", dir_ + "/absent.json", "-p", "hi"}), "absent.json");

@@ -27,7 +27,7 @@ TEST(CliPerplexityTest, PrintsTheRunningEstimateAndTheFinalFigure) {
 
 TEST(CliPerplexityTest, JsonWithKlAgainstTheF32KvBase) {
   ProcessResult r =
-      run_pagoda({"perplexity", "-f", kStory, "--ctx", "64", "--kv-quant", "int8", "--kl-base", "bundled", "--json"});
+      run_pagoda({"perplexity", "-f", kStory, "--ctx", "64", "--kv-cache-dtype", "int8", "--kl-base", "bundled", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["ctx"], 64);
@@ -64,7 +64,7 @@ TEST(CliPerplexityTest, BadInputIsAClearError) {
       {{"perplexity", "-f", dir + "/short.txt"}, "shorter than one chunk"},
       {{"perplexity", "-f", kStory, "--ctx", "4096"}, "exceeds"},
       {{"perplexity", "-f", kStory, "--kl-base", dir + "/missing.gguf"}, "--kl-base"},
-      {{"perplexity", "-f", kStory, "--base-kv-quant", "int2"}, "int2"},
+      {{"perplexity", "-f", kStory, "--base-kv-cache-dtype", "int2"}, "int2"},
       {{"perplexity", "-f", kStory, "--chunks", "-1"}, "--chunks"},
   };
   for (const Case& c : cases) {

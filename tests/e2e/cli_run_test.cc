@@ -59,7 +59,7 @@ TEST(CliRunTest, Int8KvCacheFollowsTheGoldenTextForItsFirstHalf) {
   // INT8 KV rounds K and V, so greedy decoding eventually takes a different near-tie (measured: after about
   // 270 of the golden text's 420 characters, with either attention kernel). It must not drift early.
   for (const char* attention : {"flash", "naive"}) {
-    ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0", "--kv-quant",
+    ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0", "--kv-cache-dtype",
                                   "int8", "--attention", attention});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string golden = kGoldenStory;
@@ -70,7 +70,7 @@ TEST(CliRunTest, Int8KvCacheFollowsTheGoldenTextForItsFirstHalf) {
 }
 
 TEST(CliRunTest, UnknownKvQuantIsAClearError) {
-  ProcessResult r = run_pagoda({"run", "-q", "-p", "Once", "-n", "4", "--kv-quant", "int3"});
+  ProcessResult r = run_pagoda({"run", "-q", "-p", "Once", "-n", "4", "--kv-cache-dtype", "int3"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("int3"));
   EXPECT_TRUE(r.out.empty());
@@ -109,25 +109,25 @@ TEST(CliRunTest, PrintConfigShowsFileAndFlagOverrides) {
   const std::string& dir = dir_holder.path();
   write_file(dir + "/c.json",
              R"({"quantization":"q4_0","max_seq_len":4096,"batch_size":"auto","kv_cache":{"max_entries":512,)"
-             R"("page_size":16,"quant":"int8"},"parallel":{"tensor_parallel":1,"pipeline_parallel":1}})");
+             R"("block_size":16,"dtype":"int8"},"parallel":{"tensor_parallel":1,"pipeline_parallel":1}})");
   ProcessResult r = run_pagoda({"run", "--config", dir + "/c.json", "--max-seq-len", "128", "--print-config"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"max_seq_len\": 128"));  // the flag wins over the file's 4096
   EXPECT_THAT(r.out, HasSubstr("\"quantization\": \"q4_0\""));
   EXPECT_THAT(r.out, HasSubstr("\"max_entries\": 512"));
   EXPECT_THAT(r.out, HasSubstr("\"batch_size\": \"auto\""));
-  EXPECT_THAT(r.out, HasSubstr("\"quant\": \"int8\""));
-  // `run` has no KV pool to size, so the pool's block count is noted as unused; kv_cache.quant is active.
+  EXPECT_THAT(r.out, HasSubstr("\"dtype\": \"int8\""));
+  // `run` has no KV pool to size, so the pool's block count is noted as unused; kv_cache.dtype is active.
   EXPECT_THAT(r.out, HasSubstr("kv_cache.max_entries = 512: run runs one sequence at a time; not used"));
-  EXPECT_THAT(r.out, Not(HasSubstr("kv_cache.quant")));
+  EXPECT_THAT(r.out, Not(HasSubstr("kv_cache.dtype")));
 }
 
-TEST(CliRunTest, PageSizeSetsTheKvBlocksAndKeepsTheText) {
+TEST(CliRunTest, BlockSizeSetsTheKvBlocksAndKeepsTheText) {
   const TempDir dir;
   std::vector<std::string> outs;
   for (int page : {4, 16, 64}) {
     const std::string path = dir.path() + "/p" + std::to_string(page) + ".json";
-    write_file(path, R"({"kv_cache": {"page_size": )" + std::to_string(page) + "}}");
+    write_file(path, R"({"kv_cache": {"block_size": )" + std::to_string(page) + "}}");
     ProcessResult r = run_pagoda({"run", "--config", path, "-q", "-p", "Once upon a time", "-n", "80", "--temp", "0"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     outs.push_back(r.out);

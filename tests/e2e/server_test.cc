@@ -214,7 +214,7 @@ TEST(ServerTest, MetricsHaveVllmNamesAndCountRequests) {
   EXPECT_GE(metric_value(m, "pagoda:prefix_cache_hits_total").value_or(0), 16.0);
   EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
   EXPECT_THAT(m, HasSubstr("block_size=\"16\""));
-  EXPECT_THAT(m, HasSubstr("cache_dtype=\"auto\""));
+  EXPECT_THAT(m, HasSubstr("cache_dtype=\"f32\""));
   EXPECT_THAT(m, HasSubstr("enable_prefix_caching=\"True\""));
 }
 

@@ -74,7 +74,7 @@ TEST(TunePlan, TheWrittenConfigLoadsBack) {
   TuneCandidate c;
   c.weights = AblationWeights::kQ4_0;
   c.kv_dtype = KvDType::kInt8;
-  c.page_size = 32;
+  c.block_size = 32;
   c.batch_size = 16;
   const PagodaConfig written = tuned_config(c, "/models/tl-q4_0.gguf", 2048, 512);
   ASSERT_TRUE(validate_config(written).ok());
@@ -85,14 +85,14 @@ TEST(TunePlan, TheWrittenConfigLoadsBack) {
   EXPECT_EQ(back->max_seq_len, 2048);
   EXPECT_EQ(back->batch_size, 16);
   EXPECT_EQ(back->kv_cache.max_entries, 512);
-  EXPECT_EQ(back->kv_cache.page_size, 32);
-  EXPECT_EQ(back->kv_cache.quant, "int8");
+  EXPECT_EQ(back->kv_cache.block_size, 32);
+  EXPECT_EQ(back->kv_cache.dtype, "int8");
   EXPECT_EQ(back->parallel.tensor_parallel, 1);
   c.weights = AblationWeights::kF32;
   c.kv_dtype = KvDType::kF32;
   const PagodaConfig f32 = tuned_config(c, "", 512, 64);
   EXPECT_EQ(f32.quantization, "none");  // the model file is f32: nothing to quantize at load
-  EXPECT_EQ(f32.kv_cache.quant, "none");
+  EXPECT_EQ(f32.kv_cache.dtype, "f32");
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr const char* kExample = R"({"model": "path", "quantization":"q4_0","max_seq_len":4096,"batch_size":"auto",
-  "threads": 8,"kv_cache":{"max_entries":512,"page_size":16,"quant":"int8"},
+  "threads": 8,"kv_cache":{"max_entries":512,"block_size":16,"dtype":"int8"},
   "parallel":{"tensor_parallel":1,"pipeline_parallel":1}})";
 
 void expect_same(const PagodaConfig& a, const PagodaConfig& b) {
@@ -29,8 +29,8 @@ void expect_same(const PagodaConfig& a, const PagodaConfig& b) {
   EXPECT_EQ(a.batch_size, b.batch_size);
   EXPECT_EQ(a.threads, b.threads);
   EXPECT_EQ(a.kv_cache.max_entries, b.kv_cache.max_entries);
-  EXPECT_EQ(a.kv_cache.page_size, b.kv_cache.page_size);
-  EXPECT_EQ(a.kv_cache.quant, b.kv_cache.quant);
+  EXPECT_EQ(a.kv_cache.block_size, b.kv_cache.block_size);
+  EXPECT_EQ(a.kv_cache.dtype, b.kv_cache.dtype);
   EXPECT_EQ(a.parallel.tensor_parallel, b.parallel.tensor_parallel);
   EXPECT_EQ(a.parallel.pipeline_parallel, b.parallel.pipeline_parallel);
 }
@@ -50,8 +50,8 @@ TEST(ConfigTest, ExampleParsesToTheRightStruct) {
   EXPECT_EQ(config->batch_size, std::nullopt);
   EXPECT_EQ(config->threads, 8);
   EXPECT_EQ(config->kv_cache.max_entries, 512);
-  EXPECT_EQ(config->kv_cache.page_size, 16);
-  EXPECT_EQ(config->kv_cache.quant, "int8");
+  EXPECT_EQ(config->kv_cache.block_size, 16);
+  EXPECT_EQ(config->kv_cache.dtype, "int8");
   EXPECT_EQ(config->parallel.tensor_parallel, 1);
   EXPECT_EQ(config->parallel.pipeline_parallel, 1);
 }
@@ -88,7 +88,7 @@ TEST(ConfigTest, TopLevelMustBeAnObject) {
 TEST(ConfigTest, UnknownKeyNamesFullPathAndAllowedKeys) {
   std::string error = parse_error(R"({"kv_cache": {"pagesize": 16}})");
   EXPECT_THAT(error, StartsWith("cfg.json: kv_cache.pagesize: unknown key"));
-  EXPECT_THAT(error, HasSubstr("max_entries, page_size, quant"));
+  EXPECT_THAT(error, HasSubstr("max_entries, block_size, dtype"));
 
   error = parse_error(R"({"treads": 4})");
   EXPECT_THAT(error, StartsWith("cfg.json: treads: unknown key"));
@@ -104,8 +104,8 @@ TEST(ConfigTest, UnknownKeyWithControlCharactersIsQuoted) {
 }
 
 TEST(ConfigTest, WrongTypeNamesKeyAndTypes) {
-  EXPECT_EQ(parse_error(R"({"kv_cache": {"page_size": "big"}})"),
-            "cfg.json: kv_cache.page_size: expected an integer, got a string");
+  EXPECT_EQ(parse_error(R"({"kv_cache": {"block_size": "big"}})"),
+            "cfg.json: kv_cache.block_size: expected an integer, got a string");
   EXPECT_THAT(parse_error(R"({"model": 3})"), HasSubstr("model: expected a string, got an integer"));
   EXPECT_THAT(parse_error(R"({"threads": true})"), HasSubstr("threads: expected an integer, got a boolean"));
   EXPECT_THAT(parse_error(R"({"threads": null})"), HasSubstr("threads: expected an integer, got null"));
@@ -118,10 +118,10 @@ TEST(ConfigTest, WrongTypeNamesKeyAndTypes) {
 }
 
 TEST(ConfigTest, OutOfRangeNamesKeyRangeAndValue) {
-  EXPECT_EQ(parse_error(R"({"kv_cache": {"page_size": 24}})"),
-            "cfg.json: kv_cache.page_size: must be a power of two in [1, 1024], got 24");
-  EXPECT_THAT(parse_error(R"({"kv_cache": {"page_size": 2048}})"), HasSubstr("got 2048"));
-  EXPECT_THAT(parse_error(R"({"kv_cache": {"page_size": 0}})"), HasSubstr("kv_cache.page_size"));
+  EXPECT_EQ(parse_error(R"({"kv_cache": {"block_size": 24}})"),
+            "cfg.json: kv_cache.block_size: must be a power of two in [1, 1024], got 24");
+  EXPECT_THAT(parse_error(R"({"kv_cache": {"block_size": 2048}})"), HasSubstr("got 2048"));
+  EXPECT_THAT(parse_error(R"({"kv_cache": {"block_size": 0}})"), HasSubstr("kv_cache.block_size"));
   EXPECT_THAT(parse_error(R"({"max_seq_len": -1})"),
               HasSubstr("max_seq_len: must be an integer in [0, 1048576], got -1"));
   // Values past int64 are printed as written, not as a saturated stand-in.
@@ -140,15 +140,15 @@ TEST(ConfigTest, OutOfRangeNamesKeyRangeAndValue) {
 TEST(ConfigTest, EnumValuesListAllowedAndValue) {
   EXPECT_EQ(parse_error(R"({"quantization": "q5_k"})"),
             "cfg.json: quantization: must be one of none, q8_0, q4_0, int8, awq-int4; got \"q5_k\"");
-  EXPECT_THAT(parse_error(R"({"kv_cache": {"quant": "fp8"}})"),
-              HasSubstr("kv_cache.quant: must be one of none, int8; got \"fp8\""));
+  EXPECT_THAT(parse_error(R"({"kv_cache": {"dtype": "fp8"}})"),
+              HasSubstr("kv_cache.dtype: must be one of f32, int8; got \"fp8\""));
 }
 
 TEST(ConfigTest, ValidateConfigRechecksStruct) {
   PagodaConfig config;
   EXPECT_TRUE(validate_config(config).ok());
-  config.kv_cache.page_size = 3;
-  EXPECT_EQ(validate_config(config).message(), "kv_cache.page_size: must be a power of two in [1, 1024], got 3");
+  config.kv_cache.block_size = 3;
+  EXPECT_EQ(validate_config(config).message(), "kv_cache.block_size: must be a power of two in [1, 1024], got 3");
   config = {};
   config.batch_size = 5000;
   EXPECT_THAT(validate_config(config).message(), HasSubstr("batch_size"));
@@ -159,8 +159,8 @@ TEST(ConfigTest, ValidateConfigRechecksStruct) {
   config.quantization = "q3";
   EXPECT_THAT(validate_config(config).message(), HasSubstr("quantization"));
   config = {};
-  config.kv_cache.quant = "int4";
-  EXPECT_THAT(validate_config(config).message(), HasSubstr("kv_cache.quant"));
+  config.kv_cache.dtype = "int4";
+  EXPECT_THAT(validate_config(config).message(), HasSubstr("kv_cache.dtype"));
   config = {};
   config.parallel.tensor_parallel = 0;
   EXPECT_THAT(validate_config(config).message(), HasSubstr("parallel.tensor_parallel"));
@@ -196,8 +196,8 @@ TEST(ConfigTest, PrintedJsonIsPrettyAndInFileOrder) {
   "threads": 0,
   "kv_cache": {
     "max_entries": 0,
-    "page_size": 16,
-    "quant": "none"
+    "block_size": 16,
+    "dtype": "f32"
   },
   "parallel": {
     "tensor_parallel": 1,
@@ -210,7 +210,7 @@ TEST(ConfigTest, UnusedBySingleSequenceListsEachOne) {
   PagodaConfig config;
   EXPECT_TRUE(unused_by_single_sequence(config, "run").empty());
   config.quantization = "q4_0";       // acts: the loader quantizes
-  config.kv_cache = {512, 32, "int8"};  // page_size and quant act in run too
+  config.kv_cache = {512, 32, "int8"};  // block_size and dtype act in run too
   config.batch_size = 8;
   config.parallel = {2, 3};
   EXPECT_THAT(unused_by_single_sequence(config, "run"),

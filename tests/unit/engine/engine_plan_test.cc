@@ -1,0 +1,145 @@
+// plan_engine: the sizing policy the CLI and the public API share (no model file: a ModelConfig by hand).
+#include "engine/engine_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kv/kv_storage.h"
+
+namespace pagoda {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kGiB = int64_t(1) << 30;
+
+ModelConfig small_model() {  // TinyLlama's attention shape, 4 layers: 4 x 2 x 256 x 4 bytes = 8 KiB of f32 KV a token
+  ModelConfig m;
+  m.dim = 2048;
+  m.hidden_dim = 5632;
+  m.num_layers = 4;
+  m.num_heads = 32;
+  m.num_kv_heads = 4;
+  m.head_dim = 64;
+  m.rope_dim = 64;
+  m.vocab_size = 32000;
+  m.context_length = 2048;
+  return m;
+}
+
+TEST(EnginePlanTest, DefaultsComeFromTheModelAndTheFreeRam) {
+  const ModelConfig m = small_model();
+  Result<EnginePlan> p = plan_engine({}, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  const EngineConfig& c = p->config;
+  EXPECT_EQ(c.max_seq_len, 2048);
+  EXPECT_EQ(c.num_threads, 0);  // a 1B-class model: one thread per core
+  EXPECT_EQ(c.scheduler.max_batched_tokens, kDefaultMaxBatchedTokens);
+  EXPECT_EQ(c.max_queue, kDefaultMaxQueue);
+  EXPECT_TRUE(c.kv.enable_prefix_cache);
+  EXPECT_TRUE(c.scheduler.chunked_prefill);
+  EXPECT_EQ(c.scheduler.max_prefill_tokens_with_decodes, kAutoPrefillCap);
+  // 40% of 8 GiB in blocks of 16 tokens x 8 KiB, never more than 256 full-length sequences (they would need 4 GiB).
+  const int64_t per_block = KvStorage::bytes_per_block_for(m.kv_shape(), 16, KvDType::kF32);
+  EXPECT_EQ(per_block, 16 * 8192);
+  EXPECT_EQ(p->kv_pool.num_blocks, int32_t(0.4 * double(8 * kGiB) / double(per_block)));
+  EXPECT_EQ(c.kv.num_blocks, p->kv_pool.num_blocks);
+  // Automatic batch: as many sequences as there are blocks and step tokens.
+  EXPECT_EQ(c.scheduler.max_num_seqs, kDefaultMaxBatchedTokens);
+}
+
+TEST(EnginePlanTest, ABatchLargerThanTheStepBudgetRaisesIt) {
+  EngineSettings s;
+  s.max_num_seqs = 300;
+  Result<EnginePlan> p = plan_engine(s, small_model(), 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->config.scheduler.max_num_seqs, 300);
+  EXPECT_EQ(p->config.scheduler.max_batched_tokens, 300);
+  s.max_batched_tokens = 64;  // an explicit budget is kept
+  p = plan_engine(s, small_model(), 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->config.scheduler.max_batched_tokens, 64);
+}
+
+TEST(EnginePlanTest, ExplicitPoolsAndPrecisionsAreTaken) {
+  EngineSettings s;
+  s.kv_blocks = 100;
+  s.block_size = 32;
+  s.kv_dtype = KvDType::kInt8;
+  s.max_seq_len = 4096;  // beyond the trained context is the caller's choice
+  Result<EnginePlan> p = plan_engine(s, small_model(), 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->config.kv.num_blocks, 100);
+  EXPECT_EQ(p->config.kv.block_size, 32);
+  EXPECT_EQ(p->config.kv_dtype, KvDType::kInt8);
+  EXPECT_EQ(p->config.max_seq_len, 4096);
+  EXPECT_EQ(p->config.scheduler.max_num_seqs, 100);  // fewer blocks than step tokens
+  EngineSettings budget;
+  budget.kv_memory_gib = 1.0;
+  p = plan_engine(budget, small_model(), 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->kv_pool.num_blocks, int32_t(kGiB / (16 * 8192)));
+}
+
+TEST(EnginePlanTest, RanksOnOneMachineShareTheFreeRam) {
+  EngineSettings s;
+  Result<EnginePlan> one = plan_engine(s, small_model(), 2 * kGiB);
+  s.ranks_sharing_ram = 2;
+  Result<EnginePlan> two = plan_engine(s, small_model(), 2 * kGiB);
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(two->kv_pool.num_blocks, one->kv_pool.num_blocks / 2);
+}
+
+TEST(EnginePlanTest, ATinyModelGetsOneThreadUnlessTold) {
+  ModelConfig tiny = small_model();
+  tiny.dim = 64;
+  tiny.hidden_dim = 172;
+  tiny.num_heads = 8;
+  tiny.num_kv_heads = 4;
+  tiny.head_dim = 8;
+  tiny.vocab_size = 512;
+  EXPECT_EQ(resolve_num_threads(0, tiny), 1);
+  EXPECT_EQ(resolve_num_threads(2, tiny), 2);
+  EXPECT_EQ(resolve_num_threads(0, small_model()), 0);
+}
+
+TEST(EnginePlanTest, BadSettingsAreErrorsNamingThem) {
+  const auto error = [](EngineSettings s) {
+    Result<EnginePlan> p = plan_engine(s, small_model(), 8 * kGiB);
+    EXPECT_FALSE(p.ok());
+    return p.ok() ? std::string() : p.error();
+  };
+  EngineSettings s;
+  s.block_size = 24;
+  EXPECT_THAT(error(s), HasSubstr("block_size must be a power of two in [1, 1024], got 24"));
+  s = {};
+  s.kv_blocks = 10;
+  s.kv_memory_gib = 1.0;
+  EXPECT_THAT(error(s), HasSubstr("not both"));
+  s = {};
+  s.max_num_seqs = 0;
+  EXPECT_THAT(error(s), HasSubstr("max_num_seqs"));
+  s = {};
+  s.max_queue = 0;
+  EXPECT_THAT(error(s), HasSubstr("max_queue"));
+  s = {};
+  s.max_prefill_tokens_with_decodes = -5;
+  EXPECT_THAT(error(s), HasSubstr("max_prefill_tokens_with_decodes"));
+}
+
+TEST(EnginePlanTest, OneSequenceRunsAreRefusedBeyondHalfTheRam) {
+  const ModelConfig m = small_model();
+  Result<EngineConfig> c = plan_single_sequence_engine(1000, 16, KvDType::kF32, 256, 1, m.kv_shape(), 8 * kGiB);
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->kv.num_blocks, 63);  // ceil(1000 / 16)
+  EXPECT_EQ(c->scheduler.max_num_seqs, 1);
+  EXPECT_FALSE(c->kv.enable_prefix_cache);
+  // 1M tokens x 8 KiB = 8 GiB of KV on a 8 GiB machine.
+  c = plan_single_sequence_engine(1 << 20, 16, KvDType::kF32, 256, 1, m.kv_shape(), 8 * kGiB);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.error(), HasSubstr("more than half of this machine's 8.0 GiB"));
+  EXPECT_FALSE(plan_single_sequence_engine(64, 3, KvDType::kF32, 256, 1, m.kv_shape(), 8 * kGiB).ok());
+}
+
+}  // namespace
+}  // namespace pagoda
