@@ -9,8 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/engine.h"
-#include "loader/loaded_model.h"
+#include "bundled_engine_fixture.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_vocabulary.h"
@@ -20,41 +19,24 @@ namespace {
 
 using grammar::GrammarSpec;
 
-class ConstrainedSamplingTest : public ::testing::Test {
+class ConstrainedSamplingTest : public BundledEngineTest {
  protected:
   static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
+    BundledEngineTest::SetUpTestSuite();
     compiler_ = new grammar::GrammarCompiler(grammar::TokenVocabulary::from_tokenizer(*loaded_->tokenizer), 16);
   }
   static void TearDownTestSuite() {
     delete compiler_;
-    delete loaded_;
+    BundledEngineTest::TearDownTestSuite();
   }
 
   static std::unique_ptr<Engine> make(int32_t num_blocks = 256, int32_t num_spec_tokens = 0) {
-    EngineConfig c;
-    if (num_spec_tokens > 0) {
-      c.spec.method = SpecMethod::kNgram;
-      c.scheduler.num_speculative_tokens = num_spec_tokens;
-    }
-    c.max_seq_len = 256;
+    EngineConfig c = config(num_blocks, 16, num_spec_tokens);
     c.scheduler.max_num_seqs = 16;
-    c.scheduler.max_batched_tokens = 64;
-    c.kv.num_blocks = num_blocks;
-    c.kv.block_size = 16;
-    c.num_threads = 2;
-    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
-    EXPECT_TRUE(engine.ok()) << engine.error();
-    return engine.ok() ? std::move(engine).value() : nullptr;
+    return BundledEngineTest::make(c);
   }
   static GenerateRequest request(const std::string& text, int32_t max_tokens, float temperature = 0.0f) {
-    GenerateRequest r;
-    r.prompt = loaded_->tokenizer->encode(text, true);
-    r.sampling.temperature = temperature;
-    r.sampling.max_tokens = max_tokens;
-    return r;
+    return BundledEngineTest::request(text, max_tokens, temperature);
   }
   static std::shared_ptr<const grammar::CompiledGrammar> compile(GrammarSpec::Kind kind, std::string text,
                                                                  std::vector<std::string> choices = {}) {
@@ -66,23 +48,15 @@ class ConstrainedSamplingTest : public ::testing::Test {
     EXPECT_TRUE(g.ok()) << g.error();
     return g.ok() ? *g : nullptr;
   }
-  static RequestOutput run(Engine& engine, GenerateRequest r) {
-    auto h = engine.submit(std::move(r));
-    EXPECT_TRUE(h.ok()) << h.error();
-    return h.ok() ? h->stream->wait_all() : RequestOutput{};
-  }
+  static RequestOutput run(Engine& engine, GenerateRequest r) { return run_alone(engine, std::move(r)); }
   // Whether `text` is a complete sentence of `g`.
   static bool matches(const std::shared_ptr<const grammar::CompiledGrammar>& g, const std::string& text) {
     grammar::GrammarMatcher m(g);
     return m.accept_bytes(text) && m.can_end();
   }
 
-  static LoadedModel* loaded_;
-  static grammar::GrammarCompiler* compiler_;
+  inline static grammar::GrammarCompiler* compiler_ = nullptr;
 };
-
-LoadedModel* ConstrainedSamplingTest::loaded_ = nullptr;
-grammar::GrammarCompiler* ConstrainedSamplingTest::compiler_ = nullptr;
 
 constexpr const char* kPersonSchema = R"({
   "type": "object",

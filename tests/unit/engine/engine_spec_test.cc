@@ -9,77 +9,20 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "loader/loaded_model.h"
+#include "bundled_engine_fixture.h"
 
 namespace pagoda {
 namespace {
 
 using namespace std::chrono_literals;
 
-class EngineSpecTest : public ::testing::Test {
+class EngineSpecTest : public BundledEngineTest {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() { delete loaded_; }
-
   static EngineConfig config(int32_t num_blocks, int32_t num_spec_tokens, int32_t block_size = 16) {
-    EngineConfig c;
-    c.max_seq_len = 256;
-    c.scheduler.max_num_seqs = 32;
-    c.scheduler.max_batched_tokens = 64;
-    c.kv.num_blocks = num_blocks;
-    c.kv.block_size = block_size;
-    c.num_threads = 2;
-    if (num_spec_tokens > 0) {
-      c.spec.method = SpecMethod::kNgram;
-      c.scheduler.num_speculative_tokens = num_spec_tokens;
-    }
-    return c;
+    return BundledEngineTest::config(num_blocks, block_size, num_spec_tokens);
   }
-  static std::unique_ptr<Engine> make(const EngineConfig& c) {
-    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
-    EXPECT_TRUE(engine.ok()) << engine.error();
-    return engine.ok() ? std::move(engine).value() : nullptr;
-  }
-  static GenerateRequest greedy(const std::string& text, int32_t max_tokens) {
-    GenerateRequest r;
-    r.prompt = loaded_->tokenizer->encode(text, true);
-    r.sampling.temperature = 0.0f;
-    r.sampling.max_tokens = max_tokens;
-    return r;
-  }
-  // 16 story starts of mixed lengths and output lengths (stories repeat names and phrases: drafts get accepted).
-  static std::vector<GenerateRequest> mixed_requests() {
-    const char* starts[] = {"Once upon a time",
-                            "The cat",
-                            "Lily and Ben went to the park. They",
-                            "One day, a little boy named Tim found a big red ball in the garden. He",
-                            "The sun",
-                            "Mom said"};
-    std::vector<GenerateRequest> out;
-    for (int i = 0; i < 16; ++i) out.push_back(greedy(starts[i % 6], 20 + 13 * (i % 7)));
-    return out;
-  }
-  static std::vector<RequestOutput> run_batch(Engine& engine, const std::vector<GenerateRequest>& requests) {
-    std::vector<RequestHandle> handles;
-    for (const GenerateRequest& r : requests) {
-      auto h = engine.submit(r);
-      EXPECT_TRUE(h.ok()) << h.error();
-      if (h.ok()) handles.push_back(*h);
-    }
-    std::vector<RequestOutput> out;
-    for (RequestHandle& h : handles) out.push_back(h.stream->wait_all());
-    return out;
-  }
-
-  static LoadedModel* loaded_;
+  static std::vector<GenerateRequest> mixed_requests() { return BundledEngineTest::mixed_requests(20); }
 };
-
-LoadedModel* EngineSpecTest::loaded_ = nullptr;
 
 TEST_F(EngineSpecTest, GreedyTextAloneAndInABatchOf16IsTheTextWithoutSpeculation) {
   auto plain = make(config(256, 0));

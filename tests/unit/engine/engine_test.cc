@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "loader/loaded_model.h"
+#include "bundled_engine_fixture.h"
 #include "support/reference_greedy.h"
 
 namespace pagoda {
@@ -20,59 +20,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public BundledEngineTest {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() { delete loaded_; }
-
-  static EngineConfig config(int32_t num_blocks, int32_t block_size = 16) {
-    EngineConfig c;
-    c.max_seq_len = 256;
-    c.scheduler.max_num_seqs = 32;
-    c.scheduler.max_batched_tokens = 64;
-    c.kv.num_blocks = num_blocks;
-    c.kv.block_size = block_size;
-    c.num_threads = 2;
-    return c;
-  }
-  static std::unique_ptr<Engine> make(const EngineConfig& c) {
-    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
-    EXPECT_TRUE(engine.ok()) << engine.error();
-    return engine.ok() ? std::move(engine).value() : nullptr;
-  }
-  static GenerateRequest greedy(const std::string& text, int32_t max_tokens) {
-    GenerateRequest r;
-    r.prompt = loaded_->tokenizer->encode(text, true);
-    r.sampling.temperature = 0.0f;
-    r.sampling.max_tokens = max_tokens;
-    return r;
-  }
-  // 16 prompts of mixed lengths and output lengths.
-  static std::vector<GenerateRequest> mixed_requests() {
-    const char* starts[] = {"Once upon a time",
-                            "The cat",
-                            "Lily and Ben went to the park. They",
-                            "One day, a little boy named Tim found a big red ball in the garden. He",
-                            "The sun",
-                            "Mom said"};
-    std::vector<GenerateRequest> out;
-    for (int i = 0; i < 16; ++i) out.push_back(greedy(starts[i % 6], 8 + 13 * (i % 7)));
-    return out;
-  }
-  static RequestOutput run_alone(Engine& engine, GenerateRequest r) {
-    auto h = engine.submit(std::move(r));
-    EXPECT_TRUE(h.ok()) << h.error();
-    return h->stream->wait_all();
-  }
-
-  static LoadedModel* loaded_;
+  static std::vector<GenerateRequest> mixed_requests() { return BundledEngineTest::mixed_requests(8); }
 };
-
-LoadedModel* EngineTest::loaded_ = nullptr;
 
 TEST_F(EngineTest, GreedyTextAloneEqualsTheReferenceLoopsAndTheTextInABatchOf16) {
   auto engine = make(config(256));
