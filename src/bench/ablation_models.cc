@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "assets/bundled_model.h"
+#include "format/gguf_names.h"
 #include "format/gguf_quantizer.h"
 #include "format/gguf_reader.h"
 
@@ -30,13 +31,14 @@ Result<AblationModelFiles> AblationModelFiles::prepare(const std::string& model_
   }
   {
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile file, format::GgufFile::open(files.f32_path_));
-    const format::GgufTensorInfo* w = file.find_tensor("blk.0.ffn_up.weight");
-    if (w == nullptr) return make_error(fmt::format("{}: no blk.0.ffn_up.weight (not a Llama GGUF?)", files.f32_path_));
+    const std::string probe = format::gguf_tensor::block_tensor(0, format::gguf_tensor::kFfnUp);
+    const format::GgufTensorInfo* w = file.find_tensor(probe);
+    if (w == nullptr) return make_error(fmt::format("{}: no {} (not a Llama GGUF?)", files.f32_path_, probe));
     if (w->type != format::GgmlType::kF32 && w->type != format::GgmlType::kF16 && w->type != format::GgmlType::kBF16)
       return make_error(fmt::format(
-          "{}: the ablation's baseline needs f32 (or f16/bf16) weights, blk.0.ffn_up.weight is {}; make one with "
+          "{}: the ablation's baseline needs f32 (or f16/bf16) weights, {} is {}; make one with "
           "`pagoda gen-model --type f32` or convert the original",
-          files.f32_path_, format::ggml_type_name(w->type)));
+          files.f32_path_, probe, format::ggml_type_name(w->type)));
     files.baseline_type_ = std::string(format::ggml_type_name(w->type));
     PAGODA_ASSIGN_OR_RETURN(files.model_config_, model_config_from_gguf(file));
   }

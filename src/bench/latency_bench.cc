@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "engine/engine.h"
 #include "engine/engine_plan.h"
+#include "format/gguf_names.h"
 #include "kv/kv_storage.h"
 
 namespace pagoda::bench {
@@ -26,10 +27,10 @@ double percentile(std::vector<double> values, double p) {
 }  // namespace
 
 double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) {
-  const bool tied = file.find_tensor("output.weight") == nullptr;
+  const bool tied = file.find_tensor(format::gguf_tensor::kOutput) == nullptr;
   double bytes = 0.0;
   for (const format::GgufTensorInfo& t : file.tensors()) {
-    if (t.name == "token_embd.weight" && !tied)
+    if (t.name == format::gguf_tensor::kTokenEmbedding && !tied)
       bytes += double(t.size_bytes) / double(vocab_size);
     else
       bytes += double(t.size_bytes);

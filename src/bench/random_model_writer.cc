@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/half.h"
+#include "format/gguf_names.h"
 #include "format/gguf_writer.h"
 #include "format/placeholder_vocabulary.h"
 #include "quant/block_q4_0.h"
@@ -85,20 +86,20 @@ Status write_random_model(const RandomModelOptions& o) {
   const int64_t head_dim = s.dim / s.num_heads, kv_dim = head_dim * s.num_kv_heads;
 
   format::GgufWriter w;
-  w.set("general.architecture", GgufValue::string("llama"));
-  w.set("general.name", GgufValue::string(fmt::format("{} (random weights, seed {})", s.name, o.seed)));
-  w.set("general.alignment", GgufValue::u32(32));
-  w.set("general.file_type", GgufValue::u32(format::ggml_file_type(o.weight_type)));
-  w.set("llama.context_length", GgufValue::u32(uint32_t(s.context_length)));
-  w.set("llama.embedding_length", GgufValue::u32(uint32_t(s.dim)));
-  w.set("llama.block_count", GgufValue::u32(uint32_t(s.num_layers)));
-  w.set("llama.feed_forward_length", GgufValue::u32(uint32_t(s.hidden_dim)));
-  w.set("llama.rope.dimension_count", GgufValue::u32(uint32_t(head_dim)));
-  w.set("llama.attention.head_count", GgufValue::u32(uint32_t(s.num_heads)));
-  w.set("llama.attention.head_count_kv", GgufValue::u32(uint32_t(s.num_kv_heads)));
-  w.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(s.rms_eps));
-  w.set("llama.rope.freq_base", GgufValue::f32(s.rope_theta));
-  w.set("llama.vocab_size", GgufValue::u32(uint32_t(s.vocab_size)));
+  w.set(format::gguf_key::kArchitecture, GgufValue::string("llama"));
+  w.set(format::gguf_key::kName, GgufValue::string(fmt::format("{} (random weights, seed {})", s.name, o.seed)));
+  w.set(format::gguf_key::kAlignment, GgufValue::u32(32));
+  w.set(format::gguf_key::kFileType, GgufValue::u32(format::ggml_file_type(o.weight_type)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kContextLength), GgufValue::u32(uint32_t(s.context_length)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kEmbeddingLength), GgufValue::u32(uint32_t(s.dim)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kBlockCount), GgufValue::u32(uint32_t(s.num_layers)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kFeedForwardLength), GgufValue::u32(uint32_t(s.hidden_dim)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kRopeDimensionCount), GgufValue::u32(uint32_t(head_dim)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kHeadCount), GgufValue::u32(uint32_t(s.num_heads)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kHeadCountKv), GgufValue::u32(uint32_t(s.num_kv_heads)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kRmsEpsilon), GgufValue::f32(s.rms_eps));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kRopeFreqBase), GgufValue::f32(s.rope_theta));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kVocabSize), GgufValue::u32(uint32_t(s.vocab_size)));
   format::add_placeholder_vocabulary(w, s.vocab_size);
 
   struct Spec {
@@ -107,21 +108,20 @@ Status write_random_model(const RandomModelOptions& o) {
     bool is_norm;
   };
   std::vector<Spec> specs;
-  specs.push_back({"token_embd.weight", {s.dim, s.vocab_size}, false});
+  specs.push_back({format::gguf_tensor::kTokenEmbedding, {s.dim, s.vocab_size}, false});
   for (int32_t l = 0; l < s.num_layers; ++l) {
-    const std::string p = fmt::format("blk.{}.", l);
-    specs.push_back({p + "attn_norm.weight", {s.dim}, true});
-    specs.push_back({p + "attn_q.weight", {s.dim, s.dim}, false});
-    specs.push_back({p + "attn_k.weight", {s.dim, kv_dim}, false});
-    specs.push_back({p + "attn_v.weight", {s.dim, kv_dim}, false});
-    specs.push_back({p + "attn_output.weight", {s.dim, s.dim}, false});
-    specs.push_back({p + "ffn_norm.weight", {s.dim}, true});
-    specs.push_back({p + "ffn_gate.weight", {s.dim, s.hidden_dim}, false});
-    specs.push_back({p + "ffn_down.weight", {s.hidden_dim, s.dim}, false});
-    specs.push_back({p + "ffn_up.weight", {s.dim, s.hidden_dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), {s.dim}, true});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ), {s.dim, s.dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), {s.dim, kv_dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), {s.dim, kv_dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput), {s.dim, s.dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnNorm), {s.dim}, true});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate), {s.dim, s.hidden_dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDown), {s.hidden_dim, s.dim}, false});
+    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp), {s.dim, s.hidden_dim}, false});
   }
-  specs.push_back({"output_norm.weight", {s.dim}, true});
-  specs.push_back({"output.weight", {s.dim, s.vocab_size}, false});
+  specs.push_back({format::gguf_tensor::kOutputNorm, {s.dim}, true});
+  specs.push_back({format::gguf_tensor::kOutput, {s.dim, s.vocab_size}, false});
 
   const int32_t num_tensors = int32_t(specs.size());
   for (int32_t i = 0; i < num_tensors; ++i) {

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+#include "format/gguf_names.h"
+
 namespace pagoda::format {
 
 static_assert(std::endian::native == std::endian::little, "the GGUF reader assumes a little-endian host");
@@ -319,7 +321,7 @@ Result<GgufFile> GgufFile::parse(std::span<const uint8_t> bytes, std::string nam
     file.metadata_.emplace_back(std::move(key), std::move(value));
   }
 
-  if (const GgufValue* alignment = file.find("general.alignment")) {
+  if (const GgufValue* alignment = file.find(gguf_key::kAlignment)) {
     if (alignment->type != GgufValueType::kUint32) {
       return parser.error(fmt::format("general.alignment has type {}, expected u32", type_string(*alignment)));
     }

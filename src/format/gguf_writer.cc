@@ -15,6 +15,7 @@
 #include <span>
 
 #include "core/check.h"
+#include "format/gguf_names.h"
 
 namespace pagoda::format {
 
@@ -143,7 +144,7 @@ Status write_all(int fd, const void* data, size_t size, const std::string& path)
 
 void GgufWriter::set(const std::string& key, GgufValue value) {
   check_value(key, value);
-  if (key == "general.alignment") {
+  if (key == gguf_key::kAlignment) {
     PAGODA_CHECK(value.type == GgufValueType::kUint32, "general.alignment must be a u32, not {}",
                  gguf_value_type_name(value.type));
     PAGODA_CHECK(value.u64 >= 8 && std::has_single_bit(value.u64),
@@ -195,7 +196,7 @@ const uint8_t* GgufWriter::tensor_data(const PendingTensor& t, std::vector<uint8
 
 uint64_t GgufWriter::alignment() const {
   for (const auto& [key, value] : metadata_) {
-    if (key == "general.alignment") return value.u64;
+    if (key == gguf_key::kAlignment) return value.u64;
   }
   return kGgufDefaultAlignment;
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "format/gguf_names.h"
 #include "format/gguf_writer.h"
 #include "format/llama2c_reader.h"
 
@@ -64,30 +65,30 @@ Status convert_llama2c_to_gguf(const Llama2cConvertOptions& options) {
   const std::string name =
       options.model_name.empty() ? std::filesystem::path(options.checkpoint_path).stem().string() : options.model_name;
   GgufWriter w;
-  w.set("general.architecture", GgufValue::string("llama"));
-  w.set("general.name", GgufValue::string(name));
-  if (!options.chat_template.empty()) w.set("tokenizer.chat_template", GgufValue::string(options.chat_template));
-  w.set("general.alignment", GgufValue::u32(32));
-  w.set("llama.context_length", GgufValue::u32(uint32_t(c.seq_len)));
-  w.set("llama.embedding_length", GgufValue::u32(uint32_t(c.dim)));
-  w.set("llama.block_count", GgufValue::u32(uint32_t(c.num_layers)));
-  w.set("llama.feed_forward_length", GgufValue::u32(uint32_t(c.hidden_dim)));
-  w.set("llama.rope.dimension_count", GgufValue::u32(uint32_t(c.dim / c.num_heads)));
-  w.set("llama.attention.head_count", GgufValue::u32(uint32_t(c.num_heads)));
-  w.set("llama.attention.head_count_kv", GgufValue::u32(uint32_t(c.num_kv_heads)));
-  w.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(1e-5f));
-  w.set("llama.rope.freq_base", GgufValue::f32(10000.0f));
-  w.set("llama.vocab_size", GgufValue::u32(uint32_t(c.vocab_size)));
-  w.set("general.file_type", GgufValue::u32(0));  // all F32
-  w.set("tokenizer.ggml.model", GgufValue::string("llama"));
-  w.set("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
-  w.set("tokenizer.ggml.scores", GgufValue::f32_array(vocab.scores));
-  w.set("tokenizer.ggml.token_type", GgufValue::i32_array(types));
-  w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(1));
-  w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(2));
-  w.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(0));
-  w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(true));
-  w.set("tokenizer.ggml.add_eos_token", GgufValue::boolean(false));
+  w.set(gguf_key::kArchitecture, GgufValue::string("llama"));
+  w.set(gguf_key::kName, GgufValue::string(name));
+  if (!options.chat_template.empty()) w.set(gguf_key::kChatTemplate, GgufValue::string(options.chat_template));
+  w.set(gguf_key::kAlignment, GgufValue::u32(32));
+  w.set(gguf_key::arch_key("llama", gguf_key::kContextLength), GgufValue::u32(uint32_t(c.seq_len)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kEmbeddingLength), GgufValue::u32(uint32_t(c.dim)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kBlockCount), GgufValue::u32(uint32_t(c.num_layers)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kFeedForwardLength), GgufValue::u32(uint32_t(c.hidden_dim)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kRopeDimensionCount), GgufValue::u32(uint32_t(c.dim / c.num_heads)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kHeadCount), GgufValue::u32(uint32_t(c.num_heads)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kHeadCountKv), GgufValue::u32(uint32_t(c.num_kv_heads)));
+  w.set(gguf_key::arch_key("llama", gguf_key::kRmsEpsilon), GgufValue::f32(1e-5f));
+  w.set(gguf_key::arch_key("llama", gguf_key::kRopeFreqBase), GgufValue::f32(10000.0f));
+  w.set(gguf_key::arch_key("llama", gguf_key::kVocabSize), GgufValue::u32(uint32_t(c.vocab_size)));
+  w.set(gguf_key::kFileType, GgufValue::u32(0));  // all F32
+  w.set(gguf_key::kTokenizerModel, GgufValue::string("llama"));
+  w.set(gguf_key::kTokens, GgufValue::string_array(tokens));
+  w.set(gguf_key::kScores, GgufValue::f32_array(vocab.scores));
+  w.set(gguf_key::kTokenType, GgufValue::i32_array(types));
+  w.set(gguf_key::kBosId, GgufValue::u32(1));
+  w.set(gguf_key::kEosId, GgufValue::u32(2));
+  w.set(gguf_key::kUnknownId, GgufValue::u32(0));
+  w.set(gguf_key::kAddBos, GgufValue::boolean(true));
+  w.set(gguf_key::kAddEos, GgufValue::boolean(false));
   for (const Llama2cTensor& t : ckpt.tensors)
     w.add_tensor(t.name, GgmlType::kF32, t.dims, t.data, t.num_elements * sizeof(float));
   return w.write(options.output_path);

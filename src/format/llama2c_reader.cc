@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/gguf_names.h"
+
 namespace pagoda::format {
 namespace {
 
@@ -81,21 +83,20 @@ Result<Llama2cCheckpoint> read_llama2c_checkpoint(const std::string& path) {
     for (int64_t d : dims) n *= uint64_t(d);
     ckpt.tensors.push_back({std::move(name), std::move(dims), data, n});
   };
-  add("token_embd.weight", {dim, vocab}, embd);
+  add(gguf_tensor::kTokenEmbedding, {dim, vocab}, embd);
   for (int64_t l = 0; l < layers; ++l) {
-    const std::string p = fmt::format("blk.{}.", l);
-    add(p + "attn_norm.weight", {dim}, rms_att + l * dim);
-    add(p + "attn_q.weight", {dim, dim}, wq + l * dim * dim);
-    add(p + "attn_k.weight", {dim, kv_dim}, wk + l * kv_dim * dim);
-    add(p + "attn_v.weight", {dim, kv_dim}, wv + l * kv_dim * dim);
-    add(p + "attn_output.weight", {dim, dim}, wo + l * dim * dim);
-    add(p + "ffn_norm.weight", {dim}, rms_ffn + l * dim);
-    add(p + "ffn_gate.weight", {dim, hidden}, w1 + l * hidden * dim);
-    add(p + "ffn_down.weight", {hidden, dim}, w2 + l * dim * hidden);
-    add(p + "ffn_up.weight", {dim, hidden}, w3 + l * hidden * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kAttnNorm), {dim}, rms_att + l * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kAttnQ), {dim, dim}, wq + l * dim * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kAttnK), {dim, kv_dim}, wk + l * kv_dim * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kAttnV), {dim, kv_dim}, wv + l * kv_dim * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kAttnOutput), {dim, dim}, wo + l * dim * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kFfnNorm), {dim}, rms_ffn + l * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kFfnGate), {dim, hidden}, w1 + l * hidden * dim);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kFfnDown), {hidden, dim}, w2 + l * dim * hidden);
+    add(gguf_tensor::block_tensor(int32_t(l), gguf_tensor::kFfnUp), {dim, hidden}, w3 + l * hidden * dim);
   }
-  add("output_norm.weight", {dim}, rms_final);
-  if (!c.shared_classifier) add("output.weight", {dim, vocab}, wcls);
+  add(gguf_tensor::kOutputNorm, {dim}, rms_final);
+  if (!c.shared_classifier) add(gguf_tensor::kOutput, {dim, vocab}, wcls);
   ckpt.mapping = std::move(mapping);
   return ckpt;
 }

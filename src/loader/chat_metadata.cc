@@ -4,24 +4,26 @@
 #include <filesystem>
 #include <vector>
 
+#include "format/gguf_names.h"
+
 namespace pagoda {
 
 ChatMetadata read_chat_metadata(const LoadedModel& loaded) {
   ChatMetadata m;
   const format::GgufFile& file = *loaded.file;
-  if (auto name = file.get_string("general.name"); name.ok() && *name && !(*name)->empty()) {
+  if (auto name = file.get_string(format::gguf_key::kName); name.ok() && *name && !(*name)->empty()) {
     m.name = **name;
   } else {
     m.name = std::filesystem::path(loaded.source).stem().string();
   }
-  if (auto pieces = file.get_string_array("tokenizer.ggml.tokens"); pieces.ok() && *pieces) {
+  if (auto pieces = file.get_string_array(format::gguf_key::kTokens); pieces.ok() && *pieces) {
     const std::vector<std::string>& v = **pieces;
     const Tokenizer& tok = *loaded.tokenizer;
     if (tok.bos_id() >= 0 && size_t(tok.bos_id()) < v.size()) m.bos_text = v[size_t(tok.bos_id())];
     if (tok.eos_id() >= 0 && size_t(tok.eos_id()) < v.size()) m.eos_text = v[size_t(tok.eos_id())];
   }
-  if (auto t = file.get_string("tokenizer.chat_template"); t.ok() && *t) m.chat_template = **t;
-  if (auto add_bos = file.get_bool("tokenizer.ggml.add_bos_token"); add_bos.ok() && *add_bos) m.add_bos = **add_bos;
+  if (auto t = file.get_string(format::gguf_key::kChatTemplate); t.ok() && *t) m.chat_template = **t;
+  if (auto add_bos = file.get_bool(format::gguf_key::kAddBos); add_bos.ok() && *add_bos) m.add_bos = **add_bos;
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/json_text.h"
+#include "format/gguf_names.h"
 #include "format/placeholder_vocabulary.h"
 #include "model/hf_gguf.h"
 #include "tokenizer/bpe_vocab_gguf_writer.h"
@@ -87,7 +88,7 @@ Result<HfFolderMetadata> hf_folder_metadata(const HfCheckpoint& ckpt, const std:
   if (template_text.empty()) {
     PAGODA_ASSIGN_OR_RETURN(template_text, config_chat_template(config_text, (dir / "tokenizer_config.json").string()));
   }
-  if (!template_text.empty()) m.writer.set("tokenizer.chat_template", format::GgufValue::string(template_text));
+  if (!template_text.empty()) m.writer.set(format::gguf_key::kChatTemplate, format::GgufValue::string(template_text));
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "format/gguf_names.h"
 #include "tokenizer/vocab.h"
 
 namespace pagoda {
@@ -50,19 +51,19 @@ Status add_bpe_vocabulary(const BpeVocab& vocab, int32_t vocab_size, format::Ggu
   std::vector<std::string> merges;
   merges.reserve(vocab.merges.size());
   for (const auto& [left, right] : vocab.merges) merges.push_back(left + " " + right);
-  w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
-  w.set("tokenizer.ggml.pre", GgufValue::string(pre));
-  w.set("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
-  w.set("tokenizer.ggml.token_type", GgufValue::i32_array(types));
-  w.set("tokenizer.ggml.merges", GgufValue::string_array(merges));
-  if (vocab.bos_id >= 0) w.set("tokenizer.ggml.bos_token_id", GgufValue::u32(uint32_t(vocab.bos_id)));
-  if (vocab.eos_id >= 0) w.set("tokenizer.ggml.eos_token_id", GgufValue::u32(uint32_t(vocab.eos_id)));
+  w.set(format::gguf_key::kTokenizerModel, GgufValue::string("gpt2"));
+  w.set(format::gguf_key::kTokenizerPre, GgufValue::string(pre));
+  w.set(format::gguf_key::kTokens, GgufValue::string_array(tokens));
+  w.set(format::gguf_key::kTokenType, GgufValue::i32_array(types));
+  w.set(format::gguf_key::kMerges, GgufValue::string_array(merges));
+  if (vocab.bos_id >= 0) w.set(format::gguf_key::kBosId, GgufValue::u32(uint32_t(vocab.bos_id)));
+  if (vocab.eos_id >= 0) w.set(format::gguf_key::kEosId, GgufValue::u32(uint32_t(vocab.eos_id)));
   // GGUF holds two stop ids besides EOS; the readers find the other end-of-turn tokens by their text.
-  const char* stop_keys[] = {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
+  const char* stop_keys[] = {format::gguf_key::kEotId, format::gguf_key::kEomId};
   for (size_t i = 0; i < vocab.stop_ids.size() && i < 2; ++i) {
     w.set(stop_keys[i], GgufValue::u32(uint32_t(vocab.stop_ids[i])));
   }
-  if (vocab.add_bos_set) w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(vocab.add_bos));
+  if (vocab.add_bos_set) w.set(format::gguf_key::kAddBos, GgufValue::boolean(vocab.add_bos));
   return Status::ok_status();
 }
 

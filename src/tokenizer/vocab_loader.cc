@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/gguf_names.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_piece.h"
 #include "tokenizer/spm_tokenizer.h"
@@ -18,19 +19,19 @@
 namespace pagoda {
 namespace {
 
-constexpr const char* kModelKey = "tokenizer.ggml.model";
-constexpr const char* kTokensKey = "tokenizer.ggml.tokens";
-constexpr const char* kScoresKey = "tokenizer.ggml.scores";
-constexpr const char* kTokenTypeKey = "tokenizer.ggml.token_type";
-constexpr const char* kBosKey = "tokenizer.ggml.bos_token_id";
-constexpr const char* kEosKey = "tokenizer.ggml.eos_token_id";
-constexpr const char* kUnknownKey = "tokenizer.ggml.unknown_token_id";
-constexpr const char* kAddBosKey = "tokenizer.ggml.add_bos_token";
-constexpr const char* kAddSpacePrefixKey = "tokenizer.ggml.add_space_prefix";
-constexpr const char* kMergesKey = "tokenizer.ggml.merges";
-constexpr const char* kPreKey = "tokenizer.ggml.pre";
-constexpr const char* kEotKey = "tokenizer.ggml.eot_token_id";
-constexpr const char* kEomKey = "tokenizer.ggml.eom_token_id";
+constexpr const char* kModelKey = format::gguf_key::kTokenizerModel;
+constexpr const char* kTokensKey = format::gguf_key::kTokens;
+constexpr const char* kScoresKey = format::gguf_key::kScores;
+constexpr const char* kTokenTypeKey = format::gguf_key::kTokenType;
+constexpr const char* kBosKey = format::gguf_key::kBosId;
+constexpr const char* kEosKey = format::gguf_key::kEosId;
+constexpr const char* kUnknownKey = format::gguf_key::kUnknownId;
+constexpr const char* kAddBosKey = format::gguf_key::kAddBos;
+constexpr const char* kAddSpacePrefixKey = format::gguf_key::kAddSpacePrefix;
+constexpr const char* kMergesKey = format::gguf_key::kMerges;
+constexpr const char* kPreKey = format::gguf_key::kTokenizerPre;
+constexpr const char* kEotKey = format::gguf_key::kEotId;
+constexpr const char* kEomKey = format::gguf_key::kEomId;
 
 Status error(const format::GgufFile& file, const std::string& message) {
   return make_error(fmt::format("{}: {}", file.name(), message));

@@ -1,0 +1,81 @@
+// The GGUF metadata keys and tensor names pagoda reads and writes, as llama.cpp's gguf-py (constants.py) spells
+// them, in one table: general.*, tokenizer.*, the hyper-parameters every architecture has under "<arch>.", and the
+// Llama block's tensor names. A family's own keys (Gemma's soft-capping, MoE expert counts, ...) live with that
+// family in model/arch_*.cc. Constants only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pagoda::format::gguf_key {
+
+inline constexpr const char* kArchitecture = "general.architecture";
+inline constexpr const char* kName = "general.name";
+inline constexpr const char* kAlignment = "general.alignment";
+inline constexpr const char* kFileType = "general.file_type";
+
+inline constexpr const char* kTokenizerModel = "tokenizer.ggml.model";  // llama (SentencePiece) | gpt2 (BPE)
+inline constexpr const char* kTokenizerPre = "tokenizer.ggml.pre";      // the BPE pre-tokenizer's name
+inline constexpr const char* kTokens = "tokenizer.ggml.tokens";
+inline constexpr const char* kScores = "tokenizer.ggml.scores";
+inline constexpr const char* kTokenType = "tokenizer.ggml.token_type";
+inline constexpr const char* kMerges = "tokenizer.ggml.merges";
+inline constexpr const char* kBosId = "tokenizer.ggml.bos_token_id";
+inline constexpr const char* kEosId = "tokenizer.ggml.eos_token_id";
+inline constexpr const char* kUnknownId = "tokenizer.ggml.unknown_token_id";
+inline constexpr const char* kEotId = "tokenizer.ggml.eot_token_id";
+inline constexpr const char* kEomId = "tokenizer.ggml.eom_token_id";
+inline constexpr const char* kAddBos = "tokenizer.ggml.add_bos_token";
+inline constexpr const char* kAddEos = "tokenizer.ggml.add_eos_token";
+inline constexpr const char* kAddSpacePrefix = "tokenizer.ggml.add_space_prefix";
+inline constexpr const char* kChatTemplate = "tokenizer.chat_template";
+
+// Under "<arch>.": arch_key("llama", kContextLength) = "llama.context_length".
+inline constexpr const char* kContextLength = "context_length";
+inline constexpr const char* kEmbeddingLength = "embedding_length";
+inline constexpr const char* kBlockCount = "block_count";
+inline constexpr const char* kFeedForwardLength = "feed_forward_length";
+inline constexpr const char* kHeadCount = "attention.head_count";
+inline constexpr const char* kHeadCountKv = "attention.head_count_kv";
+inline constexpr const char* kKeyLength = "attention.key_length";
+inline constexpr const char* kRmsEpsilon = "attention.layer_norm_rms_epsilon";
+inline constexpr const char* kRopeDimensionCount = "rope.dimension_count";
+inline constexpr const char* kRopeFreqBase = "rope.freq_base";
+inline constexpr const char* kVocabSize = "vocab_size";
+
+inline std::string arch_key(std::string_view arch, std::string_view suffix) {
+  std::string key(arch);
+  key += '.';
+  key += suffix;
+  return key;
+}
+
+}  // namespace pagoda::format::gguf_key
+
+namespace pagoda::format::gguf_tensor {
+
+inline constexpr const char* kTokenEmbedding = "token_embd.weight";
+inline constexpr const char* kOutputNorm = "output_norm.weight";
+inline constexpr const char* kOutput = "output.weight";  // absent: the classifier is tied to token_embd
+
+// A block's tensors: block_tensor(3, kAttnQ) = "blk.3.attn_q.weight".
+inline constexpr const char* kAttnNorm = "attn_norm";
+inline constexpr const char* kAttnQ = "attn_q";
+inline constexpr const char* kAttnK = "attn_k";
+inline constexpr const char* kAttnV = "attn_v";
+inline constexpr const char* kAttnOutput = "attn_output";
+inline constexpr const char* kFfnNorm = "ffn_norm";
+inline constexpr const char* kFfnGate = "ffn_gate";
+inline constexpr const char* kFfnUp = "ffn_up";
+inline constexpr const char* kFfnDown = "ffn_down";
+
+inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
+  std::string tensor = "blk." + std::to_string(layer) + ".";
+  tensor += name;
+  tensor += '.';
+  tensor += kind;
+  return tensor;
+}
+
+}  // namespace pagoda::format::gguf_tensor
