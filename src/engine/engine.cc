@@ -7,11 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <limits>
 
 #include "core/check.h"
 #include "grammar/compiled_grammar.h"
-#include "grammar/token_mask.h"
 #include "spec/ngram_drafter.h"
 
 namespace pagoda {
@@ -125,7 +123,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       draft_verifier_(model.config().vocab_size),
       raw_row_(size_t(model.config().vocab_size)),
       fork_row_(size_t(model.config().vocab_size)),
-      mask_((size_t(model.config().vocab_size) + 31) / 32) {
+      constraints_(model.config().vocab_size, end_of_generation_ids_) {
   sampled_.reserve(size_t(logits_row_capacity(config)));
   spec_figures_.num_accepted_tokens_per_pos.assign(size_t(config.scheduler.num_speculative_tokens), 0);
   stats_.spec_num_accepted_tokens_per_pos = spec_figures_.num_accepted_tokens_per_pos;
@@ -363,7 +361,7 @@ void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
     if (!rows[r].samples) continue;
     if (const int32_t num_drafts = plan.seqs[size_t(rows[r].seq_idx)].num_draft_tokens; num_drafts > 0) {
       // Rows r .. r + num_drafts are this sequence's, in position order.
-      const int32_t num_accepted = draft_verifier_.verify(seq, logits, int32_t(r), sampled_);
+      const int32_t num_accepted = draft_verifier_.verify(seq, logits, int32_t(r), constraints_, sampled_);
       ++spec_figures_.num_drafts;
       spec_figures_.num_draft_tokens += num_drafts;
       spec_figures_.num_accepted_tokens += num_accepted;
@@ -389,43 +387,16 @@ void Engine::sample_into(Sequence& seq, std::span<float> row) {
   t.seq = &seq;
   const bool keep_raw = seq.sampling.logprobs >= 0 || seq.output_logits;
   if (keep_raw) std::copy(row.begin(), row.end(), raw_row_.begin());  // sample() edits the row
-  // Before min_tokens, nothing that ends the generation may be drawn.
-  const bool before_min_tokens = seq.num_output_tokens() < seq.sampling.min_tokens;
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  if (seq.grammar) {
-    const size_t num_words = seq.grammar->compiled_grammar().vocabulary().mask_words();
-    std::fill(mask_.begin() + std::ptrdiff_t(num_words), mask_.end(), 0u);  // a padded model vocabulary's rows
-    seq.grammar->fill_mask(std::span<uint32_t>(mask_).first(num_words));
-    // A grammar that may end here and also go on goes on until min_tokens; one that can only end, ends.
-    if (before_min_tokens) {
-      std::vector<uint32_t>& banned = mask_scratch_;
-      banned = mask_;
-      for (TokenId id : end_of_generation_ids_) banned[size_t(id) >> 5] &= ~(1u << (id & 31));
-      for (TokenId id : seq.sampling.stop_token_ids)
-        if (size_t(id) < banned.size() * 32) banned[size_t(id) >> 5] &= ~(1u << (id & 31));
-      if (std::any_of(banned.begin(), banned.end(), [](uint32_t w) { return w != 0; })) mask_.swap(banned);
-    }
-    if (grammar::apply_token_mask(row, mask_) == 0) {
-      t.grammar_dead_end = true;
-      sampled_.push_back(std::move(t));
-      return;
-    }
-  } else if (before_min_tokens) {
-    if (!seq.sampling.ignore_eos)
-      for (TokenId id : end_of_generation_ids_) row[size_t(id)] = kNegInf;
-    for (TokenId id : seq.sampling.stop_token_ids) row[size_t(id)] = kNegInf;
+  if (!constraints_.mask_row(seq, seq.num_output_tokens(), row)) {
+    t.grammar_dead_end = true;
+    sampled_.push_back(std::move(t));
+    return;
   }
   t.token = seq.sampler.sample(row, seq.prompt(), seq.output());
-  if (seq.grammar) {
-    // The mask allowed the token (the sampler never picks a -infinity logit while a finite one is left), so the
-    // grammar takes it, except in a grammar so ambiguous that the matcher dropped stacks (grammar_matcher.h):
-    // then the request cannot go on.
-    if (!seq.grammar->accept_token(t.token)) {
-      t.grammar_dead_end = true;
-      sampled_.push_back(std::move(t));
-      return;
-    }
-    t.completes_grammar = seq.grammar->is_complete();
+  if (!TokenConstraints::accept(seq, t)) {
+    t.grammar_dead_end = true;
+    sampled_.push_back(std::move(t));
+    return;
   }
   if (seq.sampling.logprobs >= 0) t.logprobs = compute_token_logprobs(raw_row_, t.token, seq.sampling.logprobs);
   if (seq.output_logits) t.logits = raw_row_;

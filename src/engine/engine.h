@@ -22,6 +22,7 @@
 #include "core/thread_pool.h"
 #include "engine/batch_builder.h"
 #include "engine/draft_verifier.h"
+#include "engine/token_constraints.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/generate_request.h"
@@ -131,8 +132,7 @@ class Engine {
   std::vector<float> raw_row_;   // f32 [vocab]: a logits row before sampling changed it
   std::vector<float> fork_row_;  // f32 [vocab]: a fork parent's row, copied for each of its samples
   SpecFigures spec_figures_;
-  std::vector<uint32_t> mask_;          // a grammar's token mask, [vocab / 32 rounded up]
-  std::vector<uint32_t> mask_scratch_;  // the same, end tokens cleared (min_tokens)
+  TokenConstraints constraints_;  // grammar masks and min_tokens, before every draw (borrows end_of_generation_ids_)
 
   // Shared with submitters, under mutex_.
   mutable std::mutex mutex_;

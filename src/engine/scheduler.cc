@@ -210,10 +210,9 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     // Drafts after a decode token, leaving a token of the budget to each running sequence after this one and
     // stopping where the sequence must end anyway. Without blocks for them the sequence decodes plainly.
     int32_t num_drafts = 0;
-    // A constrained sequence draws each token through its grammar's mask, and one before min_tokens with its end
-    // tokens banned: the drafts' verification does neither, so they decode plainly.
-    if (remaining == 1 && speculative() && !seq->is_fork_parent() && !seq->grammar &&
-        seq->num_output_tokens() >= seq->sampling.min_tokens) {
+    // Constrained sequences speculate too: the verifier masks each draft's row as a plain draw's (grammar,
+    // min_tokens), so a draft the grammar forbids is rejected.
+    if (remaining == 1 && speculative() && !seq->is_fork_parent()) {
       const int32_t num_later = int32_t(running_.size() - i - 1);
       const int32_t max_drafts = std::min(
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
@@ -329,6 +328,11 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
     }
     for (const size_t first = i; i < end; ++i) {
       SampledToken& t = sampled[i];
+      if (t.grammar_dead_end) {  // after accepted drafts, the grammar allowed nothing: they stay, the request ends
+        events.push_back(finish(&seq, FinishReason::kAbort, now_us, SeqEvent{}));
+        i = end;
+        break;
+      }
       PAGODA_CHECK(i + 1 == end || t.token == seq.draft_tokens[i - first],
                    "request {}: token {} of the step is not the draft it accepted", seq.request_id, i - first);
       seq.tokens.push_back(t.token);

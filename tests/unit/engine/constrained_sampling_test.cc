@@ -104,26 +104,48 @@ TEST_F(ConstrainedSamplingTest, GreedyUnderAJsonSchemaIsValidAndEndsWhenComplete
   EXPECT_TRUE(nlohmann::json::parse(free.text, nullptr, false).is_discarded()) << free.text;
 }
 
-TEST_F(ConstrainedSamplingTest, WithSpeculativeDecodingConstrainedSequencesTakeNoDrafts) {
-  // Draft verification neither masks nor bans: a constrained sequence (or one before its min_tokens) decodes
-  // plainly, and gives the same text as without speculation, while an unconstrained one beside it drafts.
+TEST_F(ConstrainedSamplingTest, WithSpeculativeDecodingConstrainedSequencesDraftAndKeepTheirText) {
+  // Each draft's row is masked as a plain draw's: greedy constrained requests give the tokens they give without
+  // speculation, drafts the grammar allows are accepted, and ones it forbids are rejected.
   auto spec = make(256, 4);
   auto plain = make();
   ASSERT_TRUE(spec && plain);
-  auto g = compile(GrammarSpec::Kind::kJsonSchema, kPersonSchema);
-  ASSERT_TRUE(g);
-  GenerateRequest r = request("Once upon a time", 200);
-  r.grammar = g;
-  const RequestOutput constrained = run(*spec, r);
-  expect_person(constrained.text);
-  EXPECT_EQ(constrained.text, run(*plain, r).text);
-  EXPECT_EQ(spec->stats().spec_num_drafts, 0);
+  // The output repeats the prompt's words, so prompt lookup proposes drafts the grammar allows...
+  auto echo = compile(GrammarSpec::Kind::kRegex, "( ?Once upon a time\\.){4}");
+  // ...and here the prompt's continuation (" upon a time") is what lookup proposes, but only " there" may follow.
+  auto swerve = compile(GrammarSpec::Kind::kRegex, "( ?Once upon a time there\\.){3}");
+  auto person = compile(GrammarSpec::Kind::kJsonSchema, kPersonSchema);
+  ASSERT_TRUE(echo && swerve && person);
+  int64_t drafts_before = 0;
+  for (const auto& g : {echo, swerve, person}) {
+    GenerateRequest r = request("Once upon a time. Once upon a time.", 120);
+    r.grammar = g;
+    const RequestOutput with = run(*spec, r);
+    const RequestOutput without = run(*plain, r);
+    EXPECT_EQ(with.new_tokens, without.new_tokens) << with.text << " | " << without.text;
+    EXPECT_EQ(with.finish_reason, FinishReason::kStop) << with.text;
+    EXPECT_TRUE(matches(g, with.text)) << with.text;
+    const EngineStats st = spec->stats();
+    EXPECT_GT(st.spec_num_drafts, drafts_before) << with.text;  // this constrained request verified drafts
+    drafts_before = st.spec_num_drafts;
+  }
+  const EngineStats st = spec->stats();
+  EXPECT_GT(st.spec_num_accepted_tokens, 0);
+  EXPECT_LT(st.spec_num_accepted_tokens, st.spec_num_draft_tokens);  // the forbidden ones were rejected
+  // min_tokens holds off the end tokens in drafted rows too.
   GenerateRequest held = request("Once upon a time", 40);
   held.sampling.min_tokens = 40;
   EXPECT_EQ(run(*spec, held).new_tokens, run(*plain, held).new_tokens);
-  EXPECT_EQ(spec->stats().spec_num_drafts, 0);
-  run(*spec, request("Once upon a time", 120));  // the bundled story repeats itself: prompt lookup finds drafts
-  EXPECT_GT(spec->stats().spec_num_drafts, 0);
+  // Sampled constrained requests under speculation stay inside the grammar.
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    GenerateRequest r = request("Once upon a time. Once upon a time.", 120, 0.8f);
+    r.sampling.seed = seed;
+    r.grammar = person;
+    const RequestOutput out = run(*spec, r);
+    if (out.finish_reason == FinishReason::kStop) expect_person(out.text);
+    EXPECT_TRUE(out.finish_reason == FinishReason::kStop || out.finish_reason == FinishReason::kLength) << out.text;
+  }
+  EXPECT_EQ(spec->stats().kv.num_used_blocks, 0);
 }
 
 TEST_F(ConstrainedSamplingTest, SampledChoicesAndRegexWithNSamples) {
