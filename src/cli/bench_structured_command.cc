@@ -1,15 +1,21 @@
 // `pagoda bench structured [--tokenizer tokenizer.json|MODEL.gguf] [--passes 3] [--json]`: the time of a token mask
 // under JSON-schema, json_object, GBNF and regex grammars on a tokenizer's vocabulary (the bundled model's
-// by default), cold and warm (structured_bench.h).
+// by default), cold and warm (structured_bench.h). `--tpot [-m MODEL]`: TPOT of a batch with and without each
+// grammar through the engine (structured_tpot.h).
 #include "cli/bench_structured_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "assets/bundled_model.h"
 #include "bench/structured_bench.h"
+#include "bench/structured_tpot.h"
 #include "cli/common_options.h"
+#include "engine/engine_plan.h"
 #include "format/gguf_reader.h"
+#include "kernels/kernels.h"
+#include "loader/loaded_model.h"
 #include "tokenizer/hf_tokenizer_loader.h"
 #include "tokenizer/vocab_loader.h"
 
@@ -20,7 +26,39 @@ struct StructuredCliOptions {
   std::string tokenizer_path;
   int32_t num_warm_passes = 3;
   bool json = false;
+  bool tpot = false;
+  std::string model_path;  // --tpot: the model ("" = bundled)
+  int32_t threads = 0;
+  bench::StructuredTpotOptions tpot_options;
 };
+
+int bench_structured_tpot(const StructuredCliOptions& o) {
+  if (!o.tokenizer_path.empty()) return report_error("--tpot runs the model's own tokenizer; leave --tokenizer out");
+  if (o.tpot_options.num_requests < 1 || o.tpot_options.num_requests > 256)
+    return report_error("--requests must be in [1, 256]");
+  if (o.tpot_options.max_tokens < 2 || o.tpot_options.max_tokens > 4096)
+    return report_error("--max-tokens must be in [2, 4096]");
+  if (o.tpot_options.num_rounds < 1 || o.tpot_options.num_rounds > 100) return report_error("--rounds must be in [1, 100]");
+  Result<LoadedModel> loaded = load_model(o.model_path, kernels::best_kernels());
+  if (!loaded.ok()) return report_error(loaded.error());
+  const ModelConfig& mc = loaded->model->config();
+  EngineSettings s;
+  s.num_threads = o.threads;
+  s.max_num_seqs = o.tpot_options.num_requests;
+  s.max_seq_len = std::min(mc.context_length, 64 + o.tpot_options.max_tokens);
+  s.kv_blocks = o.tpot_options.num_requests * ((s.max_seq_len + 15) / 16);
+  s.prefix_cache = false;
+  Result<EnginePlan> plan = plan_engine(s, mc, 0);
+  if (!plan.ok()) return report_error(plan.error());
+  std::fprintf(stderr, "pagoda: bench structured: %s, %s kernels, %d requests of up to %d tokens, %d rounds\n",
+               loaded->source.c_str(), std::string(kernels::isa_name(kernels::best_kernels().isa)).c_str(),
+               o.tpot_options.num_requests, o.tpot_options.max_tokens, o.tpot_options.num_rounds);
+  Result<std::vector<bench::StructuredTpotRow>> rows = bench::run_structured_tpot(
+      *loaded->model, *loaded->tokenizer, plan->config, bench::default_structured_cases(), o.tpot_options);
+  if (!rows.ok()) return report_error(rows.error());
+  std::printf("%s", bench::structured_tpot_text(*rows).c_str());
+  return 0;
+}
 
 Result<std::unique_ptr<Tokenizer>> load_bench_tokenizer(const std::string& path) {
   if (path.empty()) {
@@ -34,6 +72,7 @@ Result<std::unique_ptr<Tokenizer>> load_bench_tokenizer(const std::string& path)
 }
 
 int bench_structured(const StructuredCliOptions& o) {
+  if (o.tpot) return bench_structured_tpot(o);
   if (o.num_warm_passes < 1 || o.num_warm_passes > 1000) return report_error("--passes must be in [1, 1000]");
   Result<std::unique_ptr<Tokenizer>> tokenizer = load_bench_tokenizer(o.tokenizer_path);
   if (!tokenizer.ok()) return report_error(tokenizer.error());
@@ -59,6 +98,14 @@ void add_bench_structured_command(CLI::App& bench, int& exit_code) {
   cmd->add_option("--passes", o->num_warm_passes, "warm passes over the documents after the cold one")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "one JSON object instead of the table");
+  cmd->add_flag("--tpot", o->tpot, "TPOT of a batch with and without each grammar, through the engine on -m");
+  cmd->add_option("-m,--model", o->model_path, "--tpot: the model (default: the bundled stories260K)");
+  cmd->add_option("--threads", o->threads, "--tpot: threads (default: all cores, 1 for a tiny model)");
+  cmd->add_option("--requests", o->tpot_options.num_requests, "--tpot: requests in the batch")->capture_default_str();
+  cmd->add_option("--max-tokens", o->tpot_options.max_tokens, "--tpot: output tokens per request at most")
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->tpot_options.num_rounds, "--tpot: alternating rounds; each side keeps its best")
+      ->capture_default_str();
   cmd->callback([o, &exit_code] { exit_code = bench_structured(*o); });
 }
 

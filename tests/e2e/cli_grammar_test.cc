@@ -96,5 +96,30 @@ TEST(CliBenchStructured, RunsOnTheBundledVocabulary) {
   for (const nlohmann::json& c : report["cases"]) EXPECT_GT(c["warm"]["count"].get<int>(), 0) << c.dump();
 }
 
+TEST(CliBenchStructured, TpotWithAndWithoutEachGrammarThroughTheEngine) {
+  const ProcessResult r =
+      run_pagoda({"bench", "structured", "--tpot", "--requests", "2", "--max-tokens", "24", "--rounds", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // A row per case and the mean: both TPOTs measured, the batch's tokens counted (2 requests of 2-24 tokens).
+  std::istringstream lines(r.out);
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("case", 0) == 0 || line.rfind("mean", 0) == 0) continue;
+    ++rows;
+    const size_t ms = line.find(" ms");
+    ASSERT_NE(ms, std::string::npos) << line;
+    EXPECT_NE(line.find(" ms", ms + 3), std::string::npos) << line;
+    EXPECT_NE(line.find('%'), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 7) << r.out;
+  EXPECT_NE(r.out.find("mean"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("2 requests of up to 24 tokens"), std::string::npos) << r.err;
+  // The vocabulary comes from the model with --tpot.
+  const ProcessResult bad = run_pagoda({"bench", "structured", "--tpot", "--tokenizer", "x.json"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--tokenizer"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace pagoda::e2e
