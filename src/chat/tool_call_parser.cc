@@ -131,6 +131,16 @@ std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view tool_call_format_name(ToolCallFormat format) {
+  switch (format) {
+    case ToolCallFormat::kHermes: return "hermes";
+    case ToolCallFormat::kMistral: return "mistral";
+    case ToolCallFormat::kLlama3Json: return "llama3_json";
+    case ToolCallFormat::kJsonArray: return "json_array";
+  }
+  return "hermes";
+}
+
 std::string ToolCallParser::push(std::string_view text) {
   if (in_call_) {
     held_.append(text);

@@ -22,6 +22,7 @@ enum class ToolCallFormat { kHermes, kMistral, kLlama3Json, kJsonArray };
 // default_tool_prompt.
 ToolCallFormat tool_call_format_of_template(std::string_view template_source);
 std::optional<ToolCallFormat> parse_tool_call_format(std::string_view name);  // hermes | mistral | llama3_json
+std::string_view tool_call_format_name(ToolCallFormat format);  // the names parse_tool_call_format takes
 
 class ToolCallParser {
  public:

@@ -13,6 +13,7 @@
 #include "cli/engine_options.h"
 #include "cli/engine_setup.h"
 #include "chat/template_selection.h"
+#include "chat/tool_call_parser.h"
 #include "engine/engine.h"
 #include "loader/chat_metadata.h"
 #include "server/api_server.h"
@@ -28,6 +29,7 @@ struct ServeOptions {
   std::optional<std::string> api_key;
   std::optional<std::string> served_model_name;
   std::optional<std::string> chat_template;
+  std::string tool_call_parser = "auto";
   double request_timeout_s = 0.0;
   double drain_timeout_s = 30.0;
   double read_timeout_s = 10.0;
@@ -82,6 +84,13 @@ int serve(ServeOptions& o) {
   api.model_name = o.served_model_name.value_or(meta.name);
   api.api_key = o.api_key;
   api.chat_template = chat->chat_template;
+  if (o.tool_call_parser != "auto") {
+    const std::optional<ToolCallFormat> format = parse_tool_call_format(o.tool_call_parser);
+    if (!format)
+      return report_error("invalid option: --tool-call-parser must be auto, hermes, mistral or llama3_json, got '" +
+                          o.tool_call_parser + "'");
+    api.tool_call_format = *format;
+  }
   api.bos_text = meta.bos_text;
   api.max_seq_len = ec.max_seq_len;
   api.max_model_len = ec.max_seq_len;
@@ -125,7 +134,10 @@ int serve(ServeOptions& o) {
   });
   std::fprintf(stderr, "pagoda: model %s (%s), served as '%s', %d threads\n", loaded.source.c_str(),
                api.model_name.c_str(), api.model_name.c_str(), (*engine)->num_threads());
-  std::fprintf(stderr, "pagoda: chat template: %s\n", chat->source.c_str());
+  std::fprintf(stderr, "pagoda: chat template: %s; tool calls parsed as %s%s\n", chat->source.c_str(),
+               std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format())))
+                   .c_str(),
+               api.tool_call_format ? " (--tool-call-parser)" : "");
   std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, chat page at /, metrics at /metrics)%s\n",
                o.http.host.c_str(), http->port(), o.api_key ? ", API key required" : "");
   std::fflush(stderr);
@@ -151,6 +163,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--served-model-name", o->served_model_name, "the model's name in the API (default: the GGUF's)");
   cmd->add_option("--chat-template", o->chat_template,
                   "plain, chatml, llama2 or llama3 (default: recognised from the GGUF, else plain)");
+  cmd->add_option("--tool-call-parser", o->tool_call_parser,
+                  "how the model writes tool calls: hermes (<tool_call>), mistral ([TOOL_CALLS]), llama3_json, or "
+                  "auto: from the chat template's markers, hermes when it shows none")
+      ->capture_default_str();
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds a request may take, queue included (0 = none)")
       ->capture_default_str();
   cmd->add_option("--drain-timeout", o->drain_timeout_s, "on SIGTERM/SIGINT, seconds running requests get to finish")

@@ -398,7 +398,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
     job_id = next_job_id_++;
   }
   auto job = std::make_shared<CompletionJob>(JobContext{&engine_, &tokenizer_, &metrics_, &log_, options_.model_name,
-                                                        options_.chat_template.tool_call_format()},
+                                                        options_.tool_call_format.value_or(options_.chat_template.tool_call_format())},
                                              ex, std::move(params), [this, job_id] {
                                                std::lock_guard<std::mutex> lock(mutex_);
                                                auto it = jobs_.find(job_id);

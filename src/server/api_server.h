@@ -35,6 +35,7 @@ struct ApiServerOptions {
   std::string model_name = "stories260K";
   std::optional<std::string> api_key;  // requests to /v1/* and /tokenize need "Authorization: Bearer KEY"
   ChatTemplate chat_template{ChatFormat::kPlain};
+  std::optional<ToolCallFormat> tool_call_format;  // --tool-call-parser; nullopt: the template's (tool_call_format())
   std::string bos_text;  // the BOS token's text, which a Jinja template may write (the tokenizer adds BOS itself)
   int32_t max_seq_len = 0;
   int64_t max_model_len = 0;                        // reported by /v1/models

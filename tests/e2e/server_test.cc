@@ -126,6 +126,7 @@ TEST(ServerTest, AGgufChatTemplateIsRunAsJinja) {
   ServerProcess server({"-m", model});
   ASSERT_TRUE(server.started()) << server.log();
   EXPECT_THAT(server.log(), HasSubstr("tokenizer.chat_template (Jinja)"));
+  EXPECT_THAT(server.log(), HasSubstr("tool calls parsed as hermes\n"));  // the template shows no markers
   // The template writes BOS as text; the server turns it into the BOS token, so the golden text comes back.
   const HttpReply r = http_request(
       server.port(), "POST", "/v1/chat/completions",
@@ -138,6 +139,15 @@ TEST(ServerTest, AGgufChatTemplateIsRunAsJinja) {
   EXPECT_EQ(refused.status, 400);
   EXPECT_THAT(json::parse(refused.body)["error"]["message"].get<std::string>(),
               HasSubstr("the chat must not start with the assistant"));
+}
+
+TEST(ServerTest, ToolCallParserFlagChoosesTheFormatAndABadOneIsAClearError) {
+  ServerProcess server({"--tool-call-parser", "mistral"});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("tool calls parsed as mistral (--tool-call-parser)"));
+  const ProcessResult bad = run_pagoda({"serve", "--port", "0", "--tool-call-parser", "pythonic"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--tool-call-parser must be auto, hermes, mistral or llama3_json, got 'pythonic'"));
 }
 
 TEST(ServerTest, HealthModelsTokenizeAndTheChatPage) {

@@ -15,6 +15,16 @@ std::string render(const ChatTemplate& t, const std::string& text) {
   return r.ok() ? *r : "";
 }
 
+ChatTemplateSources sources(std::optional<std::string> flag, std::optional<std::string> model_template = std::nullopt,
+                            std::string bos_text = "", std::string eos_text = "") {
+  ChatTemplateSources s;
+  s.flag = std::move(flag);
+  s.model_template = std::move(model_template);
+  s.bos_text = std::move(bos_text);
+  s.eos_text = std::move(eos_text);
+  return s;
+}
+
 TEST(SelectChatTemplate, WithoutFlagOrModelTemplateItIsPlain) {
   Result<SelectedChatTemplate> s = select_chat_template({});
   ASSERT_TRUE(s.ok());
@@ -24,7 +34,7 @@ TEST(SelectChatTemplate, WithoutFlagOrModelTemplateItIsPlain) {
 
 TEST(SelectChatTemplate, TheFlagWinsOverTheModelsTemplate) {
   Result<SelectedChatTemplate> s =
-      select_chat_template({.flag = "chatml", .model_template = "{{ messages[0]['content'] }}"});
+      select_chat_template(sources("chatml", "{{ messages[0]['content'] }}"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->chat_template.format(), ChatFormat::kChatml);
   EXPECT_NE(render(s->chat_template, "hi").find("<|im_start|>user"), std::string::npos);
@@ -33,8 +43,7 @@ TEST(SelectChatTemplate, TheFlagWinsOverTheModelsTemplate) {
 
 TEST(SelectChatTemplate, AModelsJinjaTemplateRunsAsWrittenWithItsSpecialTokens) {
   Result<SelectedChatTemplate> s = select_chat_template(
-      {.model_template = "{{ bos_token }}[{{ messages[0]['content'] }}]{{ eos_token }}", .bos_text = "<s>",
-       .eos_text = "</s>"});
+      sources(std::nullopt, "{{ bos_token }}[{{ messages[0]['content'] }}]{{ eos_token }}", "<s>", "</s>"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->chat_template.format(), ChatFormat::kJinja);
   EXPECT_EQ(render(s->chat_template, "hi"), "<s>[hi]</s>");
@@ -42,14 +51,14 @@ TEST(SelectChatTemplate, AModelsJinjaTemplateRunsAsWrittenWithItsSpecialTokens) 
 
 TEST(SelectChatTemplate, AnUnparsableTemplateFallsBackToTheFormatOfItsMarkers) {
   Result<SelectedChatTemplate> s =
-      select_chat_template({.model_template = "{% for m in messages %}<|im_start|>{{ m.role }\n{% endfor"});
+      select_chat_template(sources(std::nullopt, "{% for m in messages %}<|im_start|>{{ m.role }\n{% endfor"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->chat_template.format(), ChatFormat::kChatml);
   EXPECT_NE(s->source.find("does not parse"), std::string::npos);
 }
 
 TEST(SelectChatTemplate, AnUnparsableTemplateWithoutKnownMarkersIsPlain) {
-  Result<SelectedChatTemplate> s = select_chat_template({.model_template = "{% if %}"});
+  Result<SelectedChatTemplate> s = select_chat_template(sources(std::nullopt, "{% if %}"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->chat_template.format(), ChatFormat::kPlain);
   EXPECT_NE(s->source.find("pass --chat-template"), std::string::npos);
@@ -57,7 +66,7 @@ TEST(SelectChatTemplate, AnUnparsableTemplateWithoutKnownMarkersIsPlain) {
 
 TEST(SelectChatTemplate, AnUnknownFlagIsAnErrorNamingTheChoices) {
   for (const char* flag : {"jinja", "vicuna", ""}) {
-    Result<SelectedChatTemplate> s = select_chat_template({.flag = flag});
+    Result<SelectedChatTemplate> s = select_chat_template(sources(flag));
     ASSERT_FALSE(s.ok()) << flag;
     EXPECT_NE(s.error().find("plain, chatml, llama2 or llama3"), std::string::npos);
   }

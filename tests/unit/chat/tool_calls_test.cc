@@ -84,6 +84,10 @@ TEST(ToolCallParserTest, FormatFromTheTemplate) {
   EXPECT_EQ(tool_call_format_of_template("[TOOL_CALLS] {{ x }}"), ToolCallFormat::kMistral);
   EXPECT_EQ(tool_call_format_of_template("<|start_header_id|>{% if tools %}"), ToolCallFormat::kLlama3Json);
   EXPECT_EQ(tool_call_format_of_template("{{ messages }}"), ToolCallFormat::kHermes);
+  // --tool-call-parser's names and back.
+  for (ToolCallFormat f : {ToolCallFormat::kHermes, ToolCallFormat::kMistral, ToolCallFormat::kLlama3Json})
+    EXPECT_EQ(parse_tool_call_format(tool_call_format_name(f)), f);
+  EXPECT_EQ(parse_tool_call_format("pythonic"), std::nullopt);
 }
 
 TEST(ToolDefinitionsTest, RequiredSchemaAndDefaultPrompt) {
