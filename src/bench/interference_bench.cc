@@ -90,7 +90,13 @@ Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenize
   report.during_p99_over_undisturbed_p50 =
       report.undisturbed_itl_ms.p50 > 0.0 ? report.during_itl_ms.p99 / report.undisturbed_itl_ms.p50 : 0.0;
   report.long_ttft_ms = long_timing.ttft_s() * 1e3;
-  report.num_steps = engine.stats().num_steps - before.num_steps;
+  const EngineStats after = engine.stats();
+  report.num_steps = after.num_steps - before.num_steps;
+  report.num_steps_with_decodes = after.num_steps_with_decodes - before.num_steps_with_decodes;
+  report.num_mixed_steps = after.num_mixed_steps - before.num_mixed_steps;
+  report.last_prefill_budget = after.last_prefill_budget;
+  report.step_fixed_ms = after.step_time_fixed_us * 1e-3;
+  report.step_per_token_ms = after.step_time_per_token_us * 1e-3;
   return report;
 }
 
@@ -100,19 +106,24 @@ std::string interference_report_text(const InterferenceReport& r) {
       "  during prefill  p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  max {:9.2f} ms ({} samples)\n"
       "  undisturbed     p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  max {:9.2f} ms ({} samples)\n"
       "  ITL p99 / p50   {:.2f}x; during-prefill p99 / undisturbed p50 {:.2f}x; long prompt TTFT {:.1f} ms; {} "
-      "engine steps\n",
+      "engine steps\n"
+      "  prefill budget  {} of {} steps with decodes took prompt tokens; last budget {} tokens; step model {:.3f} ms + "
+      "{:.3f} ms a token\n",
       r.itl_ms.p50, r.itl_ms.p90, r.itl_ms.p99, r.itl_ms.max, r.itl_ms.count, r.during_itl_ms.p50, r.during_itl_ms.p90,
       r.during_itl_ms.p99, r.during_itl_ms.max, r.during_itl_ms.count, r.undisturbed_itl_ms.p50,
       r.undisturbed_itl_ms.p90, r.undisturbed_itl_ms.p99, r.undisturbed_itl_ms.max, r.undisturbed_itl_ms.count,
-      r.itl_p99_over_p50, r.during_p99_over_undisturbed_p50, r.long_ttft_ms, r.num_steps);
+      r.itl_p99_over_p50, r.during_p99_over_undisturbed_p50, r.long_ttft_ms, r.num_steps, r.num_mixed_steps,
+      r.num_steps_with_decodes, r.last_prefill_budget, r.step_fixed_ms, r.step_per_token_ms);
 }
 
 std::string interference_report_json(const InterferenceReport& r) {
   return fmt::format(
       "{{\"itl_ms\":{},\"during_prefill_itl_ms\":{},\"undisturbed_itl_ms\":{},\"itl_p99_over_p50\":{:.3f},"
-      "\"during_p99_over_undisturbed_p50\":{:.3f},\"long_ttft_ms\":{:.3f},\"steps\":{}}}",
+      "\"during_p99_over_undisturbed_p50\":{:.3f},\"long_ttft_ms\":{:.3f},\"steps\":{},\"steps_with_decodes\":{},"
+      "\"mixed_steps\":{},\"last_prefill_budget\":{},\"step_fixed_ms\":{:.4f},\"step_per_token_ms\":{:.4f}}}",
       latency_summary_json(r.itl_ms), latency_summary_json(r.during_itl_ms), latency_summary_json(r.undisturbed_itl_ms),
-      r.itl_p99_over_p50, r.during_p99_over_undisturbed_p50, r.long_ttft_ms, r.num_steps);
+      r.itl_p99_over_p50, r.during_p99_over_undisturbed_p50, r.long_ttft_ms, r.num_steps, r.num_steps_with_decodes,
+      r.num_mixed_steps, r.last_prefill_budget, r.step_fixed_ms, r.step_per_token_ms);
 }
 
 }  // namespace pagoda::bench

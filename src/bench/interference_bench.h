@@ -35,6 +35,13 @@ struct InterferenceReport {
   double during_p99_over_undisturbed_p50 = 0.0;
   double long_ttft_ms = 0.0;
   int64_t num_steps = 0;  // engine steps the run took
+  // The prefill budget's decisions (engine/prefill_budget.h) over the run: steps while streams decoded, those that
+  // also took prompt tokens, the last budget, and the step-time model (0 until fitted).
+  int64_t num_steps_with_decodes = 0;
+  int64_t num_mixed_steps = 0;
+  int32_t last_prefill_budget = -1;
+  double step_fixed_ms = 0.0;
+  double step_per_token_ms = 0.0;
 };
 
 Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenizer& tokenizer,

@@ -8,6 +8,7 @@
 
 #include "cli/common_options.h"
 #include "core/system_memory.h"
+#include "engine/prefill_budget.h"
 
 namespace pagoda::cli {
 
@@ -27,6 +28,13 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
                              "there are decoding streams, at least {}, so they slow at most about 2x while a prompt "
                              "arrives; N; or 0 = up to the step budget",
                              kMinPrefillTokensWithDecodes));
+  app.add_option("--tpot-slo", o.tpot_slo_ms,
+                 fmt::format("with --max-prefill-with-decodes auto: ms a step taking prompt tokens may last while "
+                             "streams decode (default: {}x a decode-only step, from the step times measured)",
+                             kDefaultStepSlowdown));
+  app.add_option("--ttft-slo", o.ttft_slo_ms,
+                 "with --max-prefill-with-decodes auto: ms to a request's first token; a prompt that would miss it "
+                 "at the TPOT target's pace, but can still meet it, gets the prompt tokens it needs");
   add_spec_options(app, o.spec);
 }
 
@@ -46,6 +54,17 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
                         v + "'");
     s.max_prefill_tokens_with_decodes = cap;
   }
+  for (const auto& [flag, v] : {std::pair{"--tpot-slo", o.tpot_slo_ms}, std::pair{"--ttft-slo", o.ttft_slo_ms}}) {
+    if (!v) continue;
+    if (!(*v > 0.0) || *v > 1e7)
+      return make_error(fmt::format("invalid option: {} must be a positive number of milliseconds, got {}", flag, *v));
+    if (o.max_prefill_with_decodes != "auto")
+      return make_error(fmt::format("invalid option: {} paces the automatic prefill budget; it does nothing with "
+                                    "--max-prefill-with-decodes {}",
+                                    flag, o.max_prefill_with_decodes));
+  }
+  s.tpot_slo_ms = o.tpot_slo_ms.value_or(0.0);
+  s.ttft_slo_ms = o.ttft_slo_ms.value_or(0.0);
   if (o.max_batched_tokens && *o.max_batched_tokens < 1)
     return make_error("invalid option: --max-batched-tokens must be at least 1");
   s.max_batched_tokens = o.max_batched_tokens;
@@ -73,10 +92,16 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
 void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   const EngineConfig& c = r.config;
   const int32_t cap = c.scheduler.max_prefill_tokens_with_decodes;
-  const std::string prefill_cap = cap == kAutoPrefillCap
-                                      ? fmt::format("auto: max(decoding, {})", kMinPrefillTokensWithDecodes)
-                                  : cap > 0 ? std::to_string(cap)
-                                            : std::string("budget");
+  std::string prefill_cap = "budget";
+  if (cap == kAutoPrefillCap) {
+    prefill_cap = c.scheduler.tpot_slo_ms > 0.0
+                      ? fmt::format("auto: steps of at most {} ms (--tpot-slo)", c.scheduler.tpot_slo_ms)
+                      : fmt::format("auto: steps of at most {}x a decode-only one", kDefaultStepSlowdown);
+    if (c.scheduler.ttft_slo_ms > 0.0)
+      prefill_cap += fmt::format(", more for a prompt about to miss {} ms to its first token", c.scheduler.ttft_slo_ms);
+  } else if (cap > 0) {
+    prefill_cap = std::to_string(cap);
+  }
   std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "

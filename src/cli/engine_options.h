@@ -26,6 +26,8 @@ struct EngineCliOptions {
   bool no_prefix_cache = false;
   bool no_chunked_prefill = false;
   std::string max_prefill_with_decodes = "auto";  // SchedulerConfig::max_prefill_tokens_with_decodes
+  std::optional<double> tpot_slo_ms;               // SchedulerConfig::tpot_slo_ms
+  std::optional<double> ttft_slo_ms;               // SchedulerConfig::ttft_slo_ms
   SpecCliOptions spec;
 };
 

@@ -89,6 +89,8 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
                     "sequence needs a token of the step's budget",
                     config.scheduler.max_batched_tokens, config.scheduler.max_num_seqs));
   if (config.max_queue < 1) return make_error("--max-queue must be at least 1");
+  if (!(config.scheduler.tpot_slo_ms >= 0.0) || !(config.scheduler.ttft_slo_ms >= 0.0))
+    return make_error("latency targets (--tpot-slo, --ttft-slo) must be >= 0 ms");
   if (config.spec.method == SpecMethod::kNone && config.scheduler.num_speculative_tokens != 0)
     return make_error("speculative tokens without a speculative method (--spec)");
   if (config.spec.method != SpecMethod::kNone &&
@@ -336,12 +338,15 @@ void Engine::step() {
   sample(plan, logits);
   output_.find_stop_strings(sampled_);
   const int32_t num_prefill_tokens = plan.num_prefill_tokens, num_admitted = plan.num_admitted_prompt_tokens;
+  const int32_t prefill_budget = plan.prefill_budget;
+  scheduler_.record_step_time(plan.num_batched_tokens, double(sampled_us - step_start_us));
   std::vector<SeqEvent>& events = scheduler_.update(plan, sampled_, sampled_us);
   // Decode steps only: drafts ride on decode steps, and a prompt chunk's tokens cost differently (one large step
   // would outweigh many small ones in the fit).
   if (costed && num_prefill_tokens == 0)
     scheduler_.record_step(plan.num_batched_tokens, thread_cpu_us() - step_start_cpu_us);
-  const StepFigures figures{num_running, num_used_blocks, num_admitted, num_prefill_tokens, int32_t(sampled_.size())};
+  const StepFigures figures{num_running,        num_used_blocks,           num_admitted,
+                            num_prefill_tokens, int32_t(sampled_.size()), prefill_budget};
   publish(events, &figures);
   sampled_.clear();
 }
@@ -413,6 +418,11 @@ void Engine::publish(std::span<SeqEvent> events, const StepFigures* step) {
       stats_.num_prompt_tokens += step->num_admitted_prompt_tokens;
       stats_.num_prefill_tokens += step->num_prefill_tokens;
       stats_.num_generation_tokens += step->num_sampled;
+      if (step->prefill_budget >= 0) {
+        ++stats_.num_steps_with_decodes;
+        stats_.last_prefill_budget = step->prefill_budget;
+        if (step->num_prefill_tokens > 0) ++stats_.num_mixed_steps;
+      }
       stats_.spec_num_drafts += spec_figures_.num_drafts;
       stats_.spec_num_draft_tokens += spec_figures_.num_draft_tokens;
       stats_.spec_num_accepted_tokens += spec_figures_.num_accepted_tokens;
@@ -443,6 +453,8 @@ void Engine::update_stats_locked() {
   stats_.kv_usage = kv_manager_.usage();
   stats_.step_fixed_us = scheduler_.step_cost().fixed_us();
   stats_.step_per_token_us = scheduler_.step_cost().per_token_us();
+  stats_.step_time_fixed_us = scheduler_.step_time().fixed_us();
+  stats_.step_time_per_token_us = scheduler_.step_time().per_token_us();
 }
 
 }  // namespace pagoda

@@ -98,6 +98,7 @@ class Engine {
     int32_t num_admitted_prompt_tokens = 0;
     int32_t num_prefill_tokens = 0;
     int32_t num_sampled = 0;
+    int32_t prefill_budget = -1;  // SchedulePlan::prefill_budget
   };
   // Speculative decoding's tally since the last publish (loop thread), added to stats_ by publish.
   struct SpecFigures {

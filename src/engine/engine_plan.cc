@@ -39,6 +39,7 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   if (s.max_prefill_tokens_with_decodes < 0 && s.max_prefill_tokens_with_decodes != kAutoPrefillCap)
     return invalid("max_prefill_tokens_with_decodes must be automatic, 0 (off) or a positive count");
   if (s.max_queue < 1) return invalid(fmt::format("max_queue must be at least 1, got {}", s.max_queue));
+  if (!(s.tpot_slo_ms >= 0.0) || !(s.ttft_slo_ms >= 0.0)) return invalid("latency targets must be >= 0 ms (0 = none)");
 
   EnginePlan plan;
   EngineConfig& c = plan.config;
@@ -48,6 +49,8 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   c.max_queue = s.max_queue;
   c.scheduler.chunked_prefill = s.chunked_prefill;
   c.scheduler.max_prefill_tokens_with_decodes = s.max_prefill_tokens_with_decodes;
+  c.scheduler.tpot_slo_ms = s.tpot_slo_ms;
+  c.scheduler.ttft_slo_ms = s.ttft_slo_ms;
   c.scheduler.max_batched_tokens = s.max_batched_tokens.value_or(kDefaultMaxBatchedTokens);
   // Every running sequence needs a token of each step: a batch larger than the default budget raises it.
   if (s.max_num_seqs && !s.max_batched_tokens)

@@ -34,6 +34,8 @@ struct EngineSettings {
   std::optional<int32_t> max_num_seqs;          // nullopt = as many as there are blocks and step tokens
   std::optional<int32_t> max_batched_tokens;    // nullopt = kDefaultMaxBatchedTokens, raised to max_num_seqs
   int32_t max_prefill_tokens_with_decodes = kAutoPrefillCap;
+  double tpot_slo_ms = 0.0;  // the automatic prefill budget's targets (engine/prefill_budget.h); 0 = none
+  double ttft_slo_ms = 0.0;
   bool chunked_prefill = true;
   bool prefix_cache = true;
   int32_t max_queue = kDefaultMaxQueue;

@@ -39,6 +39,14 @@ struct EngineStats {
   // without adaptive speculation.
   double step_fixed_us = 0.0;
   double step_per_token_us = 0.0;
+  // The prefill budget's decisions (engine/prefill_budget.h): steps while sequences decoded, those of them that
+  // also computed prompt tokens, the last budget (prompt tokens such a step could take; -1 before any), and the
+  // wall-time step model behind it (fixed + per token; 0 until fitted).
+  int64_t num_steps_with_decodes = 0;
+  int64_t num_mixed_steps = 0;
+  int32_t last_prefill_budget = -1;
+  double step_time_fixed_us = 0.0;
+  double step_time_per_token_us = 0.0;
 };
 
 }  // namespace pagoda

@@ -27,6 +27,9 @@ struct SchedulePlan {
   int32_t num_prefill_tokens = 0;          // of those, prompt positions (a recompute after preemption counts again)
   int32_t num_admitted_prompt_tokens = 0;  // prompts of the sequences scheduled for the first time
   int32_t num_draft_tokens = 0;            // of num_batched_tokens, drafts to verify
+  // The prompt tokens the step could take while sequences decoded (prefill_budget.h), or -1: nobody decoded, so
+  // prompts had the whole step budget.
+  int32_t prefill_budget = -1;
 
   bool empty() const { return seqs.empty(); }
 };

@@ -2,9 +2,12 @@
 // after each step, the one place that decides which sequences are finished.
 #include "engine/scheduler.h"
 
+#include "engine/prefill_budget.h"
+
 #include <algorithm>
 
 #include "core/check.h"
+#include "engine/prefill_budget.h"
 
 namespace pagoda {
 
@@ -172,6 +175,31 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   plan.preempted.push_back(seq);
 }
 
+int32_t Scheduler::compute_prefill_budget(int32_t num_decoding, int64_t now_us) const {
+  PrefillBudgetInputs in;
+  in.num_decoding = num_decoding;
+  in.max_batched_tokens = config_.max_batched_tokens;
+  in.configured_cap = config_.max_prefill_tokens_with_decodes;
+  in.tpot_slo_us = config_.tpot_slo_ms * 1e3;
+  in.ttft_slo_us = config_.ttft_slo_ms * 1e3;
+  in.step_cost = &step_time_;
+  if (in.ttft_slo_us > 0.0) {
+    // The earliest prompt: the oldest running one still prefilling, else the first waiting.
+    const Sequence* urgent = nullptr;
+    for (const Sequence* s : running_)
+      if (s->num_uncomputed_tokens() > 1) {
+        urgent = s;
+        break;
+      }
+    if (urgent == nullptr && !waiting_.empty()) urgent = waiting_.front();
+    if (urgent != nullptr) {
+      in.urgent_prompt_tokens = urgent->num_uncomputed_tokens();
+      in.urgent_time_left_us = double(urgent->timing.arrival_us - now_us) + in.ttft_slo_us;
+    }
+  }
+  return prefill_budget_with_decodes(in);
+}
+
 const SchedulePlan& Scheduler::schedule(int64_t now_us) {
   SchedulePlan& plan = plan_;
   plan.seqs.clear();
@@ -187,11 +215,10 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
   int32_t prefill_budget = config_.max_batched_tokens;
   const int32_t num_decoding = int32_t(std::count_if(
       running_.begin(), running_.end(), [](const Sequence* s) { return s->num_uncomputed_tokens() == 1; }));
+  plan.prefill_budget = -1;
   if (chunked && num_decoding > 0) {
-    if (config_.max_prefill_tokens_with_decodes == kAutoPrefillCap)
-      prefill_budget = std::max(num_decoding, kMinPrefillTokensWithDecodes);
-    else if (config_.max_prefill_tokens_with_decodes > 0)
-      prefill_budget = config_.max_prefill_tokens_with_decodes;
+    prefill_budget = compute_prefill_budget(num_decoding, now_us);
+    plan.prefill_budget = prefill_budget;
   }
 
   // 1. Running sequences, oldest first. Victims come only from those not yet in the plan (the sequence being

@@ -9,8 +9,8 @@
 // became full are indexed for the prefix cache, and a sequence whose token ends it (a stop string the output
 // processor found in its text, an end-of-generation token or one of its stop_token_ids, the end of its grammar,
 // max_tokens, the end of the context) leaves with its blocks freed; one whose grammar allowed no token leaves
-// aborted. With a drafter, a decoding sequence (one without a grammar, past its min_tokens) may compute its last
-// token and up to num_speculative_tokens drafts in one step; update() keeps the accepted ones and rolls the rest's
+// aborted. With a drafter, a decoding sequence may compute its last token and up to num_speculative_tokens drafts
+// in one step; update() keeps the accepted ones and rolls the rest's
 // KV back. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one
 // holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
 #pragma once
@@ -77,6 +77,9 @@ class Scheduler {
   // adaptive draft length.
   void record_step(int32_t num_tokens, double cost_us) { step_cost_.record(num_tokens, cost_us); }
   const StepCostModel& step_cost() const { return step_cost_; }
+  // Every step's tokens and wall time, for the prefill budget's latency targets (prefill_budget.h).
+  void record_step_time(int32_t num_tokens, double wall_us) { step_time_.record(num_tokens, wall_us); }
+  const StepCostModel& step_time() const { return step_time_; }
 
   // The sequence of a request still held, or nullptr.
   const Sequence* find(RequestId request_id) const;
@@ -89,6 +92,8 @@ class Scheduler {
 
  private:
   bool ends_generation(TokenId token) const;
+  // The prompt tokens this step may take while `num_decoding` sequences decode (prefill_budget.h).
+  int32_t compute_prefill_budget(int32_t num_decoding, int64_t now_us) const;
   // Seats in a step the running sequences hold or have promised: a fork parent counts each of its samples.
   int32_t num_seats_taken() const;
   static int32_t seats_of(const Sequence& seq) { return std::max<int32_t>(1, int32_t(seq.forks.size())); }
@@ -112,6 +117,7 @@ class Scheduler {
   std::vector<Sequence*> running_;  // admission order
   int64_t num_preemptions_ = 0;
   StepCostModel step_cost_;
+  StepCostModel step_time_{0.99};  // forgets faster: the load on the machine changes
   SchedulePlan plan_;             // the last schedule()'s
   std::vector<SeqEvent> events_;  // the last update()'s
 };

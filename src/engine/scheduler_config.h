@@ -5,12 +5,11 @@
 
 namespace pagoda {
 
-// max_prefill_tokens_with_decodes = kAutoPrefillCap: while d sequences decode, a step takes at most
-// max(d, kMinPrefillTokensWithDecodes) prompt tokens. On a CPU a step turns compute-bound from a few tokens on
-// (then it costs about its tokens), so a mixed step of d decodes and <= d prompt tokens costs at most about
-// twice a decode-only one: the running streams' inter-token latency at most doubles while a prompt arrives,
-// and the prompt gets half the machine. The floor keeps a lone stream's step compute-bound instead of
-// crawling through a prompt a token or two at a time.
+// max_prefill_tokens_with_decodes = kAutoPrefillCap: the prompt tokens a step may take while sequences decode come
+// from engine/prefill_budget.h's policy (a time target for the step, from a step-cost model fitted online). Until
+// that model is fitted: while d sequences decode, at most max(d, kMinPrefillTokensWithDecodes) prompt tokens (a
+// mixed step then costs at most about twice a decode-only one). The floor keeps a lone stream's step
+// compute-bound instead of crawling through a prompt a token or two at a time; the policy keeps it too.
 inline constexpr int32_t kAutoPrefillCap = -1;
 inline constexpr int32_t kMinPrefillTokensWithDecodes = 4;
 
@@ -23,6 +22,10 @@ struct SchedulerConfig {
   // with its tokens, so this bounds how much an arriving prompt stretches the running streams' inter-token
   // latency, at the cost of that prompt's TTFT.
   int32_t max_prefill_tokens_with_decodes = kAutoPrefillCap;
+  // Latency targets of the automatic prefill budget (engine/prefill_budget.h), in milliseconds; 0 = none (TPOT:
+  // a step with prompt tokens may take kDefaultStepSlowdown times a decode-only one).
+  double tpot_slo_ms = 0.0;
+  double ttft_slo_ms = 0.0;
   // Speculative decoding (with a drafter given to the Scheduler): drafts a decoding sequence may verify per step
   // at most. They take the step's token budget after the decodes and prompt chunks scheduled before them, and
   // are dropped, never preempting anyone, when the pool has no blocks for them.

@@ -113,6 +113,20 @@ TEST(CliBenchTest, BadScenarioArgumentsAreCleanErrors) {
     EXPECT_EQ(r.exit_code, 1) << args[1] << " " << args[2] << ": " << r.err;
     EXPECT_NE(r.err.find("pagoda: error:"), std::string::npos) << r.err;
   }
+  // The engine's latency targets: positive milliseconds, and only with the automatic prefill budget they pace.
+  ProcessResult r = run_pagoda({"bench", "interference", "--tpot-slo", "0"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--tpot-slo must be a positive number of milliseconds"), std::string::npos) << r.err;
+  r = run_pagoda({"bench", "interference", "--ttft-slo", "500", "--max-prefill-with-decodes", "8"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--ttft-slo paces the automatic prefill budget"), std::string::npos) << r.err;
+  // Accepted, they show in the start-up line.
+  r = run_pagoda({"bench", "interference", "--streams", "2", "--long-prompt", "64",
+                  "--tpot-slo", "40", "--ttft-slo", "900"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("steps of at most 40 ms (--tpot-slo), more for a prompt about to miss 900 ms"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -172,6 +172,45 @@ TEST_F(SchedulerTest, ByDefaultPromptTokensPerStepFollowTheDecodingCountWithAFlo
   EXPECT_EQ(schedule().seqs[0].num_new_tokens, 64);
 }
 
+TEST_F(SchedulerTest, WithAFittedStepModelThePromptTokensFollowTheTimeTargets) {
+  // Steps cost 15 ms + 3 ms a token (fed as the engine would after each step): while one stream decodes, a
+  // prompt gets what keeps a step within 3x the decode-only one (12 tokens), or within --tpot-slo.
+  SchedulerConfig c{.max_num_seqs = 16, .max_batched_tokens = 64};
+  make(128, c);
+  for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
+  add(iota_tokens(3));
+  finish_step(schedule());
+  Sequence* b = add(iota_tokens(40, 100));
+  SchedulePlan p = schedule();
+  ASSERT_EQ(p.seqs.size(), 2u);
+  EXPECT_EQ(p.seqs[1].seq, b);
+  EXPECT_EQ(p.seqs[1].num_new_tokens, 12);
+  EXPECT_EQ(p.prefill_budget, 12);
+  c.tpot_slo_ms = 45.0;  // 15 + 3 x (1 + 9) = 45
+  make(128, c);
+  for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
+  add(iota_tokens(3));
+  finish_step(schedule());
+  add(iota_tokens(40, 100));
+  EXPECT_EQ(schedule().prefill_budget, 9);
+  // A TTFT target the prompt would miss at 9 tokens a step (40 tokens in ~250 ms at 9, ~0.15 s allowed): more.
+  c.ttft_slo_ms = 0.15e3;
+  make(128, c);
+  for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
+  add(iota_tokens(3));
+  finish_step(schedule());
+  add(iota_tokens(40, 100));
+  const SchedulePlan q = schedule();
+  EXPECT_GT(q.prefill_budget, 9);
+  EXPECT_EQ(q.seqs[1].num_new_tokens, q.prefill_budget);
+  // Nobody decoding: no budget decision, the prompt takes the step.
+  make(128, c);
+  add(iota_tokens(100));
+  const SchedulePlan r = schedule();
+  EXPECT_EQ(r.prefill_budget, -1);
+  EXPECT_EQ(r.seqs[0].num_new_tokens, 64);
+}
+
 TEST_F(SchedulerTest, TheSequenceCapHoldsBackAdmission) {
   make(32, SchedulerConfig{.max_num_seqs = 2, .max_batched_tokens = 64});
   add(iota_tokens(3));
