@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
-# The serving comparison of issue 9: `pagoda bench serve` against pagoda's own server and against llama.cpp's
-# llama-server on the same GGUF, in one script so both run on the same (shared, noisy) machine, and their result
-# blocks printed side by side. Default workload: 12 cold random prompts, Poisson 0.2 req/s, 128 in / 64 out.
+# The serving comparison of issue 28: `pagoda bench serve` against pagoda's own server and against llama.cpp's
+# llama-server on the same GGUF, in one script so both run on the same (shared, noisy) machine, on four workloads,
+# each server started fresh for each (no prefix cache carried over):
+#   default    12 cold random prompts, Poisson 0.2 req/s, 128 in / 64 out
+#   rate1      the same at 1 req/s
+#   chatmix    24 prompts at 0.5 req/s: 10% of 1,024 tokens among 64-256-token ones, 64 out
+#   multiturn  4 conversations x 4 turns at 0.5 req/s, each turn resending the conversation (128 tokens, then 64
+#              more a turn), 64 out: the prefix cache shows
+# Prompts are token ids (from the byte tokens every Llama-family vocabulary has) sent to /v1/completions, so both
+# servers see exactly the same tokens. Prints each workload's blocks side by side, then a table of the acceptance
+# ratios (pagoda / llama-server, p99 TTFT and TPOT, target <= 0.7 both at once).
 # Usage: scripts/bench/serve_vs_llama.sh MODEL.gguf [THREADS]
-#   env: PAGODA (binary), PEER (the peer tools folder), NUM_PROMPTS (12), RATE (0.2), INPUT_LEN (128),
-#        OUTPUT_LEN (64), SEED (0: prompts and arrivals), PAGODA_PORT (18080), LLAMA_PORT (18081),
-#        PAGODA_ARGS / LLAMA_ARGS (extra server flags), LLAMA_BIN (a folder holding llama-server, instead of
-#        the peer's `llama.sh server`: e.g. an AVX2-only build where the native one dies on AMX),
-#        OUT (a folder for the logs and JSON results; default a temporary one).
-#   Quick smoke run: NUM_PROMPTS=2 RATE=inf INPUT_LEN=16 OUTPUT_LEN=8 scripts/bench/serve_vs_llama.sh MODEL.gguf
+#   env: PAGODA (binary), PEER (the peer tools folder), WORKLOADS ("default rate1 chatmix multiturn"), SEED (0),
+#        PAGODA_PORT (18080), LLAMA_PORT (18081), PAGODA_ARGS / LLAMA_ARGS (extra server flags), LLAMA_BIN (a
+#        folder holding llama-server, instead of the peer's `llama.sh server`), OUT (logs and JSON; default a
+#        temporary folder), SCALE (1: multiplies every workload's request count; 0.25 for a smoke run).
+#   Quick smoke run: SCALE=0.25 WORKLOADS=rate1 scripts/bench/serve_vs_llama.sh MODEL.gguf
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 model=${1:?usage: serve_vs_llama.sh MODEL.gguf [THREADS]}
 threads=${2:-2}
 P=${PAGODA:-$root/build/src/cli/pagoda}
 peer=${PEER:-$root/../shared/tools/peer}
-num_prompts=${NUM_PROMPTS:-12}
-rate=${RATE:-0.2}
-input_len=${INPUT_LEN:-128}
-output_len=${OUTPUT_LEN:-64}
+workloads=${WORKLOADS:-default rate1 chatmix multiturn}
+scale=${SCALE:-1}
+seed=${SEED:-0}
 pagoda_port=${PAGODA_PORT:-18080}
 llama_port=${LLAMA_PORT:-18081}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+server_pid=
+cleanup() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi; }
 trap cleanup EXIT
+if [ -n "${LLAMA_BIN:-}" ]; then llama_server="$LLAMA_BIN/llama-server"; else llama_server="$peer/llama.sh server"; fi
 
 # Waits until GET URL answers 200 (llama-server answers 503 while it loads the model).
 wait_ready() {
@@ -36,52 +43,87 @@ wait_ready() {
   echo "serve_vs_llama: $1 never became ready" >&2
   return 1
 }
+count() { awk -v n="$1" -v s="$scale" 'BEGIN { c = int(n * s + 0.5); print (c < 1 ? 1 : c) }'; }
 
-# One benchmark run; the tokenizer of MODEL builds the prompts, sent as token ids so both servers see exactly
-# INPUT_LEN tokens.
-bench() {
-  "$P" bench serve --base-url "http://127.0.0.1:$1" --endpoint /v1/completions -m "$model" \
-    --num-prompts "$num_prompts" --request-rate "$rate" --dataset random --input-len "$input_len" \
-    --output-len "$output_len" --seed "${SEED:-0}" --percentiles 50,99 --json "$out/$2.json" 2>"$out/$2.bench.log"
+# The JSONL datasets: {"prompt": [ids], "output_len": N}, ids in [3, 259) (byte tokens), seeded.
+python3 - "$out" "$seed" "$(count 24)" "$(count 4)" <<'EOF'
+import json, random, sys
+out, seed, n_mix, n_conv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rng = random.Random(seed)
+ids = lambda n: [rng.randrange(3, 259) for _ in range(n)]
+with open(f"{out}/chatmix.jsonl", "w") as f:
+    for i in range(n_mix):
+        n = 1024 if i % 10 == 4 else rng.randint(64, 256)  # 10%, spread through the run
+        f.write(json.dumps({"prompt": ids(n), "output_len": 64}) + "\n")
+convs = [ids(128) for _ in range(n_conv)]
+with open(f"{out}/multiturn.jsonl", "w") as f:
+    for turn in range(4):
+        for c in range(n_conv):
+            if turn > 0:
+                convs[c] += ids(64)
+            f.write(json.dumps({"prompt": convs[c], "output_len": 64}) + "\n")
+EOF
+
+# bench serve arguments of a workload.
+workload_args() {
+  case "$1" in
+    default) echo "--num-prompts $(count 12) --request-rate 0.2 --dataset random --input-len 128 --output-len 64" ;;
+    rate1) echo "--num-prompts $(count 12) --request-rate 1 --dataset random --input-len 128 --output-len 64" ;;
+    chatmix) echo "--num-prompts $(count 24) --request-rate 0.5 --dataset $out/chatmix.jsonl" ;;
+    multiturn) echo "--num-prompts $(( $(count 4) * 4 )) --request-rate 0.5 --dataset $out/multiturn.jsonl" ;;
+    *) echo "serve_vs_llama: unknown workload $1" >&2; return 1 ;;
+  esac
 }
 
-echo "== pagoda serve ($threads threads) vs llama-server (-np 8 -c 8192, $threads threads) on $model"
-echo "   $num_prompts requests, rate $rate req/s, $input_len in / $output_len out; logs in $out"
+bench() {  # PORT NAME WORKLOAD
+  # shellcheck disable=SC2046
+  "$P" bench serve --base-url "http://127.0.0.1:$1" --endpoint /v1/completions -m "$model" $(workload_args "$3") \
+    --seed "$seed" --percentiles 50,99 --json "$out/$2.json" 2>"$out/$2.bench.log"
+}
 
-# shellcheck disable=SC2086
-"$P" serve -m "$model" --port "$pagoda_port" --threads "$threads" ${PAGODA_ARGS:-} >"$out/pagoda.log" 2>&1 &
-pids+=($!)
-wait_ready "http://127.0.0.1:$pagoda_port/health"
-bench "$pagoda_port" pagoda >"$out/pagoda.txt"
-curl -sf "http://127.0.0.1:$pagoda_port/metrics" >"$out/pagoda.metrics"
-kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
-
-if [ -n "${LLAMA_BIN:-}" ]; then llama_server="$LLAMA_BIN/llama-server"; else llama_server="$peer/llama.sh server"; fi
-# shellcheck disable=SC2086
-$llama_server -m "$model" --port "$llama_port" -np 8 -c 8192 -t "$threads" ${LLAMA_ARGS:-} \
-  >"$out/llama.log" 2>&1 &
-pids+=($!)
-wait_ready "http://127.0.0.1:$llama_port/health"
-bench "$llama_port" llama >"$out/llama.txt"
-
-printf "%-40s %-14s %-14s\n" "" "pagoda" "llama-server"
-paste -d'\t' "$out/pagoda.txt" "$out/llama.txt" | awk -F'\t' '
-  $1 !~ /:/ { print $1; next }
-  { split($1, a, ":"); split($2, b, ":"); va = a[2]; vb = b[2]; gsub(/ /, "", va); gsub(/ /, "", vb);
-    printf "%-40s %-14s %-14s\n", a[1] ":", va, vb }'
-
-# The acceptance ratios (pagoda / llama-server) and pagoda's own /metrics histograms against the client's view:
-# a histogram's mean is its _sum over its _count (the server measures from request arrival to its last byte).
 jr() { jq -r "$1" "$out/$2.json"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-echo "== ratios pagoda / llama-server"
-for k in p99_ttft_ms p99_tpot_ms median_ttft_ms median_tpot_ms output_throughput; do
-  printf "   %-18s %10.2f %10.2f   %s\n" "$k" "$(jr ".$k" pagoda)" "$(jr ".$k" llama)" "$(ratio "$(jr ".$k" pagoda)" "$(jr ".$k" llama)")"
+
+echo "== pagoda serve ($threads threads) vs llama-server (-np 8 -c 16384, $threads threads) on $model"
+llama_isa=$([ -z "${LLAMA_BIN:-}" ] && "$peer/llama.sh" --isa 2>/dev/null | head -1 || echo "(LLAMA_BIN build)")
+echo "   cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; pagoda: $("$P" run -n 1 -p x 2>&1 |
+  sed -n 's/^model: .*(\(.*\) kernels.*/\1/p') kernels; llama.cpp: $llama_isa; logs in $out"
+summary=()
+for w in $workloads; do
+  echo
+  echo "== workload $w: $(workload_args "$w" | sed "s|$out/||")"
+  # shellcheck disable=SC2086
+  "$P" serve -m "$model" --port "$pagoda_port" --threads "$threads" ${PAGODA_ARGS:-} >"$out/pagoda-$w.log" 2>&1 &
+  server_pid=$!
+  wait_ready "http://127.0.0.1:$pagoda_port/health"
+  bench "$pagoda_port" "pagoda-$w" "$w" >"$out/pagoda-$w.txt"
+  curl -sf "http://127.0.0.1:$pagoda_port/metrics" >"$out/pagoda-$w.metrics"
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+
+  # shellcheck disable=SC2086
+  $llama_server -m "$model" --port "$llama_port" -np 8 -c 16384 -t "$threads" ${LLAMA_ARGS:-} \
+    >"$out/llama-$w.log" 2>&1 &
+  server_pid=$!
+  wait_ready "http://127.0.0.1:$llama_port/health"
+  bench "$llama_port" "llama-$w" "$w" >"$out/llama-$w.txt"
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+
+  printf "%-40s %-14s %-14s\n" "" "pagoda" "llama-server"
+  paste -d'\t' "$out/pagoda-$w.txt" "$out/llama-$w.txt" | awk -F'\t' '
+    $1 !~ /:/ { print $1; next }
+    { split($1, a, ":"); split($2, b, ":"); va = a[2]; vb = b[2]; gsub(/ /, "", va); gsub(/ /, "", vb);
+      printf "%-40s %-14s %-14s\n", a[1] ":", va, vb }'
+  t=$(ratio "$(jr .p99_ttft_ms "pagoda-$w")" "$(jr .p99_ttft_ms "llama-$w")")
+  p=$(ratio "$(jr .p99_tpot_ms "pagoda-$w")" "$(jr .p99_tpot_ms "llama-$w")")
+  verdict=$(awk -v t="$t" -v p="$p" 'BEGIN { print (t != "n/a" && p != "n/a" && t <= 0.7 && p <= 0.7) ? "pass" : "miss" }')
+  summary+=("$(printf "%-10s %9.1f %9.1f %6s | %9.1f %9.1f %6s | %6.1f %6.1f | %s" "$w" \
+    "$(jr .p99_ttft_ms "pagoda-$w")" "$(jr .p99_ttft_ms "llama-$w")" "$t" \
+    "$(jr .p99_tpot_ms "pagoda-$w")" "$(jr .p99_tpot_ms "llama-$w")" "$p" \
+    "$(jr .output_throughput "pagoda-$w")" "$(jr .output_throughput "llama-$w")" "$verdict")")
 done
-metric_mean_ms() {
-  awk -v m="$1" 'index($0, m "_sum") == 1 { s += $NF } index($0, m "_count") == 1 { c += $NF } END { if (c > 0) printf "%.2f", 1000 * s / c; else print "n/a" }' \
-    "$out/pagoda.metrics"
-}
-echo "== pagoda /metrics vs bench serve (means, ms)"
-printf "   TTFT  /metrics %s  client %.2f\n" "$(metric_mean_ms pagoda:time_to_first_token_seconds)" "$(jr .mean_ttft_ms pagoda)"
-printf "   E2E   /metrics %s  client %.2f\n" "$(metric_mean_ms pagoda:e2e_request_latency_seconds)" "$(jr .mean_e2el_ms pagoda)"
+
+echo
+echo "== p99 ratios pagoda / llama-server (target: TTFT and TPOT both <= 0.7)"
+printf "%-10s %9s %9s %6s | %9s %9s %6s | %6s %6s | %s\n" "workload" "TTFT pag" "TTFT lcp" "ratio" "TPOT pag" \
+  "TPOT lcp" "ratio" "tok/s" "lcp" "verdict"
+for line in "${summary[@]}"; do echo "$line"; done
