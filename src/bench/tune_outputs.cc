@@ -41,7 +41,7 @@ Result<MeasuredEstimates> measure_tune_estimates(const AblationModelFiles& files
 
 Result<std::string> write_tuned_config(const TuneCandidate& best, const AblationModelFiles& files,
                                        const std::string& model_path, const std::string& config_path,
-                                       int32_t max_seq_len, int32_t kv_blocks) {
+                                       int32_t max_seq_len, int32_t kv_blocks, const TuneSlo& slo) {
   std::string written_model = model_path;
   if (best.weights != AblationWeights::kF32) {
     const std::filesystem::path out(config_path);
@@ -52,7 +52,7 @@ Result<std::string> write_tuned_config(const TuneCandidate& best, const Ablation
     if (ec) return make_error(fmt::format("cannot write {}: {}", kept.string(), ec.message()));
     written_model = kept.string();
   }
-  const PagodaConfig tuned = tuned_config(best, written_model, max_seq_len, kv_blocks);
+  const PagodaConfig tuned = tuned_config(best, written_model, max_seq_len, kv_blocks, slo);
   if (Status s = validate_config(tuned); !s.ok()) return make_error("the tuned config is invalid: " + s.message());
   std::ofstream out(config_path, std::ios::binary | std::ios::trunc);
   out << config_to_json(tuned) << "\n";

@@ -27,6 +27,6 @@ Result<MeasuredEstimates> measure_tune_estimates(const AblationModelFiles& files
 // for f32, `model_path` (the model tuned). Returns the model path written.
 Result<std::string> write_tuned_config(const TuneCandidate& best, const AblationModelFiles& files,
                                        const std::string& model_path, const std::string& config_path,
-                                       int32_t max_seq_len, int32_t kv_blocks);
+                                       int32_t max_seq_len, int32_t kv_blocks, const TuneSlo& slo);
 
 }  // namespace pagoda::bench

@@ -98,7 +98,7 @@ std::vector<std::string> tune_hints(std::span<const TuneTrial> trials, const Tun
 }
 
 PagodaConfig tuned_config(const TuneCandidate& c, const std::string& model_path, int32_t max_seq_len,
-                          int32_t kv_max_entries) {
+                          int32_t kv_max_entries, const TuneSlo& slo) {
   PagodaConfig config;
   config.model = model_path;
   // The model written beside the config already holds these weights: loading it quantizes nothing again.
@@ -108,6 +108,8 @@ PagodaConfig tuned_config(const TuneCandidate& c, const std::string& model_path,
   config.kv_cache.max_entries = kv_max_entries;
   config.kv_cache.block_size = c.block_size;
   config.kv_cache.dtype = c.kv_dtype == KvDType::kInt8 ? "int8" : "f32";
+  config.slo.ttft_ms = slo.ttft_p99_ms.value_or(0.0);
+  config.slo.tpot_ms = slo.tpot_p99_ms.value_or(0.0);
   return config;
 }
 

@@ -63,8 +63,8 @@ std::vector<std::string> tune_hints(std::span<const TuneTrial> trials, const Tun
                                     AblationScenario scenario, const TuneSlo& slo, const TuneEstimates& estimates);
 
 // The configuration file for the winner: quantization, max_seq_len, batch_size, kv_cache {max_entries,
-// block_size, dtype}, and `model`.
+// block_size, dtype}, `model`, and the SLOs it was chosen for (slo, which the engine's prefill budget then paces).
 PagodaConfig tuned_config(const TuneCandidate& candidate, const std::string& model_path, int32_t max_seq_len,
-                          int32_t kv_max_entries);
+                          int32_t kv_max_entries, const TuneSlo& slo = {});
 
 }  // namespace pagoda::bench

@@ -54,17 +54,18 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
                         v + "'");
     s.max_prefill_tokens_with_decodes = cap;
   }
-  for (const auto& [flag, v] : {std::pair{"--tpot-slo", o.tpot_slo_ms}, std::pair{"--ttft-slo", o.ttft_slo_ms}}) {
-    if (!v) continue;
-    if (!(*v > 0.0) || *v > 1e7)
+  for (const auto& [flag, v] : {std::pair{"--tpot-slo", o.tpot_slo_ms}, std::pair{"--ttft-slo", o.ttft_slo_ms}})
+    if (v && (!(*v > 0.0) || *v > 1e7))
       return make_error(fmt::format("invalid option: {} must be a positive number of milliseconds, got {}", flag, *v));
-    if (o.max_prefill_with_decodes != "auto")
+  // The flags over the file's slo.
+  s.tpot_slo_ms = o.tpot_slo_ms.value_or(config.slo.tpot_ms);
+  s.ttft_slo_ms = o.ttft_slo_ms.value_or(config.slo.ttft_ms);
+  for (const auto& [name, v] : {std::pair{"--tpot-slo (slo.tpot_ms)", s.tpot_slo_ms},
+                                std::pair{"--ttft-slo (slo.ttft_ms)", s.ttft_slo_ms}})
+    if (v > 0.0 && o.max_prefill_with_decodes != "auto")
       return make_error(fmt::format("invalid option: {} paces the automatic prefill budget; it does nothing with "
                                     "--max-prefill-with-decodes {}",
-                                    flag, o.max_prefill_with_decodes));
-  }
-  s.tpot_slo_ms = o.tpot_slo_ms.value_or(0.0);
-  s.ttft_slo_ms = o.ttft_slo_ms.value_or(0.0);
+                                    name, o.max_prefill_with_decodes));
   if (o.max_batched_tokens && *o.max_batched_tokens < 1)
     return make_error("invalid option: --max-batched-tokens must be at least 1");
   s.max_batched_tokens = o.max_batched_tokens;

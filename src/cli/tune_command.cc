@@ -48,6 +48,9 @@ int tune(TuneCliOptions& o) {
   } else {
     return report_error("invalid option: --scenario must be online or offline, got '" + o.scenario + "'");
   }
+  // The flags over the file's slo.
+  if (!o.ttft_slo_ms && config->slo.ttft_ms > 0.0) o.ttft_slo_ms = config->slo.ttft_ms;
+  if (!o.tpot_slo_ms && config->slo.tpot_ms > 0.0) o.tpot_slo_ms = config->slo.tpot_ms;
   if ((o.ttft_slo_ms && !(*o.ttft_slo_ms > 0)) || (o.tpot_slo_ms && !(*o.tpot_slo_ms > 0)))
     return report_error("--ttft-slo and --tpot-slo must be positive milliseconds");
   if (Status s = bench::validate_ablation_workload(w); !s.ok()) return report_error(s.message());
@@ -127,7 +130,7 @@ int tune(TuneCliOptions& o) {
   // 4. The config file.
   if (!o.output_path.empty()) {
     Result<std::string> model_path = bench::write_tuned_config(best.candidate, *files, config->model, o.output_path,
-                                                              o.sweep.max_seq_len, sweep->kv_blocks);
+                                                              o.sweep.max_seq_len, sweep->kv_blocks, o.sweep.slo);
     if (!model_path.ok()) return report_error(model_path.error());
     std::printf("wrote %s (model %s)\n", o.output_path.c_str(), model_path->empty() ? "bundled" : model_path->c_str());
   }
@@ -146,8 +149,8 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", o->common.threads, "worker threads (default: all cores)");
   cmd->add_option("--scenario", o->scenario, "online (lowest TPOT p99 at --request-rate) or offline (most tokens/s)")
       ->capture_default_str();
-  cmd->add_option("--ttft-slo", o->ttft_slo_ms, "TTFT p99 must be at most this many ms");
-  cmd->add_option("--tpot-slo", o->tpot_slo_ms, "TPOT p99 must be at most this many ms");
+  cmd->add_option("--ttft-slo", o->ttft_slo_ms, "TTFT p99 must be at most this many ms (default: slo.ttft_ms)");
+  cmd->add_option("--tpot-slo", o->tpot_slo_ms, "TPOT p99 must be at most this many ms (default: slo.tpot_ms)");
   cmd->add_option("-o,--output", o->output_path, "write the chosen configuration here (JSON, loads with --config)");
   cmd->add_option("--num-prompts", o->sweep.workload.num_requests, "requests per trial")->capture_default_str();
   cmd->add_option("--request-rate", o->sweep.workload.request_rate, "online: Poisson arrivals per second")

@@ -25,10 +25,12 @@ constexpr int kMaxJsonDepth = 32;
 constexpr std::array<std::string_view, 5> kQuantizations = {"none", "q8_0", "q4_0", "int8", "awq-int4"};
 constexpr std::array<std::string_view, 2> kKvDtypes = {"f32", "int8"};
 
-constexpr std::array<std::string_view, 7> kTopLevelKeys = {"model",   "quantization", "max_seq_len", "batch_size",
-                                                           "threads", "kv_cache",     "parallel"};
+constexpr std::array<std::string_view, 8> kTopLevelKeys = {"model",   "quantization", "max_seq_len", "batch_size",
+                                                           "threads", "kv_cache",     "parallel",    "slo"};
 constexpr std::array<std::string_view, 3> kKvCacheKeys = {"max_entries", "block_size", "dtype"};
 constexpr std::array<std::string_view, 2> kParallelKeys = {"tensor_parallel", "pipeline_parallel"};
+constexpr std::array<std::string_view, 2> kSloKeys = {"ttft_ms", "tpot_ms"};
+constexpr double kMaxSloMs = 1e7;
 
 struct IntRule {
   std::string_view path;
@@ -206,6 +208,26 @@ Status read_parallel(const json& value, ParallelConfig& parallel) {
   return Status();
 }
 
+Status check_slo_ms(std::string_view path, double v) {
+  if (!(v >= 0.0 && v <= kMaxSloMs))
+    return make_error(fmt::format("{}: must be milliseconds in [0, {:g}] (0 = none), got {:g}", path, kMaxSloMs, v));
+  return Status();
+}
+
+Status read_slo(const json& value, SloConfig& slo) {
+  if (!value.is_object()) return make_error(fmt::format("slo: expected an object, got {}", json_type_noun(value)));
+  PAGODA_RETURN_IF_ERROR(check_keys("slo", value, kSloKeys));
+  for (const auto& [key, field] : {std::pair{"ttft_ms", &slo.ttft_ms}, std::pair{"tpot_ms", &slo.tpot_ms}}) {
+    auto it = value.find(key);
+    if (it == value.end()) continue;
+    const std::string path = fmt::format("slo.{}", key);
+    if (!it->is_number()) return make_error(fmt::format("{}: expected a number, got {}", path, json_type_noun(*it)));
+    *field = it->get<double>();
+    PAGODA_RETURN_IF_ERROR(check_slo_ms(path, *field));
+  }
+  return Status();
+}
+
 // Everything after the JSON text is parsed; messages here carry no source name yet.
 Result<PagodaConfig> config_from_json(const json& root) {
   if (!root.is_object()) {
@@ -233,6 +255,9 @@ Result<PagodaConfig> config_from_json(const json& root) {
   }
   if (auto it = root.find("parallel"); it != root.end()) {
     PAGODA_RETURN_IF_ERROR(read_parallel(*it, config.parallel));
+  }
+  if (auto it = root.find("slo"); it != root.end()) {
+    PAGODA_RETURN_IF_ERROR(read_slo(*it, config.slo));
   }
   return config;
 }
@@ -315,6 +340,8 @@ Status validate_config(const PagodaConfig& config) {
   PAGODA_RETURN_IF_ERROR(check_enum("kv_cache.dtype", kKvDtypes, config.kv_cache.dtype));
   PAGODA_RETURN_IF_ERROR(check_int(kTensorParallel, config.parallel.tensor_parallel));
   PAGODA_RETURN_IF_ERROR(check_int(kPipelineParallel, config.parallel.pipeline_parallel));
+  PAGODA_RETURN_IF_ERROR(check_slo_ms("slo.ttft_ms", config.slo.ttft_ms));
+  PAGODA_RETURN_IF_ERROR(check_slo_ms("slo.tpot_ms", config.slo.tpot_ms));
   return Status();
 }
 
@@ -335,6 +362,8 @@ std::string config_to_json(const PagodaConfig& config) {
   out["kv_cache"]["dtype"] = config.kv_cache.dtype;
   out["parallel"]["tensor_parallel"] = config.parallel.tensor_parallel;
   out["parallel"]["pipeline_parallel"] = config.parallel.pipeline_parallel;
+  out["slo"]["ttft_ms"] = config.slo.ttft_ms;
+  out["slo"]["tpot_ms"] = config.slo.tpot_ms;
   return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -345,6 +374,8 @@ std::vector<std::string> unused_by_single_sequence(const PagodaConfig& config, s
   };
   if (config.batch_size) add("batch_size", std::to_string(*config.batch_size));
   if (config.kv_cache.max_entries != 0) add("kv_cache.max_entries", std::to_string(config.kv_cache.max_entries));
+  if (config.slo.ttft_ms > 0.0) add("slo.ttft_ms", fmt::format("{:g}", config.slo.ttft_ms));
+  if (config.slo.tpot_ms > 0.0) add("slo.tpot_ms", fmt::format("{:g}", config.slo.tpot_ms));
   return lines;
 }
 

@@ -23,6 +23,12 @@ struct ParallelConfig {
   int32_t pipeline_parallel = 1;  // [1, 64]
 };
 
+// Latency targets of the engine's automatic prefill budget (engine/prefill_budget.h); pagoda tune's SLOs.
+struct SloConfig {
+  double ttft_ms = 0.0;  // 0 = none; else (0, 1e7]
+  double tpot_ms = 0.0;
+};
+
 struct PagodaConfig {
   std::string model;                  // model path; "" = the bundled stories260K
   std::string quantization = "none";  // none (weights as stored) | q8_0 | q4_0 | int8 | awq-int4, at load
@@ -31,6 +37,7 @@ struct PagodaConfig {
   int32_t threads = 0;                // 0 = all cores; else [1, 1024]
   KvCacheConfig kv_cache;
   ParallelConfig parallel;
+  SloConfig slo;
 };
 
 // Parses JSON text. Every key is optional; the top level must be an object. Unknown keys, wrong types and
@@ -47,7 +54,7 @@ Status validate_config(const PagodaConfig& config);
 // present: batch_size "auto" when unset, model "" for the bundled model (the actual string, never a label).
 std::string config_to_json(const PagodaConfig& config);
 // The settings a subcommand that runs one sequence at a time (run, bench latency) has no use for (batch_size,
-// kv_cache.max_entries), each as "KEY = VALUE: SUBCOMMAND runs one sequence at a time; not used".
+// kv_cache.max_entries, slo), each as "KEY = VALUE: SUBCOMMAND runs one sequence at a time; not used".
 std::vector<std::string> unused_by_single_sequence(const PagodaConfig& config, std::string_view subcommand);
 
 }  // namespace pagoda

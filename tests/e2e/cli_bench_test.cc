@@ -119,7 +119,7 @@ TEST(CliBenchTest, BadScenarioArgumentsAreCleanErrors) {
   EXPECT_NE(r.err.find("--tpot-slo must be a positive number of milliseconds"), std::string::npos) << r.err;
   r = run_pagoda({"bench", "interference", "--ttft-slo", "500", "--max-prefill-with-decodes", "8"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("--ttft-slo paces the automatic prefill budget"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--ttft-slo (slo.ttft_ms) paces the automatic prefill budget"), std::string::npos) << r.err;
   // Accepted, they show in the start-up line.
   r = run_pagoda({"bench", "interference", "--streams", "2", "--long-prompt", "64",
                   "--tpot-slo", "40", "--ttft-slo", "900"});

@@ -76,7 +76,7 @@ TEST(TunePlan, TheWrittenConfigLoadsBack) {
   c.kv_dtype = KvDType::kInt8;
   c.block_size = 32;
   c.batch_size = 16;
-  const PagodaConfig written = tuned_config(c, "/models/tl-q4_0.gguf", 2048, 512);
+  const PagodaConfig written = tuned_config(c, "/models/tl-q4_0.gguf", 2048, 512, TuneSlo{3000.0, 150.0});
   ASSERT_TRUE(validate_config(written).ok());
   Result<PagodaConfig> back = parse_config(config_to_json(written), "tuned.json");
   ASSERT_TRUE(back.ok()) << back.error();
@@ -88,11 +88,14 @@ TEST(TunePlan, TheWrittenConfigLoadsBack) {
   EXPECT_EQ(back->kv_cache.block_size, 32);
   EXPECT_EQ(back->kv_cache.dtype, "int8");
   EXPECT_EQ(back->parallel.tensor_parallel, 1);
+  EXPECT_EQ(back->slo.ttft_ms, 3000.0);  // the SLOs the choice was made for pace the engine that loads it
+  EXPECT_EQ(back->slo.tpot_ms, 150.0);
   c.weights = AblationWeights::kF32;
   c.kv_dtype = KvDType::kF32;
   const PagodaConfig f32 = tuned_config(c, "", 512, 64);
   EXPECT_EQ(f32.quantization, "none");  // the model file is f32: nothing to quantize at load
   EXPECT_EQ(f32.kv_cache.dtype, "f32");
+  EXPECT_EQ(f32.slo.tpot_ms, 0.0);  // none given
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using ::testing::StartsWith;
 
 constexpr const char* kExample = R"({"model": "path", "quantization":"q4_0","max_seq_len":4096,"batch_size":"auto",
   "threads": 8,"kv_cache":{"max_entries":512,"block_size":16,"dtype":"int8"},
-  "parallel":{"tensor_parallel":1,"pipeline_parallel":1}})";
+  "parallel":{"tensor_parallel":1,"pipeline_parallel":1},"slo":{"ttft_ms":1500,"tpot_ms":80.5}})";
 
 void expect_same(const PagodaConfig& a, const PagodaConfig& b) {
   EXPECT_EQ(a.model, b.model);
@@ -33,6 +33,8 @@ void expect_same(const PagodaConfig& a, const PagodaConfig& b) {
   EXPECT_EQ(a.kv_cache.dtype, b.kv_cache.dtype);
   EXPECT_EQ(a.parallel.tensor_parallel, b.parallel.tensor_parallel);
   EXPECT_EQ(a.parallel.pipeline_parallel, b.parallel.pipeline_parallel);
+  EXPECT_EQ(a.slo.ttft_ms, b.slo.ttft_ms);
+  EXPECT_EQ(a.slo.tpot_ms, b.slo.tpot_ms);
 }
 
 std::string parse_error(std::string_view text) {
@@ -54,6 +56,18 @@ TEST(ConfigTest, ExampleParsesToTheRightStruct) {
   EXPECT_EQ(config->kv_cache.dtype, "int8");
   EXPECT_EQ(config->parallel.tensor_parallel, 1);
   EXPECT_EQ(config->parallel.pipeline_parallel, 1);
+  EXPECT_EQ(config->slo.ttft_ms, 1500.0);
+  EXPECT_EQ(config->slo.tpot_ms, 80.5);
+}
+
+TEST(ConfigTest, SloTargetsAreMillisecondsOrZero) {
+  EXPECT_EQ(parse_error(R"({"slo": {"tpot_ms": -1}})"), "cfg.json: slo.tpot_ms: must be milliseconds in [0, 1e+07] (0 = none), got -1");
+  EXPECT_THAT(parse_error(R"({"slo": {"ttft_ms": "fast"}})"), HasSubstr("slo.ttft_ms: expected a number, got a string"));
+  EXPECT_THAT(parse_error(R"({"slo": {"p99": 5}})"), HasSubstr("slo.p99: unknown key"));
+  EXPECT_THAT(parse_error(R"({"slo": 5})"), HasSubstr("slo: expected an object"));
+  PagodaConfig config;
+  config.slo.ttft_ms = 2e7;
+  EXPECT_THAT(validate_config(config).message(), HasSubstr("slo.ttft_ms"));
 }
 
 TEST(ConfigTest, EmptyObjectGivesDefaults) {
@@ -92,7 +106,7 @@ TEST(ConfigTest, UnknownKeyNamesFullPathAndAllowedKeys) {
 
   error = parse_error(R"({"treads": 4})");
   EXPECT_THAT(error, StartsWith("cfg.json: treads: unknown key"));
-  EXPECT_THAT(error, HasSubstr("model, quantization, max_seq_len, batch_size, threads, kv_cache, parallel"));
+  EXPECT_THAT(error, HasSubstr("model, quantization, max_seq_len, batch_size, threads, kv_cache, parallel, slo"));
 
   error = parse_error(R"({"parallel": {"tp": 2}})");
   EXPECT_THAT(error, AllOf(HasSubstr("parallel.tp"), HasSubstr("tensor_parallel, pipeline_parallel")));
@@ -202,6 +216,10 @@ TEST(ConfigTest, PrintedJsonIsPrettyAndInFileOrder) {
   "parallel": {
     "tensor_parallel": 1,
     "pipeline_parallel": 1
+  },
+  "slo": {
+    "ttft_ms": 0.0,
+    "tpot_ms": 0.0
   }
 })");
 }
@@ -213,9 +231,11 @@ TEST(ConfigTest, UnusedBySingleSequenceListsEachOne) {
   config.kv_cache = {512, 32, "int8"};  // block_size and dtype act in run too
   config.batch_size = 8;
   config.parallel = {2, 3};
+  config.slo.tpot_ms = 50;
   EXPECT_THAT(unused_by_single_sequence(config, "run"),
               ::testing::ElementsAre("batch_size = 8: run runs one sequence at a time; not used",
-                                     "kv_cache.max_entries = 512: run runs one sequence at a time; not used"));
+                                     "kv_cache.max_entries = 512: run runs one sequence at a time; not used",
+                                     "slo.tpot_ms = 50: run runs one sequence at a time; not used"));
 }
 
 TEST(ConfigTest, LoadConfigFile) {
