@@ -199,6 +199,23 @@ class Parser {
       std::string end_tag;
       node->bodies.push_back(parse_body({"endmacro"}, &end_tag));
       expect_kind(TokenKind::kBlockClose, "'%}'");
+    } else if (k == "generation") {
+      node->kind = NodeKind::kGeneration;
+      expect_kind(TokenKind::kBlockClose, "'%}'");
+      std::string end_tag;
+      node->bodies.push_back(parse_body({"endgeneration"}, &end_tag));
+      expect_kind(TokenKind::kBlockClose, "'%}'");
+    } else if (k == "filter") {
+      node->kind = NodeKind::kFilterBlock;
+      auto e = make(ExprKind::kFilter, peek());
+      e->name = expect_identifier();
+      e->children.push_back(make(ExprKind::kLiteral, keyword));  // the body's text goes here
+      if (accept_op("(")) parse_call_args(*e);
+      node->expr = checked(std::move(e));
+      expect_kind(TokenKind::kBlockClose, "'%}'");
+      std::string end_tag;
+      node->bodies.push_back(parse_body({"endfilter"}, &end_tag));
+      expect_kind(TokenKind::kBlockClose, "'%}'");
     } else if (k == "break" || k == "continue") {
       node->kind = k == "break" ? NodeKind::kBreak : NodeKind::kContinue;
       expect_kind(TokenKind::kBlockClose, "'%}'");

@@ -163,6 +163,15 @@ class Renderer {
         scopes_.back()[node.targets[0]] = macro;
         return Flow::kNormal;
       }
+      case NodeKind::kGeneration: return exec_body(node.bodies[0], out);
+      case NodeKind::kFilterBlock: {
+        std::string captured;
+        exec_body(node.bodies[0], captured);
+        const Value filtered = apply_filter(node.expr->name, Value::of(std::move(captured)), eval_args(*node.expr, 1),
+                                            node.line);
+        emit(out, to_str(filtered), node.line);
+        return Flow::kNormal;
+      }
       case NodeKind::kBreak:
       case NodeKind::kContinue:
         if (loop_depth_ == 0) fail_at(node.line, "'break' or 'continue' outside a loop");
@@ -196,7 +205,7 @@ class Renderer {
       items.assign(j.begin(), j.end());
     } else if (j.is_object()) {
       budget_.charge_value(j, line);
-      for (const auto& [key, value] : j.items()) items.emplace_back(key);
+      for (const auto& [key, value] : j.items()) items.push_back(dict_key_value(key));
     } else if (j.is_string()) {
       const std::string& s = j.get_ref<const std::string&>();
       budget_.charge_bytes(static_cast<int64_t>(s.size()) * 72, line);  // item + string + the view below, each
@@ -320,6 +329,10 @@ class Renderer {
     if (!object.is_data() || !key.is_data()) return Value();
     const Json& j = object.data;
     if (j.is_object()) {
+      if (key.data.is_number_integer()) {  // an integer key of a dict literal (see kDict)
+        auto it = find_key(j, int_dict_key(key.data.get<int64_t>()), line);
+        return it == j.end() ? Value() : Value::of(*it);
+      }
       if (!key.data.is_string()) return Value();
       auto it = find_key(j, key.data.get_ref<const std::string&>(), line);
       return it == j.end() ? Value() : Value::of(*it);
@@ -419,9 +432,13 @@ class Renderer {
         for (size_t i = 0; i + 1 < e.children.size(); i += 2) {
           Value key = eval(*e.children[i]);
           Value value = eval(*e.children[i + 1]);
-          if (!key.is_data() || !key.data.is_string()) fail_at(e.line, "dict keys must be strings");
-          set_key(dict, key.data.get_ref<const std::string&>(), value.is_data() ? std::move(value.data) : Json(),
-                  e.line);
+          // Python dicts take any hashable key; templates use strings and, for lookup tables, integers (stored
+          // marked, jinja_value.h's int_dict_key; an integer index into a dict looks that key up, get_item).
+          if (!key.is_data() || !(key.data.is_string() || key.data.is_number_integer()))
+            fail_at(e.line, "dict keys must be strings or integers");
+          const std::string key_text =
+              key.data.is_string() ? key.data.get<std::string>() : int_dict_key(key.data.get<int64_t>());
+          set_key(dict, key_text, value.is_data() ? std::move(value.data) : Json(), e.line);
         }
         return Value::of(std::move(dict));
       }
@@ -503,7 +520,10 @@ class Renderer {
         if (equals_data(x, item)) return true;
       return false;
     }
-    if (c.is_object()) return is_str(item) && find_key(c, str(item), line) != c.end();
+    if (c.is_object()) {
+      if (is_int(item)) return find_key(c, int_dict_key(as_int(item, line)), line) != c.end();
+      return is_str(item) && find_key(c, str(item), line) != c.end();
+    }
     return false;
   }
 
@@ -737,7 +757,7 @@ class Renderer {
 
   static Json pairs_of(const Json& object) {
     Json pairs = Json::array();
-    for (const auto& [key, value] : object.items()) pairs.push_back(Json::array({key, value}));
+    for (const auto& [key, value] : object.items()) pairs.push_back(Json::array({dict_key_value(key), value}));
     return pairs;
   }
 
@@ -822,6 +842,100 @@ class Renderer {
     return out;
   }
 
+  // str.format with {} / {0} / {name} fields and {{ }} escapes; a format spec or conversion is refused.
+  std::string python_format(const std::string& s, const Args& args, int32_t line) {
+    std::string out;
+    size_t next_auto = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
+      if ((c == '{' || c == '}') && i + 1 < s.size() && s[i + 1] == c) {
+        out += c;
+        ++i;
+        continue;
+      }
+      if (c == '}') fail_at(line, "format(): single '}' in the format string");
+      if (c != '{') {
+        out += c;
+        continue;
+      }
+      const size_t close = s.find('}', i);
+      if (close == std::string::npos) fail_at(line, "format(): unclosed '{' in the format string");
+      const std::string field = s.substr(i + 1, close - i - 1);
+      if (field.find_first_of(":!.[") != std::string::npos)
+        fail_at(line, "format(): only {}, {N} and {name} fields are supported, not {" + field + "}");
+      const Value* v = nullptr;
+      if (field.empty()) {
+        v = next_auto < args.positional.size() ? &args.positional[next_auto] : nullptr;
+        ++next_auto;
+      } else if (std::all_of(field.begin(), field.end(), [](char d) { return d >= '0' && d <= '9'; })) {
+        const size_t idx = size_t(std::stoull(field));
+        v = idx < args.positional.size() ? &args.positional[idx] : nullptr;
+      } else {
+        for (const auto& [key, value] : args.keyword)
+          if (key == field) v = &value;
+      }
+      if (v == nullptr) fail_at(line, "format(): no argument for {" + field + "}");
+      out += to_str(*v);
+      budget_.charge_bytes(static_cast<int64_t>(out.size()), line);
+      i = close;
+    }
+    return out;
+  }
+
+  // jinja2's min/max filters: the smallest/largest item (strings compared case-insensitively unless
+  // case_sensitive=true; by an item's attribute= when given); undefined for an empty sequence.
+  Value min_or_max(bool want_max, const Value& input, const Args& args, int32_t line) {
+    const Value* attribute = args.get(99, "attribute");
+    const Value* case_sensitive = args.get(0, "case_sensitive");
+    const bool fold = !(case_sensitive && truthy(*case_sensitive));
+    const auto key_of = [&](const Json& item) -> Json {
+      Json k = item;
+      if (attribute && is_str(*attribute)) {
+        const Value a = attribute_of(item, str(*attribute), line);
+        k = a.is_data() ? a.data : Json();
+      }
+      if (fold && k.is_string()) k = ascii_lower(k.get<std::string>());
+      return k;
+    };
+    const std::vector<Json> items = iterable_items(input, line);
+    if (items.empty()) return Value();
+    size_t best = 0;
+    Json best_key = key_of(items[0]);
+    for (size_t i = 1; i < items.size(); ++i) {
+      count_iteration(line);
+      Json k = key_of(items[i]);
+      const bool numbers = k.is_number() && best_key.is_number();
+      if (!numbers && !(k.is_string() && best_key.is_string()))
+        fail_at(line, std::string(want_max ? "max" : "min") + "(): items must all be numbers or all strings");
+      const bool better = numbers ? (want_max ? k.get<double>() > best_key.get<double>()
+                                              : k.get<double>() < best_key.get<double>())
+                                  : (want_max ? k.get<std::string>() > best_key.get<std::string>()
+                                              : k.get<std::string>() < best_key.get<std::string>());
+      if (better) {
+        best = i;
+        best_key = std::move(k);
+      }
+    }
+    return Value::of(items[best]);
+  }
+
+  // markupsafe's escape: & < > " ' as entities.
+  static std::string html_escape(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+      switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&#34;"; break;
+        case '\'': out += "&#39;"; break;
+        default: out += c;
+      }
+    }
+    return out;
+  }
+
   // The Python methods templates call on strings and dicts; nullopt when `name` is not one of them.
   std::optional<Value> call_method(const Value& object, const std::string& name, const Args& args, int32_t line) {
     if (is_str(object)) {
@@ -847,6 +961,7 @@ class Renderer {
           if (name == "startswith" ? s.starts_with(o) : s.ends_with(o)) return Value::of(true);
         return Value::of(false);
       }
+      if (name == "format") return Value::of(python_format(s, args, line));
       if (name == "upper") return Value::of(ascii_upper(s));
       if (name == "lower") return Value::of(ascii_lower(s));
       if (name == "capitalize") return Value::of(capitalize(s));
@@ -886,7 +1001,7 @@ class Renderer {
       if (name == "items") return Value::of(pairs_of(d));
       if (name == "keys" || name == "values") {
         Json list = Json::array();
-        for (const auto& [key, value] : d.items()) list.push_back(name == "keys" ? Json(key) : value);
+        for (const auto& [key, value] : d.items()) list.push_back(name == "keys" ? dict_key_value(key) : value);
         return Value::of(std::move(list));
       }
       if (name == "get") {
@@ -940,7 +1055,9 @@ class Renderer {
   }
 
   Value apply_filter(const std::string& name, const Value& input, const Args& args, int32_t line) {
-    if (name == "safe" || name == "e" || name == "escape") return input;  // transformers renders without autoescape
+    // transformers renders without autoescape, but `escape` escapes whatever the setting (markupsafe's five).
+    if (name == "safe") return input;
+    if (name == "e" || name == "escape") return Value::of(html_escape(to_str(input)));
     if (name == "trim") return Value::of(python_strip(to_str(input), args.get(0, "chars"), true, true));
     if (name == "string") return Value::of(to_str(input));
     if (name == "upper") return Value::of(ascii_upper(to_str(input)));
@@ -1056,6 +1173,11 @@ class Renderer {
       }
       return Value::of(std::move(list));
     }
+    // jinja2's map, select, reject, selectattr and rejectattr yield nothing for a false input (none included).
+    if ((name == "map" || name == "selectattr" || name == "rejectattr" || name == "select" || name == "reject") &&
+        input.is_data() && input.data.is_null())
+      return Value::of(Json::array());
+    if (name == "min" || name == "max") return min_or_max(name == "max", input, args, line);
     if (name == "map") {
       const Value* attribute = args.get(99, "attribute");
       Json list = Json::array();
@@ -1105,9 +1227,14 @@ class Renderer {
     }
     if (name == "dictsort") {
       if (!input.is_data() || !input.data.is_object()) fail_at(line, "dictsort expects a mapping");
-      std::vector<std::pair<std::string, Json>> entries;
-      for (const auto& [key, value] : input.data.items()) entries.emplace_back(key, value);
-      std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::vector<std::pair<Json, Json>> entries;
+      for (const auto& [key, value] : input.data.items()) entries.emplace_back(dict_key_value(key), value);
+      // Integer keys in numeric order (Python's), strings in code-point order, integers before strings.
+      std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        if (a.first.is_number_integer() != b.first.is_number_integer()) return a.first.is_number_integer();
+        if (a.first.is_number_integer()) return a.first.template get<int64_t>() < b.first.template get<int64_t>();
+        return a.first.template get_ref<const std::string&>() < b.first.template get_ref<const std::string&>();
+      });
       Json pairs = Json::array();
       for (auto& [key, value] : entries) pairs.push_back(Json::array({key, value}));
       return Value::of(std::move(pairs));

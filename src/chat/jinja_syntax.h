@@ -71,7 +71,10 @@ struct Node;
 using NodePtr = std::unique_ptr<Node>;
 using Body = std::vector<NodePtr>;
 
-enum class NodeKind { kText, kOutput, kIf, kFor, kSet, kSetBlock, kMacro, kBreak, kContinue };
+// kGeneration: transformers' {% generation %} block (marks the assistant's tokens for training masks): its body
+// renders as written. kFilterBlock: {% filter name(args) %}: the body's text through the filter `expr` (a kFilter
+// expression whose input, children[0], is a placeholder).
+enum class NodeKind { kText, kOutput, kIf, kFor, kSet, kSetBlock, kMacro, kBreak, kContinue, kGeneration, kFilterBlock };
 
 struct Node {
   NodeKind kind;
@@ -79,7 +82,8 @@ struct Node {
   std::string text;                     // kText
   ExprPtr expr;                         // kOutput, kSet value, kFor iterable
   std::vector<ExprPtr> conditions;      // kIf: one per branch; kFor: [filter] when present
-  std::vector<Body> bodies;             // kIf: one per branch (+ else); kFor: body (+ else); kSetBlock/kMacro: body
+  std::vector<Body> bodies;  // kIf: one per branch (+ else); kFor: body (+ else); kSetBlock/kMacro/kGeneration/
+                             // kFilterBlock: body
   std::vector<std::string> targets;     // kFor / kSet: names ("ns.x" for attribute assignment); kMacro: name
   std::vector<std::string> params;      // kMacro parameter names
   std::vector<ExprPtr> param_defaults;  // kMacro: one per param, null when none

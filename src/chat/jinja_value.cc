@@ -8,6 +8,17 @@
 
 namespace pagoda::jinja {
 
+std::string int_dict_key(int64_t key) { return std::string(kIntKeyMark) + std::to_string(key); }
+
+Json dict_key_value(const std::string& key) {
+  if (!key.starts_with(kIntKeyMark)) return Json(key);
+  return Json(std::stoll(key.substr(kIntKeyMark.size())));
+}
+
+std::string dict_key_text(const std::string& key) {
+  return key.starts_with(kIntKeyMark) ? key.substr(kIntKeyMark.size()) : key;
+}
+
 std::string type_name(const Value& v) {
   if (v.is_undefined()) return "undefined";
   if (!v.is_data()) return "function";
@@ -93,7 +104,7 @@ std::string python_repr(const Json& j) {
       std::string out = "{";
       bool first = true;
       for (const auto& [key, value] : j.items()) {
-        out += (first ? "" : ", ") + python_string_repr(key) + ": " + python_repr(value);
+        out += (first ? "" : ", ") + python_repr(dict_key_value(key)) + ": " + python_repr(value);
         first = false;
       }
       return out + "}";
@@ -177,7 +188,7 @@ bool append_json(std::string& out, const Json& j, int32_t indent, int32_t level,
         if (!first) out += indent < 0 ? ", " : ",";
         first = false;
         newline(level + 1);
-        append_json_string(out, key);
+        append_json_string(out, dict_key_text(key));
         out += ": ";
         if (!append_json(out, value, indent, level + 1, max_bytes)) return false;
       }

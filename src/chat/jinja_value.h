@@ -30,6 +30,14 @@ struct Value {
   bool is_data() const { return kind == Kind::kData; }
 };
 
+// Dict keys. JSON objects key by string; Python dicts also by integer (templates build lookup tables such as
+// {4096: 512}). An integer key is stored as kIntKeyMark + its digits and reads back as the integer wherever keys
+// are read (iteration, items(), keys(), dictsort, repr); tojson writes its digits, as json.dumps does.
+inline constexpr std::string_view kIntKeyMark = "\x1fint:";
+std::string int_dict_key(int64_t key);
+Json dict_key_value(const std::string& key);  // the integer of a marked key, else the string
+std::string dict_key_text(const std::string& key);  // the digits of a marked key, else the key
+
 std::string type_name(const Value& v);  // Python's type names: "str", "int", "list", "dict", "none", ...
 bool truthy(const Value& v);            // Python truthiness; undefined is false
 std::string to_str(const Value& v);     // str(): what {{ value }} prints; undefined prints ""

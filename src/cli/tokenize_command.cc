@@ -5,8 +5,9 @@
 // matched, as HF's add_special_tokens=False does); --jsonl encodes one JSON string per stdin line, one array per
 // line out.
 // `pagoda tokenize --chat-template FILE.jinja --jsonl`: renders, per stdin line, a JSON conversation
-// {"messages": [{role, content}...], "add_generation_prompt": bool, "bos_token", "eos_token"} with the server's
-// Jinja engine and prints the prompt text as one JSON string per line (the chat-template parity test's hook).
+// {"messages": [{role, content, tool_calls, tool_call_id, name}...], "add_generation_prompt": bool, "bos_token",
+// "eos_token", and any other key as template context (tools, enable_thinking, ...)} with the server's Jinja engine
+// and prints the prompt text as one JSON string per line (the chat-template parity checks' hook).
 #include "cli/tokenize_command.h"
 
 #include <fmt/format.h>
@@ -84,18 +85,49 @@ int render_chat_lines(const TokenizeOptions& o) {
     };
     Result<nlohmann::json> parsed = parse_untrusted_json(line);
     if (!parsed.ok()) return fail(parsed.error());
-    const nlohmann::json& chat = *parsed;
+    // Key order matters to a template (tools print as written, as transformers keeps them): read ordered.
+    const nlohmann::ordered_json chat = nlohmann::ordered_json::parse(line, nullptr, false);
     if (!chat.is_object() || !chat.contains("messages") || !chat["messages"].is_array()) {
       return fail("expected a JSON object with a messages array");
     }
     std::vector<ChatMessage> messages;
-    for (const nlohmann::json& m : chat["messages"]) {
+    for (const nlohmann::ordered_json& m : chat["messages"]) {
       if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
-          !m["content"].is_string()) {
-        return fail("each message needs string role and content");
+          !(m["content"].is_string() || m["content"].is_null())) {
+        return fail("each message needs a string role and a string (or null) content");
       }
-      messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+      ChatMessage message{m["role"].get<std::string>(), m["content"].is_string() ? m["content"].get<std::string>() : ""};
+      // An assistant's tool_calls ([{id, function: {name, arguments}}], arguments an object or JSON text) and a
+      // tool message's tool_call_id and name, as the server takes them.
+      if (const auto calls = m.find("tool_calls"); calls != m.end() && !calls->is_null()) {
+        if (!calls->is_array()) return fail("tool_calls must be an array");
+        for (const nlohmann::ordered_json& c : *calls) {
+          if (!c.is_object() || !c.contains("function") || !c["function"].is_object() ||
+              !c["function"].contains("name") || !c["function"]["name"].is_string())
+            return fail("each tool call needs function.name");
+          ToolCall call;
+          if (c.contains("id") && c["id"].is_string()) call.id = c["id"].get<std::string>();
+          call.name = c["function"]["name"].get<std::string>();
+          const nlohmann::ordered_json args = c["function"].value("arguments", nlohmann::ordered_json::object());
+          call.arguments = args.is_string() ? args.get<std::string>() : args.dump();
+          message.tool_calls.push_back(std::move(call));
+        }
+      }
+      for (auto [key, out] : {std::pair<const char*, std::string*>{"tool_call_id", &message.tool_call_id},
+                              {"name", &message.name}}) {
+        const auto it = m.find(key);
+        if (it == m.end() || it->is_null()) continue;
+        if (!it->is_string()) return fail(fmt::format("{} must be a string", key));
+        *out = it->get<std::string>();
+      }
+      messages.push_back(std::move(message));
     }
+    // Anything else at the top level (tools, enable_thinking, date_string, ...) is template context, as
+    // apply_chat_template's keyword arguments are.
+    nlohmann::ordered_json extra = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : chat.items())
+      if (key != "messages" && key != "add_generation_prompt" && key != "bos_token" && key != "eos_token")
+        extra[key] = value;
     // Optional fields: absent or null is the default, any other type is an error naming the field.
     std::string bos_token, eos_token;
     for (auto [key, out] : {std::pair<const char*, std::string*>{"bos_token", &bos_token}, {"eos_token", &eos_token}}) {
@@ -109,7 +141,8 @@ int render_chat_lines(const TokenizeOptions& o) {
       if (!it->is_boolean()) return fail("add_generation_prompt must be true or false");
       add_generation_prompt = it->get<bool>();
     }
-    Result<std::string> prompt = render_jinja_chat(*program, messages, add_generation_prompt, bos_token, eos_token);
+    Result<std::string> prompt =
+        render_jinja_chat(*program, messages, add_generation_prompt, bos_token, eos_token, extra);
     if (!prompt.ok()) return fail(prompt.error());
     // A template may write bytes that are not UTF-8: shown as U+FFFD rather than a JSON exception.
     std::printf("%s\n", nlohmann::json(*prompt).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());

@@ -166,6 +166,37 @@ TEST(JinjaTemplateTest, StringAndDictMethods) {
             "1 None 7 ['a'] [1]");
 }
 
+TEST(JinjaTemplateTest, FeaturesRealTemplatesUse) {
+  // {% generation %} (transformers' assistant-mask marker) renders its body; {% filter %} filters a block's text.
+  EXPECT_EQ(render("a{% generation %}b{{ 1 + 1 }}{% endgeneration %}c"), "ab2c");
+  EXPECT_EQ(render("{% filter upper %}hi {{ x }}{% endfilter %}!", {{"x", "you"}}), "HI YOU!");
+  EXPECT_EQ(render("{% filter replace('a', 'o') %}banana{% endfilter %}"), "bonono");
+  // Integer dict keys: looked up, iterated and sorted as integers, printed as Python does, dumped as JSON text.
+  const char* table = "{% set t = {4096: 512, 8: 1, 'k': 2} %}";
+  EXPECT_EQ(render(std::string(table) + "{{ t[4096] }} {{ t['k'] }} {{ t['4096'] is defined }} {{ 8 in t }}"),
+            "512 2 False True");
+  EXPECT_EQ(render(std::string(table) + "{% for k, v in t | dictsort %}{{ k + 0 if k is integer else k }}={{ v }};"
+                                        "{% endfor %}"),
+            "8=1;4096=512;k=2;");
+  EXPECT_EQ(render(std::string(table) + "{{ t }} {{ t | tojson }} {{ t.keys() | list }}"),
+            "{4096: 512, 8: 1, 'k': 2} {\"4096\": 512, \"8\": 1, \"k\": 2} [4096, 8, 'k']");
+  // jinja2's select/reject/map family yields nothing for none.
+  EXPECT_EQ(render("{{ none | selectattr('type', 'equalto', 'x') | list | length }}"
+                   "{{ none | map(attribute='a') | list }}"),
+            "0[]");
+  // min and max, case-insensitive for strings, by attribute.
+  EXPECT_EQ(render("{{ [3, 1, 2] | min }} {{ [3, 1, 2] | max }} {{ ['b', 'A', 'c'] | min }} {{ [] | max }}."),
+            "1 3 A .");
+  EXPECT_EQ(render("{{ (xs | max(attribute='n')).name }}", {{"xs", Json::parse(R"([{"n":1,"name":"a"},{"n":5,"name":"b"}])")}}),
+            "b");
+  // str.format: positional, numbered and named fields, braces escaped.
+  EXPECT_EQ(render("{{ '<{}|{0}|{x}>{{}}'.format('a', x='b') }}"), "<a|a|b>{}");
+  EXPECT_NE(render_error("{{ '{:>5}'.format(1) }}").find("only {}, {N} and {name}"), std::string::npos);
+  EXPECT_NE(render_error("{{ '{} {}'.format(1) }}").find("no argument for {}"), std::string::npos);
+  // escape escapes (markupsafe's five) even without autoescape; safe does not.
+  EXPECT_EQ(render("{{ '<a href=\"x\">&\\'' | e }} {{ '<b>' | safe }}"), "&lt;a href=&#34;x&#34;&gt;&amp;&#39; <b>");
+}
+
 TEST(JinjaTemplateTest, Macros) {
   EXPECT_EQ(render("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
                    "{{ greet('Bo') }} {{ greet('Al', punct='?') }}"),
