@@ -107,9 +107,23 @@ std::string tool_calls_text(std::span<const ToolCall> calls) {
   return out;
 }
 
-Result<std::string> ChatTemplate::try_render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+ChatTemplate ChatTemplate::with_system_merged_into_first_user() const {
+  ChatTemplate t = *this;
+  t.merge_system_ = true;
+  return t;
+}
+
+Result<std::string> ChatTemplate::try_render(std::span<const ChatMessage> all_messages, bool add_generation_prompt,
                                              const nlohmann::ordered_json& extra_context,
                                              const JinjaShouldStop& should_stop) const {
+  std::vector<ChatMessage> merged;
+  std::span<const ChatMessage> messages = all_messages;
+  if (merge_system_ && all_messages.size() >= 2 && all_messages[0].role == "system" &&
+      all_messages[1].role == "user") {
+    merged.assign(all_messages.begin() + 1, all_messages.end());
+    merged[0].content = all_messages[0].content + "\n\n" + merged[0].content;
+    messages = merged;
+  }
   if (format_ != ChatFormat::kJinja) return render_builtin(messages, add_generation_prompt);
   if (!jinja_) return make_error("chat template: kJinja without a program (use ChatTemplate::from_jinja)");
   return render_jinja_chat(jinja_->program, messages, add_generation_prompt, jinja_->bos_token, jinja_->eos_token,
@@ -117,7 +131,6 @@ Result<std::string> ChatTemplate::try_render(std::span<const ChatMessage> messag
 }
 
 std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt) const {
-  if (format_ != ChatFormat::kJinja) return render_builtin(messages, add_generation_prompt);
   Result<std::string> text = try_render(messages, add_generation_prompt);
   return text.ok() ? std::move(text).value() : std::string();
 }

@@ -77,6 +77,10 @@ class ChatTemplate {
                                  const JinjaShouldStop& should_stop = {}) const;
   // Whether `role` is one this template renders.
   static bool is_known_role(std::string_view role);
+  // The same template, rendering a leading system message as the start of the first user message instead
+  // (system text, a blank line, user text): for templates that refuse a system role (Gemma's), as llama.cpp does.
+  ChatTemplate with_system_merged_into_first_user() const;
+  bool merges_system_into_first_user() const { return merge_system_; }
 
  private:
   std::string render_builtin(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
@@ -91,6 +95,7 @@ class ChatTemplate {
   };
   ChatFormat format_;
   std::shared_ptr<const JinjaProgram> jinja_;
+  bool merge_system_ = false;
 };
 
 }  // namespace pagoda

@@ -29,6 +29,8 @@ struct ServeOptions {
   std::optional<std::string> api_key;
   std::optional<std::string> served_model_name;
   std::optional<std::string> chat_template;
+  std::optional<std::string> chat_template_file;
+  bool merge_system_message = false;
   std::string tool_call_parser = "auto";
   double request_timeout_s = 0.0;
   double drain_timeout_s = 30.0;
@@ -70,6 +72,12 @@ int serve(ServeOptions& o) {
   const ChatMetadata meta = read_chat_metadata(loaded);
   ChatTemplateSources sources;
   sources.flag = o.chat_template;
+  if (o.chat_template_file) {
+    Result<std::string> text = read_text_file(*o.chat_template_file);
+    if (!text.ok()) return report_error(text.error());
+    sources.file_template = std::move(*text);
+    sources.file_name = *o.chat_template_file;
+  }
   sources.model_template = meta.chat_template;
   sources.bos_text = meta.bos_text;
   sources.eos_text = meta.eos_text;
@@ -83,7 +91,11 @@ int serve(ServeOptions& o) {
   server::ApiServerOptions api;
   api.model_name = o.served_model_name.value_or(meta.name);
   api.api_key = o.api_key;
-  api.chat_template = chat->chat_template;
+  api.chat_template = o.merge_system_message ? chat->chat_template.with_system_merged_into_first_user()
+                                             : chat->chat_template;
+  // A template that refuses a system role (Gemma's raise_exception) would fail every request that has one.
+  const std::vector<ChatMessage> probe{{"system", "s"}, {"user", "u"}};
+  const bool refuses_system = !api.chat_template.try_render(probe, true).ok();
   if (o.tool_call_parser != "auto") {
     const std::optional<ToolCallFormat> format = parse_tool_call_format(o.tool_call_parser);
     if (!format)
@@ -134,7 +146,12 @@ int serve(ServeOptions& o) {
   });
   std::fprintf(stderr, "pagoda: model %s (%s), served as '%s', %d threads\n", loaded.source.c_str(),
                api.model_name.c_str(), api.model_name.c_str(), (*engine)->num_threads());
-  std::fprintf(stderr, "pagoda: chat template: %s; tool calls parsed as %s%s\n", chat->source.c_str(),
+  if (refuses_system)
+    std::fprintf(stderr,
+                 "pagoda: note: the chat template refuses a system message; requests with one get its error (400) "
+                 "unless --merge-system-message puts it at the start of the first user message\n");
+  std::fprintf(stderr, "pagoda: chat template: %s%s; tool calls parsed as %s%s\n", chat->source.c_str(),
+               o.merge_system_message ? ", system message merged into the first user message" : "",
                std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format())))
                    .c_str(),
                api.tool_call_format ? " (--tool-call-parser)" : "");
@@ -163,6 +180,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--served-model-name", o->served_model_name, "the model's name in the API (default: the GGUF's)");
   cmd->add_option("--chat-template", o->chat_template,
                   "plain, chatml, llama2 or llama3 (default: recognised from the GGUF, else plain)");
+  cmd->add_option("--chat-template-file", o->chat_template_file,
+                  "a Jinja chat template to use instead of the model's (transformers' semantics)");
+  cmd->add_flag("--merge-system-message", o->merge_system_message,
+                "render a leading system message as the start of the first user message (for templates that "
+                "refuse a system role, as llama.cpp does)");
   cmd->add_option("--tool-call-parser", o->tool_call_parser,
                   "how the model writes tool calls: hermes (<tool_call>), mistral ([TOOL_CALLS]), llama3_json, or "
                   "auto: from the chat template's markers, hermes when it shows none")

@@ -149,7 +149,7 @@ TEST_F(CliErrorsTest, ChatTemplateRenderingRefusesWrongFieldTypes) {
                      "stdin line 1: add_generation_prompt must be true or false");
   expect_clean_error(render("{" + messages + R"(, "bos_token": 1})"), "stdin line 1: bos_token must be a string");
   expect_clean_error(render(R"({"messages": [{"role": "user", "content": ["hi"]}]})"),
-                     "each message needs string role and content");
+                     "each message needs a string role and a string (or null) content");
   expect_clean_error(render(R"({"messages": 5})"), "expected a JSON object with a messages array");
   expect_clean_error(render(std::string(100000, '[')), "stdin line 1: JSON nested deeper than 64 levels");
 }

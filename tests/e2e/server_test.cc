@@ -141,6 +141,45 @@ TEST(ServerTest, AGgufChatTemplateIsRunAsJinja) {
               HasSubstr("the chat must not start with the assistant"));
 }
 
+TEST(ServerTest, AChatTemplateFileAndSystemMessageMerging) {
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
+  // Gemma's rule: no system role.
+  write_file(dir + "/no_system.jinja",
+             "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+             "{% for m in messages %}{{ m['content'] }}{% endfor %}");
+  const std::string chat = R"({"messages": [{"role": "system", "content": "Once upon"}, )"
+                           R"({"role": "user", "content": "a time"}], "max_tokens": 4, "temperature": 0})";
+  {
+    ServerProcess server({"--chat-template-file", dir + "/no_system.jinja"});
+    ASSERT_TRUE(server.started()) << server.log();
+    EXPECT_THAT(server.log(), HasSubstr("no_system.jinja (--chat-template-file, Jinja)"));
+    EXPECT_THAT(server.log(), HasSubstr("the chat template refuses a system message"));
+    const HttpReply r = http_request(server.port(), "POST", "/v1/chat/completions", chat);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_THAT(r.body, HasSubstr("System role not supported"));
+  }
+  ServerProcess server({"--chat-template-file", dir + "/no_system.jinja", "--merge-system-message"});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("system message merged into the first user message"));
+  EXPECT_THAT(server.log(), Not(HasSubstr("refuses a system message")));
+  const HttpReply r = http_request(server.port(), "POST", "/v1/chat/completions", chat);
+  ASSERT_EQ(r.status, 200) << r.body;
+  // The same prompt as one user message holding both texts, a blank line between.
+  const HttpReply same = http_request(
+      server.port(), "POST", "/v1/chat/completions",
+      R"({"messages": [{"role": "user", "content": "Once upon\n\na time"}], "max_tokens": 4, "temperature": 0})");
+  ASSERT_EQ(same.status, 200) << same.body;
+  EXPECT_EQ(json::parse(r.body)["usage"]["prompt_tokens"], json::parse(same.body)["usage"]["prompt_tokens"]);
+  EXPECT_EQ(json::parse(r.body)["choices"][0]["message"]["content"],
+            json::parse(same.body)["choices"][0]["message"]["content"]);
+  // A file that does not parse is a start-up error naming it.
+  write_file(dir + "/broken.jinja", "{% for %}");
+  const ProcessResult bad = run_pagoda({"serve", "--port", "0", "--chat-template-file", dir + "/broken.jinja"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--chat-template-file " + dir + "/broken.jinja: "));
+}
+
 TEST(ServerTest, ToolCallParserFlagChoosesTheFormatAndABadOneIsAClearError) {
   ServerProcess server({"--tool-call-parser", "mistral"});
   ASSERT_TRUE(server.started()) << server.log();

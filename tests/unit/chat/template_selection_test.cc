@@ -49,19 +49,55 @@ TEST(SelectChatTemplate, AModelsJinjaTemplateRunsAsWrittenWithItsSpecialTokens) 
   EXPECT_EQ(render(s->chat_template, "hi"), "<s>[hi]</s>");
 }
 
-TEST(SelectChatTemplate, AnUnparsableTemplateFallsBackToTheFormatOfItsMarkers) {
+TEST(SelectChatTemplate, AnUnparsableModelTemplateIsAnErrorNamingTheWayOut) {
+  // Never a silent replacement: the reason, and the flags that choose another template (its markers' format named).
   Result<SelectedChatTemplate> s =
       select_chat_template(sources(std::nullopt, "{% for m in messages %}<|im_start|>{{ m.role }\n{% endfor"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("tokenizer.chat_template does not parse"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find("--chat-template chatml (its markers are that format's)"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find("--chat-template-file"), std::string::npos) << s.error();
+  s = select_chat_template(sources(std::nullopt, "{% if %}"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("--chat-template plain|chatml|llama2|llama3"), std::string::npos) << s.error();
+  // A flag chooses another one explicitly.
+  s = select_chat_template(sources("chatml", "{% if %}"));
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->chat_template.format(), ChatFormat::kChatml);
-  EXPECT_NE(s->source.find("does not parse"), std::string::npos);
 }
 
-TEST(SelectChatTemplate, AnUnparsableTemplateWithoutKnownMarkersIsPlain) {
-  Result<SelectedChatTemplate> s = select_chat_template(sources(std::nullopt, "{% if %}"));
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ(s->chat_template.format(), ChatFormat::kPlain);
-  EXPECT_NE(s->source.find("pass --chat-template"), std::string::npos);
+TEST(SelectChatTemplate, AChatTemplateFileRunsAsJinjaInsteadOfTheModels) {
+  ChatTemplateSources src = sources(std::nullopt, "{% if %}", "<s>", "</s>");
+  src.file_template = "{{ bos_token }}<{{ messages[0]['content'] }}>";
+  src.file_name = "mine.jinja";
+  Result<SelectedChatTemplate> s = select_chat_template(src);
+  ASSERT_TRUE(s.ok()) << s.error();
+  EXPECT_EQ(render(s->chat_template, "hi"), "<s><hi>");
+  EXPECT_EQ(s->source, "mine.jinja (--chat-template-file, Jinja)");
+  src.file_template = "{% for %}";
+  s = select_chat_template(src);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("--chat-template-file mine.jinja: "), std::string::npos) << s.error();
+  src.flag = "chatml";
+  s = select_chat_template(src);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("not both"), std::string::npos) << s.error();
+}
+
+TEST(SelectChatTemplate, ASystemMessageMergesIntoTheFirstUserTurnWhenAsked) {
+  const char* gemma_like =
+      "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+      "{% for m in messages %}[{{ m['role'] }}: {{ m['content'] }}]{% endfor %}";
+  Result<SelectedChatTemplate> s = select_chat_template(sources(std::nullopt, gemma_like));
+  ASSERT_TRUE(s.ok()) << s.error();
+  const std::vector<ChatMessage> chat{{.role = "system", .content = "Be brief."}, {.role = "user", .content = "Hi"}};
+  EXPECT_FALSE(s->chat_template.try_render(chat, false).ok());
+  const ChatTemplate merged = s->chat_template.with_system_merged_into_first_user();
+  Result<std::string> text = merged.try_render(chat, false);
+  ASSERT_TRUE(text.ok()) << text.error();
+  EXPECT_EQ(*text, "[user: Be brief.\n\nHi]");
+  // Without a system message, or when a user turn does not follow it, nothing changes.
+  EXPECT_EQ(*merged.try_render(std::vector<ChatMessage>{{.role = "user", .content = "Hi"}}, false), "[user: Hi]");
 }
 
 TEST(SelectChatTemplate, AnUnknownFlagIsAnErrorNamingTheChoices) {
