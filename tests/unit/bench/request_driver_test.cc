@@ -10,33 +10,17 @@
 
 #include "bench/serving_baseline.h"
 #include "loader/loaded_model.h"
+#include "support/bundled_engine_fixture.h"
 
 namespace pagoda::bench {
 namespace {
 
-class RequestDriverTest : public ::testing::Test {
+class RequestDriverTest : public BundledEngineTest {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() { delete loaded_; }
-
   static EngineConfig config(int32_t max_num_seqs) {
-    EngineConfig c;
-    c.max_seq_len = 256;
+    EngineConfig c = BundledEngineTest::config(256);
     c.scheduler.max_num_seqs = max_num_seqs;
-    c.scheduler.max_batched_tokens = 64;
-    c.kv.num_blocks = 256;
-    c.kv.block_size = 16;
-    c.num_threads = 2;
     return c;
-  }
-  static std::unique_ptr<Engine> make(const EngineConfig& c) {
-    auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
-    EXPECT_TRUE(engine.ok()) << engine.error();
-    return engine.ok() ? std::move(engine).value() : nullptr;
   }
   // 16 prompts of mixed lengths, greedy, exact output lengths 8..86, all arriving at once.
   static std::vector<DrivenRequest> mixed_requests() {
@@ -57,11 +41,7 @@ class RequestDriverTest : public ::testing::Test {
     }
     return out;
   }
-
-  static LoadedModel* loaded_;
 };
-
-LoadedModel* RequestDriverTest::loaded_ = nullptr;
 
 TEST_F(RequestDriverTest, EveryClientGetsItsOwnTokensAndOnlyFixedShapeBatchesComputePadding) {
   std::vector<DriveReport> reports;

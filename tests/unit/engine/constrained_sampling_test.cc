@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <set>
 
-#include "bundled_engine_fixture.h"
+#include "support/bundled_engine_fixture.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_vocabulary.h"

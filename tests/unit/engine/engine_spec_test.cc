@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bundled_engine_fixture.h"
+#include "support/bundled_engine_fixture.h"
 
 namespace pagoda {
 namespace {

@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "bundled_engine_fixture.h"
+#include "support/bundled_engine_fixture.h"
 #include "support/reference_greedy.h"
 
 namespace pagoda {

@@ -176,30 +176,26 @@ TEST_F(SchedulerTest, WithAFittedStepModelThePromptTokensFollowTheTimeTargets) {
   // Steps cost 15 ms + 3 ms a token (fed as the engine would after each step): while one stream decodes, a
   // prompt gets what keeps a step within 3x the decode-only one (12 tokens), or within --tpot-slo.
   SchedulerConfig c{.max_num_seqs = 16, .max_batched_tokens = 64};
-  make(128, c);
-  for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
-  add(iota_tokens(3));
-  finish_step(schedule());
-  Sequence* b = add(iota_tokens(40, 100));
+  // A fresh scheduler with the step model fitted, one stream decoding, and a 40-token prompt arriving.
+  const auto start = [&] {
+    make(128, c);
+    for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
+    add(iota_tokens(3));
+    finish_step(schedule());
+    return add(iota_tokens(40, 100));
+  };
+  Sequence* b = start();
   SchedulePlan p = schedule();
   ASSERT_EQ(p.seqs.size(), 2u);
   EXPECT_EQ(p.seqs[1].seq, b);
   EXPECT_EQ(p.seqs[1].num_new_tokens, 12);
   EXPECT_EQ(p.prefill_budget, 12);
   c.tpot_slo_ms = 45.0;  // 15 + 3 x (1 + 9) = 45
-  make(128, c);
-  for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
-  add(iota_tokens(3));
-  finish_step(schedule());
-  add(iota_tokens(40, 100));
+  start();
   EXPECT_EQ(schedule().prefill_budget, 9);
   // A TTFT target the prompt would miss at 9 tokens a step (40 tokens in ~250 ms at 9, ~0.15 s allowed): more.
   c.ttft_slo_ms = 0.15e3;
-  make(128, c);
-  for (int n = 1; n <= 32; ++n) scheduler_->record_step_time(n, 15000.0 + 3000.0 * n);
-  add(iota_tokens(3));
-  finish_step(schedule());
-  add(iota_tokens(40, 100));
+  start();
   const SchedulePlan q = schedule();
   EXPECT_GT(q.prefill_budget, 9);
   EXPECT_EQ(q.seqs[1].num_new_tokens, q.prefill_budget);

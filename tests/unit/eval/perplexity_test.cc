@@ -10,35 +10,32 @@
 #include <sstream>
 
 #include "loader/loaded_model.h"
+#include "support/bundled_engine_fixture.h"
 
 namespace pagoda::eval {
 namespace {
 
-class PerplexityTest : public ::testing::Test {
+class PerplexityTest : public BundledEngineTest {
  protected:
   static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
+    BundledEngineTest::SetUpTestSuite();
     std::ifstream in(PAGODA_TEST_STORY);
     std::ostringstream text;
     text << in.rdbuf();
     tokens_ = new std::vector<TokenId>(loaded_->tokenizer->encode(text.str(), true));
   }
   static void TearDownTestSuite() {
-    delete loaded_;
     delete tokens_;
+    BundledEngineTest::TearDownTestSuite();
   }
   static Result<PerplexityReport> evaluate(const PerplexityOptions& options, int32_t num_threads,
                                            const Model* base = nullptr) {
     return evaluate_perplexity(*loaded_->model, *tokens_, loaded_->tokenizer->bos_id(), num_threads, options, base);
   }
 
-  static LoadedModel* loaded_;
   static std::vector<TokenId>* tokens_;
 };
 
-LoadedModel* PerplexityTest::loaded_ = nullptr;
 std::vector<TokenId>* PerplexityTest::tokens_ = nullptr;
 
 TEST_F(PerplexityTest, MatchesLlamaPerplexityOnTheSameFileAndText) {
