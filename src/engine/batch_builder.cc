@@ -8,19 +8,23 @@
 
 namespace pagoda {
 
-BatchBuilder::BatchBuilder(int32_t max_tokens, int32_t max_seqs, int32_t max_blocks_per_seq, int32_t max_logits_rows)
+BatchBuilder::BatchBuilder(int32_t max_tokens, int32_t max_seqs, int32_t max_blocks_per_seq, int32_t max_logits_rows,
+                           int32_t max_hidden_rows)
     : max_tokens_(max_tokens),
       max_seqs_(max_seqs),
       max_blocks_per_seq_(max_blocks_per_seq),
       max_logits_rows_(max_logits_rows),
+      max_hidden_rows_(max_hidden_rows),
       tokens_(static_cast<size_t>(max_tokens)),
       positions_(static_cast<size_t>(max_tokens)),
       slot_ids_(static_cast<size_t>(max_tokens)),
       seq_starts_(static_cast<size_t>(max_seqs) + 1),
       context_lens_(static_cast<size_t>(max_seqs)),
       block_tables_(static_cast<size_t>(max_seqs) * static_cast<size_t>(max_blocks_per_seq)),
-      logits_rows_(static_cast<size_t>(max_logits_rows)) {
+      logits_rows_(static_cast<size_t>(max_logits_rows)),
+      hidden_rows_(static_cast<size_t>(max_hidden_rows)) {
   logits_row_info_.reserve(static_cast<size_t>(max_logits_rows));
+  hidden_row_info_.reserve(static_cast<size_t>(max_hidden_rows));
 }
 
 BatchView BatchBuilder::build(const SchedulePlan& plan) {
@@ -34,7 +38,9 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
 
   int32_t t = 0;
   int32_t num_logits = 0;
+  int32_t num_hidden = 0;
   logits_row_info_.clear();
+  hidden_row_info_.clear();
   for (int32_t i = 0; i < num_seqs; ++i) {
     const ScheduledSeq& s = plan.seqs[size_t(i)];
     const Sequence& seq = *s.seq;
@@ -59,6 +65,11 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
         logits_rows_[size_t(num_logits++)] = t;
         logits_row_info_.push_back(LogitsRow{i, pos, samples, prompt_row});
       }
+      if (seq.wants_hidden_row(pos)) {
+        PAGODA_CHECK(num_hidden < max_hidden_rows_, "more than {} hidden rows in a step", max_hidden_rows_);
+        hidden_rows_[size_t(num_hidden++)] = t;
+        hidden_row_info_.push_back(HiddenRow{i, pos});
+      }
     }
     context_lens_[size_t(i)] = s.first_pos + s.num_new_tokens;
     BlockId* row = block_tables_.data() + int64_t(i) * width;
@@ -76,6 +87,7 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
   batch.context_lens = std::span<const int32_t>(context_lens_).first(size_t(num_seqs));
   batch.block_tables = BlockTableView{block_tables_.data(), num_seqs, width};
   batch.logits_rows = std::span<const int32_t>(logits_rows_).first(size_t(num_logits));
+  batch.hidden_rows = std::span<const int32_t>(hidden_rows_).first(size_t(num_hidden));
   return batch;
 }
 

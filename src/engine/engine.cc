@@ -46,6 +46,9 @@ int32_t logits_row_capacity(const EngineConfig& c) {
   return std::min(step_token_capacity(c), c.scheduler.max_num_seqs * (1 + c.scheduler.num_speculative_tokens));
 }
 
+// Hidden-state rows of a step: one per token when pooling requests are allowed (mean pooling reads every row).
+int32_t hidden_row_capacity(const EngineConfig& c) { return c.pooling ? step_token_capacity(c) : 0; }
+
 std::unique_ptr<Drafter> make_drafter(const SpecDecodeConfig& spec) {
   switch (spec.method) {
     case SpecMethod::kNone: return nullptr;
@@ -119,9 +122,10 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
       output_(tokenizer),
       workspace_(model.config(), step_token_capacity(config), config.max_seq_len, logits_row_capacity(config),
-                 pool_.num_threads()),
+                 pool_.num_threads(), hidden_row_capacity(config)),
       batch_builder_(step_token_capacity(config), config.scheduler.max_num_seqs,
-                     ceil_div(config.max_seq_len, config.kv.block_size), logits_row_capacity(config)),
+                     ceil_div(config.max_seq_len, config.kv.block_size), logits_row_capacity(config),
+                     hidden_row_capacity(config)),
       draft_verifier_(model.config().vocab_size),
       raw_row_(size_t(model.config().vocab_size)),
       fork_row_(size_t(model.config().vocab_size)),
@@ -187,6 +191,15 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
     return make_error(fmt::format("prompt_logits_start {} is outside the prompt's {} positions",
                                   request.prompt_logits_start, num_prompt),
                       StatusCode::kInvalidArgument);
+  if (request.pooling != Pooling::kNone) {
+    if (!config_.pooling)
+      return make_error("this engine was created without pooling (EngineConfig::pooling)",
+                        StatusCode::kInvalidArgument);
+    if (n != 1 || request.grammar || request.sampling.logprobs >= 0 || request.output_logits ||
+        request.prompt_logits_start >= 0)
+      return make_error("a pooling request samples nothing: no n > 1, grammar, logprobs or logits",
+                        StatusCode::kInvalidArgument);
+  }
   if (num_prompt >= config_.max_seq_len)
     return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len), with room for at "
                                   "least one new token; shorten the prompt",
@@ -336,6 +349,8 @@ void Engine::step() {
   const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
   const int64_t sampled_us = now_us();
   sample(plan, logits);
+  const int32_t num_sampled = int32_t(sampled_.size());
+  pool(plan, logits);
   output_.find_stop_strings(sampled_);
   const int32_t num_prefill_tokens = plan.num_prefill_tokens, num_admitted = plan.num_admitted_prompt_tokens;
   const int32_t prefill_budget = plan.prefill_budget;
@@ -345,8 +360,8 @@ void Engine::step() {
   // would outweigh many small ones in the fit).
   if (costed && num_prefill_tokens == 0)
     scheduler_.record_step(plan.num_batched_tokens, thread_cpu_us() - step_start_cpu_us);
-  const StepFigures figures{num_running,        num_used_blocks,           num_admitted,
-                            num_prefill_tokens, int32_t(sampled_.size()), prefill_budget};
+  const StepFigures figures{num_running,        num_used_blocks, num_admitted,
+                            num_prefill_tokens, num_sampled,     prefill_budget};
   publish(events, &figures);
   sampled_.clear();
 }
@@ -384,6 +399,38 @@ void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
       std::copy(fork_row_.begin(), fork_row_.end(), row.begin());
       sample_into(*sample, row);
     }
+  }
+}
+
+void Engine::pool(const SchedulePlan& plan, const LogitsView& output) {
+  const std::vector<BatchBuilder::HiddenRow>& rows = batch_builder_.hidden_rows();
+  PAGODA_CHECK(int32_t(rows.size()) == output.num_hidden_rows, "{} hidden rows asked for, {} computed", rows.size(),
+               output.num_hidden_rows);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    Sequence& seq = *plan.seqs[size_t(rows[r].seq_idx)].seq;
+    const std::span<const float> row = output.hidden_row(int32_t(r));
+    if (seq.pooling == Pooling::kMean) {
+      // Position order (a recompute skips the rows already summed), so the sum is the same however it was chunked.
+      PAGODA_CHECK(rows[r].pos == seq.num_pooled_rows, "hidden row of position {} out of order", rows[r].pos);
+      if (seq.pooled.empty()) seq.pooled.assign(row.size(), 0.0f);
+      for (size_t i = 0; i < row.size(); ++i) seq.pooled[i] += row[i];
+    } else {
+      seq.pooled.assign(row.begin(), row.end());
+    }
+    ++seq.num_pooled_rows;
+  }
+  for (const ScheduledSeq& s : plan.seqs) {
+    if (!s.completes_pooling) continue;
+    Sequence& seq = *s.seq;
+    const int32_t expected = seq.pooling == Pooling::kMean ? seq.num_prompt_tokens : 1;
+    PAGODA_CHECK(seq.num_pooled_rows == expected, "request {} pooled {} rows of {}", seq.request_id,
+                 seq.num_pooled_rows, expected);
+    if (seq.pooling == Pooling::kMean)
+      for (float& v : seq.pooled) v /= float(seq.num_prompt_tokens);
+    SampledToken t;
+    t.seq = &seq;
+    t.completes_pooling = true;
+    sampled_.push_back(std::move(t));
   }
 }
 

@@ -4,10 +4,10 @@
 // storage and its manager, the drafter, the scheduler (which owns the sequences), the output processor (text and
 // streams), the workspace and the batch builder. Each step: schedule (with speculative decoding, a decoding
 // sequence's drafts join its last token) -> build the batch -> one forward call for every scheduled token ->
-// sample (verifying drafts: the accepted ones, then one more token) -> find stop strings in the new text -> Scheduler::update (the one place a sequence
-// finishes) -> publish the outputs. Borrows the model and tokenizer, which must outlive it. Thread-safe: submit,
-// cancel and stats may be called concurrently; the loop is the only thread that touches sequences, KV and the
-// model.
+// sample (verifying drafts: the accepted ones, then one more token) and pool (embeddings) -> find stop strings in the
+// new text -> Scheduler::update (the one place a sequence finishes) -> publish the outputs. Borrows the model and
+// tokenizer, which must outlive it. Thread-safe: submit, cancel and stats may be called concurrently; the loop is the
+// only thread that touches sequences, KV and the model.
 #pragma once
 
 #include <pagoda/status.h>
@@ -66,6 +66,7 @@ class Engine {
 
   EngineStats stats() const;
   const EngineConfig& config() const { return config_; }
+  int32_t model_dim() const { return model_.config().dim; }  // a pooled vector's length
   int64_t kv_bytes_per_block() const { return kv_storage_.bytes_per_block(); }
   int64_t kv_total_bytes() const { return kv_storage_.total_bytes(); }
   int32_t num_threads() const { return pool_.num_threads(); }
@@ -90,7 +91,11 @@ class Engine {
   void step();
   // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.
   void sample(const SchedulePlan& plan, const LogitsView& logits);
-  void sample_into(Sequence& seq, std::span<float> row);  // one token for `seq` from `row` (edited) into sampled_
+  void sample_into(Sequence& seq, std::span<float> row);
+  // Adds the step's hidden rows to their pooling requests' vectors, and ends (a SampledToken without a token)
+  // each one whose prompt the step finished.
+  void pool(const SchedulePlan& plan,
+            const LogitsView& output);  // one token for `seq` from `row` (edited) into sampled_
   // What a step adds to the figures.
   struct StepFigures {
     int32_t num_running = 0;

@@ -33,6 +33,9 @@ struct EngineConfig {
   // Requests may ask for prompt logits (GenerateRequest::prompt_logits_start): the workspace then holds a logits
   // row for every token of a step (vocab floats each) instead of one per sequence.
   bool prompt_logits = false;
+  // Requests may be pooling requests (GenerateRequest::pooling, embeddings): the workspace then holds a final
+  // hidden-state row for every token of a step (dim floats each). Not over --tp/--pp ranks.
+  bool pooling = false;
   SpecDecodeConfig spec;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "engine/pooling.h"
 #include "sampling/sampling_params.h"
 
 namespace pagoda {
@@ -33,6 +34,12 @@ struct GenerateRequest {
   // allowed only where the output so far is complete, and the generation ends (kStop) as soon as nothing but its
   // end can follow. A grammar that never completes ends by length. Null: unconstrained.
   std::shared_ptr<const grammar::CompiledGrammar> grammar = nullptr;
+  // A pooling request (embeddings): its prompt is computed and nothing is sampled; it ends (kStop) in the step
+  // that computes its last prompt token, that event carrying the pooled final hidden state
+  // (RequestOutput::embedding, not normalized). It takes a prefix-cache hit only with kLast (mean and CLS need
+  // rows a hit would skip), asks for nothing sampled (no grammar, logprobs, logits, n > 1), and the engine must
+  // allow it (EngineConfig::pooling). sampling.max_tokens still sizes its KV blocks: 1 is enough.
+  Pooling pooling = Pooling::kNone;
 };
 
 }  // namespace pagoda

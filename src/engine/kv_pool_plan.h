@@ -31,8 +31,9 @@ struct KvPoolPlan {
   std::string source;                // how num_blocks was chosen, for the start-up line
 };
 
-// `available_ram_bytes` is what the default takes its share of (core/system_memory.h's available_ram_bytes(), read by the caller). Errors: a memory
-// budget below one block, or an absurd block count. Whether one sequence fits is the engine's check.
+// `available_ram_bytes` is what the default takes its share of (core/system_memory.h's available_ram_bytes(), read by
+// the caller). Errors: a memory budget below one block, or an absurd block count. Whether one sequence fits is the
+// engine's check.
 Result<KvPoolPlan> plan_kv_pool(const KvPoolRequest& request, int64_t available_ram_bytes);
 // "KV cache: 1024 blocks x 16 tokens = 16384 tokens, 40.0 MiB (40 KiB per block; 32 sequences of 512 tokens
 // at once); from --kv-blocks"

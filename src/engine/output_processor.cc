@@ -11,13 +11,8 @@ namespace pagoda {
 void OutputProcessor::add_request(RequestId request_id, std::shared_ptr<RequestStream> stream,
                                   TokenId last_prompt_token, const SamplingParams& sampling) {
   PAGODA_CHECK(tokenizer_ != nullptr || sampling.stop.empty(), "stop strings without a tokenizer");
-  RequestText r{std::move(stream),
-                std::nullopt,
-                StopChecker(sampling.stop),
-                sampling.ignore_eos,
-                {},
-                sampling.stop_token_ids,
-                sampling.min_tokens};
+  RequestText r{std::move(stream),       std::nullopt,       StopChecker(sampling.stop), sampling.ignore_eos, {},
+                sampling.stop_token_ids, sampling.min_tokens};
   if (tokenizer_ != nullptr) r.decoder.emplace(*tokenizer_, last_prompt_token);
   const bool inserted = requests_.emplace(request_id, std::move(r)).second;
   PAGODA_CHECK(inserted, "request id {} added twice", request_id);
@@ -27,7 +22,7 @@ void OutputProcessor::find_stop_strings(std::span<SampledToken> sampled) {
   if (tokenizer_ == nullptr) return;
   const Sequence* ended = nullptr;  // a request whose earlier token of this step ended it
   for (SampledToken& t : sampled) {
-    if (t.seq == ended || t.grammar_dead_end) continue;  // a dead end has no token
+    if (t.seq == ended || t.grammar_dead_end || t.completes_pooling) continue;  // these have no token
     RequestText& r = requests_.at(t.seq->request_id);
     if ((tokenizer_->ends_generation(t.token) && !r.ignore_eos) ||
         std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), t.token) != r.stop_token_ids.end()) {
@@ -58,6 +53,7 @@ void OutputProcessor::publish(std::span<SeqEvent> events) {
     if (e.logprobs) out.logprobs.push_back(std::move(*e.logprobs));
     out.logits = std::move(e.logits);
     out.prompt_logits = std::move(e.prompt_logits);
+    out.embedding = std::move(e.embedding);
     if (e.token >= 0 && !r.unpublished.empty()) {
       out.text = std::move(r.unpublished.front());
       r.unpublished.pop_front();

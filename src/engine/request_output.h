@@ -24,6 +24,8 @@ struct RequestOutput {
   std::vector<float> logits;  // f32 [new_tokens.size(), vocab] when GenerateRequest::output_logits, else empty
   // f32 [prompt rows, vocab] on the first token's output when GenerateRequest::prompt_logits_start >= 0
   std::vector<float> prompt_logits;
+  // f32 [dim] on a pooling request's finished event (GenerateRequest::pooling): the pooled final hidden state
+  std::vector<float> embedding;
   std::string text;  // text that became final since the previous event (UTF-8 complete)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished

@@ -238,8 +238,8 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     // stopping where the sequence must end anyway. Without blocks for them the sequence decodes plainly.
     int32_t num_drafts = 0;
     // Constrained sequences speculate too: the verifier masks each draft's row as a plain draw's (grammar,
-    // min_tokens), so a draft the grammar forbids is rejected.
-    if (remaining == 1 && speculative() && !seq->is_fork_parent()) {
+    // min_tokens), so a draft the grammar forbids is rejected. A pooling sequence samples nothing.
+    if (remaining == 1 && speculative() && !seq->is_fork_parent() && seq->pooling == Pooling::kNone) {
       const int32_t num_later = int32_t(running_.size() - i - 1);
       const int32_t max_drafts = std::min(
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
@@ -271,7 +271,9 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
       allocated = kv_.allocate_slots(seq->kv, n);
     }
     if (preempted_self) continue;  // running_[i] is now the next sequence
-    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n + num_drafts, first_pos + n == seq->num_tokens(), num_drafts});
+    const bool reaches_end = first_pos + n == seq->num_tokens();
+    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n + num_drafts, reaches_end && seq->pooling == Pooling::kNone,
+                                     num_drafts, reaches_end && seq->pooling != Pooling::kNone});
     plan.num_batched_tokens += n + num_drafts;
     plan.num_draft_tokens += num_drafts;
     budget -= n + num_drafts;
@@ -288,9 +290,9 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
          (chunked ? std::min(budget, prefill_budget) > 0 : (budget > 0 || !prefill_in_plan)) &&
          num_seats + seats_of(*waiting_.front()) <= config_.max_num_seqs) {
     Sequence* seq = waiting_.front();
-    // A request for prompt logits needs every row of its prompt computed, so it takes no hit (as vLLM does for
-    // prompt_logprobs).
-    const PrefixHit hit = seq->prompt_logits_start < 0 ? kv_.lookup_prefix(seq->tokens) : PrefixHit{};
+    // A request for prompt logits (or mean or CLS pooling) needs every row of its prompt computed, so it takes no
+    // hit (as vLLM does for prompt_logprobs).
+    const PrefixHit hit = seq->needs_every_prompt_row() ? PrefixHit{} : kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
     const int32_t n = chunked ? std::min({remaining, budget, remaining > 1 ? prefill_budget : budget}) : remaining;
     if (!chunked && n > budget && prefill_in_plan) break;
@@ -302,7 +304,9 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     running_.push_back(seq);
     num_seats += seats_of(*seq);
     const int32_t first_pos = seq->kv.num_computed_tokens - n;
-    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, first_pos + n == seq->num_tokens()});
+    const bool reaches_end = first_pos + n == seq->num_tokens();
+    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, reaches_end && seq->pooling == Pooling::kNone, 0,
+                                     reaches_end && seq->pooling != Pooling::kNone});
     plan.num_batched_tokens += n;
     budget -= n;
     prefill_budget -= n;
@@ -336,6 +340,15 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
     size_t end = i + 1;
     while (end < sampled.size() && sampled[end].seq == &seq) ++end;
     const bool verified_drafts = !seq.draft_tokens.empty();
+    if (sampled[i].completes_pooling) {  // a pooling request's prompt is computed: it ends with its vector
+      PAGODA_CHECK(seq.status == SeqStatus::kRunning && seq.num_uncomputed_tokens() == 0 && end - i == 1,
+                   "request {} completed its pooling before its prompt", seq.request_id);
+      SeqEvent e;
+      e.embedding = std::move(seq.pooled);
+      events.push_back(finish(&seq, FinishReason::kStop, now_us, std::move(e)));
+      i = end;
+      continue;
+    }
     if (sampled[i].grammar_dead_end) {  // no token to append: the grammar allowed none
       events.push_back(finish(&seq, FinishReason::kAbort, now_us, SeqEvent{}));
       i = end;

@@ -17,7 +17,8 @@ Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block
       kv(block_size),
       sampler(sampling),
       prompt_logits_start(request.prompt_logits_start),
-      output_logits(request.output_logits) {
+      output_logits(request.output_logits),
+      pooling(request.pooling) {
   // No rollback: nothing takes tokens back (speculative decoding would).
   if (request.grammar) grammar.emplace(std::move(request.grammar), 0);
   timing.arrival_us = arrival_us;

@@ -1,10 +1,9 @@
 // Sequence: one request's life inside the scheduler: its tokens (prompt then output), its KV state, how it
-// samples, where it must end, the raw logits it asked for, its fork relation (n samples of one prompt), and its
-// timing. No text: detokenizing, stop strings and the client's stream belong to the OutputProcessor. Owned by the
-// Scheduler, which moves it between its waiting and running lists; the engine borrows pointers to it within one
-// step.
-// Invariants: kv.num_computed_tokens <= tokens.size() (the tokens past it are what the next steps compute);
-// num_tokens() <= max_num_tokens.
+// samples, where it must end, the raw logits or pooled hidden state it asked for, its fork relation (n samples of one
+// prompt), and its timing. No text: detokenizing, stop strings and the client's stream belong to the OutputProcessor.
+// Owned by the Scheduler, which moves it between its waiting and running lists; the engine borrows pointers to it
+// within one step. Invariants: kv.num_computed_tokens <= tokens.size() (the tokens past it are what the next steps
+// compute); num_tokens() <= max_num_tokens.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +44,21 @@ struct Sequence {
   bool wants_prompt_logits_row(Pos pos) const {
     return prompt_logits_start >= 0 && pos < num_prompt_tokens && pos >= prompt_logits_start + num_prompt_logits_rows;
   }
+  // Whether the forward pass must give the final hidden state of position `pos` to `pooled`: each row the
+  // pooling reads, once (a recompute after preemption skips those collected).
+  bool wants_hidden_row(Pos pos) const {
+    switch (pooling) {
+      case Pooling::kNone: return false;
+      case Pooling::kLast: return pos == num_prompt_tokens - 1 && num_pooled_rows == 0;
+      case Pooling::kCls: return pos == 0 && num_pooled_rows == 0;
+      case Pooling::kMean: return pos < num_prompt_tokens && pos >= num_pooled_rows;
+    }
+    return false;
+  }
+  // Every row of the prompt must be computed (no prefix-cache hit): prompt logits, mean and CLS pooling.
+  bool needs_every_prompt_row() const {
+    return prompt_logits_start >= 0 || pooling == Pooling::kMean || pooling == Pooling::kCls;
+  }
 
   RequestId request_id;
   int32_t priority;
@@ -76,6 +90,10 @@ struct Sequence {
   bool output_logits;
   std::vector<float> prompt_logits;  // f32 [num_prompt_logits_rows, vocab]: handed out with the first token
   int32_t num_prompt_logits_rows = 0;
+  // A pooling request (GenerateRequest::pooling): it samples nothing and ends once its prompt is computed.
+  Pooling pooling;
+  std::vector<float> pooled;  // f32 [dim]: the sum (mean) or the row (last, CLS) of the rows collected so far
+  int32_t num_pooled_rows = 0;
 
   // n samples of one prompt: a fork parent computes the prompt once and samples nothing itself; the step that
   // computes its last prompt token gives each of `forks` its first token from the parent's logits row, and the

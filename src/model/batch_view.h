@@ -37,6 +37,9 @@ struct BatchView {
   // Made by the caller in its KV before this step; the model ignores them, but ranks that hold other shards of
   // the KV (parallel/) make the same copies in theirs.
   std::span<const KvBlockCopy> block_copies;
+  // Token rows whose final hidden state (after the last norm, before the classifier) is wanted, without logits:
+  // a pooling request's (embeddings).
+  std::span<const int32_t> hidden_rows;
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
   int32_t num_seqs() const { return seq_starts.empty() ? 0 : int32_t(seq_starts.size()) - 1; }

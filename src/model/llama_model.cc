@@ -365,6 +365,8 @@ void LlamaModel::check_batch(const BatchView& batch, const KvCacheView& kv, cons
   const int32_t kv_dim = config_.kv_dim();
   PAGODA_CHECK(n > 0 && n <= ws.max_tokens, "batch of {} tokens, workspace holds {}", n, ws.max_tokens);
   PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
+  PAGODA_CHECK(int32_t(batch.hidden_rows.size()) <= ws.max_hidden_rows, "{} hidden rows, the workspace holds {}",
+               batch.hidden_rows.size(), ws.max_hidden_rows);
   PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers && kv.num_kv_heads == config_.num_kv_heads,
                "KV cache shaped for another model");
   // The batch's shape; a malformed batch is an engine bug, caught here rather than as a stray read.
@@ -476,7 +478,16 @@ LogitsView LlamaModel::forward_logits(const BatchView& batch, Workspace& ws, Thr
   } else if (num_rows > 0) {
     linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
   }
-  return LogitsView{ws.logits.data(), num_rows, config_.vocab_size};
+  // The hidden rows asked for (pooling) get the final norm only; every rank of a tensor-parallel group holds the
+  // whole residual stream, so each computes them alike.
+  const int32_t num_hidden_rows = int32_t(batch.hidden_rows.size());
+  for (int32_t r = 0; r < num_hidden_rows; ++r) {
+    const int32_t t = batch.hidden_rows[r];
+    PAGODA_CHECK(t >= 0 && t < n);
+    kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, weights_.output_norm.data(), ws.hidden.data() + int64_t(r) * dim,
+                     dim, config_.rms_eps);
+  }
+  return LogitsView{ws.logits.data(), num_rows, config_.vocab_size, ws.hidden.data(), num_hidden_rows, dim};
 }
 
 }  // namespace pagoda

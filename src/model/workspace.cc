@@ -8,9 +8,13 @@
 namespace pagoda {
 
 Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_context_, int32_t max_logits_rows_,
-                     int32_t num_threads_)
-    : max_tokens(max_tokens_), max_context(max_context_), max_logits_rows(max_logits_rows_), num_threads(num_threads_) {
-  PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0 && num_threads > 0);
+                     int32_t num_threads_, int32_t max_hidden_rows_)
+    : max_tokens(max_tokens_),
+      max_context(max_context_),
+      max_logits_rows(max_logits_rows_),
+      max_hidden_rows(max_hidden_rows_),
+      num_threads(num_threads_) {
+  PAGODA_CHECK(max_tokens > 0 && max_context > 0 && max_logits_rows > 0 && num_threads > 0 && max_hidden_rows >= 0);
   const size_t t = size_t(max_tokens);
   x.resize(t * size_t(c.dim));
   const size_t attn_width = size_t(std::max(c.dim, c.q_dim()));  // xb also holds the attention output
@@ -26,6 +30,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   rope_sin.resize(t * size_t(c.rope_dim / 2));
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
+  hidden.resize(size_t(max_hidden_rows) * size_t(c.dim));
   const size_t widest = size_t(std::max({c.dim, c.hidden_dim, c.q_dim()}));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
   hq.resize(t * size_t(c.hidden_dim / quant::BlockQ8_0::kNumValues));

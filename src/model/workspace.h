@@ -12,12 +12,14 @@
 namespace pagoda {
 
 struct Workspace {
+  // max_hidden_rows: BatchView::hidden_rows a step may ask for (0: none).
   Workspace(const ModelConfig& config, int32_t max_tokens, int32_t max_context, int32_t max_logits_rows,
-            int32_t num_threads = 1);
+            int32_t num_threads = 1, int32_t max_hidden_rows = 0);
 
   int32_t max_tokens;
   int32_t max_context;
   int32_t max_logits_rows;
+  int32_t max_hidden_rows;
   int32_t num_threads;          // threads that may share this workspace in one forward call
   std::vector<float> x;         // f32 [max_tokens, dim]: the residual stream
   std::vector<float> xb;        // f32 [max_tokens, max(dim, q_dim)]: normed input / attention output
@@ -32,6 +34,7 @@ struct Workspace {
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> final_x;   // f32 [max_logits_rows, dim]
   std::vector<float> logits;    // f32 [max_logits_rows, vocab]
+  std::vector<float> hidden;    // f32 [max_hidden_rows, dim]: BatchView::hidden_rows after the final norm
   // Q8_0 [max_tokens, max(dim, hidden) / 32]: activations quantized once for the quantized matmuls, so the
   // threads can split a matmul's rows instead of its tokens (small batches), and so one quantization (fused with
   // RMSNorm) serves Q, K and V, or gate and up.

@@ -111,6 +111,8 @@ ParallelLeader::~ParallelLeader() {
 
 LogitsView ParallelLeader::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws,
                                    ThreadPool& pool) const {
+  // The steps sent to the other ranks carry no hidden rows: an engine over ranks is created without pooling.
+  PAGODA_CHECK(batch.hidden_rows.empty(), "pooling (embeddings) does not run over --tp/--pp ranks");
   ++num_steps_;
   Header h{};
   h[kKind] = 1;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,52 @@ TEST_F(LlamaModelTest, BatchedPrefillEqualsOneTokenAtATime) {
   for (int32_t i = 0; i < n; ++i) {
     auto single = step({{prompt_[size_t(i)]}}, {i}, {identity_table(4)}, kv_b, ws);
     expect_rows_close(batched[size_t(i)], single[0]);
+  }
+}
+
+// Pooling's rows (BatchView::hidden_rows) are the final hidden states, after the last norm and before the
+// classifier: divided by output_norm's weights each has an RMS of 1, and the classifier's matrix (read from the
+// GGUF here) times each gives the logits row of its position.
+TEST_F(LlamaModelTest, HiddenRowsAreTheNormedStatesTheClassifierReads) {
+  const ModelConfig& c = model_->config();
+  KvStorage kv(c.kv_shape(), 4, 16);
+  Workspace ws(c, 32, 64, 32, 1, 3);
+  std::vector<Pos> positions(prompt_.size());
+  std::iota(positions.begin(), positions.end(), 0);
+  const std::vector<int32_t> slots(positions.begin(), positions.end()),
+      seq_starts = {0, int32_t(prompt_.size())}, context_lens = {int32_t(prompt_.size())}, hidden_rows = {0, 5, 10};
+  std::vector<int32_t> logits_rows(prompt_.size());
+  std::iota(logits_rows.begin(), logits_rows.end(), 0);
+  const std::vector<BlockId> table = identity_table(4);
+  BatchView batch;
+  batch.tokens = prompt_;
+  batch.positions = positions;
+  batch.slot_ids = slots;
+  batch.seq_starts = seq_starts;
+  batch.context_lens = context_lens;
+  batch.block_tables = BlockTableView{table.data(), 1, 4};
+  batch.logits_rows = logits_rows;
+  batch.hidden_rows = hidden_rows;
+  const LogitsView out = model_->forward(batch, kv.view(), ws, *pool_);
+  ASSERT_EQ(out.num_hidden_rows, 3);
+  ASSERT_EQ(out.hidden_dim, c.dim);
+  const format::GgufTensorInfo* norm = file_->find_tensor("output_norm.weight");
+  const format::GgufTensorInfo* classifier = file_->find_tensor("output.weight");
+  if (classifier == nullptr) classifier = file_->find_tensor("token_embd.weight");  // tied
+  ASSERT_TRUE(norm != nullptr && classifier != nullptr && classifier->type == format::GgmlType::kF32);
+  const float* w_norm = static_cast<const float*>(norm->data);
+  const float* w_out = static_cast<const float*>(classifier->data);
+  for (int32_t r = 0; r < 3; ++r) {
+    const std::span<const float> h = out.hidden_row(r);
+    double sum_sq = 0.0;
+    for (int32_t d = 0; d < c.dim; ++d) sum_sq += double(h[size_t(d)] / w_norm[d]) * double(h[size_t(d)] / w_norm[d]);
+    EXPECT_NEAR(std::sqrt(sum_sq / c.dim), 1.0, 1e-3) << "row " << r;
+    const std::span<float> logits = out.row(hidden_rows[size_t(r)]);
+    for (int32_t v = 0; v < c.vocab_size; ++v) {
+      double dot = 0.0;
+      for (int32_t d = 0; d < c.dim; ++d) dot += double(w_out[int64_t(v) * c.dim + d]) * double(h[size_t(d)]);
+      ASSERT_NEAR(dot, logits[size_t(v)], 1e-3 * (1.0 + std::fabs(dot))) << "row " << r << ", token " << v;
+    }
   }
 }
 
