@@ -7,6 +7,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/convert_command.h"
+#include "cli/embed_command.h"
 #include "cli/gen_model_command.h"
 #include "cli/grammar_command.h"
 #include "cli/perplexity_command.h"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   pagoda::cli::add_serve_command(app, exit_code);
   pagoda::cli::add_tune_command(app, exit_code);
   pagoda::cli::add_grammar_command(app, exit_code);
+  pagoda::cli::add_embed_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "server/chat_page.h"
+#include "server/embedding_job.h"
+#include "server/embeddings_protocol.h"
 #include "server/json_text.h"
 
 namespace pagoda::server {
@@ -225,7 +227,8 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return reply(*ex, json_response(200, {{"version", PAGODA_VERSION}}));
   }
   const bool known = path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
-                     path.starts_with("/v1/models/") || path == "/tokenize" || path == "/detokenize";
+                     path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/tokenize" ||
+                     path == "/detokenize";
   if (!known) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
 
   if (options_.api_key) {
@@ -262,6 +265,8 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return run_on_worker(ex,
                          [this, ex, chat](int64_t received_us) mutable { handle_completion(ex, chat, received_us); });
   }
+  if (path == "/v1/embeddings")
+    return run_on_worker(ex, [this, ex](int64_t received_us) mutable { handle_embeddings(ex, received_us); });
   if (path == "/tokenize")
     return run_on_worker(ex, [this, ex](int64_t received_us) { handle_tokenize(*ex, received_us); });
   return run_on_worker(ex, [this, ex](int64_t) { handle_detokenize(*ex); });
@@ -387,6 +392,21 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
   if (const ApiError* e = std::get_if<ApiError>(&work)) return reply_error(*ex, *e);
   const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
 
+  JobContext ctx{&engine_, &tokenizer_,         &metrics_,
+                 &log_,    options_.model_name, options_.chat_template.tool_call_format()};
+  launch_job(
+      ex, received_us, buffered,
+      [&](std::function<void()> on_done) {
+        return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(params), std::move(on_done));
+      },
+      [prompts = std::move(prompts), constraint = std::move(constraint)](ServerJob& job) mutable {
+        return static_cast<CompletionJob&>(job).start(std::move(prompts), std::move(constraint));
+      });
+}
+
+void ApiServer::launch_job(const std::shared_ptr<HttpExchange>& ex, int64_t received_us, int64_t buffered,
+                           const std::function<std::shared_ptr<ServerJob>(std::function<void()>)>& make_job,
+                           std::function<bool(ServerJob&)> start) {
   uint64_t job_id = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -397,18 +417,15 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
                                   buffered_tokens_, options_.max_buffered_tokens)));
     job_id = next_job_id_++;
   }
-  auto job = std::make_shared<CompletionJob>(JobContext{&engine_, &tokenizer_, &metrics_, &log_, options_.model_name,
-                                                        options_.tool_call_format.value_or(options_.chat_template.tool_call_format())},
-                                             ex, std::move(params), [this, job_id] {
-                                               std::lock_guard<std::mutex> lock(mutex_);
-                                               auto it = jobs_.find(job_id);
-                                               if (it == jobs_.end()) return;
-                                               buffered_tokens_ -= it->second.buffered_tokens;
-                                               // A large whole response was built and freed: give its pages back.
-                                               if (it->second.buffered_tokens >= (int64_t(1) << 16))
-                                                 workers_->try_post([] { malloc_trim(0); });
-                                               jobs_.erase(it);
-                                             });
+  std::shared_ptr<ServerJob> job = make_job([this, job_id] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) return;
+    buffered_tokens_ -= it->second.buffered_tokens;
+    // A large whole response was built and freed: give its pages back.
+    if (it->second.buffered_tokens >= (int64_t(1) << 16)) workers_->try_post([] { malloc_trim(0); });
+    jobs_.erase(it);
+  });
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ActiveJob a;
@@ -420,13 +437,13 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
     jobs_.emplace(job_id, std::move(a));
   }
   // Submitting and what follows run on the exchange's strand, as every later event of the job does.
-  ex->post([this, job, job_id, prompts = std::move(prompts), constraint = std::move(constraint)]() mutable {
+  ex->post([this, job, job_id, path = ex->request().path, start = std::move(start)]() mutable {
     bool started = false;
     try {
-      started = job->start(std::move(prompts), std::move(constraint));
+      started = start(*job);
     } catch (const std::exception& e) {
       job->fail(std::string("starting the request: ") + e.what());
-      log_.message(fmt::format("internal error starting {}: {}", job->id(), e.what()));
+      log_.message(fmt::format("internal error starting a {} request: {}", path, e.what()));
       return;
     }
     if (!started) {
@@ -438,6 +455,65 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
       }
     }
   });
+}
+
+void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us) {
+  EmbeddingParams params;
+  if (std::optional<ApiError> e = parse_embedding_params(ex->request().body, &params)) return reply_error(*ex, *e);
+  if (params.model && *params.model != options_.model_name)
+    return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
+                                                  *params.model, options_.model_name),
+                                      "model_not_found"));
+  if (!engine_.config().pooling)
+    return reply_error(*ex, invalid_request("this server computes no embeddings: its engine runs over --tp/--pp "
+                                            "ranks, which do not pool hidden states"));
+  const int64_t dim = engine_.model_dim();
+  // Truncation (Matryoshka) is only meaningful for a model trained for it, and no metadata here says so.
+  if (params.dimensions && *params.dimensions != dim)
+    return reply_error(*ex, invalid_request(fmt::format("'dimensions' {} is not supported: this model's embeddings "
+                                                        "have {} dimensions and it does not declare support for "
+                                                        "shortening them",
+                                                        *params.dimensions, dim),
+                                            "dimensions"));
+  if (int64_t(params.inputs.size()) > engine_.config().max_queue)
+    return reply_error(*ex, invalid_request(fmt::format("the request has {} inputs but this server queues at most {} "
+                                                        "(--max-queue): it can never be accepted",
+                                                        params.inputs.size(), engine_.config().max_queue),
+                                            "input"));
+  std::vector<std::vector<TokenId>> inputs;
+  for (size_t i = 0; i < params.inputs.size(); ++i) {
+    const PromptInput& in = params.inputs[i];
+    std::vector<TokenId> tokens;
+    if (in.text) {
+      tokens = tokenizer_.encode(*in.text, options_.add_bos);
+    } else {
+      for (TokenId t : in.tokens)
+        if (t >= tokenizer_.vocab_size())
+          return reply_error(*ex, invalid_request(fmt::format("input token id {} is outside the vocabulary (0..{})", t,
+                                                              tokenizer_.vocab_size() - 1),
+                                                  "input"));
+      tokens = in.tokens;
+    }
+    if (tokens.empty()) return reply_error(*ex, invalid_request(fmt::format("input {} has no tokens", i), "input"));
+    if (int64_t(tokens.size()) >= options_.max_seq_len)
+      return reply_error(*ex, invalid_request(fmt::format("input {} has {} tokens; this model's context holds {} for "
+                                                          "an input to embed",
+                                                          i, tokens.size(), options_.max_seq_len - 1),
+                                              "input"));
+    inputs.push_back(std::move(tokens));
+  }
+  if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);
+  JobContext ctx{&engine_, &tokenizer_,         &metrics_,
+                 &log_,    options_.model_name, options_.chat_template.tool_call_format()};
+  const Pooling pooling = options_.pooling;
+  launch_job(
+      ex, received_us, 0,
+      [&](std::function<void()> on_done) {
+        return std::make_shared<EmbeddingJob>(std::move(ctx), ex, std::move(params), std::move(on_done));
+      },
+      [inputs = std::move(inputs), pooling](ServerJob& job) mutable {
+        return static_cast<EmbeddingJob&>(job).start(std::move(inputs), pooling);
+      });
 }
 
 void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
@@ -545,7 +621,7 @@ void ApiServer::expire_all(const ApiError& why) {
   // mutex_ held by the caller.
   for (auto& [id, a] : jobs_) {
     a.expired = true;
-    std::shared_ptr<CompletionJob> job = a.job;
+    std::shared_ptr<ServerJob> job = a.job;
     job->exchange().post([job, why] { job->expire(why); });
   }
 }
@@ -557,7 +633,7 @@ void ApiServer::tick() {
     if (a.expired || a.deadline_us < 0 || now < a.deadline_us) continue;
     a.expired = true;
     const ApiError e = timeout_error();
-    std::shared_ptr<CompletionJob> job = a.job;
+    std::shared_ptr<ServerJob> job = a.job;
     job->exchange().post([job, e] { job->expire(e); });
   }
   if (draining_ && !drain_cut_ && now >= drain_deadline_us_) {

@@ -1,6 +1,7 @@
 // ApiServer: the OpenAI-compatible API over one Engine: routes each HttpExchange (/v1/completions,
-// /v1/chat/completions, /v1/models, /health, /metrics, /tokenize, /detokenize, the chat page at /), checks the
-// API key, bounds what one request and all buffered responses may ask for, turns requests into CompletionJobs,
+// /v1/chat/completions, /v1/embeddings, /v1/models, /health, /metrics, /tokenize, /detokenize, the chat page at
+// /), checks the API key, bounds what one request and all buffered responses may ask for, turns requests into
+// CompletionJobs and EmbeddingJobs,
 // enforces deadlines, and drains on shutdown. Cheap routes are answered on the I/O thread; parsing, templates and
 // tokenization run on its RequestWorkers. Borrows the engine and tokenizer; owns the jobs in flight, the workers
 // and the metrics. An exception from a handler becomes a 500 and a log line, never the server's end.
@@ -20,12 +21,14 @@
 
 #include "chat/chat_template.h"
 #include "engine/engine.h"
+#include "engine/pooling.h"
 #include "grammar/grammar_compiler.h"
 #include "server/completion_job.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/request_log.h"
 #include "server/request_workers.h"
+#include "server/server_job.h"
 #include "server/serving_metrics.h"
 #include "tokenizer/tokenizer.h"
 
@@ -51,6 +54,7 @@ struct ApiServerOptions {
   int64_t max_buffered_tokens = int64_t(1) << 20;
   int num_workers = 2;               // threads preparing requests (parsing, templates, tokenization)
   size_t max_queued_requests = 256;  // waiting for a worker; beyond it a new one gets 503
+  Pooling pooling = Pooling::kLast;  // how /v1/embeddings pools (the model's metadata, or --pooling)
 };
 
 class ApiServer {
@@ -80,6 +84,13 @@ class ApiServer {
   // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
   void handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, int64_t received_us);
+  void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
+  // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
+  // `make_job` builds it with the callback it must call when it ends; `start` runs on the strand and says
+  // whether the job is running (false: it answered already).
+  void launch_job(const std::shared_ptr<HttpExchange>& ex, int64_t received_us, int64_t buffered_tokens,
+                  const std::function<std::shared_ptr<ServerJob>(std::function<void()> on_done)>& make_job,
+                  std::function<bool(ServerJob&)> start);
   void handle_tokenize(HttpExchange& ex, int64_t received_us);
   void handle_detokenize(HttpExchange& ex);
   HttpResponse models_response() const;
@@ -108,7 +119,7 @@ class ApiServer {
   mutable std::mutex mutex_;
   uint64_t next_job_id_ = 1;
   struct ActiveJob {
-    std::shared_ptr<CompletionJob> job;
+    std::shared_ptr<ServerJob> job;
     int64_t deadline_us = -1;  // this server's clock (now_us); -1 = none
     bool expired = false;
     int64_t buffered_tokens = 0;  // counted in buffered_tokens_ while the job runs (non-streamed responses)

@@ -18,6 +18,7 @@
 #include "server/http_exchange.h"
 #include "server/openai_protocol.h"
 #include "server/request_log.h"
+#include "server/server_job.h"
 #include "server/serving_metrics.h"
 #include "tokenizer/tokenizer.h"
 
@@ -38,7 +39,7 @@ struct JobPrompt {
   std::string echo_text;  // the prompt as text, when echo was asked for
 };
 
-class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
+class CompletionJob : public ServerJob, public std::enable_shared_from_this<CompletionJob> {
  public:
   CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, CompletionParams params,
                 std::function<void()> on_done);
@@ -48,11 +49,11 @@ class CompletionJob : public std::enable_shared_from_this<CompletionJob> {
   bool start(std::vector<JobPrompt> prompts, std::shared_ptr<const grammar::CompiledGrammar> constraint);
   // Ends the request early with `why` (a deadline, shutdown): cancels what still runs; the response's last
   // event (or the whole response) is that error. On the strand.
-  void expire(ApiError why);
+  void expire(ApiError why) override;
   // Something threw inside the job: cancels what still runs and ends the response with a 500 (or, mid-stream,
   // an error event), writes the log line and calls on_done. On the strand.
-  void fail(const std::string& what);
-  HttpExchange& exchange() { return *exchange_; }
+  void fail(const std::string& what) override;
+  HttpExchange& exchange() override { return *exchange_; }
   const std::string& id() const { return header_.id; }
 
  private:

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "engine/engine.h"
-#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
+#include "loader/loaded_model.h"
 #include "server/api_server.h"
 #include "server/http_server.h"
 
@@ -29,6 +29,7 @@ class InProcessServer {
     c.kv.block_size = 16;
     c.max_queue = 256;
     c.num_threads = 1;
+    c.pooling = true;
     auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
     if (!engine.ok()) return;
     engine_ = std::move(engine).value();
@@ -64,6 +65,8 @@ class InProcessServer {
   bool started() const { return http_ != nullptr; }
   int port() const { return http_->port(); }
   const Engine& engine() const { return *engine_; }
+  Engine& engine() { return *engine_; }
+  const Tokenizer& tokenizer() const { return *loaded_->tokenizer; }
 
  private:
   std::unique_ptr<LoadedModel> loaded_;

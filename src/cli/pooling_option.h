@@ -1,0 +1,23 @@
+// The pooling a command's embeddings use: --pooling when given, else the GGUF's `<arch>.pooling_type` (llama.cpp's
+// key), else last-token pooling (what decoder embedding models use). Argument handling only.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <optional>
+#include <string>
+
+#include "engine/pooling.h"
+#include "loader/loaded_model.h"
+
+namespace pagoda::cli {
+
+struct PoolingChoice {
+  Pooling pooling = Pooling::kLast;
+  std::string source;  // for the start-up line: "--pooling", "qwen3.pooling_type", "the default ..."
+};
+
+// Errors: a --pooling that is not last, mean or cls.
+Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, const LoadedModel& loaded);
+
+}  // namespace pagoda::cli
