@@ -71,6 +71,7 @@ void OutputProcessor::publish(std::span<SeqEvent> events) {
       out.text += tail.text;
       if (!tail.stopped) out.text += r.stop_checker.flush();
     }
+    if (e.finished && e.finish_reason == FinishReason::kStop) out.stop_string = r.stop_checker.matched();
     std::shared_ptr<RequestStream> stream = r.stream;
     if (e.finished) requests_.erase(it);
     stream->push(std::move(out));

@@ -29,6 +29,7 @@ struct RequestOutput {
   std::string text;  // text that became final since the previous event (UTF-8 complete)
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished
+  std::string stop_string;  // the stop string that ended it (kStop), empty when something else did
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_tokens = 0;        // prompt tokens served by the prefix cache at admission
   int32_t num_output_tokens = 0;        // so far

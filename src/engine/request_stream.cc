@@ -71,6 +71,7 @@ RequestOutput RequestStream::wait_all() {
     if (out.finished) {
       all.finished = true;
       all.finish_reason = out.finish_reason;
+      all.stop_string = std::move(out.stop_string);
       all.timing = std::move(out.timing);
     }
   }

@@ -30,6 +30,7 @@ StopChecker::Output StopChecker::push(std::string_view text) {
   // with stops "abcd" and "bc", "abcd" stops after "a" whether it arrives whole or byte by byte.
   size_t best_start = std::string::npos;
   size_t best_end = std::string::npos;
+  const std::string* best = nullptr;
   for (const std::string& stop : stop_strings_) {
     const size_t start = held_.find(stop);
     if (start == std::string::npos) continue;
@@ -37,12 +38,14 @@ StopChecker::Output StopChecker::push(std::string_view text) {
     if (end < best_end || (end == best_end && start < best_start)) {
       best_start = start;
       best_end = end;
+      best = &stop;
     }
   }
   if (best_start != std::string::npos) {
     out.text = held_.substr(0, best_start);
     out.stopped = true;
     stopped_ = true;
+    matched_ = *best;
     held_.clear();
     return out;
   }

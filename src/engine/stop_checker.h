@@ -20,13 +20,15 @@ class StopChecker {
   Output push(std::string_view text);
   // At the end of generation: the held-back tail (it was no stop string after all).
   std::string flush();
-  bool stopped() const { return stopped_; }  // a stop string was found
+  bool stopped() const { return stopped_; }                // a stop string was found
+  const std::string& matched() const { return matched_; }  // which one (empty until then)
 
  private:
   std::vector<std::string> stop_strings_;
   size_t max_stop_len_ = 0;
   std::string held_;
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace pagoda

@@ -180,5 +180,18 @@ TEST(StopCheckerTest, ChunkingNeverChangesTheResult) {
   }
 }
 
+TEST(StopCheckerTest, SaysWhichStopStringMatched) {
+  StopChecker checker({"abcd", "bc", "xyz"});
+  EXPECT_EQ(checker.matched(), "");
+  checker.push("za");
+  EXPECT_FALSE(checker.stopped());
+  EXPECT_TRUE(checker.push("bcd").stopped);
+  EXPECT_EQ(checker.matched(), "bc");  // the one that completed first
+  StopChecker other({"abcd", "xyz"});
+  other.push("1 xy");
+  other.push("z 2");
+  EXPECT_EQ(other.matched(), "xyz");
+}
+
 }  // namespace
 }  // namespace pagoda
