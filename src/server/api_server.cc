@@ -8,10 +8,13 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/anthropic_protocol.h"
+#include "server/anthropic_writer.h"
 #include "server/chat_page.h"
 #include "server/embedding_job.h"
 #include "server/embeddings_protocol.h"
 #include "server/json_text.h"
+#include "server/openai_writer.h"
 
 namespace pagoda::server {
 namespace {
@@ -100,7 +103,9 @@ void ApiServer::reply(HttpExchange& ex, HttpResponse response, const std::string
 }
 
 void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) {
-  reply(ex, error.to_response(), "error: " + error.message);
+  // Anthropic's clients read Anthropic's error body.
+  reply(ex, ex.request().path == "/v1/messages" ? anthropic_error_response(error) : error.to_response(),
+        "error: " + error.message);
 }
 
 void ApiServer::record_refused(const RefusedRequest& refused) {
@@ -227,19 +232,24 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return reply(*ex, json_response(200, {{"version", PAGODA_VERSION}}));
   }
   const bool known = path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
-                     path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/tokenize" ||
-                     path == "/detokenize";
+                     path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
+                     path == "/tokenize" || path == "/detokenize";
   if (!known) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
 
   if (options_.api_key) {
     const std::string& auth = req.header("authorization");
     const std::string expected = "Bearer " + *options_.api_key;
-    if (!constant_time_equal(auth, expected)) {
+    // Anthropic's clients send the key as x-api-key.
+    const std::string& x_api_key = req.header("x-api-key");
+    if (!constant_time_equal(auth, expected) &&
+        !(!x_api_key.empty() && constant_time_equal(x_api_key, *options_.api_key))) {
       ApiError e;
       e.http_status = 401;
       e.type = "authentication_error";
       e.code = "invalid_api_key";
-      e.message = auth.empty() ? "missing API key: send the header 'Authorization: Bearer KEY'" : "invalid API key";
+      e.message = auth.empty() && x_api_key.empty()
+                      ? "missing API key: send the header 'Authorization: Bearer KEY' (or 'x-api-key: KEY')"
+                      : "invalid API key";
       return reply_error(*ex, e);
     }
   }
@@ -260,10 +270,11 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
                                           {"max_model_len", options_.max_model_len}}));
   }
   if (!is_post) return method_not_allowed("POST");
-  if (path == "/v1/completions" || path == "/v1/chat/completions") {
-    const bool chat = path == "/v1/chat/completions";
-    return run_on_worker(ex,
-                         [this, ex, chat](int64_t received_us) mutable { handle_completion(ex, chat, received_us); });
+  if (path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/messages") {
+    const CompletionApi api = path == "/v1/completions"        ? CompletionApi::kCompletions
+                              : path == "/v1/chat/completions" ? CompletionApi::kChat
+                                                               : CompletionApi::kAnthropicMessages;
+    return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
   }
   if (path == "/v1/embeddings")
     return run_on_worker(ex, [this, ex](int64_t received_us) mutable { handle_embeddings(ex, received_us); });
@@ -300,9 +311,12 @@ std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& 
       params.max_tokens_given ? "max_tokens" : "n");
 }
 
-void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, int64_t received_us) {
+void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us) {
   CompletionParams params;
-  if (std::optional<ApiError> e = parse_completion_params(ex->request().body, chat, &params))
+  const bool chat = api != CompletionApi::kCompletions;
+  if (std::optional<ApiError> e = api == CompletionApi::kAnthropicMessages
+                                      ? parse_anthropic_messages(ex->request().body, &params)
+                                      : parse_completion_params(ex->request().body, chat, &params))
     return reply_error(*ex, *e);
   if (params.model && *params.model != options_.model_name)
     return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
@@ -397,7 +411,14 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, 
   launch_job(
       ex, received_us, buffered,
       [&](std::function<void()> on_done) {
-        return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(params), std::move(on_done));
+        std::unique_ptr<ResponseWriter> writer;
+        if (api == CompletionApi::kAnthropicMessages)
+          writer = std::make_unique<AnthropicWriter>(options_.model_name);
+        else
+          writer =
+              std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage);
+        return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(params), std::move(writer),
+                                               std::move(on_done));
       },
       [prompts = std::move(prompts), constraint = std::move(constraint)](ServerJob& job) mutable {
         return static_cast<CompletionJob&>(job).start(std::move(prompts), std::move(constraint));

@@ -1,5 +1,6 @@
 // ApiServer: the OpenAI-compatible API over one Engine: routes each HttpExchange (/v1/completions,
-// /v1/chat/completions, /v1/embeddings, /v1/models, /health, /metrics, /tokenize, /detokenize, the chat page at
+// /v1/chat/completions, /v1/embeddings, Anthropic's /v1/messages, /v1/models, /health, /metrics, /tokenize,
+// /detokenize, the chat page at
 // /), checks the API key, bounds what one request and all buffered responses may ask for, turns requests into
 // CompletionJobs and EmbeddingJobs,
 // enforces deadlines, and drains on shutdown. Cheap routes are answered on the I/O thread; parsing, templates and
@@ -36,7 +37,8 @@ namespace pagoda::server {
 
 struct ApiServerOptions {
   std::string model_name = "stories260K";
-  std::optional<std::string> api_key;  // requests to /v1/* and /tokenize need "Authorization: Bearer KEY"
+  // Requests to /v1/* and /tokenize need "Authorization: Bearer KEY" (or Anthropic's "x-api-key: KEY").
+  std::optional<std::string> api_key;
   ChatTemplate chat_template{ChatFormat::kPlain};
   std::optional<ToolCallFormat> tool_call_format;  // --tool-call-parser; nullopt: the template's (tool_call_format())
   std::string bos_text;  // the BOS token's text, which a Jinja template may write (the tokenizer adds BOS itself)
@@ -83,7 +85,8 @@ class ApiServer {
   // Runs `work` on a worker; a full queue is a 503, a request whose deadline passed while it waited a 408, and
   // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
-  void handle_completion(std::shared_ptr<HttpExchange>& ex, bool chat, int64_t received_us);
+  enum class CompletionApi { kCompletions, kChat, kAnthropicMessages };
+  void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
   void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
   // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
   // `make_job` builds it with the callback it must call when it ends; `start` runs on the strand and says

@@ -6,20 +6,14 @@
 #include <chrono>
 
 namespace pagoda::server {
-namespace {
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
 
 CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, CompletionParams params,
-                             std::function<void()> on_done)
-    : ctx_(std::move(ctx)), exchange_(std::move(exchange)), params_(std::move(params)), on_done_(std::move(on_done)) {
-  header_.id = new_response_id(params_.chat);
-  header_.created = unix_now();
-  header_.model = ctx_.model_name;
+                             std::unique_ptr<ResponseWriter> writer, std::function<void()> on_done)
+    : ctx_(std::move(ctx)),
+      exchange_(std::move(exchange)),
+      params_(std::move(params)),
+      writer_(std::move(writer)),
+      on_done_(std::move(on_done)) {
   start_us_ = ctx_.engine->now_us();
 }
 
@@ -41,12 +35,12 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
         const ApiError e = api_error_from_status(handle.status());
         ctx_.metrics->record_http_request(e.http_status);
         RequestLogEntry entry;
-        entry.path = params_.chat ? "/v1/chat/completions" : "/v1/completions";
+        entry.path = exchange_->request().path;
         entry.status = e.http_status;
         entry.e2e_ms = double(ctx_.engine->now_us() - start_us_) / 1e3;
         entry.finish = "error: " + e.message;
         ctx_.log->write(entry);
-        exchange_->respond(e.to_response());
+        exchange_->respond(writer_->error_response(e));
         return false;
       }
       Choice c;
@@ -66,10 +60,11 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
     if (auto job = weak.lock()) job->client_gone();
   });
   if (params_.stream) {
-    exchange_->set_cut_message(sse_event(invalid_request("the stream was cut: the client reads too slowly").to_json()) +
-                               std::string(kSseDone));
+    exchange_->set_cut_message(writer_->cut_message());
     exchange_->start_stream(200, "text/event-stream");
     stream_started_ = true;
+    const std::string open = writer_->stream_open(prompts.empty() ? 0 : int32_t(prompts[0].tokens.size()));
+    if (!open.empty()) exchange_->send(open);
   }
   // The listener runs on the engine's thread: it only posts the work onto this job's strand.
   for (Choice& c : choices_) {
@@ -94,7 +89,7 @@ void CompletionJob::fail(const std::string& what) {
   e.http_status = 500;
   e.type = "server_error";
   e.message = "internal server error; the server logged the cause";
-  ctx_.log->message(fmt::format("internal error in {}: {}", header_.id, what));
+  ctx_.log->message(fmt::format("internal error in {}: {}", writer_->id(), what));
   // Every choice ends now: complete() below answers with the error whatever the choices' finish reasons.
   cancel_running();
   for (Choice& c : choices_) {
@@ -140,6 +135,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     c.done = true;
     ++num_done_;
     c.finish_reason = out.finish_reason;
+    c.stop_string = out.stop_string;
     if (out.timing) {
       if (out.timing->first_token_us >= 0) c.ttft_ms = out.timing->ttft_s() * 1e3;
       ctx_.metrics->record_finished(*out.timing, out.finish_reason, out.num_prompt_tokens, out.num_output_tokens);
@@ -159,7 +155,10 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   r.text = out.text;
   if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
   r.logprobs = std::move(infos);
-  if (out.finished && !aborted) r.finish_reason = out.finish_reason;
+  if (out.finished && !aborted) {
+    r.finish_reason = out.finish_reason;
+    r.stop_string = out.stop_string;
+  }
   if (params_.chat && params_.tools.active() && !aborted)
     stream_tool_output(c, out.text, out.finished, out.finished && out.finish_reason == FinishReason::kStop, &r);
   const bool first = !c.sent_first;
@@ -172,13 +171,10 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   std::optional<UsageFigures> chunk_usage;
   if (params_.continuous_usage)
     chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens};
-  const bool with_logprobs = params_.logprobs >= 0;
-  send_event(params_.chat ? chat_chunk(header_, r, first, with_logprobs, chunk_usage)
-                          : completion_chunk(header_, r, with_logprobs, chunk_usage));
+  const std::string bytes = writer_->stream_piece(r, first, chunk_usage);
+  if (!bytes.empty()) exchange_->send(bytes);
   c.sent_first = true;
 }
-
-void CompletionJob::send_event(const std::string& json) { exchange_->send(sse_event(json)); }
 
 void CompletionJob::stream_tool_output(Choice& c, const std::string& text, bool finished, bool stopped,
                                        ChoiceResult* r) {
@@ -278,17 +274,18 @@ void CompletionJob::complete() {
   }
   if (!client_gone_) {
     if (params_.stream && stream_started_) {
-      if (error_ && cut_short) {
-        send_event(error_->to_json());
-      } else if (params_.include_usage) {
-        send_event(usage_chunk(header_, params_.chat, u));
+      ChoiceResult last;
+      if (!choices_.empty()) {
+        last.finish_reason = choices_[0].finish_reason;
+        last.stop_string = choices_[0].stop_string;
       }
-      exchange_->send(std::string(kSseDone));
+      exchange_->send(writer_->stream_close(error_ && cut_short ? &*error_ : nullptr, u, last));
       exchange_->end_stream();
     } else if (error_ && cut_short) {
-      exchange_->respond(error_->to_response());
+      exchange_->respond(writer_->error_response(*error_));
     } else if (params_.stream) {
-      exchange_->respond(ApiError{500, "the stream ended before it started", "server_error", {}, {}}.to_response());
+      exchange_->respond(
+          writer_->error_response(ApiError{500, "the stream ended before it started", "server_error", {}, {}}));
     } else {
       std::vector<ChoiceResult> results;
       for (Choice& c : choices_) {
@@ -296,22 +293,21 @@ void CompletionJob::complete() {
         r.index = c.index;
         r.text = std::move(c.text);
         r.finish_reason = c.finish_reason;
+        r.stop_string = std::move(c.stop_string);
         r.logprobs = std::move(c.logprobs);
         r.text_offset = 0;
         if (params_.chat && params_.tools.active()) finish_tool_output(c, &r);
         results.push_back(std::move(r));
       }
-      const bool with_logprobs = params_.logprobs >= 0;
       HttpResponse resp;
-      resp.body = params_.chat ? chat_response(header_, results, u, with_logprobs)
-                               : completion_response(header_, results, u, with_logprobs);
+      resp.body = writer_->whole_response(results, u);
       exchange_->respond(std::move(resp));
     }
   }
   ctx_.metrics->record_http_request(status);
   RequestLogEntry e;
-  e.id = header_.id;
-  e.path = params_.chat ? "/v1/chat/completions" : "/v1/completions";
+  e.id = writer_->id();
+  e.path = exchange_->request().path;
   e.status = status;
   e.num_choices = int32_t(choices_.size());
   e.prompt_tokens = u.prompt_tokens;

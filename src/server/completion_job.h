@@ -1,6 +1,7 @@
-// CompletionJob: one /v1/completions or /v1/chat/completions request inside the server: its choices (one
-// engine request per prompt and per n), the events coming back from the engine, and the response they become:
-// SSE chunks as tokens arrive, or one JSON body at the end. All its work runs on its exchange's strand (the
+// CompletionJob: one /v1/completions, /v1/chat/completions or /v1/messages request inside the server: its
+// choices (one engine request per prompt and per n), the events coming back from the engine, and the response
+// they become: SSE events as tokens arrive, or one JSON body at the end, in the shapes of its ResponseWriter
+// (OpenAI's or Anthropic's). All its work runs on its exchange's strand (the
 // engine's listeners only post there), so no lock guards its state. Ends every choice it started: on a client
 // disconnect, a deadline or shutdown it cancels them in the engine and waits for their final events.
 #pragma once
@@ -18,6 +19,7 @@
 #include "server/http_exchange.h"
 #include "server/openai_protocol.h"
 #include "server/request_log.h"
+#include "server/response_writer.h"
 #include "server/server_job.h"
 #include "server/serving_metrics.h"
 #include "tokenizer/tokenizer.h"
@@ -42,7 +44,7 @@ struct JobPrompt {
 class CompletionJob : public ServerJob, public std::enable_shared_from_this<CompletionJob> {
  public:
   CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, CompletionParams params,
-                std::function<void()> on_done);
+                std::unique_ptr<ResponseWriter> writer, std::function<void()> on_done);
   // Submits every choice (on the strand). A refusal cancels what was already submitted and answers with the
   // engine's error (400, 429, 503); true when the job is running.
   // `constraint`: the compiled output constraint of every choice, or null.
@@ -54,7 +56,7 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   // an error event), writes the log line and calls on_done. On the strand.
   void fail(const std::string& what) override;
   HttpExchange& exchange() override { return *exchange_; }
-  const std::string& id() const { return header_.id; }
+  const std::string& id() const { return writer_->id(); }
 
  private:
   struct Choice {
@@ -74,6 +76,7 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     std::optional<ToolCallParser> tool_parser;
     std::string named_call_id;  // set once the named call's first piece went out (or at the start)
     FinishReason finish_reason = FinishReason::kLength;
+    std::string stop_string;  // the stop string that ended it, if one did
     double ttft_ms = 0.0;
   };
 
@@ -85,7 +88,6 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   void complete();  // every choice is done: the end of the response, metrics, the log line
   std::vector<TokenLogprobInfo> logprob_infos(Choice& c, const std::vector<TokenLogprobs>& lps);
   UsageFigures usage() const;
-  void send_event(const std::string& json);
   // The streamed chunk's tool-call pieces and content for `text`, the output the event added (its end when
   // `finished`); r->text is what may go out as content.
   void stream_tool_output(Choice& c, const std::string& text, bool finished, bool stopped, ChoiceResult* r);
@@ -96,8 +98,8 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   JobContext ctx_;
   std::shared_ptr<HttpExchange> exchange_;
   CompletionParams params_;
+  std::unique_ptr<ResponseWriter> writer_;
   std::function<void()> on_done_;
-  ResponseHeader header_;
   std::vector<Choice> choices_;
   std::vector<std::string> echo_texts_;
   int32_t num_done_ = 0;

@@ -85,9 +85,10 @@ struct ChoiceResult {
   std::vector<ToolCall> tool_calls;             // chat, whole response: message.tool_calls (content null when empty)
   std::vector<ToolCallDelta> tool_call_deltas;  // chat chunk: delta.tool_calls
   bool called_tools = false;                    // the choice ended with tool calls: finish_reason "tool_calls"
-  std::optional<FinishReason> finish_reason;  // nullopt while streaming
-  std::vector<TokenLogprobInfo> logprobs;     // when asked for
-  int32_t text_offset = 0;                    // completions logprobs: where `text` starts in the whole
+  std::optional<FinishReason> finish_reason;    // nullopt while streaming
+  std::string stop_string;                      // the stop string that ended it (kStop), if one did
+  std::vector<TokenLogprobInfo> logprobs;       // when asked for
+  int32_t text_offset = 0;                      // completions logprobs: where `text` starts in the whole
 };
 
 struct UsageFigures {

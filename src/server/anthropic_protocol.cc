@@ -1,0 +1,220 @@
+// Anthropic Messages request parsing and response building.
+#include "server/anthropic_protocol.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "server/json_text.h"
+
+namespace pagoda::server {
+namespace {
+
+// Fields of Anthropic's API this server does not implement: named as such in the error.
+constexpr std::string_view kUnimplementedMessagesFields[] = {
+    "tools",     "tool_choice", "thinking",           "service_tier",
+    "container", "mcp_servers", "context_management", "output_format"};
+
+bool is_unimplemented(std::string_view key) {
+  for (std::string_view f : kUnimplementedMessagesFields)
+    if (f == key) return true;
+  return false;
+}
+
+// A string, or an array of text blocks ({"type": "text", "text", "cache_control"?}) joined; `field` names it.
+std::optional<ApiError> text_content(const nlohmann::json& content, const std::string& field, std::string* out) {
+  if (content.is_string()) {
+    *out = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array())
+    return invalid_request(fmt::format("'{}' must be a string or an array of content blocks", field), field);
+  for (size_t j = 0; j < content.size(); ++j) {
+    const nlohmann::json& block = content[j];
+    const std::string at = fmt::format("{}[{}]", field, j);
+    if (!block.is_object()) return invalid_request(fmt::format("'{}' must be a content block object", at), at);
+    auto type = block.find("type");
+    if (type == block.end() || !type->is_string())
+      return invalid_request(fmt::format("'{}.type' must be a string", at), at + ".type");
+    if (*type != "text")
+      return invalid_request(
+          fmt::format(
+              "'{}.type' is '{}': this server takes text blocks only{}", at, type->get<std::string>(),
+              *type == "tool_use" || *type == "tool_result" ? " (tool use is not supported on /v1/messages yet)" : ""),
+          at + ".type");
+    for (const auto& [key, value] : block.items()) {
+      // cache_control asks for prompt caching, which the prefix cache does for every prompt anyway.
+      if (key == "type" || key == "text" || key == "cache_control" || (key == "citations" && value.is_null())) continue;
+      return invalid_request(fmt::format("'{}.{}' is not supported by this server", at, key), at + "." + key);
+    }
+    auto text = block.find("text");
+    if (text == block.end() || !text->is_string())
+      return invalid_request(fmt::format("'{}.text' must be a string", at), at + ".text");
+    *out += text->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> number_in(const nlohmann::json& body, const char* field, double lo, double hi, bool lo_open,
+                                  double* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) return invalid_request(fmt::format("'{}' must be a number", field), field);
+  const double v = it->get<double>();
+  if (!((lo_open ? v > lo : v >= lo) && v <= hi))
+    return invalid_request(fmt::format("'{}' must be in {}{}, {}], got {}", field, lo_open ? "(" : "[", lo, hi, v),
+                           field);
+  *out = v;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, CompletionParams* out) {
+  nlohmann::json body;
+  if (auto e = parse_json_object(body_text, &body)) return e;
+  for (const auto& [key, value] : body.items()) {
+    if (key == "model" || key == "max_tokens" || key == "messages" || key == "system" || key == "temperature" ||
+        key == "top_p" || key == "top_k" || key == "stop_sequences" || key == "stream" || key == "metadata")
+      continue;
+    if (is_unimplemented(key))
+      return invalid_request(fmt::format("'{}' is not supported by this server's /v1/messages endpoint", key), key);
+    return invalid_request(fmt::format("{}: Extra inputs are not permitted", key), key);
+  }
+  CompletionParams p;
+  p.chat = true;
+  p.sampling.temperature = 1.0f;  // Anthropic's defaults
+  p.sampling.top_p = 1.0f;
+  auto model = body.find("model");
+  if (model == body.end() || !model->is_string()) return invalid_request("'model' (a string) is required", "model");
+  p.model = model->get<std::string>();
+  auto max_tokens = body.find("max_tokens");
+  if (max_tokens == body.end() || !(max_tokens->is_number_integer() || max_tokens->is_number_unsigned()))
+    return invalid_request("'max_tokens' (an integer) is required", "max_tokens");
+  if (max_tokens->get<int64_t>() < 1) return invalid_request("'max_tokens' must be at least 1", "max_tokens");
+  p.max_tokens_given = true;
+  p.sampling.max_tokens = int32_t(std::min<int64_t>(max_tokens->get<int64_t>(), INT32_MAX));
+
+  if (auto it = body.find("system"); it != body.end() && !it->is_null()) {
+    ChatMessage system{"system", {}, {}, {}, {}};
+    if (auto e = text_content(*it, "system", &system.content)) return e;
+    p.messages.push_back(std::move(system));
+  }
+  auto messages = body.find("messages");
+  if (messages == body.end() || !messages->is_array() || messages->empty())
+    return invalid_request("'messages' (a non-empty array) is required", "messages");
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const nlohmann::json& m = (*messages)[i];
+    const std::string field = fmt::format("messages[{}]", i);
+    if (!m.is_object()) return invalid_request(fmt::format("'{}' must be an object", field), field);
+    for (const auto& [key, value] : m.items())
+      if (key != "role" && key != "content")
+        return invalid_request(fmt::format("'{}.{}' is not supported by this server", field, key), field + "." + key);
+    auto role = m.find("role");
+    if (role == m.end() || (*role != "user" && *role != "assistant"))
+      return invalid_request(fmt::format("'{}.role' must be \"user\" or \"assistant\"", field), field + ".role");
+    auto content = m.find("content");
+    if (content == m.end()) return invalid_request(fmt::format("'{}.content' is required", field), field + ".content");
+    ChatMessage msg{role->get<std::string>(), {}, {}, {}, {}};
+    if (auto e = text_content(*content, field + ".content", &msg.content)) return e;
+    p.messages.push_back(std::move(msg));
+  }
+  if (p.messages.back().role == "assistant")
+    return invalid_request(
+        fmt::format("'messages[{}]' is an assistant turn to continue (prefill), which this server does not support: "
+                    "end with a user turn",
+                    messages->size() - 1),
+        fmt::format("messages[{}]", messages->size() - 1));
+
+  double temperature = 1.0, top_p = 1.0;
+  if (auto e = number_in(body, "temperature", 0.0, 1.0, false, &temperature)) return e;
+  if (auto e = number_in(body, "top_p", 0.0, 1.0, true, &top_p)) return e;
+  p.sampling.temperature = float(temperature);
+  p.sampling.top_p = float(top_p);
+  if (auto it = body.find("top_k"); it != body.end() && !it->is_null()) {
+    if (!(it->is_number_integer() || it->is_number_unsigned()) || it->get<int64_t>() < 1 ||
+        it->get<int64_t>() > INT32_MAX)
+      return invalid_request("'top_k' must be a positive integer", "top_k");
+    p.sampling.top_k = int32_t(it->get<int64_t>());
+  }
+  if (auto it = body.find("stop_sequences"); it != body.end() && !it->is_null()) {
+    if (!it->is_array()) return invalid_request("'stop_sequences' must be an array of strings", "stop_sequences");
+    for (const nlohmann::json& s : *it) {
+      if (!s.is_string() || s.get<std::string>().empty())
+        return invalid_request("'stop_sequences' must hold non-empty strings", "stop_sequences");
+      p.sampling.stop.push_back(s.get<std::string>());
+    }
+    if (int32_t(p.sampling.stop.size()) > kMaxStops)
+      return invalid_request(fmt::format("at most {} stop_sequences", kMaxStops), "stop_sequences");
+  }
+  if (auto it = body.find("stream"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return invalid_request("'stream' must be a boolean", "stream");
+    p.stream = it->get<bool>();
+  }
+  if (auto it = body.find("metadata"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) return invalid_request("'metadata' must be an object", "metadata");
+    for (const auto& [key, value] : it->items())
+      if (key != "user_id" || !(value.is_string() || value.is_null()))
+        return invalid_request(fmt::format("'metadata.{}' is not supported by this server", key), "metadata." + key);
+  }
+  *out = std::move(p);
+  return std::nullopt;
+}
+
+std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string) {
+  if (reason == FinishReason::kLength) return "max_tokens";
+  return stop_string.empty() ? "end_turn" : "stop_sequence";
+}
+
+std::string anthropic_error_json(const ApiError& error) {
+  std::string type;
+  switch (error.http_status) {
+    case 400: type = "invalid_request_error"; break;
+    case 401: type = "authentication_error"; break;
+    case 403: type = "permission_error"; break;
+    case 404: type = "not_found_error"; break;
+    case 408: type = "timeout_error"; break;
+    case 413: type = "request_too_large"; break;
+    case 429: type = "rate_limit_error"; break;
+    case 503: type = "overloaded_error"; break;
+    default: type = error.http_status < 500 ? "invalid_request_error" : "api_error"; break;
+  }
+  return json_text({{"type", "error"}, {"error", {{"type", type}, {"message", error.message}}}});
+}
+
+HttpResponse anthropic_error_response(const ApiError& error) {
+  HttpResponse r = error.to_response();  // its status and headers (x-should-retry)
+  r.body = anthropic_error_json(error);
+  return r;
+}
+
+std::string new_message_id() {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = std::random_device{}();
+  const uint64_t n = counter.fetch_add(1);
+  return fmt::format("msg_{:016x}{:08x}", salt ^ (n * 0x9E3779B97F4A7C15ull), uint32_t(n));
+}
+
+std::string anthropic_message(const std::string& id, const std::string& model, const ChoiceResult& choice,
+                              const UsageFigures& usage) {
+  nlohmann::json content = nlohmann::json::array();
+  if (!choice.text.empty()) content.push_back({{"type", "text"}, {"text", choice.text}});
+  const FinishReason reason = choice.finish_reason.value_or(FinishReason::kLength);
+  return json_text(
+      {{"id", id},
+       {"type", "message"},
+       {"role", "assistant"},
+       {"model", model},
+       {"content", std::move(content)},
+       {"stop_reason", std::string(anthropic_stop_reason(reason, choice.stop_string))},
+       {"stop_sequence", choice.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(choice.stop_string)},
+       {"usage", {{"input_tokens", usage.prompt_tokens}, {"output_tokens", usage.completion_tokens}}}});
+}
+
+std::string anthropic_event(std::string_view name, const nlohmann::json& data) {
+  return fmt::format("event: {}\ndata: {}\n\n", name, json_text(data));
+}
+
+}  // namespace pagoda::server

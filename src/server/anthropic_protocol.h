@@ -1,0 +1,40 @@
+// Anthropic's Messages API shapes (POST /v1/messages): a request body to the chat parameters a CompletionJob runs
+// (or an ApiError naming the field), and results to Anthropic's message, its stream events and its error body.
+// Pure functions on strings: no engine, no sockets.
+#pragma once
+
+#include <pagoda/request.h>
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "server/api_error.h"
+#include "server/http_message.h"
+#include "server/openai_protocol.h"
+
+namespace pagoda::server {
+
+// Parses and validates a Messages request into chat parameters: system (a string or text blocks), messages
+// (user and assistant turns of text, a string or text blocks), max_tokens (required), temperature, top_p,
+// top_k, stop_sequences, stream, metadata.user_id. Tools, thinking and the other fields this server does not
+// implement, content blocks other than text, and a last assistant turn to continue (prefill) are errors naming
+// the field; so are unknown fields.
+std::optional<ApiError> parse_anthropic_messages(std::string_view body, CompletionParams* out);
+
+// "end_turn" (the model's end), "stop_sequence" (one of stop_sequences), "max_tokens" (max_tokens or the context).
+std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string);
+// {"type": "error", "error": {"type", "message"}}, the type from the HTTP status (invalid_request_error,
+// authentication_error, not_found_error, rate_limit_error, api_error, overloaded_error...).
+std::string anthropic_error_json(const ApiError& error);
+HttpResponse anthropic_error_response(const ApiError& error);
+std::string new_message_id();  // "msg_..."
+// The whole message: {"id", "type": "message", "role": "assistant", "model", "content": [text block], "stop_reason",
+// "stop_sequence", "usage": {"input_tokens", "output_tokens"}}.
+std::string anthropic_message(const std::string& id, const std::string& model, const ChoiceResult& choice,
+                              const UsageFigures& usage);
+// One SSE event: "event: NAME\ndata: JSON\n\n".
+std::string anthropic_event(std::string_view name, const nlohmann::json& data);
+
+}  // namespace pagoda::server

@@ -1,0 +1,129 @@
+// Anthropic's Messages API (POST /v1/messages) through the official @anthropic-ai/sdk npm package, unchanged,
+// against `pagoda serve` with the bundled model: messages.create (the greedy text the OpenAI chat endpoint gives
+// for the same conversation, usage, stop reasons, stop_sequences), messages.stream (its events in order, the
+// final message equal to create's), the raw SSE sequence with its ping, and Anthropic-shaped errors the SDK
+// raises (a missing max_tokens, tools). Usage: node anthropic_test.mjs BASE_URL. Exits 0 when every check
+// passes; prints one line per check.
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+
+const [baseURL] = process.argv.slice(2);
+const apiKey = process.env.PAGODA_API_KEY || "none";
+const client = new Anthropic({ baseURL, apiKey, maxRetries: 0 });
+const model = "stories260K";
+const messages = [{ role: "user", content: "Once upon a time" }];
+let failures = 0;
+
+async function check(name, fn) {
+  try {
+    await fn();
+    console.log(`ok ${name}`);
+  } catch (err) {
+    failures += 1;
+    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
+  }
+}
+
+// The same conversation through /v1/chat/completions, greedy: what /v1/messages must say.
+async function openaiChat(maxTokens) {
+  const r = await fetch(baseURL + "/v1/chat/completions", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: "Bearer " + apiKey },
+    body: JSON.stringify({ messages, max_tokens: maxTokens, temperature: 0 }),
+  });
+  assert.equal(r.status, 200);
+  return r.json();
+}
+
+const chat = await openaiChat(40);
+const expectedText = chat.choices[0].message.content;
+let created = null;
+
+await check("messages.create: the chat endpoint's greedy text, usage and stop reason", async () => {
+  created = await client.messages.create({ model, max_tokens: 40, temperature: 0, messages });
+  assert.equal(created.type, "message");
+  assert.equal(created.role, "assistant");
+  assert.equal(created.model, model);
+  assert.match(created.id, /^msg_/);
+  assert.equal(created.content.length, 1);
+  assert.equal(created.content[0].type, "text");
+  assert.equal(created.content[0].text, expectedText);
+  assert.ok(expectedText.length > 0);
+  assert.equal(created.stop_reason, chat.choices[0].finish_reason === "length" ? "max_tokens" : "end_turn");
+  assert.equal(created.stop_sequence, null);
+  assert.equal(created.usage.input_tokens, chat.usage.prompt_tokens);
+  assert.equal(created.usage.output_tokens, chat.usage.completion_tokens);
+});
+
+await check("messages.create with a stop sequence: stop_reason stop_sequence, the text before it", async () => {
+  const word = expectedText.split(" ").filter((w) => w.length > 2)[2];
+  const r = await client.messages.create({
+    model,
+    max_tokens: 40,
+    temperature: 0,
+    stop_sequences: [word],
+    messages,
+  });
+  assert.equal(r.stop_reason, "stop_sequence");
+  assert.equal(r.stop_sequence, word);
+  assert.equal(r.content[0].text, expectedText.slice(0, expectedText.indexOf(word)));
+});
+
+await check("messages.stream: the events in order and the final message equal create's", async () => {
+  const stream = client.messages.stream({ model, max_tokens: 40, temperature: 0, messages });
+  const types = [];
+  let text = "";
+  stream.on("streamEvent", (event) => types.push(event.type));
+  stream.on("text", (delta) => (text += delta));
+  const final = await stream.finalMessage();
+  assert.equal(types[0], "message_start");
+  assert.equal(types[1], "content_block_start");
+  assert.ok(types.slice(2, -3).length > 0, "at least one delta");
+  assert.ok(types.slice(2, -3).every((t) => t === "content_block_delta"), types.join(","));
+  assert.deepEqual(types.slice(-3), ["content_block_stop", "message_delta", "message_stop"]);
+  assert.equal(text, expectedText);
+  assert.equal(final.content[0].text, expectedText);
+  assert.equal(final.stop_reason, created.stop_reason);
+  assert.equal(final.usage.output_tokens, created.usage.output_tokens);
+  assert.equal(final.usage.input_tokens, created.usage.input_tokens);
+});
+
+await check("the raw stream: message_start, content_block_start, ping, deltas, stop, message_delta, message_stop", async () => {
+  const r = await fetch(baseURL + "/v1/messages", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "x-api-key": apiKey, "anthropic-version": "2023-06-01" },
+    body: JSON.stringify({ model, max_tokens: 8, temperature: 0, messages, stream: true }),
+  });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get("content-type"), /text\/event-stream/);
+  const names = [...(await r.text()).matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+  assert.deepEqual(names.slice(0, 3), ["message_start", "content_block_start", "ping"]);
+  assert.deepEqual(names.slice(-3), ["content_block_stop", "message_delta", "message_stop"]);
+  assert.ok(names.slice(3, -3).every((n) => n === "content_block_delta"), names.join(","));
+});
+
+await check("a missing max_tokens is a BadRequestError with Anthropic's error body", async () => {
+  await assert.rejects(client.messages.create({ model, messages }), (err) => {
+    assert.ok(err instanceof Anthropic.BadRequestError, String(err));
+    assert.equal(err.status, 400);
+    assert.equal(err.error.type, "error");
+    assert.equal(err.error.error.type, "invalid_request_error");
+    assert.match(err.error.error.message, /max_tokens/);
+    return true;
+  });
+});
+
+await check("tools are refused with a 400 naming them", async () => {
+  const tools = [{ name: "get_time", input_schema: { type: "object", properties: {} } }];
+  await assert.rejects(client.messages.create({ model, max_tokens: 8, messages, tools }), (err) => {
+    assert.equal(err.status, 400);
+    assert.match(err.error.error.message, /'tools' is not supported/);
+    return true;
+  });
+});
+
+if (failures > 0) {
+  console.log(`${failures} checks failed`);
+  process.exit(1);
+}
+console.log("all checks passed");
