@@ -15,6 +15,8 @@
 #include "server/embeddings_protocol.h"
 #include "server/json_text.h"
 #include "server/openai_writer.h"
+#include "server/responses_protocol.h"
+#include "server/responses_writer.h"
 
 namespace pagoda::server {
 namespace {
@@ -233,7 +235,7 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   }
   const bool known = path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
                      path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
-                     path == "/tokenize" || path == "/detokenize";
+                     path == "/v1/responses" || path == "/tokenize" || path == "/detokenize";
   if (!known) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
 
   if (options_.api_key) {
@@ -270,9 +272,11 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
                                           {"max_model_len", options_.max_model_len}}));
   }
   if (!is_post) return method_not_allowed("POST");
-  if (path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/messages") {
+  if (path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/messages" ||
+      path == "/v1/responses") {
     const CompletionApi api = path == "/v1/completions"        ? CompletionApi::kCompletions
                               : path == "/v1/chat/completions" ? CompletionApi::kChat
+                              : path == "/v1/responses"        ? CompletionApi::kResponses
                                                                : CompletionApi::kAnthropicMessages;
     return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
   }
@@ -314,9 +318,11 @@ std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& 
 void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us) {
   CompletionParams params;
   const bool chat = api != CompletionApi::kCompletions;
-  if (std::optional<ApiError> e = api == CompletionApi::kAnthropicMessages
-                                      ? parse_anthropic_messages(ex->request().body, &params)
-                                      : parse_completion_params(ex->request().body, chat, &params))
+  nlohmann::ordered_json responses_echo;  // the settings a Responses object repeats
+  if (std::optional<ApiError> e =
+          api == CompletionApi::kAnthropicMessages ? parse_anthropic_messages(ex->request().body, &params)
+          : api == CompletionApi::kResponses ? parse_responses_request(ex->request().body, &params, &responses_echo)
+                                             : parse_completion_params(ex->request().body, chat, &params))
     return reply_error(*ex, *e);
   if (params.model && *params.model != options_.model_name)
     return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
@@ -414,6 +420,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
         std::unique_ptr<ResponseWriter> writer;
         if (api == CompletionApi::kAnthropicMessages)
           writer = std::make_unique<AnthropicWriter>(options_.model_name);
+        else if (api == CompletionApi::kResponses)
+          writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
         else
           writer =
               std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage);

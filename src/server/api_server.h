@@ -1,6 +1,6 @@
 // ApiServer: the OpenAI-compatible API over one Engine: routes each HttpExchange (/v1/completions,
-// /v1/chat/completions, /v1/embeddings, Anthropic's /v1/messages, /v1/models, /health, /metrics, /tokenize,
-// /detokenize, the chat page at
+// /v1/chat/completions, /v1/responses, /v1/embeddings, Anthropic's /v1/messages, /v1/models, /health, /metrics,
+// /tokenize, /detokenize, the chat page at
 // /), checks the API key, bounds what one request and all buffered responses may ask for, turns requests into
 // CompletionJobs and EmbeddingJobs,
 // enforces deadlines, and drains on shutdown. Cheap routes are answered on the I/O thread; parsing, templates and
@@ -85,7 +85,7 @@ class ApiServer {
   // Runs `work` on a worker; a full queue is a 503, a request whose deadline passed while it waited a 408, and
   // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
-  enum class CompletionApi { kCompletions, kChat, kAnthropicMessages };
+  enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages };
   void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
   void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
   // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
