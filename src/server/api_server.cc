@@ -87,6 +87,12 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log
 
 ApiServer::~ApiServer() { workers_.reset(); }
 
+JobContext ApiServer::job_context() {
+  return JobContext{
+      &engine_, &tokenizer_,         &metrics_,
+      &log_,    options_.model_name, options_.tool_call_format.value_or(options_.chat_template.tool_call_format())};
+}
+
 int64_t ApiServer::now_us() const {
   return (std::chrono::steady_clock::now().time_since_epoch().count() - start_ns_) / 1000;
 }
@@ -412,8 +418,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
   if (const ApiError* e = std::get_if<ApiError>(&work)) return reply_error(*ex, *e);
   const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
 
-  JobContext ctx{&engine_, &tokenizer_,         &metrics_,
-                 &log_,    options_.model_name, options_.chat_template.tool_call_format()};
+  JobContext ctx = job_context();
   launch_job(
       ex, received_us, buffered,
       [&](std::function<void()> on_done) {
@@ -532,8 +537,7 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
     inputs.push_back(std::move(tokens));
   }
   if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);
-  JobContext ctx{&engine_, &tokenizer_,         &metrics_,
-                 &log_,    options_.model_name, options_.chat_template.tool_call_format()};
+  JobContext ctx = job_context();
   const Pooling pooling = options_.pooling;
   launch_job(
       ex, received_us, 0,

@@ -87,6 +87,7 @@ class ApiServer {
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
   enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages };
   void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
+  JobContext job_context();  // what every job borrows (--tool-call-parser's format, else the template's)
   void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
   // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
   // `make_job` builds it with the callback it must call when it ends; `start` runs on the strand and says
