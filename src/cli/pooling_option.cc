@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "format/gguf_names.h"
+
 namespace pagoda::cli {
 
 Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, const LoadedModel& loaded) {
@@ -13,9 +15,9 @@ Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, con
       return make_error("invalid option: --pooling must be last, mean or cls, got '" + *flag + "'");
     return PoolingChoice{*p, "--pooling"};
   }
-  auto arch = loaded.file->get_string("general.architecture");
+  auto arch = loaded.file->get_string(format::gguf_key::kArchitecture);
   if (!arch.ok() || !*arch) return c;
-  const std::string key = **arch + ".pooling_type";
+  const std::string key = format::gguf_key::arch_key(**arch, format::gguf_key::kPoolingType);
   auto type = loaded.file->get_u32(key);
   if (!type.ok() || !*type) return c;
   std::optional<Pooling> from_file = pooling_from_gguf_type(**type);

@@ -43,6 +43,7 @@ inline constexpr const char* kRmsEpsilon = "attention.layer_norm_rms_epsilon";
 inline constexpr const char* kRopeDimensionCount = "rope.dimension_count";
 inline constexpr const char* kRopeFreqBase = "rope.freq_base";
 inline constexpr const char* kVocabSize = "vocab_size";
+inline constexpr const char* kPoolingType = "pooling_type";  // embeddings: 0 none, 1 mean, 2 cls, 3 last, 4 rank
 
 inline std::string arch_key(std::string_view arch, std::string_view suffix) {
   std::string key(arch);
