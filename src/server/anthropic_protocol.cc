@@ -13,9 +13,8 @@ namespace pagoda::server {
 namespace {
 
 // Fields of Anthropic's API this server does not implement: named as such in the error.
-constexpr std::string_view kUnimplementedMessagesFields[] = {
-    "tools",     "tool_choice", "thinking",           "service_tier",
-    "container", "mcp_servers", "context_management", "output_format"};
+constexpr std::string_view kUnimplementedMessagesFields[] = {"thinking",    "service_tier",       "container",
+                                                             "mcp_servers", "context_management", "output_format"};
 
 bool is_unimplemented(std::string_view key) {
   for (std::string_view f : kUnimplementedMessagesFields)
@@ -23,7 +22,37 @@ bool is_unimplemented(std::string_view key) {
   return false;
 }
 
-// A string, or an array of text blocks ({"type": "text", "text", "cache_control"?}) joined; `field` names it.
+// Only `keys` (and cache_control, a prompt-caching hint the prefix cache makes moot) in a block.
+std::optional<ApiError> only_keys(const nlohmann::json& block, const std::string& at,
+                                  std::initializer_list<std::string_view> keys) {
+  for (const auto& [key, value] : block.items()) {
+    bool ok = key == "cache_control" || (key == "citations" && value.is_null());
+    for (std::string_view k : keys) ok = ok || key == k;
+    if (!ok) return invalid_request(fmt::format("'{}.{}' is not supported by this server", at, key), at + "." + key);
+  }
+  return std::nullopt;
+}
+
+// A content block's type, checked to be a string.
+std::optional<ApiError> block_type(const nlohmann::json& block, const std::string& at, std::string* type) {
+  if (!block.is_object()) return invalid_request(fmt::format("'{}' must be a content block object", at), at);
+  auto it = block.find("type");
+  if (it == block.end() || !it->is_string())
+    return invalid_request(fmt::format("'{}.type' must be a string", at), at + ".type");
+  *type = it->get<std::string>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> text_block(const nlohmann::json& block, const std::string& at, std::string* out) {
+  if (auto e = only_keys(block, at, {"type", "text"})) return e;
+  auto text = block.find("text");
+  if (text == block.end() || !text->is_string())
+    return invalid_request(fmt::format("'{}.text' must be a string", at), at + ".text");
+  *out += text->get<std::string>();
+  return std::nullopt;
+}
+
+// A string, or an array of text blocks joined; `field` names it.
 std::optional<ApiError> text_content(const nlohmann::json& content, const std::string& field, std::string* out) {
   if (content.is_string()) {
     *out = content.get<std::string>();
@@ -32,27 +61,138 @@ std::optional<ApiError> text_content(const nlohmann::json& content, const std::s
   if (!content.is_array())
     return invalid_request(fmt::format("'{}' must be a string or an array of content blocks", field), field);
   for (size_t j = 0; j < content.size(); ++j) {
+    const std::string at = fmt::format("{}[{}]", field, j);
+    std::string type;
+    if (auto e = block_type(content[j], at, &type)) return e;
+    if (type != "text")
+      return invalid_request(fmt::format("'{}.type' is '{}': this server takes text blocks here", at, type),
+                             at + ".type");
+    if (auto e = text_block(content[j], at, out)) return e;
+  }
+  return std::nullopt;
+}
+
+// A turn's content: text blocks (joined into msg->content), an assistant's tool_use blocks (its calls), a user's
+// tool_result blocks (each a "tool" message, in `results`, that goes before the turn's text).
+std::optional<ApiError> turn_content(const nlohmann::json& content, const std::string& field, ChatMessage* msg,
+                                     std::vector<ChatMessage>* results) {
+  if (content.is_string()) {
+    msg->content = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array())
+    return invalid_request(fmt::format("'{}' must be a string or an array of content blocks", field), field);
+  const bool assistant = msg->role == "assistant";
+  for (size_t j = 0; j < content.size(); ++j) {
     const nlohmann::json& block = content[j];
     const std::string at = fmt::format("{}[{}]", field, j);
-    if (!block.is_object()) return invalid_request(fmt::format("'{}' must be a content block object", at), at);
-    auto type = block.find("type");
-    if (type == block.end() || !type->is_string())
-      return invalid_request(fmt::format("'{}.type' must be a string", at), at + ".type");
-    if (*type != "text")
-      return invalid_request(
-          fmt::format(
-              "'{}.type' is '{}': this server takes text blocks only{}", at, type->get<std::string>(),
-              *type == "tool_use" || *type == "tool_result" ? " (tool use is not supported on /v1/messages yet)" : ""),
-          at + ".type");
-    for (const auto& [key, value] : block.items()) {
-      // cache_control asks for prompt caching, which the prefix cache does for every prompt anyway.
-      if (key == "type" || key == "text" || key == "cache_control" || (key == "citations" && value.is_null())) continue;
-      return invalid_request(fmt::format("'{}.{}' is not supported by this server", at, key), at + "." + key);
+    std::string type;
+    if (auto e = block_type(block, at, &type)) return e;
+    if (type == "text") {
+      if (auto e = text_block(block, at, &msg->content)) return e;
+    } else if (type == "tool_use" && assistant) {
+      if (auto e = only_keys(block, at, {"type", "id", "name", "input"})) return e;
+      if (!block.contains("id") || !block["id"].is_string() || !block.contains("name") || !block["name"].is_string() ||
+          !block.contains("input") || !block["input"].is_object())
+        return invalid_request(fmt::format("'{}' must have an id, a name and an input object", at), at);
+      msg->tool_calls.push_back(
+          {block["id"].get<std::string>(), block["name"].get<std::string>(), block["input"].dump()});
+    } else if (type == "tool_result" && !assistant) {
+      if (auto e = only_keys(block, at, {"type", "tool_use_id", "content", "is_error"})) return e;
+      if (!block.contains("tool_use_id") || !block["tool_use_id"].is_string())
+        return invalid_request(fmt::format("'{}.tool_use_id' must be a string", at), at + ".tool_use_id");
+      ChatMessage result{"tool", {}};
+      result.tool_call_id = block["tool_use_id"].get<std::string>();
+      if (block.contains("content") && !block["content"].is_null())
+        if (auto e = text_content(block["content"], at + ".content", &result.content)) return e;
+      if (block.contains("is_error") && !block["is_error"].is_null()) {
+        if (!block["is_error"].is_boolean())
+          return invalid_request(fmt::format("'{}.is_error' must be a boolean", at), at + ".is_error");
+        // The model reads that the call failed as a person would: the result says so.
+        if (block["is_error"].get<bool>()) result.content = "Error: " + result.content;
+      }
+      results->push_back(std::move(result));
+    } else {
+      return invalid_request(fmt::format("'{}.type' is '{}': this server takes text{} blocks here", at, type,
+                                         assistant ? " and tool_use" : " and tool_result"),
+                             at + ".type");
     }
-    auto text = block.find("text");
-    if (text == block.end() || !text->is_string())
-      return invalid_request(fmt::format("'{}.text' must be a string", at), at + ".text");
-    *out += text->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+// Anthropic's tools and tool_choice, as the chat endpoint's tool fields (parse_tool_params validates them); the
+// error names the Anthropic field.
+std::optional<ApiError> parse_anthropic_tools(std::string_view body_text, ToolParams* out) {
+  // The schemas keep their properties' order (a forced call writes them in that order).
+  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(body_text, nullptr, false);
+  nlohmann::ordered_json chat = nlohmann::ordered_json::object();
+  if (body.contains("tools") && !body["tools"].is_null()) {
+    const nlohmann::ordered_json& tools = body["tools"];
+    if (!tools.is_array()) return invalid_request("'tools' must be an array", "tools");
+    nlohmann::ordered_json functions = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < tools.size(); ++i) {
+      const nlohmann::ordered_json& t = tools[i];
+      const std::string at = fmt::format("tools[{}]", i);
+      if (!t.is_object()) return invalid_request(fmt::format("'{}' must be an object", at), at);
+      if (t.contains("type") && !t["type"].is_null() && t["type"] != "custom")
+        return invalid_request(fmt::format("'{}.type' is {}: this server runs no server tools; give client tools "
+                                           "(name, description, input_schema)",
+                                           at, t["type"].dump()),
+                               at + ".type");
+      nlohmann::ordered_json function = nlohmann::ordered_json::object();
+      for (const auto& [key, value] : t.items()) {
+        if (key == "name" || key == "description") {
+          function[key] = value;
+        } else if (key == "input_schema") {
+          function["parameters"] = value;
+        } else if (key != "type" && key != "cache_control") {
+          return invalid_request(fmt::format("'{}.{}' is not supported by this server", at, key), at + "." + key);
+        }
+      }
+      if (!function.contains("parameters"))
+        return invalid_request(fmt::format("'{}.input_schema' is required", at), at + ".input_schema");
+      functions.push_back({{"type", "function"}, {"function", std::move(function)}});
+    }
+    chat["tools"] = std::move(functions);
+  }
+  if (body.contains("tool_choice") && !body["tool_choice"].is_null()) {
+    const nlohmann::ordered_json& choice = body["tool_choice"];
+    if (!choice.is_object() || !choice.contains("type") || !choice["type"].is_string())
+      return invalid_request("'tool_choice' must be an object with a type (auto, any, tool, none)", "tool_choice");
+    const std::string type = choice["type"];
+    for (const auto& [key, value] : choice.items())
+      if (key != "type" && key != "name" && key != "disable_parallel_tool_use")
+        return invalid_request(fmt::format("'tool_choice.{}' is not supported by this server", key),
+                               "tool_choice." + key);
+    if (type == "auto" || type == "none") {
+      chat["tool_choice"] = type;
+    } else if (type == "any") {
+      chat["tool_choice"] = "required";
+    } else if (type == "tool") {
+      if (!choice.contains("name") || !choice["name"].is_string())
+        return invalid_request("'tool_choice.name' is required with type \"tool\"", "tool_choice.name");
+      chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
+    } else {
+      return invalid_request(fmt::format("'tool_choice.type' is '{}'; expected auto, any, tool or none", type),
+                             "tool_choice.type");
+    }
+    if (choice.contains("disable_parallel_tool_use") && !choice["disable_parallel_tool_use"].is_null()) {
+      if (!choice["disable_parallel_tool_use"].is_boolean())
+        return invalid_request("'tool_choice.disable_parallel_tool_use' must be a boolean",
+                               "tool_choice.disable_parallel_tool_use");
+      chat["parallel_tool_calls"] = !choice["disable_parallel_tool_use"].get<bool>();
+    }
+  }
+  if (std::optional<ApiError> e = parse_tool_params(chat, out)) {
+    if (e->param) {
+      std::string& param = *e->param;
+      for (auto [from, to] :
+           {std::pair<std::string_view, std::string_view>{".function.parameters", ".input_schema"}, {".function", ""}})
+        if (const size_t at = param.find(from); at != std::string::npos) param.replace(at, from.size(), to);
+      if (param == "parallel_tool_calls") param = "tool_choice.disable_parallel_tool_use";
+    }
+    return e;
   }
   return std::nullopt;
 }
@@ -77,7 +217,8 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
   if (auto e = parse_json_object(body_text, &body)) return e;
   for (const auto& [key, value] : body.items()) {
     if (key == "model" || key == "max_tokens" || key == "messages" || key == "system" || key == "temperature" ||
-        key == "top_p" || key == "top_k" || key == "stop_sequences" || key == "stream" || key == "metadata")
+        key == "top_p" || key == "top_k" || key == "stop_sequences" || key == "stream" || key == "metadata" ||
+        key == "tools" || key == "tool_choice")
       continue;
     if (is_unimplemented(key))
       return invalid_request(fmt::format("'{}' is not supported by this server's /v1/messages endpoint", key), key);
@@ -117,9 +258,12 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
       return invalid_request(fmt::format("'{}.role' must be \"user\" or \"assistant\"", field), field + ".role");
     auto content = m.find("content");
     if (content == m.end()) return invalid_request(fmt::format("'{}.content' is required", field), field + ".content");
-    ChatMessage msg{role->get<std::string>(), {}, {}, {}, {}};
-    if (auto e = text_content(*content, field + ".content", &msg.content)) return e;
-    p.messages.push_back(std::move(msg));
+    ChatMessage msg{role->get<std::string>(), {}};
+    std::vector<ChatMessage> results;
+    if (auto e = turn_content(*content, field + ".content", &msg, &results)) return e;
+    for (ChatMessage& r : results) p.messages.push_back(std::move(r));
+    // A user turn of tool results only is those results; any other turn is kept, even empty.
+    if (results.empty() || !msg.content.empty()) p.messages.push_back(std::move(msg));
   }
   if (p.messages.back().role == "assistant")
     return invalid_request(
@@ -153,6 +297,7 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
     if (!it->is_boolean()) return invalid_request("'stream' must be a boolean", "stream");
     p.stream = it->get<bool>();
   }
+  if (auto e = parse_anthropic_tools(body_text, &p.tools)) return e;
   if (auto it = body.find("metadata"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) return invalid_request("'metadata' must be an object", "metadata");
     for (const auto& [key, value] : it->items())
@@ -163,9 +308,16 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
   return std::nullopt;
 }
 
-std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string) {
+std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string, bool called_tools) {
   if (reason == FinishReason::kLength) return "max_tokens";
+  if (called_tools) return "tool_use";
   return stop_string.empty() ? "end_turn" : "stop_sequence";
+}
+
+nlohmann::json tool_input(const std::string& arguments) {
+  nlohmann::json input = nlohmann::json::parse(arguments, nullptr, false);
+  // A call cut short by max_tokens is no object: its text goes back as it is, under Anthropic's field.
+  return input.is_object() ? input : nlohmann::json{{"_unparsed_arguments", arguments}};
 }
 
 std::string anthropic_error_json(const ApiError& error) {
@@ -201,6 +353,9 @@ std::string anthropic_message(const std::string& id, const std::string& model, c
                               const UsageFigures& usage) {
   nlohmann::json content = nlohmann::json::array();
   if (!choice.text.empty()) content.push_back({{"type", "text"}, {"text", choice.text}});
+  for (const ToolCall& call : choice.tool_calls)
+    content.push_back(
+        {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", tool_input(call.arguments)}});
   const FinishReason reason = choice.finish_reason.value_or(FinishReason::kLength);
   return json_text(
       {{"id", id},
@@ -208,7 +363,7 @@ std::string anthropic_message(const std::string& id, const std::string& model, c
        {"role", "assistant"},
        {"model", model},
        {"content", std::move(content)},
-       {"stop_reason", std::string(anthropic_stop_reason(reason, choice.stop_string))},
+       {"stop_reason", std::string(anthropic_stop_reason(reason, choice.stop_string, choice.called_tools))},
        {"stop_sequence", choice.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(choice.stop_string)},
        {"usage", {{"input_tokens", usage.prompt_tokens}, {"output_tokens", usage.completion_tokens}}}});
 }

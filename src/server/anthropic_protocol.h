@@ -17,20 +17,27 @@
 namespace pagoda::server {
 
 // Parses and validates a Messages request into chat parameters: system (a string or text blocks), messages
-// (user and assistant turns of text, a string or text blocks), max_tokens (required), temperature, top_p,
-// top_k, stop_sequences, stream, metadata.user_id. Tools, thinking and the other fields this server does not
-// implement, content blocks other than text, and a last assistant turn to continue (prefill) are errors naming
-// the field; so are unknown fields.
+// (user and assistant turns: a string or text blocks; an assistant's tool_use blocks become its tool calls, a
+// user's tool_result blocks tool messages), max_tokens (required), temperature, top_p, top_k, stop_sequences,
+// stream, metadata.user_id, client tools (name, description, input_schema) and tool_choice (auto, any, tool,
+// none; disable_parallel_tool_use), through the chat endpoint's tool machinery. Thinking, server tools and the
+// other fields this server does not implement, image and document blocks, and a last assistant turn to continue
+// (prefill) are errors naming the field; so are unknown fields.
 std::optional<ApiError> parse_anthropic_messages(std::string_view body, CompletionParams* out);
 
-// "end_turn" (the model's end), "stop_sequence" (one of stop_sequences), "max_tokens" (max_tokens or the context).
-std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string);
+// "end_turn" (the model's end), "stop_sequence" (one of stop_sequences), "tool_use" (it called tools),
+// "max_tokens" (max_tokens or the context).
+std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string, bool called_tools);
+// A call's arguments as a tool_use block's input object (unparseable text, a call cut short, kept as
+// {"_unparsed_arguments": text}).
+nlohmann::json tool_input(const std::string& arguments);
 // {"type": "error", "error": {"type", "message"}}, the type from the HTTP status (invalid_request_error,
 // authentication_error, not_found_error, rate_limit_error, api_error, overloaded_error...).
 std::string anthropic_error_json(const ApiError& error);
 HttpResponse anthropic_error_response(const ApiError& error);
 std::string new_message_id();  // "msg_..."
-// The whole message: {"id", "type": "message", "role": "assistant", "model", "content": [text block], "stop_reason",
+// The whole message: {"id", "type": "message", "role": "assistant", "model", "content": [text block, tool_use
+// blocks], "stop_reason",
 // "stop_sequence", "usage": {"input_tokens", "output_tokens"}}.
 std::string anthropic_message(const std::string& id, const std::string& model, const ChoiceResult& choice,
                               const UsageFigures& usage);

@@ -7,7 +7,14 @@
 
 namespace pagoda::server {
 
-AnthropicWriter::AnthropicWriter(std::string model) : id_(new_message_id()), model_(std::move(model)) {}
+AnthropicWriter::AnthropicWriter(std::string model, bool forced_tool_call)
+    : id_(new_message_id()), model_(std::move(model)), forced_tool_call_(forced_tool_call) {}
+
+std::string AnthropicWriter::close_block() {
+  if (!block_open_) return {};
+  block_open_ = text_block_open_ = false;
+  return anthropic_event("content_block_stop", {{"type", "content_block_stop"}, {"index", num_blocks_ - 1}});
+}
 
 std::string AnthropicWriter::cut_message() const {
   return anthropic_event(
@@ -24,19 +31,50 @@ std::string AnthropicWriter::stream_open(int32_t prompt_tokens) {
                                   {"stop_reason", nullptr},
                                   {"stop_sequence", nullptr},
                                   {"usage", {{"input_tokens", prompt_tokens}, {"output_tokens", 0}}}};
-  return anthropic_event("message_start", {{"type", "message_start"}, {"message", message}}) +
-         anthropic_event(
-             "content_block_start",
-             {{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}}) +
-         anthropic_event("ping", {{"type", "ping"}});
+  std::string out = anthropic_event("message_start", {{"type", "message_start"}, {"message", message}});
+  if (!forced_tool_call_) {
+    out += anthropic_event("content_block_start", {{"type", "content_block_start"},
+                                                   {"index", num_blocks_++},
+                                                   {"content_block", {{"type", "text"}, {"text", ""}}}});
+    block_open_ = text_block_open_ = true;
+  }
+  out += anthropic_event("ping", {{"type", "ping"}});
+  return out;
 }
 
 std::string AnthropicWriter::stream_piece(const ChoiceResult& piece, bool, const std::optional<UsageFigures>&) {
   // The finish goes out with message_delta at the close, where the usage is known.
-  if (piece.text.empty()) return {};
-  return anthropic_event(
-      "content_block_delta",
-      {{"type", "content_block_delta"}, {"index", 0}, {"delta", {{"type", "text_delta"}, {"text", piece.text}}}});
+  std::string out;
+  if (!piece.text.empty()) {
+    if (!text_block_open_) {
+      out += close_block();
+      out += anthropic_event("content_block_start", {{"type", "content_block_start"},
+                                                     {"index", num_blocks_++},
+                                                     {"content_block", {{"type", "text"}, {"text", ""}}}});
+      block_open_ = text_block_open_ = true;
+    }
+    out += anthropic_event("content_block_delta", {{"type", "content_block_delta"},
+                                                   {"index", num_blocks_ - 1},
+                                                   {"delta", {{"type", "text_delta"}, {"text", piece.text}}}});
+  }
+  for (const ToolCallDelta& d : piece.tool_call_deltas) {
+    if (!d.id.empty()) {  // a new call: its first piece has its id and name
+      out += close_block();
+      out += anthropic_event(
+          "content_block_start",
+          {{"type", "content_block_start"},
+           {"index", num_blocks_++},
+           {"content_block",
+            {{"type", "tool_use"}, {"id", d.id}, {"name", d.name}, {"input", nlohmann::json::object()}}}});
+      block_open_ = true;
+    }
+    if (!d.arguments.empty())
+      out += anthropic_event("content_block_delta",
+                             {{"type", "content_block_delta"},
+                              {"index", num_blocks_ - 1},
+                              {"delta", {{"type", "input_json_delta"}, {"partial_json", d.arguments}}}});
+  }
+  return out;
 }
 
 std::string AnthropicWriter::stream_close(const ApiError* error, const UsageFigures& usage, const ChoiceResult& last) {
@@ -44,13 +82,15 @@ std::string AnthropicWriter::stream_close(const ApiError* error, const UsageFigu
   const FinishReason reason = last.finish_reason.value_or(FinishReason::kLength);
   const nlohmann::json stop_sequence =
       last.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(last.stop_string);
-  return anthropic_event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}) +
-         anthropic_event("message_delta",
-                         {{"type", "message_delta"},
-                          {"delta",
-                           {{"stop_reason", std::string(anthropic_stop_reason(reason, last.stop_string))},
-                            {"stop_sequence", stop_sequence}}},
-                          {"usage", {{"output_tokens", usage.completion_tokens}}}}) +
+  std::string out = close_block();
+  return out +
+         anthropic_event(
+             "message_delta",
+             {{"type", "message_delta"},
+              {"delta",
+               {{"stop_reason", std::string(anthropic_stop_reason(reason, last.stop_string, last.called_tools))},
+                {"stop_sequence", stop_sequence}}},
+              {"usage", {{"output_tokens", usage.completion_tokens}}}}) +
          anthropic_event("message_stop", {{"type", "message_stop"}});
 }
 

@@ -424,7 +424,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
       [&](std::function<void()> on_done) {
         std::unique_ptr<ResponseWriter> writer;
         if (api == CompletionApi::kAnthropicMessages)
-          writer = std::make_unique<AnthropicWriter>(options_.model_name);
+          writer = std::make_unique<AnthropicWriter>(options_.model_name,
+                                                     params.tools.active() && params.tools.choice != ToolChoice::kAuto);
         else if (api == CompletionApi::kResponses)
           writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
         else

@@ -161,6 +161,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   }
   if (params_.chat && params_.tools.active() && !aborted)
     stream_tool_output(c, out.text, out.finished, out.finished && out.finish_reason == FinishReason::kStop, &r);
+  c.called_tools = c.called_tools || r.called_tools;
   const bool first = !c.sent_first;
   // A chunk when there is something to say: text, tool calls, logprobs, the first chat delta (the role), the
   // finish.
@@ -278,6 +279,7 @@ void CompletionJob::complete() {
       if (!choices_.empty()) {
         last.finish_reason = choices_[0].finish_reason;
         last.stop_string = choices_[0].stop_string;
+        last.called_tools = choices_[0].called_tools;
       }
       exchange_->send(writer_->stream_close(error_ && cut_short ? &*error_ : nullptr, u, last));
       exchange_->end_stream();

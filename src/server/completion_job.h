@@ -76,7 +76,8 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     std::optional<ToolCallParser> tool_parser;
     std::string named_call_id;  // set once the named call's first piece went out (or at the start)
     FinishReason finish_reason = FinishReason::kLength;
-    std::string stop_string;  // the stop string that ended it, if one did
+    std::string stop_string;    // the stop string that ended it, if one did
+    bool called_tools = false;  // streamed: it ended with tool calls
     double ttft_ms = 0.0;
   };
 

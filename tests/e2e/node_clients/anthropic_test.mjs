@@ -1,8 +1,9 @@
 // Anthropic's Messages API (POST /v1/messages) through the official @anthropic-ai/sdk npm package, unchanged,
 // against `pagoda serve` with the bundled model: messages.create (the greedy text the OpenAI chat endpoint gives
 // for the same conversation, usage, stop reasons, stop_sequences), messages.stream (its events in order, the
-// final message equal to create's), the raw SSE sequence with its ping, and Anthropic-shaped errors the SDK
-// raises (a missing max_tokens, tools). Usage: node anthropic_test.mjs BASE_URL. Exits 0 when every check
+// final message equal to create's), the raw SSE sequence with its ping, tool use (a forced tool_use block, its
+// result fed back, streamed input_json_delta pieces), and Anthropic-shaped errors the SDK raises (a missing
+// max_tokens, server tools). Usage: node anthropic_test.mjs BASE_URL. Exits 0 when every check
 // passes; prints one line per check.
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
@@ -113,11 +114,72 @@ await check("a missing max_tokens is a BadRequestError with Anthropic's error bo
   });
 });
 
-await check("tools are refused with a 400 naming them", async () => {
-  const tools = [{ name: "get_time", input_schema: { type: "object", properties: {} } }];
+const weatherTool = {
+  name: "get_weather",
+  description: "The weather in a city",
+  input_schema: {
+    type: "object",
+    properties: { city: { type: "string", maxLength: 12 }, unit: { enum: ["celsius", "fahrenheit"] } },
+    required: ["city", "unit"],
+  },
+};
+const question = [{ role: "user", content: "What is the weather in Paris?" }];
+
+await check("tool_choice tool: a tool_use block with an input its schema allows, stop_reason tool_use", async () => {
+  const r = await client.messages.create({
+    model,
+    max_tokens: 60,
+    messages: question,
+    tools: [weatherTool],
+    tool_choice: { type: "tool", name: "get_weather" },
+  });
+  assert.equal(r.stop_reason, "tool_use");
+  const calls = r.content.filter((block) => block.type === "tool_use");
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].name, "get_weather");
+  assert.ok(["celsius", "fahrenheit"].includes(calls[0].input.unit));
+  assert.equal(typeof calls[0].input.city, "string");
+  // The result goes back as a tool_result block, and the model answers in text.
+  const next = await client.messages.create({
+    model,
+    max_tokens: 8,
+    tools: [weatherTool],
+    messages: [
+      ...question,
+      { role: "assistant", content: r.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: calls[0].id, content: "21 degrees" }] },
+    ],
+  });
+  assert.equal(next.type, "message");
+  assert.ok(["end_turn", "max_tokens", "tool_use"].includes(next.stop_reason));
+});
+
+await check("messages.stream with a forced tool: input_json_delta pieces, the final tool_use input parsed", async () => {
+  const stream = client.messages.stream({
+    model,
+    max_tokens: 60,
+    messages: question,
+    tools: [weatherTool],
+    tool_choice: { type: "tool", name: "get_weather" },
+  });
+  const deltas = [];
+  stream.on("streamEvent", (event) => {
+    if (event.type === "content_block_delta") deltas.push(event.delta.type);
+  });
+  const final = await stream.finalMessage();
+  assert.ok(deltas.length > 1 && deltas.every((t) => t === "input_json_delta"), deltas.join(","));
+  assert.equal(final.stop_reason, "tool_use");
+  assert.equal(final.content.length, 1);
+  assert.equal(final.content[0].type, "tool_use");
+  assert.equal(final.content[0].name, "get_weather");
+  assert.ok(["celsius", "fahrenheit"].includes(final.content[0].input.unit));
+});
+
+await check("server tools are refused with a 400 naming them", async () => {
+  const tools = [{ type: "web_search_20250305", name: "web_search" }];
   await assert.rejects(client.messages.create({ model, max_tokens: 8, messages, tools }), (err) => {
     assert.equal(err.status, 400);
-    assert.match(err.error.error.message, /'tools' is not supported/);
+    assert.match(err.error.error.message, /no server tools/);
     return true;
   });
 });

@@ -79,11 +79,19 @@ TEST(AnthropicProtocolTest, RefusesWhatItDoesNotImplementNamingTheField) {
   json no_model = minimal();
   no_model.erase("model");
   EXPECT_EQ(param_of(no_model), "model");
-  json tools = minimal();
-  tools["tools"] = json::array({{{"name", "f"}, {"input_schema", {{"type", "object"}}}}});
-  const ApiError tools_error = parse_messages_error(tools);
-  EXPECT_EQ(tools_error.param, "tools");
-  EXPECT_THAT(tools_error.message, HasSubstr("not supported"));
+  json server_tool = minimal();
+  server_tool["tools"] = json::array({{{"type", "web_search_20250305"}, {"name", "web_search"}}});
+  EXPECT_EQ(param_of(server_tool), "tools[0].type");
+  json no_schema = minimal();
+  no_schema["tools"] = json::array({{{"name", "f"}}});
+  EXPECT_EQ(param_of(no_schema), "tools[0].input_schema");
+  json bad_schema = minimal();
+  bad_schema["tools"] = json::array({{{"name", "f"}, {"input_schema", 3}}});
+  EXPECT_EQ(param_of(bad_schema), "tools[0].input_schema");
+  json unknown_tool = minimal();
+  unknown_tool["tools"] = json::array({{{"name", "f"}, {"input_schema", {{"type", "object"}}}}});
+  unknown_tool["tool_choice"] = {{"type", "tool"}, {"name", "g"}};
+  EXPECT_EQ(param_of(unknown_tool), "tool_choice");
   json thinking = minimal();
   thinking["thinking"] = {{"type", "enabled"}, {"budget_tokens", 1024}};
   EXPECT_EQ(param_of(thinking), "thinking");
@@ -93,9 +101,10 @@ TEST(AnthropicProtocolTest, RefusesWhatItDoesNotImplementNamingTheField) {
   json image = minimal();
   image["messages"][0]["content"] = json::array({{{"type", "image"}, {"source", {}}}});
   EXPECT_EQ(param_of(image), "messages[0].content[0].type");
-  json tool_result = minimal();
-  tool_result["messages"][0]["content"] = json::array({{{"type", "tool_result"}, {"tool_use_id", "x"}}});
-  EXPECT_THAT(parse_messages_error(tool_result).message, HasSubstr("tool use is not supported"));
+  json misplaced = minimal();  // a tool_use block in a user turn
+  misplaced["messages"][0]["content"] =
+      json::array({{{"type", "tool_use"}, {"id", "x"}, {"name", "f"}, {"input", json::object()}}});
+  EXPECT_EQ(param_of(misplaced), "messages[0].content[0].type");
   json prefill = minimal();
   prefill["messages"].push_back({{"role", "assistant"}, {"content", "Once"}});
   EXPECT_EQ(param_of(prefill), "messages[1]");
@@ -113,10 +122,56 @@ TEST(AnthropicProtocolTest, RefusesWhatItDoesNotImplementNamingTheField) {
   EXPECT_EQ(param_of(empty_stop), "stop_sequences");
 }
 
+TEST(AnthropicProtocolTest, ToolsToolChoiceAndToolTurns) {
+  json body = minimal();
+  body["tools"] =
+      json::array({{{"name", "get_weather"},
+                    {"description", "The weather"},
+                    {"input_schema", {{"type", "object"}, {"properties", {{"city", {{"type", "string"}}}}}}}}});
+  body["tool_choice"] = {{"type", "any"}, {"disable_parallel_tool_use", true}};
+  body["messages"] = json::array(
+      {{{"role", "user"}, {"content", "Weather in Paris?"}},
+       {{"role", "assistant"},
+        {"content",
+         json::array(
+             {{{"type", "text"}, {"text", "Let me look."}},
+              {{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "get_weather"}, {"input", {{"city", "Paris"}}}}})}},
+       {{"role", "user"},
+        {"content", json::array({{{"type", "tool_result"}, {"tool_use_id", "toolu_1"}, {"content", "21 C"}},
+                                 {{"type", "tool_result"},
+                                  {"tool_use_id", "toolu_2"},
+                                  {"is_error", true},
+                                  {"content", json::array({{{"type", "text"}, {"text", "timeout"}}})}}})}}});
+  const CompletionParams p = parse_messages_ok(body);
+  ASSERT_EQ(p.tools.tools.size(), 1u);
+  EXPECT_EQ(p.tools.tools[0].name, "get_weather");
+  EXPECT_EQ(p.tools.choice, ToolChoice::kRequired);
+  EXPECT_FALSE(p.tools.parallel_tool_calls);
+  ASSERT_EQ(p.messages.size(), 4u);  // user, assistant (text and a call), two tool results; no empty user turn
+  EXPECT_EQ(p.messages[1].content, "Let me look.");
+  ASSERT_EQ(p.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(p.messages[1].tool_calls[0].id, "toolu_1");
+  EXPECT_EQ(json::parse(p.messages[1].tool_calls[0].arguments), json({{"city", "Paris"}}));
+  EXPECT_EQ(p.messages[2].role, "tool");
+  EXPECT_EQ(p.messages[2].tool_call_id, "toolu_1");
+  EXPECT_EQ(p.messages[2].content, "21 C");
+  EXPECT_EQ(p.messages[3].content, "Error: timeout");
+  json named = minimal();
+  named["tools"] = body["tools"];
+  named["tool_choice"] = {{"type", "tool"}, {"name", "get_weather"}};
+  const CompletionParams n = parse_messages_ok(named);
+  EXPECT_EQ(n.tools.choice, ToolChoice::kNamed);
+  EXPECT_EQ(n.tools.named, "get_weather");
+  json automatic = minimal();
+  automatic["tools"] = body["tools"];
+  EXPECT_EQ(parse_messages_ok(automatic).tools.choice, ToolChoice::kAuto);
+}
+
 TEST(AnthropicProtocolTest, StopReasonsErrorsAndTheMessage) {
-  EXPECT_EQ(anthropic_stop_reason(FinishReason::kStop, ""), "end_turn");
-  EXPECT_EQ(anthropic_stop_reason(FinishReason::kStop, "END"), "stop_sequence");
-  EXPECT_EQ(anthropic_stop_reason(FinishReason::kLength, ""), "max_tokens");
+  EXPECT_EQ(anthropic_stop_reason(FinishReason::kStop, "", false), "end_turn");
+  EXPECT_EQ(anthropic_stop_reason(FinishReason::kStop, "END", false), "stop_sequence");
+  EXPECT_EQ(anthropic_stop_reason(FinishReason::kStop, "", true), "tool_use");
+  EXPECT_EQ(anthropic_stop_reason(FinishReason::kLength, "", false), "max_tokens");
   const json e = json::parse(anthropic_error_json(invalid_request("bad", "max_tokens")));
   EXPECT_EQ(e, json({{"type", "error"}, {"error", {{"type", "invalid_request_error"}, {"message", "bad"}}}}));
   ApiError busy{503, "busy", "service_unavailable_error", {}, {}};
@@ -134,6 +189,15 @@ TEST(AnthropicProtocolTest, StopReasonsErrorsAndTheMessage) {
   EXPECT_EQ(m["stop_reason"], "stop_sequence");
   EXPECT_EQ(m["stop_sequence"], "END");
   EXPECT_EQ(m["usage"], json({{"input_tokens", 5}, {"output_tokens", 2}}));
+
+  ChoiceResult call;
+  call.finish_reason = FinishReason::kStop;
+  call.called_tools = true;
+  call.tool_calls = {{"call_1", "f", R"({"a": 1})"}};
+  const json t = json::parse(anthropic_message("msg_2", "m", call, UsageFigures{5, 9, 0}));
+  EXPECT_EQ(t["stop_reason"], "tool_use");
+  EXPECT_EQ(t["content"],
+            json::array({{{"type", "tool_use"}, {"id", "call_1"}, {"name", "f"}, {"input", {{"a", 1}}}}}));
 }
 
 // The event names of an SSE body, in order, and the data of each.
@@ -151,7 +215,7 @@ std::vector<std::pair<std::string, json>> events_of(const std::string& sse) {
 }
 
 TEST(AnthropicProtocolTest, TheWritersStreamIsAnthropicsEventSequence) {
-  AnthropicWriter w("m");
+  AnthropicWriter w("m", false);
   std::string sse = w.stream_open(7);
   ChoiceResult piece;
   piece.text = "Once";
@@ -178,6 +242,30 @@ TEST(AnthropicProtocolTest, TheWritersStreamIsAnthropicsEventSequence) {
   ASSERT_EQ(error.size(), 1u);
   EXPECT_EQ(error[0].first, "error");
   EXPECT_EQ(error[0].second["error"]["type"], "timeout_error");
+}
+
+TEST(AnthropicProtocolTest, AForcedCallStreamsAsAToolUseBlock) {
+  AnthropicWriter w("m", true);
+  std::string sse = w.stream_open(3);
+  ChoiceResult piece;
+  piece.tool_call_deltas = {{0, "call_7", "f", "{\"a\""}};
+  sse += w.stream_piece(piece, true, std::nullopt);
+  piece.tool_call_deltas = {{0, "", "", ": 1}"}};
+  sse += w.stream_piece(piece, false, std::nullopt);
+  ChoiceResult last;
+  last.finish_reason = FinishReason::kStop;
+  last.called_tools = true;
+  sse += w.stream_close(nullptr, UsageFigures{3, 5, 0}, last);
+  const auto events = events_of(sse);
+  std::vector<std::string> names;
+  for (const auto& [name, data] : events) names.push_back(name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"message_start", "ping", "content_block_start", "content_block_delta",
+                                      "content_block_delta", "content_block_stop", "message_delta", "message_stop"}));
+  EXPECT_EQ(events[2].second["content_block"],
+            json({{"type", "tool_use"}, {"id", "call_7"}, {"name", "f"}, {"input", json::object()}}));
+  EXPECT_EQ(events[3].second["delta"], json({{"type", "input_json_delta"}, {"partial_json", "{\"a\""}}));
+  EXPECT_EQ(events[6].second["delta"]["stop_reason"], "tool_use");
 }
 
 TEST(AnthropicEndpointTest, TheReplyIsTheChatEndpointsAndErrorsAreAnthropicShaped) {
