@@ -39,7 +39,7 @@ struct BatchView {
   std::span<const KvBlockCopy> block_copies;
   // Token rows whose final hidden state (after the last norm, before the classifier) is wanted, without logits:
   // a pooling request's (embeddings).
-  std::span<const int32_t> hidden_rows;
+  std::span<const int32_t> hidden_rows = {};  // (an initializer: aggregates that stop at block_copies stay complete)
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
   int32_t num_seqs() const { return seq_starts.empty() ? 0 : int32_t(seq_starts.size()) - 1; }
