@@ -593,7 +593,7 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
   };
   // Tools reach the model through its template's `tools` value, or, for a template that has none, as the default
   // tool prompt in the system message. With tool_choice "none" the model is not told of them.
-  nlohmann::ordered_json extra_context = nlohmann::ordered_json::object();
+  nlohmann::ordered_json extra_context = params.chat_template_kwargs;
   std::vector<ChatMessage> with_tools;
   std::span<const ChatMessage> messages = params.messages;
   if (params.tools.active()) {

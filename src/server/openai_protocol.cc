@@ -309,7 +309,7 @@ constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "top_logprobs",  "add_generation_prompt",
     "response_format", "tool_choice",           "function_call", "modalities",
-    "tools",           "parallel_tool_calls"};
+    "tools",           "parallel_tool_calls",   "chat_template_kwargs"};
 // Accepted and ignored: they label or route a request and never change what is generated.
 constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
 // Known to the OpenAI API (or vLLM's) but not implemented here: named as such in the error.
@@ -321,7 +321,6 @@ constexpr std::string_view kUnimplementedFields[] = {"suffix",
                                                      "web_search_options",
                                                      "prompt_logprobs",
                                                      "chat_template",
-                                                     "chat_template_kwargs",
                                                      "skip_special_tokens",
                                                      "spaces_between_special_tokens",
                                                      "include_stop_str_in_output",
@@ -553,7 +552,8 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   // Schemas keep the order of their properties as written: these fields are read from an order-keeping parse.
   nlohmann::ordered_json ordered;
   for (const char* field : {"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-                            "structured_outputs", "grammar", "tools", "tool_choice", "parallel_tool_calls"})
+                            "structured_outputs", "grammar", "tools", "tool_choice", "parallel_tool_calls",
+                            "chat_template_kwargs"})
     if (ordered.is_null() && body.contains(field)) ordered = nlohmann::ordered_json::parse(body_text, nullptr, false);
   if (!ordered.is_object()) ordered = nlohmann::ordered_json::object();
   if (auto e = parse_output_constraint(ordered, chat, &p.constraint)) return e;
@@ -565,6 +565,20 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
                       "give one of them",
                       p.tools.choice == ToolChoice::kRequired ? "required" : p.tools.named, p.constraint->param),
           "tool_choice");
+  }
+  if (chat) {
+    if (auto it = ordered.find("chat_template_kwargs"); it != ordered.end() && !it->is_null()) {
+      if (!it->is_object()) return wrong_type("chat_template_kwargs", "an object", body["chat_template_kwargs"]);
+      for (const auto& [key, value] : it->items()) {
+        // The values the server itself puts in the template's context are not the client's to replace.
+        if (key == "messages" || key == "tools" || key == "add_generation_prompt" || key == "bos_token" ||
+            key == "eos_token")
+          return invalid_request(
+              fmt::format("'chat_template_kwargs.{}' is set by the server (use the request's own field)", key),
+              "chat_template_kwargs." + key);
+        p.chat_template_kwargs[key] = value;
+      }
+    }
   }
   if (auto e = check_no_op_fields(body, p)) return e;
   *out = std::move(p);

@@ -48,6 +48,9 @@ struct CompletionParams {
   bool echo = false;              // completions: the prompt text before the completion
   std::optional<OutputConstraint> constraint;  // response_format, guided_*, structured_outputs, grammar
   ToolParams tools;                            // chat: tools, tool_choice, parallel_tool_calls
+  // chat: vLLM's chat_template_kwargs, extra values of the template's context (enable_thinking, ...), as
+  // transformers' apply_chat_template takes keyword arguments; key order kept.
+  nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();
 };
 
 inline constexpr int32_t kMaxJsonDepth = 64;  // nesting of a request body's arrays and objects

@@ -180,6 +180,25 @@ TEST(ServerTest, AChatTemplateFileAndSystemMessageMerging) {
   EXPECT_THAT(bad.err, HasSubstr("--chat-template-file " + dir + "/broken.jinja: "));
 }
 
+TEST(ServerTest, ChatTemplateKwargsReachTheTemplate) {
+  const TempDir dir_holder;
+  const std::string& dir = dir_holder.path();
+  // Qwen3's switch: with enable_thinking false, the template writes something more.
+  write_file(dir + "/think.jinja",
+             "{% if enable_thinking is defined and not enable_thinking %}Once upon a time {% endif %}"
+             "{{ messages[0]['content'] }}");
+  ServerProcess server({"--chat-template-file", dir + "/think.jinja"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string chat = R"({"messages": [{"role": "user", "content": "the cat"}], "max_tokens": 1)";
+  const HttpReply plain = http_request(server.port(), "POST", "/v1/chat/completions", chat + "}");
+  const HttpReply off = http_request(server.port(), "POST", "/v1/chat/completions",
+                                     chat + R"(, "chat_template_kwargs": {"enable_thinking": false}})");
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  ASSERT_EQ(off.status, 200) << off.body;
+  EXPECT_GT(json::parse(off.body)["usage"]["prompt_tokens"].get<int>(),
+            json::parse(plain.body)["usage"]["prompt_tokens"].get<int>() + 2);
+}
+
 TEST(ServerTest, ToolCallParserFlagChoosesTheFormatAndABadOneIsAClearError) {
   ServerProcess server({"--tool-call-parser", "mistral"});
   ASSERT_TRUE(server.started()) << server.log();

@@ -293,6 +293,21 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
     EXPECT_FALSE(parse_completion_params(ok, true, &p).has_value()) << ok;
 }
 
+TEST(StrictRequestTest, ChatTemplateKwargsReachTheTemplateInOrderButNotTheServersOwnValues) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  CompletionParams p;
+  ASSERT_FALSE(
+      parse_completion_params(chat + R"("chat_template_kwargs": {"enable_thinking": false, "a": {"z": 1, "b": 2}}})",
+                              true, &p)
+          .has_value());
+  EXPECT_EQ(p.chat_template_kwargs.dump(), R"({"enable_thinking":false,"a":{"z":1,"b":2}})");
+  EXPECT_EQ(error_of(chat + R"("chat_template_kwargs": [1]})", true).param, "chat_template_kwargs");
+  EXPECT_EQ(error_of(chat + R"("chat_template_kwargs": {"tools": []}})", true).param, "chat_template_kwargs.tools");
+  EXPECT_EQ(error_of(chat + R"("chat_template_kwargs": {"messages": []}})", true).param,
+            "chat_template_kwargs.messages");
+  EXPECT_EQ(error_of(R"({"prompt": "x", "chat_template_kwargs": {}})", false).param, "chat_template_kwargs");
+}
+
 TEST(StructuredOutputParamsTest, EachConstraintSpelling) {
   using Kind = grammar::GrammarSpec::Kind;
   const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
