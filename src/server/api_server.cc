@@ -430,7 +430,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
           writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
         else
           writer =
-              std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage);
+              std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage,
+                                             params.tools.legacy_functions);
         return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(params), std::move(writer),
                                                std::move(on_done));
       },

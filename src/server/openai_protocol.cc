@@ -131,6 +131,7 @@ std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage
       return invalid_request(fmt::format("'{}.role' must be a string", field), field + ".role");
     ChatMessage msg;
     msg.role = role->get<std::string>();
+    if (msg.role == "function") msg.role = "tool";  // the legacy functions API's tool result
     if (!ChatTemplate::is_known_role(msg.role))
       return invalid_request(
           fmt::format("'{}.role' is '{}'; expected system, user, assistant, developer or tool", field, msg.role),
@@ -174,6 +175,18 @@ std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage
         tc.arguments = function->value("arguments", std::string("{}"));
         msg.tool_calls.push_back(std::move(tc));
       }
+    }
+    if (auto call = m.find("function_call"); msg.role == "assistant" && call != m.end() && !call->is_null()) {
+      // The legacy functions API's call: {name, arguments (JSON text)}.
+      if (!call->is_object() || !call->contains("name") || !(*call)["name"].is_string() ||
+          (call->contains("arguments") && !(*call)["arguments"].is_string()))
+        return invalid_request(
+            fmt::format("'{}.function_call' must be {{\"name\", \"arguments\": a JSON string}}", field),
+            field + ".function_call");
+      ToolCall tc;
+      tc.name = (*call)["name"].get<std::string>();
+      tc.arguments = call->value("arguments", std::string("{}"));
+      msg.tool_calls.push_back(std::move(tc));
     }
     if (msg.role == "tool") {
       if (auto id = m.find("tool_call_id"); id != m.end() && !id->is_null()) {
@@ -309,12 +322,11 @@ constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "top_logprobs",  "add_generation_prompt",
     "response_format", "tool_choice",           "function_call", "modalities",
-    "tools",           "parallel_tool_calls",   "chat_template_kwargs"};
+    "tools",           "parallel_tool_calls",   "chat_template_kwargs", "functions"};
 // Accepted and ignored: they label or route a request and never change what is generated.
 constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
 // Known to the OpenAI API (or vLLM's) but not implemented here: named as such in the error.
 constexpr std::string_view kUnimplementedFields[] = {"suffix",
-                                                     "functions",
                                                      "audio",
                                                      "prediction",
                                                      "reasoning_effort",
@@ -391,11 +403,6 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
     if (!v->is_number_integer() || v->get<int64_t>() != p.n)
       return invalid_request("'best_of' other than n is not supported by this server", "best_of");
   }
-  if (const json* v = present("function_call"); v != nullptr && *v != "none")
-    return invalid_request(
-        "'function_call' (the legacy functions API) is not supported by this server: use 'tools' "
-        "and 'tool_choice'",
-        "function_call");
   if (const json* v = present("modalities")) {
     if (*v != json::array({"text"}))
       return invalid_request("'modalities' other than [\"text\"] is not supported by this server", "modalities");
@@ -412,8 +419,9 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
       if (!m.is_object()) continue;
       const json role = m.value("role", json());
       for (const auto& [key, value] : m.items())
-        if (key != "role" && key != "content" && !value.is_null() && !(key == "tool_calls" && role == "assistant") &&
-            !((key == "tool_call_id" || key == "name") && role == "tool"))
+        if (key != "role" && key != "content" && !value.is_null() &&
+            !((key == "tool_calls" || key == "function_call") && role == "assistant") &&
+            !((key == "tool_call_id" || key == "name") && role == "tool") && !(key == "name" && role == "function"))
           return invalid_request(fmt::format("'messages[{}].{}' is not supported by this server", i, key),
                                  fmt::format("messages[{}].{}", i, key));
     }
@@ -553,7 +561,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   nlohmann::ordered_json ordered;
   for (const char* field : {"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
                             "structured_outputs", "grammar", "tools", "tool_choice", "parallel_tool_calls",
-                            "chat_template_kwargs"})
+                            "chat_template_kwargs", "functions", "function_call"})
     if (ordered.is_null() && body.contains(field)) ordered = nlohmann::ordered_json::parse(body_text, nullptr, false);
   if (!ordered.is_object()) ordered = nlohmann::ordered_json::object();
   if (auto e = parse_output_constraint(ordered, chat, &p.constraint)) return e;
@@ -611,23 +619,26 @@ std::string completion_response(const ResponseHeader& h, const std::vector<Choic
 }
 
 std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const UsageFigures& usage,
-                          bool with_logprobs) {
+                          bool with_logprobs, bool legacy_functions) {
   json j = header_object(h, "chat.completion");
   json arr = json::array();
   for (const ChoiceResult& c : choices) {
     json message = {{"role", "assistant"},
                     {"content", c.text.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.text)}};
-    if (!c.tool_calls.empty()) {
+    if (!c.tool_calls.empty() && legacy_functions) {
+      message["function_call"] = {{"name", c.tool_calls[0].name}, {"arguments", c.tool_calls[0].arguments}};
+    } else if (!c.tool_calls.empty()) {
       json calls = json::array();
       for (const ToolCall& t : c.tool_calls)
         calls.push_back(
             {{"id", t.id}, {"type", "function"}, {"function", {{"name", t.name}, {"arguments", t.arguments}}}});
       message["tool_calls"] = std::move(calls);
     }
+    const char* called = legacy_functions ? "function_call" : "tool_calls";
     arr.push_back({{"index", c.index},
                    {"message", std::move(message)},
                    {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
-                   {"finish_reason", c.called_tools ? json("tool_calls") : finish_json(c.finish_reason)}});
+                   {"finish_reason", c.called_tools ? json(called) : finish_json(c.finish_reason)}});
   }
   j["choices"] = std::move(arr);
   j["usage"] = usage_object(usage);
@@ -646,13 +657,18 @@ std::string completion_chunk(const ResponseHeader& h, const ChoiceResult& c, boo
 }
 
 std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool first, bool with_logprobs,
-                       const std::optional<UsageFigures>& usage) {
+                       const std::optional<UsageFigures>& usage, bool legacy_functions) {
   json j = header_object(h, "chat.completion.chunk");
   json delta = json::object();
   if (first) delta["role"] = "assistant";
   if (!c.text.empty() || (first && !c.finish_reason && c.tool_call_deltas.empty())) delta["content"] = c.text;
   if (first && c.text.empty() && !c.tool_call_deltas.empty()) delta["content"] = nullptr;
-  if (!c.tool_call_deltas.empty()) {
+  if (!c.tool_call_deltas.empty() && legacy_functions) {
+    // One call: its name with the first piece, then the arguments piece by piece.
+    const ToolCallDelta& d = c.tool_call_deltas.front();
+    delta["function_call"] = d.id.empty() ? json{{"arguments", d.arguments}}
+                                          : json{{"name", d.name}, {"arguments", d.arguments}};
+  } else if (!c.tool_call_deltas.empty()) {
     json calls = json::array();
     for (const ToolCallDelta& d : c.tool_call_deltas) {
       json call = {{"index", d.index}};
@@ -671,7 +687,8 @@ std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool firs
       {{{"index", c.index},
         {"delta", delta},
         {"logprobs", with_logprobs ? logprobs_chat_json(c) : json(nullptr)},
-        {"finish_reason", c.called_tools && c.finish_reason ? json("tool_calls") : finish_json(c.finish_reason)}}});
+        {"finish_reason", c.called_tools && c.finish_reason ? json(legacy_functions ? "function_call" : "tool_calls")
+                                                            : finish_json(c.finish_reason)}}});
   if (usage) j["usage"] = usage_object(*usage);
   return json_text(j);
 }

@@ -114,13 +114,15 @@ std::string usage_json(const UsageFigures& usage);
 // Whole responses (stream: false).
 std::string completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices,
                                 const UsageFigures& usage, bool with_logprobs);
+// `legacy_functions`: a call as message.function_call / delta.function_call, finish_reason "function_call" (the
+// request used the legacy functions API).
 std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const UsageFigures& usage,
-                          bool with_logprobs);
+                          bool with_logprobs, bool legacy_functions = false);
 // One SSE chunk's JSON (stream: true). For chat, `first` adds the assistant role to the delta.
 std::string completion_chunk(const ResponseHeader& h, const ChoiceResult& choice, bool with_logprobs,
                              const std::optional<UsageFigures>& usage);
 std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& choice, bool first, bool with_logprobs,
-                       const std::optional<UsageFigures>& usage);
+                       const std::optional<UsageFigures>& usage, bool legacy_functions = false);
 // The stream's last chunk when include_usage: no choices, the whole usage.
 std::string usage_chunk(const ResponseHeader& h, bool chat, const UsageFigures& usage);
 

@@ -5,8 +5,9 @@
 
 namespace pagoda::server {
 
-OpenAiWriter::OpenAiWriter(bool chat, std::string model, bool with_logprobs, bool include_usage)
-    : chat_(chat), with_logprobs_(with_logprobs), include_usage_(include_usage) {
+OpenAiWriter::OpenAiWriter(bool chat, std::string model, bool with_logprobs, bool include_usage,
+                           bool legacy_functions)
+    : chat_(chat), with_logprobs_(with_logprobs), include_usage_(include_usage), legacy_functions_(legacy_functions) {
   header_.id = new_response_id(chat);
   header_.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -22,7 +23,7 @@ std::string OpenAiWriter::stream_open(int32_t) { return {}; }
 
 std::string OpenAiWriter::stream_piece(const ChoiceResult& piece, bool first,
                                        const std::optional<UsageFigures>& usage) {
-  return sse_event(chat_ ? chat_chunk(header_, piece, first, with_logprobs_, usage)
+  return sse_event(chat_ ? chat_chunk(header_, piece, first, with_logprobs_, usage, legacy_functions_)
                          : completion_chunk(header_, piece, with_logprobs_, usage));
 }
 
@@ -36,7 +37,7 @@ std::string OpenAiWriter::stream_close(const ApiError* error, const UsageFigures
 }
 
 std::string OpenAiWriter::whole_response(const std::vector<ChoiceResult>& choices, const UsageFigures& usage) {
-  return chat_ ? chat_response(header_, choices, usage, with_logprobs_)
+  return chat_ ? chat_response(header_, choices, usage, with_logprobs_, legacy_functions_)
                : completion_response(header_, choices, usage, with_logprobs_);
 }
 

@@ -26,6 +26,9 @@ struct ToolParams {
   ToolChoice choice = ToolChoice::kNone;  // OpenAI's default: auto when tools are given, none without
   std::string named;                      // kNamed: the function
   bool parallel_tool_calls = true;
+  // The request used the legacy functions API (functions, function_call): one call at most, answered as
+  // message.function_call with finish_reason "function_call".
+  bool legacy_functions = false;
   bool active() const { return !tools.empty() && choice != ToolChoice::kNone; }
 };
 

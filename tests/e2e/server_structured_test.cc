@@ -148,6 +148,51 @@ TEST(ServerStructuredTest, ToolChoiceRequiredOverCurl) {
   EXPECT_TRUE(args["color"] == "red" || args["color"] == "blue") << args;
 }
 
+TEST(ServerStructuredTest, LegacyFunctionsOverCurl) {
+  // The legacy functions API: a named function_call is forced by its parameters' grammar and answered as
+  // message.function_call with finish_reason "function_call", whole and streamed.
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const json functions = {{{"name", "pick"},
+                           {"parameters",
+                            {{"type", "object"},
+                             {"properties", {{"color", {{"enum", {"red", "blue"}}}}}},
+                             {"required", {"color"}}}}}};
+  const json body = {{"messages", json::array({{{"role", "user"}, {"content", "Pick"}}})},
+                     {"functions", functions},
+                     {"function_call", {{"name", "pick"}}},
+                     {"max_tokens", 60},
+                     {"temperature", 0}};
+  json r = post(server, "/v1/chat/completions", body);
+  ASSERT_TRUE(r.contains("choices")) << r.dump();
+  const json& msg = r["choices"][0]["message"];
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "function_call") << r.dump();
+  EXPECT_FALSE(msg.contains("tool_calls")) << r.dump();
+  ASSERT_TRUE(msg.contains("function_call")) << r.dump();
+  EXPECT_EQ(msg["function_call"]["name"], "pick");
+  const json args = json::parse(msg["function_call"]["arguments"].get<std::string>());
+  EXPECT_TRUE(args["color"] == "red" || args["color"] == "blue") << args;
+  // Streamed: the name in the first delta.function_call, the arguments' pieces after it, the same call.
+  json streamed = body;
+  streamed["stream"] = true;
+  const HttpReply s = http_request(server.port(), "POST", "/v1/chat/completions", streamed.dump());
+  ASSERT_EQ(s.status, 200) << s.body;
+  std::string name, arguments, finish;
+  for (const std::string& payload : sse_payloads(s.body)) {
+    if (payload == "[DONE]") continue;
+    const json chunk = json::parse(payload);
+    const json& choice = chunk["choices"][0];
+    if (choice["delta"].contains("function_call")) {
+      name += choice["delta"]["function_call"].value("name", "");
+      arguments += choice["delta"]["function_call"].value("arguments", "");
+    }
+    if (!choice["finish_reason"].is_null()) finish = choice["finish_reason"];
+  }
+  EXPECT_EQ(name, "pick");
+  EXPECT_EQ(arguments, msg["function_call"]["arguments"].get<std::string>());
+  EXPECT_EQ(finish, "function_call");
+}
+
 TEST(ServerStructuredTest, LogitBiasMinTokensAndStopTokenIdsOverCurl) {
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();

@@ -269,7 +269,7 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
   // Known fields this server does not implement.
   for (const char* field : {"suffix", "prompt_logprobs", "include_stop_str_in_output"})
     EXPECT_EQ(error_of(std::string(R"({"prompt": "x", ")") + field + R"(": {}})", false).param, field);
-  for (const char* field : {"functions", "audio", "reasoning_effort"})
+  for (const char* field : {"audio", "reasoning_effort"})
     EXPECT_EQ(error_of(std::string(R"({"messages": [{"role": "user", "content": "x"}], ")") + field + R"(": []})", true)
                   .param,
               field);
@@ -453,6 +453,62 @@ TEST(ToolParamsTest, ToolsChoicesAndToolMessages) {
                         true)
                 .param,
             "messages[0].tool_calls[0]");
+}
+
+TEST(ToolParamsTest, TheLegacyFunctionsApiMapsOntoToolsAndAnswersAsFunctionCall) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  const std::string fns = R"("functions": [{"name": "get_weather", "parameters": {"type": "object",
+      "properties": {"city": {"type": "string"}}}}])";
+  CompletionParams p;
+  ASSERT_FALSE(parse_completion_params(chat + fns + "}", true, &p).has_value());
+  EXPECT_TRUE(p.tools.legacy_functions);
+  EXPECT_EQ(p.tools.choice, ToolChoice::kAuto);
+  EXPECT_FALSE(p.tools.parallel_tool_calls);
+  ASSERT_EQ(p.tools.tools.size(), 1u);
+  EXPECT_EQ(p.tools.tools[0].name, "get_weather");
+  ASSERT_FALSE(parse_completion_params(chat + fns + R"(, "function_call": {"name": "get_weather"}})", true, &p));
+  EXPECT_EQ(p.tools.choice, ToolChoice::kNamed);
+  ASSERT_FALSE(parse_completion_params(chat + fns + R"(, "function_call": "none"})", true, &p));
+  EXPECT_EQ(p.tools.choice, ToolChoice::kNone);
+  // Errors name the legacy fields.
+  EXPECT_EQ(error_of(chat + fns + R"(, "function_call": {"name": "nope"}})", true).param, "function_call");
+  EXPECT_EQ(error_of(chat + R"("function_call": "auto"})", true).param, "function_call");
+  EXPECT_EQ(error_of(chat + R"("functions": [{"name": ""}]})", true).param, "functions[0].name");
+  EXPECT_EQ(error_of(chat + fns + R"(, "tools": []})", true).param, "functions");
+  EXPECT_EQ(error_of(chat + fns + R"(, "tool_choice": "auto"})", true).param, "tool_choice");
+  // The conversation's legacy turns: an assistant's function_call and a function role's result.
+  ASSERT_FALSE(parse_completion_params(
+      R"({"messages": [{"role": "user", "content": "x"},
+                       {"role": "assistant", "content": null, "function_call": {"name": "get_weather",
+                        "arguments": "{\"city\": \"Paris\"}"}},
+                       {"role": "function", "name": "get_weather", "content": "21C"}], )" + fns + "}",
+      true, &p));
+  ASSERT_EQ(p.messages.size(), 3u);
+  ASSERT_EQ(p.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(p.messages[1].tool_calls[0].arguments, R"({"city": "Paris"})");
+  EXPECT_EQ(p.messages[2].role, "tool");
+  EXPECT_EQ(p.messages[2].name, "get_weather");
+  // The answer: message.function_call and finish_reason "function_call"; streamed as delta.function_call pieces.
+  ChoiceResult c;
+  c.tool_calls.push_back({"call_1", "get_weather", R"({"city":"Oslo"})"});
+  c.called_tools = true;
+  c.finish_reason = FinishReason::kStop;
+  const nlohmann::json whole = nlohmann::json::parse(chat_response({"id", 1, "m"}, {c}, {}, false, true));
+  EXPECT_EQ(whole["choices"][0]["message"]["function_call"]["name"], "get_weather");
+  EXPECT_EQ(whole["choices"][0]["message"]["function_call"]["arguments"], R"({"city":"Oslo"})");
+  EXPECT_FALSE(whole["choices"][0]["message"].contains("tool_calls"));
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "function_call");
+  ChoiceResult first;
+  first.tool_call_deltas.push_back({0, "call_1", "get_weather", R"({"ci)"});
+  ChoiceResult next;
+  next.tool_call_deltas.push_back({0, "", "", R"(ty":"Oslo"})"});
+  next.called_tools = true;
+  next.finish_reason = FinishReason::kStop;
+  const nlohmann::json a = nlohmann::json::parse(chat_chunk({"id", 1, "m"}, first, true, false, std::nullopt, true));
+  const nlohmann::json b = nlohmann::json::parse(chat_chunk({"id", 1, "m"}, next, false, false, std::nullopt, true));
+  EXPECT_EQ(a["choices"][0]["delta"]["function_call"], nlohmann::json::parse(R"({"name":"get_weather","arguments":"{\"ci"})"));
+  EXPECT_EQ(b["choices"][0]["delta"]["function_call"], nlohmann::json::parse(R"({"arguments":"ty\":\"Oslo\"}"})"));
+  EXPECT_EQ(b["choices"][0]["finish_reason"], "function_call");
 }
 
 TEST(ToolParamsTest, ResponsesCarryToolCallsAsOpenAiSendsThem) {
