@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "core/half.h"
+#include "model/architecture.h"
 
 namespace pagoda {
 namespace {
@@ -51,6 +53,12 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string&
   w.set(a + "rope.freq_base", GgufValue::f32(c.rope_theta));
   w.set(a + "attention.layer_norm_rms_epsilon", GgufValue::f32(c.rms_eps));
   w.set(a + "vocab_size", GgufValue::u32(uint32_t(c.vocab_size)));
+  if (c.rope_freq_scale != 1.0f) {
+    w.set(a + "rope.scaling.type", GgufValue::string("linear"));
+    w.set(a + "rope.scaling.factor", GgufValue::f32(1.0f / c.rope_freq_scale));
+  }
+  const ArchitectureFamily* family = find_architecture(c.architecture);
+  if (family != nullptr && family->write_gguf != nullptr) family->write_gguf(c, w);
   return w;
 }
 
@@ -61,7 +69,16 @@ Status write_hf_gguf(const HfCheckpoint& ckpt, format::GgufWriter& metadata, con
     const TensorRef& t = *ckpt.tensors().find(tensor_name);
     int64_t n = 1;
     for (int64_t d : t.dims) n *= d;
-    if (t.dims.size() == 1 && *t.dtype != DType::kF32) {
+    if (!t.slices.empty()) {
+      // Stacked experts: the slices one after another, copied as the file is written.
+      const uint64_t slice_bytes = uint64_t(n / t.dims.back()) * (*t.dtype == DType::kF32 ? 4 : 2);
+      const std::vector<const void*> slices = t.slices;
+      metadata.add_tensor_generated(tensor_name, ggml_type_of(*t.dtype), t.dims, slice_bytes * slices.size(),
+                                    [slices, slice_bytes](std::span<uint8_t> dst) {
+                                      for (size_t e = 0; e < slices.size(); ++e)
+                                        std::memcpy(dst.data() + e * slice_bytes, slices[e], slice_bytes);
+                                    });
+    } else if (t.dims.size() == 1 && *t.dtype != DType::kF32) {
       std::vector<float>& f = widened.emplace_back(size_t(n));
       for (int64_t i = 0; i < n; ++i) {
         const uint16_t v = static_cast<const uint16_t*>(t.data)[i];
