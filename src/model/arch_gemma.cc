@@ -20,6 +20,11 @@
 namespace pagoda {
 namespace {
 
+// The family's own GGUF keys, under "<arch>." (gguf_key::arch_key).
+constexpr const char* kAttnLogitSoftcapping = "attn_logit_softcapping";  // Gemma 2
+constexpr const char* kFinalLogitSoftcapping = "final_logit_softcapping";
+constexpr const char* kRopeFreqBaseSwa = "rope.freq_base_swa";  // the windowed layers' RoPE base
+
 using Limits = ModelConfigLimits;
 
 constexpr int32_t kGemma2SwaPeriod = 2;
@@ -30,7 +35,7 @@ Status read_gemma_common(const format::GgufFile& file, ModelConfig& c, int32_t n
   c.activation = FfnActivation::kGeluTanh;
   c.embedding_scale = std::sqrt(float(c.dim));
   c.post_norms = true;
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> scale, gguf_arch_f32(file, c, "attention.scale"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<float> scale, gguf_arch_f32(file, c, family_key::kAttentionScale));
   if (scale) {
     if (!(*scale > 0.0f) || !std::isfinite(*scale))
       return make_error(fmt::format("{}: {}.attention.scale must be positive", file.name(), c.architecture));
@@ -39,7 +44,7 @@ Status read_gemma_common(const format::GgufFile& file, ModelConfig& c, int32_t n
     c.attention_scale = c.num_layers == num_layers_27b ? 1.0f / std::sqrt(float(c.dim / c.num_heads))
                                                        : 1.0f / std::sqrt(float(c.head_dim));
   }
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> final_cap, gguf_arch_f32(file, c, "final_logit_softcapping"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<float> final_cap, gguf_arch_f32(file, c, kFinalLogitSoftcapping));
   if (final_cap && (!(*final_cap >= 0.0f) || !std::isfinite(*final_cap)))
     return make_error(fmt::format("{}: {}.final_logit_softcapping must be non-negative", file.name(), c.architecture));
   if (final_cap) c.final_softcap = *final_cap;
@@ -47,7 +52,7 @@ Status read_gemma_common(const format::GgufFile& file, ModelConfig& c, int32_t n
 }
 
 Result<int32_t> read_window(const format::GgufFile& file, const ModelConfig& c, uint32_t fallback) {
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, "attention.sliding_window"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, family_key::kSlidingWindow));
   const uint32_t w = window.value_or(fallback);
   if (w > uint32_t(Limits::kMaxContextLength))
     return make_error(
@@ -59,13 +64,13 @@ Status read_gemma2_gguf(const format::GgufFile& file, ModelConfig& c) {
   c.final_softcap = 30.0f;  // llama.cpp's defaults when the keys are absent
   c.attn_softcap = 50.0f;
   PAGODA_RETURN_IF_ERROR(read_gemma_common(file, c, 46));
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> attn_cap, gguf_arch_f32(file, c, "attn_logit_softcapping"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<float> attn_cap, gguf_arch_f32(file, c, kAttnLogitSoftcapping));
   if (attn_cap && (!(*attn_cap >= 0.0f) || !std::isfinite(*attn_cap)))
     return make_error(fmt::format("{}: gemma2.attn_logit_softcapping must be non-negative", file.name()));
   if (attn_cap) c.attn_softcap = *attn_cap;
   PAGODA_ASSIGN_OR_RETURN(c.sliding_window, read_window(file, c, 4096));
   PAGODA_RETURN_IF_ERROR(read_gguf_swa_pattern(file, kGemma2SwaPeriod, c));
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> base_swa, gguf_arch_f32(file, c, "rope.freq_base_swa"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<float> base_swa, gguf_arch_f32(file, c, kRopeFreqBaseSwa));
   if (base_swa) c.rope_theta_swa = *base_swa;  // else the full layers' base and scale, as llama.cpp's gemma2
   return Status::ok_status();
 }
@@ -75,7 +80,7 @@ Status read_gemma3_gguf(const format::GgufFile& file, ModelConfig& c) {
   PAGODA_ASSIGN_OR_RETURN(c.sliding_window, read_window(file, c, 0));
   if (c.sliding_window > 0) {
     PAGODA_RETURN_IF_ERROR(read_gguf_swa_pattern(file, kGemma3SwaPeriod, c));
-    PAGODA_ASSIGN_OR_RETURN(std::optional<float> base_swa, gguf_arch_f32(file, c, "rope.freq_base_swa"));
+    PAGODA_ASSIGN_OR_RETURN(std::optional<float> base_swa, gguf_arch_f32(file, c, kRopeFreqBaseSwa));
     c.rope_theta_swa = base_swa.value_or(10000.0f);
     c.rope_freq_scale_swa = 1.0f;  // the local layers are never scaled
   }
@@ -83,20 +88,19 @@ Status read_gemma3_gguf(const format::GgufFile& file, ModelConfig& c) {
 }
 
 void write_gemma_common(const ModelConfig& c, format::GgufWriter& w, int32_t period) {
-  const std::string a = c.architecture + ".";
-  w.set(a + "attention.scale", format::GgufValue::f32(c.attention_scale));
-  if (c.final_softcap > 0.0f) w.set(a + "final_logit_softcapping", format::GgufValue::f32(c.final_softcap));
+  w.set(arch_key(c, family_key::kAttentionScale), format::GgufValue::f32(c.attention_scale));
+  if (c.final_softcap > 0.0f) w.set(arch_key(c, kFinalLogitSoftcapping), format::GgufValue::f32(c.final_softcap));
   if (c.sliding_window > 0) {
-    w.set(a + "attention.sliding_window", format::GgufValue::u32(uint32_t(c.sliding_window)));
+    w.set(arch_key(c, family_key::kSlidingWindow), format::GgufValue::u32(uint32_t(c.sliding_window)));
     write_gguf_swa_pattern(c, period, w);
   }
-  if (c.rope_theta_swa > 0.0f) w.set(a + "rope.freq_base_swa", format::GgufValue::f32(c.rope_theta_swa));
+  if (c.rope_theta_swa > 0.0f) w.set(arch_key(c, kRopeFreqBaseSwa), format::GgufValue::f32(c.rope_theta_swa));
 }
 
 void write_gemma2_gguf(const ModelConfig& c, format::GgufWriter& w) {
   write_gemma_common(c, w, kGemma2SwaPeriod);
-  w.set("gemma2.attn_logit_softcapping", format::GgufValue::f32(c.attn_softcap));
-  w.set("gemma2.final_logit_softcapping", format::GgufValue::f32(c.final_softcap));
+  w.set(arch_key(c, kAttnLogitSoftcapping), format::GgufValue::f32(c.attn_softcap));
+  w.set(arch_key(c, kFinalLogitSoftcapping), format::GgufValue::f32(c.final_softcap));
 }
 
 void write_gemma3_gguf(const ModelConfig& c, format::GgufWriter& w) { write_gemma_common(c, w, kGemma3SwaPeriod); }

@@ -13,6 +13,11 @@
 namespace pagoda {
 namespace {
 
+// The family's own GGUF keys, under "<arch>." (gguf_key::arch_key).
+constexpr const char* kLogitScale = "logit_scale";
+constexpr const char* kResidualScale = "residual_scale";
+constexpr const char* kEmbeddingScale = "embedding_scale";
+
 Result<float> positive_key(const format::GgufFile& file, const ModelConfig& c, const char* suffix, bool required) {
   PAGODA_ASSIGN_OR_RETURN(std::optional<float> v, gguf_arch_f32(file, c, suffix));
   if (!v && required)
@@ -23,18 +28,19 @@ Result<float> positive_key(const format::GgufFile& file, const ModelConfig& c, c
 }
 
 Status read_granite_gguf(const format::GgufFile& file, ModelConfig& c) {
-  PAGODA_ASSIGN_OR_RETURN(c.logit_scale, positive_key(file, c, "logit_scale", true));
-  PAGODA_ASSIGN_OR_RETURN(c.residual_scale, positive_key(file, c, "residual_scale", false));
-  PAGODA_ASSIGN_OR_RETURN(c.embedding_scale, positive_key(file, c, "embedding_scale", false));
-  PAGODA_ASSIGN_OR_RETURN(c.attention_scale, positive_key(file, c, "attention.scale", false));
+  PAGODA_ASSIGN_OR_RETURN(c.logit_scale, positive_key(file, c, kLogitScale, true));
+  PAGODA_ASSIGN_OR_RETURN(c.residual_scale, positive_key(file, c, kResidualScale, false));
+  PAGODA_ASSIGN_OR_RETURN(c.embedding_scale, positive_key(file, c, kEmbeddingScale, false));
+  PAGODA_ASSIGN_OR_RETURN(c.attention_scale, positive_key(file, c, family_key::kAttentionScale, false));
   return Status::ok_status();
 }
 
 void write_granite_gguf(const ModelConfig& c, format::GgufWriter& w) {
-  w.set("granite.logit_scale", format::GgufValue::f32(c.logit_scale > 0.0f ? c.logit_scale : 1.0f));
-  if (c.residual_scale > 0.0f) w.set("granite.residual_scale", format::GgufValue::f32(c.residual_scale));
-  if (c.embedding_scale > 0.0f) w.set("granite.embedding_scale", format::GgufValue::f32(c.embedding_scale));
-  if (c.attention_scale > 0.0f) w.set("granite.attention.scale", format::GgufValue::f32(c.attention_scale));
+  w.set(arch_key(c, kLogitScale), format::GgufValue::f32(c.logit_scale > 0.0f ? c.logit_scale : 1.0f));
+  if (c.residual_scale > 0.0f) w.set(arch_key(c, kResidualScale), format::GgufValue::f32(c.residual_scale));
+  if (c.embedding_scale > 0.0f) w.set(arch_key(c, kEmbeddingScale), format::GgufValue::f32(c.embedding_scale));
+  if (c.attention_scale > 0.0f)
+    w.set(arch_key(c, family_key::kAttentionScale), format::GgufValue::f32(c.attention_scale));
 }
 
 Status read_granite_config(const HfConfigFields& f, HfConfig& h) {

@@ -16,7 +16,7 @@ namespace {
 using Limits = ModelConfigLimits;
 
 Status read_llama_gguf(const format::GgufFile& file, ModelConfig& c) {
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, "attention.sliding_window"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, family_key::kSlidingWindow));
   if (window && *window > uint32_t(Limits::kMaxContextLength))
     return make_error(
         fmt::format("{}: {}.attention.sliding_window = {} is out of range", file.name(), c.architecture, *window));
@@ -28,7 +28,7 @@ Status read_llama_gguf(const format::GgufFile& file, ModelConfig& c) {
 
 void write_llama_gguf(const ModelConfig& c, format::GgufWriter& w) {
   if (c.sliding_window > 0)
-    w.set(c.architecture + ".attention.sliding_window", format::GgufValue::u32(uint32_t(c.sliding_window)));
+    w.set(arch_key(c, family_key::kSlidingWindow), format::GgufValue::u32(uint32_t(c.sliding_window)));
   write_gguf_experts(c, w);
 }
 

@@ -17,6 +17,10 @@
 namespace pagoda {
 namespace {
 
+// The family's own GGUF keys, under "<arch>." (gguf_key::arch_key).
+constexpr const char* kRopeScalingOriginalContext = "rope.scaling.original_context_length";
+constexpr const char* kRopeScalingAttnFactor = "rope.scaling.attn_factor";
+
 using Limits = ModelConfigLimits;
 
 Result<std::vector<float>> rope_factors(const format::GgufFile& file, const ModelConfig& c, const char* name) {
@@ -37,15 +41,14 @@ Status read_phi3_gguf(const format::GgufFile& file, ModelConfig& c) {
   if (c.rope_long_factors.empty() != c.rope_short_factors.empty())
     return make_error(
         fmt::format("{}: rope_factors_long.weight and rope_factors_short.weight come together", file.name()));
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> original,
-                          gguf_arch_u32(file, c, "rope.scaling.original_context_length"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> original, gguf_arch_u32(file, c, kRopeScalingOriginalContext));
   c.rope_original_context =
       int32_t(std::min<uint32_t>(original.value_or(uint32_t(c.context_length)), uint32_t(Limits::kMaxContextLength)));
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> attn_factor, gguf_arch_f32(file, c, "rope.scaling.attn_factor"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<float> attn_factor, gguf_arch_f32(file, c, kRopeScalingAttnFactor));
   if (attn_factor && (!(*attn_factor > 0.0f) || !std::isfinite(*attn_factor)))
     return make_error(fmt::format("{}: phi3.rope.scaling.attn_factor must be positive", file.name()));
   if (attn_factor) c.rope_attn_factor = *attn_factor;
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, "attention.sliding_window"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, family_key::kSlidingWindow));
   if (window && *window > uint32_t(Limits::kMaxContextLength))
     return make_error(fmt::format("{}: phi3.attention.sliding_window = {} is out of range", file.name(), *window));
   c.sliding_window = int32_t(window.value_or(0));
@@ -53,10 +56,11 @@ Status read_phi3_gguf(const format::GgufFile& file, ModelConfig& c) {
 }
 
 void write_phi3_gguf(const ModelConfig& c, format::GgufWriter& w) {
-  w.set("phi3.attention.sliding_window", format::GgufValue::u32(uint32_t(c.sliding_window)));
+  w.set(arch_key(c, family_key::kSlidingWindow), format::GgufValue::u32(uint32_t(c.sliding_window)));
   if (c.rope_original_context > 0)
-    w.set("phi3.rope.scaling.original_context_length", format::GgufValue::u32(uint32_t(c.rope_original_context)));
-  if (!c.rope_long_factors.empty()) w.set("phi3.rope.scaling.attn_factor", format::GgufValue::f32(c.rope_attn_factor));
+    w.set(arch_key(c, kRopeScalingOriginalContext), format::GgufValue::u32(uint32_t(c.rope_original_context)));
+  if (!c.rope_long_factors.empty())
+    w.set(arch_key(c, kRopeScalingAttnFactor), format::GgufValue::f32(c.rope_attn_factor));
 }
 
 Status read_phi3_config(const HfConfigFields& f, HfConfig& h) {

@@ -152,11 +152,11 @@ void append_hf_moe_tensors(const HfConfig& h, int32_t layer, const std::string& 
 }
 
 Result<std::optional<float>> gguf_arch_f32(const format::GgufFile& file, const ModelConfig& c, const char* suffix) {
-  return file.get_f32(c.architecture + "." + suffix);
+  return file.get_f32(arch_key(c, suffix));
 }
 
 Result<std::optional<uint32_t>> gguf_arch_u32(const format::GgufFile& file, const ModelConfig& c, const char* suffix) {
-  return file.get_u32(c.architecture + "." + suffix);
+  return file.get_u32(arch_key(c, suffix));
 }
 
 std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period) {
@@ -166,7 +166,7 @@ std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period) {
 }
 
 Status read_gguf_swa_pattern(const format::GgufFile& file, int32_t default_period, ModelConfig& c) {
-  const std::string key = c.architecture + ".attention.sliding_window_pattern";
+  const std::string key = arch_key(c, family_key::kSlidingWindowPattern);
   const format::GgufValue* v = file.find(key);
   if (v == nullptr) {
     c.layer_is_swa = swa_pattern_of_period(c.num_layers, default_period);
@@ -196,15 +196,15 @@ void write_gguf_swa_pattern(const ModelConfig& c, int32_t default_period, format
   if (c.layer_is_swa.empty() || c.layer_is_swa == swa_pattern_of_period(c.num_layers, default_period)) return;
   std::vector<format::GgufValue> flags;
   for (uint8_t f : c.layer_is_swa) flags.push_back(format::GgufValue::boolean(f != 0));
-  w.set(c.architecture + ".attention.sliding_window_pattern",
+  w.set(arch_key(c, family_key::kSlidingWindowPattern),
         format::GgufValue::array_of(format::GgufValueType::kBool, std::move(flags)));
 }
 
 Status read_gguf_experts(const format::GgufFile& file, ModelConfig& c) {
   const std::string a = c.architecture + ".";
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> count, file.get_u32(a + "expert_count"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> count, file.get_u32(arch_key(c, family_key::kExpertCount)));
   if (!count || *count == 0) return Status::ok_status();
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> used, file.get_u32(a + "expert_used_count"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> used, file.get_u32(arch_key(c, family_key::kExpertUsedCount)));
   if (*count > uint32_t(ModelConfigLimits::kMaxExperts))
     return make_error(fmt::format("{}: {}expert_count = {} is out of range (1..{})", file.name(), a, *count,
                                   ModelConfigLimits::kMaxExperts));
@@ -212,11 +212,12 @@ Status read_gguf_experts(const format::GgufFile& file, ModelConfig& c) {
     return make_error(fmt::format("{}: {}expert_used_count must be in 1..expert_count ({})", file.name(), a, *count));
   c.num_experts = int32_t(*count);
   c.num_experts_used = int32_t(*used);
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> ff, file.get_u32(a + "expert_feed_forward_length"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> ff,
+                          file.get_u32(gguf_key::arch_key(c.architecture, family_key::kExpertFeedForwardLength)));
   if (ff && (*ff == 0 || *ff > uint32_t(ModelConfigLimits::kMaxFeedForwardLength)))
     return make_error(fmt::format("{}: {}expert_feed_forward_length = {} is out of range", file.name(), a, *ff));
   c.expert_hidden_dim = ff ? int32_t(*ff) : c.hidden_dim;
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> scale, file.get_f32(a + "expert_weights_scale"));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<float> scale, file.get_f32(arch_key(c, family_key::kExpertWeightsScale)));
   if (scale) {
     if (!(*scale >= 0.0f) || !std::isfinite(*scale))
       return make_error(
@@ -228,11 +229,11 @@ Status read_gguf_experts(const format::GgufFile& file, ModelConfig& c) {
 
 void write_gguf_experts(const ModelConfig& c, format::GgufWriter& w) {
   if (c.num_experts == 0) return;
-  const std::string a = c.architecture + ".";
-  w.set(a + "expert_count", format::GgufValue::u32(uint32_t(c.num_experts)));
-  w.set(a + "expert_used_count", format::GgufValue::u32(uint32_t(c.num_experts_used)));
-  w.set(a + "expert_feed_forward_length", format::GgufValue::u32(uint32_t(c.expert_hidden_dim)));
-  if (c.expert_weights_scale != 0.0f) w.set(a + "expert_weights_scale", format::GgufValue::f32(c.expert_weights_scale));
+  w.set(arch_key(c, family_key::kExpertCount), format::GgufValue::u32(uint32_t(c.num_experts)));
+  w.set(arch_key(c, family_key::kExpertUsedCount), format::GgufValue::u32(uint32_t(c.num_experts_used)));
+  w.set(arch_key(c, family_key::kExpertFeedForwardLength), format::GgufValue::u32(uint32_t(c.expert_hidden_dim)));
+  if (c.expert_weights_scale != 0.0f)
+    w.set(arch_key(c, family_key::kExpertWeightsScale), format::GgufValue::f32(c.expert_weights_scale));
 }
 
 }  // namespace pagoda

@@ -1,8 +1,8 @@
 // ArchitectureFamily: one architecture pagoda runs, under its GGUF general.architecture name, and what differs
-// from the common Llama block: the family's own GGUF keys (read into ModelConfig, and written back the same way
-// by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its config.json fields and its
-// tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc, arch_gemma.cc, arch_phi3.cc,
-// arch_granite.cc); architecture.cc lists them. Plain data and functions; no state.
+// from the common Llama block: the family's own GGUF keys (family_key below, or its arch_*.cc; read into ModelConfig,
+// and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
+// config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
+// arch_gemma.cc, arch_phi3.cc, arch_granite.cc); architecture.cc lists them. Plain data and functions; no state.
 #pragma once
 
 #include <pagoda/status.h>
@@ -14,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "format/gguf_names.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "model/model_config.h"
@@ -22,6 +23,23 @@ namespace pagoda {
 
 struct HfConfig;
 class HfConfigFields;
+
+// The GGUF keys under "<arch>." that several families read (llama.cpp's names). The keys every architecture has are
+// format/gguf_names.h's; a key only one family has is named in its arch_*.cc.
+namespace family_key {
+inline constexpr const char* kSlidingWindow = "attention.sliding_window";
+inline constexpr const char* kSlidingWindowPattern = "attention.sliding_window_pattern";  // u32 period or bool array
+inline constexpr const char* kAttentionScale = "attention.scale";  // the score scale, instead of 1 / sqrt(head_dim)
+inline constexpr const char* kExpertCount = "expert_count";
+inline constexpr const char* kExpertUsedCount = "expert_used_count";
+inline constexpr const char* kExpertFeedForwardLength = "expert_feed_forward_length";
+inline constexpr const char* kExpertWeightsScale = "expert_weights_scale";
+}  // namespace family_key
+// "<c.architecture>.<suffix>": format::gguf_key::arch_key for a model's own architecture.
+inline std::string arch_key(const ModelConfig& c, const char* suffix) {
+  return format::gguf_key::arch_key(c.architecture, suffix);
+}
+namespace gguf_key = format::gguf_key;
 
 struct ArchitectureFamily {
   std::string_view gguf_name;  // "gemma2"

@@ -29,7 +29,6 @@ GgmlType ggml_type_of(DType dtype) {
 format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& name) {
   format::GgufWriter w;
   const ModelConfig& c = ckpt.config();
-  const std::string a = c.architecture + ".";
   std::string model_name = name;
   if (model_name.empty()) {
     std::filesystem::path dir = std::filesystem::path(ckpt.dir()).lexically_normal();
@@ -37,25 +36,25 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string&
     model_name = dir.filename().string();
   }
   const TensorRef* embd = ckpt.tensors().find("token_embd.weight");
-  w.set("general.architecture", GgufValue::string(c.architecture));
-  w.set("general.name", GgufValue::string(model_name));
-  w.set("general.alignment", GgufValue::u32(32));
-  w.set("general.file_type", GgufValue::u32(format::ggml_file_type(ggml_type_of(*embd->dtype))));
-  w.set(a + "context_length", GgufValue::u32(uint32_t(c.context_length)));
-  w.set(a + "embedding_length", GgufValue::u32(uint32_t(c.dim)));
-  w.set(a + "block_count", GgufValue::u32(uint32_t(c.num_layers)));
-  w.set(a + "feed_forward_length", GgufValue::u32(uint32_t(c.hidden_dim)));
-  w.set(a + "attention.head_count", GgufValue::u32(uint32_t(c.num_heads)));
-  w.set(a + "attention.head_count_kv", GgufValue::u32(uint32_t(c.num_kv_heads)));
-  w.set(a + "attention.key_length", GgufValue::u32(uint32_t(c.head_dim)));
-  w.set(a + "attention.value_length", GgufValue::u32(uint32_t(c.head_dim)));
-  w.set(a + "rope.dimension_count", GgufValue::u32(uint32_t(c.rope_dim)));
-  w.set(a + "rope.freq_base", GgufValue::f32(c.rope_theta));
-  w.set(a + "attention.layer_norm_rms_epsilon", GgufValue::f32(c.rms_eps));
-  w.set(a + "vocab_size", GgufValue::u32(uint32_t(c.vocab_size)));
+  w.set(gguf_key::kArchitecture, GgufValue::string(c.architecture));
+  w.set(gguf_key::kName, GgufValue::string(model_name));
+  w.set(gguf_key::kAlignment, GgufValue::u32(32));
+  w.set(gguf_key::kFileType, GgufValue::u32(format::ggml_file_type(ggml_type_of(*embd->dtype))));
+  w.set(arch_key(c, gguf_key::kContextLength), GgufValue::u32(uint32_t(c.context_length)));
+  w.set(arch_key(c, gguf_key::kEmbeddingLength), GgufValue::u32(uint32_t(c.dim)));
+  w.set(arch_key(c, gguf_key::kBlockCount), GgufValue::u32(uint32_t(c.num_layers)));
+  w.set(arch_key(c, gguf_key::kFeedForwardLength), GgufValue::u32(uint32_t(c.hidden_dim)));
+  w.set(arch_key(c, gguf_key::kHeadCount), GgufValue::u32(uint32_t(c.num_heads)));
+  w.set(arch_key(c, gguf_key::kHeadCountKv), GgufValue::u32(uint32_t(c.num_kv_heads)));
+  w.set(arch_key(c, gguf_key::kKeyLength), GgufValue::u32(uint32_t(c.head_dim)));
+  w.set(arch_key(c, gguf_key::kValueLength), GgufValue::u32(uint32_t(c.head_dim)));
+  w.set(arch_key(c, gguf_key::kRopeDimensionCount), GgufValue::u32(uint32_t(c.rope_dim)));
+  w.set(arch_key(c, gguf_key::kRopeFreqBase), GgufValue::f32(c.rope_theta));
+  w.set(arch_key(c, gguf_key::kRmsEpsilon), GgufValue::f32(c.rms_eps));
+  w.set(arch_key(c, gguf_key::kVocabSize), GgufValue::u32(uint32_t(c.vocab_size)));
   if (c.rope_freq_scale != 1.0f) {
-    w.set(a + "rope.scaling.type", GgufValue::string("linear"));
-    w.set(a + "rope.scaling.factor", GgufValue::f32(1.0f / c.rope_freq_scale));
+    w.set(arch_key(c, gguf_key::kRopeScalingType), GgufValue::string("linear"));
+    w.set(arch_key(c, gguf_key::kRopeScalingFactor), GgufValue::f32(1.0f / c.rope_freq_scale));
   }
   const ArchitectureFamily* family = find_architecture(c.architecture);
   if (family != nullptr && family->write_gguf != nullptr) family->write_gguf(c, w);

@@ -16,7 +16,7 @@ bool architecture_is_supported(const std::string& arch) { return find_architectu
 
 Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const kernels::KernelTable& kernels,
                                             const ModelOptions& options) {
-  PAGODA_ASSIGN_OR_RETURN(auto arch, file.get_string("general.architecture"));
+  PAGODA_ASSIGN_OR_RETURN(auto arch, file.get_string(gguf_key::kArchitecture));
   if (!arch) return make_error(fmt::format("{}: missing metadata key general.architecture", file.name()));
   if (!architecture_is_supported(*arch))
     return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", file.name(), *arch,
