@@ -6,10 +6,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "bench/random_model_writer.h"
 #include "loader/hf_folder_metadata.h"
 #include "format/safetensors_writer.h"
+#include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_config.h"
 
@@ -18,35 +20,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
-HfConfig hf_config_of(const ModelShape& s) {
-  HfConfig h;
-  h.hf_architecture = s.hf_architecture;
-  ModelConfig& c = h.config;
-  c.architecture = s.hf_architecture == "Qwen3ForCausalLM"   ? "qwen3"
-                   : s.hf_architecture == "Qwen2ForCausalLM" ? "qwen2"
-                                                             : "llama";
-  c.dim = s.dim;
-  c.hidden_dim = s.hidden_dim;
-  c.num_layers = s.num_layers;
-  c.num_heads = s.num_heads;
-  c.num_kv_heads = s.num_kv_heads;
-  c.head_dim = s.head_size();
-  c.vocab_size = s.vocab_size;
-  c.rms_eps = s.rms_eps;
-  c.rope_theta = s.rope_theta;
-  h.max_position_embeddings = s.context_length;
-  h.tie_word_embeddings = s.tied_embeddings;
-  h.qkv_bias = s.hf_architecture == "Qwen2ForCausalLM";
-  h.qk_norm = s.hf_architecture == "Qwen3ForCausalLM";
-  h.bos_token_id = s.bos_token_id < s.vocab_size ? s.bos_token_id : -1;
-  h.eos_token_id = s.eos_token_id < s.vocab_size ? s.eos_token_id : -1;
-  if (s.llama3_rope_factor > 0) {
-    h.rope_scaling_factor = s.llama3_rope_factor;
-    h.low_freq_factor = 1.0;
-    h.high_freq_factor = 4.0;
-    h.original_max_position_embeddings = 8192;
-  }
-  return h;
+// The shape's config.json (common fields, then the family's own from hf_extra_json), read back as pagoda reads
+// any folder's: the family fills in what the fields imply.
+Result<HfConfig> hf_config_of(const ModelShape& s) {
+  nlohmann::ordered_json j;
+  j["architectures"] = {s.hf_architecture};
+  j["hidden_size"] = s.dim;
+  j["intermediate_size"] = s.hidden_dim;
+  j["num_hidden_layers"] = s.num_layers;
+  j["num_attention_heads"] = s.num_heads;
+  j["num_key_value_heads"] = s.num_kv_heads;
+  j["head_dim"] = s.head_size();
+  j["vocab_size"] = s.vocab_size;
+  j["max_position_embeddings"] = s.context_length;
+  j["rms_norm_eps"] = s.rms_eps;
+  j["rope_theta"] = s.rope_theta;
+  j["tie_word_embeddings"] = s.tied_embeddings;
+  if (s.bos_token_id < s.vocab_size) j["bos_token_id"] = s.bos_token_id;
+  if (s.eos_token_id < s.vocab_size) j["eos_token_id"] = s.eos_token_id;
+  if (s.llama3_rope_factor > 0)
+    j["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", s.llama3_rope_factor},
+                         {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0},
+                         {"original_max_position_embeddings", 8192}};
+  if (!s.hf_extra_json.empty()) j.update(nlohmann::ordered_json::parse(s.hf_extra_json));
+  return parse_hf_config(j.dump(), "shape " + s.name);
 }
 
 Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
@@ -54,7 +53,8 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   if (s.hf_architecture.empty()) return make_error(fmt::format("shape {} has no HF architecture", s.name));
   if (o.weight_type != DType::kF32 && o.weight_type != DType::kF16)
     return make_error("an HF folder's random weights are f32 or f16");
-  const HfConfig h = hf_config_of(s);
+  PAGODA_ASSIGN_OR_RETURN(const HfConfig h, hf_config_of(s));
+  const ModelConfig& c = h.config;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return make_error(fmt::format("cannot create {}: {}", dir, ec.message()));
@@ -75,54 +75,50 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
     }
   }
 
-  const int64_t dim = s.dim, hd = s.head_size(), q_dim = hd * s.num_heads, kv_dim = hd * s.num_kv_heads;
+  // The family's tensors in llama.cpp's order, each expert of a stacked tensor as a tensor of its own.
+  using Kind = HfTensor::Kind;
   struct Spec {
     std::string name;
     std::vector<int64_t> shape;
-    enum Kind { kMatrix, kNorm, kBias } kind;
+    Kind kind;
   };
   std::vector<Spec> specs;
-  specs.push_back({"model.embed_tokens.weight", {s.vocab_size, dim}, Spec::kMatrix});
-  for (int32_t l = 0; l < s.num_layers; ++l) {
-    const std::string p = fmt::format("model.layers.{}.", l);
-    specs.push_back({p + "input_layernorm.weight", {dim}, Spec::kNorm});
-    specs.push_back({p + "self_attn.q_proj.weight", {q_dim, dim}, Spec::kMatrix});
-    specs.push_back({p + "self_attn.k_proj.weight", {kv_dim, dim}, Spec::kMatrix});
-    specs.push_back({p + "self_attn.v_proj.weight", {kv_dim, dim}, Spec::kMatrix});
-    if (h.qkv_bias) {
-      specs.push_back({p + "self_attn.q_proj.bias", {q_dim}, Spec::kBias});
-      specs.push_back({p + "self_attn.k_proj.bias", {kv_dim}, Spec::kBias});
-      specs.push_back({p + "self_attn.v_proj.bias", {kv_dim}, Spec::kBias});
+  specs.push_back({"model.embed_tokens.weight", {c.vocab_size, c.dim}, Kind::kMatrix});
+  const HfFamily* family = find_hf_family(h.hf_architecture);
+  std::vector<HfTensor> layer;
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    layer.clear();
+    family->layer_tensors(h, l, layer);
+    for (const HfTensor& t : layer) {
+      if (t.hf_slices.empty()) specs.push_back({t.hf_name, t.shape, t.kind});
+      for (const std::string& slice : t.hf_slices) specs.push_back({slice, t.shape, t.kind});
     }
-    if (h.qk_norm) {
-      specs.push_back({p + "self_attn.q_norm.weight", {hd}, Spec::kNorm});
-      specs.push_back({p + "self_attn.k_norm.weight", {hd}, Spec::kNorm});
-    }
-    specs.push_back({p + "self_attn.o_proj.weight", {dim, q_dim}, Spec::kMatrix});
-    specs.push_back({p + "post_attention_layernorm.weight", {dim}, Spec::kNorm});
-    specs.push_back({p + "mlp.gate_proj.weight", {s.hidden_dim, dim}, Spec::kMatrix});
-    specs.push_back({p + "mlp.up_proj.weight", {s.hidden_dim, dim}, Spec::kMatrix});
-    specs.push_back({p + "mlp.down_proj.weight", {dim, s.hidden_dim}, Spec::kMatrix});
   }
-  specs.push_back({"model.norm.weight", {dim}, Spec::kNorm});
-  if (!h.tie_word_embeddings) specs.push_back({"lm_head.weight", {s.vocab_size, dim}, Spec::kMatrix});
+  specs.push_back({"model.norm.weight", {c.dim}, Kind::kNorm});
+  if (!h.tie_word_embeddings) specs.push_back({"lm_head.weight", {c.vocab_size, c.dim}, Kind::kMatrix});
 
   format::SafetensorsWriter w;
   w.set_metadata("format", "pt");
   const int32_t num_tensors = int32_t(specs.size());
   for (int32_t i = 0; i < num_tensors; ++i) {
     const Spec& spec = specs[size_t(i)];
-    const DType dtype = spec.kind == Spec::kMatrix ? o.weight_type : DType::kF32;
+    const DType dtype = spec.kind == Kind::kMatrix ? o.weight_type : DType::kF32;
     const uint64_t seed = o.seed * 0x100000001B3ull + uint64_t(i);
-    w.add_tensor(spec.name, dtype, spec.shape, [&o, spec, dtype, seed, i, num_tensors](std::span<uint8_t> dst) {
-      if (spec.kind == Spec::kNorm) {
-        const float one = 1.0f;
-        for (size_t k = 0; k < dst.size() / 4; ++k) std::memcpy(dst.data() + 4 * k, &one, 4);
-      } else {
-        fill_random_weights(dst, dtype == DType::kF16 ? format::GgmlType::kF16 : format::GgmlType::kF32, seed);
-      }
-      if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
-    });
+    const bool norm_plus_one = h.norms_plus_one;
+    w.add_tensor(
+        spec.name, dtype, spec.shape, [&o, spec, dtype, seed, i, num_tensors, norm_plus_one](std::span<uint8_t> dst) {
+          if (spec.kind == Kind::kNorm) {
+            // Scales in [0.5, 1.5) (stored as the scale minus one where the family's norm adds one), random so that a
+            // norm applied in the wrong place shows.
+            fill_random_weights(dst, format::GgmlType::kF32, seed);
+            float* v = reinterpret_cast<float*>(dst.data());
+            for (size_t k = 0; k < dst.size() / 4; ++k)
+              v[k] = v[k] / 0.034641016f * 0.5f + (norm_plus_one ? 0.0f : 1.0f);
+          } else {
+            fill_random_weights(dst, dtype == DType::kF16 ? format::GgmlType::kF16 : format::GgmlType::kF32, seed);
+          }
+          if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
+        });
   }
   return w.write((fs::path(dir) / "model.safetensors").string());
 }

@@ -1,4 +1,4 @@
-// ModelShape: the hyper-parameters of real Llama-family models, by name, for random-weight benchmark models
+// ModelShape: the hyper-parameters of real models of the families pagoda runs, by name, for random-weight models
 // (`pagoda gen-model --shape NAME`). Plain values; no weights.
 #pragma once
 
@@ -29,9 +29,17 @@ struct ModelShape {
   float llama3_rope_factor = 0.0f;  // llama3 rope scaling (low 1, high 4, original context 8192); 0 = none
   int32_t bos_token_id = 1;
   int32_t eos_token_id = 2;
+  // The family's own config.json fields, as published (JSON object text merged into the common ones): Gemma's
+  // soft-caps and windows, Granite's multipliers, the experts of an MoE model, ... Empty: none.
+  std::string hf_extra_json{};
+  // MoE: experts per layer, chosen per token, and each one's FFN width (for num_params); 0: dense.
+  int32_t num_experts = 0;
+  int32_t num_experts_used = 0;
+  int32_t expert_hidden_dim = 0;
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
-  int64_t num_params() const;  // weights of all matrices and norms
+  int64_t num_params() const;         // weights of all matrices and norms
+  int64_t num_active_params() const;  // those one token reads (its chosen experts only)
 };
 
 std::optional<ModelShape> find_model_shape(std::string_view name);

@@ -77,9 +77,9 @@ int gen_model(const GenModelOptions& o) {
     Status st = bench::write_random_hf_model(options);
     progress.finish();
     if (!st.ok()) return report_error(st.message());
-    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters, %s weights\n", o.output.c_str(),
-                 shape->name.c_str(), shape->hf_architecture.c_str(), shape->num_layers,
-                 double(shape->num_params()) / 1e9, o.type.c_str());
+    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
+                 o.output.c_str(), shape->name.c_str(), shape->hf_architecture.c_str(), shape->num_layers,
+                 double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
     return 0;
   }
   if (!o.tokenizer.empty()) return report_error("--tokenizer needs an HF-family shape or --format hf");
@@ -103,9 +103,9 @@ void add_gen_model_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<GenModelOptions>();
   CLI::App* cmd = app.add_subcommand("gen-model", "Write a random-weight model with a real model's shapes");
   add_common_options(*cmd, options->common, /*with_model=*/false);
-  cmd->add_option("--shape", options->shape,
-                  "tiny, stories15m, tinyllama-1.1b, llama2-7b, llama3.2-1b, qwen3-0.6b or qwen2.5-0.5b")
-      ->required();
+  std::string names;
+  for (const std::string& n : bench::model_shape_names()) names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--shape", options->shape, "one of: " + names)->required();
   cmd->add_option("--format", options->format, "gguf, or hf (a folder: config.json + model.safetensors)")
       ->capture_default_str();
   cmd->add_option("--tokenizer", options->tokenizer, "a tokenizer.json to copy into the HF folder");

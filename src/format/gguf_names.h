@@ -39,9 +39,13 @@ inline constexpr const char* kFeedForwardLength = "feed_forward_length";
 inline constexpr const char* kHeadCount = "attention.head_count";
 inline constexpr const char* kHeadCountKv = "attention.head_count_kv";
 inline constexpr const char* kKeyLength = "attention.key_length";
+inline constexpr const char* kValueLength = "attention.value_length";
 inline constexpr const char* kRmsEpsilon = "attention.layer_norm_rms_epsilon";
 inline constexpr const char* kRopeDimensionCount = "rope.dimension_count";
 inline constexpr const char* kRopeFreqBase = "rope.freq_base";
+inline constexpr const char* kRopeScalingType = "rope.scaling.type";  // linear | none (| longrope: Phi-3)
+inline constexpr const char* kRopeScalingFactor = "rope.scaling.factor";
+inline constexpr const char* kRopeScaleLinear = "rope.scale_linear";  // the older spelling of the linear factor
 inline constexpr const char* kVocabSize = "vocab_size";
 inline constexpr const char* kPoolingType = "pooling_type";  // embeddings: 0 none, 1 mean, 2 cls, 3 last, 4 rank
 

@@ -76,7 +76,8 @@ void quantize_rows(std::vector<float>& values, int64_t row_len, GgmlType to, con
 }  // namespace
 
 GgmlType quantized_type_for(const std::vector<int64_t>& dims, GgmlType from, GgmlType requested) {
-  if (!is_float(from) || dims.size() != 2) return from;
+  // Matrices, and the stacked expert matrices of an MoE model (3-D; plain row quantization, no AWQ for them).
+  if (!is_float(from) || (dims.size() != 2 && !(dims.size() == 3 && !is_awq(requested)))) return from;
   const int64_t row_len = dims[0];
   switch (requested) {
     case GgmlType::kQ8_0:
@@ -112,7 +113,9 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
         quantized_type_for(t.dims, GgmlType::kF32, o.type) != t.type)
       return make_error(fmt::format("{}: tensor '{}' is already {}; quantize from an f32/f16/bf16 file", o.input_path,
                                     t.name, ggml_type_name(t.type)));
-    const GgmlType to = quantized_type_for(t.dims, t.type, o.type);
+    // The MoE router stays as it is, as llama.cpp keeps it: its logits choose the experts.
+    const bool router = t.name.ends_with("ffn_gate_inp.weight");
+    const GgmlType to = router ? t.type : quantized_type_for(t.dims, t.type, o.type);
     QuantizedTensorReport row{t.name, t.dims, t.type, t.type, t.size_bytes, t.size_bytes};
     if (to == t.type) {
       w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
@@ -121,7 +124,8 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
     }
     const int64_t row_len = t.dims[0];
     row.to = to;
-    row.bytes_after = ggml_row_bytes(to, uint64_t(row_len)) * uint64_t(t.dims[1]);
+    const int64_t num_rows = t.dims.size() == 3 ? t.dims[1] * t.dims[2] : t.dims[1];
+    row.bytes_after = ggml_row_bytes(to, uint64_t(row_len)) * uint64_t(num_rows);
     const std::vector<float>* scales = nullptr;
     const std::vector<float>* inverse_scales = nullptr;
     const quant::LinearInputStats* stats = nullptr;

@@ -6,7 +6,8 @@
 
 namespace pagoda::format {
 
-// 3 specials, 256 byte pieces, then unique "▁word" pieces so llama.cpp accepts the vocabulary.
+// 3 specials, 256 byte pieces, then unique "▁word" pieces so llama.cpp accepts the vocabulary, and last a control
+// "<|endoftext|>" (llama.cpp looks that token up by name in any model whose general.name says Phi-3).
 void add_placeholder_vocabulary(GgufWriter& w, int32_t vocab_size) {
   std::vector<std::string> tokens;
   std::vector<float> scores;
@@ -23,7 +24,8 @@ void add_placeholder_vocabulary(GgufWriter& w, int32_t vocab_size) {
   const char* hex = "0123456789ABCDEF";
   for (int32_t b = 0; b < 256 && int32_t(tokens.size()) < vocab_size; ++b)
     add(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">", 6);
-  for (int32_t i = 0; int32_t(tokens.size()) < vocab_size; ++i) {
+  const int32_t num_words = vocab_size - 1;
+  for (int32_t i = 0; int32_t(tokens.size()) < num_words; ++i) {
     std::string word = "\xE2\x96\x81";
     for (int32_t v = i;; v = v / 26 - 1) {
       word += char('a' + v % 26);
@@ -31,6 +33,7 @@ void add_placeholder_vocabulary(GgufWriter& w, int32_t vocab_size) {
     }
     add(std::move(word), 1);
   }
+  if (int32_t(tokens.size()) < vocab_size) add("<|endoftext|>", 3);
   w.set("tokenizer.ggml.model", GgufValue::string("llama"));
   w.set("tokenizer.ggml.tokens", GgufValue::string_array(tokens));
   w.set("tokenizer.ggml.scores", GgufValue::f32_array(scores));

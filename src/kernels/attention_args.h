@@ -17,10 +17,14 @@ struct AttentionArgs {
   int32_t head_dim = 0;
   int32_t num_ctx = 0;      // the last query's context, >= num_queries
   int32_t num_queries = 1;  // consecutive positions of one sequence
+  // > 0: a sliding window, each query sees only the last `window` positions of its context (from its own
+  // num_ctx - window on); 0: the whole context.
+  int32_t window = 0;
   int64_t q_stride = 0;     // floats from one query's q (and out) to the next
   const int32_t* blocks = nullptr;
   int32_t block_size = 0;
   float scale = 1.0f;      // applied to q.k (1 / sqrt(head_dim))
+  float softcap = 0.0f;    // > 0: each scaled score s becomes softcap * tanh(s / softcap) (Gemma 2); 0: none
   int64_t row_stride = 0;  // elements from one slot's row to the next (the cache's kv_dim)
   // f32 cache (k and v set) or int8 cache (k8, v8 and the scales set, k and v null).
   const float* k = nullptr;
@@ -31,6 +35,11 @@ struct AttentionArgs {
   const float* v_scale = nullptr;
   int64_t scale_stride = 0;  // floats from one slot's scale to the next (the cache's num_kv_heads)
 };
+
+// The first position a query with `num_ctx` positions of context sees under AttentionArgs::window.
+inline int32_t window_begin(int32_t num_ctx, int32_t window) {
+  return window > 0 && num_ctx > window ? num_ctx - window : 0;
+}
 
 // Flash-style: one pass over the context in tiles, a running max and sum per query head, the output
 // rescaled when the max grows; no score row of the whole context, no gather of K/V into a copy.

@@ -3,10 +3,13 @@
 // instruction set (avx2/attention.cc). Each K row then feeds every head with one broadcast per value, the scores
 // come out as vectors over the heads with no horizontal sums, and the online softmax and the weighted V rows run on
 // whole vectors: the same flash-style pass as paged_attention_impl.h, in another order (results within f32 rounding
-// of it). Several consecutive queries of one sequence (prefill) share each K and V value loaded. V provides kWidth,
-// Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp and widen_i8 (dst[0..kWidth) = float(src[0..kWidth))).
+// of it), with its sliding window and soft cap. Several consecutive queries of one sequence (prefill) share each K and
+// V value loaded. V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp and widen_i8
+// (dst[0..kWidth) = float(src[0..kWidth))).
 // Include it only from the ISA folders, with a V of internal linkage.
 #pragma once
+
+#include <math.h>  // tanhf: a plain C function (see paged_attention_impl.h)
 
 #include <cstdint>
 
@@ -27,8 +30,9 @@ inline void widen_row(const int8_t* src, float* dst, int32_t n) {
 
 // Heads h0 .. h0 + nh - 1 (nh <= V::kWidth) of work item `a`, whose kQueries (== a.num_queries) consecutive queries
 // share each K and V value loaded: a register tile of kQueries queries by kStep positions (scores) or dimensions
-// (weighted V rows). A query's arithmetic is the same whatever kQueries: the positions past its own context are
-// masked (weight exactly 0, a tile beyond it rescales by exactly 1), so it gets the bits of a work item of its own.
+// (weighted V rows). A query's arithmetic is the same whatever kQueries: the positions outside its own context (past
+// it, or before its sliding window) are masked (weight exactly 0, a tile wholly outside rescales by exactly 1), and
+// the tiles sit at multiples of kHeadsTile whatever the queries, so it gets the bits of a work item of its own.
 template <class V, int kQueries>
 void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   using Reg = typename V::Reg;
@@ -39,9 +43,10 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   // qT[q][i][h] = query q's head h0 + h at i, times the score scale; zero lanes past nh. outT likewise.
   alignas(64) float qT[kQueries][kHeadsMaxHeadDim][W];
   alignas(64) float outT[kQueries][kHeadsMaxHeadDim][W];
-  int32_t ctx[kQueries];
+  int32_t ctx[kQueries], begin[kQueries];  // query q sees positions begin[q] .. ctx[q] - 1
   for (int q = 0; q < kQueries; ++q) {
     ctx[q] = a.num_ctx - (kQueries - 1 - q);
+    begin[q] = window_begin(ctx[q], a.window);
     const float* qs = a.q + q * a.q_stride;
     for (int32_t i = 0; i < hd; ++i)
       for (int h = 0; h < W; ++h) {
@@ -55,7 +60,8 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
     V::storeu(running_max[q], V::set1(kMaskedScore)), V::storeu(running_sum[q], V::zero());
   alignas(64) float p[kQueries][kHeadsTile][W];        // scores, then weights, of the tile's positions
   alignas(64) float kv[kHeadsTile][kHeadsMaxHeadDim];  // int8 caches: the tile's K (then V) rows widened to f32
-  for (int32_t j0 = 0; j0 < a.num_ctx; j0 += kHeadsTile) {
+  // From the tile holding the first query's first position (the earliest of all the queries').
+  for (int32_t j0 = begin[0] / kHeadsTile * kHeadsTile; j0 < a.num_ctx; j0 += kHeadsTile) {
     const int32_t nt = a.num_ctx - j0 < kHeadsTile ? a.num_ctx - j0 : kHeadsTile;
     int64_t slots[kHeadsTile];
     int32_t b = j0 / a.block_size, offset = j0 % a.block_size;
@@ -98,14 +104,22 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
       }
       for (int q = 0; q < kQueries; ++q) V::storeu(p[q][jj], s[q]);
     }
-    // Online softmax per query and lane. Positions past a query's context weigh exactly 0.
+    // Online softmax per query and lane. Positions outside a query's context weigh exactly 0.
     for (int q = 0; q < kQueries; ++q) {
       const int32_t valid = ctx[q] - j0 < nt ? ctx[q] - j0 : nt;  // may be <= 0: a tile wholly past this query
+      const int32_t first = begin[q] > j0 ? begin[q] - j0 : 0;    // may be >= nt: a tile wholly before its window
       if (int8)
         for (jj = 0; jj < nt; ++jj)
           V::storeu(p[q][jj], V::mul(V::loadu(p[q][jj]), V::set1(a.k_scale[slots[jj] * a.scale_stride])));
+      if (a.softcap > 0.0f) {
+        // s -> cap * tanh(s / cap) lane by lane, as paged_attention_impl.h computes it (only Gemma 2 caps, and its
+        // groups of 2 query heads per KV head never come here: no vector tanh for it).
+        const float inv_cap = 1.0f / a.softcap;
+        for (jj = 0; jj < nt; ++jj)
+          for (int h = 0; h < W; ++h) p[q][jj][h] = a.softcap * tanhf(p[q][jj][h] * inv_cap);
+      }
       Reg tile_max = V::set1(kMaskedScore);
-      for (jj = 0; jj < valid; ++jj) tile_max = V::max(tile_max, V::loadu(p[q][jj]));
+      for (jj = first; jj < valid; ++jj) tile_max = V::max(tile_max, V::loadu(p[q][jj]));
       const Reg old_max = V::loadu(running_max[q]);
       const Reg new_max = V::max(old_max, tile_max);
       const Reg correction = V::exp(V::sub(old_max, new_max));
@@ -113,7 +127,7 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
       for (int32_t i = 0; i < hd; ++i) V::storeu(outT[q][i], V::mul(V::loadu(outT[q][i]), correction));
       V::storeu(running_max[q], new_max);
       for (jj = 0; jj < nt; ++jj) {
-        const Reg e = jj < valid ? V::exp(V::sub(V::loadu(p[q][jj]), new_max)) : V::zero();
+        const Reg e = jj >= first && jj < valid ? V::exp(V::sub(V::loadu(p[q][jj]), new_max)) : V::zero();
         sum = V::add(sum, e);
         // int8: the V row's scale goes into its weight, so the rows below can be the raw values.
         V::storeu(p[q][jj], int8 ? V::mul(e, V::set1(a.v_scale[slots[jj] * a.scale_stride])) : e);

@@ -72,6 +72,7 @@ KernelTable build_table(Isa isa) {
     overlay(t.dot, v.dot);
     overlay(t.axpy, v.axpy);
     overlay(t.silu_mul, v.silu_mul);
+    overlay(t.gelu_mul, v.gelu_mul);
     overlay(t.paged_attention, v.paged_attention);
     for (const WeightTypeTraits& traits : weight_type_traits()) {
       MatmulKernels& m = t.matmul[size_t(traits.dtype)];

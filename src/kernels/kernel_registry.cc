@@ -94,6 +94,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
             .dot = ref::dot,
             .axpy = ref::axpy,
             .silu_mul = ref::silu_mul,
+            .gelu_mul = ref::gelu_mul,
             .paged_attention = ref::paged_attention},
     .avx2 = {.quantize_row_q8_0 = avx2::quantize_row_q8_0,
              .quantize_row_int8 = avx2::quantize_row_int8,
@@ -102,6 +103,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .dot = avx2::dot,
              .axpy = avx2::axpy,
              .silu_mul = avx2::silu_mul,
+             .gelu_mul = avx2::gelu_mul,
              .paged_attention = avx2::paged_attention},
     .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
                .quantize_row_int8 = avx512::quantize_row_int8,
@@ -109,7 +111,8 @@ const PerKernelSet<VectorKernels> kVectorKernels{
                .rmsnorm_q8_0 = avx512::rmsnorm_q8_0,
                .dot = avx512::dot,
                .axpy = avx512::axpy,
-               .silu_mul = avx512::silu_mul},
+               .silu_mul = avx512::silu_mul,
+               .gelu_mul = avx512::gelu_mul},
 };
 
 }  // namespace

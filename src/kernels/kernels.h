@@ -56,6 +56,8 @@ struct VectorKernels {
   // gate[i] = silu(gate[i]) * up[i]; f32 [n]. Element i's result depends on gate[i] and up[i] only (not on
   // where i falls in a SIMD width), so a thread may apply it to any slice and get the bits of the whole pass.
   void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;
+  // gate[i] = gelu_tanh(gate[i]) * up[i] (GELU's tanh approximation, Gemma's GeGLU); elementwise as silu_mul.
+  void (*gelu_mul)(float* gate, const float* up, int64_t n) = nullptr;
   // Paged attention of one (token, KV head) work item over f32 or int8 K/V (kernels/attention_args.h).
   AttentionFn paged_attention = nullptr;
 };

@@ -9,7 +9,7 @@
 // no inline library template either (std::min, std::exp), whose one shared copy could come from the AVX2 file.
 #pragma once
 
-#include <math.h>  // expf: a plain C function, unlike std::exp's inline wrappers (see below)
+#include <math.h>  // expf, tanhf: plain C functions, unlike std::exp's inline wrappers (see below)
 
 #include <cstring>
 
@@ -23,6 +23,7 @@ void paged_attention_one_query(const AttentionArgs& a) {
   constexpr int32_t kMaxHeads = 16;  // query heads handled together per pass over K/V
   const int32_t hd = a.head_dim;
   const bool int8 = a.k == nullptr;
+  const int32_t begin = window_begin(a.num_ctx, a.window);
   for (int32_t h0 = 0; h0 < a.num_q_heads; h0 += kMaxHeads) {
     const int32_t nh = a.num_q_heads - h0 < kMaxHeads ? a.num_q_heads - h0 : kMaxHeads;
     float running_max[kMaxHeads], running_sum[kMaxHeads];
@@ -32,7 +33,7 @@ void paged_attention_one_query(const AttentionArgs& a) {
       running_sum[h] = 0.0f;
       std::memset(a.out + int64_t(h0 + h) * hd, 0, sizeof(float) * size_t(hd));
     }
-    for (int32_t j0 = 0; j0 < a.num_ctx; j0 += kTile) {
+    for (int32_t j0 = begin; j0 < a.num_ctx; j0 += kTile) {
       const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
       // Position j0 + jj lives in slot blocks[b] * block_size + offset, walked without a division per position.
       int64_t slots[kTile];
@@ -59,6 +60,11 @@ void paged_attention_one_query(const AttentionArgs& a) {
           Ops::scores_i8(a.q + int64_t(h0 + h) * hd, k8_rows, k_scales, nt, hd, p[h]);
         else
           Ops::scores(a.q + int64_t(h0 + h) * hd, k_rows, k_scales, nt, hd, p[h]);
+      }
+      if (a.softcap > 0.0f) {
+        const float inv_cap = 1.0f / a.softcap;
+        for (int32_t h = 0; h < nh; ++h)
+          for (int32_t jj = 0; jj < nt; ++jj) p[h][jj] = a.softcap * tanhf(p[h][jj] * inv_cap);
       }
       // Online softmax: a larger max rescales what was summed so far.
       for (int32_t h = 0; h < nh; ++h) {

@@ -1,4 +1,4 @@
-// vector_ops_impl: the element-wise ops (dot, axpy, rmsnorm, silu_mul) written once over a vector type V and
+// vector_ops_impl: the element-wise ops (dot, axpy, rmsnorm, silu_mul, gelu_mul) written once over a vector type V and
 // instantiated per instruction set (avx2/elementwise.cc with 8 f32 lanes, avx512/elementwise.cc with 16). V provides
 // kWidth, Reg, loadu, storeu, set1, zero, add, mul, div, fmadd, hsum and exp (a vector exp accurate to ~2e-7).
 // Include it only from those files, with a V of internal linkage, so the instantiations never mix; it calls no
@@ -64,6 +64,28 @@ inline void silu_mul(float* gate, const float* up, int64_t n) {
     alignas(64) float g[V::kWidth] = {}, u[V::kWidth] = {};
     for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
     V::storeu(g, silu_mul<V>(V::loadu(g), V::loadu(u)));
+    for (int64_t j = i; j < n; ++j) gate[j] = g[j - i];
+  }
+}
+
+// GELU's tanh approximation times up: 0.5 g (1 + tanh(u)) = g / (1 + exp(-2u)) with u = sqrt(2/pi) (g + 0.044715 g^3).
+// The sigmoid form needs no tanh and saturates cleanly (exp's overflow gives g / inf = -0 for large negative g).
+template <class V>
+inline typename V::Reg gelu_mul(typename V::Reg g, typename V::Reg u) {
+  const typename V::Reg inner = V::fmadd(V::set1(0.044715f), V::mul(V::mul(g, g), g), g);
+  const typename V::Reg e = V::exp(V::mul(V::set1(-2.0f * 0.79788456080286535588f), inner));  // exp(-2u)
+  return V::mul(V::div(g, V::add(V::set1(1.0f), e)), u);
+}
+
+// gate[i] = gelu_tanh(gate[i]) * up[i], the tail padded through the vector code as silu_mul's.
+template <class V>
+inline void gelu_mul(float* gate, const float* up, int64_t n) {
+  int64_t i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth) V::storeu(gate + i, gelu_mul<V>(V::loadu(gate + i), V::loadu(up + i)));
+  if (i < n) {
+    alignas(64) float g[V::kWidth] = {}, u[V::kWidth] = {};
+    for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
+    V::storeu(g, gelu_mul<V>(V::loadu(g), V::loadu(u)));
     for (int64_t j = i; j < n; ++j) gate[j] = g[j - i];
   }
 }

@@ -6,6 +6,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/check.h"
+#include "model/architecture.h"
+#include "model/model_weights.h"
+
 namespace pagoda {
 namespace {
 
@@ -52,80 +56,90 @@ Status HfCheckpoint::map_tensors() {
   const ModelConfig& c = hf_.config;
   tensors_.source = dir_;
   const std::string config_path = (std::filesystem::path(dir_) / "config.json").string();
-  enum class Rewrite { kNone, kPermuteQ, kPermuteK };
-  // Adds HF tensor `hf_name` as `gguf_name`, checking its shape (PyTorch order) against config.json.
-  auto add = [&](const std::string& hf_name, const std::string& gguf_name, std::vector<int64_t> shape,
-                 const char* fields, Rewrite rewrite = Rewrite::kNone) -> Status {
+  using Rewrite = HfTensor::Rewrite;
+  // One HF tensor, shape-checked against config.json (PyTorch order).
+  auto find = [&](const std::string& hf_name, const HfTensor& spec) -> Result<const format::SafetensorsTensor*> {
     const format::SafetensorsTensor* t = safetensors_->find(hf_name);
     if (t == nullptr)
       return make_error(
           fmt::format("{}: missing tensor {} (needed by {})", safetensors_->describe(), hf_name, hf_.hf_architecture));
-    if (t->shape != shape)
+    if (t->shape != spec.shape)
       return make_error(fmt::format("{}: {} has shape {} but {} gives {} ({})", *t->file, hf_name,
-                                    shape_string(t->shape), config_path, shape_string(shape), fields));
-    TensorRef r;
-    r.dtype = t->dtype;
-    r.type_name = std::string(format::safetensors_dtype_name(t->dtype));
-    r.dims.assign(t->shape.rbegin(), t->shape.rend());
-    r.data = t->data;
-    if (rewrite != Rewrite::kNone) {
-      const int64_t row_bytes = int64_t(t->size_bytes) / shape[0];
-      owned_.push_back(permute_rows_for_adjacent_rope(static_cast<const uint8_t*>(t->data), shape[0], row_bytes,
-                                                      rewrite == Rewrite::kPermuteQ ? c.num_heads : c.num_kv_heads));
-      r.data = owned_.back().data();
-    }
-    tensors_.tensors[gguf_name] = std::move(r);
+                                    shape_string(t->shape), config_path, shape_string(spec.shape), spec.fields));
+    return t;
+  };
+  auto add_owned_f32 = [&](const std::string& gguf_name, const std::vector<float>& values) {
+    std::vector<uint8_t> bytes(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    owned_.push_back(std::move(bytes));
+    tensors_.tensors[gguf_name] = TensorRef{DType::kF32, "F32", {int64_t(values.size())}, owned_.back().data(), {}};
     order_.push_back(gguf_name);
+  };
+  auto add = [&](const HfTensor& spec) -> Status {
+    TensorRef r;
+    if (!spec.hf_slices.empty()) {
+      // Stacked experts: one HF tensor per expert, the GGUF tensor [.., num_experts] points at each.
+      for (const std::string& name : spec.hf_slices) {
+        PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(name, spec));
+        if (!r.slices.empty() && t->dtype != *r.dtype)
+          return make_error(fmt::format("{}: {} is {} but the other experts' are {}", *t->file, name,
+                                        format::safetensors_dtype_name(t->dtype), dtype_name(*r.dtype)));
+        r.dtype = t->dtype;
+        r.type_name = std::string(format::safetensors_dtype_name(t->dtype));
+        r.slices.push_back(t->data);
+      }
+      r.dims.assign(spec.shape.rbegin(), spec.shape.rend());
+      r.dims.push_back(int64_t(spec.hf_slices.size()));
+    } else {
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(spec.hf_name, spec));
+      r.dtype = t->dtype;
+      r.type_name = std::string(format::safetensors_dtype_name(t->dtype));
+      r.dims.assign(t->shape.rbegin(), t->shape.rend());
+      r.data = t->data;
+      if (spec.rewrite == Rewrite::kPermuteQ || spec.rewrite == Rewrite::kPermuteK) {
+        const int64_t row_bytes = int64_t(t->size_bytes) / spec.shape[0];
+        owned_.push_back(
+            permute_rows_for_adjacent_rope(static_cast<const uint8_t*>(t->data), spec.shape[0], row_bytes,
+                                           spec.rewrite == Rewrite::kPermuteQ ? c.num_heads : c.num_kv_heads));
+        r.data = owned_.back().data();
+      } else if (spec.rewrite == Rewrite::kAddOne) {
+        // Gemma's norms scale by (1 + w): stored as the sum in f32, as llama.cpp's converter writes them.
+        int64_t n = 1;
+        for (int64_t d : spec.shape) n *= d;
+        std::vector<float> values(static_cast<size_t>(n));
+        dequantize_row(t->dtype, t->data, values.data(), n);
+        for (float& v : values) v += 1.0f;
+        add_owned_f32(spec.gguf_name, values);
+        tensors_.tensors[spec.gguf_name].dims = r.dims;
+        return Status::ok_status();
+      }
+    }
+    tensors_.tensors[spec.gguf_name] = std::move(r);
+    order_.push_back(spec.gguf_name);
     return Status::ok_status();
   };
-  const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size;
+  const HfFamily* family = find_hf_family(hf_.hf_architecture);
+  PAGODA_CHECK(family != nullptr, "parse_hf_config accepted an architecture without a family");
+  const int64_t dim = c.dim, vocab = c.vocab_size;
+  using Kind = HfTensor::Kind;
+  const Rewrite norm = hf_.norms_plus_one ? Rewrite::kAddOne : Rewrite::kNone;
   PAGODA_RETURN_IF_ERROR(
-      add("model.embed_tokens.weight", "token_embd.weight", {vocab, dim}, "vocab_size, hidden_size"));
-  if (!c.rope_freq_factors.empty()) {
-    std::vector<uint8_t> bytes(c.rope_freq_factors.size() * sizeof(float));
-    std::memcpy(bytes.data(), c.rope_freq_factors.data(), bytes.size());
-    owned_.push_back(std::move(bytes));
-    tensors_.tensors["rope_freqs.weight"] =
-        TensorRef{DType::kF32, "F32", {int64_t(c.rope_freq_factors.size())}, owned_.back().data()};
-    order_.push_back("rope_freqs.weight");
+      add({"model.embed_tokens.weight", {}, "token_embd.weight", {vocab, dim}, "vocab_size, hidden_size"}));
+  if (!c.rope_freq_factors.empty()) add_owned_f32("rope_freqs.weight", c.rope_freq_factors);
+  if (!c.rope_long_factors.empty()) {
+    add_owned_f32("rope_factors_long.weight", c.rope_long_factors);
+    add_owned_f32("rope_factors_short.weight", c.rope_short_factors);
   }
-  const Rewrite rq = hf_.permute_qk ? Rewrite::kPermuteQ : Rewrite::kNone;
-  const Rewrite rk = hf_.permute_qk ? Rewrite::kPermuteK : Rewrite::kNone;
+  std::vector<HfTensor> layer;
   for (int32_t l = 0; l < c.num_layers; ++l) {
-    const std::string h = fmt::format("model.layers.{}.", l), g = fmt::format("blk.{}.", l);
-    PAGODA_RETURN_IF_ERROR(add(h + "input_layernorm.weight", g + "attn_norm.weight", {dim}, "hidden_size"));
-    PAGODA_RETURN_IF_ERROR(add(h + "self_attn.q_proj.weight", g + "attn_q.weight", {q_dim, dim},
-                               "num_attention_heads * head_dim, hidden_size", rq));
-    PAGODA_RETURN_IF_ERROR(add(h + "self_attn.k_proj.weight", g + "attn_k.weight", {kv_dim, dim},
-                               "num_key_value_heads * head_dim, hidden_size", rk));
-    PAGODA_RETURN_IF_ERROR(add(h + "self_attn.v_proj.weight", g + "attn_v.weight", {kv_dim, dim},
-                               "num_key_value_heads * head_dim, hidden_size"));
-    if (hf_.qkv_bias) {
-      PAGODA_RETURN_IF_ERROR(
-          add(h + "self_attn.q_proj.bias", g + "attn_q.bias", {q_dim}, "num_attention_heads * head_dim", rq));
-      PAGODA_RETURN_IF_ERROR(
-          add(h + "self_attn.k_proj.bias", g + "attn_k.bias", {kv_dim}, "num_key_value_heads * head_dim", rk));
-      PAGODA_RETURN_IF_ERROR(
-          add(h + "self_attn.v_proj.bias", g + "attn_v.bias", {kv_dim}, "num_key_value_heads * head_dim"));
-    }
-    if (hf_.qk_norm) {
-      PAGODA_RETURN_IF_ERROR(add(h + "self_attn.q_norm.weight", g + "attn_q_norm.weight", {c.head_dim}, "head_dim"));
-      PAGODA_RETURN_IF_ERROR(add(h + "self_attn.k_norm.weight", g + "attn_k_norm.weight", {c.head_dim}, "head_dim"));
-    }
-    PAGODA_RETURN_IF_ERROR(add(h + "self_attn.o_proj.weight", g + "attn_output.weight", {dim, q_dim},
-                               "hidden_size, num_attention_heads * head_dim"));
-    PAGODA_RETURN_IF_ERROR(add(h + "post_attention_layernorm.weight", g + "ffn_norm.weight", {dim}, "hidden_size"));
-    PAGODA_RETURN_IF_ERROR(
-        add(h + "mlp.gate_proj.weight", g + "ffn_gate.weight", {hidden, dim}, "intermediate_size, hidden_size"));
-    PAGODA_RETURN_IF_ERROR(
-        add(h + "mlp.up_proj.weight", g + "ffn_up.weight", {hidden, dim}, "intermediate_size, hidden_size"));
-    PAGODA_RETURN_IF_ERROR(
-        add(h + "mlp.down_proj.weight", g + "ffn_down.weight", {dim, hidden}, "hidden_size, intermediate_size"));
+    layer.clear();
+    family->layer_tensors(hf_, l, layer);
+    for (const HfTensor& spec : layer) PAGODA_RETURN_IF_ERROR(add(spec));
   }
-  PAGODA_RETURN_IF_ERROR(add("model.norm.weight", "output_norm.weight", {dim}, "hidden_size"));
+  PAGODA_RETURN_IF_ERROR(add({"model.norm.weight", {}, "output_norm.weight", {dim}, "hidden_size", Kind::kNorm, norm}));
   // Tied embeddings: no output.weight, as llama.cpp writes them (a stored lm_head copy is ignored).
   if (!hf_.tie_word_embeddings)
-    PAGODA_RETURN_IF_ERROR(add("lm_head.weight", "output.weight", {vocab, dim}, "vocab_size, hidden_size"));
+    PAGODA_RETURN_IF_ERROR(add({"lm_head.weight", {}, "output.weight", {vocab, dim}, "vocab_size, hidden_size"}));
   return Status::ok_status();
 }
 

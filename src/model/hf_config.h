@@ -1,6 +1,6 @@
-// HfConfig: a Hugging Face `config.json` of a supported decoder (LlamaForCausalLM, MistralForCausalLM,
-// Qwen2ForCausalLM, Qwen3ForCausalLM) read into ModelConfig plus what decides the tensor layout. A plain value;
-// parse_hf_config validates every field it reads and names the file and field in errors.
+// HfConfig: a Hugging Face `config.json` of a supported decoder (model/architecture.h lists the families) read into
+// ModelConfig plus what decides the tensor layout. A plain value; parse_hf_config validates every field it reads and
+// names the file and field in errors.
 #pragma once
 
 #include <pagoda/status.h>
@@ -14,15 +14,16 @@ namespace pagoda {
 
 struct HfConfig {
   std::string hf_architecture;  // "Qwen3ForCausalLM"
-  // config.architecture is the GGUF one: "llama" (Llama, Mistral), "qwen2" or "qwen3".
+  // config.architecture is the GGUF one: "llama" (Llama, Mistral, Mixtral), "qwen2", "qwen3", "qwen3moe", "gemma2",
+  // "gemma3", "phi3" or "granite".
   ModelConfig config;
   // Llama-style checkpoints rotate halves of each head; llama.cpp's llama GGUFs hold Q/K rows permuted so that
-  // RoPE rotates adjacent pairs. True for Llama and Mistral, false for Qwen (NeoX RoPE on unpermuted rows).
+  // RoPE rotates adjacent pairs. True for Llama, Mistral, Mixtral and Granite; false for the NeoX-RoPE families.
   bool permute_qk = false;
   bool qkv_bias = false;  // Qwen2 (and attention_bias: true)
-  bool qk_norm = false;   // Qwen3
+  bool qk_norm = false;   // Qwen3, Gemma 3
   bool tie_word_embeddings = false;
-  int32_t sliding_window = 0;  // Mistral's window, 0 = none; context_length is capped to it (exact below it)
+  bool norms_plus_one = false;  // Gemma: every RMSNorm scales by (1 + w); GGUF stores w + 1
   int32_t max_position_embeddings = 0;
   int32_t bos_token_id = -1;  // -1: none given
   int32_t eos_token_id = -1;

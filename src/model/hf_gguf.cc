@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "core/half.h"
+#include "model/architecture.h"
 
 namespace pagoda {
 namespace {
@@ -27,7 +29,6 @@ GgmlType ggml_type_of(DType dtype) {
 format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& name) {
   format::GgufWriter w;
   const ModelConfig& c = ckpt.config();
-  const std::string a = c.architecture + ".";
   std::string model_name = name;
   if (model_name.empty()) {
     std::filesystem::path dir = std::filesystem::path(ckpt.dir()).lexically_normal();
@@ -35,22 +36,28 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string&
     model_name = dir.filename().string();
   }
   const TensorRef* embd = ckpt.tensors().find("token_embd.weight");
-  w.set("general.architecture", GgufValue::string(c.architecture));
-  w.set("general.name", GgufValue::string(model_name));
-  w.set("general.alignment", GgufValue::u32(32));
-  w.set("general.file_type", GgufValue::u32(format::ggml_file_type(ggml_type_of(*embd->dtype))));
-  w.set(a + "context_length", GgufValue::u32(uint32_t(c.context_length)));
-  w.set(a + "embedding_length", GgufValue::u32(uint32_t(c.dim)));
-  w.set(a + "block_count", GgufValue::u32(uint32_t(c.num_layers)));
-  w.set(a + "feed_forward_length", GgufValue::u32(uint32_t(c.hidden_dim)));
-  w.set(a + "attention.head_count", GgufValue::u32(uint32_t(c.num_heads)));
-  w.set(a + "attention.head_count_kv", GgufValue::u32(uint32_t(c.num_kv_heads)));
-  w.set(a + "attention.key_length", GgufValue::u32(uint32_t(c.head_dim)));
-  w.set(a + "attention.value_length", GgufValue::u32(uint32_t(c.head_dim)));
-  w.set(a + "rope.dimension_count", GgufValue::u32(uint32_t(c.rope_dim)));
-  w.set(a + "rope.freq_base", GgufValue::f32(c.rope_theta));
-  w.set(a + "attention.layer_norm_rms_epsilon", GgufValue::f32(c.rms_eps));
-  w.set(a + "vocab_size", GgufValue::u32(uint32_t(c.vocab_size)));
+  w.set(gguf_key::kArchitecture, GgufValue::string(c.architecture));
+  w.set(gguf_key::kName, GgufValue::string(model_name));
+  w.set(gguf_key::kAlignment, GgufValue::u32(32));
+  w.set(gguf_key::kFileType, GgufValue::u32(format::ggml_file_type(ggml_type_of(*embd->dtype))));
+  w.set(arch_key(c, gguf_key::kContextLength), GgufValue::u32(uint32_t(c.context_length)));
+  w.set(arch_key(c, gguf_key::kEmbeddingLength), GgufValue::u32(uint32_t(c.dim)));
+  w.set(arch_key(c, gguf_key::kBlockCount), GgufValue::u32(uint32_t(c.num_layers)));
+  w.set(arch_key(c, gguf_key::kFeedForwardLength), GgufValue::u32(uint32_t(c.hidden_dim)));
+  w.set(arch_key(c, gguf_key::kHeadCount), GgufValue::u32(uint32_t(c.num_heads)));
+  w.set(arch_key(c, gguf_key::kHeadCountKv), GgufValue::u32(uint32_t(c.num_kv_heads)));
+  w.set(arch_key(c, gguf_key::kKeyLength), GgufValue::u32(uint32_t(c.head_dim)));
+  w.set(arch_key(c, gguf_key::kValueLength), GgufValue::u32(uint32_t(c.head_dim)));
+  w.set(arch_key(c, gguf_key::kRopeDimensionCount), GgufValue::u32(uint32_t(c.rope_dim)));
+  w.set(arch_key(c, gguf_key::kRopeFreqBase), GgufValue::f32(c.rope_theta));
+  w.set(arch_key(c, gguf_key::kRmsEpsilon), GgufValue::f32(c.rms_eps));
+  w.set(arch_key(c, gguf_key::kVocabSize), GgufValue::u32(uint32_t(c.vocab_size)));
+  if (c.rope_freq_scale != 1.0f) {
+    w.set(arch_key(c, gguf_key::kRopeScalingType), GgufValue::string("linear"));
+    w.set(arch_key(c, gguf_key::kRopeScalingFactor), GgufValue::f32(1.0f / c.rope_freq_scale));
+  }
+  const ArchitectureFamily* family = find_architecture(c.architecture);
+  if (family != nullptr && family->write_gguf != nullptr) family->write_gguf(c, w);
   return w;
 }
 
@@ -61,7 +68,16 @@ Status write_hf_gguf(const HfCheckpoint& ckpt, format::GgufWriter& metadata, con
     const TensorRef& t = *ckpt.tensors().find(tensor_name);
     int64_t n = 1;
     for (int64_t d : t.dims) n *= d;
-    if (t.dims.size() == 1 && *t.dtype != DType::kF32) {
+    if (!t.slices.empty()) {
+      // Stacked experts: the slices one after another, copied as the file is written.
+      const uint64_t slice_bytes = uint64_t(n / t.dims.back()) * (*t.dtype == DType::kF32 ? 4 : 2);
+      const std::vector<const void*> slices = t.slices;
+      metadata.add_tensor_generated(tensor_name, ggml_type_of(*t.dtype), t.dims, slice_bytes * slices.size(),
+                                    [slices, slice_bytes](std::span<uint8_t> dst) {
+                                      for (size_t e = 0; e < slices.size(); ++e)
+                                        std::memcpy(dst.data() + e * slice_bytes, slices[e], slice_bytes);
+                                    });
+    } else if (t.dims.size() == 1 && *t.dtype != DType::kF32) {
       std::vector<float>& f = widened.emplace_back(size_t(n));
       for (int64_t i = 0; i < n; ++i) {
         const uint16_t v = static_cast<const uint16_t*>(t.data)[i];

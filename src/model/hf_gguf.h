@@ -1,6 +1,7 @@
-// The GGUF view of an HF checkpoint's model: llama.cpp's metadata keys for its architecture (llama / qwen2 /
-// qwen3) and the tensor writer behind `pagoda convert --from hf`. The tokenizer and chat-template keys are not
-// the model's business: engine/hf_folder_metadata adds them from the folder's tokenizer files.
+// The GGUF view of an HF checkpoint's model: llama.cpp's metadata keys for its architecture (the common ones,
+// then the family's own through its ArchitectureFamily) and the tensor writer behind `pagoda convert --from hf`. The
+// tokenizer and chat-template keys are not the model's business: engine/hf_folder_metadata adds them from the folder's
+// tokenizer files.
 #pragma once
 
 #include <pagoda/status.h>

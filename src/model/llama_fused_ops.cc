@@ -1,9 +1,9 @@
 // LlamaModel's fused forward ops (ModelOptions::fusion): RMSNorm writes the Q8_0 blocks the quantized matmuls
-// read in the same pass; Q, K and V (and gate and up) are one pool job over one quantized input; SiLU(gate)·up
-// is applied to each slice of rows right after the thread computed it (and quantized there for w_down); the
+// read in the same pass; Q, K and V (and gate and up) are one pool job over one quantized input; SiLU(gate)·up (or
+// GELU's) is applied to each slice of rows right after the thread computed it (and quantized there for w_down); the
 // output projections add into the residual stream from inside their job. Each op gives the bits of its unfused
 // sequence: the kernels compute every output row and every token alone, rmsnorm_q8_0 writes the bytes of rmsnorm
-// then quantize_row_q8_0, and silu_mul and the residual add are elementwise.
+// then quantize_row_q8_0, and the activation and the residual add are elementwise.
 #include <algorithm>
 
 #include "core/check.h"
@@ -111,7 +111,7 @@ void LlamaModel::gate_up_fused(const LayerWeights& lw, int32_t n, Workspace& ws,
       matmul_rows(lw.w_gate, xb, xq, gate, begin, end, 0, n);
       matmul_rows(lw.w_up, xb, xq, up, begin, end, 0, n);
       for (int64_t t = 0; t < n; ++t) {
-        kernels_.silu_mul(gate + t * hidden + begin, up + t * hidden + begin, end - begin);
+        activation_mul(gate + t * hidden + begin, up + t * hidden + begin, end - begin);
         if (quantize_hidden)
           kernels_.quantize_row_q8_0(gate + t * hidden + begin, hq + t * hidden_blocks + begin / kQk, end - begin);
       }
@@ -122,7 +122,7 @@ void LlamaModel::gate_up_fused(const LayerWeights& lw, int32_t n, Workspace& ws,
       norm_rows(lw.ffn_norm, t_begin, t_end, any_f32, any_q8, ws);
       matmul_rows(lw.w_gate, xb, xq, gate, 0, hidden, t_begin, t_end);
       matmul_rows(lw.w_up, xb, xq, up, 0, hidden, t_begin, t_end);
-      kernels_.silu_mul(gate + begin * hidden, up + begin * hidden, (end - begin) * hidden);
+      activation_mul(gate + begin * hidden, up + begin * hidden, (end - begin) * hidden);
       if (quantize_hidden)
         for (int64_t t = begin; t < end; ++t)
           kernels_.quantize_row_q8_0(gate + t * hidden, hq + t * hidden_blocks, hidden);

@@ -1,5 +1,6 @@
-// The Llama forward pass, written to read like the paper: one loop over layers, each an attention block and
-// an FFN block with pre-norm and residual adds. Attention reads K/V through the block tables. With
+// The Llama-block forward pass, written to read like the paper: one loop over layers, each an attention block and
+// an FFN block (dense, or the experts of moe_ffn.cc) with pre-norm and residual adds, each family's extras where
+// ModelConfig switches them on. Attention reads K/V through the block tables. With
 // ModelOptions::fusion the norm, projection, SwiGLU and residual steps run as the fused ops of
 // llama_fused_ops.cc instead (same bits, fewer passes and pool jobs).
 #include "model/llama_model.h"
@@ -40,16 +41,35 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
 void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
 
 void LlamaModel::add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
-                                int32_t n, Workspace& ws, ThreadPool& pool) const {
+                                const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool) const {
   // Under tensor parallelism each rank's projection is a partial sum over its heads (or its FFN units): the ranks
   // add theirs up before the residual add, so no fused add.
-  if (fuse && !tensor_parallel()) {
+  const bool transform = transforms_residual(post_norm);
+  if (fuse && !tensor_parallel() && !transform) {
     linear_add_fused(w, in, in_q8, n, ws, pool);
     return;
   }
   linear(w, in, ws.proj.data(), n, ws, pool);
   if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * config_.dim);
-  kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * config_.dim);
+  if (transform) {
+    add_transformed_residual(post_norm, n, ws);
+  } else {
+    kernels_.axpy(1.0f, ws.proj.data(), ws.x.data(), int64_t(n) * config_.dim);
+  }
+}
+
+void LlamaModel::add_transformed_residual(const std::vector<float>& post_norm, int32_t n, Workspace& ws) const {
+  const int32_t dim = config_.dim;
+  const float scale = config_.residual_scale != 0.0f ? config_.residual_scale : 1.0f;
+  for (int32_t t = 0; t < n; ++t) {
+    float* p = ws.proj.data() + int64_t(t) * dim;
+    if (!post_norm.empty()) kernels_.rmsnorm(p, post_norm.data(), p, dim, config_.rms_eps);
+    kernels_.axpy(scale, p, ws.x.data() + int64_t(t) * dim, dim);
+  }
+}
+
+float LlamaModel::attention_scale() const {
+  return config_.attention_scale > 0.0f ? config_.attention_scale : 1.0f / std::sqrt(float(config_.head_dim));
 }
 
 void LlamaModel::tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const {
@@ -175,12 +195,10 @@ void store_int8_heads(const float* x, int8_t* q, float* scales, int32_t num_head
 
 }  // namespace
 
-void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t,
-                          Workspace& ws) const {
+void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, const float* cs,
+                          const float* sn, Workspace& ws) const {
   const int32_t kv_dim = config_.kv_dim(), head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
   const int32_t num_kv_heads = config_.num_kv_heads;
-  const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
-  const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
   const int64_t slot = batch.slot_ids[t];
   PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
   float* k = ws.k.data() + int64_t(t) * kv_dim;
@@ -246,10 +264,12 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
     a.num_q_heads = group;
     a.head_dim = head_dim;
     a.block_size = kv.block_size;
-    a.scale = 1.0f / std::sqrt(float(head_dim));
+    a.scale = attention_scale();
+    a.softcap = config_.attn_softcap;
     a.row_stride = kv.kv_dim;
     a.scale_stride = kv.num_kv_heads;
     a.q_stride = config_.q_dim();
+    a.window = config_.is_swa_layer(layer) ? config_.sliding_window : 0;
     int32_t s = 0;
     int64_t first_block = 0;  // of sequence s
     for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
@@ -282,14 +302,15 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
   });
 }
 
-// The reference: token t of sequence s at position p attends to positions 0..p of s, whose K/V were written
-// (this step or earlier) at the slots its block table names; all scores first, then softmax, then V.
+// The reference: token t of sequence s at position p attends to positions 0..p of s (from p - window + 1 on a
+// sliding-window layer), whose K/V were written (this step or earlier) at the slots its block table names; all
+// scores first (soft-capped when the family caps them), then softmax, then V.
 void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
   const int32_t head_dim = config_.head_dim;
   const int32_t group = config_.num_heads / config_.num_kv_heads;
   const int32_t block_size = kv.block_size;
-  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const float scale = attention_scale(), softcap = config_.attn_softcap;
   PAGODA_CHECK(head_dim <= kMaxHeadDim);
   const int32_t num_tokens = batch.num_tokens();
   const int64_t num_items = int64_t(num_tokens) * config_.num_heads;  // one (token, head) pair each
@@ -310,24 +331,26 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
       while (t >= batch.seq_starts[s + 1]) ++s;
       const std::span<const BlockId> blocks = batch.block_tables.row(s);
       const int32_t num_ctx = batch.positions[t] + 1;
+      const int32_t begin = attention_begin(layer, batch.positions[t]);
       const float* q = ws.q.data() + int64_t(t) * config_.q_dim() + h * head_dim;
       const int32_t kvh = h / group;
       float max_score = -INFINITY;
-      for (int32_t j = 0; j < num_ctx; ++j) {
+      for (int32_t j = begin; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
-        const float sc = kernels_.dot(q, kv_row(true, slot, kvh), head_dim) * scale;
+        float sc = kernels_.dot(q, kv_row(true, slot, kvh), head_dim) * scale;
+        if (softcap > 0.0f) sc = softcap * std::tanh(sc / softcap);
         scores[j] = sc;
         if (sc > max_score) max_score = sc;
       }
       float sum = 0.0f;
-      for (int32_t j = 0; j < num_ctx; ++j) {
+      for (int32_t j = begin; j < num_ctx; ++j) {
         scores[j] = std::exp(scores[j] - max_score);
         sum += scores[j];
       }
       float* o = ws.xb.data() + int64_t(t) * config_.q_dim() + h * head_dim;
       std::memset(o, 0, sizeof(float) * size_t(head_dim));
       const float inv_sum = 1.0f / sum;
-      for (int32_t j = 0; j < num_ctx; ++j) {
+      for (int32_t j = begin; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
         kernels_.axpy(scores[j] * inv_sum, kv_row(false, slot, kvh), o, head_dim);
       }
@@ -387,6 +410,28 @@ void LlamaModel::check_batch(const BatchView& batch, const KvCacheView& kv, cons
   }
 }
 
+void LlamaModel::fill_rope_tables(const BatchView& batch, float theta, float freq_scale, const Workspace& ws,
+                                  float* cos_out, float* sin_out) const {
+  const int32_t half_rope = config_.rope_dim / 2;
+  // Per-pair divisors: llama3's rope_freqs, or LongRoPE's long set when this engine's context (the workspace's
+  // max_context) exceeds the original one, as llama.cpp chooses by its context size.
+  const std::vector<float>* divisors = config_.rope_freq_factors.empty() ? nullptr : &config_.rope_freq_factors;
+  if (!config_.rope_long_factors.empty())
+    divisors =
+        ws.max_context > config_.rope_original_context ? &config_.rope_long_factors : &config_.rope_short_factors;
+  const float magnitude = config_.rope_attn_factor;
+  for (int32_t t = 0; t < batch.num_tokens(); ++t) {
+    // Pair i of a head rotates by pos * scale * theta^(-2i / rope_dim) / divisor_i.
+    for (int32_t i = 0; i < half_rope; ++i) {
+      float freq = 1.0f / std::pow(theta, float(2 * i) / float(config_.rope_dim));
+      if (divisors != nullptr) freq /= (*divisors)[size_t(i)];
+      const float angle = float(batch.positions[t]) * freq * freq_scale;
+      cos_out[size_t(t) * half_rope + i] = std::cos(angle) * magnitude;
+      sin_out[size_t(t) * half_rope + i] = std::sin(angle) * magnitude;
+    }
+  }
+}
+
 LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const {
   forward_hidden(batch, nullptr, kv, ws, pool);
   return forward_logits(batch, ws, pool);
@@ -409,16 +454,15 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
   } else if (hidden_in != ws.x.data()) {
     std::memcpy(ws.x.data(), hidden_in, sizeof(float) * size_t(n) * size_t(dim));
   }
-  // RoPE angles once per step: pair i of a head rotates by pos * theta^(-2i / rope_dim).
-  for (int32_t t = 0; t < n; ++t) {
-    for (int32_t i = 0; i < half_rope; ++i) {
-      float freq = 1.0f / std::pow(config_.rope_theta, float(2 * i) / float(config_.rope_dim));
-      if (!config_.rope_freq_factors.empty()) freq /= config_.rope_freq_factors[size_t(i)];
-      const float angle = float(batch.positions[t]) * freq;
-      ws.rope_cos[size_t(t) * half_rope + i] = std::cos(angle);
-      ws.rope_sin[size_t(t) * half_rope + i] = std::sin(angle);
-    }
-  }
+  if (hidden_in == nullptr && config_.embedding_scale > 0.0f)
+    for (int64_t i = 0; i < int64_t(n) * dim; ++i) ws.x[size_t(i)] *= config_.embedding_scale;
+  // RoPE angles once per step, for the full-attention layers and (when they differ) the windowed ones.
+  fill_rope_tables(batch, config_.rope_theta, config_.rope_freq_scale, ws, ws.rope_cos.data(), ws.rope_sin.data());
+  const bool swa_rope = config_.rope_theta_swa > 0.0f || config_.rope_freq_scale_swa > 0.0f;
+  if (swa_rope)
+    fill_rope_tables(batch, config_.rope_theta_swa > 0.0f ? config_.rope_theta_swa : config_.rope_theta,
+                     config_.rope_freq_scale_swa > 0.0f ? config_.rope_freq_scale_swa : config_.rope_freq_scale, ws,
+                     ws.rope_cos_swa.data(), ws.rope_sin_swa.data());
 
   for (int32_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& lw = weights_.layers[size_t(l)];
@@ -435,17 +479,24 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
     }
     add_qkv_bias_and_norm(lw, n, ws);
+    const bool layer_swa_rope = swa_rope && config_.is_swa_layer(l);
+    const float* rope_cos = layer_swa_rope ? ws.rope_cos_swa.data() : ws.rope_cos.data();
+    const float* rope_sin = layer_swa_rope ? ws.rope_sin_swa.data() : ws.rope_sin.data();
     for (int32_t t = 0; t < n; ++t) {
-      const float* cs = ws.rope_cos.data() + size_t(t) * half_rope;
-      const float* sn = ws.rope_sin.data() + size_t(t) * half_rope;
+      const float* cs = rope_cos + size_t(t) * half_rope;
+      const float* sn = rope_sin + size_t(t) * half_rope;
       float* q = ws.q.data() + int64_t(t) * config_.q_dim();
       rotate_heads(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
-      write_kv(batch, kv, l, t, ws);
+      write_kv(batch, kv, l, t, cs, sn, ws);
     }
     attention(batch, kv, l, ws, pool);
-    add_projection(lw.wo, ws.xb.data(), nullptr, fuse, n, ws, pool);
+    add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool);
 
-    // FFN block: w_down(silu(w_gate x) * w_up x).
+    // FFN block: w_down(act(w_gate x) * w_up x), or the mixture of experts.
+    if (!lw.experts.empty()) {
+      moe_ffn(lw, n, ws, pool);
+      continue;
+    }
     if (fuse) {
       gate_up_fused(lw, n, ws, pool);
     } else {
@@ -454,9 +505,10 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
                          config_.rms_eps);
       linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
       linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
-      kernels_.silu_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
+      activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
     }
-    add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse, n, ws, pool);
+    add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse,
+                   lw.ffn_post_norm, n, ws, pool);
   }
 
   return ws.x.data();
@@ -477,6 +529,16 @@ LogitsView LlamaModel::forward_logits(const BatchView& batch, Workspace& ws, Thr
     tensor_parallel_logits(num_rows, ws, pool);  // every rank calls it, with or without rows
   } else if (num_rows > 0) {
     linear(weights_.output, ws.final_x.data(), ws.logits.data(), num_rows, ws, pool);
+  }
+  // Granite divides the logits; Gemma soft-caps them: l -> cap * tanh(l / cap).
+  const int64_t num_logits = int64_t(num_rows) * config_.vocab_size;
+  if (config_.logit_scale > 0.0f && config_.logit_scale != 1.0f) {
+    const float inv_scale = 1.0f / config_.logit_scale;  // llama.cpp's ggml_scale by the reciprocal
+    for (int64_t i = 0; i < num_logits; ++i) ws.logits[size_t(i)] *= inv_scale;
+  }
+  if (config_.final_softcap > 0.0f) {
+    const float cap = config_.final_softcap, inv_cap = 1.0f / config_.final_softcap;
+    for (int64_t i = 0; i < num_logits; ++i) ws.logits[size_t(i)] = cap * std::tanh(ws.logits[size_t(i)] * inv_cap);
   }
   // The hidden rows asked for (pooling) get the final norm only; every rank of a tensor-parallel group holds the
   // whole residual stream, so each computes them alike.

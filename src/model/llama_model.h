@@ -1,7 +1,9 @@
-// LlamaModel: the Llama forward pass (RMSNorm, RoPE on adjacent pairs or NeoX halves, grouped-query attention,
-// SwiGLU; Qwen2's QKV bias and Qwen3's Q/K norm when the weights have them),
-// f32 activations over f32/f16/bf16 weights that stay in the GGUF mapping. Owns its ModelWeights views and a
-// reference to the process's kernel table.
+// LlamaModel: the forward pass of the Llama-block families (model/architecture.h): RMSNorm, RoPE on adjacent pairs
+// or NeoX halves, grouped-query attention, SwiGLU or GeGLU; and what ModelConfig switches on for a family: Qwen2's
+// QKV bias and Qwen3/Gemma 3's Q/K norm (when the weights have them), Gemma's post-norms, scaled embeddings,
+// sliding-window layers and soft-capping, Granite's multipliers, Phi-3's LongRoPE, a mixture of experts in place of
+// the dense FFN (moe_ffn.cc). f32 activations over weights that stay in the GGUF mapping (or their repacked copies).
+// Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -75,8 +77,9 @@ class LlamaModel final : public Model {
   void all_reduce(float* x, int64_t n) const;
   // The residual add of a projection, ws.x[0..n) += w in: fused (linear_add_fused, `in_q8` as it takes it) when
   // `fuse` and the model is whole; otherwise through ws.proj, summed over the ranks first under tensor parallelism.
-  void add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse, int32_t n,
-                      Workspace& ws, ThreadPool& pool) const;
+  // With a post-norm or residual scale (transforms_residual), never fused: the projection is normed and scaled first.
+  void add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
+                      const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool) const;
   // Tensor parallel: the classifier's rows of this rank's vocabulary, for `num_rows` rows of ws.final_x; on
   // rank 0 ws.logits then holds every rank's, each row in vocabulary order.
   void tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const;
@@ -84,9 +87,34 @@ class LlamaModel final : public Model {
   // Qwen2's bias on Q, K and V, then Qwen3's per-head RMSNorm of Q and K (each only when the layer has it), on
   // the projections of all `n` tokens, before RoPE.
   void add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const;
-  // Rotates token t's K by RoPE and stores K and V at its slot (quantized for an int8 cache); with fusion the
-  // rotation happens on the way into the cache instead of in the workspace first.
-  void write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, Workspace& ws) const;
+  // Rotates token t's K by RoPE (`cs`, `sn`: its row of the layer's table) and stores K and V at its slot (quantized
+  // for an int8 cache); with fusion the rotation happens on the way into the cache instead of in the workspace first.
+  void write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, const float* cs,
+                const float* sn, Workspace& ws) const;
+  // The RoPE tables of the step's positions into `cos`, `sin` (f32 [num_tokens, rope_dim / 2]) for a base, a linear
+  // scale and the LongRoPE / llama3 divisors the context calls for.
+  void fill_rope_tables(const BatchView& batch, float theta, float freq_scale, const Workspace& ws, float* cos,
+                        float* sin) const;
+  // The first position token t (at `pos`) attends to in `layer`: past the sliding window on a windowed layer.
+  int32_t attention_begin(int32_t layer, int32_t pos) const {
+    return config_.is_swa_layer(layer) ? kernels::window_begin(pos + 1, config_.sliding_window) : 0;
+  }
+  float attention_scale() const;
+  // gate = act(gate) * up over n values: SiLU or GELU as the family uses.
+  void activation_mul(float* gate, const float* up, int64_t n) const {
+    (config_.activation == FfnActivation::kGeluTanh ? kernels_.gelu_mul : kernels_.silu_mul)(gate, up, n);
+  }
+  // The residual add of a block's output in ws.proj when the family transforms it first (Gemma's post-norm,
+  // Granite's residual scale): x += scale * rmsnorm(proj, post_norm), per token.
+  void add_transformed_residual(const std::vector<float>& post_norm, int32_t n, Workspace& ws) const;
+  bool transforms_residual(const std::vector<float>& post_norm) const {
+    return !post_norm.empty() || config_.residual_scale != 0.0f;
+  }
+  // Mixture of experts (moe_ffn.cc): x += sum over each token's chosen experts of weight * expert(rmsnorm(x)).
+  void moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const;
+  // Each token's top-k experts and their weights from the router logits (ws.router_logits), then the tokens grouped
+  // by expert (ws.moe_*): the softmax, top-k and renormalization of llama.cpp's build_moe_ffn.
+  void route_tokens(int32_t n, Workspace& ws) const;
   // options_.attention picks one: the paged flash kernel, or the naive two-pass reference.
   void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws, ThreadPool& pool) const;
   void attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,

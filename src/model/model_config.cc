@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "model/architecture.h"
+
 namespace pagoda {
 namespace {
 
@@ -20,48 +24,54 @@ Result<int32_t> required_u32(const format::GgufFile& f, const std::string& key, 
 
 Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   ModelConfig c;
-  PAGODA_ASSIGN_OR_RETURN(auto arch, f.get_string("general.architecture"));
+  PAGODA_ASSIGN_OR_RETURN(auto arch, f.get_string(gguf_key::kArchitecture));
   if (!arch) return make_error(fmt::format("{}: missing metadata key general.architecture", f.name()));
   c.architecture = *arch;
-  PAGODA_ASSIGN_OR_RETURN(auto name, f.get_string("general.name"));
+  const ArchitectureFamily* family = find_architecture(c.architecture);
+  if (family == nullptr)
+    return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", f.name(), c.architecture,
+                                  supported_architecture_names()));
+  PAGODA_ASSIGN_OR_RETURN(auto name, f.get_string(gguf_key::kName));
   c.name = name.value_or("");
   const std::string a = c.architecture + ".";
-  PAGODA_ASSIGN_OR_RETURN(c.dim, required_u32(f, a + "embedding_length", Limits::kMaxEmbeddingLength));
-  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim, required_u32(f, a + "feed_forward_length", Limits::kMaxFeedForwardLength));
-  PAGODA_ASSIGN_OR_RETURN(c.num_layers, required_u32(f, a + "block_count", Limits::kMaxBlockCount));
-  PAGODA_ASSIGN_OR_RETURN(c.num_heads, required_u32(f, a + "attention.head_count", Limits::kMaxHeadCount));
-  PAGODA_ASSIGN_OR_RETURN(c.context_length, required_u32(f, a + "context_length", Limits::kMaxContextLength));
+  PAGODA_ASSIGN_OR_RETURN(c.dim, required_u32(f, arch_key(c, gguf_key::kEmbeddingLength), Limits::kMaxEmbeddingLength));
+  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim,
+                          required_u32(f, arch_key(c, gguf_key::kFeedForwardLength), Limits::kMaxFeedForwardLength));
+  PAGODA_ASSIGN_OR_RETURN(c.num_layers, required_u32(f, arch_key(c, gguf_key::kBlockCount), Limits::kMaxBlockCount));
+  PAGODA_ASSIGN_OR_RETURN(c.num_heads, required_u32(f, arch_key(c, gguf_key::kHeadCount), Limits::kMaxHeadCount));
+  PAGODA_ASSIGN_OR_RETURN(c.context_length,
+                          required_u32(f, arch_key(c, gguf_key::kContextLength), Limits::kMaxContextLength));
   c.num_kv_heads = c.num_heads;
-  if (f.find(a + "attention.head_count_kv") != nullptr) {
-    PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, a + "attention.head_count_kv", c.num_heads));
+  if (f.find(arch_key(c, gguf_key::kHeadCountKv)) != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, arch_key(c, gguf_key::kHeadCountKv), c.num_heads));
   }
-  // Each block is at least its 9 tensors: a block count the file cannot hold fails here, before the loader
-  // sizes anything by it.
+  // Each block is at least its 6 tensors (Phi-3's, with fused QKV and gate/up): a block count the file cannot hold
+  // fails here, before the loader sizes anything by it.
   const std::string last_block_tensor = fmt::format("blk.{}.attn_norm.weight", c.num_layers - 1);
-  if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 9)
+  if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 6)
     return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
                                   a, c.num_layers, last_block_tensor, f.tensors().size()));
-  PAGODA_ASSIGN_OR_RETURN(auto eps, f.get_f32(a + "attention.layer_norm_rms_epsilon"));
+  PAGODA_ASSIGN_OR_RETURN(auto eps, f.get_f32(arch_key(c, gguf_key::kRmsEpsilon)));
   if (eps) c.rms_eps = *eps;
-  PAGODA_ASSIGN_OR_RETURN(auto theta, f.get_f32(a + "rope.freq_base"));
+  PAGODA_ASSIGN_OR_RETURN(auto theta, f.get_f32(arch_key(c, gguf_key::kRopeFreqBase)));
   if (theta) c.rope_theta = *theta;
 
-  if (c.dim % c.num_heads != 0 && !f.find(a + "attention.key_length"))
+  if (c.dim % c.num_heads != 0 && !f.find(arch_key(c, gguf_key::kKeyLength)))
     return make_error(
         fmt::format("{}: embedding_length {} is not a multiple of head_count {}", f.name(), c.dim, c.num_heads));
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0)
     return make_error(
         fmt::format("{}: head_count {} is not a multiple of head_count_kv {}", f.name(), c.num_heads, c.num_kv_heads));
   c.head_dim = c.dim / c.num_heads;
-  PAGODA_ASSIGN_OR_RETURN(auto key_length, f.get_u32(a + "attention.key_length"));
+  PAGODA_ASSIGN_OR_RETURN(auto key_length, f.get_u32(arch_key(c, gguf_key::kKeyLength)));
   if (key_length) {
     if (*key_length == 0 || *key_length > uint32_t(Limits::kMaxHeadDim))
       return make_error(fmt::format("{}: {}attention.key_length = {} is out of range", f.name(), a, *key_length));
     c.head_dim = int32_t(*key_length);
   }
-  // llama.cpp runs these architectures with NeoX-style RoPE (LLAMA_ROPE_TYPE_NEOX); llama's is adjacent pairs.
-  c.rope_neox = c.architecture == "qwen2" || c.architecture == "qwen3";
-  PAGODA_ASSIGN_OR_RETURN(auto rope_dim, f.get_u32(a + "rope.dimension_count"));
+  // llama.cpp's rope type for the architecture: NeoX halves, or adjacent pairs (llama, granite).
+  c.rope_neox = family->rope_neox;
+  PAGODA_ASSIGN_OR_RETURN(auto rope_dim, f.get_u32(arch_key(c, gguf_key::kRopeDimensionCount)));
   c.rope_dim = rope_dim ? int32_t(*rope_dim) : c.head_dim;
   if (c.rope_dim <= 0 || c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
     return make_error(fmt::format("{}: rope.dimension_count {} must be even and at most the head size {}", f.name(),
@@ -84,6 +94,24 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
     const float* v = static_cast<const float*>(rf->data);
     c.rope_freq_factors.assign(v, v + c.rope_dim / 2);
   }
+  // Linear RoPE scaling (llama.cpp's default scaling type; yarn is another computation, refused).
+  PAGODA_ASSIGN_OR_RETURN(auto scaling_type, f.get_string(arch_key(c, gguf_key::kRopeScalingType)));
+  const std::string type = scaling_type.value_or("linear");
+  if (type != "linear" && type != "none" && !(type == "longrope" && c.architecture == "phi3"))
+    return make_error(fmt::format("{}: {}rope.scaling.type '{}' is not supported (linear, none)", f.name(), a, type));
+  PAGODA_ASSIGN_OR_RETURN(auto scaling_factor, f.get_f32(arch_key(c, gguf_key::kRopeScalingFactor)));
+  if (!scaling_factor) {
+    PAGODA_ASSIGN_OR_RETURN(scaling_factor, f.get_f32(arch_key(c, gguf_key::kRopeScaleLinear)));
+  }
+  if (scaling_factor && *scaling_factor != 0.0f && type != "none") {
+    if (!(*scaling_factor > 0.0f) || !std::isfinite(*scaling_factor))
+      return make_error(fmt::format("{}: {}rope.scaling.factor must be positive", f.name(), a));
+    c.rope_freq_scale = 1.0f / *scaling_factor;
+  }
+  if (family->read_gguf != nullptr) PAGODA_RETURN_IF_ERROR(family->read_gguf(f, c));
+  if (c.num_experts > 0 && c.num_experts_used > c.num_experts)
+    return make_error(
+        fmt::format("{}: expert_used_count {} exceeds expert_count {}", f.name(), c.num_experts_used, c.num_experts));
   return c;
 }
 

@@ -13,6 +13,10 @@
 
 namespace pagoda {
 
+// The FFN's gate activation: SwiGLU (Llama, Qwen, Phi-3, Granite, the MoE experts) or GeGLU with GELU's tanh
+// approximation (Gemma).
+enum class FfnActivation : uint8_t { kSilu, kGeluTanh };
+
 struct ModelConfig {
   std::string architecture;  // general.architecture, e.g. "llama"
   std::string name;          // general.name, may be empty
@@ -34,6 +38,44 @@ struct ModelConfig {
   // rope_freqs.weight). Empty: no scaling.
   std::vector<float> rope_freq_factors;
 
+  // What the families add to the Llama block; every default is Llama's (the feature is off).
+  FfnActivation activation = FfnActivation::kSilu;
+  float embedding_scale = 0.0f;  // 0: none; the embedding rows are multiplied by it (Gemma sqrt(dim), Granite)
+  float attention_scale = 0.0f;  // 0: 1 / sqrt(head_dim); the scale of q.k (Gemma's query_pre_attn_scalar^-0.5)
+  float attn_softcap = 0.0f;     // 0: none; scores s -> cap * tanh(s / cap) (Gemma 2)
+  float final_softcap = 0.0f;    // 0: none; logits l -> cap * tanh(l / cap) (Gemma 2 and 3)
+  float residual_scale = 0.0f;   // 0: none; each block's output is multiplied by it before the residual add (Granite)
+  float logit_scale = 0.0f;      // 0: none; logits are divided by it (Granite's logits_scaling)
+  bool post_norms = false;       // RMSNorm of each block's output before its residual add (Gemma 2 and 3)
+  // Sliding-window attention: a token at position p sees positions p - sliding_window + 1 .. p, on the layers
+  // marked in layer_is_swa ([num_layers], 1 = windowed; empty = every layer when sliding_window > 0).
+  int32_t sliding_window = 0;
+  std::vector<uint8_t> layer_is_swa;
+  // RoPE of the full-attention layers: linear scaling (positions times rope_freq_scale, llama.cpp's
+  // 1 / rope.scaling.factor); of the windowed ones: their own base and scale when non-zero (Gemma 3's local base
+  // 10000, unscaled), else the same as the full layers'.
+  float rope_freq_scale = 1.0f;
+  float rope_theta_swa = 0.0f;
+  float rope_freq_scale_swa = 0.0f;
+  float rope_attn_factor = 1.0f;  // cos and sin multiplied by it (LongRoPE's magnitude scaling)
+  // LongRoPE (Phi-3): two sets of per-pair frequency divisors; the long set when the context a sequence may
+  // reach exceeds rope_original_context (as llama.cpp chooses), else the short one. Empty: none.
+  std::vector<float> rope_long_factors, rope_short_factors;
+  int32_t rope_original_context = 0;
+  // Mixture of experts (num_experts > 0): each token's FFN is the weighted sum of num_experts_used experts of
+  // expert_hidden_dim units, chosen by a softmax router (the top-k weights renormalized to sum 1 when
+  // expert_weights_norm, then times expert_weights_scale when non-zero).
+  int32_t num_experts = 0;
+  int32_t num_experts_used = 0;
+  int32_t expert_hidden_dim = 0;
+  bool expert_weights_norm = false;
+  float expert_weights_scale = 0.0f;
+
+  bool is_swa_layer(int32_t layer) const {
+    return sliding_window > 0 && (layer_is_swa.empty() || layer_is_swa[size_t(layer)] != 0);
+  }
+  // Widest FFN activation row: the dense FFN's and an expert's.
+  int32_t max_hidden_dim() const { return hidden_dim > expert_hidden_dim ? hidden_dim : expert_hidden_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
   KvShape kv_shape() const { return {num_layers, kv_dim(), num_kv_heads}; }
   int32_t q_dim() const { return num_heads * head_dim; }
@@ -50,6 +92,7 @@ struct ModelConfigLimits {
   static constexpr int32_t kMaxHeadDim = 4096;
   static constexpr int32_t kMaxVocabSize = 1 << 23;
   static constexpr int32_t kMaxContextLength = 1 << 24;
+  static constexpr int32_t kMaxExperts = 512;  // llama.cpp's LLAMA_MAX_EXPERTS
 };
 
 // Errors name the key: "model.gguf: llama.attention.head_count = 0 must be positive".

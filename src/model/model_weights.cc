@@ -45,6 +45,7 @@ Result<const TensorRef*> find(const TensorSet& f, const std::string& name, std::
 Result<WeightView> matrix(const TensorSet& f, const std::string& name, int64_t num_rows, int64_t num_cols) {
   PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {num_cols, num_rows}));
   const DType dtype = *t->dtype;
+  if (t->data == nullptr) return make_error(fmt::format("{}: {} has no data of its own", f.source, name));
   WeightView w{dtype, t->data, num_rows, num_cols};
   const std::string scale_name = format::awq_input_scale_name(name);
   if (f.find(scale_name) != nullptr) {
@@ -63,6 +64,35 @@ Result<std::vector<float>> vector_f32(const TensorSet& f, const std::string& nam
   PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {n}));
   std::vector<float> out(static_cast<size_t>(n));
   dequantize_row(*t->dtype, t->data, out.data(), n);
+  return out;
+}
+
+// Rows [row_begin, row_begin + num_rows) of a matrix view: one part of a fused tensor (Phi-3's attn_qkv, ffn_up).
+WeightView row_range(const WeightView& w, int64_t row_begin, int64_t num_rows) {
+  WeightView part = w;
+  part.data = static_cast<const uint8_t*>(w.data) + row_begin * w.row_bytes();
+  part.num_rows = num_rows;
+  return part;
+}
+
+// The num_experts matrices [num_rows, num_cols] of a stacked expert tensor (GGUF dims [num_cols, num_rows,
+// num_experts]), expert e at slices[e] (an HF folder's) or at e matrices into the data.
+Result<std::vector<WeightView>> expert_matrices(const TensorSet& f, const std::string& name, int64_t num_experts,
+                                                int64_t num_rows, int64_t num_cols) {
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {num_cols, num_rows, num_experts}));
+  if (f.find(format::awq_input_scale_name(name)) != nullptr)
+    return make_error(fmt::format("{}: {} has an AWQ input scale, which expert tensors cannot take", f.source, name));
+  if (!t->slices.empty() && t->slices.size() != size_t(num_experts))
+    return make_error(
+        fmt::format("{}: {} has {} slices for {} experts", f.source, name, t->slices.size(), num_experts));
+  std::vector<WeightView> out;
+  for (int64_t e = 0; e < num_experts; ++e) {
+    WeightView w{*t->dtype, nullptr, num_rows, num_cols};
+    w.data =
+        t->slices.empty() ? static_cast<const uint8_t*>(t->data) + e * num_rows * w.row_bytes() : t->slices[size_t(e)];
+    if (w.data == nullptr) return make_error(fmt::format("{}: {} has no data", f.source, name));
+    out.push_back(w);
+  }
   return out;
 }
 
@@ -92,7 +122,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
     case DType::kAwqInt4x16:
-    case DType::kInt8x16: PAGODA_CHECK(false, "a row of an interleaved matrix is spread over its group: embeddings are never repacked");
+    case DType::kInt8x16:
+      PAGODA_CHECK(false, "a row of an interleaved matrix is spread over its group: embeddings are never repacked");
     case DType::kInt8: quant::dequantize_rows_int8(src, dst, 1, n); break;
     case DType::kAwqInt4G32:
     case DType::kAwqInt4G64:
@@ -120,18 +151,56 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
     LayerWeights& lw = w.layers.emplace_back();
     const std::string p = fmt::format("blk.{}.", l);
     PAGODA_ASSIGN_OR_RETURN(lw.attn_norm, vector_f32(f, p + "attn_norm.weight", dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", q_dim, dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.wk, matrix(f, p + "attn_k.weight", kv_dim, dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.wv, matrix(f, p + "attn_v.weight", kv_dim, dim));
+    if (f.find(p + "attn_qkv.weight") != nullptr) {
+      // Phi-3: Q, K and V as one matrix, rows in that order; each is a view of its rows.
+      PAGODA_ASSIGN_OR_RETURN(const WeightView qkv, matrix(f, p + "attn_qkv.weight", q_dim + 2 * kv_dim, dim));
+      if (qkv.input_scale != nullptr || dtype_is_row_interleaved(qkv.dtype))
+        return make_error(fmt::format("{}: {}attn_qkv.weight cannot be split in its type", f.source, p));
+      lw.wq = row_range(qkv, 0, q_dim);
+      lw.wk = row_range(qkv, q_dim, kv_dim);
+      lw.wv = row_range(qkv, q_dim + kv_dim, kv_dim);
+    } else {
+      PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", q_dim, dim));
+      PAGODA_ASSIGN_OR_RETURN(lw.wk, matrix(f, p + "attn_k.weight", kv_dim, dim));
+      PAGODA_ASSIGN_OR_RETURN(lw.wv, matrix(f, p + "attn_v.weight", kv_dim, dim));
+    }
     PAGODA_ASSIGN_OR_RETURN(lw.wo, matrix(f, p + "attn_output.weight", dim, q_dim));
     PAGODA_ASSIGN_OR_RETURN(lw.bq, optional_vector_f32(f, p + "attn_q.bias", q_dim));
     PAGODA_ASSIGN_OR_RETURN(lw.bk, optional_vector_f32(f, p + "attn_k.bias", kv_dim));
     PAGODA_ASSIGN_OR_RETURN(lw.bv, optional_vector_f32(f, p + "attn_v.bias", kv_dim));
     PAGODA_ASSIGN_OR_RETURN(lw.q_norm, optional_vector_f32(f, p + "attn_q_norm.weight", c.head_dim));
     PAGODA_ASSIGN_OR_RETURN(lw.k_norm, optional_vector_f32(f, p + "attn_k_norm.weight", c.head_dim));
+    if (c.post_norms) {
+      PAGODA_ASSIGN_OR_RETURN(lw.attn_post_norm, vector_f32(f, p + "post_attention_norm.weight", dim));
+      PAGODA_ASSIGN_OR_RETURN(lw.ffn_post_norm, vector_f32(f, p + "post_ffw_norm.weight", dim));
+    }
     PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm, vector_f32(f, p + "ffn_norm.weight", dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.w_gate, matrix(f, p + "ffn_gate.weight", hidden, dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.w_up, matrix(f, p + "ffn_up.weight", hidden, dim));
+    if (c.num_experts > 0) {
+      const int64_t num_experts = c.num_experts, expert_hidden = c.expert_hidden_dim;
+      PAGODA_ASSIGN_OR_RETURN(lw.router, matrix(f, p + "ffn_gate_inp.weight", num_experts, dim));
+      if (lw.router.input_scale != nullptr)
+        return make_error(fmt::format("{}: {}ffn_gate_inp.weight has an AWQ input scale", f.source, p));
+      PAGODA_ASSIGN_OR_RETURN(auto gates,
+                              expert_matrices(f, p + "ffn_gate_exps.weight", num_experts, expert_hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(auto ups, expert_matrices(f, p + "ffn_up_exps.weight", num_experts, expert_hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(auto downs,
+                              expert_matrices(f, p + "ffn_down_exps.weight", num_experts, dim, expert_hidden));
+      for (int64_t e = 0; e < num_experts; ++e)
+        lw.experts.push_back(ExpertWeights{gates[size_t(e)], ups[size_t(e)], downs[size_t(e)]});
+      continue;
+    }
+    if (f.find(p + "ffn_gate.weight") == nullptr && f.find(p + "ffn_up.weight") != nullptr &&
+        f.find(p + "ffn_up.weight")->dims == std::vector<int64_t>{dim, 2 * hidden}) {
+      // Phi-3: gate and up as one matrix of 2 * hidden rows, gate's first.
+      PAGODA_ASSIGN_OR_RETURN(const WeightView gate_up, matrix(f, p + "ffn_up.weight", 2 * hidden, dim));
+      if (gate_up.input_scale != nullptr || dtype_is_row_interleaved(gate_up.dtype))
+        return make_error(fmt::format("{}: {}ffn_up.weight cannot be split in its type", f.source, p));
+      lw.w_gate = row_range(gate_up, 0, hidden);
+      lw.w_up = row_range(gate_up, hidden, hidden);
+    } else {
+      PAGODA_ASSIGN_OR_RETURN(lw.w_gate, matrix(f, p + "ffn_gate.weight", hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(lw.w_up, matrix(f, p + "ffn_up.weight", hidden, dim));
+    }
     PAGODA_ASSIGN_OR_RETURN(lw.w_down, matrix(f, p + "ffn_down.weight", dim, hidden));
   }
   PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, "output_norm.weight", dim));

@@ -40,14 +40,25 @@ struct WeightView {
   }
 };
 
+// One expert's FFN of a mixture-of-experts layer: a slice of the stacked ffn_{gate,up,down}_exps tensors.
+struct ExpertWeights {
+  WeightView w_gate, w_up;  // [expert_hidden, dim]
+  WeightView w_down;        // [dim, expert_hidden]
+};
+
 struct LayerWeights {
   std::vector<float> attn_norm;       // f32 [dim]
   WeightView wq, wk, wv, wo;          // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
   std::vector<float> bq, bk, bv;      // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
   std::vector<float> q_norm, k_norm;  // f32 [head_dim]: Qwen3's per-head RMSNorm of Q and K before RoPE; empty = none
-  std::vector<float> ffn_norm;        // f32 [dim]
-  WeightView w_gate, w_up;            // [hidden, dim]
-  WeightView w_down;                  // [dim, hidden]
+  // f32 [dim]: Gemma's RMSNorm of the attention output and of the FFN output, before each residual add; empty = none.
+  std::vector<float> attn_post_norm, ffn_post_norm;
+  std::vector<float> ffn_norm;  // f32 [dim]
+  WeightView w_gate, w_up;      // [hidden, dim] (absent in an MoE layer)
+  WeightView w_down;            // [dim, hidden]
+  // Mixture of experts (ModelConfig::num_experts > 0): the router [num_experts, dim] and every expert's FFN.
+  WeightView router;
+  std::vector<ExpertWeights> experts;
 };
 
 struct ModelWeights {

@@ -23,6 +23,8 @@ Result<PipelineStage> plan_pipeline_stage(const ModelConfig& config, int32_t sta
 ModelConfig stage_model_config(const ModelConfig& full, const PipelineStage& stage) {
   ModelConfig c = full;
   c.num_layers = stage.layer_end - stage.layer_begin;
+  if (!c.layer_is_swa.empty())  // the stage's layers keep their own windows
+    c.layer_is_swa.assign(full.layer_is_swa.begin() + stage.layer_begin, full.layer_is_swa.begin() + stage.layer_end);
   return c;
 }
 

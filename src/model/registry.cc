@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/collectives.h"
+#include "model/architecture.h"
 #include "model/llama_model.h"
 #include "model/pipeline_stage.h"
 #include "model/tensor_parallel_shard.h"
@@ -11,18 +12,15 @@
 
 namespace pagoda {
 
-bool architecture_is_supported(const std::string& arch) {
-  // Qwen2 and Qwen3 are Llama with QKV bias / Q/K norm (found by tensor) and NeoX RoPE (ModelConfig).
-  return arch == "llama" || arch == "qwen2" || arch == "qwen3";
-}
+bool architecture_is_supported(const std::string& arch) { return find_architecture(arch) != nullptr; }
 
 Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const kernels::KernelTable& kernels,
                                             const ModelOptions& options) {
-  PAGODA_ASSIGN_OR_RETURN(auto arch, file.get_string("general.architecture"));
+  PAGODA_ASSIGN_OR_RETURN(auto arch, file.get_string(gguf_key::kArchitecture));
   if (!arch) return make_error(fmt::format("{}: missing metadata key general.architecture", file.name()));
   if (!architecture_is_supported(*arch))
-    return make_error(
-        fmt::format("{}: unknown architecture '{}' (supported: llama, qwen2, qwen3)", file.name(), *arch));
+    return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", file.name(), *arch,
+                                  supported_architecture_names()));
   PAGODA_ASSIGN_OR_RETURN(ModelConfig config, model_config_from_gguf(file));
   return create_model(std::move(config), tensor_set_from_gguf(file), kernels, options);
 }

@@ -19,6 +19,9 @@ struct TensorRef {
   std::string type_name;       // "f32", "q4_k", ...
   std::vector<int64_t> dims;   // ggml order: dims[0] innermost
   const void* data = nullptr;
+  // Non-empty: the tensor's outermost slices (dims.back() of them: the experts of a stacked expert tensor) each at
+  // an address of its own, and data is null (an HF folder keeps every expert's matrix in a tensor of its own).
+  std::vector<const void*> slices;
 };
 
 struct TensorSet {

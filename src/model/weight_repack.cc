@@ -74,6 +74,11 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     consider({&lw.w_gate, &lw.w_up});
     consider({&lw.wo});
     consider({&lw.w_down});
+    consider({&lw.router});
+    for (ExpertWeights& e : lw.experts) {
+      consider({&e.w_gate, &e.w_up});
+      consider({&e.w_down});
+    }
   }
   consider({&weights.output});  // a copy even when it is token_embd's data
   if (repacks.empty()) return 0;

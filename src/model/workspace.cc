@@ -28,6 +28,10 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   scores.resize(size_t(num_threads) * size_t(max_context));
   rope_cos.resize(t * size_t(c.rope_dim / 2));
   rope_sin.resize(t * size_t(c.rope_dim / 2));
+  if (c.rope_theta_swa > 0.0f || c.rope_freq_scale_swa > 0.0f) {
+    rope_cos_swa.resize(t * size_t(c.rope_dim / 2));
+    rope_sin_swa.resize(t * size_t(c.rope_dim / 2));
+  }
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   hidden.resize(size_t(max_hidden_rows) * size_t(c.dim));
@@ -38,6 +42,24 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   xq_int8.resize(row_split_tokens * widest);
   xq_int8_scales.resize(row_split_tokens);
   x_scaled.resize(size_t(std::max(max_tokens, max_logits_rows)) * widest);
+  if (c.num_experts > 0) {
+    const size_t e = size_t(c.num_experts), k = size_t(c.num_experts_used), rows = t * k;
+    const size_t dim = size_t(c.dim), expert_hidden = size_t(c.expert_hidden_dim);
+    constexpr size_t kQk = quant::BlockQ8_0::kNumValues;
+    router_logits.resize(t * e);
+    moe_choice.resize(rows);
+    moe_weight.resize(rows);
+    moe_row.resize(rows);
+    moe_offset.resize(e + 1);
+    moe_token.resize(rows);
+    moe_active.resize(e);
+    moe_x.resize(rows * dim);
+    moe_xq.resize(rows * (dim / kQk));
+    moe_gate.resize(rows * expert_hidden);
+    moe_up.resize(rows * expert_hidden);
+    moe_hq.resize(rows * (expert_hidden / kQk));
+    moe_out.resize(rows * dim);
+  }
 }
 
 }  // namespace pagoda

@@ -32,9 +32,12 @@ struct Workspace {
   std::vector<float> scores;    // f32 [num_threads, max_context]: attention scores of one head per thread
   std::vector<float> rope_cos;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
-  std::vector<float> final_x;   // f32 [max_logits_rows, dim]
-  std::vector<float> logits;    // f32 [max_logits_rows, vocab]
-  std::vector<float> hidden;    // f32 [max_hidden_rows, dim]: BatchView::hidden_rows after the final norm
+  // The windowed layers' tables when their RoPE base or scale differs (Gemma 3's local base); else empty.
+  std::vector<float> rope_cos_swa, rope_sin_swa;  // f32 [max_tokens, rope_dim / 2]
+  std::vector<float> final_x;                     // f32 [max_logits_rows, dim]
+  std::vector<float> logits;                      // f32 [max_logits_rows, vocab]
+  // f32 [max_hidden_rows, dim]: BatchView::hidden_rows after the final norm
+  std::vector<float> hidden;
   // Q8_0 [max_tokens, max(dim, hidden) / 32]: activations quantized once for the quantized matmuls, so the
   // threads can split a matmul's rows instead of its tokens (small batches), and so one quantization (fused with
   // RMSNorm) serves Q, K and V, or gate and up.
@@ -51,6 +54,21 @@ struct Workspace {
   // Tensor parallel only, sized on first use on every rank: f32 [rows, vocab] of every rank's logit columns, rank
   // after rank, as the group's first rank receives them before putting each row in order.
   std::vector<float> logits_gather;
+  // Mixture of experts only (ModelConfig::num_experts > 0; else empty). A step's (token, chosen expert) pairs are
+  // "assignments", k = num_experts_used per token; grouped by expert they are the rows of the moe_* buffers.
+  std::vector<float> router_logits;  // f32 [max_tokens, num_experts]
+  std::vector<int32_t> moe_choice;   // [max_tokens, k]: token t's k-th expert, in llama.cpp's top-k order
+  std::vector<float> moe_weight;     // f32 [max_tokens, k]: its weight
+  std::vector<int32_t> moe_row;      // [max_tokens, k]: its row in the grouped buffers
+  std::vector<int32_t> moe_offset;   // [num_experts + 1]: expert e's rows are [moe_offset[e], moe_offset[e + 1])
+  std::vector<int32_t> moe_token;    // [max_tokens * k]: the token of each grouped row
+  std::vector<int32_t> moe_active;   // [num_experts]: the experts with rows this step, first moe_num_active
+  int32_t moe_num_active = 0;
+  std::vector<float> moe_x;              // f32 [max_tokens * k, dim]: each row's normed input
+  std::vector<quant::BlockQ8_0> moe_xq;  // Q8_0 [max_tokens * k, dim / 32]: the same, quantized
+  std::vector<float> moe_gate, moe_up;   // f32 [max_tokens * k, expert_hidden]
+  std::vector<quant::BlockQ8_0> moe_hq;  // Q8_0 [max_tokens * k, expert_hidden / 32]: act(gate) * up
+  std::vector<float> moe_out;            // f32 [max_tokens * k, dim]: each row's expert output
   static constexpr int32_t kMaxRowSplitTokens = 64;
 };
 

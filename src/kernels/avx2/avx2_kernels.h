@@ -45,5 +45,6 @@ void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int6
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float a, const float* x, float* y, int64_t n);
 void silu_mul(float* gate, const float* up, int64_t n);
+void gelu_mul(float* gate, const float* up, int64_t n);
 void paged_attention(const AttentionArgs& args);
 }  // namespace pagoda::kernels::avx2

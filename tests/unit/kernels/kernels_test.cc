@@ -202,6 +202,7 @@ TEST(KernelDispatchTest, EveryTableIsComplete) {
     EXPECT_NE(t->dot, nullptr);
     EXPECT_NE(t->axpy, nullptr);
     EXPECT_NE(t->silu_mul, nullptr);
+    EXPECT_NE(t->gelu_mul, nullptr);
     EXPECT_NE(t->paged_attention, nullptr);
     for (size_t d = 0; d < kNumDTypes; ++d) {
       const DType dtype = DType(d);

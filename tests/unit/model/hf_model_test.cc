@@ -73,7 +73,7 @@ TEST(HfConfigTest, LlamaWithLlama3RopeScaling) {
   EXPECT_FLOAT_EQ(c.rope_freq_factors[7], 32.0f);
 }
 
-TEST(HfConfigTest, MistralSlidingWindowCapsTheContext) {
+TEST(HfConfigTest, MistralSlidingWindowIsEveryLayersWindow) {
   auto h = parse_hf_config(R"({"architectures": ["MistralForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
       "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 1, "vocab_size": 300,
       "max_position_embeddings": 32768, "sliding_window": 4096})",
@@ -81,8 +81,9 @@ TEST(HfConfigTest, MistralSlidingWindowCapsTheContext) {
   ASSERT_TRUE(h.ok()) << h.error();
   EXPECT_EQ(h->config.architecture, "llama");
   EXPECT_TRUE(h->permute_qk);
-  EXPECT_EQ(h->sliding_window, 4096);
-  EXPECT_EQ(h->config.context_length, 4096);
+  EXPECT_EQ(h->config.sliding_window, 4096);
+  EXPECT_TRUE(h->config.is_swa_layer(0));
+  EXPECT_EQ(h->config.context_length, 32768);  // windowed attention keeps longer contexts exact
   EXPECT_TRUE(h->config.rope_freq_factors.empty());
 }
 
@@ -99,7 +100,7 @@ TEST(HfConfigTest, Qwen2HasBiasAndNeoxRope) {
   EXPECT_FALSE(h->permute_qk);
   EXPECT_TRUE(h->config.rope_neox);
   EXPECT_EQ(h->config.head_dim, 64);
-  EXPECT_EQ(h->sliding_window, 0);
+  EXPECT_EQ(h->config.sliding_window, 0);
   EXPECT_EQ(h->config.context_length, 32768);
 }
 

@@ -1,0 +1,120 @@
+// ArchitectureFamily: one architecture pagoda runs, under its GGUF general.architecture name, and what differs
+// from the common Llama block: the family's own GGUF keys (family_key below, or its arch_*.cc; read into ModelConfig,
+// and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
+// config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
+// arch_gemma.cc, arch_phi3.cc, arch_granite.cc); architecture.cc lists them. Plain data and functions; no state.
+#pragma once
+
+#include <pagoda/status.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "format/gguf_names.h"
+#include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
+#include "model/model_config.h"
+
+namespace pagoda {
+
+struct HfConfig;
+class HfConfigFields;
+
+// The GGUF keys under "<arch>." that several families read (llama.cpp's names). The keys every architecture has are
+// format/gguf_names.h's; a key only one family has is named in its arch_*.cc.
+namespace family_key {
+inline constexpr const char* kSlidingWindow = "attention.sliding_window";
+inline constexpr const char* kSlidingWindowPattern = "attention.sliding_window_pattern";  // u32 period or bool array
+inline constexpr const char* kAttentionScale = "attention.scale";  // the score scale, instead of 1 / sqrt(head_dim)
+inline constexpr const char* kExpertCount = "expert_count";
+inline constexpr const char* kExpertUsedCount = "expert_used_count";
+inline constexpr const char* kExpertFeedForwardLength = "expert_feed_forward_length";
+inline constexpr const char* kExpertWeightsScale = "expert_weights_scale";
+}  // namespace family_key
+// "<c.architecture>.<suffix>": format::gguf_key::arch_key for a model's own architecture.
+inline std::string arch_key(const ModelConfig& c, const char* suffix) {
+  return format::gguf_key::arch_key(c.architecture, suffix);
+}
+namespace gguf_key = format::gguf_key;
+
+struct ArchitectureFamily {
+  std::string_view gguf_name;  // "gemma2"
+  bool rope_neox = false;      // llama.cpp's rope type for it: NeoX halves, else adjacent pairs
+  // Reads the family's own keys ("gemma2.attn_logit_softcapping", ...) into `config`, whose common fields
+  // (embedding_length, heads, rope base, ...) are read already. Errors name the key.
+  Status (*read_gguf)(const format::GgufFile& file, ModelConfig& config) = nullptr;
+  // Writes those keys for `config`, as llama.cpp's converter names them (the inverse of read_gguf).
+  void (*write_gguf)(const ModelConfig& config, format::GgufWriter& writer) = nullptr;
+};
+
+// One tensor of an HF checkpoint and its GGUF name. `shape` is PyTorch's order (of each slice, for stacked
+// experts); `fields` names the config.json fields it comes from, for errors.
+struct HfTensor {
+  enum class Kind : uint8_t { kMatrix, kNorm, kBias };
+  // How the GGUF tensor is made from the HF one(s).
+  enum class Rewrite : uint8_t {
+    kNone,
+    kPermuteQ,  // rows permuted for adjacent-pair RoPE (llama.cpp's LlamaModel.permute), num_heads heads
+    kPermuteK,  // the same over num_kv_heads heads
+    kAddOne,    // w + 1: Gemma's RMSNorm scales by (1 + w); GGUF stores the sum
+  };
+  std::string hf_name;                 // empty when hf_slices is used
+  std::vector<std::string> hf_slices;  // stacked: one HF tensor per expert, GGUF dims gain num_experts outermost
+  std::string gguf_name;
+  std::vector<int64_t> shape;
+  const char* fields = "";
+  Kind kind = Kind::kMatrix;
+  Rewrite rewrite = Rewrite::kNone;
+};
+
+struct HfFamily {
+  std::string_view hf_architecture;    // "Gemma2ForCausalLM"
+  std::string_view gguf_architecture;  // "gemma2"
+  // rope_scaling types besides llama3 and default that read_config handles ("linear", "longrope su"); "" none.
+  const char* rope_scaling_types = "";
+  // The family's own config.json fields (the common sizes are read already); sets HfConfig's layout switches.
+  Status (*read_config)(const HfConfigFields& fields, HfConfig& config) = nullptr;
+  // Writes those fields for `config` into the config.json object (for gen-model's random folders).
+  void (*write_config)(const HfConfig& config, nlohmann::ordered_json& json) = nullptr;
+  // Every tensor of layer `layer`, in llama.cpp's order.
+  void (*layer_tensors)(const HfConfig& config, int32_t layer, std::vector<HfTensor>& out) = nullptr;
+};
+
+// The family of a GGUF architecture name, or nullptr.
+const ArchitectureFamily* find_architecture(std::string_view gguf_name);
+// The family of an HF architectures[0], or nullptr.
+const HfFamily* find_hf_family(std::string_view hf_architecture);
+// "llama, qwen2, ..." and "LlamaForCausalLM, ..." for error messages.
+std::string supported_architecture_names();
+std::string supported_hf_architecture_names();
+
+// The tensors of an HF Llama-style layer that families share (llama.cpp names), appended to `out`.
+// Attention: input_layernorm, q/k/v/o_proj (Q/K rows permuted when config.permute_qk), QKV bias and Q/K norms when
+// the config has them. Dense FFN: post_attention_layernorm as ffn_norm, and gate/up/down_proj.
+void append_hf_attention_tensors(const HfConfig& config, int32_t layer, std::vector<HfTensor>& out);
+void append_hf_dense_ffn_tensors(const HfConfig& config, int32_t layer, std::vector<HfTensor>& out);
+// An MoE FFN: `router` ([num_experts, hidden_size]) and experts e = 0.. named by `expert_format` with {layer},
+// {expert} and {proj} for each of `gate`, `up`, `down` (e.g. Mixtral's w1, w3, w2).
+void append_hf_moe_tensors(const HfConfig& config, int32_t layer, const std::string& router,
+                           const std::string& expert_format, const char* gate, const char* up, const char* down,
+                           std::vector<HfTensor>& out);
+
+// GGUF helpers for the families' key readers: an optional f32 / u32 under "<arch>.<suffix>".
+Result<std::optional<float>> gguf_arch_f32(const format::GgufFile& file, const ModelConfig& c, const char* suffix);
+Result<std::optional<uint32_t>> gguf_arch_u32(const format::GgufFile& file, const ModelConfig& c, const char* suffix);
+// llama.cpp's sliding-window pattern: "<arch>.attention.sliding_window_pattern" as a u32 period (the last layer
+// of each period is full attention) or a per-layer bool array; `default_period` when absent.
+Status read_gguf_swa_pattern(const format::GgufFile& file, int32_t default_period, ModelConfig& config);
+// The inverse: nothing when layer_is_swa is the default period's pattern, else the per-layer array.
+void write_gguf_swa_pattern(const ModelConfig& config, int32_t default_period, format::GgufWriter& writer);
+// layer_is_swa for a period (llama.cpp's set_swa_pattern: layer l is windowed unless l % period == period - 1).
+std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period);
+// The MoE keys: expert_count, expert_used_count, expert_feed_forward_length (default: feed_forward_length).
+Status read_gguf_experts(const format::GgufFile& file, ModelConfig& config);
+void write_gguf_experts(const ModelConfig& config, format::GgufWriter& writer);
+
+}  // namespace pagoda

@@ -1,0 +1,161 @@
+// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen3-MoE): the router's softmax picks each token's top-k experts
+// (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled), the step's tokens
+// are grouped by expert, and each chosen expert runs once over all of its tokens, so its weights are read once per
+// step whatever the batch. Two pool jobs per layer: gate and up of every chosen expert (their rows laid end to end,
+// the activation applied and quantized for w_down by the thread that computed each slice), then down of every
+// chosen expert; each token's outputs are then summed in its top-k order and added to the residual stream.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/check.h"
+#include "model/llama_model.h"
+
+namespace pagoda {
+namespace {
+
+constexpr int64_t kQk = quant::BlockQ8_0::kNumValues;
+
+}  // namespace
+
+void LlamaModel::route_tokens(int32_t n, Workspace& ws) const {
+  const int32_t num_experts = config_.num_experts, k = config_.num_experts_used;
+  float probs[ModelConfigLimits::kMaxExperts];
+  int32_t order[ModelConfigLimits::kMaxExperts];
+  for (int32_t t = 0; t < n; ++t) {
+    const float* logits = ws.router_logits.data() + int64_t(t) * num_experts;
+    float max_logit = -INFINITY;
+    for (int32_t e = 0; e < num_experts; ++e) max_logit = std::max(max_logit, logits[e]);
+    float sum = 0.0f;
+    for (int32_t e = 0; e < num_experts; ++e) {
+      probs[e] = std::exp(logits[e] - max_logit);
+      sum += probs[e];
+    }
+    const float inv_sum = 1.0f / sum;
+    for (int32_t e = 0; e < num_experts; ++e) probs[e] *= inv_sum;
+    // Top-k by probability, highest first (ties: the lower expert id first).
+    for (int32_t e = 0; e < num_experts; ++e) order[e] = e;
+    std::partial_sort(order, order + k, order + num_experts,
+                      [&](int32_t a, int32_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
+    int32_t* choice = ws.moe_choice.data() + int64_t(t) * k;
+    float* weight = ws.moe_weight.data() + int64_t(t) * k;
+    float chosen_sum = 0.0f;
+    for (int32_t j = 0; j < k; ++j) {
+      choice[j] = order[j];
+      weight[j] = probs[order[j]];
+      chosen_sum += weight[j];
+    }
+    if (config_.expert_weights_norm) {
+      const float denominator = std::max(chosen_sum, 6.103515625e-5f);  // llama.cpp's clamp (f16's smallest normal)
+      for (int32_t j = 0; j < k; ++j) weight[j] /= denominator;
+    }
+    if (config_.expert_weights_scale != 0.0f && config_.expert_weights_scale != 1.0f)
+      for (int32_t j = 0; j < k; ++j) weight[j] *= config_.expert_weights_scale;
+  }
+  // Group the assignments by expert: a counting sort, tokens in order within an expert.
+  int32_t* offset = ws.moe_offset.data();
+  std::fill(offset, offset + num_experts + 1, 0);
+  for (int64_t a = 0; a < int64_t(n) * k; ++a) ++offset[ws.moe_choice[size_t(a)] + 1];
+  ws.moe_num_active = 0;
+  int32_t cursor[ModelConfigLimits::kMaxExperts];
+  for (int32_t e = 0; e < num_experts; ++e) {
+    if (offset[e + 1] > 0) ws.moe_active[size_t(ws.moe_num_active++)] = e;
+    offset[e + 1] += offset[e];
+    cursor[e] = offset[e];
+  }
+  for (int32_t t = 0; t < n; ++t)
+    for (int32_t j = 0; j < k; ++j) {
+      const int32_t r = cursor[ws.moe_choice[size_t(t) * k + j]]++;
+      ws.moe_row[size_t(t) * k + j] = r;
+      ws.moe_token[size_t(r)] = t;
+    }
+}
+
+void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const {
+  const int32_t dim = config_.dim, k = config_.num_experts_used;
+  const int64_t hidden = config_.expert_hidden_dim;
+  PAGODA_CHECK(int64_t(ws.moe_x.size()) >= int64_t(n) * k * dim, "workspace sized for another model");
+  for (int32_t t = 0; t < n; ++t)
+    kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
+                     config_.rms_eps);
+  linear(lw.router, ws.xb.data(), ws.router_logits.data(), n, ws, pool);
+  route_tokens(n, ws);
+
+  // Every expert of a layer is a slice of one stacked tensor: one dtype, one layout.
+  const ExpertWeights& first = lw.experts.front();
+  const bool gate_up_q8 = reads_q8(first.w_gate.dtype) || reads_q8(first.w_up.dtype);
+  const bool gate_up_f32 = !reads_q8(first.w_gate.dtype) || !reads_q8(first.w_up.dtype);
+  const bool down_q8 = reads_q8(first.w_down.dtype);
+  const int64_t num_rows = int64_t(n) * k;
+  const int64_t dim_blocks = dim / kQk, hidden_blocks = hidden / kQk;
+  // Each grouped row's input: the token's normed row (and its Q8_0 blocks, quantized once per token).
+  if (gate_up_q8)
+    pool.parallel_for(n, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        kernels_.quantize_row_q8_0(ws.xb.data() + t * dim, ws.xq.data() + t * dim_blocks, dim);
+    });
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const int64_t t = ws.moe_token[size_t(r)];
+    if (gate_up_f32) std::memcpy(ws.moe_x.data() + r * dim, ws.xb.data() + t * dim, sizeof(float) * size_t(dim));
+    if (gate_up_q8)
+      std::memcpy(ws.moe_xq.data() + r * dim_blocks, ws.xq.data() + t * dim_blocks,
+                  sizeof(quant::BlockQ8_0) * size_t(dim_blocks));
+  }
+
+  // Gate and up of every chosen expert, their rows laid end to end; a thread's slice never crosses a Q8_0 block
+  // of the hidden row (the grain), so it can quantize its own slice for w_down.
+  const int32_t num_active = ws.moe_num_active;
+  const int64_t grain = down_q8 ? kQk : kRowGrain;
+  PAGODA_CHECK(!down_q8 || hidden % kQk == 0, "a quantized expert's w_down needs whole blocks");
+  pool.parallel_for(int64_t(num_active) * hidden, grain, [&](int64_t begin, int64_t end) {
+    for (int32_t a = int32_t(begin / hidden); a < num_active && int64_t(a) * hidden < end; ++a) {
+      const int32_t e = ws.moe_active[size_t(a)];
+      const ExpertWeights& ex = lw.experts[size_t(e)];
+      const int64_t o_begin = std::max(begin - a * hidden, int64_t(0)), o_end = std::min(end - a * hidden, hidden);
+      const int32_t r0 = ws.moe_offset[size_t(e)], count = ws.moe_offset[size_t(e) + 1] - r0;
+      float* gate = ws.moe_gate.data() + int64_t(r0) * hidden;
+      float* up = ws.moe_up.data() + int64_t(r0) * hidden;
+      const float* x = ws.moe_x.data() + int64_t(r0) * dim;
+      const quant::BlockQ8_0* xq = ws.moe_xq.data() + int64_t(r0) * dim_blocks;
+      matmul_rows(ex.w_gate, x, xq, gate, o_begin, o_end, 0, count);
+      matmul_rows(ex.w_up, x, xq, up, o_begin, o_end, 0, count);
+      for (int64_t r = 0; r < count; ++r) {
+        activation_mul(gate + r * hidden + o_begin, up + r * hidden + o_begin, o_end - o_begin);
+        if (down_q8)
+          kernels_.quantize_row_q8_0(gate + r * hidden + o_begin,
+                                     ws.moe_hq.data() + (int64_t(r0) + r) * hidden_blocks + o_begin / kQk,
+                                     o_end - o_begin);
+      }
+    }
+  });
+  // Down of every chosen expert, the same way over dim rows each.
+  pool.parallel_for(int64_t(num_active) * dim, kRowGrain, [&](int64_t begin, int64_t end) {
+    for (int32_t a = int32_t(begin / dim); a < num_active && int64_t(a) * dim < end; ++a) {
+      const int32_t e = ws.moe_active[size_t(a)];
+      const int64_t o_begin = std::max(begin - int64_t(a) * dim, int64_t(0));
+      const int64_t o_end = std::min(end - int64_t(a) * dim, int64_t(dim));
+      const int32_t r0 = ws.moe_offset[size_t(e)], count = ws.moe_offset[size_t(e) + 1] - r0;
+      matmul_rows(lw.experts[size_t(e)].w_down, ws.moe_gate.data() + int64_t(r0) * hidden,
+                  ws.moe_hq.data() + int64_t(r0) * hidden_blocks, ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end,
+                  0, count);
+    }
+  });
+  // Each token's weighted outputs summed in its top-k order, then added to the residual (llama.cpp's order).
+  pool.parallel_for(n, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      float* sum = ws.proj.data() + t * dim;
+      for (int32_t j = 0; j < k; ++j) {
+        const float* out = ws.moe_out.data() + int64_t(ws.moe_row[size_t(t * k + j)]) * dim;
+        const float w = ws.moe_weight[size_t(t * k + j)];
+        if (j == 0) {
+          for (int32_t i = 0; i < dim; ++i) sum[i] = w * out[i];
+        } else {
+          kernels_.axpy(w, out, sum, dim);
+        }
+      }
+      kernels_.axpy(1.0f, sum, ws.x.data() + t * dim, dim);
+    }
+  });
+}
+
+}  // namespace pagoda

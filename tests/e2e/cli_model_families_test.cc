@@ -1,0 +1,234 @@
+// The model families beyond Llama (model/architecture.h), end to end on small random-weight models that
+// `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
+// generated tokens go past them, soft-caps, multipliers, LongRoPE, experts):
+// - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step;
+// - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
+// - llama.cpp (the peer, ../shared/tools/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
+//   visibly, unless PAGODA_PEER_TESTS=1 and the peer is installed (node-llama-cpp takes about a minute a model on a
+//   loaded 2-core machine: too slow for every ctest run).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "run_binary.h"
+
+namespace pagoda::e2e {
+namespace {
+
+constexpr int32_t kNumTokens = 64;
+constexpr int32_t kVocab = 512;  // every tiny-* shape's
+const char* const kPrompt = "hello world";
+
+struct Family {
+  const char* shape;
+  // The context the peer runs with (generate.mjs: min(4096, the trained context)), so that pagoda's matches:
+  // LongRoPE picks its factor set by it.
+  int32_t context = 1024;
+  // Tokens llama.cpp must match: all, or fewer where llama.cpp runs the family differently on purpose
+  // (its `llama` ignores Mistral's sliding window, so only tokens predicted inside the window can agree: tiny-mistral's
+  // 16 positions hold the 10 prompt tokens and predict the first 7).
+  int32_t peer_tokens = kNumTokens;
+};
+
+const Family kFamilies[] = {{"tiny-gemma2"},           {"tiny-gemma3"},   {"tiny-phi3", 4096}, {"tiny-granite"},
+                            {"tiny-mistral", 1024, 7}, {"tiny-qwen3moe"}, {"tiny-mixtral"}};
+
+std::vector<float> read_floats(const std::string& path) {
+  const std::string bytes = read_file(path);
+  std::vector<float> v(bytes.size() / sizeof(float));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+  return v;
+}
+
+// The greedy token of each logits row.
+std::vector<int32_t> argmax_rows(const std::vector<float>& logits) {
+  std::vector<int32_t> ids;
+  for (size_t r = 0; r + kVocab <= logits.size(); r += kVocab)
+    ids.push_back(int32_t(std::max_element(logits.begin() + long(r), logits.begin() + long(r + kVocab)) -
+                          (logits.begin() + long(r))));
+  return ids;
+}
+
+struct RunOutput {
+  std::string text;
+  std::vector<float> logits;
+};
+
+RunOutput run_greedy(const std::string& model, int32_t context, const std::string& logits_path,
+                     const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"run",
+                                "-m",
+                                model,
+                                "-p",
+                                kPrompt,
+                                "-n",
+                                std::to_string(kNumTokens),
+                                "--temp",
+                                "0",
+                                "--ignore-eos",
+                                "--threads",
+                                "2",
+                                "--max-seq-len",
+                                std::to_string(context),
+                                "--logits-out",
+                                logits_path};
+  args.insert(args.end(), extra.begin(), extra.end());
+  ProcessResult r = run_pagoda(args);
+  EXPECT_EQ(r.exit_code, 0) << model << ": " << r.err;
+  return {r.out, read_floats(logits_path)};
+}
+
+class ModelFamilyTest : public ::testing::TestWithParam<Family> {
+ protected:
+  void SetUp() override {
+    const std::string shape = GetParam().shape;
+    gguf_ = dir_.path() + "/" + shape + ".gguf";
+    folder_ = dir_.path() + "/" + shape;
+    for (const auto& [format, out] : {std::pair{"gguf", gguf_}, std::pair{"hf", folder_}}) {
+      ProcessResult r = run_pagoda({"gen-model", "--shape", shape, "--format", format, "-o", out, "--seed", "7"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  TempDir dir_;
+  std::string gguf_, folder_;
+};
+
+TEST_P(ModelFamilyTest, FolderAndGgufAreOneModelAndFlashEqualsNaive) {
+  const RunOutput from_gguf = run_greedy(gguf_, GetParam().context, dir_.path() + "/gguf.f32", {});
+  const RunOutput from_folder = run_greedy(folder_, GetParam().context, dir_.path() + "/folder.f32", {});
+  ASSERT_EQ(from_gguf.logits.size(), size_t(kNumTokens) * kVocab);
+  EXPECT_EQ(from_gguf.text, from_folder.text);
+  ASSERT_EQ(from_gguf.logits.size(), from_folder.logits.size());
+  float max_diff = 0.0f, max_abs = 0.0f;
+  for (size_t i = 0; i < from_gguf.logits.size(); ++i) {
+    max_diff = std::max(max_diff, std::fabs(from_gguf.logits[i] - from_folder.logits[i]));
+    max_abs = std::max(max_abs, std::fabs(from_gguf.logits[i]));
+  }
+  EXPECT_LE(max_diff, 1e-5f * max_abs) << "GGUF vs folder";
+  EXPECT_GT(max_abs, 0.0f);
+
+  const RunOutput naive = run_greedy(gguf_, GetParam().context, dir_.path() + "/naive.f32", {"--attention", "naive"});
+  EXPECT_EQ(argmax_rows(naive.logits), argmax_rows(from_gguf.logits));
+  ASSERT_EQ(naive.logits.size(), from_gguf.logits.size());
+  max_diff = 0.0f;
+  for (size_t i = 0; i < naive.logits.size(); ++i)
+    max_diff = std::max(max_diff, std::fabs(naive.logits[i] - from_gguf.logits[i]));
+  EXPECT_LE(max_diff, 1e-3f * max_abs) << "flash vs naive attention";
+}
+
+// The peer: ../shared/tools/peer/generate.sh (PAGODA_PEER_TOOLS overrides the folder) with llama.cpp installed in
+// ~/.cache/pagoda-peer (PEER_DIR). Never installs anything itself.
+std::string peer_generate_script() {
+  const char* tools = std::getenv("PAGODA_PEER_TOOLS");
+  const std::filesystem::path dir = tools != nullptr
+                                        ? std::filesystem::path(tools)
+                                        : std::filesystem::path(PAGODA_TEST_E2E_DIR) / "../../../shared/tools/peer";
+  const char* peer_dir = std::getenv("PEER_DIR");
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path installed =
+      peer_dir != nullptr ? std::filesystem::path(peer_dir)
+                          : std::filesystem::path(home != nullptr ? home : "/") / ".cache/pagoda-peer";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir / "generate.sh", ec) ||
+      !std::filesystem::is_directory(installed / "node_modules/node-llama-cpp", ec))
+    return "";
+  return (dir / "generate.sh").lexically_normal().string();
+}
+
+TEST_P(ModelFamilyTest, LlamaCppGivesTheSameGreedyTokens) {
+  const char* enabled = std::getenv("PAGODA_PEER_TESTS");
+  if (enabled == nullptr || std::string(enabled) != "1")
+    GTEST_SKIP() << "set PAGODA_PEER_TESTS=1 to compare with llama.cpp (about a minute a model)";
+  const std::string script = peer_generate_script();
+  if (script.empty())
+    GTEST_SKIP() << "llama.cpp peer not installed (../shared/tools/peer/generate.sh and ~/.cache/pagoda-peer)";
+  const RunOutput ours = run_greedy(gguf_, GetParam().context, dir_.path() + "/ours.f32", {});
+  const std::string out = run_command("'" + script + "' '" + gguf_ + "' '" + kPrompt + "' " +
+                                      std::to_string(kNumTokens) + " 2>&1 >/dev/null | tail -n 1");
+  const nlohmann::json peer = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(peer.is_object() && peer.contains("generated_ids")) << "peer said: " << out;
+  const std::vector<int32_t> theirs = peer["generated_ids"].get<std::vector<int32_t>>();
+  const std::vector<int32_t> mine = argmax_rows(ours.logits);
+  const int32_t n = GetParam().peer_tokens;
+  ASSERT_GE(int32_t(theirs.size()), n) << out;
+  ASSERT_GE(int32_t(mine.size()), n);
+  // The two compute in other orders and precisions (llama.cpp keeps K and V in f16 by default; pagoda in f32), and
+  // a logit may differ by a few 1e-3 of the row's scale (seen: tiny-phi3, seed 7, token 44, 0.4%; the cause is
+  // not pinned down: llama.cpp with an f32 KV cache parts at the same token, and at a 1024-token context, where both
+  // take the short LongRoPE factors, all 64 agree): where pagoda's top two are that close the two may pick
+  // differently and the texts part. So:
+  // the same n tokens, or the same first half at least and then a parting at a near-tie (within 1%).
+  int32_t first = n;
+  for (int32_t i = 0; i < n && first == n; ++i)
+    if (mine[size_t(i)] != theirs[size_t(i)]) first = i;
+  if (first == n) return;
+  const float* row = ours.logits.data() + size_t(first) * kVocab;
+  float scale = 0.0f;
+  for (int32_t i = 0; i < kVocab; ++i) scale = std::max(scale, std::fabs(row[i]));
+  const float margin = row[mine[size_t(first)]] - row[theirs[size_t(first)]];
+  EXPECT_GE(first, n / 2) << "pagoda: " << ours.text << "\npeer: " << out;
+  EXPECT_LE(margin, 0.01f * scale) << "token " << first << ": pagoda's " << mine[size_t(first)] << " beats llama.cpp's "
+                                   << theirs[size_t(first)] << " by " << margin << " of " << scale
+                                   << ", more than a near-tie";
+  std::printf("tokens part at %d of %d, at a near-tie (%g of %g)\n", first, n, double(margin), double(scale));
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, ModelFamilyTest, ::testing::ValuesIn(kFamilies),
+                         [](const ::testing::TestParamInfo<Family>& info) {
+                           std::string name = info.param.shape;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+// Quantized experts are repacked at load as the dense matrices are (the level's 8- or 16-row layout, each expert's
+// gate and up sharing one group size, the router too): against the file's layout (--no-repack) the prompt's and the
+// first decode steps' logits agree to float-order noise. Not all 64 rows: the two layouts sum in other orders, and
+// now and then that noise moves a Q8_0-quantized activation by one step (or a near-tied expert choice), which shows
+// as an isolated row a few 1e-4 off, or one that carries on through the KV cache; seen with both layouts at other
+// seeds (tiny-qwen3moe q4_0: seed 2 at token 43, seed 4 at token 1, seed 7 at token 8 on the 16-row layout).
+// repack_weights' own test (tests/unit/model) checks every repacked expert's product at each level.
+TEST(ModelFamilyExpertsTest, RepackedQuantizedExpertsEqualTheFileLayout) {
+  constexpr size_t kRowsCompared = 8;
+  TempDir dir;
+  for (const char* shape : {"tiny-qwen3moe", "tiny-mixtral"}) {
+    const std::string f32 = dir.path() + "/" + shape + ".gguf";
+    ProcessResult gen = run_pagoda({"gen-model", "--shape", shape, "--format", "gguf", "-o", f32, "--seed", "7"});
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    for (const char* type : {"q4_0", "q8_0", "int8"}) {
+      SCOPED_TRACE(std::string(shape) + " " + type);
+      const std::string quantized = dir.path() + "/" + shape + "-" + type + ".gguf";
+      ProcessResult q = run_pagoda({"quantize", f32, quantized, "--type", type});
+      ASSERT_EQ(q.exit_code, 0) << q.err;
+      const RunOutput repacked = run_greedy(quantized, 1024, dir.path() + "/repacked.f32", {});
+      const RunOutput plain = run_greedy(quantized, 1024, dir.path() + "/plain.f32", {"--no-repack"});
+      ASSERT_EQ(repacked.logits.size(), size_t(kNumTokens) * kVocab);
+      ASSERT_EQ(plain.logits.size(), repacked.logits.size());
+      const std::vector<int32_t> a = argmax_rows(repacked.logits), b = argmax_rows(plain.logits);
+      size_t same = 0;
+      while (same < a.size() && a[same] == b[same]) ++same;
+      EXPECT_GE(same, kRowsCompared);
+      float max_diff = 0.0f, max_abs = 0.0f;
+      for (size_t i = 0; i < kRowsCompared * kVocab; ++i) {
+        max_diff = std::max(max_diff, std::fabs(repacked.logits[i] - plain.logits[i]));
+        max_abs = std::max(max_abs, std::fabs(plain.logits[i]));
+      }
+      EXPECT_GT(max_abs, 0.0f);
+      EXPECT_LE(max_diff, 1e-5f * max_abs) << "repacked vs the file's layout, first " << kRowsCompared << " rows";
+      std::printf("%s %s: the same %zu of %d greedy tokens; the first %zu rows within %g of %g\n", shape, type, same,
+                  kNumTokens, kRowsCompared, double(max_diff), double(max_abs));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pagoda::e2e

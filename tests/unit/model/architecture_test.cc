@@ -1,0 +1,229 @@
+// The architecture table (model/architecture.h): each family's config.json read into ModelConfig as the published
+// models' configs say (Gemma 2/3, Phi-3 with LongRoPE, Granite, Mixtral, Qwen3-MoE), what gen-model writes reading
+// back the same, and bad family fields as errors naming the file and field. The forward passes are checked end to
+// end against llama.cpp in tests/e2e/cli_model_families_test.cc.
+#include "model/architecture.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "model/hf_config.h"
+
+namespace pagoda {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
+  for (const char* name : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite"}) {
+    const ArchitectureFamily* f = find_architecture(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_EQ(f->gguf_name, name);
+  }
+  EXPECT_EQ(find_architecture("gpt2"), nullptr);
+  EXPECT_FALSE(find_architecture("llama")->rope_neox);
+  EXPECT_FALSE(find_architecture("granite")->rope_neox);
+  EXPECT_TRUE(find_architecture("gemma2")->rope_neox);
+  EXPECT_TRUE(find_architecture("phi3")->rope_neox);
+  for (const char* hf :
+       {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM"}) {
+    const HfFamily* f = find_hf_family(hf);
+    ASSERT_NE(f, nullptr) << hf;
+    EXPECT_NE(find_architecture(f->gguf_architecture), nullptr) << hf;
+  }
+  EXPECT_THAT(supported_architecture_names(), HasSubstr("gemma3"));
+  EXPECT_THAT(supported_hf_architecture_names(), HasSubstr("Phi3ForCausalLM"));
+}
+
+TEST(ArchitectureTest, SwaPatternOfAPeriodEndsEachPeriodWithAFullLayer) {
+  EXPECT_EQ(swa_pattern_of_period(5, 2), (std::vector<uint8_t>{1, 0, 1, 0, 1}));
+  EXPECT_EQ(swa_pattern_of_period(7, 6), (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 1}));
+  EXPECT_EQ(swa_pattern_of_period(3, 0), (std::vector<uint8_t>{1, 1, 1}));
+}
+
+// Gemma-2-2b-it's config.json.
+const char* const kGemma2 = R"({"architectures": ["Gemma2ForCausalLM"], "attn_logit_softcapping": 50.0,
+  "final_logit_softcapping": 30.0, "head_dim": 256, "hidden_act": "gelu_pytorch_tanh",
+  "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 2304, "intermediate_size": 9216,
+  "max_position_embeddings": 8192, "num_attention_heads": 8, "num_hidden_layers": 26, "num_key_value_heads": 4,
+  "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096,
+  "vocab_size": 256000, "bos_token_id": 2, "eos_token_id": [1, 107]})";
+
+TEST(ArchitectureTest, Gemma2ConfigTurnsOnEveryGemmaFeature) {
+  auto h = parse_hf_config(kGemma2, "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.architecture, "gemma2");
+  EXPECT_TRUE(c.rope_neox);
+  EXPECT_FALSE(h->permute_qk);
+  EXPECT_TRUE(h->norms_plus_one);
+  EXPECT_TRUE(h->tie_word_embeddings);
+  EXPECT_EQ(c.activation, FfnActivation::kGeluTanh);
+  EXPECT_TRUE(c.post_norms);
+  EXPECT_FLOAT_EQ(c.embedding_scale, std::sqrt(2304.0f));
+  EXPECT_FLOAT_EQ(c.attention_scale, 1.0f / 16.0f);
+  EXPECT_FLOAT_EQ(c.attn_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(c.final_softcap, 30.0f);
+  EXPECT_EQ(c.sliding_window, 4096);
+  ASSERT_EQ(c.layer_is_swa.size(), 26u);
+  for (int32_t l = 0; l < 26; ++l) EXPECT_EQ(c.is_swa_layer(l), l % 2 == 0) << l;
+  EXPECT_EQ(c.head_dim, 256);
+  // What gen-model writes reads back the same.
+  auto again = parse_hf_config(hf_config_json(*h), "again.json");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->config.layer_is_swa, c.layer_is_swa);
+  EXPECT_FLOAT_EQ(again->config.attention_scale, c.attention_scale);
+  EXPECT_FLOAT_EQ(again->config.attn_softcap, c.attn_softcap);
+  EXPECT_FLOAT_EQ(again->config.final_softcap, c.final_softcap);
+}
+
+TEST(ArchitectureTest, Gemma3HasALocalRopeBaseQkNormAndFiveWindowedLayersPerFullOne) {
+  auto h = parse_hf_config(R"({"architectures": ["Gemma3ForCausalLM"], "head_dim": 256, "hidden_size": 1152,
+    "intermediate_size": 6912, "max_position_embeddings": 32768, "num_attention_heads": 4, "num_hidden_layers": 26,
+    "num_key_value_heads": 1, "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+    "rope_scaling": null, "rope_theta": 1000000, "sliding_window": 512, "sliding_window_pattern": 6,
+    "final_logit_softcapping": null, "vocab_size": 262144, "hidden_activation": "gelu_pytorch_tanh"})",
+                           "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.architecture, "gemma3");
+  EXPECT_TRUE(h->qk_norm);
+  EXPECT_FLOAT_EQ(c.final_softcap, 0.0f);
+  EXPECT_FLOAT_EQ(c.attn_softcap, 0.0f);
+  EXPECT_EQ(c.sliding_window, 512);
+  for (int32_t l = 0; l < 26; ++l) EXPECT_EQ(c.is_swa_layer(l), l % 6 != 5) << l;
+  EXPECT_FLOAT_EQ(c.rope_theta, 1000000.0f);
+  EXPECT_FLOAT_EQ(c.rope_theta_swa, 10000.0f);
+  EXPECT_FLOAT_EQ(c.rope_freq_scale_swa, 1.0f);
+
+  // Gemma 3 4B and up: linear scaling of the full layers only.
+  auto scaled = parse_hf_config(R"({"architectures": ["Gemma3ForCausalLM"], "head_dim": 32, "hidden_size": 64,
+    "intermediate_size": 96, "max_position_embeddings": 131072, "num_attention_heads": 2, "num_hidden_layers": 6,
+    "num_key_value_heads": 1, "rope_local_base_freq": 10000, "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+    "rope_theta": 1000000, "sliding_window": 1024, "vocab_size": 300})",
+                                "config.json");
+  ASSERT_TRUE(scaled.ok()) << scaled.error();
+  EXPECT_FLOAT_EQ(scaled->config.rope_freq_scale, 0.125f);
+  EXPECT_FLOAT_EQ(scaled->config.rope_freq_scale_swa, 1.0f);
+}
+
+TEST(ArchitectureTest, Phi3LongRopeReadsBothFactorSetsAndTheAttentionFactor) {
+  std::string factors;
+  for (int i = 0; i < 48; ++i) factors += (i ? ", " : "") + std::to_string(1.0 + 0.1 * i);
+  auto h = parse_hf_config(R"({"architectures": ["Phi3ForCausalLM"], "hidden_size": 3072, "intermediate_size": 8192,
+    "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 32, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+    "sliding_window": 262144, "vocab_size": 32064, "rope_scaling": {"type": "longrope", "long_factor": [)" +
+                               factors + R"(], "short_factor": [)" + factors + R"(]}})",
+                           "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.architecture, "phi3");
+  EXPECT_TRUE(c.rope_neox);
+  EXPECT_EQ(c.rope_dim, 96);
+  EXPECT_EQ(c.rope_original_context, 4096);
+  ASSERT_EQ(c.rope_long_factors.size(), 48u);
+  EXPECT_FLOAT_EQ(c.rope_long_factors[47], 5.7f);
+  // HF's Phi3LongRoPEScaledRotaryEmbedding: sqrt(1 + ln(131072 / 4096) / ln(4096)).
+  EXPECT_NEAR(c.rope_attn_factor, std::sqrt(1.0 + std::log(32.0) / std::log(4096.0)), 1e-6);
+
+  auto partial = parse_hf_config(R"({"architectures": ["Phi3ForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 96, "max_position_embeddings": 256, "num_attention_heads": 4, "num_hidden_layers": 1,
+    "num_key_value_heads": 2, "vocab_size": 300, "partial_rotary_factor": 0.75})",
+                                 "config.json");
+  ASSERT_TRUE(partial.ok()) << partial.error();
+  EXPECT_EQ(partial->config.rope_dim, 12);  // 3/4 of each 16-wide head
+  EXPECT_EQ(partial->config.head_dim, 16);
+}
+
+TEST(ArchitectureTest, GraniteReadsItsFourMultipliers) {
+  auto h = parse_hf_config(R"({"architectures": ["GraniteForCausalLM"], "attention_multiplier": 0.015625,
+    "embedding_multiplier": 12.0, "hidden_size": 2048, "intermediate_size": 8192, "logits_scaling": 8.0,
+    "max_position_embeddings": 4096, "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
+    "residual_multiplier": 0.22, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": true,
+    "vocab_size": 49155})",
+                           "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.architecture, "granite");
+  EXPECT_TRUE(h->permute_qk);
+  EXPECT_FLOAT_EQ(c.embedding_scale, 12.0f);
+  EXPECT_FLOAT_EQ(c.attention_scale, 0.015625f);
+  EXPECT_FLOAT_EQ(c.residual_scale, 0.22f);
+  EXPECT_FLOAT_EQ(c.logit_scale, 8.0f);
+}
+
+TEST(ArchitectureTest, MoeConfigsReadTheirExperts) {
+  auto mixtral = parse_hf_config(R"({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+    "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8,
+    "rms_norm_eps": 1e-05, "rope_theta": 1e6, "sliding_window": null, "vocab_size": 32000})",
+                                 "config.json");
+  ASSERT_TRUE(mixtral.ok()) << mixtral.error();
+  EXPECT_EQ(mixtral->config.architecture, "llama");
+  EXPECT_EQ(mixtral->config.num_experts, 8);
+  EXPECT_EQ(mixtral->config.num_experts_used, 2);
+  EXPECT_EQ(mixtral->config.expert_hidden_dim, 14336);
+  EXPECT_TRUE(mixtral->config.expert_weights_norm);
+  EXPECT_EQ(mixtral->config.sliding_window, 0);
+
+  auto qwen = parse_hf_config(R"({"architectures": ["Qwen3MoeForCausalLM"], "decoder_sparse_step": 1,
+    "head_dim": 128, "hidden_size": 2048, "intermediate_size": 6144, "max_position_embeddings": 40960,
+    "mlp_only_layers": [], "moe_intermediate_size": 768, "norm_topk_prob": true, "num_attention_heads": 32,
+    "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48, "num_key_value_heads": 4,
+    "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "vocab_size": 151936})",
+                              "config.json");
+  ASSERT_TRUE(qwen.ok()) << qwen.error();
+  EXPECT_EQ(qwen->config.architecture, "qwen3moe");
+  EXPECT_TRUE(qwen->qk_norm);
+  EXPECT_EQ(qwen->config.num_experts, 128);
+  EXPECT_EQ(qwen->config.num_experts_used, 8);
+  EXPECT_EQ(qwen->config.expert_hidden_dim, 768);
+  EXPECT_EQ(qwen->config.max_hidden_dim(), 6144);
+  EXPECT_TRUE(qwen->config.expert_weights_norm);
+}
+
+TEST(ArchitectureTest, BadFamilyFieldsNameTheFileAndField) {
+  const std::string base = R"("hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 300, "max_position_embeddings": 256)";
+  struct Case {
+    std::string json, message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"architectures": ["MixtralForCausalLM"], )" + base + R"(, "num_local_experts": 4,
+        "num_experts_per_tok": 5})",
+       "cfg.json: num_experts_per_tok must be an integer in 1..4, got 5"},
+      {R"({"architectures": ["MixtralForCausalLM"], )" + base + R"(, "num_local_experts": 100000,
+        "num_experts_per_tok": 2})",
+       "cfg.json: num_local_experts must be an integer in 1..512"},
+      {R"({"architectures": ["GraniteForCausalLM"], )" + base + R"(, "mlp_bias": true})",
+       "cfg.json: mlp_bias: true is not supported"},
+      {R"({"architectures": ["GraniteForCausalLM"], )" + base + R"(, "residual_multiplier": -1})",
+       "cfg.json: residual_multiplier"},
+      {R"({"architectures": ["Gemma2ForCausalLM"], )" + base + R"(, "hidden_activation": "relu"})",
+       "cfg.json: hidden_activation \"relu\" is not supported"},
+      {R"({"architectures": ["Gemma2ForCausalLM"], )" + base + R"(, "tie_word_embeddings": false})",
+       "cfg.json: tie_word_embeddings must be true for Gemma"},
+      {R"({"architectures": ["Gemma3ForCausalLM"], )" + base + R"(, "sliding_window": 16,
+        "layer_types": ["sliding_attention"]})",
+       "cfg.json: layer_types has 1 entries for 2 layers"},
+      {R"({"architectures": ["Phi3ForCausalLM"], )" + base + R"(, "rope_scaling": {"type": "longrope",
+        "long_factor": [1, 2], "short_factor": [1, 2]}})",
+       "cfg.json: rope_scaling.long_factor"},
+      {R"({"architectures": ["Qwen3MoeForCausalLM"], )" + base + R"(, "num_experts": 4, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 32, "mlp_only_layers": [0]})",
+       "cfg.json: dense layers between the expert layers"},
+  };
+  for (const Case& c : cases) {
+    auto h = parse_hf_config(c.json, "cfg.json");
+    ASSERT_FALSE(h.ok()) << c.json;
+    EXPECT_THAT(h.error(), HasSubstr(c.message)) << c.json;
+  }
+}
+
+}  // namespace
+}  // namespace pagoda
