@@ -74,6 +74,17 @@ inline constexpr const char* kFfnNorm = "ffn_norm";
 inline constexpr const char* kFfnGate = "ffn_gate";
 inline constexpr const char* kFfnUp = "ffn_up";
 inline constexpr const char* kFfnDown = "ffn_down";
+// Fused and optional block tensors (Phi-3's fused QKV, Qwen3's Q/K norms), MoE (router and stacked experts) and
+// Gemma's post-norms.
+inline constexpr const char* kAttnQkv = "attn_qkv";
+inline constexpr const char* kAttnQNorm = "attn_q_norm";
+inline constexpr const char* kAttnKNorm = "attn_k_norm";
+inline constexpr const char* kFfnGateInp = "ffn_gate_inp";
+inline constexpr const char* kFfnGateExps = "ffn_gate_exps";
+inline constexpr const char* kFfnUpExps = "ffn_up_exps";
+inline constexpr const char* kFfnDownExps = "ffn_down_exps";
+inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
+inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";

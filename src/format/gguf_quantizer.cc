@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/half.h"
+#include "format/gguf_names.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "quant/block_awq_int4.h"
@@ -129,7 +130,7 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
     const std::vector<float>* scales = nullptr;
     const std::vector<float>* inverse_scales = nullptr;
     const quant::LinearInputStats* stats = nullptr;
-    if (is_awq(to) && o.calibration != nullptr && t.name != "token_embd.weight") {
+    if (is_awq(to) && o.calibration != nullptr && t.name != gguf_tensor::kTokenEmbedding) {
       const auto it = o.calibration->find(t.name);
       if (it != o.calibration->end()) {
         stats = &it->second;

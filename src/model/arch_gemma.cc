@@ -13,6 +13,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "format/gguf_names.h"
 #include "model/architecture.h"
 #include "model/hf_config.h"
 #include "model/hf_config_fields.h"
@@ -210,29 +211,39 @@ void gemma_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>
   append_hf_attention_tensors(h, layer, out);
   const ModelConfig& c = h.config;
   const int64_t dim = c.dim, hidden = c.hidden_dim;
-  const std::string p = fmt::format("model.layers.{}.", layer), g = fmt::format("blk.{}.", layer);
+  const std::string p = fmt::format("model.layers.{}.", layer);
   out.push_back({p + "post_attention_layernorm.weight",
                  {},
-                 g + "post_attention_norm.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kPostAttentionNorm),
                  {dim},
                  "hidden_size",
                  Kind::kNorm,
                  Rewrite::kAddOne});
   out.push_back({p + "pre_feedforward_layernorm.weight",
                  {},
-                 g + "ffn_norm.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnNorm),
                  {dim},
                  "hidden_size",
                  Kind::kNorm,
                  Rewrite::kAddOne});
-  out.push_back(
-      {p + "mlp.gate_proj.weight", {}, g + "ffn_gate.weight", {hidden, dim}, "intermediate_size, hidden_size"});
-  out.push_back({p + "mlp.up_proj.weight", {}, g + "ffn_up.weight", {hidden, dim}, "intermediate_size, hidden_size"});
-  out.push_back(
-      {p + "mlp.down_proj.weight", {}, g + "ffn_down.weight", {dim, hidden}, "hidden_size, intermediate_size"});
+  out.push_back({p + "mlp.gate_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnGate),
+                 {hidden, dim},
+                 "intermediate_size, hidden_size"});
+  out.push_back({p + "mlp.up_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnUp),
+                 {hidden, dim},
+                 "intermediate_size, hidden_size"});
+  out.push_back({p + "mlp.down_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnDown),
+                 {dim, hidden},
+                 "hidden_size, intermediate_size"});
   out.push_back({p + "post_feedforward_layernorm.weight",
                  {},
-                 g + "post_ffw_norm.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kPostFfwNorm),
                  {dim},
                  "hidden_size",
                  Kind::kNorm,

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "format/gguf_names.h"
 #include "model/architecture.h"
 #include "model/hf_config.h"
 #include "model/hf_config_fields.h"
@@ -105,26 +106,39 @@ void phi3_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>&
   using Kind = HfTensor::Kind;
   const ModelConfig& c = h.config;
   const int64_t dim = c.dim, qkv = c.q_dim() + 2 * int64_t(c.kv_dim()), hidden = c.hidden_dim;
-  const std::string p = fmt::format("model.layers.{}.", layer), g = fmt::format("blk.{}.", layer);
-  out.push_back({p + "input_layernorm.weight", {}, g + "attn_norm.weight", {dim}, "hidden_size", Kind::kNorm});
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  out.push_back({p + "input_layernorm.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnNorm),
+                 {dim},
+                 "hidden_size",
+                 Kind::kNorm});
   out.push_back({p + "self_attn.qkv_proj.weight",
                  {},
-                 g + "attn_qkv.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnQkv),
                  {qkv, dim},
                  "(num_attention_heads + 2 * num_key_value_heads) * head_dim, hidden_size"});
   out.push_back({p + "self_attn.o_proj.weight",
                  {},
-                 g + "attn_output.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnOutput),
                  {dim, c.q_dim()},
                  "hidden_size, num_attention_heads * head_dim"});
-  out.push_back({p + "post_attention_layernorm.weight", {}, g + "ffn_norm.weight", {dim}, "hidden_size", Kind::kNorm});
+  out.push_back({p + "post_attention_layernorm.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnNorm),
+                 {dim},
+                 "hidden_size",
+                 Kind::kNorm});
   out.push_back({p + "mlp.gate_up_proj.weight",
                  {},
-                 g + "ffn_up.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnUp),
                  {2 * hidden, dim},
                  "2 * intermediate_size, hidden_size"});
-  out.push_back(
-      {p + "mlp.down_proj.weight", {}, g + "ffn_down.weight", {dim, hidden}, "hidden_size, intermediate_size"});
+  out.push_back({p + "mlp.down_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnDown),
+                 {dim, hidden},
+                 "hidden_size, intermediate_size"});
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "format/gguf_names.h"
 #include "model/hf_config.h"
 
 namespace pagoda {
@@ -53,28 +54,34 @@ void append_hf_attention_tensors(const HfConfig& h, int32_t layer, std::vector<H
   using Rewrite = HfTensor::Rewrite;
   const ModelConfig& c = h.config;
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
-  const std::string p = fmt::format("model.layers.{}.", layer), g = fmt::format("blk.{}.", layer);
+  const std::string p = fmt::format("model.layers.{}.", layer);
   const Rewrite rq = h.permute_qk ? Rewrite::kPermuteQ : Rewrite::kNone;
   const Rewrite rk = h.permute_qk ? Rewrite::kPermuteK : Rewrite::kNone;
   const Rewrite norm = h.norms_plus_one ? Rewrite::kAddOne : Rewrite::kNone;  // Gemma's (1 + w) norms
-  out.push_back({p + "input_layernorm.weight", {}, g + "attn_norm.weight", {dim}, "hidden_size", Kind::kNorm, norm});
+  out.push_back({p + "input_layernorm.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnNorm),
+                 {dim},
+                 "hidden_size",
+                 Kind::kNorm,
+                 norm});
   out.push_back({p + "self_attn.q_proj.weight",
                  {},
-                 g + "attn_q.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnQ),
                  {q_dim, dim},
                  "num_attention_heads * head_dim, hidden_size",
                  Kind::kMatrix,
                  rq});
   out.push_back({p + "self_attn.k_proj.weight",
                  {},
-                 g + "attn_k.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnK),
                  {kv_dim, dim},
                  "num_key_value_heads * head_dim, hidden_size",
                  Kind::kMatrix,
                  rk});
   out.push_back({p + "self_attn.v_proj.weight",
                  {},
-                 g + "attn_v.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnV),
                  {kv_dim, dim},
                  "num_key_value_heads * head_dim, hidden_size",
                  Kind::kMatrix,
@@ -82,35 +89,45 @@ void append_hf_attention_tensors(const HfConfig& h, int32_t layer, std::vector<H
   if (h.qkv_bias) {
     out.push_back({p + "self_attn.q_proj.bias",
                    {},
-                   g + "attn_q.bias",
+                   format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnQ, "bias"),
                    {q_dim},
                    "num_attention_heads * head_dim",
                    Kind::kBias,
                    rq});
     out.push_back({p + "self_attn.k_proj.bias",
                    {},
-                   g + "attn_k.bias",
+                   format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnK, "bias"),
                    {kv_dim},
                    "num_key_value_heads * head_dim",
                    Kind::kBias,
                    rk});
     out.push_back({p + "self_attn.v_proj.bias",
                    {},
-                   g + "attn_v.bias",
+                   format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnV, "bias"),
                    {kv_dim},
                    "num_key_value_heads * head_dim",
                    Kind::kBias,
                    Rewrite::kNone});
   }
   if (h.qk_norm) {
-    out.push_back(
-        {p + "self_attn.q_norm.weight", {}, g + "attn_q_norm.weight", {c.head_dim}, "head_dim", Kind::kNorm, norm});
-    out.push_back(
-        {p + "self_attn.k_norm.weight", {}, g + "attn_k_norm.weight", {c.head_dim}, "head_dim", Kind::kNorm, norm});
+    out.push_back({p + "self_attn.q_norm.weight",
+                   {},
+                   format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnQNorm),
+                   {c.head_dim},
+                   "head_dim",
+                   Kind::kNorm,
+                   norm});
+    out.push_back({p + "self_attn.k_norm.weight",
+                   {},
+                   format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnKNorm),
+                   {c.head_dim},
+                   "head_dim",
+                   Kind::kNorm,
+                   norm});
   }
   out.push_back({p + "self_attn.o_proj.weight",
                  {},
-                 g + "attn_output.weight",
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kAttnOutput),
                  {dim, q_dim},
                  "hidden_size, num_attention_heads * head_dim",
                  Kind::kMatrix,
@@ -121,13 +138,28 @@ void append_hf_dense_ffn_tensors(const HfConfig& h, int32_t layer, std::vector<H
   using Kind = HfTensor::Kind;
   const ModelConfig& c = h.config;
   const int64_t dim = c.dim, hidden = c.hidden_dim;
-  const std::string p = fmt::format("model.layers.{}.", layer), g = fmt::format("blk.{}.", layer);
-  out.push_back({p + "post_attention_layernorm.weight", {}, g + "ffn_norm.weight", {dim}, "hidden_size", Kind::kNorm});
-  out.push_back(
-      {p + "mlp.gate_proj.weight", {}, g + "ffn_gate.weight", {hidden, dim}, "intermediate_size, hidden_size"});
-  out.push_back({p + "mlp.up_proj.weight", {}, g + "ffn_up.weight", {hidden, dim}, "intermediate_size, hidden_size"});
-  out.push_back(
-      {p + "mlp.down_proj.weight", {}, g + "ffn_down.weight", {dim, hidden}, "hidden_size, intermediate_size"});
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  out.push_back({p + "post_attention_layernorm.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnNorm),
+                 {dim},
+                 "hidden_size",
+                 Kind::kNorm});
+  out.push_back({p + "mlp.gate_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnGate),
+                 {hidden, dim},
+                 "intermediate_size, hidden_size"});
+  out.push_back({p + "mlp.up_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnUp),
+                 {hidden, dim},
+                 "intermediate_size, hidden_size"});
+  out.push_back({p + "mlp.down_proj.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnDown),
+                 {dim, hidden},
+                 "hidden_size, intermediate_size"});
 }
 
 void append_hf_moe_tensors(const HfConfig& h, int32_t layer, const std::string& router,
@@ -136,19 +168,28 @@ void append_hf_moe_tensors(const HfConfig& h, int32_t layer, const std::string& 
   using Kind = HfTensor::Kind;
   const ModelConfig& c = h.config;
   const int64_t dim = c.dim, hidden = c.expert_hidden_dim;
-  const std::string p = fmt::format("model.layers.{}.", layer), g = fmt::format("blk.{}.", layer);
-  out.push_back({p + "post_attention_layernorm.weight", {}, g + "ffn_norm.weight", {dim}, "hidden_size", Kind::kNorm});
-  out.push_back({p + router, {}, g + "ffn_gate_inp.weight", {c.num_experts, dim}, "num_experts, hidden_size"});
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  out.push_back({p + "post_attention_layernorm.weight",
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnNorm),
+                 {dim},
+                 "hidden_size",
+                 Kind::kNorm});
+  out.push_back({p + router,
+                 {},
+                 format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnGateInp),
+                 {c.num_experts, dim},
+                 "num_experts, hidden_size"});
   const auto stacked = [&](const char* proj, const char* gguf, std::vector<int64_t> shape, const char* fields) {
-    HfTensor t{"", {}, g + gguf, std::move(shape), fields, Kind::kMatrix};
+    HfTensor t{"", {}, format::gguf_tensor::block_tensor(layer, gguf), std::move(shape), fields, Kind::kMatrix};
     for (int32_t e = 0; e < c.num_experts; ++e)
       t.hf_slices.push_back(p +
                             fmt::format(fmt::runtime(expert_format), fmt::arg("expert", e), fmt::arg("proj", proj)));
     out.push_back(std::move(t));
   };
-  stacked(gate, "ffn_gate_exps.weight", {hidden, dim}, "expert intermediate size, hidden_size");
-  stacked(down, "ffn_down_exps.weight", {dim, hidden}, "hidden_size, expert intermediate size");
-  stacked(up, "ffn_up_exps.weight", {hidden, dim}, "expert intermediate size, hidden_size");
+  stacked(gate, format::gguf_tensor::kFfnGateExps, {hidden, dim}, "expert intermediate size, hidden_size");
+  stacked(down, format::gguf_tensor::kFfnDownExps, {dim, hidden}, "hidden_size, expert intermediate size");
+  stacked(up, format::gguf_tensor::kFfnUpExps, {hidden, dim}, "expert intermediate size, hidden_size");
 }
 
 Result<std::optional<float>> gguf_arch_f32(const format::GgufFile& file, const ModelConfig& c, const char* suffix) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/check.h"
+#include "format/gguf_names.h"
 #include "model/architecture.h"
 #include "model/model_weights.h"
 
@@ -123,8 +124,11 @@ Status HfCheckpoint::map_tensors() {
   const int64_t dim = c.dim, vocab = c.vocab_size;
   using Kind = HfTensor::Kind;
   const Rewrite norm = hf_.norms_plus_one ? Rewrite::kAddOne : Rewrite::kNone;
-  PAGODA_RETURN_IF_ERROR(
-      add({"model.embed_tokens.weight", {}, "token_embd.weight", {vocab, dim}, "vocab_size, hidden_size"}));
+  PAGODA_RETURN_IF_ERROR(add({"model.embed_tokens.weight",
+                              {},
+                              format::gguf_tensor::kTokenEmbedding,
+                              {vocab, dim},
+                              "vocab_size, hidden_size"}));
   if (!c.rope_freq_factors.empty()) add_owned_f32("rope_freqs.weight", c.rope_freq_factors);
   if (!c.rope_long_factors.empty()) {
     add_owned_f32("rope_factors_long.weight", c.rope_long_factors);
@@ -136,10 +140,12 @@ Status HfCheckpoint::map_tensors() {
     family->layer_tensors(hf_, l, layer);
     for (const HfTensor& spec : layer) PAGODA_RETURN_IF_ERROR(add(spec));
   }
-  PAGODA_RETURN_IF_ERROR(add({"model.norm.weight", {}, "output_norm.weight", {dim}, "hidden_size", Kind::kNorm, norm}));
+  PAGODA_RETURN_IF_ERROR(
+      add({"model.norm.weight", {}, format::gguf_tensor::kOutputNorm, {dim}, "hidden_size", Kind::kNorm, norm}));
   // Tied embeddings: no output.weight, as llama.cpp writes them (a stored lm_head copy is ignored).
   if (!hf_.tie_word_embeddings)
-    PAGODA_RETURN_IF_ERROR(add({"lm_head.weight", {}, "output.weight", {vocab, dim}, "vocab_size, hidden_size"}));
+    PAGODA_RETURN_IF_ERROR(
+        add({"lm_head.weight", {}, format::gguf_tensor::kOutput, {vocab, dim}, "vocab_size, hidden_size"}));
   return Status::ok_status();
 }
 

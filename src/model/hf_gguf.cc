@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "format/gguf_names.h"
 #include "model/architecture.h"
 
 namespace pagoda {
@@ -35,7 +36,7 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string&
     if (!dir.has_filename()) dir = dir.parent_path();
     model_name = dir.filename().string();
   }
-  const TensorRef* embd = ckpt.tensors().find("token_embd.weight");
+  const TensorRef* embd = ckpt.tensors().find(format::gguf_tensor::kTokenEmbedding);
   w.set(gguf_key::kArchitecture, GgufValue::string(c.architecture));
   w.set(gguf_key::kName, GgufValue::string(model_name));
   w.set(gguf_key::kAlignment, GgufValue::u32(32));

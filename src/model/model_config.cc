@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "format/gguf_names.h"
 #include "model/architecture.h"
 
 namespace pagoda {
@@ -47,7 +48,8 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   }
   // Each block is at least its 6 tensors (Phi-3's, with fused QKV and gate/up): a block count the file cannot hold
   // fails here, before the loader sizes anything by it.
-  const std::string last_block_tensor = fmt::format("blk.{}.attn_norm.weight", c.num_layers - 1);
+  const std::string last_block_tensor =
+      format::gguf_tensor::block_tensor(c.num_layers - 1, format::gguf_tensor::kAttnNorm);
   if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 6)
     return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
                                   a, c.num_layers, last_block_tensor, f.tensors().size()));
@@ -80,7 +82,7 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
     return make_error(fmt::format("{}: layer_norm_rms_epsilon and rope.freq_base must be positive", f.name()));
 
   // The vocabulary size is the embedding's outer dimension (llama.vocab_size is optional in GGUF).
-  const format::GgufTensorInfo* embd = f.find_tensor("token_embd.weight");
+  const format::GgufTensorInfo* embd = f.find_tensor(format::gguf_tensor::kTokenEmbedding);
   if (embd == nullptr) return make_error(fmt::format("{}: missing tensor token_embd.weight", f.name()));
   if (embd->dims.size() != 2 || embd->dims[0] != c.dim)
     return make_error(fmt::format("{}: token_embd.weight must be [{}, vocab]", f.name(), c.dim));

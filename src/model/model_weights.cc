@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/half.h"
+#include "format/gguf_names.h"
 #include "quant/block_awq_int4.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
@@ -138,7 +139,7 @@ Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const
 Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelConfig& c) {
   ModelWeights w;
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size, q_dim = c.q_dim();
-  PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, "token_embd.weight", vocab, dim));
+  PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, format::gguf_tensor::kTokenEmbedding, vocab, dim));
   if (w.token_embd.input_scale != nullptr)
     return make_error(
         fmt::format("{}: token_embd.weight has an AWQ input scale, which an embedding lookup cannot undo", f.source));
@@ -150,62 +151,97 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
   for (int32_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& lw = w.layers.emplace_back();
     const std::string p = fmt::format("blk.{}.", l);
-    PAGODA_ASSIGN_OR_RETURN(lw.attn_norm, vector_f32(f, p + "attn_norm.weight", dim));
-    if (f.find(p + "attn_qkv.weight") != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(lw.attn_norm,
+                            vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), dim));
+    if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv)) != nullptr) {
       // Phi-3: Q, K and V as one matrix, rows in that order; each is a view of its rows.
-      PAGODA_ASSIGN_OR_RETURN(const WeightView qkv, matrix(f, p + "attn_qkv.weight", q_dim + 2 * kv_dim, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          const WeightView qkv,
+          matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv), q_dim + 2 * kv_dim, dim));
       if (qkv.input_scale != nullptr || dtype_is_row_interleaved(qkv.dtype))
         return make_error(fmt::format("{}: {}attn_qkv.weight cannot be split in its type", f.source, p));
       lw.wq = row_range(qkv, 0, q_dim);
       lw.wk = row_range(qkv, q_dim, kv_dim);
       lw.wv = row_range(qkv, q_dim + kv_dim, kv_dim);
     } else {
-      PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, p + "attn_q.weight", q_dim, dim));
-      PAGODA_ASSIGN_OR_RETURN(lw.wk, matrix(f, p + "attn_k.weight", kv_dim, dim));
-      PAGODA_ASSIGN_OR_RETURN(lw.wv, matrix(f, p + "attn_v.weight", kv_dim, dim));
+      PAGODA_ASSIGN_OR_RETURN(lw.wq,
+                              matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ), q_dim, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
     }
-    PAGODA_ASSIGN_OR_RETURN(lw.wo, matrix(f, p + "attn_output.weight", dim, q_dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.bq, optional_vector_f32(f, p + "attn_q.bias", q_dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.bk, optional_vector_f32(f, p + "attn_k.bias", kv_dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.bv, optional_vector_f32(f, p + "attn_v.bias", kv_dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.q_norm, optional_vector_f32(f, p + "attn_q_norm.weight", c.head_dim));
-    PAGODA_ASSIGN_OR_RETURN(lw.k_norm, optional_vector_f32(f, p + "attn_k_norm.weight", c.head_dim));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.wo, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput), dim, q_dim));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.bq,
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ, "bias"), q_dim));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.bk,
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK, "bias"), kv_dim));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.bv,
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV, "bias"), kv_dim));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.q_norm,
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm), c.head_dim));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.k_norm,
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm), c.head_dim));
     if (c.post_norms) {
-      PAGODA_ASSIGN_OR_RETURN(lw.attn_post_norm, vector_f32(f, p + "post_attention_norm.weight", dim));
-      PAGODA_ASSIGN_OR_RETURN(lw.ffn_post_norm, vector_f32(f, p + "post_ffw_norm.weight", dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.attn_post_norm,
+          vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPostAttentionNorm), dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.ffn_post_norm,
+          vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPostFfwNorm), dim));
     }
-    PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm, vector_f32(f, p + "ffn_norm.weight", dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm,
+                            vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnNorm), dim));
     if (c.num_experts > 0) {
       const int64_t num_experts = c.num_experts, expert_hidden = c.expert_hidden_dim;
-      PAGODA_ASSIGN_OR_RETURN(lw.router, matrix(f, p + "ffn_gate_inp.weight", num_experts, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.router,
+          matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateInp), num_experts, dim));
       if (lw.router.input_scale != nullptr)
         return make_error(fmt::format("{}: {}ffn_gate_inp.weight has an AWQ input scale", f.source, p));
-      PAGODA_ASSIGN_OR_RETURN(auto gates,
-                              expert_matrices(f, p + "ffn_gate_exps.weight", num_experts, expert_hidden, dim));
-      PAGODA_ASSIGN_OR_RETURN(auto ups, expert_matrices(f, p + "ffn_up_exps.weight", num_experts, expert_hidden, dim));
-      PAGODA_ASSIGN_OR_RETURN(auto downs,
-                              expert_matrices(f, p + "ffn_down_exps.weight", num_experts, dim, expert_hidden));
+      PAGODA_ASSIGN_OR_RETURN(
+          auto gates, expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateExps),
+                                      num_experts, expert_hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(auto ups,
+                              expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUpExps),
+                                              num_experts, expert_hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          auto downs, expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDownExps),
+                                      num_experts, dim, expert_hidden));
       for (int64_t e = 0; e < num_experts; ++e)
         lw.experts.push_back(ExpertWeights{gates[size_t(e)], ups[size_t(e)], downs[size_t(e)]});
       continue;
     }
-    if (f.find(p + "ffn_gate.weight") == nullptr && f.find(p + "ffn_up.weight") != nullptr &&
-        f.find(p + "ffn_up.weight")->dims == std::vector<int64_t>{dim, 2 * hidden}) {
+    if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate)) == nullptr &&
+        f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp)) != nullptr &&
+        f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp))->dims ==
+            std::vector<int64_t>{dim, 2 * hidden}) {
       // Phi-3: gate and up as one matrix of 2 * hidden rows, gate's first.
-      PAGODA_ASSIGN_OR_RETURN(const WeightView gate_up, matrix(f, p + "ffn_up.weight", 2 * hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          const WeightView gate_up,
+          matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp), 2 * hidden, dim));
       if (gate_up.input_scale != nullptr || dtype_is_row_interleaved(gate_up.dtype))
         return make_error(fmt::format("{}: {}ffn_up.weight cannot be split in its type", f.source, p));
       lw.w_gate = row_range(gate_up, 0, hidden);
       lw.w_up = row_range(gate_up, hidden, hidden);
     } else {
-      PAGODA_ASSIGN_OR_RETURN(lw.w_gate, matrix(f, p + "ffn_gate.weight", hidden, dim));
-      PAGODA_ASSIGN_OR_RETURN(lw.w_up, matrix(f, p + "ffn_up.weight", hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.w_gate, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate), hidden, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.w_up, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp), hidden, dim));
     }
-    PAGODA_ASSIGN_OR_RETURN(lw.w_down, matrix(f, p + "ffn_down.weight", dim, hidden));
+    PAGODA_ASSIGN_OR_RETURN(
+        lw.w_down, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDown), dim, hidden));
   }
-  PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, "output_norm.weight", dim));
-  if (f.find("output.weight") != nullptr) {
-    PAGODA_ASSIGN_OR_RETURN(w.output, matrix(f, "output.weight", vocab, dim));
+  PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, format::gguf_tensor::kOutputNorm, dim));
+  if (f.find(format::gguf_tensor::kOutput) != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(w.output, matrix(f, format::gguf_tensor::kOutput, vocab, dim));
   } else {
     w.output = w.token_embd;  // tied embeddings, as llama.cpp does when output.weight is absent
   }
