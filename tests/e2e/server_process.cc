@@ -105,8 +105,11 @@ bool wait_for_metrics(const ServerProcess& server, std::chrono::milliseconds tim
 
 bool wait_idle(const ServerProcess& server, std::chrono::milliseconds timeout) {
   return wait_for_metrics(server, timeout, [](const std::string& m) {
+    // Idle: nothing being prepared (parsed, templated, tokenized) either, or a request about to be submitted
+    // would count after the wait.
     return metric_value(m, "pagoda:num_requests_running") == 0.0 &&
-           metric_value(m, "pagoda:num_requests_waiting") == 0.0;
+           metric_value(m, "pagoda:num_requests_waiting") == 0.0 &&
+           metric_value(m, "pagoda:num_requests_preparing") == 0.0;
   });
 }
 

@@ -48,7 +48,7 @@ std::string metrics(const ServerProcess& server);
 // Polls /metrics until `done(scrape)` holds; false when `timeout` passed first.
 bool wait_for_metrics(const ServerProcess& server, std::chrono::milliseconds timeout,
                       const std::function<bool(const std::string&)>& done);
-// Until nothing runs or waits (the engine publishes its figures after each step).
+// Until nothing is prepared, runs or waits (the engine publishes its figures after each step).
 bool wait_idle(const ServerProcess& server, std::chrono::milliseconds timeout);
 
 // The raw-socket client (tests/support/raw_http_client.h), under the names these tests use.
