@@ -48,6 +48,11 @@ std::string nfc(std::string_view text) {
   return out;
 }
 
+// Bytes no valid UTF-8 text contains; byte-level vocabularies may leave them out (llama.cpp reads invalid UTF-8
+// as U+FFFD).
+bool never_in_utf8(uint8_t b) { return b == 0xC0 || b == 0xC1 || b >= 0xF5; }
+constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 }  // namespace
@@ -56,7 +61,7 @@ BpeTokenizer::BpeTokenizer(BpeVocab vocab, PreTokenizer pre) : vocab_(std::move(
 
 Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::string_view source) {
   const auto fail = [&](const std::string& message) { return make_error(fmt::format("{}: {}", source, message)); };
-  Result<PreTokenizer> pre = PreTokenizer::create(vocab.split_regex);
+  Result<PreTokenizer> pre = PreTokenizer::create(vocab.split_regexes, vocab.regex_dialect);
   if (!pre.ok()) return fail(pre.error());
   if (vocab.tokens.size() >= size_t(std::numeric_limits<int32_t>::max())) return fail("too many tokens");
   for (const AddedToken& added : vocab.added) {
@@ -81,11 +86,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::
   for (int b = 0; b < 256; ++b) {
     const std::string spelled = byte_level_encode(std::string(1, char(b)));
     const auto it = tok->token_to_id_.find(spelled);
-    if (it == tok->token_to_id_.end()) {
-      return fail(fmt::format("the vocabulary has no token for byte 0x{:02X} ('{}'), so some text has no encoding", b,
-                              spelled));
-    }
-    tok->byte_to_id_[b] = it->second;
+    // A vocabulary may lack some bytes (llama.cpp loads it): see encode_piece for what such a byte becomes.
+    tok->byte_to_id_[b] = it == tok->token_to_id_.end() ? -1 : it->second;
   }
   tok->merges_.reserve(v.merges.size());
   for (size_t rank = 0; rank < v.merges.size(); ++rank) {
@@ -127,7 +129,7 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::
   return tok;
 }
 
-std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos) const {
+std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<TokenId> out;
   if (add_bos && vocab_.add_bos) out.push_back(vocab_.bos_id);
   size_t plain_start = 0;
@@ -135,6 +137,7 @@ std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos) c
   while (pos < text.size()) {
     const AddedToken* match = nullptr;
     for (const size_t i : added_by_first_byte_[uint8_t(text[pos])]) {
+      if (!parse_special && vocab_.added[i].special) continue;
       if (text.substr(pos).starts_with(vocab_.added[i].content)) {
         match = &vocab_.added[i];  // buckets are longest first: the first match is the longest
         break;
@@ -180,7 +183,18 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
   }
   std::vector<TokenId> symbols;
   symbols.reserve(piece.size());
-  for (const char b : piece) symbols.push_back(byte_to_id_[uint8_t(b)]);
+  for (const char b : piece) {
+    if (byte_to_id_[uint8_t(b)] != -1) {
+      symbols.push_back(byte_to_id_[uint8_t(b)]);
+    } else if (never_in_utf8(uint8_t(b))) {
+      // Only invalid UTF-8 has this byte, and llama.cpp reads invalid UTF-8 as U+FFFD.
+      for (const char r : kReplacementCharacter) {
+        if (byte_to_id_[uint8_t(r)] != -1) symbols.push_back(byte_to_id_[uint8_t(r)]);
+      }
+    }
+    // Any other byte without a token is dropped, as llama.cpp drops it (such vocabularies lack rare control
+    // characters or lead bytes of unassigned planes).
+  }
   // Merge the lowest-ranked adjacent pair (the leftmost on a tie) until no pair has a merge: HF's order.
   while (symbols.size() > 1) {
     int32_t best_rank = std::numeric_limits<int32_t>::max();

@@ -19,11 +19,12 @@ namespace pagoda {
 
 class BpeTokenizer final : public Tokenizer {
  public:
-  // Fails when a merge names a token the vocabulary lacks, an id is out of range, a byte has no token, or the
-  // split regex does not compile; `source` (a file name) prefixes the message.
+  // Fails when a merge names a token the vocabulary lacks, an id is out of range, or a split regex does not
+  // compile (a byte without a token is allowed, as llama.cpp allows it); `source` (a file name) prefixes the message.
   static Result<std::unique_ptr<BpeTokenizer>> create(BpeVocab vocab, std::string_view source);
 
-  std::vector<TokenId> encode(std::string_view text, bool add_bos) const override;
+  using Tokenizer::encode;
+  std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
   std::string token_bytes(TokenId token, TokenId prev) const override;
   std::string decode(std::span<const TokenId> tokens) const override;
   int32_t vocab_size() const override { return int32_t(vocab_.tokens.size()); }
@@ -52,7 +53,7 @@ class BpeTokenizer final : public Tokenizer {
   PreTokenizer pre_;
   std::unordered_map<std::string, TokenId, Hash, std::equal_to<>> token_to_id_;
   std::unordered_map<uint64_t, Merge> merges_;  // key: left id << 32 | right id
-  TokenId byte_to_id_[256];
+  TokenId byte_to_id_[256];  // -1 for a byte the vocabulary has no token for
   std::vector<std::vector<size_t>> added_by_first_byte_;  // [byte] indices into vocab_.added, longest first
   std::vector<int8_t> added_kind_;                        // [id] 0 normal, 1 added non-special, 2 special
 };

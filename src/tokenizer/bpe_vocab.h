@@ -29,7 +29,10 @@ struct BpeVocab {
   std::vector<std::string> tokens;  // [id] byte-level spelling ("Ġthe"); "" for ids only an added token has
   std::vector<std::pair<std::string, std::string>> merges;  // rank order: merges[0] applies first
   std::vector<AddedToken> added;
-  std::string split_regex{kGpt2SplitRegex};
+  // The pre-tokenizer: regexes applied in order (one from a tokenizer.json; llama.cpp's list for a GGUF name).
+  std::vector<std::string> split_regexes{std::string(kGpt2SplitRegex)};
+  RegexDialect regex_dialect = RegexDialect::kOniguruma;
+  std::string pre_name;  // the llama.cpp tokenizer.ggml.pre it was read under; "" from a tokenizer.json
   bool nfc = false;            // NFC-normalize text outside added tokens (Qwen2's normalizer)
   bool ignore_merges = false;  // a whole piece that is a token is taken as is (Llama 3)
   TokenId bos_id = -1;

@@ -2,6 +2,7 @@
 #include "tokenizer/bpe_vocab_gguf_writer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
@@ -15,15 +16,19 @@ namespace {
 
 using format::GgufValue;
 
-// tokenizer.ggml.pre for a split regex, given the flags that name implies when read back (vocab_loader.cc).
+// tokenizer.ggml.pre, under llama.cpp's names: a vocabulary read from a GGUF keeps its name; a tokenizer.json's
+// split regex names the family whose reading back (vocab_loader.cc) gives the same flags.
 Result<std::string> pre_name(const BpeVocab& v, std::string_view source) {
-  if (v.split_regex == kLlama3SplitRegex && v.ignore_merges && !v.nfc) return std::string("llama-bpe");
-  if (v.split_regex == kQwen2SplitRegex && v.nfc && !v.ignore_merges) return std::string("qwen2");
-  if (v.split_regex == kGpt2SplitRegex && !v.nfc && !v.ignore_merges) return std::string("gpt2");
+  if (!v.pre_name.empty()) return v.pre_name;
+  const bool one_regex = v.split_regexes.size() == 1 && v.regex_dialect == RegexDialect::kOniguruma;
+  const std::string_view regex = one_regex ? std::string_view(v.split_regexes[0]) : std::string_view();
+  if (regex == kLlama3SplitRegex && v.ignore_merges && !v.nfc) return std::string("llama-bpe");
+  if (regex == kQwen2SplitRegex && v.nfc && !v.ignore_merges) return std::string("qwen2");
+  if (regex == kGpt2SplitRegex && !v.nfc && !v.ignore_merges) return std::string("gpt-2");
   return make_error(fmt::format(
-      "{}: the pre-tokenizer (split regex {}, NFC {}, ignore_merges {}) has no tokenizer.ggml.pre name in GGUF "
-      "(supported: GPT-2, Llama 3, Qwen2 byte-level BPE)",
-      source, v.split_regex, v.nfc, v.ignore_merges));
+      "{}: the pre-tokenizer (split regexes {}, NFC {}, ignore_merges {}) has no tokenizer.ggml.pre name in GGUF "
+      "(supported from tokenizer.json: GPT-2, Llama 3, Qwen2 byte-level BPE)",
+      source, fmt::join(v.split_regexes, " then "), v.nfc, v.ignore_merges));
 }
 
 }  // namespace

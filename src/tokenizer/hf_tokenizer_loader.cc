@@ -77,7 +77,7 @@ Status read_split(const Reader& r, const json& node, std::string_view field, Bpe
   }
   PAGODA_ASSIGN_OR_RETURN(const bool invert, flag(r, node, field, "invert", false));
   if (invert) return r.fail(fmt::format("{}.invert", field), "is true; only false is supported");
-  vocab.split_regex = regex->get<std::string>();
+  vocab.split_regexes = {regex->get<std::string>()};
   return Status::ok_status();
 }
 
@@ -90,7 +90,7 @@ Status read_pre_tokenizer(const Reader& r, const json& root, BpeVocab& vocab) {
   bool uses_regex = false;
   if (type == "ByteLevel") {
     PAGODA_RETURN_IF_ERROR(read_byte_level(r, *it, "pre_tokenizer", uses_regex));
-    vocab.split_regex = std::string(kGpt2SplitRegex);
+    vocab.split_regexes = {std::string(kGpt2SplitRegex)};
     return Status::ok_status();
   }
   if (type != "Sequence") {
@@ -110,7 +110,7 @@ Status read_pre_tokenizer(const Reader& r, const json& root, BpeVocab& vocab) {
     } else if (step_type == "ByteLevel") {
       PAGODA_RETURN_IF_ERROR(read_byte_level(r, (*steps)[i], field, uses_regex));
       if (uses_regex && splits > 0) return r.fail(field + ".use_regex", "is true after a Split; not supported");
-      if (uses_regex) vocab.split_regex = std::string(kGpt2SplitRegex);
+      if (uses_regex) vocab.split_regexes = {std::string(kGpt2SplitRegex)};
       byte_level = true;
     } else {
       return r.fail(field + ".type", fmt::format("is '{}'; only Split and ByteLevel are supported", step_type));

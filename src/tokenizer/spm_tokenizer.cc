@@ -2,6 +2,7 @@
 // llm_tokenizer_spm does it) and decoding (U+2581 -> space, byte tokens -> raw bytes, leading space after BOS).
 #include "tokenizer/spm_tokenizer.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <queue>
@@ -99,6 +100,16 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
     }
   }
 
+  for (TokenId id = 0; id < num_tokens; ++id) {
+    const TokenType type = vocab_.types[size_t(id)];
+    if ((type == TokenType::kControl || type == TokenType::kUnknown) && !vocab_.pieces[size_t(id)].empty()) {
+      control_ids_.push_back(id);
+    }
+  }
+  std::stable_sort(control_ids_.begin(), control_ids_.end(), [&](TokenId a, TokenId b) {
+    return vocab_.pieces[size_t(a)].size() > vocab_.pieces[size_t(b)].size();
+  });
+
   bool has_all_byte_pieces = true;
   for (TokenId id : byte_to_id_) has_all_byte_pieces = has_all_byte_pieces && id != -1;
   PAGODA_CHECK(has_all_byte_pieces || vocab_.unk_id != -1,
@@ -110,15 +121,47 @@ TokenId SpmTokenizer::find_piece(std::string_view piece) const {
   return it == piece_to_id_.end() ? -1 : it->second;
 }
 
-std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos) const {
+std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<TokenId> ids;
   if (add_bos && vocab_.bos_id != -1) ids.push_back(vocab_.bos_id);
   // As llama.cpp: no dummy prefix for empty text, so "" encodes to nothing (or just BOS).
   if (text.empty()) return ids;
+  if (!parse_special || control_ids_.empty()) {
+    encode_fragment(text, vocab_.add_dummy_prefix, ids);
+    return ids;
+  }
+  // llama.cpp's partition: control tokens split the text, and each piece of text between them (every one
+  // follows a special token or the start) gets the dummy prefix.
+  size_t plain_start = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    TokenId match = -1;
+    for (const TokenId id : control_ids_) {
+      if (text.substr(pos).starts_with(vocab_.pieces[size_t(id)])) {
+        match = id;
+        break;
+      }
+    }
+    if (match == -1) {
+      ++pos;
+      continue;
+    }
+    if (pos > plain_start) {
+      encode_fragment(text.substr(plain_start, pos - plain_start), vocab_.add_dummy_prefix, ids);
+    }
+    ids.push_back(match);
+    pos += vocab_.pieces[size_t(match)].size();
+    plain_start = pos;
+  }
+  if (plain_start < text.size()) {
+    encode_fragment(text.substr(plain_start), vocab_.add_dummy_prefix, ids);
+  }
+  return ids;
+}
 
+void SpmTokenizer::encode_fragment(std::string_view text, bool dummy_prefix, std::vector<TokenId>& ids) const {
   std::string normalized;  // the text with the dummy prefix and every space as U+2581
   normalized.reserve(text.size() + kSpaceMarker.size() * 2);
-  if (vocab_.add_dummy_prefix) normalized += kSpaceMarker;
+  if (dummy_prefix) normalized += kSpaceMarker;
   for (const char c : text) {
     if (c == ' ') {
       normalized += kSpaceMarker;
@@ -188,7 +231,6 @@ std::vector<TokenId> SpmTokenizer::encode(std::string_view text, bool add_bos) c
       ids.push_back(vocab_.unk_id);
     }
   }
-  return ids;
 }
 
 std::string SpmTokenizer::token_bytes(TokenId token, TokenId prev) const {

@@ -17,7 +17,8 @@ class SpmTokenizer final : public Tokenizer {
  public:
   explicit SpmTokenizer(Vocab vocab);
 
-  std::vector<TokenId> encode(std::string_view text, bool add_bos) const override;
+  using Tokenizer::encode;
+  std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
   std::string token_bytes(TokenId token, TokenId prev) const override;
   std::string decode(std::span<const TokenId> tokens) const override;
   int32_t vocab_size() const override { return vocab_.size(); }
@@ -34,6 +35,8 @@ class SpmTokenizer final : public Tokenizer {
     size_t operator()(std::string_view piece) const { return std::hash<std::string_view>{}(piece); }
   };
 
+  // Appends the tokens of `text`, which holds no control token to match; `dummy_prefix` puts a space first.
+  void encode_fragment(std::string_view text, bool dummy_prefix, std::vector<TokenId>& ids) const;
   // Id of the mergeable (normal or user-defined) piece spelled `piece`, or -1.
   TokenId find_piece(std::string_view piece) const;
 
@@ -41,7 +44,8 @@ class SpmTokenizer final : public Tokenizer {
   // Only normal and user-defined pieces: text never turns into a control, unknown or byte token by spelling.
   std::unordered_map<std::string, TokenId, PieceHash, std::equal_to<>> piece_to_id_;
   TokenId byte_to_id_[256];               // -1 when the vocabulary has no <0xNN> piece for that byte
-  std::vector<std::string> token_texts_;  // [vocab] each token's decoded bytes when not right after BOS
+  std::vector<std::string> token_texts_;
+  std::vector<TokenId> control_ids_;  // control and unknown tokens with a spelling, longest first (matched when parse_special)  // [vocab] each token's decoded bytes when not right after BOS
 };
 
 }  // namespace pagoda

@@ -14,9 +14,13 @@ namespace pagoda {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  // Encodes `text`; prepends BOS when `add_bos` (and the vocabulary has one). Never fails: bytes without a
-  // piece become byte-fallback tokens (or UNK when the vocabulary has none).
-  virtual std::vector<TokenId> encode(std::string_view text, bool add_bos) const = 0;
+  // Encodes `text`; prepends BOS when `add_bos` (and the vocabulary has one). With `parse_special`, the text of
+  // a special (control) token written in `text` becomes that token; without it (llama.cpp's parse_special =
+  // false) it is plain text. Added tokens that are not special are matched either way. Never fails: bytes
+  // without a piece become byte-fallback tokens (or UNK when the vocabulary has none).
+  virtual std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const = 0;
+  // Special tokens written in the text are tokens (llama.cpp's default for prompts).
+  std::vector<TokenId> encode(std::string_view text, bool add_bos) const { return encode(text, add_bos, true); }
   // The raw bytes of one token as it appears inside a decoded text (byte tokens give their single byte,
   // U+2581 becomes a space, control tokens give ""). `prev` is the token before it, or -1: SentencePiece drops
   // the leading space of the first piece after BOS.

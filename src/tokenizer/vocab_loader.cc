@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "format/gguf_names.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_piece.h"
+#include "tokenizer/llama_pre_tokenizers.h"
 #include "tokenizer/spm_tokenizer.h"
 
 namespace pagoda {
@@ -153,18 +155,29 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
     vocab.merges.emplace_back(text.substr(0, space), text.substr(space + 1));
   }
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> pre, file.get_string(kPreKey));
-  const std::string pre_name = pre.value_or("gpt2");
-  if (pre_name == "gpt2" || pre_name == "default") {
-    vocab.split_regex = std::string(kGpt2SplitRegex);
-  } else if (pre_name == "llama-bpe" || pre_name == "llama3") {
-    vocab.split_regex = std::string(kLlama3SplitRegex);
-    vocab.ignore_merges = true;  // llama.cpp does the same for llama-bpe
-  } else if (pre_name == "qwen2") {
-    vocab.split_regex = std::string(kQwen2SplitRegex);
-    vocab.nfc = true;
+  const LlamaPreTokenizer* spec = nullptr;
+  if (!pre) {
+    // llama.cpp's behaviour and warning: its "default" splits, which are not GPT-2's.
+    std::fprintf(stderr,
+                 "pagoda: warning: %s: %s is missing, using llama.cpp's 'default' pre-tokenizer; generation quality "
+                 "will be degraded, consider regenerating the model\n",
+                 file.name().c_str(), kPreKey);
+    spec = &default_llama_pre_tokenizer();
   } else {
-    return error(file, fmt::format("{} is '{}'; supported: gpt2, llama-bpe, qwen2", kPreKey, pre_name));
+    spec = find_llama_pre_tokenizer(*pre);
   }
+  if (spec == nullptr) {
+    const std::string hint = *pre == "gpt2" ? " (llama.cpp's name for GPT-2's is 'gpt-2'; older pagoda wrote 'gpt2': "
+                                              "convert the model again)"
+                                            : "";
+    return error(file, fmt::format("{} is '{}', a pre-tokenizer pagoda does not know{}; supported: {}", kPreKey, *pre,
+                                   hint, supported_llama_pre_tokenizer_names()));
+  }
+  vocab.pre_name = std::string(spec->name);
+  vocab.split_regexes.assign(spec->regexes.begin(), spec->regexes.end());
+  vocab.regex_dialect = RegexDialect::kEcmaScript;
+  vocab.ignore_merges = spec->ignore_merges;
+  vocab.nfc = spec->nfc;
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> types, file.get_i32_array(kTokenTypeKey));
   if (types && types->size() != tokens->size()) {
     return error(file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(),
@@ -184,15 +197,16 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
     }
   }
   PAGODA_ASSIGN_OR_RETURN(vocab.bos_id, read_special_id(file, kBosKey, -1, num_tokens));
+  if (spec->bos_is_null) vocab.bos_id = -1;
   PAGODA_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, kEosKey, -1, num_tokens));
   for (const char* key : {kEotKey, kEomKey}) {
     PAGODA_ASSIGN_OR_RETURN(const TokenId stop, read_special_id(file, key, -1, num_tokens));
     if (stop != -1 && stop != vocab.eos_id) vocab.stop_ids.push_back(stop);
   }
-  // Without the key, llama.cpp's default: BOS for llama-bpe (Llama 3), none for the others.
+  // Without the key, llama.cpp's default for the name: BOS for Llama 3, tekken and chameleon, none for the others.
   PAGODA_ASSIGN_OR_RETURN(const std::optional<bool> add_bos, file.get_bool(kAddBosKey));
   vocab.add_bos_set = add_bos.has_value();
-  vocab.add_bos = add_bos ? *add_bos : (pre_name == "llama-bpe" || pre_name == "llama3") && vocab.bos_id != -1;
+  vocab.add_bos = add_bos ? *add_bos : spec->add_bos && vocab.bos_id != -1;
   if (vocab.add_bos && vocab.bos_id == -1) {
     return error(file, fmt::format("{} is true but {} is absent", kAddBosKey, kBosKey));
   }

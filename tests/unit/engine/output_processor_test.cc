@@ -18,7 +18,7 @@ namespace {
 // Token ids: 0 BOS, 1 EOS, then pieces; 7 and 8 are the two bytes of "é".
 class FakeTokenizer : public Tokenizer {
  public:
-  std::vector<TokenId> encode(std::string_view, bool) const override { return {}; }
+  std::vector<TokenId> encode(std::string_view, bool, bool) const override { return {}; }
   std::string token_bytes(TokenId token, TokenId) const override { return kPieces[size_t(token)]; }
   std::string decode(std::span<const TokenId> tokens) const override {
     std::string s;

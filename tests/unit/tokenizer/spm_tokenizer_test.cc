@@ -141,17 +141,30 @@ TEST(SpmTokenizerTest, SpacesBecomeMarkerPieces) {
   EXPECT_EQ(tok.decode(tok.encode("  two  spaces  ", true)), "  two  spaces  ");
 }
 
-TEST(SpmTokenizerTest, ControlPiecesAreNeverSpelledFromText) {
+TEST(SpmTokenizerTest, WithoutParseSpecialControlPiecesAreNeverSpelledFromText) {
   const SpmTokenizer& tok = stories_tokenizer();
   for (const char* text : {"<s>", "</s>", "<unk>", "<0x41>", "a<s>b"}) {
-    for (const TokenId id : tok.encode(text, false)) {
+    for (const TokenId id : tok.encode(text, false, /*parse_special=*/false)) {
       EXPECT_FALSE(tok.is_control(id)) << text;
       EXPECT_NE(id, 0) << text;
     }
-    EXPECT_EQ(tok.decode(tok.encode(text, true)), text);
+    EXPECT_EQ(tok.decode(tok.encode(text, true, /*parse_special=*/false)), text);
   }
   // "A" is a normal piece (447), not the byte token <0x41> (3 + 0x41).
   EXPECT_THAT(tok.encode("A", false), ElementsAre(410, 447));
+}
+
+// llama.cpp's parse_special = true: control (and unknown) pieces written in the text are those tokens, and the
+// text after each gets the dummy prefix again; byte pieces are still never spelled.
+TEST(SpmTokenizerTest, WithParseSpecialControlPiecesInTheTextAreTokens) {
+  const SpmTokenizer& tok = stories_tokenizer();
+  std::vector<TokenId> expected = tok.encode("a", false, false);
+  expected.push_back(1);
+  for (const TokenId id : tok.encode("b", false, false)) expected.push_back(id);
+  expected.push_back(2);
+  EXPECT_EQ(tok.encode("a<s>b</s>", false, true), expected);
+  EXPECT_THAT(tok.encode("<unk>", false, true), ElementsAre(0));
+  EXPECT_EQ(tok.encode("<0x41>", false, true), tok.encode("<0x41>", false, false));
 }
 
 TEST(SpmTokenizerTest, ByteFallbackForCharactersWithoutPieces) {
