@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/byte_piece.h"
 #include "tokenizer/utf8.h"
 
 namespace pagoda {
@@ -52,6 +53,7 @@ std::string nfc(std::string_view text) {
 // as U+FFFD).
 bool never_in_utf8(uint8_t b) { return b == 0xC0 || b == 0xC1 || b >= 0xF5; }
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+constexpr std::string_view kUtf8SpaceMarker = "\xE2\x96\x81";  // U+2581: a space in a UTF-8 (non-byte-level) vocabulary
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -84,7 +86,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::
     if (!v.tokens[id].empty()) tok->token_to_id_.emplace(v.tokens[id], TokenId(id));
   }
   for (int b = 0; b < 256; ++b) {
-    const std::string spelled = byte_level_encode(std::string(1, char(b)));
+    const std::string spelled =
+        v.byte_level ? byte_level_encode(std::string(1, char(b))) : fmt::format("<0x{:02X}>", b);
     const auto it = tok->token_to_id_.find(spelled);
     // A vocabulary may lack some bytes (llama.cpp loads it): see encode_piece for what such a byte becomes.
     tok->byte_to_id_[b] = it == tok->token_to_id_.end() ? -1 : it->second;
@@ -170,7 +173,54 @@ void BpeTokenizer::encode_plain(std::string_view text, std::vector<TokenId>& out
     normalized = nfc(text);
     text = normalized;
   }
+  if (!vocab_.byte_level) {
+    std::string escaped;  // spaces spelled U+2581, as the vocabulary spells them
+    escaped.reserve(text.size());
+    for (const char c : text) {
+      if (c == ' ') {
+        escaped += kUtf8SpaceMarker;
+      } else {
+        escaped += c;
+      }
+    }
+    for (const std::string_view piece : pre_.split(escaped)) encode_utf8_piece(piece, out);
+    return;
+  }
   for (const std::string_view piece : pre_.split(text)) encode_piece(piece, out);
+}
+
+void BpeTokenizer::encode_utf8_piece(std::string_view piece, std::vector<TokenId>& out) const {
+  // A run of newlines that is a token is taken whole (llama.cpp's Gemma 4 rule), as is any piece with
+  // ignore_merges.
+  const bool newlines = piece.find_first_not_of('\n') == std::string_view::npos;
+  if (vocab_.ignore_merges || newlines) {
+    const auto it = token_to_id_.find(piece);
+    if (it != token_to_id_.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
+  // One symbol per UTF-8 character (a stray byte alone): its token, or -1 with its text for byte fallback.
+  std::vector<TokenId> symbols;
+  std::vector<std::string_view> texts;
+  for (size_t pos = 0; pos < piece.size();) {
+    const size_t len = std::max<size_t>(1, utf8_char_length(piece, pos));
+    const std::string_view text = piece.substr(pos, len);
+    const auto it = token_to_id_.find(text);
+    symbols.push_back(it == token_to_id_.end() ? -1 : it->second);
+    texts.push_back(text);
+    pos += len;
+  }
+  merge_by_rank(symbols, &texts);
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    if (symbols[i] != -1) {
+      out.push_back(symbols[i]);
+      continue;
+    }
+    for (const char b : texts[i]) {
+      if (byte_to_id_[uint8_t(b)] != -1) out.push_back(byte_to_id_[uint8_t(b)]);  // else dropped, as llama.cpp
+    }
+  }
 }
 
 void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& out) const {
@@ -195,12 +245,18 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
     // Any other byte without a token is dropped, as llama.cpp drops it (such vocabularies lack rare control
     // characters or lead bytes of unassigned planes).
   }
+  merge_by_rank(symbols, nullptr);
+  out.insert(out.end(), symbols.begin(), symbols.end());
+}
+
+void BpeTokenizer::merge_by_rank(std::vector<TokenId>& symbols, std::vector<std::string_view>* texts) const {
   // Merge the lowest-ranked adjacent pair (the leftmost on a tie) until no pair has a merge: HF's order.
   while (symbols.size() > 1) {
     int32_t best_rank = std::numeric_limits<int32_t>::max();
     size_t best_at = 0;
     TokenId best_merged = -1;
     for (size_t i = 0; i + 1 < symbols.size(); ++i) {
+      if (symbols[i] == -1 || symbols[i + 1] == -1) continue;
       const auto it = merges_.find(pair_key(symbols[i], symbols[i + 1]));
       if (it != merges_.end() && it->second.rank < best_rank) {
         best_rank = it->second.rank;
@@ -211,8 +267,12 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
     if (best_merged == -1) break;
     symbols[best_at] = best_merged;
     symbols.erase(symbols.begin() + std::ptrdiff_t(best_at) + 1);
+    if (texts != nullptr) {
+      std::string_view& left = (*texts)[best_at];
+      left = std::string_view(left.data(), left.size() + (*texts)[best_at + 1].size());
+      texts->erase(texts->begin() + std::ptrdiff_t(best_at) + 1);
+    }
   }
-  out.insert(out.end(), symbols.begin(), symbols.end());
 }
 
 std::string BpeTokenizer::token_bytes(TokenId token, TokenId /*prev*/) const {
@@ -224,8 +284,21 @@ std::string BpeTokenizer::token_bytes(TokenId token, TokenId /*prev*/) const {
         if (added.id == token) return added.content;
       }
       return "";
-    default: return byte_level_decode(vocab_.tokens[size_t(token)]);
+    default: break;
   }
+  const std::string& spelled = vocab_.tokens[size_t(token)];
+  if (vocab_.byte_level) return byte_level_decode(spelled);
+  if (const std::optional<uint8_t> byte = parse_byte_piece(spelled)) return std::string(1, char(*byte));
+  std::string text;  // U+2581 back to spaces
+  for (size_t pos = 0; pos < spelled.size();) {
+    if (std::string_view(spelled).substr(pos, kUtf8SpaceMarker.size()) == kUtf8SpaceMarker) {
+      text += ' ';
+      pos += kUtf8SpaceMarker.size();
+    } else {
+      text += spelled[pos++];
+    }
+  }
+  return text;
 }
 
 std::string BpeTokenizer::decode(std::span<const TokenId> tokens) const {

@@ -48,6 +48,10 @@ class BpeTokenizer final : public Tokenizer {
   // Encodes text that holds no added token: NFC, split, BPE per piece.
   void encode_plain(std::string_view text, std::vector<TokenId>& out) const;
   void encode_piece(std::string_view piece, std::vector<TokenId>& out) const;
+  // A piece of a UTF-8 (not byte-level) vocabulary: characters merged, unknown ones as <0xNN> byte tokens.
+  void encode_utf8_piece(std::string_view piece, std::vector<TokenId>& out) const;
+  // Applies merges to `symbols` (-1 never merges); `texts`, when given, keeps each symbol's text in step.
+  void merge_by_rank(std::vector<TokenId>& symbols, std::vector<std::string_view>* texts) const;
 
   BpeVocab vocab_;
   PreTokenizer pre_;

@@ -35,6 +35,9 @@ struct BpeVocab {
   std::string pre_name;  // the llama.cpp tokenizer.ggml.pre it was read under; "" from a tokenizer.json
   bool nfc = false;            // NFC-normalize text outside added tokens (Qwen2's normalizer)
   bool ignore_merges = false;  // a whole piece that is a token is taken as is (Llama 3)
+  // false: tokens are UTF-8 text with spaces spelled U+2581 and <0xNN> byte tokens, merged from characters
+  // (llama.cpp's Gemma 4 BPE), instead of GPT-2's byte-level spelling.
+  bool byte_level = true;
   TokenId bos_id = -1;
   TokenId eos_id = -1;
   bool add_bos = false;  // the post-processor prepends BOS

@@ -66,6 +66,7 @@ constexpr std::string_view kUfakzeka = R"re([^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\
 constexpr std::string_view kUfakzekaRegexes[] = {kUfakzeka};
 constexpr std::string_view kNewlineRuns = R"re([^\n]+|[\n]+)re";
 constexpr std::string_view kLagunaRegexes[] = {kNewlineRuns, kQwen2};
+constexpr std::string_view kGemma4Regexes[] = {kNewlineRuns};
 constexpr std::string_view kExaoneMoe = R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+)re";
 constexpr std::string_view kExaoneMoeRegexes[] = {kExaoneMoe};
 constexpr std::string_view kMinicpm5Step1 = R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
@@ -165,6 +166,8 @@ constexpr LlamaPreTokenizer kTable[] = {
     {.name = "minimax-m2", .regexes = R(kGpt4oRegexes)},
     {.name = "granite-embed-multi-97m", .regexes = R(kGraniteEmbMultiRegexes), .ignore_merges = true},
     {.name = "chameleon", .regexes = R(kChameleonRegexes), .add_bos = true},
+    // Gemma 4 (also what tokenizer.ggml.model "gemma4" implies): SentencePiece-style BPE over whole lines.
+    {.name = "gemma4", .regexes = R(kGemma4Regexes), .add_bos = true, .byte_level = false, .bos_always = true},
 };
 
 }  // namespace

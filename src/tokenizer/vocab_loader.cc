@@ -154,7 +154,9 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
     }
     vocab.merges.emplace_back(text.substr(0, space), text.substr(space + 1));
   }
-  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> pre, file.get_string(kPreKey));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<std::string> pre, file.get_string(kPreKey));
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> model, file.get_string(kModelKey));
+  if (model == "gemma4") pre = "gemma4";  // llama.cpp: the model implies its pre-tokenizer, whatever the key says
   const LlamaPreTokenizer* spec = nullptr;
   if (!pre) {
     // llama.cpp's behaviour and warning: its "default" splits, which are not GPT-2's.
@@ -178,6 +180,7 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   vocab.regex_dialect = RegexDialect::kEcmaScript;
   vocab.ignore_merges = spec->ignore_merges;
   vocab.nfc = spec->nfc;
+  vocab.byte_level = spec->byte_level;
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> types, file.get_i32_array(kTokenTypeKey));
   if (types && types->size() != tokens->size()) {
     return error(file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(),
@@ -206,7 +209,7 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   // Without the key, llama.cpp's default for the name: BOS for Llama 3, tekken and chameleon, none for the others.
   PAGODA_ASSIGN_OR_RETURN(const std::optional<bool> add_bos, file.get_bool(kAddBosKey));
   vocab.add_bos_set = add_bos.has_value();
-  vocab.add_bos = add_bos ? *add_bos : spec->add_bos && vocab.bos_id != -1;
+  vocab.add_bos = add_bos && !spec->bos_always ? *add_bos : spec->add_bos && vocab.bos_id != -1;
   if (vocab.add_bos && vocab.bos_id == -1) {
     return error(file, fmt::format("{} is true but {} is absent", kAddBosKey, kBosKey));
   }
@@ -216,13 +219,14 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file) {
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> model, file.get_string(kModelKey));
   if (!model) return error(file, fmt::format("{} is missing (which tokenizer the vocabulary is for)", kModelKey));
-  if (*model == "gpt2") {
+  if (*model == "gpt2" || *model == "gemma4") {
     PAGODA_ASSIGN_OR_RETURN(BpeVocab bpe, bpe_vocab_from_gguf(file));
     PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(bpe), file.name()));
     return std::unique_ptr<Tokenizer>(std::move(tok));
   }
   if (*model != "llama") {
-    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece) and 'gpt2' (byte-level BPE) are supported",
+    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece), 'gpt2' (byte-level BPE) and 'gemma4' "
+                                   "(UTF-8 BPE) are supported",
                                    kModelKey, *model));
   }
   PAGODA_ASSIGN_OR_RETURN(Vocab vocab, vocab_from_gguf(file));

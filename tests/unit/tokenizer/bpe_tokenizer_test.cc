@@ -1,6 +1,9 @@
 // Byte-level BPE tests: the GPT-2 byte mapping, merges by rank on a tiny hand-written vocabulary, each split
 // regex on known splits, added-token matching, the tokenizer.json and GGUF "gpt2" loaders' errors, and fuzz of
 // truncated/mutated tokenizer.json text and random bytes to encode (real-vocabulary parity is the e2e test).
+#include <algorithm>
+
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -144,6 +147,17 @@ TEST(BpeTokenizerTest, AddedTokensMatchLongestFirstAndStripWhitespace) {
   EXPECT_EQ(tok->token_bytes(261, -1), "");          // special: no text
   EXPECT_EQ(tok->token_bytes(262, -1), "<|end|>x");  // added, not special: its content
   EXPECT_EQ(tok->vocab_size(), 264);
+}
+
+// llama.cpp's parse_special = false: a special token written in the text is plain text; an added token that is
+// not special is still matched.
+TEST(BpeTokenizerTest, WithoutParseSpecialSpecialTokensInTheTextArePlainText) {
+  const auto tok = tiny_tokenizer();
+  const std::vector<TokenId> plain = tok->encode("a<|end|>b", false, /*parse_special=*/false);
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), 261), plain.end());
+  EXPECT_EQ(tok->decode(plain), "a<|end|>b");
+  EXPECT_THAT(tok->encode("a<|end|>x", false, false), ElementsAre('a', 262));
+  EXPECT_THAT(tok->encode("a<|end|>b", false, true), ElementsAre('a', 261, 'b'));
 }
 
 TEST(BpeTokenizerTest, IgnoreMergesTakesAWholeTokenAsIs) {
@@ -390,10 +404,61 @@ TEST(GgufBpeTest, WrittenVocabularyReadsBackAsTheSameTokenizer) {
   EXPECT_FALSE(unsaid_file->get_bool("tokenizer.ggml.add_bos_token").value().has_value());
   EXPECT_FALSE(bpe_vocab_from_gguf(*unsaid_file).value().add_bos);
 
+  // GPT-2's split is written under llama.cpp's name, gpt-2 (llama.cpp refuses pagoda's old "gpt2").
+  BpeVocab gpt2 = *vocab;
+  gpt2.split_regexes = {std::string(kGpt2SplitRegex)};
+  gpt2.nfc = false;
+  format::GgufWriter gpt2_writer;
+  ASSERT_TRUE(add_bpe_vocabulary(gpt2, 300, gpt2_writer, "t.json").ok());
+  const std::vector<uint8_t> gpt2_bytes = gpt2_writer.to_bytes();
+  Result<format::GgufFile> gpt2_file = format::GgufFile::from_memory(gpt2_bytes, "g.gguf");
+  ASSERT_TRUE(gpt2_file.ok());
+  EXPECT_EQ(*gpt2_file->get_string("tokenizer.ggml.pre").value(), "gpt-2");
+  EXPECT_TRUE(tokenizer_from_gguf(*gpt2_file).ok());
+
+  // A vocabulary read from a GGUF keeps its name when written again.
+  Result<BpeVocab> reread = bpe_vocab_from_gguf(*file);
+  ASSERT_TRUE(reread.ok()) << reread.error();
+  EXPECT_EQ(reread->pre_name, "qwen2");
+
   // A split the GGUF names cannot say is refused, not written wrongly.
   vocab->nfc = false;
   format::GgufWriter odd;
   EXPECT_THAT(add_bpe_vocabulary(*vocab, 300, odd, "t.json").message(), HasSubstr("no tokenizer.ggml.pre name"));
+}
+
+// tokenizer.ggml.model "gemma4": UTF-8 tokens with spaces as U+2581, merged from characters within each line,
+// <0xNN> byte tokens for characters without a token, a run of newlines taken whole, BOS always (llama.cpp).
+TEST(GgufBpeTest, Gemma4Utf8VocabularyMergesCharactersAndFallsBackToByteTokens) {
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  for (int b = 0; b < 256; ++b) {
+    tokens.push_back(fmt::format("<0x{:02X}>", b));
+    types.push_back(6);  // byte
+  }
+  for (const char* t : {"\xE2\x96\x81", "h", "i", "hi", "\xE2\x96\x81hi", "\n", "\n\n", "<bos>"}) {
+    tokens.push_back(t);
+    types.push_back(1);
+  }
+  types.back() = 3;  // <bos> is control
+  const TokenId space = 256, h = 257, i = 258, hi = 259, space_hi = 260, newline = 261, two_newlines = 262, bos = 263;
+  format::GgufWriter writer;
+  writer.set("tokenizer.ggml.model", format::GgufValue::string("gemma4"));
+  writer.set("tokenizer.ggml.tokens", format::GgufValue::string_array(tokens));
+  writer.set("tokenizer.ggml.token_type", format::GgufValue::i32_array(types));
+  writer.set("tokenizer.ggml.merges", format::GgufValue::string_array({"h i", "\xE2\x96\x81 hi"}));
+  writer.set("tokenizer.ggml.bos_token_id", format::GgufValue::u32(uint32_t(bos)));
+  writer.set("tokenizer.ggml.add_bos_token", format::GgufValue::boolean(false));
+  const std::vector<uint8_t> bytes = writer.to_bytes();
+  Result<format::GgufFile> file = format::GgufFile::from_memory(bytes, "gemma4.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  Result<std::unique_ptr<Tokenizer>> tok = tokenizer_from_gguf(*file);
+  ASSERT_TRUE(tok.ok()) << tok.error();
+  EXPECT_THAT((*tok)->encode(" hi\n\nhih", false), ElementsAre(space_hi, two_newlines, hi, h));
+  EXPECT_THAT((*tok)->encode("\n\n\n", false), ElementsAre(newline, newline, newline));  // no merge, no token
+  EXPECT_THAT((*tok)->encode("i\xC3\xA9", false), ElementsAre(i, 0xC3, 0xA9));         // é as byte tokens
+  EXPECT_THAT((*tok)->encode("  ", true), ElementsAre(bos, space, space));  // BOS despite add_bos_token false
+  EXPECT_EQ((*tok)->decode((*tok)->encode(" hi\n\ni\xC3\xA9 h", false)), " hi\n\ni\xC3\xA9 h");
 }
 
 }  // namespace
