@@ -1,5 +1,6 @@
-// `pagoda tokenize [-m MODEL] [--no-bos] [--pieces] TEXT`: ids on one line, space-separated (or one
-// "id<TAB>piece" line each with --pieces).
+// `pagoda tokenize [-m MODEL] [--no-bos] [--no-parse-special] [--pieces] TEXT`: ids on one line, space-separated
+// (or one "id<TAB>piece" line each with --pieces). --no-parse-special (either form) reads special tokens written
+// in the text as plain text.
 // `pagoda tokenize --tokenizer tokenizer.json|MODEL.gguf [--no-special] [--jsonl] [TEXT]`: only the tokenizer is
 // loaded; the ids print as a JSON array. --no-special adds no BOS (special tokens written in the text are still
 // matched, as HF's add_special_tokens=False does); --jsonl encodes one JSON string per stdin line, one array per
@@ -40,6 +41,7 @@ struct TokenizeOptions {
   bool no_bos = false;
   bool pieces = false;
   bool no_special = false;
+  bool no_parse_special = false;
   bool jsonl = false;
 };
 
@@ -56,8 +58,9 @@ int tokenize_with_file(const TokenizeOptions& o) {
   Result<std::unique_ptr<Tokenizer>> tok = load_tokenizer_only(o.tokenizer_path);
   if (!tok.ok()) return report_error(tok.error());
   const bool add_bos = !o.no_special && !o.no_bos;
+  const bool parse_special = !o.no_parse_special;
   if (!o.jsonl) {
-    std::printf("%s\n", ids_json((*tok)->encode(o.text, add_bos)).c_str());
+    std::printf("%s\n", ids_json((*tok)->encode(o.text, add_bos, parse_special)).c_str());
     return 0;
   }
   std::string line;
@@ -66,7 +69,7 @@ int tokenize_with_file(const TokenizeOptions& o) {
     if (!text.ok() || !text->is_string()) {
       return report_error(fmt::format("stdin line {}: expected one JSON string per line", line_number));
     }
-    std::printf("%s\n", ids_json((*tok)->encode(text->get_ref<const std::string&>(), add_bos)).c_str());
+    std::printf("%s\n", ids_json((*tok)->encode(text->get_ref<const std::string&>(), add_bos, parse_special)).c_str());
   }
   return 0;
 }
@@ -162,7 +165,7 @@ int tokenize(const TokenizeOptions& o) {
   Result<LoadedModel> loaded = load_model(config->model, kernels::best_kernels());
   if (!loaded.ok()) return report_error(loaded.error());
   const Tokenizer& tok = *loaded->tokenizer;
-  const std::vector<TokenId> ids = tok.encode(o.text, !o.no_bos);
+  const std::vector<TokenId> ids = tok.encode(o.text, !o.no_bos, !o.no_parse_special);
   if (o.pieces) {
     TokenId prev = -1;
     for (TokenId id : ids) {
@@ -190,6 +193,8 @@ void add_tokenize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-bos", options->no_bos, "do not prepend the BOS token");
   cmd->add_flag("--no-special", options->no_special,
                 "with --tokenizer: add no BOS/EOS (special tokens in the text are still matched)");
+  cmd->add_flag("--no-parse-special", options->no_parse_special,
+                "special tokens written in the text are plain text (llama.cpp's parse_special = false)");
   cmd->add_flag("--jsonl", options->jsonl, "with --tokenizer: read one JSON string per stdin line");
   cmd->add_flag("--pieces", options->pieces, "print each id with its piece");
   cmd->callback([options, &exit_code] { exit_code = tokenize(*options); });

@@ -166,5 +166,16 @@ TEST(CliTokenizeTest, ReferenceIds) {
   EXPECT_EQ(without_trailing_newline(no_bos.out), "403 407 261 378");
 }
 
+// "</s>" written in the text is EOS (2), and the text after it gets SentencePiece's dummy prefix again, as
+// llama.cpp tokenizes it; with --no-parse-special it is plain text.
+TEST(CliTokenizeTest, NoParseSpecialReadsSpecialTokensAsText) {
+  ProcessResult parsed = run_pagoda({"tokenize", "Once</s> upon"});
+  ASSERT_EQ(parsed.exit_code, 0) << parsed.err;
+  EXPECT_EQ(without_trailing_newline(parsed.out), "1 403 2 410 407");
+  ProcessResult plain = run_pagoda({"tokenize", "--no-parse-special", "Once</s> upon"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(without_trailing_newline(plain.out), "1 403 504 492 419 505 407");
+}
+
 }  // namespace
 }  // namespace pagoda::e2e
