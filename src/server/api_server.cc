@@ -556,7 +556,7 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
   if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) return reply_error(ex, *e);
   for (const auto& [key, value] : body.items())
     if (key != "model" && key != "prompt" && key != "messages" && key != "add_special_tokens" &&
-        key != "add_generation_prompt")
+        key != "add_generation_prompt" && key != "parse_special")
       return reply_error(ex, invalid_request("Unrecognized request argument supplied: " + key, key));
   bool add_special = true;
   if (auto it = body.find("add_special_tokens"); it != body.end() && !it->is_null()) {
@@ -564,9 +564,17 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
       return reply_error(ex, invalid_request("'add_special_tokens' must be a boolean", "add_special_tokens"));
     add_special = it->get<bool>();
   }
+  // llama.cpp's field: false reads special tokens written in the prompt as plain text.
+  bool parse_special = true;
+  if (auto it = body.find("parse_special"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return reply_error(ex, invalid_request("'parse_special' must be a boolean", "parse_special"));
+    if (!it->get<bool>() && body.contains("messages"))
+      return reply_error(ex, invalid_request("'parse_special' false applies to 'prompt' only", "parse_special"));
+    parse_special = it->get<bool>();
+  }
   std::vector<TokenId> tokens;
   if (auto it = body.find("prompt"); it != body.end() && it->is_string()) {
-    tokens = tokenizer_.encode(it->get<std::string>(), add_special && options_.add_bos);
+    tokens = tokenizer_.encode(it->get<std::string>(), add_special && options_.add_bos, parse_special);
   } else if (body.contains("messages")) {
     // The chat request's own fields, parsed as /v1/chat/completions parses them.
     json chat = {{"messages", body["messages"]}};

@@ -1,6 +1,7 @@
 // `pagoda serve` end to end: the real binary on a loopback port, driven by curl, the official openai npm
 // package and a raw-socket client: the golden text over HTTP, the API's shapes, metrics, auth, deadlines,
 // disconnects.
+#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -223,6 +224,16 @@ TEST(ServerTest, HealthModelsTokenizeAndTheChatPage) {
   const json ids = json::parse(tok.body)["tokens"];
   EXPECT_EQ(ids.size(), 5u);
   EXPECT_EQ(ids[0], 1);  // BOS
+  // llama.cpp's parse_special: "</s>" written in the prompt is EOS (2) unless it is false.
+  const auto tokenize = [&](const std::string& body) { return http_request(server.port(), "POST", "/tokenize", body); };
+  const json parsed = json::parse(tokenize(R"({"prompt": "Once</s>"})").body)["tokens"];
+  EXPECT_EQ(parsed, json::array({1, 403, 2}));
+  const json plain = json::parse(tokenize(R"({"prompt": "Once</s>", "parse_special": false})").body)["tokens"];
+  EXPECT_EQ(plain.size(), 6u);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), 2), 0);
+  const HttpReply bad = tokenize(R"({"prompt": "x", "parse_special": "no"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("parse_special"));
   const HttpReply detok = http_request(server.port(), "POST", "/detokenize", json({{"tokens", ids}}).dump());
   ASSERT_EQ(detok.status, 200);
   EXPECT_EQ(json::parse(detok.body)["prompt"], "Once upon a time");
