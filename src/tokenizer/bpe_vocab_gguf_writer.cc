@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "format/gguf_names.h"
+#include "tokenizer/llama_pre_tokenizers.h"
 #include "tokenizer/vocab.h"
 
 namespace pagoda {
@@ -20,14 +21,13 @@ using format::GgufValue;
 // split regex names the family whose reading back (vocab_loader.cc) gives the same flags.
 Result<std::string> pre_name(const BpeVocab& v, std::string_view source) {
   if (!v.pre_name.empty()) return v.pre_name;
-  const bool one_regex = v.split_regexes.size() == 1 && v.regex_dialect == RegexDialect::kOniguruma;
-  const std::string_view regex = one_regex ? std::string_view(v.split_regexes[0]) : std::string_view();
-  if (regex == kLlama3SplitRegex && v.ignore_merges && !v.nfc) return std::string("llama-bpe");
-  if (regex == kQwen2SplitRegex && v.nfc && !v.ignore_merges) return std::string("qwen2");
-  if (regex == kGpt2SplitRegex && !v.nfc && !v.ignore_merges) return std::string("gpt-2");
+  if (v.split_regexes.size() == 1 && v.regex_dialect == RegexDialect::kOniguruma) {
+    const std::string_view name = llama_pre_name_for_hf_split(v.split_regexes[0], v.nfc, v.ignore_merges);
+    if (!name.empty()) return std::string(name);
+  }
   return make_error(fmt::format(
       "{}: the pre-tokenizer (split regexes {}, NFC {}, ignore_merges {}) has no tokenizer.ggml.pre name in GGUF "
-      "(supported from tokenizer.json: GPT-2, Llama 3, Qwen2 byte-level BPE)",
+      "(supported from tokenizer.json: the GPT-2, Llama 3, Qwen2, Qwen3.5, tekken and GPT-4o splits)",
       source, fmt::join(v.split_regexes, " then "), v.nfc, v.ignore_merges));
 }
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "tokenizer/pretokenizer.h"
+
 namespace pagoda {
 namespace {
 
@@ -170,7 +172,35 @@ constexpr LlamaPreTokenizer kTable[] = {
     {.name = "gemma4", .regexes = R(kGemma4Regexes), .add_bos = true, .byte_level = false, .bos_always = true},
 };
 
+// tokenizer.json Split regexes as the Hugging Face files write them (llama.cpp adapts them into the forms above).
+constexpr std::string_view kHfQwen35 =
+    R"re((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+constexpr std::string_view kHfTekken =
+    R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+constexpr std::string_view kHfGpt4o =
+    R"re([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+
+struct HfSplitName {
+  std::string_view regex;
+  bool nfc;
+  bool ignore_merges;
+  std::string_view name;  // must name a kTable entry with the same flags (the reader applies them)
+};
+
+constexpr HfSplitName kHfSplitNames[] = {
+    {kGpt2SplitRegex, false, false, "gpt-2"},   {kLlama3SplitRegex, false, true, "llama-bpe"},
+    {kQwen2SplitRegex, true, false, "qwen2"},   {kHfQwen35, false, false, "qwen35"},
+    {kHfTekken, false, true, "tekken"},         {kHfGpt4o, false, false, "gpt-4o"},
+};
+
 }  // namespace
+
+std::string_view llama_pre_name_for_hf_split(std::string_view regex, bool nfc, bool ignore_merges) {
+  for (const HfSplitName& entry : kHfSplitNames) {
+    if (entry.regex == regex && entry.nfc == nfc && entry.ignore_merges == ignore_merges) return entry.name;
+  }
+  return "";
+}
 
 const LlamaPreTokenizer* find_llama_pre_tokenizer(std::string_view name) {
   for (const LlamaPreTokenizer& entry : kTable) {

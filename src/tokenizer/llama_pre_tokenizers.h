@@ -24,6 +24,9 @@ struct LlamaPreTokenizer {
 const LlamaPreTokenizer* find_llama_pre_tokenizer(std::string_view name);
 // What a vocabulary without tokenizer.ggml.pre gets (llama.cpp's "default", with a warning).
 const LlamaPreTokenizer& default_llama_pre_tokenizer();
+// The name llama.cpp gives a tokenizer.json whose one Split regex is `regex` (as the file writes it) with these
+// flags, or "" when pagoda knows none: GPT-2, Llama 3, Qwen2, Qwen3.5, tekken and GPT-4o's.
+std::string_view llama_pre_name_for_hf_split(std::string_view regex, bool nfc, bool ignore_merges);
 // Every supported name, comma-separated (for error messages).
 std::string supported_llama_pre_tokenizer_names();
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tokenizer/pretokenizer.h"
@@ -43,6 +44,22 @@ TEST(LlamaPreTokenizersTest, EveryEntryCompilesAndSplitsWithoutLosingText) {
   EXPECT_THAT(supported_llama_pre_tokenizer_names(), HasSubstr("command-r"));
   EXPECT_EQ(find_llama_pre_tokenizer("gpt2"), nullptr);  // llama.cpp's name is gpt-2
   EXPECT_EQ(default_llama_pre_tokenizer().name, "default");
+}
+
+// convert --from hf names a tokenizer.json's split the way llama.cpp reads it back, with the same flags.
+TEST(LlamaPreTokenizersTest, TokenizerJsonSplitsGetLlamaCppsNames) {
+  EXPECT_EQ(llama_pre_name_for_hf_split(kGpt2SplitRegex, false, false), "gpt-2");
+  EXPECT_EQ(llama_pre_name_for_hf_split(kLlama3SplitRegex, false, true), "llama-bpe");
+  EXPECT_EQ(llama_pre_name_for_hf_split(kQwen2SplitRegex, true, false), "qwen2");
+  EXPECT_EQ(llama_pre_name_for_hf_split(kQwen2SplitRegex, false, false), "");  // flags the name would not give
+  EXPECT_EQ(llama_pre_name_for_hf_split("\\s+", false, false), "");
+  for (const auto& [regex, nfc, ignore_merges] :
+       {std::tuple{kGpt2SplitRegex, false, false}, {kLlama3SplitRegex, false, true}, {kQwen2SplitRegex, true, false}}) {
+    const LlamaPreTokenizer* spec = find_llama_pre_tokenizer(llama_pre_name_for_hf_split(regex, nfc, ignore_merges));
+    ASSERT_NE(spec, nullptr);
+    EXPECT_EQ(spec->nfc, nfc);
+    EXPECT_EQ(spec->ignore_merges, ignore_merges);
+  }
 }
 
 TEST(LlamaPreTokenizersTest, Gpt2ContractionsWordsAndWhitespaceRuns) {
