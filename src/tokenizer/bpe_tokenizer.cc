@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <queue>
 #include <utility>
 
 #include "tokenizer/byte_level.h"
@@ -250,29 +251,62 @@ void BpeTokenizer::encode_piece(std::string_view piece, std::vector<TokenId>& ou
 }
 
 void BpeTokenizer::merge_by_rank(std::vector<TokenId>& symbols, std::vector<std::string_view>* texts) const {
-  // Merge the lowest-ranked adjacent pair (the leftmost on a tie) until no pair has a merge: HF's order.
-  while (symbols.size() > 1) {
-    int32_t best_rank = std::numeric_limits<int32_t>::max();
-    size_t best_at = 0;
-    TokenId best_merged = -1;
-    for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-      if (symbols[i] == -1 || symbols[i + 1] == -1) continue;
-      const auto it = merges_.find(pair_key(symbols[i], symbols[i + 1]));
-      if (it != merges_.end() && it->second.rank < best_rank) {
-        best_rank = it->second.rank;
-        best_at = i;
-        best_merged = it->second.merged;
-      }
-    }
-    if (best_merged == -1) break;
-    symbols[best_at] = best_merged;
-    symbols.erase(symbols.begin() + std::ptrdiff_t(best_at) + 1);
-    if (texts != nullptr) {
-      std::string_view& left = (*texts)[best_at];
-      left = std::string_view(left.data(), left.size() + (*texts)[best_at + 1].size());
-      texts->erase(texts->begin() + std::ptrdiff_t(best_at) + 1);
-    }
+  // Merge the lowest-ranked adjacent pair (the leftmost on a tie) until no pair has a merge: HF's order. A heap
+  // of candidate pairs over a linked list keeps a long piece (a whole line in Gemma 4) O(n log n); a popped pair
+  // whose sides changed since it was pushed is stale and skipped.
+  const size_t n = symbols.size();
+  if (n < 2) return;
+  struct Candidate {
+    int32_t rank;
+    int32_t left;
+    int32_t right;
+    TokenId left_id;
+    TokenId right_id;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  std::vector<int32_t> next(n);
+  std::vector<int32_t> prev(n);
+  for (size_t i = 0; i < n; ++i) {
+    next[i] = i + 1 < n ? int32_t(i + 1) : -1;
+    prev[i] = int32_t(i) - 1;
   }
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  const auto push = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0 || symbols[size_t(left)] == -1 || symbols[size_t(right)] == -1) return;
+    const auto it = merges_.find(pair_key(symbols[size_t(left)], symbols[size_t(right)]));
+    if (it != merges_.end()) {
+      queue.push(Candidate{it->second.rank, left, right, symbols[size_t(left)], symbols[size_t(right)]});
+    }
+  };
+  for (size_t i = 0; i + 1 < n; ++i) push(int32_t(i), int32_t(i + 1));
+  std::vector<bool> merged_away(n, false);
+  while (!queue.empty()) {
+    const Candidate c = queue.top();
+    queue.pop();
+    if (merged_away[size_t(c.left)] || merged_away[size_t(c.right)] || next[size_t(c.left)] != c.right ||
+        symbols[size_t(c.left)] != c.left_id || symbols[size_t(c.right)] != c.right_id) {
+      continue;
+    }
+    symbols[size_t(c.left)] = merges_.at(pair_key(c.left_id, c.right_id)).merged;
+    merged_away[size_t(c.right)] = true;
+    if (texts != nullptr) {
+      std::string_view& left = (*texts)[size_t(c.left)];
+      left = std::string_view(left.data(), left.size() + (*texts)[size_t(c.right)].size());
+    }
+    next[size_t(c.left)] = next[size_t(c.right)];
+    if (next[size_t(c.right)] != -1) prev[size_t(next[size_t(c.right)])] = c.left;
+    push(prev[size_t(c.left)], c.left);
+    push(c.left, next[size_t(c.left)]);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (merged_away[i]) continue;
+    symbols[kept] = symbols[i];
+    if (texts != nullptr) (*texts)[kept] = (*texts)[i];
+    ++kept;
+  }
+  symbols.resize(kept);
+  if (texts != nullptr) texts->resize(kept);
 }
 
 std::string BpeTokenizer::token_bytes(TokenId token, TokenId /*prev*/) const {

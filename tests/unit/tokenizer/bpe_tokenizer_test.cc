@@ -459,6 +459,12 @@ TEST(GgufBpeTest, Gemma4Utf8VocabularyMergesCharactersAndFallsBackToByteTokens) 
   EXPECT_THAT((*tok)->encode("i\xC3\xA9", false), ElementsAre(i, 0xC3, 0xA9));         // é as byte tokens
   EXPECT_THAT((*tok)->encode("  ", true), ElementsAre(bos, space, space));  // BOS despite add_bos_token false
   EXPECT_EQ((*tok)->decode((*tok)->encode(" hi\n\ni\xC3\xA9 h", false)), " hi\n\ni\xC3\xA9 h");
+  // A whole line is one piece: a megabyte line must not take quadratic time.
+  std::string line;
+  for (int k = 0; k < (1 << 19); ++k) line += "hi";
+  const std::vector<TokenId> ids = (*tok)->encode(line, false);
+  EXPECT_EQ(ids.size(), size_t(1) << 19);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), hi), std::ptrdiff_t(1) << 19);
 }
 
 }  // namespace
