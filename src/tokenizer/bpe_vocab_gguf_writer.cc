@@ -2,7 +2,6 @@
 #include "tokenizer/bpe_vocab_gguf_writer.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
@@ -25,10 +24,12 @@ Result<std::string> pre_name(const BpeVocab& v, std::string_view source) {
     const std::string_view name = llama_pre_name_for_hf_split(v.split_regexes[0], v.nfc, v.ignore_merges);
     if (!name.empty()) return std::string(name);
   }
+  std::string regexes;
+  for (const std::string& regex : v.split_regexes) regexes += (regexes.empty() ? "" : " then ") + regex;
   return make_error(fmt::format(
       "{}: the pre-tokenizer (split regexes {}, NFC {}, ignore_merges {}) has no tokenizer.ggml.pre name in GGUF "
       "(supported from tokenizer.json: the GPT-2, Llama 3, Qwen2, Qwen3.5, tekken and GPT-4o splits)",
-      source, fmt::join(v.split_regexes, " then "), v.nfc, v.ignore_merges));
+      source, regexes, v.nfc, v.ignore_merges));
 }
 
 }  // namespace

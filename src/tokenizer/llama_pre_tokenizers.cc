@@ -69,6 +69,8 @@ constexpr std::string_view kUfakzekaRegexes[] = {kUfakzeka};
 constexpr std::string_view kNewlineRuns = R"re([^\n]+|[\n]+)re";
 constexpr std::string_view kLagunaRegexes[] = {kNewlineRuns, kQwen2};
 constexpr std::string_view kGemma4Regexes[] = {kNewlineRuns};
+constexpr std::string_view kSuperbpeGroupsOfThree = R"re((?=(\d{3})+(?!\d)))re";  // empty matches: only cuts
+constexpr std::string_view kSuperbpeRegexes[] = {kDigitRuns, kSuperbpeGroupsOfThree};
 constexpr std::string_view kExaoneMoe = R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+)re";
 constexpr std::string_view kExaoneMoeRegexes[] = {kExaoneMoe};
 constexpr std::string_view kMinicpm5Step1 = R"re((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
@@ -76,7 +78,7 @@ constexpr std::string_view kMinicpm5Regexes[] = {kDigitsByThree, kMinicpm5Step1}
 
 using R = std::span<const std::string_view>;
 
-// Flags as llama.cpp's llama_vocab::impl::load sets them per name (ignore_merges, add_bos, special_bos_id);
+// Flags as llama.cpp's llama_vocab::impl::load sets them per name (ignore_merges, add_bos);
 // nfc is the Qwen families' Hugging Face NFC normalizer, which pagoda keeps for parity with the reference.
 constexpr LlamaPreTokenizer kTable[] = {
     {.name = "default", .regexes = R(kDefaultRegexes)},
@@ -113,8 +115,8 @@ constexpr LlamaPreTokenizer kTable[] = {
     {.name = "jina-v5-nano", .regexes = R(kLlama3Regexes), .ignore_merges = true, .add_bos = true},
     {.name = "dbrx", .regexes = R(kLlama3Regexes)},
     {.name = "smaug-bpe", .regexes = R(kLlama3Regexes)},
-    {.name = "glm4", .regexes = R(kLlama3Regexes), .bos_is_null = true},
-    {.name = "chatglm-bpe", .regexes = R(kLlama3Regexes), .bos_is_null = true},
+    {.name = "glm4", .regexes = R(kLlama3Regexes)},
+    {.name = "chatglm-bpe", .regexes = R(kLlama3Regexes)},
     {.name = "jais-2", .regexes = R(kJais2Regexes)},
     // Qwen2's regex (every digit alone).
     {.name = "qwen2", .regexes = R(kQwen2Regexes), .nfc = true},
@@ -170,6 +172,10 @@ constexpr LlamaPreTokenizer kTable[] = {
     {.name = "chameleon", .regexes = R(kChameleonRegexes), .add_bos = true},
     // Gemma 4 (also what tokenizer.ggml.model "gemma4" implies): SentencePiece-style BPE over whole lines.
     {.name = "gemma4", .regexes = R(kGemma4Regexes), .add_bos = true, .byte_level = false, .bos_always = true},
+    {.name = "granite-embed-multi-311m", .regexes = R(kGemma4Regexes), .add_bos = true, .byte_level = false,
+     .bos_always = true},
+    // Digit runs cut into groups of three from the right.
+    {.name = "superbpe", .regexes = R(kSuperbpeRegexes)},
 };
 
 // tokenizer.json Split regexes as the Hugging Face files write them (llama.cpp adapts them into the forms above).

@@ -15,7 +15,6 @@ struct LlamaPreTokenizer {
   bool ignore_merges = false;              // a whole piece that is a token is taken as is
   bool add_bos = false;                    // BOS when tokenizer.ggml.add_bos_token is absent
   bool nfc = false;  // NFC-normalize first (Qwen2 tokenizer.json files do; llama.cpp itself does not)
-  bool bos_is_null = false;  // llama.cpp ignores tokenizer.ggml.bos_token_id for this name (ChatGLM4)
   bool byte_level = true;    // false: UTF-8 tokens with U+2581 spaces and <0xNN> bytes (Gemma 4)
   bool bos_always = false;   // BOS even when tokenizer.ggml.add_bos_token says false (llama.cpp's Gemma 4 override)
 };

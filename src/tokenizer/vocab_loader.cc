@@ -200,7 +200,6 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
     }
   }
   PAGODA_ASSIGN_OR_RETURN(vocab.bos_id, read_special_id(file, kBosKey, -1, num_tokens));
-  if (spec->bos_is_null) vocab.bos_id = -1;
   PAGODA_ASSIGN_OR_RETURN(vocab.eos_id, read_special_id(file, kEosKey, -1, num_tokens));
   for (const char* key : {kEotKey, kEomKey}) {
     PAGODA_ASSIGN_OR_RETURN(const TokenId stop, read_special_id(file, key, -1, num_tokens));

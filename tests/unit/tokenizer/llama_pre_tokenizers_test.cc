@@ -113,6 +113,11 @@ TEST(LlamaPreTokenizersTest, EmojiAndWhitespaceRunsStayTogether) {
 
 // Every later regex splits every piece again, the earlier matches included (llama.cpp: the sentinel regex only
 // matters before its special-token partition has taken the sentinels out).
+// superbpe's second regex matches only empty strings: each match is a cut, as llama.cpp's regex iterator makes it.
+TEST(LlamaPreTokenizersTest, SuperbpeGroupsDigitsByThreeFromTheRight) {
+  EXPECT_THAT(split_by("superbpe", "x1234567 12"), ElementsAre("x", "1", "234", "567", " ", "12"));
+}
+
 TEST(LlamaPreTokenizersTest, ChameleonSplitsEachPieceAgainWithEveryLaterRegex) {
   EXPECT_THAT(split_by("chameleon", "a<sentinel:12>IMGIMGABZ"),
               ElementsAre("a", "<", "sentinel", ":", "1", "2", ">", "IMGIMGABZ"));
