@@ -15,11 +15,12 @@ namespace pagoda {
 
 // Errors name the key: "tokenizer.ggml.scores has 500 entries, expected 512 (one per token)".
 Result<Vocab> vocab_from_gguf(const format::GgufFile& file);
-// The byte-level BPE side (tokenizer.ggml.model = "gpt2"): tokens, merges ("left right"), token_type (control
+// The BPE side (tokenizer.ggml.model = "gpt2", byte-level; or "gemma4", UTF-8 with <0xNN> bytes): tokens, merges ("left right"), token_type (control
 // and user-defined tokens become added tokens), tokenizer.ggml.pre (llama.cpp's names, llama_pre_tokenizers.h;
 // absent: llama.cpp's 'default', with its warning on stderr).
 Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file);
-// tokenizer.ggml.model = "llama" (SentencePiece) or "gpt2" (byte-level BPE); others are an error naming it.
+// tokenizer.ggml.model = "llama" (SentencePiece), "gpt2" (byte-level BPE) or "gemma4" (UTF-8 BPE); others are an
+// error naming the key and the value.
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file);
 
 }  // namespace pagoda
