@@ -205,7 +205,7 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
     PAGODA_ASSIGN_OR_RETURN(const TokenId stop, read_special_id(file, key, -1, num_tokens));
     if (stop != -1 && stop != vocab.eos_id) vocab.stop_ids.push_back(stop);
   }
-  // Without the key, llama.cpp's default for the name: BOS for Llama 3, tekken and chameleon, none for the others.
+  // Without the key, llama.cpp's default for the name (BOS for Llama 3, tekken, chameleon); Gemma 4 always has BOS.
   PAGODA_ASSIGN_OR_RETURN(const std::optional<bool> add_bos, file.get_bool(kAddBosKey));
   vocab.add_bos_set = add_bos.has_value();
   vocab.add_bos = add_bos && !spec->bos_always ? *add_bos : spec->add_bos && vocab.bos_id != -1;
