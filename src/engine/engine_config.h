@@ -23,13 +23,15 @@ struct SpecDecodeConfig {
   int32_t ngram_max = 4;  // kNgram: the longest, tried first
 };
 
+inline constexpr int32_t kDefaultMaxQueue = 4096;
+
 struct EngineConfig {
   int32_t max_seq_len = 0;           // prompt + output tokens of one sequence
   KvDType kv_dtype = KvDType::kF32;  // kv_cache.dtype
   SchedulerConfig scheduler;
-  KvCacheManager::Options kv;  // num_blocks, block_size, prefix cache
-  int32_t max_queue = 4096;    // waiting requests beyond which submit() refuses with kResourceExhausted
-  int32_t num_threads = 0;     // the forward pass's thread pool; 0 = one per core
+  KvCacheManager::Options kv;            // num_blocks, block_size, prefix cache
+  int32_t max_queue = kDefaultMaxQueue;  // waiting requests beyond which submit() refuses with kResourceExhausted
+  int32_t num_threads = 0;               // the forward pass's thread pool; 0 = one per core
   // Requests may ask for prompt logits (GenerateRequest::prompt_logits_start): the workspace then holds a logits
   // row for every token of a step (vocab floats each) instead of one per sequence.
   bool prompt_logits = false;

@@ -18,7 +18,6 @@ namespace pagoda {
 // Tokens per step unless told otherwise: on 2 cores a step of 128 tokens of a 1B model takes a few seconds of
 // prefill at most, which bounds how long running streams wait for a chunk.
 inline constexpr int32_t kDefaultMaxBatchedTokens = 128;
-inline constexpr int32_t kDefaultMaxQueue = 4096;
 // threads = 0 ("all cores") becomes 1 for a model under kMinParamsPerExtraThread weights: splitting its tiny
 // matmuls costs more in barriers than it buys (stories260K: 1 thread decodes faster than 2, and far faster when
 // the cores are shared). An explicit count is kept.

@@ -68,9 +68,25 @@ std::optional<ApiError> parse_function(const json* f, const std::string& field, 
   return std::nullopt;
 }
 
-}  // namespace
+// Appends `f` to the list named `list` ("tools" or "functions"); a name defined twice is an error at `field`.
+std::optional<ApiError> add_function(ToolParams& p, ToolFunction f, std::string_view list, const std::string& field) {
+  for (const ToolFunction& other : p.tools)
+    if (other.name == f.name) return invalid_request(fmt::format("'{}' defines '{}' twice", list, f.name), field);
+  p.tools.push_back(std::move(f));
+  return std::nullopt;
+}
 
-namespace {
+// A choice (`choice_field`: "tool_choice" or "function_call") other than none needs the list, and a named one must
+// be in it.
+std::optional<ApiError> check_choice(const ToolParams& p, std::string_view choice_field, std::string_view list) {
+  const std::string field(choice_field);
+  if (p.choice != ToolChoice::kNone && p.tools.empty())
+    return invalid_request(fmt::format("'{}' other than 'none' needs '{}'", field, list), field);
+  if (p.choice == ToolChoice::kNamed &&
+      std::none_of(p.tools.begin(), p.tools.end(), [&](const ToolFunction& t) { return t.name == p.named; }))
+    return invalid_request(fmt::format("'{}' names '{}', which '{}' does not define", field, p.named, list), field);
+  return std::nullopt;
+}
 
 // The legacy functions API: functions -> tools, function_call -> tool_choice, one call at most.
 std::optional<ApiError> parse_legacy_functions(const json& body, ToolParams* out) {
@@ -89,9 +105,7 @@ std::optional<ApiError> parse_legacy_functions(const json& body, ToolParams* out
       if (!(*it)[i].is_object()) return invalid_request(fmt::format("'{}' must be an object", field), field);
       ToolFunction f;
       if (auto e = parse_function(&(*it)[i], field, &f)) return e;
-      for (const ToolFunction& other : p.tools)
-        if (other.name == f.name) return invalid_request(fmt::format("'functions' defines '{}' twice", f.name), field);
-      p.tools.push_back(std::move(f));
+      if (auto e = add_function(p, std::move(f), "functions", field)) return e;
     }
   }
   p.choice = p.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
@@ -107,12 +121,7 @@ std::optional<ApiError> parse_legacy_functions(const json& body, ToolParams* out
     } else {
       return invalid_request("'function_call' must be 'none', 'auto' or {\"name\": ...}", "function_call");
     }
-    if (p.choice != ToolChoice::kNone && p.tools.empty())
-      return invalid_request("'function_call' other than 'none' needs 'functions'", "function_call");
-    if (p.choice == ToolChoice::kNamed &&
-        std::none_of(p.tools.begin(), p.tools.end(), [&](const ToolFunction& t) { return t.name == p.named; }))
-      return invalid_request(fmt::format("'function_call' names '{}', which 'functions' does not define", p.named),
-                             "function_call");
+    if (auto e = check_choice(p, "function_call", "functions")) return e;
   }
   if (body.contains("parallel_tool_calls") && !body["parallel_tool_calls"].is_null())
     return invalid_request("'parallel_tool_calls' goes with 'tools'; the legacy functions API makes one call",
@@ -134,10 +143,7 @@ std::optional<ApiError> parse_tool_params(const nlohmann::ordered_json& body, To
     for (size_t i = 0; i < it->size(); ++i) {
       ToolFunction f;
       if (auto e = parse_tool((*it)[i], i, &f)) return e;
-      for (const ToolFunction& other : p.tools)
-        if (other.name == f.name)
-          return invalid_request(fmt::format("'tools' defines '{}' twice", f.name), fmt::format("tools[{}]", i));
-      p.tools.push_back(std::move(f));
+      if (auto e = add_function(p, std::move(f), "tools", fmt::format("tools[{}]", i))) return e;
     }
   }
   p.choice = p.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
@@ -160,12 +166,7 @@ std::optional<ApiError> parse_tool_params(const nlohmann::ordered_json& body, To
     } else {
       return invalid_request("'tool_choice' must be 'none', 'auto', 'required' or a named function", "tool_choice");
     }
-    if (p.choice != ToolChoice::kNone && p.tools.empty())
-      return invalid_request("'tool_choice' other than 'none' needs 'tools'", "tool_choice");
-    if (p.choice == ToolChoice::kNamed &&
-        std::none_of(p.tools.begin(), p.tools.end(), [&](const ToolFunction& t) { return t.name == p.named; }))
-      return invalid_request(fmt::format("'tool_choice' names '{}', which 'tools' does not define", p.named),
-                             "tool_choice");
+    if (auto e = check_choice(p, "tool_choice", "tools")) return e;
   }
   if (auto it = body.find("parallel_tool_calls"); it != body.end() && !it->is_null()) {
     if (!it->is_boolean()) return invalid_request("'parallel_tool_calls' must be a boolean", "parallel_tool_calls");
