@@ -62,6 +62,13 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
                  config.parallel.tensor_parallel, config.parallel.pipeline_parallel);
     config.parallel = ParallelConfig{};
   }
+  if (!o.uses_slo && (config.slo.ttft_ms > 0.0 || config.slo.tpot_ms > 0.0)) {
+    std::fprintf(stderr,
+                 "pagoda: note: slo.ttft_ms = %g, slo.tpot_ms = %g: this subcommand does not schedule concurrent "
+                 "streams (serve, the engine benchmarks and tune use it); not used\n",
+                 config.slo.ttft_ms, config.slo.tpot_ms);
+    config.slo = SloConfig{};
+  }
   return config;
 }
 

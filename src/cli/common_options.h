@@ -30,6 +30,8 @@ struct CommonOptions {
   // The subcommand can run split over MPI ranks (run, serve, the engine benchmarks); for the others a config
   // file's parallel settings are noted and left unused.
   bool splits_over_ranks = false;
+  // The subcommand acts on the config's slo (serve, the engine benchmarks, embed, tune); the others note it unused.
+  bool uses_slo = false;
 };
 
 // Adds --config always; -m/--model, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-cache-dtype when

@@ -10,7 +10,9 @@ namespace pagoda::cli {
 
 Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineCliOptions& engine) {
   PreparedEngine p;
-  PAGODA_ASSIGN_OR_RETURN(p.config, resolve_config(common));
+  CommonOptions with_slo = common;
+  with_slo.uses_slo = true;  // the engine's prefill budget takes its targets
+  PAGODA_ASSIGN_OR_RETURN(p.config, resolve_config(with_slo));
   PAGODA_ASSIGN_OR_RETURN(ModelOptions model_options, resolve_model_options(common));
   PAGODA_ASSIGN_OR_RETURN(p.parallel, ParallelRun::join(p.config));
   p.parallel.set_model_options(model_options);

@@ -35,6 +35,7 @@ const char* kv_name(KvDType d) { return d == KvDType::kInt8 ? "int8" : "f32"; }
 std::string ms(double v) { return v < 10.0 ? fmt::format("{:.3g} ms", v) : fmt::format("{:.1f} ms", v); }
 
 int tune(TuneCliOptions& o) {
+  o.common.uses_slo = true;  // the sweep's SLOs, when --ttft-slo / --tpot-slo are not given
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
   if (config->quantization != "none")

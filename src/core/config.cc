@@ -374,8 +374,6 @@ std::vector<std::string> unused_by_single_sequence(const PagodaConfig& config, s
   };
   if (config.batch_size) add("batch_size", std::to_string(*config.batch_size));
   if (config.kv_cache.max_entries != 0) add("kv_cache.max_entries", std::to_string(config.kv_cache.max_entries));
-  if (config.slo.ttft_ms > 0.0) add("slo.ttft_ms", fmt::format("{:g}", config.slo.ttft_ms));
-  if (config.slo.tpot_ms > 0.0) add("slo.tpot_ms", fmt::format("{:g}", config.slo.tpot_ms));
   return lines;
 }
 

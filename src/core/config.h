@@ -54,7 +54,7 @@ Status validate_config(const PagodaConfig& config);
 // present: batch_size "auto" when unset, model "" for the bundled model (the actual string, never a label).
 std::string config_to_json(const PagodaConfig& config);
 // The settings a subcommand that runs one sequence at a time (run, bench latency) has no use for (batch_size,
-// kv_cache.max_entries, slo), each as "KEY = VALUE: SUBCOMMAND runs one sequence at a time; not used".
+// kv_cache.max_entries), each as "KEY = VALUE: SUBCOMMAND runs one sequence at a time; not used".
 std::vector<std::string> unused_by_single_sequence(const PagodaConfig& config, std::string_view subcommand);
 
 }  // namespace pagoda

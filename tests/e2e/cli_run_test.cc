@@ -122,6 +122,21 @@ TEST(CliRunTest, PrintConfigShowsFileAndFlagOverrides) {
   EXPECT_THAT(r.out, Not(HasSubstr("kv_cache.dtype")));
 }
 
+TEST(CliRunTest, TheSloKeyIsNotedUnusedByRunAndActsInTheEngineBenchmarks) {
+  const TempDir dir;
+  const std::string path = dir.path() + "/slo.json";
+  write_file(path, R"({"slo": {"ttft_ms": 900, "tpot_ms": 40}})");
+  ProcessResult r = run_pagoda({"run", "--config", path, "-q", "-p", "Once", "-n", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("slo.ttft_ms = 900, slo.tpot_ms = 40: this subcommand does not schedule concurrent "
+                               "streams"));
+  r = run_pagoda({"bench", "interference", "--config", path, "--streams", "2", "--long-prompt", "64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("steps of at most 40 ms"));
+  EXPECT_THAT(r.err, HasSubstr("about to miss 900 ms"));
+  EXPECT_THAT(r.err, Not(HasSubstr("not used")));
+}
+
 TEST(CliRunTest, BlockSizeSetsTheKvBlocksAndKeepsTheText) {
   const TempDir dir;
   std::vector<std::string> outs;

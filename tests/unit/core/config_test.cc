@@ -231,11 +231,9 @@ TEST(ConfigTest, UnusedBySingleSequenceListsEachOne) {
   config.kv_cache = {512, 32, "int8"};  // block_size and dtype act in run too
   config.batch_size = 8;
   config.parallel = {2, 3};
-  config.slo.tpot_ms = 50;
   EXPECT_THAT(unused_by_single_sequence(config, "run"),
               ::testing::ElementsAre("batch_size = 8: run runs one sequence at a time; not used",
-                                     "kv_cache.max_entries = 512: run runs one sequence at a time; not used",
-                                     "slo.tpot_ms = 50: run runs one sequence at a time; not used"));
+                                     "kv_cache.max_entries = 512: run runs one sequence at a time; not used"));
 }
 
 TEST(ConfigTest, LoadConfigFile) {
