@@ -75,7 +75,8 @@ int tune(TuneCliOptions& o) {
     return report_error(fmt::format("--input-len + --output-len exceeds max_seq_len {}", o.sweep.max_seq_len));
 
   // 1. This machine and 2. the model's shapes.
-  Result<bench::MeasuredEstimates> measured = bench::measure_tune_estimates(*files, o.sweep.num_threads, o.membw_array_mib);
+  Result<bench::MeasuredEstimates> measured =
+      bench::measure_tune_estimates(*files, o.sweep.num_threads, o.membw_array_mib);
   if (!measured.ok()) return report_error(measured.error());
   const bench::TuneEstimates& e = measured->estimates;
   const int32_t num_threads = measured->num_threads;
@@ -131,7 +132,7 @@ int tune(TuneCliOptions& o) {
   // 4. The config file.
   if (!o.output_path.empty()) {
     Result<std::string> model_path = bench::write_tuned_config(best.candidate, *files, config->model, o.output_path,
-                                                              o.sweep.max_seq_len, sweep->kv_blocks, o.sweep.slo);
+                                                               o.sweep.max_seq_len, sweep->kv_blocks, o.sweep.slo);
     if (!model_path.ok()) return report_error(model_path.error());
     std::printf("wrote %s (model %s)\n", o.output_path.c_str(), model_path->empty() ? "bundled" : model_path->c_str());
   }
