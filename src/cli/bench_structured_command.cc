@@ -38,7 +38,8 @@ int bench_structured_tpot(const StructuredCliOptions& o) {
     return report_error("--requests must be in [1, 256]");
   if (o.tpot_options.max_tokens < 2 || o.tpot_options.max_tokens > 4096)
     return report_error("--max-tokens must be in [2, 4096]");
-  if (o.tpot_options.num_rounds < 1 || o.tpot_options.num_rounds > 100) return report_error("--rounds must be in [1, 100]");
+  if (o.tpot_options.num_rounds < 1 || o.tpot_options.num_rounds > 100)
+    return report_error("--rounds must be in [1, 100]");
   Result<LoadedModel> loaded = load_model(o.model_path, kernels::best_kernels());
   if (!loaded.ok()) return report_error(loaded.error());
   const ModelConfig& mc = loaded->model->config();
@@ -95,17 +96,24 @@ void add_bench_structured_command(CLI::App& bench, int& exit_code) {
   CLI::App* cmd =
       bench.add_subcommand("structured", "Structured outputs: token mask time per step (JSON schema, GBNF, regex)");
   cmd->add_option("--tokenizer", o->tokenizer_path, "a tokenizer.json or a GGUF (default: the bundled model's)");
+  // The mask benchmark's options and --tpot's exclude each other: an option of the other mode is an error.
+  CLI::Option* tpot =
+      cmd->add_flag("--tpot", o->tpot, "TPOT of a batch with and without each grammar, through the engine on -m");
   cmd->add_option("--passes", o->num_warm_passes, "warm passes over the documents after the cold one")
-      ->capture_default_str();
-  cmd->add_flag("--json", o->json, "one JSON object instead of the table");
-  cmd->add_flag("--tpot", o->tpot, "TPOT of a batch with and without each grammar, through the engine on -m");
-  cmd->add_option("-m,--model", o->model_path, "--tpot: the model (default: the bundled stories260K)");
-  cmd->add_option("--threads", o->threads, "--tpot: threads (default: all cores, 1 for a tiny model)");
-  cmd->add_option("--requests", o->tpot_options.num_requests, "--tpot: requests in the batch")->capture_default_str();
+      ->capture_default_str()
+      ->excludes(tpot);
+  cmd->add_flag("--json", o->json, "one JSON object instead of the table")->excludes(tpot);
+  cmd->add_option("-m,--model", o->model_path, "--tpot: the model (default: the bundled stories260K)")->needs(tpot);
+  cmd->add_option("--threads", o->threads, "--tpot: threads (default: all cores, 1 for a tiny model)")->needs(tpot);
+  cmd->add_option("--requests", o->tpot_options.num_requests, "--tpot: requests in the batch")
+      ->capture_default_str()
+      ->needs(tpot);
   cmd->add_option("--max-tokens", o->tpot_options.max_tokens, "--tpot: output tokens per request at most")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(tpot);
   cmd->add_option("--rounds", o->tpot_options.num_rounds, "--tpot: alternating rounds; each side keeps its best")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(tpot);
   cmd->callback([o, &exit_code] { exit_code = bench_structured(*o); });
 }
 

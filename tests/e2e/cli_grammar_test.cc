@@ -115,6 +115,14 @@ TEST(CliBenchStructured, TpotWithAndWithoutEachGrammarThroughTheEngine) {
   EXPECT_EQ(rows, 7) << r.out;
   EXPECT_NE(r.out.find("mean"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("2 requests of up to 24 tokens"), std::string::npos) << r.err;
+  // Each mode's options need it: none is accepted and ignored.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"bench", "structured", "-m", "x.gguf"}, {"bench", "structured", "--rounds", "2"},
+        {"bench", "structured", "--tpot", "--json"}, {"bench", "structured", "--tpot", "--passes", "2"}}) {
+    const ProcessResult misuse = run_pagoda(args);
+    EXPECT_NE(misuse.exit_code, 0) << args.back();
+    EXPECT_NE(misuse.err.find("--tpot"), std::string::npos) << misuse.err;
+  }
   // The vocabulary comes from the model with --tpot.
   const ProcessResult bad = run_pagoda({"bench", "structured", "--tpot", "--tokenizer", "x.json"});
   EXPECT_EQ(bad.exit_code, 1);
