@@ -13,7 +13,8 @@
 # Usage: scripts/bench/isa_vs_llama.sh [MODELS_DIR]   (the three files are generated there when missing; /tmp)
 #   env: PAGODA (binary), PEER (the peer tools folder), THREADS (2), REPS (llama-bench repetitions, 3),
 #        LLAMA_BIN (a folder holding llama-bench and llama-batched-bench instead of llama.sh's build),
-#        BASELINE (a pagoda binary for the AVX2 hold check), ONLY (ONLY=1,3: only those sections)
+#        BASELINE (a pagoda binary for the AVX2 hold check), ONLY (ONLY=1,3: only those sections; ONLY=6: issue 26's
+#        qwen3-30b-a3b-shaped model cut to 8 layers and gemma2-2b, Q4_0, generated there when missing)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-/tmp}
@@ -21,7 +22,7 @@ P=${PAGODA:-$root/build/src/cli/pagoda}
 peer=${PEER:-$root/../shared/tools/peer}
 threads=${THREADS:-2}
 reps=${REPS:-3}
-only=${ONLY:-1,2,3,4,5}
+only=${ONLY:-1,2,3,4,5}  # 6: the other families (issue 26), only when asked
 want() { [[ ",$only," == *",$1,"* ]]; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 if [ -n "${LLAMA_BIN:-}" ]; then
@@ -50,32 +51,59 @@ check() {  # NAME VALUE TARGET (value >= target passes)
   verdicts+=("$(printf "%-44s %8s (target >= %s): %s" "$1" "$2" "$3" "$v")")
 }
 
+single_stream_header() {
+  printf "%-34s %9s %9s %6s %9s %9s %6s %9s %9s %6s\n" model "pp pag" "pp lcp" ratio "tg0 pag" "tg0 lcp" ratio \
+    "tg512 pag" "tg512 lcp" ratio
+}
+single_stream() {  # MODEL PP_TARGET TG_TARGET: one table row and its verdicts; sets at0 (pagoda's depth-0 JSON)
+  local model=$1 lpp ltg0 ltg512 at512 ppp ptg512 ptg0 name
+  lcp() { "${llama_bench[@]}" -m "$model" -t "$threads" -r "$reps" -o json "$@" 2>/dev/null | jq -r '.[0].avg_ts // 0'; }
+  lpp=$(lcp -p 512 -n 0) || lpp=0
+  ltg0=$(lcp -p 0 -n 128 -d 0) || ltg0=0
+  ltg512=$(lcp -p 0 -n 128 -d 512) || ltg512=0
+  at512=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 512 --gen 128 --json 2>/dev/null)
+  at0=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json 2>/dev/null)
+  ppp=$(jq -r .prefill_tok_s <<<"$at512"); ptg512=$(jq -r .decode_tok_s <<<"$at512"); ptg0=$(jq -r .decode_tok_s <<<"$at0")
+  name=$(basename "$model" .gguf)
+  printf "%-34s %9.2f %9.2f %6s %9.2f %9.2f %6s %9.2f %9.2f %6s\n" "$name" "$ppp" "$lpp" "$(ratio "$ppp" "$lpp")" \
+    "$ptg0" "$ltg0" "$(ratio "$ptg0" "$ltg0")" "$ptg512" "$ltg512" "$(ratio "$ptg512" "$ltg512")"
+  check "$name pp512 / llama.cpp" "$(ratio "$ppp" "$lpp")" "$2"
+  check "$name tg128 depth 0 / llama.cpp" "$(ratio "$ptg0" "$ltg0")" "$3"
+  check "$name tg128 depth 512 / llama.cpp" "$(ratio "$ptg512" "$ltg512")" "$3"
+}
+
 if want 1 || want 2; then
   echo
   echo "== single stream: pp512, tg128 at depth 0 and 512 (tokens/s)"
-  printf "%-34s %9s %9s %6s %9s %9s %6s %9s %9s %6s\n" model "pp pag" "pp lcp" ratio "tg0 pag" "tg0 lcp" ratio \
-    "tg512 pag" "tg512 lcp" ratio
+  single_stream_header
   for model in "$tl_q4" "$tl_q8" "$cut_q4"; do
-    lcp() { "${llama_bench[@]}" -m "$model" -t "$threads" -r "$reps" -o json "$@" 2>/dev/null | jq -r '.[0].avg_ts // 0'; }
-    lpp=$(lcp -p 512 -n 0) || lpp=0
-    ltg0=$(lcp -p 0 -n 128 -d 0) || ltg0=0
-    ltg512=$(lcp -p 0 -n 128 -d 512) || ltg512=0
-    at512=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 512 --gen 128 --json 2>/dev/null)
-    at0=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json 2>/dev/null)
-    ppp=$(jq -r .prefill_tok_s <<<"$at512"); ptg512=$(jq -r .decode_tok_s <<<"$at512"); ptg0=$(jq -r .decode_tok_s <<<"$at0")
-    name=$(basename "$model" .gguf)
-    printf "%-34s %9.2f %9.2f %6s %9.2f %9.2f %6s %9.2f %9.2f %6s\n" "$name" "$ppp" "$lpp" "$(ratio "$ppp" "$lpp")" \
-      "$ptg0" "$ltg0" "$(ratio "$ptg0" "$ltg0")" "$ptg512" "$ltg512" "$(ratio "$ptg512" "$ltg512")"
-    check "$name pp512 / llama.cpp" "$(ratio "$ppp" "$lpp")" 1.5
-    check "$name tg128 depth 0 / llama.cpp" "$(ratio "$ptg0" "$ltg0")" 1.2
-    check "$name tg128 depth 512 / llama.cpp" "$(ratio "$ptg512" "$ltg512")" 1.2
+    single_stream "$model" 1.5 1.2
     if [ "$model" = "$cut_q4" ]; then
+      name=$(basename "$model" .gguf)
       mbu=$(jq -r '.mbu * 100 | . * 10 | round / 10' <<<"$at0")
       echo "   $name decode at depth 0: MBU $mbu% of $(jq -r .membw_gbps <<<"$at0") GB/s read bandwidth measured around it"
       check "$name MBU % (depth 0)" "$mbu" 90
     fi
   done
   echo "   pagoda bench membw: $("$P" bench membw --threads "$threads" 2>/dev/null | sed -n 's/^ *read-only *//p')"
+fi
+
+if want 6; then
+  # Issue 26's speed figures: the other families' shapes, same measures, target 1.2x both ways.
+  q3moe="$dir/fam-qwen3-30b-a3b-8layers-q4_0.gguf"
+  gemma2="$dir/fam-gemma2-2b-q4_0.gguf"
+  for spec in "$q3moe:qwen3-30b-a3b:--layers 8" "$gemma2:gemma2-2b:"; do
+    IFS=: read -r file shape extra <<<"$spec"
+    if [ ! -f "$file" ]; then  # HF-family shapes are written as f16, then quantized
+      "$P" gen-model --shape "$shape" $extra --type f16 -o "$file.f16" >&2
+      "$P" quantize "$file.f16" "$file" --type q4_0 >&2
+      rm -f "$file.f16"
+    fi
+  done
+  echo
+  echo "== other families (issue 26): pp512, tg128 at depth 0 and 512 (tokens/s)"
+  single_stream_header
+  for model in "$q3moe" "$gemma2"; do single_stream "$model" 1.2 1.2; done
 fi
 
 if want 3; then
