@@ -24,8 +24,8 @@
 #include "cli/model_loading.h"
 #include "cli/spec_options.h"
 #include "core/thread_pool.h"
-#include "loader/loaded_model.h"
 #include "kernels/kernels.h"
+#include "loader/loaded_model.h"
 
 namespace pagoda::cli {
 namespace {
@@ -71,7 +71,9 @@ struct LatencyCliOptions {
 int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, const PagodaConfig& config,
                        bench::LatencyOptions options) {
   EngineConfig spec_config;
-  if (Status s = apply_spec_options(o.spec, spec_config); !s.ok()) return report_error(s.message());
+  const Result<std::unique_ptr<LoadedModel>> draft = load_draft_model(o.spec);
+  if (!draft.ok()) return report_error(draft.error());
+  if (Status s = apply_spec_options(o.spec, spec_config, draft->get()); !s.ok()) return report_error(s.message());
   if (o.num_rounds < 1 || o.num_rounds > 1000) return report_error("--rounds must be in [1, 1000]");
   options.membw_gbps = 1.0;  // not measured, not reported
   std::vector<double> ratios, cpu_ratios;

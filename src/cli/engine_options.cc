@@ -39,7 +39,8 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
 }
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
-                                             const ModelConfig& model, int32_t ranks_sharing_ram) {
+                                             const ModelConfig& model, int32_t ranks_sharing_ram,
+                                             const LoadedModel* draft) {
   EngineSettings s;
   s.max_seq_len = config.max_seq_len;
   s.num_threads = config.threads;
@@ -60,12 +61,13 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   // The flags over the file's slo.
   s.tpot_slo_ms = o.tpot_slo_ms.value_or(config.slo.tpot_ms);
   s.ttft_slo_ms = o.ttft_slo_ms.value_or(config.slo.ttft_ms);
-  for (const auto& [name, v] : {std::pair{"--tpot-slo (slo.tpot_ms)", s.tpot_slo_ms},
-                                std::pair{"--ttft-slo (slo.ttft_ms)", s.ttft_slo_ms}})
+  for (const auto& [name, v] :
+       {std::pair{"--tpot-slo (slo.tpot_ms)", s.tpot_slo_ms}, std::pair{"--ttft-slo (slo.ttft_ms)", s.ttft_slo_ms}})
     if (v > 0.0 && o.max_prefill_with_decodes != "auto")
-      return make_error(fmt::format("invalid option: {} paces the automatic prefill budget; it does nothing with "
-                                    "--max-prefill-with-decodes {}",
-                                    name, o.max_prefill_with_decodes));
+      return make_error(
+          fmt::format("invalid option: {} paces the automatic prefill budget; it does nothing with "
+                      "--max-prefill-with-decodes {}",
+                      name, o.max_prefill_with_decodes));
   if (o.max_batched_tokens && *o.max_batched_tokens < 1)
     return make_error("invalid option: --max-batched-tokens must be at least 1");
   s.max_batched_tokens = o.max_batched_tokens;
@@ -86,7 +88,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   s.ranks_sharing_ram = ranks_sharing_ram;
   // Unreadable MemAvailable: assume 4 GiB.
   PAGODA_ASSIGN_OR_RETURN(ResolvedEngine r, plan_engine(s, model, available_ram_bytes().value_or(int64_t(4) << 30)));
-  if (Status spec = apply_spec_options(o.spec, r.config); !spec.ok()) return spec;
+  if (Status spec = apply_spec_options(o.spec, r.config, draft); !spec.ok()) return spec;
   return r;
 }
 
@@ -108,8 +110,8 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "
                "prompt tokens per step while decoding), prefix cache %s, speculative decoding %s\n",
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
-               c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(),
-               c.kv.enable_prefix_cache ? "on" : "off", describe_spec(c).c_str());
+               c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off",
+               describe_spec(c).c_str());
 }
 
 }  // namespace pagoda::cli

@@ -26,8 +26,8 @@ struct EngineCliOptions {
   bool no_prefix_cache = false;
   bool no_chunked_prefill = false;
   std::string max_prefill_with_decodes = "auto";  // SchedulerConfig::max_prefill_tokens_with_decodes
-  std::optional<double> tpot_slo_ms;               // SchedulerConfig::tpot_slo_ms
-  std::optional<double> ttft_slo_ms;               // SchedulerConfig::ttft_slo_ms
+  std::optional<double> tpot_slo_ms;              // SchedulerConfig::tpot_slo_ms
+  std::optional<double> ttft_slo_ms;              // SchedulerConfig::ttft_slo_ms
   SpecCliOptions spec;
 };
 
@@ -36,9 +36,11 @@ void add_engine_options(CLI::App& app, EngineCliOptions& options);
 using ResolvedEngine = EnginePlan;
 // The flags over the config file, checked under their flag names, then engine/engine_plan.h's plan_engine (the one
 // sizing policy, shared with the public API). The automatic KV budget is this process's part of the free RAM:
-// `ranks_sharing_ram` processes of one split run on this machine share it.
+// `ranks_sharing_ram` processes of one split run on this machine share it. `draft`: the model --spec draft loaded
+// (load_draft_model).
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& options,
-                                             const ModelConfig& model, int32_t ranks_sharing_ram = 1);
+                                             const ModelConfig& model, int32_t ranks_sharing_ram = 1,
+                                             const LoadedModel* draft = nullptr);
 // The start-up lines: scheduling and the KV pool.
 void print_engine_summary(const ResolvedEngine& engine, std::FILE* out);
 

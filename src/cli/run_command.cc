@@ -11,13 +11,13 @@
 #include <memory>
 
 #include "cli/common_options.h"
-#include "engine/engine_plan.h"
 #include "cli/model_loading.h"
 #include "cli/parallel_setup.h"
 #include "cli/spec_options.h"
 #include "engine/engine.h"
-#include "loader/loaded_model.h"
+#include "engine/engine_plan.h"
 #include "kernels/kernels.h"
+#include "loader/loaded_model.h"
 #include "tokenizer/stream_decoder.h"
 
 namespace pagoda::cli {
@@ -94,7 +94,9 @@ int run(const RunOptions& o) {
   Result<EngineConfig> ec = plan_single_sequence_engine(run_seq_len, config->kv_cache.block_size, *kv_dtype,
                                                         kRunPromptTokensPerStep, num_threads, mc.kv_shape(), ram_bytes);
   if (!ec.ok()) return report_error(ec.error());
-  if (Status spec = apply_spec_options(o.spec, *ec); !spec.ok()) return report_error(spec.message());
+  Result<std::unique_ptr<LoadedModel>> draft = load_draft_model(o.spec);
+  if (!draft.ok()) return report_error(draft.error());
+  if (Status spec = apply_spec_options(o.spec, *ec, draft->get()); !spec.ok()) return report_error(spec.message());
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, tok, *ec);
   if (!engine.ok()) return report_error(engine.error());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> logits_file(nullptr, &std::fclose);

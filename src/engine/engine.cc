@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "grammar/compiled_grammar.h"
+#include "spec/draft_model_drafter.h"
 #include "spec/ngram_drafter.h"
 
 namespace pagoda {
@@ -46,13 +47,28 @@ int32_t logits_row_capacity(const EngineConfig& c) {
   return std::min(step_token_capacity(c), c.scheduler.max_num_seqs * (1 + c.scheduler.num_speculative_tokens));
 }
 
+// Tokens a draft model's proposal may see: a whole sequence and the drafts after it.
+int32_t draft_max_context(const EngineConfig& c) { return c.max_seq_len + c.scheduler.num_speculative_tokens; }
+
 // Hidden-state rows of a step: one per token when pooling requests are allowed (mean pooling reads every row).
 int32_t hidden_row_capacity(const EngineConfig& c) { return c.pooling ? step_token_capacity(c) : 0; }
 
-std::unique_ptr<Drafter> make_drafter(const SpecDecodeConfig& spec) {
-  switch (spec.method) {
+// The draft model's KV pool: as asked, else as many blocks as the target's pool (the tokens the engine holds;
+// a draft model's K/V per token is smaller than its target's), and at least one whole sequence.
+int32_t draft_kv_blocks(const EngineConfig& c) {
+  if (c.spec.draft_kv_blocks > 0) return c.spec.draft_kv_blocks;
+  return std::max(c.kv.num_blocks, DraftModelDrafter::min_blocks(draft_max_context(c), c.kv.block_size));
+}
+
+std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, ThreadPool& pool) {
+  switch (c.spec.method) {
     case SpecMethod::kNone: return nullptr;
-    case SpecMethod::kNgram: return std::make_unique<NgramDrafter>(spec.ngram_min, spec.ngram_max);
+    case SpecMethod::kNgram: return std::make_unique<NgramDrafter>(c.spec.ngram_min, c.spec.ngram_max);
+    case SpecMethod::kDraftModel:
+      return std::make_unique<DraftModelDrafter>(
+          *c.spec.draft_model, pool,
+          DraftModelDrafter::Options{
+              .num_blocks = draft_kv_blocks(c), .block_size = c.kv.block_size, .max_context = draft_max_context(c)});
   }
   return nullptr;
 }
@@ -103,6 +119,18 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       (config.spec.ngram_min < 1 || config.spec.ngram_min > config.spec.ngram_max || config.spec.ngram_max > 64))
     return make_error(fmt::format("n-gram sizes must satisfy 1 <= min <= max <= 64, got {}..{}", config.spec.ngram_min,
                                   config.spec.ngram_max));
+  if (config.spec.method == SpecMethod::kDraftModel) {
+    if (config.spec.draft_model == nullptr)
+      return make_error("speculative decoding with a draft model needs the model");
+    if (config.spec.draft_model->config().vocab_size != model.config().vocab_size)
+      return make_error(
+          fmt::format("the draft model has {} tokens in its vocabulary, the target {}: they must share one",
+                      config.spec.draft_model->config().vocab_size, model.config().vocab_size));
+    const int32_t least = DraftModelDrafter::min_blocks(draft_max_context(config), config.kv.block_size);
+    if (config.spec.draft_kv_blocks != 0 && config.spec.draft_kv_blocks < least)
+      return make_error(fmt::format("the draft KV pool needs at least {} blocks (one sequence of {} tokens), got {}",
+                                    least, draft_max_context(config), config.spec.draft_kv_blocks));
+  }
   if (config.kv.num_blocks < 1)
     return make_error(fmt::format("the KV pool has {} blocks; give it some (--kv-blocks) or memory (--kv-memory)",
                                   config.kv.num_blocks));
@@ -117,7 +145,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       pool_(config.num_threads),
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(config.kv),
-      drafter_(make_drafter(config.spec)),
+      drafter_(make_drafter(config, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),
       scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
       output_(tokenizer),

@@ -10,17 +10,24 @@
 
 namespace pagoda {
 
+class Model;
+
 // Speculative decoding: who proposes the drafts. How many a step verifies is SchedulerConfig's
 // num_speculative_tokens (at least 1 with a method, 0 without).
 enum class SpecMethod : uint8_t {
   kNone,
-  kNgram,  // prompt lookup (spec/ngram_drafter.h)
+  kNgram,       // prompt lookup (spec/ngram_drafter.h)
+  kDraftModel,  // a smaller model's greedy continuation (spec/draft_model_drafter.h)
 };
 
 struct SpecDecodeConfig {
   SpecMethod method = SpecMethod::kNone;
   int32_t ngram_min = 1;  // kNgram: the shortest suffix looked up
   int32_t ngram_max = 4;  // kNgram: the longest, tried first
+  // kDraftModel: the model (borrowed; it must outlive the engine and share the target's vocabulary) and its own
+  // f32 KV pool, in blocks of the engine's block size (0: as many as the target's pool, and one sequence at least).
+  const Model* draft_model = nullptr;
+  int32_t draft_kv_blocks = 0;
 };
 
 inline constexpr int32_t kDefaultMaxQueue = 4096;

@@ -12,7 +12,7 @@
 namespace pagoda {
 
 Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids,
-                     const Drafter* drafter)
+                     Drafter* drafter)
     : config_(config), kv_(kv), eos_token_ids_(std::move(eos_token_ids)), drafter_(drafter) {
   PAGODA_CHECK(config.max_num_seqs >= 1 && config.max_batched_tokens >= 1);
   std::sort(eos_token_ids_.begin(), eos_token_ids_.end());

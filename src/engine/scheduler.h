@@ -41,7 +41,7 @@ class Scheduler {
   // `drafter` (borrowed; may be null): speculative decoding, up to config.num_speculative_tokens drafts a step
   // for each decoding sequence.
   Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids,
-            const Drafter* drafter = nullptr);
+            Drafter* drafter = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -111,7 +111,7 @@ class Scheduler {
   SchedulerConfig config_;
   KvCacheManager& kv_;
   std::vector<TokenId> eos_token_ids_;  // sorted
-  const Drafter* drafter_;              // may be null
+  Drafter* drafter_;                    // may be null
   std::unordered_map<RequestId, std::unique_ptr<Sequence>> sequences_;
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order

@@ -1,7 +1,8 @@
 // Drafter: proposes the tokens a sequence will probably continue with, for speculative decoding: the engine
 // verifies them all in one forward pass and keeps the ones the target model agrees with. An interface, so the
-// scheduler asks any drafter the same way (prompt lookup today). A drafter sees token ids only; it owns no
-// sequence, no KV and no thread, and must give the same proposal for the same tokens.
+// scheduler asks any drafter the same way (prompt lookup, a draft model). A drafter sees token ids only; it owns
+// no sequence and no thread, and gives the same proposal for the same tokens (a draft model: up to the float
+// rounding of a near tie, its K/V having been computed in other chunks).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@ class Drafter {
   virtual ~Drafter() = default;
   // Writes at most `max_drafts` proposed continuations of `tokens` (prompt then output) into `drafts` (cleared
   // first); none when it has no guess.
-  virtual void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const = 0;
+  virtual void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) = 0;
 };
 
 }  // namespace pagoda

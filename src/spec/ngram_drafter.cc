@@ -11,7 +11,7 @@ NgramDrafter::NgramDrafter(int32_t min_ngram, int32_t max_ngram) : min_ngram_(mi
   PAGODA_CHECK(min_ngram >= 1 && min_ngram <= max_ngram, "n-gram sizes {}..{}", min_ngram, max_ngram);
 }
 
-void NgramDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const {
+void NgramDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) {
   drafts.clear();
   const int64_t num_tokens = int64_t(tokens.size());
   if (max_drafts < 1) return;

@@ -14,7 +14,7 @@ class NgramDrafter final : public Drafter {
  public:
   // 1 <= min_ngram <= max_ngram.
   NgramDrafter(int32_t min_ngram, int32_t max_ngram);
-  void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const override;
+  void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) override;
 
  private:
   int32_t min_ngram_;

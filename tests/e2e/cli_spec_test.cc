@@ -1,6 +1,7 @@
-// Speculative decoding through the real binary: `pagoda run --spec ngram` (fixed and adaptive draft length)
-// prints the greedy golden story and its acceptance; a server started with --spec ngram gives the same
-// completion as one without and counts its drafts under vLLM's metric names; bad --spec values are clear errors.
+// Speculative decoding through the real binary: `pagoda run --spec ngram` (fixed and adaptive draft length) and
+// `--spec draft --draft-model bundled` print the greedy golden story and their acceptance; servers started with
+// --spec ngram and --spec draft give the same completion as one without and count their drafts under vLLM's
+// metric names; bad --spec values and draft flags are clear errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,20 +29,38 @@ TEST(CliSpecTest, RunWithNgramDraftsPrintsThePlainGreedyStory) {
   ASSERT_GT(plain.size(), 200u);
   std::string err;
   EXPECT_EQ(greedy_story({"--spec", "ngram", "--spec-fixed", "--spec-tokens", "4"}, &err), plain);
-  EXPECT_THAT(err, HasSubstr("speculative: "));  // drafts were verified and the acceptance reported
+  EXPECT_THAT(err, HasSubstr("speculative: "));         // drafts were verified and the acceptance reported
   EXPECT_EQ(greedy_story({"--spec", "ngram"}), plain);  // adaptive length
+  EXPECT_EQ(greedy_story({"--spec", "draft", "--draft-model", "bundled", "--spec-fixed"}, &err), plain);
+  EXPECT_THAT(err, HasSubstr("draft model bundled:stories260K"));
+  EXPECT_THAT(err, HasSubstr("(100.0 %)"));  // the model drafting for itself: every draft accepted
 }
 
 TEST(CliSpecTest, BadSpecFlagsAreClearErrors) {
   ProcessResult r = run_pagoda({"run", "-p", "x", "--spec", "eagle"});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("--spec must be none or ngram"));
+  EXPECT_THAT(r.err, HasSubstr("--spec must be none, ngram or draft"));
   r = run_pagoda({"run", "-p", "x", "--spec", "ngram", "--spec-tokens", "100"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("--spec-tokens must be in [1, 64]"));
   r = run_pagoda({"run", "-p", "x", "--spec", "ngram", "--spec-ngram-min", "3", "--spec-ngram-max", "2"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("--spec-ngram-min"));
+  r = run_pagoda({"run", "-p", "x", "--spec", "draft"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--spec draft needs --draft-model"));
+  r = run_pagoda({"run", "-p", "x", "--draft-model", "bundled"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("go with --spec draft"));
+  r = run_pagoda({"run", "-p", "x", "--spec", "draft", "--draft-model", "bundled", "--spec-ngram-max", "3"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("go with --spec ngram"));
+  r = run_pagoda({"run", "-p", "x", "--spec", "draft", "--draft-model", "/nonexistent/draft.gguf"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/draft.gguf"));
+  r = run_pagoda({"serve", "--spec", "draft", "--draft-model", "bundled", "--draft-kv-blocks", "2", "--port", "0"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("the draft KV pool needs at least"));
 }
 
 TEST(CliSpecTest, AServerWithNgramDraftsAnswersAsWithoutAndCountsItsDrafts) {
@@ -66,9 +85,16 @@ TEST(CliSpecTest, AServerWithNgramDraftsAnswersAsWithoutAndCountsItsDrafts) {
   EXPECT_GT(*drafts, 0.0);
   EXPECT_GT(*accepted, 0.0);
   EXPECT_LE(*accepted, *drafts);
-  EXPECT_TRUE(metric_value(m, "pagoda:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"" + name +
-                                  "\",position=\"0\"}"));
+  EXPECT_TRUE(metric_value(
+      m, "pagoda:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"" + name + "\",position=\"0\"}"));
   EXPECT_FALSE(metric_value(metrics(plain), "pagoda:spec_decode_num_draft_tokens_total"));
+
+  ServerProcess draft({"--spec", "draft", "--draft-model", "bundled"});
+  ASSERT_TRUE(draft.started()) << draft.log();
+  EXPECT_THAT(draft.log(), HasSubstr("speculative decoding draft model, up to 4 tokens (adaptive)"));
+  const HttpReply c = http_request(draft.port(), "POST", "/v1/completions", body);
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_EQ(json::parse(c.body)["choices"][0]["text"], json::parse(a.body)["choices"][0]["text"]);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // those of the same engine without speculation, alone, in a batch of 16 and under a KV pool so small that
 // sequences are preempted; token by token, each output carries one token and its own text; stop strings and
 // logprobs come out as without speculation; sampled requests run to their end with every block given back; and
-// the speculation actually happened (drafts verified and accepted, counted in the stats).
+// the speculation actually happened (drafts verified and accepted, counted in the stats). A draft model's drafts
+// likewise: the bundled model drafting for itself (every draft accepted) and a draft that is wrong at every third
+// position (drafts rejected and rolled back), alone, in a batch and under preemption.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "support/bundled_engine_fixture.h"
+#include "support/perturbed_model.h"
 
 namespace pagoda {
 namespace {
@@ -22,6 +25,13 @@ class EngineSpecTest : public BundledEngineTest {
     return BundledEngineTest::config(num_blocks, block_size, num_spec_tokens);
   }
   static std::vector<GenerateRequest> mixed_requests() { return BundledEngineTest::mixed_requests(20); }
+  // `draft` proposing up to `num_spec_tokens` drafts.
+  static EngineConfig draft_config(int32_t num_blocks, int32_t num_spec_tokens, const Model& draft,
+                                   int32_t block_size = 16) {
+    EngineConfig c = BundledEngineTest::config(num_blocks, block_size, num_spec_tokens);
+    c.spec = SpecDecodeConfig{.method = SpecMethod::kDraftModel, .draft_model = &draft};
+    return c;
+  }
 };
 
 TEST_F(EngineSpecTest, GreedyTextAloneAndInABatchOf16IsTheTextWithoutSpeculation) {
@@ -174,6 +184,54 @@ TEST_F(EngineSpecTest, CreateRefusesSpeculativeTokensWithoutAMethodAndBadCounts)
   c.spec.ngram_min = 3;
   c.spec.ngram_max = 2;
   EXPECT_FALSE(Engine::create(*loaded_->model, *loaded_->tokenizer, c).ok());
+}
+
+TEST_F(EngineSpecTest, DraftModelGreedyTextIsTheTextWithoutSpeculationAloneInABatchAndUnderPreemption) {
+  const PerturbedModel wrong_every_third(*loaded_->model, 3);
+  auto plain = make(config(256, 0));
+  auto self = make(draft_config(256, 4, *loaded_->model));
+  auto wrong = make(draft_config(256, 4, wrong_every_third));
+  auto tiny = make(draft_config(40, 4, wrong_every_third, 4));  // 160 slots for 16 requests of up to ~120 tokens
+  ASSERT_TRUE(plain && self && wrong && tiny);
+  const std::vector<GenerateRequest> requests = mixed_requests();
+  const std::vector<RequestOutput> reference = run_batch(*plain, requests);
+  for (size_t i = 0; i < 3; ++i) {
+    const RequestOutput alone = run_batch(*self, {requests[i]})[0];
+    EXPECT_EQ(alone.new_tokens, reference[i].new_tokens) << "request " << i << " alone";
+    EXPECT_EQ(alone.text, reference[i].text) << "request " << i << " alone";
+  }
+  for (Engine* engine : {wrong.get(), tiny.get()}) {
+    const std::vector<RequestOutput> out = run_batch(*engine, requests);
+    for (size_t i = 0; i < requests.size(); ++i)
+      EXPECT_EQ(out[i].new_tokens, reference[i].new_tokens) << "request " << i << " in a batch";
+    EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
+  }
+  // Drafting for itself, every draft is the target's own greedy token.
+  const EngineStats s = self->stats();
+  EXPECT_GT(s.spec_num_draft_tokens, 0);
+  EXPECT_EQ(s.spec_num_accepted_tokens, s.spec_num_draft_tokens);
+  // Wrong at every third position: some drafts accepted, some rejected (the rollback ran).
+  const EngineStats w = wrong->stats();
+  EXPECT_GT(w.spec_num_accepted_tokens, 0);
+  EXPECT_LT(w.spec_num_accepted_tokens, w.spec_num_draft_tokens);
+  EXPECT_GT(tiny->stats().num_preemptions, 0);
+  EXPECT_GT(tiny->stats().spec_num_accepted_tokens, 0);
+}
+
+TEST_F(EngineSpecTest, CreateRefusesADraftModelThatIsMissingHasAnotherVocabularyOrNoRoom) {
+  EngineConfig c = draft_config(64, 4, *loaded_->model);
+  c.spec.draft_model = nullptr;
+  EXPECT_FALSE(Engine::create(*loaded_->model, *loaded_->tokenizer, c).ok());
+  PerturbedModel other_vocab(*loaded_->model, 3);
+  other_vocab.mutable_config().vocab_size += 1;
+  auto e = Engine::create(*loaded_->model, *loaded_->tokenizer, draft_config(64, 4, other_vocab));
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().find("vocabulary"), std::string::npos) << e.error();
+  c = draft_config(64, 4, *loaded_->model);
+  c.spec.draft_kv_blocks = 3;  // one sequence of 256 + 4 tokens needs 17 blocks of 16
+  e = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().find("17 blocks"), std::string::npos) << e.error();
 }
 
 }  // namespace

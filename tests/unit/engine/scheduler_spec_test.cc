@@ -20,7 +20,7 @@ constexpr TokenId kSpecEos = 2;
 // Proposes 100, 101, ... (as many as allowed).
 class CountingDrafter final : public Drafter {
  public:
-  void propose(std::span<const TokenId>, int32_t max_drafts, std::vector<TokenId>& drafts) const override {
+  void propose(std::span<const TokenId>, int32_t max_drafts, std::vector<TokenId>& drafts) override {
     drafts.clear();
     for (int32_t j = 0; j < max_drafts; ++j) drafts.push_back(100 + j);
   }

@@ -9,7 +9,7 @@
 namespace pagoda {
 namespace {
 
-std::vector<TokenId> propose(const Drafter& d, const std::vector<TokenId>& tokens, int32_t max_drafts) {
+std::vector<TokenId> propose(Drafter& d, const std::vector<TokenId>& tokens, int32_t max_drafts) {
   std::vector<TokenId> drafts{99, 99};  // cleared by propose
   d.propose(tokens, max_drafts, drafts);
   return drafts;

@@ -1,0 +1,82 @@
+// The draft model's proposals: catch up through its prefix-cached KV pool, then greedy drafts one pass each.
+#include "spec/draft_model_drafter.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace pagoda {
+
+DraftModelDrafter::DraftModelDrafter(const Model& model, ThreadPool& pool, const Options& options)
+    : model_(model),
+      pool_(pool),
+      options_(options),
+      kv_storage_(model.config().kv_shape(), options.num_blocks, options.block_size),
+      kv_manager_(KvCacheManager::Options{
+          .num_blocks = options.num_blocks, .block_size = options.block_size, .enable_prefix_cache = true}),
+      workspace_(model.config(), std::min(options.max_chunk, options.max_context), options.max_context,
+                 /*max_logits_rows=*/1, pool.num_threads()) {
+  PAGODA_CHECK(options.num_blocks >= min_blocks(options.max_context, options.block_size),
+               "the draft KV pool ({} blocks) cannot hold one sequence of {} tokens", options.num_blocks,
+               options.max_context);
+  block_table_.resize(size_t(min_blocks(options.max_context, options.block_size)));
+}
+
+TokenId DraftModelDrafter::forward_argmax(const SeqKvState& seq, std::span<const TokenId> tokens, int32_t first,
+                                          int32_t last) {
+  const int32_t n = last - first;
+  positions_.resize(size_t(n));
+  slot_ids_.resize(size_t(n));
+  for (int32_t i = 0; i < n; ++i) {
+    positions_[size_t(i)] = first + i;
+    slot_ids_[size_t(i)] = seq.block_table.slot_id(first + i);
+  }
+  const std::span<const BlockId> ids = seq.block_table.block_ids();
+  std::copy(ids.begin(), ids.end(), block_table_.begin());
+  const int32_t seq_starts[2] = {0, n};
+  const int32_t context_len = last;
+  const int32_t logits_row = n - 1;
+  BatchView batch{.tokens = tokens.subspan(size_t(first), size_t(n)),
+                  .positions = positions_,
+                  .slot_ids = slot_ids_,
+                  .seq_starts = seq_starts,
+                  .context_lens = {&context_len, 1},
+                  .block_tables = {block_table_.data(), 1, int32_t(ids.size())},
+                  .logits_rows = {&logits_row, 1},
+                  .block_copies = {}};
+  const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
+  num_computed_tokens_ += n;
+  const std::span<float> row = logits.row(0);
+  return TokenId(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+void DraftModelDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) {
+  drafts.clear();
+  const int32_t num_tokens = int32_t(tokens.size());
+  max_drafts = std::min(max_drafts, options_.max_context - num_tokens);
+  if (num_tokens == 0 || max_drafts <= 0) return;
+  run_.assign(tokens.begin(), tokens.end());
+
+  SeqKvState seq = kv_manager_.make_seq_state();
+  const PrefixHit hit = kv_manager_.lookup_prefix(run_);  // never the last token's block: it is computed
+  if (!kv_manager_.allocate_slots(seq, num_tokens - hit.num_cached_tokens, hit)) return;
+  // A fresh sequence shares no partial block, so nothing is copied; a queued copy would be a bookkeeping error.
+  PAGODA_CHECK(kv_manager_.pending_copies().empty(), "the draft KV pool queued a copy for a fresh sequence");
+
+  TokenId next = 0;
+  for (int32_t first = hit.num_cached_tokens; first < num_tokens; first += options_.max_chunk)
+    next = forward_argmax(seq, run_, first, std::min(num_tokens, first + options_.max_chunk));
+  drafts.push_back(next);
+  while (int32_t(drafts.size()) < max_drafts) {
+    run_.push_back(next);
+    if (!kv_manager_.allocate_slots(seq, 1)) break;
+    next = forward_argmax(seq, run_, int32_t(run_.size()) - 1, int32_t(run_.size()));
+    drafts.push_back(next);
+  }
+  // Every position the passes wrote is now K/V of `run_`'s tokens: index the full blocks for the next proposal
+  // (the drafts' blocks too: a later sequence with those very tokens reuses them), then give the blocks back.
+  kv_manager_.cache_full_blocks(seq, std::span<const TokenId>(run_).first(size_t(seq.num_computed_tokens)));
+  kv_manager_.free(seq);
+}
+
+}  // namespace pagoda
