@@ -497,6 +497,10 @@ void Engine::publish(std::span<SeqEvent> events, const StepFigures* step) {
         ++stats_.num_steps_with_decodes;
         stats_.last_prefill_budget = step->prefill_budget;
         if (step->num_prefill_tokens > 0) ++stats_.num_mixed_steps;
+        const auto bucket = std::lower_bound(kPrefillTokensPerStepBounds.begin(), kPrefillTokensPerStepBounds.end(),
+                                             step->num_prefill_tokens);
+        ++stats_.prefill_tokens_per_decode_step[size_t(bucket - kPrefillTokensPerStepBounds.begin())];
+        stats_.prefill_tokens_in_decode_steps += step->num_prefill_tokens;
       }
       stats_.spec_num_drafts += spec_figures_.num_drafts;
       stats_.spec_num_draft_tokens += spec_figures_.num_draft_tokens;

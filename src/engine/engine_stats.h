@@ -2,12 +2,17 @@
 // Counters count since start. A plain value.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "kv/kv_cache_stats.h"
 
 namespace pagoda {
+
+// Upper bounds of the buckets of EngineStats::prefill_tokens_per_decode_step (a last bucket holds the rest).
+inline constexpr std::array<int32_t, 12> kPrefillTokensPerStepBounds = {0,   1,   4,   16,   32,   64,
+                                                                        128, 256, 512, 1024, 2048, 4096};
 
 struct EngineStats {
   int32_t num_running = 0;
@@ -45,6 +50,10 @@ struct EngineStats {
   int64_t num_steps_with_decodes = 0;
   int64_t num_mixed_steps = 0;
   int32_t last_prefill_budget = -1;
+  // Prompt tokens each of those steps computed, as a histogram: steps per bucket (bucket i: at most
+  // kPrefillTokensPerStepBounds[i] and more than the bound before; the last: above them all), and their sum.
+  std::array<int64_t, kPrefillTokensPerStepBounds.size() + 1> prefill_tokens_per_decode_step{};
+  int64_t prefill_tokens_in_decode_steps = 0;
   double step_time_fixed_us = 0.0;
   double step_time_per_token_us = 0.0;
 };

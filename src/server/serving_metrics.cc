@@ -116,6 +116,15 @@ std::string ServingMetrics::render(const EngineStats& s, const CacheConfigInfo& 
               prefill_.snapshot(), model);
   p.histogram("pagoda:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
               decode_.snapshot(), model);
+  metrics::HistogramSnapshot prefill_per_step;
+  prefill_per_step.upper_bounds.assign(kPrefillTokensPerStepBounds.begin(), kPrefillTokensPerStepBounds.end());
+  prefill_per_step.bucket_counts.assign(s.prefill_tokens_per_decode_step.begin(),
+                                        s.prefill_tokens_per_decode_step.end());
+  prefill_per_step.sum = double(s.prefill_tokens_in_decode_steps);
+  prefill_per_step.count = uint64_t(s.num_steps_with_decodes);
+  p.histogram("pagoda:prefill_tokens_per_decode_step",
+              "Prompt tokens computed by each step that also decoded (the prefill budget's use).", prefill_per_step,
+              model);
   p.histogram("pagoda:request_prompt_tokens", "Number of prefill tokens processed.", prompt_tokens_.snapshot(), model);
   p.histogram("pagoda:request_generation_tokens", "Number of generation tokens processed.",
               generation_tokens_.snapshot(), model);

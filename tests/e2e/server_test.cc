@@ -1,13 +1,13 @@
 // `pagoda serve` end to end: the real binary on a loopback port, driven by curl, the official openai npm
 // package and a raw-socket client: the golden text over HTTP, the API's shapes, metrics, auth, deadlines,
 // disconnects.
-#include <algorithm>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <cstdio>
 #include <filesystem>
@@ -292,6 +292,10 @@ TEST(ServerTest, MetricsHaveVllmNamesAndCountRequests) {
   EXPECT_EQ(metric_value(m, "pagoda:inter_token_latency_seconds_count"), 14.0);
   EXPECT_GE(metric_value(m, "pagoda:prefix_cache_hits_total").value_or(0), 16.0);
   EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
+  // One request at a time: seven decode steps each, none of them with prompt tokens.
+  EXPECT_EQ(metric_value(m, "pagoda:prefill_tokens_per_decode_step_count"), 14.0);
+  EXPECT_EQ(metric_value(m, "pagoda:prefill_tokens_per_decode_step_sum"), 0.0);
+  EXPECT_EQ(metric_value(m, "pagoda:prefill_tokens_per_decode_step_bucket{model_name=\"stories260K\",le=\"0\"}"), 14.0);
   EXPECT_THAT(m, HasSubstr("block_size=\"16\""));
   EXPECT_THAT(m, HasSubstr("cache_dtype=\"f32\""));
   EXPECT_THAT(m, HasSubstr("enable_prefix_caching=\"True\""));

@@ -58,6 +58,14 @@ TEST_F(EngineTest, GreedyTextAloneEqualsTheReferenceLoopsAndTheTextInABatchOf16)
   EXPECT_EQ(s.kv.num_used_blocks, 0);
   EXPECT_EQ(s.num_running, 0);
   EXPECT_GT(s.kv.num_prefix_hit_tokens, 0);  // the second round found the first round's prompts
+  // The prefill budget's histogram: one entry per step that decoded, those with prompt tokens above bucket 0.
+  int64_t num_counted = 0;
+  for (int64_t n : s.prefill_tokens_per_decode_step) num_counted += n;
+  EXPECT_EQ(num_counted, s.num_steps_with_decodes);
+  EXPECT_EQ(s.num_steps_with_decodes - s.prefill_tokens_per_decode_step[0], s.num_mixed_steps);
+  EXPECT_GT(s.num_mixed_steps, 0);  // 16 prompts at once: later ones prefilled while earlier ones decoded
+  EXPECT_GT(s.prefill_tokens_in_decode_steps, 0);
+  EXPECT_LE(s.prefill_tokens_in_decode_steps, s.num_prefill_tokens);
 }
 
 TEST_F(EngineTest, Int8KvGivesTheInt8ReferenceLoopsTextInABatch) {
