@@ -243,11 +243,19 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
       const int32_t num_later = int32_t(running_.size() - i - 1);
       const int32_t max_drafts = std::min(
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
-      if (max_drafts > 0) drafter_->propose(seq->tokens, max_drafts, seq->draft_tokens);
+      const double marginal_cost = step_cost_.marginal_cost(int32_t(running_.size()));
+      if (max_drafts > 0) {
+        // Asks for no more than the adaptive length would verify: a draft model pays a forward pass per draft. At
+        // least one, which shadows the sequence's acceptance while speculation is off.
+        const int32_t num_asked =
+            config_.adaptive_num_speculative_tokens
+                ? std::max(1, best_num_drafts(seq->spec_acceptance.rate(), marginal_cost, max_drafts))
+                : max_drafts;
+        drafter_->propose(seq->tokens, num_asked, seq->draft_tokens);
+      }
       if (config_.adaptive_num_speculative_tokens && !seq->draft_tokens.empty()) {
         const int32_t k =
-            best_num_drafts(seq->spec_acceptance.rate(), step_cost_.marginal_cost(int32_t(running_.size())),
-                            int32_t(seq->draft_tokens.size()));
+            best_num_drafts(seq->spec_acceptance.rate(), marginal_cost, int32_t(seq->draft_tokens.size()));
         if (k == 0) seq->shadow_draft = seq->draft_tokens.front();
         seq->draft_tokens.resize(size_t(k));
       }

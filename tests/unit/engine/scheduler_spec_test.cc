@@ -17,13 +17,15 @@ namespace {
 constexpr int32_t kSpecBlockSize = 4;
 constexpr TokenId kSpecEos = 2;
 
-// Proposes 100, 101, ... (as many as allowed).
+// Proposes 100, 101, ... (as many as allowed), remembering how many it was last asked for.
 class CountingDrafter final : public Drafter {
  public:
   void propose(std::span<const TokenId>, int32_t max_drafts, std::vector<TokenId>& drafts) override {
+    last_asked = max_drafts;
     drafts.clear();
     for (int32_t j = 0; j < max_drafts; ++j) drafts.push_back(100 + j);
   }
+  int32_t last_asked = -1;
 };
 
 class SchedulerSpecTest : public ::testing::Test {
@@ -213,6 +215,7 @@ TEST_F(SchedulerSpecTest, AdaptiveLengthDraftsWhenTokensAreCheapAndNotWhenEachCo
   EXPECT_EQ(p2.seqs[0].num_draft_tokens, 0);
   EXPECT_EQ(p2.seqs[0].num_new_tokens, 1);
   EXPECT_EQ(a->shadow_draft, 100);
+  EXPECT_EQ(drafter_.last_asked, 1);  // only the shadow: a draft model would pay a pass for each draft asked
   const double before = a->spec_acceptance.rate();
   t.clear();
   t.push_back(SampledToken{a, 100, {}, {}, false});  // the model agreed with the unverified draft
