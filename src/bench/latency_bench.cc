@@ -26,12 +26,21 @@ double percentile(std::vector<double> values, double p) {
 
 }  // namespace
 
-double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size) {
+double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size, int32_t num_experts,
+                              int32_t num_experts_used) {
   const bool tied = file.find_tensor(format::gguf_tensor::kOutput) == nullptr;
+  const auto is_experts = [](std::string_view name) {
+    for (std::string_view stacked :
+         {format::gguf_tensor::kFfnGateExps, format::gguf_tensor::kFfnUpExps, format::gguf_tensor::kFfnDownExps})
+      if (name.find(std::string(".") + std::string(stacked) + ".") != std::string_view::npos) return true;
+    return false;
+  };
   double bytes = 0.0;
   for (const format::GgufTensorInfo& t : file.tensors()) {
     if (t.name == format::gguf_tensor::kTokenEmbedding && !tied)
       bytes += double(t.size_bytes) / double(vocab_size);
+    else if (num_experts > 0 && is_experts(t.name))
+      bytes += double(t.size_bytes) * double(num_experts_used) / double(num_experts);
     else
       bytes += double(t.size_bytes);
   }
@@ -116,9 +125,10 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   r.tpot_ms_p50 = percentile(tpot_ms, 50);
   r.tpot_ms_p99 = percentile(tpot_ms, 99);
   r.decode_tok_s = r.tpot_ms_mean > 0.0 ? 1000.0 / r.tpot_ms_mean : 0.0;
-  r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size);
+  r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size, c.num_experts, c.num_experts_used);
   const double mean_context = double(prompt_len) + double(o.num_generated) / 2.0;
-  r.kv_bytes_per_token = mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c.kv_shape(), o.kv_dtype));
+  r.kv_bytes_per_token =
+      mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c.kv_shape(), o.kv_dtype));
   r.membw_gbps = (bw_before + bw_after) / 2.0;
   r.mbu = (r.weight_bytes_per_token + r.kv_bytes_per_token) / (r.tpot_ms_mean / 1000.0) / (r.membw_gbps * 1e9);
   r.output = out.new_tokens;

@@ -23,7 +23,7 @@ struct LatencyOptions {
   std::optional<double> membw_gbps;  // skip the bandwidth measurement and use this figure
   uint64_t seed = 1;                 // of the random prompt tokens
   KvDType kv_dtype = KvDType::kF32;
-  int32_t block_size = 16;  // kv_cache.block_size
+  int32_t block_size = 16;      // kv_cache.block_size
   std::vector<TokenId> prompt;  // when not empty, the prompt (prompt_len is its size) instead of random tokens
   // Speculative decoding for the timed request (num_speculative_tokens 0 with method kNone: off).
   SpecDecodeConfig spec;
@@ -58,9 +58,11 @@ struct LatencyReport {
   double step_per_token_us = 0.0;
 };
 
-// Bytes a decode step reads from the weights: every 2-D tensor in full, except that the token embedding is
-// read one row per token unless it doubles as the output matrix.
-double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size);
+// Bytes one token's decode step reads from the weights: every tensor in full, except that the token embedding is
+// read one row per token unless it doubles as the output matrix, and a mixture of experts' stacked expert tensors
+// (ffn_*_exps) in the share of `num_experts_used` of `num_experts` (0: not a mixture).
+double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size, int32_t num_experts = 0,
+                              int32_t num_experts_used = 0);
 // One request through an Engine of `num_threads` (0: one per core), sized for it alone. Errors: the engine's.
 Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_threads, const LatencyOptions& options);
 

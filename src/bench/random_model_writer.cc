@@ -83,6 +83,10 @@ Status write_random_model(const RandomModelOptions& o) {
   if (s.num_layers <= 0 || s.num_heads <= 0 || s.num_kv_heads <= 0 || s.vocab_size < 3 || s.dim % s.num_heads != 0 ||
       s.num_heads % s.num_kv_heads != 0)
     return make_error(fmt::format("shape {} is inconsistent", s.name));
+  // This writer knows llama's tensors only; another family's file would be a llama model under its name.
+  if (!s.hf_architecture.empty())
+    return make_error(fmt::format("shape {} ({}) is written through an HF folder (write_random_hf_model)", s.name,
+                                  s.hf_architecture));
   const int64_t head_dim = s.dim / s.num_heads, kv_dim = head_dim * s.num_kv_heads;
 
   format::GgufWriter w;
@@ -90,10 +94,12 @@ Status write_random_model(const RandomModelOptions& o) {
   w.set(format::gguf_key::kName, GgufValue::string(fmt::format("{} (random weights, seed {})", s.name, o.seed)));
   w.set(format::gguf_key::kAlignment, GgufValue::u32(32));
   w.set(format::gguf_key::kFileType, GgufValue::u32(format::ggml_file_type(o.weight_type)));
-  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kContextLength), GgufValue::u32(uint32_t(s.context_length)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kContextLength),
+        GgufValue::u32(uint32_t(s.context_length)));
   w.set(format::gguf_key::arch_key("llama", format::gguf_key::kEmbeddingLength), GgufValue::u32(uint32_t(s.dim)));
   w.set(format::gguf_key::arch_key("llama", format::gguf_key::kBlockCount), GgufValue::u32(uint32_t(s.num_layers)));
-  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kFeedForwardLength), GgufValue::u32(uint32_t(s.hidden_dim)));
+  w.set(format::gguf_key::arch_key("llama", format::gguf_key::kFeedForwardLength),
+        GgufValue::u32(uint32_t(s.hidden_dim)));
   w.set(format::gguf_key::arch_key("llama", format::gguf_key::kRopeDimensionCount), GgufValue::u32(uint32_t(head_dim)));
   w.set(format::gguf_key::arch_key("llama", format::gguf_key::kHeadCount), GgufValue::u32(uint32_t(s.num_heads)));
   w.set(format::gguf_key::arch_key("llama", format::gguf_key::kHeadCountKv), GgufValue::u32(uint32_t(s.num_kv_heads)));
@@ -116,8 +122,10 @@ Status write_random_model(const RandomModelOptions& o) {
     specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), {s.dim, kv_dim}, false});
     specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput), {s.dim, s.dim}, false});
     specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnNorm), {s.dim}, true});
-    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate), {s.dim, s.hidden_dim}, false});
-    specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDown), {s.hidden_dim, s.dim}, false});
+    specs.push_back(
+        {format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate), {s.dim, s.hidden_dim}, false});
+    specs.push_back(
+        {format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDown), {s.hidden_dim, s.dim}, false});
     specs.push_back({format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp), {s.dim, s.hidden_dim}, false});
   }
   specs.push_back({format::gguf_tensor::kOutputNorm, {s.dim}, true});

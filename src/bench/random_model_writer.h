@@ -27,6 +27,7 @@ struct RandomModelOptions {
 void fill_random_weights(std::span<uint8_t> dst, format::GgmlType type, uint64_t seed);
 // Types gen-model can write for the matrices.
 bool random_model_supports(format::GgmlType type);
+// Llama-family shapes only (hf_architecture empty); the other families: write_random_hf_model.
 Status write_random_model(const RandomModelOptions& options);
 
 }  // namespace pagoda::bench
