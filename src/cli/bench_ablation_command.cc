@@ -14,6 +14,7 @@
 #include "bench/ablation_models.h"
 #include "bench/ablation_report.h"
 #include "cli/common_options.h"
+#include "core/block_size.h"
 #include "engine/engine_plan.h"
 
 namespace pagoda::cli {
@@ -47,9 +48,7 @@ int bench_ablation(AblationCliOptions& o) {
   if (o.num_repeats < 1 || o.num_repeats > 100) return report_error("--repeats must be in [1, 100]");
   if (o.base.max_num_seqs < 1) return report_error("--batch-size must be at least 1");
   if (o.base.max_batched_tokens < 1) return report_error("--max-batched-tokens must be at least 1");
-  const int32_t bs = o.base.block_size;
-  if (bs < 1 || bs > 1024 || (bs & (bs - 1)) != 0)
-    return report_error(fmt::format("--block-size must be a power of two in [1, 1024], got {}", bs));
+  if (!is_valid_block_size(o.base.block_size)) return report_error(block_size_error("--block-size", o.base.block_size));
 
   const std::string scratch =
       (std::filesystem::temp_directory_path() / fmt::format("pagoda-ablation-{}", ::getpid())).string();

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "cli/common_options.h"
+#include "core/block_size.h"
 #include "core/system_memory.h"
 #include "engine/prefill_budget.h"
 
@@ -74,9 +75,8 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   if (o.max_queue && *o.max_queue < 1) return make_error("invalid option: --max-queue must be at least 1");
   s.max_queue = o.max_queue.value_or(kDefaultMaxQueue);
   s.block_size = o.block_size.value_or(config.kv_cache.block_size);
-  if (s.block_size < 1 || s.block_size > 1024 || (s.block_size & (s.block_size - 1)) != 0)
-    return make_error(
-        fmt::format("invalid option: --block-size must be a power of two in [1, 1024], got {}", s.block_size));
+  if (!is_valid_block_size(s.block_size))
+    return make_error("invalid option: " + block_size_error("--block-size", s.block_size));
   s.max_num_seqs = o.batch_size ? o.batch_size : config.batch_size;
   if (s.max_num_seqs && *s.max_num_seqs < 1) return make_error("invalid option: --batch-size must be at least 1");
   if (o.kv_blocks && *o.kv_blocks < 1) return make_error("invalid option: --kv-blocks must be at least 1");

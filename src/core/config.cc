@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
+#include "core/block_size.h"
+
 namespace pagoda {
 namespace {
 
@@ -43,7 +45,7 @@ constexpr IntRule kMaxSeqLen{"max_seq_len", 0, 1048576};
 constexpr IntRule kBatchSize{"batch_size", 1, 4096};
 constexpr IntRule kThreads{"threads", 0, 1024};
 constexpr IntRule kMaxEntries{"kv_cache.max_entries", 0, std::numeric_limits<int32_t>::max()};
-constexpr IntRule kBlockSizeRule{"kv_cache.block_size", 1, 1024, true};
+constexpr IntRule kBlockSizeRule{"kv_cache.block_size", 1, kMaxBlockSize, true};  // is_valid_block_size
 constexpr IntRule kTensorParallel{"parallel.tensor_parallel", 1, 64};
 constexpr IntRule kPipelineParallel{"parallel.pipeline_parallel", 1, 64};
 

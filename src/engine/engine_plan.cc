@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/block_size.h"
 #include "kv/kv_storage.h"
 
 namespace pagoda {
@@ -21,15 +22,13 @@ namespace {
 
 Status invalid(std::string message) { return make_error(std::move(message), StatusCode::kInvalidArgument); }
 
-bool is_block_size(int32_t b) { return b >= 1 && b <= 1024 && (b & (b - 1)) == 0; }
-
 }  // namespace
 
 Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model, int64_t available_ram_bytes) {
-  if (s.max_seq_len < 0) return invalid(fmt::format("max_seq_len must be >= 0 (0 = the model's), got {}", s.max_seq_len));
+  if (s.max_seq_len < 0)
+    return invalid(fmt::format("max_seq_len must be >= 0 (0 = the model's), got {}", s.max_seq_len));
   if (s.num_threads < 0) return invalid(fmt::format("num_threads must be >= 0 (0 = automatic), got {}", s.num_threads));
-  if (!is_block_size(s.block_size))
-    return invalid(fmt::format("block_size must be a power of two in [1, 1024], got {}", s.block_size));
+  if (!is_valid_block_size(s.block_size)) return invalid(block_size_error("block_size", s.block_size));
   if (s.kv_blocks < 0) return invalid(fmt::format("kv_blocks must be >= 0 (0 = automatic), got {}", s.kv_blocks));
   if (s.kv_blocks > 0 && s.kv_memory_gib) return invalid("give a KV block count or a KV memory budget, not both");
   if (s.max_num_seqs && *s.max_num_seqs < 1)
@@ -91,9 +90,9 @@ EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_si
 Result<EngineConfig> plan_single_sequence_engine(int32_t max_seq_len, int32_t block_size, KvDType kv_dtype,
                                                  int32_t prompt_tokens_per_step, int32_t num_threads,
                                                  const KvShape& kv_shape, int64_t ram_bytes) {
-  if (!is_block_size(block_size))
-    return invalid(fmt::format("block_size must be a power of two in [1, 1024], got {}", block_size));
-  EngineConfig c = single_sequence_engine_config(max_seq_len, block_size, kv_dtype, prompt_tokens_per_step, num_threads);
+  if (!is_valid_block_size(block_size)) return invalid(block_size_error("block_size", block_size));
+  EngineConfig c =
+      single_sequence_engine_config(max_seq_len, block_size, kv_dtype, prompt_tokens_per_step, num_threads);
   const int64_t kv_bytes = int64_t(c.kv.num_blocks) * KvStorage::bytes_per_block_for(kv_shape, block_size, kv_dtype);
   if (kv_bytes > ram_bytes / 2)
     return make_error(fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
