@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "bench/svg_chart.h"
+#include "core/html_escape.h"
 
 namespace pagoda::bench {
 namespace {
@@ -21,17 +22,17 @@ bool is_number(const std::string& s) {
 
 }  // namespace
 
-void HtmlReport::add_heading(const std::string& text) { body_ += "<h2>" + xml_escape(text) + "</h2>\n"; }
+void HtmlReport::add_heading(const std::string& text) { body_ += "<h2>" + html_escape(text) + "</h2>\n"; }
 
-void HtmlReport::add_paragraph(const std::string& text) { body_ += "<p>" + xml_escape(text) + "</p>\n"; }
+void HtmlReport::add_paragraph(const std::string& text) { body_ += "<p>" + html_escape(text) + "</p>\n"; }
 
 void HtmlReport::add_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   body_ += "<table>\n<tr>";
-  for (const std::string& h : header) body_ += "<th>" + xml_escape(h) + "</th>";
+  for (const std::string& h : header) body_ += "<th>" + html_escape(h) + "</th>";
   body_ += "</tr>\n";
   for (const auto& row : rows) {
     body_ += "<tr>";
-    for (const std::string& c : row) body_ += (is_number(c) ? "<td class=\"n\">" : "<td>") + xml_escape(c) + "</td>";
+    for (const std::string& c : row) body_ += (is_number(c) ? "<td class=\"n\">" : "<td>") + html_escape(c) + "</td>";
     body_ += "</tr>\n";
   }
   body_ += "</table>\n";
@@ -46,7 +47,7 @@ std::string HtmlReport::html() const {
       "th,td{{border:1px solid #bbb;padding:3px 8px;font-size:13px}} th{{background:#eee}} td.n{{text-align:right;"
       "font-variant-numeric:tabular-nums}}\n.fig{{display:inline-block;margin:8px 8px 8px 0;border:1px solid #ddd}}\n"
       "</style></head><body>\n<h1>{0}</h1>\n{1}</body></html>\n",
-      xml_escape(title_), body_);
+      html_escape(title_), body_);
 }
 
 Status HtmlReport::write(const std::string& dir) const {

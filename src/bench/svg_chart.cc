@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/html_escape.h"
+
 namespace pagoda::bench {
 namespace {
 
@@ -48,29 +50,15 @@ std::string frame(const std::string& title, const std::string& x_label, const st
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{3}</text>\n",
-      kWidth, kHeight, kLeft, xml_escape(title));
+      kWidth, kHeight, kLeft, html_escape(title));
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + (kWidth - kLeft - kRight) / 2,
-                   kHeight - 12, xml_escape(x_label));
+                   kHeight - 12, html_escape(x_label));
   s += fmt::format("<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
-                   kTop + (kHeight - kTop - kBottom) / 2, xml_escape(y_label));
+                   kTop + (kHeight - kTop - kBottom) / 2, html_escape(y_label));
   return s;
 }
 
 }  // namespace
-
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::vector<std::pair<double, double>> cdf_points(std::vector<double> samples) {
   std::vector<std::pair<double, double>> points;
@@ -133,7 +121,7 @@ std::string svg_line_chart(const LineChart& chart) {
     s += fmt::format(
         "<rect x=\"{0}\" y=\"{1:.1f}\" width=\"14\" height=\"10\" fill=\"{2}\"/><text x=\"{3}\" y=\"{4:.1f}\">{5}"
         "</text>\n",
-        kLeft + pw + 12, ly, color, kLeft + pw + 30, ly + 9, xml_escape(series.label));
+        kLeft + pw + 12, ly, color, kLeft + pw + 30, ly + 9, html_escape(series.label));
     ++idx;
   }
   return s + "</svg>\n";
@@ -161,7 +149,7 @@ std::string svg_bar_chart(const BarChart& chart) {
         "y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"10\">{}</text><text x=\"{:.1f}\" y=\"{}\" "
         "text-anchor=\"middle\" font-size=\"11\">{}</text>\n",
         x, py(v), w, py(0) - py(v), kPalette[i % 10], x + w / 2, py(v) - 3, tick_text(v), x + w / 2, kTop + ph + 16,
-        xml_escape(label));
+        html_escape(label));
   }
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", kLeft, kTop,
                    pw, ph);

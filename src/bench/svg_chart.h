@@ -33,7 +33,5 @@ std::string svg_line_chart(const LineChart& chart);
 std::string svg_bar_chart(const BarChart& chart);
 // The empirical CDF of `samples` as a step line: (value, fraction of samples <= value), from (min, 0).
 std::vector<std::pair<double, double>> cdf_points(std::vector<double> samples);
-// `text` with &, <, >, " escaped for HTML and SVG.
-std::string xml_escape(const std::string& text);
 
 }  // namespace pagoda::bench

@@ -18,6 +18,7 @@
 
 #include "chat/jinja_budget.h"
 #include "chat/jinja_value.h"
+#include "core/html_escape.h"
 
 namespace pagoda::jinja {
 namespace {
@@ -167,8 +168,8 @@ class Renderer {
       case NodeKind::kFilterBlock: {
         std::string captured;
         exec_body(node.bodies[0], captured);
-        const Value filtered = apply_filter(node.expr->name, Value::of(std::move(captured)), eval_args(*node.expr, 1),
-                                            node.line);
+        const Value filtered =
+            apply_filter(node.expr->name, Value::of(std::move(captured)), eval_args(*node.expr, 1), node.line);
         emit(out, to_str(filtered), node.line);
         return Flow::kNormal;
       }
@@ -907,33 +908,16 @@ class Renderer {
       const bool numbers = k.is_number() && best_key.is_number();
       if (!numbers && !(k.is_string() && best_key.is_string()))
         fail_at(line, std::string(want_max ? "max" : "min") + "(): items must all be numbers or all strings");
-      const bool better = numbers ? (want_max ? k.get<double>() > best_key.get<double>()
-                                              : k.get<double>() < best_key.get<double>())
-                                  : (want_max ? k.get<std::string>() > best_key.get<std::string>()
-                                              : k.get<std::string>() < best_key.get<std::string>());
+      const bool better =
+          numbers ? (want_max ? k.get<double>() > best_key.get<double>() : k.get<double>() < best_key.get<double>())
+                  : (want_max ? k.get<std::string>() > best_key.get<std::string>()
+                              : k.get<std::string>() < best_key.get<std::string>());
       if (better) {
         best = i;
         best_key = std::move(k);
       }
     }
     return Value::of(items[best]);
-  }
-
-  // markupsafe's escape: & < > " ' as entities.
-  static std::string html_escape(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-      switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
-      }
-    }
-    return out;
   }
 
   // The Python methods templates call on strings and dicts; nullopt when `name` is not one of them.
@@ -1057,7 +1041,8 @@ class Renderer {
   Value apply_filter(const std::string& name, const Value& input, const Args& args, int32_t line) {
     // transformers renders without autoescape, but `escape` escapes whatever the setting (markupsafe's five).
     if (name == "safe") return input;
-    if (name == "e" || name == "escape") return Value::of(html_escape(to_str(input)));
+    if (name == "e" || name == "escape")
+      return Value::of(html_escape(to_str(input), QuoteEntity::kNumeric));  // markupsafe's
     if (name == "trim") return Value::of(python_strip(to_str(input), args.get(0, "chars"), true, true));
     if (name == "string") return Value::of(to_str(input));
     if (name == "upper") return Value::of(ascii_upper(to_str(input)));

@@ -1,6 +1,8 @@
 // The chat page's HTML; the model name is substituted (HTML-escaped) into the title.
 #include "server/chat_page.h"
 
+#include "core/html_escape.h"
+
 namespace pagoda::server {
 namespace {
 
@@ -181,21 +183,6 @@ document.getElementById("form").onsubmit = async (ev) => {
 </body>
 </html>
 )HTML";
-
-std::string html_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
