@@ -105,6 +105,8 @@ std::string ResponsesWriter::stream_piece(const ChoiceResult& piece, bool, const
 
 std::string ResponsesWriter::stream_close(const ApiError* error, const UsageFigures& usage, const ChoiceResult& last) {
   if (error != nullptr) return error_event(*error);
+  // Cut at max_output_tokens: the response and its items are "incomplete", as OpenAI's are.
+  const std::string_view status = final_status(last.finish_reason);
   std::string out;
   for (size_t i = 0; i < items_.size(); ++i) {
     const ResponseOutputItem& item = items_[i];
@@ -126,11 +128,10 @@ std::string ResponsesWriter::stream_close(const ApiError* error, const UsageFigu
                     {"content_index", 0},
                     {"part", {{"type", "output_text"}, {"text", item.text}, {"annotations", ojson::array()}}}});
     }
-    out += event(
-        {{"type", "response.output_item.done"}, {"output_index", i}, {"item", output_item_json(item, "completed")}});
+    out +=
+        event({{"type", "response.output_item.done"}, {"output_index", i}, {"item", output_item_json(item, status)}});
   }
-  const std::string_view status = final_status(last.finish_reason);
-  const ojson response = response_object(id_, created_at_, model_, status, output_json("completed"), usage, echo_);
+  const ojson response = response_object(id_, created_at_, model_, status, output_json(status), usage, echo_);
   out +=
       event({{"type", status == "completed" ? "response.completed" : "response.incomplete"}, {"response", response}});
   return out;
@@ -144,8 +145,8 @@ std::string ResponsesWriter::whole_response(const std::vector<ChoiceResult>& cho
     items_.push_back(ResponseOutputItem{new_item_id("msg"), false, c.text, {}, {}, {}});
   for (const ToolCall& t : c.tool_calls)
     items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, t.id, t.name, t.arguments});
-  return response_object(id_, created_at_, model_, final_status(c.finish_reason), output_json("completed"), usage,
-                         echo_)
+  const std::string_view status = final_status(c.finish_reason);
+  return response_object(id_, created_at_, model_, status, output_json(status), usage, echo_)
       .dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 

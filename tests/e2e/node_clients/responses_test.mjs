@@ -76,6 +76,7 @@ await check("responses.create: the chat endpoint's greedy text as output_text, u
   assert.equal(r.output[0].content[0].type, "output_text");
   const length = chat.choices[0].finish_reason === "length";
   assert.equal(r.status, length ? "incomplete" : "completed");
+  assert.equal(r.output[0].status, r.status);  // a message cut by max_output_tokens is incomplete too
   if (length) assert.equal(r.incomplete_details.reason, "max_output_tokens");
   assert.equal(r.instructions, "Tell a story.");
   assert.equal(r.max_output_tokens, 40);

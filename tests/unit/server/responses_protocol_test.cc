@@ -184,6 +184,7 @@ TEST(ResponsesEndpointTest, OutputTextIsTheChatEndpointsForTheSameConversation) 
   EXPECT_EQ(resp["output"][0]["content"][0]["text"], o["choices"][0]["message"]["content"]);
   EXPECT_EQ(resp["usage"]["input_tokens"], o["usage"]["prompt_tokens"]);
   EXPECT_EQ(resp["status"], o["choices"][0]["finish_reason"] == "length" ? "incomplete" : "completed");
+  EXPECT_EQ(resp["output"][0]["status"], resp["status"]);  // the message item is cut too
   const raw_http::HttpReply bad = raw_http::http_request(server.port(), "POST", "/v1/responses",
                                                          json({{"input", "Hi"}, {"previous_response_id", "x"}}).dump());
   EXPECT_EQ(bad.status, 400);
