@@ -10,10 +10,10 @@
 #include <memory>
 
 #include "chat/template_selection.h"
+#include "chat/tool_call_parser.h"
 #include "cli/common_options.h"
 #include "cli/engine_options.h"
 #include "cli/engine_setup.h"
-#include "chat/tool_call_parser.h"
 #include "cli/pooling_option.h"
 #include "engine/engine.h"
 #include "loader/chat_metadata.h"
@@ -98,8 +98,8 @@ int serve(ServeOptions& o) {
   server::ApiServerOptions api;
   api.model_name = o.served_model_name.value_or(meta.name);
   api.api_key = o.api_key;
-  api.chat_template = o.merge_system_message ? chat->chat_template.with_system_merged_into_first_user()
-                                             : chat->chat_template;
+  api.chat_template =
+      o.merge_system_message ? chat->chat_template.with_system_merged_into_first_user() : chat->chat_template;
   // A template that refuses a system role (Gemma's raise_exception) would fail every request that has one.
   const std::vector<ChatMessage> probe{{"system", "s"}, {"user", "u"}};
   const bool refuses_system = !api.chat_template.try_render(probe, true).ok();
@@ -130,12 +130,8 @@ int serve(ServeOptions& o) {
   server::RequestLog log(stderr, log_format);
   std::unique_ptr<server::HttpServer> http;
   auto api_server = std::make_unique<server::ApiServer>(**engine, *loaded.tokenizer, log, api);
-  o.http.error_response = [](int status, std::string message) {
-    server::ApiError e = server::invalid_request(std::move(message));
-    e.http_status = status;
-    if (status == 500) e.type = "server_error";
-    if (status > 500) e.type = "service_unavailable_error";
-    return e.to_response();
+  o.http.error_response = [a = api_server.get()](int status, std::string message, std::string_view path) {
+    return a->http_layer_error(status, std::move(message), path);
   };
   o.http.log_internal_error = [&log](const std::string& what) { log.message("internal error: " + what); };
   o.http.log_refused = [a = api_server.get()](const server::RefusedRequest& r) { a->record_refused(r); };
@@ -158,11 +154,11 @@ int serve(ServeOptions& o) {
     std::fprintf(stderr,
                  "pagoda: note: the chat template refuses a system message; requests with one get its error (400) "
                  "unless --merge-system-message puts it at the start of the first user message\n");
-  std::fprintf(stderr, "pagoda: chat template: %s%s; tool calls parsed as %s%s\n", chat->source.c_str(),
-               o.merge_system_message ? ", system message merged into the first user message" : "",
-               std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format())))
-                   .c_str(),
-               api.tool_call_format ? " (--tool-call-parser)" : "");
+  std::fprintf(
+      stderr, "pagoda: chat template: %s%s; tool calls parsed as %s%s\n", chat->source.c_str(),
+      o.merge_system_message ? ", system message merged into the first user message" : "",
+      std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format()))).c_str(),
+      api.tool_call_format ? " (--tool-call-parser)" : "");
   if (ec.pooling)
     std::fprintf(stderr, "pagoda: embeddings: %s pooling (%s)\n", std::string(pooling_name(pooling->pooling)).c_str(),
                  pooling->source.c_str());

@@ -70,6 +70,11 @@ ApiError context_error(int64_t max_seq_len, int64_t prompt_tokens, int64_t max_t
 
 constexpr size_t kGrammarCacheCapacity = 64;  // compiled grammars kept (distinct schemas in use at once)
 
+// Anthropic's clients read Anthropic's error body; everyone else OpenAI's.
+HttpResponse error_response_for(std::string_view path, const ApiError& error) {
+  return path == "/v1/messages" ? anthropic_error_response(error) : error.to_response();
+}
+
 }  // namespace
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
@@ -111,9 +116,15 @@ void ApiServer::reply(HttpExchange& ex, HttpResponse response, const std::string
 }
 
 void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) {
-  // Anthropic's clients read Anthropic's error body.
-  reply(ex, ex.request().path == "/v1/messages" ? anthropic_error_response(error) : error.to_response(),
-        "error: " + error.message);
+  reply(ex, error_response_for(ex.request().path, error), "error: " + error.message);
+}
+
+HttpResponse ApiServer::http_layer_error(int status, std::string message, std::string_view path) const {
+  ApiError e = invalid_request(std::move(message));
+  e.http_status = status;
+  if (status == 500) e.type = "server_error";
+  if (status > 500) e.type = "service_unavailable_error";
+  return error_response_for(path, e);
 }
 
 void ApiServer::record_refused(const RefusedRequest& refused) {
@@ -429,9 +440,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
         else if (api == CompletionApi::kResponses)
           writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
         else
-          writer =
-              std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage,
-                                             params.tools.legacy_functions);
+          writer = std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage,
+                                                  params.tools.legacy_functions);
         return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(params), std::move(writer),
                                                std::move(on_done));
       },
@@ -567,7 +577,8 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
   // llama.cpp's field: false reads special tokens written in the prompt as plain text.
   bool parse_special = true;
   if (auto it = body.find("parse_special"); it != body.end() && !it->is_null()) {
-    if (!it->is_boolean()) return reply_error(ex, invalid_request("'parse_special' must be a boolean", "parse_special"));
+    if (!it->is_boolean())
+      return reply_error(ex, invalid_request("'parse_special' must be a boolean", "parse_special"));
     if (!it->get<bool>() && body.contains("messages"))
       return reply_error(ex, invalid_request("'parse_special' false applies to 'prompt' only", "parse_special"));
     parse_special = it->get<bool>();

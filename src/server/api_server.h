@@ -67,6 +67,9 @@ class ApiServer {
   void handle(std::shared_ptr<HttpExchange> exchange);
   // A request the HTTP layer answered itself (413, 431, malformed, refused preflight): counted and logged.
   void record_refused(const RefusedRequest& refused);
+  // The body of an error the HTTP layer answers itself (HttpServerOptions::error_response), in the shape the
+  // client of `path` reads (Anthropic's on /v1/messages, OpenAI's elsewhere).
+  HttpResponse http_layer_error(int status, std::string message, std::string_view path) const;
   // Periodic: deadlines of running requests, progress of a drain. Any thread.
   void tick();
   // SIGTERM / SIGINT: /health turns 503, new requests get 503, running ones get drain_timeout to finish.

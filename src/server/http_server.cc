@@ -119,8 +119,8 @@ struct HttpServer::Impl {
   std::vector<std::unique_ptr<SignalWatch>> signal_watches;
   std::shared_ptr<std::function<void()>> stop_poll;  // stop()'s wait for open connections
 
-  HttpResponse error(int status, const std::string& message) const {
-    if (options.error_response) return options.error_response(status, message);
+  HttpResponse error(int status, const std::string& message, std::string_view path = {}) const {
+    if (options.error_response) return options.error_response(status, message, path);
     HttpResponse r;
     r.status = status;
     r.content_type = "text/plain";
@@ -252,6 +252,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void response_done();
   void disconnect();  // the client is gone (or we end the connection): fire on_close, close the socket
   void fail_request(int status, const std::string& message);
+  std::string_view current_path() const;  // of the request being handled; empty when none
   bool answer_preflight(const http::request<http::string_body>& msg);
   bool response_pending() const {
     return state_ == State::kHandling || state_ == State::kStreaming ||
@@ -487,7 +488,7 @@ void Session::fail_in_flight(uint64_t gen, const std::string& what) {
   server_.report_internal_error(fmt::format("while handling a request from {}: {}", remote_, what));
   if (gen != generation_) return;
   if (state_ == State::kHandling) {
-    respond(gen, server_.error(500, "internal server error; the server logged the cause"));
+    respond(gen, server_.error(500, "internal server error; the server logged the cause", current_path()));
   } else if (state_ == State::kStreaming) {
     keep_alive_ = false;
     if (!raw_stream_) queue("0\r\n\r\n");
@@ -559,6 +560,10 @@ void Session::poll_peer() {
   });
 }
 
+std::string_view Session::current_path() const {
+  return current_ ? std::string_view(current_->request().path) : std::string_view();
+}
+
 void Session::fail_request(int status, const std::string& message) {
   std::string method, target;
   HeaderList cors;
@@ -574,7 +579,8 @@ void Session::fail_request(int status, const std::string& message) {
   ++generation_;
   state_ = State::kResponding;
   end_after_write_ = true;
-  queue(serialize(server_.error(status, message), false, true, cors));
+  queue(serialize(server_.error(status, message, std::string_view(target).substr(0, target.find('?'))), false, true,
+                  cors));
 }
 
 void Session::respond(uint64_t gen, HttpResponse response) {
@@ -585,7 +591,8 @@ void Session::respond(uint64_t gen, HttpResponse response) {
         fmt::format("a {}-byte response to {} was replaced by a 503: {} bytes are queued "
                     "for slow readers",
                     response.body.size(), remote_, server_.total_pending_bytes.load()));
-    response = server_.error(503, "the server holds too much unsent output for slow clients; retry later");
+    response =
+        server_.error(503, "the server holds too much unsent output for slow clients; retry later", current_path());
   }
   state_ = State::kResponding;
   end_after_write_ = true;

@@ -50,8 +50,9 @@ struct HttpServerOptions {
   int max_connections = 2048;             // beyond it a new connection gets 503 and is closed
   int max_connections_per_address = 512;  // from one client address (a proxy in front counts as one)
   // The body of the errors the HTTP layer itself answers (400 malformed, 413 too large, 431, 500, 503), so they
-  // have the API's error shape; plain text when unset.
-  std::function<HttpResponse(int status, std::string message)> error_response;
+  // have the API's error shape (`path`: the request's path as far as it was parsed, empty when not at all, so an
+  // API whose clients read another shape can answer in it); plain text when unset.
+  std::function<HttpResponse(int status, std::string message, std::string_view path)> error_response;
   // Told of an exception that escaped a handler (the request got a 500, the server went on); stderr when unset.
   std::function<void(const std::string& what)> log_internal_error;
   // Told of each request the HTTP layer answered itself (malformed 400, 413, 431, the body budget's 503, a

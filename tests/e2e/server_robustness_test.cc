@@ -82,6 +82,12 @@ TEST(ServerRobustnessTest, MalformedRequestsGetTheirStatusCodes) {
   // 10 MB body.
   const std::string huge = R"({"prompt": ")" + std::string(10 << 20, 'a') + R"("})";
   expect_error(http_request(port, "POST", "/v1/completions", huge), 413, "10 MB body");
+  // The HTTP layer's own errors speak Anthropic's shape on Anthropic's path.
+  const HttpReply huge_message = http_request(port, "POST", "/v1/messages", huge);
+  EXPECT_EQ(huge_message.status, 413);
+  const json anthropic = json::parse(huge_message.body, nullptr, false);
+  EXPECT_EQ(anthropic.value("type", ""), "error") << huge_message.body;
+  EXPECT_TRUE(anthropic.contains("error") && anthropic["error"].contains("type")) << huge_message.body;
   // Not HTTP at all.
   const HttpReply garbage = parse_reply(send_raw(port, "HELLO THERE\r\n\r\n", std::chrono::seconds(5)));
   EXPECT_EQ(garbage.status, 400);

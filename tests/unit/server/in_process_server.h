@@ -39,11 +39,8 @@ class InProcessServer {
     api.max_model_len = c.max_seq_len;
     api_ = std::make_unique<ApiServer>(*engine_, *loaded_->tokenizer, *log_, api);
     http.port = 0;
-    http.error_response = [](int status, std::string message) {
-      ApiError e = invalid_request(std::move(message));
-      e.http_status = status;
-      if (status >= 500) e.type = "server_error";
-      return e.to_response();
+    http.error_response = [a = api_.get()](int status, std::string message, std::string_view path) {
+      return a->http_layer_error(status, std::move(message), path);
     };
     http.log_internal_error = [](const std::string&) {};
     auto created = HttpServer::create(http, [a = api_.get()](std::shared_ptr<HttpExchange> ex) { a->handle(ex); });
