@@ -11,21 +11,12 @@
 
 #include "engine/engine.h"
 #include "loader/loaded_model.h"
+#include "support/bundled_model_fixture.h"
 
 namespace pagoda {
 
-class BundledEngineTest : public ::testing::Test {
+class BundledEngineTest : public BundledModelTest {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() {
-    delete loaded_;
-    loaded_ = nullptr;
-  }
-
   // num_spec_tokens > 0: prompt-lookup drafts, at most that many a step.
   static EngineConfig config(int32_t num_blocks, int32_t block_size = 16, int32_t num_spec_tokens = 0) {
     EngineConfig c;
@@ -84,8 +75,6 @@ class BundledEngineTest : public ::testing::Test {
     for (RequestHandle& h : handles) out.push_back(h.stream->wait_all());
     return out;
   }
-
-  inline static LoadedModel* loaded_ = nullptr;
 };
 
 }  // namespace pagoda

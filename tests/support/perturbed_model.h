@@ -1,19 +1,19 @@
 // PerturbedModel: a test double for a draft model that is wrong some of the time, deterministically: it runs
 // another model and, for every logits row whose position is a multiple of `period`, raises the token after the
-// argmax above the argmax, so its greedy choice there differs from the wrapped model's. Also a way to give the
-// engine a model whose configuration (e.g. vocabulary size) differs, for the checks that refuse it.
+// argmax above the argmax, so its greedy choice there differs from the wrapped model's. Its configuration can be
+// altered (e.g. the vocabulary size), for the checks that refuse a mismatched draft.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
-#include "model/model.h"
+#include "support/wrapped_model.h"
 
 namespace pagoda {
 
-class PerturbedModel final : public Model {
+class PerturbedModel final : public WrappedModel {
  public:
-  PerturbedModel(const Model& inner, int32_t period) : inner_(inner), period_(period), config_(inner.config()) {}
+  PerturbedModel(const Model& inner, int32_t period) : WrappedModel(inner), period_(period), config_(inner.config()) {}
   ModelConfig& mutable_config() { return config_; }
 
   LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
@@ -28,16 +28,8 @@ class PerturbedModel final : public Model {
     return out;
   }
   const ModelConfig& config() const override { return config_; }
-  const float* forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv,
-                              Workspace& workspace, ThreadPool& pool) const override {
-    return inner_.forward_hidden(batch, hidden_in, kv, workspace, pool);
-  }
-  LogitsView forward_logits(const BatchView& batch, Workspace& workspace, ThreadPool& pool) const override {
-    return inner_.forward_logits(batch, workspace, pool);
-  }
 
  private:
-  const Model& inner_;
   int32_t period_;
   ModelConfig config_;
 };

@@ -14,6 +14,7 @@
 
 #include "support/bundled_engine_fixture.h"
 #include "support/reference_greedy.h"
+#include "support/wrapped_model.h"
 
 namespace pagoda {
 namespace {
@@ -432,25 +433,16 @@ namespace pagoda {
 namespace {
 
 // The bundled model, but its forward pass throws once, on call `throw_at` (as an allocation failure would).
-class ThrowingModel : public Model {
+class ThrowingModel : public WrappedModel {
  public:
-  ThrowingModel(const Model& inner, int throw_at) : inner_(inner), throw_at_(throw_at) {}
+  ThrowingModel(const Model& inner, int throw_at) : WrappedModel(inner), throw_at_(throw_at) {}
   LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
                      ThreadPool& pool) const override {
     if (++num_calls_ == throw_at_) throw std::bad_alloc();
     return inner_.forward(batch, kv, workspace, pool);
   }
-  const ModelConfig& config() const override { return inner_.config(); }
-  const float* forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv,
-                              Workspace& workspace, ThreadPool& pool) const override {
-    return inner_.forward_hidden(batch, hidden_in, kv, workspace, pool);
-  }
-  LogitsView forward_logits(const BatchView& batch, Workspace& workspace, ThreadPool& pool) const override {
-    return inner_.forward_logits(batch, workspace, pool);
-  }
 
  private:
-  const Model& inner_;
   const int throw_at_;
   mutable int num_calls_ = 0;
 };

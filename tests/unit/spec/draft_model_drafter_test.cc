@@ -1,5 +1,5 @@
 // DraftModelDrafter on the bundled model drafting for itself: its drafts are the model's own greedy continuation
-// (computed here by a plain one-token-at-a-time pass over a separate KV pool); a later proposal for a longer
+// (the engine tests' oracle: a plain greedy loop over Model::forward); a later proposal for a longer
 // sequence computes only what its prefix cache lacks; a pool of exactly one sequence keeps working as it evicts;
 // drafts stop at the context's end.
 #include "spec/draft_model_drafter.h"
@@ -9,43 +9,24 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/kernels.h"
-#include "loader/loaded_model.h"
+#include "support/bundled_model_fixture.h"
+#include "support/reference_greedy.h"
 
 namespace pagoda {
 namespace {
 
-class DraftModelDrafterTest : public ::testing::Test {
+class DraftModelDrafterTest : public BundledModelTest {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() {
-    delete loaded_;
-    loaded_ = nullptr;
-  }
-  // The model's greedy continuation of `tokens`, `n` tokens, through a drafter asked for one draft at a time (each
-  // call from scratch in its own pool: no reuse, one forward over the whole sequence).
-  static std::vector<TokenId> greedy(std::vector<TokenId> tokens, int32_t n) {
-    std::vector<TokenId> out;
-    for (int32_t i = 0; i < n; ++i) {
-      ThreadPool pool(1);
-      DraftModelDrafter fresh(*loaded_->model, pool, {.num_blocks = 32, .block_size = 16, .max_context = 256});
-      std::vector<TokenId> one;
-      fresh.propose(tokens, 1, one);
-      EXPECT_EQ(one.size(), 1u);
-      if (one.empty()) break;
-      out.push_back(one[0]);
-      tokens.push_back(one[0]);
-    }
+  // The model's greedy continuation of `tokens`, `n` tokens, from the engine tests' oracle (a plain loop over
+  // Model::forward); these prompts do not reach an end-of-text token that soon.
+  static std::vector<TokenId> greedy(const std::vector<TokenId>& tokens, int32_t n) {
+    std::vector<TokenId> out = testing::reference_greedy(*loaded_->model, *loaded_->tokenizer, tokens, n);
+    EXPECT_EQ(int32_t(out.size()), n);
     return out;
   }
   static std::vector<TokenId> prompt() {
     return loaded_->tokenizer->encode("Lily and Ben went to the park. They", true);
   }
-  inline static LoadedModel* loaded_ = nullptr;
 };
 
 TEST_F(DraftModelDrafterTest, DraftsAreTheModelsGreedyContinuation) {
