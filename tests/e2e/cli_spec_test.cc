@@ -37,30 +37,27 @@ TEST(CliSpecTest, RunWithNgramDraftsPrintsThePlainGreedyStory) {
 }
 
 TEST(CliSpecTest, BadSpecFlagsAreClearErrors) {
-  ProcessResult r = run_pagoda({"run", "-p", "x", "--spec", "eagle"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("--spec must be none, ngram or draft"));
-  r = run_pagoda({"run", "-p", "x", "--spec", "ngram", "--spec-tokens", "100"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("--spec-tokens must be in [1, 64]"));
-  r = run_pagoda({"run", "-p", "x", "--spec", "ngram", "--spec-ngram-min", "3", "--spec-ngram-max", "2"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("--spec-ngram-min"));
-  r = run_pagoda({"run", "-p", "x", "--spec", "draft"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("--spec draft needs --draft-model"));
-  r = run_pagoda({"run", "-p", "x", "--draft-model", "bundled"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("go with --spec draft"));
-  r = run_pagoda({"run", "-p", "x", "--spec", "draft", "--draft-model", "bundled", "--spec-ngram-max", "3"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("go with --spec ngram"));
-  r = run_pagoda({"run", "-p", "x", "--spec", "draft", "--draft-model", "/nonexistent/draft.gguf"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("/nonexistent/draft.gguf"));
-  r = run_pagoda({"serve", "--spec", "draft", "--draft-model", "bundled", "--draft-kv-blocks", "2", "--port", "0"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_THAT(r.err, HasSubstr("the draft KV pool needs at least"));
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"run", "-p", "x", "--spec", "eagle"}, "--spec must be none, ngram or draft"},
+      {{"run", "-p", "x", "--spec", "ngram", "--spec-tokens", "100"}, "--spec-tokens must be in [1, 64]"},
+      {{"run", "-p", "x", "--spec", "ngram", "--spec-ngram-min", "3", "--spec-ngram-max", "2"}, "--spec-ngram-min"},
+      {{"run", "-p", "x", "--spec", "draft"}, "--spec draft needs --draft-model"},
+      {{"run", "-p", "x", "--draft-model", "bundled"}, "go with --spec draft"},
+      {{"run", "-p", "x", "--spec", "draft", "--draft-model", "bundled", "--spec-ngram-max", "3"},
+       "go with --spec ngram"},
+      {{"run", "-p", "x", "--spec", "draft", "--draft-model", "/nonexistent/draft.gguf"}, "/nonexistent/draft.gguf"},
+      {{"serve", "--spec", "draft", "--draft-model", "bundled", "--draft-kv-blocks", "2", "--port", "0"},
+       "the draft KV pool needs at least"},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = run_pagoda(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.message;
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+  }
 }
 
 TEST(CliSpecTest, AServerWithNgramDraftsAnswersAsWithoutAndCountsItsDrafts) {
