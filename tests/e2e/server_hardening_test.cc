@@ -313,8 +313,12 @@ TEST(ServerHardeningTest, AClosedClientIsCancelledEvenWhenItPipelinedAByte) {
   const int fd2 = connect_loopback(server.port());
   ASSERT_TRUE(send_all(fd2, two));
   shutdown(fd2, SHUT_WR);
-  const std::string raw = read_until_close(fd2, std::chrono::seconds(10));
+  std::string raw = read_until_close(fd2, std::chrono::seconds(10));
   close(fd2);
+  // When the server notices the half-close while it handles a request, an interim 100 Continue precedes that
+  // reply (its probe for a client that is gone); clients skip interim replies, and so does this check.
+  const std::string interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  for (size_t at; (at = raw.find(interim)) != std::string::npos;) raw.erase(at, interim.size());
   const size_t second = raw.find("HTTP/1.1 ", 1);
   ASSERT_NE(second, std::string::npos) << raw;
   EXPECT_EQ(parse_reply(raw.substr(0, second)).status, 200) << raw;
