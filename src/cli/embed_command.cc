@@ -66,7 +66,7 @@ void add_embed_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<EmbedOptions>();
   CLI::App* cmd = app.add_subcommand("embed", "Embeddings of texts (pooled final hidden states), one JSON line each");
   add_common_options(*cmd, o->common);
-  add_engine_options(*cmd, o->engine);
+  add_engine_options(*cmd, o->engine, /*decodes=*/false);
   cmd->add_option("--pooling", o->pooling, "last, mean or cls (default: the GGUF's <arch>.pooling_type, else last)");
   cmd->add_flag("--no-normalize", o->no_normalize, "print the pooled vectors as they are, not L2-normalized");
   cmd->add_flag("--no-bos", o->no_bos, "do not add the BOS token to each text");

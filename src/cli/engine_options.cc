@@ -13,7 +13,7 @@
 
 namespace pagoda::cli {
 
-void add_engine_options(CLI::App& app, EngineCliOptions& o) {
+void add_engine_options(CLI::App& app, EngineCliOptions& o, bool decodes) {
   app.add_option("--batch-size", o.batch_size, "sequences per step at most (default: the config's, or auto)");
   app.add_option(
       "--max-batched-tokens", o.max_batched_tokens,
@@ -24,6 +24,8 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o) {
   app.add_option("--block-size", o.block_size, "tokens per KV block (default: kv_cache.block_size)");
   app.add_flag("--no-prefix-cache", o.no_prefix_cache, "do not reuse the KV of shared prompt prefixes");
   app.add_flag("--no-chunked-prefill", o.no_chunked_prefill, "compute each prompt in one step");
+  o.decodes = decodes;
+  if (!decodes) return;
   app.add_option("--max-prefill-with-decodes", o.max_prefill_with_decodes,
                  fmt::format("while streams decode, prompt tokens per step at most: auto (default) = as many as "
                              "there are decoding streams, at least {}, so they slow at most about 2x while a prompt "

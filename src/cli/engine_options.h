@@ -29,9 +29,14 @@ struct EngineCliOptions {
   std::optional<double> tpot_slo_ms;              // SchedulerConfig::tpot_slo_ms
   std::optional<double> ttft_slo_ms;              // SchedulerConfig::ttft_slo_ms
   SpecCliOptions spec;
+  // False for an engine that only runs pooling requests (embed): it never decodes, so it takes neither the
+  // decode-pacing flags (--max-prefill-with-decodes, --tpot-slo, --ttft-slo; the config's slo is noted unused)
+  // nor speculative decoding's.
+  bool decodes = true;
 };
 
-void add_engine_options(CLI::App& app, EngineCliOptions& options);
+// `decodes` false: the flags of an engine that never decodes (EngineCliOptions::decodes).
+void add_engine_options(CLI::App& app, EngineCliOptions& options, bool decodes = true);
 
 using ResolvedEngine = EnginePlan;
 // The flags over the config file, checked under their flag names, then engine/engine_plan.h's plan_engine (the one

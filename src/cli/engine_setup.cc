@@ -10,9 +10,9 @@ namespace pagoda::cli {
 
 Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineCliOptions& engine) {
   PreparedEngine p;
-  CommonOptions with_slo = common;
-  with_slo.uses_slo = true;  // the engine's prefill budget takes its targets
-  PAGODA_ASSIGN_OR_RETURN(p.config, resolve_config(with_slo));
+  CommonOptions common_here = common;
+  common_here.uses_slo = engine.decodes;  // the engine's prefill budget takes its targets
+  PAGODA_ASSIGN_OR_RETURN(p.config, resolve_config(common_here));
   PAGODA_ASSIGN_OR_RETURN(ModelOptions model_options, resolve_model_options(common));
   PAGODA_ASSIGN_OR_RETURN(p.parallel, ParallelRun::join(p.config));
   p.parallel.set_model_options(model_options);

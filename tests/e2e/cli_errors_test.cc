@@ -166,6 +166,26 @@ TEST_F(CliErrorsTest, HostileChatTemplateStopsAtItsBudget) {
   expect_clean_error(r, "stdin line 1: jinja: line 1: the render exceeds its budget of 268435456 bytes built");
 }
 
+TEST_F(CliErrorsTest, EmbedTakesNoDecodingFlags) {
+  // An embedding run never decodes: the decode-pacing and speculative flags are unknown to it, and the config's
+  // slo is noted unused, not applied.
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {"--tpot-slo", "50"}, {"--ttft-slo", "500"}, {"--max-prefill-with-decodes", "8"}, {"--spec", "ngram"}}) {
+    std::vector<std::string> args = {"embed"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back("hello");
+    ProcessResult r = run_pagoda(args);
+    EXPECT_EQ(r.term_signal, 0);
+    EXPECT_NE(r.exit_code, 0) << flags[0];
+    EXPECT_THAT(r.err, HasSubstr(flags[0])) << r.err;
+  }
+  write_file(dir_ + "/slo.json", R"({"slo": {"tpot_ms": 50}})");
+  const ProcessResult r = run_pagoda({"embed", "--config", dir_ + "/slo.json", "hello"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("slo.tpot_ms = 50"));
+  EXPECT_THAT(r.err, HasSubstr("not used"));
+}
+
 TEST_F(CliErrorsTest, UnknownFlagsAndSubcommandsFail) {
   ProcessResult r = run_pagoda({"run", "--no-such-flag"});
   EXPECT_EQ(r.term_signal, 0);
