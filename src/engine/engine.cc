@@ -161,8 +161,58 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
   sampled_.reserve(size_t(logits_row_capacity(config)));
   spec_figures_.num_accepted_tokens_per_pos.assign(size_t(config.scheduler.num_speculative_tokens), 0);
   stats_.spec_num_accepted_tokens_per_pos = spec_figures_.num_accepted_tokens_per_pos;
-  stats_.kv = kv_manager_.stats();
+  calibrate_step_time();
+  update_stats_locked();  // no other thread yet
   loop_thread_ = std::thread([this] { loop(); });
+}
+
+// The automatic prefill budget (prefill_budget.h) paces prompts by a step-time model it fits from the steps it
+// sees, and uses a fixed rule until steps of different sizes have run. Fitting it here, from forward passes of 1,
+// a quarter of and a whole prompt chunk (a first pass pays for cold weights and KV pages; then the fastest of
+// three, so a neighbour's burst does not skew the fit), lets the first concurrent prompts be paced by this
+// machine's figures; the steps that follow refine it. Only an engine that paces prompts against decoding streams
+// calibrates (several sequences, chunked prefill, the automatic budget). The passes write into blocks taken from
+// the pool and given back unhashed: they leave no trace in the cache or in any figure. Best effort: a pass that
+// throws (out of memory) leaves the fixed rule in place, and the first real step meets the same failure and
+// reports it.
+void Engine::calibrate_step_time() {
+  const SchedulerConfig& s = config_.scheduler;
+  if (s.max_num_seqs < 2 || !s.chunked_prefill || s.max_prefill_tokens_with_decodes != kAutoPrefillCap) return;
+  const int32_t largest = std::min({step_token_capacity(config_), config_.max_seq_len, 128});
+  SeqKvState scratch = kv_manager_.make_seq_state();
+  if (largest < 4 || !kv_manager_.allocate_slots(scratch, largest)) return;
+  const std::vector<TokenId> tokens(static_cast<size_t>(largest), 0);
+  std::vector<Pos> positions(static_cast<size_t>(largest));
+  std::vector<int32_t> slots(static_cast<size_t>(largest));
+  for (int32_t p = 0; p < largest; ++p) {
+    positions[size_t(p)] = p;
+    slots[size_t(p)] = scratch.block_table.slot_id(p);
+  }
+  const std::span<const BlockId> blocks = scratch.block_table.block_ids();
+  try {
+    for (const int32_t n : {1, largest / 4, largest}) {
+      const int32_t seq_starts[2] = {0, n};
+      const int32_t logits_row = n - 1;
+      const BatchView batch{.tokens = std::span<const TokenId>(tokens).first(size_t(n)),
+                            .positions = std::span<const Pos>(positions).first(size_t(n)),
+                            .slot_ids = std::span<const int32_t>(slots).first(size_t(n)),
+                            .seq_starts = seq_starts,
+                            .context_lens = {&n, 1},
+                            .block_tables = {blocks.data(), 1, int32_t(blocks.size())},
+                            .logits_rows = {&logits_row, 1},
+                            .block_copies = {}};
+      int64_t fastest_ns = 0;
+      for (int pass = 0; pass < 4; ++pass) {
+        const int64_t start_ns = steady_ns();
+        model_.forward(batch, kv_storage_.view(), workspace_, pool_);
+        const int64_t took_ns = steady_ns() - start_ns;
+        if (pass == 1 || (pass > 1 && took_ns < fastest_ns)) fastest_ns = took_ns;
+      }
+      scheduler_.record_step_time(n, double(fastest_ns) / 1e3);
+    }
+  } catch (const std::exception&) {
+  }
+  kv_manager_.free(scratch);
 }
 
 Engine::~Engine() {

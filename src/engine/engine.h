@@ -89,6 +89,8 @@ class Engine {
   void fail_all(const std::string& what);
   void take_inbox();
   void step();
+  // Before the loop starts: the prefill budget's step model from a few forward passes (see engine.cc).
+  void calibrate_step_time();
   // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.
   void sample(const SchedulePlan& plan, const LogitsView& logits);
   void sample_into(Sequence& seq, std::span<float> row);

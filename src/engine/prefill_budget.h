@@ -9,8 +9,9 @@
 //   takes what meeting it needs; a deadline already out of reach does not slow the streams down;
 // - at least kMinPrefillTokensWithDecodes (prompts always progress) and never more than the step budget; decodes
 //   always keep their token (the scheduler schedules them first).
-// Until the model has been fitted (steps of different sizes seen) the rule is the fixed one: max(decoding,
-// kMinPrefillTokensWithDecodes). An explicit max_prefill_tokens_with_decodes overrides all of it. Pure.
+// The engine fits the model at creation from a few forward passes (Engine::calibrate_step_time); until it is
+// fitted (should those not fit it, until steps of different sizes have run) the rule is the fixed one:
+// max(decoding, kMinPrefillTokensWithDecodes). An explicit max_prefill_tokens_with_decodes overrides all of it. Pure.
 #pragma once
 
 #include <cstdint>

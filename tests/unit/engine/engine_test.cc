@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "support/bundled_engine_fixture.h"
@@ -449,7 +450,9 @@ class ThrowingModel : public WrappedModel {
 
 TEST_F(EngineTest, AStepThatThrowsEndsTheRequestsInFlightAndTheEngineGoesOn) {
   const ThrowingModel model(*loaded_->model, /*throw_at=*/5);
-  auto engine = Engine::create(model, *loaded_->tokenizer, config(64));
+  EngineConfig c = config(64);
+  c.scheduler.max_prefill_tokens_with_decodes = 8;  // a fixed budget: no calibration passes before the steps
+  auto engine = Engine::create(model, *loaded_->tokenizer, c);
   ASSERT_TRUE(engine.ok()) << engine.error();
   // Three samples of one prompt, queued at once: all are in flight when the fifth step throws (three separate
   // submits could reach the engine after it, on a loaded machine, and run to their end).
@@ -469,6 +472,55 @@ TEST_F(EngineTest, AStepThatThrowsEndsTheRequestsInFlightAndTheEngineGoesOn) {
   const EngineStats s = (*engine)->stats();
   EXPECT_EQ(s.num_running, 0);
   EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+// The bundled model, counting its forward passes and the sizes of their batches.
+class CountingModel : public WrappedModel {
+ public:
+  using WrappedModel::WrappedModel;
+  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
+                     ThreadPool& pool) const override {
+    sizes.insert(batch.num_tokens());
+    ++num_calls;
+    return inner_.forward(batch, kv, workspace, pool);
+  }
+  mutable int num_calls = 0;
+  mutable std::set<int32_t> sizes;
+};
+
+TEST_F(EngineTest, AnEngineThatPacesPromptsCalibratesItsStepModelAtCreationAndLeavesNoTrace) {
+  // Several sequences, chunked prefill, the automatic prefill budget: forward passes of 1, 16 and 64 tokens (one
+  // cold and three timed each) before any request. What they measure is timing, so this checks that they ran and
+  // left nothing behind; the budget's use of a fitted model is prefill_budget_test's.
+  const CountingModel counting(*loaded_->model);
+  auto engine = Engine::create(counting, *loaded_->tokenizer, config(64));
+  ASSERT_TRUE(engine.ok()) << engine.error();
+  EXPECT_EQ(counting.num_calls, 12);
+  EXPECT_EQ(counting.sizes, (std::set<int32_t>{1, 16, 64}));
+  const EngineStats s = (*engine)->stats();
+  EXPECT_EQ(s.num_steps, 0);
+  EXPECT_EQ(s.num_prefill_tokens, 0);
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_EQ(s.kv.num_prefix_query_tokens, 0);
+  EXPECT_EQ(s.kv.num_cached_blocks, 0);
+  // The calibrated engine's text is the reference's.
+  const GenerateRequest r = greedy("Once upon a time", 40);
+  EXPECT_EQ(run_alone(**engine, r).new_tokens,
+            testing::reference_greedy(*loaded_->model, *loaded_->tokenizer, r.prompt, 40));
+  // A pass that throws (out of memory) leaves the fixed rule, and the engine is created all the same.
+  const ThrowingModel throws_at_once(*loaded_->model, /*throw_at=*/1);
+  auto failed = Engine::create(throws_at_once, *loaded_->tokenizer, config(64));
+  ASSERT_TRUE(failed.ok()) << failed.error();
+  EXPECT_EQ((*failed)->stats().step_time_per_token_us, 0.0);
+  // A fixed budget, or one sequence at a time: nothing to pace, no passes.
+  for (const auto& [cap, num_seqs] : {std::pair{8, 32}, std::pair{kAutoPrefillCap, 1}}) {
+    EngineConfig c = config(64);
+    c.scheduler.max_prefill_tokens_with_decodes = cap;
+    c.scheduler.max_num_seqs = num_seqs;
+    const CountingModel idle(*loaded_->model);
+    ASSERT_TRUE(Engine::create(idle, *loaded_->tokenizer, c).ok());
+    EXPECT_EQ(idle.num_calls, 0) << "cap " << cap << ", " << num_seqs << " sequences";
+  }
 }
 
 }  // namespace
