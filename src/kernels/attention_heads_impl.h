@@ -1,10 +1,10 @@
 // attention_heads_impl: paged attention with the query heads of a work item in the lanes of a vector (up to kWidth
-// heads of one KV head, the grouped-query case), written once over a vector type V and instantiated per
-// instruction set (avx2/attention.cc, avx512/attention.cc). Each K row then feeds every head with one broadcast per
-// value, the scores come out as vectors over the heads with no horizontal sums, and the online softmax and the weighted
-// V rows run on whole vectors: the same flash-style pass as paged_attention_impl.h, in another order (results within
-// f32 rounding of it), with its sliding window and soft cap. Several consecutive queries of one sequence (prefill)
-// share each K and V value loaded. V provides kWidth, kNumRegs, Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp
+// heads of one KV head, the grouped-query case), written once over a vector type V and instantiated per instruction
+// set (avx2/attention.cc; avx512/attention.cc at 16 and 8 lanes). Each K row then feeds every head with one broadcast
+// per value, the scores come out as vectors over the heads with no horizontal sums, and the online softmax and the
+// weighted V rows run on whole vectors: the same flash-style pass as paged_attention_impl.h, in another order (results
+// within f32 rounding of it), with its sliding window and soft cap. Several consecutive queries of one sequence
+// (prefill) share each K and V value loaded. V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp
 // and widen_i8 (dst[0..kWidth) = float(src[0..kWidth))). Include it only from the ISA folders, with a V of internal
 // linkage.
 #pragma once
@@ -37,9 +37,7 @@ template <class V, int kQueries>
 void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   using Reg = typename V::Reg;
   constexpr int W = V::kWidth;
-  // kQueries * kStep accumulators: half the registers (8 of AVX2's 16, 16 of AVX-512's 32).
-  constexpr int kAccumulators = V::kNumRegs / 2;
-  constexpr int kStep = kAccumulators / kQueries > 1 ? kAccumulators / kQueries : 1;
+  constexpr int kStep = 8 / kQueries > 1 ? 8 / kQueries : 1;  // kQueries * kStep accumulators (8 of 16 registers)
   const int32_t hd = a.head_dim;
   const bool int8 = a.k == nullptr;
   // qT[q][i][h] = query q's head h0 + h at i, times the score scale; zero lanes past nh. outT likewise.

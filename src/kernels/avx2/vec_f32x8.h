@@ -12,7 +12,6 @@ namespace {
 struct F32x8 {
   using Reg = __m256;
   static constexpr int kWidth = 8;
-  static constexpr int kNumRegs = 16;  // ymm0-15
   static Reg loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, Reg v) { _mm256_storeu_ps(p, v); }
   static Reg set1(float a) { return _mm256_set1_ps(a); }

@@ -1,7 +1,7 @@
 // AVX-512 paged attention: the shared online-softmax loop (paged_attention_impl.h) over 16-lane ops, and the
-// heads-in-lanes kernel (attention_heads_impl.h) at 16 lanes, or 8 (ymm, EVEX's 32 registers) for a group of 8 query
-// heads, which would leave half of a zmm idle. int8 K/V rows are widened to f32 in registers; the tails of a row go
-// through masked loads (no scalar loop).
+// heads-in-lanes kernel (attention_heads_impl.h) at 16 lanes, or 8 (F32x8Vl) for a group of exactly 8 query heads,
+// which would leave half of a zmm idle. int8 K/V rows are widened to f32 in registers; a row's tail goes through
+// masked loads (no scalar loop).
 #include <immintrin.h>
 
 #include "kernels/attention_heads_impl.h"
@@ -125,9 +125,10 @@ struct Avx512Ops {
 
 }  // namespace
 
-// As avx2::paged_attention: groups too small to fill the lanes with heads take the keys-in-lanes loop (16 keys per
-// vector); a group of exactly 8 heads fills a ymm (F32x8Vl) and larger groups a zmm (F32x16, 9..15 heads in one pass
-// rather than two of 8).
+// As avx2::paged_attention: groups too small to fill 8 lanes with heads take the keys-in-lanes loop (16 keys per
+// vector); a group of exactly 8 heads fills a ymm (F32x8Vl), larger ones a zmm (F32x16: 9..15 heads in one pass rather
+// than two of 8). One decode token, 4 KV heads, hd 64, ctx 512, f32 KV, task clock on a loaded Zen 4 (avx2 -> avx512):
+// group 4 68 -> 58 us, group 8 67 -> 66 us (F32x16 with half its lanes idle: 94), group 16 132 -> 91 us.
 void paged_attention(const AttentionArgs& args) {
   if (args.num_q_heads < F32x8Vl::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx512Ops>(args);
