@@ -207,10 +207,10 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
   std::vector<float> out(q.size());
   for (const auto& [int8, num_queries] :
        {std::pair{false, 1}, std::pair{true, 1}, std::pair{false, kPrefillQueries}, std::pair{true, kPrefillQueries}}) {
-    IsaKernelFigure f{std::string("attention ") + (int8 ? "int8" : "f32") + " KV " +
-                          (num_queries == 1 ? "(ctx 512)" : "x64 (512)"),
-                      "Ktok/s",
-                      {}};
+    IsaKernelFigure f{
+        std::string("attention ") + (int8 ? "int8" : "f32") + " KV " + (num_queries == 1 ? "(ctx 512)" : "x64 (512)"),
+        "Ktok/s",
+        {}};
     const std::vector<double> seconds = best_seconds_interleaved(levels.size(), o.min_seconds, [&](size_t l) {
       const KernelTable& k = *kernels::kernels_for(levels[l]);
       for (int32_t h = 0; h < num_kv_heads; ++h) {

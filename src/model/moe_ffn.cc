@@ -5,7 +5,6 @@
 // the activation applied and quantized for w_down by the thread that computed each slice), then down of every
 // chosen expert; each token's outputs are then summed in its top-k order and added to the residual stream.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "core/check.h"
