@@ -175,7 +175,20 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
     k.silu_mul(gate.data(), x.data() + r * 16, rows);
   });
 
-  // Paged attention of one decode token: 32 query heads over 4 KV heads of 64, 512 positions, blocks of 16.
+  // Softmax of an attention score row (the naive kernel's, 512 positions); RoPE of one token's query heads (32 of 64,
+  // TinyLlama's), adjacent pairs and neox halves.
+  std::vector<float> row(512);
+  vector_op("softmax (512)", [&](const KernelTable& k, int64_t r) { k.softmax(x.data() + r * 16, row.data(), 512); });
+  const std::vector<float> rope_cos = random_floats(rng, n_rows * 32, 1.0f),
+                           rope_sin = random_floats(rng, n_rows * 32, 1.0f);
+  std::vector<float> rotated(32 * 64);
+  for (bool neox : {false, true})
+    vector_op(neox ? "rope neox (32 x 64)" : "rope (32 x 64)", [&](const KernelTable& k, int64_t r) {
+      k.rope(x.data() + r * 16, rotated.data(), 32, 64, 32, rope_cos.data() + r * 32, rope_sin.data() + r * 32, neox);
+    });
+
+  // Paged attention of one decode token (and of a prefill chunk of 64 tokens at the end of the context): 32 query
+  // heads over 4 KV heads of 64, 512 positions, blocks of 16.
   const int32_t head_dim = 64, num_kv_heads = 4, group = 8, ctx = 512, block = 16;
   const int64_t kv_dim = int64_t(num_kv_heads) * head_dim;
   const std::vector<float> k_cache = random_floats(rng, ctx * kv_dim, 1.0f),
@@ -188,10 +201,16 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
   }
   std::vector<int32_t> blocks(static_cast<size_t>(ctx / block));
   for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = int32_t(b);
-  const std::vector<float> q = random_floats(rng, int64_t(group) * num_kv_heads * head_dim, 1.0f);
+  const int64_t q_stride = int64_t(group) * num_kv_heads * head_dim;
+  constexpr int32_t kPrefillQueries = 64;
+  const std::vector<float> q = random_floats(rng, kPrefillQueries * q_stride, 1.0f);
   std::vector<float> out(q.size());
-  for (bool int8 : {false, true}) {
-    IsaKernelFigure f{int8 ? "attention int8 KV (ctx 512)" : "attention f32 KV (ctx 512)", "Ktok/s", {}};
+  for (const auto& [int8, num_queries] :
+       {std::pair{false, 1}, std::pair{true, 1}, std::pair{false, kPrefillQueries}, std::pair{true, kPrefillQueries}}) {
+    IsaKernelFigure f{
+        std::string("attention ") + (int8 ? "int8" : "f32") + " KV " + (num_queries == 1 ? "(ctx 512)" : "x64 (512)"),
+        "Ktok/s",
+        {}};
     const std::vector<double> seconds = best_seconds_interleaved(levels.size(), o.min_seconds, [&](size_t l) {
       const KernelTable& k = *kernels::kernels_for(levels[l]);
       for (int32_t h = 0; h < num_kv_heads; ++h) {
@@ -201,6 +220,8 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
         a.num_q_heads = group;
         a.head_dim = head_dim;
         a.num_ctx = ctx;
+        a.num_queries = num_queries;
+        a.q_stride = q_stride;
         a.blocks = blocks.data();
         a.block_size = block;
         a.scale = 1.0f / std::sqrt(float(head_dim));
@@ -218,7 +239,7 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
         k.paged_attention(a);
       }
     });
-    for (double s : seconds) f.per_level.push_back(1.0 / s / 1e3);  // one decode token (a layer's heads) per call
+    for (double s : seconds) f.per_level.push_back(num_queries / s / 1e3);  // tokens (a layer's heads each) per call
     figures.push_back(std::move(f));
   }
   return figures;

@@ -2,8 +2,8 @@
 // process, so each level's gain is a ratio of figures taken seconds apart: the quantized and float matmuls at
 // decode (1 token), batched-decode (16) and prefill (128) sizes, each on the level's preferred in-memory layout and
 // split over the pool as the model splits it, and the vector ops (activation quantization, RMSNorm+quant, SiLU*up,
-// paged attention over f32 and INT8 K/V). Levels take turns within each round of repetitions and each level's best
-// round counts, for a shared machine.
+// softmax, RoPE, paged attention over f32 and INT8 K/V for a decode token and a prefill chunk). Levels take turns
+// within each round of repetitions and each level's best round counts, for a shared machine.
 #pragma once
 
 #include <cstdint>

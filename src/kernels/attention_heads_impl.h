@@ -1,12 +1,12 @@
 // attention_heads_impl: paged attention with the query heads of a work item in the lanes of a vector (up to kWidth
-// heads of one KV head, the grouped-query case), written once over a vector type V and instantiated per
-// instruction set (avx2/attention.cc). Each K row then feeds every head with one broadcast per value, the scores
-// come out as vectors over the heads with no horizontal sums, and the online softmax and the weighted V rows run on
-// whole vectors: the same flash-style pass as paged_attention_impl.h, in another order (results within f32 rounding
-// of it), with its sliding window and soft cap. Several consecutive queries of one sequence (prefill) share each K and
-// V value loaded. V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp and widen_i8
-// (dst[0..kWidth) = float(src[0..kWidth))).
-// Include it only from the ISA folders, with a V of internal linkage.
+// heads of one KV head, the grouped-query case), written once over a vector type V and instantiated per instruction
+// set (avx2/attention.cc; avx512/attention.cc at 16 and 8 lanes). Each K row then feeds every head with one broadcast
+// per value, the scores come out as vectors over the heads with no horizontal sums, and the online softmax and the
+// weighted V rows run on whole vectors: the same flash-style pass as paged_attention_impl.h, in another order (results
+// within f32 rounding of it), with its sliding window and soft cap. Several consecutive queries of one sequence
+// (prefill) share each K and V value loaded. V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp
+// and widen_i8 (dst[0..kWidth) = float(src[0..kWidth))). Include it only from the ISA folders, with a V of internal
+// linkage.
 #pragma once
 
 #include <math.h>  // tanhf: a plain C function (see paged_attention_impl.h)

@@ -74,6 +74,8 @@ KernelTable build_table(Isa isa) {
     overlay(t.silu_mul, v.silu_mul);
     overlay(t.gelu_mul, v.gelu_mul);
     overlay(t.paged_attention, v.paged_attention);
+    overlay(t.softmax, v.softmax);
+    overlay(t.rope, v.rope);
     for (const WeightTypeTraits& traits : weight_type_traits()) {
       MatmulKernels& m = t.matmul[size_t(traits.dtype)];
       overlay(m.f32, traits.kernels[set].f32);

@@ -95,7 +95,9 @@ const PerKernelSet<VectorKernels> kVectorKernels{
             .axpy = ref::axpy,
             .silu_mul = ref::silu_mul,
             .gelu_mul = ref::gelu_mul,
-            .paged_attention = ref::paged_attention},
+            .paged_attention = ref::paged_attention,
+            .softmax = ref::softmax,
+            .rope = ref::rope},
     .avx2 = {.quantize_row_q8_0 = avx2::quantize_row_q8_0,
              .quantize_row_int8 = avx2::quantize_row_int8,
              .rmsnorm = avx2::rmsnorm,
@@ -104,7 +106,9 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .axpy = avx2::axpy,
              .silu_mul = avx2::silu_mul,
              .gelu_mul = avx2::gelu_mul,
-             .paged_attention = avx2::paged_attention},
+             .paged_attention = avx2::paged_attention,
+             .softmax = avx2::softmax,
+             .rope = avx2::rope},
     .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
                .quantize_row_int8 = avx512::quantize_row_int8,
                .rmsnorm = avx512::rmsnorm,
@@ -112,7 +116,10 @@ const PerKernelSet<VectorKernels> kVectorKernels{
                .dot = avx512::dot,
                .axpy = avx512::axpy,
                .silu_mul = avx512::silu_mul,
-               .gelu_mul = avx512::gelu_mul},
+               .gelu_mul = avx512::gelu_mul,
+               .paged_attention = avx512::paged_attention,
+               .softmax = avx512::softmax,
+               .rope = avx512::rope},
 };
 
 }  // namespace

@@ -60,6 +60,16 @@ struct VectorKernels {
   void (*gelu_mul)(float* gate, const float* up, int64_t n) = nullptr;
   // Paged attention of one (token, KV head) work item over f32 or int8 K/V (kernels/attention_args.h).
   AttentionFn paged_attention = nullptr;
+  // y = softmax(x): y[i] = exp(x[i] - max) * (1 / sum_j exp(x[j] - max)); x, y: f32 [n], n >= 1, x finite; y may
+  // alias x. SIMD tables use a vector exp (within ~2e-7 relative of expf; values below exp(-87) come out as ~1e-38
+  // rather than 0), so they agree with the scalar one to a few ulp, not bit for bit.
+  void (*softmax)(const float* x, float* y, int64_t n) = nullptr;
+  // RoPE of num_heads heads: in, out f32 [num_heads, head_dim] (out may alias in). Pair i < half_rope of a head, the
+  // dims (2i, 2i+1), or with neox (i, i + half_rope), rotates by the angle whose cosine and sine are cs[i], sn[i]:
+  // (a, b) -> (a cs - b sn, a sn + b cs); the dims from 2 * half_rope on are copied (partial rotary). Each product is
+  // rounded before the sum (no fma), so every table gives the scalar one's bits.
+  void (*rope)(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
+               const float* sn, bool neox) = nullptr;
 };
 
 // A weight dtype's matmul entry points (null where a form does not exist for it): on f32 activations (any dtype,

@@ -1,6 +1,8 @@
-// vector_ops_impl: the element-wise ops (dot, axpy, rmsnorm, silu_mul, gelu_mul) written once over a vector type V and
-// instantiated per instruction set (avx2/elementwise.cc with 8 f32 lanes, avx512/elementwise.cc with 16). V provides
-// kWidth, Reg, loadu, storeu, set1, zero, add, mul, div, fmadd, hsum and exp (a vector exp accurate to ~2e-7).
+// vector_ops_impl: the element-wise ops (dot, axpy, rmsnorm, silu_mul, gelu_mul, softmax, rope) written once over a
+// vector type V and instantiated per instruction set (avx2/elementwise.cc and rope.cc with 8 f32 lanes, avx512/'s with
+// 16). V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, div, max, fmadd, hsum, hmax and exp (a vector
+// exp accurate to ~2e-7); rope also dup_pairs (kWidth / 2 values at p, each twice), swap_pairs (lanes 2i, 2i+1
+// exchanged) and addsub (a - b in even lanes, a + b in odd ones).
 // Include it only from those files, with a V of internal linkage, so the instantiations never mix; it calls no
 // inline library function either (std::sqrt's wrapper could be the copy the linker keeps for every caller).
 #pragma once
@@ -87,6 +89,75 @@ inline void gelu_mul(float* gate, const float* up, int64_t n) {
     for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
     V::storeu(g, gelu_mul<V>(V::loadu(g), V::loadu(u)));
     for (int64_t j = i; j < n; ++j) gate[j] = g[j - i];
+  }
+}
+
+// y = softmax(x): the max, exp(x - max) through the vector exp (the tail padded with the max, its padding lanes left
+// out of the sum), then one multiply by 1 / sum, as the reference does.
+template <class V>
+inline void softmax(const float* x, float* y, int64_t n) {
+  using Reg = typename V::Reg;
+  Reg vmax = V::set1(x[0]);
+  int64_t i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth) vmax = V::max(vmax, V::loadu(x + i));
+  float max = V::hmax(vmax);
+  for (int64_t j = i; j < n; ++j) max = x[j] > max ? x[j] : max;
+  const Reg vm = V::set1(max);
+  Reg acc = V::zero();
+  for (i = 0; i + V::kWidth <= n; i += V::kWidth) {
+    const Reg e = V::exp(V::sub(V::loadu(x + i), vm));
+    V::storeu(y + i, e);
+    acc = V::add(acc, e);
+  }
+  float sum = V::hsum(acc);
+  if (i < n) {
+    alignas(64) float t[V::kWidth];
+    for (int j = 0; j < V::kWidth; ++j) t[j] = i + j < n ? x[i + j] : max;
+    V::storeu(t, V::exp(V::sub(V::loadu(t), vm)));
+    for (int64_t j = i; j < n; ++j) sum += (y[j] = t[j - i]);
+  }
+  const Reg inv = V::set1(1.0f / sum);
+  for (i = 0; i + V::kWidth <= n; i += V::kWidth) V::storeu(y + i, V::mul(V::loadu(y + i), inv));
+  for (; i < n; ++i) y[i] *= 1.0f / sum;
+}
+
+// RoPE of num_heads heads (kernels.h's contract): each rotated value is a*c - b*s or a*s + b*c with both products
+// rounded (no fma: the file instantiating it is compiled with -ffp-contract=off), so every table gives the scalar
+// reference's bits. Adjacent pairs: x * (c0 c0 c1 c1 ..) -/+ swap_pairs(x) * (s0 s0 s1 s1 ..); neox: the halves.
+template <class V>
+inline void rope(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
+                 const float* sn, bool neox) {
+  constexpr int W = V::kWidth;
+  for (int32_t h = 0; h < num_heads; ++h) {
+    const float* src = in + int64_t(h) * head_dim;
+    float* dst = out + int64_t(h) * head_dim;
+    int32_t i = 0;
+    if (neox) {
+      for (; i + W <= half_rope; i += W) {
+        const typename V::Reg a = V::loadu(src + i), b = V::loadu(src + i + half_rope);
+        const typename V::Reg c = V::loadu(cs + i), s = V::loadu(sn + i);
+        V::storeu(dst + i, V::sub(V::mul(a, c), V::mul(b, s)));
+        V::storeu(dst + i + half_rope, V::add(V::mul(a, s), V::mul(b, c)));
+      }
+      for (; i < half_rope; ++i) {
+        const float a = src[i], b = src[i + half_rope];
+        dst[i] = a * cs[i] - b * sn[i];
+        dst[i + half_rope] = a * sn[i] + b * cs[i];
+      }
+    } else {
+      for (; 2 * i + W <= 2 * half_rope; i += W / 2) {
+        const typename V::Reg x = V::loadu(src + 2 * i);
+        const typename V::Reg c = V::dup_pairs(cs + i), s = V::dup_pairs(sn + i);
+        V::storeu(dst + 2 * i, V::addsub(V::mul(x, c), V::mul(V::swap_pairs(x), s)));
+      }
+      for (; i < half_rope; ++i) {
+        const float a = src[2 * i], b = src[2 * i + 1];
+        dst[2 * i] = a * cs[i] - b * sn[i];
+        dst[2 * i + 1] = a * sn[i] + b * cs[i];
+      }
+    }
+    if (src != dst)
+      for (int32_t j = 2 * half_rope; j < head_dim; ++j) dst[j] = src[j];
   }
 }
 

@@ -171,24 +171,6 @@ namespace {
 
 constexpr int32_t kMaxHeadDim = 512;  // stack rows for one head (int8 fused writes, naive int8 reads)
 
-// RoPE of each head: pair i rotates by the angle whose cos/sin are cs[i], sn[i]. The pairs are adjacent dims
-// (2i, 2i+1), or with `neox` the halves (i, i + half_rope) of the rotated dims.
-inline void rotate_heads(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope,
-                         const float* cs, const float* sn, bool neox) {
-  for (int32_t h = 0; h < num_heads; ++h) {
-    const float* src = in + h * head_dim;
-    float* dst = out + h * head_dim;
-    const int32_t stride = neox ? 1 : 2, partner = neox ? half_rope : 1;
-    for (int32_t i = 0; i < half_rope; ++i) {
-      const int32_t j = i * stride;
-      const float a = src[j], b = src[j + partner];
-      dst[j] = a * cs[i] - b * sn[i];
-      dst[j + partner] = a * sn[i] + b * cs[i];
-    }
-    for (int32_t i = 2 * half_rope; i < head_dim; ++i) dst[i] = src[i];
-  }
-}
-
 void store_int8_heads(const float* x, int8_t* q, float* scales, int32_t num_heads, int32_t head_dim) {
   for (int32_t h = 0; h < num_heads; ++h) scales[h] = quantize_kv_int8(x + h * head_dim, head_dim, q + h * head_dim);
 }
@@ -205,10 +187,10 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
   const float* v = ws.v.data() + int64_t(t) * kv_dim;
   if (kv.dtype == KvDType::kF32) {
     if (options_.fusion) {
-      rotate_heads(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn,
-                   config_.rope_neox);  // straight into the cache
+      kernels_.rope(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn,
+                    config_.rope_neox);  // straight into the cache
     } else {
-      rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+      kernels_.rope(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
       std::memcpy(kv.k_at(layer, slot), k, sizeof(float) * size_t(kv_dim));
     }
     std::memcpy(kv.v_at(layer, slot), v, sizeof(float) * size_t(kv_dim));
@@ -220,11 +202,11 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
     float rotated[kMaxHeadDim];
     PAGODA_CHECK(head_dim <= kMaxHeadDim);
     for (int32_t h = 0; h < num_kv_heads; ++h) {
-      rotate_heads(k + h * head_dim, rotated, 1, head_dim, half_rope, cs, sn, config_.rope_neox);
+      kernels_.rope(k + h * head_dim, rotated, 1, head_dim, half_rope, cs, sn, config_.rope_neox);
       kv.k_scale_at(layer, slot)[h] = quantize_kv_int8(rotated, head_dim, kv.k8_at(layer, slot) + h * head_dim);
     }
   } else {
-    rotate_heads(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+    kernels_.rope(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
     store_int8_heads(k, kv.k8_at(layer, slot), kv.k_scale_at(layer, slot), num_kv_heads, head_dim);
   }
   store_int8_heads(v, kv.v8_at(layer, slot), kv.v_scale_at(layer, slot), num_kv_heads, head_dim);
@@ -334,25 +316,18 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
       const int32_t begin = attention_begin(layer, batch.positions[t]);
       const float* q = ws.q.data() + int64_t(t) * config_.q_dim() + h * head_dim;
       const int32_t kvh = h / group;
-      float max_score = -INFINITY;
       for (int32_t j = begin; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
         float sc = kernels_.dot(q, kv_row(true, slot, kvh), head_dim) * scale;
         if (softcap > 0.0f) sc = softcap * std::tanh(sc / softcap);
         scores[j] = sc;
-        if (sc > max_score) max_score = sc;
       }
-      float sum = 0.0f;
-      for (int32_t j = begin; j < num_ctx; ++j) {
-        scores[j] = std::exp(scores[j] - max_score);
-        sum += scores[j];
-      }
+      kernels_.softmax(scores + begin, scores + begin, num_ctx - begin);
       float* o = ws.xb.data() + int64_t(t) * config_.q_dim() + h * head_dim;
       std::memset(o, 0, sizeof(float) * size_t(head_dim));
-      const float inv_sum = 1.0f / sum;
       for (int32_t j = begin; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
-        kernels_.axpy(scores[j] * inv_sum, kv_row(false, slot, kvh), o, head_dim);
+        kernels_.axpy(scores[j], kv_row(false, slot, kvh), o, head_dim);
       }
     }
   });
@@ -486,7 +461,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       const float* cs = rope_cos + size_t(t) * half_rope;
       const float* sn = rope_sin + size_t(t) * half_rope;
       float* q = ws.q.data() + int64_t(t) * config_.q_dim();
-      rotate_heads(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+      kernels_.rope(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
       write_kv(batch, kv, l, t, cs, sn, ws);
     }
     attention(batch, kv, l, ws, pool);

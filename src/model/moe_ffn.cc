@@ -5,7 +5,6 @@
 // the activation applied and quantized for w_down by the thread that computed each slice), then down of every
 // chosen expert; each token's outputs are then summed in its top-k order and added to the residual stream.
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "core/check.h"
@@ -24,15 +23,7 @@ void LlamaModel::route_tokens(int32_t n, Workspace& ws) const {
   int32_t order[ModelConfigLimits::kMaxExperts];
   for (int32_t t = 0; t < n; ++t) {
     const float* logits = ws.router_logits.data() + int64_t(t) * num_experts;
-    float max_logit = -INFINITY;
-    for (int32_t e = 0; e < num_experts; ++e) max_logit = std::max(max_logit, logits[e]);
-    float sum = 0.0f;
-    for (int32_t e = 0; e < num_experts; ++e) {
-      probs[e] = std::exp(logits[e] - max_logit);
-      sum += probs[e];
-    }
-    const float inv_sum = 1.0f / sum;
-    for (int32_t e = 0; e < num_experts; ++e) probs[e] *= inv_sum;
+    kernels_.softmax(logits, probs, num_experts);
     // Top-k by probability, highest first (ties: the lower expert id first).
     for (int32_t e = 0; e < num_experts; ++e) order[e] = e;
     std::partial_sort(order, order + k, order + num_experts,

@@ -36,11 +36,14 @@ TEST(CliRunTest, GreedyStoryIsTheGoldenText) {
   EXPECT_THAT(r.err, HasSubstr("tokens/s"));
 }
 
-TEST(CliRunTest, ScalarKernelsGiveTheSameGoldenText) {
-  ProcessResult r =
-      run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0"}, {"PAGODA_ISA=scalar"});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(without_trailing_newline(r.out), kGoldenStory);
+// Every level's kernels (a level this CPU lacks falls back to the best one, with a message) give the golden text.
+TEST(CliRunTest, EveryKernelLevelGivesTheSameGoldenText) {
+  for (const char* level : {"scalar", "avx2", "avx_vnni", "avx512", "amx"}) {
+    ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "196", "--temp", "0"},
+                                 {std::string("PAGODA_ISA=") + level});
+    ASSERT_EQ(r.exit_code, 0) << level << ": " << r.err;
+    EXPECT_EQ(without_trailing_newline(r.out), kGoldenStory) << level;
+  }
 }
 
 TEST(CliRunTest, AttentionAndFusionSwitchesGiveTheGoldenText) {

@@ -23,6 +23,12 @@ struct F32x8 {
   static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static float hsum(Reg v) { return avx2::hsum(v); }
+  static float hmax(Reg v) { return hmax_ps(v); }
+  static Reg dup_pairs(const float* p) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+  }
+  static Reg swap_pairs(Reg v) { return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1)); }
+  static Reg addsub(Reg a, Reg b) { return _mm256_addsub_ps(a, b); }
   static Reg exp(Reg v) { return exp_ps(v); }
   static void widen_i8(const int8_t* src, float* dst) { _mm256_storeu_ps(dst, load_i8x8(src)); }
 };

@@ -34,6 +34,10 @@ void gelu_mul(float* gate, const float* up, int64_t n);
 void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float quantize_row_int8(const float* x, int8_t* q, int64_t n);
+void paged_attention(const AttentionArgs& args);
+void softmax(const float* x, float* y, int64_t n);
+void rope(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
+          const float* sn, bool neox);
 }  // namespace pagoda::kernels::avx512
 
 // avx512/bf16/: built with -mavx512bf16 too, layered only where the CPU has it.

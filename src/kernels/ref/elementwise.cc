@@ -1,4 +1,4 @@
-// Scalar reference vector ops: rmsnorm, dot, axpy, silu_mul.
+// Scalar reference vector ops: rmsnorm, dot, axpy, softmax, silu_mul.
 #include <cmath>
 
 #include "kernels/ref/ref_kernels.h"
@@ -20,6 +20,15 @@ float dot(const float* a, const float* b, int64_t n) {
 
 void axpy(float a, const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void softmax(const float* x, float* y, int64_t n) {
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += (y[i] = std::exp(x[i] - max));
+  const float inv_sum = 1.0f / sum;
+  for (int64_t i = 0; i < n; ++i) y[i] *= inv_sum;
 }
 
 void silu_mul(float* gate, const float* up, int64_t n) {

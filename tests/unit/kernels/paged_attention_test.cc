@@ -155,16 +155,19 @@ TEST_P(PagedAttentionSimdTest, EqualsScalar) {
   const KernelTable* simd = simd_;
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  for (int32_t head_dim : {1, 7, 8, 9, 31, 64, 128}) {
-    for (int32_t ctx : {1, 31, 32, 33, 257}) {
-      Cache cache(head_dim, 1, 16, ctx, rng);
-      std::vector<float> q(size_t(4) * size_t(head_dim));
-      for (float& x : q) x = dist(rng);
-      for (bool int8 : {false, true}) {
-        std::vector<float> a(q.size()), b(q.size());
-        ref::paged_attention(cache.args(q.data(), a.data(), 4, 0, ctx, int8));
-        simd->paged_attention(cache.args(q.data(), b.data(), 4, 0, ctx, int8));
-        expect_near_all(b, a, 1e-5f, int8 ? "int8" : "f32");
+  for (int32_t group : {4, 8, 16}) {  // keys in lanes; heads in lanes (8 lanes, and 16 from AVX-512)
+    for (int32_t head_dim : {1, 7, 8, 9, 31, 64, 80, 128}) {
+      for (int32_t ctx : {1, 31, 32, 33, 257}) {
+        SCOPED_TRACE(testing::Message() << "group " << group << " head_dim " << head_dim << " ctx " << ctx);
+        Cache cache(head_dim, 1, 16, ctx, rng);
+        std::vector<float> q(size_t(group) * size_t(head_dim));
+        for (float& x : q) x = dist(rng);
+        for (bool int8 : {false, true}) {
+          std::vector<float> a(q.size()), b(q.size());
+          ref::paged_attention(cache.args(q.data(), a.data(), group, 0, ctx, int8));
+          simd->paged_attention(cache.args(q.data(), b.data(), group, 0, ctx, int8));
+          expect_near_all(b, a, 1e-5f, int8 ? "int8" : "f32");
+        }
       }
     }
   }

@@ -1,7 +1,8 @@
 // paged_attention's family options (kernels/attention_args.h): window (a sliding window: each query sees only the
 // last `window` positions of its own context) and softcap (Gemma 2's s -> cap * tanh(s / cap) on the scaled scores),
 // against the direct softmax in double, f32 and int8 caches, at every level: groups of 4 query heads take the
-// keys-in-lanes kernel, groups of 12 the heads-in-lanes one (AVX2 and up). A work item of several queries gives each
+// keys-in-lanes kernel, groups of 12 the heads-in-lanes one (AVX2 and up); the last test covers every group size's
+// kernel. A work item of several queries gives each
 // query the bits of its own single-query item, windows included.
 #include <gtest/gtest.h>
 
@@ -87,8 +88,8 @@ void check_case(const KernelTable& kt, const WindowCase& c, bool int8, std::mt19
       float* own = alone.data() + size_t(qi) * q_stride;
       kt.paged_attention(args(qq, own, ctx, 1));
       ASSERT_EQ(std::memcmp(got, own, q_stride * sizeof(float)), 0)
-          << isa_name(kt.isa) << " query " << qi << " of " << c.num_queries << " ctx " << ctx << " window "
-          << c.window << " group " << c.group << (int8 ? " int8" : " f32");
+          << isa_name(kt.isa) << " query " << qi << " of " << c.num_queries << " ctx " << ctx << " window " << c.window
+          << " group " << c.group << (int8 ? " int8" : " f32");
     }
     for (int32_t h = 0; h < c.group; ++h) {
       std::vector<double> s;
@@ -147,6 +148,20 @@ TEST_P(PagedAttentionWindowTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) 
             const float softcap = window == 3 ? 20.0f : 0.0f;
             check_case(*simd_, {24, group, 16, ctx, window, num_queries, softcap}, int8, rng);
           }
+}
+
+// Every kernel each level picks by group size (AVX2: keys in lanes below 8 heads, heads in lanes from 8; AVX-512: keys
+// in lanes below 8, 8 heads in a ymm, more in a zmm, 32 as two passes of 16) at the bundled model's head size (8),
+// TinyLlama's (64), 80 and 128, with a window, a cap, int8 K/V and items of several queries (prefill).
+TEST_P(PagedAttentionWindowTest, EveryGroupSizeAndHeadSizeHonoursWindowCapAndInt8) {
+  std::mt19937 rng(24);
+  for (int32_t group : {1, 3, 8, 9, 16, 32})
+    for (int32_t head_dim : {8, 64, 80, 128})
+      for (int32_t num_queries : {1, 3})
+        for (bool int8 : {false, true}) {
+          check_case(*simd_, {head_dim, group, 16, 70, 0, num_queries, 0.0f}, int8, rng);
+          check_case(*simd_, {head_dim, group, 4, 45, 33, num_queries, 30.0f}, int8, rng);
+        }
 }
 
 }  // namespace

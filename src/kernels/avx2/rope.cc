@@ -1,0 +1,13 @@
+// AVX2 RoPE: vector_ops_impl.h's rope over 8 lanes, compiled with -ffp-contract=off (the scalar reference's bits).
+#include "kernels/avx2/avx2_kernels.h"
+#include "kernels/avx2/vec_f32x8.h"
+#include "kernels/vector_ops_impl.h"
+
+namespace pagoda::kernels::avx2 {
+
+void rope(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
+          const float* sn, bool neox) {
+  detail::rope<F32x8>(in, out, num_heads, head_dim, half_rope, cs, sn, neox);
+}
+
+}  // namespace pagoda::kernels::avx2
