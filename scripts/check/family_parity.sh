@@ -21,7 +21,7 @@ text=${TEXT:-$root/tests/data/story.txt}
 ctx=${CTX:-128}
 out=${OUT:-$(mktemp -d)}
 shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral)
+[ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral tiny-qwen2moe)
 failed=0
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out"
 for s in "${shapes[@]}"; do

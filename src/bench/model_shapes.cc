@@ -139,6 +139,27 @@ const ModelShape kShapes[] = {
      .num_experts = 8,
      .num_experts_used = 2,
      .expert_hidden_dim = 14336},
+    // Qwen1.5-MoE-A2.7B: 60 experts of 1408, 4 per token, not renormalized, and a shared expert of 5632 gated by
+    // sigmoid(x . w); QKV bias.
+    {.name = "qwen1.5-moe-a2.7b",
+     .dim = 2048,
+     .hidden_dim = 5632,
+     .num_layers = 24,
+     .num_heads = 16,
+     .num_kv_heads = 16,
+     .vocab_size = 151936,
+     .context_length = 8192,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Qwen2MoeForCausalLM",
+     .bos_token_id = 151643,
+     .eos_token_id = 151643,
+     .hf_extra_json = R"({"num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632, "norm_topk_prob": false})",
+     .num_experts = 60,
+     .num_experts_used = 4,
+     .expert_hidden_dim = 1408,
+     .shared_expert_hidden_dim = 5632},
     // Small shapes of each family for tests (not published models): every feature of the family at sizes that run
     // in milliseconds, windows short enough that 64 generated tokens go past them.
     {.name = "tiny-gemma2",
@@ -249,15 +270,34 @@ const ModelShape kShapes[] = {
      .num_experts = 8,
      .num_experts_used = 2,
      .expert_hidden_dim = 256},
+    // The shared expert wider than intermediate_size (as in Qwen2-57B-A14B), so that its own width is what counts.
+    {.name = "tiny-qwen2moe",
+     .dim = 128,
+     .hidden_dim = 256,
+     .num_layers = 2,
+     .num_heads = 4,
+     .num_kv_heads = 2,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Qwen2MoeForCausalLM",
+     .hf_extra_json = R"({"num_experts": 16, "num_experts_per_tok": 4, "moe_intermediate_size": 64,
+        "shared_expert_intermediate_size": 320, "norm_topk_prob": false})",
+     .num_experts = 16,
+     .num_experts_used = 4,
+     .expert_hidden_dim = 64,
+     .shared_expert_hidden_dim = 320},
 };
 
 }  // namespace
 
 int64_t ModelShape::num_params() const {
   const int64_t kv_dim = int64_t(head_size()) * num_kv_heads, q_dim = int64_t(head_size()) * num_heads;
-  const int64_t ffn = num_experts > 0
-                          ? int64_t(num_experts) * 3 * int64_t(dim) * expert_hidden_dim + int64_t(num_experts) * dim
-                          : 3 * int64_t(dim) * hidden_dim;
+  const int64_t shared = shared_expert_hidden_dim > 0 ? 3 * int64_t(dim) * shared_expert_hidden_dim + dim : 0;
+  const int64_t ffn = num_experts > 0 ? int64_t(num_experts) * 3 * int64_t(dim) * expert_hidden_dim +
+                                            int64_t(num_experts) * dim + shared
+                                      : 3 * int64_t(dim) * hidden_dim;
   const int64_t per_layer = 2 * int64_t(dim) * q_dim + 2 * int64_t(dim) * kv_dim + ffn + 2 * int64_t(dim);
   return int64_t(vocab_size) * dim * (tied_embeddings ? 1 : 2) + per_layer * num_layers + dim;
 }

@@ -36,6 +36,7 @@ struct ModelShape {
   int32_t num_experts = 0;
   int32_t num_experts_used = 0;
   int32_t expert_hidden_dim = 0;
+  int32_t shared_expert_hidden_dim = 0;  // the shared expert's FFN width (Qwen2-MoE); 0: none
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   int64_t num_params() const;         // weights of all matrices and norms

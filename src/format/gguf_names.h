@@ -74,8 +74,8 @@ inline constexpr const char* kFfnNorm = "ffn_norm";
 inline constexpr const char* kFfnGate = "ffn_gate";
 inline constexpr const char* kFfnUp = "ffn_up";
 inline constexpr const char* kFfnDown = "ffn_down";
-// Fused and optional block tensors (Phi-3's fused QKV, Qwen3's Q/K norms), MoE (router and stacked experts) and
-// Gemma's post-norms.
+// Fused and optional block tensors (Phi-3's fused QKV, Qwen3's Q/K norms), MoE (router, stacked experts, and the
+// shared expert with its sigmoid gate vector) and Gemma's post-norms.
 inline constexpr const char* kAttnQkv = "attn_qkv";
 inline constexpr const char* kAttnQNorm = "attn_q_norm";
 inline constexpr const char* kAttnKNorm = "attn_k_norm";
@@ -83,6 +83,10 @@ inline constexpr const char* kFfnGateInp = "ffn_gate_inp";
 inline constexpr const char* kFfnGateExps = "ffn_gate_exps";
 inline constexpr const char* kFfnUpExps = "ffn_up_exps";
 inline constexpr const char* kFfnDownExps = "ffn_down_exps";
+inline constexpr const char* kFfnGateInpShexp = "ffn_gate_inp_shexp";
+inline constexpr const char* kFfnGateShexp = "ffn_gate_shexp";
+inline constexpr const char* kFfnUpShexp = "ffn_up_shexp";
+inline constexpr const char* kFfnDownShexp = "ffn_down_shexp";
 inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
 inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
 

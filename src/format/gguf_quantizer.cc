@@ -77,8 +77,10 @@ void quantize_rows(std::vector<float>& values, int64_t row_len, GgmlType to, con
 }  // namespace
 
 GgmlType quantized_type_for(const std::vector<int64_t>& dims, GgmlType from, GgmlType requested) {
-  // Matrices, and the stacked expert matrices of an MoE model (3-D; plain row quantization, no AWQ for them).
+  // Matrices, and the stacked expert matrices of an MoE model (3-D; plain row quantization, no AWQ for them). A
+  // [n, 1] tensor is a vector (Qwen2-MoE's shared-expert gate): kept, as llama.cpp keeps every tensor of one row.
   if (!is_float(from) || (dims.size() != 2 && !(dims.size() == 3 && !is_awq(requested)))) return from;
+  if (dims.size() == 2 && dims[1] == 1) return from;
   const int64_t row_len = dims[0];
   switch (requested) {
     case GgmlType::kQ8_0:

@@ -1,7 +1,10 @@
-// The Qwen families: qwen2 (QKV bias), qwen3 (per-head Q/K RMSNorm) and qwen3moe (Qwen3 attention with a
-// mixture of experts: softmax router, top-k renormalized unless qwen3moe.expert_weights_norm is false; llama.cpp
-// always renormalizes, as Qwen3-30B-A3B's norm_topk_prob asks). All run NeoX RoPE on unpermuted rows; the
-// Q/K norms and biases are found by tensor name.
+// The Qwen families: qwen2 (QKV bias), qwen2moe (Qwen1.5-MoE / Qwen2-MoE: Qwen2 attention with a mixture of
+// experts whose top-k softmax weights are not renormalized unless qwen2moe.expert_weights_norm is true, which
+// llama.cpp never does and no released model's norm_topk_prob asks, plus a shared expert gated by
+// sigmoid(x . ffn_gate_inp_shexp)), qwen3 (per-head Q/K RMSNorm) and qwen3moe (Qwen3 attention with a mixture of
+// experts: softmax router, top-k renormalized unless qwen3moe.expert_weights_norm is false; llama.cpp always
+// renormalizes, as Qwen3-30B-A3B's norm_topk_prob asks). All run NeoX RoPE on unpermuted rows; the Q/K norms and
+// biases are found by tensor name.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +32,35 @@ void write_qwen3moe_gguf(const ModelConfig& c, format::GgufWriter& w) {
   if (!c.expert_weights_norm) w.set("qwen3moe.expert_weights_norm", format::GgufValue::boolean(false));
 }
 
+// llama.cpp's qwen2moe: expert_feed_forward_length defaults to feed_forward_length / expert_used_count, the shared
+// expert's width (expert_shared_feed_forward_length) to feed_forward_length; the shared expert is always gated.
+Status read_qwen2moe_gguf(const format::GgufFile& file, ModelConfig& c) {
+  PAGODA_RETURN_IF_ERROR(read_gguf_experts(file, c));
+  if (c.num_experts == 0)
+    return make_error(fmt::format("{}: qwen2moe needs qwen2moe.expert_count and expert_used_count", file.name()));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> expert_width,
+                          gguf_arch_u32(file, c, family_key::kExpertFeedForwardLength));
+  if (!expert_width) {
+    c.expert_hidden_dim = c.hidden_dim / c.num_experts_used;
+    if (c.expert_hidden_dim == 0)
+      return make_error(
+          fmt::format("{}: qwen2moe.expert_feed_forward_length is missing and feed_forward_length {} "
+                      "is smaller than expert_used_count {}",
+                      file.name(), c.hidden_dim, c.num_experts_used));
+  }
+  PAGODA_RETURN_IF_ERROR(read_gguf_shared_expert(file, c.hidden_dim, c));
+  c.shared_expert_gated = true;
+  PAGODA_ASSIGN_OR_RETURN(std::optional<bool> norm, file.get_bool("qwen2moe.expert_weights_norm"));
+  c.expert_weights_norm = norm.value_or(false);
+  return Status::ok_status();
+}
+
+void write_qwen2moe_gguf(const ModelConfig& c, format::GgufWriter& w) {
+  write_gguf_experts(c, w);
+  write_gguf_shared_expert(c, w);
+  if (c.expert_weights_norm) w.set("qwen2moe.expert_weights_norm", format::GgufValue::boolean(true));
+}
+
 // Qwen2/3's sliding window (on layers from max_window_layers up) is off in every released model; refused if on.
 Status refuse_sliding_window(const HfConfigFields& f, const HfConfig& h) {
   PAGODA_ASSIGN_OR_RETURN(bool use_sliding, f.bool_or("use_sliding_window", false));
@@ -46,9 +78,8 @@ Status read_qwen3_config(const HfConfigFields& f, HfConfig& h) {
   return refuse_sliding_window(f, h);
 }
 
-Status read_qwen3moe_config(const HfConfigFields& f, HfConfig& h) {
-  PAGODA_RETURN_IF_ERROR(read_qwen3_config(f, h));
-  ModelConfig& c = h.config;
+// The expert fields Qwen2-MoE and Qwen3-MoE share; their dense layers (decoder_sparse_step, mlp_only_layers) refused.
+Status read_qwen_experts(const HfConfigFields& f, ModelConfig& c) {
   PAGODA_ASSIGN_OR_RETURN(c.num_experts, f.positive_int("num_experts", Limits::kMaxExperts));
   PAGODA_ASSIGN_OR_RETURN(c.num_experts_used, f.positive_int("num_experts_per_tok", c.num_experts));
   PAGODA_ASSIGN_OR_RETURN(c.expert_hidden_dim, f.positive_int("moe_intermediate_size", Limits::kMaxFeedForwardLength));
@@ -61,17 +92,45 @@ Status read_qwen3moe_config(const HfConfigFields& f, HfConfig& h) {
   return Status::ok_status();
 }
 
+Status read_qwen3moe_config(const HfConfigFields& f, HfConfig& h) {
+  PAGODA_RETURN_IF_ERROR(read_qwen3_config(f, h));
+  return read_qwen_experts(f, h.config);
+}
+
+// Qwen2-MoE: Qwen2's attention (qkv_bias, default true) and the experts, plus the sigmoid-gated shared expert.
+Status read_qwen2moe_config(const HfConfigFields& f, HfConfig& h) {
+  PAGODA_RETURN_IF_ERROR(refuse_sliding_window(f, h));
+  PAGODA_ASSIGN_OR_RETURN(const bool qkv_bias, f.bool_or("qkv_bias", true));
+  h.qkv_bias = h.qkv_bias || qkv_bias;  // attention_bias, read with the common fields, also turns it on
+  PAGODA_RETURN_IF_ERROR(read_qwen_experts(f, h.config));
+  PAGODA_ASSIGN_OR_RETURN(h.config.shared_expert_hidden_dim,
+                          f.positive_int("shared_expert_intermediate_size", Limits::kMaxFeedForwardLength));
+  h.config.shared_expert_gated = true;
+  return Status::ok_status();
+}
+
 void write_qwen2_config(const HfConfig&, nlohmann::ordered_json& j) { j["model_type"] = "qwen2"; }
 void write_qwen3_config(const HfConfig&, nlohmann::ordered_json& j) { j["model_type"] = "qwen3"; }
 
-void write_qwen3moe_config(const HfConfig& h, nlohmann::ordered_json& j) {
-  j["model_type"] = "qwen3_moe";
+void write_qwen_experts(const HfConfig& h, nlohmann::ordered_json& j) {
   j["num_experts"] = h.config.num_experts;
   j["num_experts_per_tok"] = h.config.num_experts_used;
   j["moe_intermediate_size"] = h.config.expert_hidden_dim;
   j["norm_topk_prob"] = h.config.expert_weights_norm;
   j["decoder_sparse_step"] = 1;
   j["mlp_only_layers"] = nlohmann::ordered_json::array();
+}
+
+void write_qwen3moe_config(const HfConfig& h, nlohmann::ordered_json& j) {
+  j["model_type"] = "qwen3_moe";
+  write_qwen_experts(h, j);
+}
+
+void write_qwen2moe_config(const HfConfig& h, nlohmann::ordered_json& j) {
+  j["model_type"] = "qwen2_moe";
+  j["qkv_bias"] = h.qkv_bias;
+  write_qwen_experts(h, j);
+  j["shared_expert_intermediate_size"] = h.config.shared_expert_hidden_dim;
 }
 
 void dense_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>& out) {
@@ -85,14 +144,23 @@ void moe_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>& 
                         "down_proj", out);
 }
 
+void qwen2moe_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>& out) {
+  moe_layer_tensors(h, layer, out);
+  append_hf_shared_expert_tensors(h, layer, "mlp.shared_expert.{proj}.weight", "gate_proj", "up_proj", "down_proj",
+                                  "mlp.shared_expert_gate.weight", out);
+}
+
 }  // namespace
 
 extern const ArchitectureFamily kQwen2Family{"qwen2", true, nullptr, nullptr};
+extern const ArchitectureFamily kQwen2MoeFamily{"qwen2moe", true, read_qwen2moe_gguf, write_qwen2moe_gguf};
 extern const ArchitectureFamily kQwen3Family{"qwen3", true, nullptr, nullptr};
 extern const ArchitectureFamily kQwen3MoeFamily{"qwen3moe", true, read_qwen3moe_gguf, write_qwen3moe_gguf};
 
 extern const HfFamily kQwen2Hf{"Qwen2ForCausalLM", "qwen2", "", read_qwen2_config, write_qwen2_config,
                                dense_layer_tensors};
+extern const HfFamily kQwen2MoeHf{"Qwen2MoeForCausalLM", "qwen2moe", "", read_qwen2moe_config, write_qwen2moe_config,
+                                  qwen2moe_layer_tensors};
 extern const HfFamily kQwen3Hf{"Qwen3ForCausalLM", "qwen3", "", read_qwen3_config, write_qwen3_config,
                                dense_layer_tensors};
 extern const HfFamily kQwen3MoeHf{"Qwen3MoeForCausalLM", "qwen3moe",       "", read_qwen3moe_config,

@@ -11,16 +11,17 @@
 namespace pagoda {
 
 // Defined in the family files.
-extern const ArchitectureFamily kLlamaFamily, kQwen2Family, kQwen3Family, kQwen3MoeFamily, kGemma2Family, kGemma3Family,
-    kPhi3Family, kGraniteFamily;
-extern const HfFamily kLlamaHf, kMistralHf, kMixtralHf, kQwen2Hf, kQwen3Hf, kQwen3MoeHf, kGemma2Hf, kGemma3Hf, kPhi3Hf,
-    kGraniteHf;
+extern const ArchitectureFamily kLlamaFamily, kQwen2Family, kQwen2MoeFamily, kQwen3Family, kQwen3MoeFamily,
+    kGemma2Family, kGemma3Family, kPhi3Family, kGraniteFamily;
+extern const HfFamily kLlamaHf, kMistralHf, kMixtralHf, kQwen2Hf, kQwen2MoeHf, kQwen3Hf, kQwen3MoeHf, kGemma2Hf,
+    kGemma3Hf, kPhi3Hf, kGraniteHf;
 
 namespace {
 
-const ArchitectureFamily* const kFamilies[] = {&kLlamaFamily,  &kQwen2Family,  &kQwen3Family, &kQwen3MoeFamily,
-                                               &kGemma2Family, &kGemma3Family, &kPhi3Family,  &kGraniteFamily};
-const HfFamily* const kHfFamilies[] = {&kLlamaHf,    &kMistralHf, &kMixtralHf, &kQwen2Hf, &kQwen3Hf,
+const ArchitectureFamily* const kFamilies[] = {&kLlamaFamily,  &kQwen2Family,    &kQwen2MoeFamily,
+                                               &kQwen3Family,  &kQwen3MoeFamily, &kGemma2Family,
+                                               &kGemma3Family, &kPhi3Family,     &kGraniteFamily};
+const HfFamily* const kHfFamilies[] = {&kLlamaHf,    &kMistralHf, &kMixtralHf, &kQwen2Hf, &kQwen2MoeHf, &kQwen3Hf,
                                        &kQwen3MoeHf, &kGemma2Hf,  &kGemma3Hf,  &kPhi3Hf,  &kGraniteHf};
 
 }  // namespace
@@ -192,6 +193,34 @@ void append_hf_moe_tensors(const HfConfig& h, int32_t layer, const std::string& 
   stacked(up, format::gguf_tensor::kFfnUpExps, {hidden, dim}, "expert intermediate size, hidden_size");
 }
 
+void append_hf_shared_expert_tensors(const HfConfig& h, int32_t layer, const std::string& expert_format,
+                                     const char* gate, const char* up, const char* down, const std::string& gate_vector,
+                                     std::vector<HfTensor>& out) {
+  using Kind = HfTensor::Kind;
+  const ModelConfig& c = h.config;
+  const int64_t dim = c.dim, hidden = c.shared_expert_hidden_dim;
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  const auto matrix = [&](const char* proj, const char* gguf, std::vector<int64_t> shape, const char* fields) {
+    out.push_back({p + fmt::format(fmt::runtime(expert_format), fmt::arg("proj", proj)),
+                   {},
+                   format::gguf_tensor::block_tensor(layer, gguf),
+                   std::move(shape),
+                   fields,
+                   Kind::kMatrix});
+  };
+  if (c.shared_expert_gated)
+    out.push_back({p + gate_vector,
+                   {},
+                   format::gguf_tensor::block_tensor(layer, format::gguf_tensor::kFfnGateInpShexp),
+                   {1, dim},
+                   "1, hidden_size",
+                   Kind::kBias,
+                   HfTensor::Rewrite::kToF32});
+  matrix(gate, format::gguf_tensor::kFfnGateShexp, {hidden, dim}, "shared expert intermediate size, hidden_size");
+  matrix(up, format::gguf_tensor::kFfnUpShexp, {hidden, dim}, "shared expert intermediate size, hidden_size");
+  matrix(down, format::gguf_tensor::kFfnDownShexp, {dim, hidden}, "hidden_size, shared expert intermediate size");
+}
+
 Result<std::optional<float>> gguf_arch_f32(const format::GgufFile& file, const ModelConfig& c, const char* suffix) {
   return file.get_f32(arch_key(c, suffix));
 }
@@ -275,6 +304,22 @@ void write_gguf_experts(const ModelConfig& c, format::GgufWriter& w) {
   w.set(arch_key(c, family_key::kExpertFeedForwardLength), format::GgufValue::u32(uint32_t(c.expert_hidden_dim)));
   if (c.expert_weights_scale != 0.0f)
     w.set(arch_key(c, family_key::kExpertWeightsScale), format::GgufValue::f32(c.expert_weights_scale));
+}
+
+Status read_gguf_shared_expert(const format::GgufFile& file, int32_t default_width, ModelConfig& c) {
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> width,
+                          file.get_u32(arch_key(c, family_key::kExpertSharedFeedForwardLength)));
+  if (width && (*width == 0 || *width > uint32_t(ModelConfigLimits::kMaxFeedForwardLength)))
+    return make_error(fmt::format("{}: {} = {} is out of range", file.name(),
+                                  arch_key(c, family_key::kExpertSharedFeedForwardLength), *width));
+  c.shared_expert_hidden_dim = width ? int32_t(*width) : default_width;
+  return Status::ok_status();
+}
+
+void write_gguf_shared_expert(const ModelConfig& c, format::GgufWriter& w) {
+  if (c.shared_expert_hidden_dim > 0)
+    w.set(arch_key(c, family_key::kExpertSharedFeedForwardLength),
+          format::GgufValue::u32(uint32_t(c.shared_expert_hidden_dim)));
 }
 
 }  // namespace pagoda

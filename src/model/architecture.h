@@ -2,7 +2,9 @@
 // from the common Llama block: the family's own GGUF keys (family_key below, or its arch_*.cc; read into ModelConfig,
 // and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
 // config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
-// arch_gemma.cc, arch_phi3.cc, arch_granite.cc); architecture.cc lists them. Plain data and functions; no state.
+// arch_gemma.cc, arch_phi3.cc, arch_granite.cc); architecture.cc lists them. A mixture of experts, with or without a
+// shared expert, is a property of a family's layers that these helpers read and write alike for any family. Plain data
+// and functions; no state.
 #pragma once
 
 #include <pagoda/status.h>
@@ -34,6 +36,7 @@ inline constexpr const char* kExpertCount = "expert_count";
 inline constexpr const char* kExpertUsedCount = "expert_used_count";
 inline constexpr const char* kExpertFeedForwardLength = "expert_feed_forward_length";
 inline constexpr const char* kExpertWeightsScale = "expert_weights_scale";
+inline constexpr const char* kExpertSharedFeedForwardLength = "expert_shared_feed_forward_length";
 }  // namespace family_key
 // "<c.architecture>.<suffix>": format::gguf_key::arch_key for a model's own architecture.
 inline std::string arch_key(const ModelConfig& c, const char* suffix) {
@@ -61,6 +64,7 @@ struct HfTensor {
     kPermuteQ,  // rows permuted for adjacent-pair RoPE (llama.cpp's LlamaModel.permute), num_heads heads
     kPermuteK,  // the same over num_kv_heads heads
     kAddOne,    // w + 1: Gemma's RMSNorm scales by (1 + w); GGUF stores the sum
+    kToF32,     // stored as f32 whatever the checkpoint's type (llama.cpp's converter keeps the gate vectors f32)
   };
   std::string hf_name;                 // empty when hf_slices is used
   std::vector<std::string> hf_slices;  // stacked: one HF tensor per expert, GGUF dims gain num_experts outermost
@@ -102,6 +106,12 @@ void append_hf_dense_ffn_tensors(const HfConfig& config, int32_t layer, std::vec
 void append_hf_moe_tensors(const HfConfig& config, int32_t layer, const std::string& router,
                            const std::string& expert_format, const char* gate, const char* up, const char* down,
                            std::vector<HfTensor>& out);
+// An MoE layer's shared expert (config.shared_expert_hidden_dim units): `expert_format` with {layer} and {proj} for
+// each of `gate`, `up`, `down` (e.g. "mlp.shared_expert.{proj}.weight"), and when config.shared_expert_gated its
+// gate vector `gate_vector` ([1, hidden_size], e.g. "mlp.shared_expert_gate.weight"; GGUF [hidden_size, 1], f32).
+void append_hf_shared_expert_tensors(const HfConfig& config, int32_t layer, const std::string& expert_format,
+                                     const char* gate, const char* up, const char* down, const std::string& gate_vector,
+                                     std::vector<HfTensor>& out);
 
 // GGUF helpers for the families' key readers: an optional f32 / u32 under "<arch>.<suffix>".
 Result<std::optional<float>> gguf_arch_f32(const format::GgufFile& file, const ModelConfig& c, const char* suffix);
@@ -116,5 +126,9 @@ std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period);
 // The MoE keys: expert_count, expert_used_count, expert_feed_forward_length (default: feed_forward_length).
 Status read_gguf_experts(const format::GgufFile& file, ModelConfig& config);
 void write_gguf_experts(const ModelConfig& config, format::GgufWriter& writer);
+// The shared expert's width: expert_shared_feed_forward_length, `default_width` when absent (0: no shared expert
+// unless the key is there). The inverse writes the key when the config has a shared expert.
+Status read_gguf_shared_expert(const format::GgufFile& file, int32_t default_width, ModelConfig& config);
+void write_gguf_shared_expert(const ModelConfig& config, format::GgufWriter& writer);
 
 }  // namespace pagoda

@@ -103,13 +103,15 @@ Status HfCheckpoint::map_tensors() {
             permute_rows_for_adjacent_rope(static_cast<const uint8_t*>(t->data), spec.shape[0], row_bytes,
                                            spec.rewrite == Rewrite::kPermuteQ ? c.num_heads : c.num_kv_heads));
         r.data = owned_.back().data();
-      } else if (spec.rewrite == Rewrite::kAddOne) {
-        // Gemma's norms scale by (1 + w): stored as the sum in f32, as llama.cpp's converter writes them.
+      } else if (spec.rewrite == Rewrite::kAddOne || spec.rewrite == Rewrite::kToF32) {
+        // Gemma's norms scale by (1 + w): stored as the sum in f32, as llama.cpp's converter writes them; a gate
+        // vector is stored in f32 as it is.
         int64_t n = 1;
         for (int64_t d : spec.shape) n *= d;
         std::vector<float> values(static_cast<size_t>(n));
         dequantize_row(t->dtype, t->data, values.data(), n);
-        for (float& v : values) v += 1.0f;
+        if (spec.rewrite == Rewrite::kAddOne)
+          for (float& v : values) v += 1.0f;
         add_owned_f32(spec.gguf_name, values);
         tensors_.tensors[spec.gguf_name].dims = r.dims;
         return Status::ok_status();

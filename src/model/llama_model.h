@@ -110,8 +110,12 @@ class LlamaModel final : public Model {
   bool transforms_residual(const std::vector<float>& post_norm) const {
     return !post_norm.empty() || config_.residual_scale != 0.0f;
   }
-  // Mixture of experts (moe_ffn.cc): x += sum over each token's chosen experts of weight * expert(rmsnorm(x)).
+  // Mixture of experts (moe_ffn.cc): x += sum over each token's chosen experts of weight * expert(rmsnorm(x)), plus the
+  // layer's shared expert (times its sigmoid gate) when it has one.
   void moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const;
+  // ws.proj = the shared expert `ex` of the `n` normed rows in ws.xb (and their Q8_0 blocks in ws.xq when it reads
+  // them), through ws.gate, ws.up and ws.hq.
+  void shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace& ws, ThreadPool& pool) const;
   // Each token's top-k experts and their weights from the router logits (ws.router_logits), then the tokens grouped
   // by expert (ws.moe_*): the softmax, top-k and renormalization of llama.cpp's build_moe_ffn.
   void route_tokens(int32_t n, Workspace& ws) const;

@@ -70,12 +70,20 @@ struct ModelConfig {
   int32_t expert_hidden_dim = 0;
   bool expert_weights_norm = false;
   float expert_weights_scale = 0.0f;
+  // An MoE layer's shared expert (shared_expert_hidden_dim > 0; 0 = none): an FFN of that many units that every
+  // token runs besides its routed experts, its output added to theirs; when shared_expert_gated, first multiplied
+  // by sigmoid(x . w) with w the layer's gate vector (Qwen2-MoE's shared_expert_gate).
+  int32_t shared_expert_hidden_dim = 0;
+  bool shared_expert_gated = false;
 
   bool is_swa_layer(int32_t layer) const {
     return sliding_window > 0 && (layer_is_swa.empty() || layer_is_swa[size_t(layer)] != 0);
   }
   // Widest FFN activation row: the dense FFN's and an expert's.
   int32_t max_hidden_dim() const { return hidden_dim > expert_hidden_dim ? hidden_dim : expert_hidden_dim; }
+  // The widest FFN activation row a token computes in one piece: the dense FFN's or the shared expert's (the routed
+  // experts' rows have buffers of their own).
+  int32_t ffn_width() const { return hidden_dim > shared_expert_hidden_dim ? hidden_dim : shared_expert_hidden_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
   KvShape kv_shape() const { return {num_layers, kv_dim(), num_kv_heads}; }
   int32_t q_dim() const { return num_heads * head_dim; }

@@ -103,6 +103,33 @@ Result<std::vector<float>> optional_vector_f32(const TensorSet& f, const std::st
   return vector_f32(f, name, n);
 }
 
+// An MoE layer's shared expert: three matrices, and the gate vector when the config has one (llama.cpp's converter
+// writes it [dim, 1], the HF [1, dim] reversed; [dim] is accepted too).
+Status load_shared_expert(const TensorSet& f, const ModelConfig& c, int32_t l, LayerWeights& lw) {
+  const int64_t dim = c.dim, hidden = c.shared_expert_hidden_dim;
+  PAGODA_ASSIGN_OR_RETURN(
+      lw.shared_expert.w_gate,
+      matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateShexp), hidden, dim));
+  PAGODA_ASSIGN_OR_RETURN(
+      lw.shared_expert.w_up,
+      matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUpShexp), hidden, dim));
+  PAGODA_ASSIGN_OR_RETURN(
+      lw.shared_expert.w_down,
+      matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDownShexp), dim, hidden));
+  for (const WeightView* w : {&lw.shared_expert.w_gate, &lw.shared_expert.w_up, &lw.shared_expert.w_down})
+    if (w->input_scale != nullptr)
+      return make_error(
+          fmt::format("{}: blk.{}: the shared expert's matrices cannot take an AWQ input scale", f.source, l));
+  if (!c.shared_expert_gated) return Status::ok_status();
+  const std::string gate = format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateInpShexp);
+  const TensorRef* found = f.find(gate);
+  const bool column = found != nullptr && found->dims.size() == 2;
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, gate, column ? std::vector<int64_t>{dim, 1} : std::vector{dim}));
+  lw.shared_expert_gate.resize(size_t(dim));
+  dequantize_row(*t->dtype, t->data, lw.shared_expert_gate.data(), dim);
+  return Status::ok_status();
+}
+
 }  // namespace
 
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
@@ -216,6 +243,7 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
                                       num_experts, dim, expert_hidden));
       for (int64_t e = 0; e < num_experts; ++e)
         lw.experts.push_back(ExpertWeights{gates[size_t(e)], ups[size_t(e)], downs[size_t(e)]});
+      if (c.shared_expert_hidden_dim > 0) PAGODA_RETURN_IF_ERROR(load_shared_expert(f, c, l, lw));
       continue;
     }
     if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate)) == nullptr &&

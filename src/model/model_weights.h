@@ -59,6 +59,10 @@ struct LayerWeights {
   // Mixture of experts (ModelConfig::num_experts > 0): the router [num_experts, dim] and every expert's FFN.
   WeightView router;
   std::vector<ExpertWeights> experts;
+  // The shared expert (ModelConfig::shared_expert_hidden_dim > 0; else null views) of shared_expert_hidden_dim
+  // units, and its gate vector, f32 [dim] (ModelConfig::shared_expert_gated; else empty).
+  ExpertWeights shared_expert;
+  std::vector<float> shared_expert_gate;
 };
 
 struct ModelWeights {
@@ -75,7 +79,8 @@ struct ModelWeights {
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 
 // Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".
-// Biases (attn_{q,k,v}.bias) and Q/K norms (attn_{q,k}_norm.weight) are loaded when present.
+// Biases (attn_{q,k,v}.bias) and Q/K norms (attn_{q,k}_norm.weight) are loaded when present; an MoE layer's shared
+// expert (ffn_{gate,up,down}_shexp, gate vector ffn_gate_inp_shexp [dim] or [dim, 1]) when the config has one.
 Result<ModelWeights> model_weights_from_tensors(const TensorSet& tensors, const ModelConfig& config);
 Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config);
 

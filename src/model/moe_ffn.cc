@@ -1,9 +1,11 @@
-// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen3-MoE): the router's softmax picks each token's top-k experts
-// (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled), the step's tokens
-// are grouped by expert, and each chosen expert runs once over all of its tokens, so its weights are read once per
-// step whatever the batch. Two pool jobs per layer: gate and up of every chosen expert (their rows laid end to end,
-// the activation applied and quantized for w_down by the thread that computed each slice), then down of every
-// chosen expert; each token's outputs are then summed in its top-k order and added to the residual stream.
+// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen2-MoE, Qwen3-MoE): the router's softmax picks each token's top-k
+// experts (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled), the step's
+// tokens are grouped by expert, and each chosen expert runs once over all of its tokens, so its weights are read once
+// per step whatever the batch. Two pool jobs per layer: gate and up of every chosen expert (their rows laid end to
+// end, the activation applied and quantized for w_down by the thread that computed each slice), then down of every
+// chosen expert; each token's outputs are then summed in its top-k order. A layer with a shared expert runs it over
+// every token in two more jobs (the same split) and adds its output, times sigmoid(x . gate) when gated (Qwen2-MoE),
+// to that sum; the sum is then added to the residual stream.
 #include <algorithm>
 #include <cstring>
 
@@ -75,12 +77,15 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
   // Every expert of a layer is a slice of one stacked tensor: one dtype, one layout.
   const ExpertWeights& first = lw.experts.front();
   const bool gate_up_q8 = reads_q8(first.w_gate.dtype) || reads_q8(first.w_up.dtype);
+  const bool shared = lw.shared_expert.w_gate.data != nullptr;
+  const bool shared_q8 = shared && (reads_q8(lw.shared_expert.w_gate.dtype) || reads_q8(lw.shared_expert.w_up.dtype));
   const bool gate_up_f32 = !reads_q8(first.w_gate.dtype) || !reads_q8(first.w_up.dtype);
   const bool down_q8 = reads_q8(first.w_down.dtype);
   const int64_t num_rows = int64_t(n) * k;
   const int64_t dim_blocks = dim / kQk, hidden_blocks = hidden / kQk;
-  // Each grouped row's input: the token's normed row (and its Q8_0 blocks, quantized once per token).
-  if (gate_up_q8)
+  // Each grouped row's input: the token's normed row (and its Q8_0 blocks, quantized once per token; the shared expert
+  // reads them in place).
+  if (gate_up_q8 || shared_q8)
     pool.parallel_for(n, 4, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t)
         kernels_.quantize_row_q8_0(ws.xb.data() + t * dim, ws.xq.data() + t * dim_blocks, dim);
@@ -131,10 +136,15 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
                   0, count);
     }
   });
-  // Each token's weighted outputs summed in its top-k order, then added to the residual (llama.cpp's order).
+  if (shared) shared_expert_ffn(lw.shared_expert, n, ws, pool);  // into ws.proj
+  // Each token's weighted outputs summed in its top-k order, plus the shared expert's, then added to the residual
+  // (llama.cpp's order). The sum takes the token's normed row in ws.xb, read last by the shared expert's gate.
   pool.parallel_for(n, 4, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
-      float* sum = ws.proj.data() + t * dim;
+      float* sum = ws.xb.data() + t * dim;
+      float shared_scale = 1.0f;
+      if (!lw.shared_expert_gate.empty())
+        shared_scale = 1.0f / (1.0f + std::exp(-kernels_.dot(sum, lw.shared_expert_gate.data(), dim)));
       for (int32_t j = 0; j < k; ++j) {
         const float* out = ws.moe_out.data() + int64_t(ws.moe_row[size_t(t * k + j)]) * dim;
         const float w = ws.moe_weight[size_t(t * k + j)];
@@ -144,8 +154,32 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
           kernels_.axpy(w, out, sum, dim);
         }
       }
+      if (shared) kernels_.axpy(shared_scale, ws.proj.data() + t * dim, sum, dim);
       kernels_.axpy(1.0f, sum, ws.x.data() + t * dim, dim);
     }
+  });
+}
+
+void LlamaModel::shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace& ws, ThreadPool& pool) const {
+  const int32_t dim = config_.dim;
+  const int64_t hidden = config_.shared_expert_hidden_dim;
+  const int64_t hidden_blocks = hidden / kQk;
+  const bool down_q8 = reads_q8(ex.w_down.dtype);
+  PAGODA_CHECK(!down_q8 || hidden % kQk == 0, "a quantized shared expert's w_down needs whole blocks");
+  PAGODA_CHECK(int64_t(ws.gate.size()) >= int64_t(n) * hidden, "workspace sized for another model");
+  // Gate and up over every token, split by rows (a slice never crosses a Q8_0 block of the hidden row when w_down
+  // reads them quantized), each thread applying the activation to its slice and quantizing it.
+  pool.parallel_for(hidden, down_q8 ? kQk : kRowGrain, [&](int64_t o_begin, int64_t o_end) {
+    matmul_rows(ex.w_gate, ws.xb.data(), ws.xq.data(), ws.gate.data(), o_begin, o_end, 0, n);
+    matmul_rows(ex.w_up, ws.xb.data(), ws.xq.data(), ws.up.data(), o_begin, o_end, 0, n);
+    for (int64_t t = 0; t < n; ++t) {
+      float* gate = ws.gate.data() + t * hidden + o_begin;
+      activation_mul(gate, ws.up.data() + t * hidden + o_begin, o_end - o_begin);
+      if (down_q8) kernels_.quantize_row_q8_0(gate, ws.hq.data() + t * hidden_blocks + o_begin / kQk, o_end - o_begin);
+    }
+  });
+  pool.parallel_for(dim, kRowGrain, [&](int64_t o_begin, int64_t o_end) {
+    matmul_rows(ex.w_down, ws.gate.data(), ws.hq.data(), ws.proj.data(), o_begin, o_end, 0, n);
   });
 }
 

@@ -23,8 +23,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   k.resize(t * size_t(c.kv_dim()));
   v.resize(t * size_t(c.kv_dim()));
   proj.resize(t * size_t(c.dim));
-  gate.resize(t * size_t(c.hidden_dim));
-  up.resize(t * size_t(c.hidden_dim));
+  gate.resize(t * size_t(c.ffn_width()));
+  up.resize(t * size_t(c.ffn_width()));
   scores.resize(size_t(num_threads) * size_t(max_context));
   rope_cos.resize(t * size_t(c.rope_dim / 2));
   rope_sin.resize(t * size_t(c.rope_dim / 2));
@@ -35,9 +35,9 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   hidden.resize(size_t(max_hidden_rows) * size_t(c.dim));
-  const size_t widest = size_t(std::max({c.dim, c.hidden_dim, c.q_dim()}));
+  const size_t widest = size_t(std::max({c.dim, c.ffn_width(), c.q_dim()}));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
-  hq.resize(t * size_t(c.hidden_dim / quant::BlockQ8_0::kNumValues));
+  hq.resize(t * size_t(c.ffn_width() / quant::BlockQ8_0::kNumValues));
   const size_t row_split_tokens = size_t(std::min(max_tokens, kMaxRowSplitTokens));
   xq_int8.resize(row_split_tokens * widest);
   xq_int8_scales.resize(row_split_tokens);

@@ -27,8 +27,8 @@ struct Workspace {
   std::vector<float> k;         // f32 [max_tokens, kv_dim]
   std::vector<float> v;         // f32 [max_tokens, kv_dim]
   std::vector<float> proj;      // f32 [max_tokens, dim]: output of wo / w_down before the residual add
-  std::vector<float> gate;      // f32 [max_tokens, hidden]
-  std::vector<float> up;        // f32 [max_tokens, hidden]
+  std::vector<float> gate;      // f32 [max_tokens, ffn_width]: the dense FFN's or the shared expert's
+  std::vector<float> up;        // f32 [max_tokens, ffn_width]
   std::vector<float> scores;    // f32 [num_threads, max_context]: attention scores of one head per thread
   std::vector<float> rope_cos;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
@@ -38,18 +38,18 @@ struct Workspace {
   std::vector<float> logits;                      // f32 [max_logits_rows, vocab]
   // f32 [max_hidden_rows, dim]: BatchView::hidden_rows after the final norm
   std::vector<float> hidden;
-  // Q8_0 [max_tokens, max(dim, hidden) / 32]: activations quantized once for the quantized matmuls, so the
+  // Q8_0 [max_tokens, max(dim, ffn_width) / 32]: activations quantized once for the quantized matmuls, so the
   // threads can split a matmul's rows instead of its tokens (small batches), and so one quantization (fused with
   // RMSNorm) serves Q, K and V, or gate and up.
   std::vector<quant::BlockQ8_0> xq;
-  // Q8_0 [max_tokens, hidden / 32]: silu(gate) * up quantized for a quantized w_down, by the fused gate/up job
+  // Q8_0 [max_tokens, ffn_width / 32]: silu(gate) * up quantized for a quantized w_down, by the fused gate/up job
   // while xq still holds its input.
   std::vector<quant::BlockQ8_0> hq;
-  // The same for INT8 weights: int8 [min(max_tokens, kMaxRowSplitTokens), max(dim, hidden)] values and their
+  // The same for INT8 weights: int8 [min(max_tokens, kMaxRowSplitTokens), max(dim, ffn_width)] values and their
   // f32 [min(max_tokens, kMaxRowSplitTokens)] per-token scales.
   std::vector<int8_t> xq_int8;
   std::vector<float> xq_int8_scales;
-  // f32 [max(max_tokens, max_logits_rows), max(dim, hidden)]: a linear layer's input times its AWQ input scale.
+  // f32 [max(max_tokens, max_logits_rows), max(dim, ffn_width)]: a linear layer's input times its AWQ input scale.
   std::vector<float> x_scaled;
   // Tensor parallel only, sized on first use on every rank: f32 [rows, vocab] of every rank's logit columns, rank
   // after rank, as the group's first rank receives them before putting each row in order.

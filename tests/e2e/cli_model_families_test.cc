@@ -1,6 +1,6 @@
 // The model families beyond Llama (model/architecture.h), end to end on small random-weight models that
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
-// generated tokens go past them, soft-caps, multipliers, LongRoPE, experts):
+// generated tokens go past them, soft-caps, multipliers, LongRoPE, experts, a gated shared expert):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step;
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, ../shared/tools/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
@@ -41,7 +41,7 @@ struct Family {
 };
 
 const Family kFamilies[] = {{"tiny-gemma2"},           {"tiny-gemma3"},   {"tiny-phi3", 4096}, {"tiny-granite"},
-                            {"tiny-mistral", 1024, 7}, {"tiny-qwen3moe"}, {"tiny-mixtral"}};
+                            {"tiny-mistral", 1024, 7}, {"tiny-qwen3moe"}, {"tiny-mixtral"},    {"tiny-qwen2moe"}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(Families, ModelFamilyTest, ::testing::ValuesIn(kFamilie
 TEST(ModelFamilyExpertsTest, RepackedQuantizedExpertsEqualTheFileLayout) {
   constexpr size_t kRowsCompared = 8;
   TempDir dir;
-  for (const char* shape : {"tiny-qwen3moe", "tiny-mixtral"}) {
+  for (const char* shape : {"tiny-qwen3moe", "tiny-mixtral", "tiny-qwen2moe"}) {
     const std::string f32 = dir.path() + "/" + shape + ".gguf";
     ProcessResult gen = run_pagoda({"gen-model", "--shape", shape, "--format", "gguf", "-o", f32, "--seed", "7"});
     ASSERT_EQ(gen.exit_code, 0) << gen.err;

@@ -70,7 +70,8 @@ TEST_F(GgufQuantizerTest, TypeForEachShape) {
   const GgmlType f32 = GgmlType::kF32;
   EXPECT_EQ(quantized_type_for({64, 172}, f32, GgmlType::kQ4_0), GgmlType::kQ4_0);
   EXPECT_EQ(quantized_type_for({172, 64}, f32, GgmlType::kQ4_0), f32);
-  EXPECT_EQ(quantized_type_for({64}, f32, GgmlType::kQ8_0), f32);  // norms stay
+  EXPECT_EQ(quantized_type_for({64}, f32, GgmlType::kQ8_0), f32);     // norms stay
+  EXPECT_EQ(quantized_type_for({64, 1}, f32, GgmlType::kQ8_0), f32);  // a one-row gate vector stays, as llama.cpp
   EXPECT_EQ(quantized_type_for({172, 64}, GgmlType::kF16, GgmlType::kPagodaInt8), GgmlType::kPagodaInt8);
   EXPECT_EQ(quantized_type_for({256, 8}, f32, GgmlType::kPagodaAwqInt4G128), GgmlType::kPagodaAwqInt4G128);
   EXPECT_EQ(quantized_type_for({64, 8}, f32, GgmlType::kPagodaAwqInt4G128), GgmlType::kPagodaAwqInt4G64);

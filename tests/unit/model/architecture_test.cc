@@ -1,7 +1,7 @@
 // The architecture table (model/architecture.h): each family's config.json read into ModelConfig as the published
-// models' configs say (Gemma 2/3, Phi-3 with LongRoPE, Granite, Mixtral, Qwen3-MoE), what gen-model writes reading
-// back the same, and bad family fields as errors naming the file and field. The forward passes are checked end to
-// end against llama.cpp in tests/e2e/cli_model_families_test.cc.
+// models' configs say (Gemma 2/3, Phi-3 with LongRoPE, Granite, Mixtral, Qwen2-MoE, Qwen3-MoE), what gen-model writes
+// reading back the same, and bad family fields as errors naming the file and field. The forward passes are checked end
+// to end against llama.cpp in tests/e2e/cli_model_families_test.cc.
 #include "model/architecture.h"
 
 #include <gmock/gmock.h>
@@ -18,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
-  for (const char* name : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite"}) {
+  for (const char* name : {"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite"}) {
     const ArchitectureFamily* f = find_architecture(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(f->gguf_name, name);
@@ -28,9 +28,10 @@ TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
   EXPECT_FALSE(find_architecture("granite")->rope_neox);
   EXPECT_TRUE(find_architecture("gemma2")->rope_neox);
   EXPECT_TRUE(find_architecture("phi3")->rope_neox);
-  for (const char* hf :
-       {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-        "Qwen3MoeForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM"}) {
+  EXPECT_TRUE(find_architecture("qwen2moe")->rope_neox);
+  for (const char* hf : {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
+                         "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma2ForCausalLM",
+                         "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM"}) {
     const HfFamily* f = find_hf_family(hf);
     ASSERT_NE(f, nullptr) << hf;
     EXPECT_NE(find_architecture(f->gguf_architecture), nullptr) << hf;
@@ -185,6 +186,76 @@ TEST(ArchitectureTest, MoeConfigsReadTheirExperts) {
   EXPECT_EQ(qwen->config.expert_hidden_dim, 768);
   EXPECT_EQ(qwen->config.max_hidden_dim(), 6144);
   EXPECT_TRUE(qwen->config.expert_weights_norm);
+  EXPECT_EQ(qwen->config.shared_expert_hidden_dim, 0);
+  EXPECT_EQ(mixtral->config.shared_expert_hidden_dim, 0);
+}
+
+// Qwen1.5-MoE-A2.7B's config.json: 60 experts of 1408, 4 per token, not renormalized; a gated shared expert of 5632.
+const char* const kQwen15Moe = R"({"architectures": ["Qwen2MoeForCausalLM"], "decoder_sparse_step": 1,
+  "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 5632, "max_position_embeddings": 8192,
+  "max_window_layers": 21, "model_type": "qwen2_moe", "moe_intermediate_size": 1408, "norm_topk_prob": false,
+  "num_attention_heads": 16, "num_experts": 60, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+  "num_key_value_heads": 16, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "shared_expert_intermediate_size": 5632,
+  "sliding_window": 32768, "tie_word_embeddings": false, "use_sliding_window": false, "vocab_size": 151936,
+  "bos_token_id": 151643, "eos_token_id": 151643})";
+
+TEST(ArchitectureTest, Qwen2MoeReadsItsExpertsAndTheGatedSharedExpert) {
+  auto h = parse_hf_config(kQwen15Moe, "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.architecture, "qwen2moe");
+  EXPECT_TRUE(c.rope_neox);
+  EXPECT_TRUE(h->qkv_bias);
+  EXPECT_FALSE(h->qk_norm);
+  EXPECT_EQ(c.num_experts, 60);
+  EXPECT_EQ(c.num_experts_used, 4);
+  EXPECT_EQ(c.expert_hidden_dim, 1408);
+  EXPECT_FALSE(c.expert_weights_norm);
+  EXPECT_EQ(c.shared_expert_hidden_dim, 5632);
+  EXPECT_TRUE(c.shared_expert_gated);
+  EXPECT_EQ(c.ffn_width(), 5632);
+  // What gen-model writes reads back the same.
+  auto again = parse_hf_config(hf_config_json(*h), "again.json");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->config.shared_expert_hidden_dim, 5632);
+  EXPECT_TRUE(again->config.shared_expert_gated);
+  EXPECT_FALSE(again->config.expert_weights_norm);
+  EXPECT_TRUE(again->qkv_bias);
+  EXPECT_EQ(again->config.num_experts, 60);
+
+  // Its layer tensors: the routed experts stacked, then the shared expert's three matrices and its [1, dim] gate,
+  // stored f32.
+  std::vector<HfTensor> layer;
+  find_hf_family("Qwen2MoeForCausalLM")->layer_tensors(*h, 3, layer);
+  auto named = [&](const std::string& gguf) -> const HfTensor* {
+    for (const HfTensor& t : layer)
+      if (t.gguf_name == gguf) return &t;
+    return nullptr;
+  };
+  ASSERT_NE(named("blk.3.attn_q.bias"), nullptr);
+  ASSERT_NE(named("blk.3.ffn_gate_exps.weight"), nullptr);
+  EXPECT_EQ(named("blk.3.ffn_gate_exps.weight")->hf_slices.size(), 60u);
+  const HfTensor* gate = named("blk.3.ffn_gate_inp_shexp.weight");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->hf_name, "model.layers.3.mlp.shared_expert_gate.weight");
+  EXPECT_EQ(gate->shape, (std::vector<int64_t>{1, 2048}));
+  EXPECT_EQ(gate->rewrite, HfTensor::Rewrite::kToF32);
+  const HfTensor* down = named("blk.3.ffn_down_shexp.weight");
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->hf_name, "model.layers.3.mlp.shared_expert.down_proj.weight");
+  EXPECT_EQ(down->shape, (std::vector<int64_t>{2048, 5632}));
+  ASSERT_NE(named("blk.3.ffn_gate_shexp.weight"), nullptr);
+  ASSERT_NE(named("blk.3.ffn_up_shexp.weight"), nullptr);
+
+  // The other MoE families have no shared expert tensors.
+  auto mixtral = parse_hf_config(R"({"architectures": ["MixtralForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 96, "num_attention_heads": 4, "num_hidden_layers": 1, "num_local_experts": 4,
+    "num_experts_per_tok": 2, "vocab_size": 300})",
+                                 "config.json");
+  ASSERT_TRUE(mixtral.ok()) << mixtral.error();
+  layer.clear();
+  find_hf_family("MixtralForCausalLM")->layer_tensors(*mixtral, 0, layer);
+  for (const HfTensor& t : layer) EXPECT_EQ(t.gguf_name.find("shexp"), std::string::npos) << t.gguf_name;
 }
 
 TEST(ArchitectureTest, BadFamilyFieldsNameTheFileAndField) {
@@ -216,6 +287,15 @@ TEST(ArchitectureTest, BadFamilyFieldsNameTheFileAndField) {
        "cfg.json: rope_scaling.long_factor"},
       {R"({"architectures": ["Qwen3MoeForCausalLM"], )" + base + R"(, "num_experts": 4, "num_experts_per_tok": 2,
         "moe_intermediate_size": 32, "mlp_only_layers": [0]})",
+       "cfg.json: dense layers between the expert layers"},
+      {R"({"architectures": ["Qwen2MoeForCausalLM"], )" + base + R"(, "num_experts": 4, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 32})",
+       "cfg.json: missing field shared_expert_intermediate_size"},
+      {R"({"architectures": ["Qwen2MoeForCausalLM"], )" + base + R"(, "num_experts": 4, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 32, "shared_expert_intermediate_size": 0})",
+       "cfg.json: shared_expert_intermediate_size must be an integer in 1.."},
+      {R"({"architectures": ["Qwen2MoeForCausalLM"], )" + base + R"(, "num_experts": 4, "num_experts_per_tok": 2,
+        "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64, "decoder_sparse_step": 2})",
        "cfg.json: dense layers between the expert layers"},
   };
   for (const Case& c : cases) {

@@ -1,6 +1,6 @@
-// repack_weights on a mixture-of-experts layer, at every SIMD level: the router and each expert's matrices take the
-// level's preferred layout (an expert's gate and up one group size, as moe_ffn.cc splits their rows together), and
-// each repacked matrix multiplies as its file layout does.
+// repack_weights on a mixture-of-experts layer, at every SIMD level: the router, each expert's matrices and the shared
+// expert's take the level's preferred layout (an expert's gate and up one group size, as moe_ffn.cc splits their rows
+// together), and each repacked matrix multiplies as its file layout does.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,10 +39,10 @@ class WeightRepackExpertsTest : public kernels::SimdLevelTest {};
 PAGODA_TEST_EVERY_SIMD_LEVEL(WeightRepackExpertsTest);
 
 TEST_P(WeightRepackExpertsTest, TheRouterAndEveryExpertTakeTheLevelsLayout) {
-  constexpr int64_t kDim = 128, kHidden = 64, kExperts = 16;
+  constexpr int64_t kDim = 128, kHidden = 64, kExperts = 16, kSharedHidden = 96;
   std::mt19937 rng(5);
   std::vector<Q4Matrix> matrices;
-  matrices.reserve(size_t(1 + 3 * kExperts));
+  matrices.reserve(size_t(1 + 3 * kExperts + 3));
   ModelWeights weights;
   weights.layers.resize(1);
   LayerWeights& lw = weights.layers[0];
@@ -54,11 +54,14 @@ TEST_P(WeightRepackExpertsTest, TheRouterAndEveryExpertTakeTheLevelsLayout) {
     ex.w_down = matrices.emplace_back(kDim, kHidden, rng).view;
     lw.experts.push_back(ex);
   }
+  lw.shared_expert.w_gate = matrices.emplace_back(kSharedHidden, kDim, rng).view;
+  lw.shared_expert.w_up = matrices.emplace_back(kSharedHidden, kDim, rng).view;
+  lw.shared_expert.w_down = matrices.emplace_back(kDim, kSharedHidden, rng).view;
   const LayerWeights before = lw;
   const DType layout = preferred_layout(*simd_, DType::kQ4_0, kHidden, kDim);
   ASSERT_NE(layout, DType::kQ4_0) << "the level keeps Q4_0 as it is: nothing to check";
 
-  EXPECT_EQ(repack_weights(*simd_, weights, false), 1 + 3 * kExperts);
+  EXPECT_EQ(repack_weights(*simd_, weights, false), 1 + 3 * kExperts + 3);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> x_dim(kDim), x_hidden(kHidden);
   for (float& v : x_dim) v = dist(rng);
@@ -80,6 +83,16 @@ TEST_P(WeightRepackExpertsTest, TheRouterAndEveryExpertTakeTheLevelsLayout) {
     expect_same_product(ex.w_up, plain.w_up, x_dim);
     expect_same_product(ex.w_down, plain.w_down, x_hidden);
   }
+  const ExpertWeights& shared = lw.shared_expert;
+  const DType shared_layout = preferred_layout(*simd_, DType::kQ4_0, kSharedHidden, kDim);
+  EXPECT_EQ(shared.w_gate.dtype, shared_layout);
+  EXPECT_EQ(shared.w_up.dtype, shared_layout);
+  EXPECT_EQ(shared.w_down.dtype, preferred_layout(*simd_, DType::kQ4_0, kDim, kSharedHidden));
+  std::vector<float> x_shared(kSharedHidden);
+  for (float& v : x_shared) v = dist(rng);
+  expect_same_product(shared.w_gate, before.shared_expert.w_gate, x_dim);
+  expect_same_product(shared.w_up, before.shared_expert.w_up, x_dim);
+  expect_same_product(shared.w_down, before.shared_expert.w_down, x_shared);
 }
 
 }  // namespace
