@@ -27,6 +27,7 @@
 #include "server/completion_job.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
+#include "server/matryoshka_dimensions.h"
 #include "server/request_log.h"
 #include "server/request_workers.h"
 #include "server/server_job.h"
@@ -57,6 +58,7 @@ struct ApiServerOptions {
   int num_workers = 2;               // threads preparing requests (parsing, templates, tokenization)
   size_t max_queued_requests = 256;  // waiting for a worker; beyond it a new one gets 503
   Pooling pooling = Pooling::kLast;  // how /v1/embeddings pools (the model's metadata, or --pooling)
+  MatryoshkaDimensions matryoshka;   // the shorter `dimensions` it gives (the model's metadata, or the flag)
 };
 
 class ApiServer {

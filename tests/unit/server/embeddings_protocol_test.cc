@@ -181,6 +181,7 @@ TEST(EmbeddingsEndpointTest, WhatItCannotDoIsA400NamingTheField) {
   EXPECT_EQ(dims.status, 400);
   EXPECT_THAT(dims.body, HasSubstr("\"param\":\"dimensions\""));
   EXPECT_THAT(dims.body, HasSubstr("64 dimensions"));
+  EXPECT_THAT(dims.body, HasSubstr("does not declare Matryoshka"));
   EXPECT_EQ(post({{"input", "a"}, {"dimensions", 64}}).status, 200);
   EXPECT_EQ(post({{"input", json::array({100000})}}).status, 400);
   std::string long_text;
@@ -188,6 +189,46 @@ TEST(EmbeddingsEndpointTest, WhatItCannotDoIsA400NamingTheField) {
   EXPECT_EQ(post({{"input", long_text}}).status, 400);  // longer than the context
   EXPECT_EQ(post({{"input", "a"}, {"model", "other"}}).status, 404);
   EXPECT_EQ(raw_http::http_request(server.port(), "GET", "/v1/embeddings").status, 405);
+}
+
+TEST(EmbeddingsEndpointTest, DimensionsOfAMatryoshkaModelAreTheFirstValuesRenormalized) {
+  ApiServerOptions api;
+  api.matryoshka.allowed = {16, 32};
+  InProcessServer server({}, api);
+  ASSERT_TRUE(server.started());
+  auto post = [&](const json& body) {
+    return raw_http::http_request(server.port(), "POST", "/v1/embeddings", body.dump());
+  };
+  const raw_http::HttpReply full_reply = post({{"input", "Once upon a time"}, {"normalize", false}});
+  ASSERT_EQ(full_reply.status, 200) << full_reply.body;
+  const std::vector<float> full = json::parse(full_reply.body)["data"][0]["embedding"].get<std::vector<float>>();
+  ASSERT_EQ(full.size(), 64u);
+  for (int64_t n : {16, 32}) {
+    const raw_http::HttpReply r = post({{"input", "Once upon a time"}, {"dimensions", n}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const std::vector<float> got = json::parse(r.body)["data"][0]["embedding"].get<std::vector<float>>();
+    ASSERT_EQ(got.size(), size_t(n));
+    std::vector<float> want(full.begin(), full.begin() + n);  // cut, then normalized
+    l2_normalize(want);
+    double norm = 0.0;
+    for (size_t d = 0; d < got.size(); ++d) {
+      EXPECT_NEAR(got[d], want[d], 1e-6) << n << " dimensions, dimension " << d;
+      norm += double(got[d]) * got[d];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-5);
+  }
+  // Unnormalized: just the first values.
+  const raw_http::HttpReply raw = post({{"input", "Once upon a time"}, {"dimensions", 16}, {"normalize", false}});
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  EXPECT_EQ(json::parse(raw.body)["data"][0]["embedding"].get<std::vector<float>>(),
+            std::vector<float>(full.begin(), full.begin() + 16));
+  // A size the model does not declare, or more than it has: 400 naming the field.
+  for (int64_t n : {20, 65}) {
+    const raw_http::HttpReply r = post({{"input", "a"}, {"dimensions", n}});
+    EXPECT_EQ(r.status, 400) << n;
+    EXPECT_THAT(r.body, HasSubstr("\"param\":\"dimensions\"")) << n;
+  }
+  EXPECT_EQ(post({{"input", "a"}, {"dimensions", 64}}).status, 200);
 }
 
 }  // namespace
