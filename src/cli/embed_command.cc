@@ -42,6 +42,8 @@ int embed(EmbedOptions& o) {
   if (!pooling.ok()) return report_error(pooling.error());
   std::fprintf(stderr, "pagoda: %s pooling (%s)\n", std::string(pooling_name(pooling->pooling)).c_str(),
                pooling->source.c_str());
+  const std::optional<TokenId> eos = embedding_eos(loaded);
+  if (eos) std::fprintf(stderr, "pagoda: each text ends with EOS (tokenizer.ggml.add_eos_token)\n");
   Result<MatryoshkaChoice> matryoshka = choose_matryoshka(o.matryoshka_dimensions, loaded);
   if (!matryoshka.ok()) return report_error(matryoshka.error());
   if (o.dimensions) {
@@ -56,6 +58,7 @@ int embed(EmbedOptions& o) {
   for (const std::string& text : o.texts) {
     GenerateRequest r;
     r.prompt = loaded.tokenizer->encode(text, !o.no_bos);
+    if (eos) r.prompt.push_back(*eos);
     r.sampling.max_tokens = 1;
     r.pooling = pooling->pooling;
     Result<RequestHandle> h = (*engine)->submit(std::move(r));

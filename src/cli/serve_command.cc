@@ -128,6 +128,7 @@ int serve(ServeOptions& o) {
   if (meta.add_bos) api.add_bos = *meta.add_bos;
   api.pooling = pooling->pooling;
   api.matryoshka = matryoshka->dimensions;
+  api.embedding_eos = embedding_eos(loaded);
   api.cache.block_size = ec.kv.block_size;
   api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
@@ -166,8 +167,9 @@ int serve(ServeOptions& o) {
       std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format()))).c_str(),
       api.tool_call_format ? " (--tool-call-parser)" : "");
   if (ec.pooling)
-    std::fprintf(stderr, "pagoda: embeddings: %s pooling (%s); shorter dimensions: %s (%s)\n",
+    std::fprintf(stderr, "pagoda: embeddings: %s pooling (%s)%s; shorter dimensions: %s (%s)\n",
                  std::string(pooling_name(pooling->pooling)).c_str(), pooling->source.c_str(),
+                 api.embedding_eos ? ", each text ending with EOS (tokenizer.ggml.add_eos_token)" : "",
                  server::describe_matryoshka_dimensions(matryoshka->dimensions, loaded.model->config().dim).c_str(),
                  matryoshka->source.c_str());
   std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, chat page at /, metrics at /metrics)%s\n",

@@ -530,6 +530,7 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
     std::vector<TokenId> tokens;
     if (in.text) {
       tokens = tokenizer_.encode(*in.text, options_.add_bos);
+      if (options_.embedding_eos) tokens.push_back(*options_.embedding_eos);
     } else {
       for (TokenId t : in.tokens)
         if (t >= tokenizer_.vocab_size())

@@ -148,6 +148,70 @@ TEST(ServerEmbeddingsTest, AQwen3EmbeddingModelPoolsItsLastTokenAndGivesItsMatry
   EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
 }
 
+// GPT-2's byte-level spelling of one byte (bytes_to_unicode), as UTF-8.
+std::string byte_level_char(int b) {
+  int code = b;
+  if (!((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255))) {
+    int n = 0;
+    for (int x = 0; x < b; ++x)
+      if (!((x >= 33 && x <= 126) || (x >= 161 && x <= 172) || (x >= 174 && x <= 255))) ++n;
+    code = 256 + n;
+  }
+  std::string out;
+  if (code < 0x80) {
+    out += char(code);
+  } else {
+    out += char(0xC0 | (code >> 6));
+    out += char(0x80 | (code & 0x3F));
+  }
+  return out;
+}
+
+// A tokenizer.json whose post-processor appends <|endoftext|> after the text, as Qwen3-Embedding's does: the
+// converted GGUF says add_eos_token, and every text to embed ends with that token (sentence-transformers' input).
+TEST(ServerEmbeddingsTest, ATokenizerThatAppendsEndOfTextEndsEachTextWithIt) {
+  const TempDir tmp;
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) vocab[byte_level_char(b)] = b;
+  const json sequence = {{"Sequence", {{"id", "A"}, {"type_id", 0}}}};
+  const json end_of_text = {{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}};
+  json tokenizer = json::object();
+  tokenizer["version"] = "1.0";
+  tokenizer["normalizer"] = nullptr;
+  tokenizer["pre_tokenizer"] = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}};
+  tokenizer["added_tokens"] = json::array({{{"id", 256}, {"content", "<|endoftext|>"}, {"special", true}}});
+  tokenizer["post_processor"] = {{"type", "TemplateProcessing"}, {"single", json::array({sequence, end_of_text})}};
+  tokenizer["decoder"] = {{"type", "ByteLevel"}};
+  tokenizer["model"] = {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()}};
+  write_file(tmp.path() + "/tokenizer.json", tokenizer.dump());
+  const std::string model = tmp.path() + "/m.gguf";
+  const ProcessResult gen = run_pagoda(
+      {"gen-model", "--shape", "tiny-qwen3-embedding", "--tokenizer", tmp.path() + "/tokenizer.json", "-o", model});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const ProcessResult embed = run_pagoda({"embed", "-m", model, "hi", "hi<|endoftext|>"});
+  ASSERT_EQ(embed.exit_code, 0) << embed.err;
+  EXPECT_THAT(embed.err, HasSubstr("each text ends with EOS (tokenizer.ggml.add_eos_token)"));
+  std::istringstream lines(embed.out);
+  std::string first, second;
+  std::getline(lines, first);
+  std::getline(lines, second);
+  // "hi" is two byte tokens and the appended <|endoftext|>; written out, the token is parsed and one more follows.
+  EXPECT_EQ(json::parse(first)["num_tokens"], 3);
+  EXPECT_EQ(json::parse(second)["num_tokens"], 4);
+
+  ServerProcess server({"-m", model});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("each text ending with EOS (tokenizer.ggml.add_eos_token)"));
+  const HttpReply by_text = http_request(server.port(), "POST", "/v1/embeddings",
+                                         json({{"input", "hi"}, {"encoding_format", "float"}}).dump());
+  ASSERT_EQ(by_text.status, 200) << by_text.body;
+  const HttpReply by_ids = http_request(server.port(), "POST", "/v1/embeddings",
+                                        json({{"input", {'h', 'i', 256}}, {"encoding_format", "float"}}).dump());
+  ASSERT_EQ(by_ids.status, 200) << by_ids.body;
+  EXPECT_EQ(json::parse(by_text.body)["usage"]["prompt_tokens"], 3);
+  EXPECT_EQ(json::parse(by_text.body)["data"][0]["embedding"], json::parse(by_ids.body)["data"][0]["embedding"]);
+}
+
 // A model whose metadata declares nothing (the bundled stories260K) takes --matryoshka-dimensions.
 TEST(ServerEmbeddingsTest, TheMatryoshkaFlagDeclaresSizesForAModelWithout) {
   const TempDir tmp;

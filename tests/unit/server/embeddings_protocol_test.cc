@@ -231,5 +231,30 @@ TEST(EmbeddingsEndpointTest, DimensionsOfAMatryoshkaModelAreTheFirstValuesRenorm
   EXPECT_EQ(post({{"input", "a"}, {"dimensions", 64}}).status, 200);
 }
 
+// A model whose tokenizer appends EOS (tokenizer.ggml.add_eos_token, Qwen3-Embedding's): each text input ends with
+// it, so last-token pooling reads the EOS row; token-id inputs are taken as given.
+TEST(EmbeddingsEndpointTest, TextInputsEndWithEosWhereTheTokenizerAppendsIt) {
+  ApiServerOptions api;
+  api.embedding_eos = 2;  // stories260K's </s>
+  InProcessServer server({}, api);
+  ASSERT_TRUE(server.started());
+  auto embedding = [&](const json& input) {
+    const raw_http::HttpReply r = raw_http::http_request(server.port(), "POST", "/v1/embeddings",
+                                                         json({{"input", input}, {"normalize", false}}).dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    return std::pair{j["data"][0]["embedding"].get<std::vector<float>>(), j["usage"]["prompt_tokens"].get<int64_t>()};
+  };
+  std::vector<TokenId> tokens = server.tokenizer().encode("The cat sat", true);
+  const auto [from_text, text_tokens] = embedding("The cat sat");
+  const auto [from_ids, id_tokens] = embedding(tokens);
+  tokens.push_back(2);
+  const auto [with_eos, eos_tokens] = embedding(tokens);
+  EXPECT_EQ(text_tokens, int64_t(tokens.size()));
+  EXPECT_EQ(id_tokens + 1, text_tokens);
+  EXPECT_EQ(from_text, with_eos);
+  EXPECT_NE(from_text, from_ids);
+}
+
 }  // namespace
 }  // namespace pagoda::server
