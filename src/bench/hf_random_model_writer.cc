@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/random_model_writer.h"
-#include "loader/hf_folder_metadata.h"
 #include "format/safetensors_writer.h"
+#include "loader/hf_folder_metadata.h"
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_config.h"
@@ -48,6 +48,35 @@ Result<HfConfig> hf_config_of(const ModelShape& s) {
   return parse_hf_config(j.dump(), "shape " + s.name);
 }
 
+// sentence-transformers' description of an embedding model: the transformer, its pooling, then normalization, as
+// Qwen3-Embedding publishes it (modules.json and 1_Pooling/config.json).
+Status write_sentence_transformers_pooling(const std::string& dir, const ModelShape& s) {
+  if (s.embedding_pooling != "lasttoken" && s.embedding_pooling != "mean" && s.embedding_pooling != "cls")
+    return make_error(fmt::format("shape {}: unknown embedding pooling '{}'", s.name, s.embedding_pooling));
+  const nlohmann::ordered_json modules = {
+      {{"idx", 0}, {"name", "0"}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}},
+      {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"}, {"type", "sentence_transformers.models.Pooling"}},
+      {{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"}, {"type", "sentence_transformers.models.Normalize"}}};
+  const nlohmann::ordered_json pooling = {{"word_embedding_dimension", s.dim},
+                                          {"pooling_mode_cls_token", s.embedding_pooling == "cls"},
+                                          {"pooling_mode_mean_tokens", s.embedding_pooling == "mean"},
+                                          {"pooling_mode_max_tokens", false},
+                                          {"pooling_mode_mean_sqrt_len_tokens", false},
+                                          {"pooling_mode_weightedmean_tokens", false},
+                                          {"pooling_mode_lasttoken", s.embedding_pooling == "lasttoken"},
+                                          {"include_prompt", true}};
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "1_Pooling", ec);
+  if (ec) return make_error(fmt::format("cannot create {}/1_Pooling: {}", dir, ec.message()));
+  for (const auto& [path, j] : {std::pair{fs::path(dir) / "modules.json", &modules},
+                                std::pair{fs::path(dir) / "1_Pooling" / "config.json", &pooling}}) {
+    std::ofstream out(path);
+    out << j->dump(2) << "\n";
+    if (!out) return make_error(fmt::format("cannot write {}", path.string()));
+  }
+  return Status::ok_status();
+}
+
 Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   const ModelShape& s = o.shape;
   if (s.hf_architecture.empty()) return make_error(fmt::format("shape {} has no HF architecture", s.name));
@@ -59,10 +88,17 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) return make_error(fmt::format("cannot create {}: {}", dir, ec.message()));
   {
+    std::string config_text = hf_config_json(h);
+    if (!s.matryoshka_dimensions.empty()) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(config_text);
+      j["matryoshka_dimensions"] = s.matryoshka_dimensions;
+      config_text = j.dump(2) + "\n";
+    }
     std::ofstream out(fs::path(dir) / "config.json");
-    out << hf_config_json(h);
+    out << config_text;
     if (!out) return make_error(fmt::format("cannot write {}/config.json", dir));
   }
+  if (!s.embedding_pooling.empty()) PAGODA_RETURN_IF_ERROR(write_sentence_transformers_pooling(dir, s));
   if (!o.tokenizer_json.empty()) {
     fs::copy_file(o.tokenizer_json, fs::path(dir) / "tokenizer.json", fs::copy_options::overwrite_existing, ec);
     if (ec) return make_error(fmt::format("cannot copy {}: {}", o.tokenizer_json, ec.message()));
@@ -96,6 +132,10 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   }
   specs.push_back({"model.norm.weight", {c.dim}, Kind::kNorm});
   if (!h.tie_word_embeddings) specs.push_back({"lm_head.weight", {c.vocab_size, c.dim}, Kind::kMatrix});
+  // Qwen3-Embedding's checkpoints name the backbone's tensors without the "model." prefix.
+  if (!s.embedding_pooling.empty())
+    for (Spec& spec : specs)
+      if (spec.name.starts_with("model.")) spec.name.erase(0, 6);
 
   format::SafetensorsWriter w;
   w.set_metadata("format", "pt");

@@ -1,6 +1,8 @@
 // write_random_hf_model: a random-weight Hugging Face model folder (config.json, model.safetensors, and a copy of
 // a tokenizer.json when given) with a ModelShape's HF architecture, or that folder converted to GGUF. Same
-// weight distribution as write_random_model (std 0.02, norms 1, biases random); deterministic for a seed.
+// weight distribution as write_random_model (std 0.02, norms 1, biases random); deterministic for a seed. An
+// embedding shape adds sentence-transformers' pooling files and its Matryoshka sizes, and names its tensors as
+// Qwen3-Embedding does (no "model." prefix).
 #pragma once
 
 #include <pagoda/status.h>

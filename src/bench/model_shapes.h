@@ -37,6 +37,12 @@ struct ModelShape {
   int32_t num_experts_used = 0;
   int32_t expert_hidden_dim = 0;
   int32_t shared_expert_hidden_dim = 0;  // the shared expert's FFN width (Qwen2-MoE); 0: none
+  // An embedding model in Qwen3-Embedding's layout: tensors named without the "model." prefix, no lm_head (tied),
+  // and sentence-transformers' modules.json + 1_Pooling/config.json naming this pooling mode ("lasttoken", "mean"
+  // or "cls"). Empty: a causal LM's folder.
+  std::string embedding_pooling{};
+  // config.json's matryoshka_dimensions (vLLM's declaration of truncatable embeddings); empty: not written.
+  std::vector<int32_t> matryoshka_dimensions{};
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   int64_t num_params() const;         // weights of all matrices and norms

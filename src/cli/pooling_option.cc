@@ -26,4 +26,10 @@ Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, con
   return c;
 }
 
+std::optional<TokenId> embedding_eos(const LoadedModel& loaded) {
+  auto add_eos = loaded.file->get_bool(format::gguf_key::kAddEos);
+  if (!add_eos.ok() || !*add_eos || !**add_eos || loaded.tokenizer->eos_id() < 0) return std::nullopt;
+  return loaded.tokenizer->eos_id();
+}
+
 }  // namespace pagoda::cli

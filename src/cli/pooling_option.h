@@ -1,5 +1,6 @@
 // The pooling a command's embeddings use: --pooling when given, else the GGUF's `<arch>.pooling_type` (llama.cpp's
-// key), else last-token pooling (what decoder embedding models use). Argument handling only.
+// key), else last-token pooling (what decoder embedding models use); and whether each text ends with EOS. Argument
+// handling only.
 #pragma once
 
 #include <pagoda/status.h>
@@ -19,5 +20,10 @@ struct PoolingChoice {
 
 // Errors: a --pooling that is not last, mean or cls.
 Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, const LoadedModel& loaded);
+
+// The token each text to embed ends with, when the model's tokenizer appends one: its EOS where
+// tokenizer.ggml.add_eos_token is true (llama.cpp's key; Qwen3-Embedding's tokenizer appends <|endoftext|>, and
+// last-token pooling reads that row). nullopt otherwise.
+std::optional<TokenId> embedding_eos(const LoadedModel& loaded);
 
 }  // namespace pagoda::cli

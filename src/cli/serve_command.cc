@@ -1,5 +1,6 @@
 // `pagoda serve [-m MODEL] [--host H] [--port P] [--api-key KEY] [--served-model-name NAME] [--chat-template T]
-// [--request-timeout S] [--drain-timeout S] [--log-format text|json] [--pooling last|mean|cls] [engine flags]`:
+// [--request-timeout S] [--drain-timeout S] [--log-format text|json] [--pooling last|mean|cls]
+// [--matryoshka-dimensions any|none|N,N...] [engine flags]`:
 // argument parsing and the start-up/shutdown sequence; the server itself is src/server.
 #include "cli/serve_command.h"
 
@@ -14,6 +15,7 @@
 #include "cli/common_options.h"
 #include "cli/engine_options.h"
 #include "cli/engine_setup.h"
+#include "cli/matryoshka_option.h"
 #include "cli/pooling_option.h"
 #include "engine/engine.h"
 #include "loader/chat_metadata.h"
@@ -40,6 +42,7 @@ struct ServeOptions {
   int64_t max_request_tokens = int64_t(1) << 18;
   int64_t max_buffered_tokens = int64_t(1) << 20;
   std::optional<std::string> pooling;
+  std::optional<std::string> matryoshka_dimensions;
 };
 
 int serve(ServeOptions& o) {
@@ -89,6 +92,8 @@ int serve(ServeOptions& o) {
   // /v1/embeddings: --pooling, else the GGUF's `<arch>.pooling_type`, else last-token pooling (decoder models).
   Result<PoolingChoice> pooling = choose_pooling(o.pooling, loaded);
   if (!pooling.ok()) return report_error(pooling.error());
+  Result<MatryoshkaChoice> matryoshka = choose_matryoshka(o.matryoshka_dimensions, loaded);
+  if (!matryoshka.ok()) return report_error(matryoshka.error());
   // Pooled hidden states do not cross --tp/--pp ranks: there /v1/embeddings answers 400.
   p->resolved.config.pooling = !p->parallel.active();
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded.model, *loaded.tokenizer, p->resolved.config);
@@ -122,6 +127,8 @@ int serve(ServeOptions& o) {
   api.max_queued_requests = size_t(o.http.max_connections);
   if (meta.add_bos) api.add_bos = *meta.add_bos;
   api.pooling = pooling->pooling;
+  api.matryoshka = matryoshka->dimensions;
+  api.embedding_eos = embedding_eos(loaded);
   api.cache.block_size = ec.kv.block_size;
   api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
@@ -160,8 +167,11 @@ int serve(ServeOptions& o) {
       std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format()))).c_str(),
       api.tool_call_format ? " (--tool-call-parser)" : "");
   if (ec.pooling)
-    std::fprintf(stderr, "pagoda: embeddings: %s pooling (%s)\n", std::string(pooling_name(pooling->pooling)).c_str(),
-                 pooling->source.c_str());
+    std::fprintf(stderr, "pagoda: embeddings: %s pooling (%s)%s; shorter dimensions: %s (%s)\n",
+                 std::string(pooling_name(pooling->pooling)).c_str(), pooling->source.c_str(),
+                 api.embedding_eos ? ", each text ending with EOS (tokenizer.ggml.add_eos_token)" : "",
+                 server::describe_matryoshka_dimensions(matryoshka->dimensions, loaded.model->config().dim).c_str(),
+                 matryoshka->source.c_str());
   std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, chat page at /, metrics at /metrics)%s\n",
                o.http.host.c_str(), http->port(), o.api_key ? ", API key required" : "");
   std::fflush(stderr);
@@ -224,6 +234,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--pooling", o->pooling,
                   "how /v1/embeddings pools a prompt's final hidden states: last, mean or cls (default: the GGUF's "
                   "<arch>.pooling_type, else last)");
+  cmd->add_option(kMatryoshkaFlag, o->matryoshka_dimensions,
+                  std::string(kMatryoshkaFlagHelp) + "; /v1/embeddings' `dimensions` may ask for these");
   cmd->add_option("--allowed-origins", o->http.allowed_origins,
                   "browser origins allowed to call the API (CORS), e.g. https://app.example.com, or * for any "
                   "(default: none); several separated by commas or given more than once")

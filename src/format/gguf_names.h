@@ -49,6 +49,11 @@ inline constexpr const char* kRopeScaleLinear = "rope.scale_linear";  // the old
 inline constexpr const char* kVocabSize = "vocab_size";
 inline constexpr const char* kPoolingType = "pooling_type";  // embeddings: 0 none, 1 mean, 2 cls, 3 last, 4 rank
 
+// Matryoshka (truncatable) embeddings. Neither llama.cpp (gguf-py's constants.py) nor the GGUF spec has a key for
+// them, so these are pagoda's own, under "pagoda.": vLLM's config.json fields, written by `pagoda convert --from hf`.
+inline constexpr const char* kIsMatryoshka = "pagoda.embedding.is_matryoshka";  // bool: any size up to the width
+inline constexpr const char* kMatryoshkaDimensions = "pagoda.embedding.matryoshka_dimensions";  // [i32]: these only
+
 inline std::string arch_key(std::string_view arch, std::string_view suffix) {
   std::string key(arch);
   key += '.';

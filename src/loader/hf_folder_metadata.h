@@ -1,8 +1,11 @@
 // hf_folder_metadata: the whole GGUF metadata of a Hugging Face model folder, as `pagoda convert --from hf` writes
 // it and `-m DIR` reads it (so a folder and its converted GGUF are one model): the model keys (model/hf_gguf), the
 // tokenizer (tokenizer.json with tokenizer_config.json and generation_config.json, as GGUF byte-level BPE keys;
-// a placeholder vocabulary, with a note, when the folder has no tokenizer.json) and the chat template
-// (chat_template.jinja or tokenizer_config.json's chat_template). Reads files; writes nothing to disk.
+// a placeholder vocabulary, with a note, when the folder has no tokenizer.json), the chat template
+// (chat_template.jinja or tokenizer_config.json's chat_template), and an embedding model's pooling
+// (sentence-transformers' modules.json and pooling config, as llama.cpp's `<arch>.pooling_type`) and Matryoshka
+// sizes (config.json's is_matryoshka / matryoshka_dimensions, as pagoda.embedding.* keys). Reads files; writes
+// nothing to disk.
 #pragma once
 
 #include <pagoda/status.h>

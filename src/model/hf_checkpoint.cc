@@ -61,6 +61,9 @@ Status HfCheckpoint::map_tensors() {
   // One HF tensor, shape-checked against config.json (PyTorch order).
   auto find = [&](const std::string& hf_name, const HfTensor& spec) -> Result<const format::SafetensorsTensor*> {
     const format::SafetensorsTensor* t = safetensors_->find(hf_name);
+    // Embedding checkpoints saved from the bare backbone (Qwen3-Embedding) name its tensors without "model.", as
+    // llama.cpp's tensor map also accepts.
+    if (t == nullptr && hf_name.starts_with("model.")) t = safetensors_->find(hf_name.substr(6));
     if (t == nullptr)
       return make_error(
           fmt::format("{}: missing tensor {} (needed by {})", safetensors_->describe(), hf_name, hf_.hf_architecture));

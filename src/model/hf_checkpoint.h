@@ -1,6 +1,7 @@
 // HfCheckpoint: a Hugging Face model folder (config.json + safetensors) opened as a TensorSet in llama.cpp's
 // GGUF names and dim order, so the loader and the GGUF converter see exactly what a converted file holds. The
-// family's HfFamily (model/architecture.h) names the tensors. Owns the safetensors mappings and the few tensors it
+// family's HfFamily (model/architecture.h) names the tensors (each found with or without the "model." prefix, which
+// embedding checkpoints such as Qwen3-Embedding's leave out). Owns the safetensors mappings and the few tensors it
 // must rewrite: Llama-style Q/K rows permuted as llama.cpp's convert_hf_to_gguf.py does (RoPE on adjacent pairs),
 // Gemma's norms as w + 1, rope_freqs.weight for llama3 rope scaling and Phi-3's LongRoPE factors; every other tensor
 // is borrowed from the mapping (a stacked expert tensor points at each expert's). Never touches tokenizer files.

@@ -14,6 +14,7 @@
 #include "server/embedding_job.h"
 #include "server/embeddings_protocol.h"
 #include "server/json_text.h"
+#include "server/matryoshka_dimensions.h"
 #include "server/openai_writer.h"
 #include "server/responses_protocol.h"
 #include "server/responses_writer.h"
@@ -513,14 +514,11 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
   if (!engine_.config().pooling)
     return reply_error(*ex, invalid_request("this server computes no embeddings: its engine runs over --tp/--pp "
                                             "ranks, which do not pool hidden states"));
-  const int64_t dim = engine_.model_dim();
-  // Truncation (Matryoshka) is only meaningful for a model trained for it, and no metadata here says so.
-  if (params.dimensions && *params.dimensions != dim)
-    return reply_error(*ex, invalid_request(fmt::format("'dimensions' {} is not supported: this model's embeddings "
-                                                        "have {} dimensions and it does not declare support for "
-                                                        "shortening them",
-                                                        *params.dimensions, dim),
-                                            "dimensions"));
+  // Shorter vectors only where the model was trained for them (Matryoshka): its metadata or the serve flag says so.
+  if (params.dimensions)
+    if (std::optional<ApiError> e =
+            check_embedding_dimensions(*params.dimensions, engine_.model_dim(), options_.matryoshka))
+      return reply_error(*ex, *e);
   if (int64_t(params.inputs.size()) > engine_.config().max_queue)
     return reply_error(*ex, invalid_request(fmt::format("the request has {} inputs but this server queues at most {} "
                                                         "(--max-queue): it can never be accepted",
@@ -532,6 +530,7 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
     std::vector<TokenId> tokens;
     if (in.text) {
       tokens = tokenizer_.encode(*in.text, options_.add_bos);
+      if (options_.embedding_eos) tokens.push_back(*options_.embedding_eos);
     } else {
       for (TokenId t : in.tokens)
         if (t >= tokenizer_.vocab_size())

@@ -27,6 +27,7 @@
 #include "server/completion_job.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
+#include "server/matryoshka_dimensions.h"
 #include "server/request_log.h"
 #include "server/request_workers.h"
 #include "server/server_job.h"
@@ -54,9 +55,11 @@ struct ApiServerOptions {
   int64_t max_request_tokens = int64_t(1) << 18;
   // The same summed over the whole (non-streamed) responses being built at once; beyond it a new one gets 503.
   int64_t max_buffered_tokens = int64_t(1) << 20;
-  int num_workers = 2;               // threads preparing requests (parsing, templates, tokenization)
-  size_t max_queued_requests = 256;  // waiting for a worker; beyond it a new one gets 503
-  Pooling pooling = Pooling::kLast;  // how /v1/embeddings pools (the model's metadata, or --pooling)
+  int num_workers = 2;                   // threads preparing requests (parsing, templates, tokenization)
+  size_t max_queued_requests = 256;      // waiting for a worker; beyond it a new one gets 503
+  Pooling pooling = Pooling::kLast;      // how /v1/embeddings pools (the model's metadata, or --pooling)
+  MatryoshkaDimensions matryoshka;       // the shorter `dimensions` it gives (the model's metadata, or the flag)
+  std::optional<TokenId> embedding_eos;  // appended to each text input of /v1/embeddings (the tokenizer adds EOS)
 };
 
 class ApiServer {

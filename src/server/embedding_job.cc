@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "server/matryoshka_dimensions.h"
+
 namespace pagoda::server {
 
 EmbeddingJob::EmbeddingJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, EmbeddingParams params,
@@ -128,6 +130,8 @@ void EmbeddingJob::complete() {
     std::vector<std::vector<float>> vectors;
     vectors.reserve(inputs_.size());
     for (Input& in : inputs_) {
+      // Truncated first, then normalized (vLLM, sentence-transformers): the shorter vector has norm 1 too.
+      if (params_.dimensions) truncate_embedding(in.embedding, *params_.dimensions);
       if (params_.normalize) l2_normalize(in.embedding);
       vectors.push_back(std::move(in.embedding));
     }

@@ -23,7 +23,7 @@ struct EmbeddingParams {
   std::optional<std::string> model;
   std::vector<PromptInput> inputs;  // texts or token ids, one vector each
   EmbeddingEncoding encoding = EmbeddingEncoding::kFloat;
-  std::optional<int64_t> dimensions;  // as asked; the server refuses any but the model's own
+  std::optional<int64_t> dimensions;  // as asked; checked against the model (matryoshka_dimensions.h)
   bool normalize = true;              // vLLM's `normalize`: L2-normalized vectors (OpenAI's are)
 };
 

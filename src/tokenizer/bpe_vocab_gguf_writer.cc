@@ -70,6 +70,7 @@ Status add_bpe_vocabulary(const BpeVocab& vocab, int32_t vocab_size, format::Ggu
     w.set(stop_keys[i], GgufValue::u32(uint32_t(vocab.stop_ids[i])));
   }
   if (vocab.add_bos_set) w.set(format::gguf_key::kAddBos, GgufValue::boolean(vocab.add_bos));
+  if (vocab.add_eos) w.set(format::gguf_key::kAddEos, GgufValue::boolean(true));
   return Status::ok_status();
 }
 

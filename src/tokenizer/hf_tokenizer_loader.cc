@@ -1,6 +1,7 @@
 // The tokenizer.json reader: model (BPE vocab + merges), normalizer (none or NFC), pre_tokenizer (ByteLevel,
 // or a Sequence of one Split regex and a ByteLevel), added_tokens, post_processor (TemplateProcessing's leading
-// special token is BOS) and decoder (ByteLevel). Anything else is refused by name rather than run wrongly.
+// special token is BOS, its trailing one an appended EOS) and decoder (ByteLevel). Anything else is refused by name
+// rather than run wrongly.
 #include "tokenizer/hf_tokenizer_loader.h"
 
 #include <fmt/format.h>
@@ -72,8 +73,8 @@ Status read_split(const Reader& r, const json& node, std::string_view field, Bpe
     return r.fail(fmt::format("{}.pattern", field), "has no Regex string (String patterns are not supported)");
   }
   if (type_of(node, "behavior") != "Isolated") {
-    return r.fail(fmt::format("{}.behavior", field), fmt::format("is '{}'; only 'Isolated' is supported",
-                                                                 type_of(node, "behavior")));
+    return r.fail(fmt::format("{}.behavior", field),
+                  fmt::format("is '{}'; only 'Isolated' is supported", type_of(node, "behavior")));
   }
   PAGODA_ASSIGN_OR_RETURN(const bool invert, flag(r, node, field, "invert", false));
   if (invert) return r.fail(fmt::format("{}.invert", field), "is true; only false is supported");
@@ -95,7 +96,8 @@ Status read_pre_tokenizer(const Reader& r, const json& root, BpeVocab& vocab) {
   }
   if (type != "Sequence") {
     return r.fail("pre_tokenizer.type", fmt::format("is '{}'; only ByteLevel or a Sequence of Split and ByteLevel "
-                                                    "is supported", type));
+                                                    "is supported",
+                                                    type));
   }
   const auto steps = it->find("pretokenizers");
   if (steps == it->end() || !steps->is_array()) return r.fail("pre_tokenizer.pretokenizers", "is not an array");
@@ -105,7 +107,8 @@ Status read_pre_tokenizer(const Reader& r, const json& root, BpeVocab& vocab) {
     const std::string field = fmt::format("pre_tokenizer.pretokenizers[{}]", i);
     const std::string step_type = type_of((*steps)[i]);
     if (step_type == "Split") {
-      if (++splits > 1 || byte_level) return r.fail(field, "is a second Split; only one, before ByteLevel, is supported");
+      if (++splits > 1 || byte_level)
+        return r.fail(field, "is a second Split; only one, before ByteLevel, is supported");
       PAGODA_RETURN_IF_ERROR(read_split(r, (*steps)[i], field, vocab));
     } else if (step_type == "ByteLevel") {
       PAGODA_RETURN_IF_ERROR(read_byte_level(r, (*steps)[i], field, uses_regex));
@@ -211,26 +214,42 @@ TokenId find_added(const BpeVocab& vocab, std::string_view content) {
   return -1;
 }
 
-// BOS: the special token a TemplateProcessing puts before the text (possibly inside a Sequence).
-Status read_post_processor(const Reader& r, const json& node, std::string_view field, BpeVocab& vocab) {
+// BOS: the special token a TemplateProcessing puts before the text (possibly inside a Sequence); `trailing`: the one
+// it puts after the text (Qwen3-Embedding's <|endoftext|>), for bpe_vocab_from_hf_json to make the appended EOS.
+Status read_post_processor(const Reader& r, const json& node, std::string_view field, BpeVocab& vocab,
+                           TokenId* trailing) {
   if (node.is_null()) return Status::ok_status();
   const std::string type = type_of(node);
   if (type == "ByteLevel") return Status::ok_status();
   if (type == "Sequence") {
     const auto steps = node.find("processors");
-    if (steps == node.end() || !steps->is_array()) return r.fail(fmt::format("{}.processors", field), "is not an array");
+    if (steps == node.end() || !steps->is_array())
+      return r.fail(fmt::format("{}.processors", field), "is not an array");
     for (size_t i = 0; i < steps->size(); ++i) {
-      PAGODA_RETURN_IF_ERROR(read_post_processor(r, (*steps)[i], fmt::format("{}.processors[{}]", field, i), vocab));
+      PAGODA_RETURN_IF_ERROR(
+          read_post_processor(r, (*steps)[i], fmt::format("{}.processors[{}]", field, i), vocab, trailing));
     }
     return Status::ok_status();
   }
   if (type != "TemplateProcessing") {
     return r.fail(fmt::format("{}.type", field), fmt::format("is '{}'; only ByteLevel, TemplateProcessing or a "
-                                                             "Sequence of them is supported", type));
+                                                             "Sequence of them is supported",
+                                                             type));
   }
   const auto single = node.find("single");
   if (single == node.end() || !single->is_array() || single->empty()) {
     return r.fail(fmt::format("{}.single", field), "is missing or empty");
+  }
+  if (single->size() > 1) {
+    const json& last = single->back();
+    if (last.is_object() && last.contains("SpecialToken")) {
+      const std::string name = type_of(last["SpecialToken"], "id");
+      const TokenId id = find_added(vocab, name);
+      if (id == -1)
+        return r.fail(fmt::format("{}.single[{}].SpecialToken.id", field, single->size() - 1),
+                      fmt::format("is '{}', not an added token", name));
+      *trailing = id;
+    }
   }
   const json& first = (*single)[0];
   if (!first.is_object() || !first.contains("SpecialToken")) return Status::ok_status();
@@ -296,7 +315,8 @@ Status read_generation_config(const Reader& r, std::string_view generation_json,
     const auto id = TokenId(*value);
     if (vocab.eos_id == -1) {
       vocab.eos_id = id;
-    } else if (id != vocab.eos_id && std::find(vocab.stop_ids.begin(), vocab.stop_ids.end(), id) == vocab.stop_ids.end()) {
+    } else if (id != vocab.eos_id &&
+               std::find(vocab.stop_ids.begin(), vocab.stop_ids.end(), id) == vocab.stop_ids.end()) {
       vocab.stop_ids.push_back(id);
     }
   }
@@ -305,8 +325,8 @@ Status read_generation_config(const Reader& r, std::string_view generation_json,
 
 }  // namespace
 
-Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name,
-                                        std::string_view config_json, std::string_view generation_config_json) {
+Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name, std::string_view config_json,
+                                        std::string_view generation_config_json) {
   const Reader r{name};
   Result<json> parsed = parse_untrusted_json(json_text);
   if (!parsed.ok()) return make_error(fmt::format("{}: {}", name, parsed.error()));
@@ -323,13 +343,24 @@ Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_
   PAGODA_RETURN_IF_ERROR(read_pre_tokenizer(r, root, vocab));
   PAGODA_RETURN_IF_ERROR(read_added_tokens(r, root, vocab));
   const auto post = root.find("post_processor");
-  if (post != root.end()) PAGODA_RETURN_IF_ERROR(read_post_processor(r, *post, "post_processor", vocab));
+  TokenId trailing = -1;
+  if (post != root.end()) PAGODA_RETURN_IF_ERROR(read_post_processor(r, *post, "post_processor", vocab, &trailing));
   const auto decoder = root.find("decoder");
   if (decoder != root.end() && !decoder->is_null() && type_of(*decoder) != "ByteLevel") {
     return r.fail("decoder.type", fmt::format("is '{}'; only ByteLevel is supported", type_of(*decoder)));
   }
   PAGODA_RETURN_IF_ERROR(read_config(r, config_json, vocab));
   PAGODA_RETURN_IF_ERROR(read_generation_config(r, generation_config_json, vocab));
+  if (trailing != -1) {
+    // As llama.cpp's converter reads it: the appended token is EOS (add_eos_token); an EOS the configs named
+    // otherwise still ends generation.
+    if (vocab.eos_id != -1 && vocab.eos_id != trailing &&
+        std::find(vocab.stop_ids.begin(), vocab.stop_ids.end(), vocab.eos_id) == vocab.stop_ids.end())
+      vocab.stop_ids.push_back(vocab.eos_id);
+    std::erase(vocab.stop_ids, trailing);
+    vocab.eos_id = trailing;
+    vocab.add_eos = true;
+  }
   return vocab;
 }
 
@@ -348,7 +379,8 @@ Result<std::unique_ptr<Tokenizer>> tokenizer_from_hf_json(const std::string& pat
   std::string config;
   std::string generation;
   std::error_code ec;
-  if (std::filesystem::exists(dir / "tokenizer_config.json", ec)) read((dir / "tokenizer_config.json").string(), config);
+  if (std::filesystem::exists(dir / "tokenizer_config.json", ec))
+    read((dir / "tokenizer_config.json").string(), config);
   if (std::filesystem::exists(dir / "generation_config.json", ec)) {
     read((dir / "generation_config.json").string(), generation);
   }

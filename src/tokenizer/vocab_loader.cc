@@ -183,8 +183,8 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   vocab.byte_level = spec->byte_level;
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> types, file.get_i32_array(kTokenTypeKey));
   if (types && types->size() != tokens->size()) {
-    return error(file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(),
-                                   num_tokens));
+    return error(
+        file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(), num_tokens));
   }
   vocab.tokens = std::move(*tokens);
   // Control and user-defined tokens are matched in the text as written, like HF added tokens; their spelling
@@ -212,6 +212,8 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   if (vocab.add_bos && vocab.bos_id == -1) {
     return error(file, fmt::format("{} is true but {} is absent", kAddBosKey, kBosKey));
   }
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<bool> add_eos, file.get_bool(format::gguf_key::kAddEos));
+  vocab.add_eos = add_eos.value_or(false) && vocab.eos_id != -1;
   return vocab;
 }
 

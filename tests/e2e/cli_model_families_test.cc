@@ -40,8 +40,9 @@ struct Family {
   int32_t peer_tokens = kNumTokens;
 };
 
-const Family kFamilies[] = {{"tiny-gemma2"},           {"tiny-gemma3"},   {"tiny-phi3", 4096}, {"tiny-granite"},
-                            {"tiny-mistral", 1024, 7}, {"tiny-qwen3moe"}, {"tiny-mixtral"},    {"tiny-qwen2moe"}};
+const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny-phi3", 4096},
+                            {"tiny-granite"},  {"tiny-mistral", 1024, 7}, {"tiny-qwen3"},
+                            {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);

@@ -1,13 +1,17 @@
 // Tests for load_model (src/loader/loaded_model.h) and hf_folder_metadata (src/loader/hf_folder_metadata.h): the
 // bundled model loads whole; a missing or broken file is a one-line error naming it; an HF folder loads with its
-// tokenizer_config.json's chat template, and a type-confused chat_template list is an error, not a crash.
+// tokenizer_config.json's chat template, and a type-confused chat_template list is an error, not a crash; an
+// embedding folder's pooling and Matryoshka fields become GGUF keys.
 #include "loader/loaded_model.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/hf_random_model_writer.h"
 #include "kernels/kernels.h"
@@ -30,8 +34,14 @@ class LoadedModelTest : public ::testing::Test {
   // A tiny random-weight HF Llama folder (placeholder vocabulary: no tokenizer.json).
   fs::path write_hf_folder() {
     bench::RandomHfModelOptions o;
-    o.shape = bench::ModelShape{.name = "tiny", .dim = 32, .hidden_dim = 64, .num_layers = 2, .num_heads = 4,
-                                .num_kv_heads = 2, .vocab_size = 64, .context_length = 128,
+    o.shape = bench::ModelShape{.name = "tiny",
+                                .dim = 32,
+                                .hidden_dim = 64,
+                                .num_layers = 2,
+                                .num_heads = 4,
+                                .num_kv_heads = 2,
+                                .vocab_size = 64,
+                                .context_length = 128,
                                 .hf_architecture = "LlamaForCausalLM"};
     o.output_path = (dir_ / "hf").string();
     const Status st = bench::write_random_hf_model(o);
@@ -85,12 +95,76 @@ TEST_F(LoadedModelTest, AnHfFolderLoadsWithItsChatTemplate) {
 TEST_F(LoadedModelTest, ATypeConfusedChatTemplateListIsAnError) {
   const fs::path hf = write_hf_folder();
   for (const char* config : {R"({"chat_template": [{"name": 5, "template": "x"}]})",
-                             R"({"chat_template": [{"name": "default", "template": 7}]})",
-                             R"({"chat_template": [3]})", R"({"chat_template": 12})"}) {
+                             R"({"chat_template": [{"name": "default", "template": 7}]})", R"({"chat_template": [3]})",
+                             R"({"chat_template": 12})"}) {
     write_text(hf / "tokenizer_config.json", config);
     Result<LoadedModel> m = load_model(hf.string(), kernels::best_kernels());
     ASSERT_FALSE(m.ok()) << config;
     EXPECT_NE(m.error().find("chat_template"), std::string::npos) << m.error();
+  }
+}
+
+// sentence-transformers' pooling files and vLLM's Matryoshka fields become GGUF keys; malformed ones are errors
+// naming the file, never a crash.
+TEST_F(LoadedModelTest, AnHfFoldersPoolingAndMatryoshkaFieldsBecomeMetadata) {
+  const fs::path hf = write_hf_folder();
+  const std::string config = [&] {
+    std::ifstream in(hf / "config.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  auto with_fields = [&](const std::string& fields) {
+    write_text(hf / "config.json", config.substr(0, config.rfind('}')) + ", " + fields + "}");
+  };
+  // None of them: no keys.
+  Result<LoadedModel> plain = load_model(hf.string(), kernels::best_kernels());
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_FALSE(*plain->file->get_u32("llama.pooling_type"));
+  EXPECT_FALSE(*plain->file->get_bool("pagoda.embedding.is_matryoshka"));
+
+  fs::create_directories(hf / "pool");
+  write_text(hf / "modules.json",
+             R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+      {"idx": 1, "name": "1", "path": "pool", "type": "sentence_transformers.models.Pooling"}])");
+  const std::pair<const char*, uint32_t> modes[] = {{R"({"pooling_mode_mean_tokens": true})", 1},
+                                                    {R"({"pooling_mode_cls_token": true})", 2},
+                                                    {R"({"pooling_mode_lasttoken": true})", 3},
+                                                    {R"({"pooling_mode": "lasttoken"})", 3}};
+  for (const auto& [pooling, type] : modes) {
+    write_text(hf / "pool" / "config.json", pooling);
+    Result<LoadedModel> m = load_model(hf.string(), kernels::best_kernels());
+    ASSERT_TRUE(m.ok()) << m.error();
+    auto got = m->file->get_u32("llama.pooling_type");
+    ASSERT_TRUE(got.ok() && *got) << pooling;
+    EXPECT_EQ(**got, type) << pooling;
+  }
+  with_fields(R"("is_matryoshka": true, "matryoshka_dimensions": [64, 16])");
+  Result<LoadedModel> m = load_model(hf.string(), kernels::best_kernels());
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(**m->file->get_bool("pagoda.embedding.is_matryoshka"), true);
+  EXPECT_EQ(**m->file->get_i32_array("pagoda.embedding.matryoshka_dimensions"), (std::vector<int32_t>{64, 16}));
+
+  const std::pair<std::string, std::string> broken[] = {
+      {"config.json", R"("is_matryoshka": "yes")"},
+      {"config.json", R"("matryoshka_dimensions": [64, 0])"},
+      {"config.json", R"("matryoshka_dimensions": {"a": 1})"},
+      {"modules.json", R"({"not": "a list"})"},
+      {"modules.json", R"([{"type": 5, "path": ""}])"},
+      {"modules.json", R"([{"type": "Pooling", "path": "../../elsewhere"}])"},
+      {"modules.json", R"([{"type": "Pooling", "path": "missing"}])"},
+      {"pool/config.json", R"({"pooling_mode_max_tokens": true})"},
+      {"pool/config.json", R"([1, 2])"}};
+  const std::string modules = R"([{"type": "sentence_transformers.models.Pooling", "path": "pool"}])";
+  for (const auto& [file, text] : broken) {
+    write_text(hf / "config.json", config);
+    write_text(hf / "modules.json", modules);
+    write_text(hf / "pool" / "config.json", R"({"pooling_mode_lasttoken": true})");
+    if (file == "config.json")
+      with_fields(text);
+    else
+      write_text(hf / file, text);
+    Result<LoadedModel> r = load_model(hf.string(), kernels::best_kernels());
+    ASSERT_FALSE(r.ok()) << file << ": " << text;
+    EXPECT_NE(r.error().find(fs::path(file).filename().string()), std::string::npos) << r.error();
   }
 }
 

@@ -181,6 +181,7 @@ TEST(EmbeddingsEndpointTest, WhatItCannotDoIsA400NamingTheField) {
   EXPECT_EQ(dims.status, 400);
   EXPECT_THAT(dims.body, HasSubstr("\"param\":\"dimensions\""));
   EXPECT_THAT(dims.body, HasSubstr("64 dimensions"));
+  EXPECT_THAT(dims.body, HasSubstr("does not declare Matryoshka"));
   EXPECT_EQ(post({{"input", "a"}, {"dimensions", 64}}).status, 200);
   EXPECT_EQ(post({{"input", json::array({100000})}}).status, 400);
   std::string long_text;
@@ -188,6 +189,71 @@ TEST(EmbeddingsEndpointTest, WhatItCannotDoIsA400NamingTheField) {
   EXPECT_EQ(post({{"input", long_text}}).status, 400);  // longer than the context
   EXPECT_EQ(post({{"input", "a"}, {"model", "other"}}).status, 404);
   EXPECT_EQ(raw_http::http_request(server.port(), "GET", "/v1/embeddings").status, 405);
+}
+
+TEST(EmbeddingsEndpointTest, DimensionsOfAMatryoshkaModelAreTheFirstValuesRenormalized) {
+  ApiServerOptions api;
+  api.matryoshka.allowed = {16, 32};
+  InProcessServer server({}, api);
+  ASSERT_TRUE(server.started());
+  auto post = [&](const json& body) {
+    return raw_http::http_request(server.port(), "POST", "/v1/embeddings", body.dump());
+  };
+  const raw_http::HttpReply full_reply = post({{"input", "Once upon a time"}, {"normalize", false}});
+  ASSERT_EQ(full_reply.status, 200) << full_reply.body;
+  const std::vector<float> full = json::parse(full_reply.body)["data"][0]["embedding"].get<std::vector<float>>();
+  ASSERT_EQ(full.size(), 64u);
+  for (int64_t n : {16, 32}) {
+    const raw_http::HttpReply r = post({{"input", "Once upon a time"}, {"dimensions", n}});
+    ASSERT_EQ(r.status, 200) << r.body;
+    const std::vector<float> got = json::parse(r.body)["data"][0]["embedding"].get<std::vector<float>>();
+    ASSERT_EQ(got.size(), size_t(n));
+    std::vector<float> want(full.begin(), full.begin() + n);  // cut, then normalized
+    l2_normalize(want);
+    double norm = 0.0;
+    for (size_t d = 0; d < got.size(); ++d) {
+      EXPECT_NEAR(got[d], want[d], 1e-6) << n << " dimensions, dimension " << d;
+      norm += double(got[d]) * got[d];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-5);
+  }
+  // Unnormalized: just the first values.
+  const raw_http::HttpReply raw = post({{"input", "Once upon a time"}, {"dimensions", 16}, {"normalize", false}});
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  EXPECT_EQ(json::parse(raw.body)["data"][0]["embedding"].get<std::vector<float>>(),
+            std::vector<float>(full.begin(), full.begin() + 16));
+  // A size the model does not declare, or more than it has: 400 naming the field.
+  for (int64_t n : {20, 65}) {
+    const raw_http::HttpReply r = post({{"input", "a"}, {"dimensions", n}});
+    EXPECT_EQ(r.status, 400) << n;
+    EXPECT_THAT(r.body, HasSubstr("\"param\":\"dimensions\"")) << n;
+  }
+  EXPECT_EQ(post({{"input", "a"}, {"dimensions", 64}}).status, 200);
+}
+
+// A model whose tokenizer appends EOS (tokenizer.ggml.add_eos_token, Qwen3-Embedding's): each text input ends with
+// it, so last-token pooling reads the EOS row; token-id inputs are taken as given.
+TEST(EmbeddingsEndpointTest, TextInputsEndWithEosWhereTheTokenizerAppendsIt) {
+  ApiServerOptions api;
+  api.embedding_eos = 2;  // stories260K's </s>
+  InProcessServer server({}, api);
+  ASSERT_TRUE(server.started());
+  auto embedding = [&](const json& input) {
+    const raw_http::HttpReply r = raw_http::http_request(server.port(), "POST", "/v1/embeddings",
+                                                         json({{"input", input}, {"normalize", false}}).dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    return std::pair{j["data"][0]["embedding"].get<std::vector<float>>(), j["usage"]["prompt_tokens"].get<int64_t>()};
+  };
+  std::vector<TokenId> tokens = server.tokenizer().encode("The cat sat", true);
+  const auto [from_text, text_tokens] = embedding("The cat sat");
+  const auto [from_ids, id_tokens] = embedding(tokens);
+  tokens.push_back(2);
+  const auto [with_eos, eos_tokens] = embedding(tokens);
+  EXPECT_EQ(text_tokens, int64_t(tokens.size()));
+  EXPECT_EQ(id_tokens + 1, text_tokens);
+  EXPECT_EQ(from_text, with_eos);
+  EXPECT_NE(from_text, from_ids);
 }
 
 }  // namespace

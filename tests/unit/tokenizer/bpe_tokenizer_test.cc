@@ -74,7 +74,8 @@ std::string load_error(const nlohmann::json& json) {
 // drops it.
 TEST(BpeTokenizerTest, AVocabularyMissingByteTokensLoads) {
   nlohmann::json json = tiny_json();
-  for (const int b : {0xC0, 0xC1, 0xF5, 0xFF, int('A')}) json["model"]["vocab"].erase(byte_level_encode(std::string(1, char(b))));
+  for (const int b : {0xC0, 0xC1, 0xF5, 0xFF, int('A')})
+    json["model"]["vocab"].erase(byte_level_encode(std::string(1, char(b))));
   EXPECT_EQ(load_error(json), "");
   const std::unique_ptr<BpeTokenizer> tok = tiny_tokenizer(json);
   EXPECT_THAT(tok->encode("\xFF", false), ElementsAre(0xEF, 0xBF, 0xBD));
@@ -179,6 +180,36 @@ TEST(BpeTokenizerTest, TemplateProcessingAddsBos) {
   EXPECT_EQ(tok->bos_id(), 261);
   EXPECT_THAT(tok->encode("he", true), ElementsAre(261, 256));
   EXPECT_THAT(tok->encode("he", false), ElementsAre(256));
+}
+
+// Qwen3-Embedding's post-processor appends <|endoftext|>: read as llama.cpp's converter reads it, an appended EOS
+// (tokenizer.ggml.add_eos_token, and the EOS the configs named still ends generation); encoding does not append it.
+TEST(BpeTokenizerTest, TemplateProcessingsTrailingTokenIsAnAppendedEos) {
+  nlohmann::json json = tiny_json();
+  json["post_processor"] = {
+      {"type", "TemplateProcessing"},
+      {"single",
+       {{{"Sequence", {{"id", "A"}, {"type_id", 0}}}}, {{"SpecialToken", {{"id", "<|end|>"}, {"type_id", 0}}}}}}};
+  Result<BpeVocab> vocab = bpe_vocab_from_hf_json(json.dump(), "t.json", R"({"eos_token": "<pad>"})", "");
+  ASSERT_TRUE(vocab.ok()) << vocab.error();
+  EXPECT_TRUE(vocab->add_eos);
+  EXPECT_EQ(vocab->eos_id, 261);
+  EXPECT_THAT(vocab->stop_ids, ElementsAre(263));  // the EOS tokenizer_config.json named
+  EXPECT_FALSE(vocab->add_bos);
+  format::GgufWriter w;
+  ASSERT_TRUE(add_bpe_vocabulary(*vocab, 300, w, "t.json").ok());
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  Result<format::GgufFile> file = format::GgufFile::from_memory(bytes, "e.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_EQ(file->get_bool("tokenizer.ggml.add_eos_token").value(), std::optional<bool>(true));
+  EXPECT_TRUE(bpe_vocab_from_gguf(*file).value().add_eos);
+  const auto tok = tiny_tokenizer(json);
+  EXPECT_THAT(tok->encode("he", true), ElementsAre(256));
+  // An unknown trailing token is an error naming it.
+  json["post_processor"]["single"][1]["SpecialToken"]["id"] = "<|nope|>";
+  Result<BpeVocab> bad = bpe_vocab_from_hf_json(json.dump(), "t.json", "", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error(), HasSubstr("post_processor.single[1].SpecialToken.id"));
 }
 
 TEST(BpeTokenizerTest, NfcComposesBeforeSplitting) {
@@ -456,7 +487,7 @@ TEST(GgufBpeTest, Gemma4Utf8VocabularyMergesCharactersAndFallsBackToByteTokens) 
   ASSERT_TRUE(tok.ok()) << tok.error();
   EXPECT_THAT((*tok)->encode(" hi\n\nhih", false), ElementsAre(space_hi, two_newlines, hi, h));
   EXPECT_THAT((*tok)->encode("\n\n\n", false), ElementsAre(newline, newline, newline));  // no merge, no token
-  EXPECT_THAT((*tok)->encode("i\xC3\xA9", false), ElementsAre(i, 0xC3, 0xA9));         // é as byte tokens
+  EXPECT_THAT((*tok)->encode("i\xC3\xA9", false), ElementsAre(i, 0xC3, 0xA9));           // é as byte tokens
   EXPECT_THAT((*tok)->encode("  ", true), ElementsAre(bos, space, space));  // BOS despite add_bos_token false
   EXPECT_EQ((*tok)->decode((*tok)->encode(" hi\n\ni\xC3\xA9 h", false)), " hi\n\ni\xC3\xA9 h");
   // A whole line is one piece: a megabyte line must not take quadratic time.
