@@ -20,6 +20,7 @@
 #include "format/gguf_names.h"
 #include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
+#include "support/temp_dir_test.h"
 
 namespace pagoda {
 namespace {
@@ -29,8 +30,8 @@ namespace fs = std::filesystem;
 class Qwen3EmbeddingTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::path(::testing::TempDir()) / "qwen3_embedding_test");
-    fs::remove_all(*dir_);
+    // This process's own folder: ctest runs each test of the suite in a process of its own, at the same time.
+    dir_ = new fs::path(testing_support::process_temp_path("qwen3_embedding_test"));
     fs::create_directories(*dir_);
     std::optional<bench::ModelShape> shape = bench::find_model_shape("tiny-qwen3-embedding");
     ASSERT_TRUE(shape);
