@@ -96,6 +96,9 @@ int serve(ServeOptions& o) {
   if (!matryoshka.ok()) return report_error(matryoshka.error());
   // Pooled hidden states do not cross --tp/--pp ranks: there /v1/embeddings answers 400.
   p->resolved.config.pooling = !p->parallel.active();
+  // Prompt logprobs (echo with logprobs, prompt_logprobs): the workspace holds a logits row per token of a step
+  // (max_batched_tokens x vocab floats); the rows are computed only for the requests that ask. Not over ranks.
+  p->resolved.config.prompt_logits = !p->parallel.active();
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded.model, *loaded.tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
   const EngineConfig& ec = p->resolved.config;
@@ -220,7 +223,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--max-request-tokens", o->max_request_tokens,
                   "output tokens one request may ask for, over its prompts and choices, each logprob alternative "
-                  "counting as a token (beyond: 400; an implied max_tokens is lowered to fit)")
+                  "counting as a token, scored prompt tokens (echo with logprobs, prompt_logprobs) too (beyond: 400; "
+                  "an implied max_tokens is lowered to fit)")
       ->capture_default_str();
   cmd->add_option("--max-buffered-tokens", o->max_buffered_tokens,
                   "the same over every whole (non-streamed) response being built at once (beyond: 503)")

@@ -30,6 +30,7 @@ class InProcessServer {
     c.max_queue = 256;
     c.num_threads = 1;
     c.pooling = true;
+    c.prompt_logits = true;  // as pagoda serve makes it
     auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
     if (!engine.ok()) return;
     engine_ = std::move(engine).value();
