@@ -33,14 +33,6 @@ double thread_cpu_us() {
   return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
 }
 
-// Rows of the forward's workspace: when prefill is not chunked a step may hold one whole prompt besides the
-// decodes of every other running sequence.
-int32_t step_token_capacity(const EngineConfig& c) {
-  return c.scheduler.chunked_prefill
-             ? c.scheduler.max_batched_tokens
-             : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
-}
-
 // Logits rows of a step: one per sampling sequence (one per position when it verifies drafts), or one per token
 // when prompt rows may be asked for.
 int32_t logits_row_capacity(const EngineConfig& c) {

@@ -362,10 +362,13 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
                                                   *params.model, options_.model_name),
                                       "model_not_found"));
   if ((params.prompt_logprobs >= 0 || (params.echo && params.logprobs >= 0)) && !engine_.config().prompt_logits)
-    return reply_error(*ex, invalid_request(fmt::format("'{}' needs the prompt's logprobs, which this server does not "
-                                                        "compute when its model runs over --tp/--pp ranks",
-                                                        params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo"),
-                                            params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo"));
+    return reply_error(
+        *ex, invalid_request(fmt::format("'{}' needs the prompt's logprobs, which this server does not "
+                                         "compute{}",
+                                         params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo",
+                                         options_.prompt_logprobs_off.empty() ? std::string()
+                                                                              : ": " + options_.prompt_logprobs_off),
+                             params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo"));
   const int64_t num_prompts = chat ? 1 : int64_t(params.prompts.size());
   // Each prompt's n choices wait as ceil(n / batch_size) queue entries (a group shares its prompt's prefill).
   const int64_t batch = engine_.config().scheduler.max_num_seqs;
