@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "chat/template_selection.h"
 #include "chat/tool_call_parser.h"
@@ -24,6 +25,10 @@
 
 namespace pagoda::cli {
 namespace {
+
+// The most a step's prompt-logits rows may take for serve to offer prompt logprobs (64 MiB for a 128k
+// vocabulary at the default 128 tokens a step; 2048 tokens a step still fit).
+constexpr int64_t kMaxPromptLogitsBytes = int64_t(1) << 30;
 
 struct ServeOptions {
   CommonOptions common;
@@ -96,6 +101,20 @@ int serve(ServeOptions& o) {
   if (!matryoshka.ok()) return report_error(matryoshka.error());
   // Pooled hidden states do not cross --tp/--pp ranks: there /v1/embeddings answers 400.
   p->resolved.config.pooling = !p->parallel.active();
+  // Prompt logprobs (echo with logprobs, prompt_logprobs): the workspace then holds a logits row per token of a
+  // step, computed only for the requests that ask. Not over ranks, nor where those rows would be a large fixed
+  // cost (a huge vocabulary, no chunked prefill): there such requests are 400s and start-up says why.
+  const int64_t prompt_logits_bytes =
+      int64_t(step_token_capacity(p->resolved.config)) * loaded.model->config().vocab_size * int64_t(sizeof(float));
+  std::string prompt_logprobs_off;
+  if (p->parallel.active())
+    prompt_logprobs_off = "the model runs over --tp/--pp ranks";
+  else if (prompt_logits_bytes > kMaxPromptLogitsBytes)
+    prompt_logprobs_off = fmt::format(
+        "a step's logits rows would take {} MiB (more than {} MiB): lower --max-batched-tokens or keep chunked "
+        "prefill on",
+        prompt_logits_bytes >> 20, kMaxPromptLogitsBytes >> 20);
+  p->resolved.config.prompt_logits = prompt_logprobs_off.empty();
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded.model, *loaded.tokenizer, p->resolved.config);
   if (!engine.ok()) return report_error(engine.error());
   const EngineConfig& ec = p->resolved.config;
@@ -129,6 +148,7 @@ int serve(ServeOptions& o) {
   api.pooling = pooling->pooling;
   api.matryoshka = matryoshka->dimensions;
   api.embedding_eos = embedding_eos(loaded);
+  api.prompt_logprobs_off = prompt_logprobs_off;
   api.cache.block_size = ec.kv.block_size;
   api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
@@ -166,6 +186,9 @@ int serve(ServeOptions& o) {
       o.merge_system_message ? ", system message merged into the first user message" : "",
       std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format()))).c_str(),
       api.tool_call_format ? " (--tool-call-parser)" : "");
+  if (!prompt_logprobs_off.empty() && !p->parallel.active())
+    std::fprintf(stderr, "pagoda: note: no prompt logprobs (echo with logprobs, prompt_logprobs): %s\n",
+                 prompt_logprobs_off.c_str());
   if (ec.pooling)
     std::fprintf(stderr, "pagoda: embeddings: %s pooling (%s)%s; shorter dimensions: %s (%s)\n",
                  std::string(pooling_name(pooling->pooling)).c_str(), pooling->source.c_str(),
@@ -220,7 +243,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--max-request-tokens", o->max_request_tokens,
                   "output tokens one request may ask for, over its prompts and choices, each logprob alternative "
-                  "counting as a token (beyond: 400; an implied max_tokens is lowered to fit)")
+                  "counting as a token, scored prompt tokens (echo with logprobs, prompt_logprobs) too (beyond: 400; "
+                  "an implied max_tokens is lowered to fit)")
       ->capture_default_str();
   cmd->add_option("--max-buffered-tokens", o->max_buffered_tokens,
                   "the same over every whole (non-streamed) response being built at once (beyond: 503)")

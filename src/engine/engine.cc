@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "grammar/compiled_grammar.h"
+#include "sampling/token_logprobs.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/ngram_drafter.h"
 
@@ -30,14 +31,6 @@ double thread_cpu_us() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
-}
-
-// Rows of the forward's workspace: when prefill is not chunked a step may hold one whole prompt besides the
-// decodes of every other running sequence.
-int32_t step_token_capacity(const EngineConfig& c) {
-  return c.scheduler.chunked_prefill
-             ? c.scheduler.max_batched_tokens
-             : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
 }
 
 // Logits rows of a step: one per sampling sequence (one per position when it verifies drafts), or one per token
@@ -266,6 +259,15 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
   if (request.prompt_logits_start >= 0 && !config_.prompt_logits)
     return make_error("this engine was created without prompt logits (EngineConfig::prompt_logits)",
                       StatusCode::kInvalidArgument);
+  if (request.prompt_logprobs >= 0 && !config_.prompt_logits)
+    return make_error("this engine was created without prompt logprobs (EngineConfig::prompt_logits)",
+                      StatusCode::kInvalidArgument);
+  if (request.prompt_logprobs >= 0 && request.prompt_logits_start >= 0)
+    return make_error("a request asks for prompt logits or prompt logprobs, not both", StatusCode::kInvalidArgument);
+  if (request.prompt_logprobs < -1 || request.prompt_logprobs > mc.vocab_size)
+    return make_error(
+        fmt::format("prompt_logprobs {} is outside -1..{} (the vocabulary)", request.prompt_logprobs, mc.vocab_size),
+        StatusCode::kInvalidArgument);
   if (request.prompt_logits_start < -1 || request.prompt_logits_start >= num_prompt)
     return make_error(fmt::format("prompt_logits_start {} is outside the prompt's {} positions",
                                   request.prompt_logits_start, num_prompt),
@@ -275,7 +277,7 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
       return make_error("this engine was created without pooling (EngineConfig::pooling)",
                         StatusCode::kInvalidArgument);
     if (n != 1 || request.grammar || request.sampling.logprobs >= 0 || request.output_logits ||
-        request.prompt_logits_start >= 0)
+        request.prompt_logits_start >= 0 || request.prompt_logprobs >= 0)
       return make_error("a pooling request samples nothing: no n > 1, grammar, logprobs or logits",
                         StatusCode::kInvalidArgument);
   }
@@ -452,9 +454,15 @@ void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
     Sequence& seq = *plan.seqs[size_t(rows[r].seq_idx)].seq;
     const std::span<float> row = logits.row(int32_t(r));
     if (rows[r].prompt_row) {
-      PAGODA_CHECK(rows[r].pos == seq.prompt_logits_start + seq.num_prompt_logits_rows,
-                   "prompt logits row of position {} out of order", rows[r].pos);
-      seq.prompt_logits.insert(seq.prompt_logits.end(), row.begin(), row.end());
+      const Pos pos = rows[r].pos;
+      PAGODA_CHECK(pos == seq.prompt_rows_start() + seq.num_prompt_logits_rows,
+                   "prompt logits row of position {} out of order", pos);
+      if (seq.prompt_logits_start >= 0) {
+        seq.prompt_logits.insert(seq.prompt_logits.end(), row.begin(), row.end());
+      } else if (pos + 1 < seq.num_prompt_tokens) {  // the last row scores the first output token, not a prompt one
+        seq.prompt_token_logprobs.push_back(
+            compute_token_logprobs(row, seq.tokens[size_t(pos + 1)], seq.prompt_logprobs));
+      }
       ++seq.num_prompt_logits_rows;
     }
     if (!rows[r].samples) continue;

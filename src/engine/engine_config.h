@@ -2,6 +2,7 @@
 // admission limit. A plain value; Engine::create checks it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "engine/scheduler_config.h"
@@ -47,5 +48,13 @@ struct EngineConfig {
   bool pooling = false;
   SpecDecodeConfig spec;
 };
+
+// Rows of the forward's workspace: when prefill is not chunked a step may hold one whole prompt besides the
+// decodes of every other running sequence. With prompt_logits, a logits row (vocab floats) for each.
+inline int32_t step_token_capacity(const EngineConfig& c) {
+  return c.scheduler.chunked_prefill
+             ? c.scheduler.max_batched_tokens
+             : std::max(c.scheduler.max_batched_tokens, c.max_seq_len + c.scheduler.max_num_seqs);
+}
 
 }  // namespace pagoda

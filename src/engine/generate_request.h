@@ -40,6 +40,12 @@ struct GenerateRequest {
   // rows a hit would skip), asks for nothing sampled (no grammar, logprobs, logits, n > 1), and the engine must
   // allow it (EngineConfig::pooling). sampling.max_tokens still sizes its KV blocks: 1 is enough.
   Pooling pooling = Pooling::kNone;
+  // Prompt logprobs (echo with logprobs, vLLM's prompt_logprobs): >= 0: on the first output, for each prompt
+  // token after the first, its logprob given the tokens before it, its rank and the `prompt_logprobs` most
+  // likely tokens at its position (RequestOutput::prompt_logprobs). Only the logprobs are kept, never the rows,
+  // so it costs (prompt tokens x alternatives) entries, not (prompt tokens x vocab) floats. Like prompt logits it
+  // takes no prefix-cache hit, needs EngineConfig::prompt_logits, and excludes prompt_logits_start.
+  int32_t prompt_logprobs = -1;
 };
 
 }  // namespace pagoda

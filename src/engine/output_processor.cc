@@ -53,6 +53,7 @@ void OutputProcessor::publish(std::span<SeqEvent> events) {
     if (e.logprobs) out.logprobs.push_back(std::move(*e.logprobs));
     out.logits = std::move(e.logits);
     out.prompt_logits = std::move(e.prompt_logits);
+    out.prompt_logprobs = std::move(e.prompt_logprobs);
     out.embedding = std::move(e.embedding);
     if (e.token >= 0 && !r.unpublished.empty()) {
       out.text = std::move(r.unpublished.front());

@@ -24,6 +24,9 @@ struct RequestOutput {
   std::vector<float> logits;  // f32 [new_tokens.size(), vocab] when GenerateRequest::output_logits, else empty
   // f32 [prompt rows, vocab] on the first token's output when GenerateRequest::prompt_logits_start >= 0
   std::vector<float> prompt_logits;
+  // [prompt tokens - 1] on the first token's output when GenerateRequest::prompt_logprobs >= 0: entry i is prompt
+  // token i + 1's (the first prompt token has none)
+  std::vector<TokenLogprobs> prompt_logprobs;
   // f32 [dim] on a pooling request's finished event (GenerateRequest::pooling): the pooled final hidden state
   std::vector<float> embedding;
   std::string text;  // text that became final since the previous event (UTF-8 complete)

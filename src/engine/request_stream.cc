@@ -63,6 +63,7 @@ RequestOutput RequestStream::wait_all() {
                         std::make_move_iterator(out.logprobs.end()));
     all.logits.insert(all.logits.end(), out.logits.begin(), out.logits.end());
     if (!out.prompt_logits.empty()) all.prompt_logits = std::move(out.prompt_logits);
+    if (!out.prompt_logprobs.empty()) all.prompt_logprobs = std::move(out.prompt_logprobs);
     if (!out.embedding.empty()) all.embedding = std::move(out.embedding);
     all.text += out.text;
     all.num_prompt_tokens = out.num_prompt_tokens;

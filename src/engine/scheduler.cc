@@ -80,8 +80,9 @@ void Scheduler::fork(Sequence* parent) {
     s->num_cached_tokens = parent->num_cached_tokens;
     s->timing.first_scheduled_us = parent->timing.first_scheduled_us;
     s->timing.num_preemptions = parent->timing.num_preemptions;
-    if (s->prompt_logits_start >= 0) {
+    if (s->prompt_rows_start() >= 0) {
       s->prompt_logits = parent->prompt_logits;
+      s->prompt_token_logprobs = parent->prompt_token_logprobs;
       s->num_prompt_logits_rows = parent->num_prompt_logits_rows;
     }
   }
@@ -391,7 +392,10 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
       e.token = t.token;
       e.logprobs = std::move(t.logprobs);
       e.logits = std::move(t.logits);
-      if (seq.num_output_tokens() == 1) e.prompt_logits = std::move(seq.prompt_logits);
+      if (seq.num_output_tokens() == 1) {
+        e.prompt_logits = std::move(seq.prompt_logits);
+        e.prompt_logprobs = std::move(seq.prompt_token_logprobs);
+      }
       // The one place a generation ends on its own. A stop string wins over the length limit it coincides with
       // (the text stops there, as OpenAI reports it).
       std::optional<FinishReason> reason;

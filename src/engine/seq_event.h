@@ -20,9 +20,10 @@ struct SeqEvent {
   RequestId request_id = -1;
   TokenId token = -1;  // -1: none (a cancel)
   std::optional<TokenLogprobs> logprobs;
-  std::vector<float> logits;         // f32 [vocab]: the row `token` was sampled from, when asked for
-  std::vector<float> prompt_logits;  // f32 [rows, vocab]: with the first token, the prompt rows asked for
-  std::vector<float> embedding;      // f32 [dim]: a pooling request's pooled hidden state, on its finished event
+  std::vector<float> logits;                   // f32 [vocab]: the row `token` was sampled from, when asked for
+  std::vector<float> prompt_logits;            // f32 [rows, vocab]: with the first token, the prompt rows asked for
+  std::vector<TokenLogprobs> prompt_logprobs;  // [prompt tokens - 1]: with the first token, when asked for
+  std::vector<float> embedding;  // f32 [dim]: a pooling request's pooled hidden state, on its finished event
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished
   int32_t num_prompt_tokens = 0;

@@ -18,6 +18,7 @@ Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block
       sampler(sampling),
       prompt_logits_start(request.prompt_logits_start),
       output_logits(request.output_logits),
+      prompt_logprobs(request.prompt_logprobs),
       pooling(request.pooling) {
   // No rollback: nothing takes tokens back (speculative decoding would).
   if (request.grammar) grammar.emplace(std::move(request.grammar), 0);

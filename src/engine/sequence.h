@@ -16,6 +16,7 @@
 #include "grammar/grammar_matcher.h"
 #include "kv/seq_kv_state.h"
 #include "sampling/sampler.h"
+#include "sampling/token_logprobs.h"
 #include "spec/draft_length.h"
 
 namespace pagoda {
@@ -39,10 +40,17 @@ struct Sequence {
   std::span<const TokenId> output() const {
     return std::span<const TokenId>(tokens).subspan(size_t(num_prompt_tokens));
   }
-  // Whether the forward pass must give the logits row of position `pos` to prompt_logits: rows from
-  // prompt_logits_start to the prompt's end, each once (a recompute after preemption skips those collected).
+  // The first prompt position whose logits row the request needs: prompt_logits_start for raw rows, 0 for
+  // prompt logprobs (row i scores token i + 1), -1 for neither.
+  int32_t prompt_rows_start() const {
+    return prompt_logits_start >= 0 ? prompt_logits_start : prompt_logprobs >= 0 ? 0 : -1;
+  }
+  // Whether the forward pass must give the logits row of position `pos` to prompt_logits (or prompt_logprobs):
+  // rows from prompt_rows_start() to the prompt's end, each once (a recompute after preemption skips those
+  // collected).
   bool wants_prompt_logits_row(Pos pos) const {
-    return prompt_logits_start >= 0 && pos < num_prompt_tokens && pos >= prompt_logits_start + num_prompt_logits_rows;
+    const int32_t start = prompt_rows_start();
+    return start >= 0 && pos < num_prompt_tokens && pos >= start + num_prompt_logits_rows;
   }
   // Whether the forward pass must give the final hidden state of position `pos` to `pooled`: each row the
   // pooling reads, once (a recompute after preemption skips those collected).
@@ -57,7 +65,7 @@ struct Sequence {
   }
   // Every row of the prompt must be computed (no prefix-cache hit): prompt logits, mean and CLS pooling.
   bool needs_every_prompt_row() const {
-    return prompt_logits_start >= 0 || pooling == Pooling::kMean || pooling == Pooling::kCls;
+    return prompt_rows_start() >= 0 || pooling == Pooling::kMean || pooling == Pooling::kCls;
   }
 
   RequestId request_id;
@@ -88,8 +96,10 @@ struct Sequence {
   // Raw logits the request asked for (GenerateRequest::prompt_logits_start, output_logits).
   int32_t prompt_logits_start;
   bool output_logits;
-  std::vector<float> prompt_logits;  // f32 [num_prompt_logits_rows, vocab]: handed out with the first token
-  int32_t num_prompt_logits_rows = 0;
+  std::vector<float> prompt_logits;    // f32 [num_prompt_logits_rows, vocab]: handed out with the first token
+  int32_t num_prompt_logits_rows = 0;  // prompt rows collected (into prompt_logits or prompt_token_logprobs)
+  int32_t prompt_logprobs;             // GenerateRequest::prompt_logprobs: alternatives per prompt token, -1: none
+  std::vector<TokenLogprobs> prompt_token_logprobs;  // [rows collected that score a prompt token]: with the first token
   // A pooling request (GenerateRequest::pooling): it samples nothing and ends once its prompt is computed.
   Pooling pooling;
   std::vector<float> pooled;  // f32 [dim]: the sum (mean) or the row (last, CLS) of the rows collected so far

@@ -23,7 +23,11 @@ TokenLogprobs compute_token_logprobs(std::span<const float> logits, TokenId toke
   const double log_z = double(max) + std::log(sum);
   TokenLogprobs out;
   out.token = token;
-  out.logprob = float(double(value(size_t(token))) - log_z);
+  const float token_value = value(size_t(token));
+  out.logprob = float(double(token_value) - log_z);
+  int32_t num_more_likely = 0;
+  for (size_t i = 0; i < logits.size(); ++i) num_more_likely += value(i) > token_value ? 1 : 0;
+  out.rank = 1 + num_more_likely;
   const size_t k = std::min<size_t>(size_t(std::max(num_top, 0)), logits.size());
   if (k > 0) {
     std::vector<std::pair<float, TokenId>> all(logits.size());

@@ -311,25 +311,40 @@ HttpResponse ApiServer::models_response() const {
   return json_response(200, {{"object", "list"}, {"data", json::array({model})}});
 }
 
-std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& params, int64_t num_prompts) const {
+std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& params, int64_t num_prompts,
+                                                              int64_t num_prompt_tokens) const {
   // What the response holds per output token: its text, and with logprobs the chosen token's entry and each
   // alternative's.
   const int64_t per_token = 1 + (params.logprobs >= 0 ? 1 + params.logprobs : 0);
   const int64_t per_choice_token = num_prompts * params.n * per_token;
+  // Scored prompt tokens, in each choice: echo with logprobs gives each its text and entries as an output token's;
+  // prompt_logprobs its token's entry and each alternative's.
+  const int64_t per_prompt_token = (params.echo && params.logprobs >= 0 ? per_token : 0) +
+                                   (params.prompt_logprobs >= 0 ? 1 + params.prompt_logprobs : 0);
+  const int64_t prompt_work = num_prompt_tokens * params.n * per_prompt_token;
   const int64_t limit = options_.max_request_tokens;
-  if (int64_t(params.sampling.max_tokens) * per_choice_token <= limit)
-    return params.sampling.max_tokens * per_choice_token;
-  if (!params.max_tokens_given && per_choice_token <= limit) {
-    params.sampling.max_tokens = int32_t(limit / per_choice_token);  // the implied default, lowered to fit
-    return params.sampling.max_tokens * per_choice_token;
+  if (prompt_work > limit)
+    return invalid_request(
+        fmt::format("the request's prompt logprobs are {} entries ({} prompt tokens x n {} x {} per token), more "
+                    "than the {} one request may ask for on this server (--max-request-tokens; each logprob "
+                    "alternative counts as a token); lower n, logprobs or prompt_logprobs, or shorten the prompts",
+                    prompt_work, num_prompt_tokens, params.n, per_prompt_token, limit),
+        params.prompt_logprobs >= 0 ? "prompt_logprobs" : "logprobs");
+  const int64_t left = limit - prompt_work;
+  if (int64_t(params.sampling.max_tokens) * per_choice_token <= left)
+    return prompt_work + params.sampling.max_tokens * per_choice_token;
+  if (!params.max_tokens_given && per_choice_token <= left) {
+    params.sampling.max_tokens = int32_t(left / per_choice_token);  // the implied default, lowered to fit
+    return prompt_work + params.sampling.max_tokens * per_choice_token;
   }
   return invalid_request(
-      fmt::format("the request asks for up to {} output tokens ({} prompts x n {} x max_tokens {}{}), more than the "
+      fmt::format("the request asks for up to {} output tokens ({} prompts x n {} x max_tokens {}{}{}), more than the "
                   "{} one request may ask for on this server (--max-request-tokens; each logprob alternative counts "
                   "as a token); lower n, max_tokens or logprobs",
-                  int64_t(params.sampling.max_tokens) * per_choice_token, num_prompts, params.n,
+                  prompt_work + int64_t(params.sampling.max_tokens) * per_choice_token, num_prompts, params.n,
                   params.sampling.max_tokens,
-                  per_token > 1 ? fmt::format(" x {} per token with logprobs", per_token) : "", limit),
+                  per_token > 1 ? fmt::format(" x {} per token with logprobs", per_token) : "",
+                  prompt_work > 0 ? fmt::format(" + {} prompt logprob entries", prompt_work) : "", limit),
       params.max_tokens_given ? "max_tokens" : "n");
 }
 
@@ -346,6 +361,14 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
                                                   *params.model, options_.model_name),
                                       "model_not_found"));
+  if ((params.prompt_logprobs >= 0 || (params.echo && params.logprobs >= 0)) && !engine_.config().prompt_logits)
+    return reply_error(
+        *ex, invalid_request(fmt::format("'{}' needs the prompt's logprobs, which this server does not "
+                                         "compute{}",
+                                         params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo",
+                                         options_.prompt_logprobs_off.empty() ? std::string()
+                                                                              : ": " + options_.prompt_logprobs_off),
+                             params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo"));
   const int64_t num_prompts = chat ? 1 : int64_t(params.prompts.size());
   // Each prompt's n choices wait as ceil(n / batch_size) queue entries (a group shares its prompt's prefill).
   const int64_t batch = engine_.config().scheduler.max_num_seqs;
@@ -426,7 +449,9 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
                                params.constraint->param));
     constraint = std::move(compiled).value();
   }
-  auto work = bound_request_work(params, num_prompts);
+  int64_t num_prompt_tokens = 0;
+  for (const JobPrompt& p : prompts) num_prompt_tokens += int64_t(p.tokens.size());
+  auto work = bound_request_work(params, num_prompts, num_prompt_tokens);
   if (const ApiError* e = std::get_if<ApiError>(&work)) return reply_error(*ex, *e);
   const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
 

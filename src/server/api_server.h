@@ -60,6 +60,9 @@ struct ApiServerOptions {
   Pooling pooling = Pooling::kLast;      // how /v1/embeddings pools (the model's metadata, or --pooling)
   MatryoshkaDimensions matryoshka;       // the shorter `dimensions` it gives (the model's metadata, or the flag)
   std::optional<TokenId> embedding_eos;  // appended to each text input of /v1/embeddings (the tokenizer adds EOS)
+  // Why the engine computes no prompt logprobs (EngineConfig::prompt_logits off), for the 400 of a request that
+  // asks for them; empty: it says only that they are off.
+  std::string prompt_logprobs_off;
 };
 
 class ApiServer {
@@ -109,8 +112,10 @@ class ApiServer {
   std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params,
                                                                   int64_t received_us) const;
   // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
-  // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise.
-  std::variant<int64_t, ApiError> bound_request_work(CompletionParams& params, int64_t num_prompts) const;
+  // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise. `num_prompt_tokens`:
+  // over all prompts (their scored tokens count when prompt logprobs are asked for).
+  std::variant<int64_t, ApiError> bound_request_work(CompletionParams& params, int64_t num_prompts,
+                                                     int64_t num_prompt_tokens) const;
   void expire_all(const ApiError& why);
   int64_t now_us() const;
   std::optional<ApiError> deadline_error(int64_t received_us) const;  // the 408 once the deadline has passed

@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+
+#include "core/check.h"
 
 namespace pagoda::server {
 
@@ -20,10 +23,16 @@ CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> excha
 bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const grammar::CompiledGrammar> constraint) {
   for (size_t p = 0; p < prompts.size(); ++p) {
     echo_texts_.push_back(prompts[p].echo_text);
+    if (prompt_alternatives() >= 0) prompt_tokens_.push_back(prompts[p].tokens);
     GenerateRequest req;
     req.prompt = prompts[p].tokens;
     req.sampling = params_.sampling;
     req.sampling.logprobs = params_.logprobs;
+    req.prompt_logprobs = prompt_alternatives();
+    if (params_.echo_only) {  // the engine computes a token after the prompt: its logits row scores nothing asked
+      req.sampling.max_tokens = 1;
+      req.sampling.logprobs = -1;
+    }
     req.grammar = constraint;
     // n choices of one prompt: its prefill is shared, and choice i of a seeded request draws with seed + i.
     Result<std::vector<RequestHandle>> handles = ctx_.engine->submit_samples(std::move(req), params_.n);
@@ -48,6 +57,7 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
       c.prompt_idx = int32_t(p);
       c.handle = *handle;
       c.num_prompt_tokens = int32_t(prompts[p].tokens.size());
+      c.prev_token = prompts[p].tokens.empty() ? -1 : prompts[p].tokens.back();
       if (params_.chat && params_.tools.active()) {
         if (params_.tools.choice == ToolChoice::kAuto) c.tool_parser.emplace(ctx_.tool_call_format);
         if (params_.tools.choice == ToolChoice::kRequired) c.tool_parser.emplace(ToolCallFormat::kJsonArray);
@@ -120,22 +130,71 @@ std::vector<TokenLogprobInfo> CompletionJob::logprob_infos(Choice& c, const std:
     info.token = ctx_.tokenizer->token_bytes(lp.token, c.prev_token);
     info.logprob = lp.logprob;
     for (const auto& [tok, val] : lp.top) info.top.push_back({ctx_.tokenizer->token_bytes(tok, c.prev_token), val});
+    info.text_offset = c.text_offsets.next(info.token);
     c.prev_token = lp.token;
     infos.push_back(std::move(info));
   }
   return infos;
 }
 
+void CompletionJob::score_prompt(Choice& c, const std::vector<TokenLogprobs>& prompt_lps,
+                                 std::vector<TokenLogprobInfo>* infos) {
+  c.prompt_scored = true;
+  const std::vector<TokenId>& prompt = prompt_tokens_[size_t(c.prompt_idx)];
+  PAGODA_CHECK(prompt_lps.size() + 1 == prompt.size(), "{} prompt logprobs for a prompt of {} tokens",
+               prompt_lps.size(), prompt.size());
+  const Tokenizer& tok = *ctx_.tokenizer;
+  if (params_.echo && params_.logprobs >= 0) {
+    // The echoed text's tokens: the first has no logprob (OpenAI's nulls); each next one its own and the
+    // alternatives at its position. The output's tokens continue the offsets after them.
+    TokenId prev = -1;
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      TokenLogprobInfo info;
+      info.token = tok.token_bytes(prompt[i], prev);
+      if (i > 0) {
+        const TokenLogprobs& lp = prompt_lps[i - 1];
+        info.logprob = lp.logprob;
+        for (size_t k = 0; k < lp.top.size() && int32_t(k) < params_.logprobs; ++k)
+          info.top.push_back({tok.token_bytes(lp.top[k].first, prev), lp.top[k].second});
+      }
+      info.text_offset = c.text_offsets.next(info.token);
+      prev = prompt[i];
+      infos->push_back(std::move(info));
+    }
+  }
+  if (params_.prompt_logprobs >= 0) {
+    PromptLogprobs positions(prompt.size());  // the first stays empty: null
+    for (size_t i = 1; i < prompt.size(); ++i) {
+      const TokenLogprobs& lp = prompt_lps[i - 1];
+      const TokenId prev = prompt[i - 1];
+      std::vector<PromptLogprob>& at = positions[i];
+      // The prompt's token first, then the most likely ones (itself not twice), as vLLM lists them.
+      at.push_back({prompt[i], lp.logprob, lp.rank, tok.token_bytes(prompt[i], prev)});
+      for (size_t k = 0; k < lp.top.size() && int32_t(k) < params_.prompt_logprobs; ++k)
+        if (lp.top[k].first != prompt[i])
+          at.push_back({lp.top[k].first, lp.top[k].second, int32_t(k) + 1, tok.token_bytes(lp.top[k].first, prev)});
+    }
+    c.prompt_logprobs = std::move(positions);
+  }
+}
+
 void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   c.num_cached_tokens = out.num_cached_tokens;
-  c.num_output_tokens = out.num_output_tokens;
+  // Echo with max_tokens 0: the token the engine computed after the prompt is no part of the answer.
+  if (params_.echo_only) out.text.clear();
+  c.num_output_tokens = params_.echo_only ? 0 : out.num_output_tokens;
   std::vector<TokenLogprobInfo> infos;
-  if (params_.logprobs >= 0) infos = logprob_infos(c, out.logprobs);
+  // The prompt's scores come with the first output token.
+  if (!c.prompt_scored && prompt_alternatives() >= 0 && !out.new_tokens.empty())
+    score_prompt(c, out.prompt_logprobs, &infos);
+  if (params_.logprobs >= 0 && !params_.echo_only)
+    for (TokenLogprobInfo& i : logprob_infos(c, out.logprobs)) infos.push_back(std::move(i));
   if (out.finished) {
     c.done = true;
     ++num_done_;
-    c.finish_reason = out.finish_reason;
-    c.stop_string = out.stop_string;
+    const bool aborted = out.finish_reason == FinishReason::kAbort;
+    c.finish_reason = params_.echo_only && !aborted ? FinishReason::kLength : out.finish_reason;
+    c.stop_string = params_.echo_only ? std::string() : out.stop_string;
     if (out.timing) {
       if (out.timing->first_token_us >= 0) c.ttft_ms = out.timing->ttft_s() * 1e3;
       ctx_.metrics->record_finished(*out.timing, out.finish_reason, out.num_prompt_tokens, out.num_output_tokens);
@@ -156,8 +215,8 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
   r.logprobs = std::move(infos);
   if (out.finished && !aborted) {
-    r.finish_reason = out.finish_reason;
-    r.stop_string = out.stop_string;
+    r.finish_reason = c.finish_reason;
+    r.stop_string = c.stop_string;
   }
   if (params_.chat && params_.tools.active() && !aborted)
     stream_tool_output(c, out.text, out.finished, out.finished && out.finish_reason == FinishReason::kStop, &r);
@@ -297,7 +356,7 @@ void CompletionJob::complete() {
         r.finish_reason = c.finish_reason;
         r.stop_string = std::move(c.stop_string);
         r.logprobs = std::move(c.logprobs);
-        r.text_offset = 0;
+        r.prompt_logprobs = std::move(c.prompt_logprobs);
         if (params_.chat && params_.tools.active()) finish_tool_output(c, &r);
         results.push_back(std::move(r));
       }

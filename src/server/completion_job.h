@@ -6,6 +6,7 @@
 // disconnect, a deadline or shutdown it cancels them in the engine and waits for their final events.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,7 +66,10 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     RequestHandle handle;
     std::string text;  // whole text so far (non-stream)
     std::vector<TokenLogprobInfo> logprobs;
-    TokenId prev_token = -1;  // for a token's bytes in the logprobs
+    TokenId prev_token = -1;         // for a token's bytes in the logprobs
+    TextOffsetCounter text_offsets;  // completions logprobs: where each token starts in the choice's whole text
+    bool prompt_scored = false;      // the prompt's logprobs (echo with logprobs, prompt_logprobs) were taken
+    std::optional<PromptLogprobs> prompt_logprobs;  // vLLM's prompt_logprobs (whole responses)
     int32_t num_prompt_tokens = 0;
     int32_t num_cached_tokens = 0;
     int32_t num_output_tokens = 0;
@@ -88,6 +92,13 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   void cancel_running();
   void complete();  // every choice is done: the end of the response, metrics, the log line
   std::vector<TokenLogprobInfo> logprob_infos(Choice& c, const std::vector<TokenLogprobs>& lps);
+  // The prompt's scores from the choice's first output: the echoed prompt's logprob entries (echo with logprobs)
+  // into *infos, and vLLM's prompt_logprobs into the choice.
+  void score_prompt(Choice& c, const std::vector<TokenLogprobs>& prompt_lps, std::vector<TokenLogprobInfo>* infos);
+  // The engine scores the prompt: echo with logprobs, or prompt_logprobs. The most alternatives either asks for.
+  int32_t prompt_alternatives() const {
+    return std::max(params_.echo && params_.logprobs >= 0 ? params_.logprobs : -1, params_.prompt_logprobs);
+  }
   UsageFigures usage() const;
   // The streamed chunk's tool-call pieces and content for `text`, the output the event added (its end when
   // `finished`); r->text is what may go out as content.
@@ -103,6 +114,7 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   std::function<void()> on_done_;
   std::vector<Choice> choices_;
   std::vector<std::string> echo_texts_;
+  std::vector<std::vector<TokenId>> prompt_tokens_;  // each prompt's, when the prompt is scored
   int32_t num_done_ = 0;
   bool client_gone_ = false;
   bool completed_ = false;

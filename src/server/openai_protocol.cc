@@ -245,17 +245,36 @@ std::optional<ApiError> parse_logit_bias(const json& body, std::vector<std::pair
 
 json logprobs_completion_json(const ChoiceResult& c) {
   json tokens = json::array(), token_logprobs = json::array(), top = json::array(), offsets = json::array();
-  int32_t offset = c.text_offset;
   for (const TokenLogprobInfo& t : c.logprobs) {
     tokens.push_back(t.token);
-    token_logprobs.push_back(t.logprob);
-    json alts = json::object();
-    for (const TopLogprob& a : t.top) alts[a.token] = a.logprob;
-    top.push_back(std::move(alts));
-    offsets.push_back(offset);
-    offset += int32_t(t.token.size());
+    if (!t.logprob) {  // an echoed prompt's first token: OpenAI's null entries
+      token_logprobs.push_back(nullptr);
+      top.push_back(nullptr);
+    } else {
+      token_logprobs.push_back(*t.logprob);
+      json alts = json::object();
+      for (const TopLogprob& a : t.top) alts[a.token] = a.logprob;
+      top.push_back(std::move(alts));
+    }
+    offsets.push_back(t.text_offset);
   }
   return {{"tokens", tokens}, {"token_logprobs", token_logprobs}, {"top_logprobs", top}, {"text_offset", offsets}};
+}
+
+json prompt_logprobs_json(const PromptLogprobs& positions) {
+  json out = json::array();
+  for (const std::vector<PromptLogprob>& at : positions) {
+    if (at.empty()) {
+      out.push_back(nullptr);
+      continue;
+    }
+    json entries = json::object();
+    for (const PromptLogprob& e : at)
+      entries[std::to_string(e.token_id)] = {
+          {"logprob", e.logprob}, {"rank", e.rank}, {"decoded_token", e.decoded_token}};
+    out.push_back(std::move(entries));
+  }
+  return out;
 }
 
 json bytes_json(const std::string& s) {
@@ -270,8 +289,10 @@ json logprobs_chat_json(const ChoiceResult& c) {
     json alts = json::array();
     for (const TopLogprob& a : t.top)
       alts.push_back({{"token", a.token}, {"logprob", a.logprob}, {"bytes", bytes_json(a.token)}});
-    content.push_back(
-        {{"token", t.token}, {"logprob", t.logprob}, {"bytes", bytes_json(t.token)}, {"top_logprobs", alts}});
+    content.push_back({{"token", t.token},
+                       {"logprob", t.logprob.value_or(0.0f)},  // chat scores sampled tokens only: always set
+                       {"bytes", bytes_json(t.token)},
+                       {"top_logprobs", alts}});
   }
   return {{"content", content}};
 }
@@ -317,11 +338,12 @@ constexpr std::string_view kCommonFields[] = {"model",
                                               "guided_choice",
                                               "guided_grammar",
                                               "structured_outputs",
-                                              "grammar"};
+                                              "grammar",
+                                              "prompt_logprobs"};
 constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
 constexpr std::string_view kChatFields[] = {
-    "messages",        "max_completion_tokens", "top_logprobs",  "add_generation_prompt",
-    "response_format", "tool_choice",           "function_call", "modalities",
+    "messages",        "max_completion_tokens", "top_logprobs",         "add_generation_prompt",
+    "response_format", "tool_choice",           "function_call",        "modalities",
     "tools",           "parallel_tool_calls",   "chat_template_kwargs", "functions"};
 // Accepted and ignored: they label or route a request and never change what is generated.
 constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
@@ -331,7 +353,6 @@ constexpr std::string_view kUnimplementedFields[] = {"suffix",
                                                      "prediction",
                                                      "reasoning_effort",
                                                      "web_search_options",
-                                                     "prompt_logprobs",
                                                      "chat_template",
                                                      "skip_special_tokens",
                                                      "spaces_between_special_tokens",
@@ -470,8 +491,16 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
       if (max_tokens < 1) return range_error("max_completion_tokens", "at least 1", double(max_tokens));
     }
   }
-  if (body.contains("max_tokens") && !body["max_tokens"].is_null() && max_tokens < 1)
-    return range_error("max_tokens", "at least 1", double(max_tokens));
+  // max_tokens 0 with echo: the prompt (and its logprobs) alone, as lm-evaluation-harness scores a text.
+  const bool echo_only = !chat && p.echo && max_tokens == 0 && body.contains("max_tokens");
+  if (body.contains("max_tokens") && !body["max_tokens"].is_null() && max_tokens < 1 && !echo_only)
+    return range_error("max_tokens", chat || max_tokens < 0 ? "at least 1" : "at least 1 (0 only with 'echo': true)",
+                       double(max_tokens));
+  if (echo_only) {
+    p.echo_only = true;
+    p.max_tokens_given = true;
+    p.sampling.max_tokens = 0;
+  }
   if (max_tokens >= 1) {
     p.max_tokens_given = true;
     p.sampling.max_tokens = int32_t(std::min<int64_t>(max_tokens, INT32_MAX));
@@ -546,6 +575,15 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
       p.logprobs = int32_t(logprobs);
     }
   }
+  if (auto it = body.find("prompt_logprobs"); it != body.end() && !it->is_null()) {
+    int64_t prompt_logprobs = -1;
+    if (auto e = get_int(body, "prompt_logprobs", &prompt_logprobs)) return e;
+    if (prompt_logprobs < 0 || prompt_logprobs > kMaxLogprobs)
+      return range_error("prompt_logprobs", fmt::format("in [0, {}]", kMaxLogprobs), double(prompt_logprobs));
+    // As vLLM: the field belongs to whole responses (a stream's echo with logprobs carries the prompt's instead).
+    if (p.stream) return invalid_request("'prompt_logprobs' is not available with 'stream': true", "prompt_logprobs");
+    p.prompt_logprobs = int32_t(prompt_logprobs);
+  }
   if (auto e = parse_logit_bias(body, &p.sampling.logit_bias)) return e;
   int64_t min_tokens = 0;
   if (auto e = get_int(body, "min_tokens", &min_tokens)) return e;
@@ -559,9 +597,9 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   }
   // Schemas keep the order of their properties as written: these fields are read from an order-keeping parse.
   nlohmann::ordered_json ordered;
-  for (const char* field : {"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-                            "structured_outputs", "grammar", "tools", "tool_choice", "parallel_tool_calls",
-                            "chat_template_kwargs", "functions", "function_call"})
+  for (const char* field :
+       {"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
+        "grammar", "tools", "tool_choice", "parallel_tool_calls", "chat_template_kwargs", "functions", "function_call"})
     if (ordered.is_null() && body.contains(field)) ordered = nlohmann::ordered_json::parse(body_text, nullptr, false);
   if (!ordered.is_object()) ordered = nlohmann::ordered_json::object();
   if (auto e = parse_output_constraint(ordered, chat, &p.constraint)) return e;
@@ -608,11 +646,14 @@ std::string completion_response(const ResponseHeader& h, const std::vector<Choic
                                 const UsageFigures& usage, bool with_logprobs) {
   json j = header_object(h, "text_completion");
   json arr = json::array();
-  for (const ChoiceResult& c : choices)
-    arr.push_back({{"index", c.index},
+  for (const ChoiceResult& c : choices) {
+    json choice = {{"index", c.index},
                    {"text", c.text},
                    {"logprobs", with_logprobs ? logprobs_completion_json(c) : json(nullptr)},
-                   {"finish_reason", finish_json(c.finish_reason)}});
+                   {"finish_reason", finish_json(c.finish_reason)}};
+    if (c.prompt_logprobs) choice["prompt_logprobs"] = prompt_logprobs_json(*c.prompt_logprobs);
+    arr.push_back(std::move(choice));
+  }
   j["choices"] = std::move(arr);
   j["usage"] = usage_object(usage);
   return json_text(j);
@@ -642,6 +683,9 @@ std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResul
   }
   j["choices"] = std::move(arr);
   j["usage"] = usage_object(usage);
+  // vLLM's chat shape: once for the response (the choices share their prompt).
+  if (!choices.empty() && choices[0].prompt_logprobs)
+    j["prompt_logprobs"] = prompt_logprobs_json(*choices[0].prompt_logprobs);
   return json_text(j);
 }
 
@@ -666,8 +710,8 @@ std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool firs
   if (!c.tool_call_deltas.empty() && legacy_functions) {
     // One call: its name with the first piece, then the arguments piece by piece.
     const ToolCallDelta& d = c.tool_call_deltas.front();
-    delta["function_call"] = d.id.empty() ? json{{"arguments", d.arguments}}
-                                          : json{{"name", d.name}, {"arguments", d.arguments}};
+    delta["function_call"] =
+        d.id.empty() ? json{{"arguments", d.arguments}} : json{{"name", d.name}, {"arguments", d.arguments}};
   } else if (!c.tool_call_deltas.empty()) {
     json calls = json::array();
     for (const ToolCallDelta& d : c.tool_call_deltas) {
@@ -698,6 +742,15 @@ std::string usage_chunk(const ResponseHeader& h, bool chat, const UsageFigures& 
   j["choices"] = json::array();
   j["usage"] = usage_object(usage);
   return json_text(j);
+}
+
+int32_t TextOffsetCounter::next(std::string_view token_bytes) {
+  auto is_lead = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; };
+  // Inside a character: the offset of the character begun before it.
+  const int32_t offset =
+      !token_bytes.empty() && !is_lead(token_bytes[0]) && num_chars_ > 0 ? num_chars_ - 1 : num_chars_;
+  for (char c : token_bytes) num_chars_ += is_lead(c) ? 1 : 0;
+  return offset;
 }
 
 std::string sse_event(std::string_view payload) { return fmt::format("data: {}\n\n", payload); }

@@ -45,7 +45,9 @@ struct CompletionParams {
   bool include_usage = false;     // stream_options.include_usage: a last chunk with the usage
   bool continuous_usage = false;  // stream_options.continuous_usage_stats: usage on every chunk
   int32_t logprobs = -1;          // -1: none; else how many alternatives per token (0: the chosen one only)
-  bool echo = false;              // completions: the prompt text before the completion
+  bool echo = false;              // completions: the prompt text (and with logprobs its tokens') before the completion
+  bool echo_only = false;         // completions: echo with max_tokens 0: the prompt and its logprobs, nothing generated
+  int32_t prompt_logprobs = -1;   // vLLM's prompt_logprobs: -1: none; else alternatives per prompt token
   std::optional<OutputConstraint> constraint;  // response_format, guided_*, structured_outputs, grammar
   ToolParams tools;                            // chat: tools, tool_choice, parallel_tool_calls
   // chat: vLLM's chat_template_kwargs, extra values of the template's context (enable_thinking, ...), as
@@ -68,10 +70,33 @@ struct TopLogprob {
   float logprob = 0.0f;
 };
 struct TokenLogprobInfo {
-  std::string token;
-  float logprob = 0.0f;
+  std::string token;             // the token's bytes (may be part of a UTF-8 character)
+  std::optional<float> logprob;  // nullopt: an echoed prompt's first token, which nothing scores (null, as its top)
   std::vector<TopLogprob> top;
+  int32_t text_offset = 0;  // completions: where the token starts in the choice's whole text (TextOffsetCounter)
 };
+
+// Completions' text_offset: where each token starts in the text its bytes make one after another, counted in
+// Unicode code points (what Python's len() counts, as OpenAI's and vLLM's offsets do; not bytes, not UTF-16
+// units). A token that starts inside a character (a byte-fallback piece of it) gets that character's offset.
+// One per choice: it carries the count from token to token, across streamed chunks.
+class TextOffsetCounter {
+ public:
+  int32_t next(std::string_view token_bytes);  // the token's offset; then counts its characters
+ private:
+  int32_t num_chars_ = 0;  // characters begun so far (UTF-8 lead bytes seen)
+};
+
+// vLLM's prompt_logprobs entry: one token at one prompt position (the token there, or one of the most likely).
+struct PromptLogprob {
+  TokenId token_id = -1;
+  float logprob = 0.0f;
+  int32_t rank = 0;           // 1: the most likely
+  std::string decoded_token;  // its bytes (may be part of a UTF-8 character: U+FFFD in JSON)
+};
+// Per prompt position: the prompt's token first, then the most likely ones not already listed; the first
+// position has none (null in JSON).
+using PromptLogprobs = std::vector<std::vector<PromptLogprob>>;
 
 // One piece of a streamed tool call, as OpenAI streams them: the first piece of a call has its id and name, the
 // later ones only more of its arguments.
@@ -91,7 +116,9 @@ struct ChoiceResult {
   std::optional<FinishReason> finish_reason;    // nullopt while streaming
   std::string stop_string;                      // the stop string that ended it (kStop), if one did
   std::vector<TokenLogprobInfo> logprobs;       // when asked for
-  int32_t text_offset = 0;                      // completions logprobs: where `text` starts in the whole
+  // vLLM's prompt_logprobs, when asked for: completions per choice, chat once for the response (the first
+  // choice's; every choice has the same prompt).
+  std::optional<PromptLogprobs> prompt_logprobs;
 };
 
 struct UsageFigures {

@@ -1,6 +1,6 @@
 // Drives a running `pagoda serve` with the official openai npm package, unchanged: completions and chat,
-// streamed and not, usage on the last chunk, n=2, stop strings, seeds. Usage: node client_test.mjs BASE_URL
-// GOLDEN_FILE. Exits 0 when every check passes; prints one line per check.
+// streamed and not, usage on the last chunk, n=2, stop strings, seeds, an echo's prompt logprobs. Usage: node
+// client_test.mjs BASE_URL GOLDEN_FILE. Exits 0 when every check passes; prints one line per check.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
@@ -137,6 +137,25 @@ await check("logprobs come back for every token", async () => {
     assert.equal(t.top_logprobs[0].logprob, t.logprob);  // greedy: the chosen token is the most likely
   }
   assert.equal(lp.map((t) => t.token).join(""), r.choices[0].message.content);
+});
+
+await check("echo with logprobs and max_tokens 0 scores the prompt (lm-evaluation-harness's loglikelihood)", async () => {
+  const r = await client.completions.create({ prompt, echo: true, logprobs: 2, max_tokens: 0 });
+  const c = r.choices[0];
+  assert.equal(c.text, prompt);
+  assert.equal(c.finish_reason, "length");
+  assert.equal(r.usage.completion_tokens, 0);
+  const lp = c.logprobs;
+  assert.equal(lp.tokens.length, r.usage.prompt_tokens);
+  assert.equal(lp.token_logprobs[0], null);
+  assert.equal(lp.top_logprobs[0], null);
+  let offset = 0;
+  lp.tokens.forEach((t, i) => {
+    assert.equal(lp.text_offset[i], offset);
+    offset += [...t].length;  // code points, as the server counts them
+    if (i > 0) assert.ok(Number.isFinite(lp.token_logprobs[i]) && lp.token_logprobs[i] <= 0);
+  });
+  assert.equal(lp.tokens.join(""), prompt);
 });
 
 await check("a model that is not served is a 404 NotFoundError", async () => {

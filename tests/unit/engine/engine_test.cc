@@ -305,6 +305,58 @@ TEST_F(EngineTest, PromptAndOutputLogitsAreTheRowsTheModelComputedWhateverTheChu
   EXPECT_EQ(pieces->stats().kv.num_used_blocks, 0);
 }
 
+TEST_F(EngineTest, PromptLogprobsAreTheLogSoftmaxOfThePromptRowsForEveryChunkingAndEverySample) {
+  EngineConfig c = config(64);
+  c.prompt_logits = true;
+  EngineConfig chunked = c;
+  chunked.scheduler.max_batched_tokens = 32;
+  chunked.scheduler.max_prefill_tokens_with_decodes = 3;
+  auto whole = make(c);
+  auto pieces = make(chunked);
+  ASSERT_TRUE(whole && pieces);
+  GenerateRequest raw = greedy("Once upon a time, there was a little girl named Lily. She loved to play", 3);
+  raw.prompt_logits_start = 0;
+  const RequestOutput rows = run_alone(*whole, raw);
+  const size_t vocab = size_t(loaded_->model->config().vocab_size);
+  const size_t num_prompt = raw.prompt.size();
+  ASSERT_EQ(rows.prompt_logits.size(), num_prompt * vocab);
+
+  GenerateRequest r = raw;
+  r.prompt_logits_start = -1;
+  r.prompt_logprobs = 4;
+  // Twice on each engine: the second run finds the first one's blocks in the prefix cache and must not use them.
+  for (Engine* engine : {whole.get(), pieces.get(), whole.get(), pieces.get()}) {
+    GenerateRequest other = greedy("The cat", 40);
+    other.sampling.ignore_eos = true;
+    auto busy = engine->submit(other);  // decodes beside the prompt, which then goes in chunks on `pieces`
+    ASSERT_TRUE(busy.ok());
+    auto samples = engine->submit_samples(r, 2);
+    ASSERT_TRUE(samples.ok()) << samples.error();
+    for (RequestHandle& h : *samples) {
+      const RequestOutput out = h.stream->wait_all();
+      ASSERT_EQ(out.prompt_logprobs.size(), num_prompt - 1);
+      EXPECT_EQ(out.new_tokens, rows.new_tokens);
+      for (size_t i = 0; i + 1 < num_prompt; ++i) {
+        const TokenLogprobs want = compute_token_logprobs(
+            std::span<const float>(rows.prompt_logits).subspan(i * vocab, vocab), r.prompt[i + 1], 4);
+        const TokenLogprobs& got = out.prompt_logprobs[i];
+        EXPECT_EQ(got.token, r.prompt[i + 1]);
+        EXPECT_NEAR(got.logprob, want.logprob, 1e-4) << i;
+        EXPECT_EQ(got.rank, want.rank) << i;
+        ASSERT_EQ(got.top.size(), 4u);
+        for (size_t k = 0; k < 4; ++k) EXPECT_EQ(got.top[k].first, want.top[k].first) << i << " " << k;
+      }
+    }
+    busy->stream->wait_all();
+    EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
+  }
+  GenerateRequest both = r;
+  both.prompt_logits_start = 0;
+  EXPECT_EQ(whole->submit(both).status().code(), StatusCode::kInvalidArgument);
+  auto plain = make(config(64));
+  EXPECT_EQ(plain->submit(r).status().code(), StatusCode::kInvalidArgument);  // made without prompt logits
+}
+
 TEST_F(EngineTest, WithoutATokenizerOutputsAreTokenIdsAndStopStringsAreRefused) {
   EngineConfig c = config(64);
   auto created = Engine::create(*loaded_->model, c);

@@ -36,5 +36,13 @@ TEST(TokenLogprobsTest, ZeroAlternativesAndNanLogits) {
   EXPECT_EQ(compute_token_logprobs(logits, 2, 3).top[2].first, 1);  // NaN is the least likely
 }
 
+TEST(TokenLogprobsTest, RankCountsTheStrictlyMoreLikelyTokens) {
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 3.0f, -1.0f};
+  EXPECT_EQ(compute_token_logprobs(logits, 1, 0).rank, 1);
+  EXPECT_EQ(compute_token_logprobs(logits, 3, 0).rank, 1);  // a tie shares the better rank, as vLLM's count does
+  EXPECT_EQ(compute_token_logprobs(logits, 2, 0).rank, 3);
+  EXPECT_EQ(compute_token_logprobs(logits, 4, 0).rank, 5);
+}
+
 }  // namespace
 }  // namespace pagoda

@@ -92,6 +92,7 @@ std::vector<Endpoint> endpoints() {
         {"max_completion_tokens", 2},
         {"logprobs", true},
         {"top_logprobs", 2},
+        {"prompt_logprobs", 1},
         {"add_generation_prompt", true},
         {"stream", false}}},
       {"/v1/embeddings",

@@ -17,7 +17,8 @@ namespace pagoda::server {
 
 class InProcessServer {
  public:
-  explicit InProcessServer(HttpServerOptions http = {}, ApiServerOptions api = {}) {
+  // `prompt_logits`: the engine computes prompt logprobs, as pagoda serve's does unless it says why not.
+  explicit InProcessServer(HttpServerOptions http = {}, ApiServerOptions api = {}, bool prompt_logits = true) {
     auto loaded = load_model("", kernels::best_kernels());
     if (!loaded.ok()) return;
     loaded_ = std::make_unique<LoadedModel>(std::move(loaded).value());
@@ -30,6 +31,7 @@ class InProcessServer {
     c.max_queue = 256;
     c.num_threads = 1;
     c.pooling = true;
+    c.prompt_logits = prompt_logits;
     auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
     if (!engine.ok()) return;
     engine_ = std::move(engine).value();

@@ -178,7 +178,7 @@ TEST(OpenAiProtocolTest, LogprobsShapes) {
   const ResponseHeader h{"x", 1, "m"};
   ChoiceResult c;
   c.text = "ab";
-  c.logprobs = {{"a", -0.5f, {{"a", -0.5f}, {"b", -1.5f}}}, {"b", -0.25f, {{"b", -0.25f}, {"c", -2.0f}}}};
+  c.logprobs = {{"a", -0.5f, {{"a", -0.5f}, {"b", -1.5f}}, 0}, {"b", -0.25f, {{"b", -0.25f}, {"c", -2.0f}}, 1}};
   const json comp = json::parse(completion_response(h, {c}, {}, true));
   const json& lp = comp["choices"][0]["logprobs"];
   EXPECT_EQ(lp["tokens"], json({"a", "b"}));
@@ -190,6 +190,81 @@ TEST(OpenAiProtocolTest, LogprobsShapes) {
   EXPECT_EQ(content[0]["token"], "a");
   EXPECT_EQ(content[0]["bytes"], json({97}));
   EXPECT_EQ(content[1]["top_logprobs"][1]["token"], "c");
+}
+
+TEST(OpenAiProtocolTest, EchoWithMaxTokensZeroAndPromptLogprobsAreRead) {
+  const CompletionParams p = parse_ok(R"({"prompt": "x", "echo": true, "logprobs": 1, "max_tokens": 0})");
+  EXPECT_TRUE(p.echo && p.echo_only && p.max_tokens_given);
+  EXPECT_EQ(p.sampling.max_tokens, 0);
+  EXPECT_EQ(p.logprobs, 1);
+  EXPECT_EQ(p.prompt_logprobs, -1);
+  EXPECT_FALSE(parse_ok(R"({"prompt": "x", "echo": true, "max_tokens": 1})").echo_only);
+  // Without echo nothing would come back: 0 stays an error, which says when 0 is allowed.
+  const ApiError no_echo = parse_error(R"({"prompt": "x", "max_tokens": 0})");
+  EXPECT_EQ(no_echo.param, "max_tokens");
+  EXPECT_THAT(no_echo.message, HasSubstr("0 only with 'echo': true"));
+  EXPECT_EQ(parse_error(R"({"prompt": "x", "echo": true, "max_tokens": -1})").param, "max_tokens");
+  EXPECT_EQ(parse_error(R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0})", true).param,
+            "max_tokens");
+
+  EXPECT_EQ(parse_ok(R"({"prompt": "x", "prompt_logprobs": 3})").prompt_logprobs, 3);
+  EXPECT_EQ(parse_ok(R"({"prompt": "x", "prompt_logprobs": 0})").prompt_logprobs, 0);
+  EXPECT_EQ(parse_ok(R"({"prompt": "x", "prompt_logprobs": null})").prompt_logprobs, -1);
+  EXPECT_EQ(parse_ok(R"({"messages": [{"role": "user", "content": "x"}], "prompt_logprobs": 2})", true).prompt_logprobs,
+            2);
+  for (const char* bad :
+       {R"({"prompt": "x", "prompt_logprobs": 21})", R"({"prompt": "x", "prompt_logprobs": -1})",
+        R"({"prompt": "x", "prompt_logprobs": "2"})", R"({"prompt": "x", "prompt_logprobs": 1, "stream": true})"}) {
+    const ApiError e = parse_error(bad);
+    EXPECT_EQ(e.param, "prompt_logprobs") << bad;
+    EXPECT_THAT(e.message, HasSubstr("prompt_logprobs")) << bad;
+  }
+}
+
+TEST(OpenAiProtocolTest, TextOffsetsCountCodePointsAndAPieceOfACharacterGetsItsOffset) {
+  TextOffsetCounter ascii;
+  EXPECT_EQ(ascii.next(""), 0);  // BOS: no text
+  EXPECT_EQ(ascii.next("Once"), 0);
+  EXPECT_EQ(ascii.next(" upon"), 4);
+  EXPECT_EQ(ascii.next(" a"), 9);
+  // "h\u00e9 \u20ac!": \u00e9 whole in one token (2 bytes, 1 code point), \u20ac in three byte-fallback tokens.
+  TextOffsetCounter mixed;
+  EXPECT_EQ(mixed.next("h\xc3\xa9"), 0);
+  EXPECT_EQ(mixed.next(" "), 2);
+  EXPECT_EQ(mixed.next("\xe2"), 3);
+  EXPECT_EQ(mixed.next("\x82"), 3);  // inside the character begun at 3
+  EXPECT_EQ(mixed.next("\xac"), 3);
+  EXPECT_EQ(mixed.next("!"), 4);
+  EXPECT_EQ(mixed.next("\xf0\x9f\x98\x80x"), 5);  // an emoji: one code point (two UTF-16 units, four bytes)
+  EXPECT_EQ(mixed.next("y"), 7);
+}
+
+TEST(OpenAiProtocolTest, PromptLogprobShapes) {
+  const ResponseHeader h{"x", 1, "m"};
+  ChoiceResult c;
+  c.text = "ab";
+  // An echoed prompt's first token: null logprob and null alternatives, as OpenAI writes it.
+  c.logprobs = {{"a", std::nullopt, {}, 0}, {"b", -0.25f, {{"b", -0.25f}}, 1}};
+  c.prompt_logprobs = PromptLogprobs{{}, {{7, -0.25f, 1, "b"}, {9, -2.0f, 2, "c"}}};
+  const json comp = json::parse(completion_response(h, {c}, {}, true));
+  const json& choice = comp["choices"][0];
+  EXPECT_EQ(choice["logprobs"]["token_logprobs"], json::parse("[null, -0.25]"));
+  EXPECT_EQ(choice["logprobs"]["top_logprobs"][0], nullptr);
+  EXPECT_EQ(choice["logprobs"]["top_logprobs"][1], json::parse(R"({"b": -0.25})"));
+  EXPECT_EQ(choice["logprobs"]["text_offset"], json({0, 1}));
+  // vLLM's shape: per choice on completions, once per response on chat.
+  EXPECT_EQ(choice["prompt_logprobs"], json::parse(R"([null, {"7": {"logprob": -0.25, "rank": 1, "decoded_token": "b"},
+                                   "9": {"logprob": -2.0, "rank": 2, "decoded_token": "c"}}])"));
+  ChoiceResult chat_choice;
+  chat_choice.text = "ok";
+  chat_choice.prompt_logprobs = c.prompt_logprobs;
+  const json chat = json::parse(chat_response(h, {chat_choice}, {}, false));
+  EXPECT_EQ(chat["prompt_logprobs"], choice["prompt_logprobs"]);
+  EXPECT_FALSE(chat["choices"][0].contains("prompt_logprobs"));
+  // Not asked for: no field at all.
+  EXPECT_FALSE(
+      json::parse(completion_response(h, {ChoiceResult{}}, {}, false))["choices"][0].contains("prompt_logprobs"));
+  EXPECT_FALSE(json::parse(chat_response(h, {ChoiceResult{}}, {}, false)).contains("prompt_logprobs"));
 }
 
 TEST(OpenAiProtocolTest, InvalidUtf8InTokensIsReplacedNotThrown) {
@@ -267,7 +342,7 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
   EXPECT_THAT(e.message, HasSubstr("did you mean 'max_tokens'?"));
   EXPECT_EQ(error_of(R"({"prompt": "x", "frobnicate": 1})", false).param, "frobnicate");
   // Known fields this server does not implement.
-  for (const char* field : {"suffix", "prompt_logprobs", "include_stop_str_in_output"})
+  for (const char* field : {"suffix", "truncate_prompt_tokens", "include_stop_str_in_output"})
     EXPECT_EQ(error_of(std::string(R"({"prompt": "x", ")") + field + R"(": {}})", false).param, field);
   for (const char* field : {"audio", "reasoning_effort"})
     EXPECT_EQ(error_of(std::string(R"({"messages": [{"role": "user", "content": "x"}], ")") + field + R"(": []})", true)
@@ -296,10 +371,9 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
 TEST(StrictRequestTest, ChatTemplateKwargsReachTheTemplateInOrderButNotTheServersOwnValues) {
   const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
   CompletionParams p;
-  ASSERT_FALSE(
-      parse_completion_params(chat + R"("chat_template_kwargs": {"enable_thinking": false, "a": {"z": 1, "b": 2}}})",
-                              true, &p)
-          .has_value());
+  ASSERT_FALSE(parse_completion_params(
+                   chat + R"("chat_template_kwargs": {"enable_thinking": false, "a": {"z": 1, "b": 2}}})", true, &p)
+                   .has_value());
   EXPECT_EQ(p.chat_template_kwargs.dump(), R"({"enable_thinking":false,"a":{"z":1,"b":2}})");
   EXPECT_EQ(error_of(chat + R"("chat_template_kwargs": [1]})", true).param, "chat_template_kwargs");
   EXPECT_EQ(error_of(chat + R"("chat_template_kwargs": {"tools": []}})", true).param, "chat_template_kwargs.tools");
@@ -481,7 +555,8 @@ TEST(ToolParamsTest, TheLegacyFunctionsApiMapsOntoToolsAndAnswersAsFunctionCall)
       R"({"messages": [{"role": "user", "content": "x"},
                        {"role": "assistant", "content": null, "function_call": {"name": "get_weather",
                         "arguments": "{\"city\": \"Paris\"}"}},
-                       {"role": "function", "name": "get_weather", "content": "21C"}], )" + fns + "}",
+                       {"role": "function", "name": "get_weather", "content": "21C"}], )" +
+          fns + "}",
       true, &p));
   ASSERT_EQ(p.messages.size(), 3u);
   ASSERT_EQ(p.messages[1].tool_calls.size(), 1u);
@@ -506,7 +581,8 @@ TEST(ToolParamsTest, TheLegacyFunctionsApiMapsOntoToolsAndAnswersAsFunctionCall)
   next.finish_reason = FinishReason::kStop;
   const nlohmann::json a = nlohmann::json::parse(chat_chunk({"id", 1, "m"}, first, true, false, std::nullopt, true));
   const nlohmann::json b = nlohmann::json::parse(chat_chunk({"id", 1, "m"}, next, false, false, std::nullopt, true));
-  EXPECT_EQ(a["choices"][0]["delta"]["function_call"], nlohmann::json::parse(R"({"name":"get_weather","arguments":"{\"ci"})"));
+  EXPECT_EQ(a["choices"][0]["delta"]["function_call"],
+            nlohmann::json::parse(R"({"name":"get_weather","arguments":"{\"ci"})"));
   EXPECT_EQ(b["choices"][0]["delta"]["function_call"], nlohmann::json::parse(R"({"arguments":"ty\":\"Oslo\"}"})"));
   EXPECT_EQ(b["choices"][0]["finish_reason"], "function_call");
 }
