@@ -7,23 +7,13 @@
 // passes; prints one line per check.
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
+import { check, finish } from "./checks.mjs";
 
 const [baseURL] = process.argv.slice(2);
 const apiKey = process.env.PAGODA_API_KEY || "none";
 const client = new Anthropic({ baseURL, apiKey, maxRetries: 0 });
 const model = "stories260K";
 const messages = [{ role: "user", content: "Once upon a time" }];
-let failures = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
 
 // The same conversation through /v1/chat/completions, greedy: what /v1/messages must say.
 async function openaiChat(maxTokens) {
@@ -184,8 +174,4 @@ await check("server tools are refused with a 400 naming them", async () => {
   });
 });
 
-if (failures > 0) {
-  console.log(`${failures} checks failed`);
-  process.exit(1);
-}
-console.log("all checks passed");
+finish();

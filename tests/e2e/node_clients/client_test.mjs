@@ -4,22 +4,12 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
+import { check, finish } from "./checks.mjs";
 
 const [baseURL, goldenFile] = process.argv.slice(2);
 const golden = readFileSync(goldenFile, "utf8");  // the greedy continuation of "Once upon a time", 196 tokens
 const client = new OpenAI({ baseURL: baseURL + "/v1", apiKey: process.env.PAGODA_API_KEY || "none", maxRetries: 0 });
 const prompt = "Once upon a time";
-let failures = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
 
 await check("models.list names the served model", async () => {
   const models = await client.models.list();
@@ -170,8 +160,4 @@ await check("an invalid field is a 400 BadRequestError naming it", async () => {
     (err) => err instanceof OpenAI.BadRequestError && err.param === "temperature");
 });
 
-if (failures > 0) {
-  console.log(`${failures} checks failed`);
-  process.exit(1);
-}
-console.log("all checks passed");
+finish();

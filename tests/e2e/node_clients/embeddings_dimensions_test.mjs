@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
+import { check, finish } from "./checks.mjs";
 
 const [baseURL, expectedFile, model, allowedArg, refusedArg] = process.argv.slice(2);
 const allowed = Number(allowedArg);
@@ -15,17 +16,6 @@ const refused = Number(refusedArg);
 const expected = readFileSync(expectedFile, "utf8").trim().split("\n").map((line) => JSON.parse(line));
 const client = new OpenAI({ baseURL: baseURL + "/v1", apiKey: "none", maxRetries: 0 });
 const texts = ["Once upon a time", "The cat sat on the mat.", "Lily"];
-let failures = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
 
 function norm(v) {
   return Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
@@ -74,8 +64,4 @@ await check(`dimensions ${refused} is a 400 naming the field`, async () => {
   });
 });
 
-if (failures > 0) {
-  console.log(`${failures} checks failed`);
-  process.exit(1);
-}
-console.log("all checks passed");
+finish();

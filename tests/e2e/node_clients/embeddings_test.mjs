@@ -8,23 +8,13 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
+import { check, finish } from "./checks.mjs";
 
 const [baseURL, expectedFile] = process.argv.slice(2);
 const expected = readFileSync(expectedFile, "utf8").trim().split("\n").map((line) => JSON.parse(line));
 const client = new OpenAI({ baseURL: baseURL + "/v1", apiKey: process.env.PAGODA_API_KEY || "none", maxRetries: 0 });
 const model = "stories260K";
 const texts = ["Once upon a time", "The cat sat on the mat.", "Lily"];
-let failures = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
 
 function assertSameVector(got, want, what) {
   assert.equal(got.length, want.length, `${what}: length`);
@@ -76,8 +66,4 @@ await check("dimensions the model cannot give is a 400 naming it", async () => {
   });
 });
 
-if (failures > 0) {
-  console.log(`${failures} checks failed`);
-  process.exit(1);
-}
-console.log("all checks passed");
+finish();

@@ -7,22 +7,12 @@
 // check.
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import { check, finish } from "./checks.mjs";
 
 const [baseURL] = process.argv.slice(2);
 const apiKey = process.env.PAGODA_API_KEY || "none";
 const client = new OpenAI({ baseURL: baseURL + "/v1", apiKey, maxRetries: 0 });
 const model = "stories260K";
-let failures = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
 
 const chat = await client.chat.completions.create({
   model,
@@ -211,8 +201,4 @@ await check("previous_response_id is a 400 naming it (this server keeps no respo
   );
 });
 
-if (failures > 0) {
-  console.log(`${failures} checks failed`);
-  process.exit(1);
-}
-console.log("all checks passed");
+finish();

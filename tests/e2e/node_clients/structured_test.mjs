@@ -12,22 +12,12 @@ import { ChatOpenAI } from "@langchain/openai";
 import { tool as langchainTool } from "@langchain/core/tools";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateObject, generateText, tool as aiTool, jsonSchema } from "ai";
+import { check, finish } from "./checks.mjs";
 
 const [baseURL] = process.argv.slice(2);
 const apiKey = process.env.PAGODA_API_KEY || "none";
 const client = new OpenAI({ baseURL: baseURL + "/v1", apiKey, maxRetries: 0 });
 const model = "stories260K";
-let failures = 0;
-
-async function check(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (err) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
-  }
-}
 
 // Bounded fields: a tiny model inside an unbounded string could write until max_tokens.
 const Person = z.object({
@@ -243,5 +233,4 @@ await check("Vercel AI SDK tool calls stream too (streamText)", async () => {
   assert.equal(await result.finishReason, "tool-calls");
 });
 
-if (failures === 0) console.log("all checks passed");
-process.exit(failures === 0 ? 0 : 1);
+finish();
