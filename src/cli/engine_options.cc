@@ -91,6 +91,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   // Unreadable MemAvailable: assume 4 GiB.
   PAGODA_ASSIGN_OR_RETURN(ResolvedEngine r, plan_engine(s, model, available_ram_bytes().value_or(int64_t(4) << 30)));
   if (Status spec = apply_spec_options(o.spec, r.config, draft); !spec.ok()) return spec;
+  r.config.decodes = o.decodes;
   return r;
 }
 

@@ -26,8 +26,8 @@ void add_spec_options(CLI::App& app, SpecCliOptions& o) {
                  "--spec draft: the draft model (GGUF file, HF folder, or 'bundled' for the embedded model); same "
                  "vocabulary as the target");
   app.add_option("--draft-kv-blocks", o.draft_kv_blocks,
-                 "--spec draft: blocks of the draft model's own KV pool (f32, prefix-cached; default: as many as "
-                 "the target's KV pool)");
+                 "--spec draft: blocks of the draft model's own KV pool (f32, prefix-cached; default: what fits in "
+                 "the target KV pool's bytes, at most its block count)");
 }
 
 Result<std::unique_ptr<LoadedModel>> load_draft_model(const SpecCliOptions& o) {

@@ -46,22 +46,28 @@ int32_t draft_max_context(const EngineConfig& c) { return c.max_seq_len + c.sche
 // Hidden-state rows of a step: one per token when pooling requests are allowed (mean pooling reads every row).
 int32_t hidden_row_capacity(const EngineConfig& c) { return c.pooling ? step_token_capacity(c) : 0; }
 
-// The draft model's KV pool: as asked, else as many blocks as the target's pool (the tokens the engine holds;
-// a draft model's K/V per token is smaller than its target's), and at least one whole sequence.
-int32_t draft_kv_blocks(const EngineConfig& c) {
+// The draft model's KV pool (f32): as asked, else the blocks that fit in the bytes of the target's pool, at most its
+// block count (the tokens the engine can hold), and at least one whole sequence. So by default the KV memory is at
+// most twice what the engine was planned with (the pool sizing knows nothing of the draft).
+int32_t draft_kv_blocks(const EngineConfig& c, const Model& target) {
   if (c.spec.draft_kv_blocks > 0) return c.spec.draft_kv_blocks;
-  return std::max(c.kv.num_blocks, DraftModelDrafter::min_blocks(draft_max_context(c), c.kv.block_size));
+  const int64_t target_bytes = int64_t(c.kv.num_blocks) *
+                               KvStorage::bytes_per_block_for(target.config().kv_shape(), c.kv.block_size, c.kv_dtype);
+  const int64_t draft_block_bytes =
+      KvStorage::bytes_per_block_for(c.spec.draft_model->config().kv_shape(), c.kv.block_size, KvDType::kF32);
+  const int64_t fit = std::min<int64_t>(c.kv.num_blocks, target_bytes / std::max<int64_t>(1, draft_block_bytes));
+  return std::max(int32_t(fit), DraftModelDrafter::min_blocks(draft_max_context(c), c.kv.block_size));
 }
 
-std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, ThreadPool& pool) {
+std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target, ThreadPool& pool) {
   switch (c.spec.method) {
     case SpecMethod::kNone: return nullptr;
     case SpecMethod::kNgram: return std::make_unique<NgramDrafter>(c.spec.ngram_min, c.spec.ngram_max);
     case SpecMethod::kDraftModel:
-      return std::make_unique<DraftModelDrafter>(
-          *c.spec.draft_model, pool,
-          DraftModelDrafter::Options{
-              .num_blocks = draft_kv_blocks(c), .block_size = c.kv.block_size, .max_context = draft_max_context(c)});
+      return std::make_unique<DraftModelDrafter>(*c.spec.draft_model, pool,
+                                                 DraftModelDrafter::Options{.num_blocks = draft_kv_blocks(c, target),
+                                                                            .block_size = c.kv.block_size,
+                                                                            .max_context = draft_max_context(c)});
   }
   return nullptr;
 }
@@ -138,7 +144,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       pool_(config.num_threads),
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
       kv_manager_(config.kv),
-      drafter_(make_drafter(config, pool_)),
+      drafter_(make_drafter(config, model, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),
       scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
       output_(tokenizer),
@@ -164,13 +170,15 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
 // 16 and 64 tokens (a quarter and all of a smaller step budget; a first one-token pass pays for cold weights; then the
 // faster of two passes of each size, so a neighbour's burst does not skew the fit; 163 tokens in all, a few seconds for
 // a 7B model on two cores), lets the first concurrent prompts be paced by this machine's figures; the steps that follow
-// refine it. Only an engine that paces prompts against decoding streams calibrates (several sequences, chunked prefill,
-// the automatic budget). The passes write into blocks taken from the pool and given back unhashed: they leave no trace
-// in the cache or in any figure. Best effort: a pass that throws (out of memory) leaves the fixed rule in place, and
-// the first real step meets the same failure and reports it.
+// refine it. Only an engine that paces prompts against decoding streams calibrates (decoding ones, several sequences,
+// chunked prefill, the automatic budget). The passes write into blocks taken from the pool and given back unhashed:
+// they leave no trace in the cache or in any figure. Best effort: a pass that throws (out of memory) leaves the fixed
+// rule in place, and the first real step meets the same failure and reports it.
 void Engine::calibrate_step_time() {
   const SchedulerConfig& s = config_.scheduler;
-  if (s.max_num_seqs < 2 || !s.chunked_prefill || s.max_prefill_tokens_with_decodes != kAutoPrefillCap) return;
+  if (!config_.decodes || s.max_num_seqs < 2 || !s.chunked_prefill ||
+      s.max_prefill_tokens_with_decodes != kAutoPrefillCap)
+    return;
   const int32_t largest = std::min({step_token_capacity(config_), config_.max_seq_len, 64});
   SeqKvState scratch = kv_manager_.make_seq_state();
   if (largest < 4 || !kv_manager_.allocate_slots(scratch, largest)) return;
@@ -450,6 +458,26 @@ void Engine::step() {
 void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
   sampled_.clear();
   const std::vector<BatchBuilder::LogitsRow>& rows = batch_builder_.logits_rows();
+  // The prompt rows scored for prompt_logprobs take a pass or two over the vocabulary each (a 128-token chunk of a
+  // 152k vocabulary: tens of ms on one thread, while every stream waits), so they are shared out over the pool
+  // first, then collected below in row order.
+  const auto scores_prompt_row = [&](size_t r) {
+    const Sequence& seq = *plan.seqs[size_t(rows[r].seq_idx)].seq;
+    return rows[r].prompt_row && seq.prompt_logits_start < 0 && rows[r].pos + 1 < seq.num_prompt_tokens;
+  };
+  std::vector<size_t> scored_rows;
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (scores_prompt_row(r)) scored_rows.push_back(r);
+  prompt_scores_.resize(scored_rows.size());
+  pool_.parallel_for(int64_t(scored_rows.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const size_t r = scored_rows[size_t(i)];
+      const Sequence& seq = *plan.seqs[size_t(rows[r].seq_idx)].seq;
+      prompt_scores_[size_t(i)] =
+          compute_token_logprobs(logits.row(int32_t(r)), seq.tokens[size_t(rows[r].pos + 1)], seq.prompt_logprobs);
+    }
+  });
+  size_t next_score = 0;
   for (size_t r = 0; r < rows.size(); ++r) {
     Sequence& seq = *plan.seqs[size_t(rows[r].seq_idx)].seq;
     const std::span<float> row = logits.row(int32_t(r));
@@ -460,8 +488,7 @@ void Engine::sample(const SchedulePlan& plan, const LogitsView& logits) {
       if (seq.prompt_logits_start >= 0) {
         seq.prompt_logits.insert(seq.prompt_logits.end(), row.begin(), row.end());
       } else if (pos + 1 < seq.num_prompt_tokens) {  // the last row scores the first output token, not a prompt one
-        seq.prompt_token_logprobs.push_back(
-            compute_token_logprobs(row, seq.tokens[size_t(pos + 1)], seq.prompt_logprobs));
+        seq.prompt_token_logprobs.push_back(std::move(prompt_scores_[next_score++]));
       }
       ++seq.num_prompt_logits_rows;
     }

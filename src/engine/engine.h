@@ -22,7 +22,6 @@
 #include "core/thread_pool.h"
 #include "engine/batch_builder.h"
 #include "engine/draft_verifier.h"
-#include "engine/token_constraints.h"
 #include "engine/engine_config.h"
 #include "engine/engine_stats.h"
 #include "engine/generate_request.h"
@@ -30,6 +29,7 @@
 #include "engine/request_stream.h"
 #include "engine/sampled_token.h"
 #include "engine/scheduler.h"
+#include "engine/token_constraints.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
@@ -137,8 +137,9 @@ class Engine {
   // Loop-thread state, reused every step.
   std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
   std::vector<SampledToken> sampled_;
-  std::vector<float> raw_row_;   // f32 [vocab]: a logits row before sampling changed it
-  std::vector<float> fork_row_;  // f32 [vocab]: a fork parent's row, copied for each of its samples
+  std::vector<TokenLogprobs> prompt_scores_;  // this step's scored prompt rows (prompt_logprobs), in row order
+  std::vector<float> raw_row_;                // f32 [vocab]: a logits row before sampling changed it
+  std::vector<float> fork_row_;               // f32 [vocab]: a fork parent's row, copied for each of its samples
   SpecFigures spec_figures_;
   TokenConstraints constraints_;  // grammar masks and min_tokens, before every draw (borrows end_of_generation_ids_)
 

@@ -26,7 +26,8 @@ struct SpecDecodeConfig {
   int32_t ngram_min = 1;  // kNgram: the shortest suffix looked up
   int32_t ngram_max = 4;  // kNgram: the longest, tried first
   // kDraftModel: the model (borrowed; it must outlive the engine and share the target's vocabulary) and its own
-  // f32 KV pool, in blocks of the engine's block size (0: as many as the target's pool, and one sequence at least).
+  // f32 KV pool, in blocks of the engine's block size (0: what fits in the target pool's bytes, at most its block
+  // count, and one sequence at least).
   const Model* draft_model = nullptr;
   int32_t draft_kv_blocks = 0;
 };
@@ -46,6 +47,9 @@ struct EngineConfig {
   // Requests may be pooling requests (GenerateRequest::pooling, embeddings): the workspace then holds a final
   // hidden-state row for every token of a step (dim floats each). Not over --tp/--pp ranks.
   bool pooling = false;
+  // False: only pooling requests will come (pagoda embed): nothing decodes, so there is no prompt pacing to
+  // calibrate at creation (Engine::calibrate_step_time).
+  bool decodes = true;
   SpecDecodeConfig spec;
 };
 

@@ -10,8 +10,8 @@
 // processor found in its text, an end-of-generation token or one of its stop_token_ids, the end of its grammar,
 // max_tokens, the end of the context) leaves with its blocks freed; one whose grammar allowed no token leaves
 // aborted. With a drafter, a decoding sequence may compute its last token and up to num_speculative_tokens drafts
-// in one step; update() keeps the accepted ones and rolls the rest's
-// KV back. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one
+// in one step (the drafter proposes them inside schedule(): a draft model's forward passes run there and count in
+// the step's time); update() keeps the accepted ones and rolls the rest's KV back. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one
 // holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
 #pragma once
 

@@ -2,7 +2,7 @@
 // or NeoX halves, grouped-query attention, SwiGLU or GeGLU; and what ModelConfig switches on for a family: Qwen2's
 // QKV bias and Qwen3/Gemma 3's Q/K norm (when the weights have them), Gemma's post-norms, scaled embeddings,
 // sliding-window layers and soft-capping, Granite's multipliers, Phi-3's LongRoPE, a mixture of experts in place of
-// the dense FFN (moe_ffn.cc). f32 activations over weights that stay in the GGUF mapping (or their repacked copies).
+// the dense FFN, with an optional (gated) shared expert (moe_ffn.cc). f32 activations over weights that stay in the GGUF mapping (or their repacked copies).
 // Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 

@@ -1,6 +1,6 @@
 // ModelWeights: views of a Llama-family model's tensors inside the GGUF mapping (no copy), checked against
-// ModelConfig's shapes at load. 1-D norm weights are small and are converted to owned f32 vectors so every
-// kernel gets f32 norms whatever dtype the file stores them in.
+// ModelConfig's shapes at load. 1-D norm weights (and a shared expert's gate vector) are small and are converted
+// to owned f32 vectors so every kernel gets f32 whatever dtype the file stores them in.
 #pragma once
 
 #include <pagoda/status.h>

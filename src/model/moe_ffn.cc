@@ -7,6 +7,7 @@
 // every token in two more jobs (the same split) and adds its output, times sigmoid(x . gate) when gated (Qwen2-MoE),
 // to that sum; the sum is then added to the residual stream.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/check.h"

@@ -321,14 +321,18 @@ std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& 
   // prompt_logprobs its token's entry and each alternative's.
   const int64_t per_prompt_token = (params.echo && params.logprobs >= 0 ? per_token : 0) +
                                    (params.prompt_logprobs >= 0 ? 1 + params.prompt_logprobs : 0);
-  const int64_t prompt_work = num_prompt_tokens * params.n * per_prompt_token;
+  // Completions score the prompt in every choice; chat returns its prompt_logprobs once per response.
+  const int64_t scored_copies = params.chat ? 1 : params.n;
+  const int64_t prompt_work = num_prompt_tokens * scored_copies * per_prompt_token;
   const int64_t limit = options_.max_request_tokens;
   if (prompt_work > limit)
     return invalid_request(
-        fmt::format("the request's prompt logprobs are {} entries ({} prompt tokens x n {} x {} per token), more "
+        fmt::format("the request's prompt logprobs are {} entries ({} prompt tokens x {} x {} per token), more "
                     "than the {} one request may ask for on this server (--max-request-tokens; each logprob "
                     "alternative counts as a token); lower n, logprobs or prompt_logprobs, or shorten the prompts",
-                    prompt_work, num_prompt_tokens, params.n, per_prompt_token, limit),
+                    prompt_work, num_prompt_tokens,
+                    params.chat ? "1 (chat scores its prompt once)" : fmt::format("n {}", params.n), per_prompt_token,
+                    limit),
         params.prompt_logprobs >= 0 ? "prompt_logprobs" : "logprobs");
   const int64_t left = limit - prompt_work;
   if (int64_t(params.sampling.max_tokens) * per_choice_token <= left)

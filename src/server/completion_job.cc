@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 #include "core/check.h"
 
@@ -141,8 +142,11 @@ void CompletionJob::score_prompt(Choice& c, const std::vector<TokenLogprobs>& pr
                                  std::vector<TokenLogprobInfo>* infos) {
   c.prompt_scored = true;
   const std::vector<TokenId>& prompt = prompt_tokens_[size_t(c.prompt_idx)];
-  PAGODA_CHECK(prompt_lps.size() + 1 == prompt.size(), "{} prompt logprobs for a prompt of {} tokens",
-               prompt_lps.size(), prompt.size());
+  // The engine gives one entry per prompt token after the first; anything else is an engine bug, which must cost
+  // this choice (a 500), not the server (PAGODA_CHECK aborts).
+  if (prompt_lps.size() + 1 != prompt.size())
+    throw std::logic_error(
+        fmt::format("{} prompt logprobs for a prompt of {} tokens", prompt_lps.size(), prompt.size()));
   const Tokenizer& tok = *ctx_.tokenizer;
   if (params_.echo && params_.logprobs >= 0) {
     // The echoed text's tokens: the first has no logprob (OpenAI's nulls); each next one its own and the
@@ -197,7 +201,9 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     c.stop_string = params_.echo_only ? std::string() : out.stop_string;
     if (out.timing) {
       if (out.timing->first_token_us >= 0) c.ttft_ms = out.timing->ttft_s() * 1e3;
-      ctx_.metrics->record_finished(*out.timing, out.finish_reason, out.num_prompt_tokens, out.num_output_tokens);
+      // As the response says it: an echo of the prompt alone generated nothing and ended by length.
+      ctx_.metrics->record_finished(*out.timing, c.finish_reason, out.num_prompt_tokens,
+                                    params_.echo_only ? 0 : out.num_output_tokens);
     }
   }
   const bool aborted = out.finished && out.finish_reason == FinishReason::kAbort;

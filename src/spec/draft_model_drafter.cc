@@ -64,14 +64,20 @@ void DraftModelDrafter::propose(std::span<const TokenId> tokens, int32_t max_dra
   PAGODA_CHECK(kv_manager_.pending_copies().empty(), "the draft KV pool queued a copy for a fresh sequence");
 
   TokenId next = 0;
-  for (int32_t first = hit.num_cached_tokens; first < num_tokens; first += options_.max_chunk)
-    next = forward_argmax(seq, run_, first, std::min(num_tokens, first + options_.max_chunk));
-  drafts.push_back(next);
-  while (int32_t(drafts.size()) < max_drafts) {
-    run_.push_back(next);
-    if (!kv_manager_.allocate_slots(seq, 1)) break;
-    next = forward_argmax(seq, run_, int32_t(run_.size()) - 1, int32_t(run_.size()));
+  try {
+    for (int32_t first = hit.num_cached_tokens; first < num_tokens; first += options_.max_chunk)
+      next = forward_argmax(seq, run_, first, std::min(num_tokens, first + options_.max_chunk));
     drafts.push_back(next);
+    while (int32_t(drafts.size()) < max_drafts) {
+      run_.push_back(next);
+      if (!kv_manager_.allocate_slots(seq, 1)) break;
+      next = forward_argmax(seq, run_, int32_t(run_.size()) - 1, int32_t(run_.size()));
+      drafts.push_back(next);
+    }
+  } catch (...) {  // a pass that throws (out of memory): its blocks go back, unhashed (their K/V is unfinished)
+    drafts.clear();
+    kv_manager_.free(seq);
+    throw;
   }
   // Every position the passes wrote is now K/V of `run_`'s tokens: index the full blocks for the next proposal
   // (the drafts' blocks too: a later sequence with those very tokens reuses them), then give the blocks back.

@@ -290,6 +290,15 @@ TEST(ServerPromptLogprobsTest, VllmPromptLogprobsOnCompletionsAndChat) {
       post(small, "/v1/completions",
            {{"prompt", text + text + text}, {"echo", true}, {"logprobs", 20}, {"max_tokens", 0}}, 400);
   EXPECT_EQ(echo_over["error"]["param"], "logprobs");
+  // Chat scores its prompt once whatever n: n = 8 with a prompt of P tokens costs P + 8 x 2, not 8 P.
+  const json chat_n = post(small, "/v1/chat/completions",
+                           {{"messages", json::array({{{"role", "user"}, {"content", text + text + text}}})},
+                            {"prompt_logprobs", 0},
+                            {"n", 8},
+                            {"max_tokens", 2}});
+  const int64_t prompt_tokens = chat_n["usage"]["prompt_tokens"];
+  EXPECT_GT(prompt_tokens * 8 + 16, 64);  // over the limit if the prompt were counted per choice
+  EXPECT_EQ(chat_n["prompt_logprobs"].size(), size_t(prompt_tokens));
 }
 
 }  // namespace
