@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "grammar/compiled_grammar.h"
+#include "model/single_sequence_batch.h"
 #include "sampling/token_logprobs.h"
 #include "spec/draft_model_drafter.h"
 #include "spec/ngram_drafter.h"
@@ -183,25 +184,11 @@ void Engine::calibrate_step_time() {
   SeqKvState scratch = kv_manager_.make_seq_state();
   if (largest < 4 || !kv_manager_.allocate_slots(scratch, largest)) return;
   const std::vector<TokenId> tokens(static_cast<size_t>(largest), 0);
-  std::vector<Pos> positions(static_cast<size_t>(largest));
-  std::vector<int32_t> slots(static_cast<size_t>(largest));
-  for (int32_t p = 0; p < largest; ++p) {
-    positions[size_t(p)] = p;
-    slots[size_t(p)] = scratch.block_table.slot_id(p);
-  }
-  const std::span<const BlockId> blocks = scratch.block_table.block_ids();
+  SingleSequenceBatch single;
   try {
     for (const int32_t n : {1, largest / 4, largest}) {
-      const int32_t seq_starts[2] = {0, n};
-      const int32_t logits_row = n - 1;
-      const BatchView batch{.tokens = std::span<const TokenId>(tokens).first(size_t(n)),
-                            .positions = std::span<const Pos>(positions).first(size_t(n)),
-                            .slot_ids = std::span<const int32_t>(slots).first(size_t(n)),
-                            .seq_starts = seq_starts,
-                            .context_lens = {&n, 1},
-                            .block_tables = {blocks.data(), 1, int32_t(blocks.size())},
-                            .logits_rows = {&logits_row, 1},
-                            .block_copies = {}};
+      const BatchView batch =
+          single.view(tokens, scratch.block_table.block_ids(), scratch.block_table.block_size(), 0, n);
       if (n == 1) model_.forward(batch, kv_storage_.view(), workspace_, pool_);  // cold weights
       int64_t fastest_ns = 0;
       for (int pass = 0; pass < 2; ++pass) {

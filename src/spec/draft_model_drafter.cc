@@ -19,33 +19,13 @@ DraftModelDrafter::DraftModelDrafter(const Model& model, ThreadPool& pool, const
   PAGODA_CHECK(options.num_blocks >= min_blocks(options.max_context, options.block_size),
                "the draft KV pool ({} blocks) cannot hold one sequence of {} tokens", options.num_blocks,
                options.max_context);
-  block_table_.resize(size_t(min_blocks(options.max_context, options.block_size)));
 }
 
 TokenId DraftModelDrafter::forward_argmax(const SeqKvState& seq, std::span<const TokenId> tokens, int32_t first,
                                           int32_t last) {
-  const int32_t n = last - first;
-  positions_.resize(size_t(n));
-  slot_ids_.resize(size_t(n));
-  for (int32_t i = 0; i < n; ++i) {
-    positions_[size_t(i)] = first + i;
-    slot_ids_[size_t(i)] = seq.block_table.slot_id(first + i);
-  }
-  const std::span<const BlockId> ids = seq.block_table.block_ids();
-  std::copy(ids.begin(), ids.end(), block_table_.begin());
-  const int32_t seq_starts[2] = {0, n};
-  const int32_t context_len = last;
-  const int32_t logits_row = n - 1;
-  BatchView batch{.tokens = tokens.subspan(size_t(first), size_t(n)),
-                  .positions = positions_,
-                  .slot_ids = slot_ids_,
-                  .seq_starts = seq_starts,
-                  .context_lens = {&context_len, 1},
-                  .block_tables = {block_table_.data(), 1, int32_t(ids.size())},
-                  .logits_rows = {&logits_row, 1},
-                  .block_copies = {}};
+  const BatchView batch = batch_.view(tokens, seq.block_table.block_ids(), seq.block_table.block_size(), first, last);
   const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
-  num_computed_tokens_ += n;
+  num_computed_tokens_ += last - first;
   const std::span<float> row = logits.row(0);
   return TokenId(std::max_element(row.begin(), row.end()) - row.begin());
 }

@@ -19,6 +19,7 @@
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
 #include "model/model.h"
+#include "model/single_sequence_batch.h"
 #include "model/workspace.h"
 #include "spec/drafter.h"
 
@@ -57,11 +58,8 @@ class DraftModelDrafter final : public Drafter {
   KvStorage kv_storage_;
   KvCacheManager kv_manager_;
   Workspace workspace_;
-  // The one-sequence batch arrays, reused.
   std::vector<TokenId> run_;  // the tokens then the drafts so far
-  std::vector<Pos> positions_;
-  std::vector<int32_t> slot_ids_;
-  std::vector<BlockId> block_table_;
+  SingleSequenceBatch batch_;
   int64_t num_computed_tokens_ = 0;
 };
 
