@@ -13,19 +13,13 @@
 #include "engine/engine.h"
 #include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
+#include "support/bundled_model_fixture.h"
 
 namespace pagoda {
 namespace {
 
-class EnginePoolingTest : public ::testing::Test {
+class EnginePoolingTest : public BundledModelTest {
  protected:
-  static void SetUpTestSuite() {
-    auto loaded = load_model("", kernels::best_kernels());
-    ASSERT_TRUE(loaded.ok()) << loaded.error();
-    loaded_ = new LoadedModel(std::move(loaded).value());
-  }
-  static void TearDownTestSuite() { delete loaded_; }
-
   static EngineConfig config(int32_t num_blocks, int32_t max_batched_tokens) {
     EngineConfig c;
     c.max_seq_len = 256;
@@ -94,11 +88,7 @@ class EnginePoolingTest : public ::testing::Test {
     for (size_t i = 0; i < got.size(); ++i) max_diff = std::max(max_diff, std::fabs(got[i] - want[i]));
     EXPECT_LT(max_diff, 1e-4f) << what;
   }
-
-  static LoadedModel* loaded_;
 };
-
-LoadedModel* EnginePoolingTest::loaded_ = nullptr;
 
 const char* const kTexts[] = {"Once upon a time, there was a little girl named Lily. She loved to play outside",
                               "The cat", "Tom had a big red ball. He"};

@@ -15,6 +15,7 @@
 
 #include "support/bundled_engine_fixture.h"
 #include "support/reference_greedy.h"
+#include "support/throwing_model.h"
 #include "support/wrapped_model.h"
 
 namespace pagoda {
@@ -485,21 +486,6 @@ TEST_F(EngineTest, SamplesAreCancelledOneByOneAndGroupsNeverOutgrowTheBatch) {
 namespace pagoda {
 namespace {
 
-// The bundled model, but its forward pass throws once, on call `throw_at` (as an allocation failure would).
-class ThrowingModel : public WrappedModel {
- public:
-  ThrowingModel(const Model& inner, int throw_at) : WrappedModel(inner), throw_at_(throw_at) {}
-  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
-                     ThreadPool& pool) const override {
-    if (++num_calls_ == throw_at_) throw std::bad_alloc();
-    return inner_.forward(batch, kv, workspace, pool);
-  }
-
- private:
-  const int throw_at_;
-  mutable int num_calls_ = 0;
-};
-
 TEST_F(EngineTest, AStepThatThrowsEndsTheRequestsInFlightAndTheEngineGoesOn) {
   const ThrowingModel model(*loaded_->model, /*throw_at=*/5);
   EngineConfig c = config(64);
@@ -542,8 +528,8 @@ class CountingModel : public WrappedModel {
 
 TEST_F(EngineTest, AnEngineThatPacesPromptsCalibratesItsStepModelAtCreationAndLeavesNoTrace) {
   // Several sequences, chunked prefill, the automatic prefill budget: forward passes of 1, 16 and 64 tokens (a
-  // cold one-token pass, then two timed of each size) before any request. What they measure is timing, so this checks that they ran and
-  // left nothing behind; the budget's use of a fitted model is prefill_budget_test's.
+  // cold one-token pass, then two timed of each size) before any request. What they measure is timing, so this checks
+  // that they ran and left nothing behind; the budget's use of a fitted model is prefill_budget_test's.
   const CountingModel counting(*loaded_->model);
   auto engine = Engine::create(counting, *loaded_->tokenizer, config(64));
   ASSERT_TRUE(engine.ok()) << engine.error();

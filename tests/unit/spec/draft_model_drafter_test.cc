@@ -7,12 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <new>
 #include <vector>
 
 #include "support/bundled_model_fixture.h"
 #include "support/reference_greedy.h"
-#include "support/wrapped_model.h"
+#include "support/throwing_model.h"
 
 namespace pagoda {
 namespace {
@@ -74,24 +73,9 @@ TEST_F(DraftModelDrafterTest, APoolOfOneSequenceEvictsAndStillDraftsRight) {
   }
 }
 
-// The bundled model, its forward pass throwing on call `throw_at` (as an allocation failure would).
-class ThrowingOnce final : public WrappedModel {
- public:
-  ThrowingOnce(const Model& inner, int throw_at) : WrappedModel(inner), throw_at_(throw_at) {}
-  LogitsView forward(const BatchView& batch, const KvCacheView& kv, Workspace& workspace,
-                     ThreadPool& pool) const override {
-    if (++num_calls_ == throw_at_) throw std::bad_alloc();
-    return inner_.forward(batch, kv, workspace, pool);
-  }
-
- private:
-  const int throw_at_;
-  mutable int num_calls_ = 0;
-};
-
 TEST_F(DraftModelDrafterTest, APassThatThrowsGivesItsBlocksBack) {
   // A pool of exactly one sequence: had the failed proposal kept its blocks, the next could not be placed.
-  const ThrowingOnce model(*loaded_->model, /*throw_at=*/2);
+  const ThrowingModel model(*loaded_->model, /*throw_at=*/2);
   ThreadPool pool(1);
   const int32_t blocks = DraftModelDrafter::min_blocks(64, 8);
   DraftModelDrafter d(model, pool, {.num_blocks = blocks, .block_size = 8, .max_context = 64});
