@@ -84,8 +84,9 @@ struct MatmulKernels {
 struct KernelTable : VectorKernels {
   Isa isa = Isa::kScalar;
   // Indexed by the weight's in-memory dtype. Contracts per dtype:
-  // - f32, f16, bf16: f32 accumulation; the AVX512-BF16 table rounds the activations to bf16 for bf16 weights
-  //   (vdpbf16ps), so its bf16 results differ from the scalar ones by that rounding.
+  // - f32, f16, bf16: f32 accumulation, and a token's result never depends on the tokens beside it (speculative
+  //   verification must give the bits of plain decoding); the AVX512-BF16 table rounds the activations to bf16 for
+  //   bf16 weights (vdpbf16ps), so its bf16 results differ from the scalar ones by that rounding.
   // - Q8_0, Q4_0 (GGUF's blocks, [num_out, num_in / 32] row-major; num_in a multiple of 32): each token row of x
   //   is quantized to Q8_0 once, into a grow-only thread_local scratch (no heap allocation on a steady-state
   //   step), and each output is an integer dot product scaled per block. The q8_0 form takes activations the

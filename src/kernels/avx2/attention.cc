@@ -1,6 +1,7 @@
 // AVX2/FMA paged attention: the shared online-softmax loop over 8-wide vector ops; int8 K/V rows are widened
 // to f32 in registers (dequantized inside the kernel, never into a copy).
 #include "kernels/attention_heads_impl.h"
+#include "kernels/attention_small_heads_impl.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
 #include "kernels/avx2/vec_f32x8.h"
@@ -112,8 +113,12 @@ struct Avx2Ops {
 // in one vector); smaller groups would leave lanes idle and take the keys-in-lanes one above. One decode token over
 // 4 KV heads, task clock, Zen 4: group 8, hd 64, ctx 512: 119 -> 77 us (f32 KV); group 4: 64 us here against 76
 // in lanes.
+// Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes;
+// attention_small_heads_impl.h).
 void paged_attention(const AttentionArgs& args) {
-  if (args.num_q_heads < F32x8::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
+  if (args.num_q_heads <= detail::kSmallHeadMaxGroup && args.head_dim <= detail::kSmallHeadMaxDim)
+    detail::attention_small_heads<F32x8>(args);
+  else if (args.num_q_heads < F32x8::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx2Ops>(args);
   else
     detail::attention_heads_all<F32x8>(args);

@@ -5,8 +5,10 @@
 #include <immintrin.h>
 
 #include "kernels/attention_heads_impl.h"
+#include "kernels/attention_small_heads_impl.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/vec_f32x16.h"
+#include "kernels/avx512/zmm_util.h"
 #include "kernels/paged_attention_impl.h"
 
 namespace pagoda::kernels::avx512 {
@@ -18,26 +20,6 @@ inline __mmask16 first_lanes(int32_t n) { return n >= 16 ? __mmask16(0xffff) : _
 inline __m512 load16(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
 inline __m512 load16(const int8_t* p, __mmask16 m) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p)));
-}
-
-// Lane k of the result = the sum of the 16 lanes of a[k]. Pairs of registers fold into one at each step, the 128-bit
-// lane t of a[k] holding the row's quarter t: b[k] lane (t, r) = key 2k + (r & 1)'s half of quarter t; c[k] lane
-// (t, r) = key 4k + r over quarter t; d[k] lanes 0, 1 = keys 8k..8k+3 over quarters (0, 1) and (2, 3), lanes 2, 3 =
-// keys 8k+4..8k+7 likewise; then lane t = keys 4t..4t+3 over the whole row.
-inline __m512 transpose_sum16(const __m512 (&a)[16]) {
-  __m512 b[8];
-  for (int k = 0; k < 8; ++k)
-    b[k] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * k], a[2 * k + 1]), _mm512_unpackhi_ps(a[2 * k], a[2 * k + 1]));
-  __m512 c[4];
-  for (int k = 0; k < 4; ++k)
-    c[k] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * k], b[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_ps(b[2 * k], b[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  __m512 d[2];
-  for (int k = 0; k < 2; ++k)
-    d[k] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * k], c[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(c[2 * k], c[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
 struct Avx512Ops {
@@ -129,8 +111,12 @@ struct Avx512Ops {
 // vector); a group of exactly 8 heads fills a ymm (F32x8Vl), larger ones a zmm (F32x16: 9..15 heads in one pass rather
 // than two of 8). One decode token, 4 KV heads, hd 64, ctx 512, f32 KV, task clock on a loaded Zen 4 (avx2 -> avx512):
 // group 4 68 -> 58 us, group 8 67 -> 66 us (F32x16 with half its lanes idle: 94), group 16 132 -> 91 us.
+// Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes;
+// attention_small_heads_impl.h).
 void paged_attention(const AttentionArgs& args) {
-  if (args.num_q_heads < F32x8Vl::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
+  if (args.num_q_heads <= detail::kSmallHeadMaxGroup && args.head_dim <= detail::kSmallHeadMaxDim)
+    detail::attention_small_heads<F32x8Vl>(args);
+  else if (args.num_q_heads < F32x8Vl::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx512Ops>(args);
   else if (args.num_q_heads == F32x8Vl::kWidth)
     detail::attention_heads_all<F32x8Vl>(args);

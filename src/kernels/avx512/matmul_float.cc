@@ -1,5 +1,5 @@
-// AVX-512 matmul for f32, f16 and bf16 weights: avx2/matmul.cc's loop (each weight row loaded once per group of up
-// to four tokens, f32 accumulation) on 16 lanes, the row tail through masked loads. bf16 weights are widened to f32
+// AVX-512 matmul for f32, f16 and bf16 weights: each weight row loaded once per group of up to eight tokens, f32
+// accumulation on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together. bf16 weights are widened to f32
 // exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
 #include <immintrin.h>
 
@@ -29,31 +29,57 @@ struct LoadBF16 {
   static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 
-// y[t * num_out + o] = row o . token t for t < kTokens; the tail's masked lanes load zeros on both sides.
+// y[t * num_out + o0 + r] = row o0 + r . token t for r < nr (<= 16) and t < kTokens. Each (row, token) sums its
+// products in one register; the 16 registers of a token's rows then reduce together (transpose_sum16), about 3
+// instructions a row where a reduction of its own took 8 on a chain of dependent adds (rows of 64 values, as the
+// bundled model's, spent most of their time there). A row's sum is the same bits whatever the tokens beside it.
 template <class Load, int kTokens>
-inline void row_times_tokens(const void* w, int64_t row_offset, const float* x, float* y, int64_t num_out,
-                             int64_t num_in, int64_t o) {
-  __m512 acc[kTokens];
-  for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
-  for (int64_t i = 0; i < num_in; i += 16) {
-    const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
-    if (i % 32 == 0) prefetch_weights_ahead<kTokens>(Load::address(w, row_offset + i));
-    const __m512 wv = Load::load(w, row_offset + i, m);
-    for (int t = 0; t < kTokens; ++t)
-      acc[t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * num_in + i), acc[t]);
+inline void rows_times_tokens(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t o0,
+                              int nr) {
+  __m512 sums[kTokens][16];
+  for (int r = 0; r < 16; ++r) {
+    __m512 acc[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
+    if (r < nr) {
+      const int64_t row_offset = (o0 + r) * num_in;
+      for (int64_t i = 0; i < num_in; i += 16) {
+        const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
+        if (i % 32 == 0) prefetch_weights_ahead<kTokens>(Load::address(w, row_offset + i));
+        const __m512 wv = Load::load(w, row_offset + i, m);
+        for (int t = 0; t < kTokens; ++t)
+          acc[t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * num_in + i), acc[t]);
+      }
+    }
+    for (int t = 0; t < kTokens; ++t) sums[t][r] = acc[t];
   }
-  for (int t = 0; t < kTokens; ++t) y[t * num_out + o] = _mm512_reduce_add_ps(acc[t]);
+  const __mmask16 rows = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
+  for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, rows, transpose_sum16(sums[t]));
+}
+
+// Up to kTokenGroup tokens per pass over the weights (one read of each row for a decode step's speculative tokens).
+template <class Load, int kTokens>
+void tokens_pass(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in) {
+  for (int64_t o = 0; o < num_out; o += 16)
+    rows_times_tokens<Load, kTokens>(w, x, y, num_out, num_in, o, num_out - o < 16 ? int(num_out - o) : 16);
 }
 
 template <class Load>
 void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  int64_t t = 0;
-  for (; t + 4 <= num_tokens; t += 4)
-    for (int64_t o = 0; o < num_out; ++o)
-      row_times_tokens<Load, 4>(w, o * num_in, x + t * num_in, y + t * num_out, num_out, num_in, o);
-  for (; t < num_tokens; ++t)
-    for (int64_t o = 0; o < num_out; ++o)
-      row_times_tokens<Load, 1>(w, o * num_in, x + t * num_in, y + t * num_out, num_out, num_in, o);
+  static_assert(kTokenGroup == 8);
+  for (int64_t t = 0; t < num_tokens; t += kTokenGroup) {
+    const float* xt = x + t * num_in;
+    float* yt = y + t * num_out;
+    switch (num_tokens - t >= kTokenGroup ? kTokenGroup : num_tokens - t) {
+      case 1: tokens_pass<Load, 1>(w, xt, yt, num_out, num_in); break;
+      case 2: tokens_pass<Load, 2>(w, xt, yt, num_out, num_in); break;
+      case 3: tokens_pass<Load, 3>(w, xt, yt, num_out, num_in); break;
+      case 4: tokens_pass<Load, 4>(w, xt, yt, num_out, num_in); break;
+      case 5: tokens_pass<Load, 5>(w, xt, yt, num_out, num_in); break;
+      case 6: tokens_pass<Load, 6>(w, xt, yt, num_out, num_in); break;
+      case 7: tokens_pass<Load, 7>(w, xt, yt, num_out, num_in); break;
+      default: tokens_pass<Load, 8>(w, xt, yt, num_out, num_in); break;
+    }
+  }
 }
 
 }  // namespace

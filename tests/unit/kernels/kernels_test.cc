@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -38,8 +39,8 @@ const int64_t kSizes[] = {1, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 172, 257};
 
 TEST_P(KernelsTest, MatmulF32MatchesScalar) {
   for (int64_t num_in : kSizes) {
-    for (int64_t num_out : {1, 5, 13}) {
-      for (int64_t num_tokens : {1, 2, 3, 4, 5, 9}) {
+    for (int64_t num_out : {1, 5, 13, 16, 40}) {
+      for (int64_t num_tokens : {1, 2, 3, 4, 5, 9, 17}) {
         auto w = random_vector(size_t(num_out * num_in));
         auto x = random_vector(size_t(num_tokens * num_in));
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
@@ -88,6 +89,31 @@ TEST_P(KernelsTest, MatmulF16AndBF16MatchScalar) {
       double worst = 0.0;
       for (size_t k = 0; k < y_f32.size(); ++k) worst = std::max(worst, double(std::fabs(y_simd[k] - y_f32[k])));
       EXPECT_LT(worst, std::ldexp(1.0, -8) * double(num_in)) << "num_in " << num_in;  // |w x| <= 1 each
+    }
+  }
+}
+
+// A token's outputs are the bits it gets alone, whatever the tokens beside it (how many, in which group of the
+// kernel's token passes) and whichever rows (a group of 16 rows or the partial last one): speculative decoding
+// verifies k + 1 tokens in one call and must reproduce plain decoding's logits exactly.
+TEST_P(KernelsTest, FloatMatmulGivesATokenItsOwnBitsInAnyBatch) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (int64_t num_in : {8, 64, 172}) {
+      const int64_t num_out = 37, num_tokens = 19;
+      auto wf = random_vector(size_t(num_out * num_in));
+      std::vector<uint16_t> w16(wf.size());
+      for (size_t i = 0; i < wf.size(); ++i)
+        w16[i] = dtype == DType::kF16 ? float_to_fp16(wf[i]) : float_to_bf16(wf[i]);
+      const void* w = dtype == DType::kF32 ? static_cast<const void*>(wf.data()) : w16.data();
+      auto x = random_vector(size_t(num_tokens * num_in));
+      std::vector<float> together(size_t(num_tokens * num_out));
+      simd_->matmul_for(dtype).f32(w, x.data(), together.data(), num_out, num_in, num_tokens);
+      for (int64_t t = 0; t < num_tokens; ++t) {
+        std::vector<float> alone(static_cast<size_t>(num_out));
+        simd_->matmul_for(dtype).f32(w, x.data() + t * num_in, alone.data(), num_out, num_in, 1);
+        ASSERT_EQ(std::memcmp(alone.data(), together.data() + t * num_out, alone.size() * sizeof(float)), 0)
+            << dtype_name(dtype) << " num_in " << num_in << " token " << t;
+      }
     }
   }
 }

@@ -181,10 +181,12 @@ TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
   for (Isa isa : kAllLevels) {
     const KernelTable* kt = kernels_for(isa);
     if (kt == nullptr) continue;
-    for (int32_t group : {1, 12}) {
-      for (int32_t head_dim : {17, 64}) {
-        for (int32_t num_queries : {2, 4, 9}) {
-          for (int32_t ctx : {num_queries, 33, 70}) {
+    // Head sizes 8 and 16 with groups under 8 take the small-heads kernel (up to 16 / group queries a pass: 9 and 17
+    // queries take several passes; 150 positions three chunks).
+    for (int32_t group : {1, 2, 12}) {
+      for (int32_t head_dim : {8, 16, 17, 64}) {
+        for (int32_t num_queries : {2, 4, 9, 17}) {
+          for (int32_t ctx : {num_queries, 33, 70, 150}) {
             if (ctx < num_queries) continue;
             SCOPED_TRACE(testing::Message() << isa_name(isa) << " group " << group << " head_dim " << head_dim
                                             << " queries " << num_queries << " ctx " << ctx);
