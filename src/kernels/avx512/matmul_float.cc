@@ -1,6 +1,6 @@
 // AVX-512 matmul for f32, f16 and bf16 weights: each weight row loaded once per group of up to eight tokens, f32
-// accumulation on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together. bf16 weights are widened to f32
-// exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
+// accumulation on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together. bf16 weights are widened
+// to f32 exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
 #include <immintrin.h>
 
 #include "kernels/avx512/avx512_kernels.h"
