@@ -94,6 +94,7 @@ int run(const RunOptions& o) {
   Result<EngineConfig> ec = plan_single_sequence_engine(run_seq_len, config->kv_cache.block_size, *kv_dtype,
                                                         kRunPromptTokensPerStep, num_threads, mc.kv_shape(), ram_bytes);
   if (!ec.ok()) return report_error(ec.error());
+  ec->rope_context = max_seq_len;  // the configured context, not the run's sizing (LongRoPE's factor set)
   Result<std::unique_ptr<LoadedModel>> draft = load_draft_model(o.spec);
   if (!draft.ok()) return report_error(draft.error());
   if (Status spec = apply_spec_options(o.spec, *ec, draft->get()); !spec.ok()) return report_error(spec.message());

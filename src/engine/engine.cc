@@ -68,7 +68,8 @@ std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target
       return std::make_unique<DraftModelDrafter>(*c.spec.draft_model, pool,
                                                  DraftModelDrafter::Options{.num_blocks = draft_kv_blocks(c, target),
                                                                             .block_size = c.kv.block_size,
-                                                                            .max_context = draft_max_context(c)});
+                                                                            .max_context = draft_max_context(c),
+                                                                            .rope_context = rope_context(c)});
   }
   return nullptr;
 }
@@ -99,6 +100,8 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
                                                     const EngineConfig& config) {
   if (config.max_seq_len < 2)
     return make_error(fmt::format("max_seq_len must be at least 2, got {}", config.max_seq_len));
+  if (config.rope_context < 0)
+    return make_error(fmt::format("rope_context must be >= 0 (0 = max_seq_len), got {}", config.rope_context));
   if (config.kv.block_size < 1) return make_error("kv_cache.block_size must be positive");
   if (config.scheduler.max_num_seqs < 1) return make_error("batch_size must be at least 1");
   if (config.scheduler.max_batched_tokens < 1) return make_error("--max-batched-tokens must be at least 1");
@@ -158,6 +161,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       raw_row_(size_t(model.config().vocab_size)),
       fork_row_(size_t(model.config().vocab_size)),
       constraints_(model.config().vocab_size, end_of_generation_ids_) {
+  workspace_.rope_context = rope_context(config);
   sampled_.reserve(size_t(logits_row_capacity(config)));
   spec_figures_.num_accepted_tokens_per_pos.assign(size_t(config.scheduler.num_speculative_tokens), 0);
   stats_.spec_num_accepted_tokens_per_pos = spec_figures_.num_accepted_tokens_per_pos;

@@ -35,7 +35,12 @@ struct SpecDecodeConfig {
 inline constexpr int32_t kDefaultMaxQueue = 4096;
 
 struct EngineConfig {
-  int32_t max_seq_len = 0;           // prompt + output tokens of one sequence
+  int32_t max_seq_len = 0;  // prompt + output tokens of one sequence
+  // The context a sequence is configured for (--max-seq-len, perplexity's --ctx); 0 = max_seq_len. max_seq_len
+  // may differ (run sizes its one sequence to the request, perplexity leaves room for the token a request
+  // samples): a RoPE that depends on the context (LongRoPE's factor set) reads this one, so that such sizing never
+  // changes a logit.
+  int32_t rope_context = 0;
   KvDType kv_dtype = KvDType::kF32;  // kv_cache.dtype
   SchedulerConfig scheduler;
   KvCacheManager::Options kv;            // num_blocks, block_size, prefix cache
@@ -52,6 +57,8 @@ struct EngineConfig {
   bool decodes = true;
   SpecDecodeConfig spec;
 };
+
+inline int32_t rope_context(const EngineConfig& c) { return c.rope_context > 0 ? c.rope_context : c.max_seq_len; }
 
 // Rows of the forward's workspace: when prefill is not chunked a step may hold one whole prompt besides the
 // decodes of every other running sequence. With prompt_logits, a logits row (vocab floats) for each.

@@ -26,6 +26,7 @@ Result<CalibrationPassReport> run_calibration_pass(const Model& model, std::span
   // every row too; the logits themselves are not needed.
   EngineConfig ec;
   ec.max_seq_len = ctx + 1;  // room for the token each request samples (never computed)
+  ec.rope_context = ctx;
   ec.kv.block_size = 16;
   ec.kv.num_blocks = (ec.max_seq_len + ec.kv.block_size - 1) / ec.kv.block_size;
   ec.kv.enable_prefix_cache = false;

@@ -32,6 +32,7 @@ Result<std::unique_ptr<Engine>> scoring_engine(const Model& model, int32_t ctx, 
                                                int32_t num_threads) {
   EngineConfig c;
   c.max_seq_len = ctx + 1;  // room for the one token each request samples (and that is never computed)
+  c.rope_context = ctx;     // as llama-perplexity's context of ctx (LongRoPE's factor set)
   c.kv_dtype = kv_dtype;
   c.kv.block_size = 16;
   c.kv.num_blocks = (c.max_seq_len + c.kv.block_size - 1) / c.kv.block_size;

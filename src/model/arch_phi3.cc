@@ -1,8 +1,9 @@
 // The phi3 family (Phi-3, Phi-3.5, Phi-4): Llama's block with Q, K and V in one matrix (attn_qkv) and gate and up in
 // one (ffn_up of 2 * feed_forward_length rows, gate first), NeoX RoPE (possibly on a part of each head:
 // Phi-4-mini's partial_rotary_factor), LongRoPE for the 128k-context models: per-pair frequency divisors
-// (rope_factors_long / rope_factors_short), the long set when the context exceeds
-// phi3.rope.scaling.original_context_length, and cos/sin scaled by phi3.rope.scaling.attn_factor.
+// (rope_factors_long / rope_factors_short), the long set when the configured context exceeds
+// phi3.rope.scaling.original_context_length (model/rope_tables.h), and cos/sin scaled by
+// phi3.rope.scaling.attn_factor.
 // phi3.attention.sliding_window (Phi-3-mini's 2047) is honoured as the HF model does (llama.cpp switches it off);
 // 0 means none.
 #include <fmt/format.h>

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/collectives.h"
 #include "model/linear_observer.h"
+#include "model/rope_tables.h"
 #include "quant/kv_int8.h"
 
 namespace pagoda {
@@ -385,28 +386,6 @@ void LlamaModel::check_batch(const BatchView& batch, const KvCacheView& kv, cons
   }
 }
 
-void LlamaModel::fill_rope_tables(const BatchView& batch, float theta, float freq_scale, const Workspace& ws,
-                                  float* cos_out, float* sin_out) const {
-  const int32_t half_rope = config_.rope_dim / 2;
-  // Per-pair divisors: llama3's rope_freqs, or LongRoPE's long set when this engine's context (the workspace's
-  // max_context) exceeds the original one, as llama.cpp chooses by its context size.
-  const std::vector<float>* divisors = config_.rope_freq_factors.empty() ? nullptr : &config_.rope_freq_factors;
-  if (!config_.rope_long_factors.empty())
-    divisors =
-        ws.max_context > config_.rope_original_context ? &config_.rope_long_factors : &config_.rope_short_factors;
-  const float magnitude = config_.rope_attn_factor;
-  for (int32_t t = 0; t < batch.num_tokens(); ++t) {
-    // Pair i of a head rotates by pos * scale * theta^(-2i / rope_dim) / divisor_i.
-    for (int32_t i = 0; i < half_rope; ++i) {
-      float freq = 1.0f / std::pow(theta, float(2 * i) / float(config_.rope_dim));
-      if (divisors != nullptr) freq /= (*divisors)[size_t(i)];
-      const float angle = float(batch.positions[t]) * freq * freq_scale;
-      cos_out[size_t(t) * half_rope + i] = std::cos(angle) * magnitude;
-      sin_out[size_t(t) * half_rope + i] = std::sin(angle) * magnitude;
-    }
-  }
-}
-
 LogitsView LlamaModel::forward(const BatchView& batch, const KvCacheView& kv, Workspace& ws, ThreadPool& pool) const {
   forward_hidden(batch, nullptr, kv, ws, pool);
   return forward_logits(batch, ws, pool);
@@ -432,12 +411,14 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
   if (hidden_in == nullptr && config_.embedding_scale > 0.0f)
     for (int64_t i = 0; i < int64_t(n) * dim; ++i) ws.x[size_t(i)] *= config_.embedding_scale;
   // RoPE angles once per step, for the full-attention layers and (when they differ) the windowed ones.
-  fill_rope_tables(batch, config_.rope_theta, config_.rope_freq_scale, ws, ws.rope_cos.data(), ws.rope_sin.data());
+  fill_rope_tables(config_, batch.positions, config_.rope_theta, config_.rope_freq_scale, ws.rope_context,
+                   ws.rope_cos.data(), ws.rope_sin.data());
   const bool swa_rope = config_.rope_theta_swa > 0.0f || config_.rope_freq_scale_swa > 0.0f;
   if (swa_rope)
-    fill_rope_tables(batch, config_.rope_theta_swa > 0.0f ? config_.rope_theta_swa : config_.rope_theta,
-                     config_.rope_freq_scale_swa > 0.0f ? config_.rope_freq_scale_swa : config_.rope_freq_scale, ws,
-                     ws.rope_cos_swa.data(), ws.rope_sin_swa.data());
+    fill_rope_tables(config_, batch.positions,
+                     config_.rope_theta_swa > 0.0f ? config_.rope_theta_swa : config_.rope_theta,
+                     config_.rope_freq_scale_swa > 0.0f ? config_.rope_freq_scale_swa : config_.rope_freq_scale,
+                     ws.rope_context, ws.rope_cos_swa.data(), ws.rope_sin_swa.data());
 
   for (int32_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& lw = weights_.layers[size_t(l)];

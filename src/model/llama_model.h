@@ -2,8 +2,8 @@
 // or NeoX halves, grouped-query attention, SwiGLU or GeGLU; and what ModelConfig switches on for a family: Qwen2's
 // QKV bias and Qwen3/Gemma 3's Q/K norm (when the weights have them), Gemma's post-norms, scaled embeddings,
 // sliding-window layers and soft-capping, Granite's multipliers, Phi-3's LongRoPE, a mixture of experts in place of
-// the dense FFN, with an optional (gated) shared expert (moe_ffn.cc). f32 activations over weights that stay in the GGUF mapping (or their repacked copies).
-// Owns its ModelWeights views and a reference to the process's kernel table.
+// the dense FFN, with an optional (gated) shared expert (moe_ffn.cc). f32 activations over weights that stay in the
+// GGUF mapping (or their repacked copies). Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 
 #include "kernels/kernels.h"
@@ -91,10 +91,6 @@ class LlamaModel final : public Model {
   // for an int8 cache); with fusion the rotation happens on the way into the cache instead of in the workspace first.
   void write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, const float* cs,
                 const float* sn, Workspace& ws) const;
-  // The RoPE tables of the step's positions into `cos`, `sin` (f32 [num_tokens, rope_dim / 2]) for a base, a linear
-  // scale and the LongRoPE / llama3 divisors the context calls for.
-  void fill_rope_tables(const BatchView& batch, float theta, float freq_scale, const Workspace& ws, float* cos,
-                        float* sin) const;
   // The first position token t (at `pos`) attends to in `layer`: past the sliding window on a windowed layer.
   int32_t attention_begin(int32_t layer, int32_t pos) const {
     return config_.is_swa_layer(layer) ? kernels::window_begin(pos + 1, config_.sliding_window) : 0;

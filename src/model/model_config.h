@@ -58,8 +58,9 @@ struct ModelConfig {
   float rope_theta_swa = 0.0f;
   float rope_freq_scale_swa = 0.0f;
   float rope_attn_factor = 1.0f;  // cos and sin multiplied by it (LongRoPE's magnitude scaling)
-  // LongRoPE (Phi-3): two sets of per-pair frequency divisors; the long set when the context a sequence may
-  // reach exceeds rope_original_context (as llama.cpp chooses), else the short one. Empty: none.
+  // LongRoPE (Phi-3): two sets of per-pair frequency divisors; the long set when the context a sequence is
+  // configured for (Workspace::rope_context) exceeds rope_original_context (as llama.cpp chooses), else the short
+  // one. Empty: none.
   std::vector<float> rope_long_factors, rope_short_factors;
   int32_t rope_original_context = 0;
   // Mixture of experts (num_experts > 0): each token's FFN is the weighted sum of num_experts_used experts of

@@ -11,6 +11,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
                      int32_t num_threads_, int32_t max_hidden_rows_)
     : max_tokens(max_tokens_),
       max_context(max_context_),
+      rope_context(max_context_),
       max_logits_rows(max_logits_rows_),
       max_hidden_rows(max_hidden_rows_),
       num_threads(num_threads_) {

@@ -18,6 +18,10 @@ struct Workspace {
 
   int32_t max_tokens;
   int32_t max_context;
+  // The context a sequence is configured for (EngineConfig::rope_context; the constructor sets max_context): what
+  // a RoPE that depends on the context reads (LongRoPE's factor set, model/rope_tables.h), never the sizes above,
+  // so that sizing a workspace to a request never changes a logit.
+  int32_t rope_context;
   int32_t max_logits_rows;
   int32_t max_hidden_rows;
   int32_t num_threads;          // threads that may share this workspace in one forward call

@@ -30,6 +30,7 @@ enum HeaderField : size_t {
   kWsMaxContext,
   kWsMaxLogitsRows,
   kWsNumThreads,  // rank 0's, for the record: each rank sizes its own pool
+  kWsRopeContext,
   kNumHeaderFields,
 };
 using Header = std::array<int64_t, kNumHeaderFields>;
@@ -128,6 +129,7 @@ LogitsView ParallelLeader::forward(const BatchView& batch, const KvCacheView& kv
   h[kWsMaxContext] = ws.max_context;
   h[kWsMaxLogitsRows] = ws.max_logits_rows;
   h[kWsNumThreads] = ws.num_threads;
+  h[kWsRopeContext] = ws.rope_context;
   PAGODA_CHECK(batch.seq_starts.size() == size_t(h[kNumSeqs] + 1) && batch.context_lens.size() == size_t(h[kNumSeqs]));
   std::vector<int32_t> payload;
   payload.reserve(size_t(payload_size(h)));
@@ -185,6 +187,7 @@ void run_parallel_worker(const Model& part, Collectives& world, ParallelLayout l
       ws.emplace(part.config(), int32_t(h[kWsMaxTokens]), int32_t(h[kWsMaxContext]), int32_t(h[kWsMaxLogitsRows]),
                  pool->num_threads());
     }
+    ws->rope_context = int32_t(h[kWsRopeContext]);
     shape = h;
 
     const int32_t* p = payload.data();

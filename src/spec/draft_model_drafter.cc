@@ -19,6 +19,7 @@ DraftModelDrafter::DraftModelDrafter(const Model& model, ThreadPool& pool, const
   PAGODA_CHECK(options.num_blocks >= min_blocks(options.max_context, options.block_size),
                "the draft KV pool ({} blocks) cannot hold one sequence of {} tokens", options.num_blocks,
                options.max_context);
+  if (options.rope_context > 0) workspace_.rope_context = options.rope_context;
 }
 
 TokenId DraftModelDrafter::forward_argmax(const SeqKvState& seq, std::span<const TokenId> tokens, int32_t first,
