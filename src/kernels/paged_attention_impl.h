@@ -17,12 +17,91 @@
 
 namespace pagoda::kernels::detail {
 
+// Query i of a.num_queries as the single-query work item it stands for.
+inline AttentionArgs one_query(const AttentionArgs& a, int32_t i) {
+  AttentionArgs one = a;
+  one.q = a.q + i * a.q_stride;
+  one.out = a.out + i * a.q_stride;
+  one.num_ctx = a.num_ctx - (a.num_queries - 1 - i);
+  one.num_queries = 1;
+  return one;
+}
+
+inline constexpr int32_t kTile = 32;      // positions scored before one rescale: a stack tile, not a score row
+inline constexpr int32_t kMaxHeads = 16;  // query heads handled together per pass over K/V
+
+// One query's heads over one tile of nt positions: their scores against the tile's K rows, the online-softmax
+// update (a larger max rescales what was summed so far), and the weighted V rows into their outputs. Both loops
+// below run a query through this same code, so a query's bits never depend on the loop or its neighbours.
 template <class Ops>
-void paged_attention_one_query(const AttentionArgs& a) {
-  constexpr int32_t kTile = 32;      // positions scored before one rescale: a stack tile, not a score row
-  constexpr int32_t kMaxHeads = 16;  // query heads handled together per pass over K/V
+inline void attend_tile(const AttentionArgs& a, const float* q, float* out, int32_t nh, int32_t nt,
+                        const float* const* k_rows, const int8_t* const* k8_rows, const float* k_scales,
+                        const float* const* v_rows, const int8_t* const* v8_rows, const float* v_scales,
+                        float* running_max, float* running_sum, float (*p)[kTile]) {
   const int32_t hd = a.head_dim;
   const bool int8 = a.k == nullptr;
+  for (int32_t h = 0; h < nh; ++h) {
+    if (int8)
+      Ops::scores_i8(q + int64_t(h) * hd, k8_rows, k_scales, nt, hd, p[h]);
+    else
+      Ops::scores(q + int64_t(h) * hd, k_rows, k_scales, nt, hd, p[h]);
+  }
+  if (a.softcap > 0.0f) {
+    const float inv_cap = 1.0f / a.softcap;
+    for (int32_t h = 0; h < nh; ++h)
+      for (int32_t jj = 0; jj < nt; ++jj) p[h][jj] = a.softcap * tanhf(p[h][jj] * inv_cap);
+  }
+  for (int32_t h = 0; h < nh; ++h) {
+    float tile_max = p[h][0];
+    for (int32_t jj = 1; jj < nt; ++jj) tile_max = p[h][jj] > tile_max ? p[h][jj] : tile_max;
+    const float new_max = tile_max > running_max[h] ? tile_max : running_max[h];
+    if (new_max > running_max[h] && running_sum[h] > 0.0f) {
+      const float correction = expf(running_max[h] - new_max);
+      running_sum[h] *= correction;
+      Ops::scale(out + int64_t(h) * hd, correction, hd);
+    }
+    running_max[h] = new_max;
+    running_sum[h] = Ops::exp_sum(p[h], nt, new_max, running_sum[h]);
+  }
+  // The tile's rows into each head's output in one pass, which keeps a slice of the output in registers across
+  // the tile rather than loading and storing it once per row.
+  float w[kTile];
+  for (int32_t h = 0; h < nh; ++h) {
+    if (int8) {
+      for (int32_t jj = 0; jj < nt; ++jj) w[jj] = p[h][jj] * v_scales[jj];
+      Ops::weighted_rows_i8(w, v8_rows, nt, out + int64_t(h) * hd, hd);
+    } else {
+      Ops::weighted_rows(p[h], v_rows, nt, out + int64_t(h) * hd, hd);
+    }
+  }
+}
+
+// The slots of positions j0..j0+nt-1: position j lives in blocks[j / block_size] * block_size + j % block_size,
+// walked without a division per position.
+inline void tile_slots(const AttentionArgs& a, int32_t j0, int32_t nt, int64_t* slots) {
+  int32_t b = j0 / a.block_size, offset = j0 % a.block_size;
+  for (int32_t jj = 0; jj < nt; ++jj) {
+    slots[jj] = int64_t(a.blocks[b]) * a.block_size + offset;
+    if (++offset == a.block_size) offset = 0, ++b;
+  }
+}
+
+// The K scales of a tile's slots (f32 caches: the attention scale alone) and the V scales (int8 caches).
+inline void tile_scales(const AttentionArgs& a, const int64_t* slots, int32_t nt, float* k_scales, float* v_scales) {
+  for (int32_t jj = 0; jj < nt; ++jj) {
+    if (a.k == nullptr) {
+      k_scales[jj] = a.k_scale[slots[jj] * a.scale_stride] * a.scale;
+      v_scales[jj] = a.v_scale[slots[jj] * a.scale_stride];
+    } else {
+      k_scales[jj] = a.scale;
+      v_scales[jj] = 1.0f;
+    }
+  }
+}
+
+template <class Ops>
+void paged_attention_one_query(const AttentionArgs& a) {
+  const int32_t hd = a.head_dim;
   const int32_t begin = window_begin(a.num_ctx, a.window);
   for (int32_t h0 = 0; h0 < a.num_q_heads; h0 += kMaxHeads) {
     const int32_t nh = a.num_q_heads - h0 < kMaxHeads ? a.num_q_heads - h0 : kMaxHeads;
@@ -35,88 +114,107 @@ void paged_attention_one_query(const AttentionArgs& a) {
     }
     for (int32_t j0 = begin; j0 < a.num_ctx; j0 += kTile) {
       const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
-      // Position j0 + jj lives in slot blocks[b] * block_size + offset, walked without a division per position.
       int64_t slots[kTile];
-      int32_t b = j0 / a.block_size, offset = j0 % a.block_size;
-      for (int32_t jj = 0; jj < nt; ++jj) {
-        slots[jj] = int64_t(a.blocks[b]) * a.block_size + offset;
-        if (++offset == a.block_size) offset = 0, ++b;
-      }
-      // Scores of the tile, head by head (the tile's K rows stay in L1 across the heads).
+      tile_slots(a, j0, nt, slots);
       const float* k_rows[kTile];
       const int8_t* k8_rows[kTile];
-      float k_scales[kTile];
-      for (int32_t jj = 0; jj < nt; ++jj) {
-        if (int8) {
-          k8_rows[jj] = a.k8 + slots[jj] * a.row_stride;
-          k_scales[jj] = a.k_scale[slots[jj] * a.scale_stride] * a.scale;
-        } else {
-          k_rows[jj] = a.k + slots[jj] * a.row_stride;
-          k_scales[jj] = a.scale;
-        }
-      }
-      for (int32_t h = 0; h < nh; ++h) {
-        if (int8)
-          Ops::scores_i8(a.q + int64_t(h0 + h) * hd, k8_rows, k_scales, nt, hd, p[h]);
-        else
-          Ops::scores(a.q + int64_t(h0 + h) * hd, k_rows, k_scales, nt, hd, p[h]);
-      }
-      if (a.softcap > 0.0f) {
-        const float inv_cap = 1.0f / a.softcap;
-        for (int32_t h = 0; h < nh; ++h)
-          for (int32_t jj = 0; jj < nt; ++jj) p[h][jj] = a.softcap * tanhf(p[h][jj] * inv_cap);
-      }
-      // Online softmax: a larger max rescales what was summed so far.
-      for (int32_t h = 0; h < nh; ++h) {
-        float tile_max = p[h][0];
-        for (int32_t jj = 1; jj < nt; ++jj) tile_max = p[h][jj] > tile_max ? p[h][jj] : tile_max;
-        const float new_max = tile_max > running_max[h] ? tile_max : running_max[h];
-        if (new_max > running_max[h] && running_sum[h] > 0.0f) {
-          const float correction = expf(running_max[h] - new_max);
-          running_sum[h] *= correction;
-          Ops::scale(a.out + int64_t(h0 + h) * hd, correction, hd);
-        }
-        running_max[h] = new_max;
-        running_sum[h] = Ops::exp_sum(p[h], nt, new_max, running_sum[h]);
-      }
-      // Weighted V rows: the tile's rows into each head's output in one pass, which keeps a slice of the output in
-      // registers across the tile rather than loading and storing it once per row.
       const float* v_rows[kTile];
       const int8_t* v8_rows[kTile];
-      float w[kTile];
+      float k_scales[kTile], v_scales[kTile];
+      tile_scales(a, slots, nt, k_scales, v_scales);
       for (int32_t jj = 0; jj < nt; ++jj) {
-        if (int8)
+        if (a.k == nullptr) {
+          k8_rows[jj] = a.k8 + slots[jj] * a.row_stride;
           v8_rows[jj] = a.v8 + slots[jj] * a.row_stride;
-        else
-          v_rows[jj] = a.v + slots[jj] * a.row_stride;
-      }
-      for (int32_t h = 0; h < nh; ++h) {
-        float* out = a.out + int64_t(h0 + h) * hd;
-        if (int8) {
-          for (int32_t jj = 0; jj < nt; ++jj) w[jj] = p[h][jj] * a.v_scale[slots[jj] * a.scale_stride];
-          Ops::weighted_rows_i8(w, v8_rows, nt, out, hd);
         } else {
-          Ops::weighted_rows(p[h], v_rows, nt, out, hd);
+          k_rows[jj] = a.k + slots[jj] * a.row_stride;
+          v_rows[jj] = a.v + slots[jj] * a.row_stride;
         }
       }
+      attend_tile<Ops>(a, a.q + int64_t(h0) * hd, a.out + int64_t(h0) * hd, nh, nt, k_rows, k8_rows, k_scales, v_rows,
+                       v8_rows, v_scales, running_max, running_sum, p);
     }
     for (int32_t h = 0; h < nh; ++h) Ops::scale(a.out + int64_t(h0 + h) * hd, 1.0f / running_sum[h], hd);
   }
 }
 
-// Query i of a.num_queries as the single-query work item it stands for.
-inline AttentionArgs one_query(const AttentionArgs& a, int32_t i) {
-  AttentionArgs one = a;
-  one.q = a.q + i * a.q_stride;
-  one.out = a.out + i * a.q_stride;
-  one.num_ctx = a.num_ctx - (a.num_queries - 1 - i);
-  one.num_queries = 1;
-  return one;
+// Several consecutive queries of a work item together (no window: every query's tiles start at position 0, so
+// they share them). A KV head's rows lie a whole cache row (kv_dim values) apart, a power-of-two stride that maps
+// them onto a few cache sets: read query by query, a tile's rows came from L3 each time. Here each tile's K and V
+// rows are copied once into contiguous buffers and every query of the block is run over the copies: the same
+// values through attend_tile, so each query gets the one-query loop's bits.
+inline constexpr int32_t kBlockMaxHeadDim = 256;
+inline constexpr int32_t kBlockMaxStates = 32;  // queries x heads of one block
+
+template <class Ops>
+void paged_attention_query_block(const AttentionArgs& a, int32_t i0, int32_t nq) {
+  const int32_t hd = a.head_dim, nh = a.num_q_heads;
+  const bool int8 = a.k == nullptr;
+  alignas(64) float k_copy[kTile * kBlockMaxHeadDim];
+  alignas(64) float v_copy[kTile * kBlockMaxHeadDim];
+  float running_max[kBlockMaxStates], running_sum[kBlockMaxStates];
+  float p[kBlockMaxStates][kTile];
+  int32_t ctx[kBlockMaxStates];
+  for (int32_t qi = 0; qi < nq; ++qi) {
+    const AttentionArgs one = one_query(a, i0 + qi);
+    ctx[qi] = one.num_ctx;
+    for (int32_t h = 0; h < nh; ++h) {
+      running_max[qi * nh + h] = -INFINITY;
+      running_sum[qi * nh + h] = 0.0f;
+    }
+    std::memset(one.out, 0, sizeof(float) * size_t(nh) * size_t(hd));
+  }
+  const int32_t last_ctx = ctx[nq - 1];
+  for (int32_t j0 = 0; j0 < last_ctx; j0 += kTile) {
+    const int32_t nt = last_ctx - j0 < kTile ? last_ctx - j0 : kTile;
+    int64_t slots[kTile];
+    tile_slots(a, j0, nt, slots);
+    float k_scales[kTile], v_scales[kTile];
+    tile_scales(a, slots, nt, k_scales, v_scales);
+    const float* k_rows[kTile];
+    const int8_t* k8_rows[kTile];
+    const float* v_rows[kTile];
+    const int8_t* v8_rows[kTile];
+    for (int32_t jj = 0; jj < nt; ++jj) {
+      float* kc = k_copy + int64_t(jj) * hd;
+      float* vc = v_copy + int64_t(jj) * hd;
+      if (int8) {  // int8 rows packed into the same buffers (hd bytes a row)
+        int8_t* k8c = reinterpret_cast<int8_t*>(k_copy) + int64_t(jj) * hd;
+        int8_t* v8c = reinterpret_cast<int8_t*>(v_copy) + int64_t(jj) * hd;
+        std::memcpy(k8c, a.k8 + slots[jj] * a.row_stride, size_t(hd));
+        std::memcpy(v8c, a.v8 + slots[jj] * a.row_stride, size_t(hd));
+        k8_rows[jj] = k8c;
+        v8_rows[jj] = v8c;
+      } else {
+        std::memcpy(kc, a.k + slots[jj] * a.row_stride, sizeof(float) * size_t(hd));
+        std::memcpy(vc, a.v + slots[jj] * a.row_stride, sizeof(float) * size_t(hd));
+        k_rows[jj] = kc;
+        v_rows[jj] = vc;
+      }
+    }
+    for (int32_t qi = 0; qi < nq; ++qi) {
+      if (ctx[qi] <= j0) continue;  // this query's context ended in an earlier tile
+      const int32_t nt_q = ctx[qi] - j0 < nt ? ctx[qi] - j0 : nt;
+      const AttentionArgs one = one_query(a, i0 + qi);
+      attend_tile<Ops>(a, one.q, one.out, nh, nt_q, k_rows, k8_rows, k_scales, v_rows, v8_rows, v_scales,
+                       running_max + qi * nh, running_sum + qi * nh, p + qi * nh);
+    }
+  }
+  for (int32_t qi = 0; qi < nq; ++qi) {
+    const AttentionArgs one = one_query(a, i0 + qi);
+    for (int32_t h = 0; h < nh; ++h) Ops::scale(one.out + int64_t(h) * hd, 1.0f / running_sum[qi * nh + h], hd);
+  }
 }
 
 template <class Ops>
 void paged_attention(const AttentionArgs& a) {
-  for (int32_t i = 0; i < a.num_queries; ++i) paged_attention_one_query<Ops>(one_query(a, i));
+  const int32_t per_block = a.num_q_heads <= kBlockMaxStates ? kBlockMaxStates / a.num_q_heads : 0;
+  if (a.num_queries == 1 || a.window > 0 || per_block < 2 || a.head_dim > kBlockMaxHeadDim) {
+    for (int32_t i = 0; i < a.num_queries; ++i) paged_attention_one_query<Ops>(one_query(a, i));
+    return;
+  }
+  for (int32_t i = 0; i < a.num_queries; i += per_block)
+    paged_attention_query_block<Ops>(a, i, a.num_queries - i < per_block ? a.num_queries - i : per_block);
 }
 
 }  // namespace pagoda::kernels::detail

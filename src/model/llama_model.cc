@@ -232,7 +232,7 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
 // to kQueryBlock consecutive tokens of one sequence (a prefill chunk), each token getting the bits it would alone.
 void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
-  constexpr int32_t kQueryBlock = 4;
+  constexpr int32_t kQueryBlock = 32;
   const int32_t head_dim = config_.head_dim, num_kv_heads = config_.num_kv_heads;
   const int32_t group = config_.num_heads / num_kv_heads;
   // Each sequence's tokens in blocks of kQueryBlock from its first.

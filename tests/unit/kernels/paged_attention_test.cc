@@ -182,10 +182,11 @@ TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
     const KernelTable* kt = kernels_for(isa);
     if (kt == nullptr) continue;
     // Head sizes 8 and 16 with groups under 8 take the small-heads kernel (up to 16 / group queries a pass: 9 and 17
-    // queries take several passes; 150 positions three chunks).
+    // queries take several passes; 150 positions three chunks). Larger heads in groups under 8 take the query-block
+    // loop (32 / group queries a block over copied K/V tiles: 40 queries take two blocks at group 1, three at 2).
     for (int32_t group : {1, 2, 12}) {
-      for (int32_t head_dim : {8, 16, 17, 64}) {
-        for (int32_t num_queries : {2, 4, 9, 17}) {
+      for (int32_t head_dim : {8, 16, 17, 64, 128}) {
+        for (int32_t num_queries : {2, 4, 9, 17, 40}) {
           for (int32_t ctx : {num_queries, 33, 70, 150}) {
             if (ctx < num_queries) continue;
             SCOPED_TRACE(testing::Message() << isa_name(isa) << " group " << group << " head_dim " << head_dim
