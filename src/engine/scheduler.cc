@@ -255,8 +255,13 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
         drafter_->propose(seq->tokens, num_asked, seq->draft_tokens);
       }
       if (config_.adaptive_num_speculative_tokens && !seq->draft_tokens.empty()) {
-        const int32_t k =
-            best_num_drafts(seq->spec_acceptance.rate(), marginal_cost, int32_t(seq->draft_tokens.size()));
+        int32_t k = best_num_drafts(seq->spec_acceptance.rate(), marginal_cost, int32_t(seq->draft_tokens.size()));
+        // The step-cost fit is refreshed only by steps that verify drafts: one that says drafts cost too much
+        // would hold speculation off for good after a noisy stretch. A sequence whose drafts are mostly right
+        // verifies one every kExploreEvery steps anyway (about one token in 16 steps of extra work).
+        constexpr int32_t kExploreEvery = 16;
+        if (k == 0 && ++seq->spec_steps_off >= kExploreEvery && seq->spec_acceptance.rate() >= 0.5) k = 1;
+        if (k > 0) seq->spec_steps_off = 0;
         if (k == 0) seq->shadow_draft = seq->draft_tokens.front();
         seq->draft_tokens.resize(size_t(k));
       }

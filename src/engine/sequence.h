@@ -92,6 +92,7 @@ struct Sequence {
   // A draft proposed but not verified (adaptive length chose none): checked against the token the step samples,
   // so the acceptance estimate keeps learning while speculation is off. -1: none.
   TokenId shadow_draft = -1;
+  int32_t spec_steps_off = 0;  // decode steps in a row the adaptive length verified no draft (exploration)
 
   // Raw logits the request asked for (GenerateRequest::prompt_logits_start, output_logits).
   int32_t prompt_logits_start;

@@ -35,7 +35,7 @@ class AcceptanceEstimate {
 
 // The cost of an engine step as fixed_us + per_token_us * tokens, fitted online by least squares over the
 // steps seen, with exponential forgetting. Until the steps seen differ enough in size to separate the two
-// terms, `fallback_marginal_cost` stands in for marginal_cost().
+// terms, `fallback_marginal_cost` stands in for marginal_cost(); after that, steps of one size keep the last fit.
 class StepCostModel {
  public:
   explicit StepCostModel(double decay = 0.995, double fallback_marginal_cost = 0.3)

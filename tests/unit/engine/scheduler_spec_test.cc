@@ -209,8 +209,8 @@ TEST_F(SchedulerSpecTest, AdaptiveLengthDraftsWhenTokensAreCheapAndNotWhenEachCo
   accept(t, a, 0, 9);  // all rejected: the estimate drops
   scheduler_->update(p, t, ++now_us_);
   EXPECT_LT(a->spec_acceptance.rate(), AcceptanceEstimate::kPriorRate);
-  // A compute-bound step: every token costs as much as a step. No draft pays; the first is kept as a shadow.
-  for (int i = 0; i < 2000; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 8, i % 2 == 0 ? 100.0 : 800.0);
+  // A compute-bound step: every token costs about a step. No draft pays; the first is kept as a shadow.
+  for (int i = 0; i < 2000; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 8, i % 2 == 0 ? 101.0 : 801.0);
   const SchedulePlan& p2 = scheduler_->schedule(++now_us_);
   EXPECT_EQ(p2.seqs[0].num_draft_tokens, 0);
   EXPECT_EQ(p2.seqs[0].num_new_tokens, 1);
@@ -223,6 +223,30 @@ TEST_F(SchedulerSpecTest, AdaptiveLengthDraftsWhenTokensAreCheapAndNotWhenEachCo
   EXPECT_GT(a->spec_acceptance.rate(), before);
   EXPECT_EQ(a->shadow_draft, -1);
   EXPECT_EQ(a->kv.num_computed_tokens, a->num_tokens() - 1);
+}
+
+// A cost fit that holds speculation off is refreshed only by steps that verify drafts: a sequence whose shadow drafts
+// keep being right verifies one draft every 16th step, and the other steps none.
+TEST_F(SchedulerSpecTest, AdaptiveLengthStillVerifiesADraftNowAndThenWhenDraftsAreRight) {
+  make(64, 64, 6, /*adaptive=*/true);
+  Sequence* a = add(5, 1000);
+  prefill_all();
+  for (int i = 0; i < 2000; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 8, i % 2 == 0 ? 101.0 : 801.0);
+  std::vector<int32_t> verified;
+  for (int step = 1; step <= 48; ++step) {
+    const SchedulePlan& p = scheduler_->schedule(++now_us_);
+    ASSERT_EQ(p.seqs.size(), 1u);
+    const int32_t num_drafts = p.seqs[0].num_draft_tokens;
+    if (num_drafts > 0) verified.push_back(step);
+    EXPECT_LE(num_drafts, 1);
+    std::vector<SampledToken> t;
+    if (num_drafts > 0)
+      accept(t, a, num_drafts, 100 + num_drafts);
+    else
+      t.push_back(SampledToken{a, 100, {}, {}, false});  // the shadow draft was right
+    scheduler_->update(p, t, ++now_us_);
+  }
+  EXPECT_EQ(verified, (std::vector<int32_t>{16, 32, 48}));
 }
 
 }  // namespace

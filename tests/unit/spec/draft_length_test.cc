@@ -59,5 +59,19 @@ TEST(StepCostModel, NoisyStepsStillGiveTheSlope) {
   EXPECT_NEAR(m.fixed_us(), 50.0, 12.0);
 }
 
+TEST(StepCostModel, OneStepInSixteenATokenLargerKeepsTheFitMoving) {
+  StepCostModel m;
+  // A fit that puts a token at a whole step's cost (no fixed part), as a noisy stretch can leave it.
+  for (int i = 0; i < 400; ++i) m.record(1 + i % 4, 90.0 * double(1 + i % 4));
+  ASSERT_TRUE(m.fitted());
+  EXPECT_NEAR(m.marginal_cost(1), 1.0, 0.01);
+  // Then plain decode steps of one token with, as the scheduler's exploration gives, one of two tokens every 16th:
+  // enough spread to refit, and the fit follows the machine (60 us fixed, 25 us a token).
+  for (int i = 0; i < 3000; ++i) m.record(i % 16 == 15 ? 2 : 1, i % 16 == 15 ? 110.0 : 85.0);
+  EXPECT_NEAR(m.per_token_us(), 25.0, 1.0);
+  EXPECT_NEAR(m.fixed_us(), 60.0, 1.0);
+  EXPECT_NEAR(m.marginal_cost(1), 25.0 / 85.0, 0.02);
+}
+
 }  // namespace
 }  // namespace pagoda
