@@ -1,5 +1,6 @@
-// paged_attention_impl: the one tiled online-softmax loop behind every AttentionFn, written once and
-// instantiated per instruction set with that set's vector ops (ref/attention.cc, avx2/attention.cc). Ops must
+// paged_attention_impl: the tiled online-softmax loop behind the keys-in-lanes AttentionFns (query by query, or a
+// block of consecutive queries over copied K/V tiles; both through one per-tile step), written once and
+// instantiated per instruction set with that set's vector ops (ref/, avx2/ and avx512/attention.cc). Ops must
 // provide scores(q, rows, scales, m, n, p) / scores_i8(q, rows8, scales, m, n, p): p[j] = (q . rows[j]) * scales[j]
 // for the m rows of a tile (n values each); exp_sum(p, m, max, sum): p[j] = exp(p[j] - max) for j < m, returning
 // sum plus their sum; scale(y, a, n); and weighted_rows(w, rows, m, y, n) / weighted_rows_i8(w, rows8, m, y, n):
