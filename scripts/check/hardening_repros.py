@@ -198,6 +198,26 @@ worst = max(probes) if probes else 0.0
 report(worst < 50 and s.alive(), "5. /health while two 8 MiB bodies are prepared",
        f"{len(probes)} probes, worst {worst:.1f} ms; the bodies got {results}")
 
+# 5. Four whole responses of 16 choices x 500 tokens with 20 logprobs each (about 4 MiB of JSON apiece, the load's
+# never-reading clients ask for such); /health meanwhile, as their bodies are built.
+whole = {"prompt": "Once upon a time", "max_tokens": 500, "n": 16, "logprobs": 20, "ignore_eos": True}
+sizes = []
+threads = [threading.Thread(target=lambda: sizes.append(len(s.request("POST", "/v1/completions", whole, timeout=120)[1])))
+           for _ in range(4)]
+for t in threads:
+    t.start()
+probes = []
+while any(t.is_alive() for t in threads):
+    t0 = time.time()
+    s.get("/health")
+    probes.append((time.time() - t0) * 1000)
+    time.sleep(0.01)
+for t in threads:
+    t.join()
+worst = max(probes) if probes else 0.0
+report(worst < 100 and len(sizes) == 4 and s.alive(), "5. /health while four 4 MiB whole responses are built",
+       f"{len(probes)} probes, worst {worst:.1f} ms; bodies of {sorted(sizes)} bytes")
+
 # 8. HEAD without a body; a half-closed client gets its response; HTTP/1.0 stream not chunked; n > --max-queue.
 raw = s.raw(b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 head, _, rest = raw.partition(b"\r\n\r\n")

@@ -94,9 +94,13 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log
 ApiServer::~ApiServer() { workers_.reset(); }
 
 JobContext ApiServer::job_context() {
-  return JobContext{
-      &engine_, &tokenizer_,         &metrics_,
-      &log_,    options_.model_name, options_.tool_call_format.value_or(options_.chat_template.tool_call_format())};
+  return JobContext{&engine_,
+                    &tokenizer_,
+                    &metrics_,
+                    &log_,
+                    options_.model_name,
+                    options_.tool_call_format.value_or(options_.chat_template.tool_call_format()),
+                    workers_.get()};
 }
 
 int64_t ApiServer::now_us() const {

@@ -20,6 +20,7 @@
 #include "server/http_exchange.h"
 #include "server/openai_protocol.h"
 #include "server/request_log.h"
+#include "server/request_workers.h"
 #include "server/response_writer.h"
 #include "server/server_job.h"
 #include "server/serving_metrics.h"
@@ -35,6 +36,7 @@ struct JobContext {
   RequestLog* log = nullptr;
   std::string model_name;
   ToolCallFormat tool_call_format = ToolCallFormat::kHermes;  // how the model writes calls (tool_choice auto)
+  RequestWorkers* workers = nullptr;  // where whole response bodies are built, off the I/O threads; null: inline
 };
 
 struct JobPrompt {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -112,15 +113,23 @@ TEST(HttpServerTest, BodiesBeingReceivedAreBoundedTogether) {
   ASSERT_GE(slow, 0);
   const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\nabc";
   ASSERT_EQ(::send(slow, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
+  // Until the server has read the slow client's head (a deadline, not a count of tries: on a busy machine 200 quick
+  // tries could all come first).
   HttpReply refused;
-  for (int attempt = 0; attempt < 200 && refused.status != 503; ++attempt)
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (refused.status != 503 && std::chrono::steady_clock::now() < deadline) {
     refused = http_request(server.port(), "POST", "/echo", std::string(4096, 'x'));
+    if (refused.status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(http_request(server.port(), "POST", "/echo", std::string(500, 'x')).status, 200);  // small ones fit
   close(slow);
   HttpReply again;
-  for (int attempt = 0; attempt < 200 && again.status != 200; ++attempt)
+  const auto freed_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (again.status != 200 && std::chrono::steady_clock::now() < freed_by) {
     again = http_request(server.port(), "POST", "/echo", std::string(4096, 'x'));
+    if (again.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(again.body, "4096");
 }
