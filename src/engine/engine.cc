@@ -388,6 +388,9 @@ void Engine::take_inbox() {
     std::lock_guard<std::mutex> lock(mutex_);
     arrived.swap(inbox_);
     cancels.swap(cancels_);
+    // stats() counts the inbox as waiting: so do the stats until update_stats_locked() below counts them in the
+    // scheduler, or an observer would see an idle engine in between (a benchmark waiting for its streams did).
+    stats_.num_waiting += int32_t(arrived.size());
   }
   for (Submission& s : arrived) {
     for (size_t i = 0; i < s.samples.size(); ++i)
