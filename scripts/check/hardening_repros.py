@@ -116,6 +116,22 @@ def aborted(rc):
     return rc is None or rc < 0 or rc in (134, 137, 139)
 
 
+def health_while(threads, interval):
+    """Starts the threads and times /health every `interval` seconds until they end: (worst ms, every probe's ms)."""
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    probes = []
+    while any(t.is_alive() for t in threads):
+        t0 = time.time()
+        s.get("/health")
+        probes.append((time.time() - t0) * 1000)
+        time.sleep(interval)
+    for t in threads:
+        t.join()
+    return (max(probes) if probes else 0.0), probes
+
+
 def server_gone(kind, value, tb):
     """A binary that dies under an attack (as the issue's did) ends the run with a FAIL line, not a traceback."""
     if not issubclass(kind, OSError):
@@ -183,18 +199,7 @@ big = json.dumps({"prompt": "a " * ((4 << 20) - 64), "max_tokens": 1}).encode() 
 results = []
 threads = [threading.Thread(target=lambda: results.append(s.request("POST", "/v1/completions", big, timeout=120)[0]))
            for _ in range(2)]
-for t in threads:
-    t.start()
-time.sleep(0.2)
-probes = []
-while any(t.is_alive() for t in threads):
-    t0 = time.time()
-    s.get("/health")
-    probes.append((time.time() - t0) * 1000)
-    time.sleep(0.02)
-for t in threads:
-    t.join()
-worst = max(probes) if probes else 0.0
+worst, probes = health_while(threads, 0.02)
 report(worst < 50 and s.alive(), "5. /health while two 8 MiB bodies are prepared",
        f"{len(probes)} probes, worst {worst:.1f} ms; the bodies got {results}")
 
@@ -204,17 +209,7 @@ whole = {"prompt": "Once upon a time", "max_tokens": 500, "n": 16, "logprobs": 2
 sizes = []
 threads = [threading.Thread(target=lambda: sizes.append(len(s.request("POST", "/v1/completions", whole, timeout=120)[1])))
            for _ in range(4)]
-for t in threads:
-    t.start()
-probes = []
-while any(t.is_alive() for t in threads):
-    t0 = time.time()
-    s.get("/health")
-    probes.append((time.time() - t0) * 1000)
-    time.sleep(0.01)
-for t in threads:
-    t.join()
-worst = max(probes) if probes else 0.0
+worst, probes = health_while(threads, 0.01)
 report(worst < 100 and len(sizes) == 4 and s.alive(), "5. /health while four 4 MiB whole responses are built",
        f"{len(probes)} probes, worst {worst:.1f} ms; bodies of {sorted(sizes)} bytes")
 
