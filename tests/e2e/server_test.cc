@@ -335,8 +335,13 @@ TEST(ServerTest, ADisconnectedClientIsCancelledAtOnce) {
 }
 
 TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
-  // One running sequence, at most two waiting.
-  ServerProcess server({"--batch-size", "1", "--max-queue", "2"});
+  // One running sequence, at most two waiting. A random stories15M-shaped model (a few ms a token): the bundled
+  // model writes the first request's tokens in tens of ms, at times before the second request arrives.
+  const TempDir tmp_holder;
+  const std::string model = tmp_holder.path() + "/stories15m.gguf";
+  const ProcessResult gen = run_pagoda({"gen-model", "--shape", "stories15m", "--type", "q8_0", "-o", model});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  ServerProcess server({"-m", model, "--batch-size", "1", "--max-queue", "2"});
   ASSERT_TRUE(server.started()) << server.log();
   // More choices than the queue can ever hold: 400, not a 429 that no retry could cure.
   const HttpReply never = http_request(server.port(), "POST", "/v1/completions",
@@ -348,7 +353,7 @@ TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
   std::jthread first([&] {
     const HttpReply r =
         http_request(server.port(), "POST", "/v1/completions",
-                     R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 2, "ignore_eos": true})");
+                     R"({"prompt": "Once upon a time", "max_tokens": 200, "n": 2, "ignore_eos": true})");
     EXPECT_EQ(r.status, 200) << r.body;
   });
   // Until the engine has both of its choices (one running, one waiting).
@@ -362,7 +367,7 @@ TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const HttpReply r = http_request(server.port(), "POST", "/v1/completions",
-                                   R"({"prompt": "Once upon a time", "max_tokens": 300, "n": 2})");
+                                   R"({"prompt": "Once upon a time", "max_tokens": 200, "n": 2})");
   first.join();
   EXPECT_EQ(r.status, 429) << r.body;
   EXPECT_EQ(json::parse(r.body)["error"]["type"], "rate_limit_error");
