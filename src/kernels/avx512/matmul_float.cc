@@ -3,8 +3,11 @@
 // to f32 exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/zmm_util.h"
+#include "kernels/quant_matmul_support.h"
 
 namespace pagoda::kernels::avx512 {
 namespace {
@@ -29,13 +32,14 @@ struct LoadBF16 {
   static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 
-// y[t * num_out + o0 + r] = row o0 + r . token t for r < nr (<= 16) and t < kTokens. Each (row, token) sums its
-// products in one register; the 16 registers of a token's rows then reduce together (transpose_sum16), about 3
-// instructions a row where a reduction of its own took 8 on a chain of dependent adds (rows of 64 values, as the
-// bundled model's, spent most of their time there). A row's sum is the same bits whatever the tokens beside it.
+// y[t * num_out + o0 + r] = row o0 + r . token t for r < nr (<= 16) and t < kTokens (x_stride floats apart). Each
+// (row, token) sums its products in one register; the 16 registers of a token's rows then reduce together
+// (transpose_sum16), about 3 instructions a row where a reduction of its own took 8 on a chain of dependent adds
+// (rows of 64 values, as the bundled model's, spent most of their time there). A row's sum is the same bits whatever
+// the tokens beside it.
 template <class Load, int kTokens>
-inline void rows_times_tokens(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t o0,
-                              int nr) {
+inline void rows_times_tokens(const void* w, const float* x, int64_t x_stride, float* y, int64_t num_out,
+                              int64_t num_in, int64_t o0, int nr) {
   __m512 sums[kTokens][16];
   for (int r = 0; r < 16; ++r) {
     __m512 acc[kTokens];
@@ -47,7 +51,7 @@ inline void rows_times_tokens(const void* w, const float* x, float* y, int64_t n
         if (i % 32 == 0) prefetch_weights_ahead<kTokens>(Load::address(w, row_offset + i));
         const __m512 wv = Load::load(w, row_offset + i, m);
         for (int t = 0; t < kTokens; ++t)
-          acc[t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * num_in + i), acc[t]);
+          acc[t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * x_stride + i), acc[t]);
       }
     }
     for (int t = 0; t < kTokens; ++t) sums[t][r] = acc[t];
@@ -58,26 +62,37 @@ inline void rows_times_tokens(const void* w, const float* x, float* y, int64_t n
 
 // Up to kTokenGroup tokens per pass over the weights (one read of each row for a decode step's speculative tokens).
 template <class Load, int kTokens>
-void tokens_pass(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in) {
+void tokens_pass(const void* w, const float* x, int64_t x_stride, float* y, int64_t num_out, int64_t num_in) {
   for (int64_t o = 0; o < num_out; o += 16)
-    rows_times_tokens<Load, kTokens>(w, x, y, num_out, num_in, o, num_out - o < 16 ? int(num_out - o) : 16);
+    rows_times_tokens<Load, kTokens>(w, x, x_stride, y, num_out, num_in, o, num_out - o < 16 ? int(num_out - o) : 16);
 }
 
 template <class Load>
 void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   static_assert(kTokenGroup == 8);
+  // Three or more tokens of 1024 or more inputs read from a copy whose rows lie a cache line off a multiple of 4 KiB
+  // apart: rows of 1024 or 2048 f32 put every token's same offset in one L1 set, and eight of them with the weights'
+  // lines overflowed its ways (f16 weights ran at 0.66-0.94x of the avx2 level's kernel on a Zen 5 at 16 and 128
+  // tokens, 0.95-1.29x with the copy; a noisy VM). Short rows, as the bundled model's, need no copy.
+  int64_t x_stride = num_in;
+  if (num_tokens > 2 && num_in >= 1024) {
+    x_stride = (num_in + 15) / 16 * 16 + 16;
+    auto* copy = static_cast<float*>(packed_activation_scratch(num_tokens * x_stride * int64_t(sizeof(float))));
+    for (int64_t t = 0; t < num_tokens; ++t) std::memcpy(copy + t * x_stride, x + t * num_in, size_t(num_in) * 4);
+    x = copy;
+  }
   for (int64_t t = 0; t < num_tokens; t += kTokenGroup) {
-    const float* xt = x + t * num_in;
+    const float* xt = x + t * x_stride;
     float* yt = y + t * num_out;
     switch (num_tokens - t >= kTokenGroup ? kTokenGroup : num_tokens - t) {
-      case 1: tokens_pass<Load, 1>(w, xt, yt, num_out, num_in); break;
-      case 2: tokens_pass<Load, 2>(w, xt, yt, num_out, num_in); break;
-      case 3: tokens_pass<Load, 3>(w, xt, yt, num_out, num_in); break;
-      case 4: tokens_pass<Load, 4>(w, xt, yt, num_out, num_in); break;
-      case 5: tokens_pass<Load, 5>(w, xt, yt, num_out, num_in); break;
-      case 6: tokens_pass<Load, 6>(w, xt, yt, num_out, num_in); break;
-      case 7: tokens_pass<Load, 7>(w, xt, yt, num_out, num_in); break;
-      default: tokens_pass<Load, 8>(w, xt, yt, num_out, num_in); break;
+      case 1: tokens_pass<Load, 1>(w, xt, x_stride, yt, num_out, num_in); break;
+      case 2: tokens_pass<Load, 2>(w, xt, x_stride, yt, num_out, num_in); break;
+      case 3: tokens_pass<Load, 3>(w, xt, x_stride, yt, num_out, num_in); break;
+      case 4: tokens_pass<Load, 4>(w, xt, x_stride, yt, num_out, num_in); break;
+      case 5: tokens_pass<Load, 5>(w, xt, x_stride, yt, num_out, num_in); break;
+      case 6: tokens_pass<Load, 6>(w, xt, x_stride, yt, num_out, num_in); break;
+      case 7: tokens_pass<Load, 7>(w, xt, x_stride, yt, num_out, num_in); break;
+      default: tokens_pass<Load, 8>(w, xt, x_stride, yt, num_out, num_in); break;
     }
   }
 }
