@@ -36,7 +36,7 @@ std::vector<json> log_lines(const ServerProcess& server) {
 
 TEST(ServerOperationsTest, EveryRequestHasOneLogLineWhateverItsStatus) {
   ServerProcess server({"--log-format", "json", "--api-key", "k", "--request-timeout", "0.05", "--max-body", "100000",
-                        "--batch-size", "1", "--max-queue", "2"});
+                        "--batch-size", "1"});
   ASSERT_TRUE(server.started()) << server.log();
   const size_t num_startup_lines = log_lines(server).size();  // ServerProcess's own /health polls at start-up
   const std::vector<std::string> auth = {"Authorization: Bearer k"};
@@ -57,10 +57,15 @@ TEST(ServerOperationsTest, EveryRequestHasOneLogLineWhateverItsStatus) {
   expect(http_request(server.port(), "GET", "/nowhere"), 404, "/nowhere");
   expect(http_request(server.port(), "GET", "/v1/completions", "", auth), 405, "/v1/completions");
   expect(http_request(server.port(), "POST", "/v1/completions",
-                      R"({"prompt": "Once", "max_tokens": 500, "n": 2, "ignore_eos": true})", auth),
+                      R"({"prompt": "Once", "max_tokens": 500, "n": 8, "ignore_eos": true})", auth),
          408, "/v1/completions");
   expect(http_request(server.port(), "POST", "/v1/completions", std::string(200000, ' '), auth), 413,
          "/v1/completions");
+  // A stream cut by the 50 ms deadline (8 x 500 tokens one after the other take the bundled model 0.3 s or more)
+  // ends with an error event and is logged as 408.
+  http_request(server.port(), "POST", "/v1/completions",
+               R"({"prompt": "Once", "max_tokens": 500, "n": 8, "ignore_eos": true, "stream": true})", auth);
+  sent.push_back({408, "/v1/completions"});
   ASSERT_TRUE(wait_idle(server, std::chrono::seconds(5)));
   // 429 and 499 on a server without the deadline, with a random stories15M-shaped model (a few ms a token): the
   // bundled model can end a request of 2 x 400 tokens in tens of ms, before a second one arrives.
