@@ -1,6 +1,6 @@
-// AVX-512 matmul for f32, f16 and bf16 weights: each weight row loaded once per group of up to eight tokens, f32
-// accumulation on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together. bf16 weights are widened
-// to f32 exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
+// AVX-512 matmul for f32, f16 and bf16 weights: each weight row loaded once per group of up to eight tokens (four for
+// f16), f32 accumulation on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together. bf16 weights
+// are widened to f32 exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
 #include <immintrin.h>
 
 #include <cstring>
@@ -67,13 +67,14 @@ void tokens_pass(const void* w, const float* x, int64_t x_stride, float* y, int6
     rows_times_tokens<Load, kTokens>(w, x, x_stride, y, num_out, num_in, o, num_out - o < 16 ? int(num_out - o) : 16);
 }
 
-template <class Load>
+// kGroup tokens per pass over the weights.
+template <class Load, int kGroup = kTokenGroup>
 void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   static_assert(kTokenGroup == 8);
   // Three or more tokens of 1024 or more inputs read from a copy whose rows lie a cache line off a multiple of 4 KiB
-  // apart: rows of 1024 or 2048 f32 put every token's same offset in one L1 set, and eight of them with the weights'
-  // lines overflowed its ways (f16 weights ran at 0.66-0.94x of the avx2 level's kernel on a Zen 5 at 16 and 128
-  // tokens, 0.95-1.29x with the copy; a noisy VM). Short rows, as the bundled model's, need no copy.
+  // apart: rows of 1024 or 2048 f32 put every token's same offset in one L1 set, and with the weights' lines they
+  // overflowed its ways (f16 weights at 16 and 128 tokens, four a pass, on a Zen 5: 1.02-1.41x the avx2 level's
+  // kernel without the copy, 1.63-1.86x with it). Short rows, as the bundled model's, need no copy.
   int64_t x_stride = num_in;
   if (num_tokens > 2 && num_in >= 1024) {
     x_stride = (num_in + 15) / 16 * 16 + 16;
@@ -81,10 +82,10 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
     for (int64_t t = 0; t < num_tokens; ++t) std::memcpy(copy + t * x_stride, x + t * num_in, size_t(num_in) * 4);
     x = copy;
   }
-  for (int64_t t = 0; t < num_tokens; t += kTokenGroup) {
+  for (int64_t t = 0; t < num_tokens; t += kGroup) {
     const float* xt = x + t * x_stride;
     float* yt = y + t * num_out;
-    switch (num_tokens - t >= kTokenGroup ? kTokenGroup : num_tokens - t) {
+    switch (num_tokens - t >= kGroup ? kGroup : num_tokens - t) {
       case 1: tokens_pass<Load, 1>(w, xt, x_stride, yt, num_out, num_in); break;
       case 2: tokens_pass<Load, 2>(w, xt, x_stride, yt, num_out, num_in); break;
       case 3: tokens_pass<Load, 3>(w, xt, x_stride, yt, num_out, num_in); break;
@@ -102,8 +103,12 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
 }
+// f16 weights four tokens a pass: eight tokens' f32 rows of 2048 (64 KiB) overflow L1 and each weight's fmas wait on
+// L2; four fit. On a Zen 5 at 16 and 128 tokens: 1.63-1.86x the avx2 level's kernel, eight a pass 0.93-1.29x. A
+// decode step's speculative tokens then take two passes (computed from these rates, still cheaper than one pass of
+// up to eight; not measured on a model).
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_any<LoadF16>(w, x, y, num_out, num_in, num_tokens);
+  matmul_any<LoadF16, 4>(w, x, y, num_out, num_in, num_tokens);
 }
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   matmul_any<LoadBF16>(w, x, y, num_out, num_in, num_tokens);
