@@ -74,7 +74,7 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
   // Three or more tokens of 1024 or more inputs read from a copy whose rows lie a cache line off a multiple of 4 KiB
   // apart: rows of 1024 or 2048 f32 put every token's same offset in one L1 set, and with the weights' lines they
   // overflowed its ways (f16 weights at 16 and 128 tokens, four a pass, on a Zen 5: 1.02-1.41x the avx2 level's
-  // kernel without the copy, 1.63-1.86x with it). Short rows, as the bundled model's, need no copy.
+  // kernel without the copy, 1.28-1.86x with it). Short rows, as the bundled model's, need no copy.
   int64_t x_stride = num_in;
   if (num_tokens > 2 && num_in >= 1024) {
     x_stride = (num_in + 15) / 16 * 16 + 16;
@@ -104,7 +104,7 @@ void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
 }
 // f16 weights four tokens a pass: eight tokens' f32 rows of 2048 (64 KiB) overflow L1 and each weight's fmas wait on
-// L2; four fit. On a Zen 5 at 16 and 128 tokens: 1.63-1.86x the avx2 level's kernel, eight a pass 0.93-1.29x. A
+// L2; four fit. On a Zen 5 at 16 and 128 tokens: 1.28-1.86x the avx2 level's kernel, eight a pass 0.93-1.29x. A
 // decode step's speculative tokens then take two passes (computed from these rates, still cheaper than one pass of
 // up to eight; not measured on a model).
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
