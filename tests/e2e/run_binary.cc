@@ -36,6 +36,13 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+std::string write_slow_model(const TempDir& dir) {
+  const std::string model = dir.path() + "/stories15m.gguf";
+  const ProcessResult gen = run_pagoda({"gen-model", "--shape", "stories15m", "--type", "q8_0", "-o", model});
+  if (gen.exit_code != 0) throw std::runtime_error("gen-model failed: " + gen.err);
+  return model;
+}
+
 ProcessResult run_pagoda(const std::vector<std::string>& args, const std::vector<std::string>& env) {
   std::vector<std::string> argv{PAGODA_TEST_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());

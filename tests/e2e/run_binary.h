@@ -32,6 +32,10 @@ class TempDir {
  private:
   std::string path_;
 };
+// Writes a random stories15M-shaped Q8_0 model (26 MB; a few ms a token where the bundled model takes about 0.1 ms)
+// into `dir` and returns its path: for tests that need a request still running when the next one arrives. Throws
+// std::runtime_error with gen-model's stderr when it fails.
+std::string write_slow_model(const TempDir& dir);
 void write_file(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path);
 // Runs a shell command line and returns what it wrote on stdout (add 2>&1 for stderr too).

@@ -70,9 +70,7 @@ TEST(ServerOperationsTest, EveryRequestHasOneLogLineWhateverItsStatus) {
   // 429 and 499 on a server without the deadline, with a random stories15M-shaped model (a few ms a token): the
   // bundled model can end a request of 2 x 400 tokens in tens of ms, before a second one arrives.
   const TempDir tmp_holder;
-  const std::string model = tmp_holder.path() + "/stories15m.gguf";
-  const ProcessResult gen = run_pagoda({"gen-model", "--shape", "stories15m", "--type", "q8_0", "-o", model});
-  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const std::string model = write_slow_model(tmp_holder);
   ServerProcess slow({"-m", model, "--log-format", "json", "--batch-size", "1", "--max-queue", "2"});
   ASSERT_TRUE(slow.started()) << slow.log();
   const size_t num_slow_startup_lines = log_lines(slow).size();

@@ -93,9 +93,7 @@ TEST(ServerTest, TheChatPagesStopSendAndHistoryWorkAtDesktopAndPhoneWidths) {
   // A random stories15M-shaped model (26 MB, Q8_0): a few ms a token, so Stop lands mid-stream even when the
   // browser is slow to read the first chunk (the bundled model writes its whole reply in half a second).
   const TempDir tmp_holder;
-  const std::string model = tmp_holder.path() + "/stories15m.gguf";
-  const ProcessResult gen = run_pagoda({"gen-model", "--shape", "stories15m", "--type", "q8_0", "-o", model});
-  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const std::string model = write_slow_model(tmp_holder);
   ServerProcess server({"-m", model});
   ASSERT_TRUE(server.started()) << server.log();
   const std::string out = run_command(
@@ -338,9 +336,7 @@ TEST(ServerTest, AFullQueueIs429AndTheRefusedRequestLeavesNothingBehind) {
   // One running sequence, at most two waiting. A random stories15M-shaped model (a few ms a token): the bundled
   // model writes the first request's tokens in tens of ms, at times before the second request arrives.
   const TempDir tmp_holder;
-  const std::string model = tmp_holder.path() + "/stories15m.gguf";
-  const ProcessResult gen = run_pagoda({"gen-model", "--shape", "stories15m", "--type", "q8_0", "-o", model});
-  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const std::string model = write_slow_model(tmp_holder);
   ServerProcess server({"-m", model, "--batch-size", "1", "--max-queue", "2"});
   ASSERT_TRUE(server.started()) << server.log();
   // More choices than the queue can ever hold: 400, not a 429 that no retry could cure.

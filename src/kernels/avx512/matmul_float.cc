@@ -70,7 +70,7 @@ void tokens_pass(const void* w, const float* x, int64_t x_stride, float* y, int6
 // kGroup tokens per pass over the weights.
 template <class Load, int kGroup = kTokenGroup>
 void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  static_assert(kTokenGroup == 8);
+  static_assert(kGroup >= 1 && kGroup <= 8, "the switch below has passes of 1 to 8 tokens");
   // Three or more tokens of 1024 or more inputs read from a copy whose rows lie a cache line off a multiple of 4 KiB
   // apart: rows of 1024 or 2048 f32 put every token's same offset in one L1 set, and with the weights' lines they
   // overflowed its ways (f16 weights at 16 and 128 tokens, four a pass, on a Zen 5: 1.02-1.41x the avx2 level's

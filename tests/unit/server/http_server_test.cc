@@ -113,23 +113,21 @@ TEST(HttpServerTest, BodiesBeingReceivedAreBoundedTogether) {
   ASSERT_GE(slow, 0);
   const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\nabc";
   ASSERT_EQ(::send(slow, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
-  // Until the server has read the slow client's head (a deadline, not a count of tries: on a busy machine 200 quick
-  // tries could all come first).
-  HttpReply refused;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (refused.status != 503 && std::chrono::steady_clock::now() < deadline) {
-    refused = http_request(server.port(), "POST", "/echo", std::string(4096, 'x'));
-    if (refused.status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_EQ(refused.status, 503);
+  // A 4096-byte body until its reply has `status`, within 10 s (a deadline, not a count of tries: on a busy machine
+  // 200 quick tries could all come before the server has read the slow client's head).
+  auto post_until = [&](int status) {
+    HttpReply r;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (r.status != status && std::chrono::steady_clock::now() < deadline) {
+      r = http_request(server.port(), "POST", "/echo", std::string(4096, 'x'));
+      if (r.status != status) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return r;
+  };
+  EXPECT_EQ(post_until(503).status, 503);
   EXPECT_EQ(http_request(server.port(), "POST", "/echo", std::string(500, 'x')).status, 200);  // small ones fit
   close(slow);
-  HttpReply again;
-  const auto freed_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (again.status != 200 && std::chrono::steady_clock::now() < freed_by) {
-    again = http_request(server.port(), "POST", "/echo", std::string(4096, 'x'));
-    if (again.status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  const HttpReply again = post_until(200);
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(again.body, "4096");
 }
