@@ -11,7 +11,7 @@
 # It prints the CPU model and both ISA lines first, and each target's verdict at the end. Benchmarks, not tests: on
 # a machine others are using the figures are indicative only.
 # Usage: scripts/bench/isa_vs_llama.sh [MODELS_DIR]   (the three files are generated there when missing; /tmp)
-#   env: PAGODA (binary), PEER (the peer tools folder), THREADS (2), REPS (llama-bench repetitions, 3),
+#   env: PAGODA (binary), PEER (the peer tools folder), THREADS (2), REPS (rounds, 3: each side once a round, alternating; medians),
 #        LLAMA_BIN (a folder holding llama-bench and llama-batched-bench instead of llama.sh's build),
 #        BASELINE (a pagoda binary for the AVX2 hold check), ONLY (ONLY=1,3: only those sections; ONLY=6: issue 26's
 #        qwen3-30b-a3b-shaped model cut to 8 layers and gemma2-2b, Q4_0, generated there when missing)
@@ -56,17 +56,27 @@ single_stream_header() {
     "tg512 pag" "tg512 lcp" ratio
 }
 single_stream() {  # MODEL PP_TARGET TG_TARGET: one table row and its verdicts; sets at0 (pagoda's depth-0 JSON)
-  local model=$1 lpp ltg0 ltg512 at512 ppp ptg512 ptg0 name
-  lcp() { "${llama_bench[@]}" -m "$model" -t "$threads" -r "$reps" -o json "$@" 2>/dev/null | jq -r '.[0].avg_ts // 0'; }
-  lpp=$(lcp -p 512 -n 0) || lpp=0
-  ltg0=$(lcp -p 0 -n 128 -d 0) || ltg0=0
-  ltg512=$(lcp -p 0 -n 128 -d 512) || ltg512=0
-  at512=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 512 --gen 128 --json 2>/dev/null)
-  at0=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json 2>/dev/null)
-  ppp=$(jq -r .prefill_tok_s <<<"$at512"); ptg512=$(jq -r .decode_tok_s <<<"$at512"); ptg0=$(jq -r .decode_tok_s <<<"$at0")
+  # The two sides alternate, one llama-bench repetition and one pagoda run a round, REPS rounds, and each figure is
+  # the median of its side's rounds: on this shared VM the read bandwidth drifts by a third within minutes, and
+  # back-to-back blocks of one side then the other measured the drift as much as the engines.
+  local model=$1 lpp ltg0 ltg512 at512 ppp ptg512 ptg0 name r rounds=""
+  lcp() { "${llama_bench[@]}" -m "$model" -t "$threads" -r 1 -o json "$@" 2>/dev/null | jq -r '.[0].avg_ts // 0'; }
+  median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2];
+                                                 else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  for ((r = 0; r < reps; ++r)); do
+    lpp=$(lcp -p 512 -n 0) || lpp=0
+    ltg0=$(lcp -p 0 -n 128 -d 0) || ltg0=0
+    ltg512=$(lcp -p 0 -n 128 -d 512) || ltg512=0
+    at512=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 512 --gen 128 --json 2>/dev/null)
+    at0=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json 2>/dev/null)
+    rounds+="$lpp $ltg0 $ltg512 $(jq -r '"\(.prefill_tok_s) \(.decode_tok_s)"' <<<"$at512") $(jq -r .decode_tok_s <<<"$at0")"$'\n'
+  done
+  col() { awk -v c="$1" 'NF { print $c }' <<<"$rounds" | median; }
+  lpp=$(col 1); ltg0=$(col 2); ltg512=$(col 3); ppp=$(col 4); ptg512=$(col 5); ptg0=$(col 6)
   name=$(basename "$model" .gguf)
   printf "%-34s %9.2f %9.2f %6s %9.2f %9.2f %6s %9.2f %9.2f %6s\n" "$name" "$ppp" "$lpp" "$(ratio "$ppp" "$lpp")" \
     "$ptg0" "$ltg0" "$(ratio "$ptg0" "$ltg0")" "$ptg512" "$ltg512" "$(ratio "$ptg512" "$ltg512")"
+  echo "   rounds (llama.cpp pp tg0 tg512; pagoda pp tg512 tg0):" $(tr '\n' ';' <<<"$rounds")
   check "$name pp512 / llama.cpp" "$(ratio "$ppp" "$lpp")" "$2"
   check "$name tg128 depth 0 / llama.cpp" "$(ratio "$ptg0" "$ltg0")" "$3"
   check "$name tg128 depth 512 / llama.cpp" "$(ratio "$ptg512" "$ltg512")" "$3"
