@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Speculative decoding with prompt-lookup (n-gram) drafts against plain decoding, on the bundled model (or MODEL),
-# greedy, stories prompts: each `pagoda bench latency --spec ngram` call times the same request without and then
-# with speculation in one process, ROUNDS times, and prints the decode tokens/s of both, the median ratio, whether
-# the greedy tokens are identical (it exits non-zero when not), the acceptance rate and the tokens per decode step.
+# Speculative decoding with n-gram drafts against plain decoding, on the bundled model (or MODEL), greedy, stories
+# prompts: each `pagoda bench latency --spec ngram` call times the same request without and then with speculation in
+# one process, ROUNDS times, and prints the decode tokens/s of both, the median ratio, whether the greedy tokens are
+# identical (it exits non-zero when not), the acceptance rate and the tokens per decode step. Each prompt runs twice:
+# prompt lookup alone, then with an n-gram corpus (--spec-ngram-corpus) of the model's own greedy stories for 90
+# other prompts (generated here first: no measured prompt among them, so the corpus never holds the measured text;
+# llama.cpp's lookup cache built from a model's earlier outputs is the same idea).
 # The machine is shared and noisy: only the ratios mean much, and only from one run of this script.
-# Usage: scripts/bench/spec_decode.sh [MODEL.gguf] [THREADS]
+# Usage: scripts/bench/spec_decode.sh [MODEL.gguf] [THREADS]   (threads: default 2, every core of our 2-core VMs)
 #   env: PAGODA (the binary), K (drafts per step at most, default 4), GEN (tokens per request, default 256),
-#   ROUNDS (5), NGRAM_MIN / NGRAM_MAX (1 / 4), FIXED=1 (--spec-fixed: every draft found, no adaptive length)
+#   ROUNDS (9), NGRAM_MIN / NGRAM_MAX (1 / 4), FIXED=1 (--spec-fixed: every draft found, no adaptive length),
+#   CORPUS=0 (prompt lookup only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 model=${1:-$root/assets/models/stories260K/stories260K.gguf}
-threads=${2:-1}
+threads=${2:-2}
 P=${PAGODA:-$root/build/src/cli/pagoda}
 k=${K:-4}
 gen=${GEN:-256}
-rounds=${ROUNDS:-5}
+rounds=${ROUNDS:-9}
 prompts=(
   "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine."
   "One day, a little boy named Tim found a big red ball in the garden. He"
@@ -22,9 +26,41 @@ prompts=(
 )
 echo "== speculative decoding (--spec ngram --spec-tokens $k, n-grams ${NGRAM_MIN:-1}..${NGRAM_MAX:-4}), greedy, $gen tokens, $threads threads, model $model"
 echo "   CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+corpus_flags=()
+if [ "${CORPUS:-1}" != 0 ]; then
+  corpus=$(mktemp /tmp/pagoda-spec-corpus.XXXXXX)
+  trap 'rm -f "$corpus"' EXIT
+  names=(Max Sara Tom Mia Jack Anna Sam Emma Lucy Pip Sue Bob Kate Joe Zoe Ben Amy Dan)
+  things=("a big box" "a little bird" "a shiny key" "a red car" "a soft teddy" "a funny hat" "a blue ball"
+          "a small boat" "a new book" "a big cake")
+  places=("in the garden" "at the park" "in the forest" "by the lake" "at school" "in the kitchen" "on the beach"
+          "in the yard")
+  i=0
+  for name in "${names[@]}"; do
+    for j in 0 1 2 3 4; do
+      thing=${things[i % 10]}; place=${places[(i * 3 + j) % 8]}
+      case $((i % 4)) in
+        0) p="Once upon a time, there was a kid named $name. $name found $thing $place." ;;
+        1) p="One day, $name saw $thing $place. $name" ;;
+        2) p="$name and mom went to the ${place#* the }. They" ;;
+        *) p="$name was playing $place with $thing. Then" ;;
+      esac
+      "$P" run -q -m "$model" --threads "$threads" -p "$p" -n "$gen" --temp 0 --ignore-eos >>"$corpus"
+      echo >>"$corpus"
+      i=$((i + 1))
+    done
+  done
+  echo "   corpus: the model's greedy stories for $i other prompts, $(wc -c <"$corpus") bytes"
+  corpus_flags=(--spec-ngram-corpus "$corpus")
+fi
 for prompt in "${prompts[@]}"; do
   echo "-- prompt: $prompt"
-  "$P" bench latency -m "$model" --threads "$threads" --prompt "$prompt" --gen "$gen" --spec ngram --spec-tokens "$k" \
-    --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds" \
-    ${FIXED:+--spec-fixed}
+  for with_corpus in 0 1; do
+    [ "$with_corpus" = 1 ] && [ ${#corpus_flags[@]} = 0 ] && continue
+    flags=(); [ "$with_corpus" = 1 ] && flags=("${corpus_flags[@]}")
+    echo "   $([ "$with_corpus" = 1 ] && echo "prompt lookup and the corpus" || echo "prompt lookup alone"):"
+    "$P" bench latency -m "$model" --threads "$threads" --prompt "$prompt" --gen "$gen" --spec ngram \
+      --spec-tokens "$k" --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds" \
+      ${FIXED:+--spec-fixed} "${flags[@]}" | grep -v '^  round\|^           step cost'
+  done
 done

@@ -43,7 +43,7 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o, bool decodes) {
 
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& o,
                                              const ModelConfig& model, int32_t ranks_sharing_ram,
-                                             const LoadedModel* draft) {
+                                             const SpecResources& spec_resources) {
   EngineSettings s;
   s.max_seq_len = config.max_seq_len;
   s.num_threads = config.threads;
@@ -90,7 +90,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   s.ranks_sharing_ram = ranks_sharing_ram;
   // Unreadable MemAvailable: assume 4 GiB.
   PAGODA_ASSIGN_OR_RETURN(ResolvedEngine r, plan_engine(s, model, available_ram_bytes().value_or(int64_t(4) << 30)));
-  if (Status spec = apply_spec_options(o.spec, r.config, draft); !spec.ok()) return spec;
+  if (Status spec = apply_spec_options(o.spec, r.config, spec_resources); !spec.ok()) return spec;
   r.config.decodes = o.decodes;
   return r;
 }

@@ -41,11 +41,11 @@ void add_engine_options(CLI::App& app, EngineCliOptions& options, bool decodes =
 using ResolvedEngine = EnginePlan;
 // The flags over the config file, checked under their flag names, then engine/engine_plan.h's plan_engine (the one
 // sizing policy, shared with the public API). The automatic KV budget is this process's part of the free RAM:
-// `ranks_sharing_ram` processes of one split run on this machine share it. `draft`: the model --spec draft loaded
-// (load_draft_model).
+// `ranks_sharing_ram` processes of one split run on this machine share it. `spec_resources`: what the --spec flags
+// loaded (load_spec_resources).
 Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const EngineCliOptions& options,
-                                             const ModelConfig& model, int32_t ranks_sharing_ram = 1,
-                                             const LoadedModel* draft = nullptr);
+                                             const ModelConfig& model, int32_t ranks_sharing_ram,
+                                             const SpecResources& spec_resources);
 // The start-up lines: scheduling and the KV pool.
 void print_engine_summary(const ResolvedEngine& engine, std::FILE* out);
 

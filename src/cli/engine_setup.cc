@@ -17,9 +17,9 @@ Result<PreparedEngine> prepare_engine(const CommonOptions& common, const EngineC
   PAGODA_ASSIGN_OR_RETURN(p.parallel, ParallelRun::join(p.config));
   p.parallel.set_model_options(model_options);
   PAGODA_ASSIGN_OR_RETURN(p.loaded, load_configured_model(p.config, kernels::best_kernels(), model_options));
-  PAGODA_ASSIGN_OR_RETURN(p.draft, load_draft_model(engine.spec));
+  PAGODA_ASSIGN_OR_RETURN(p.spec, load_spec_resources(engine.spec, *p.loaded.tokenizer));
   PAGODA_ASSIGN_OR_RETURN(p.resolved, resolve_engine_config(p.config, engine, p.loaded.model->config(),
-                                                            p.parallel.ranks_on_this_machine(), p.draft.get()));
+                                                            p.parallel.ranks_on_this_machine(), p.spec));
   p.resolved.config.num_threads = p.parallel.threads_per_rank(p.resolved.config.num_threads);
   if (p.parallel.follow_or_lead(p.loaded, p.resolved.config.num_threads)) {
     p.followed = true;

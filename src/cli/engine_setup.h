@@ -18,7 +18,7 @@ struct PreparedEngine {
   ParallelRun parallel;  // first, so it outlives the model that may use its ranks
   PagodaConfig config;
   LoadedModel loaded;
-  std::unique_ptr<LoadedModel> draft;  // --spec draft's model (resolved.config.spec points at it), else null
+  SpecResources spec;  // --spec draft's model, --spec-ngram-corpus's table (resolved.config.spec points at them)
   ResolvedEngine resolved;
   // Under --tp/--pp, a rank other than 0: it has followed rank 0's steps to their end, and the command's work on
   // this rank is done (return 0).

@@ -95,9 +95,9 @@ int run(const RunOptions& o) {
                                                         kRunPromptTokensPerStep, num_threads, mc.kv_shape(), ram_bytes);
   if (!ec.ok()) return report_error(ec.error());
   ec->rope_context = max_seq_len;  // the configured context, not the run's sizing (LongRoPE's factor set)
-  Result<std::unique_ptr<LoadedModel>> draft = load_draft_model(o.spec);
-  if (!draft.ok()) return report_error(draft.error());
-  if (Status spec = apply_spec_options(o.spec, *ec, draft->get()); !spec.ok()) return report_error(spec.message());
+  Result<SpecResources> spec_resources = load_spec_resources(o.spec, tok);
+  if (!spec_resources.ok()) return report_error(spec_resources.error());
+  if (Status spec = apply_spec_options(o.spec, *ec, *spec_resources); !spec.ok()) return report_error(spec.message());
   Result<std::unique_ptr<Engine>> engine = Engine::create(*loaded->model, tok, *ec);
   if (!engine.ok()) return report_error(engine.error());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> logits_file(nullptr, &std::fclose);

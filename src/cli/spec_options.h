@@ -1,6 +1,7 @@
 // Speculative decoding flags, shared by every subcommand that runs the Engine (run, serve, the engine
-// benchmarks): --spec METHOD, --spec-tokens K, --spec-fixed, --spec-ngram-min/max, --draft-model,
-// --draft-kv-blocks, the draft model's loading and their one resolution into an EngineConfig.
+// benchmarks): --spec METHOD, --spec-tokens K, --spec-fixed, --spec-ngram-min/max, --spec-ngram-corpus,
+// --spec-ngram-history, --draft-model, --draft-kv-blocks, what they load (the draft model, the corpus's n-gram table)
+// and their one resolution into an EngineConfig.
 #pragma once
 
 #include <pagoda/status.h>
@@ -13,6 +14,7 @@
 
 #include "engine/engine_config.h"
 #include "loader/loaded_model.h"
+#include "spec/ngram_table.h"
 
 namespace pagoda::cli {
 
@@ -22,17 +24,25 @@ struct SpecCliOptions {
   std::optional<int32_t> ngram_min;  // --spec ngram only (default 1)
   std::optional<int32_t> ngram_max;  // --spec ngram only (default 4)
   bool fixed_length = false;         // --spec-fixed: every draft the drafter has, no adaptive length
+  std::string ngram_corpus;          // --spec ngram: a text file whose n-grams draft too
+  int64_t ngram_history = 0;         // --spec ngram: n-grams learned from finished outputs (0: none)
   std::string draft_model;           // --spec draft: a GGUF or HF folder, or "bundled"
   int32_t draft_kv_blocks = 0;
 };
 
 void add_spec_options(CLI::App& app, SpecCliOptions& options);
-// The draft model `--spec draft` names (null without it), loaded with the best kernels; it must outlive every
-// engine configured with it. Prints the start-up line naming it.
-Result<std::unique_ptr<LoadedModel>> load_draft_model(const SpecCliOptions& options);
-// Sets config.spec and config.scheduler.num_speculative_tokens, with `draft` (from load_draft_model) for --spec
-// draft. Errors: an unknown method, a count out of range, draft flags without --spec draft.
-Status apply_spec_options(const SpecCliOptions& options, EngineConfig& config, const LoadedModel* draft = nullptr);
+
+// What the flags load; it must outlive every engine configured with it (the config borrows both).
+struct SpecResources {
+  std::unique_ptr<LoadedModel> draft;  // --spec draft's model, else null
+  std::unique_ptr<NgramTable> corpus;  // --spec-ngram-corpus's n-grams, else null
+};
+// Loads them (the draft model with the best kernels; the corpus text through the target's tokenizer) and prints
+// the start-up line naming each. Errors: an unreadable file, a corpus past the table's bound.
+Result<SpecResources> load_spec_resources(const SpecCliOptions& options, const Tokenizer& target_tokenizer);
+// Sets config.spec and config.scheduler.num_speculative_tokens, pointing at `resources` (from load_spec_resources).
+// Errors: an unknown method, a count out of range, a method's flags without it.
+Status apply_spec_options(const SpecCliOptions& options, EngineConfig& config, const SpecResources& resources);
 // "off", or e.g. "ngram, up to 4 tokens (adaptive), n-grams 1..4".
 std::string describe_spec(const EngineConfig& config);
 

@@ -63,7 +63,11 @@ int32_t draft_kv_blocks(const EngineConfig& c, const Model& target) {
 std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target, ThreadPool& pool) {
   switch (c.spec.method) {
     case SpecMethod::kNone: return nullptr;
-    case SpecMethod::kNgram: return std::make_unique<NgramDrafter>(c.spec.ngram_min, c.spec.ngram_max);
+    case SpecMethod::kNgram:
+      return std::make_unique<NgramDrafter>(NgramDrafter::Options{.min_ngram = c.spec.ngram_min,
+                                                                  .max_ngram = c.spec.ngram_max,
+                                                                  .corpus = c.spec.ngram_corpus,
+                                                                  .history_entries = c.spec.ngram_history});
     case SpecMethod::kDraftModel:
       return std::make_unique<DraftModelDrafter>(*c.spec.draft_model, pool,
                                                  DraftModelDrafter::Options{.num_blocks = draft_kv_blocks(c, target),
@@ -122,6 +126,9 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       (config.spec.ngram_min < 1 || config.spec.ngram_min > config.spec.ngram_max || config.spec.ngram_max > 64))
     return make_error(fmt::format("n-gram sizes must satisfy 1 <= min <= max <= 64, got {}..{}", config.spec.ngram_min,
                                   config.spec.ngram_max));
+  if (config.spec.ngram_history < 0) return make_error("a negative n-gram history");
+  if (config.spec.method != SpecMethod::kNgram && (config.spec.ngram_corpus != nullptr || config.spec.ngram_history != 0))
+    return make_error("n-gram tables without --spec ngram");
   if (config.spec.method == SpecMethod::kDraftModel) {
     if (config.spec.draft_model == nullptr)
       return make_error("speculative decoding with a draft model needs the model");

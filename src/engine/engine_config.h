@@ -12,6 +12,7 @@
 namespace pagoda {
 
 class Model;
+class NgramTable;
 
 // Speculative decoding: who proposes the drafts. How many a step verifies is SchedulerConfig's
 // num_speculative_tokens (at least 1 with a method, 0 without).
@@ -25,6 +26,10 @@ struct SpecDecodeConfig {
   SpecMethod method = SpecMethod::kNone;
   int32_t ngram_min = 1;  // kNgram: the shortest suffix looked up
   int32_t ngram_max = 4;  // kNgram: the longest, tried first
+  // kNgram: n-gram tables behind prompt lookup (spec/ngram_drafter.h): a corpus's (borrowed, must outlive the
+  // engine; may be null) and the bound on n-grams learned from finished outputs (0: none learned).
+  const NgramTable* ngram_corpus = nullptr;
+  int64_t ngram_history = 0;
   // kDraftModel: the model (borrowed; it must outlive the engine and share the target's vocabulary) and its own
   // f32 KV pool, in blocks of the engine's block size (0: what fits in the target pool's bytes, at most its block
   // count, and one sequence at least).

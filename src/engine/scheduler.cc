@@ -117,6 +117,9 @@ SeqEvent Scheduler::finish(Sequence* seq, FinishReason reason, int64_t now_us, S
     waiting_.erase(it);
   }
   kv_.free(seq->kv);
+  // A drafter that learns across requests sees every output that ended on its own (an abort's may be cut anywhere).
+  if (drafter_ != nullptr && reason != FinishReason::kAbort && seq->num_output_tokens() > 0)
+    drafter_->learn(seq->tokens, seq->num_prompt_tokens);
   seq->timing.finish_us = now_us;
   event.request_id = seq->request_id;
   event.finished = true;

@@ -1,8 +1,8 @@
 // Drafter: proposes the tokens a sequence will probably continue with, for speculative decoding: the engine
 // verifies them all in one forward pass and keeps the ones the target model agrees with. An interface, so the
 // scheduler asks any drafter the same way (prompt lookup, a draft model). A drafter sees token ids only; it owns
-// no sequence and no thread, and gives the same proposal for the same tokens (a draft model: up to the float
-// rounding of a near tie, its K/V having been computed in other chunks).
+// no sequence and no thread, and gives the same proposal for the same tokens and the same finished requests before
+// them (a draft model: up to the float rounding of a near tie, its K/V having been computed in other chunks).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,12 @@ class Drafter {
   // Writes at most `max_drafts` proposed continuations of `tokens` (prompt then output) into `drafts` (cleared
   // first); none when it has no guess.
   virtual void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) = 0;
+  // A sequence finished (stopped or reached its length, not aborted): `tokens` (prompt then output) whose output
+  // starts at `first_output`. A drafter that learns across requests keeps what it needs; the default forgets it.
+  virtual void learn(std::span<const TokenId> tokens, int64_t first_output) {
+    (void)tokens;
+    (void)first_output;
+  }
 };
 
 }  // namespace pagoda

@@ -1,10 +1,12 @@
-// Speculative decoding through the real binary: `pagoda run --spec ngram` (fixed and adaptive draft length) and
-// `--spec draft --draft-model bundled` print the greedy golden story and their acceptance; servers started with
-// --spec ngram and --spec draft give the same completion as one without and count their drafts under vLLM's
-// metric names; bad --spec values and draft flags are clear errors.
+// Speculative decoding through the real binary: `pagoda run --spec ngram` (fixed and adaptive draft length, with
+// an n-gram corpus) and `--spec draft --draft-model bundled` print the greedy golden story and their acceptance;
+// servers started with --spec ngram (with an n-gram history too) and --spec draft give the same completion as one
+// without and count their drafts under vLLM's metric names; bad --spec values and draft flags are clear errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <fstream>
 
 #include "run_binary.h"
 #include "server_process.h"
@@ -34,6 +36,17 @@ TEST(CliSpecTest, RunWithNgramDraftsPrintsThePlainGreedyStory) {
   EXPECT_EQ(greedy_story({"--spec", "draft", "--draft-model", "bundled", "--spec-fixed"}, &err), plain);
   EXPECT_THAT(err, HasSubstr("draft model bundled:stories260K"));
   EXPECT_THAT(err, HasSubstr("(100.0 %)"));  // the model drafting for itself: every draft accepted
+
+  // A corpus of stories (the greedy story itself among them): its n-grams draft too, the story unchanged.
+  TempDir dir;
+  const std::string corpus = dir.path() + "/corpus.txt";
+  {
+    std::ofstream f(corpus);
+    f << "Tom had a red ball. He liked to play with it in the park.\n" << plain << "\nThe end.\n";
+  }
+  EXPECT_EQ(greedy_story({"--spec", "ngram", "--spec-ngram-corpus", corpus}, &err), plain);
+  EXPECT_THAT(err, HasSubstr("n-gram corpus " + corpus + ": "));
+  EXPECT_THAT(err, HasSubstr("speculative: "));
 }
 
 TEST(CliSpecTest, BadSpecFlagsAreClearErrors) {
@@ -50,6 +63,10 @@ TEST(CliSpecTest, BadSpecFlagsAreClearErrors) {
       {{"run", "-p", "x", "--spec", "draft", "--draft-model", "bundled", "--spec-ngram-max", "3"},
        "go with --spec ngram"},
       {{"run", "-p", "x", "--spec", "draft", "--draft-model", "/nonexistent/draft.gguf"}, "/nonexistent/draft.gguf"},
+      {{"run", "-p", "x", "--spec-ngram-history", "1000"}, "go with --spec ngram"},
+      {{"run", "-p", "x", "--spec", "ngram", "--spec-ngram-history", "-1"}, "--spec-ngram-history must be in"},
+      {{"run", "-p", "x", "--spec", "ngram", "--spec-ngram-corpus", "/nonexistent/corpus.txt"},
+       "cannot read --spec-ngram-corpus /nonexistent/corpus.txt"},
       {{"serve", "--spec", "draft", "--draft-model", "bundled", "--draft-kv-blocks", "2", "--port", "0"},
        "the draft KV pool needs at least"},
   };
@@ -85,6 +102,20 @@ TEST(CliSpecTest, AServerWithNgramDraftsAnswersAsWithoutAndCountsItsDrafts) {
   EXPECT_TRUE(metric_value(
       m, "pagoda:spec_decode_num_accepted_tokens_per_pos_total{model_name=\"" + name + "\",position=\"0\"}"));
   EXPECT_FALSE(metric_value(metrics(plain), "pagoda:spec_decode_num_draft_tokens_total"));
+
+  // With a history, a request's drafts also come from earlier outputs: the same request again accepts more.
+  ServerProcess learning({"--spec", "ngram", "--spec-ngram-history", "100000"});
+  ASSERT_TRUE(learning.started()) << learning.log();
+  EXPECT_THAT(learning.log(), HasSubstr("history of 100000 n-grams"));
+  const std::string accepted_name = "pagoda:spec_decode_num_accepted_tokens_total{model_name=\"" + name + "\"}";
+  double accepted_after[2] = {};
+  for (int run = 0; run < 2; ++run) {
+    const HttpReply r = http_request(learning.port(), "POST", "/v1/completions", body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], json::parse(a.body)["choices"][0]["text"]);
+    accepted_after[run] = metric_value(metrics(learning), accepted_name).value_or(-1.0);
+  }
+  EXPECT_GT(accepted_after[1] - accepted_after[0], accepted_after[0]);
 
   ServerProcess draft({"--spec", "draft", "--draft-model", "bundled"});
   ASSERT_TRUE(draft.started()) << draft.log();

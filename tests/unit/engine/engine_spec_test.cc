@@ -4,7 +4,8 @@
 // logprobs come out as without speculation; sampled requests run to their end with every block given back; and
 // the speculation actually happened (drafts verified and accepted, counted in the stats). A draft model's drafts
 // likewise: the bundled model drafting for itself (every draft accepted) and a draft that is wrong at every third
-// position (drafts rejected and rolled back), alone, in a batch and under preemption.
+// position (drafts rejected and rolled back), alone, in a batch and under preemption. With an n-gram history, a
+// request's drafts also come from earlier requests' outputs, its text unchanged.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -171,6 +172,36 @@ TEST_F(EngineSpecTest, SampledRequestsRunToTheirEndAndGiveEveryBlockBack) {
   const EngineStats s = spec->stats();
   EXPECT_GT(s.spec_num_draft_tokens, 0);
   EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+TEST_F(EngineSpecTest, NgramHistoryDraftsFromEarlierOutputsAndKeepsTheGreedyText) {
+  auto plain = make(config(256, 0));
+  EngineConfig c = config(256, 5);
+  auto lookup_only = make(c);
+  c.spec.ngram_history = 4096;
+  auto learning = make(c);
+  ASSERT_TRUE(plain && lookup_only && learning);
+  const GenerateRequest r = greedy("Once upon a time, there was a big dog", 150);
+  const std::vector<RequestOutput> reference = run_batch(*plain, {r});
+  // The same request twice on each: prompt lookup alone accepts the same drafts both times; with the history the
+  // second run also drafts from the first's output where the sequence has no match of its own.
+  int64_t accepted[2][2] = {};
+  for (int run = 0; run < 2; ++run) {
+    for (int which = 0; which < 2; ++which) {
+      Engine& e = which == 0 ? *lookup_only : *learning;
+      const int64_t before = e.stats().spec_num_accepted_tokens;
+      const std::vector<RequestOutput> out = run_batch(e, {r});
+      EXPECT_EQ(out[0].new_tokens, reference[0].new_tokens) << "run " << run << (which ? " learning" : " lookup");
+      accepted[which][run] = e.stats().spec_num_accepted_tokens - before;
+    }
+  }
+  EXPECT_EQ(accepted[0][1], accepted[0][0]);
+  EXPECT_EQ(accepted[1][0], accepted[0][0]);  // nothing learned before the first run ended
+  EXPECT_GT(accepted[1][1], accepted[1][0]);
+  EXPECT_EQ(learning->stats().kv.num_used_blocks, 0);
+  c.spec.method = SpecMethod::kNone;  // a history without n-gram drafts is refused
+  c.scheduler.num_speculative_tokens = 0;
+  EXPECT_FALSE(Engine::create(*loaded_->model, *loaded_->tokenizer, c).ok());
 }
 
 TEST_F(EngineSpecTest, CreateRefusesSpeculativeTokensWithoutAMethodAndBadCounts) {

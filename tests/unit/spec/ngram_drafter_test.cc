@@ -1,8 +1,11 @@
 // NgramDrafter: the continuation of the most recent earlier match of the longest suffix n-gram, capped at
-// max_drafts and at the end of the sequence; nothing when no suffix recurs.
+// max_drafts and at the end of the sequence; nothing when no suffix recurs. Then the n-gram tables (a corpus, the
+// outputs learned from finished requests), whose drafts replace the sequence's own when they follow a longer match.
 #include "spec/ngram_drafter.h"
 
 #include <gtest/gtest.h>
+
+#include "spec/ngram_table.h"
 
 #include <vector>
 
@@ -43,6 +46,43 @@ TEST(NgramDrafter, ProposesNothingWithoutARecurringSuffix) {
   EXPECT_TRUE(propose(d, {1, 2, 3, 1}, 4).empty());  // "1" recurs but min_ngram is 2
   EXPECT_TRUE(propose(d, {5}, 4).empty());
   EXPECT_TRUE(propose(d, {}, 4).empty());
+}
+
+TEST(NgramDrafter, ChainsDraftsFromTheCorpusWhereTheSequenceHasNoMatch) {
+  NgramTable corpus(NgramDrafter::kTableMaxN, 1000);
+  corpus.add(std::vector<TokenId>{10, 11, 12, 13, 14});
+  NgramDrafter d(NgramDrafter::Options{.min_ngram = 1, .max_ngram = 4, .corpus = &corpus});
+  // "10 11" -> 12, then "11 12" -> 13, "12 13" -> 14, "13 14" unknown.
+  EXPECT_EQ(propose(d, {1, 2, 10, 11}, 8), (std::vector<TokenId>{12, 13, 14}));
+  EXPECT_EQ(propose(d, {1, 2, 10, 11}, 2), (std::vector<TokenId>{12, 13}));
+  EXPECT_TRUE(propose(d, {1, 2, 3, 11}, 8).empty());  // "3 11" unknown, and single tokens are not looked up
+  // The longer first match wins: the sequence's own "10" (followed by 5) where the tables know nothing longer; the
+  // corpus's "10 11" over the sequence's own "11" (followed by 3).
+  EXPECT_EQ(propose(d, {10, 5, 10}, 8), (std::vector<TokenId>{5, 10}));
+  EXPECT_EQ(propose(d, {11, 3, 10, 11}, 8), (std::vector<TokenId>{12, 13, 14}));
+  EXPECT_EQ(propose(d, {2, 10, 11, 3, 2, 10, 11}, 2), (std::vector<TokenId>{3, 2}));  // its own "2 10 11"
+}
+
+TEST(NgramDrafter, LearnsFinishedOutputsOnlyWithAHistory) {
+  NgramDrafter without(1, 4);
+  without.learn(std::vector<TokenId>{5, 6, 7, 8}, 2);
+  EXPECT_TRUE(propose(without, {9, 5, 6}, 4).empty());
+  EXPECT_EQ(without.history(), nullptr);
+
+  NgramDrafter d(NgramDrafter::Options{.history_entries = 100});
+  d.learn(std::vector<TokenId>{5, 6, 7, 8}, 2);  // the output is 7 8: "5 6" -> 7, "6 7" -> 8
+  EXPECT_EQ(propose(d, {9, 5, 6}, 4), (std::vector<TokenId>{7, 8}));
+  EXPECT_TRUE(propose(d, {9, 4, 5}, 4).empty());  // "4 5" -> 6 was prompt, not output
+  ASSERT_NE(d.history(), nullptr);
+}
+
+TEST(NgramDrafter, TheLongerMatchOfTheTwoTablesWins) {
+  NgramTable corpus(NgramDrafter::kTableMaxN, 1000);
+  corpus.add(std::vector<TokenId>{2, 3, 4});  // "2 3" -> 4
+  NgramDrafter d(NgramDrafter::Options{.corpus = &corpus, .history_entries = 100});
+  d.learn(std::vector<TokenId>{1, 2, 3, 5}, 3);  // "1 2 3" -> 5, "2 3" -> 5
+  EXPECT_EQ(propose(d, {7, 1, 2, 3}, 1), (std::vector<TokenId>{5}));
+  EXPECT_EQ(propose(d, {7, 8, 2, 3}, 1), (std::vector<TokenId>{5}));  // a tie at n = 2: the history answers
 }
 
 }  // namespace
