@@ -115,7 +115,7 @@ struct Avx512Ops {
 // attention_small_heads_impl.h).
 void paged_attention(const AttentionArgs& args) {
   if (args.num_q_heads <= detail::kSmallHeadMaxGroup && args.head_dim <= detail::kSmallHeadMaxDim)
-    detail::attention_small_heads<F32x8Vl>(args);
+    detail::attention_small_heads<F32x8Vl, F32x16>(args);
   else if (args.num_q_heads < F32x8Vl::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx512Ops>(args);
   else if (args.num_q_heads == F32x8Vl::kWidth)
