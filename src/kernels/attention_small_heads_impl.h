@@ -90,6 +90,14 @@ inline void transpose_rows(const T* base, const int64_t* slots, int64_t row_stri
   }
 }
 
+// cap * tanh(s / cap) for each of n scores, as paged_attention_impl.h computes it. A template only to keep each
+// folder's copy apart (see transpose8x8).
+template <class V>
+inline void cap_scores(float* lanes, int32_t n, float softcap) {
+  const float inv_cap = 1.0f / softcap;
+  for (int32_t i = 0; i < n; ++i) lanes[i] = softcap * tanhf(lanes[i] * inv_cap);
+}
+
 // The per-lane online softmax of one query head over its positions (lane l: the positions j = l mod 8), merged into
 // its output at the end.
 struct SmallHeadState {
@@ -118,11 +126,9 @@ void small_head_scan(const __m256 (*kt)[8], const __m256 (*vt)[8], const float* 
     for (int i = 0; i < 8; ++i) sv = _mm256_fmadd_ps(_mm256_broadcast_ss(qh + i), kt[v][i], sv);
     if (k_scale != nullptr) sv = _mm256_mul_ps(sv, _mm256_load_ps(k_scale + 8 * v));
     if (softcap > 0.0f) {
-      // cap * tanh(s / cap) lane by lane, as paged_attention_impl.h computes it.
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, sv);
-      const float inv_cap = 1.0f / softcap;
-      for (float& x : lanes) x = softcap * tanhf(x * inv_cap);
+      cap_scores<V>(lanes, 8, softcap);
       sv = _mm256_load_ps(lanes);
     }
     // Lanes outside [begin, ctx) of this query weigh exactly 0.
@@ -186,8 +192,7 @@ void small_head_scan_pair(const __m256 (*kt)[8], const __m256 (*vt)[8], const fl
     if (softcap > 0.0f) {
       alignas(64) float lanes[16];
       _mm512_store_ps(lanes, sv);
-      const float inv_cap = 1.0f / softcap;
-      for (float& x : lanes) x = softcap * tanhf(x * inv_cap);
+      cap_scores<W>(lanes, 16, softcap);
       sv = _mm512_load_ps(lanes);
     }
     valid[v] = __mmask16(0xffff);
