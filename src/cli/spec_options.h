@@ -37,8 +37,9 @@ struct SpecResources {
   std::unique_ptr<LoadedModel> draft;  // --spec draft's model, else null
   std::unique_ptr<NgramTable> corpus;  // --spec-ngram-corpus's n-grams, else null
 };
-// Loads them (the draft model with the best kernels; the corpus text through the target's tokenizer) and prints
-// the start-up line naming each. Errors: an unreadable file, a corpus past the table's bound.
+// Loads them (the draft model with the best kernels; the corpus text through the target's tokenizer, line by line,
+// up to the table's bound: start-up says where a larger file was cut) and prints the start-up line naming each.
+// Errors: an unreadable file or model.
 Result<SpecResources> load_spec_resources(const SpecCliOptions& options, const Tokenizer& target_tokenizer);
 // Sets config.spec and config.scheduler.num_speculative_tokens, pointing at `resources` (from load_spec_resources).
 // Errors: an unknown method, a count out of range, a method's flags without it.

@@ -1,11 +1,11 @@
-// NgramDrafter: drafts copied from text seen before. First prompt lookup (Saxena 2023; vLLM's "ngram" method): the
-// last n tokens of a sequence, n from max_ngram down to min_ngram, are searched for earlier in the same sequence
-// (prompt and output), and the tokens that followed the most recent match are the drafts. Optionally, drafts are
-// also chained from n-gram tables (spec/ngram_table.h; llama.cpp's lookup caches): a corpus given at start-up and
-// the outputs of earlier requests, each draft the most frequent follower of the longest n-gram the tables know,
+// NgramDrafter: drafts copied from text seen before. Prompt lookup (Saxena 2023; vLLM's "ngram" method): the last n
+// tokens of a sequence, n from max_ngram down to min_ngram, are searched for earlier in the same sequence (prompt
+// and output), and the tokens that followed the most recent match are the drafts. Optionally, drafts are also
+// chained from n-gram tables (spec/ngram_table.h; llama.cpp's lookup caches): a corpus given at start-up and the
+// outputs of earlier requests, each draft the most frequent follower of the longest n-gram the tables know,
 // appended before the next is looked up; they replace the sequence's own drafts when their first n-gram is the
-// longer match. No model: it pays off where text
-// repeats itself (summaries, code edits, stories that reuse their names and phrases, a model's stock phrases).
+// longer match. No model: it pays off where text repeats itself (summaries, code edits, stories that reuse their
+// names and phrases, a model's stock phrases).
 #pragma once
 
 #include <cstdint>
