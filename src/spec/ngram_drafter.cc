@@ -59,7 +59,8 @@ void NgramDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, 
   if (max_drafts < 1) return;
   // The source whose match is longer knows more of the context; on a tie the sequence's own text wins.
   const int32_t lookup_n = prompt_lookup(tokens, max_drafts, drafts);
-  if (options_.corpus == nullptr && history_ == nullptr) return;
+  // The tables' matches are at most kTableMaxN long: a lookup match that long already wins.
+  if ((options_.corpus == nullptr && history_ == nullptr) || lookup_n >= kTableMaxN) return;
   std::vector<TokenId>& from_tables = table_scratch_;
   if (table_drafts(tokens, max_drafts, from_tables) > lookup_n) drafts.swap(from_tables);
 }
