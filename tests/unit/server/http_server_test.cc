@@ -109,24 +109,34 @@ TEST(HttpServerTest, BodiesBeingReceivedAreBoundedTogether) {
   o.max_total_body_bytes = (1 << 20) + 1000;
   TestServer server(o);
   // A client announces a 1 MiB body and sends only its start: the budget is held while it uploads.
-  const int slow = raw_http::connect_loopback(server.port());
-  ASSERT_GE(slow, 0);
   const std::string head = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\nabc";
-  ASSERT_EQ(::send(slow, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
+  int slow = -1;
+  auto open_slow = [&] {
+    if (slow >= 0) close(slow);
+    slow = raw_http::connect_loopback(server.port());
+    ASSERT_GE(slow, 0);
+    ASSERT_EQ(::send(slow, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
+  };
+  open_slow();
   // A 4096-byte body until its reply has `status`, within 10 s (a deadline, not a count of tries: on a busy machine
-  // 200 quick tries could all come before the server has read the slow client's head).
+  // 200 quick tries could all come before the server has read the slow client's head). A probe the server reads
+  // before that head holds 4096 bytes of the budget, and the slow client is then refused with a 503: it reconnects.
   auto post_until = [&](int status) {
     HttpReply r;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (r.status != status && std::chrono::steady_clock::now() < deadline) {
       r = http_request(server.port(), "POST", "/echo", std::string(4096, 'x'));
-      if (r.status != status) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (r.status == status) break;
+      char byte;
+      if (slow >= 0 && ::recv(slow, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0) open_slow();  // answered or closed
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return r;
   };
   EXPECT_EQ(post_until(503).status, 503);
   EXPECT_EQ(http_request(server.port(), "POST", "/echo", std::string(500, 'x')).status, 200);  // small ones fit
   close(slow);
+  slow = -1;
   const HttpReply again = post_until(200);
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(again.body, "4096");
