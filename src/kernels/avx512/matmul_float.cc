@@ -1,6 +1,7 @@
 // AVX-512 matmul for f32, f16 and bf16 weights: each weight row loaded once per group of up to eight tokens (four for
-// f16), f32 accumulation on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together. bf16 weights
-// are widened to f32 exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has AVX512-BF16.
+// f16), a few rows summed side by side on 16 lanes, the row tail through masked loads, 16 rows' sums reduced together.
+// bf16 weights are widened to f32 exactly (a shift); avx512/bf16/ replaces that with vdpbf16ps where the CPU has
+// AVX512-BF16.
 #include <immintrin.h>
 
 #include <cstring>
@@ -32,37 +33,147 @@ struct LoadBF16 {
   static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 
-// y[t * num_out + o0 + r] = row o0 + r . token t for r < nr (<= 16) and t < kTokens (x_stride floats apart). Each
-// (row, token) sums its products in one register; the 16 registers of a token's rows then reduce together
-// (transpose_sum16), about 3 instructions a row where a reduction of its own took 8 on a chain of dependent adds
-// (rows of 64 values, as the bundled model's, spent most of their time there). A row's sum is the same bits whatever
-// the tokens beside it.
+// v, kept in a register: GCC otherwise folds a loaded vector into each FMA that uses it as a memory operand and
+// reloads the weight vector for each (two loads an FMA, which capped 1-4 tokens at one FMA a cycle on a Zen 5; held
+// in registers, two).
+inline __m512 in_register(__m512 v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
+// One level of transpose_sum16's tree (zmm_util.h): level 1 folds the sums of rows (a, b), level 2 two such folds,
+// levels 3 and 4 two of those. Lane k of a fold comes from its k-th row only.
+template <int kLevel>
+inline __m512 fold_rows(__m512 a, __m512 b) {
+  if constexpr (kLevel == 1) return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  if constexpr (kLevel == 2)
+    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+// in[0..kRows) (each token's) folded from level kLevel up until one register a token is left, into out.
+template <int kTokens, int kRows, int kLevel>
+__attribute__((always_inline)) inline void fold_block(__m512 (&in)[kRows][kTokens], __m512 (&out)[kTokens]) {
+  if constexpr (kRows == 1) {
+#pragma GCC unroll 8
+    for (int t = 0; t < kTokens; ++t) out[t] = in[0][t];
+  } else {
+    __m512 next[kRows / 2][kTokens];
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows / 2; ++r)
+#pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) next[r][t] = fold_rows<kLevel>(in[2 * r][t], in[2 * r + 1][t]);
+    fold_block<kTokens, kRows / 2, kLevel + 1>(next, out);
+  }
+}
+
+// Rows summed side by side (log2) for kTokens tokens: their accumulators, kTokens x vectors and a weight vector fit
+// the 32 zmm registers. The fastest of 1 to 16 rows for each token count on the bundled model's shapes (64 x 64,
+// 172 x 64, 64 x 172; Zen 5).
+template <int kTokens>
+inline constexpr int kRowsLog2 = kTokens == 1   ? 2
+                                 : kTokens <= 3 ? 3
+                                 : kTokens <= 6 ? 2
+                                                : 1;
+
+// out[t] = rows r0 .. r0 + 2^kLevel - 1 of the 16-row group at o0 folded to level kLevel, for token t. A block of
+// 2^kBlockLog2 rows runs the inputs' loop once, each x vector loaded once for all its rows and each row's loop free of
+// the tail's mask and the row count's branch (a row a loop spent most of its instructions there at 64 inputs); rows
+// from nr on repeat row nr - 1, whose lanes the caller drops (lane k of every fold is row k's alone).
+template <class Load, int kTokens, int kBlockLog2, int kLevel>
+__attribute__((always_inline)) inline void fold_tree(const void* w, const float* x, int64_t x_stride, int64_t num_in,
+                                                     int64_t o0, int r0, int nr, __m512 (&out)[kTokens]) {
+  if constexpr (kLevel <= kBlockLog2) {
+    constexpr int kRows = 1 << kLevel;
+    __m512 acc[kRows][kTokens];
+    const void* row[kRows];
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) {
+      row[r] = Load::address(w, (o0 + (r0 + r < nr ? r0 + r : nr - 1)) * num_in);
+#pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_setzero_ps();
+    }
+    int64_t i = 0;
+    for (; i + 16 <= num_in; i += 16) {
+      __m512 xv[kTokens];
+#pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) xv[t] = in_register(_mm512_loadu_ps(x + t * x_stride + i));
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        // Measured from the block's last row, so the distance is ahead of everything the block reads.
+        if (i % 32 == 0) prefetch_weights_ahead<kTokens>(Load::address(row[r], i + (kRows - 1) * num_in));
+        const __m512 wv = in_register(Load::load(row[r], i, __mmask16(0xffff)));
+#pragma GCC unroll 8
+        for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+      }
+    }
+    if (i < num_in) {
+      const __mmask16 m = __mmask16((1u << (num_in - i)) - 1);
+      __m512 xv[kTokens];
+#pragma GCC unroll 8
+      for (int t = 0; t < kTokens; ++t) xv[t] = in_register(_mm512_maskz_loadu_ps(m, x + t * x_stride + i));
+#pragma GCC unroll 16
+      for (int r = 0; r < kRows; ++r) {
+        const __m512 wv = in_register(Load::load(row[r], i, m));
+#pragma GCC unroll 8
+        for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+      }
+    }
+    fold_block<kTokens, kRows, 1>(acc, out);
+  } else {
+    __m512 a[kTokens], b[kTokens];
+    fold_tree<Load, kTokens, kBlockLog2, kLevel - 1>(w, x, x_stride, num_in, o0, r0, nr, a);
+    fold_tree<Load, kTokens, kBlockLog2, kLevel - 1>(w, x, x_stride, num_in, o0, r0 + (1 << (kLevel - 1)), nr, b);
+#pragma GCC unroll 8
+    for (int t = 0; t < kTokens; ++t) out[t] = fold_rows<kLevel>(a[t], b[t]);
+  }
+}
+
+// y[t * num_out + o0 + r] = row o0 + r . token t for r < nr (<= 16, >= 1) and t < kTokens (x_stride floats apart).
+// Each (row, token) sums its products in one register, 16 inputs a vector in order; the 16 registers of a token's
+// rows then reduce together in transpose_sum16's tree, folded as blocks of rows finish (about 3 instructions a row
+// where a reduction of its own took 8 on a chain of dependent adds). A row's sum is the same bits whatever the tokens
+// beside it and however many rows a block has. The bundled model's five layers of f32 matmuls (Zen 5, weights in L2),
+// against one row at a time: 1, 2, 3, 5, 8 tokens 18.5, 18.1, 23.3, 41.3, 55.5 -> 9.8, 11.2, 15.9, 17.2, 32.8 us.
 template <class Load, int kTokens>
 inline void rows_times_tokens(const void* w, const float* x, int64_t x_stride, float* y, int64_t num_out,
                               int64_t num_in, int64_t o0, int nr) {
-  __m512 sums[kTokens][16];
-  for (int r = 0; r < 16; ++r) {
-    __m512 acc[kTokens];
-    for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
-    if (r < nr) {
-      const int64_t row_offset = (o0 + r) * num_in;
+  __m512 sums[kTokens];
+  fold_tree<Load, kTokens, kRowsLog2<kTokens>, 4>(w, x, x_stride, num_in, o0, 0, nr, sums);
+  const __mmask16 rows = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
+#pragma GCC unroll 8
+  for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, rows, sums[t]);
+}
+
+// One token's rows one at a time, each summed from start to end with the tail masked in the loop: one long row after
+// another streams from memory as decode reads it (the row blocks above read TinyLlama's f16 rows of 2048 and 5632
+// values at 15-22 GB/s where this reads them at 20-25, a Zen 5 core). The same bits as rows_times_tokens.
+template <class Load>
+void streamed_rows_times_token(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in) {
+  for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
+    const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
+    __m512 sums[16];
+    for (int r = 0; r < 16; ++r) {
+      __m512 acc = _mm512_setzero_ps();
+      const int64_t row_offset = (o0 + (r < nr ? r : nr - 1)) * num_in;
       for (int64_t i = 0; i < num_in; i += 16) {
         const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
-        if (i % 32 == 0) prefetch_weights_ahead<kTokens>(Load::address(w, row_offset + i));
-        const __m512 wv = Load::load(w, row_offset + i, m);
-        for (int t = 0; t < kTokens; ++t)
-          acc[t] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + t * x_stride + i), acc[t]);
+        if (i % 32 == 0) prefetch_weights_ahead<1>(Load::address(w, row_offset + i));
+        acc = _mm512_fmadd_ps(Load::load(w, row_offset + i, m), _mm512_maskz_loadu_ps(m, x + i), acc);
       }
+      sums[r] = acc;
     }
-    for (int t = 0; t < kTokens; ++t) sums[t][r] = acc[t];
+    const __mmask16 rows = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
+    _mm512_mask_storeu_ps(y + o0, rows, transpose_sum16(sums));
   }
-  const __mmask16 rows = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
-  for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, rows, transpose_sum16(sums[t]));
 }
 
 // Up to kTokenGroup tokens per pass over the weights (one read of each row for a decode step's speculative tokens).
 template <class Load, int kTokens>
 void tokens_pass(const void* w, const float* x, int64_t x_stride, float* y, int64_t num_out, int64_t num_in) {
+  if (kTokens == 1 && num_in >= 1024) return streamed_rows_times_token<Load>(w, x, y, num_out, num_in);
   for (int64_t o = 0; o < num_out; o += 16)
     rows_times_tokens<Load, kTokens>(w, x, x_stride, y, num_out, num_in, o, num_out - o < 16 ? int(num_out - o) : 16);
 }

@@ -28,8 +28,10 @@ inline __m512i broadcast4(const int8_t* p) {
 // TinyLlama's pp256 in the same runs.
 template <int kTokens>
 inline constexpr int64_t kWeightPrefetchBytes = kTokens <= 2 ? 4096 : 2048;
+// Always inlined: GCC may otherwise judge the call free of effects and drop it before inlining (it did, from
+// matmul_float.cc's row blocks).
 template <int kTokens>
-inline void prefetch_weights_ahead(const void* p) {
+__attribute__((always_inline)) inline void prefetch_weights_ahead(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kWeightPrefetchBytes<kTokens>, _MM_HINT_T0);
 }
 
