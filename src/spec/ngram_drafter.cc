@@ -17,27 +17,39 @@ NgramDrafter::NgramDrafter(const Options& options) : options_(options) {
 
 int32_t NgramDrafter::prompt_lookup(std::span<const TokenId> tokens, int32_t max_drafts,
                                     std::vector<TokenId>& drafts) const {
+  // One backward pass over the positions e holding the last token (each must leave a token after it to propose):
+  // the first e whose match, counted backwards from it, reaches max_ngram wins at once, else the longest match
+  // seen, the most recent on a tie - the most recent occurrence of the longest suffix that occurs, as a scan per n
+  // from max_ngram down would find, for one pass rather than one per n.
   const int64_t num_tokens = int64_t(tokens.size());
-  for (int32_t n = std::min<int64_t>(options_.max_ngram, num_tokens - 1); n >= options_.min_ngram; --n) {
-    const std::span<const TokenId> suffix = tokens.last(size_t(n));
-    // The most recent earlier occurrence, starting at `start` (which must leave a token after it to propose).
-    for (int64_t start = num_tokens - n - 1; start >= 0; --start) {
-      if (!std::equal(suffix.begin(), suffix.end(), tokens.begin() + start)) continue;
-      const int64_t first = start + n;
-      const int64_t count = std::min<int64_t>(max_drafts, num_tokens - first);
-      drafts.assign(tokens.begin() + first, tokens.begin() + first + count);
-      return n;
+  if (num_tokens < 2) return 0;
+  const int32_t max_n = int32_t(std::min<int64_t>(options_.max_ngram, num_tokens - 1));
+  const TokenId last = tokens[size_t(num_tokens - 1)];
+  int32_t best_n = 0;
+  int64_t best_end = -1;
+  for (int64_t e = num_tokens - 2; e >= 0; --e) {
+    if (tokens[size_t(e)] != last) continue;
+    int32_t n = 1;
+    while (n < max_n && n <= e && tokens[size_t(e - n)] == tokens[size_t(num_tokens - 1 - n)]) ++n;
+    if (n > best_n) {
+      best_n = n;
+      best_end = e;
+      if (n == max_n) break;
     }
   }
-  return 0;
+  if (best_n < options_.min_ngram) return 0;
+  const int64_t first = best_end + 1;
+  const int64_t count = std::min<int64_t>(max_drafts, num_tokens - first);
+  drafts.assign(tokens.begin() + first, tokens.begin() + first + count);
+  return best_n;
 }
 
-int32_t NgramDrafter::table_drafts(std::span<const TokenId> tokens, int32_t max_drafts,
-                                   std::vector<TokenId>& drafts) const {
+int32_t NgramDrafter::table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) {
   drafts.clear();
   if (options_.corpus == nullptr && history_ == nullptr) return 0;
   // The context grows by each draft; only its last kTableMaxN tokens are ever looked up.
-  std::vector<TokenId> context(tokens.end() - std::min<int64_t>(int64_t(tokens.size()), kTableMaxN), tokens.end());
+  std::vector<TokenId>& context = context_scratch_;
+  context.assign(tokens.end() - std::min<int64_t>(int64_t(tokens.size()), kTableMaxN), tokens.end());
   int32_t first_n = 0;
   while (int32_t(drafts.size()) < max_drafts) {
     std::optional<NgramTable::Guess> guess;

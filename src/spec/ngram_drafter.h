@@ -33,7 +33,8 @@ class NgramDrafter final : public Drafter {
   static constexpr int32_t kTableMaxN = 4;
 
   // 1 <= min_ngram <= max_ngram.
-  NgramDrafter(int32_t min_ngram, int32_t max_ngram) : NgramDrafter(Options{.min_ngram = min_ngram, .max_ngram = max_ngram}) {}
+  NgramDrafter(int32_t min_ngram, int32_t max_ngram)
+      : NgramDrafter(Options{.min_ngram = min_ngram, .max_ngram = max_ngram}) {}
   explicit NgramDrafter(const Options& options);
   void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) override;
   void learn(std::span<const TokenId> tokens, int64_t first_output) override;
@@ -43,11 +44,12 @@ class NgramDrafter final : public Drafter {
  private:
   // Each writes its drafts and returns the length of the n-gram its first draft followed (0: no drafts).
   int32_t prompt_lookup(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const;
-  int32_t table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const;
+  int32_t table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts);
 
   Options options_;
   std::unique_ptr<NgramTable> history_;  // null when history_entries is 0
   std::vector<TokenId> table_scratch_;
+  std::vector<TokenId> context_scratch_;  // table_drafts' growing context (no allocation a step)
 };
 
 }  // namespace pagoda

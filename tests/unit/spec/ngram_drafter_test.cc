@@ -7,6 +7,8 @@
 
 #include "spec/ngram_table.h"
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 namespace pagoda {
@@ -46,6 +48,33 @@ TEST(NgramDrafter, ProposesNothingWithoutARecurringSuffix) {
   EXPECT_TRUE(propose(d, {1, 2, 3, 1}, 4).empty());  // "1" recurs but min_ngram is 2
   EXPECT_TRUE(propose(d, {5}, 4).empty());
   EXPECT_TRUE(propose(d, {}, 4).empty());
+}
+
+// The definition, a scan per n from the longest down, each from the most recent position; the drafter finds the
+// same match in one pass.
+std::vector<TokenId> lookup_by_definition(const std::vector<TokenId>& tokens, int32_t min_n, int32_t max_n,
+                                          int32_t max_drafts) {
+  const int64_t num = int64_t(tokens.size());
+  for (int64_t n = std::min<int64_t>(max_n, num - 1); n >= min_n; --n)
+    for (int64_t start = num - n - 1; start >= 0; --start)
+      if (std::equal(tokens.end() - n, tokens.end(), tokens.begin() + start))
+        return {tokens.begin() + start + n,
+                tokens.begin() + start + n + std::min<int64_t>(max_drafts, num - start - n)};
+  return {};
+}
+
+TEST(NgramDrafter, OnePassFindsTheMatchOfTheDefinition) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int32_t vocab = 2 + int32_t(rng() % 6);  // small vocabularies: matches of every length
+    std::vector<TokenId> tokens(rng() % 40);
+    for (TokenId& t : tokens) t = TokenId(rng() % uint32_t(vocab));
+    const int32_t min_n = 1 + int32_t(rng() % 3), max_n = min_n + int32_t(rng() % 4);
+    const int32_t max_drafts = int32_t(rng() % 6);
+    NgramDrafter d(min_n, max_n);
+    ASSERT_EQ(propose(d, tokens, max_drafts), lookup_by_definition(tokens, min_n, max_n, max_drafts))
+        << "trial " << trial << ", n " << min_n << ".." << max_n;
+  }
 }
 
 TEST(NgramDrafter, ChainsDraftsFromTheCorpusWhereTheSequenceHasNoMatch) {
