@@ -34,23 +34,11 @@ struct LoadBF16 {
 };
 
 // v, kept in a register: GCC otherwise folds a loaded vector into each FMA that uses it as a memory operand and
-// reloads the weight vector for each (two loads an FMA, which capped 1-4 tokens at one FMA a cycle on a Zen 5; held
-// in registers, two).
+// reloads the weight vector for each (two loads an FMA, which held 1-4 tokens to one FMA a cycle on a Zen 5; with
+// the vectors in registers they reach two).
 inline __m512 in_register(__m512 v) {
   __asm__("" : "+v"(v));
   return v;
-}
-
-// One level of transpose_sum16's tree (zmm_util.h): level 1 folds the sums of rows (a, b), level 2 two such folds,
-// levels 3 and 4 two of those. Lane k of a fold comes from its k-th row only.
-template <int kLevel>
-inline __m512 fold_rows(__m512 a, __m512 b) {
-  if constexpr (kLevel == 1) return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
-  if constexpr (kLevel == 2)
-    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
 // in[0..kRows) (each token's) folded from level kLevel up until one register a token is left, into out.

@@ -1,6 +1,6 @@
 // Helpers of the avx512/ kernels: 4-byte broadcasts into zmm, tokens per pass, the weight prefetch, the sums of 16
-// registers' lanes at once. Internal linkage (an unnamed namespace), so no copy compiled with -mavx512* is ever
-// merged with another folder's.
+// registers' lanes at once (whole, or a level of the tree at a time). Internal linkage (an unnamed namespace), so no
+// copy compiled with -mavx512* is ever merged with another folder's.
 #pragma once
 
 #include <immintrin.h>
@@ -35,24 +35,30 @@ __attribute__((always_inline)) inline void prefetch_weights_ahead(const void* p)
   _mm_prefetch(static_cast<const char*>(p) + kWeightPrefetchBytes<kTokens>, _MM_HINT_T0);
 }
 
+// One level of transpose_sum16's tree: level 1 folds two registers (a, b), level 2 two such folds, levels 3 and 4
+// two of those. Lane k of a fold comes from its k-th register only (matmul_float.cc folds rows as they finish).
+template <int kLevel>
+inline __m512 fold_rows(__m512 a, __m512 b) {
+  if constexpr (kLevel == 1) return _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  if constexpr (kLevel == 2)
+    return _mm512_add_ps(_mm512_shuffle_ps(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
 // Lane k of the result = the sum of the 16 lanes of a[k]. Pairs of registers fold into one at each step, the 128-bit
 // lane t of a[k] holding the row's quarter t: b[k] lane (t, r) = key 2k + (r & 1)'s half of quarter t; c[k] lane
 // (t, r) = key 4k + r over quarter t; d[k] lanes 0, 1 = keys 8k..8k+3 over quarters (0, 1) and (2, 3), lanes 2, 3 =
 // keys 8k+4..8k+7 likewise; then lane t = keys 4t..4t+3 over the whole row.
 inline __m512 transpose_sum16(const __m512 (&a)[16]) {
   __m512 b[8];
-  for (int k = 0; k < 8; ++k)
-    b[k] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * k], a[2 * k + 1]), _mm512_unpackhi_ps(a[2 * k], a[2 * k + 1]));
+  for (int k = 0; k < 8; ++k) b[k] = fold_rows<1>(a[2 * k], a[2 * k + 1]);
   __m512 c[4];
-  for (int k = 0; k < 4; ++k)
-    c[k] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * k], b[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_ps(b[2 * k], b[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  for (int k = 0; k < 4; ++k) c[k] = fold_rows<2>(b[2 * k], b[2 * k + 1]);
   __m512 d[2];
-  for (int k = 0; k < 2; ++k)
-    d[k] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * k], c[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(c[2 * k], c[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  for (int k = 0; k < 2; ++k) d[k] = fold_rows<3>(c[2 * k], c[2 * k + 1]);
+  return fold_rows<4>(d[0], d[1]);
 }
 
 }  // namespace
