@@ -67,13 +67,13 @@ inline constexpr int kRowsLog2 = kTokens == 1   ? 2
                                                 : 1;
 
 // out[t] = rows r0 .. r0 + 2^kLevel - 1 of the 16-row group at o0 folded to level kLevel, for token t. A block of
-// 2^kBlockLog2 rows runs the inputs' loop once, each x vector loaded once for all its rows and each row's loop free of
+// 2^kRowsLog2 rows runs the inputs' loop once, each x vector loaded once for all its rows and each row's loop free of
 // the tail's mask and the row count's branch (a row a loop spent most of its instructions there at 64 inputs); rows
 // from nr on repeat row nr - 1, whose lanes the caller drops (lane k of every fold is row k's alone).
-template <class Load, int kTokens, int kBlockLog2, int kLevel>
+template <class Load, int kTokens, int kLevel>
 __attribute__((always_inline)) inline void fold_tree(const void* w, const float* x, int64_t x_stride, int64_t num_in,
                                                      int64_t o0, int r0, int nr, __m512 (&out)[kTokens]) {
-  if constexpr (kLevel <= kBlockLog2) {
+  if constexpr (kLevel <= kRowsLog2<kTokens>) {
     constexpr int kRows = 1 << kLevel;
     __m512 acc[kRows][kTokens];
     const void* row[kRows];
@@ -112,8 +112,8 @@ __attribute__((always_inline)) inline void fold_tree(const void* w, const float*
     fold_block<kTokens, kRows, 1>(acc, out);
   } else {
     __m512 a[kTokens], b[kTokens];
-    fold_tree<Load, kTokens, kBlockLog2, kLevel - 1>(w, x, x_stride, num_in, o0, r0, nr, a);
-    fold_tree<Load, kTokens, kBlockLog2, kLevel - 1>(w, x, x_stride, num_in, o0, r0 + (1 << (kLevel - 1)), nr, b);
+    fold_tree<Load, kTokens, kLevel - 1>(w, x, x_stride, num_in, o0, r0, nr, a);
+    fold_tree<Load, kTokens, kLevel - 1>(w, x, x_stride, num_in, o0, r0 + (1 << (kLevel - 1)), nr, b);
 #pragma GCC unroll 8
     for (int t = 0; t < kTokens; ++t) out[t] = fold_rows<kLevel>(a[t], b[t]);
   }
@@ -129,7 +129,7 @@ template <class Load, int kTokens>
 inline void rows_times_tokens(const void* w, const float* x, int64_t x_stride, float* y, int64_t num_out,
                               int64_t num_in, int64_t o0, int nr) {
   __m512 sums[kTokens];
-  fold_tree<Load, kTokens, kRowsLog2<kTokens>, 4>(w, x, x_stride, num_in, o0, 0, nr, sums);
+  fold_tree<Load, kTokens, 4>(w, x, x_stride, num_in, o0, 0, nr, sums);
   const __mmask16 rows = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
 #pragma GCC unroll 8
   for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, rows, sums[t]);

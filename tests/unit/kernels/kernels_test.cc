@@ -99,8 +99,8 @@ TEST_P(KernelsTest, MatmulF16AndBF16MatchScalar) {
 // verifies k + 1 tokens in one call and must reproduce plain decoding's logits exactly.
 TEST_P(KernelsTest, FloatMatmulGivesATokenItsOwnBitsInAnyBatch) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    // 1100: rows over 4 KiB, with a tail (one token's such rows take the avx512 level's streamed kernel). Every
-    // batch of 2 to 8 tokens is one pass of its own size (row blocks differ by size); 19 is two passes of 8 and 3.
+    // 1100: rows over 4 KiB, with a tail (one token's such rows take a row-at-a-time kernel at the avx2 and avx512
+    // levels). Batches of 2 to 8 tokens take passes whose row blocks differ by size; 19 is several passes.
     for (int64_t num_in : {8, 64, 172, 1100})
       for (int64_t num_tokens : {2, 3, 4, 5, 6, 7, 8, 19}) {
         const int64_t num_out = 37;
