@@ -422,11 +422,7 @@ void Engine::take_inbox() {
 
 void Engine::step() {
   const int64_t step_start_us = now_us();
-  // One step in kStepCostSampleEvery is costed: reading the thread's CPU clock is a system call (1.6 us on a
-  // Zen 5 VM, twice a step: 5% of a speculative step of the bundled model), and the fit forgets slowly anyway.
-  const bool costed = config_.scheduler.adaptive_num_speculative_tokens && scheduler_.speculative() &&
-                      ++num_steps_since_costed_ >= kStepCostSampleEvery;
-  if (costed) num_steps_since_costed_ = 0;
+  const bool costed = config_.scheduler.adaptive_num_speculative_tokens && scheduler_.speculative();
   const double step_start_cpu_us = costed ? thread_cpu_us() : 0.0;
   const SchedulePlan& plan = scheduler_.schedule(step_start_us);
   if (plan.empty()) return;

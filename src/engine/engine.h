@@ -137,9 +137,6 @@ class Engine {
   // Loop-thread state, reused every step.
   std::vector<KvBlockCopy> block_copies_;  // this step's copy-on-writes, for the BatchView
   std::vector<SampledToken> sampled_;
-  // The adaptive draft length's step costs are measured on one decode step in this many (Engine::step).
-  static constexpr int32_t kStepCostSampleEvery = 4;
-  int32_t num_steps_since_costed_ = 0;
   std::vector<TokenLogprobs> prompt_scores_;  // this step's scored prompt rows (prompt_logprobs), in row order
   std::vector<float> raw_row_;                // f32 [vocab]: a logits row before sampling changed it
   std::vector<float> fork_row_;               // f32 [vocab]: a fork parent's row, copied for each of its samples
