@@ -19,12 +19,14 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 FORBIDDEN = [
     ('kv', 'model'),
     ('engine', 'loader'), ('engine', 'server'), ('engine', 'cli'), ('engine', 'bench'), ('engine', 'chat'),
+    ('engine', 'synth'), ('server', 'synth'),
     ('model', 'engine'), ('model', 'loader'), ('kernels', 'model'), ('tokenizer', 'chat'), ('tokenizer', 'model'),
     ('sampling', 'engine'), ('server', 'loader'), ('server', 'cli'), ('grammar', 'engine'),
 ]
 # Modules whose code may open files: loading (loader, format's readers and writers, model's HF checkpoint reader and
-# weight repacking's /proc check), the tools that write or read files by design, and core's /proc reader.
-FILE_READERS = {'loader', 'format', 'model', 'tokenizer', 'bench', 'cli', 'eval', 'core', 'assets', 'parallel'}
+# weight repacking's /proc check), the tools that write or read files by design (synth writes random-weight models),
+# and core's /proc reader.
+FILE_READERS = {'loader', 'format', 'model', 'tokenizer', 'bench', 'synth', 'cli', 'eval', 'core', 'assets', 'parallel'}
 FILE_IO = re.compile(r'\b(std::ifstream|std::ofstream|std::fopen|fopen\(|::open\(|mmap\()')
 
 

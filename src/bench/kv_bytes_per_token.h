@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "bench/model_shapes.h"
+#include "synth/model_shapes.h"
 
 namespace pagoda::bench {
 
@@ -12,6 +12,6 @@ namespace pagoda::bench {
 // scales not counted).
 int64_t kv_bytes_per_token(int32_t num_layers, int32_t num_kv_heads, int32_t head_dim, int32_t bytes_per_element);
 // The same for a named shape (head dim = dim / heads).
-int64_t kv_bytes_per_token(const ModelShape& shape, int32_t bytes_per_element);
+int64_t kv_bytes_per_token(const synth::ModelShape& shape, int32_t bytes_per_element);
 
 }  // namespace pagoda::bench

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <memory>
 
-#include "bench/hf_random_model_writer.h"
-#include "bench/random_model_writer.h"
 #include "cli/common_options.h"
 #include "cli/progress.h"
+#include "synth/hf_random_model_writer.h"
+#include "synth/random_model_writer.h"
 
 namespace pagoda::cli {
 namespace {
@@ -39,10 +39,10 @@ std::optional<format::GgmlType> parse_weight_type(const std::string& name) {
 int gen_model(const GenModelOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
-  std::optional<bench::ModelShape> shape = bench::find_model_shape(o.shape);
+  std::optional<synth::ModelShape> shape = synth::find_model_shape(o.shape);
   if (!shape) {
     std::string names;
-    for (const std::string& n : bench::model_shape_names()) names += (names.empty() ? "" : ", ") + n;
+    for (const std::string& n : synth::model_shape_names()) names += (names.empty() ? "" : ", ") + n;
     return report_error(fmt::format("unknown shape '{}' (known: {})", o.shape, names));
   }
   std::optional<format::GgmlType> type = parse_weight_type(o.type);
@@ -66,7 +66,7 @@ int gen_model(const GenModelOptions& o) {
     if (shape->hf_architecture.empty()) shape->hf_architecture = "LlamaForCausalLM";
     if (*type != format::GgmlType::kF32 && *type != format::GgmlType::kF16)
       return report_error("HF-family models are written with --type f32 or f16 (quantize the GGUF afterwards)");
-    bench::RandomHfModelOptions options{
+    synth::RandomHfModelOptions options{
         *shape,
         *type == format::GgmlType::kF16 ? DType::kF16 : DType::kF32,
         o.seed,
@@ -74,7 +74,7 @@ int gen_model(const GenModelOptions& o) {
         o.format == "gguf",
         o.tokenizer,
         [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
-    Status st = bench::write_random_hf_model(options);
+    Status st = synth::write_random_hf_model(options);
     progress.finish();
     if (!st.ok()) return report_error(st.message());
     std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
@@ -83,10 +83,10 @@ int gen_model(const GenModelOptions& o) {
     return 0;
   }
   if (!o.tokenizer.empty()) return report_error("--tokenizer needs an HF-family shape or --format hf");
-  bench::RandomModelOptions options{
+  synth::RandomModelOptions options{
       *shape, *type, o.seed, o.output,
       [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
-  Status st = bench::write_random_model(options);
+  Status st = synth::write_random_model(options);
   progress.finish();
   if (!st.ok()) return report_error(st.message());
   std::error_code ec;
@@ -104,7 +104,7 @@ void add_gen_model_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("gen-model", "Write a random-weight model with a real model's shapes");
   add_common_options(*cmd, options->common, /*with_model=*/false);
   std::string names;
-  for (const std::string& n : bench::model_shape_names()) names += (names.empty() ? "" : ", ") + n;
+  for (const std::string& n : synth::model_shape_names()) names += (names.empty() ? "" : ", ") + n;
   cmd->add_option("--shape", options->shape, "one of: " + names)->required();
   cmd->add_option("--format", options->format, "gguf, or hf (a folder: config.json + model.safetensors)")
       ->capture_default_str();

@@ -60,12 +60,12 @@ TEST(ArrivalSchedule, RateAndBurstinessShapeTheGaps) {
 // kv_bytes_per_token (pagoda tune's formula) against hand-computed sizes.
 TEST(KvBytesPerToken, HandComputedShapes) {
   // TinyLlama-1.1B: 2 x 22 layers x 4 KV heads x 64 (2048 / 32) x 2 bytes = 22,528 bytes of F16 per token.
-  const std::optional<ModelShape> tiny = find_model_shape("tinyllama-1.1b");
+  const std::optional<synth::ModelShape> tiny = synth::find_model_shape("tinyllama-1.1b");
   ASSERT_TRUE(tiny);
   EXPECT_EQ(kv_bytes_per_token(*tiny, 2), 22528);
   EXPECT_EQ(kv_bytes_per_token(*tiny, 1), 11264);
   // Llama-2-7B: 2 x 32 x 32 x 128 x 2 = 512 KiB per token; 4,096 tokens of F16 KV = 2 GiB per sequence.
-  const std::optional<ModelShape> llama7b = find_model_shape("llama2-7b");
+  const std::optional<synth::ModelShape> llama7b = synth::find_model_shape("llama2-7b");
   ASSERT_TRUE(llama7b);
   EXPECT_EQ(kv_bytes_per_token(*llama7b, 2), 512 * 1024);
   EXPECT_EQ(kv_bytes_per_token(*llama7b, 2) * 4096, int64_t(2) << 30);

@@ -6,23 +6,23 @@
 #include <filesystem>
 #include <string>
 
-#include "bench/hf_random_model_writer.h"
 #include "bench/latency_bench.h"
-#include "bench/random_model_writer.h"
 #include "format/gguf_reader.h"
+#include "synth/hf_random_model_writer.h"
+#include "synth/random_model_writer.h"
 
 namespace pagoda::bench {
 namespace {
 
 TEST(WeightBytesPerToken, ExpertsCountInTheShareOfTheExpertsATokenUses) {
-  const std::optional<ModelShape> shape = find_model_shape("tiny-qwen3moe");
+  const std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen3moe");
   ASSERT_TRUE(shape);
   const std::string path =
       (std::filesystem::temp_directory_path() /
        ("pagoda_weight_bytes_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".gguf"))
           .string();
-  ASSERT_TRUE(write_random_hf_model({.shape = *shape, .output_path = path, .gguf = true}).ok());
-  EXPECT_FALSE(write_random_model({.shape = *shape, .output_path = path + ".llama"}).ok());  // not as llama
+  ASSERT_TRUE(synth::write_random_hf_model({.shape = *shape, .output_path = path, .gguf = true}).ok());
+  EXPECT_FALSE(synth::write_random_model({.shape = *shape, .output_path = path + ".llama"}).ok());  // not as llama
   auto file = format::GgufFile::open(path);
   ASSERT_TRUE(file.ok()) << file.error();
   double total = 0.0, experts = 0.0, embedding = 0.0;

@@ -1,5 +1,5 @@
 // LongRoPE's factor set follows the context an engine is configured for (EngineConfig::rope_context), never how its
-// sequences are sized: bench's tiny-phi3 (original context 1024) gives the same logits in an engine sized to the
+// sequences are sized: synth's tiny-phi3 (original context 1024) gives the same logits in an engine sized to the
 // request (max_seq_len 32, as `pagoda run` sizes its one sequence) as in one of the whole configured context, with
 // the long set at a context of 4096 and the short one at 1024; the two sets give different logits.
 #include <gtest/gtest.h>
@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "bench/hf_random_model_writer.h"
 #include "engine/engine.h"
 #include "loader/loaded_model.h"
 #include "support/temp_dir_test.h"
+#include "synth/hf_random_model_writer.h"
 
 namespace pagoda {
 namespace {
@@ -22,14 +22,14 @@ class LongRopeContextTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new fs::path(testing_support::process_temp_path("longrope_context_test"));
     fs::create_directories(*dir_);
-    std::optional<bench::ModelShape> shape = bench::find_model_shape("tiny-phi3");
+    std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-phi3");
     ASSERT_TRUE(shape);
-    bench::RandomHfModelOptions o;
+    synth::RandomHfModelOptions o;
     o.shape = *shape;
     o.seed = 7;
     o.gguf = true;
     o.output_path = (*dir_ / "model.gguf").string();
-    const Status st = bench::write_random_hf_model(o);
+    const Status st = synth::write_random_hf_model(o);
     ASSERT_TRUE(st.ok()) << st.message();
     auto loaded = load_model(o.output_path, kernels::best_kernels());
     ASSERT_TRUE(loaded.ok()) << loaded.error();

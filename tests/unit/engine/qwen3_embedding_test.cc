@@ -1,5 +1,5 @@
 // A decoder embedding model (Qwen3-Embedding's layout: a `qwen3` model, last-token pooling, sentence-transformers'
-// pooling files, tensors without the "model." prefix, tied embeddings) with random weights (bench's
+// pooling files, tensors without the "model." prefix, tied embeddings) with random weights (synth's
 // tiny-qwen3-embedding shape), written as an HF folder and as its converted GGUF:
 // - the GGUF carries qwen3.pooling_type = 3 (llama.cpp's LAST) and the config's Matryoshka sizes;
 // - the reference: Model::forward over the whole prompt in a plain KV cache; its last row's final hidden state is
@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "bench/hf_random_model_writer.h"
 #include "engine/engine.h"
 #include "format/gguf_names.h"
 #include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
 #include "support/temp_dir_test.h"
+#include "synth/hf_random_model_writer.h"
 
 namespace pagoda {
 namespace {
@@ -33,15 +33,15 @@ class Qwen3EmbeddingTest : public ::testing::Test {
     // This process's own folder: ctest runs each test of the suite in a process of its own, at the same time.
     dir_ = new fs::path(testing_support::process_temp_path("qwen3_embedding_test"));
     fs::create_directories(*dir_);
-    std::optional<bench::ModelShape> shape = bench::find_model_shape("tiny-qwen3-embedding");
+    std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen3-embedding");
     ASSERT_TRUE(shape);
     for (bool gguf : {false, true}) {
-      bench::RandomHfModelOptions o;
+      synth::RandomHfModelOptions o;
       o.shape = *shape;
       o.seed = 5;
       o.gguf = gguf;
       o.output_path = (*dir_ / (gguf ? "model.gguf" : "folder")).string();
-      const Status st = bench::write_random_hf_model(o);
+      const Status st = synth::write_random_hf_model(o);
       ASSERT_TRUE(st.ok()) << st.message();
     }
     auto gguf = load_model((*dir_ / "model.gguf").string(), kernels::best_kernels());

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/hf_random_model_writer.h"
 #include "kernels/kernels.h"
+#include "synth/hf_random_model_writer.h"
 
 namespace pagoda {
 namespace {
@@ -33,8 +33,8 @@ class LoadedModelTest : public ::testing::Test {
 
   // A tiny random-weight HF Llama folder (placeholder vocabulary: no tokenizer.json).
   fs::path write_hf_folder() {
-    bench::RandomHfModelOptions o;
-    o.shape = bench::ModelShape{.name = "tiny",
+    synth::RandomHfModelOptions o;
+    o.shape = synth::ModelShape{.name = "tiny",
                                 .dim = 32,
                                 .hidden_dim = 64,
                                 .num_layers = 2,
@@ -44,7 +44,7 @@ class LoadedModelTest : public ::testing::Test {
                                 .context_length = 128,
                                 .hf_architecture = "LlamaForCausalLM"};
     o.output_path = (dir_ / "hf").string();
-    const Status st = bench::write_random_hf_model(o);
+    const Status st = synth::write_random_hf_model(o);
     EXPECT_TRUE(st.ok()) << st.message();
     return dir_ / "hf";
   }

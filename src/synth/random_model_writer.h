@@ -9,10 +9,10 @@
 #include <span>
 #include <string>
 
-#include "bench/model_shapes.h"
 #include "format/gguf_types.h"
+#include "synth/model_shapes.h"
 
-namespace pagoda::bench {
+namespace pagoda::synth {
 
 struct RandomModelOptions {
   ModelShape shape;
@@ -20,7 +20,7 @@ struct RandomModelOptions {
   uint64_t seed = 1;
   std::string output_path;
   // Called after each tensor is generated: (tensors done, tensors in all, name).
-  std::function<void(int32_t, int32_t, const std::string&)> on_tensor;
+  std::function<void(int32_t, int32_t, const std::string&)> on_tensor{};
 };
 
 // dst = uniform random values of std 0.02 in `type` (f32, f16, q8_0, q4_0), deterministic for `seed`.
@@ -30,4 +30,4 @@ bool random_model_supports(format::GgmlType type);
 // Llama-family shapes only (hf_architecture empty); the other families: write_random_hf_model.
 Status write_random_model(const RandomModelOptions& options);
 
-}  // namespace pagoda::bench
+}  // namespace pagoda::synth

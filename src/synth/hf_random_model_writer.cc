@@ -1,5 +1,5 @@
 // Random-weight HF folders.
-#include "bench/hf_random_model_writer.h"
+#include "synth/hf_random_model_writer.h"
 
 #include <fmt/format.h>
 
@@ -8,14 +8,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "bench/random_model_writer.h"
 #include "format/safetensors_writer.h"
 #include "loader/hf_folder_metadata.h"
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_config.h"
+#include "synth/random_model_writer.h"
 
-namespace pagoda::bench {
+namespace pagoda::synth {
 namespace {
 
 namespace fs = std::filesystem;
@@ -184,4 +184,4 @@ Status write_random_hf_model(const RandomHfModelOptions& o) {
   return st;
 }
 
-}  // namespace pagoda::bench
+}  // namespace pagoda::synth

@@ -1,5 +1,5 @@
 // Random-weight GGUF generation.
-#include "bench/random_model_writer.h"
+#include "synth/random_model_writer.h"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
 
-namespace pagoda::bench {
+namespace pagoda::synth {
 namespace {
 
 using format::GgmlType;
@@ -158,4 +158,4 @@ Status write_random_model(const RandomModelOptions& o) {
   return w.write(o.output_path);
 }
 
-}  // namespace pagoda::bench
+}  // namespace pagoda::synth

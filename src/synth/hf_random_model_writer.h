@@ -10,21 +10,21 @@
 #include <functional>
 #include <string>
 
-#include "bench/model_shapes.h"
 #include "core/types.h"
+#include "synth/model_shapes.h"
 
-namespace pagoda::bench {
+namespace pagoda::synth {
 
 struct RandomHfModelOptions {
   ModelShape shape;                 // hf_architecture must be set
   DType weight_type = DType::kF32;  // of the matrices: F32 or F16; norms and biases are F32
   uint64_t seed = 1;
-  std::string output_path;     // a folder (hf) or a .gguf file (gguf)
-  bool gguf = false;           // write the folder next to output_path, convert it, then remove it
-  std::string tokenizer_json;  // copied into the folder when non-empty
-  std::function<void(int32_t, int32_t, const std::string&)> on_tensor;
+  std::string output_path;       // a folder (hf) or a .gguf file (gguf)
+  bool gguf = false;             // write the folder next to output_path, convert it, then remove it
+  std::string tokenizer_json{};  // copied into the folder when non-empty
+  std::function<void(int32_t, int32_t, const std::string&)> on_tensor{};
 };
 
 Status write_random_hf_model(const RandomHfModelOptions& options);
 
-}  // namespace pagoda::bench
+}  // namespace pagoda::synth

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pagoda::bench {
+namespace pagoda::synth {
 
 struct ModelShape {
   std::string name;
@@ -52,4 +52,4 @@ struct ModelShape {
 std::optional<ModelShape> find_model_shape(std::string_view name);
 std::vector<std::string> model_shape_names();
 
-}  // namespace pagoda::bench
+}  // namespace pagoda::synth

@@ -1,7 +1,7 @@
 // The shape table. Figures are the published configs of each model.
-#include "bench/model_shapes.h"
+#include "synth/model_shapes.h"
 
-namespace pagoda::bench {
+namespace pagoda::synth {
 namespace {
 
 const ModelShape kShapes[] = {
@@ -350,4 +350,4 @@ std::vector<std::string> model_shape_names() {
   return names;
 }
 
-}  // namespace pagoda::bench
+}  // namespace pagoda::synth

@@ -1,0 +1,55 @@
+// The named shapes: each is found by its name, its heads divide its width and its KV heads its heads, and its
+// parameter counts add up; an unknown name is none.
+#include "synth/model_shapes.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace pagoda::synth {
+namespace {
+
+TEST(ModelShapes, EveryNameFindsAShapeWhoseHeadsAndParametersAreConsistent) {
+  const std::vector<std::string> names = model_shape_names();
+  ASSERT_GE(names.size(), 10u);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << "a name twice";
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::optional<ModelShape> s = find_model_shape(name);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->name, name);
+    EXPECT_GT(s->num_layers, 0);
+    EXPECT_GT(s->vocab_size, 0);
+    ASSERT_GT(s->num_kv_heads, 0);
+    EXPECT_EQ(s->num_heads % s->num_kv_heads, 0);
+    if (s->head_dim == 0) {
+      EXPECT_EQ(s->dim % s->num_heads, 0);
+    }
+    EXPECT_GT(s->num_active_params(), 0);
+    if (s->num_experts > 0) {
+      EXPECT_GT(s->num_experts_used, 0);
+      EXPECT_LE(s->num_experts_used, s->num_experts);
+      EXPECT_LT(s->num_active_params(), s->num_params());  // a token reads only its experts
+    } else {
+      EXPECT_EQ(s->num_active_params(), s->num_params());
+    }
+  }
+  EXPECT_FALSE(find_model_shape("no-such-model"));
+  EXPECT_FALSE(find_model_shape(""));
+}
+
+TEST(ModelShapes, PublishedSizesOfWellKnownModels) {
+  // TinyLlama-1.1B: 22 layers of 2048, 32 heads over 4 KV heads, 5632 FFN, 32000 tokens: 1.10 B weights.
+  const std::optional<ModelShape> tiny = find_model_shape("tinyllama-1.1b");
+  ASSERT_TRUE(tiny);
+  EXPECT_EQ(tiny->num_layers, 22);
+  EXPECT_EQ(tiny->dim, 2048);
+  EXPECT_EQ(tiny->num_kv_heads, 4);
+  EXPECT_NEAR(double(tiny->num_params()) / 1e9, 1.10, 0.01);
+  const std::optional<ModelShape> llama = find_model_shape("llama2-7b");
+  ASSERT_TRUE(llama);
+  EXPECT_NEAR(double(llama->num_params()) / 1e9, 6.74, 0.01);
+}
+
+}  // namespace
+}  // namespace pagoda::synth
