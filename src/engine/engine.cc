@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 
 #include "core/check.h"
 #include "grammar/compiled_grammar.h"
@@ -24,15 +23,6 @@ int64_t steady_ns() {
 }
 
 int32_t ceil_div(int32_t a, int32_t b) { return (a + b - 1) / b; }
-
-// CPU time of the calling thread: what a step cost the loop thread, which runs its share of the forward. Unlike
-// the wall clock it does not count the time other processes took the core, so the step-cost model stays sane
-// on a shared machine.
-double thread_cpu_us() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
-}
 
 // Logits rows of a step: one per sampling sequence (one per position when it verifies drafts), or one per token
 // when prompt rows may be asked for.
@@ -421,9 +411,9 @@ void Engine::take_inbox() {
 }
 
 void Engine::step() {
-  const int64_t step_start_us = now_us();
+  const int64_t step_start_ns = steady_ns();
+  const int64_t step_start_us = (step_start_ns - start_ns_) / 1000;  // now_us()
   const bool costed = config_.scheduler.adaptive_num_speculative_tokens && scheduler_.speculative();
-  const double step_start_cpu_us = costed ? thread_cpu_us() : 0.0;
   const SchedulePlan& plan = scheduler_.schedule(step_start_us);
   if (plan.empty()) return;
   const int32_t num_running = scheduler_.num_running();
@@ -450,7 +440,7 @@ void Engine::step() {
   // Decode steps only: drafts ride on decode steps, and a prompt chunk's tokens cost differently (one large step
   // would outweigh many small ones in the fit).
   if (costed && num_prefill_tokens == 0)
-    scheduler_.record_step(plan.num_batched_tokens, thread_cpu_us() - step_start_cpu_us);
+    scheduler_.record_step(plan.num_batched_tokens, double(steady_ns() - step_start_ns) / 1e3);
   const StepFigures figures{num_running,        num_used_blocks, num_admitted,
                             num_prefill_tokens, num_sampled,     prefill_budget};
   publish(events, &figures);

@@ -39,7 +39,7 @@ struct EngineStats {
   int64_t spec_num_draft_tokens = 0;
   int64_t spec_num_accepted_tokens = 0;
   std::vector<int64_t> spec_num_accepted_tokens_per_pos;
-  // The step-cost model's fit (the adaptive draft length's, in the loop thread's CPU time): a step of n tokens
+  // The step-cost model's fit (the adaptive draft length's, in wall time): a step of n tokens
   // costs about step_fixed_us + step_per_token_us * n; both 0 until steps of different sizes were seen, or
   // without adaptive speculation.
   double step_fixed_us = 0.0;

@@ -11,8 +11,9 @@
 // max_tokens, the end of the context) leaves with its blocks freed; one whose grammar allowed no token leaves
 // aborted. With a drafter, a decoding sequence may compute its last token and up to num_speculative_tokens drafts
 // in one step (the drafter proposes them inside schedule(): a draft model's forward passes run there and count in
-// the step's time); update() keeps the accepted ones and rolls the rest's KV back. Invariants: a running sequence holds KV for exactly kv.num_computed_tokens positions; a waiting one
-// holds none. n samples of one prompt are prefilled once by a fork parent and forked after it (add_group).
+// the step's time); update() keeps the accepted ones and rolls the rest's KV back. Invariants: a running sequence holds
+// KV for exactly kv.num_computed_tokens positions; a waiting one holds none. n samples of one prompt are prefilled once
+// by a fork parent and forked after it (add_group).
 #pragma once
 
 #include <algorithm>
@@ -73,8 +74,8 @@ class Scheduler {
   // token that ends it ends it there: the tokens after it are dropped).
   std::vector<SeqEvent>& update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us);
 
-  // What the last step cost (its tokens, and the loop thread's CPU time), for the step-cost model behind the
-  // adaptive draft length.
+  // What the last decode step cost (its tokens, and its wall time), for the step-cost model behind the adaptive
+  // draft length.
   void record_step(int32_t num_tokens, double cost_us) { step_cost_.record(num_tokens, cost_us); }
   const StepCostModel& step_cost() const { return step_cost_; }
   // Every step's tokens and wall time, for the prefill budget's latency targets (prefill_budget.h).
@@ -116,10 +117,11 @@ class Scheduler {
   std::deque<Sequence*> waiting_;   // ordered by (priority, preempted first, arrival)
   std::vector<Sequence*> running_;  // admission order
   int64_t num_preemptions_ = 0;
-  StepCostModel step_cost_;
+  // A step over 1.5x its fitted cost counts as 1.5x: a preempted step must not drag the fit.
+  StepCostModel step_cost_{0.995, 0.3, 1.5};
   StepCostModel step_time_{0.99};  // forgets faster: the load on the machine changes
-  SchedulePlan plan_;             // the last schedule()'s
-  std::vector<SeqEvent> events_;  // the last update()'s
+  SchedulePlan plan_;              // the last schedule()'s
+  std::vector<SeqEvent> events_;   // the last update()'s
 };
 
 }  // namespace pagoda

@@ -32,6 +32,8 @@ void AcceptanceEstimate::record(int32_t num_drafts, int32_t num_accepted) {
 void StepCostModel::record(int32_t num_tokens, double duration_us) {
   if (num_tokens <= 0 || !(duration_us > 0.0)) return;
   const double n = double(num_tokens);
+  if (fitted_ && max_over_fit_ > 0.0)
+    duration_us = std::min(duration_us, max_over_fit_ * (fixed_us_ + per_token_us_ * n));
   w_ = w_ * decay_ + 1.0;
   sn_ = sn_ * decay_ + n;
   st_ = st_ * decay_ + duration_us;

@@ -36,10 +36,13 @@ class AcceptanceEstimate {
 // The cost of an engine step as fixed_us + per_token_us * tokens, fitted online by least squares over the
 // steps seen, with exponential forgetting. Until the steps seen differ enough in size to separate the two
 // terms, `fallback_marginal_cost` stands in for marginal_cost(); after that, steps of one size keep the last fit.
+// With `max_over_fit` > 0, a step recorded once the model is fitted counts as at most that many times what the fit
+// predicts for it: on a shared machine a wall-clock step that another process interrupted is an outlier a least-
+// squares fit would follow far (a lasting change still moves the fit, by up to that factor a step).
 class StepCostModel {
  public:
-  explicit StepCostModel(double decay = 0.995, double fallback_marginal_cost = 0.3)
-      : decay_(decay), fallback_marginal_cost_(fallback_marginal_cost) {}
+  explicit StepCostModel(double decay = 0.995, double fallback_marginal_cost = 0.3, double max_over_fit = 0.0)
+      : decay_(decay), fallback_marginal_cost_(fallback_marginal_cost), max_over_fit_(max_over_fit) {}
 
   void record(int32_t num_tokens, double duration_us);
   // The cost of one more token in a step of `num_seqs` sequences, relative to one sequence's share of a plain
@@ -52,6 +55,7 @@ class StepCostModel {
  private:
   double decay_;
   double fallback_marginal_cost_;
+  double max_over_fit_;
   double w_ = 0.0, sn_ = 0.0, st_ = 0.0, snn_ = 0.0, snt_ = 0.0;  // decayed sums of 1, n, t, n^2, n * t
   bool fitted_ = false;
   double fixed_us_ = 0.0;

@@ -73,5 +73,27 @@ TEST(StepCostModel, OneStepInSixteenATokenLargerKeepsTheFitMoving) {
   EXPECT_NEAR(m.marginal_cost(1), 25.0 / 85.0, 0.02);
 }
 
+TEST(StepCostModel, AClippedFitShrugsOffPreemptedStepsButFollowsALastingChange) {
+  // Steps of 60 us + 20 us a token, and one in seven (of every size) stretched to 20x by another process taking the
+  // core. Clipped at 1.5x the fit, they still lift it by about 9% (f = 6/7 + 1.5 f / 7 gives f = 1.09), both terms
+  // alike, so the marginal cost stays.
+  StepCostModel plain, clipped(0.995, 0.3, 1.5);
+  for (int i = 0; i < 3000; ++i) {
+    const int32_t n = 1 + i % 4;
+    const double us = (60.0 + 20.0 * n) * (i % 7 == 3 ? 20.0 : 1.0);
+    plain.record(n, us);
+    clipped.record(n, us);
+  }
+  ASSERT_TRUE(clipped.fitted());
+  EXPECT_NEAR(clipped.per_token_us(), 20.0, 2.5);
+  EXPECT_NEAR(clipped.fixed_us(), 60.0, 8.0);
+  EXPECT_NEAR(clipped.marginal_cost(1), 20.0 / 80.0, 0.02);
+  EXPECT_GT(plain.per_token_us(), 40.0);  // what the outliers do to an unclipped fit
+  // The machine gets twice as slow for good: the clipped fit follows, a factor of at most 1.5 a step.
+  for (int i = 0; i < 3000; ++i) clipped.record(1 + i % 4, 2.0 * (60.0 + 20.0 * (1 + i % 4)));
+  EXPECT_NEAR(clipped.per_token_us(), 40.0, 3.0);
+  EXPECT_NEAR(clipped.fixed_us(), 120.0, 10.0);
+}
+
 }  // namespace
 }  // namespace pagoda
