@@ -7,14 +7,16 @@
 # other prompts (generated here first: no measured prompt among them, so the corpus never holds the measured text;
 # llama.cpp's lookup cache built from a model's earlier outputs is the same idea).
 # The machine is shared and noisy: only the ratios mean much, and only from one run of this script.
-# Usage: scripts/bench/spec_decode.sh [MODEL.gguf] [THREADS]   (threads: default 2, every core of our 2-core VMs)
+# Usage: scripts/bench/spec_decode.sh [MODEL.gguf] [THREADS]   (threads: default pagoda's own, one per core or 1 for a
+#   model under 4M parameters such as the bundled one)
 #   env: PAGODA (the binary), K (drafts per step at most, default 4), GEN (tokens per request, default 256),
 #   ROUNDS (9), NGRAM_MIN / NGRAM_MAX (1 / 4), FIXED=1 (--spec-fixed: every draft found, no adaptive length),
 #   CORPUS=0 (prompt lookup only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 model=${1:-$root/assets/models/stories260K/stories260K.gguf}
-threads=${2:-2}
+threads=${2:-}
+thread_flags=(); [ -n "$threads" ] && thread_flags=(--threads "$threads")
 P=${PAGODA:-$root/build/src/cli/pagoda}
 k=${K:-4}
 gen=${GEN:-256}
@@ -24,7 +26,7 @@ prompts=(
   "One day, a little boy named Tim found a big red ball in the garden. He"
   "Lily and Ben went to the park. They"
 )
-echo "== speculative decoding (--spec ngram --spec-tokens $k, n-grams ${NGRAM_MIN:-1}..${NGRAM_MAX:-4}), greedy, $gen tokens, $threads threads, model $model"
+echo "== speculative decoding (--spec ngram --spec-tokens $k, n-grams ${NGRAM_MIN:-1}..${NGRAM_MAX:-4}), greedy, $gen tokens, ${threads:-the default number of} threads, model $model"
 echo "   CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 corpus_flags=()
 if [ "${CORPUS:-1}" != 0 ]; then
@@ -45,7 +47,7 @@ if [ "${CORPUS:-1}" != 0 ]; then
         2) p="$name and mom went to the ${place#* the }. They" ;;
         *) p="$name was playing $place with $thing. Then" ;;
       esac
-      "$P" run -q -m "$model" --threads "$threads" -p "$p" -n "$gen" --temp 0 --ignore-eos >>"$corpus"
+      "$P" run -q -m "$model" "${thread_flags[@]}" -p "$p" -n "$gen" --temp 0 --ignore-eos >>"$corpus"
       echo >>"$corpus"
       i=$((i + 1))
     done
@@ -59,7 +61,7 @@ for prompt in "${prompts[@]}"; do
     [ "$with_corpus" = 1 ] && [ ${#corpus_flags[@]} = 0 ] && continue
     flags=(); [ "$with_corpus" = 1 ] && flags=("${corpus_flags[@]}")
     echo "   $([ "$with_corpus" = 1 ] && echo "prompt lookup and the corpus" || echo "prompt lookup alone"):"
-    "$P" bench latency -m "$model" --threads "$threads" --prompt "$prompt" --gen "$gen" --spec ngram \
+    "$P" bench latency -m "$model" "${thread_flags[@]}" --prompt "$prompt" --gen "$gen" --spec ngram \
       --spec-tokens "$k" --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds" \
       ${FIXED:+--spec-fixed} "${flags[@]}" | grep -v '^  round\|^           step cost'
   done

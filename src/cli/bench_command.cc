@@ -24,6 +24,7 @@
 #include "cli/model_loading.h"
 #include "cli/spec_options.h"
 #include "core/thread_pool.h"
+#include "engine/engine_plan.h"
 #include "kernels/kernels.h"
 #include "loader/loaded_model.h"
 
@@ -76,25 +77,28 @@ int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, co
   if (Status s = apply_spec_options(o.spec, spec_config, *spec_resources); !s.ok()) return report_error(s.message());
   if (o.num_rounds < 1 || o.num_rounds > 1000) return report_error("--rounds must be in [1, 1000]");
   options.membw_gbps = 1.0;  // not measured, not reported
+  // As `pagoda run` sizes its pool: 0 (one thread per core), or 1 for a tiny model.
+  const int32_t num_threads = resolve_num_threads(config.threads, loaded.model->config());
   std::vector<double> ratios, cpu_ratios;
   bool identical = true;
   int64_t num_draft = 0, num_accepted = 0, num_steps = 0, num_tokens = 0;
   double plain_sum = 0.0, spec_sum = 0.0;
   if (!o.json)
-    std::printf("model %s, %d-token prompt, %d tokens, speculative decoding %s\n", loaded.source.c_str(),
+    std::printf("model %s, %s threads, %d-token prompt, %d tokens, speculative decoding %s\n", loaded.source.c_str(),
+                num_threads > 0 ? std::to_string(num_threads).c_str() : "all cores'",
                 options.prompt.empty() ? options.prompt_len : int32_t(options.prompt.size()), options.num_generated,
                 describe_spec(spec_config).c_str());
   for (int32_t round = 0; round < o.num_rounds; ++round) {
     bench::LatencyOptions plain = options;
     plain.spec = SpecDecodeConfig{};
     plain.num_speculative_tokens = 0;
-    const Result<bench::LatencyReport> a = bench::run_latency_bench(loaded, config.threads, plain);
+    const Result<bench::LatencyReport> a = bench::run_latency_bench(loaded, num_threads, plain);
     if (!a.ok()) return report_error(a.error());
     bench::LatencyOptions spec = options;
     spec.spec = spec_config.spec;
     spec.num_speculative_tokens = spec_config.scheduler.num_speculative_tokens;
     spec.adaptive_num_speculative_tokens = spec_config.scheduler.adaptive_num_speculative_tokens;
-    const Result<bench::LatencyReport> b = bench::run_latency_bench(loaded, config.threads, spec);
+    const Result<bench::LatencyReport> b = bench::run_latency_bench(loaded, num_threads, spec);
     if (!b.ok()) return report_error(b.error());
     const double ratio = a->decode_tok_s > 0.0 ? b->decode_tok_s / a->decode_tok_s : 0.0;
     ratios.push_back(ratio);
@@ -170,7 +174,8 @@ int bench_latency(const LatencyCliOptions& o) {
   options.kv_dtype = *kv_dtype;
   options.block_size = config->kv_cache.block_size;
   if (o.spec.method != "none") return bench_latency_spec(o, *loaded, *config, options);
-  const Result<bench::LatencyReport> report = bench::run_latency_bench(*loaded, config->threads, options);
+  const Result<bench::LatencyReport> report =
+      bench::run_latency_bench(*loaded, resolve_num_threads(config->threads, loaded->model->config()), options);
   if (!report.ok()) return report_error(report.error());
   const bench::LatencyReport& r = *report;
   if (o.json) {

@@ -17,7 +17,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool s
                  "quantize a float model's weights at load: none, q8_0, q4_0, int8 or awq-int4 (overrides "
                  "quantization)");
   app.add_option("--max-seq-len", o.max_seq_len, "positions per sequence (default: the model's context length)");
-  app.add_option("--threads", o.threads, "worker threads (default: all cores)");
+  app.add_option("--threads", o.threads, "worker threads (default: all cores, 1 for a model under 4M parameters)");
   app.add_flag("--no-fusion", o.no_fusion, "run every op of the forward pass on its own (for the ablation)");
   app.add_flag(
       "--no-repack", o.no_repack,

@@ -1,7 +1,8 @@
 // Speculative decoding through the real binary: `pagoda run --spec ngram` (fixed and adaptive draft length, with
 // an n-gram corpus) and `--spec draft --draft-model bundled` print the greedy golden story and their acceptance;
 // servers started with --spec ngram (with an n-gram history too) and --spec draft give the same completion as one
-// without and count their drafts under vLLM's metric names; bad --spec values and draft flags are clear errors.
+// without and count their drafts under vLLM's metric names; `bench latency --spec` times a request both ways on
+// the threads `pagoda run` would use; bad --spec values and draft flags are clear errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -47,6 +48,25 @@ TEST(CliSpecTest, RunWithNgramDraftsPrintsThePlainGreedyStory) {
   EXPECT_EQ(greedy_story({"--spec", "ngram", "--spec-ngram-corpus", corpus}, &err), plain);
   EXPECT_THAT(err, HasSubstr("n-gram corpus " + corpus + ": "));
   EXPECT_THAT(err, HasSubstr("speculative: "));
+}
+
+TEST(CliSpecTest, BenchLatencyTimesBothWaysOnTheThreadsRunWouldUse) {
+  const std::vector<std::string> bench = {
+      "bench", "latency", "--spec",   "ngram", "--prompt", "Lily and Ben went to the park. They",
+      "--gen", "48",      "--rounds", "2"};
+  const ProcessResult r = run_pagoda(bench);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The bundled model's default pool is `pagoda run`'s: one thread for a model this small.
+  EXPECT_THAT(run_pagoda({"run", "-p", "x", "-n", "2"}).err, HasSubstr(", 1 threads)"));
+  EXPECT_THAT(r.out, HasSubstr("bundled:stories260K, 1 threads,"));
+  EXPECT_THAT(r.out, HasSubstr("greedy tokens identical: yes"));
+  EXPECT_THAT(r.out, HasSubstr("decode speed-up with speculation: median"));
+  std::vector<std::string> two = bench;
+  two.insert(two.end(), {"--threads", "2"});
+  const ProcessResult t = run_pagoda(two);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_THAT(t.out, HasSubstr("bundled:stories260K, 2 threads,"));
+  EXPECT_THAT(t.out, HasSubstr("greedy tokens identical: yes"));
 }
 
 TEST(CliSpecTest, BadSpecFlagsAreClearErrors) {
