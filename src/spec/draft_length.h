@@ -38,7 +38,8 @@ class AcceptanceEstimate {
 // terms, `fallback_marginal_cost` stands in for marginal_cost(); after that, steps of one size keep the last fit.
 // With `max_over_fit` > 0, a step recorded once the model is fitted counts as at most that many times what the fit
 // predicts for it: on a shared machine a wall-clock step that another process interrupted is an outlier a least-
-// squares fit would follow far (a lasting change still moves the fit, by up to that factor a step).
+// squares fit would follow far. A lasting change still moves the fit, each step counting up to that factor above
+// it (a cost doubled for good: within 10% after about 360 steps at factor 1.5 and decay 0.995, against 320 unclipped).
 class StepCostModel {
  public:
   explicit StepCostModel(double decay = 0.995, double fallback_marginal_cost = 0.3, double max_over_fit = 0.0)
