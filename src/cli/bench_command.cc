@@ -69,7 +69,7 @@ struct LatencyCliOptions {
 
 // Without and then with speculative decoding, `num_rounds` times: decode tokens/s of each, their ratio, identical
 // greedy tokens, acceptance. Bandwidth and MBU are left out (the comparison is of the two runs).
-int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, const PagodaConfig& config,
+int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, int32_t num_threads,
                        bench::LatencyOptions options) {
   EngineConfig spec_config;
   const Result<SpecResources> spec_resources = load_spec_resources(o.spec, *loaded.tokenizer);
@@ -77,8 +77,6 @@ int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, co
   if (Status s = apply_spec_options(o.spec, spec_config, *spec_resources); !s.ok()) return report_error(s.message());
   if (o.num_rounds < 1 || o.num_rounds > 1000) return report_error("--rounds must be in [1, 1000]");
   options.membw_gbps = 1.0;  // not measured, not reported
-  // As `pagoda run` sizes its pool: 0 (one thread per core), or 1 for a tiny model.
-  const int32_t num_threads = resolve_num_threads(config.threads, loaded.model->config());
   std::vector<double> ratios, cpu_ratios;
   bool identical = true;
   int64_t num_draft = 0, num_accepted = 0, num_steps = 0, num_tokens = 0;
@@ -173,9 +171,10 @@ int bench_latency(const LatencyCliOptions& o) {
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   options.kv_dtype = *kv_dtype;
   options.block_size = config->kv_cache.block_size;
-  if (o.spec.method != "none") return bench_latency_spec(o, *loaded, *config, options);
-  const Result<bench::LatencyReport> report =
-      bench::run_latency_bench(*loaded, resolve_num_threads(config->threads, loaded->model->config()), options);
+  // As `pagoda run` sizes its pool: 0 (one thread per core), or 1 for a tiny model.
+  const int32_t num_threads = resolve_num_threads(config->threads, loaded->model->config());
+  if (o.spec.method != "none") return bench_latency_spec(o, *loaded, num_threads, options);
+  const Result<bench::LatencyReport> report = bench::run_latency_bench(*loaded, num_threads, options);
   if (!report.ok()) return report_error(report.error());
   const bench::LatencyReport& r = *report;
   if (o.json) {

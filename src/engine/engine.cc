@@ -411,8 +411,7 @@ void Engine::take_inbox() {
 }
 
 void Engine::step() {
-  const int64_t step_start_ns = steady_ns();
-  const int64_t step_start_us = (step_start_ns - start_ns_) / 1000;  // now_us()
+  const int64_t step_start_us = now_us();
   const bool costed = config_.scheduler.adaptive_num_speculative_tokens && scheduler_.speculative();
   const SchedulePlan& plan = scheduler_.schedule(step_start_us);
   if (plan.empty()) return;
@@ -440,7 +439,7 @@ void Engine::step() {
   // Decode steps only: drafts ride on decode steps, and a prompt chunk's tokens cost differently (one large step
   // would outweigh many small ones in the fit).
   if (costed && num_prefill_tokens == 0)
-    scheduler_.record_step(plan.num_batched_tokens, double(steady_ns() - step_start_ns) / 1e3);
+    scheduler_.record_step(plan.num_batched_tokens, double(now_us() - step_start_us));
   const StepFigures figures{num_running,        num_used_blocks, num_admitted,
                             num_prefill_tokens, num_sampled,     prefill_budget};
   publish(events, &figures);
