@@ -8,7 +8,7 @@ int64_t kv_bytes_per_token(int32_t num_layers, int32_t num_kv_heads, int32_t hea
 }
 
 int64_t kv_bytes_per_token(const synth::ModelShape& shape, int32_t bytes_per_element) {
-  return kv_bytes_per_token(shape.num_layers, shape.num_kv_heads, shape.dim / shape.num_heads, bytes_per_element);
+  return kv_bytes_per_token(shape.num_layers, shape.num_kv_heads, shape.head_size(), bytes_per_element);
 }
 
 }  // namespace pagoda::bench

@@ -11,7 +11,7 @@ namespace pagoda::bench {
 // Bytes of K and V one token occupies across all layers; `bytes_per_element` is 4 (F32), 2 (F16) or 1 (INT8,
 // scales not counted).
 int64_t kv_bytes_per_token(int32_t num_layers, int32_t num_kv_heads, int32_t head_dim, int32_t bytes_per_element);
-// The same for a named shape (head dim = dim / heads).
+// The same for a named shape (its head size: head_dim where the shape sets one, else dim / heads).
 int64_t kv_bytes_per_token(const synth::ModelShape& shape, int32_t bytes_per_element);
 
 }  // namespace pagoda::bench

@@ -70,6 +70,10 @@ TEST(KvBytesPerToken, HandComputedShapes) {
   EXPECT_EQ(kv_bytes_per_token(*llama7b, 2), 512 * 1024);
   EXPECT_EQ(kv_bytes_per_token(*llama7b, 2) * 4096, int64_t(2) << 30);
   EXPECT_EQ(kv_bytes_per_token(32, 32, 128, 4), 1024 * 1024);
+  // Qwen3-0.6B sets head_dim 128 though 1024 / 16 is 64: 2 x 28 x 8 x 128 x 2 = 114,688 bytes of F16 per token.
+  const std::optional<synth::ModelShape> qwen3 = synth::find_model_shape("qwen3-0.6b");
+  ASSERT_TRUE(qwen3);
+  EXPECT_EQ(kv_bytes_per_token(*qwen3, 2), 114688);
 }
 
 }  // namespace
