@@ -12,28 +12,24 @@
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_awq_int4.h"
 #include "quant/block_q8_0.h"
+#include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
-using quant::BlockQ8_0;
+using namespace testing_support;  // support/kernel_test_values.h
 
-std::vector<float> random_vector(std::mt19937& rng, int64_t n, float scale = 1.0f) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using quant::BlockQ8_0;
 
 struct AwqWeights {
   std::vector<uint8_t> blocks;  // [num_out, num_in / group] blocks
   std::vector<float> dequant;   // f32 [num_out, num_in]
 };
 
-AwqWeights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in, int64_t group) {
+AwqWeights make_awq_weights(std::mt19937& rng, int64_t num_out, int64_t num_in, int64_t group) {
   // Shifted so that groups are lopsided and zero points vary.
-  std::vector<float> w = random_vector(rng, num_out * num_in);
+  std::vector<float> w = random_floats(rng, num_out * num_in);
   for (size_t i = 0; i < w.size(); ++i) w[i] += 0.3f * float(int64_t(i) / group % 3 - 1);
   AwqWeights q;
   q.blocks.resize(size_t(num_out * quant::awq_int4_row_bytes(num_in, group)));
@@ -41,27 +37,6 @@ AwqWeights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in, int6
   quant::quantize_row_awq_int4(w.data(), q.blocks.data(), num_out * num_in, group);
   quant::dequantize_row_awq_int4(q.blocks.data(), q.dequant.data(), num_out * num_in, group);
   return q;
-}
-
-std::vector<float> quantize_dequantize_rows(const std::vector<float>& x) {
-  std::vector<BlockQ8_0> blocks(x.size() / 32);
-  std::vector<float> out(x.size());
-  quant::quantize_row_q8_0(x.data(), blocks.data(), int64_t(x.size()));
-  quant::dequantize_row_q8_0(blocks.data(), out.data(), int64_t(x.size()));
-  return out;
-}
-
-std::vector<double> abs_products(const std::vector<float>& a, const std::vector<float>& b, int64_t num_out,
-                                 int64_t num_in, int64_t num_tokens) {
-  std::vector<double> out(size_t(num_tokens * num_out));
-  for (int64_t t = 0; t < num_tokens; ++t)
-    for (int64_t o = 0; o < num_out; ++o) {
-      double sum = 0.0;
-      for (int64_t i = 0; i < num_in; ++i)
-        sum += std::fabs(double(a[size_t(o * num_in + i)]) * b[size_t(t * num_in + i)]);
-      out[size_t(t * num_out + o)] = sum;
-    }
-  return out;
 }
 
 struct GroupKernels {
@@ -86,14 +61,13 @@ TEST_P(MatmulAwqInt4SimdTest, MatchesScalarOnRandomShapes) {
     for (int64_t num_in : {128, 256, 384, 2048}) {
       for (int64_t num_out : {1, 3, 7, 13}) {
         for (int64_t num_tokens = 1; num_tokens <= 9; ++num_tokens) {
-          const AwqWeights w = make_weights(rng_, num_out, num_in, k.group);
-          const std::vector<float> x = random_vector(rng_, num_tokens * num_in, 2.0f);
+          const AwqWeights w = make_awq_weights(rng_, num_out, num_in, k.group);
+          const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 2.0f);
           std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
           k.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
           simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
           // Both sum the same exact int32 sub-block dots; only the order of the f32 sums differs.
-          const std::vector<double> scale =
-              abs_products(w.dequant, quantize_dequantize_rows(x), num_out, num_in, num_tokens);
+          const std::vector<double> scale = abs_products(w.dequant, q8_0_round_trip(x), num_out, num_in, num_tokens);
           for (size_t i = 0; i < y_ref.size(); ++i)
             ASSERT_NEAR(y_simd[i], y_ref[i], 1e-5 * scale[i] + 1e-30)
                 << "group " << k.group << " num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens
@@ -110,12 +84,12 @@ TEST_P(MatmulAwqInt4SimdTest, SmallGroupsOnNarrowRows) {
     for (const GroupKernels& k : kGroups) {
       if (num_in % k.group != 0) continue;
       for (int64_t num_tokens : {1, 4, 5}) {
-        const AwqWeights w = make_weights(rng_, 9, num_in, k.group);
-        const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+        const AwqWeights w = make_awq_weights(rng_, 9, num_in, k.group);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
         std::vector<float> y_ref(size_t(num_tokens * 9)), y_simd(y_ref.size(), NAN);
         k.ref(w.blocks.data(), x.data(), y_ref.data(), 9, num_in, num_tokens);
         simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), 9, num_in, num_tokens);
-        const std::vector<double> scale = abs_products(w.dequant, quantize_dequantize_rows(x), 9, num_in, num_tokens);
+        const std::vector<double> scale = abs_products(w.dequant, q8_0_round_trip(x), 9, num_in, num_tokens);
         for (size_t i = 0; i < y_ref.size(); ++i)
           ASSERT_NEAR(y_simd[i], y_ref[i], 1e-5 * scale[i] + 1e-30) << k.group << " " << num_in;
       }
@@ -127,13 +101,12 @@ TEST_P(MatmulAwqInt4SimdTest, SpansSeveralOutputTiles) {
   const int64_t num_in = 2048, num_out = 300;  // rows of 1088 to 1280 bytes: about 100 rows per tile
   for (const GroupKernels& k : kGroups) {
     for (int64_t num_tokens : {1, 6}) {
-      const AwqWeights w = make_weights(rng_, num_out, num_in, k.group);
-      const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+      const AwqWeights w = make_awq_weights(rng_, num_out, num_in, k.group);
+      const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
       std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
       k.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
       simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
-      const std::vector<double> scale =
-          abs_products(w.dequant, quantize_dequantize_rows(x), num_out, num_in, num_tokens);
+      const std::vector<double> scale = abs_products(w.dequant, q8_0_round_trip(x), num_out, num_in, num_tokens);
       for (size_t i = 0; i < y_ref.size(); ++i) ASSERT_NEAR(y_simd[i], y_ref[i], 1e-5 * scale[i]) << k.group;
     }
   }
@@ -141,12 +114,12 @@ TEST_P(MatmulAwqInt4SimdTest, SpansSeveralOutputTiles) {
 
 TEST_P(MatmulAwqInt4SimdTest, PrequantizedEntryPointsAndRowSlicesGiveTheSameBits) {
   const int64_t num_in = 256, num_out = 11, num_tokens = 7;
-  const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+  const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
   std::vector<BlockQ8_0> xq(size_t(num_tokens * num_in / 32));
   for (int64_t t = 0; t < num_tokens; ++t)
     simd_->quantize_row_q8_0(x.data() + t * num_in, xq.data() + t * num_in / 32, num_in);
   for (const GroupKernels& k : kGroups) {
-    const AwqWeights w = make_weights(rng_, num_out, num_in, k.group);
+    const AwqWeights w = make_awq_weights(rng_, num_out, num_in, k.group);
     std::vector<float> y(size_t(num_tokens * num_out)), y_xq(y.size());
     simd_->matmul_for(k.dtype).f32(w.blocks.data(), x.data(), y.data(), num_out, num_in, num_tokens);
     simd_->matmul_for(k.dtype).q8_0(w.blocks.data(), xq.data(), y_xq.data(), num_out, num_in, num_tokens, num_out);
@@ -172,9 +145,9 @@ TEST(MatmulAwqInt4Test, ScalarMatchesF32OverDequantizedWeights) {
   for (const GroupKernels& k : kGroups) {
     for (int64_t num_in : {128, 384, 2048}) {
       const int64_t num_out = 5, num_tokens = 3;
-      const AwqWeights w = make_weights(rng, num_out, num_in, k.group);
-      const std::vector<float> x = random_vector(rng, num_tokens * num_in, 4.0f);
-      const std::vector<float> x_deq = quantize_dequantize_rows(x);
+      const AwqWeights w = make_awq_weights(rng, num_out, num_in, k.group);
+      const std::vector<float> x = random_floats(rng, num_tokens * num_in, 4.0f);
+      const std::vector<float> x_deq = q8_0_round_trip(x);
       std::vector<float> y_q(size_t(num_tokens * num_out)), y_f(y_q.size());
       k.ref(w.blocks.data(), x.data(), y_q.data(), num_out, num_in, num_tokens);
       ref::matmul_f32(w.dequant.data(), x.data(), y_f.data(), num_out, num_in, num_tokens);

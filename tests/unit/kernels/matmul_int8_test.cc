@@ -14,25 +14,21 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/row_int8.h"
+#include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
-std::vector<float> random_vector(std::mt19937& rng, int64_t n, float scale = 1.0f) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using namespace testing_support;  // support/kernel_test_values.h
 
 struct Int8Weights {
   std::vector<uint8_t> rows;   // num_out rows of quant::int8_row_bytes(num_in)
   std::vector<float> dequant;  // f32 [num_out, num_in]
 };
 
-Int8Weights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
-  const std::vector<float> w = random_vector(rng, num_out * num_in);
+Int8Weights make_int8_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
+  const std::vector<float> w = random_floats(rng, num_out * num_in);
   Int8Weights q;
   q.rows.resize(size_t(num_out * quant::int8_row_bytes(num_in)));
   for (int64_t o = 0; o < num_out; ++o)
@@ -51,7 +47,7 @@ PAGODA_TEST_EVERY_SIMD_LEVEL(MatmulInt8SimdTest);
 TEST_P(MatmulInt8SimdTest, ActivationQuantizerMatchesReferenceBytes) {
   for (int64_t n : {1, 7, 31, 32, 33, 64, 172, 1000}) {
     for (float scale : {1e-30f, 1e-3f, 1.0f, 3e4f}) {
-      std::vector<float> x = random_vector(rng_, n, scale);
+      std::vector<float> x = random_floats(rng_, n, scale);
       if (n > 20) {
         x[3] = 0.5f * x[0];               // an exact tie when x[0] is the max
         x[size_t(n - 1)] = 2.0f * scale;  // the max in the tail
@@ -80,8 +76,8 @@ TEST_P(MatmulInt8SimdTest, MatchesScalarBitForBit) {
   for (int64_t num_in : {1, 5, 32, 64, 100, 172, 2048}) {
     for (int64_t num_out : {1, 3, 7, 13}) {
       for (int64_t num_tokens = 1; num_tokens <= 9; ++num_tokens) {
-        const Int8Weights w = make_weights(rng_, num_out, num_in);
-        const std::vector<float> x = random_vector(rng_, num_tokens * num_in, 2.0f);
+        const Int8Weights w = make_int8_weights(rng_, num_out, num_in);
+        const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 2.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
         ref::matmul_int8(w.rows.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
         simd_->matmul_for(DType::kInt8).f32(w.rows.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
@@ -95,8 +91,8 @@ TEST_P(MatmulInt8SimdTest, MatchesScalarBitForBit) {
 TEST_P(MatmulInt8SimdTest, SpansSeveralOutputTiles) {
   const int64_t num_in = 2051, num_out = 301;  // 2055-byte rows: 63 rows per 128 KiB tile
   for (int64_t num_tokens : {1, 6}) {
-    const Int8Weights w = make_weights(rng_, num_out, num_in);
-    const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+    const Int8Weights w = make_int8_weights(rng_, num_out, num_in);
+    const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
     std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
     ref::matmul_int8(w.rows.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
     simd_->matmul_for(DType::kInt8).f32(w.rows.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
@@ -106,12 +102,12 @@ TEST_P(MatmulInt8SimdTest, SpansSeveralOutputTiles) {
 
 TEST_P(MatmulInt8SimdTest, PrequantizedEntryPointAndRowSlicesGiveTheSameBits) {
   const int64_t num_in = 172, num_out = 11, num_tokens = 7;
-  const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+  const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
   std::vector<int8_t> xq(size_t(num_tokens * num_in));
   std::vector<float> x_scales(static_cast<size_t>(num_tokens));
   for (int64_t t = 0; t < num_tokens; ++t)
     x_scales[size_t(t)] = simd_->quantize_row_int8(x.data() + t * num_in, xq.data() + t * num_in, num_in);
-  const Int8Weights w = make_weights(rng_, num_out, num_in);
+  const Int8Weights w = make_int8_weights(rng_, num_out, num_in);
   std::vector<float> y(size_t(num_tokens * num_out));
   simd_->matmul_for(DType::kInt8).f32(w.rows.data(), x.data(), y.data(), num_out, num_in, num_tokens);
   for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
@@ -133,8 +129,8 @@ TEST(MatmulInt8Test, ScalarMatchesF32OverDequantizedWeights) {
   std::mt19937 rng(99);
   for (int64_t num_in : {3, 64, 172, 2048}) {
     const int64_t num_out = 5, num_tokens = 3;
-    const Int8Weights w = make_weights(rng, num_out, num_in);
-    const std::vector<float> x = random_vector(rng, num_tokens * num_in, 4.0f);
+    const Int8Weights w = make_int8_weights(rng, num_out, num_in);
+    const std::vector<float> x = random_floats(rng, num_tokens * num_in, 4.0f);
     std::vector<float> y_q(size_t(num_tokens * num_out)), y_f(y_q.size());
     ref::matmul_int8(w.rows.data(), x.data(), y_q.data(), num_out, num_in, num_tokens);
     ref::matmul_f32(w.dequant.data(), x.data(), y_f.data(), num_out, num_in, num_tokens);

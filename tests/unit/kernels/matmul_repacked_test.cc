@@ -18,31 +18,25 @@
 #include "quant/block_q8_0x8.h"
 #include "quant/row_int8.h"
 #include "quant/row_int8x8.h"
+#include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
+
+using namespace testing_support;  // support/kernel_test_values.h
 
 using quant::BlockQ4_0;
 using quant::BlockQ4_0x8;
 using quant::BlockQ8_0;
 using quant::BlockQ8_0x8;
 
-constexpr int64_t kQk = 32;
-
-std::vector<float> random_floats(std::mt19937& rng, int64_t n, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 struct Weights {
   std::vector<BlockQ4_0> plain;     // [num_out, num_in / 32]
   std::vector<BlockQ4_0x8> packed;  // [num_out / 8, num_in / 32]
 };
 
-Weights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
+Weights make_q4_0x8_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
   const std::vector<float> w = random_floats(rng, num_out * num_in, 1.0f);
   Weights q;
   q.plain.resize(size_t(num_out * num_in / kQk));
@@ -62,7 +56,7 @@ std::vector<BlockQ8_0> quantize_tokens(const std::vector<float>& x, int64_t num_
 TEST(BlockQ4_0x8Test, RepackIsALosslessPermutation) {
   std::mt19937 rng(7);
   const int64_t num_out = 24, num_blocks = 5;
-  const Weights w = make_weights(rng, num_out, num_blocks * kQk);
+  const Weights w = make_q4_0x8_weights(rng, num_out, num_blocks * kQk);
   for (int64_t o = 0; o < num_out; ++o) {
     for (int64_t b = 0; b < num_blocks; ++b) {
       const BlockQ4_0 back = quant::unpack_q4_0x8_row(w.packed[size_t((o / 8) * num_blocks + b)], o % 8);
@@ -85,7 +79,7 @@ TEST_P(RepackedSimdTest, MatchesScalarBitForBit) {
     for (int64_t num_out : {8, 16, 40, 200}) {
       // Token groups of 4 and 8 (the AVX2 and VNNI kernels' widths) with every kind of tail.
       for (int64_t num_tokens : {1, 2, 3, 4, 5, 8, 9, 12, 19}) {
-        const Weights w = make_weights(rng_, num_out, num_in);
+        const Weights w = make_q4_0x8_weights(rng_, num_out, num_in);
         const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
         ref::matmul_q4_0x8(w.packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
@@ -119,7 +113,7 @@ TEST_P(RepackedSimdTest, ExtremeValuesStayExact) {
 
 TEST_P(RepackedSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
   const int64_t num_in = 192, num_out = 48, num_tokens = 11;
-  const Weights w = make_weights(rng_, num_out, num_in);
+  const Weights w = make_q4_0x8_weights(rng_, num_out, num_in);
   const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 1.0f);
   const std::vector<BlockQ8_0> xq = quantize_tokens(x, num_in);
   for (const KernelTable* table : {simd_, kernels_for(Isa::kScalar)}) {
@@ -146,7 +140,7 @@ TEST_P(RepackedSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
 TEST(Q4_0x8Test, AgreesWithThePlainQ4_0Kernel) {
   std::mt19937 rng(5);
   const int64_t num_in = 512, num_out = 32, num_tokens = 3;
-  const Weights w = make_weights(rng, num_out, num_in);
+  const Weights w = make_q4_0x8_weights(rng, num_out, num_in);
   const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
   std::vector<float> y_plain(size_t(num_tokens * num_out)), y_packed(y_plain.size());
   ref::matmul_q4_0(w.plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
@@ -165,7 +159,7 @@ struct Weights8 {
 
 // Random Q8_0 weights, with some -128 (never written by a quantizer, possible in a foreign file) to test the sign
 // trick's edge.
-Weights8 make_weights8(std::mt19937& rng, int64_t num_out, int64_t num_in) {
+Weights8 make_q8_0x8_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
   const std::vector<float> w = random_floats(rng, num_out * num_in, 1.0f);
   Weights8 q;
   q.plain.resize(size_t(num_out * num_in / kQk));
@@ -179,7 +173,7 @@ Weights8 make_weights8(std::mt19937& rng, int64_t num_out, int64_t num_in) {
 TEST(BlockQ8_0x8Test, RepackIsALosslessPermutation) {
   std::mt19937 rng(8);
   const int64_t num_out = 16, num_blocks = 3;
-  const Weights8 w = make_weights8(rng, num_out, num_blocks * kQk);
+  const Weights8 w = make_q8_0x8_weights(rng, num_out, num_blocks * kQk);
   for (int64_t o = 0; o < num_out; ++o)
     for (int64_t b = 0; b < num_blocks; ++b) {
       const BlockQ8_0 back = quant::unpack_q8_0x8_row(w.packed[size_t((o / 8) * num_blocks + b)], o % 8);
@@ -191,7 +185,7 @@ TEST_P(RepackedSimdTest, Q8_0x8MatchesScalarBitForBit) {
   for (int64_t num_in : {32, 96, 2048}) {
     for (int64_t num_out : {8, 24, 120}) {
       for (int64_t num_tokens : {1, 3, 4, 7, 8, 11}) {
-        const Weights8 w = make_weights8(rng_, num_out, num_in);
+        const Weights8 w = make_q8_0x8_weights(rng_, num_out, num_in);
         const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
         std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
         ref::matmul_q8_0x8(w.packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
@@ -220,7 +214,7 @@ TEST_P(RepackedSimdTest, Q8_0x8MatchesScalarBitForBit) {
 TEST(Q8_0x8Test, AgreesWithThePlainQ8_0Kernel) {
   std::mt19937 rng(6);
   const int64_t num_in = 512, num_out = 32, num_tokens = 3;
-  const Weights8 w = make_weights8(rng, num_out, num_in);
+  const Weights8 w = make_q8_0x8_weights(rng, num_out, num_in);
   const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
   std::vector<float> y_plain(size_t(num_tokens * num_out)), y_packed(y_plain.size());
   ref::matmul_q8_0(w.plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
@@ -322,10 +316,10 @@ TEST_P(RepackedSimdTest, Int8x8GivesThePlainInt8KernelsBits) {
 TEST(Block16RowsTest, RepacksAreLosslessPermutations) {
   std::mt19937 rng(9);
   const int64_t num_out = 32, num_blocks = 3;
-  const Weights w = make_weights(rng, num_out, num_blocks * kQk);
+  const Weights w = make_q4_0x8_weights(rng, num_out, num_blocks * kQk);
   std::vector<quant::BlockQ4_0x16> q4(w.plain.size() / 16);
   quant::repack_q4_0x16(w.plain.data(), q4.data(), num_out, num_blocks);
-  const Weights8 w8 = make_weights8(rng, num_out, num_blocks * kQk);
+  const Weights8 w8 = make_q8_0x8_weights(rng, num_out, num_blocks * kQk);
   std::vector<quant::BlockQ8_0x16> q8(w8.plain.size() / 16);
   quant::repack_q8_0x16(w8.plain.data(), q8.data(), num_out, num_blocks);
   for (int64_t o = 0; o < num_out; ++o) {

@@ -13,22 +13,16 @@
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
+using namespace testing_support;  // support/kernel_test_values.h
+
 using quant::BlockQ4_0;
 using quant::BlockQ8_0;
-
-constexpr int64_t kQk = 32;
-
-std::vector<float> random_vector(std::mt19937& rng, int64_t n, float scale = 1.0f) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Weights of one type, quantized from f32 and dequantized back, so tests can form exact f32 references.
 struct QuantWeights {
@@ -37,8 +31,8 @@ struct QuantWeights {
 };
 
 template <class Block>
-QuantWeights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
-  std::vector<float> w = random_vector(rng, num_out * num_in);
+QuantWeights make_quant_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
+  std::vector<float> w = random_floats(rng, num_out * num_in);
   QuantWeights q;
   q.blocks.resize(size_t(num_out * num_in / kQk) * sizeof(Block));
   q.dequant.resize(w.size());
@@ -54,27 +48,8 @@ QuantWeights make_weights(std::mt19937& rng, int64_t num_out, int64_t num_in) {
 }
 
 // x as the kernels see it: quantized to Q8_0 per row, then dequantized.
-std::vector<float> quantize_dequantize_rows(const std::vector<float>& x, int64_t num_in) {
-  std::vector<BlockQ8_0> blocks(x.size() / kQk);
-  std::vector<float> out(x.size());
-  quant::quantize_row_q8_0(x.data(), blocks.data(), int64_t(x.size()));
-  quant::dequantize_row_q8_0(blocks.data(), out.data(), int64_t(x.size()));
-  return out;
-}
 
 // sum_i |a[o][i] * b[t][i]| in double: the scale that float rounding errors of a dot product are relative to.
-std::vector<double> abs_products(const std::vector<float>& a, const std::vector<float>& b, int64_t num_out,
-                                 int64_t num_in, int64_t num_tokens) {
-  std::vector<double> out(size_t(num_tokens * num_out));
-  for (int64_t t = 0; t < num_tokens; ++t)
-    for (int64_t o = 0; o < num_out; ++o) {
-      double sum = 0.0;
-      for (int64_t i = 0; i < num_in; ++i)
-        sum += std::fabs(double(a[size_t(o * num_in + i)]) * b[size_t(t * num_in + i)]);
-      out[size_t(t * num_out + o)] = sum;
-    }
-  return out;
-}
 
 struct WeightType {
   const char* name;
@@ -83,8 +58,8 @@ struct WeightType {
   MatmulFn ref;
 };
 const WeightType kTypes[] = {
-    {"q8_0", make_weights<BlockQ8_0>, DType::kQ8_0, ref::matmul_q8_0},
-    {"q4_0", make_weights<BlockQ4_0>, DType::kQ4_0, ref::matmul_q4_0},
+    {"q8_0", make_quant_weights<BlockQ8_0>, DType::kQ8_0, ref::matmul_q8_0},
+    {"q4_0", make_quant_weights<BlockQ4_0>, DType::kQ4_0, ref::matmul_q4_0},
 };
 
 class QuantMatmulSimdTest : public SimdLevelTest {
@@ -95,7 +70,7 @@ PAGODA_TEST_EVERY_SIMD_LEVEL(QuantMatmulSimdTest);
 
 TEST_P(QuantMatmulSimdTest, ActivationQuantizerMatchesReferenceBytes) {
   for (float scale : {1e-30f, 1e-3f, 1.0f, 127.0f, 3e4f}) {
-    std::vector<float> x = random_vector(rng_, 40 * kQk, scale);
+    std::vector<float> x = random_floats(rng_, 40 * kQk, scale);
     // Odd blocks: all zeros, exact ties (d = 1), one huge value, infinities, a subnormal amax (1/d = inf).
     for (int64_t j = 0; j < kQk; ++j) x[size_t(j)] = 0.0f;
     for (int64_t j = 0; j < kQk; ++j) x[size_t(kQk + j)] = float(j - 16) + 0.5f;
@@ -118,13 +93,12 @@ TEST_P(QuantMatmulSimdTest, MatchesScalarOnRandomShapes) {
       for (int64_t num_out : {1, 3, 7, 13}) {
         for (int64_t num_tokens = 1; num_tokens <= 9; ++num_tokens) {
           const QuantWeights w = type.make(rng_, num_out, num_in);
-          const std::vector<float> x = random_vector(rng_, num_tokens * num_in, 2.0f);
+          const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 2.0f);
           std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
           type.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
           simd_->matmul_for(type.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
           // Both sum the same exact int32 block dots; only the order of the f32 sums differs.
-          const std::vector<double> scale =
-              abs_products(w.dequant, quantize_dequantize_rows(x, num_in), num_out, num_in, num_tokens);
+          const std::vector<double> scale = abs_products(w.dequant, q8_0_round_trip(x), num_out, num_in, num_tokens);
           for (size_t k = 0; k < y_ref.size(); ++k)
             ASSERT_NEAR(y_simd[k], y_ref[k], 1e-5 * scale[k] + 1e-30)
                 << type.name << " num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens << " at "
@@ -141,12 +115,11 @@ TEST_P(QuantMatmulSimdTest, SpansSeveralOutputTiles) {
   for (const WeightType& type : kTypes) {
     for (int64_t num_tokens : {1, 6}) {
       const QuantWeights w = type.make(rng_, num_out, num_in);
-      const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+      const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
       std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
       type.ref(w.blocks.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
       simd_->matmul_for(type.dtype).f32(w.blocks.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
-      const std::vector<double> scale =
-          abs_products(w.dequant, quantize_dequantize_rows(x, num_in), num_out, num_in, num_tokens);
+      const std::vector<double> scale = abs_products(w.dequant, q8_0_round_trip(x), num_out, num_in, num_tokens);
       for (size_t k = 0; k < y_ref.size(); ++k)
         ASSERT_NEAR(y_simd[k], y_ref[k], 1e-5 * scale[k]) << type.name << " at " << k;
     }
@@ -155,7 +128,7 @@ TEST_P(QuantMatmulSimdTest, SpansSeveralOutputTiles) {
 
 TEST_P(QuantMatmulSimdTest, PrequantizedEntryPointsGiveTheSameBits) {
   const int64_t num_in = 160, num_out = 11, num_tokens = 7;
-  const std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+  const std::vector<float> x = random_floats(rng_, num_tokens * num_in);
   std::vector<BlockQ8_0> xq(size_t(num_tokens * num_in / kQk));
   for (int64_t t = 0; t < num_tokens; ++t)
     simd_->quantize_row_q8_0(x.data() + t * num_in, xq.data() + t * num_in / kQk, num_in);
@@ -193,8 +166,8 @@ TEST(QuantMatmulTest, ScalarMatchesF32OverDequantizedWeights) {
     for (int64_t num_in : {32, 96, 2048}) {
       const int64_t num_out = 5, num_tokens = 3;
       const QuantWeights w = type.make(rng, num_out, num_in);
-      const std::vector<float> x = random_vector(rng, num_tokens * num_in, 4.0f);
-      const std::vector<float> x_deq = quantize_dequantize_rows(x, num_in);
+      const std::vector<float> x = random_floats(rng, num_tokens * num_in, 4.0f);
+      const std::vector<float> x_deq = q8_0_round_trip(x);
       std::vector<float> y_q(size_t(num_tokens * num_out)), y_f(y_q.size());
       type.ref(w.blocks.data(), x.data(), y_q.data(), num_out, num_in, num_tokens);
       ref::matmul_f32(w.dequant.data(), x.data(), y_f.data(), num_out, num_in, num_tokens);
@@ -243,7 +216,7 @@ TEST_P(QuantMatmulSimdTest, Minus128WeightsDoNotSaturate) {
     b.d = 0x3c00;
     for (int8_t& q : b.qs) q = -128;
   }
-  std::vector<float> x = random_vector(rng_, num_tokens * num_in);
+  std::vector<float> x = random_floats(rng_, num_tokens * num_in);
   for (int64_t t = 0; t < num_tokens; ++t) x[size_t(t * num_in)] = 127.0f;  // d_x = 1: large integer sums
   for (int64_t t = 0; t < num_tokens; ++t) x[size_t(t * num_in + 1)] = 127.0f;
   std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());

@@ -12,19 +12,15 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_q8_0.h"
+#include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
-using quant::BlockQ8_0;
+using namespace testing_support;  // support/kernel_test_values.h
 
-std::vector<float> random_vector(std::mt19937& rng, int64_t n, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using quant::BlockQ8_0;
 
 // Block counts: one, small odd ones, and rows as wide as real models' (TinyLlama's dim is 64 blocks).
 const int64_t kNumBlocks[] = {1, 3, 5, 7, 33, 65, 177};
@@ -61,8 +57,8 @@ TEST(RmsnormQ8_0Test, EachTableEqualsItsRmsnormThenQuantize) {
     for (int64_t num_blocks : kNumBlocks) {
       for (float scale : kScales) {
         const int64_t n = num_blocks * BlockQ8_0::kNumValues;
-        const auto x = random_vector(rng, n, scale);
-        const auto weight = random_vector(rng, n, 2.0f);
+        const auto x = random_floats(rng, n, scale);
+        const auto weight = random_floats(rng, n, 2.0f);
         expect_same_bytes(fused(*k, x, weight), norm_then_quantize(*k, x, weight), isa_name(isa).data());
       }
     }
@@ -90,8 +86,8 @@ TEST_P(RmsnormQ8_0SimdTest, MatchesScalarWithinOneStep) {
   for (int64_t num_blocks : kNumBlocks) {
     for (float scale : kScales) {
       const int64_t n = num_blocks * BlockQ8_0::kNumValues;
-      const auto x = random_vector(rng, n, scale);
-      const auto weight = random_vector(rng, n, 2.0f);
+      const auto x = random_floats(rng, n, scale);
+      const auto weight = random_floats(rng, n, 2.0f);
       std::vector<BlockQ8_0> q_ref(static_cast<size_t>(num_blocks)), q_simd(static_cast<size_t>(num_blocks));
       ref::rmsnorm_q8_0(x.data(), weight.data(), q_ref.data(), n, 1e-5f);
       simd->rmsnorm_q8_0(x.data(), weight.data(), q_simd.data(), n, 1e-5f);

@@ -11,17 +11,13 @@
 
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
-std::vector<float> random_vector(std::mt19937& rng, size_t n, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using namespace testing_support;  // support/kernel_test_values.h
 
 struct RopeShape {
   int32_t num_heads, head_dim, half_rope;
@@ -36,8 +32,8 @@ TEST(RopeTest, ScalarRotatesEachPairByItsAngle) {
   for (const RopeShape& s : kRopeShapes) {
     for (bool neox : {false, true}) {
       const size_t n = size_t(s.num_heads) * size_t(s.head_dim);
-      const std::vector<float> x = random_vector(rng, n, 4.0f);
-      std::vector<float> angle = random_vector(rng, size_t(s.half_rope), 3.1f), cs, sn;
+      const std::vector<float> x = random_floats(rng, n, 4.0f);
+      std::vector<float> angle = random_floats(rng, size_t(s.half_rope), 3.1f), cs, sn;
       for (float a : angle) cs.push_back(std::cos(a)), sn.push_back(std::sin(a));
       std::vector<float> y(n, NAN);
       ref::rope(x.data(), y.data(), s.num_heads, s.head_dim, s.half_rope, cs.data(), sn.data(), neox);
@@ -64,8 +60,8 @@ TEST_P(RopeLevelTest, SimdGivesTheScalarBits) {
     for (bool neox : {false, true}) {
       for (bool in_place : {false, true}) {
         const size_t n = size_t(s.num_heads) * size_t(s.head_dim);
-        const std::vector<float> x = random_vector(rng, n, 4.0f);
-        std::vector<float> angle = random_vector(rng, size_t(s.half_rope), 3.1f), cs, sn;
+        const std::vector<float> x = random_floats(rng, n, 4.0f);
+        std::vector<float> angle = random_floats(rng, size_t(s.half_rope), 3.1f), cs, sn;
         for (float a : angle) cs.push_back(std::cos(a)), sn.push_back(std::sin(a));
         std::vector<float> want(n, NAN), got = in_place ? x : std::vector<float>(n, NAN);
         ref::rope(x.data(), want.data(), s.num_heads, s.head_dim, s.half_rope, cs.data(), sn.data(), neox);
@@ -84,7 +80,7 @@ const int64_t kSoftmaxSizes[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100, 257
 TEST(SoftmaxTest, ScalarEqualsTheDefinition) {
   std::mt19937 rng(41);
   for (int64_t n : kSoftmaxSizes) {
-    const std::vector<float> x = random_vector(rng, size_t(n), 20.0f);
+    const std::vector<float> x = random_floats(rng, n, 20.0f);
     std::vector<float> y(size_t(n), NAN);
     ref::softmax(x.data(), y.data(), n);
     double max = x[0], sum = 0.0, total = 0.0;
@@ -109,7 +105,7 @@ TEST_P(SoftmaxLevelTest, SimdEqualsScalar) {
   for (int64_t n : kSoftmaxSizes) {
     for (float scale : {1.0f, 30.0f, 100.0f}) {
       for (bool in_place : {false, true}) {
-        const std::vector<float> x = random_vector(rng, size_t(n), scale);
+        const std::vector<float> x = random_floats(rng, n, scale);
         std::vector<float> want(size_t(n), NAN), got = in_place ? x : std::vector<float>(size_t(n), NAN);
         ref::softmax(x.data(), want.data(), n);
         simd_->softmax(in_place ? got.data() : x.data(), got.data(), n);

@@ -19,20 +19,16 @@
 #include "quant/block_q8_0x8.h"
 #include "quant/row_int8.h"
 #include "quant/row_int8x8.h"
+#include "support/kernel_test_values.h"
 
 PAGODA_DECLARE_AVX_VNNI_KERNELS(avx_vnni_evex_group4)
 
 namespace pagoda::kernels {
 namespace {
 
-namespace g4 = avx_vnni_evex_group4;
+using namespace testing_support;  // support/kernel_test_values.h
 
-std::vector<float> random_floats(std::mt19937& rng, int64_t n, float scale) {
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+namespace g4 = avx_vnni_evex_group4;
 
 void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, const char* what) {
   ASSERT_EQ(a.size(), b.size());
