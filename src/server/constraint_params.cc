@@ -12,14 +12,14 @@ namespace {
 
 using grammar::GrammarSpec;
 // ordered_json: a schema keeps its properties in the order the client wrote them (the output follows it).
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 // A JSON schema given as an object, or as JSON text (vLLM takes both): the spec's text.
-std::optional<ApiError> schema_text(const json& v, const std::string& param, std::string* out) {
+std::optional<ApiError> schema_text(const ordered_json& v, const std::string& param, std::string* out) {
   if (v.is_object() || v.is_boolean()) {
     *out = v.dump();
   } else if (v.is_string()) {
-    const json parsed = json::parse(v.get<std::string>(), nullptr, false);
+    const ordered_json parsed = ordered_json::parse(v.get<std::string>(), nullptr, false);
     if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_boolean()))
       return invalid_request(fmt::format("'{}' must be a JSON schema (an object, or its JSON text)", param), param);
     *out = v.get<std::string>();
@@ -29,24 +29,24 @@ std::optional<ApiError> schema_text(const json& v, const std::string& param, std
   return std::nullopt;
 }
 
-std::optional<ApiError> string_field(const json& v, const std::string& param, std::string* out) {
+std::optional<ApiError> string_field(const ordered_json& v, const std::string& param, std::string* out) {
   if (!v.is_string() || v.get<std::string>().empty())
     return invalid_request(fmt::format("'{}' must be a non-empty string", param), param);
   *out = v.get<std::string>();
   return std::nullopt;
 }
 
-std::optional<ApiError> choices_field(const json& v, const std::string& param, std::vector<std::string>* out) {
+std::optional<ApiError> choices_field(const ordered_json& v, const std::string& param, std::vector<std::string>* out) {
   if (!v.is_array() || v.empty())
     return invalid_request(fmt::format("'{}' must be a non-empty array of strings", param), param);
-  for (const json& c : v) {
+  for (const ordered_json& c : v) {
     if (!c.is_string()) return invalid_request(fmt::format("'{}' must be a non-empty array of strings", param), param);
     out->push_back(c.get<std::string>());
   }
   return std::nullopt;
 }
 
-std::optional<ApiError> parse_response_format(const json& v, std::optional<OutputConstraint>* out) {
+std::optional<ApiError> parse_response_format(const ordered_json& v, std::optional<OutputConstraint>* out) {
   const std::string param = "response_format";
   if (!v.is_object() || !v.contains("type") || !v["type"].is_string())
     return invalid_request("'response_format' must be an object with a string 'type'", param);
@@ -94,7 +94,7 @@ std::optional<ApiError> parse_response_format(const json& v, std::optional<Outpu
 
 // One of vLLM's constraint fields (guided_* or a key of structured_outputs) named `param`, of kind `what`:
 // json | regex | choice | grammar.
-std::optional<ApiError> parse_guided(const json& v, std::string_view what, const std::string& param,
+std::optional<ApiError> parse_guided(const ordered_json& v, std::string_view what, const std::string& param,
                                      OutputConstraint* c) {
   c->param = param;
   if (what == "json") {
@@ -113,7 +113,7 @@ std::optional<ApiError> parse_guided(const json& v, std::string_view what, const
   return string_field(v, param, &c->spec.text);
 }
 
-std::optional<ApiError> parse_structured_outputs(const json& v, std::optional<OutputConstraint>* out) {
+std::optional<ApiError> parse_structured_outputs(const ordered_json& v, std::optional<OutputConstraint>* out) {
   const std::string param = "structured_outputs";
   if (!v.is_object()) return invalid_request("'structured_outputs' must be an object", param);
   std::optional<OutputConstraint> found;

@@ -12,7 +12,7 @@ namespace pagoda::server {
 namespace {
 
 // ordered_json: a schema keeps its properties in the order the client wrote them (the output follows it).
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 constexpr size_t kMaxTools = 128;
 
@@ -25,15 +25,15 @@ bool valid_function_name(const std::string& name) {
 
 // A function definition {name, description, parameters, strict}: `field` names it in errors ("tools[0].function",
 // or the legacy "functions[0]").
-std::optional<ApiError> parse_function(const json* f, const std::string& field, ToolFunction* out);
+std::optional<ApiError> parse_function(const ordered_json* f, const std::string& field, ToolFunction* out);
 
-std::optional<ApiError> parse_tool(const json& t, size_t i, ToolFunction* out) {
+std::optional<ApiError> parse_tool(const ordered_json& t, size_t i, ToolFunction* out) {
   const std::string field = fmt::format("tools[{}]", i);
   if (!t.is_object()) return invalid_request(fmt::format("'{}' must be an object", field), field);
   for (const auto& [key, value] : t.items())
     if (key != "type" && key != "function")
       return invalid_request(fmt::format("'{}.{}' is not supported by this server", field, key), field + "." + key);
-  if (t.value("type", json()) != "function")
+  if (t.value("type", ordered_json()) != "function")
     return invalid_request(fmt::format("'{}.type' must be 'function'", field), field + ".type");
   auto f = t.find("function");
   if (f == t.end() || !f->is_object())
@@ -41,7 +41,7 @@ std::optional<ApiError> parse_tool(const json& t, size_t i, ToolFunction* out) {
   return parse_function(&*f, field + ".function", out);
 }
 
-std::optional<ApiError> parse_function(const json* f, const std::string& field, ToolFunction* out) {
+std::optional<ApiError> parse_function(const ordered_json* f, const std::string& field, ToolFunction* out) {
   for (const auto& [key, value] : f->items())
     if (key != "name" && key != "description" && key != "parameters" && key != "strict")
       return invalid_request(fmt::format("'{}.{}' is not supported by this server", field, key), field + "." + key);
@@ -89,7 +89,7 @@ std::optional<ApiError> check_choice(const ToolParams& p, std::string_view choic
 }
 
 // The legacy functions API: functions -> tools, function_call -> tool_choice, one call at most.
-std::optional<ApiError> parse_legacy_functions(const json& body, ToolParams* out) {
+std::optional<ApiError> parse_legacy_functions(const ordered_json& body, ToolParams* out) {
   ToolParams p;
   p.legacy_functions = true;
   p.parallel_tool_calls = false;
@@ -110,7 +110,7 @@ std::optional<ApiError> parse_legacy_functions(const json& body, ToolParams* out
   }
   p.choice = p.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
   if (auto it = body.find("function_call"); it != body.end() && !it->is_null()) {
-    const json& c = *it;
+    const ordered_json& c = *it;
     if (c == "none") {
       p.choice = ToolChoice::kNone;
     } else if (c == "auto") {
@@ -148,14 +148,14 @@ std::optional<ApiError> parse_tool_params(const nlohmann::ordered_json& body, To
   }
   p.choice = p.tools.empty() ? ToolChoice::kNone : ToolChoice::kAuto;
   if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) {
-    const json& c = *it;
+    const ordered_json& c = *it;
     if (c == "none") {
       p.choice = ToolChoice::kNone;
     } else if (c == "auto" || c == "required") {
       p.choice = c == "auto" ? ToolChoice::kAuto : ToolChoice::kRequired;
     } else if (c.is_object()) {
       auto f = c.find("function");
-      if (c.value("type", json()) != "function" || f == c.end() || !f->is_object() || !f->contains("name") ||
+      if (c.value("type", ordered_json()) != "function" || f == c.end() || !f->is_object() || !f->contains("name") ||
           !(*f)["name"].is_string())
         return invalid_request(
             "'tool_choice' must be 'none', 'auto', 'required' or {\"type\": \"function\", "

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-json post(const ServerProcess& s, const std::string& path, const json& body, int want_status = 200) {
+json post_json(const ServerProcess& s, const std::string& path, const json& body, int want_status = 200) {
   const HttpReply r = http_request(s.port(), "POST", path, body.dump());
   EXPECT_EQ(r.status, want_status) << body.dump() << "\n" << r.body;
   return json::parse(r.body, nullptr, false);
@@ -56,13 +56,13 @@ TEST(ServerPromptLogprobsTest, EchoWithMaxTokensZeroScoresEveryPromptShape) {
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
   const std::string text = "Once upon a time, there was a little girl";
-  const json tokenized = post(server, "/tokenize", {{"prompt", text}});
+  const json tokenized = post_json(server, "/tokenize", {{"prompt", text}});
   const std::vector<int> ids = tokenized["tokens"].get<std::vector<int>>();
   ASSERT_GT(ids.size(), 5u);
 
   // One text prompt: the text comes back alone, one logprob entry per prompt token.
-  json r = post(server, "/v1/completions",
-                {{"prompt", text}, {"echo", true}, {"logprobs", 3}, {"max_tokens", 0}, {"temperature", 0}});
+  json r = post_json(server, "/v1/completions",
+                     {{"prompt", text}, {"echo", true}, {"logprobs", 3}, {"max_tokens", 0}, {"temperature", 0}});
   const json& c = r["choices"][0];
   EXPECT_EQ(c["text"], text);
   EXPECT_EQ(c["finish_reason"], "length");
@@ -77,20 +77,20 @@ TEST(ServerPromptLogprobsTest, EchoWithMaxTokensZeroScoresEveryPromptShape) {
 
   // Token ids, a list of texts and a list of token-id lists: the same logprobs for the same tokens.
   const json as_ids =
-      post(server, "/v1/completions", {{"prompt", ids}, {"echo", true}, {"logprobs", 0}, {"max_tokens", 0}});
+      post_json(server, "/v1/completions", {{"prompt", ids}, {"echo", true}, {"logprobs", 0}, {"max_tokens", 0}});
   EXPECT_EQ(as_ids["choices"][0]["text"], text);
   expect_echo_logprobs(as_ids["choices"][0]["logprobs"], ids.size(), "token ids");
   const json lists =
-      post(server, "/v1/completions",
-           {{"prompt", json::array({text, "The cat sat"})}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}});
+      post_json(server, "/v1/completions",
+                {{"prompt", json::array({text, "The cat sat"})}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}});
   ASSERT_EQ(lists["choices"].size(), 2u);
   expect_echo_logprobs(lists["choices"][0]["logprobs"], ids.size(), "list of texts");
   EXPECT_EQ(lists["choices"][1]["text"], "The cat sat");
-  const json id_lists = post(server, "/v1/completions",
-                             {{"prompt", json::array({ids, json::array({ids[0], ids[1], ids[2]})})},
-                              {"echo", true},
-                              {"logprobs", 1},
-                              {"max_tokens", 0}});
+  const json id_lists = post_json(server, "/v1/completions",
+                                  {{"prompt", json::array({ids, json::array({ids[0], ids[1], ids[2]})})},
+                                   {"echo", true},
+                                   {"logprobs", 1},
+                                   {"max_tokens", 0}});
   ASSERT_EQ(id_lists["choices"].size(), 2u);
   expect_echo_logprobs(id_lists["choices"][1]["logprobs"], 3, "list of token-id lists");
   for (size_t i = 1; i < ids.size(); ++i) {
@@ -103,7 +103,7 @@ TEST(ServerPromptLogprobsTest, EchoWithMaxTokensZeroScoresEveryPromptShape) {
   }
 
   // Without echo, max_tokens 0 asks for nothing: a 400 naming it.
-  const json refused = post(server, "/v1/completions", {{"prompt", text}, {"max_tokens", 0}}, 400);
+  const json refused = post_json(server, "/v1/completions", {{"prompt", text}, {"max_tokens", 0}}, 400);
   EXPECT_EQ(refused["error"]["param"], "max_tokens");
 }
 
@@ -111,10 +111,10 @@ TEST(ServerPromptLogprobsTest, EchoedLogprobsEqualTheGreedyGenerationsAtTheSameP
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
   const std::string text = "Once upon a time";
-  const std::vector<int> ids = post(server, "/tokenize", {{"prompt", text}})["tokens"].get<std::vector<int>>();
+  const std::vector<int> ids = post_json(server, "/tokenize", {{"prompt", text}})["tokens"].get<std::vector<int>>();
   const json gen =
-      post(server, "/v1/completions",
-           {{"prompt", ids}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}, {"ignore_eos", true}});
+      post_json(server, "/v1/completions",
+                {{"prompt", ids}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}, {"ignore_eos", true}});
   const json& glp = gen["choices"][0]["logprobs"];
   ASSERT_EQ(glp["token_logprobs"].size(), 5u) << gen.dump();
   const std::string generated = gen["choices"][0]["text"];
@@ -122,7 +122,7 @@ TEST(ServerPromptLogprobsTest, EchoedLogprobsEqualTheGreedyGenerationsAtTheSameP
   EXPECT_EQ(glp["text_offset"][1], code_points(glp["tokens"][0].get<std::string>()));
 
   // Echo with max_tokens 5: the prompt's entries, then the same generation's, offsets continuing.
-  const json echo_gen = post(
+  const json echo_gen = post_json(
       server, "/v1/completions",
       {{"prompt", ids}, {"max_tokens", 5}, {"temperature", 0}, {"logprobs", 2}, {"ignore_eos", true}, {"echo", true}});
   const json& elp = echo_gen["choices"][0]["logprobs"];
@@ -136,11 +136,11 @@ TEST(ServerPromptLogprobsTest, EchoedLogprobsEqualTheGreedyGenerationsAtTheSameP
   // The prompt and its greedy continuation as token ids (as lm-eval sends a context and its continuation),
   // scored with max_tokens 0: at each of the 5 positions, the logprob the generation drew its token with.
   const std::vector<int> all =
-      post(server, "/tokenize", {{"prompt", text + generated}})["tokens"].get<std::vector<int>>();
+      post_json(server, "/tokenize", {{"prompt", text + generated}})["tokens"].get<std::vector<int>>();
   ASSERT_EQ(all.size(), ids.size() + 5) << "the greedy continuation retokenizes differently";
   ASSERT_TRUE(std::equal(ids.begin(), ids.end(), all.begin()));
   const json scored =
-      post(server, "/v1/completions", {{"prompt", all}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 0}});
+      post_json(server, "/v1/completions", {{"prompt", all}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 0}});
   const json& slp = scored["choices"][0]["logprobs"];
   EXPECT_EQ(scored["choices"][0]["text"], text + generated);
   expect_echo_logprobs(slp, all.size(), "prompt + generation");
@@ -164,11 +164,11 @@ TEST(ServerPromptLogprobsTest, NonAsciiTextOffsetsCountCodePointsOfTheEchoedText
   const std::string text = "Caf\xc3\xa9 \xe2\x82\xac 5 \xf0\x9f\x98\x80 ok";
   ASSERT_EQ(code_points(text), 13);
   const json r =
-      post(server, "/v1/completions", {{"prompt", text}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}});
+      post_json(server, "/v1/completions", {{"prompt", text}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 0}});
   const json& c = r["choices"][0];
   EXPECT_EQ(c["text"], text);
   const json& lp = c["logprobs"];
-  const std::vector<int> ids = post(server, "/tokenize", {{"prompt", text}})["tokens"].get<std::vector<int>>();
+  const std::vector<int> ids = post_json(server, "/tokenize", {{"prompt", text}})["tokens"].get<std::vector<int>>();
   ASSERT_EQ(lp["tokens"].size(), ids.size());
   // The text as code points, indexed as Python indexes a str.
   std::vector<std::string> chars;
@@ -201,8 +201,9 @@ TEST(ServerPromptLogprobsTest, StreamedEchoCarriesThePromptLogprobsInTheFirstChu
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
   const std::string text = "Once upon a time";
-  const json whole = post(server, "/v1/completions",
-                          {{"prompt", text}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 4}, {"temperature", 0}});
+  const json whole =
+      post_json(server, "/v1/completions",
+                {{"prompt", text}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 4}, {"temperature", 0}});
   const HttpReply r = http_request(
       server.port(), "POST", "/v1/completions",
       json{{"prompt", text}, {"echo", true}, {"logprobs", 1}, {"max_tokens", 4}, {"temperature", 0}, {"stream", true}}
@@ -236,7 +237,7 @@ TEST(ServerPromptLogprobsTest, StreamedEchoCarriesThePromptLogprobsInTheFirstChu
     EXPECT_NEAR(logprobs[i].get<double>(), wlp["token_logprobs"][i].get<double>(), 1e-5);
   // A stream cannot carry vLLM's prompt_logprobs (vLLM refuses it too).
   const json refused =
-      post(server, "/v1/completions", {{"prompt", text}, {"prompt_logprobs", 1}, {"stream", true}}, 400);
+      post_json(server, "/v1/completions", {{"prompt", text}, {"prompt_logprobs", 1}, {"stream", true}}, 400);
   EXPECT_EQ(refused["error"]["param"], "prompt_logprobs");
 }
 
@@ -244,11 +245,11 @@ TEST(ServerPromptLogprobsTest, VllmPromptLogprobsOnCompletionsAndChat) {
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
   const std::string text = "Once upon a time";
-  const std::vector<int> ids = post(server, "/tokenize", {{"prompt", text}})["tokens"].get<std::vector<int>>();
+  const std::vector<int> ids = post_json(server, "/tokenize", {{"prompt", text}})["tokens"].get<std::vector<int>>();
   const json echo =
-      post(server, "/v1/completions", {{"prompt", text}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 0}});
-  const json r = post(server, "/v1/completions",
-                      {{"prompt", text}, {"prompt_logprobs", 2}, {"max_tokens", 2}, {"temperature", 0}, {"n", 2}});
+      post_json(server, "/v1/completions", {{"prompt", text}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 0}});
+  const json r = post_json(server, "/v1/completions",
+                           {{"prompt", text}, {"prompt_logprobs", 2}, {"max_tokens", 2}, {"temperature", 0}, {"n", 2}});
   ASSERT_EQ(r["choices"].size(), 2u);
   for (const json& c : r["choices"]) {
     const json& plp = c["prompt_logprobs"];
@@ -271,7 +272,7 @@ TEST(ServerPromptLogprobsTest, VllmPromptLogprobsOnCompletionsAndChat) {
     EXPECT_EQ(c["logprobs"], nullptr);  // logprobs not asked for
   }
   // Chat: once per response, for the rendered prompt.
-  const json chat = post(
+  const json chat = post_json(
       server, "/v1/chat/completions",
       {{"messages", json::array({{{"role", "user"}, {"content", text}}})}, {"prompt_logprobs", 0}, {"max_tokens", 2}});
   ASSERT_TRUE(chat["prompt_logprobs"].is_array()) << chat.dump();
@@ -282,20 +283,20 @@ TEST(ServerPromptLogprobsTest, VllmPromptLogprobsOnCompletionsAndChat) {
   // The work bound counts the prompt's entries: a prompt scored with 20 alternatives is over a small limit.
   ServerProcess small({"--max-request-tokens", "64"});
   ASSERT_TRUE(small.started()) << small.log();
-  const json over =
-      post(small, "/v1/completions", {{"prompt", text + text + text}, {"prompt_logprobs", 20}, {"max_tokens", 1}}, 400);
+  const json over = post_json(small, "/v1/completions",
+                              {{"prompt", text + text + text}, {"prompt_logprobs", 20}, {"max_tokens", 1}}, 400);
   EXPECT_EQ(over["error"]["param"], "prompt_logprobs");
   EXPECT_THAT(over["error"]["message"].get<std::string>(), HasSubstr("--max-request-tokens"));
   const json echo_over =
-      post(small, "/v1/completions",
-           {{"prompt", text + text + text}, {"echo", true}, {"logprobs", 20}, {"max_tokens", 0}}, 400);
+      post_json(small, "/v1/completions",
+                {{"prompt", text + text + text}, {"echo", true}, {"logprobs", 20}, {"max_tokens", 0}}, 400);
   EXPECT_EQ(echo_over["error"]["param"], "logprobs");
   // Chat scores its prompt once whatever n: n = 8 with a prompt of P tokens costs P + 8 x 2, not 8 P.
-  const json chat_n = post(small, "/v1/chat/completions",
-                           {{"messages", json::array({{{"role", "user"}, {"content", text + text + text}}})},
-                            {"prompt_logprobs", 0},
-                            {"n", 8},
-                            {"max_tokens", 2}});
+  const json chat_n = post_json(small, "/v1/chat/completions",
+                                {{"messages", json::array({{{"role", "user"}, {"content", text + text + text}}})},
+                                 {"prompt_logprobs", 0},
+                                 {"n", 8},
+                                 {"max_tokens", 2}});
   const int64_t prompt_tokens = chat_n["usage"]["prompt_tokens"];
   EXPECT_GT(prompt_tokens * 8 + 16, 64);  // over the limit if the prompt were counted per choice
   EXPECT_EQ(chat_n["prompt_logprobs"].size(), size_t(prompt_tokens));

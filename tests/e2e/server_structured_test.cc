@@ -20,7 +20,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 
 // POSTs `body` (through a file: no shell quoting) and returns the response body.
-json post(const ServerProcess& s, const std::string& path, const json& body) {
+json curl_post_json(const ServerProcess& s, const std::string& path, const json& body) {
   const std::string dir = make_temp_dir();
   write_file(dir + "/body.json", body.dump());
   const std::string out = run_command("curl -s http://127.0.0.1:" + std::to_string(s.port()) + path +
@@ -59,28 +59,30 @@ TEST(ServerStructuredTest, ConstraintsOverCurl) {
 
   // A grammar that cannot finish within max_tokens stops there, by length, with what it allowed; one that matches
   // no string at all is a 400.
-  json r = post(server, "/v1/completions",
-                {{"prompt", "Once upon a time"}, {"max_tokens", 7}, {"guided_grammar", "root ::= (\"ab\"){300}"}});
+  json r =
+      curl_post_json(server, "/v1/completions",
+                     {{"prompt", "Once upon a time"}, {"max_tokens", 7}, {"guided_grammar", "root ::= (\"ab\"){300}"}});
   ASSERT_TRUE(r.contains("choices")) << r.dump();
   EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(r["usage"]["completion_tokens"], 7);
   EXPECT_TRUE(r["choices"][0]["text"].get<std::string>().starts_with("abab")) << r.dump();
 
-  r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_grammar", "root ::= \"ab\" root"}});
+  r = curl_post_json(server, "/v1/completions", {{"prompt", "x"}, {"guided_grammar", "root ::= \"ab\" root"}});
   EXPECT_EQ(r["error"]["param"], "guided_grammar") << r.dump();
   EXPECT_THAT(r["error"]["message"].get<std::string>(), HasSubstr("matches no string")) << r.dump();
 
   // vLLM's fields on /v1/completions: the text matches, and the request ends when the grammar does.
-  r = post(server, "/v1/completions",
-           {{"prompt", "Once upon a time"},
-            {"max_tokens", 50},
-            {"temperature", 1.0},
-            {"seed", 1},
-            {"guided_regex", "[0-9]{3}-[a-z]{2}"}});
+  r = curl_post_json(server, "/v1/completions",
+                     {{"prompt", "Once upon a time"},
+                      {"max_tokens", 50},
+                      {"temperature", 1.0},
+                      {"seed", 1},
+                      {"guided_regex", "[0-9]{3}-[a-z]{2}"}});
   EXPECT_EQ(r["choices"][0]["finish_reason"], "stop") << r.dump();
   EXPECT_THAT(r["choices"][0]["text"].get<std::string>(), ::testing::MatchesRegex("[0-9]{3}-[a-z]{2}"));
-  r = post(server, "/v1/chat/completions",
-           {{"messages", messages}, {"max_tokens", 30}, {"structured_outputs", {{"choice", {"left", "right"}}}}});
+  r = curl_post_json(
+      server, "/v1/chat/completions",
+      {{"messages", messages}, {"max_tokens", 30}, {"structured_outputs", {{"choice", {"left", "right"}}}}});
   const std::string choice = r["choices"][0]["message"]["content"];
   EXPECT_TRUE(choice == "left" || choice == "right") << r.dump();
   // json_schema, streamed: the chunks join into an object of the schema.
@@ -88,29 +90,31 @@ TEST(ServerStructuredTest, ConstraintsOverCurl) {
                        {"properties", {{"n", {{"type", "integer"}, {"minimum", 1}, {"maximum", 9}}}}},
                        {"required", {"n"}},
                        {"additionalProperties", false}};
-  r = post(server, "/v1/chat/completions",
-           {{"messages", messages},
-            {"max_tokens", 40},
-            {"temperature", 0},
-            {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "n"}, {"schema", schema}}}}}});
+  r = curl_post_json(
+      server, "/v1/chat/completions",
+      {{"messages", messages},
+       {"max_tokens", 40},
+       {"temperature", 0},
+       {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "n"}, {"schema", schema}}}}}});
   const json obj = json::parse(r["choices"][0]["message"]["content"].get<std::string>(), nullptr, false);
   ASSERT_TRUE(obj.is_object()) << r.dump();
   EXPECT_GE(obj["n"].get<int>(), 1);
   EXPECT_LE(obj["n"].get<int>(), 9);
 
   // What cannot be enforced is a 400 naming its field, never a 200 that may violate it.
-  r = post(server, "/v1/chat/completions",
-           {{"messages", messages},
-            {"response_format",
-             {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "bogus"}}}}}}}});
+  r = curl_post_json(server, "/v1/chat/completions",
+                     {{"messages", messages},
+                      {"response_format",
+                       {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "bogus"}}}}}}}});
   EXPECT_EQ(r["error"]["param"], "response_format.json_schema.schema") << r.dump();
-  r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_json", {{"type", "string"}, {"format", "ipv9"}}}});
+  r = curl_post_json(server, "/v1/completions",
+                     {{"prompt", "x"}, {"guided_json", {{"type", "string"}, {"format", "ipv9"}}}});
   EXPECT_EQ(r["error"]["param"], "guided_json") << r.dump();
-  r = post(server, "/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= undefined-rule"}});
+  r = curl_post_json(server, "/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= undefined-rule"}});
   EXPECT_EQ(r["error"]["param"], "grammar") << r.dump();
-  r = post(server, "/v1/completions", {{"prompt", "x"}, {"guided_regex", "(unclosed"}});
+  r = curl_post_json(server, "/v1/completions", {{"prompt", "x"}, {"guided_regex", "(unclosed"}});
   EXPECT_EQ(r["error"]["param"], "guided_regex") << r.dump();
-  r = post(
+  r = curl_post_json(
       server, "/v1/chat/completions",
       {{"messages", messages},
        {"tools",
@@ -130,13 +134,13 @@ TEST(ServerStructuredTest, ToolChoiceRequiredOverCurl) {
         {{"name", "pick"},
          {"parameters",
           {{"type", "object"}, {"properties", {{"color", {{"enum", {"red", "blue"}}}}}}, {"required", {"color"}}}}}}}};
-  json r = post(server, "/v1/chat/completions",
-                {{"messages", json::array({{{"role", "user"}, {"content", "Pick"}}})},
-                 {"tools", tools},
-                 {"tool_choice", "required"},
-                 {"parallel_tool_calls", false},
-                 {"max_tokens", 60},
-                 {"temperature", 0}});
+  json r = curl_post_json(server, "/v1/chat/completions",
+                          {{"messages", json::array({{{"role", "user"}, {"content", "Pick"}}})},
+                           {"tools", tools},
+                           {"tool_choice", "required"},
+                           {"parallel_tool_calls", false},
+                           {"max_tokens", 60},
+                           {"temperature", 0}});
   ASSERT_TRUE(r.contains("choices")) << r.dump();
   const json& msg = r["choices"][0]["message"];
   EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls") << r.dump();
@@ -153,17 +157,16 @@ TEST(ServerStructuredTest, LegacyFunctionsOverCurl) {
   // message.function_call with finish_reason "function_call", whole and streamed.
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
-  const json functions = {{{"name", "pick"},
-                           {"parameters",
-                            {{"type", "object"},
-                             {"properties", {{"color", {{"enum", {"red", "blue"}}}}}},
-                             {"required", {"color"}}}}}};
+  const json functions = {
+      {{"name", "pick"},
+       {"parameters",
+        {{"type", "object"}, {"properties", {{"color", {{"enum", {"red", "blue"}}}}}}, {"required", {"color"}}}}}};
   const json body = {{"messages", json::array({{{"role", "user"}, {"content", "Pick"}}})},
                      {"functions", functions},
                      {"function_call", {{"name", "pick"}}},
                      {"max_tokens", 60},
                      {"temperature", 0}};
-  json r = post(server, "/v1/chat/completions", body);
+  json r = curl_post_json(server, "/v1/chat/completions", body);
   ASSERT_TRUE(r.contains("choices")) << r.dump();
   const json& msg = r["choices"][0]["message"];
   EXPECT_EQ(r["choices"][0]["finish_reason"], "function_call") << r.dump();
@@ -196,35 +199,36 @@ TEST(ServerStructuredTest, LegacyFunctionsOverCurl) {
 TEST(ServerStructuredTest, LogitBiasMinTokensAndStopTokenIdsOverCurl) {
   ServerProcess server({});
   ASSERT_TRUE(server.started()) << server.log();
-  const json base =
-      post(server, "/v1/completions", {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}});
+  const json base = curl_post_json(server, "/v1/completions",
+                                   {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}});
   ASSERT_TRUE(base.contains("choices")) << base.dump();
   // Greedy's first token: the one after the prompt's in the tokens of prompt + text.
   const int num_prompt = base["usage"]["prompt_tokens"];
-  const json tokens =
-      post(server, "/tokenize", {{"prompt", "Once upon a time" + base["choices"][0]["text"].get<std::string>()}});
+  const json tokens = curl_post_json(server, "/tokenize",
+                                     {{"prompt", "Once upon a time" + base["choices"][0]["text"].get<std::string>()}});
   ASSERT_GT(int(tokens["tokens"].size()), num_prompt + 1) << tokens.dump();
   const int first = tokens["tokens"][size_t(num_prompt)];
   // Banning greedy's first token changes the first token.
-  json r = post(server, "/v1/completions",
-                {{"prompt", "Once upon a time"},
-                 {"max_tokens", 6},
-                 {"temperature", 0},
-                 {"logit_bias", {{std::to_string(first), -100}}}});
+  json r = curl_post_json(server, "/v1/completions",
+                          {{"prompt", "Once upon a time"},
+                           {"max_tokens", 6},
+                           {"temperature", 0},
+                           {"logit_bias", {{std::to_string(first), -100}}}});
   EXPECT_NE(r["choices"][0]["text"], base["choices"][0]["text"]) << r.dump();
   // The first token as a stop token: nothing comes out, finish "stop"; with min_tokens 3 it cannot end there.
-  r = post(server, "/v1/completions",
-           {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}, {"stop_token_ids", {first}}});
+  r = curl_post_json(
+      server, "/v1/completions",
+      {{"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}, {"stop_token_ids", {first}}});
   EXPECT_EQ(r["choices"][0]["finish_reason"], "stop") << r.dump();
   EXPECT_EQ(r["choices"][0]["text"], "") << r.dump();
-  r = post(server, "/v1/completions",
-           {{"prompt", "Once upon a time"},
-            {"max_tokens", 6},
-            {"temperature", 0},
-            {"stop_token_ids", {first}},
-            {"min_tokens", 3}});
+  r = curl_post_json(server, "/v1/completions",
+                     {{"prompt", "Once upon a time"},
+                      {"max_tokens", 6},
+                      {"temperature", 0},
+                      {"stop_token_ids", {first}},
+                      {"min_tokens", 3}});
   EXPECT_GE(r["usage"]["completion_tokens"].get<int>(), 3) << r.dump();
-  r = post(server, "/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"99999999", 1}}}});
+  r = curl_post_json(server, "/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"99999999", 1}}}});
   EXPECT_EQ(r["error"]["type"], "invalid_request_error") << r.dump();
 }
 

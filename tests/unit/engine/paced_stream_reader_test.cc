@@ -9,7 +9,7 @@
 namespace pagoda {
 namespace {
 
-RequestOutput output(int32_t n, bool finished = false) {
+RequestOutput counted_output(int32_t n, bool finished = false) {
   RequestOutput o;
   o.num_output_tokens = n;
   o.finished = finished;
@@ -20,14 +20,14 @@ TEST(PacedStreamReaderTest, ReadsABurstThenSlowOutputsInOrderPollingOnlyWhileThe
   RequestStream stream;
   PacedStreamReader reader(stream, std::chrono::milliseconds(1));
   // A burst already waiting: each comes at once, so the reader polls.
-  for (int32_t i = 1; i <= 5; ++i) stream.push(output(i));
+  for (int32_t i = 1; i <= 5; ++i) stream.push(counted_output(i));
   for (int32_t i = 1; i <= 5; ++i) EXPECT_EQ(reader.next().num_output_tokens, i);
   EXPECT_TRUE(reader.polling());
   // Then outputs 30 ms apart, from another thread: far slower than the period, so the reader blocks for them.
   std::thread producer([&] {
     for (int32_t i = 6; i <= 9; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
-      stream.push(output(i, i == 9));
+      stream.push(counted_output(i, i == 9));
     }
   });
   for (int32_t i = 6; i <= 9; ++i) {
@@ -45,7 +45,7 @@ TEST(PacedStreamReaderTest, AFastProducerOnAnotherThreadLosesNothing) {
   PacedStreamReader reader(stream, std::chrono::milliseconds(1));
   constexpr int32_t kOutputs = 20000;
   std::thread producer([&] {
-    for (int32_t i = 1; i <= kOutputs; ++i) stream.push(output(i, i == kOutputs));
+    for (int32_t i = 1; i <= kOutputs; ++i) stream.push(counted_output(i, i == kOutputs));
   });
   for (int32_t i = 1; i <= kOutputs; ++i) ASSERT_EQ(reader.next().num_output_tokens, i);
   producer.join();
