@@ -18,9 +18,11 @@ SANITIZE_TARGETS = format_tests tokenizer_tests chat_tests core_tests sampling_t
 # ThreadSanitizer. Each sanitizer build runs every test of the
 # binaries it built (ctest names the others *_NOT_BUILT).
 TSAN_TARGETS = core_tests engine_tests parallel_tests
-# -O1 without debug info: reports name the functions of each stack frame (symbol table) but not file:line; line
+# -Og without debug info: reports name the functions of each stack frame (symbol table) but not file:line; line
 # tables (-g1) made each file compile about 1.5x slower (jinja_renderer.cc 14.0 s -> 21.8 s under ASan), and CI
-# must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`.
+# must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`. -Og rather than -O1:
+# the ASan tree compiled in 461 s of CPU instead of 620 and its tests ran in 131 s instead of 124.
+SANITIZER_OPT ?= -Og
 SANITIZER_DEBUG ?= -g0
 # Unity builds (CMake merges each target's sources, UNITY_BATCH per file): headers such as nlohmann::json, CLI11
 # and gtest are parsed and their templates instantiated once per batch instead of once per file. Measured here: the
@@ -35,7 +37,7 @@ UNITY_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_UNITY_BUILD_BATCH_SIZE=$(UNIT
 # keeps its generator (CMake refuses to switch one).
 GENERATOR ?= Ninja
 generator_flag = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
-SANITIZER_FLAGS = $(UNITY_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 $(SANITIZER_DEBUG)"
+SANITIZER_FLAGS = $(UNITY_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SANITIZER_OPT) $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(SANITIZER_OPT) $(SANITIZER_DEBUG)"
 
 .PHONY: deps test-deps build run test test-sanitize test-tsan test-main clean
 
