@@ -18,19 +18,19 @@ SANITIZE_TARGETS = format_tests tokenizer_tests chat_tests core_tests sampling_t
 # ThreadSanitizer. Each sanitizer build runs every test of the
 # binaries it built (ctest names the others *_NOT_BUILT).
 TSAN_TARGETS = core_tests engine_tests parallel_tests
-# -Og without debug info: reports name the functions of each stack frame (symbol table) but not file:line; line
-# tables (-g1) made each file compile about 1.5x slower (jinja_renderer.cc 14.0 s -> 21.8 s under ASan), and CI
-# must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`. The ASan tree at -Og
-# rather than -O1 compiled in 474 s of CPU instead of 620 and its tests took 280 s instead of 242 (ctest -j2: 145 s
-# against 124); the TSan tree stays at -O1, where -Og saved 28 s of compiling and cost 45 s of tests (its engine
-# tests run the model, and TSan checks every memory access -Og leaves unpromoted).
+# No debug info in the sanitizer trees: reports name the functions of each stack frame (symbol table) but not
+# file:line; line tables (-g1) made each file compile about 1.5x slower (jinja_renderer.cc 14.0 s -> 21.8 s under
+# ASan), and CI must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`.
+# The ASan tree at -Og rather than -O1 compiled in 474 s of CPU instead of 620 and its tests took 280 s instead of
+# 242 (ctest -j2: 145 s against 124); the TSan tree stays at -O1, where -Og saved 28 s of compiling and cost 45 s of
+# tests (its engine tests run the model, and TSan checks every memory access -Og leaves unpromoted).
 ASAN_OPT ?= -Og
 TSAN_OPT ?= -O1
 SANITIZER_DEBUG ?= -g0
 # Unity builds (CMake merges each target's sources, UNITY_BATCH per file): headers such as nlohmann::json, CLI11
 # and gtest are parsed and their templates instantiated once per batch instead of once per file. Measured here: the
 # whole Release tree 424 s of CPU, the tokenizer library under ASan 91.6 s -> 48.5 s; batches of 16 instead of
-# CMake's 8: the ASan tree's 12 test targets 797 -> 633 s of CPU. The kernels opt out (their CMakeLists). UNITY=OFF
+# CMake's 8: the ASan tree's 12 test targets 751 -> 618 s of CPU. The kernels opt out (their CMakeLists). UNITY=OFF
 # builds file by file, as a plain cmake does.
 UNITY ?= ON
 UNITY_BATCH ?= 16
