@@ -1,6 +1,7 @@
 // attention_small_heads_impl: paged attention for small heads (head_dim <= 8) in groups of under 8 query heads, with
-// eight consecutive positions in the lanes of a ymm, written once over an 8-lane vector type V of internal linkage
-// (avx2/attention.cc's F32x8, avx512/attention.cc's F32x8Vl) and raw 256-bit intrinsics that both compile.
+// eight consecutive positions in the lanes of a ymm: the avx2 level's kernel, and the 8 x 8 transpose and row loads
+// the AVX-512 level's pair form (avx512/attention_small_head_pairs.h) shares. Written over an 8-lane vector type V of
+// internal linkage (avx2/attention.cc's F32x8, avx512's F32x8Vl) and raw 256-bit intrinsics that both compile.
 //
 // Why: at head_dim 8 (the bundled stories260K model) the keys-in-lanes loop (paged_attention_impl.h) fills half a
 // vector per key and waits on a chain of dependent adds per position; here a chunk of K and V rows is transposed once
@@ -8,7 +9,7 @@
 // no horizontal work until the end. The transposed chunk is shared by every query head of the group and every query
 // of the work item, so the verification of k speculative tokens (k + 1 consecutive queries) reads and transposes K
 // and V once rather than k + 1 times. One layer of 4 KV heads, group 2, 256 positions, Zen 4 (AVX-512 level): one
-// query 7.9 -> 5.4 us, two 15.7 -> 8.2, five 40.1 -> 16.6.
+// query 7.9 -> 5.4 us, two 15.7 -> 8.2, five 40.1 -> 16.6 (before the AVX-512 level took its pair form).
 //
 // Each lane keeps its own online softmax (running max, sum and weighted V rows of the positions j = lane mod 8); the
 // lanes merge at the end. A query's arithmetic depends only on its own positions (the chunks and their vectors sit at
@@ -22,7 +23,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/attention_args.h"
 
@@ -162,79 +162,7 @@ void small_head_scan(const __m256 (*kt)[8], const __m256 (*vt)[8], const float* 
   for (int i = 0; i < 8; ++i) st.out[i] = out[i];
 }
 
-#if defined(__AVX512F__)
-// small_head_scan for two query heads of one query at once, head a in lanes 0-7 and head b in lanes 8-15 of a zmm
-// (W: the folder's 16-lane type, for its exp): each lane's arithmetic is the 8-lane scan's, so each head gets the
-// bits it gets alone, except that a chunk that raises either head's max rescales both; the other's correction is
-// exp(0) = 1 exactly, which leaves it unchanged. Half the instructions of two 8-lane scans, where a zmm op costs
-// one (Zen 5, Intel); Zen 4 splits it in two. One layer of the bundled model (4 KV heads, group 2, 256 positions),
-// Zen 5, best of 50: one query 5.0 -> 4.3-4.8 us, two 7.6 -> 5.7-6.4, five 15.6 -> 11.4 (each extra query of a
-// speculative verification 2.65 -> 1.7 us).
-template <class W>
-void small_head_scan_pair(const __m256 (*kt)[8], const __m256 (*vt)[8], const float* k_scale, const float* v_scale,
-                          int32_t nv, int32_t c0, int32_t begin, int32_t ctx, const float* qa, const float* qb,
-                          float softcap, SmallHeadState& sa, SmallHeadState& sb) {
-  const int32_t first = begin > c0 ? (begin - c0) / 8 : 0;
-  const int32_t end = ctx - c0 < 8 * nv ? (ctx - c0 + 7) / 8 : nv;
-  if (first >= end) return;
-  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
-  const __m512 masked = _mm512_set1_ps(kSmallHeadMasked);
-  __m512 q[8];
-  for (int i = 0; i < 8; ++i) q[i] = _mm512_insertf32x8(_mm512_set1_ps(qa[i]), _mm256_set1_ps(qb[i]), 1);
-  __m512 s[kSmallHeadChunk / 8];
-  __mmask16 valid[kSmallHeadChunk / 8];
-  __m512 chunk_max = masked;
-  for (int32_t v = first; v < end; ++v) {
-    const int32_t j0 = c0 + 8 * v;
-    __m512 sv = _mm512_setzero_ps();
-    for (int i = 0; i < 8; ++i) sv = _mm512_fmadd_ps(q[i], _mm512_broadcast_f32x8(kt[v][i]), sv);
-    if (k_scale != nullptr) sv = _mm512_mul_ps(sv, _mm512_broadcast_f32x8(_mm256_load_ps(k_scale + 8 * v)));
-    if (softcap > 0.0f) {
-      alignas(64) float lanes[16];
-      _mm512_store_ps(lanes, sv);
-      cap_scores<W>(lanes, 16, softcap);
-      sv = _mm512_load_ps(lanes);
-    }
-    valid[v] = __mmask16(0xffff);
-    if (j0 < begin || j0 + 8 > ctx) {
-      const __m512i pos = _mm512_add_epi32(_mm512_set1_epi32(j0), lane);
-      valid[v] = _mm512_cmpge_epi32_mask(pos, _mm512_set1_epi32(begin)) &
-                 _mm512_cmplt_epi32_mask(pos, _mm512_set1_epi32(ctx));
-      sv = _mm512_mask_blend_ps(valid[v], masked, sv);
-    }
-    s[v] = sv;
-    chunk_max = _mm512_max_ps(chunk_max, sv);
-  }
-  __m512 m = _mm512_insertf32x8(_mm512_castps256_ps512(sa.max), sb.max, 1);
-  __m512 sum = _mm512_insertf32x8(_mm512_castps256_ps512(sa.sum), sb.sum, 1);
-  __m512 out[8];
-  for (int i = 0; i < 8; ++i) out[i] = _mm512_insertf32x8(_mm512_castps256_ps512(sa.out[i]), sb.out[i], 1);
-  const __m512 new_max = _mm512_max_ps(m, chunk_max);
-  if (_mm512_cmp_ps_mask(new_max, m, _CMP_GT_OQ) != 0) {
-    const __m512 correction = W::exp(_mm512_sub_ps(m, new_max));
-    sum = _mm512_mul_ps(sum, correction);
-    for (int i = 0; i < 8; ++i) out[i] = _mm512_mul_ps(out[i], correction);
-    m = new_max;
-  }
-  for (int32_t v = first; v < end; ++v) {
-    __m512 p = _mm512_maskz_mov_ps(valid[v], W::exp(_mm512_sub_ps(s[v], m)));
-    sum = _mm512_add_ps(sum, p);
-    if (v_scale != nullptr) p = _mm512_mul_ps(p, _mm512_broadcast_f32x8(_mm256_load_ps(v_scale + 8 * v)));
-    for (int i = 0; i < 8; ++i) out[i] = _mm512_fmadd_ps(p, _mm512_broadcast_f32x8(vt[v][i]), out[i]);
-  }
-  sa.max = _mm512_castps512_ps256(m);
-  sb.max = _mm512_extractf32x8_ps(m, 1);
-  sa.sum = _mm512_castps512_ps256(sum);
-  sb.sum = _mm512_extractf32x8_ps(sum, 1);
-  for (int i = 0; i < 8; ++i) {
-    sa.out[i] = _mm512_castps512_ps256(out[i]);
-    sb.out[i] = _mm512_extractf32x8_ps(out[i], 1);
-  }
-}
-#endif
-
-// W: void, or (AVX-512 only) the 16-lane type whose exp lets heads go through small_head_scan_pair two at a time.
-template <class V, class W = void>
+template <class V>
 void attention_small_heads(const AttentionArgs& a) {
   const int32_t hd = a.head_dim;
   const int32_t nh = a.num_q_heads;
@@ -246,16 +174,11 @@ void attention_small_heads(const AttentionArgs& a) {
   alignas(32) float k_scale[kSmallHeadChunk], v_scale[kSmallHeadChunk];
   SmallHeadState state[16];
   alignas(32) float qs[16][8];  // query heads times the score scale, zeros past head_dim
-  [[maybe_unused]] SmallHeadState spare;  // an odd head's partner in small_head_scan_pair
-  [[maybe_unused]] alignas(32) static constexpr float kZeroQuery[8] = {};
   int64_t slots[kSmallHeadChunk];
   for (int32_t q0 = 0; q0 < a.num_queries; q0 += max_queries) {
     const int32_t nq = a.num_queries - q0 < max_queries ? a.num_queries - q0 : max_queries;
     const int32_t pass_ctx = a.num_ctx - (a.num_queries - q0 - nq);  // the pass's last query's context
     int32_t ctx[16] = {}, begin[16] = {};
-    spare.max = _mm256_set1_ps(kSmallHeadMasked);
-    spare.sum = _mm256_setzero_ps();
-    for (int32_t i = 0; i < 8; ++i) spare.out[i] = _mm256_setzero_ps();
     for (int32_t q = 0; q < nq; ++q) {
       ctx[q] = pass_ctx - (nq - 1 - q);
       begin[q] = window_begin(ctx[q], a.window);
@@ -294,19 +217,6 @@ void attention_small_heads(const AttentionArgs& a) {
       const float* ks = int8 ? k_scale : nullptr;
       const float* vs = int8 ? v_scale : nullptr;
       for (int32_t q = 0; q < nq; ++q) {
-#if defined(__AVX512F__)
-        if constexpr (!std::is_void_v<W>) {
-          // Heads (0, 1), (2, 3), ... of each query, whatever the other queries: a query's bits never depend on
-          // them. An odd last head pairs with zeros whose state is thrown away.
-          for (int32_t h = 0; h < nh; h += 2) {
-            const bool pair = h + 1 < nh;
-            small_head_scan_pair<W>(kt, vt, ks, vs, nv, c0, begin[q], ctx[q], qs[q * nh + h],
-                                    pair ? qs[q * nh + h + 1] : kZeroQuery, a.softcap, state[q * nh + h],
-                                    pair ? state[q * nh + h + 1] : spare);
-          }
-          continue;
-        }
-#endif
         for (int32_t h = 0; h < nh; ++h)
           small_head_scan<V>(kt, vt, ks, vs, nv, c0, begin[q], ctx[q], qs[q * nh + h], a.softcap, state[q * nh + h]);
       }

@@ -128,7 +128,22 @@ template <class V>
 inline void rope(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
                  const float* sn, bool neox) {
   constexpr int W = V::kWidth;
-  for (int32_t h = 0; h < num_heads; ++h) {
+  // Heads wholly rotated whose size divides the vector (the bundled model's 8 values under 8 or 16 lanes): W /
+  // head_dim heads a vector, the tables repeated for each, rather than every head through the scalar tail below.
+  int32_t first_head = 0;
+  if (!neox && 2 * half_rope == head_dim && head_dim <= W && W % head_dim == 0) {
+    alignas(64) float c[W], s[W];
+    for (int l = 0; l < W; ++l) {
+      c[l] = cs[(l % head_dim) / 2];
+      s[l] = sn[(l % head_dim) / 2];
+    }
+    const typename V::Reg vc = V::loadu(c), vs = V::loadu(s);
+    for (const int32_t per = W / head_dim; first_head + per <= num_heads; first_head += per) {
+      const typename V::Reg x = V::loadu(in + int64_t(first_head) * head_dim);
+      V::storeu(out + int64_t(first_head) * head_dim, V::addsub(V::mul(x, vc), V::mul(V::swap_pairs(x), vs)));
+    }
+  }
+  for (int32_t h = first_head; h < num_heads; ++h) {
     const float* src = in + int64_t(h) * head_dim;
     float* dst = out + int64_t(h) * head_dim;
     int32_t i = 0;

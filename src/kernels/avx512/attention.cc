@@ -5,7 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/attention_heads_impl.h"
-#include "kernels/attention_small_heads_impl.h"
+#include "kernels/avx512/attention_small_head_pairs.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/vec_f32x16.h"
 #include "kernels/avx512/zmm_util.h"
@@ -111,11 +111,11 @@ struct Avx512Ops {
 // vector); a group of exactly 8 heads fills a ymm (F32x8Vl), larger ones a zmm (F32x16: 9..15 heads in one pass rather
 // than two of 8). One decode token, 4 KV heads, hd 64, ctx 512, f32 KV, task clock on a loaded Zen 4 (avx2 -> avx512):
 // group 4 68 -> 58 us, group 8 67 -> 66 us (F32x16 with half its lanes idle: 94), group 16 132 -> 91 us.
-// Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes;
-// attention_small_heads_impl.h).
+// Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes, query heads in pairs;
+// attention_small_head_pairs.h).
 void paged_attention(const AttentionArgs& args) {
   if (args.num_q_heads <= detail::kSmallHeadMaxGroup && args.head_dim <= detail::kSmallHeadMaxDim)
-    detail::attention_small_heads<F32x8Vl, F32x16>(args);
+    attention_small_head_pairs(args);
   else if (args.num_q_heads < F32x8Vl::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx512Ops>(args);
   else if (args.num_q_heads == F32x8Vl::kWidth)

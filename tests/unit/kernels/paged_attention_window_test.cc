@@ -164,5 +164,20 @@ TEST_P(PagedAttentionWindowTest, EveryGroupSizeAndHeadSizeHonoursWindowCapAndInt
         }
 }
 
+// The small-heads kernels (head_dim <= 8, groups under 8; AVX-512 in pairs of heads over 256-position chunks, AVX2
+// in 64) across chunk boundaries: contexts just past a chunk and several chunks long, windows that start inside a
+// chunk, odd head sizes and groups (a pair's second head missing), queries that straddle a boundary.
+TEST_P(PagedAttentionWindowTest, SmallHeadsAcrossChunks) {
+  std::mt19937 rng(25);
+  for (int32_t head_dim : {5, 8})
+    for (int32_t group : {1, 2, 7})
+      for (int32_t ctx : {256, 257, 300, 520})
+        for (int32_t num_queries : {1, 6})
+          for (bool int8 : {false, true}) {
+            check_case(*simd_, {head_dim, group, 16, ctx, 0, num_queries, 0.0f}, int8, rng);
+            check_case(*simd_, {head_dim, group, 16, ctx, 250, num_queries, 25.0f}, int8, rng);
+          }
+}
+
 }  // namespace
 }  // namespace pagoda::kernels
