@@ -22,10 +22,11 @@ using namespace testing_support;  // support/kernel_test_values.h
 struct RopeShape {
   int32_t num_heads, head_dim, half_rope;
 };
-// Full rotary at the model head sizes, partial rotary (phi-style 32 of 80, a quarter of 128), and pair counts that
-// leave tails after 4- and 8-pair vectors.
-const RopeShape kRopeShapes[] = {{1, 8, 4},    {3, 8, 4},  {2, 64, 32}, {4, 80, 40}, {2, 80, 16}, {2, 128, 64},
-                                 {1, 128, 16}, {3, 14, 7}, {2, 26, 13}, {1, 2, 1},   {2, 10, 3},  {1, 6, 0}};
+// Full rotary at the model head sizes, partial rotary (phi-style 32 of 80, a quarter of 128), pair counts that
+// leave tails after 4- and 8-pair vectors, and heads that divide a vector (several heads a vector, heads left over).
+const RopeShape kRopeShapes[] = {{1, 8, 4},   {3, 8, 4},    {8, 8, 4},  {5, 4, 2},   {4, 16, 8}, {2, 64, 32},
+                                 {4, 80, 40}, {2, 80, 16},  {2, 128, 64}, {1, 128, 16}, {3, 14, 7}, {2, 26, 13},
+                                 {1, 2, 1},   {3, 2, 1},    {2, 10, 3}, {1, 6, 0}};
 
 TEST(RopeTest, ScalarRotatesEachPairByItsAngle) {
   std::mt19937 rng(31);
