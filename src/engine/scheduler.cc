@@ -171,7 +171,8 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   // Recompute later: prompt and output so far become the tokens to prefill; nothing streamed is repeated.
   kv_.free(seq->kv);
   seq->draft_tokens.clear();
-  seq->shadow_draft = -1;
+  seq->draft_chances.clear();
+  seq->draft_length.forget_step();
   seq->status = SeqStatus::kWaiting;
   ++seq->timing.num_preemptions;
   ++num_preemptions_;
@@ -249,28 +250,24 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
       const double marginal_cost = step_cost_.marginal_cost(int32_t(running_.size()));
       if (max_drafts > 0) {
-        // Asks for no more than the adaptive length would verify: a draft model pays a forward pass per draft. At
-        // least one, which shadows the sequence's acceptance while speculation is off.
-        const int32_t num_asked =
-            config_.adaptive_num_speculative_tokens
-                ? std::max(1, best_num_drafts(seq->spec_acceptance.rate(), marginal_cost, max_drafts))
-                : max_drafts;
-        drafter_->propose(seq->tokens, num_asked, seq->draft_tokens);
+        // A drafter that pays for each draft (a draft model's forward pass) is asked for no more than the adaptive
+        // length would verify.
+        const int32_t num_asked = config_.adaptive_num_speculative_tokens && drafter_->pays_per_draft()
+                                      ? seq->draft_length.worth_asking(marginal_cost, max_drafts)
+                                      : max_drafts;
+        drafter_->propose(seq->tokens, num_asked, seq->draft_tokens, seq->draft_chances);
+        if (int32_t(seq->draft_tokens.size()) > max_drafts) seq->draft_tokens.resize(size_t(max_drafts));
+        if (seq->draft_chances.size() != seq->draft_tokens.size()) seq->draft_chances.clear();
       }
       if (config_.adaptive_num_speculative_tokens && !seq->draft_tokens.empty()) {
-        int32_t k = best_num_drafts(seq->spec_acceptance.rate(), marginal_cost, int32_t(seq->draft_tokens.size()));
-        // The step-cost fit is refreshed only by steps that verify drafts: one that says drafts cost too much
-        // would hold speculation off for good after a noisy stretch. A sequence whose drafts are mostly right
-        // verifies one every kExploreEvery steps anyway (about one token in 16 steps of extra work).
-        constexpr int32_t kExploreEvery = 16;
-        if (k == 0 && ++seq->spec_steps_off >= kExploreEvery && seq->spec_acceptance.rate() >= 0.5) k = 1;
-        if (k > 0) seq->spec_steps_off = 0;
-        if (k == 0) seq->shadow_draft = seq->draft_tokens.front();
+        const int32_t k = seq->draft_length.choose(seq->draft_tokens, seq->draft_chances, marginal_cost);
         seq->draft_tokens.resize(size_t(k));
+        if (!seq->draft_chances.empty()) seq->draft_chances.resize(size_t(k));
       }
       num_drafts = int32_t(seq->draft_tokens.size());
       if (num_drafts > 0 && !kv_.allocate_slots(seq->kv, n + num_drafts)) {
         seq->draft_tokens.clear();
+        seq->draft_chances.clear();
         num_drafts = 0;
       }
     }
@@ -377,12 +374,10 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
                                    seq.kv.num_computed_tokens == seq.num_tokens() + int32_t(seq.draft_tokens.size())
                              : end - i == 1 && seq.num_uncomputed_tokens() == 0),
         "request {} sampled {} tokens it was not scheduled to sample", seq.request_id, end - i);
-    if (verified_drafts) {
-      seq.spec_acceptance.record(int32_t(seq.draft_tokens.size()), int32_t(end - i) - 1);
-    } else if (seq.shadow_draft >= 0) {
-      seq.spec_acceptance.record(1, sampled[i].token == seq.shadow_draft ? 1 : 0);
-      seq.shadow_draft = -1;
-    }
+    if (verified_drafts)
+      seq.draft_length.record_verified(int32_t(seq.draft_tokens.size()), int32_t(end - i) - 1);
+    else
+      seq.draft_length.record_sampled(sampled[i].token);
     for (const size_t first = i; i < end; ++i) {
       SampledToken& t = sampled[i];
       if (t.grammar_dead_end) {  // after accepted drafts, the grammar allowed nothing: they stay, the request ends
@@ -419,6 +414,7 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
         // rejected drafts' blocks go back to the pool. Only then do the filled blocks get their hashes.
         kv_.roll_back(seq.kv, seq.num_tokens() - 1);
         seq.draft_tokens.clear();
+        seq.draft_chances.clear();
         kv_.cache_full_blocks(seq.kv, seq.tokens);
       }
       if (reason) {

@@ -31,8 +31,9 @@ struct SchedulerConfig {
   // are dropped, never preempting anyone, when the pool has no blocks for them.
   int32_t num_speculative_tokens = 0;
   // Adaptive draft length: each step a sequence verifies the number of drafts (up to num_speculative_tokens)
-  // that maximizes its expected tokens per unit of step cost (spec/draft_length.h), from its own acceptance rate
-  // and the step cost measured online (Scheduler::record_step). False: every draft the drafter has.
+  // that maximizes its expected tokens per unit of step cost (spec/draft_length.h), from the drafter's chance for
+  // each draft where it gives one (n-gram table drafts), else its own acceptance rate, and the step cost measured
+  // online (Scheduler::record_step). False: every draft the drafter has.
   bool adaptive_num_speculative_tokens = false;
 };
 

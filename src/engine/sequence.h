@@ -88,11 +88,8 @@ struct Sequence {
   // the scheduler when it schedules the step and cleared by its update(). Their KV is written by the step and
   // rolled back for those the target model rejects.
   std::vector<TokenId> draft_tokens;
-  AcceptanceEstimate spec_acceptance;  // how often its drafts were accepted (adaptive draft length)
-  // A draft proposed but not verified (adaptive length chose none): checked against the token the step samples,
-  // so the acceptance estimate keeps learning while speculation is off. -1: none.
-  TokenId shadow_draft = -1;
-  int32_t spec_steps_off = 0;  // decode steps in a row the adaptive length verified no draft (exploration)
+  std::vector<float> draft_chances;  // the drafter's chance for each draft (Drafter::propose), or empty
+  DraftLengthChooser draft_length;   // how many drafts a step verifies (adaptive length), and what it learned
 
   // Raw logits the request asked for (GenerateRequest::prompt_logits_start, output_logits).
   int32_t prompt_logits_start;

@@ -23,10 +23,104 @@ int32_t best_num_drafts(double acceptance_rate, double marginal_cost, int32_t ma
   return best_k;
 }
 
+int32_t best_num_drafts(std::span<const float> chances, double marginal_cost) {
+  const double c = std::max(0.0, marginal_cost);
+  int32_t best_k = 0;
+  double best = 1.0;
+  double expected = 1.0, power = 1.0;
+  for (size_t k = 1; k <= chances.size(); ++k) {
+    power *= std::clamp(double(chances[k - 1]), 0.0, 1.0);
+    expected += power;
+    const double value = expected / (1.0 + c * double(k));
+    if (value > best * (1.0 + 1e-9)) {
+      best = value;
+      best_k = int32_t(k);
+    }
+  }
+  return best_k;
+}
+
 void AcceptanceEstimate::record(int32_t num_drafts, int32_t num_accepted) {
   if (num_drafts <= 0) return;
   accepted_ = accepted_ * kDecay + double(num_accepted);
   rejected_ = rejected_ * kDecay + (num_accepted < num_drafts ? 1.0 : 0.0);
+}
+
+double DraftLengthChooser::chance_factor() const {
+  return std::clamp((observed_ + kCalibrationPriorDrafts) / (expected_ + kCalibrationPriorDrafts), 0.0, 2.0);
+}
+
+int32_t DraftLengthChooser::worth_asking(double marginal_cost, int32_t max_drafts) const {
+  return std::max(1, best_num_drafts(rate_.rate(), marginal_cost, max_drafts));
+}
+
+int32_t DraftLengthChooser::choose(std::span<const TokenId> drafts, std::span<const float> chances,
+                                   double marginal_cost) {
+  chosen_chances_.clear();
+  shadow_ = -1;
+  shadow_chance_ = -1.0f;
+  if (drafts.empty()) return 0;
+  const bool with_chances = chances.size() == drafts.size();
+  int32_t k = 0;
+  double first_chance = 0.0;
+  if (with_chances) {
+    const double factor = chance_factor();
+    std::vector<float>& scaled = chosen_chances_;  // scratch until k is known
+    for (float c : chances) scaled.push_back(float(std::min(1.0, double(c) * factor)));
+    k = best_num_drafts(scaled, marginal_cost);
+    first_chance = scaled.front();
+    chosen_chances_.assign(chances.begin(), chances.begin() + k);
+  } else {
+    k = best_num_drafts(rate_.rate(), marginal_cost, int32_t(drafts.size()));
+    first_chance = rate_.rate();
+  }
+  if (k == 0 && ++steps_off_ >= kExploreEvery && first_chance >= 0.5) {
+    k = 1;
+    if (with_chances) chosen_chances_.assign(chances.begin(), chances.begin() + 1);
+  }
+  if (k > 0) {
+    steps_off_ = 0;
+  } else {
+    shadow_ = drafts.front();
+    shadow_chance_ = with_chances ? chances.front() : -1.0f;
+  }
+  return k;
+}
+
+void DraftLengthChooser::record_chances(std::span<const float> chances, int32_t num_accepted) {
+  double expected = 0.0, power = 1.0;
+  for (float c : chances) {
+    power *= std::clamp(double(c), 0.0, 1.0);
+    expected += power;
+  }
+  observed_ = observed_ * kCalibrationDecay + double(num_accepted);
+  expected_ = expected_ * kCalibrationDecay + expected;
+}
+
+void DraftLengthChooser::record_verified(int32_t num_drafts, int32_t num_accepted) {
+  if (num_drafts > 0 && int32_t(chosen_chances_.size()) == num_drafts)
+    record_chances(chosen_chances_, num_accepted);
+  else
+    rate_.record(num_drafts, num_accepted);
+  forget_step();
+}
+
+void DraftLengthChooser::record_sampled(TokenId token) {
+  if (shadow_ >= 0) {
+    if (shadow_chance_ >= 0.0f) {
+      const float chance = shadow_chance_;
+      record_chances(std::span<const float>(&chance, 1), token == shadow_ ? 1 : 0);
+    } else {
+      rate_.record(1, token == shadow_ ? 1 : 0);
+    }
+  }
+  forget_step();
+}
+
+void DraftLengthChooser::forget_step() {
+  chosen_chances_.clear();
+  shadow_ = -1;
+  shadow_chance_ = -1.0f;
 }
 
 void StepCostModel::record(int32_t num_tokens, double duration_us) {

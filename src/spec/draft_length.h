@@ -9,11 +9,18 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/types.h"
 
 namespace pagoda {
 
 // argmax over k in [0, max_drafts] of E(k) / (1 + marginal_cost * k); the smallest k on ties.
 int32_t best_num_drafts(double acceptance_rate, double marginal_cost, int32_t max_drafts);
+// The same with a chance of its own for each draft (chances[j]: draft j is accepted once drafts 0..j-1 were), so
+// E(k) = 1 + c0 + c0 c1 + ... + c0 ... c(k-1); k in [0, chances.size()].
+int32_t best_num_drafts(std::span<const float> chances, double marginal_cost);
 
 // A sequence's per-draft acceptance rate, estimated from its verdicts with exponential forgetting (recent text
 // counts more: a story that starts repeating itself should be noticed within a few steps), starting from a
@@ -31,6 +38,49 @@ class AcceptanceEstimate {
  private:
   double accepted_ = 0.0;
   double rejected_ = 0.0;
+};
+
+// One sequence's adaptive draft length: how many of a step's drafts to verify, and what the verdicts teach. Drafts
+// with chances (Drafter::propose) are judged draft by draft, their chances scaled by how this sequence's earlier
+// drafts with chances fared against theirs (so a drafter whose chances run high on this text, e.g. a corpus of
+// another model's outputs, soon stops being believed); drafts without, by the sequence's acceptance rate. When it
+// verifies none, the first draft is kept as a shadow and checked against the token the step samples, so the
+// estimates keep learning while speculation is off; and when the first draft looks likelier than not, one is
+// verified every kExploreEvery steps anyway: the step-cost fit is refreshed only by steps that verify drafts, and
+// one that says drafts cost too much would otherwise hold speculation off for good after a noisy stretch.
+class DraftLengthChooser {
+ public:
+  static constexpr int32_t kExploreEvery = 16;
+  static constexpr double kCalibrationPriorDrafts = 2.0;
+  static constexpr double kCalibrationDecay = 0.9;  // per recorded step
+
+  // How many of `drafts` (`chances` as many, or empty) the step should verify at `marginal_cost`.
+  int32_t choose(std::span<const TokenId> drafts, std::span<const float> chances, double marginal_cost);
+  // As many drafts as choose() would verify at the sequence's acceptance rate, for a drafter that pays per draft
+  // asked (at least one: a shadow).
+  int32_t worth_asking(double marginal_cost, int32_t max_drafts) const;
+  // The step verified `num_drafts` drafts (those choose() kept, or all of them without it) and accepted the first
+  // `num_accepted`.
+  void record_verified(int32_t num_drafts, int32_t num_accepted);
+  // The step verified no draft and sampled `token`: checks the shadow, if any.
+  void record_sampled(TokenId token);
+  // The step's choice will never be verified (the sequence was preempted).
+  void forget_step();
+
+  double acceptance_rate() const { return rate_.rate(); }
+  // Observed over expected accepted drafts with chances (1 until some were verified).
+  double chance_factor() const;
+  TokenId shadow() const { return shadow_; }
+
+ private:
+  void record_chances(std::span<const float> chances, int32_t num_accepted);
+
+  AcceptanceEstimate rate_;
+  double observed_ = 0.0, expected_ = 0.0;  // decayed accepted drafts with chances, and their chances' expectation
+  std::vector<float> chosen_chances_;      // of the drafts choose() kept (raw), empty for drafts without
+  TokenId shadow_ = -1;
+  float shadow_chance_ = -1.0f;  // the shadow's raw chance, or -1: it had none
+  int32_t steps_off_ = 0;        // steps in a row that verified no draft
 };
 
 // The cost of an engine step as fixed_us + per_token_us * tokens, fitted online by least squares over the

@@ -31,8 +31,10 @@ TokenId DraftModelDrafter::forward_argmax(const SeqKvState& seq, std::span<const
   return TokenId(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
-void DraftModelDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) {
+void DraftModelDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts,
+                                std::vector<float>& chances) {
   drafts.clear();
+  chances.clear();  // the draft model's own probabilities would serve; not computed (its argmax is all it takes)
   const int32_t num_tokens = int32_t(tokens.size());
   max_drafts = std::min(max_drafts, options_.max_context - num_tokens);
   if (num_tokens == 0 || max_drafts <= 0) return;

@@ -38,7 +38,9 @@ class DraftModelDrafter final : public Drafter {
   // enough for one sequence of max_context tokens (Engine::create checks it).
   DraftModelDrafter(const Model& model, ThreadPool& pool, const Options& options);
 
-  void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) override;
+  void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts,
+               std::vector<float>& chances) override;
+  bool pays_per_draft() const override { return true; }
 
   // Tokens the draft model computed so far (catching up and drafting): what the prefix reuse saves shows here.
   int64_t num_computed_tokens() const { return num_computed_tokens_; }

@@ -44,8 +44,10 @@ int32_t NgramDrafter::prompt_lookup(std::span<const TokenId> tokens, int32_t max
   return best_n;
 }
 
-int32_t NgramDrafter::table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) {
+int32_t NgramDrafter::table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts,
+                                   std::vector<float>& chances) {
   drafts.clear();
+  chances.clear();
   if (options_.corpus == nullptr && history_ == nullptr) return 0;
   // The context grows by each draft; only its last kTableMaxN tokens are ever looked up.
   std::vector<TokenId>& context = context_scratch_;
@@ -61,20 +63,26 @@ int32_t NgramDrafter::table_drafts(std::span<const TokenId> tokens, int32_t max_
     if (!guess) break;
     if (drafts.empty()) first_n = guess->n;
     drafts.push_back(guess->token);
+    chances.push_back(float(guess->count) / float(guess->total + 1));
     context.push_back(guess->token);
   }
   return first_n;
 }
 
-void NgramDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) {
+void NgramDrafter::propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts,
+                           std::vector<float>& chances) {
   drafts.clear();
+  chances.clear();
   if (max_drafts < 1) return;
   // The source whose match is longer knows more of the context; on a tie the sequence's own text wins.
   const int32_t lookup_n = prompt_lookup(tokens, max_drafts, drafts);
   // The tables' matches are at most kTableMaxN long: a lookup match that long already wins.
   if ((options_.corpus == nullptr && history_ == nullptr) || lookup_n >= kTableMaxN) return;
   std::vector<TokenId>& from_tables = table_scratch_;
-  if (table_drafts(tokens, max_drafts, from_tables) > lookup_n) drafts.swap(from_tables);
+  if (table_drafts(tokens, max_drafts, from_tables, table_chances_scratch_) > lookup_n) {
+    drafts.swap(from_tables);
+    chances.swap(table_chances_scratch_);
+  }
 }
 
 void NgramDrafter::learn(std::span<const TokenId> tokens, int64_t first_output) {

@@ -36,7 +36,10 @@ class NgramDrafter final : public Drafter {
   NgramDrafter(int32_t min_ngram, int32_t max_ngram)
       : NgramDrafter(Options{.min_ngram = min_ngram, .max_ngram = max_ngram}) {}
   explicit NgramDrafter(const Options& options);
-  void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) override;
+  // Table drafts come with chances: the follower's share of the n-gram's sightings, one sighting added to them
+  // (count / (total + 1): a follower seen once of once is no certainty). Lookup drafts come without.
+  void propose(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts,
+               std::vector<float>& chances) override;
   void learn(std::span<const TokenId> tokens, int64_t first_output) override;
 
   const NgramTable* history() const { return history_.get(); }
@@ -44,11 +47,13 @@ class NgramDrafter final : public Drafter {
  private:
   // Each writes its drafts and returns the length of the n-gram its first draft followed (0: no drafts).
   int32_t prompt_lookup(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts) const;
-  int32_t table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts);
+  int32_t table_drafts(std::span<const TokenId> tokens, int32_t max_drafts, std::vector<TokenId>& drafts,
+                       std::vector<float>& chances);
 
   Options options_;
   std::unique_ptr<NgramTable> history_;  // null when history_entries is 0
   std::vector<TokenId> table_scratch_;
+  std::vector<float> table_chances_scratch_;
   std::vector<TokenId> context_scratch_;  // table_drafts' growing context (no allocation a step)
 };
 

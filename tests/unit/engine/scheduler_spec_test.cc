@@ -17,15 +17,21 @@ namespace {
 constexpr int32_t kSpecBlockSize = 4;
 constexpr TokenId kSpecEos = 2;
 
-// Proposes 100, 101, ... (as many as allowed), remembering how many it was last asked for.
+// Proposes 100, 101, ... (as many as allowed), remembering how many it was last asked for; a draft model's way
+// (each draft paid for), with `chances` for its drafts when set.
 class CountingDrafter final : public Drafter {
  public:
-  void propose(std::span<const TokenId>, int32_t max_drafts, std::vector<TokenId>& drafts) override {
+  void propose(std::span<const TokenId>, int32_t max_drafts, std::vector<TokenId>& drafts,
+               std::vector<float>& draft_chances) override {
     last_asked = max_drafts;
+    const int32_t n = chances.empty() ? max_drafts : std::min(max_drafts, int32_t(chances.size()));
     drafts.clear();
-    for (int32_t j = 0; j < max_drafts; ++j) drafts.push_back(100 + j);
+    for (int32_t j = 0; j < n; ++j) drafts.push_back(100 + j);
+    draft_chances.assign(chances.begin(), chances.begin() + (chances.empty() ? 0 : n));
   }
+  bool pays_per_draft() const override { return chances.empty(); }
   int32_t last_asked = -1;
+  std::vector<float> chances;
 };
 
 class SchedulerSpecTest : public ::testing::Test {
@@ -208,20 +214,20 @@ TEST_F(SchedulerSpecTest, AdaptiveLengthDraftsWhenTokensAreCheapAndNotWhenEachCo
   std::vector<SampledToken> t;
   accept(t, a, 0, 9);  // all rejected: the estimate drops
   scheduler_->update(p, t, ++now_us_);
-  EXPECT_LT(a->spec_acceptance.rate(), AcceptanceEstimate::kPriorRate);
+  EXPECT_LT(a->draft_length.acceptance_rate(), AcceptanceEstimate::kPriorRate);
   // A compute-bound step: every token costs about a step. No draft pays; the first is kept as a shadow.
   for (int i = 0; i < 2000; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 8, i % 2 == 0 ? 101.0 : 801.0);
   const SchedulePlan& p2 = scheduler_->schedule(++now_us_);
   EXPECT_EQ(p2.seqs[0].num_draft_tokens, 0);
   EXPECT_EQ(p2.seqs[0].num_new_tokens, 1);
-  EXPECT_EQ(a->shadow_draft, 100);
+  EXPECT_EQ(a->draft_length.shadow(), 100);
   EXPECT_EQ(drafter_.last_asked, 1);  // only the shadow: a draft model would pay a pass for each draft asked
-  const double before = a->spec_acceptance.rate();
+  const double before = a->draft_length.acceptance_rate();
   t.clear();
   t.push_back(SampledToken{a, 100, {}, {}, false});  // the model agreed with the unverified draft
   scheduler_->update(p2, t, ++now_us_);
-  EXPECT_GT(a->spec_acceptance.rate(), before);
-  EXPECT_EQ(a->shadow_draft, -1);
+  EXPECT_GT(a->draft_length.acceptance_rate(), before);
+  EXPECT_EQ(a->draft_length.shadow(), -1);
   EXPECT_EQ(a->kv.num_computed_tokens, a->num_tokens() - 1);
 }
 
@@ -247,6 +253,43 @@ TEST_F(SchedulerSpecTest, AdaptiveLengthStillVerifiesADraftNowAndThenWhenDraftsA
     scheduler_->update(p, t, ++now_us_);
   }
   EXPECT_EQ(verified, (std::vector<int32_t>{16, 32, 48}));
+}
+
+// Drafts that come with chances (n-gram table drafts) are cut where the expected tokens per step cost peak, each
+// draft by its own chance, whatever the sequence's acceptance rate; their verdicts do not train that rate (it
+// judges the drafts that come without).
+TEST_F(SchedulerSpecTest, AdaptiveLengthCutsDraftsWithChancesByTheirOwnChances) {
+  make(64, 64, 6, /*adaptive=*/true);
+  Sequence* a = add(5, 1000);
+  prefill_all();
+  // 100 us fixed, 20 us a token: a token costs 1/6 of a 1-token step.
+  for (int i = 0; i < 2000; ++i) scheduler_->record_step(i % 2 == 0 ? 1 : 5, i % 2 == 0 ? 120.0 : 200.0);
+  ASSERT_NEAR(scheduler_->step_cost().marginal_cost(1), 1.0 / 6.0, 0.01);
+  // Sure, sure, then a guess: E = 1, 1.95 / 1.167 = 1.67, 2.85 / 1.33 = 2.14, 2.99 / 1.5 = 1.99 (k = 0..3).
+  drafter_.chances = {0.95f, 0.95f, 0.15f, 0.9f};
+  const double rate_before = a->draft_length.acceptance_rate();
+  const SchedulePlan& p = scheduler_->schedule(++now_us_);
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].num_draft_tokens, 2);
+  EXPECT_EQ(drafter_.last_asked, 6);  // a drafter that pays nothing a draft is asked for all it may give
+  std::vector<SampledToken> t;
+  accept(t, a, 0, 9);  // both rejected, against 1.85 expected
+  scheduler_->update(p, t, ++now_us_);
+  EXPECT_EQ(a->draft_length.acceptance_rate(), rate_before);  // the rate judges drafts without chances only
+  EXPECT_NEAR(a->draft_length.chance_factor(), 2.0 / 3.85, 1e-3);
+  EXPECT_TRUE(a->draft_chances.empty());
+  // Chances too low to pay, once scaled: no draft verified; the first is a shadow, and the model's agreeing with it
+  // raises the factor.
+  drafter_.chances = {0.2f, 0.9f};
+  const SchedulePlan& p2 = scheduler_->schedule(++now_us_);
+  EXPECT_EQ(p2.seqs[0].num_draft_tokens, 0);
+  EXPECT_EQ(a->draft_length.shadow(), 100);
+  const double factor = a->draft_length.chance_factor();
+  t.clear();
+  t.push_back(SampledToken{a, 100, {}, {}, false});
+  scheduler_->update(p2, t, ++now_us_);
+  EXPECT_GT(a->draft_length.chance_factor(), factor);
+  EXPECT_EQ(a->draft_length.acceptance_rate(), rate_before);
 }
 
 }  // namespace

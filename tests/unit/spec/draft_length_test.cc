@@ -1,5 +1,6 @@
-// Adaptive draft length: the best k by expected tokens per unit of step cost (worked examples), the acceptance
-// estimate's prior and forgetting, and the step-cost fit on synthetic steps (exact, noisy, too uniform to fit).
+// Adaptive draft length: the best k by expected tokens per unit of step cost (worked examples, with one rate or a
+// chance per draft), the acceptance estimate's prior and forgetting, a sequence's chooser (chances scaled by how
+// they fared, shadows, exploration), and the step-cost fit on synthetic steps (exact, noisy, too uniform to fit).
 #include "spec/draft_length.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,67 @@ TEST(BestNumDrafts, WorkedExamples) {
   EXPECT_EQ(best_num_drafts(0.8, 0.25, 8), 3);
   EXPECT_EQ(best_num_drafts(0.8, 0.25, 2), 2);  // capped
   EXPECT_EQ(best_num_drafts(0.9, 1.0, 8), 0);   // a compute-bound step: a token costs a step, 0.9 < 1
+}
+
+TEST(BestNumDrafts, WithAChanceForEachDraft) {
+  const std::vector<float> sure_then_guess{0.95f, 0.95f, 0.15f, 0.9f};
+  // c = 1/6: E/cost = 1.67, 2.14, 1.99, 1.87 for k = 1..4.
+  EXPECT_EQ(best_num_drafts(sure_then_guess, 1.0 / 6.0), 2);
+  EXPECT_EQ(best_num_drafts(sure_then_guess, 0.0), 4);  // free tokens
+  EXPECT_EQ(best_num_drafts(std::vector<float>{0.1f, 1.0f, 1.0f}, 0.3), 0);  // a long sure chain behind a guess
+  EXPECT_EQ(best_num_drafts(std::vector<float>{}, 0.1), 0);
+  // The same as one rate where every chance is that rate.
+  for (double a : {0.3, 0.6, 0.9})
+    for (double c : {0.05, 0.2, 0.5}) EXPECT_EQ(best_num_drafts(std::vector<float>(6, float(a)), c), best_num_drafts(a, c, 6));
+}
+
+TEST(DraftLengthChooser, ScalesChancesByHowTheyFaredAndLearnsFromShadows) {
+  DraftLengthChooser d;
+  const std::vector<TokenId> drafts{7, 8, 9};
+  const std::vector<float> chances{0.9f, 0.9f, 0.9f};
+  EXPECT_DOUBLE_EQ(d.chance_factor(), 1.0);
+  EXPECT_EQ(d.choose(drafts, chances, 0.2), 3);
+  const double rate = d.acceptance_rate();
+  for (int i = 0; i < 10; ++i) {  // chances of 0.9 whose drafts are all rejected
+    const int32_t k = d.choose(drafts, chances, 0.2);
+    ASSERT_GT(k, 0);
+    d.record_verified(k, 0);
+  }
+  EXPECT_LT(d.chance_factor(), 0.3);
+  EXPECT_DOUBLE_EQ(d.acceptance_rate(), rate);  // the rate judges drafts without chances
+  // At a dearer token no draft pays now (0.9 x 0.24 against 0.3): the first is a shadow, and a model that agrees
+  // with it lifts the factor.
+  EXPECT_EQ(d.choose(drafts, chances, 0.3), 0);
+  EXPECT_EQ(d.shadow(), 7);
+  const double factor = d.chance_factor();
+  d.record_sampled(7);
+  EXPECT_GT(d.chance_factor(), factor);
+  EXPECT_EQ(d.shadow(), -1);
+  // Drafts without chances go by the rate, and train it.
+  EXPECT_EQ(d.choose(drafts, {}, 0.2), best_num_drafts(rate, 0.2, 3));
+  d.record_verified(1, 0);
+  EXPECT_LT(d.acceptance_rate(), rate);
+}
+
+TEST(DraftLengthChooser, VerifiesOneDraftEverySixteenStepsWhenTheFirstLooksLikelierThanNot) {
+  DraftLengthChooser d;
+  const std::vector<TokenId> drafts{7};
+  std::vector<int32_t> verified;
+  for (int step = 1; step <= 40; ++step) {
+    const int32_t k = d.choose(drafts, std::vector<float>{0.6f}, 0.9);  // a draft costs nearly a step: never pays
+    if (k > 0) {
+      verified.push_back(step);
+      d.record_verified(k, 1);
+    } else {
+      d.record_sampled(7);
+    }
+  }
+  EXPECT_EQ(verified, (std::vector<int32_t>{16, 32}));
+  DraftLengthChooser unlikely;
+  for (int step = 1; step <= 40; ++step) {
+    ASSERT_EQ(unlikely.choose(drafts, std::vector<float>{0.3f}, 0.9), 0);
+    unlikely.record_sampled(8);
+  }
 }
 
 TEST(AcceptanceEstimate, StartsAtThePriorAndFollowsRecentVerdicts) {

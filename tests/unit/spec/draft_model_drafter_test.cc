@@ -33,8 +33,9 @@ class DraftModelDrafterTest : public BundledModelTest {
 TEST_F(DraftModelDrafterTest, DraftsAreTheModelsGreedyContinuation) {
   ThreadPool pool(2);
   DraftModelDrafter d(*loaded_->model, pool, {.num_blocks = 32, .block_size = 16, .max_context = 256});
-  std::vector<TokenId> drafts{7, 7, 7};  // cleared by propose
-  d.propose(prompt(), 5, drafts);
+  std::vector<TokenId> drafts{7, 7, 7};
+  std::vector<float> chances;
+  d.propose(prompt(), 5, drafts, chances);
   EXPECT_EQ(drafts, greedy(prompt(), 5));
 }
 
@@ -44,7 +45,8 @@ TEST_F(DraftModelDrafterTest, ALaterProposalComputesOnlyWhatItsCacheLacks) {
   std::vector<TokenId> tokens = prompt();
   tokens.resize(12);  // three full blocks of 4
   std::vector<TokenId> drafts;
-  d.propose(tokens, 4, drafts);
+  std::vector<float> chances;
+  d.propose(tokens, 4, drafts, chances);
   ASSERT_EQ(drafts.size(), 4u);
   EXPECT_EQ(d.num_computed_tokens(), 12 + 3);  // the prompt, then a pass for each draft after the first
   // The verifier kept two drafts and corrected the third: the sequence grew by three tokens. Blocks 0-2 are
@@ -52,7 +54,7 @@ TEST_F(DraftModelDrafterTest, ALaterProposalComputesOnlyWhatItsCacheLacks) {
   tokens.insert(tokens.end(), drafts.begin(), drafts.begin() + 2);
   tokens.push_back((drafts[2] + 1) % loaded_->model->config().vocab_size);
   const int64_t before = d.num_computed_tokens();
-  d.propose(tokens, 4, drafts);
+  d.propose(tokens, 4, drafts, chances);
   EXPECT_EQ(drafts, greedy(tokens, 4));
   EXPECT_EQ(d.num_computed_tokens() - before, 3 + 3);
 }
@@ -65,10 +67,11 @@ TEST_F(DraftModelDrafterTest, APoolOfOneSequenceEvictsAndStillDraftsRight) {
       loaded_->tokenizer->encode("Once upon a time, there was a little dog named Max.", true);
   const std::vector<TokenId> b = prompt();
   std::vector<TokenId> drafts;
+  std::vector<float> chances;
   for (int round = 0; round < 3; ++round) {
-    d.propose(a, 3, drafts);
+    d.propose(a, 3, drafts, chances);
     EXPECT_EQ(drafts, greedy(a, 3)) << "round " << round;
-    d.propose(b, 3, drafts);
+    d.propose(b, 3, drafts, chances);
     EXPECT_EQ(drafts, greedy(b, 3)) << "round " << round;
   }
 }
@@ -81,10 +84,11 @@ TEST_F(DraftModelDrafterTest, APassThatThrowsGivesItsBlocksBack) {
   DraftModelDrafter d(model, pool, {.num_blocks = blocks, .block_size = 8, .max_context = 64});
   std::vector<TokenId> tokens = prompt();
   std::vector<TokenId> drafts;
-  EXPECT_THROW(d.propose(tokens, 3, drafts), std::bad_alloc);
+  std::vector<float> chances;
+  EXPECT_THROW(d.propose(tokens, 3, drafts, chances), std::bad_alloc);
   EXPECT_TRUE(drafts.empty());
   tokens.resize(56, tokens.back());  // with its drafts, a sequence that needs every block of the pool
-  d.propose(tokens, 3, drafts);
+  d.propose(tokens, 3, drafts, chances);
   EXPECT_EQ(drafts, greedy(tokens, 3));
 }
 
@@ -94,10 +98,11 @@ TEST_F(DraftModelDrafterTest, DraftsStopAtTheContextsEnd) {
   std::vector<TokenId> tokens = prompt();
   tokens.resize(14);
   std::vector<TokenId> drafts;
-  d.propose(tokens, 5, drafts);
+  std::vector<float> chances;
+  d.propose(tokens, 5, drafts, chances);
   EXPECT_EQ(drafts.size(), 2u);  // positions 14 and 15
   tokens.resize(16);
-  d.propose(tokens, 5, drafts);
+  d.propose(tokens, 5, drafts, chances);
   EXPECT_TRUE(drafts.empty());
 }
 

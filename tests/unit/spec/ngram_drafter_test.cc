@@ -16,7 +16,9 @@ namespace {
 
 std::vector<TokenId> propose(Drafter& d, const std::vector<TokenId>& tokens, int32_t max_drafts) {
   std::vector<TokenId> drafts{99, 99};  // cleared by propose
-  d.propose(tokens, max_drafts, drafts);
+  std::vector<float> chances{0.5f};
+  d.propose(tokens, max_drafts, drafts, chances);
+  EXPECT_TRUE(chances.empty() || chances.size() == drafts.size());
   return drafts;
 }
 
@@ -90,6 +92,26 @@ TEST(NgramDrafter, ChainsDraftsFromTheCorpusWhereTheSequenceHasNoMatch) {
   EXPECT_EQ(propose(d, {10, 5, 10}, 8), (std::vector<TokenId>{5, 10}));
   EXPECT_EQ(propose(d, {11, 3, 10, 11}, 8), (std::vector<TokenId>{12, 13, 14}));
   EXPECT_EQ(propose(d, {2, 10, 11, 3, 2, 10, 11}, 2), (std::vector<TokenId>{3, 2}));  // its own "2 10 11"
+}
+
+// Table drafts carry chances, count / (total + 1) of the n-gram each followed; the sequence's own drafts none.
+TEST(NgramDrafter, TableDraftsComeWithTheirFollowersShareAndLookupDraftsWithout) {
+  NgramTable corpus(NgramDrafter::kTableMaxN, 1000);
+  corpus.add(std::vector<TokenId>{10, 11, 12, 13, 20, 10, 11, 12, 14, 21, 10, 11, 12, 13, 20, 30, 11, 12, 13, 22});
+  NgramDrafter d(NgramDrafter::Options{.min_ngram = 1, .max_ngram = 4, .corpus = &corpus});
+  std::vector<TokenId> drafts;
+  std::vector<float> chances;
+  // After "1 10 11" the longest known suffix "10 11" was followed by 12 three times of 3; then "10 11 12" by 13
+  // twice of 3 (14 once); then "10 11 12 13" by 20 twice of 2.
+  d.propose(std::vector<TokenId>{1, 10, 11}, 3, drafts, chances);
+  EXPECT_EQ(drafts, (std::vector<TokenId>{12, 13, 20}));
+  ASSERT_EQ(chances.size(), 3u);
+  EXPECT_FLOAT_EQ(chances[0], 3.0f / 4.0f);
+  EXPECT_FLOAT_EQ(chances[1], 2.0f / 4.0f);
+  EXPECT_FLOAT_EQ(chances[2], 2.0f / 3.0f);
+  d.propose(std::vector<TokenId>{5, 6, 7, 5, 6}, 3, drafts, chances);  // the sequence's own "5 6" -> 7 5 6
+  EXPECT_EQ(drafts, (std::vector<TokenId>{7, 5, 6}));
+  EXPECT_TRUE(chances.empty());
 }
 
 TEST(NgramDrafter, LearnsFinishedOutputsOnlyWithAHistory) {
