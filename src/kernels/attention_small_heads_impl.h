@@ -98,6 +98,35 @@ inline void cap_scores(float* lanes, int32_t n, float softcap) {
   for (int32_t i = 0; i < n; ++i) lanes[i] = softcap * tanhf(lanes[i] * inv_cap);
 }
 
+// The queries of one pass over the chunks (at most 16, from query q0 on): query q0 + q sees positions begin[q] ..
+// ctx[q] - 1; the pass's last query sees up to pass_ctx.
+struct SmallHeadPass {
+  int32_t num_queries = 0;
+  int32_t pass_ctx = 0;
+  int32_t ctx[16] = {}, begin[16] = {};
+};
+// A template only to keep each folder's copy apart (see transpose8x8), as chunk_slots.
+template <class V>
+inline SmallHeadPass small_head_pass(const AttentionArgs& a, int32_t q0, int32_t max_queries) {
+  SmallHeadPass p;
+  p.num_queries = a.num_queries - q0 < max_queries ? a.num_queries - q0 : max_queries;
+  p.pass_ctx = a.num_ctx - (a.num_queries - q0 - p.num_queries);
+  for (int32_t q = 0; q < p.num_queries; ++q) {
+    p.ctx[q] = p.pass_ctx - (p.num_queries - 1 - q);
+    p.begin[q] = window_begin(p.ctx[q], a.window);
+  }
+  return p;
+}
+
+// slots[p] = the cache slot of position c0 + p, p < np, block by block.
+template <class V>
+inline void chunk_slots(const AttentionArgs& a, int32_t c0, int32_t np, int64_t* slots) {
+  for (int32_t p = 0, b = c0 / a.block_size, offset = c0 % a.block_size; p < np; ++b, offset = 0) {
+    const int64_t first_slot = int64_t(a.blocks[b]) * a.block_size;
+    for (; offset < a.block_size && p < np; ++offset, ++p) slots[p] = first_slot + offset;
+  }
+}
+
 // The per-lane online softmax of one query head over its positions (lane l: the positions j = l mod 8), merged into
 // its output at the end.
 struct SmallHeadState {
@@ -176,12 +205,11 @@ void attention_small_heads(const AttentionArgs& a) {
   alignas(32) float qs[16][8];  // query heads times the score scale, zeros past head_dim
   int64_t slots[kSmallHeadChunk];
   for (int32_t q0 = 0; q0 < a.num_queries; q0 += max_queries) {
-    const int32_t nq = a.num_queries - q0 < max_queries ? a.num_queries - q0 : max_queries;
-    const int32_t pass_ctx = a.num_ctx - (a.num_queries - q0 - nq);  // the pass's last query's context
-    int32_t ctx[16] = {}, begin[16] = {};
+    const SmallHeadPass pass = small_head_pass<V>(a, q0, max_queries);
+    const int32_t nq = pass.num_queries, pass_ctx = pass.pass_ctx;
+    const int32_t* ctx = pass.ctx;
+    const int32_t* begin = pass.begin;
     for (int32_t q = 0; q < nq; ++q) {
-      ctx[q] = pass_ctx - (nq - 1 - q);
-      begin[q] = window_begin(ctx[q], a.window);
       const float* qp = a.q + (q0 + q) * a.q_stride;
       for (int32_t h = 0; h < nh; ++h) {
         SmallHeadState& s = state[q * nh + h];
@@ -198,11 +226,7 @@ void attention_small_heads(const AttentionArgs& a) {
     for (int32_t c0 = begin[0] / kSmallHeadChunk * kSmallHeadChunk; c0 < pass_ctx; c0 += kSmallHeadChunk) {
       const int32_t np = pass_ctx - c0 < kSmallHeadChunk ? pass_ctx - c0 : kSmallHeadChunk;
       const int32_t nv = (np + 7) / 8;
-      // The chunk's slots, block by block.
-      for (int32_t p = 0, b = c0 / a.block_size, offset = c0 % a.block_size; p < np; ++b, offset = 0) {
-        const int64_t first_slot = int64_t(a.blocks[b]) * a.block_size;
-        for (; offset < a.block_size && p < np; ++offset, ++p) slots[p] = first_slot + offset;
-      }
+      chunk_slots<V>(a, c0, np, slots);
       if (int8) {
         for (int32_t p = 0; p < nv * 8; ++p) {
           k_scale[p] = p < np ? a.k_scale[slots[p] * a.scale_stride] : 0.0f;

@@ -191,12 +191,11 @@ inline void attention_small_head_pairs(const AttentionArgs& a) {
   const float softcap2 = a.softcap > 0.0f ? a.softcap * kLog2e : 0.0f;
   const __mmask8 head_lanes = __mmask8((1u << hd) - 1);
   for (int32_t q0 = 0; q0 < a.num_queries; q0 += max_queries) {
-    const int32_t nq = a.num_queries - q0 < max_queries ? a.num_queries - q0 : max_queries;
-    const int32_t pass_ctx = a.num_ctx - (a.num_queries - q0 - nq);  // the pass's last query's context
-    int32_t ctx[16] = {}, begin[16] = {};
+    const detail::SmallHeadPass pass = detail::small_head_pass<F32x8Vl>(a, q0, max_queries);
+    const int32_t nq = pass.num_queries, pass_ctx = pass.pass_ctx;
+    const int32_t* ctx = pass.ctx;
+    const int32_t* begin = pass.begin;
     for (int32_t q = 0; q < nq; ++q) {
-      ctx[q] = pass_ctx - (nq - 1 - q);
-      begin[q] = window_begin(ctx[q], a.window);
       const float* qp = a.q + (q0 + q) * a.q_stride;
       for (int32_t p = 0; p < pairs; ++p) {
         PairState& s = state[q * pairs + p];
@@ -214,10 +213,7 @@ inline void attention_small_head_pairs(const AttentionArgs& a) {
     for (int32_t c0 = begin[0] / kPairChunk * kPairChunk; c0 < pass_ctx; c0 += kPairChunk) {
       const int32_t np = pass_ctx - c0 < kPairChunk ? pass_ctx - c0 : kPairChunk;
       const int32_t nv = (np + 7) / 8;
-      for (int32_t p = 0, b = c0 / a.block_size, offset = c0 % a.block_size; p < np; ++b, offset = 0) {
-        const int64_t first_slot = int64_t(a.blocks[b]) * a.block_size;
-        for (; offset < a.block_size && p < np; ++offset, ++p) slots[p] = first_slot + offset;
-      }
+      detail::chunk_slots<F32x8Vl>(a, c0, np, slots);
       if (int8) {
         for (int32_t p = 0; p < nv * 8; ++p) {
           const float ks = p < np ? a.k_scale[slots[p] * a.scale_stride] : 0.0f;
