@@ -1,11 +1,12 @@
-// Adaptive draft length: how many drafts a sequence should verify in its next step, from the rate at which its
-// drafts were accepted and from what a draft token costs. With per-draft acceptance rate a (draft j is accepted
-// only after drafts 0..j-1 were, each with probability a), k drafts give E(k) = 1 + a + ... + a^k tokens for a
-// step that costs 1 + c * k plain decode steps, where c is the marginal cost of one more token relative to the
-// cost per sequence of a plain step. The best k maximizes E(k) / (1 + c * k): k = 0 (no speculation) when drafts
-// are rarely accepted or tokens are expensive (a compute-bound model, or a large batch whose step is already
-// many tokens), the maximum when they are cheap (a memory-bound step, where k + 1 positions cost about one).
-// Pure functions and a small estimator; no clock, no engine state.
+// Adaptive draft length: how many drafts a sequence should verify in its next step, from how likely its drafts are
+// (each draft's own chance where the drafter gives one, else the rate at which its drafts were accepted) and from
+// what a draft token costs. With per-draft acceptance rate a (draft j is accepted only after drafts 0..j-1 were,
+// each with probability a), k drafts give E(k) = 1 + a + ... + a^k tokens for a step that costs 1 + c * k plain
+// decode steps, where c is the marginal cost of one more token relative to the cost per sequence of a plain step.
+// The best k maximizes E(k) / (1 + c * k): k = 0 (no speculation) when drafts are rarely accepted or tokens are
+// expensive (a compute-bound model, or a large batch whose step is already many tokens), the maximum when they are
+// cheap (a memory-bound step, where k + 1 positions cost about one). Pure functions, a sequence's chooser and the
+// estimators behind it; no clock, no engine state (the scheduler records what the steps cost).
 #pragma once
 
 #include <cstdint>
