@@ -6,8 +6,8 @@
 // Why its own form: the pair scan is most of a small model's cost per verified speculative token (each extra query
 // pays it whole, while the K/V transposes are shared by the queries of a work item). Against the generic form it
 // (a) keeps each transposed 8-position block twice, in both halves of a 64-byte row, so the scan reads it with the
-// FMA's own full-width load rather than a 256-bit broadcast a use; (b) takes chunks of 256 positions, one for the
-// bundled model's contexts, so a query's state stays in registers instead of passing through memory every 64;
+// FMA's own full-width load rather than a 256-bit broadcast a use; (b) takes chunks of 256 positions (a single one up to
+// that context), so a query's state stays in registers instead of passing through memory every 64 positions;
 // (c) computes scores in base 2 (the query pre-scaled by log2 e) with exp2 as a polynomial and vscalefps, which
 // needs no range clamp and gives masked scores exactly 0. Pair scan alone, one query, 150 positions, Zen 5: 145 ->
 // 88 ns.
