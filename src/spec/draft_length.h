@@ -78,7 +78,7 @@ class DraftLengthChooser {
 
   AcceptanceEstimate rate_;
   double observed_ = 0.0, expected_ = 0.0;  // decayed accepted drafts with chances, and their chances' expectation
-  std::vector<float> chosen_chances_;      // of the drafts choose() kept (raw), empty for drafts without
+  std::vector<float> chosen_chances_;       // of the drafts choose() kept (raw), empty for drafts without
   TokenId shadow_ = -1;
   float shadow_chance_ = -1.0f;  // the shadow's raw chance, or -1: it had none
   int32_t steps_off_ = 0;        // steps in a row that verified no draft

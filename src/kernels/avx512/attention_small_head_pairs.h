@@ -6,11 +6,10 @@
 // Why its own form: the pair scan is most of a small model's cost per verified speculative token (each extra query
 // pays it whole, while the K/V transposes are shared by the queries of a work item). Against the generic form it
 // (a) keeps each transposed 8-position block twice, in both halves of a 64-byte row, so the scan reads it with the
-// FMA's own full-width load rather than a 256-bit broadcast a use; (b) takes chunks of 256 positions (a single one up to
-// that context), so a query's state stays in registers instead of passing through memory every 64 positions;
-// (c) computes scores in base 2 (the query pre-scaled by log2 e) with exp2 as a polynomial and vscalefps, which
-// needs no range clamp and gives masked scores exactly 0. Pair scan alone, one query, 150 positions, Zen 5: 145 ->
-// 88 ns.
+// FMA's own full-width load rather than a 256-bit broadcast a use; (b) takes chunks of 256 positions (a single one up
+// to that context), so a query's state stays in registers instead of passing through memory every 64 positions; (c)
+// computes scores in base 2 (the query pre-scaled by log2 e) with exp2 as a polynomial and vscalefps, which needs no
+// range clamp and gives masked scores exactly 0. Pair scan alone, one query, 150 positions, Zen 5: 145 -> 88 ns.
 //
 // Bits: a query's arithmetic depends only on its own positions (chunks at multiples of kPairChunk positions whatever
 // the work item; a vector wholly outside the query's context or window skipped, a masked position's score -3e38, so
@@ -91,9 +90,8 @@ inline void small_head_pair_scan(const PairChunk& kc, const PairChunk& vc, bool 
     const __m512 both = _mm512_loadu_ps(q);
     __m512 qv[8];
     for (int i = 0; i < 8; ++i)
-      qv[i] = _mm512_permutexvar_ps(_mm512_setr_epi32(i, i, i, i, i, i, i, i, 8 + i, 8 + i, 8 + i, 8 + i, 8 + i,
-                                                      8 + i, 8 + i, 8 + i),
-                                    both);
+      qv[i] = _mm512_permutexvar_ps(
+          _mm512_setr_epi32(i, i, i, i, i, i, i, i, 8 + i, 8 + i, 8 + i, 8 + i, 8 + i, 8 + i, 8 + i, 8 + i), both);
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7);
     for (int32_t v = first; v < end; ++v) {
       const int32_t j0 = c0 + 8 * v;
@@ -237,7 +235,8 @@ inline void attention_small_head_pairs(const AttentionArgs& a) {
       for (int32_t p = 0; p < pairs; ++p) {
         const __m512 r = merge_pair(state[q * pairs + p]);
         _mm256_mask_storeu_ps(out + int64_t(2 * p) * hd, head_lanes, _mm512_castps512_ps256(r));
-        if (2 * p + 1 < nh) _mm256_mask_storeu_ps(out + int64_t(2 * p + 1) * hd, head_lanes, _mm512_extractf32x8_ps(r, 1));
+        if (2 * p + 1 < nh)
+          _mm256_mask_storeu_ps(out + int64_t(2 * p + 1) * hd, head_lanes, _mm512_extractf32x8_ps(r, 1));
       }
     }
   }

@@ -24,9 +24,9 @@ struct RopeShape {
 };
 // Full rotary at the model head sizes, partial rotary (phi-style 32 of 80, a quarter of 128), pair counts that
 // leave tails after 4- and 8-pair vectors, and heads that divide a vector (several heads a vector, heads left over).
-const RopeShape kRopeShapes[] = {{1, 8, 4},   {3, 8, 4},    {8, 8, 4},  {5, 4, 2},   {4, 16, 8}, {2, 64, 32},
-                                 {4, 80, 40}, {2, 80, 16},  {2, 128, 64}, {1, 128, 16}, {3, 14, 7}, {2, 26, 13},
-                                 {1, 2, 1},   {3, 2, 1},    {2, 10, 3}, {1, 6, 0}};
+const RopeShape kRopeShapes[] = {{1, 8, 4},   {3, 8, 4},   {8, 8, 4},    {5, 4, 2},    {4, 16, 8}, {2, 64, 32},
+                                 {4, 80, 40}, {2, 80, 16}, {2, 128, 64}, {1, 128, 16}, {3, 14, 7}, {2, 26, 13},
+                                 {1, 2, 1},   {3, 2, 1},   {2, 10, 3},   {1, 6, 0}};
 
 TEST(RopeTest, ScalarRotatesEachPairByItsAngle) {
   std::mt19937 rng(31);

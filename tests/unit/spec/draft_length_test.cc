@@ -25,12 +25,13 @@ TEST(BestNumDrafts, WithAChanceForEachDraft) {
   const std::vector<float> sure_then_guess{0.95f, 0.95f, 0.15f, 0.9f};
   // c = 1/6: E/cost = 1.67, 2.14, 1.99, 1.87 for k = 1..4.
   EXPECT_EQ(best_num_drafts(sure_then_guess, 1.0 / 6.0), 2);
-  EXPECT_EQ(best_num_drafts(sure_then_guess, 0.0), 4);  // free tokens
+  EXPECT_EQ(best_num_drafts(sure_then_guess, 0.0), 4);                       // free tokens
   EXPECT_EQ(best_num_drafts(std::vector<float>{0.1f, 1.0f, 1.0f}, 0.3), 0);  // a long sure chain behind a guess
   EXPECT_EQ(best_num_drafts(std::vector<float>{}, 0.1), 0);
   // The same as one rate where every chance is that rate.
   for (double a : {0.3, 0.6, 0.9})
-    for (double c : {0.05, 0.2, 0.5}) EXPECT_EQ(best_num_drafts(std::vector<float>(6, float(a)), c), best_num_drafts(a, c, 6));
+    for (double c : {0.05, 0.2, 0.5})
+      EXPECT_EQ(best_num_drafts(std::vector<float>(6, float(a)), c), best_num_drafts(a, c, 6));
 }
 
 TEST(DraftLengthChooser, ScalesChancesByHowTheyFaredAndLearnsFromShadows) {
