@@ -5,14 +5,18 @@
 
 namespace pagoda {
 
-int32_t best_num_drafts(double acceptance_rate, double marginal_cost, int32_t max_drafts) {
-  const double a = std::clamp(acceptance_rate, 0.0, 1.0);
+namespace {
+
+// argmax over k in [0, max_drafts] of E(k) / (1 + marginal_cost * k), E(k) = 1 + c(1) + c(1) c(2) + ... with c(k) the
+// chance of draft k in [0, 1]; the smallest k on ties. Both forms of best_num_drafts.
+template <class Chance>
+int32_t best_length(int32_t max_drafts, double marginal_cost, Chance chance) {
   const double c = std::max(0.0, marginal_cost);
   int32_t best_k = 0;
   double best = 1.0;  // k = 0: one token for one step
   double expected = 1.0, power = 1.0;
   for (int32_t k = 1; k <= max_drafts; ++k) {
-    power *= a;
+    power *= chance(k);
     expected += power;
     const double value = expected / (1.0 + c * double(k));
     if (value > best * (1.0 + 1e-9)) {
@@ -23,21 +27,16 @@ int32_t best_num_drafts(double acceptance_rate, double marginal_cost, int32_t ma
   return best_k;
 }
 
+}  // namespace
+
+int32_t best_num_drafts(double acceptance_rate, double marginal_cost, int32_t max_drafts) {
+  const double a = std::clamp(acceptance_rate, 0.0, 1.0);
+  return best_length(max_drafts, marginal_cost, [a](int32_t) { return a; });
+}
+
 int32_t best_num_drafts(std::span<const float> chances, double marginal_cost) {
-  const double c = std::max(0.0, marginal_cost);
-  int32_t best_k = 0;
-  double best = 1.0;
-  double expected = 1.0, power = 1.0;
-  for (size_t k = 1; k <= chances.size(); ++k) {
-    power *= std::clamp(double(chances[k - 1]), 0.0, 1.0);
-    expected += power;
-    const double value = expected / (1.0 + c * double(k));
-    if (value > best * (1.0 + 1e-9)) {
-      best = value;
-      best_k = int32_t(k);
-    }
-  }
-  return best_k;
+  return best_length(int32_t(chances.size()), marginal_cost,
+                     [chances](int32_t k) { return std::clamp(double(chances[size_t(k - 1)]), 0.0, 1.0); });
 }
 
 void AcceptanceEstimate::record(int32_t num_drafts, int32_t num_accepted) {
