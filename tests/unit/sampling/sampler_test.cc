@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <new>
+#include <random>
 #include <vector>
 
 namespace pagoda {
@@ -64,6 +65,32 @@ TEST(SamplerTest, GreedyTiesPickTheLowestId) {
   Sampler sampler(params_with(0.0f));
   EXPECT_EQ(sample_once(sampler, {1.0f, 3.0f, 3.0f, 3.0f}), 1);
   EXPECT_EQ(sample_once(sampler, {std::nanf(""), 1.0f, 1.0f}), 1);  // NaN never wins
+}
+
+// The greedy pick against its definition (the first index of the largest non-NaN logit, 0 when there is none) on
+// rows of every length around the sampler's 16 lanes, with many ties, NaNs and -infinity.
+TEST(SamplerTest, GreedyIsTheFirstLargestLogitOnRowsWithTiesNanAndInfinity) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> value(-3, 3), kind(0, 9);
+  Sampler sampler(params_with(0.0f));
+  for (int length : {1, 2, 15, 16, 17, 31, 32, 33, 47, 100, 512, 1001}) {
+    for (int trial = 0; trial < 60; ++trial) {
+      std::vector<float> logits(static_cast<size_t>(length), 0.0f);
+      for (float& logit : logits) {
+        const int k = kind(rng);
+        logit = k == 0 ? std::nanf("") : k == 1 ? -INFINITY : float(value(rng));
+      }
+      if (trial % 7 == 0)  // rows with no finite logit
+        for (float& logit : logits) logit = trial % 2 ? -INFINITY : std::nanf("");
+      if (trial % 11 == 0) logits[size_t(length - 1)] = INFINITY;
+      TokenId expected = 0;
+      for (int i = 0; i < length; ++i)
+        if (!std::isnan(logits[size_t(i)]) && (std::isnan(logits[size_t(expected)]) || logits[size_t(i)] > logits[size_t(expected)]))
+          expected = i;
+      if (std::isnan(logits[size_t(expected)]) || logits[size_t(expected)] == -INFINITY) expected = 0;
+      ASSERT_EQ(sample_once(sampler, logits), expected) << "length " << length << ", trial " << trial;
+    }
+  }
 }
 
 TEST(SamplerTest, SameSeedSameSequenceDifferentSeedsDiffer) {
