@@ -42,10 +42,13 @@ GENERATOR ?= Ninja
 generator_flag = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
 sanitizer_flags = $(UNITY_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)"
 
-.PHONY: deps test-deps build run test test-sanitize test-tsan test-main clean
+.PHONY: deps test-packages test-deps build run test test-sanitize test-tsan test-main clean
 
 deps:
 	@./scripts/install-deps.sh
+
+test-packages:
+	@./scripts/install-deps.sh --test --no-npm
 
 test-deps:
 	@./scripts/install-deps.sh --test
@@ -57,8 +60,15 @@ build: deps
 run: build
 	@./$(BUILD)/src/cli/pagoda run -p "$(PROMPT)" -n 196 --temp 0
 
-# The sanitizer run goes first so that the last line printed is the full suite's ctest summary.
-test: test-sanitize test-tsan test-main
+# The sanitizer run goes first so that the last line printed is the full suite's ctest summary. The npm step of the
+# end-to-end tests' clients (about 11 s, mostly the registry's) runs beside the sanitizer builds, after the apt step
+# (dpkg's lock); its output is shown when those finish, and test-main starts only once it has succeeded.
+test: test-packages
+	@npm_log=$$(mktemp); ./scripts/install-deps.sh --npm >"$$npm_log" 2>&1 & npm_pid=$$!; \
+	$(MAKE) test-sanitize test-tsan; status=$$?; \
+	wait $$npm_pid; npm_status=$$?; cat "$$npm_log"; rm -f "$$npm_log"; \
+	[ $$status -eq 0 ] || exit $$status; [ $$npm_status -eq 0 ] || exit $$npm_status; \
+	$(MAKE) test-main
 
 test-sanitize: deps
 	@cmake -S . -B $(ASAN_BUILD) $(call generator_flag,$(ASAN_BUILD)) $(call sanitizer_flags,$(ASAN_OPT)) -DPAGODA_SANITIZE=ON >/dev/null
