@@ -395,11 +395,16 @@ TEST(ServerTest, ASlowReaderIsCutWithoutSlowingOthers) {
   const HttpReply other =
       http_request(server.port(), "POST", "/v1/completions", R"({"prompt": "Once", "max_tokens": 8})");
   EXPECT_EQ(other.status, 200);
-  // The slow stream is cut: its 16 choices are cancelled in the engine, and nothing keeps running.
+  // The slow stream is cut: its 16 choices are cancelled in the engine, and nothing keeps running. The server may
+  // read the slow request only after the other one is done (the engine idle in between): wait for the 16 aborts,
+  // not for idleness.
+  const std::string aborted = "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"abort\"}";
+  EXPECT_TRUE(wait_for_metrics(server, std::chrono::seconds(20),
+                               [&](const std::string& m) { return metric_value(m, aborted).value_or(0) >= 16.0; }))
+      << metrics(server);
   ASSERT_TRUE(wait_idle(server, std::chrono::seconds(20)));
   const std::string m = metrics(server);
-  EXPECT_EQ(metric_value(m, "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"abort\"}"), 16.0)
-      << m;
+  EXPECT_EQ(metric_value(m, aborted), 16.0) << m;
   EXPECT_EQ(metric_value(m, "pagoda:kv_cache_usage_perc"), 0.0);
   close(fd);
   // One JSON log line per completion request (--log-format json), the cut one marked as such. The cut request's
