@@ -11,7 +11,10 @@
 #   model under 4M parameters such as the bundled one)
 #   env: PAGODA (the binary), K (drafts per step at most, default 4), GEN (tokens per request, default 256),
 #   ROUNDS (15: medians of 9 moved by 0.1x from run to run on a 2-core VM), NGRAM_MIN / NGRAM_MAX (1 / 4),
-#   FIXED=1 (--spec-fixed: every draft found, no adaptive length), CORPUS=0 (prompt lookup only)
+#   FIXED=1 (--spec-fixed: every draft found, no adaptive length), CORPUS=0 (prompt lookup only),
+#   PROMPTS_FILE (one prompt a line, measured after the three below; e.g. the first sentence of each TinyStories
+#   validation story: `sed 's/\([.!?]\) .*/\1/' ../shared/data/tinystories-valid-sample.txt`)
+# Last, for each mode, the spread over the prompts: each prompt's median speed-up, their geometric mean, the lowest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 model=${1:-$root/assets/models/stories260K/stories260K.gguf}
@@ -26,6 +29,9 @@ prompts=(
   "One day, a little boy named Tim found a big red ball in the garden. He"
   "Lily and Ben went to the park. They"
 )
+if [ -n "${PROMPTS_FILE:-}" ]; then
+  while IFS= read -r line; do [ -n "$line" ] && prompts+=("$line"); done <"$PROMPTS_FILE"
+fi
 echo "== speculative decoding (--spec ngram --spec-tokens $k, n-grams ${NGRAM_MIN:-1}..${NGRAM_MAX:-4}), greedy, $gen tokens, ${threads:-the default number of} threads, model $model"
 echo "   CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 corpus_flags=()
@@ -55,14 +61,24 @@ if [ "${CORPUS:-1}" != 0 ]; then
   echo "   corpus: the model's greedy stories for $i other prompts, $(wc -c <"$corpus") bytes"
   corpus_flags=(--spec-ngram-corpus "$corpus")
 fi
+mode_name=("prompt lookup alone" "prompt lookup and the corpus")
+medians=("" "")
 for prompt in "${prompts[@]}"; do
   echo "-- prompt: $prompt"
   for with_corpus in 0 1; do
     [ "$with_corpus" = 1 ] && [ ${#corpus_flags[@]} = 0 ] && continue
     flags=(); [ "$with_corpus" = 1 ] && flags=("${corpus_flags[@]}")
-    echo "   $([ "$with_corpus" = 1 ] && echo "prompt lookup and the corpus" || echo "prompt lookup alone"):"
-    "$P" bench latency -m "$model" "${thread_flags[@]}" --prompt "$prompt" --gen "$gen" --spec ngram \
+    echo "   ${mode_name[with_corpus]}:"
+    out=$("$P" bench latency -m "$model" "${thread_flags[@]}" --prompt "$prompt" --gen "$gen" --spec ngram \
       --spec-tokens "$k" --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds" \
-      ${FIXED:+--spec-fixed} "${flags[@]}" | grep -v '^  round\|^           step cost'
+      ${FIXED:+--spec-fixed} "${flags[@]}") || { echo "$out"; exit 1; }  # e.g. the greedy tokens differ
+    grep -v '^  round\|^           step cost' <<<"$out"
+    medians[with_corpus]+=" $(sed -n 's/^decode speed-up with speculation: median \([0-9.]*\)x.*/\1/p' <<<"$out")"
   done
+done
+echo "== over the ${#prompts[@]} prompts (each prompt's median speed-up)"
+for with_corpus in 0 1; do
+  [ -z "${medians[with_corpus]}" ] && continue
+  awk -v name="${mode_name[with_corpus]}" '{ s = 0; lo = $1; for (i = 1; i <= NF; ++i) { s += log($i); if ($i < lo) lo = $i }
+    printf "   %s: geometric mean %.2fx, lowest %.2fx; each:%s\n", name, exp(s / NF), lo, $0 }' <<<"${medians[with_corpus]}"
 done
