@@ -399,9 +399,9 @@ TEST(ServerTest, ASlowReaderIsCutWithoutSlowingOthers) {
   // read the slow request only after the other one is done (the engine idle in between): wait for the 16 aborts,
   // not for idleness.
   const std::string aborted = "pagoda:request_success_total{model_name=\"stories260K\",finished_reason=\"abort\"}";
-  EXPECT_TRUE(wait_for_metrics(server, std::chrono::seconds(20),
-                               [&](const std::string& m) { return metric_value(m, aborted).value_or(0) >= 16.0; }))
-      << metrics(server);
+  EXPECT_TRUE(wait_for_metrics(server, std::chrono::seconds(20), [&](const std::string& m) {
+    return metric_value(m, aborted).value_or(0) >= 16.0;
+  })) << metrics(server);
   ASSERT_TRUE(wait_idle(server, std::chrono::seconds(20)));
   const std::string m = metrics(server);
   EXPECT_EQ(metric_value(m, aborted), 16.0) << m;
