@@ -17,6 +17,7 @@
 #include "cli/common_options.h"
 #include "cli/model_loading.h"
 #include "core/thread_pool.h"
+#include "engine/engine_plan.h"
 #include "kernels/kernels.h"
 #include "loader/loaded_model.h"
 
@@ -121,11 +122,14 @@ int bench_isa(const IsaBenchOptions& o) {
       return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context", total));
     models.push_back(std::move(loaded).value());
   }
+  // The model runs take the threads `run` and `serve` would (one for a model under 4M parameters), not the kernel
+  // table's pool of every core.
+  const int32_t model_threads = resolve_num_threads(config->threads, models.front().model->config());
   std::vector<double> pp(levels->size(), 0.0), tg(levels->size(), 0.0), mbu(levels->size(), 0.0);
   for (int32_t round = 0; round < o.rounds; ++round) {
     for (size_t l = 0; l < levels->size(); ++l) {
-      // The engine of each run owns its threads, as many as the pool's (idle by then: its workers sleep).
-      const Result<bench::LatencyReport> report = bench::run_latency_bench(models[l], pool.num_threads(), latency);
+      // The engine of each run owns its threads (the pool's workers sleep by then).
+      const Result<bench::LatencyReport> report = bench::run_latency_bench(models[l], model_threads, latency);
       if (!report.ok()) return report_error(report.error());
       const bench::LatencyReport& r = *report;
       pp[l] = std::max(pp[l], r.prefill_tok_s);
@@ -137,8 +141,8 @@ int bench_isa(const IsaBenchOptions& o) {
     }
   }
   const std::string source = models.front().source;
-  std::printf("\nmodel %s (read bandwidth %.2f GB/s; best of %d rounds)\n", source.c_str(), *latency.membw_gbps,
-              o.rounds);
+  std::printf("\nmodel %s (%d threads; read bandwidth %.2f GB/s; best of %d rounds)\n", source.c_str(), model_threads,
+              *latency.membw_gbps, o.rounds);
   print_header(*levels, "figure");
   print_row(fmt::format("prefill pp{} tok/s", latency.prompt_len), pp, base, " %10.2f");
   print_row(fmt::format("decode tg{} tok/s", latency.num_generated), tg, base, " %10.2f");

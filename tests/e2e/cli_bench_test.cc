@@ -1,4 +1,4 @@
-// `pagoda bench offline|batched|prefix|interference|ablation` on the bundled model: each runs to the end and its
+// `pagoda bench offline|batched|prefix|interference|ablation|isa` on the bundled model: each runs to the end and its
 // JSON figures are consistent with the workload it was given (counts exact, rates positive, cache hits where the
 // prompts share blocks). Speed itself is never asserted: these are benchmarks, measured, not tested. The
 // ablation's --report page is opened in headless Chromium and its screenshot checked not to be blank.
@@ -96,6 +96,18 @@ TEST(CliBenchTest, AblationRunsEveryRowAndItsReportRendersInChromium) {
     ::pclose(p);
   }
   EXPECT_NE(out.find("report page ok"), std::string::npos) << out;
+}
+
+// `bench isa`'s model rows run on the threads `pagoda run` would use (one for a model this small), not on the kernel
+// table's pool of every core, and give a figure for every level this CPU runs.
+TEST(CliBenchTest, IsaRunsTheModelOnTheThreadsRunWouldUseAtEveryLevel) {
+  const ProcessResult r =
+      run_pagoda({"bench", "isa", "--model-only", "--rounds", "1", "--prompt-len", "16", "--gen", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("model bundled:stories260K (1 threads;"), std::string::npos) << r.out;
+  for (const char* row : {"prefill pp16 tok/s", "decode tg8 tok/s", "decode MBU %"})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  EXPECT_NE(r.out.find("avx2"), std::string::npos) << r.out;
 }
 
 TEST(CliBenchTest, BadScenarioArgumentsAreCleanErrors) {
