@@ -1,12 +1,17 @@
 // `pagoda bench offline|batched|prefix|interference|ablation|isa` on the bundled model: each runs to the end and its
-// JSON figures are consistent with the workload it was given (counts exact, rates positive, cache hits where the
-// prompts share blocks). Speed itself is never asserted: these are benchmarks, measured, not tested. The
-// ablation's --report page is opened in headless Chromium and its screenshot checked not to be blank.
+// figures are consistent with the workload it was given (JSON: counts exact, rates positive, cache hits where the
+// prompts share blocks; isa's table: a figure a level in each row). Speed itself is never asserted: these are
+// benchmarks, measured, not tested. The ablation's --report page is opened in headless Chromium and its screenshot
+// checked not to be blank.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "run_binary.h"
 
@@ -99,15 +104,29 @@ TEST(CliBenchTest, AblationRunsEveryRowAndItsReportRendersInChromium) {
 }
 
 // `bench isa`'s model rows run on the threads `pagoda run` would use (one for a model this small), not on the kernel
-// table's pool of every core, and give a figure for every level this CPU runs.
+// table's pool of every core, and each row has a figure for every level in its header (avx2 among them), then the
+// ratio.
 TEST(CliBenchTest, IsaRunsTheModelOnTheThreadsRunWouldUseAtEveryLevel) {
   const ProcessResult r =
       run_pagoda({"bench", "isa", "--model-only", "--rounds", "1", "--prompt-len", "16", "--gen", "8"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("model bundled:stories260K (1 threads;"), std::string::npos) << r.out;
-  for (const char* row : {"prefill pp16 tok/s", "decode tg8 tok/s", "decode MBU %"})
-    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
-  EXPECT_NE(r.out.find("avx2"), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  size_t num_levels = 0, num_rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+    if (!w.empty() && w[0] == "figure") {
+      num_levels = w.size() - 2;  // "figure", the levels, "LAST/base"
+      EXPECT_EQ(w[1], "avx2") << line;
+    } else if (line.rfind("prefill pp16 tok/s", 0) == 0 || line.rfind("decode tg8 tok/s", 0) == 0 ||
+               line.rfind("decode MBU %", 0) == 0) {
+      ++num_rows;
+      EXPECT_EQ(w.size(), 3 + num_levels + 1) << line;  // three words of name, the levels, the ratio
+    }
+  }
+  EXPECT_GE(num_levels, 1u) << r.out;
+  EXPECT_EQ(num_rows, 3u) << r.out;
 }
 
 TEST(CliBenchTest, BadScenarioArgumentsAreCleanErrors) {
