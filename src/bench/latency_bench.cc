@@ -49,12 +49,6 @@ double weight_bytes_per_token(const format::GgufFile& file, int32_t vocab_size, 
 
 namespace {
 
-// Bandwidth on a pool of its own, gone before the engine's threads run again.
-double measured_bandwidth_gbps(int32_t num_threads) {
-  ThreadPool pool(num_threads);
-  return measure_memory_bandwidth(pool).read_gbps;
-}
-
 double process_cpu_us() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -104,7 +98,7 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   r.prompt_len = prompt_len;
   r.num_generated = o.num_generated;
   r.num_threads = engine->num_threads();
-  const double bw_before = o.membw_gbps ? *o.membw_gbps : measured_bandwidth_gbps(r.num_threads);
+  const double bw_before = o.membw_gbps ? *o.membw_gbps : read_bandwidth_gbps(r.num_threads);
 
   request.prompt = prompt;
   request.sampling.max_tokens = o.num_generated;
@@ -114,7 +108,7 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   const RequestOutput out = timed.stream->wait_all();
   const double cpu_us = process_cpu_us() - cpu_before_us;
   const EngineStats after = engine->stats();
-  const double bw_after = o.membw_gbps ? *o.membw_gbps : measured_bandwidth_gbps(r.num_threads);
+  const double bw_after = o.membw_gbps ? *o.membw_gbps : read_bandwidth_gbps(r.num_threads);
 
   const RequestTiming& t = *out.timing;
   std::vector<double> tpot_ms;

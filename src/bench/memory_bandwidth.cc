@@ -67,4 +67,9 @@ MemoryBandwidth measure_memory_bandwidth(ThreadPool& pool, int64_t array_mib, in
   return result;
 }
 
+double read_bandwidth_gbps(int32_t num_threads) {
+  ThreadPool pool(num_threads);
+  return measure_memory_bandwidth(pool).read_gbps;
+}
+
 }  // namespace pagoda::bench

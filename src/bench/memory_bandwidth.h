@@ -18,5 +18,8 @@ struct MemoryBandwidth {
 
 // array_mib: size of each of the three arrays (default 256 MiB, far above a 32 MiB L3).
 MemoryBandwidth measure_memory_bandwidth(ThreadPool& pool, int64_t array_mib = 256, int32_t num_reps = 5);
+// The read-only figure (GB/s) on a pool of num_threads threads of its own, gone when it returns (before an engine's
+// threads run again): the bandwidth a model run on that many threads can reach, MBU's denominator.
+double read_bandwidth_gbps(int32_t num_threads);
 
 }  // namespace pagoda::bench

@@ -110,7 +110,6 @@ int bench_isa(const IsaBenchOptions& o) {
   if (!kv_dtype.ok()) return report_error(kv_dtype.error());
   latency.kv_dtype = *kv_dtype;
   latency.block_size = config->kv_cache.block_size;
-  latency.membw_gbps = bench::measure_memory_bandwidth(pool).read_gbps;
   // Every level's model stays loaded (each repacked into its level's layout), and the levels take turns within each
   // round, each figure's best round counting: a burst of load elsewhere then slows a round, not one level.
   std::vector<LoadedModel> models;
@@ -123,8 +122,9 @@ int bench_isa(const IsaBenchOptions& o) {
     models.push_back(std::move(loaded).value());
   }
   // The model runs take the threads `run` and `serve` would (one for a model under 4M parameters), not the kernel
-  // table's pool of every core.
+  // table's pool of every core; MBU is over the bandwidth those threads reach, as `bench latency` measures it.
   const int32_t model_threads = resolve_num_threads(config->threads, models.front().model->config());
+  latency.membw_gbps = bench::read_bandwidth_gbps(model_threads);
   std::vector<double> pp(levels->size(), 0.0), tg(levels->size(), 0.0), mbu(levels->size(), 0.0);
   for (int32_t round = 0; round < o.rounds; ++round) {
     for (size_t l = 0; l < levels->size(); ++l) {
