@@ -8,7 +8,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 
+#include "core/ordered_json_parse.h"
 #include "grammar/json_number_range.h"
 #include "grammar/json_string_chars.h"
 #include "grammar/regex_parser.h"
@@ -129,7 +131,9 @@ class SchemaConverter {
     const int32_t root = b_.add_rule("root");
     refs_["#"] = root;
     b_.set_body(root, convert_schema(root_, "#", 0));
-    while (!failed() && !pending_.empty()) {
+    for (size_t converted = 0; !failed() && !pending_.empty(); ++converted) {
+      if (converted % 256 == 0 && limits.should_stop && limits.should_stop())
+        return make_error("the grammar's compile was stopped", StatusCode::kCancelled);
       const auto [rule, pointer] = pending_.back();
       pending_.pop_back();
       const json* target = resolve(pointer, pointer);
@@ -137,7 +141,7 @@ class SchemaConverter {
     }
     if (failed()) return make_error(*error_, StatusCode::kInvalidArgument);
     Result<Grammar> g = b_.build(root, limits);
-    if (!g.ok()) return make_error("schema: " + g.error(), StatusCode::kInvalidArgument);
+    if (!g.ok()) return make_error("schema: " + g.error(), g.status().code());
     return g;
   }
 
@@ -270,8 +274,8 @@ class SchemaConverter {
           key += token[i];
         }
       }
-      if (node->is_object() && node->contains(key)) {
-        node = &(*node)[key];
+      if (const json* m = node->is_object() ? member(*node, key) : nullptr) {
+        node = m;
       } else if (node->is_array() && !key.empty() && key.size() < 10 &&
                  std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                  std::stoul(key) < node->size()) {
@@ -284,17 +288,66 @@ class SchemaConverter {
     return node;
   }
 
+  // An object's member by key. ordered_json finds keys by a linear scan: a `$defs` of n definitions, each reached
+  // through a $ref, would cost n^2 / 2 comparisons, so big objects get a hash index on their first lookup.
+  const json* member(const json& object, const std::string& key) {
+    constexpr size_t kIndexFrom = 32;
+    if (object.size() < kIndexFrom) {
+      auto it = object.find(key);
+      return it == object.end() ? nullptr : &*it;
+    }
+    auto [index, fresh] = member_index_.try_emplace(&object);
+    if (fresh)
+      for (auto it = object.begin(); it != object.end(); ++it) index->second.emplace(it.key(), &it.value());
+    auto it = index->second.find(key);
+    return it == index->second.end() ? nullptr : it->second;
+  }
+
+  // A schema that is only another $ref (annotations aside): an alias of the schema it names.
+  static const json* alias_of(const json& s) {
+    if (!s.is_object()) return nullptr;
+    auto r = s.find("$ref");
+    if (r == s.end() || !r->is_string()) return nullptr;
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (it.key() != "$ref" && !kAnnotations.count(it.key())) return nullptr;
+    return &*r;
+  }
+
+  // The rule of the schema `ref` names. A chain of aliases is followed to the schema at its end, and every
+  // reference on the chain shares that schema's one rule: n aliases would otherwise be n nested calls, which the
+  // matcher must descend before its first byte.
   int32_t ref_rule(const std::string& ref, const std::string& path) {
-    auto it = refs_.find(ref);
-    if (it != refs_.end()) return it->second;
-    if (!resolve(ref, path)) return -1;
-    std::string name;
-    const std::string last = ref.substr(ref.find_last_of('/') == std::string::npos ? 0 : ref.find_last_of('/') + 1);
-    for (const char c : last) name += std::isalnum(uint8_t(c)) ? c : '-';
-    if (name.empty()) name = "ref";
-    const int32_t rule = b_.add_rule(b_.unique_rule_name(name));
-    refs_[ref] = rule;
-    pending_.push_back({rule, ref});
+    std::vector<std::string> chain;
+    std::set<std::string, std::less<>> on_chain;
+    std::string cur = ref;
+    int32_t rule = -1;
+    while (true) {
+      if (auto it = refs_.find(cur); it != refs_.end()) {
+        rule = it->second;
+        break;
+      }
+      const json* target = resolve(cur, path);
+      if (!target) return -1;
+      chain.push_back(cur);
+      on_chain.insert(cur);
+      const json* next = alias_of(*target);
+      if (!next) {
+        std::string name;
+        const size_t slash = cur.find_last_of('/');
+        for (const char c : cur.substr(slash == std::string::npos ? 0 : slash + 1))
+          name += std::isalnum(uint8_t(c)) ? c : '-';
+        if (name.empty()) name = "ref";
+        rule = b_.add_rule(b_.unique_rule_name(name));
+        pending_.push_back({rule, cur});
+        break;
+      }
+      cur = next->get<std::string>();
+      if (on_chain.count(cur)) {
+        fail(path, fmt::format("$ref '{}' is a cycle of references that never reaches a schema", ref));
+        return -1;
+      }
+    }
+    for (const std::string& r : chain) refs_[r] = rule;
     return rule;
   }
 
@@ -998,6 +1051,7 @@ class SchemaConverter {
   GrammarBuilder b_;
   std::optional<std::string> error_;
   std::map<std::string, int32_t> refs_;
+  std::unordered_map<const json*, std::unordered_map<std::string_view, const json*>> member_index_;
   std::vector<std::pair<int32_t, std::string>> pending_;
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
@@ -1012,13 +1066,9 @@ Result<Grammar> json_schema_to_grammar(const nlohmann::ordered_json& schema, con
 
 Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonGrammarOptions& options,
                                        const BuildLimits& limits) {
-  json schema;
-  try {
-    schema = json::parse(schema_text);
-  } catch (const json::parse_error& e) {
-    return make_error(fmt::format("schema: not valid JSON ({})", e.what()), StatusCode::kInvalidArgument);
-  }
-  return json_schema_to_grammar(schema, options, limits);
+  Result<json> schema = parse_ordered_json(schema_text);
+  if (!schema.ok()) return make_error("schema: not valid JSON (" + schema.error() + ")", StatusCode::kInvalidArgument);
+  return json_schema_to_grammar(*schema, options, limits);
 }
 
 Result<Grammar> json_object_grammar(const JsonGrammarOptions& options) {

@@ -393,9 +393,30 @@ TEST(JsonSchemaConverter, RefsDefsAndRecursion) {
                 {{"$defs", {{"a", {{"anyOf", {{{"$ref", "#/$defs/a"}}, {{"type", "null"}}}}}}}}, {"$ref", "#/$defs/a"}})
                 .find("left recursion"),
             std::string::npos);
-  EXPECT_NE(
-      schema_error({{"$defs", {{"a", {{"$ref", "#/$defs/a"}}}}}, {"$ref", "#/$defs/a"}}).find("matches no string"),
-      std::string::npos);
+  EXPECT_NE(schema_error({{"$defs", {{"a", {{"$ref", "#/$defs/a"}}}}}, {"$ref", "#/$defs/a"}})
+                .find("a cycle of references that never reaches a schema"),
+            std::string::npos);
+  EXPECT_NE(schema_error({{"$defs", {{"a", {{"$ref", "#/$defs/b"}, {"title", "A"}}}, {"b", {{"$ref", "#/$defs/a"}}}}},
+                          {"$ref", "#/$defs/a"}})
+                .find("a cycle of references that never reaches a schema"),
+            std::string::npos);
+}
+
+// A chain of aliases (schemas that are only a $ref) is one rule, however long: the matcher would otherwise descend
+// one call per alias before its first byte and give up past its expansion bound.
+TEST(JsonSchemaConverter, AliasChainsShareTheRuleAtTheirEnd) {
+  constexpr int kLinks = 3000;
+  json defs = json::object();
+  for (int i = 0; i < kLinks; ++i) defs["d" + std::to_string(i)] = {{"$ref", "#/$defs/d" + std::to_string(i + 1)}};
+  defs["d" + std::to_string(kLinks)] = {{"type", "integer"}, {"minimum", 3}, {"maximum", 7}};
+  const json schema = {{"type", "array"}, {"items", {{"$ref", "#/$defs/d0"}}}, {"$defs", defs}};
+  Result<Grammar> g = json_schema_to_grammar(schema);
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_LE(g->rules.size(), 8u);  // the root, the one integer rule, the shared whitespace/number helpers
+  auto compiled = compile_schema(schema);
+  EXPECT_TRUE(matches(compiled, "[3,7,5]"));
+  EXPECT_FALSE(matches(compiled, "[8]"));
+  EXPECT_FALSE(matches(compiled, "[2]"));
 }
 
 TEST(JsonSchemaConverter, BooleanAndEmptySchemas) {
