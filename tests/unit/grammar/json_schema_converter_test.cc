@@ -320,6 +320,31 @@ TEST(JsonSchemaConverter, NumberBounds) {
             std::string::npos);
 }
 
+// zod 4 writes the safe-integer bounds +-(2^53 - 1) into every .int(): integer bounds hold anywhere in int64.
+TEST(JsonSchemaConverter, IntegerBoundsUpToSixtyFourBits) {
+  const json safe = {{"type", "integer"}, {"minimum", -9007199254740991}, {"maximum", 9007199254740991}};
+  auto g = compile_schema(safe);
+  for (const char* ok : {"0", "-1", "42", "9007199254740991", "-9007199254740991", "9007199254740990"})
+    EXPECT_TRUE(matches(g, ok)) << ok;
+  for (const char* bad : {"9007199254740992", "-9007199254740992", "10000000000000000", "1.5", "-0"})
+    EXPECT_FALSE(matches(g, bad)) << bad;
+  expect_generated_valid(safe);
+  auto below = compile_schema({{"type", "integer"}, {"exclusiveMaximum", 9007199254740992.0}, {"minimum", 0}});
+  EXPECT_TRUE(matches(below, "9007199254740991"));
+  EXPECT_FALSE(matches(below, "9007199254740992"));
+  // The largest double under 2^63, either sign.
+  auto wide =
+      compile_schema({{"type", "integer"}, {"minimum", -9223372036854774784.0}, {"maximum", 9223372036854774784.0}});
+  EXPECT_TRUE(matches(wide, "9223372036854774784"));
+  EXPECT_TRUE(matches(wide, "-9223372036854774784"));
+  EXPECT_FALSE(matches(wide, "9223372036854774785"));
+  EXPECT_FALSE(matches(wide, "-9223372036854774785"));
+  EXPECT_NE(schema_error({{"type", "integer"}, {"maximum", 1e19}}).find("outside the enforceable range of integers"),
+            std::string::npos);
+  // Bounds that leave no integer.
+  EXPECT_FALSE(json_schema_to_grammar(json{{"type", "integer"}, {"minimum", 1.2}, {"maximum", 1.8}}).ok());
+}
+
 TEST(JsonSchemaConverter, AnyOfOneOfAllOf) {
   const json any_of = {{"anyOf", {{{"type", "integer"}, {"minimum", 10}}, {{"type", "string"}, {"maxLength", 1}}}}};
   auto g = compile_schema(any_of);
