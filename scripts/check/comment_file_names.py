@@ -11,6 +11,7 @@ import fnmatch
 import io
 import os
 import re
+import subprocess
 import sys
 import tokenize
 
@@ -102,6 +103,14 @@ def stale_names(files, paths):
 
 
 def tree(root):
+    """The repository's files: git's tracked and not-ignored ones (so no build folder, whatever its name), or, outside a
+    git checkout, every file but those under .git, node_modules and build*."""
+    try:
+        listed = subprocess.run(['git', '-C', root, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+                                capture_output=True, check=True).stdout.decode('utf-8').split('\0')
+        return sorted(p for p in listed if p and os.path.isfile(os.path.join(root, p)))
+    except (OSError, subprocess.CalledProcessError):
+        pass
     paths = []
     for dirpath, dirnames, files in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith('build')]
