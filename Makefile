@@ -40,7 +40,19 @@ UNITY_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_UNITY_BUILD_BATCH_SIZE=$(UNIT
 # keeps its generator (CMake refuses to switch one).
 GENERATOR ?= Ninja
 generator_flag = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
-sanitizer_flags = $(UNITY_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)"
+# ccache (scripts/install-deps.sh installs Debian's), where present, compiles each tree's objects once per content: a
+# later CI run on the same machine, from a fresh clone in any folder, takes the unchanged ones from the cache
+# (~/.cache/ccache). Paths under the repository are hashed relative to it (CCACHE_BASEDIR), so another clone's
+# objects hit: a unity batch names its sources by absolute path, which ccache's direct mode sees as other content,
+# but its preprocessor mode, with those paths made relative, finds the same text. The objects themselves carry no
+# folder (CMakeLists.txt maps __FILE__; the tests' paths come from a generated header, tests/CMakeLists.txt). The
+# precompiled headers need the sloppiness below (ccache cannot see a define or __TIME__ through a .gch). CCACHE=
+# builds without it; the empty launcher then also clears one a tree was configured with before.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+LAUNCHER_FLAGS = -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_SLOPPINESS ?= pch_defines,time_macros,include_file_mtime,include_file_ctime
+sanitizer_flags = $(UNITY_FLAGS) $(LAUNCHER_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)"
 
 .PHONY: deps test-packages test-deps build run test test-sanitize test-tsan test-main clean
 
@@ -54,7 +66,8 @@ test-deps:
 	@./scripts/install-deps.sh --test
 
 build: deps
-	@cmake -S . -B $(BUILD) $(call generator_flag,$(BUILD)) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON $(UNITY_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(call generator_flag,$(BUILD)) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON $(UNITY_FLAGS) \
+	  $(LAUNCHER_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 run: build
