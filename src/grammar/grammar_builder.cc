@@ -44,6 +44,11 @@ struct NfaEdge {
 }  // namespace nfa_detail
 using nfa_detail::NfaEdge;
 
+class NfaLowering;
+// Lowers the intersection of `items` (each regular) into `nfa` between `from` and a new end state it returns, as
+// the product of the items' DFAs; kNoState (and nfa.failed) when an item calls a rule or a limit is passed.
+uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth);
+
 // The lowering of one rule body to an NFA; a friend of GrammarBuilder (reads its nodes).
 class NfaLowering {
  public:
@@ -171,13 +176,23 @@ class NfaLowering {
         edge(from, end, kRuleLabel + uint32_t(n.rule_id));
         return end;
       }
+      case Kind::kIntersection: {
+        const uint32_t end = lower_intersection(*this, n.children, from, depth + 1);
+        return end == kNoState ? from : end;
+      }
     }
     return from;
+  }
+
+  void fail(std::string message) {
+    if (!failed) error = std::move(message);
+    failed = true;
   }
 
   const GrammarBuilder& b_;
   uint64_t budget_;
   CompileBudget& work_;
+  friend uint32_t lower_intersection(NfaLowering&, const std::vector<int32_t>&, uint32_t, int32_t);
 };
 
 namespace {
@@ -346,6 +361,85 @@ std::string escape_byte(uint8_t b) {
 
 }  // namespace
 
+uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth) {
+  if (depth > kMaxExprDepth) {
+    nfa.fail(fmt::format("grammar expression nested deeper than {} levels", kMaxExprDepth));
+    return kNoState;
+  }
+  // Each item on its own: an NFA, then its DFA.
+  std::vector<LocalDfa> dfas(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    NfaLowering item(nfa.b_, nfa.budget_, nfa.work_);
+    if (!item.lower(items[i])) {
+      nfa.fail(item.error);
+      return kNoState;
+    }
+    for (const NfaEdge& e : item.edges) {
+      if (e.label != kEpsilon && e.label >= kRuleLabel) {
+        nfa.fail("an intersection of expressions that call rules (only regular ones can be intersected)");
+        return kNoState;
+      }
+    }
+    uint64_t dfa_budget = nfa.budget_;
+    Determinizer det(item, dfa_budget, nfa.work_);
+    if (!det.run(dfas[i])) {
+      nfa.fail(nfa.work_.ok() ? "grammar too large: an intersection's operand has too many automaton states"
+                              : nfa.work_.status().message());
+      return kNoState;
+    }
+  }
+  // The product, folded item by item: a state is a pair of states, an edge the overlap of two byte ranges.
+  LocalDfa product = std::move(dfas[0]);
+  for (size_t i = 1; i < items.size(); ++i) {
+    const LocalDfa& other = dfas[i];
+    LocalDfa next;
+    std::unordered_map<uint64_t, uint32_t> ids;
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    auto id_of = [&](uint32_t a, uint32_t b) {
+      const uint64_t key = (uint64_t(a) << 32) | b;
+      auto [it, fresh] = ids.try_emplace(key, uint32_t(pairs.size()));
+      if (fresh) {
+        pairs.push_back({a, b});
+        next.states.emplace_back();
+      }
+      return it->second;
+    };
+    id_of(0, 0);
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      const auto [a, b] = pairs[p];
+      const LocalDfa::State& sa = product.states[a];
+      const LocalDfa::State& sb = other.states[b];
+      if (!nfa.work_.charge(1 + sa.bytes.size() * sb.bytes.size()) || pairs.size() > nfa.budget_) {
+        nfa.fail(nfa.work_.ok() ? fmt::format("grammar too large: an intersection of more than {} states", nfa.budget_)
+                                : nfa.work_.status().message());
+        return kNoState;
+      }
+      LocalDfa::State st;
+      st.accepting = sa.accepting && sb.accepting;
+      for (const ByteEdge& ea : sa.bytes) {
+        for (const ByteEdge& eb : sb.bytes) {
+          const uint8_t lo = std::max(ea.lo, eb.lo), hi = std::min(ea.hi, eb.hi);
+          if (lo <= hi) st.bytes.push_back({lo, hi, id_of(ea.target, eb.target)});
+        }
+      }
+      next.states[p] = std::move(st);
+    }
+    product = std::move(next);
+  }
+  // Into the rule's NFA: one state per product state, the start reached from `from`, accepting ones to the end.
+  const uint32_t end = nfa.new_state();
+  std::vector<uint32_t> state_of(product.states.size());
+  for (uint32_t& s : state_of) s = nfa.new_state();
+  nfa.edge(from, state_of[0], kEpsilon);
+  for (size_t p = 0; p < product.states.size(); ++p) {
+    const LocalDfa::State& st = product.states[p];
+    for (const ByteEdge& e : st.bytes)
+      nfa.edge(state_of[p], state_of[e.target], uint32_t(e.lo) | (uint32_t(e.hi) << 8));
+    if (st.accepting) nfa.edge(state_of[p], end, kEpsilon);
+  }
+  return nfa.failed ? kNoState : end;
+}
+
 // ---- CompileBudget ----
 
 void CompileBudget::poll() {
@@ -450,6 +544,15 @@ GrammarBuilder::Expr GrammarBuilder::repeat(Expr item, uint32_t min, uint32_t ma
   n.max = max;
   return add(std::move(n));
 }
+GrammarBuilder::Expr GrammarBuilder::intersection(std::vector<Expr> items) {
+  if (items.empty()) return empty();
+  if (items.size() == 1) return items[0];
+  Node n;
+  n.kind = Kind::kIntersection;
+  n.children = std::move(items);
+  return add(std::move(n));
+}
+
 GrammarBuilder::Expr GrammarBuilder::rule_ref(int32_t rule_id) {
   Node n;
   n.kind = Kind::kRule;

@@ -94,6 +94,9 @@ class GrammarBuilder {
   Expr star(Expr item) { return repeat(item, 0, kUnbounded); }
   Expr plus(Expr item) { return repeat(item, 1, kUnbounded); }
   Expr rule_ref(int32_t rule_id);
+  // The strings every item matches (items must be regular: no rule calls inside them). Lowered as the product of
+  // the items' DFAs, e.g. a JSON Schema string's `pattern` together with its `format` and lengths.
+  Expr intersection(std::vector<Expr> items);
 
   // Lowers every rule reachable from `root_rule_id` (each must have a body). Errors: a called rule without a body,
   // left recursion (naming the cycle), a grammar that matches no string, a limit exceeded (kInvalidArgument),
@@ -101,13 +104,24 @@ class GrammarBuilder {
   Result<Grammar> build(int32_t root_rule_id, const BuildLimits& limits = {}) const;
 
  private:
-  enum class Kind : uint8_t { kEmpty, kNothing, kBytes, kByteSet, kCodePoints, kSequence, kChoice, kRepeat, kRule };
+  enum class Kind : uint8_t {
+    kEmpty,
+    kNothing,
+    kBytes,
+    kByteSet,
+    kCodePoints,
+    kSequence,
+    kChoice,
+    kRepeat,
+    kRule,
+    kIntersection
+  };
   struct Node {
     Kind kind = Kind::kEmpty;
     std::string bytes;           // kBytes
     std::bitset<256> byte_set;   // kByteSet
     CodePointSet code_points;    // kCodePoints
-    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one)
+    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one), kIntersection
     uint32_t min = 0, max = 0;   // kRepeat
     int32_t rule_id = -1;        // kRule
   };

@@ -89,6 +89,18 @@ bool has_assertions(const json& s) {
   return false;
 }
 
+// A schema every string satisfies (true, {}, {"type": "string"}, annotations aside): as `propertyNames`, which zod 4
+// writes for every z.record(z.string(), ...), it asserts nothing (object keys are strings).
+bool every_string_matches(const json& s) {
+  if (s.is_boolean()) return s.get<bool>();
+  if (!s.is_object()) return false;
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    if (it.key() == "type" && it.value() == "string") continue;
+    if (!kAnnotations.count(it.key())) return false;
+  }
+  return true;
+}
+
 bool is_integral(const json& v) {
   return v.is_number_integer() || v.is_number_unsigned() ||
          (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
@@ -578,6 +590,7 @@ class SchemaConverter {
     }
     if (s.contains("anyOf") || s.contains("oneOf")) return convert_alternatives(s, path, depth);
     for (auto it = s.begin(); it != s.end(); ++it) {
+      if (it.key() == "propertyNames" && every_string_matches(it.value())) continue;
       if (kUnsupported.count(it.key())) return fail(path, fmt::format("'{}' is not supported", it.key()));
     }
     if (s.contains("enum") || s.contains("const")) return convert_enum(s, path);
@@ -984,30 +997,25 @@ class SchemaConverter {
   }
 
   Expr convert_string(const json& s, const std::string& path) {
-    const bool has_pattern = s.contains("pattern");
-    const bool has_format = s.contains("format");
-    const bool has_length = s.contains("minLength") || s.contains("maxLength");
-    if (int(has_pattern) + int(has_format) + int(has_length) > 1) {
-      return fail(path, "a string with more than one of 'pattern', 'format' and minLength/maxLength is not supported");
-    }
-    auto quoted = [&](Expr e) { return b_.sequence({b_.literal("\""), e, b_.literal("\"")}); };
-    if (has_pattern || has_format) {
-      std::string regex;
-      if (has_pattern) {
-        if (!s["pattern"].is_string()) return fail(path, "'pattern' must be a string");
-        regex = s["pattern"].get<std::string>();
-      } else {
-        if (!s["format"].is_string()) return fail(path, "'format' must be a string");
-        auto it = kFormats.find(s["format"].get<std::string>());
-        if (it == kFormats.end())
-          return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
-        regex = it->second;
-      }
-      Result<Expr> e = regex_to_expr(regex, RegexMode::kJsonStringSearch, b_);
+    // `pattern`, `format` and the lengths each give a regular language of the string's content; together, the
+    // string is in all of them (their intersection).
+    std::vector<Expr> parts;
+    if (s.contains("pattern")) {
+      if (!s["pattern"].is_string()) return fail(path, "'pattern' must be a string");
+      Result<Expr> e = regex_to_expr(s["pattern"].get<std::string>(), RegexMode::kJsonStringSearch, b_);
       if (!e.ok()) return fail(path, e.error());
-      return quoted(*e);
+      parts.push_back(*e);
     }
-    if (has_length) {
+    if (s.contains("format")) {
+      if (!s["format"].is_string()) return fail(path, "'format' must be a string");
+      auto it = kFormats.find(s["format"].get<std::string>());
+      if (it == kFormats.end())
+        return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
+      Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b_);
+      if (!e.ok()) return fail(path, e.error());
+      parts.push_back(*e);
+    }
+    if (s.contains("minLength") || s.contains("maxLength")) {
       uint64_t min = 0;
       uint32_t max = kUnbounded;
       if (s.contains("minLength")) {
@@ -1020,9 +1028,10 @@ class SchemaConverter {
         if (!v) return b_.nothing();
         max = uint32_t(*v);
       }
-      return quoted(b_.repeat(json_string_chars(b_, CodePointSet::all()), uint32_t(min), max));
+      parts.push_back(b_.repeat(json_string_chars(b_, CodePointSet::all()), uint32_t(min), max));
     }
-    return b_.rule_ref(string_rule());
+    if (parts.empty()) return b_.rule_ref(string_rule());
+    return b_.sequence({b_.literal("\""), b_.intersection(std::move(parts)), b_.literal("\"")});
   }
 
   Expr convert_number(const json& s, bool integer, const std::string& path) {
