@@ -21,6 +21,7 @@
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
+#include "model/tensor_set.h"
 #include "model/workspace.h"
 #include "quant/block_q8_0.h"
 #include "synth/random_model_writer.h"
@@ -173,6 +174,59 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   for (float v : logits) max_abs = std::max(max_abs, std::fabs(v));
   EXPECT_GT(max_abs, 0.0f) << "the random weights give a forward that is not all zero";
   EXPECT_TRUE(std::isfinite(max_abs));
+}
+
+TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
+  // A q6_K matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
+  // fp16 scale range (127 * 65504) f32 as well; a q8_0 matrix stays in the file's mapping.
+  std::mt19937 rng(7);
+  const std::vector<uint8_t> q6k = random_blocks(GgmlType::kQ6_K, 512, rng);
+  const std::vector<uint8_t> q41 = random_blocks(GgmlType::kQ4_1, 64, rng);
+  std::vector<uint8_t> q8k = random_blocks(GgmlType::kQ8_K, 512, rng);
+  const float huge = 1.0e6f;  // values up to 1.27e8
+  std::memcpy(q8k.data(), &huge, 4);
+  std::vector<uint8_t> q80(2 * 34, 0);
+  format::GgufWriter w;
+  w.add_tensor("m6", GgmlType::kQ6_K, {256, 2}, q6k.data(), q6k.size());
+  w.add_tensor("v", GgmlType::kQ4_1, {64}, q41.data(), q41.size());
+  w.add_tensor("big", GgmlType::kQ8_K, {256, 2}, q8k.data(), q8k.size());
+  w.add_tensor("plain", GgmlType::kQ8_0, {32, 2}, q80.data(), q80.size());
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  auto file = format::GgufFile::from_memory(bytes, "shapes.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  const TensorSet set = tensor_set_from_gguf(*file);
+  EXPECT_EQ(set.owned.size(), 3u);
+
+  const TensorRef* m6 = set.find("m6");
+  ASSERT_NE(m6, nullptr);
+  EXPECT_EQ(m6->dtype, DType::kQ8_0);
+  EXPECT_EQ(m6->type_name, "q6_K");
+  std::vector<float> exact(512);
+  format::dequantize_ggml_row(GgmlType::kQ6_K, q6k.data(), exact.data(), 512);
+  std::vector<quant::BlockQ8_0> want(16);
+  quant::quantize_row_q8_0(exact.data(), want.data(), 512);
+  EXPECT_EQ(std::memcmp(m6->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
+
+  const TensorRef* v = set.find("v");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->dtype, DType::kF32);
+  std::vector<float> v_exact(64);
+  format::dequantize_ggml_row(GgmlType::kQ4_1, q41.data(), v_exact.data(), 64);
+  EXPECT_EQ(std::memcmp(v->data, v_exact.data(), 64 * sizeof(float)), 0);
+
+  const TensorRef* big = set.find("big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->dtype, DType::kF32);
+  std::vector<float> big_exact(512);
+  format::dequantize_ggml_row(GgmlType::kQ8_K, q8k.data(), big_exact.data(), 512);
+  EXPECT_EQ(std::memcmp(big->data, big_exact.data(), 512 * sizeof(float)), 0);
+
+  const TensorRef* plain = set.find("plain");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->dtype, DType::kQ8_0);
+  EXPECT_EQ(plain->data, file->tensors()[3].data) << "runs from the mapping";
+
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("1 q4_1, 1 q6_K, 1 q8_K tensors"));
 }
 
 TEST_F(ConvertedTypesTest, ATypePagodaCannotRunIsRefusedWithItsNameAndTheTensors) {
