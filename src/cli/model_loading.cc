@@ -13,7 +13,12 @@ Result<LoadedModel> load_configured_model(const PagodaConfig& config, const kern
                                           const ModelOptions& options) {
   Result<std::optional<format::GgmlType>> type = weight_quantization_type(config.quantization);
   if (!type.ok()) return make_error("invalid option: " + type.error());
-  if (!*type) return load_model(config.model, kernels, options);
+  if (!*type) {
+    Result<LoadedModel> loaded = load_model(config.model, kernels, options);
+    if (loaded.ok() && !loaded->weights_note.empty())
+      std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());
+    return loaded;
+  }
   Result<LoadedModel> loaded =
       load_model_quantized(config.model, eval::builtin_load_quantization(**type, config.threads), kernels, options);
   if (loaded.ok()) std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());

@@ -30,6 +30,21 @@ GgmlTypeTraits traits_of(GgmlType type) {
     case GgmlType::kQ5_K: return {"q5_K", 256, 176};
     case GgmlType::kQ6_K: return {"q6_K", 256, 210};
     case GgmlType::kQ8_K: return {"q8_K", 256, 292};
+    case GgmlType::kIQ2_XXS: return {"iq2_xxs", 256, 66};
+    case GgmlType::kIQ2_XS: return {"iq2_xs", 256, 74};
+    case GgmlType::kIQ3_XXS: return {"iq3_xxs", 256, 98};
+    case GgmlType::kIQ1_S: return {"iq1_s", 256, 50};
+    case GgmlType::kIQ4_NL: return {"iq4_nl", 32, 18};
+    case GgmlType::kIQ3_S: return {"iq3_s", 256, 110};
+    case GgmlType::kIQ2_S: return {"iq2_s", 256, 82};
+    case GgmlType::kIQ4_XS: return {"iq4_xs", 256, 136};
+    case GgmlType::kIQ1_M: return {"iq1_m", 256, 56};
+    case GgmlType::kTQ1_0: return {"tq1_0", 256, 54};
+    case GgmlType::kTQ2_0: return {"tq2_0", 256, 66};
+    case GgmlType::kMXFP4: return {"mxfp4", 32, 17};
+    case GgmlType::kNVFP4: return {"nvfp4", 64, 36};
+    case GgmlType::kQ1_0: return {"q1_0", 128, 18};
+    case GgmlType::kQ2_0: return {"q2_0", 64, 18};
     case GgmlType::kI8: return {"i8", 1, 1};
     case GgmlType::kI16: return {"i16", 1, 2};
     case GgmlType::kI32: return {"i32", 1, 4};
@@ -94,9 +109,31 @@ std::string dims_string(const std::vector<int64_t>& dims) {
 }
 
 bool ggml_type_is_supported(GgmlType type) {
-  return type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16 || type == GgmlType::kQ8_0 ||
-         type == GgmlType::kQ4_0 || type == GgmlType::kPagodaInt8 || type == GgmlType::kPagodaAwqInt4G32 ||
-         type == GgmlType::kPagodaAwqInt4G64 || type == GgmlType::kPagodaAwqInt4G128;
+  switch (type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ4_0:
+    case GgmlType::kPagodaInt8:
+    case GgmlType::kPagodaAwqInt4G32:
+    case GgmlType::kPagodaAwqInt4G64:
+    case GgmlType::kPagodaAwqInt4G128:
+    // Converted at load (model/tensor_set.h): their dequantizers are in format/ggml_dequantize.h.
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
+    case GgmlType::kQ8_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
+    case GgmlType::kMXFP4: return true;
+    default: return false;
+  }
 }
 
 uint64_t ggml_block_size(GgmlType type) { return traits_of(type).block_size; }

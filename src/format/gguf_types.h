@@ -31,7 +31,8 @@ enum class GgufValueType : uint32_t {
 std::string_view gguf_value_type_name(GgufValueType type);
 
 // ggml tensor type ids (the numbers llama.cpp writes), and pagoda's own from 1000 on. F32, F16, BF16, Q8_0, Q4_0
-// and pagoda's INT8 and AWQ INT4 types are loadable.
+// and pagoda's INT8 and AWQ INT4 types run as stored; Q4_1, Q5_0, Q5_1, the K-quants, IQ4_NL, IQ4_XS and MXFP4 load
+// converted (format/ggml_dequantize.h); the rest are named in messages but refused.
 enum class GgmlType : uint32_t {
   kF32 = 0,
   kF16 = 1,
@@ -47,12 +48,27 @@ enum class GgmlType : uint32_t {
   kQ5_K = 13,
   kQ6_K = 14,
   kQ8_K = 15,
+  kIQ2_XXS = 16,
+  kIQ2_XS = 17,
+  kIQ3_XXS = 18,
+  kIQ1_S = 19,
+  kIQ4_NL = 20,
+  kIQ3_S = 21,
+  kIQ2_S = 22,
+  kIQ4_XS = 23,
   kI8 = 24,
   kI16 = 25,
   kI32 = 26,
   kI64 = 27,
   kF64 = 28,
+  kIQ1_M = 29,
   kBF16 = 30,
+  kTQ1_0 = 34,
+  kTQ2_0 = 35,
+  kMXFP4 = 39,
+  kNVFP4 = 40,
+  kQ1_0 = 41,
+  kQ2_0 = 42,
   // pagoda's own types, numbered from 1000 so they never meet ggml's (README "Weight types").
   kPagodaInt8 = 1000,         // per row: f32 scale, then one int8 per element
   kPagodaAwqInt4G32 = 1001,   // AWQ INT4, groups of 32: fp16 d, u8 zero, u8 0, 16 bytes of nibbles
@@ -61,7 +77,8 @@ enum class GgmlType : uint32_t {
 };
 std::string_view ggml_type_name(GgmlType type);  // "f32", "q4_0", ... or "unknown"
 bool ggml_type_is_known(GgmlType type);          // one of the enumerators above
-bool ggml_type_is_supported(GgmlType type);      // pagoda can load tensors of this type
+// pagoda can load tensors of this type: it runs them as stored, or converts them at load (ggml_dequantize.h).
+bool ggml_type_is_supported(GgmlType type);
 // Elements per block and bytes per block (as in ggml's type traits); 0 for an unknown type. Non-quantized
 // types have blocks of one element.
 uint64_t ggml_block_size(GgmlType type);

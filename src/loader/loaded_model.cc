@@ -8,6 +8,7 @@
 #include "assets/bundled_model.h"
 #include "loader/hf_folder_metadata.h"
 #include "model/registry.h"
+#include "model/tensor_set.h"
 #include "tokenizer/vocab_loader.h"
 
 namespace pagoda {
@@ -37,6 +38,7 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
   }
   if (loaded.model == nullptr) {
     PAGODA_ASSIGN_OR_RETURN(loaded.model, create_model(*loaded.file, kernels, options));
+    loaded.weights_note = tensor_conversion_note(*loaded.file);
   }
   PAGODA_ASSIGN_OR_RETURN(loaded.tokenizer, tokenizer_from_gguf(*loaded.file));
   if (loaded.tokenizer->vocab_size() != loaded.model->config().vocab_size)

@@ -26,7 +26,9 @@ struct LoadedModel {
   std::unique_ptr<format::GgufFile> file;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
-  std::string weights_note;  // set when the weights were quantized at load (what, to which type, sizes, time)
+  // Set when the weights were quantized at load (what, to which type, sizes, time), or when tensors of a type no
+  // kernel runs as stored were converted (model/tensor_set.h says how).
+  std::string weights_note;
 };
 
 // `path` empty = the bundled model; a directory with config.json = an HF model folder. Errors are one line naming the

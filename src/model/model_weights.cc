@@ -16,21 +16,6 @@
 namespace pagoda {
 namespace {
 
-std::optional<DType> dtype_of(format::GgmlType type) {
-  switch (type) {
-    case format::GgmlType::kF32: return DType::kF32;
-    case format::GgmlType::kF16: return DType::kF16;
-    case format::GgmlType::kBF16: return DType::kBF16;
-    case format::GgmlType::kQ8_0: return DType::kQ8_0;
-    case format::GgmlType::kQ4_0: return DType::kQ4_0;
-    case format::GgmlType::kPagodaInt8: return DType::kInt8;
-    case format::GgmlType::kPagodaAwqInt4G32: return DType::kAwqInt4G32;
-    case format::GgmlType::kPagodaAwqInt4G64: return DType::kAwqInt4G64;
-    case format::GgmlType::kPagodaAwqInt4G128: return DType::kAwqInt4G128;
-    default: return std::nullopt;
-  }
-}
-
 Result<const TensorRef*> find(const TensorSet& f, const std::string& name, std::vector<int64_t> expected_dims) {
   const TensorRef* t = f.find(name);
   if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.source, name));
@@ -165,6 +150,7 @@ Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const
 
 Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelConfig& c) {
   ModelWeights w;
+  w.owned_storage = f.owned;  // tensors converted at load live there
   const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size, q_dim = c.q_dim();
   PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, format::gguf_tensor::kTokenEmbedding, vocab, dim));
   if (w.token_embd.input_scale != nullptr)
@@ -274,21 +260,6 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
     w.output = w.token_embd;  // tied embeddings, as llama.cpp does when output.weight is absent
   }
   return w;
-}
-
-TensorSet tensor_set_from_gguf(const format::GgufFile& file) {
-  TensorSet set;
-  set.source = file.name();
-  set.file_mapped = file.is_file_mapping();
-  for (const format::GgufTensorInfo& t : file.tensors()) {
-    TensorRef r;
-    r.dtype = dtype_of(t.type);
-    r.type_name = std::string(format::ggml_type_name(t.type));
-    r.dims = t.dims;
-    r.data = t.data;
-    set.tensors.emplace(t.name, std::move(r));
-  }
-  return set;
 }
 
 }  // namespace pagoda

@@ -1,10 +1,12 @@
 // TensorSet: a model's tensors by their GGUF names (llama.cpp's: "blk.0.attn_q.weight") with ggml dim order and
 // borrowed data, whatever file they came from (a GGUF, or an HF folder mapped by HfCheckpoint). The one input of
-// model_weights_from_tensors. Owns only the index; the data belongs to whoever built it.
+// model_weights_from_tensors. Owns the index and the data of tensors converted at load (`owned`); the rest of the data
+// belongs to whoever built it.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +18,7 @@ namespace pagoda {
 
 struct TensorRef {
   std::optional<DType> dtype;  // nullopt: a type pagoda cannot run (type_name says which)
-  std::string type_name;       // "f32", "q4_k", ...
+  std::string type_name;       // the file's type: "f32", "q4_K", ... (also for a tensor converted at load)
   std::vector<int64_t> dims;   // ggml order: dims[0] innermost
   const void* data = nullptr;
   // Non-empty: the tensor's outermost slices (dims.back() of them: the experts of a stacked expert tensor) each at
@@ -30,6 +32,9 @@ struct TensorSet {
   // from the process without losing anything (model/weight_repack).
   bool file_mapped = false;
   std::map<std::string, TensorRef, std::less<>> tensors;
+  // The data of the tensors converted at load, which their TensorRefs point into (ModelWeights keeps a copy of
+  // these pointers, so the views outlive the set).
+  std::vector<std::shared_ptr<const void>> owned;
 
   const TensorRef* find(const std::string& name) const {
     auto it = tensors.find(name);
@@ -37,7 +42,17 @@ struct TensorSet {
   }
 };
 
-// Every tensor of `file`, by name (data stays in its mapping).
+// Every tensor of `file`, by name. Data stays in its mapping, except for the types no kernel runs as stored
+// (format::ggml_type_converted_at_load: q4_1, q5_0, q5_1, the K-quants, iq4_nl, iq4_xs, mxfp4), which are converted
+// here: each row is dequantized exactly (format/ggml_dequantize.h), then a tensor of two or more dimensions (a weight
+// matrix, the token embeddings, stacked experts) is requantized to q8_0, blocks of 32 along its rows, ggml's
+// rounding (quant/block_q8_0.h) - a far finer grid than the 2-6 bit source's, so the error it adds is a small
+// fraction of the source's own - and a vector (norm weights, biases) stays f32. A matrix whose values do not fit
+// q8_0's fp16 scales stays f32 too. TensorRef::type_name keeps the file's type.
 TensorSet tensor_set_from_gguf(const format::GgufFile& file);
+
+// What tensor_set_from_gguf converts in `file`, for the loader's message ("converted at load: 154 q4_K, 1 q6_K
+// ..."); empty when nothing is.
+std::string tensor_conversion_note(const format::GgufFile& file);
 
 }  // namespace pagoda

@@ -130,13 +130,30 @@ TEST(GgufReaderTest, BigEndian) {
 }
 
 TEST(GgufReaderTest, UnsupportedTensorType) {
-  // Written by our own writer, so the file is otherwise valid: only the type is refused.
-  const std::vector<uint8_t> q(20 * 4, 0);
+  // Written by hand (the writer refuses the type too), so the file is otherwise valid: only the type is refused.
+  TinyFile f;
+  f.type_id = uint32_t(GgmlType::kIQ2_XXS);
+  f.dims = {256, 1};
+  f.num_data_bytes = 66;
+  EXPECT_THAT(parse_error(f.bytes()),
+              HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type iq2_xxs, which pagoda cannot load yet "
+                        "(supported: f32, f16, bf16, q8_0, q4_0, int8, awq_int4_g32|g64|g128; converted at load: "
+                        "q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K, iq4_nl, iq4_xs, mxfp4)"));
+}
+
+TEST(GgufReaderTest, KQuantTensorsAreMapped) {
+  const std::vector<uint8_t> q4k(144 * 2, 7), q6k(210, 9);
   GgufWriter writer;
-  writer.add_tensor("blk.0.attn_q.weight", GgmlType::kQ4_1, {64, 2}, q.data(), q.size());
-  EXPECT_THAT(parse_error(writer.to_bytes()),
-              HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type q4_1, which pagoda cannot load yet "
-                        "(supported: f32, f16, bf16, q8_0, q4_0, int8, awq_int4_g32|g64|g128)"));
+  writer.add_tensor("a", GgmlType::kQ4_K, {512, 1}, q4k.data(), q4k.size());
+  writer.add_tensor("b", GgmlType::kQ6_K, {256}, q6k.data(), q6k.size());
+  const std::vector<uint8_t> bytes = writer.to_bytes();
+  auto file = GgufFile::from_memory(bytes, "model.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  ASSERT_EQ(file->tensors().size(), 2u);
+  EXPECT_EQ(file->tensors()[0].type, GgmlType::kQ4_K);
+  EXPECT_EQ(file->tensors()[0].size_bytes, 288u);
+  EXPECT_EQ(static_cast<const uint8_t*>(file->tensors()[0].data)[287], 7);
+  EXPECT_EQ(file->tensors()[1].size_bytes, 210u);
 }
 
 TEST(GgufReaderTest, UnknownTensorType) {

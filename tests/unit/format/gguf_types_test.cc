@@ -23,8 +23,18 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kBF16));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ8_0));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ4_0));
-  EXPECT_FALSE(ggml_type_is_supported(GgmlType::kQ4_1));
-  EXPECT_FALSE(ggml_type_is_supported(GgmlType::kQ4_K));
+  // Converted at load (format/ggml_dequantize.h).
+  for (GgmlType t : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
+                     GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL,
+                     GgmlType::kIQ4_XS, GgmlType::kMXFP4})
+    EXPECT_TRUE(ggml_type_is_supported(t)) << ggml_type_name(t);
+  // Known (named in messages) but refused.
+  for (GgmlType t : {GgmlType::kQ8_1, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kIQ3_XXS,
+                     GgmlType::kIQ3_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M, GgmlType::kTQ1_0, GgmlType::kTQ2_0,
+                     GgmlType::kNVFP4, GgmlType::kQ1_0, GgmlType::kQ2_0, GgmlType::kF64, GgmlType::kI8}) {
+    EXPECT_TRUE(ggml_type_is_known(t)) << ggml_type_name(t);
+    EXPECT_FALSE(ggml_type_is_supported(t)) << ggml_type_name(t);
+  }
   EXPECT_TRUE(ggml_type_is_known(GgmlType::kQ8_0));
   EXPECT_FALSE(ggml_type_is_known(static_cast<GgmlType>(4)));  // q4_2, removed from ggml
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, 7), 28u);
@@ -33,12 +43,41 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 64), 36u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ8_0, 32), 34u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);                // not whole blocks
-  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 0u);                // not loadable
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 20u);
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kIQ2_XXS, 256), 0u);            // not loadable
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, uint64_t{1} << 62), 0u);  // overflow
   EXPECT_EQ(ggml_block_size(GgmlType::kQ4_0), 32u);
   EXPECT_EQ(ggml_type_size(GgmlType::kQ4_0), 18u);
   EXPECT_EQ(ggml_block_size(GgmlType::kQ4_K), 256u);
   EXPECT_EQ(ggml_type_size(GgmlType::kQ4_K), 144u);
+}
+
+TEST(GgufTypesTest, EveryGgmlTypesLayout) {
+  // ggml's type_traits (blck_size, type_size) and names, written out from ggml-common.h's block structs.
+  struct Row {
+    GgmlType type;
+    const char* name;
+    uint64_t block, bytes;
+  };
+  const Row rows[] = {
+      {GgmlType::kQ4_1, "q4_1", 32, 20},        {GgmlType::kQ5_0, "q5_0", 32, 22},
+      {GgmlType::kQ5_1, "q5_1", 32, 24},        {GgmlType::kQ8_1, "q8_1", 32, 36},
+      {GgmlType::kQ2_K, "q2_K", 256, 84},       {GgmlType::kQ3_K, "q3_K", 256, 110},
+      {GgmlType::kQ5_K, "q5_K", 256, 176},      {GgmlType::kQ6_K, "q6_K", 256, 210},
+      {GgmlType::kQ8_K, "q8_K", 256, 292},      {GgmlType::kIQ2_XXS, "iq2_xxs", 256, 66},
+      {GgmlType::kIQ2_XS, "iq2_xs", 256, 74},   {GgmlType::kIQ3_XXS, "iq3_xxs", 256, 98},
+      {GgmlType::kIQ1_S, "iq1_s", 256, 50},     {GgmlType::kIQ4_NL, "iq4_nl", 32, 18},
+      {GgmlType::kIQ3_S, "iq3_s", 256, 110},    {GgmlType::kIQ2_S, "iq2_s", 256, 82},
+      {GgmlType::kIQ4_XS, "iq4_xs", 256, 136},  {GgmlType::kIQ1_M, "iq1_m", 256, 56},
+      {GgmlType::kTQ1_0, "tq1_0", 256, 54},     {GgmlType::kTQ2_0, "tq2_0", 256, 66},
+      {GgmlType::kMXFP4, "mxfp4", 32, 17},      {GgmlType::kNVFP4, "nvfp4", 64, 36},
+      {GgmlType::kQ1_0, "q1_0", 128, 18},       {GgmlType::kQ2_0, "q2_0", 64, 18},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(ggml_type_name(r.type), r.name);
+    EXPECT_EQ(ggml_block_size(r.type), r.block) << r.name;
+    EXPECT_EQ(ggml_type_size(r.type), r.bytes) << r.name;
+  }
 }
 
 TEST(GgufTypesTest, PagodaTypes) {

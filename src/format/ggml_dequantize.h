@@ -1,0 +1,24 @@
+// Any GGUF tensor type pagoda reads, as f32: the one table from a ggml type id to the quant module's reference
+// dequantizer of its blocks (bit-identical to ggml's dequantize_row_*). The loader converts the types pagoda does
+// not run as stored through it (model/tensor_set.h); tests and tools read any tensor through it.
+#pragma once
+
+#include <cstdint>
+
+#include "format/gguf_types.h"
+
+namespace pagoda::format {
+
+// True for every type whose rows dequantize_ggml_row can read: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
+// q2_K ... q6_K, q8_K, iq4_nl, iq4_xs, mxfp4 (not pagoda's own int8 and AWQ types, whose rows carry extra data).
+bool ggml_type_has_dequantizer(GgmlType type);
+
+// True for the types the GGUF reader accepts but no kernel runs as stored, so the loader converts them:
+// q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K, iq4_nl, iq4_xs, mxfp4.
+bool ggml_type_converted_at_load(GgmlType type);
+
+// src: the first n elements of a row of `type` -> dst: f32 [n]. n must be a multiple of ggml_block_size(type);
+// checked, as is that the type has a dequantizer.
+void dequantize_ggml_row(GgmlType type, const void* src, float* dst, int64_t n);
+
+}  // namespace pagoda::format

@@ -1,0 +1,254 @@
+// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, the K-quants, iq4_nl, iq4_xs,
+// mxfp4): a random-weight model whose matrices use every one of them loads through load_model, says what it
+// converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
+// (each row dequantized, then quantized to q8_0; vectors as f32). A type pagoda cannot run is refused with its name
+// and the tensor's.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/half.h"
+#include "core/thread_pool.h"
+#include "format/ggml_dequantize.h"
+#include "format/gguf_writer.h"
+#include "kernels/kernels.h"
+#include "kv/kv_storage.h"
+#include "loader/loaded_model.h"
+#include "model/tensor_set.h"
+#include "model/workspace.h"
+#include "quant/block_q8_0.h"
+#include "synth/random_model_writer.h"
+
+namespace pagoda {
+namespace {
+
+namespace fs = std::filesystem;
+using format::GgmlType;
+using ::testing::HasSubstr;
+
+// Where each converted type keeps its scales, so random quant bytes get finite, small ones: fp16 fields at these
+// byte offsets (q8_K's f32 d and mxfp4's exponent byte are set apart).
+std::vector<size_t> fp16_scale_offsets(GgmlType t) {
+  switch (t) {
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K: return {0, 2};
+    case GgmlType::kQ5_0:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS: return {0};
+    case GgmlType::kQ2_K: return {80, 82};
+    case GgmlType::kQ3_K: return {108};
+    case GgmlType::kQ6_K: return {208};
+    default: return {};
+  }
+}
+
+// Random blocks of `type` whose values stay within about +-0.2.
+std::vector<uint8_t> random_blocks(GgmlType type, int64_t num_elements, std::mt19937& rng) {
+  const size_t block_bytes = format::ggml_type_size(type);
+  std::vector<uint8_t> bytes(size_t(num_elements) / format::ggml_block_size(type) * block_bytes);
+  for (uint8_t& b : bytes) b = uint8_t(rng());
+  for (size_t at = 0; at < bytes.size(); at += block_bytes) {
+    for (size_t offset : fp16_scale_offsets(type)) {
+      const uint16_t d = float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * 1.0e-4f * float(1 + rng() % 8));
+      std::memcpy(&bytes[at + offset], &d, 2);
+    }
+    if (type == GgmlType::kQ8_K) {
+      const float d = 1.0e-3f;
+      std::memcpy(&bytes[at], &d, 4);
+    }
+    if (type == GgmlType::kMXFP4) bytes[at] = uint8_t(118 + rng() % 4);  // 2^-9 .. 2^-6
+  }
+  return bytes;
+}
+
+class ConvertedTypesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           ("converted_types_test_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    synth::RandomModelOptions o;
+    o.shape = synth::ModelShape{.name = "k256",
+                                .dim = 256,
+                                .hidden_dim = 512,
+                                .num_layers = 2,
+                                .num_heads = 4,
+                                .num_kv_heads = 2,
+                                .vocab_size = 256,
+                                .context_length = 64};
+    o.output_path = (dir_ / "f32.gguf").string();
+    const Status st = synth::write_random_model(o);
+    ASSERT_TRUE(st.ok()) << st.message();
+    auto base = format::GgufFile::open(o.output_path);
+    ASSERT_TRUE(base.ok()) << base.error();
+    base_ = std::make_unique<format::GgufFile>(std::move(base).value());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The next-token logits of a 4-token prompt.
+  static std::vector<float> prompt_logits(const Model& m) {
+    const TokenId tokens[] = {1, 40, 7, 200};
+    const Pos positions[] = {0, 1, 2, 3};
+    const int32_t slots[] = {0, 1, 2, 3}, seq_starts[] = {0, 4}, context_lens[] = {4}, rows[] = {3};
+    const BlockId table[] = {0};
+    BatchView batch{tokens, positions, slots, seq_starts, context_lens, BlockTableView{table, 1, 1}, rows, {}};
+    ThreadPool pool(2);
+    KvStorage kv(m.config().kv_shape(), 1, 16);
+    Workspace ws(m.config(), 8, 16, 1, 2);
+    LogitsView l = m.forward(batch, kv.view(), ws, pool);
+    return std::vector<float>(l.row(0).begin(), l.row(0).end());
+  }
+
+  fs::path dir_;
+  std::unique_ptr<format::GgufFile> base_;
+};
+
+TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
+  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ5_K, GgmlType::kQ3_K,
+                            GgmlType::kQ2_K, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                            GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
+  std::mt19937 rng(41);
+  format::GgufWriter quantized, by_hand;
+  for (const auto& [key, value] : base_->metadata()) {
+    quantized.set(key, value);
+    by_hand.set(key, value);
+  }
+  std::vector<std::vector<uint8_t>> keep;  // the writers borrow the bytes until written
+  size_t next_type = 0;
+  for (const format::GgufTensorInfo& t : base_->tensors()) {
+    // Every matrix and output_norm (a vector in a converted type: kept as f32) take the types in turn.
+    const bool convert = t.dims.size() == 2 || t.name == "output_norm.weight";
+    if (!convert) {
+      quantized.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+      by_hand.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+      continue;
+    }
+    const GgmlType type = t.dims.size() == 2 ? types[next_type++ % std::size(types)] : GgmlType::kQ4_1;
+    const int64_t row_len = t.dims[0], num_rows = t.num_elements() / row_len;
+    keep.push_back(random_blocks(type, t.num_elements(), rng));
+    const std::vector<uint8_t>& src = keep.back();
+    quantized.add_tensor(t.name, type, t.dims, src.data(), src.size());
+    // The conversion tensor_set.h describes, written out: exact dequantization, then q8_0 rows (f32 for a vector).
+    std::vector<float> values(size_t(t.num_elements()));
+    const size_t src_row_bytes = format::ggml_row_bytes(type, uint64_t(row_len));
+    for (int64_t r = 0; r < num_rows; ++r)
+      format::dequantize_ggml_row(type, src.data() + size_t(r) * src_row_bytes, values.data() + r * row_len, row_len);
+    if (t.dims.size() == 1) {
+      keep.emplace_back(values.size() * 4);
+      std::memcpy(keep.back().data(), values.data(), keep.back().size());
+      by_hand.add_tensor(t.name, GgmlType::kF32, t.dims, keep.back().data(), keep.back().size());
+    } else {
+      keep.emplace_back(format::ggml_row_bytes(GgmlType::kQ8_0, uint64_t(t.num_elements())));
+      quant::quantize_row_q8_0(values.data(), reinterpret_cast<quant::BlockQ8_0*>(keep.back().data()),
+                               t.num_elements());
+      by_hand.add_tensor(t.name, GgmlType::kQ8_0, t.dims, keep.back().data(), keep.back().size());
+    }
+  }
+  ASSERT_GE(next_type, std::size(types)) << "every type is used at least once";
+  const std::string quantized_path = (dir_ / "quantized.gguf").string(), by_hand_path = (dir_ / "by_hand.gguf").string();
+  ASSERT_TRUE(quantized.write(quantized_path).ok());
+  ASSERT_TRUE(by_hand.write(by_hand_path).ok());
+
+  Result<LoadedModel> converted = load_model(quantized_path, kernels::best_kernels());
+  ASSERT_TRUE(converted.ok()) << converted.error();
+  Result<LoadedModel> reference = load_model(by_hand_path, kernels::best_kernels());
+  ASSERT_TRUE(reference.ok()) << reference.error();
+  EXPECT_THAT(converted->weights_note, HasSubstr("converted at load"));
+  EXPECT_THAT(converted->weights_note, HasSubstr("q4_K"));
+  EXPECT_THAT(converted->weights_note, HasSubstr("mxfp4"));
+  EXPECT_THAT(converted->weights_note, HasSubstr("q8_0"));
+  EXPECT_EQ(reference->weights_note, "") << "q8_0 and f32 run as stored";
+  const std::vector<float> logits = prompt_logits(*converted->model);
+  EXPECT_EQ(logits, prompt_logits(*reference->model));
+  float max_abs = 0.0f;
+  for (float v : logits) max_abs = std::max(max_abs, std::fabs(v));
+  EXPECT_GT(max_abs, 0.0f) << "the random weights give a forward that is not all zero";
+  EXPECT_TRUE(std::isfinite(max_abs));
+}
+
+TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
+  // A q6_K matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
+  // fp16 scale range (127 * 65504) f32 as well; a q8_0 matrix stays in the file's mapping.
+  std::mt19937 rng(7);
+  const std::vector<uint8_t> q6k = random_blocks(GgmlType::kQ6_K, 512, rng);
+  const std::vector<uint8_t> q41 = random_blocks(GgmlType::kQ4_1, 64, rng);
+  std::vector<uint8_t> q8k = random_blocks(GgmlType::kQ8_K, 512, rng);
+  const float huge = 1.0e6f;  // values up to 1.27e8
+  std::memcpy(q8k.data(), &huge, 4);
+  std::vector<uint8_t> q80(2 * 34, 0);
+  format::GgufWriter w;
+  w.add_tensor("m6", GgmlType::kQ6_K, {256, 2}, q6k.data(), q6k.size());
+  w.add_tensor("v", GgmlType::kQ4_1, {64}, q41.data(), q41.size());
+  w.add_tensor("big", GgmlType::kQ8_K, {256, 2}, q8k.data(), q8k.size());
+  w.add_tensor("plain", GgmlType::kQ8_0, {32, 2}, q80.data(), q80.size());
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  auto file = format::GgufFile::from_memory(bytes, "shapes.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  const TensorSet set = tensor_set_from_gguf(*file);
+  EXPECT_EQ(set.owned.size(), 3u);
+
+  const TensorRef* m6 = set.find("m6");
+  ASSERT_NE(m6, nullptr);
+  EXPECT_EQ(m6->dtype, DType::kQ8_0);
+  EXPECT_EQ(m6->type_name, "q6_K");
+  std::vector<float> exact(512);
+  format::dequantize_ggml_row(GgmlType::kQ6_K, q6k.data(), exact.data(), 512);
+  std::vector<quant::BlockQ8_0> want(16);
+  quant::quantize_row_q8_0(exact.data(), want.data(), 512);
+  EXPECT_EQ(std::memcmp(m6->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
+
+  const TensorRef* v = set.find("v");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->dtype, DType::kF32);
+  std::vector<float> v_exact(64);
+  format::dequantize_ggml_row(GgmlType::kQ4_1, q41.data(), v_exact.data(), 64);
+  EXPECT_EQ(std::memcmp(v->data, v_exact.data(), 64 * sizeof(float)), 0);
+
+  const TensorRef* big = set.find("big");
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->dtype, DType::kF32);
+  std::vector<float> big_exact(512);
+  format::dequantize_ggml_row(GgmlType::kQ8_K, q8k.data(), big_exact.data(), 512);
+  EXPECT_EQ(std::memcmp(big->data, big_exact.data(), 512 * sizeof(float)), 0);
+
+  const TensorRef* plain = set.find("plain");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->dtype, DType::kQ8_0);
+  EXPECT_EQ(plain->data, file->tensors()[3].data) << "runs from the mapping";
+
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("1 q4_1, 1 q6_K, 1 q8_K tensors"));
+}
+
+TEST_F(ConvertedTypesTest, ATypePagodaCannotRunIsRefusedWithItsNameAndTheTensors) {
+  for (GgmlType type : {GgmlType::kIQ2_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_M, GgmlType::kTQ2_0}) {
+    format::GgufWriter w;
+    for (const auto& [key, value] : base_->metadata()) w.set(key, value);
+    std::vector<uint8_t> bytes(512 * format::ggml_type_size(type), 0);  // 512 rows of one 256-value block
+    for (const format::GgufTensorInfo& t : base_->tensors()) {
+      if (t.name == "blk.1.ffn_up.weight")
+        w.add_tensor(t.name, type, t.dims, bytes.data(), bytes.size());
+      else
+        w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+    }
+    const std::string path = (dir_ / "refused.gguf").string();
+    ASSERT_TRUE(w.write(path).ok());
+    Result<LoadedModel> loaded = load_model(path, kernels::best_kernels());
+    ASSERT_FALSE(loaded.ok()) << format::ggml_type_name(type);
+    EXPECT_THAT(loaded.error(), HasSubstr(fmt::format("tensor 'blk.1.ffn_up.weight' has type {}, which pagoda cannot "
+                                                      "load yet",
+                                                      format::ggml_type_name(type))));
+  }
+}
+
+}  // namespace
+}  // namespace pagoda
