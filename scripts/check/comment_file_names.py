@@ -21,7 +21,7 @@ SKIPPED_DIRS = {'.git', 'node_modules', '.cache', 'Testing'}
 # Files of other projects that comments cite as sources, and system headers; not expected in this repository.
 EXTERNAL = {
     'llama.cpp', 'llama2.c', 'whisper.cpp',  # projects named like files
-    'ggml-quants.c', 'src/llama-vocab.cpp', 'grammars/README.md', 'convert_hf_to_gguf.py',  # llama.cpp's
+    'ggml-quants.c', 'ggml-common.h', 'src/llama-vocab.cpp', 'grammars/README.md', 'convert_hf_to_gguf.py',  # llama.cpp's
     'constants.py',  # gguf-py's
     'benchmark_serving.py',  # vLLM's
     'mpi.h', 'asm/prctl.h', 'avx512fintrin.h',  # system and compiler headers
