@@ -56,6 +56,74 @@ bool append_calls(const nlohmann::ordered_json& j, std::vector<ToolCall>* calls)
   return true;
 }
 
+// The end (one past) of the JSON object or string starting at text[i], or npos when the text ends first.
+size_t json_value_end(std::string_view text, size_t i) {
+  int32_t depth = 0;
+  bool in_string = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 0) return i + 1;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0) return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// A forced call array cut short (by max_tokens): its complete calls, then the cut one as far as it got, as OpenAI
+// returns a call cut by length: its name once written in full, its arguments' text so far. nullopt when not even
+// one call has a name.
+std::optional<std::vector<ToolCall>> salvage_call_array(std::string_view held) {
+  const std::string_view t = trim(held);
+  if (!t.starts_with('[')) return std::nullopt;
+  std::vector<ToolCall> calls;
+  auto skip = [&](size_t i, std::string_view chars) {
+    while (i < t.size() && chars.find(t[i]) != std::string_view::npos) ++i;
+    return i;
+  };
+  for (size_t i = skip(1, " \t\r\n,"); i < t.size() && t[i] == '{'; i = skip(i, " \t\r\n,")) {
+    const size_t end = json_value_end(t, i);
+    if (end != std::string_view::npos) {
+      const auto j = nlohmann::ordered_json::parse(t.substr(i, end - i), nullptr, false);
+      std::optional<ToolCall> c = j.is_discarded() ? std::nullopt : call_from_json(j);
+      if (!c) return std::nullopt;
+      calls.push_back(std::move(*c));
+      i = end;
+      continue;
+    }
+    // The cut call: {"name": "...", "arguments": ...
+    size_t k = skip(i + 1, " \t\r\n");
+    if (t.substr(k).starts_with("\"name\"")) {
+      k = skip(skip(k + 6, " \t\r\n:"), " \t\r\n");
+      const size_t name_end = k < t.size() && t[k] == '"' ? json_value_end(t, k) : std::string_view::npos;
+      const auto name = name_end == std::string_view::npos
+                            ? nlohmann::ordered_json()
+                            : nlohmann::ordered_json::parse(t.substr(k, name_end - k), nullptr, false);
+      if (name.is_string() && !name.get<std::string>().empty()) {
+        ToolCall c;
+        c.id = new_tool_call_id();
+        c.name = name.get<std::string>();
+        k = skip(name_end, " \t\r\n,");
+        if (t.substr(k).starts_with("\"arguments\"")) c.arguments = std::string(t.substr(skip(k + 11, " \t\r\n:")));
+        calls.push_back(std::move(c));
+      }
+    }
+    break;
+  }
+  if (calls.empty()) return std::nullopt;
+  return calls;
+}
+
 std::optional<std::vector<ToolCall>> parse_held(std::string_view held, ToolCallFormat format) {
   std::vector<ToolCall> calls;
   switch (format) {
@@ -105,7 +173,8 @@ std::optional<std::vector<ToolCall>> parse_held(std::string_view held, ToolCallF
     }
     case ToolCallFormat::kJsonArray: {
       const auto j = nlohmann::ordered_json::parse(held, nullptr, false);
-      if (j.is_discarded() || !j.is_array() || !append_calls(j, &calls)) return std::nullopt;
+      if (j.is_discarded()) return salvage_call_array(held);
+      if (!j.is_array() || !append_calls(j, &calls)) return std::nullopt;
       break;
     }
   }
@@ -200,6 +269,8 @@ ToolCallParser::Result ToolCallParser::finish() {
       return r;
     }
   }
+  // A forced call array is the grammar's text, not the model's words: cut before any call had a name, it is dropped.
+  if (format_ == ToolCallFormat::kJsonArray) held_.clear();
   r.content.swap(held_);
   return r;
 }

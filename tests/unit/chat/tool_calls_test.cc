@@ -79,6 +79,37 @@ TEST(ToolCallParserTest, MistralLlama3AndTheForcedArray) {
   EXPECT_EQ(arr.calls[0].arguments, "{\"a\":[1,2]}");
 }
 
+// tool_choice "required" cut by max_tokens: the complete calls come back as calls, the cut one with its name and
+// its arguments so far (OpenAI's shape for a call cut by length), never the array's text as content.
+TEST(ToolCallParserTest, AForcedCallArrayCutShortKeepsItsCallsAndTheCutOne) {
+  const std::string whole = R"([{"name":"f","arguments":{"a":1}},{"name":"get_weather","arguments":{"city":"Par)";
+  auto cut = parse_tool_calls(whole, ToolCallFormat::kJsonArray);
+  ASSERT_EQ(cut.calls.size(), 2u);
+  EXPECT_EQ(cut.calls[0].name, "f");
+  EXPECT_EQ(cut.calls[0].arguments, R"({"a":1})");
+  EXPECT_EQ(cut.calls[1].name, "get_weather");
+  EXPECT_EQ(cut.calls[1].arguments, R"({"city":"Par)");
+  EXPECT_EQ(cut.content, "");
+  // Every prefix: complete calls in order, never content, at most one call more than the complete ones.
+  for (size_t n = 0; n <= whole.size(); ++n) {
+    auto p = parse_tool_calls(whole.substr(0, n), ToolCallFormat::kJsonArray);
+    EXPECT_EQ(p.content, "") << n;
+    const size_t complete = n >= 34 ? 1 : 0;  // the first call's closing brace is the 34th byte
+    EXPECT_GE(p.calls.size(), complete) << n;
+    EXPECT_LE(p.calls.size(), complete + 1) << n;
+    if (!p.calls.empty()) EXPECT_EQ(p.calls[0].name, "f") << n;
+  }
+  // Cut inside the second call's name: only the first comes back.
+  auto in_name = parse_tool_calls(R"([{"name":"f","arguments":{}},{"name":"get_w)", ToolCallFormat::kJsonArray);
+  ASSERT_EQ(in_name.calls.size(), 1u);
+  EXPECT_EQ(in_name.calls[0].arguments, "{}");
+  // A name with an escaped quote, cut just after it.
+  auto escaped = parse_tool_calls(R"([{"name":"a\"b","arguments")", ToolCallFormat::kJsonArray);
+  ASSERT_EQ(escaped.calls.size(), 1u);
+  EXPECT_EQ(escaped.calls[0].name, "a\"b");
+  EXPECT_EQ(escaped.calls[0].arguments, "");
+}
+
 TEST(ToolCallParserTest, FormatFromTheTemplate) {
   EXPECT_EQ(tool_call_format_of_template("{{ '<tool_call>' }}"), ToolCallFormat::kHermes);
   EXPECT_EQ(tool_call_format_of_template("[TOOL_CALLS] {{ x }}"), ToolCallFormat::kMistral);
