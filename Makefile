@@ -19,28 +19,38 @@ SANITIZE_TARGETS = format_tests tokenizer_tests chat_tests core_tests sampling_t
 # binaries it built (ctest names the others *_NOT_BUILT).
 TSAN_TARGETS = core_tests engine_tests parallel_tests
 # No debug info in the sanitizer trees: reports name the functions of each stack frame (symbol table) but not
-# file:line; line tables (-g1) made each file compile about 1.5x slower (jinja_renderer.cc 14.0 s -> 21.8 s under
-# ASan), and CI must stay under 15 minutes. For file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`.
-# The ASan tree at -Og rather than -O1 compiled in 474 s of CPU instead of 620 and its tests took 280 s instead of
-# 242 (ctest -j2: 145 s against 124); the TSan tree stays at -O1, where -Og saved 28 s of compiling and cost 45 s of
-# tests (its engine tests run the model, and TSan checks every memory access -Og leaves unpromoted).
+# file:line; line tables (-g1) make each file compile markedly slower, and CI must stay under 15 minutes. For
+# file:line, run e.g. `make test-sanitize SANITIZER_DEBUG=-g1`. The ASan tree at -Og: it compiles faster than at -O1
+# by more than its tests lose; the TSan tree stays at -O1, where -Og's slower tests (its engine tests run the model,
+# and TSan checks every memory access -Og leaves unpromoted) cost more than its faster compile saves. The figures
+# are in the commit messages that set these.
 ASAN_OPT ?= -Og
 TSAN_OPT ?= -O1
 SANITIZER_DEBUG ?= -g0
 # Unity builds (CMake merges each target's sources, UNITY_BATCH per file): headers such as nlohmann::json, CLI11
-# and gtest are parsed and their templates instantiated once per batch instead of once per file. Measured here: the
-# whole Release tree 424 s of CPU, the tokenizer library under ASan 91.6 s -> 48.5 s; batches of 16 instead of
-# CMake's 8: the ASan tree's 12 test targets 751 -> 618 s of CPU. The kernels opt out (their CMakeLists). UNITY=OFF
-# builds file by file, as a plain cmake does.
+# and gtest are parsed and their templates instantiated once per batch instead of once per file, which roughly
+# halves the CPU a tree takes; batches of 16 rather than CMake's 8 save more. The kernels opt out (their
+# CMakeLists). UNITY=OFF builds file by file, as a plain cmake does.
 UNITY ?= ON
 UNITY_BATCH ?= 16
 UNITY_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_UNITY_BUILD_BATCH_SIZE=$(UNITY_BATCH)
 # Ninja starts a target's objects before the libraries it links are built (Make waits for each whole target), so
-# both cores stay busy: the ASan tree built in 3 min 31 s instead of 5 min 10 s here. A tree configured before
-# keeps its generator (CMake refuses to switch one).
+# both cores stay busy. A tree configured before keeps its generator (CMake refuses to switch one).
 GENERATOR ?= Ninja
 generator_flag = $(if $(wildcard $(1)/CMakeCache.txt),,-G "$(GENERATOR)")
-sanitizer_flags = $(UNITY_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)"
+# ccache (scripts/install-deps.sh installs Debian's), where present, compiles each tree's objects once per content: a
+# later CI run on the same machine, from a fresh clone in any folder, takes the unchanged ones from the cache
+# (~/.cache/ccache). Paths under the repository are hashed relative to it (CCACHE_BASEDIR), so another clone's
+# objects hit: a unity batch names its sources by absolute path, which ccache's direct mode sees as other content,
+# but its preprocessor mode, with those paths made relative, finds the same text. The objects themselves carry no
+# folder (CMakeLists.txt maps __FILE__; the tests' paths come from a generated header, tests/CMakeLists.txt). The
+# precompiled headers need the sloppiness below (ccache cannot see a define or __TIME__ through a .gch). CCACHE=
+# builds without it; the empty launcher then also clears one a tree was configured with before.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+LAUNCHER_FLAGS = -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_SLOPPINESS ?= pch_defines,time_macros,include_file_mtime,include_file_ctime
+sanitizer_flags = $(UNITY_FLAGS) $(LAUNCHER_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(1) $(SANITIZER_DEBUG)"
 
 .PHONY: deps test-packages test-deps build run test test-sanitize test-tsan test-main clean
 
@@ -54,14 +64,15 @@ test-deps:
 	@./scripts/install-deps.sh --test
 
 build: deps
-	@cmake -S . -B $(BUILD) $(call generator_flag,$(BUILD)) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON $(UNITY_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) $(call generator_flag,$(BUILD)) -DCMAKE_BUILD_TYPE=Release -DPAGODA_ASSERTIONS=ON $(UNITY_FLAGS) \
+	  $(LAUNCHER_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
 run: build
 	@./$(BUILD)/src/cli/pagoda run -p "$(PROMPT)" -n 196 --temp 0
 
 # The sanitizer run goes first so that the last line printed is the full suite's ctest summary. The npm step of the
-# end-to-end tests' clients (about 11 s, mostly the registry's) runs beside the sanitizer builds, after the apt step
+# end-to-end tests' clients (mostly waiting on the registry) runs beside the sanitizer builds, after the apt step
 # (dpkg's lock); its output is shown when those finish, and test-main starts only once it has succeeded.
 test: test-packages
 	@npm_log=$$(mktemp); ./scripts/install-deps.sh --npm >"$$npm_log" 2>&1 & npm_pid=$$!; \

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages pagoda's build and tests need. Idempotent: a no-op when all are present.
+# Installs the Debian 12 packages pagoda's build and tests need (ccache only speeds rebuilds up: the Makefile uses it
+# where present). Idempotent: a no-op when all are present.
 #   scripts/install-deps.sh          the build's libraries and tools (make run)
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
 #                                    npm, Chromium, and the npm clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK,
@@ -13,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev libicu-dev
   libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin

@@ -78,6 +78,8 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return const_cast<Result*>(this)->checked(); }
   T* operator->() { return &checked(); }
   const T* operator->() const { return &const_cast<Result*>(this)->checked(); }
+  // The value, or `fallback` when this failed.
+  T value_or(T fallback) && { return ok() ? std::move(std::get<T>(v_)) : std::move(fallback); }
 
  private:
   T& checked() {

@@ -20,7 +20,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 model=${1:?usage: engine_figures.sh MODEL.gguf [THREADS]}
 threads=${2:-2}
 P=${PAGODA:-$root/build/src/cli/pagoda}
-peer=${PEER:-$root/../shared/tools/peer}
+peer=${PEER:-$root/scripts/peer}
 only=${ONLY:-1,2,3,4,5}
 want() { [[ ",$only," == *",$1,"* ]]; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }

@@ -19,7 +19,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-/tmp}
 P=${PAGODA:-$root/build/src/cli/pagoda}
-peer=${PEER:-$root/../shared/tools/peer}
+peer=${PEER:-$root/scripts/peer}
 threads=${THREADS:-2}
 reps=${REPS:-3}
 only=${ONLY:-1,2,3,4,5}  # 6: the other families (issue 26), only when asked

@@ -12,7 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { echo "usage: latency_vs_llama.sh MODEL.gguf [MODEL.gguf ...]" >&2; exit 2; }
 P=${PAGODA:-$root/build/src/cli/pagoda}
-peer=${PEER:-$root/../shared/tools/peer}
+peer=${PEER:-$root/scripts/peer}
 threads=${THREADS:-2}
 if [ -n "${LLAMA_BIN:-}" ]; then llama_bench=("$LLAMA_BIN/llama-bench"); else llama_bench=("$peer/llama.sh" bench); fi
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }

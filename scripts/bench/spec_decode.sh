@@ -10,10 +10,10 @@
 # Usage: scripts/bench/spec_decode.sh [MODEL.gguf] [THREADS]   (threads: default pagoda's own, one per core or 1 for a
 #   model under 4M parameters such as the bundled one)
 #   env: PAGODA (the binary), K (drafts per step at most, default 4), GEN (tokens per request, default 256),
-#   ROUNDS (15: medians of 9 moved by 0.1x from run to run on a 2-core VM), NGRAM_MIN / NGRAM_MAX (1 / 4),
+#   ROUNDS (15: medians of 9 moved too much from run to run on a 2-core VM), NGRAM_MIN / NGRAM_MAX (1 / 4),
 #   FIXED=1 (--spec-fixed: every draft found, no adaptive length), CORPUS=0 (prompt lookup only),
 #   PROMPTS_FILE (one prompt a line, measured after the three below; e.g. the first sentence of each TinyStories
-#   validation story: `sed 's/\([.!?]\) .*/\1/' ../shared/data/tinystories-valid-sample.txt`)
+#   validation story: `sed 's/\([.!?]\) .*/\1/' tests/data/tinystories-valid-sample.txt`)
 # Last, for each mode, the spread over the prompts: each prompt's median speed-up, their geometric mean, the lowest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

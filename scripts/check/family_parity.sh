@@ -16,7 +16,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 P=${PAGODA:-$root/build/src/cli/pagoda}
-peer=${PEER:-$root/../shared/tools/peer}
+peer=${PEER:-$root/scripts/peer}
 text=${TEXT:-$root/tests/data/story.txt}
 ctx=${CTX:-128}
 out=${OUT:-$(mktemp -d)}

@@ -13,7 +13,7 @@ namespace {
 
 // How long an idle worker polls before it sleeps: long enough to cover the gap between two ops of a forward
 // pass, short enough that spinning threads do not eat the timeslices of the threads a job waits for when
-// there are more threads than free cores (two 2-thread processes on 2 cores ran 800x slower with 2 ms).
+// there are more threads than free cores (two 2-thread processes on 2 cores ran far slower with 2 ms).
 constexpr auto kSpinTime = std::chrono::microseconds(100);
 // How often the caller polls for the workers' completion before it sleeps on the counter (tens of us).
 constexpr int32_t kCallerSpinPolls = 2000;

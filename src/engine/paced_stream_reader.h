@@ -1,7 +1,7 @@
 // PacedStreamReader: one consumer's reading of a RequestStream, for a consumer that can take its outputs a
 // little late (a terminal printing a story). While outputs come less than `period` apart it looks once a period,
 // sleeping rather than waiting on the stream, so the engine's push finds no waiter to wake (a futex call and an
-// interrupt to another core each: about 9 us an output on our VMs, a fifth of a bundled-model decode step); when
+// interrupt to another core each, a large share of a small model's decode step); when
 // they come slower it blocks on the stream as next() does, so a slow model costs it no idle wake-ups either.
 // Owns no thread; one consumer (not thread-safe); the stream must outlive it.
 #pragma once

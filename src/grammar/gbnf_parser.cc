@@ -32,7 +32,7 @@ class GbnfParser {
     const std::optional<int32_t> root = b_.find_rule("root");
     if (!root) return make_error("gbnf: the grammar has no 'root' rule", StatusCode::kInvalidArgument);
     Result<Grammar> g = b_.build(*root, limits);
-    if (!g.ok()) return make_error("gbnf: " + g.error(), StatusCode::kInvalidArgument);
+    if (!g.ok()) return make_error("gbnf: " + g.error(), g.status().code());
     return g;
   }
 

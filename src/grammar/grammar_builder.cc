@@ -44,10 +44,16 @@ struct NfaEdge {
 }  // namespace nfa_detail
 using nfa_detail::NfaEdge;
 
+class NfaLowering;
+// Lowers the intersection of `items` (each regular) into `nfa` between `from` and a new end state it returns, as
+// the product of the items' DFAs; kNoState (and nfa.failed) when an item calls a rule or a limit is passed.
+uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth);
+
 // The lowering of one rule body to an NFA; a friend of GrammarBuilder (reads its nodes).
 class NfaLowering {
  public:
-  NfaLowering(const GrammarBuilder& builder, uint64_t state_budget) : b_(builder), budget_(state_budget) {}
+  NfaLowering(const GrammarBuilder& builder, uint64_t state_budget, CompileBudget& work)
+      : b_(builder), budget_(state_budget), work_(work) {}
 
   // Builds the NFA of `body`: state 0 the start, `accept` the single accepting state.
   bool lower(GrammarBuilder::Expr body) {
@@ -72,9 +78,13 @@ class NfaLowering {
       failed = true;
       error = fmt::format("grammar too large: more than {} automaton states before determinization", budget_);
     }
+    if (!work_.charge(1)) failed = true;
     return num_states++;
   }
-  void edge(uint32_t from, uint32_t to, uint32_t label) { edges.push_back({from, to, label}); }
+  void edge(uint32_t from, uint32_t to, uint32_t label) {
+    if (!work_.charge(1)) failed = true;
+    edges.push_back({from, to, label});
+  }
 
   uint32_t emit(GrammarBuilder::Expr e, uint32_t from, int32_t depth) {
     if (failed) return from;
@@ -166,12 +176,23 @@ class NfaLowering {
         edge(from, end, kRuleLabel + uint32_t(n.rule_id));
         return end;
       }
+      case Kind::kIntersection: {
+        const uint32_t end = lower_intersection(*this, n.children, from, depth + 1);
+        return end == kNoState ? from : end;
+      }
     }
     return from;
   }
 
+  void fail(std::string message) {
+    if (!failed) error = std::move(message);
+    failed = true;
+  }
+
   const GrammarBuilder& b_;
   uint64_t budget_;
+  CompileBudget& work_;
+  friend uint32_t lower_intersection(NfaLowering&, const std::vector<int32_t>&, uint32_t, int32_t);
 };
 
 namespace {
@@ -179,7 +200,8 @@ namespace {
 // Subset construction of one rule's NFA.
 class Determinizer {
  public:
-  Determinizer(const NfaLowering& nfa, uint64_t& dfa_budget_left) : budget_left_(dfa_budget_left) {
+  Determinizer(const NfaLowering& nfa, uint64_t& dfa_budget_left, CompileBudget& work)
+      : budget_left_(dfa_budget_left), work_(work) {
     const uint32_t n = nfa.num_states;
     accept_ = nfa.accept;
     // CSR adjacency: epsilon edges and labelled edges separately.
@@ -204,12 +226,13 @@ class Determinizer {
     mark_.assign(n, 0);
   }
 
-  // Returns false when the DFA state budget runs out.
+  // Returns false when the DFA state budget runs out or the work budget says stop.
   bool run(LocalDfa& dfa) {
     std::vector<uint32_t> seed{0};
     if (intern(closure(seed), dfa) == kNoState) return false;
     for (size_t next = 0; next < sets_.size(); ++next) {
       const std::vector<uint32_t> set = sets_[next];  // copy: sets_ grows below
+      if (!work_.charge(set.size())) return false;
       LocalDfa::State state;
       state.accepting = std::binary_search(set.begin(), set.end(), accept_);
       // Byte edges: split 0..255 at every edge boundary; each piece maps to the closure of its targets.
@@ -236,9 +259,11 @@ class Determinizer {
       }
       std::sort(points.begin(), points.end());
       points.erase(std::unique(points.begin(), points.end()), points.end());
+      if (!work_.charge(byte_edges.size() + rule_edges.size() + points.size())) return false;
       std::vector<uint32_t> prev_targets;
       for (size_t p = 0; p + 1 < points.size(); ++p) {
         const uint32_t lo = points[p], hi = points[p + 1] - 1;
+        if (!work_.charge(byte_edges.size())) return false;
         std::vector<uint32_t> targets;
         for (const Lab& e : byte_edges) {
           if (e.lo <= lo && lo <= e.hi) targets.push_back(e.to);
@@ -286,6 +311,7 @@ class Determinizer {
       const uint32_t s = stack.back();
       stack.pop_back();
       out.push_back(s);
+      work_.charge(1 + eps_begin_[s + 1] - eps_begin_[s]);  // a spent budget is seen by the caller's next charge
       for (uint32_t i = eps_begin_[s]; i < eps_begin_[s + 1]; ++i) {
         const uint32_t t = eps_to_[i];
         if (mark_[t] != stamp_) {
@@ -302,9 +328,12 @@ class Determinizer {
   }
 
   uint32_t intern(std::vector<uint32_t> set, LocalDfa& dfa) {
+    // Hashing and comparing the set, and keeping it twice (the map's key and sets_) if it is new.
+    if (!work_.charge(set.size())) return kNoState;
     auto it = ids_.find(set);
     if (it != ids_.end()) return it->second;
     if (budget_left_ == 0) return kNoState;
+    if (!work_.charge(2 * set.size())) return kNoState;
     --budget_left_;
     const uint32_t id = uint32_t(sets_.size());
     ids_.emplace(set, id);
@@ -314,6 +343,7 @@ class Determinizer {
   }
 
   uint64_t& budget_left_;
+  CompileBudget& work_;
   uint32_t accept_ = 0;
   std::vector<uint32_t> eps_begin_, eps_to_, lab_begin_;
   std::vector<std::pair<uint32_t, uint32_t>> lab_;  // (to, label)
@@ -330,6 +360,101 @@ std::string escape_byte(uint8_t b) {
 }
 
 }  // namespace
+
+uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth) {
+  if (depth > kMaxExprDepth) {
+    nfa.fail(fmt::format("grammar expression nested deeper than {} levels", kMaxExprDepth));
+    return kNoState;
+  }
+  // Each item on its own: an NFA, then its DFA.
+  std::vector<LocalDfa> dfas(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    NfaLowering item(nfa.b_, nfa.budget_, nfa.work_);
+    if (!item.lower(items[i])) {
+      nfa.fail(item.error);
+      return kNoState;
+    }
+    for (const NfaEdge& e : item.edges) {
+      if (e.label != kEpsilon && e.label >= kRuleLabel) {
+        nfa.fail("an intersection of expressions that call rules (only regular ones can be intersected)");
+        return kNoState;
+      }
+    }
+    uint64_t dfa_budget = nfa.budget_;
+    Determinizer det(item, dfa_budget, nfa.work_);
+    if (!det.run(dfas[i])) {
+      nfa.fail(nfa.work_.ok() ? "grammar too large: an intersection's operand has too many automaton states"
+                              : nfa.work_.status().message());
+      return kNoState;
+    }
+  }
+  // The product, folded item by item: a state is a pair of states, an edge the overlap of two byte ranges.
+  LocalDfa product = std::move(dfas[0]);
+  for (size_t i = 1; i < items.size(); ++i) {
+    const LocalDfa& other = dfas[i];
+    LocalDfa next;
+    std::unordered_map<uint64_t, uint32_t> ids;
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    auto id_of = [&](uint32_t a, uint32_t b) {
+      const uint64_t key = (uint64_t(a) << 32) | b;
+      auto [it, fresh] = ids.try_emplace(key, uint32_t(pairs.size()));
+      if (fresh) {
+        pairs.push_back({a, b});
+        next.states.emplace_back();
+      }
+      return it->second;
+    };
+    id_of(0, 0);
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      const auto [a, b] = pairs[p];
+      const LocalDfa::State& sa = product.states[a];
+      const LocalDfa::State& sb = other.states[b];
+      if (!nfa.work_.charge(1 + sa.bytes.size() * sb.bytes.size()) || pairs.size() > nfa.budget_) {
+        nfa.fail(nfa.work_.ok() ? fmt::format("grammar too large: an intersection of more than {} states", nfa.budget_)
+                                : nfa.work_.status().message());
+        return kNoState;
+      }
+      LocalDfa::State st;
+      st.accepting = sa.accepting && sb.accepting;
+      for (const ByteEdge& ea : sa.bytes) {
+        for (const ByteEdge& eb : sb.bytes) {
+          const uint8_t lo = std::max(ea.lo, eb.lo), hi = std::min(ea.hi, eb.hi);
+          if (lo <= hi) st.bytes.push_back({lo, hi, id_of(ea.target, eb.target)});
+        }
+      }
+      next.states[p] = std::move(st);
+    }
+    product = std::move(next);
+  }
+  // Into the rule's NFA: one state per product state, the start reached from `from`, accepting ones to the end.
+  const uint32_t end = nfa.new_state();
+  std::vector<uint32_t> state_of(product.states.size());
+  for (uint32_t& s : state_of) s = nfa.new_state();
+  nfa.edge(from, state_of[0], kEpsilon);
+  for (size_t p = 0; p < product.states.size(); ++p) {
+    const LocalDfa::State& st = product.states[p];
+    for (const ByteEdge& e : st.bytes)
+      nfa.edge(state_of[p], state_of[e.target], uint32_t(e.lo) | (uint32_t(e.hi) << 8));
+    if (st.accepting) nfa.edge(state_of[p], end, kEpsilon);
+  }
+  return nfa.failed ? kNoState : end;
+}
+
+// ---- CompileBudget ----
+
+void CompileBudget::poll() {
+  constexpr uint64_t kPollEvery = 1 << 16;                           // about a millisecond of work
+  next_poll_ = std::min(spent_ + kPollEvery, limits_.max_work + 1);  // the limit is seen as soon as it is passed
+  if (!status_.ok()) return;
+  if (spent_ > limits_.max_work) {
+    status_ = make_error(fmt::format("grammar too complex: compiling it takes more than {} steps (the compile's work "
+                                     "limit; nested counted repeats and large alternations cost the most)",
+                                     limits_.max_work),
+                         StatusCode::kInvalidArgument);
+  } else if (limits_.should_stop && limits_.should_stop()) {
+    status_ = make_error("the grammar's compile was stopped", StatusCode::kCancelled);
+  }
+}
 
 // ---- Expressions ----
 
@@ -419,6 +544,15 @@ GrammarBuilder::Expr GrammarBuilder::repeat(Expr item, uint32_t min, uint32_t ma
   n.max = max;
   return add(std::move(n));
 }
+GrammarBuilder::Expr GrammarBuilder::intersection(std::vector<Expr> items) {
+  if (items.empty()) return empty();
+  if (items.size() == 1) return items[0];
+  Node n;
+  n.kind = Kind::kIntersection;
+  n.children = std::move(items);
+  return add(std::move(n));
+}
+
 GrammarBuilder::Expr GrammarBuilder::rule_ref(int32_t rule_id) {
   Node n;
   n.kind = Kind::kRule;
@@ -457,13 +591,18 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
   }
 
   // Lower and determinize each rule.
+  CompileBudget budget(limits);
   std::vector<LocalDfa> dfas(order.size());
-  NfaLowering lowering(*this, limits.max_nfa_states);
+  NfaLowering lowering(*this, limits.max_nfa_states, budget);
   uint64_t dfa_budget = limits.max_dfa_states;
   for (size_t r = 0; r < order.size(); ++r) {
-    if (!lowering.lower(rules_[size_t(order[r])].body)) return make_error(lowering.error, StatusCode::kInvalidArgument);
-    Determinizer det(lowering, dfa_budget);
-    if (!det.run(dfas[r])) {
+    const bool lowered = lowering.lower(rules_[size_t(order[r])].body);
+    if (!budget.ok()) return budget.status();
+    if (!lowered) return make_error(lowering.error, StatusCode::kInvalidArgument);
+    Determinizer det(lowering, dfa_budget, budget);
+    const bool determinized = det.run(dfas[r]);
+    if (!budget.ok()) return budget.status();
+    if (!determinized) {
       return make_error(fmt::format("grammar too large: more than {} automaton states", limits.max_dfa_states),
                         StatusCode::kInvalidArgument);
     }

@@ -14,6 +14,7 @@
 
 #include <bitset>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,38 @@ struct BuildLimits {
   uint32_t max_nfa_states = 1u << 20;      // over all rules, before determinization
   uint32_t max_dfa_states = 1u << 17;      // over all rules
   uint64_t max_table_bytes = 64ull << 20;  // the byte-class transition table
+  // Steps of lowering and determinization (NFA states and edges made, closure steps, subset entries stored and
+  // compared), checked as they are spent: bounds a compile's time and memory whatever the grammar's shape (nested
+  // counted repeats make few states but huge subsets). A count, not a clock, so the same grammar always compiles
+  // or always fails.
+  uint64_t max_work = 1ull << 25;
+  // Polled as the compile goes (every few milliseconds of work): once it returns true the compile stops with
+  // kCancelled. The server's hook says: the request's deadline passed, its client left, or shutdown began.
+  std::function<bool()> should_stop;
+};
+
+// What one compile has spent against BuildLimits' max_work and should_stop. One compile, one thread.
+class CompileBudget {
+ public:
+  explicit CompileBudget(const BuildLimits& limits) : limits_(limits) {}
+  // Adds `units` of work; false once the work limit is passed or the stop hook said stop (status() says which).
+  bool charge(uint64_t units) {
+    spent_ += units;
+    if (spent_ >= next_poll_) poll();
+    return status_.ok();
+  }
+  bool ok() const { return status_.ok(); }
+  // kInvalidArgument naming the work limit, or kCancelled.
+  const Status& status() const { return status_; }
+  uint64_t spent() const { return spent_; }
+
+ private:
+  void poll();
+
+  const BuildLimits& limits_;
+  uint64_t spent_ = 0;
+  uint64_t next_poll_ = 0;
+  Status status_;
 };
 
 class GrammarBuilder {
@@ -61,19 +94,34 @@ class GrammarBuilder {
   Expr star(Expr item) { return repeat(item, 0, kUnbounded); }
   Expr plus(Expr item) { return repeat(item, 1, kUnbounded); }
   Expr rule_ref(int32_t rule_id);
+  // The strings every item matches (items must be regular: no rule calls inside them). Lowered as the product of
+  // the items' DFAs, e.g. a JSON Schema string's `pattern` together with its `format` and lengths.
+  Expr intersection(std::vector<Expr> items);
 
   // Lowers every rule reachable from `root_rule_id` (each must have a body). Errors: a called rule without a body,
-  // left recursion (naming the cycle), a grammar that matches no string, a limit exceeded.
+  // left recursion (naming the cycle), a grammar that matches no string, a limit exceeded (kInvalidArgument),
+  // limits.should_stop said stop (kCancelled).
   Result<Grammar> build(int32_t root_rule_id, const BuildLimits& limits = {}) const;
 
  private:
-  enum class Kind : uint8_t { kEmpty, kNothing, kBytes, kByteSet, kCodePoints, kSequence, kChoice, kRepeat, kRule };
+  enum class Kind : uint8_t {
+    kEmpty,
+    kNothing,
+    kBytes,
+    kByteSet,
+    kCodePoints,
+    kSequence,
+    kChoice,
+    kRepeat,
+    kRule,
+    kIntersection
+  };
   struct Node {
     Kind kind = Kind::kEmpty;
     std::string bytes;           // kBytes
     std::bitset<256> byte_set;   // kByteSet
     CodePointSet code_points;    // kCodePoints
-    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one)
+    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one), kIntersection
     uint32_t min = 0, max = 0;   // kRepeat
     int32_t rule_id = -1;        // kRule
   };

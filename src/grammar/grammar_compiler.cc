@@ -7,22 +7,31 @@ GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, s
                                  BuildLimits limits)
     : vocab_(std::move(vocab)), capacity_(cache_capacity), limits_(limits) {}
 
-Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::compile(const GrammarSpec& spec) {
+std::optional<Result<std::shared_ptr<const CompiledGrammar>>> GrammarCompiler::cached(const GrammarSpec& spec) {
+  const std::string key = spec.cache_key();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  ++hits_;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  const Entry& e = *it->second;
+  if (e.grammar) return Result<std::shared_ptr<const CompiledGrammar>>(e.grammar);
+  return Result<std::shared_ptr<const CompiledGrammar>>(e.error);
+}
+
+Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::compile(const GrammarSpec& spec,
+                                                                        std::function<bool()> should_stop) {
+  if (auto hit = cached(spec)) return std::move(*hit);
   const std::string key = spec.cache_key();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it != index_.end()) {
-      ++hits_;
-      lru_.splice(lru_.begin(), lru_, it->second);
-      const Entry& e = *it->second;
-      if (e.grammar) return e.grammar;
-      return e.error;
-    }
     ++misses_;
   }
   // Compiled outside the lock: other requests go on meanwhile (two requests with a new spec may both compile it).
-  Result<Grammar> g = grammar_from_spec(spec, limits_);
+  BuildLimits limits = limits_;
+  limits.should_stop = std::move(should_stop);
+  Result<Grammar> g = grammar_from_spec(spec, limits);
+  if (!g.ok() && g.status().code() == StatusCode::kCancelled) return g.status();
   Entry entry{key, nullptr, Status()};
   if (g.ok()) {
     entry.grammar = std::make_shared<const CompiledGrammar>(std::move(g).value(), vocab_);

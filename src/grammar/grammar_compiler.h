@@ -1,15 +1,18 @@
 // GrammarCompiler: GrammarSpec -> CompiledGrammar for one tokenizer's vocabulary, with an LRU cache keyed by the
 // spec (GrammarSpec::cache_key), so that every request with the same schema shares one compiled grammar and its
-// per-state token masks. Failures are cached too (a bad schema sent again costs a lookup). Thread-safe: the
-// server's request threads compile, the engine's matchers share the result.
+// per-state token masks. Failures are cached too (a bad schema sent again costs a lookup), except a compile its
+// caller stopped, which says nothing of the spec. Thread-safe: the server's compile thread compiles, the engine's
+// matchers share the result.
 #pragma once
 
 #include <pagoda/status.h>
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -24,7 +27,12 @@ class GrammarCompiler {
   // `cache_capacity`: compiled grammars kept (0: no cache).
   GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, size_t cache_capacity = 64, BuildLimits limits = {});
 
-  Result<std::shared_ptr<const CompiledGrammar>> compile(const GrammarSpec& spec);
+  // The compiled grammar, or the spec's error (kInvalidArgument), or kCancelled once `should_stop` (polled as the
+  // compile works: BuildLimits::should_stop) said stop.
+  Result<std::shared_ptr<const CompiledGrammar>> compile(const GrammarSpec& spec,
+                                                         std::function<bool()> should_stop = {});
+  // The cached result for `spec` without compiling (nullopt when it is not cached); counts as a hit.
+  std::optional<Result<std::shared_ptr<const CompiledGrammar>>> cached(const GrammarSpec& spec);
 
   const std::shared_ptr<const TokenVocabulary>& vocabulary() const { return vocab_; }
   uint64_t num_hits() const;

@@ -46,7 +46,7 @@ Result<Grammar> grammar_from_spec(const GrammarSpec& spec, const BuildLimits& li
       for (const std::string& c : spec.choices) alts.push_back(b.literal(c));
       b.set_body(root, b.choice(std::move(alts)));
       Result<Grammar> g = b.build(root, limits);
-      if (!g.ok()) return make_error("choice: " + g.error(), StatusCode::kInvalidArgument);
+      if (!g.ok()) return make_error("choice: " + g.error(), g.status().code());
       return g;
     }
   }

@@ -67,6 +67,30 @@ Status check_bound(double v, const char* what) {
   return Status();
 }
 
+// Integer bounds are enforced digit by digit on 64-bit values: anything a signed 64-bit integer holds (zod 4 writes
+// +-(2^53 - 1) for every .int()). Rounding a JSON integer to a double never moves it past a bound it meets, since
+// rounding is monotonic.
+constexpr double kMaxIntegerBound = 9223372036854775808.0;  // 2^63, excluded
+
+Status check_integer_bound(double v, const char* what) {
+  if (!std::isfinite(v) || std::fabs(v) >= kMaxIntegerBound) {
+    return make_error(fmt::format("{} {} is outside the enforceable range of integers (-2^63, 2^63)", what, v),
+                      StatusCode::kInvalidArgument);
+  }
+  return Status();
+}
+
+// The least integer >= the bound (> it when exclusive); the greatest <= (<) for an upper bound. In integers: at
+// these magnitudes a double cannot hold bound + 1.
+int64_t integer_lower_bound(const NumberBound& lo) {
+  const int64_t floor = int64_t(std::floor(lo.value));
+  return lo.exclusive || double(floor) != lo.value ? floor + 1 : floor;
+}
+int64_t integer_upper_bound(const NumberBound& hi) {
+  const int64_t ceil = int64_t(std::ceil(hi.value));
+  return hi.exclusive || double(ceil) != hi.value ? ceil - 1 : ceil;
+}
+
 // A non-negative decimal: integer part and fraction digits (no trailing zeros).
 struct Decimal {
   uint64_t integer = 0;
@@ -212,13 +236,14 @@ Expr decimal_range(GrammarBuilder& b, uint64_t lo, std::optional<uint64_t> hi, i
 Result<Expr> json_integer_in_range(GrammarBuilder& b, std::optional<NumberBound> lo, std::optional<NumberBound> hi) {
   std::optional<int64_t> l, h;
   if (lo) {
-    PAGODA_RETURN_IF_ERROR(check_bound(lo->value, "minimum"));
-    l = int64_t(lo->exclusive ? std::floor(lo->value) + 1 : std::ceil(lo->value));
+    PAGODA_RETURN_IF_ERROR(check_integer_bound(lo->value, "minimum"));
+    l = integer_lower_bound(*lo);
   }
   if (hi) {
-    PAGODA_RETURN_IF_ERROR(check_bound(hi->value, "maximum"));
-    h = int64_t(hi->exclusive ? std::ceil(hi->value) - 1 : std::floor(hi->value));
+    PAGODA_RETURN_IF_ERROR(check_integer_bound(hi->value, "maximum"));
+    h = integer_upper_bound(*hi);
   }
+  if (l && h && *l > *h) return b.nothing();
   std::vector<Expr> alts;
   if (!h || *h >= 0) {  // non-negative part: [max(l, 0), h]
     const uint64_t from = l && *l > 0 ? uint64_t(*l) : 0;

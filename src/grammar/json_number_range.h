@@ -8,7 +8,8 @@
 //   numbers:  any decimal bound (its shortest decimal spelling); a bounded number is written without an exponent,
 //             with at most 15 significant digits (integer and fraction digits together), so that a JSON parser's
 //             double keeps it on the right side of the bound (15 digits survive the trip through a double).
-//   Bounds must lie within +-1e15 (a validator compares doubles; beyond 2^53 neighbouring integers are equal).
+//   Integer bounds may be any value a signed 64-bit integer holds (a double's rounding is monotonic, so an integer
+//   within them parses to a double within them); number bounds must lie within +-1e15 (15 significant digits).
 #pragma once
 
 #include <pagoda/status.h>

@@ -8,7 +8,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 
+#include "core/ordered_json_parse.h"
 #include "grammar/json_number_range.h"
 #include "grammar/json_string_chars.h"
 #include "grammar/regex_parser.h"
@@ -87,6 +89,18 @@ bool has_assertions(const json& s) {
   return false;
 }
 
+// A schema every string satisfies (true, {}, {"type": "string"}, annotations aside): as `propertyNames`, which zod 4
+// writes for every z.record(z.string(), ...), it asserts nothing (object keys are strings).
+bool every_string_matches(const json& s) {
+  if (s.is_boolean()) return s.get<bool>();
+  if (!s.is_object()) return false;
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    if (it.key() == "type" && it.value() == "string") continue;
+    if (!kAnnotations.count(it.key())) return false;
+  }
+  return true;
+}
+
 bool is_integral(const json& v) {
   return v.is_number_integer() || v.is_number_unsigned() ||
          (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
@@ -129,7 +143,9 @@ class SchemaConverter {
     const int32_t root = b_.add_rule("root");
     refs_["#"] = root;
     b_.set_body(root, convert_schema(root_, "#", 0));
-    while (!failed() && !pending_.empty()) {
+    for (size_t converted = 0; !failed() && !pending_.empty(); ++converted) {
+      if (converted % 256 == 0 && limits.should_stop && limits.should_stop())
+        return make_error("the grammar's compile was stopped", StatusCode::kCancelled);
       const auto [rule, pointer] = pending_.back();
       pending_.pop_back();
       const json* target = resolve(pointer, pointer);
@@ -137,7 +153,7 @@ class SchemaConverter {
     }
     if (failed()) return make_error(*error_, StatusCode::kInvalidArgument);
     Result<Grammar> g = b_.build(root, limits);
-    if (!g.ok()) return make_error("schema: " + g.error(), StatusCode::kInvalidArgument);
+    if (!g.ok()) return make_error("schema: " + g.error(), g.status().code());
     return g;
   }
 
@@ -270,8 +286,8 @@ class SchemaConverter {
           key += token[i];
         }
       }
-      if (node->is_object() && node->contains(key)) {
-        node = &(*node)[key];
+      if (const json* m = node->is_object() ? member(*node, key) : nullptr) {
+        node = m;
       } else if (node->is_array() && !key.empty() && key.size() < 10 &&
                  std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
                  std::stoul(key) < node->size()) {
@@ -284,17 +300,66 @@ class SchemaConverter {
     return node;
   }
 
+  // An object's member by key. ordered_json finds keys by a linear scan: a `$defs` of n definitions, each reached
+  // through a $ref, would cost n^2 / 2 comparisons, so big objects get a hash index on their first lookup.
+  const json* member(const json& object, const std::string& key) {
+    constexpr size_t kIndexFrom = 32;
+    if (object.size() < kIndexFrom) {
+      auto it = object.find(key);
+      return it == object.end() ? nullptr : &*it;
+    }
+    auto [index, fresh] = member_index_.try_emplace(&object);
+    if (fresh)
+      for (auto it = object.begin(); it != object.end(); ++it) index->second.emplace(it.key(), &it.value());
+    auto it = index->second.find(key);
+    return it == index->second.end() ? nullptr : it->second;
+  }
+
+  // A schema that is only another $ref (annotations aside): an alias of the schema it names.
+  static const json* alias_of(const json& s) {
+    if (!s.is_object()) return nullptr;
+    auto r = s.find("$ref");
+    if (r == s.end() || !r->is_string()) return nullptr;
+    for (auto it = s.begin(); it != s.end(); ++it)
+      if (it.key() != "$ref" && !kAnnotations.count(it.key())) return nullptr;
+    return &*r;
+  }
+
+  // The rule of the schema `ref` names. A chain of aliases is followed to the schema at its end, and every
+  // reference on the chain shares that schema's one rule: n aliases would otherwise be n nested calls, which the
+  // matcher must descend before its first byte.
   int32_t ref_rule(const std::string& ref, const std::string& path) {
-    auto it = refs_.find(ref);
-    if (it != refs_.end()) return it->second;
-    if (!resolve(ref, path)) return -1;
-    std::string name;
-    const std::string last = ref.substr(ref.find_last_of('/') == std::string::npos ? 0 : ref.find_last_of('/') + 1);
-    for (const char c : last) name += std::isalnum(uint8_t(c)) ? c : '-';
-    if (name.empty()) name = "ref";
-    const int32_t rule = b_.add_rule(b_.unique_rule_name(name));
-    refs_[ref] = rule;
-    pending_.push_back({rule, ref});
+    std::vector<std::string> chain;
+    std::set<std::string, std::less<>> on_chain;
+    std::string cur = ref;
+    int32_t rule = -1;
+    while (true) {
+      if (auto it = refs_.find(cur); it != refs_.end()) {
+        rule = it->second;
+        break;
+      }
+      const json* target = resolve(cur, path);
+      if (!target) return -1;
+      chain.push_back(cur);
+      on_chain.insert(cur);
+      const json* next = alias_of(*target);
+      if (!next) {
+        std::string name;
+        const size_t slash = cur.find_last_of('/');
+        for (const char c : cur.substr(slash == std::string::npos ? 0 : slash + 1))
+          name += std::isalnum(uint8_t(c)) ? c : '-';
+        if (name.empty()) name = "ref";
+        rule = b_.add_rule(b_.unique_rule_name(name));
+        pending_.push_back({rule, cur});
+        break;
+      }
+      cur = next->get<std::string>();
+      if (on_chain.count(cur)) {
+        fail(path, fmt::format("$ref '{}' is a cycle of references that never reaches a schema", ref));
+        return -1;
+      }
+    }
+    for (const std::string& r : chain) refs_[r] = rule;
     return rule;
   }
 
@@ -525,6 +590,7 @@ class SchemaConverter {
     }
     if (s.contains("anyOf") || s.contains("oneOf")) return convert_alternatives(s, path, depth);
     for (auto it = s.begin(); it != s.end(); ++it) {
+      if (it.key() == "propertyNames" && every_string_matches(it.value())) continue;
       if (kUnsupported.count(it.key())) return fail(path, fmt::format("'{}' is not supported", it.key()));
     }
     if (s.contains("enum") || s.contains("const")) return convert_enum(s, path);
@@ -931,30 +997,25 @@ class SchemaConverter {
   }
 
   Expr convert_string(const json& s, const std::string& path) {
-    const bool has_pattern = s.contains("pattern");
-    const bool has_format = s.contains("format");
-    const bool has_length = s.contains("minLength") || s.contains("maxLength");
-    if (int(has_pattern) + int(has_format) + int(has_length) > 1) {
-      return fail(path, "a string with more than one of 'pattern', 'format' and minLength/maxLength is not supported");
-    }
-    auto quoted = [&](Expr e) { return b_.sequence({b_.literal("\""), e, b_.literal("\"")}); };
-    if (has_pattern || has_format) {
-      std::string regex;
-      if (has_pattern) {
-        if (!s["pattern"].is_string()) return fail(path, "'pattern' must be a string");
-        regex = s["pattern"].get<std::string>();
-      } else {
-        if (!s["format"].is_string()) return fail(path, "'format' must be a string");
-        auto it = kFormats.find(s["format"].get<std::string>());
-        if (it == kFormats.end())
-          return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
-        regex = it->second;
-      }
-      Result<Expr> e = regex_to_expr(regex, RegexMode::kJsonStringSearch, b_);
+    // `pattern`, `format` and the lengths each give a regular language of the string's content; together, the
+    // string is in all of them (their intersection).
+    std::vector<Expr> parts;
+    if (s.contains("pattern")) {
+      if (!s["pattern"].is_string()) return fail(path, "'pattern' must be a string");
+      Result<Expr> e = regex_to_expr(s["pattern"].get<std::string>(), RegexMode::kJsonStringSearch, b_);
       if (!e.ok()) return fail(path, e.error());
-      return quoted(*e);
+      parts.push_back(*e);
     }
-    if (has_length) {
+    if (s.contains("format")) {
+      if (!s["format"].is_string()) return fail(path, "'format' must be a string");
+      auto it = kFormats.find(s["format"].get<std::string>());
+      if (it == kFormats.end())
+        return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
+      Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b_);
+      if (!e.ok()) return fail(path, e.error());
+      parts.push_back(*e);
+    }
+    if (s.contains("minLength") || s.contains("maxLength")) {
       uint64_t min = 0;
       uint32_t max = kUnbounded;
       if (s.contains("minLength")) {
@@ -967,9 +1028,10 @@ class SchemaConverter {
         if (!v) return b_.nothing();
         max = uint32_t(*v);
       }
-      return quoted(b_.repeat(json_string_chars(b_, CodePointSet::all()), uint32_t(min), max));
+      parts.push_back(b_.repeat(json_string_chars(b_, CodePointSet::all()), uint32_t(min), max));
     }
-    return b_.rule_ref(string_rule());
+    if (parts.empty()) return b_.rule_ref(string_rule());
+    return b_.sequence({b_.literal("\""), b_.intersection(std::move(parts)), b_.literal("\"")});
   }
 
   Expr convert_number(const json& s, bool integer, const std::string& path) {
@@ -998,6 +1060,7 @@ class SchemaConverter {
   GrammarBuilder b_;
   std::optional<std::string> error_;
   std::map<std::string, int32_t> refs_;
+  std::unordered_map<const json*, std::unordered_map<std::string_view, const json*>> member_index_;
   std::vector<std::pair<int32_t, std::string>> pending_;
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
@@ -1012,13 +1075,9 @@ Result<Grammar> json_schema_to_grammar(const nlohmann::ordered_json& schema, con
 
 Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonGrammarOptions& options,
                                        const BuildLimits& limits) {
-  json schema;
-  try {
-    schema = json::parse(schema_text);
-  } catch (const json::parse_error& e) {
-    return make_error(fmt::format("schema: not valid JSON ({})", e.what()), StatusCode::kInvalidArgument);
-  }
-  return json_schema_to_grammar(schema, options, limits);
+  Result<json> schema = parse_ordered_json(schema_text);
+  if (!schema.ok()) return make_error("schema: not valid JSON (" + schema.error() + ")", StatusCode::kInvalidArgument);
+  return json_schema_to_grammar(*schema, options, limits);
 }
 
 Result<Grammar> json_object_grammar(const JsonGrammarOptions& options) {

@@ -449,7 +449,7 @@ Result<Grammar> parse_regex(std::string_view pattern, const BuildLimits& limits)
   PAGODA_ASSIGN_OR_RETURN(const GrammarBuilder::Expr body, regex_to_expr(pattern, RegexMode::kFullMatch, b));
   b.set_body(root, body);
   Result<Grammar> g = b.build(root, limits);
-  if (!g.ok()) return make_error(fmt::format("regex /{}/: {}", pattern, g.error()), StatusCode::kInvalidArgument);
+  if (!g.ok()) return make_error(fmt::format("regex /{}/: {}", pattern, g.error()), g.status().code());
   return g;
 }
 

@@ -177,10 +177,9 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   }
 }
 
-// Every head of work item `a`, kWidth at a time, its queries up to kHeadsMaxQueries at a time. Two: the prefill
-// attention of one TinyLlama-shaped layer (512 tokens, 8 heads per KV head, head_dim 64), one thread, Zen 4, took
-// 19.1 ms a query at a time, 15.2 ms two at a time and 17.8 ms four at a time (the four queries' tiles no longer
-// fit in L1 beside the K and V rows).
+// Every head of work item `a`, kWidth at a time, its queries up to kHeadsMaxQueries at a time. Two: two queries
+// share each pass over the K and V rows, which beat one and four on a TinyLlama-shaped prefill (four queries' tiles
+// no longer fit in L1 beside the K and V rows; measured: see the commit that introduced it).
 inline constexpr int32_t kHeadsMaxQueries = 2;
 template <class V>
 void attention_heads_all(const AttentionArgs& a) {

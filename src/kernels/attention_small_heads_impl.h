@@ -8,8 +8,8 @@
 // (8 x 8 blocks), after which each query head's scores are 8 FMAs per 8 positions and its weighted V rows 8 more, with
 // no horizontal work until the end. The transposed chunk is shared by every query head of the group and every query
 // of the work item, so the verification of k speculative tokens (k + 1 consecutive queries) reads and transposes K
-// and V once rather than k + 1 times. One layer of 4 KV heads, group 2, 256 positions, Zen 4 (AVX-512 level): one
-// query 7.9 -> 5.4 us, two 15.7 -> 8.2, five 40.1 -> 16.6 (before the AVX-512 level took its pair form).
+// and V once rather than k + 1 times; the more queries, the larger the gain (measured: see the commit that
+// introduced it).
 //
 // Each lane keeps its own online softmax (running max, sum and weighted V rows of the positions j = lane mod 8); the
 // lanes merge at the end. A query's arithmetic depends only on its own positions (the chunks and their vectors sit at
@@ -28,9 +28,9 @@
 
 namespace pagoda::kernels::detail {
 
-// Larger heads fill a vector per key in the keys-in-lanes loop: at head_dim 16 it was the faster for one query (6.9
-// against 8.7 us a layer, group 2, 256 positions, Zen 4) though this one was for five (34 against 26), and the choice
-// must not depend on the number of queries (speculative verification must give plain decoding's bits).
+// Larger heads fill a vector per key in the keys-in-lanes loop: at head_dim 16 that loop was the faster for one
+// query though this one was for five, and the choice must not depend on the number of queries (speculative
+// verification must give plain decoding's bits), so plain decoding's case decides.
 inline constexpr int32_t kSmallHeadMaxDim = 8;
 inline constexpr int32_t kSmallHeadMaxGroup = 7;  // 8 and more query heads take the heads-in-lanes kernel
 

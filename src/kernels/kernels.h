@@ -1,6 +1,6 @@
 // KernelTable: the hot ops of the forward pass, one function pointer per op and weight dtype. One instance per
 // instruction-set level is filled once per process (dispatch.cc, from the per-weight-type traits of
-// weight_type_kernels.cc); callers hold a reference and make one indirect call per op. Every entry has a scalar
+// kernel_registry.cc); callers hold a reference and make one indirect call per op. Every entry has a scalar
 // reference twin (ref/) that the tests compare against.
 #pragma once
 

@@ -51,7 +51,7 @@ struct TensorSet {
 // fraction of the source's own - and a vector (norm weights, biases) stays f32. A matrix whose values do not fit
 // q8_0's fp16 scales stays f32 too. TensorRef::type_name keeps the file's type.
 // `quantize_row_q8_0` does the requantization: quant::quantize_row_q8_0 or a kernel table's SIMD twin (the same
-// bytes, kernels/kernels.h), which makes loading a K-quant file several times faster.
+// bytes, kernels/kernels.h): the requantization is most of a conversion's time, and the SIMD one is far quicker.
 using QuantizeRowQ8_0Fn = void (*)(const float* x, quant::BlockQ8_0* y, int64_t n);
 TensorSet tensor_set_from_gguf(const format::GgufFile& file,
                                QuantizeRowQ8_0Fn quantize_row_q8_0 = quant::quantize_row_q8_0);

@@ -1,7 +1,7 @@
 // BlockAwqInt4x8 (and x16, for 512-bit registers): eight (sixteen) rows' AWQ INT4 values of the same 32 columns,
 // interleaved as BlockQ4_0x8 interleaves Q4_0 (an in-memory layout made at load time, never written to a file), with
 // each row's group scale and zero point repeated for every 32 columns, so one layout and one kernel serve groups of 32,
-// 64 and 128 (kernels/avx2/matmul_awq_int4x8.cc). 19 bytes per row per 32 values (the file's: 20, 18, 17).
+// 64 and 128 (kernels/avx2/matmul_int4x8.cc). 19 bytes per row per 32 values (the file's: 20, 18, 17).
 #pragma once
 
 #include <cstddef>

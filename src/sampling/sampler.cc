@@ -36,7 +36,7 @@ void check_token(TokenId token, size_t vocab_size) {
 
 // The lowest id of the largest logit; NaN never wins; a row of only -infinity and NaN gives 0. Sixteen lanes, each
 // the first maximum of the ids it sees (strict >), so the loop has no branch and compiles to vector max and blend
-// (every greedy or verified row passes here: 512 logits 320 -> 110 ns, 128K 85 -> 22 us at the build's baseline
+// (every greedy or verified row passes here, and this is much faster than a branching scan at the build's baseline
 // ISA); the lanes' maxima then merge, the lowest id on a tie.
 TokenId argmax(std::span<const float> logits) {
   constexpr int32_t kLanes = 16;

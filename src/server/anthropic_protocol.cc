@@ -1,4 +1,5 @@
 // Anthropic Messages request parsing and response building.
+#include "core/ordered_json_parse.h"
 #include "server/anthropic_protocol.h"
 
 #include <fmt/format.h>
@@ -125,7 +126,7 @@ std::optional<ApiError> turn_content(const nlohmann::json& content, const std::s
 // error names the Anthropic field.
 std::optional<ApiError> parse_anthropic_tools(std::string_view body_text, ToolParams* out) {
   // The schemas keep their properties' order (a forced call writes them in that order).
-  const nlohmann::ordered_json body = nlohmann::ordered_json::parse(body_text, nullptr, false);
+  const nlohmann::ordered_json body = parse_ordered_json(body_text).value_or(nullptr);
   nlohmann::ordered_json chat = nlohmann::ordered_json::object();
   if (body.contains("tools") && !body["tools"].is_null()) {
     const nlohmann::ordered_json& tools = body["tools"];

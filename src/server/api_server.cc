@@ -89,18 +89,20 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   start_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
   workers_ = std::make_unique<RequestWorkers>(options_.num_workers, options_.max_queued_requests);
+  compile_workers_ = std::make_unique<RequestWorkers>(1, kMaxQueuedCompiles);
 }
 
-ApiServer::~ApiServer() { workers_.reset(); }
+ApiServer::~ApiServer() {
+  stop_preparing_ = true;  // renders and compiles in progress give up instead of holding the destructor
+  workers_.reset();
+  compile_workers_.reset();
+}
 
 JobContext ApiServer::job_context() {
-  return JobContext{&engine_,
-                    &tokenizer_,
-                    &metrics_,
-                    &log_,
-                    options_.model_name,
-                    options_.tool_call_format.value_or(options_.chat_template.tool_call_format()),
-                    workers_.get()};
+  return JobContext{
+      &engine_,      &tokenizer_,         &metrics_,
+      &log_,         options_.model_name, options_.tool_call_format.value_or(options_.chat_template.tool_call_format()),
+      workers_.get()};
 }
 
 int64_t ApiServer::now_us() const {
@@ -448,15 +450,74 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     }
     params.constraint = std::move(c);
   }
-  std::shared_ptr<const grammar::CompiledGrammar> constraint;
-  if (params.constraint) {
-    auto compiled = grammar_compiler_.compile(params.constraint->spec);
-    if (!compiled.ok())
-      return reply_error(
-          *ex, invalid_request(fmt::format("'{}' cannot be enforced: {}", params.constraint->param, compiled.error()),
-                               params.constraint->param));
-    constraint = std::move(compiled).value();
+  PreparedCompletion prepared{
+      api, received_us, num_prompts, std::move(params), std::move(prompts), std::move(responses_echo)};
+  if (!prepared.params.constraint) return launch_completion(ex, std::move(prepared), nullptr);
+  if (auto hit = grammar_compiler_.cached(prepared.params.constraint->spec))
+    return finish_compile(ex, std::move(prepared), std::move(*hit));
+  compile_then_launch(ex, std::move(prepared));
+}
+
+void ApiServer::compile_then_launch(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++num_preparing_;
   }
+  auto done_preparing = [this] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --num_preparing_;
+  };
+  auto prepared_ptr = std::make_shared<PreparedCompletion>(std::move(prepared));
+  auto task = [this, ex, prepared_ptr, done_preparing] {
+    PreparedCompletion& p = *prepared_ptr;
+    try {
+      const int64_t deadline_us =
+          options_.request_timeout.count() > 0 ? p.received_us + int64_t(options_.request_timeout.count()) * 1000 : -1;
+      // A hostile grammar may take a while to refuse: the compile gives up at the request's deadline, when its
+      // client leaves and at shutdown.
+      const auto should_stop = [this, deadline_us, ex] {
+        return stop_preparing_.load(std::memory_order_relaxed) || (deadline_us >= 0 && now_us() >= deadline_us) ||
+               ex->closed();
+      };
+      if (!should_stop()) {
+        auto compiled = grammar_compiler_.compile(p.params.constraint->spec, should_stop);
+        finish_compile(ex, std::move(p), std::move(compiled));
+      } else {
+        finish_compile(ex, std::move(p), make_error("not started", StatusCode::kCancelled));
+      }
+    } catch (const std::exception& e) {
+      reply_internal_error(*ex, e.what());
+    }
+    done_preparing();
+  };
+  if (!compile_workers_->try_post(std::move(task))) {
+    done_preparing();
+    reply_error(*ex, unavailable(fmt::format("the server is busy: {} new grammars wait to be compiled; retry later",
+                                             kMaxQueuedCompiles)));
+  }
+}
+
+void ApiServer::finish_compile(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
+                               Result<std::shared_ptr<const grammar::CompiledGrammar>> compiled) {
+  if (compiled.ok()) return launch_completion(ex, std::move(prepared), std::move(compiled).value());
+  if (compiled.status().code() == StatusCode::kCancelled) {
+    if (ex->closed()) return;  // nobody to answer
+    if (std::optional<ApiError> late = deadline_error(prepared.received_us)) return reply_error(*ex, *late);
+    return reply_error(*ex, unavailable("the server is shutting down; retry on another replica"));
+  }
+  const std::string& param = prepared.params.constraint->param;
+  reply_error(*ex, invalid_request(fmt::format("'{}' cannot be enforced: {}", param, compiled.error()), param));
+}
+
+void ApiServer::launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
+                                  std::shared_ptr<const grammar::CompiledGrammar> constraint) {
+  const CompletionApi api = prepared.api;
+  const bool chat = api != CompletionApi::kCompletions;
+  const int64_t received_us = prepared.received_us;
+  const int64_t num_prompts = prepared.num_prompts;
+  CompletionParams& params = prepared.params;
+  std::vector<JobPrompt>& prompts = prepared.prompts;
+  nlohmann::ordered_json& responses_echo = prepared.responses_echo;
   int64_t num_prompt_tokens = 0;
   for (const JobPrompt& p : prompts) num_prompt_tokens += int64_t(p.tokens.size());
   auto work = bound_request_work(params, num_prompts, num_prompt_tokens);
@@ -641,7 +702,7 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
   const int64_t deadline_us =
       options_.request_timeout.count() > 0 ? received_us + int64_t(options_.request_timeout.count()) * 1000 : -1;
   const auto should_stop = [this, deadline_us] {
-    return stop_renders_.load(std::memory_order_relaxed) || (deadline_us >= 0 && now_us() >= deadline_us);
+    return stop_preparing_.load(std::memory_order_relaxed) || (deadline_us >= 0 && now_us() >= deadline_us);
   };
   // Tools reach the model through its template's `tools` value, or, for a template that has none, as the default
   // tool prompt in the system message. With tool_choice "none" the model is not told of them.
@@ -736,7 +797,7 @@ void ApiServer::begin_shutdown() {
     return;
   }
   draining_ = true;
-  stop_renders_ = true;
+  stop_preparing_ = true;
   drain_deadline_us_ = now_us() + int64_t(options_.drain_timeout.count()) * 1000;
   log_.message(fmt::format("shutting down: {} requests in flight, waiting up to {:.3g} s for them", jobs_.size(),
                            double(options_.drain_timeout.count()) / 1e3));

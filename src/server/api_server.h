@@ -96,6 +96,23 @@ class ApiServer {
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
   enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages };
   void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
+  // A completion request parsed, its prompts tokenized, its constraint not yet compiled.
+  struct PreparedCompletion {
+    CompletionApi api;
+    int64_t received_us = 0;
+    int64_t num_prompts = 0;
+    CompletionParams params;
+    std::vector<JobPrompt> prompts;
+    nlohmann::ordered_json responses_echo;  // the settings a Responses object repeats
+  };
+  // A constraint not in the grammar cache is compiled on the compile thread, so that a slow compile holds no
+  // request worker; the compile stops at the request's deadline (408), its client's leaving and shutdown (503).
+  void compile_then_launch(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared);
+  void finish_compile(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
+                      Result<std::shared_ptr<const grammar::CompiledGrammar>> compiled);
+  // Bounds the request's work and starts its job (any thread).
+  void launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
+                         std::shared_ptr<const grammar::CompiledGrammar> constraint);
   JobContext job_context();  // what every job borrows (--tool-call-parser's format, else the template's)
   void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
   // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
@@ -141,14 +158,19 @@ class ApiServer {
   };
   std::unordered_map<uint64_t, ActiveJob> jobs_;
   bool draining_ = false;
-  std::atomic<bool> stop_renders_{false};  // set with draining_: chat template renders in progress give up
+  // Set with draining_: chat template renders and grammar compiles in progress give up.
+  std::atomic<bool> stop_preparing_{false};
   int64_t drain_deadline_us_ = 0;
   bool drain_cut_ = false;       // the drain timeout passed and the remaining requests were ended
   int64_t buffered_tokens_ = 0;  // of the whole responses being built (ActiveJob::buffered_tokens)
   int32_t num_preparing_ = 0;    // requests posted to the workers and not yet started or answered
   int64_t start_ns_ = 0;         // now_us's origin
 
-  // Last: destroyed first, so no worker runs while the members above go.
+  // Last: destroyed first (the request workers, then the compile thread they post to), so no worker runs while
+  // the members above go.
+  // One thread compiling constraints the grammar cache lacks (compile_then_launch).
+  static constexpr size_t kMaxQueuedCompiles = 64;
+  std::unique_ptr<RequestWorkers> compile_workers_;
   std::unique_ptr<RequestWorkers> workers_;
 };
 

@@ -1,5 +1,6 @@
 // parse_output_constraint (constraint_params.h).
 #include "server/constraint_params.h"
+#include "core/ordered_json_parse.h"
 
 #include <fmt/format.h>
 
@@ -19,8 +20,8 @@ std::optional<ApiError> schema_text(const ordered_json& v, const std::string& pa
   if (v.is_object() || v.is_boolean()) {
     *out = v.dump();
   } else if (v.is_string()) {
-    const ordered_json parsed = ordered_json::parse(v.get<std::string>(), nullptr, false);
-    if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_boolean()))
+    const ordered_json parsed = parse_ordered_json(v.get<std::string>()).value_or(nullptr);
+    if (!(parsed.is_object() || parsed.is_boolean()))
       return invalid_request(fmt::format("'{}' must be a JSON schema (an object, or its JSON text)", param), param);
     *out = v.get<std::string>();
   } else {

@@ -1,4 +1,5 @@
 // OpenAI request parsing and response building.
+#include "core/ordered_json_parse.h"
 #include "server/openai_protocol.h"
 
 #include <fmt/format.h>
@@ -600,7 +601,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   for (const char* field :
        {"response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
         "grammar", "tools", "tool_choice", "parallel_tool_calls", "chat_template_kwargs", "functions", "function_call"})
-    if (ordered.is_null() && body.contains(field)) ordered = nlohmann::ordered_json::parse(body_text, nullptr, false);
+    if (ordered.is_null() && body.contains(field)) ordered = parse_ordered_json(body_text).value_or(nullptr);
   if (!ordered.is_object()) ordered = nlohmann::ordered_json::object();
   if (auto e = parse_output_constraint(ordered, chat, &p.constraint)) return e;
   if (chat) {

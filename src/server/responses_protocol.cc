@@ -1,4 +1,5 @@
 // Responses API request translation and response objects.
+#include "core/ordered_json_parse.h"
 #include "server/responses_protocol.h"
 
 #include <fmt/format.h>
@@ -165,7 +166,7 @@ std::string new_item_id(std::string_view prefix) {
 std::optional<ApiError> parse_responses_request(std::string_view body_text, CompletionParams* out, ojson* echo) {
   nlohmann::json depth_checked;
   if (auto e = parse_json_object(body_text, &depth_checked)) return e;
-  const ojson body = ojson::parse(body_text, nullptr, false);  // schemas keep their properties' order
+  const ojson body = parse_ordered_json(body_text).value_or(nullptr);  // schemas keep their properties' order
   if (!body.is_object()) return invalid_request("the request body must be a JSON object");
   constexpr std::string_view kOwn[] = {"model",
                                        "input",

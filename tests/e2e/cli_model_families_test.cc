@@ -3,7 +3,7 @@
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, experts, a gated shared expert):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step;
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
-// - llama.cpp (the peer, ../shared/tools/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
+// - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
 //   visibly, unless PAGODA_PEER_TESTS=1 and the peer is installed (node-llama-cpp takes about a minute a model on a
 //   loaded 2-core machine: too slow for every ctest run).
 #include <gmock/gmock.h>
@@ -127,13 +127,12 @@ TEST_P(ModelFamilyTest, FolderAndGgufAreOneModelAndFlashEqualsNaive) {
   EXPECT_LE(max_diff, 1e-3f * max_abs) << "flash vs naive attention";
 }
 
-// The peer: ../shared/tools/peer/generate.sh (PAGODA_PEER_TOOLS overrides the folder) with llama.cpp installed in
+// The peer: scripts/peer/generate.sh (PAGODA_PEER_TOOLS overrides the folder) with node-llama-cpp installed in
 // ~/.cache/pagoda-peer (PEER_DIR). Never installs anything itself.
 std::string peer_generate_script() {
   const char* tools = std::getenv("PAGODA_PEER_TOOLS");
-  const std::filesystem::path dir = tools != nullptr
-                                        ? std::filesystem::path(tools)
-                                        : std::filesystem::path(PAGODA_TEST_E2E_DIR) / "../../../shared/tools/peer";
+  const std::filesystem::path dir =
+      tools != nullptr ? std::filesystem::path(tools) : std::filesystem::path(PAGODA_PEER_DIR);
   const char* peer_dir = std::getenv("PEER_DIR");
   const char* home = std::getenv("HOME");
   const std::filesystem::path installed =
@@ -152,7 +151,7 @@ TEST_P(ModelFamilyTest, LlamaCppGivesTheSameGreedyTokens) {
     GTEST_SKIP() << "set PAGODA_PEER_TESTS=1 to compare with llama.cpp (about a minute a model)";
   const std::string script = peer_generate_script();
   if (script.empty())
-    GTEST_SKIP() << "llama.cpp peer not installed (../shared/tools/peer/generate.sh and ~/.cache/pagoda-peer)";
+    GTEST_SKIP() << "llama.cpp peer not installed (scripts/peer/setup.sh installs it into ~/.cache/pagoda-peer)";
   const RunOutput ours = run_greedy(gguf_, GetParam().context, dir_.path() + "/ours.f32", {});
   const std::string out = run_command("'" + script + "' '" + gguf_ + "' '" + kPrompt + "' " +
                                       std::to_string(kNumTokens) + " 2>&1 >/dev/null | tail -n 1");

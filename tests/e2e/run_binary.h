@@ -32,7 +32,7 @@ class TempDir {
  private:
   std::string path_;
 };
-// Writes a random stories15M-shaped Q8_0 model (26 MB; a few ms a token where the bundled model takes about 0.1 ms)
+// Writes a random stories15M-shaped Q8_0 model (26 MB; far slower a token than the bundled model)
 // into `dir` and returns its path: for tests that need a request still running when the next one arrives. Throws
 // std::runtime_error with gen-model's stderr when it fails.
 std::string write_slow_model(const TempDir& dir);

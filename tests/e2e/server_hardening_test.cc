@@ -4,8 +4,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -387,6 +389,105 @@ TEST(ServerHardeningTest, AHostileChatTemplateStopsAtItsBudgetTheDeadlineOrShutd
   EXPECT_EQ(server.wait_exit(std::chrono::seconds(10)), 0) << server.log();
   client.join();
   expect_api_error_body(during, 503, "a render at shutdown");
+}
+
+// A request's output constraint, spelled to exhaust the compiler: nested counted repeats (3 s and 449 MB at counts
+// of 100, unbounded at 1,000), a 100,000-choice list, a 50,000-definition $ref chain. Each is answered (a 400 naming
+// the limit, or compiled), compiles run on their own thread so that the request workers go on serving, and a
+// compile stops at the request's deadline and at shutdown.
+std::string completion_with(const json& constraint) {
+  json body = {{"prompt", "Once upon a time"}, {"max_tokens", 2}, {"temperature", 0}};
+  body.update(constraint);
+  return body.dump();
+}
+
+json nested_repeats(char letter) { return {{"guided_regex", std::string("(") + letter + "{1,1000}){1,1000}"}}; }
+
+TEST(ServerHardeningTest, HostileConstraintsAreBoundedAndHoldNoRequestWorker) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const int port = server.port();
+  auto expect_refused = [&](const json& constraint, const std::string& why, const std::string& limit) {
+    const HttpReply r = http_request(port, "POST", "/v1/completions", completion_with(constraint));
+    expect_api_error_body(r, 400, why);
+    EXPECT_NE(r.body.find(limit), std::string::npos) << why << ": " << r.body.substr(0, 400);
+  };
+  expect_refused(nested_repeats('a'), "nested counted repeats (guided_regex)", "grammar too complex");
+  const json pattern_schema = {{"type", "string"}, {"pattern", "^(a{1,100}){1,100}$"}};
+  expect_refused({{"guided_json", pattern_schema}}, "nested counted repeats (a schema's pattern)",
+                 "grammar too complex");
+  expect_refused({{"grammar", "root ::= ((\"a\"){1,1000}){1,1000}"}}, "nested counted repeats (GBNF)",
+                 "grammar too complex");
+  json choices = json::array();
+  for (int i = 0; i < 100000; ++i) choices.push_back("choice" + std::to_string(i));
+  expect_refused({{"guided_choice", choices}}, "a 100,000-choice list", "grammar too large");
+
+  // A 50,000-definition chain of $refs compiles (one rule: a chain of aliases is followed to its end).
+  json defs = json::object();
+  for (int i = 0; i < 50000; ++i) defs["d" + std::to_string(i)] = {{"$ref", "#/$defs/d" + std::to_string(i + 1)}};
+  defs["d50000"] = {{"enum", {"yes", "no"}}};
+  const HttpReply chain =
+      http_request(port, "POST", "/v1/completions",
+                   completion_with({{"guided_json", {{"$ref", "#/$defs/d0"}, {"$defs", defs}}}, {"max_tokens", 8}}));
+  ASSERT_EQ(chain.status, 200) << chain.raw.substr(0, 400);
+  const std::string text = json::parse(chain.body)["choices"][0]["text"];
+  EXPECT_TRUE(text == "\"yes\"" || text == "\"no\"") << text;
+
+  // Six new hostile constraints queue on the compile thread (about half a second each); a plain request and one
+  // whose constraint is cached meanwhile are answered before the last of them.
+  std::vector<HttpReply> hostile(6);
+  std::vector<std::chrono::steady_clock::time_point> hostile_done(6);
+  {
+    std::vector<std::jthread> clients;
+    for (int i = 0; i < 6; ++i)
+      clients.emplace_back([&, i] {
+        hostile[size_t(i)] =
+            http_request(port, "POST", "/v1/completions", completion_with(nested_repeats(char('b' + i))));
+        hostile_done[size_t(i)] = std::chrono::steady_clock::now();
+      });
+    ASSERT_TRUE(wait_for_metrics(server, std::chrono::seconds(10), [](const std::string& m) {
+      return metric_value(m, "pagoda:num_requests_preparing").value_or(0) >= 2;
+    }));
+    expect_still_serving(server);
+    const HttpReply cached = http_request(port, "POST", "/v1/completions", completion_with(nested_repeats('a')));
+    expect_api_error_body(cached, 400, "a refused constraint again (cached)");
+    const auto served = std::chrono::steady_clock::now();
+    clients.clear();
+    EXPECT_LT(served, *std::max_element(hostile_done.begin(), hostile_done.end()));
+  }
+  for (const HttpReply& r : hostile) expect_api_error_body(r, 400, "a queued hostile constraint");
+  expect_still_serving(server);
+}
+
+TEST(ServerHardeningTest, AConstraintsCompileStopsAtTheDeadlineAndAtShutdown) {
+  {
+    ServerProcess server({"--request-timeout", "0.05"});
+    ASSERT_TRUE(server.started()) << server.log();
+    expect_api_error_body(http_request(server.port(), "POST", "/v1/completions", completion_with(nested_repeats('a'))),
+                          408, "a compile past the deadline");
+  }
+  // SIGTERM with compiles running and queued: each gives up with a 503 and the process exits 0.
+  ServerProcess server({"--drain-timeout", "5"});
+  ASSERT_TRUE(server.started()) << server.log();
+  std::vector<HttpReply> during(4);
+  std::vector<std::jthread> clients;
+  for (int i = 0; i < 4; ++i)
+    clients.emplace_back([&, i] {
+      during[size_t(i)] =
+          http_request(server.port(), "POST", "/v1/completions", completion_with(nested_repeats(char('a' + i))));
+    });
+  ASSERT_TRUE(wait_for_metrics(server, std::chrono::seconds(10), [](const std::string& m) {
+    return metric_value(m, "pagoda:num_requests_preparing").value_or(0) >= 3;
+  }));
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait_exit(std::chrono::seconds(5)), 0) << server.log();
+  clients.clear();
+  int unavailable = 0;
+  for (const HttpReply& r : during) {
+    EXPECT_TRUE(r.status == 503 || r.status == 400) << r.raw.substr(0, 300);
+    unavailable += r.status == 503;
+  }
+  EXPECT_GE(unavailable, 2);  // the compile running at the signal, and those queued behind it
 }
 
 }  // namespace

@@ -110,9 +110,8 @@ struct Avx2Ops {
 }  // namespace
 
 // Groups of 8 or more query heads per KV head take the heads-in-lanes kernel (the scores of a K row for every head
-// in one vector); smaller groups would leave lanes idle and take the keys-in-lanes one above. One decode token over
-// 4 KV heads, task clock, Zen 4: group 8, hd 64, ctx 512: 119 -> 77 us (f32 KV); group 4: 64 us here against 76
-// in lanes.
+// in one vector); smaller groups would leave lanes idle and take the keys-in-lanes one above, which was the faster
+// at group 4 and the slower at group 8 (measured: see the commit that introduced it).
 // Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes;
 // attention_small_heads_impl.h).
 void paged_attention(const AttentionArgs& args) {

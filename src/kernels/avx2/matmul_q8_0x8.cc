@@ -3,7 +3,7 @@
 // eight rows share one convert, one fma and one vector of scales per block. Signed weights take maddubs's sign
 // trick, |w| (unsigned) times x carrying w's sign; a pair is at most 2 x 128 x 127 = 32512, so each word's pairs
 // go to int32 (madd) before they are summed. Tokens go in groups of four per weight load, over row tiles that
-// stay in L2, as in matmul_q4_0x8.cc.
+// stay in L2, as in matmul_int4x8.cc.
 #include <immintrin.h>
 
 #include "kernels/avx2/avx2_kernels.h"

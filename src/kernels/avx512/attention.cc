@@ -109,8 +109,8 @@ struct Avx512Ops {
 
 // As avx2::paged_attention: groups too small to fill 8 lanes with heads take the keys-in-lanes loop (16 keys per
 // vector); a group of exactly 8 heads fills a ymm (F32x8Vl), larger ones a zmm (F32x16: 9..15 heads in one pass rather
-// than two of 8). One decode token, 4 KV heads, hd 64, ctx 512, f32 KV, task clock on a loaded Zen 4 (avx2 -> avx512):
-// group 4 68 -> 58 us, group 8 67 -> 66 us (F32x16 with half its lanes idle: 94), group 16 132 -> 91 us.
+// than two of 8). Each choice was at least as fast as the avx2 level's at groups 4, 8 and 16, and F32x16 with half
+// its lanes idle was slower than F32x8Vl at group 8 (measured: see the commit that introduced it).
 // Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes, query heads in pairs;
 // attention_small_head_pairs.h).
 void paged_attention(const AttentionArgs& args) {

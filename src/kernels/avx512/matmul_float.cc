@@ -34,8 +34,8 @@ struct LoadBF16 {
 };
 
 // v, kept in a register: GCC otherwise folds a loaded vector into each FMA that uses it as a memory operand and
-// reloads the weight vector for each (two loads an FMA, which held 1-4 tokens to one FMA a cycle on a Zen 5; with
-// the vectors in registers they reach two).
+// reloads the weight vector for each (two loads an FMA, which held 1-4 tokens to one FMA a cycle; with the vectors in
+// registers they reach two).
 inline __m512 in_register(__m512 v) {
   __asm__("" : "+v"(v));
   return v;
@@ -59,7 +59,7 @@ __attribute__((always_inline)) inline void fold_block(__m512 (&in)[kRows][kToken
 
 // Rows summed side by side (log2) for kTokens tokens: their accumulators, kTokens x vectors and a weight vector fit
 // the 32 zmm registers. The fastest of 1 to 16 rows for each token count on the bundled model's shapes (64 x 64,
-// 172 x 64, 64 x 172; Zen 5).
+// 172 x 64, 64 x 172).
 template <int kTokens>
 inline constexpr int kRowsLog2 = kTokens == 1   ? 2
                                  : kTokens <= 3 ? 3
@@ -123,8 +123,8 @@ __attribute__((always_inline)) inline void fold_tree(const void* w, const float*
 // Each (row, token) sums its products in one register, 16 inputs a vector in order; the 16 registers of a token's
 // rows then reduce together in transpose_sum16's tree, folded as blocks of rows finish (about 3 instructions a row
 // where a reduction of its own took 8 on a chain of dependent adds). A row's sum is the same bits whatever the tokens
-// beside it and however many rows a block has. The bundled model's five layers of f32 matmuls (Zen 5, weights in L2),
-// against one row at a time: 1, 2, 3, 5, 8 tokens 18.5, 18.1, 23.3, 41.3, 55.5 -> 9.8, 11.2, 15.9, 17.2, 32.8 us.
+// beside it and however many rows a block has. On the bundled model's f32 matmuls this beats one row at a time for
+// every token count (measured: see the commit that introduced it).
 template <class Load, int kTokens>
 inline void rows_times_tokens(const void* w, const float* x, int64_t x_stride, float* y, int64_t num_out,
                               int64_t num_in, int64_t o0, int nr) {
@@ -136,8 +136,8 @@ inline void rows_times_tokens(const void* w, const float* x, int64_t x_stride, f
 }
 
 // One token's rows one at a time, each summed from start to end with the tail masked in the loop: one long row after
-// another streams from memory as decode reads it (the row blocks above read TinyLlama's f16 rows of 2048 and 5632
-// values at 15-22 GB/s where this reads them at 20-25, a Zen 5 core). The same bits as rows_times_tokens.
+// another streams from memory as decode reads it (on long rows such as TinyLlama's f16 ones this reads faster than
+// the row blocks above). The same bits as rows_times_tokens.
 template <class Load>
 void streamed_rows_times_token(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in) {
   for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
@@ -172,8 +172,8 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
   static_assert(kGroup >= 1 && kGroup <= 8, "the switch below has passes of 1 to 8 tokens");
   // Three or more tokens of 1024 or more inputs read from a copy whose rows lie a cache line off a multiple of 4 KiB
   // apart: rows of 1024 or 2048 f32 put every token's same offset in one L1 set, and with the weights' lines they
-  // overflowed its ways (f16 weights at 16 and 128 tokens, four a pass, on a Zen 5: 1.02-1.41x the avx2 level's
-  // kernel without the copy, 1.28-1.86x with it). Short rows, as the bundled model's, need no copy.
+  // overflowed its ways (the copy is what lets this kernel clearly beat the avx2 level's on such rows). Short rows,
+  // as the bundled model's, need no copy.
   int64_t x_stride = num_in;
   if (num_tokens > 2 && num_in >= 1024) {
     x_stride = (num_in + 15) / 16 * 16 + 16;
@@ -203,9 +203,9 @@ void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
 }
 // f16 weights four tokens a pass: eight tokens' f32 rows of 2048 (64 KiB) overflow L1 and each weight's fmas wait on
-// L2; four fit. On a Zen 5 at 16 and 128 tokens: 1.28-1.86x the avx2 level's kernel, eight a pass 0.93-1.29x. A
-// decode step's speculative tokens then take two passes (computed from these rates, still cheaper than one pass of
-// up to eight; not measured on a model).
+// L2; four fit, and four a pass ran faster than eight (and than the avx2 level's kernel). A decode step's
+// speculative tokens then take two passes (still cheaper than one pass of up to eight, computed from the kernel's
+// rates, not measured on a model).
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   matmul_any<LoadF16, 4>(w, x, y, num_out, num_in, num_tokens);
 }

@@ -1,9 +1,8 @@
 // 512-bit vpdpbusd matmuls for the 16-row 4-bit layouts, Q4_0x16 and AWQ INT4x16 (quant/block_q4_0x8.h,
 // block_awq_int4x8.h), against Q8_0 activations: avx_vnni/matmul_int4x8.cc's arithmetic with one zmm register per
-// word of sixteen rows, so each activation broadcast and each per-token scale feeds sixteen rows. Measured on a
-// Zen 4 (which runs 512-bit operations as two 256-bit halves), one thread, 512 x 2048 weights, 64 tokens: 175
-// multiply-adds per ns against 165 for the 8-row ymm kernel taking two row groups per pass (fewer loads and
-// epilogue instructions per multiply). Bit-exact with ref/.
+// word of sixteen rows, so each activation broadcast and each per-token scale feeds sixteen rows. Faster than the
+// 8-row ymm kernel taking two row groups per pass, even where 512-bit operations run as two 256-bit halves (fewer
+// loads and epilogue instructions per multiply). Bit-exact with ref/.
 #include <immintrin.h>
 
 #include <type_traits>

@@ -20,12 +20,10 @@ inline __m512i broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-// How far ahead of the weight read to prefetch. The other levels' 2 KiB (avx2/simd_util.h) was tuned when decode
-// read 6.75 GB/s per thread; the 16-row kernels read Q4_0 several times faster, and at 25 GB/s per thread 2 KiB is
-// 80 ns, less than a DRAM access takes. Decode-sized calls (1-2 tokens, the weights streamed from DRAM) reach 4 KiB
-// ahead: the llama2-7b 8-layer cut decoded 15.0 against 12.9 tok/s (mean of 6 alternating runs, best 17.5 against
-// 15.8; a loaded Zen 4). Larger token groups, whose tiles come from L2, keep 2 KiB: 4 KiB cost them up to 7% of
-// TinyLlama's pp256 in the same runs.
+// How far ahead of the weight read to prefetch. The 16-row kernels read Q4_0 fast enough that the other levels'
+// 2 KiB (avx2/simd_util.h) is covered in less time than a DRAM access takes, so decode-sized calls (1-2 tokens,
+// the weights streamed from DRAM) reach 4 KiB ahead. Larger token groups, whose tiles come from L2, keep 2 KiB:
+// 4 KiB slowed their prefill. The measurements are in the commit that set these distances.
 template <int kTokens>
 inline constexpr int64_t kWeightPrefetchBytes = kTokens <= 2 ? 4096 : 2048;
 // Always inlined: GCC may otherwise judge the call free of effects and drop it before inlining (it did, from

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { zodFunction, zodResponseFormat } from "openai/helpers/zod";
 import { z } from "zod";
+import { z as z4 } from "zod/v4";
 import { ChatOpenAI } from "@langchain/openai";
 import { tool as langchainTool } from "@langchain/core/tools";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
@@ -70,6 +71,37 @@ await check("openai chat.completions.parse with a zod schema returns the parsed 
     assert.ok(m.parsed, `no parsed object: ${m.content}`);
     assert.deepEqual(Person.parse(m.parsed), m.parsed);
     assert.deepEqual(JSON.parse(m.content), m.parsed);
+  }
+});
+
+// zod 4 (the `zod/v4` entry of the pinned zod, the same code `npm i zod` installs as zod 4): its JSON Schema writes
+// the safe-integer bounds into .int(), a pattern beside the format of .uuid() and .iso.datetime(), anyOf for
+// .nullable() and unions, a default; each compiles and the output parses with the zod schema.
+await check("zod 4 schemas (int, uuid, datetime, unions, optional, nullable, default) through response_format", async () => {
+  const Event = z4.object({
+    id: z4.uuid(),
+    at: z4.iso.datetime(),
+    count: z4.number().int(),
+    level: z4.number().int().min(1).max(5).default(3),
+    kind: z4.discriminatedUnion("type", [
+      z4.object({ type: z4.literal("meeting"), room: z4.number().int().min(1).max(9) }),
+      z4.object({ type: z4.literal("call"), muted: z4.boolean() }),
+    ]),
+    flag: z4.union([z4.boolean(), z4.null()]),
+    note: z4.enum(["ok", "late"]).nullable(),
+    extra: z4.boolean().optional(),
+  });
+  const schema = z4.toJSONSchema(Event);
+  assert.equal(schema.properties.count.maximum, 9007199254740991);
+  for (const temperature of [0, 1]) {
+    const r = await client.chat.completions.create({
+      model, messages, temperature, seed: 3, max_tokens: 400,
+      response_format: { type: "json_schema", json_schema: { name: "event", schema } },
+    });
+    const c = r.choices[0];
+    assert.equal(c.finish_reason, "stop", c.message.content);
+    const value = JSON.parse(c.message.content);
+    assert.deepEqual(Event.parse(value), { level: 3, ...value });
   }
 });
 

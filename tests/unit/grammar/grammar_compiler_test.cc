@@ -1,10 +1,12 @@
 // Tests for GrammarCompiler and GrammarSpec (src/grammar/grammar_compiler.h, grammar_spec.h): each kind compiles,
 // the cache returns the same compiled grammar for the same spec, evicts the least recently used, remembers
-// failures; one compiled grammar serves matchers on several threads at once (its masks are built once).
+// failures; one compiled grammar serves matchers on several threads at once (its masks are built once); a compile
+// is bounded by its work limit and stops when its caller says so, and a stopped compile is not cached.
 #include "grammar/grammar_compiler.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "grammar/grammar_matcher.h"
@@ -102,6 +104,70 @@ TEST(GrammarCompiler, OneGrammarServesMatchersOnSeveralThreads) {
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(ok, std::vector<int>(4, 1));
   EXPECT_GT(g->num_built_state_masks(), 0u);
+}
+
+// Nested counted repeats lower to few NFA states per level but determinize into huge subsets: each front end's
+// spelling of them is refused by the work limit, naming it, instead of taking seconds and gigabytes.
+TEST(GrammarCompiler, NestedCountedRepeatsAreRefusedByTheWorkLimit) {
+  GrammarCompiler compiler(TokenVocabulary::bytes(), 0);
+  const GrammarSpec hostile[] = {
+      spec(GrammarSpec::Kind::kRegex, "(a{1,1000}){1,1000}"),
+      spec(GrammarSpec::Kind::kRegex, "((a{1,1000}){1,1000}){1,1000}"),
+      spec(GrammarSpec::Kind::kRegex, "(x*y*z*){1,10000}"),
+      spec(GrammarSpec::Kind::kJsonSchema, R"({"type":"string","pattern":"^(a{1,100}){1,100}$"})"),
+      spec(GrammarSpec::Kind::kGbnf, R"(root ::= (("a"){1,1000}){1,1000})"),
+  };
+  for (const GrammarSpec& s : hostile) {
+    auto g = compiler.compile(s);
+    ASSERT_FALSE(g.ok()) << s.text;
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument) << s.text;
+    EXPECT_NE(g.error().find("grammar too"), std::string::npos) << s.text << ": " << g.error();
+  }
+  // The same work limit, lowered, refuses a grammar that compiles under the default one.
+  const GrammarSpec ordinary = spec(GrammarSpec::Kind::kRegex, "[a-z]{1,100}@[a-z]{1,50}\\.(com|org)");
+  ASSERT_TRUE(compiler.compile(ordinary).ok());
+  BuildLimits tiny;
+  tiny.max_work = 1000;
+  GrammarCompiler strict(TokenVocabulary::bytes(), 0, tiny);
+  auto refused = strict.compile(ordinary);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("more than 1000 steps"), std::string::npos) << refused.error();
+}
+
+TEST(GrammarCompiler, AStoppedCompileEndsCancelledAndIsNotCached) {
+  GrammarCompiler compiler(TokenVocabulary::bytes());
+  const GrammarSpec slow = spec(GrammarSpec::Kind::kRegex, "(a|b|c|d){0,2000}(e|f){0,2000}");
+  std::atomic<int> polls{0};
+  auto stopped = compiler.compile(slow, [&] { return ++polls >= 2; });
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled) << stopped.error();
+  EXPECT_EQ(polls.load(), 2);
+  EXPECT_EQ(compiler.num_cached(), 0u);
+  EXPECT_FALSE(compiler.cached(slow).has_value());
+  // Compiled again without the stop, it succeeds and is cached from then on.
+  auto done = compiler.compile(slow);
+  ASSERT_TRUE(done.ok()) << done.error();
+  EXPECT_TRUE(testing::matches(*done, "abcdef"));
+  auto hit = compiler.cached(slow);
+  ASSERT_TRUE(hit.has_value());
+  ASSERT_TRUE(hit->ok());
+  EXPECT_EQ(hit->value(), done.value());
+}
+
+// The JSON Schema front end polls the stop hook too, between the schemas its $refs name.
+TEST(GrammarCompiler, TheSchemaConverterStopsBetweenReferences) {
+  const GrammarSpec chain = spec(GrammarSpec::Kind::kJsonSchema, R"({"$ref":"#/$defs/d0","$defs":{
+      "d0":{"type":"array","items":{"$ref":"#/$defs/d1"}},
+      "d1":{"type":"array","items":{"$ref":"#/$defs/d2"}},
+      "d2":{"type":"null"}}})");
+  GrammarCompiler compiler(TokenVocabulary::bytes(), 0);
+  auto stopped = compiler.compile(chain, [] { return true; });
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled) << stopped.error();
+  auto done = compiler.compile(chain, [] { return false; });
+  ASSERT_TRUE(done.ok()) << done.error();
+  EXPECT_TRUE(testing::matches(*done, "[[null]]"));
+  EXPECT_FALSE(testing::matches(*done, "[null]"));
 }
 
 }  // namespace

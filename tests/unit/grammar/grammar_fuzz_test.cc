@@ -17,7 +17,11 @@ namespace pagoda::grammar {
 namespace {
 
 // Limits small enough that the worst accepted input stays quick under the sanitizers.
-constexpr BuildLimits kFuzzLimits{.max_nfa_states = 1u << 16, .max_dfa_states = 1u << 13, .max_table_bytes = 8u << 20};
+const BuildLimits kFuzzLimits{.max_nfa_states = 1u << 16,
+                              .max_dfa_states = 1u << 13,
+                              .max_table_bytes = 8u << 20,
+                              .max_work = 1u << 22,
+                              .should_stop = {}};
 
 std::string mutate(std::string s, std::mt19937_64& rng, const std::string& alphabet) {
   const int n = std::uniform_int_distribution<int>(1, 4)(rng);

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the peer's npm package, node-llama-cpp at the version package.json and package-lock.json pin: its prebuilt
+# CPU binding (bench.sh, generate.sh) and the llama.cpp source it ships as a git bundle (llama.sh builds that). It goes
+# into a cache folder outside the repository, so every clone shares one install and one llama.cpp build. Idempotent.
+#   PEER_DIR (default ~/.cache/pagoda-peer) is where it goes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${PEER_DIR:-$HOME/.cache/pagoda-peer}
+mkdir -p "$dir"
+# -f: a copy made from a read-only source is read-only itself; replace it rather than fail.
+cp -f "$here/package.json" "$here/package-lock.json" "$here/bench.mjs" "$here/membw.c" "$dir/"
+cd "$dir"
+[ -d node_modules/node-llama-cpp ] || npm ci --no-audit --no-fund --omit=optional >/dev/null
+[ -x membw ] || gcc -O3 -march=native -fopenmp -o membw membw.c
+node -e "import('node-llama-cpp').then(async m => { const l = await m.getLlama({gpu: false, build: 'never'}); console.error('peer ready: llama.cpp ' + l.llamaCppRelease.release + ' in $dir'); })"
