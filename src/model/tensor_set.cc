@@ -96,9 +96,10 @@ std::string tensor_conversion_note(const format::GgufFile& file) {
   if (total == 0) return "";
   std::string types;
   for (const auto& [type, count] : counts) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, type);
-  return fmt::format("converted at load: {} {} ({}) of types no kernel runs as stored yet, dequantized exactly, then "
-                     "matrices requantized to q8_0 and vectors kept as f32",
-                     total, total == 1 ? "tensor" : "tensors", types);
+  return fmt::format(
+      "converted at load: {} {} ({}) of types no kernel runs as stored yet, dequantized exactly, then "
+      "matrices requantized to q8_0 and vectors kept as f32",
+      total, total == 1 ? "tensor" : "tensors", types);
 }
 
 }  // namespace pagoda

@@ -1,8 +1,8 @@
 // GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, the K-quants, iq4_nl, iq4_xs,
 // mxfp4): a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
-// (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. A type pagoda cannot run is refused with its name
-// and the tensor's.
+// (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. A type pagoda
+// cannot run is refused with its name and the tensor's.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -116,8 +116,8 @@ class ConvertedTypesTest : public ::testing::Test {
 };
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
-  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ5_K, GgmlType::kQ3_K,
-                            GgmlType::kQ2_K, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ6_K,   GgmlType::kQ5_K,   GgmlType::kQ3_K,
+                            GgmlType::kQ2_K, GgmlType::kQ4_1,   GgmlType::kQ5_0,   GgmlType::kQ5_1,
                             GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
@@ -157,7 +157,8 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
     }
   }
   ASSERT_GE(next_type, std::size(types)) << "every type is used at least once";
-  const std::string quantized_path = (dir_ / "quantized.gguf").string(), by_hand_path = (dir_ / "by_hand.gguf").string();
+  const std::string quantized_path = (dir_ / "quantized.gguf").string(),
+                    by_hand_path = (dir_ / "by_hand.gguf").string();
   ASSERT_TRUE(quantized.write(quantized_path).ok());
   ASSERT_TRUE(by_hand.write(by_hand_path).ok());
 
