@@ -22,7 +22,7 @@ Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const 
     return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", file.name(), *arch,
                                   supported_architecture_names()));
   PAGODA_ASSIGN_OR_RETURN(ModelConfig config, model_config_from_gguf(file));
-  return create_model(std::move(config), tensor_set_from_gguf(file), kernels, options);
+  return create_model(std::move(config), tensor_set_from_gguf(file, kernels.quantize_row_q8_0), kernels, options);
 }
 
 Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet& tensors,

@@ -34,7 +34,7 @@ bool is_finite_fp16(uint16_t h) { return (h & 0x7c00) != 0x7c00; }
 
 // One tensor of a converted type -> owned data in q8_0 (two or more dims) or f32 (one dim, or values beyond q8_0's
 // range), set on `r`.
-std::shared_ptr<const void> convert(const format::GgufTensorInfo& t, TensorRef& r) {
+std::shared_ptr<const void> convert(const format::GgufTensorInfo& t, TensorRef& r, QuantizeRowQ8_0Fn quantize) {
   const int64_t row_len = t.dims[0];
   int64_t num_rows = 1;
   for (size_t d = 1; d < t.dims.size(); ++d) num_rows *= t.dims[d];
@@ -48,7 +48,7 @@ std::shared_ptr<const void> convert(const format::GgufTensorInfo& t, TensorRef& 
     for (int64_t i = 0; i < num_rows && fits; ++i) {
       format::dequantize_ggml_row(t.type, src + uint64_t(i) * src_row_bytes, row.data(), row_len);
       quant::BlockQ8_0* dst = out.get() + i * blocks_per_row;
-      quant::quantize_row_q8_0(row.data(), dst, row_len);
+      quantize(row.data(), dst, row_len);
       for (int64_t b = 0; b < blocks_per_row; ++b) fits = fits && is_finite_fp16(dst[b].d);
     }
     if (fits) {
@@ -67,7 +67,7 @@ std::shared_ptr<const void> convert(const format::GgufTensorInfo& t, TensorRef& 
 
 }  // namespace
 
-TensorSet tensor_set_from_gguf(const format::GgufFile& file) {
+TensorSet tensor_set_from_gguf(const format::GgufFile& file, QuantizeRowQ8_0Fn quantize_row_q8_0) {
   TensorSet set;
   set.source = file.name();
   set.file_mapped = file.is_file_mapping();
@@ -78,7 +78,7 @@ TensorSet tensor_set_from_gguf(const format::GgufFile& file) {
     r.dims = t.dims;
     r.data = t.data;
     if (format::ggml_type_converted_at_load(t.type) && t.data != nullptr) {
-      set.owned.push_back(convert(t, r));
+      set.owned.push_back(convert(t, r, quantize_row_q8_0));
     }
     set.tensors.emplace(t.name, std::move(r));
   }
@@ -87,14 +87,19 @@ TensorSet tensor_set_from_gguf(const format::GgufFile& file) {
 
 std::string tensor_conversion_note(const format::GgufFile& file) {
   std::map<std::string, int> counts;
-  for (const format::GgufTensorInfo& t : file.tensors())
-    if (format::ggml_type_converted_at_load(t.type)) ++counts[std::string(format::ggml_type_name(t.type))];
-  if (counts.empty()) return "";
+  int total = 0;
+  for (const format::GgufTensorInfo& t : file.tensors()) {
+    if (!format::ggml_type_converted_at_load(t.type)) continue;
+    ++counts[std::string(format::ggml_type_name(t.type))];
+    ++total;
+  }
+  if (total == 0) return "";
   std::string types;
   for (const auto& [type, count] : counts) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, type);
-  return fmt::format("converted at load ({} tensors; no kernel runs their types as stored yet): dequantized exactly, "
-                     "then matrices requantized to q8_0 and vectors kept as f32",
-                     types);
+  return fmt::format(
+      "converted at load: {} {} ({}) of types no kernel runs as stored yet, dequantized exactly, then "
+      "matrices requantized to q8_0 and vectors kept as f32",
+      total, total == 1 ? "tensor" : "tensors", types);
 }
 
 }  // namespace pagoda

@@ -13,6 +13,7 @@
 
 #include "core/types.h"
 #include "format/gguf_reader.h"
+#include "quant/block_q8_0.h"
 
 namespace pagoda {
 
@@ -49,10 +50,14 @@ struct TensorSet {
 // rounding (quant/block_q8_0.h) - a far finer grid than the 2-6 bit source's, so the error it adds is a small
 // fraction of the source's own - and a vector (norm weights, biases) stays f32. A matrix whose values do not fit
 // q8_0's fp16 scales stays f32 too. TensorRef::type_name keeps the file's type.
-TensorSet tensor_set_from_gguf(const format::GgufFile& file);
+// `quantize_row_q8_0` does the requantization: quant::quantize_row_q8_0 or a kernel table's SIMD twin (the same
+// bytes, kernels/kernels.h): the requantization is most of a conversion's time, and the SIMD one is far quicker.
+using QuantizeRowQ8_0Fn = void (*)(const float* x, quant::BlockQ8_0* y, int64_t n);
+TensorSet tensor_set_from_gguf(const format::GgufFile& file,
+                               QuantizeRowQ8_0Fn quantize_row_q8_0 = quant::quantize_row_q8_0);
 
-// What tensor_set_from_gguf converts in `file`, for the loader's message ("converted at load: 154 q4_K, 1 q6_K
-// ..."); empty when nothing is.
+// What tensor_set_from_gguf converts in `file`, for the loader's message ("converted at load: 156 tensors (135
+// q4_K, 21 q6_K) ..."); empty when nothing is.
 std::string tensor_conversion_note(const format::GgufFile& file);
 
 }  // namespace pagoda

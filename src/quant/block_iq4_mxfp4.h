@@ -11,8 +11,7 @@
 namespace pagoda::quant {
 
 // IQ4_NL's (and IQ4_XS's) codebook: nibble -> int8 level, denser near zero (ggml's kvalues_iq4nl).
-inline constexpr int8_t kIq4NlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                            1,    13,   25,  38,  53,  69,  89,  113};
+inline constexpr int8_t kIq4NlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // Element j < 16 is the low nibble of qs[j], element j >= 16 the high nibble of qs[j - 16]; its value is
 // d * kIq4NlLevels[nibble].

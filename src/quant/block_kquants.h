@@ -44,9 +44,9 @@ void kquant_scale_min(const uint8_t* scales, int j, uint8_t* scale, uint8_t* min
 // Q4_K: value = d * scale[s] * q - dmin * min[s], q in [0, 15], s = the value's 32-value sub-block. Values
 // 64p + l (l < 32) are the low nibbles of qs[32p + l], values 64p + 32 + l their high nibbles.
 struct BlockQ4_K {
-  uint16_t d;           // fp16 multiplier of the scales
-  uint16_t dmin;        // fp16 multiplier of the mins
-  uint8_t scales[12];   // 8 scales and 8 mins, 6 bits each (kquant_scale_min)
+  uint16_t d;          // fp16 multiplier of the scales
+  uint16_t dmin;       // fp16 multiplier of the mins
+  uint8_t scales[12];  // 8 scales and 8 mins, 6 bits each (kquant_scale_min)
   uint8_t qs[kQK_K / 2];
 };
 static_assert(sizeof(BlockQ4_K) == 144 && alignof(BlockQ4_K) == 2 && offsetof(BlockQ4_K, qs) == 16);

@@ -31,9 +31,9 @@ TEST(GgmlDequantizeTest, WhichTypes) {
     EXPECT_TRUE(ggml_type_has_dequantizer(t));
     EXPECT_FALSE(ggml_type_converted_at_load(t)) << "runs as stored";
   }
-  for (GgmlType t : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
-                     GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL,
-                     GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
     EXPECT_TRUE(ggml_type_has_dequantizer(t)) << ggml_type_name(t);
     EXPECT_TRUE(ggml_type_converted_at_load(t)) << ggml_type_name(t);
     EXPECT_TRUE(ggml_type_is_supported(t)) << "the reader maps " << ggml_type_name(t);
@@ -74,9 +74,9 @@ TEST(GgmlDequantizeTest, EachTypeReachesItsFormat) {
   std::vector<uint8_t> q4k = unit_block(GgmlType::kQ4_K);
   set_u16(q4k, 0, 0x3c00);
   set_u16(q4k, 2, 0x3c00);
-  q4k[4] = 3;       // sub-block 0's scale
-  q4k[8] = 2;       // sub-block 0's min
-  q4k[16] = 0x0f;   // element 0: 15
+  q4k[4] = 3;      // sub-block 0's scale
+  q4k[8] = 2;      // sub-block 0's min
+  q4k[16] = 0x0f;  // element 0: 15
   EXPECT_EQ(dequantize(GgmlType::kQ4_K, q4k)[0], 43.0f);
   std::vector<uint8_t> q5k = unit_block(GgmlType::kQ5_K);
   set_u16(q5k, 0, 0x3c00);
@@ -97,7 +97,7 @@ TEST(GgmlDequantizeTest, EachTypeReachesItsFormat) {
   xs[4] = 0x01;  // sub-block 0: ls = 1 -> scale -31
   EXPECT_EQ(dequantize(GgmlType::kIQ4_XS, xs)[0], -31.0f * -127.0f);
   std::vector<uint8_t> fp4 = unit_block(GgmlType::kMXFP4);
-  fp4[0] = 128;  // 2^1
+  fp4[0] = 128;   // 2^1
   fp4[1] = 0x07;  // element 0: 6
   EXPECT_EQ(dequantize(GgmlType::kMXFP4, fp4)[0], 12.0f);
   std::vector<uint8_t> f16 = {0x00, 0xc0};
@@ -107,7 +107,8 @@ TEST(GgmlDequantizeTest, EachTypeReachesItsFormat) {
 TEST(GgmlDequantizeDeathTest, RefusesTypesWithoutDequantizer) {
   std::vector<uint8_t> block(66, 0);
   std::vector<float> y(256);
-  EXPECT_DEATH(dequantize_ggml_row(GgmlType::kIQ2_XXS, block.data(), y.data(), 256), "no dequantizer for ggml type iq2_xxs");
+  EXPECT_DEATH(dequantize_ggml_row(GgmlType::kIQ2_XXS, block.data(), y.data(), 256),
+               "no dequantizer for ggml type iq2_xxs");
 }
 
 }  // namespace

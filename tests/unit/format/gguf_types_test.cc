@@ -24,9 +24,9 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ8_0));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ4_0));
   // Converted at load (format/ggml_dequantize.h).
-  for (GgmlType t : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
-                     GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL,
-                     GgmlType::kIQ4_XS, GgmlType::kMXFP4})
+  for (GgmlType t :
+       {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4})
     EXPECT_TRUE(ggml_type_is_supported(t)) << ggml_type_name(t);
   // Known (named in messages) but refused.
   for (GgmlType t : {GgmlType::kQ8_1, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kIQ3_XXS,
@@ -42,7 +42,7 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_EQ(ggml_row_bytes(GgmlType::kBF16, 7), 14u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 64), 36u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ8_0, 32), 34u);
-  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);                // not whole blocks
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);  // not whole blocks
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 20u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kIQ2_XXS, 256), 0u);            // not loadable
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, uint64_t{1} << 62), 0u);  // overflow
@@ -60,18 +60,18 @@ TEST(GgufTypesTest, EveryGgmlTypesLayout) {
     uint64_t block, bytes;
   };
   const Row rows[] = {
-      {GgmlType::kQ4_1, "q4_1", 32, 20},        {GgmlType::kQ5_0, "q5_0", 32, 22},
-      {GgmlType::kQ5_1, "q5_1", 32, 24},        {GgmlType::kQ8_1, "q8_1", 32, 36},
-      {GgmlType::kQ2_K, "q2_K", 256, 84},       {GgmlType::kQ3_K, "q3_K", 256, 110},
-      {GgmlType::kQ5_K, "q5_K", 256, 176},      {GgmlType::kQ6_K, "q6_K", 256, 210},
-      {GgmlType::kQ8_K, "q8_K", 256, 292},      {GgmlType::kIQ2_XXS, "iq2_xxs", 256, 66},
-      {GgmlType::kIQ2_XS, "iq2_xs", 256, 74},   {GgmlType::kIQ3_XXS, "iq3_xxs", 256, 98},
-      {GgmlType::kIQ1_S, "iq1_s", 256, 50},     {GgmlType::kIQ4_NL, "iq4_nl", 32, 18},
-      {GgmlType::kIQ3_S, "iq3_s", 256, 110},    {GgmlType::kIQ2_S, "iq2_s", 256, 82},
-      {GgmlType::kIQ4_XS, "iq4_xs", 256, 136},  {GgmlType::kIQ1_M, "iq1_m", 256, 56},
-      {GgmlType::kTQ1_0, "tq1_0", 256, 54},     {GgmlType::kTQ2_0, "tq2_0", 256, 66},
-      {GgmlType::kMXFP4, "mxfp4", 32, 17},      {GgmlType::kNVFP4, "nvfp4", 64, 36},
-      {GgmlType::kQ1_0, "q1_0", 128, 18},       {GgmlType::kQ2_0, "q2_0", 64, 18},
+      {GgmlType::kQ4_1, "q4_1", 32, 20},       {GgmlType::kQ5_0, "q5_0", 32, 22},
+      {GgmlType::kQ5_1, "q5_1", 32, 24},       {GgmlType::kQ8_1, "q8_1", 32, 36},
+      {GgmlType::kQ2_K, "q2_K", 256, 84},      {GgmlType::kQ3_K, "q3_K", 256, 110},
+      {GgmlType::kQ5_K, "q5_K", 256, 176},     {GgmlType::kQ6_K, "q6_K", 256, 210},
+      {GgmlType::kQ8_K, "q8_K", 256, 292},     {GgmlType::kIQ2_XXS, "iq2_xxs", 256, 66},
+      {GgmlType::kIQ2_XS, "iq2_xs", 256, 74},  {GgmlType::kIQ3_XXS, "iq3_xxs", 256, 98},
+      {GgmlType::kIQ1_S, "iq1_s", 256, 50},    {GgmlType::kIQ4_NL, "iq4_nl", 32, 18},
+      {GgmlType::kIQ3_S, "iq3_s", 256, 110},   {GgmlType::kIQ2_S, "iq2_s", 256, 82},
+      {GgmlType::kIQ4_XS, "iq4_xs", 256, 136}, {GgmlType::kIQ1_M, "iq1_m", 256, 56},
+      {GgmlType::kTQ1_0, "tq1_0", 256, 54},    {GgmlType::kTQ2_0, "tq2_0", 256, 66},
+      {GgmlType::kMXFP4, "mxfp4", 32, 17},     {GgmlType::kNVFP4, "nvfp4", 64, 36},
+      {GgmlType::kQ1_0, "q1_0", 128, 18},      {GgmlType::kQ2_0, "q2_0", 64, 18},
   };
   for (const Row& r : rows) {
     EXPECT_EQ(ggml_type_name(r.type), r.name);

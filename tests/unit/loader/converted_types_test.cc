@@ -1,13 +1,14 @@
 // GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, the K-quants, iq4_nl, iq4_xs,
 // mxfp4): a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
-// (each row dequantized, then quantized to q8_0; vectors as f32). A type pagoda cannot run is refused with its name
-// and the tensor's.
+// (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. A type pagoda
+// cannot run is refused with its name and the tensor's.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -24,6 +25,7 @@
 #include "model/tensor_set.h"
 #include "model/workspace.h"
 #include "quant/block_q8_0.h"
+#include "support/simd_levels.h"
 #include "synth/random_model_writer.h"
 
 namespace pagoda {
@@ -114,8 +116,8 @@ class ConvertedTypesTest : public ::testing::Test {
 };
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
-  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ5_K, GgmlType::kQ3_K,
-                            GgmlType::kQ2_K, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ6_K,   GgmlType::kQ5_K,   GgmlType::kQ3_K,
+                            GgmlType::kQ2_K, GgmlType::kQ4_1,   GgmlType::kQ5_0,   GgmlType::kQ5_1,
                             GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
@@ -155,7 +157,8 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
     }
   }
   ASSERT_GE(next_type, std::size(types)) << "every type is used at least once";
-  const std::string quantized_path = (dir_ / "quantized.gguf").string(), by_hand_path = (dir_ / "by_hand.gguf").string();
+  const std::string quantized_path = (dir_ / "quantized.gguf").string(),
+                    by_hand_path = (dir_ / "by_hand.gguf").string();
   ASSERT_TRUE(quantized.write(quantized_path).ok());
   ASSERT_TRUE(by_hand.write(by_hand_path).ok());
 
@@ -174,6 +177,20 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   for (float v : logits) max_abs = std::max(max_abs, std::fabs(v));
   EXPECT_GT(max_abs, 0.0f) << "the random weights give a forward that is not all zero";
   EXPECT_TRUE(std::isfinite(max_abs));
+  // The loader requantizes with the kernel table's quantize_row_q8_0: every level's gives the reference's bytes, so
+  // each level computes the logits of the hand-converted file run on that level.
+  for (kernels::Isa isa : kernels::kAllLevels) {
+    const kernels::KernelTable* table = kernels::kernels_for(isa);
+    if (table == nullptr) {
+      std::printf("[ NOTE     ] %s is not available on this CPU: not compared\n", kernels::isa_name(isa).data());
+      continue;
+    }
+    Result<LoadedModel> at_level = load_model(quantized_path, *table);
+    ASSERT_TRUE(at_level.ok()) << at_level.error();
+    Result<LoadedModel> reference_at_level = load_model(by_hand_path, *table);
+    ASSERT_TRUE(reference_at_level.ok()) << reference_at_level.error();
+    EXPECT_EQ(prompt_logits(*at_level->model), prompt_logits(*reference_at_level->model)) << kernels::isa_name(isa);
+  }
 }
 
 TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
@@ -226,7 +243,7 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   EXPECT_EQ(plain->dtype, DType::kQ8_0);
   EXPECT_EQ(plain->data, file->tensors()[3].data) << "runs from the mapping";
 
-  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("1 q4_1, 1 q6_K, 1 q8_K tensors"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q4_1, 1 q6_K, 1 q8_K)"));
 }
 
 TEST_F(ConvertedTypesTest, ATypePagodaCannotRunIsRefusedWithItsNameAndTheTensors) {

@@ -20,9 +20,6 @@ using testing::expect_same_bits;
 using testing::f32_bits;
 using testing::pack_nibbles;
 
-
-
-
 TEST(BlockIq4Mxfp4Test, Layouts) {
   EXPECT_EQ(sizeof(BlockIQ4_NL), 18u);
   EXPECT_EQ(sizeof(BlockIQ4_XS), 136u);

@@ -20,9 +20,6 @@ using testing::expect_same_bits;
 using testing::f32_bits;
 using testing::pack_nibbles;
 
-
-
-
 // ---- Q4_K / Q5_K: 8 sub-blocks of 32, 6-bit scale and min each.
 
 // Packs 6-bit scale/min pairs the way the format defines them: sub-blocks 0-3 in the low six bits of bytes 0-3
@@ -239,8 +236,7 @@ TEST(BlockKQuantsTest, Q6_K) {
       }
       std::vector<float> y(256), want(256);
       dequantize_row_q6_K(&b, y.data(), 256);
-      for (int i = 0; i < 256; ++i)
-        want[size_t(i)] = fp16_to_float(b.d) * float(b.scales[i / 16]) * float(q[i]);
+      for (int i = 0; i < 256; ++i) want[size_t(i)] = fp16_to_float(b.d) * float(b.scales[i / 16]) * float(q[i]);
       expect_same_bits(y, want);
     }
   }

@@ -19,9 +19,7 @@ using testing::expect_same_bits;
 using testing::f32_bits;
 using testing::pack_nibbles;
 
-
 const uint16_t kMins[] = {0x0000, 0xc800, 0x3c00, 0xfbff};
-
 
 // Bit j of the little-endian u32 = element j's bit 4.
 void pack_fifth_bits(const int q[32], uint8_t qh[4]) {
