@@ -1,6 +1,8 @@
 // The GGUF/ggml vocabulary tables: value type names, ggml type names and block layouts, GgufValue factories.
 #include "format/gguf_types.h"
 
+#include "format/ggml_dequantize.h"
+
 namespace pagoda::format {
 
 namespace {
@@ -118,21 +120,9 @@ bool ggml_type_is_supported(GgmlType type) {
     case GgmlType::kPagodaInt8:
     case GgmlType::kPagodaAwqInt4G32:
     case GgmlType::kPagodaAwqInt4G64:
-    case GgmlType::kPagodaAwqInt4G128:
-    // Converted at load (model/tensor_set.h): their dequantizers are in format/ggml_dequantize.h.
-    case GgmlType::kQ4_1:
-    case GgmlType::kQ5_0:
-    case GgmlType::kQ5_1:
-    case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
-    case GgmlType::kQ8_K:
-    case GgmlType::kIQ4_NL:
-    case GgmlType::kIQ4_XS:
-    case GgmlType::kMXFP4: return true;
-    default: return false;
+    case GgmlType::kPagodaAwqInt4G128: return true;
+    // The types converted at load (model/tensor_set.h) are listed once, beside their dequantizers.
+    default: return ggml_type_converted_at_load(type);
   }
 }
 
