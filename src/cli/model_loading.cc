@@ -13,15 +13,13 @@ Result<LoadedModel> load_configured_model(const PagodaConfig& config, const kern
                                           const ModelOptions& options) {
   Result<std::optional<format::GgmlType>> type = weight_quantization_type(config.quantization);
   if (!type.ok()) return make_error("invalid option: " + type.error());
-  if (!*type) {
-    Result<LoadedModel> loaded = load_model(config.model, kernels, options);
-    if (loaded.ok() && !loaded->weights_note.empty())
-      std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());
-    return loaded;
-  }
   Result<LoadedModel> loaded =
-      load_model_quantized(config.model, eval::builtin_load_quantization(**type, config.threads), kernels, options);
-  if (loaded.ok()) std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());
+      *type ? load_model_quantized(config.model, eval::builtin_load_quantization(**type, config.threads), kernels,
+                                   options)
+            : load_model(config.model, kernels, options);
+  // What was quantized or converted at load, when anything was.
+  if (loaded.ok() && !loaded->weights_note.empty())
+    std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());
   return loaded;
 }
 

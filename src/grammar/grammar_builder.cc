@@ -366,7 +366,7 @@ uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items,
     nfa.fail(fmt::format("grammar expression nested deeper than {} levels", kMaxExprDepth));
     return kNoState;
   }
-  // Each item on its own: an NFA, then its DFA.
+  // Each item on its own: an NFA, then its DFA. (A spent work budget fails these too; build() reports it first.)
   std::vector<LocalDfa> dfas(items.size());
   for (size_t i = 0; i < items.size(); ++i) {
     NfaLowering item(nfa.b_, nfa.budget_, nfa.work_);
@@ -383,8 +383,7 @@ uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items,
     uint64_t dfa_budget = nfa.budget_;
     Determinizer det(item, dfa_budget, nfa.work_);
     if (!det.run(dfas[i])) {
-      nfa.fail(nfa.work_.ok() ? "grammar too large: an intersection's operand has too many automaton states"
-                              : nfa.work_.status().message());
+      nfa.fail("grammar too large: an intersection's operand has too many automaton states");
       return kNoState;
     }
   }
@@ -410,8 +409,7 @@ uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items,
       const LocalDfa::State& sa = product.states[a];
       const LocalDfa::State& sb = other.states[b];
       if (!nfa.work_.charge(1 + sa.bytes.size() * sb.bytes.size()) || pairs.size() > nfa.budget_) {
-        nfa.fail(nfa.work_.ok() ? fmt::format("grammar too large: an intersection of more than {} states", nfa.budget_)
-                                : nfa.work_.status().message());
+        nfa.fail(fmt::format("grammar too large: an intersection of more than {} states", nfa.budget_));
         return kNoState;
       }
       LocalDfa::State st;

@@ -8,7 +8,10 @@ GrammarCompiler::GrammarCompiler(std::shared_ptr<const TokenVocabulary> vocab, s
     : vocab_(std::move(vocab)), capacity_(cache_capacity), limits_(limits) {}
 
 std::optional<Result<std::shared_ptr<const CompiledGrammar>>> GrammarCompiler::cached(const GrammarSpec& spec) {
-  const std::string key = spec.cache_key();
+  return lookup(spec.cache_key());
+}
+
+std::optional<Result<std::shared_ptr<const CompiledGrammar>>> GrammarCompiler::lookup(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) return std::nullopt;
@@ -21,8 +24,8 @@ std::optional<Result<std::shared_ptr<const CompiledGrammar>>> GrammarCompiler::c
 
 Result<std::shared_ptr<const CompiledGrammar>> GrammarCompiler::compile(const GrammarSpec& spec,
                                                                         std::function<bool()> should_stop) {
-  if (auto hit = cached(spec)) return std::move(*hit);
   const std::string key = spec.cache_key();
+  if (auto hit = lookup(key)) return std::move(*hit);
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++misses_;

@@ -40,6 +40,8 @@ class GrammarCompiler {
   size_t num_cached() const;
 
  private:
+  // cached() for a key already made (a spec's key holds its whole text).
+  std::optional<Result<std::shared_ptr<const CompiledGrammar>>> lookup(const std::string& key);
   struct Entry {
     std::string key;
     std::shared_ptr<const CompiledGrammar> grammar;  // null when the spec failed

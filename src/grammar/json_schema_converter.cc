@@ -574,10 +574,8 @@ class SchemaConverter {
     if (!s.is_object()) return fail(path, "a schema must be an object or a boolean");
     if (s.contains("$ref")) {
       if (!s["$ref"].is_string()) return fail(path, "$ref must be a string");
-      json rest = s;
-      rest.erase("$ref");
-      if (!has_assertions(rest)) {
-        const int32_t rule = ref_rule(s["$ref"].get<std::string>(), path);
+      if (const json* ref = alias_of(s)) {
+        const int32_t rule = ref_rule(ref->get<std::string>(), path);
         return rule < 0 ? b_.nothing() : b_.rule_ref(rule);
       }
     }
