@@ -9,7 +9,8 @@
 #   then each pagoda kernel level on the TinyLlama Q4_0 file (pagoda bench isa), and, with BASELINE set to another
 #   pagoda binary (e.g. main's), that binary's AVX2 speed against this one's PAGODA_ISA=avx2 on the same file.
 # It prints the CPU model and both ISA lines first, and each target's verdict at the end. Benchmarks, not tests: on
-# a machine others are using the figures are indicative only.
+# a machine others are using the figures are indicative only. The tables of sections 1-3 and 6 are recorded in
+# docs/results/ and written into docs/BENCHMARKS.md (scripts/bench/results.py) unless RECORD=0.
 # Usage: scripts/bench/isa_vs_llama.sh [MODELS_DIR]   (the three files are generated there when missing; /tmp)
 #   env: PAGODA (binary), PEER (the peer tools folder), THREADS (2), REPS (rounds, 3: each side once a round, alternating; medians),
 #        LLAMA_BIN (a folder holding llama-bench and llama-batched-bench instead of llama.sh's build),
@@ -43,6 +44,18 @@ echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $threads thr
 echo "pagoda: $("$P" bench latency -m "$tl_q4" --prompt-len 1 --gen 2 --membw 1 2>/dev/null | sed -n 's/^model [^,]*, [0-9]* threads, //p')"
 echo "llama.cpp: $peer_isa"
 echo "(a machine others use gives indicative figures only)"
+pagoda_isa=$("$P" bench latency -m "$tl_q4" --prompt-len 1 --gen 2 --membw 1 2>/dev/null |
+             sed -n 's/^model [^,]*, [0-9]* threads, \([a-z0-9_]*\).*/\1/p')
+# The command a results page shows: this script as it was called, with the settings that change its figures.
+command="$(for v in ONLY REPS THREADS; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/bench/isa_vs_llama.sh $dir"
+record() {  # ID COLUMNS NOTE ROWS: one table for docs/BENCHMARKS.md
+  [ "${RECORD:-1}" = 0 ] && return
+  python3 "$root/scripts/bench/results.py" record --id "$1" --columns "$2" --note "$3" --command "$command" \
+    --pagoda-isa "$pagoda_isa" ${membw:+--membw "$membw"} <<<"$4"
+}
+single_stream_columns="model (file)|type|pp512 pagoda|llama.cpp|ratio|tg128 d0 pagoda|llama.cpp|ratio|tg128 d512 pagoda|llama.cpp|ratio"
+table_rows=""
+membw=""
 
 verdicts=()
 check() {  # NAME VALUE TARGET (value >= target passes)
@@ -77,6 +90,10 @@ single_stream() {  # MODEL PP_TARGET TG_TARGET: one table row and its verdicts; 
   printf "%-34s %9.2f %9.2f %6s %9.2f %9.2f %6s %9.2f %9.2f %6s\n" "$name" "$ppp" "$lpp" "$(ratio "$ppp" "$lpp")" \
     "$ptg0" "$ltg0" "$(ratio "$ptg0" "$ltg0")" "$ptg512" "$ltg512" "$(ratio "$ptg512" "$ltg512")"
   echo "   rounds (llama.cpp pp tg0 tg512; pagoda pp tg512 tg0):" $(tr '\n' ';' <<<"$rounds")
+  local type; type=$(sed -n 's/.*-\(q[0-9a-z_]*\|f16\|bf16\|f32\)$/\1/p' <<<"$name" | tr a-z A-Z)
+  table_rows+=$(printf "\`%s\`|%s|%.1f|%.1f|**%s**|%.1f|%.1f|**%s**|%.1f|%.1f|**%s**" "$name" "${type:-?}" "$ppp" "$lpp" \
+    "$(ratio "$ppp" "$lpp")" "$ptg0" "$ltg0" "$(ratio "$ptg0" "$ltg0")" "$ptg512" "$ltg512" "$(ratio "$ptg512" "$ltg512")")$'\n'
+
   check "$name pp512 / llama.cpp" "$(ratio "$ppp" "$lpp")" "$2"
   check "$name tg128 depth 0 / llama.cpp" "$(ratio "$ptg0" "$ltg0")" "$3"
   check "$name tg128 depth 512 / llama.cpp" "$(ratio "$ptg512" "$ltg512")" "$3"
@@ -86,16 +103,20 @@ if want 1 || want 2; then
   echo
   echo "== single stream: pp512, tg128 at depth 0 and 512 (tokens/s)"
   single_stream_header
+  table_rows=""; note=""
   for model in "$tl_q4" "$tl_q8" "$cut_q4"; do
     single_stream "$model" 1.5 1.2
     if [ "$model" = "$cut_q4" ]; then
       name=$(basename "$model" .gguf)
       mbu=$(jq -r '.mbu * 100 | . * 10 | round / 10' <<<"$at0")
-      echo "   $name decode at depth 0: MBU $mbu% of $(jq -r .membw_gbps <<<"$at0") GB/s read bandwidth measured around it"
+      membw=$(jq -r .membw_gbps <<<"$at0")
+      echo "   $name decode at depth 0: MBU $mbu% of $membw GB/s read bandwidth measured around it"
+      note="Each figure the median of $reps rounds alternating the sides. \`$name\` decodes at depth 0 at MBU $mbu % of the $membw GB/s read bandwidth pagoda measured around it."
       check "$name MBU % (depth 0)" "$mbu" 90
     fi
   done
   echo "   pagoda bench membw: $("$P" bench membw --threads "$threads" 2>/dev/null | sed -n 's/^ *read-only *//p')"
+  record single-stream-vs-llama "$single_stream_columns" "$note" "$table_rows"
 fi
 
 if want 6; then
@@ -113,7 +134,10 @@ if want 6; then
   echo
   echo "== other families (issue 26): pp512, tg128 at depth 0 and 512 (tokens/s)"
   single_stream_header
+  table_rows=""
   for model in "$q3moe" "$gemma2"; do single_stream "$model" 1.2 1.2; done
+  record families-vs-llama "$single_stream_columns" "Each figure the median of $reps rounds alternating the sides." \
+    "$table_rows"
 fi
 
 if want 3; then
@@ -122,12 +146,16 @@ if want 3; then
   ours=$("$P" bench batched -m "$tl_q4" --threads "$threads" --npp 128 --ntg 64 --npl 1,16 --json 2>/dev/null)
   theirs=$("${llama_batched[@]}" -m "$tl_q4" -t "$threads" -c 4096 -npp 128 -ntg 64 -npl 1,16 2>/dev/null |
            awk -F'|' '$2 ~ /^ *[0-9]+ *$/ { gsub(/ /, "", $4); gsub(/ /, "", $9); print $4, $9 }')
+  table_rows=""
   for b in 1 16; do
     s=$(jq -r --argjson b "$b" '.rows[] | select(.b == $b) | .s_tg' <<<"$ours")
     l=$(awk -v b="$b" '$1 == b { print $2 }' <<<"$theirs")
     printf "   B=%-3d pagoda %9.2f  llama.cpp %9s  ratio %s\n" "$b" "$s" "${l:-n/a}" "$(ratio "$s" "${l:-0}")"
     [ "$b" = 16 ] && check "S_TG(16) / llama-batched-bench" "$(ratio "$s" "${l:-0}")" 1.5
+    table_rows+=$(printf "%d|%.1f|%s|**%s**" "$b" "$s" "${l:-n/a}" "$(ratio "$s" "${l:-0}")")$'\n'
   done
+  record batched-vs-llama "sequences|pagoda S_TG|llama-batched-bench|ratio" \
+    "\`$(basename "$tl_q4" .gguf)\`, -npp 128 -ntg 64, tokens/s." "$table_rows"
 fi
 
 if want 4; then

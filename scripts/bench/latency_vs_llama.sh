@@ -7,7 +7,8 @@
 #   env: PAGODA (binary), PEER (the peer tools folder), THREADS (2), REPS (llama-bench repetitions, 3),
 #        LLAMA_BIN (a folder holding llama-bench; default: the peer's llama.sh build. On a VM whose CPU advertises
 #        AMX it cannot run, build llama.cpp with -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
-#        and point LLAMA_BIN at its bin/), PAGODA_ARGS (extra flags for bench latency, e.g. --no-repack).
+#        and point LLAMA_BIN at its bin/), PAGODA_ARGS (extra flags for bench latency, e.g. --no-repack),
+#        RESULTS_ID (a name: the table goes to docs/results/RESULTS_ID.json and docs/BENCHMARKS.md's block of it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 [ $# -ge 1 ] || { echo "usage: latency_vs_llama.sh MODEL.gguf [MODEL.gguf ...]" >&2; exit 2; }
@@ -19,6 +20,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 
 printf "%-28s %10s %10s %7s %10s %10s %7s %6s %7s\n" model "pp512 pag" "pp512 lcp" ratio "tg128 pag" "tg128 lcp" \
   ratio MBU "GB/s"
+table_rows=""
 for model in "$@"; do
   fail() { echo "latency_vs_llama: $1 failed on $model (run it by hand to see why)" >&2; exit 1; }
   # llama.cpp cannot load pagoda's own types (int8, awq): its columns then read 0 and the ratios n/a.
@@ -33,4 +35,16 @@ for model in "$@"; do
   printf "%-28s %10.2f %10.2f %7s %10.2f %10.2f %7s %5.1f%% %7.2f\n" "$(basename "$model")" "$ppp" "$lpp" \
     "$(ratio "$ppp" "$lpp")" "$ptg" "$ltg" "$(ratio "$ptg" "$ltg")" "$(jq -r '(.mbu // 0) * 100' <<<"$pj")" \
     "$(jq -r '.membw_gbps // 0' <<<"$pj")"
+  table_rows+=$(printf "\`%s\`|%.1f|%.1f|**%s**|%.1f|%.1f|**%s**|%.1f %%" "$(basename "$model" .gguf)" "$ppp" "$lpp" \
+    "$(ratio "$ppp" "$lpp")" "$ptg" "$ltg" "$(ratio "$ptg" "$ltg")" "$(jq -r '(.mbu // 0) * 100' <<<"$pj")")$'\n'
+  membw=$(jq -r '.membw_gbps // 0' <<<"$pj")
+  isa=$(jq -r '.isa // empty' <<<"$pj")
 done
+if [ -n "${RESULTS_ID:-}" ]; then
+  python3 "$root/scripts/bench/results.py" record --id "$RESULTS_ID" \
+    --columns "model (file)|pp512 pagoda|llama.cpp|ratio|tg128 d512 pagoda|llama.cpp|ratio|pagoda MBU" \
+    --note "$threads threads; llama-bench's mean of ${REPS:-3} repetitions, pagoda one run; tokens/s." \
+    ${isa:+--pagoda-isa "$isa"} --membw "$membw" \
+    --command "$(for v in RESULTS_ID REPS THREADS PAGODA_ARGS; do [ -n "${!v:-}" ] && printf '%s=%q ' "$v" "${!v}"; done)scripts/bench/latency_vs_llama.sh $*" \
+    <<<"$table_rows"
+fi

@@ -15,6 +15,8 @@
 #        PAGODA_PORT (18080), LLAMA_PORT (18081), PAGODA_ARGS / LLAMA_ARGS (extra server flags), LLAMA_BIN (a
 #        folder holding llama-server, instead of the peer's `llama.sh server`), OUT (logs and JSON; default a
 #        temporary folder), SCALE (1: multiplies every workload's request count; 0.25 for a smoke run).
+#        RECORD (1: the ratio table goes to docs/results/serving-vs-llama.json and docs/BENCHMARKS.md, when every
+#        workload ran at SCALE 1; 0: print only).
 #   Quick smoke run: SCALE=0.25 WORKLOADS=rate1 scripts/bench/serve_vs_llama.sh MODEL.gguf
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -89,6 +91,7 @@ llama_isa=$([ -z "${LLAMA_BIN:-}" ] && "$peer/llama.sh" --isa 2>/dev/null | head
 echo "   cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; pagoda: $("$P" run -n 1 -p x 2>&1 |
   sed -n 's/^model: .*(\(.*\) kernels.*/\1/p') kernels; llama.cpp: $llama_isa; logs in $out"
 summary=()
+table_rows=""
 for w in $workloads; do
   echo
   echo "== workload $w: $(workload_args "$w" | sed "s|$out/||")"
@@ -120,6 +123,10 @@ for w in $workloads; do
     "$(jr .p99_ttft_ms "pagoda-$w")" "$(jr .p99_ttft_ms "llama-$w")" "$t" \
     "$(jr .p99_tpot_ms "pagoda-$w")" "$(jr .p99_tpot_ms "llama-$w")" "$p" \
     "$(jr .output_throughput "pagoda-$w")" "$(jr .output_throughput "llama-$w")" "$verdict")")
+  table_rows+=$(printf "%s|%.1f|%.1f|**%s**|%.1f|%.1f|**%s**|%.1f|%.1f" "$w" \
+    "$(jr .p99_ttft_ms "pagoda-$w")" "$(jr .p99_ttft_ms "llama-$w")" "$t" \
+    "$(jr .p99_tpot_ms "pagoda-$w")" "$(jr .p99_tpot_ms "llama-$w")" "$p" \
+    "$(jr .output_throughput "pagoda-$w")" "$(jr .output_throughput "llama-$w")")$'\n'
 done
 
 echo
@@ -127,3 +134,11 @@ echo "== p99 ratios pagoda / llama-server (target: TTFT and TPOT both <= 0.7)"
 printf "%-10s %9s %9s %6s | %9s %9s %6s | %6s %6s | %s\n" "workload" "TTFT pag" "TTFT lcp" "ratio" "TPOT pag" \
   "TPOT lcp" "ratio" "tok/s" "lcp" "verdict"
 for line in "${summary[@]}"; do echo "$line"; done
+
+if [ "${RECORD:-1}" != 0 ] && [ "$scale" = 1 ] && [ "$workloads" = "default rate1 chatmix multiturn" ]; then
+  python3 "$root/scripts/bench/results.py" record --id serving-vs-llama \
+    --columns "workload|TTFT p99 pagoda|llama-server|ratio|TPOT p99 pagoda|llama-server|ratio|tok/s pagoda|llama-server" \
+    --note "\`$(basename "$model" .gguf)\`, pagoda serve with its defaults, llama-server -np 8 -c 16384, $threads threads; p99 in ms." \
+    --pagoda-isa "$("$P" run -n 1 -p x 2>&1 | sed -n 's/^model: .*(\(.*\) kernels.*/\1/p')" \
+    --command "scripts/bench/serve_vs_llama.sh $model $threads" <<<"$table_rows"
+fi
