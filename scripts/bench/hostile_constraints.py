@@ -8,8 +8,10 @@ test; run it on a quiet machine.
 The constraints: nested counted repeats through guided_regex, a JSON Schema `pattern` and GBNF `{m,n}` (counts of 100
 and 1,000, and three levels deep), a 50,000-definition $ref chain, 100,000-choice lists (guided_choice and an enum),
 a GBNF of 100,000 rules. Then two hostile requests at once, six times over, while plain completions are timed; then
-SIGTERM with four compiles running or queued.
+SIGTERM with four compiles running or queued. The table and the figures after it are recorded in
+docs/results/hostile-constraints.json and written into docs/BENCHMARKS.md (scripts/bench/results.py) unless RECORD=0.
 """
+import os
 import json
 import re
 import signal
@@ -67,16 +69,16 @@ def hostile_constraints():
     defs['d50000'] = {'enum': ['yes', 'no']}
     rules = 'root ::= r0\n' + ''.join(f'r{i} ::= "x" r{i + 1} | "y"\n' for i in range(100000)) + 'r100000 ::= "z"\n'
     return [
-        ('regex (a{1,100}){1,100}', {'guided_regex': '(a{1,100}){1,100}'}),
-        ('regex (a{1,1000}){1,1000}', {'guided_regex': '(b{1,1000}){1,1000}'}),
-        ('regex ((a{1,1000}){1,1000}){1,1000}', {'guided_regex': '((c{1,1000}){1,1000}){1,1000}'}),
-        ('schema pattern (a{1,1000}){1,1000}',
+        ('`guided_regex` `(a{1,100}){1,100}`', {'guided_regex': '(a{1,100}){1,100}'}),
+        ('`guided_regex` `(b{1,1000}){1,1000}`', {'guided_regex': '(b{1,1000}){1,1000}'}),
+        ('`guided_regex` `((c{1,1000}){1,1000}){1,1000}`', {'guided_regex': '((c{1,1000}){1,1000}){1,1000}'}),
+        ('`guided_json` string `pattern` `^(d{1,1000}){1,1000}$`',
          {'guided_json': {'type': 'string', 'pattern': '^(d{1,1000}){1,1000}$'}}),
-        ('GBNF (("a"){1,1000}){1,1000}', {'grammar': 'root ::= (("e"){1,1000}){1,1000}'}),
-        ('GBNF 100,000 rules', {'grammar': rules}),
-        ('$ref chain of 50,000', {'guided_json': {'$ref': '#/$defs/d0', '$defs': defs}}),
-        ('guided_choice of 100,000', {'guided_choice': [f'c{i}' for i in range(100000)]}),
-        ('enum of 100,000', {'guided_json': {'enum': [f'v{i}' for i in range(100000)]}}),
+        ('GBNF `root ::= (("e"){1,1000}){1,1000}`', {'grammar': 'root ::= (("e"){1,1000}){1,1000}'}),
+        ('GBNF of 100,000 chained rules', {'grammar': rules}),
+        ('`guided_json` `$ref` chain of 50,000 definitions', {'guided_json': {'$ref': '#/$defs/d0', '$defs': defs}}),
+        ('`guided_choice` of 100,000 strings', {'guided_choice': [f'c{i}' for i in range(100000)]}),
+        ('`guided_json` `enum` of 100,000 strings', {'guided_json': {'enum': [f'v{i}' for i in range(100000)]}}),
     ]
 
 
@@ -85,6 +87,7 @@ def main():
     print(f'binary {binary}; one server, default settings')
     print(f'{"constraint":40} {"status":>6} {"seconds":>8}  answer')
     worst = 0.0
+    rows = []
     for name, constraint in hostile_constraints():
         status, text, secs = post(port, completion(constraint))
         worst = max(worst, secs)
@@ -94,7 +97,10 @@ def main():
         except Exception:
             answer = text
         print(f'{name:40} {status:6} {secs:8.3f}  {answer[:90]}')
-    print(f'slowest answer {worst:.3f} s; peak RSS {peak_rss_mib(proc.pid):.0f} MiB')
+        shown = answer if status != 200 else 'generated: ' + json.dumps(answer)
+        rows.append(f'{name}|{status}|{secs:.2f} s|{shown[:100].replace("|", "/")}')
+    rss_first = peak_rss_mib(proc.pid)
+    print(f'slowest answer {worst:.3f} s; peak RSS {rss_first:.0f} MiB')
 
     # Plain requests alone, then beside two hostile compiles at a time (new grammars each time: no cache hits).
     def plain_latencies(seconds):
@@ -126,7 +132,12 @@ def main():
     print(f'plain completions (8 tokens, {len(alone)} / {len(beside)}): median {med(alone) * 1e3:.1f} ms, max {alone[-1] * 1e3:.1f} ms alone; '
           f'median {med(beside) * 1e3:.1f} ms, max {beside[-1] * 1e3:.1f} ms beside 2 hostile clients '
           f'({len(hostile_times)} hostile requests, slowest {max(hostile_times):.3f} s)')
-    print(f'peak RSS {peak_rss_mib(proc.pid):.0f} MiB')
+    rss_after = peak_rss_mib(proc.pid)
+    print(f'peak RSS {rss_after:.0f} MiB')
+    plain = (f'Plain 8-token completions: median {med(alone) * 1e3:.1f} ms, max {alone[-1] * 1e3:.1f} ms alone '
+             f'({len(alone)} requests); median {med(beside) * 1e3:.1f} ms, max {beside[-1] * 1e3:.1f} ms while two '
+             f'clients sent new hostile constraints back to back ({len(beside)} requests beside '
+             f'{len(hostile_times)} hostile ones, the slowest of those answered in {max(hostile_times):.2f} s).')
     proc.send_signal(signal.SIGTERM)
     proc.wait()
 
@@ -144,6 +155,19 @@ def main():
     for c in clients:
         c.join()
     print(f'SIGTERM with 4 compiles running or queued: exit {code} after {exit_secs:.3f} s; replies {sorted(replies)}')
+    if os.environ.get('RECORD', '1') != '0':
+        note = (f'Bundled stories260K, default `pagoda serve` flags. Slowest answer {worst:.2f} s; the server\'s peak '
+                f'RSS {rss_first:.0f} MiB after all nine, {rss_after:.0f} MiB after the next part. {plain} SIGTERM '
+                f'with four compiles running or queued: exit {code} after {exit_secs:.3f} s, replies '
+                f'{", ".join(map(str, sorted(replies)))}.')
+        isa = subprocess.run([binary, 'run', '-n', '1', '-p', 'x'], capture_output=True, text=True).stderr
+        isa = re.search(r'\((\w+) kernels', isa)
+        command = 'python3 scripts/bench/hostile_constraints.py' + ''.join(f' {a}' for a in sys.argv[1:])
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), 'results.py'), 'record',
+                        '--id', 'hostile-constraints', '--no-peer', '--command', command, '--note', note,
+                        '--columns', 'constraint (a /v1/completions field)|status|answered in|answer',
+                        *(['--pagoda-isa', isa.group(1)] if isa else [])],
+                       input='\n'.join(rows) + '\n', text=True, check=True)
 
 
 if __name__ == '__main__':
