@@ -112,13 +112,14 @@ int gen_model(const GenModelOptions& o) {
   Status st = synth::write_random_model(options);
   progress.finish();
   if (!st.ok()) return report_error(st.message());
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(o.output, ec);
   if (o.splits > 1) {
     Status split = split_written_model(o.output, o.splits);
     if (!split.ok()) return report_error(split.message());
   }
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(o.output, ec);
-  std::fprintf(stderr, "pagoda: wrote %s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n", o.output.c_str(),
+  std::fprintf(stderr, "pagoda: wrote %s%s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n", o.output.c_str(),
+               o.splits > 1 ? fmt::format(" (as {} splits)", o.splits).c_str() : "",
                shape->name.c_str(), shape->num_layers, double(shape->num_params()) / 1e9, o.type.c_str(),
                ec ? 0.0 : double(size) / (1 << 20));
   return 0;
