@@ -278,6 +278,36 @@ TEST_F(CliHubTest, LsAndRm) {
   EXPECT_THAT(again.err, HasSubstr("test-org/tiny-GGUF is not in the cache"));
 }
 
+TEST_F(CliHubTest, HttpsIsVerifiedAgainstTheCertificateStore) {
+  // A self-signed certificate for localhost, trusted through SSL_CERT_FILE (OpenSSL's default store override).
+  const std::string cert = hf_home() + "/cert.pem", key = hf_home() + "/key.pem";
+  run_command("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
+              "subjectAltName=DNS:localhost -keyout '" + key + "' -out '" + cert + "' 2>/dev/null");
+  if (!fs::exists(cert)) GTEST_SKIP() << "the openssl command is not installed";
+  TestHub hub(repos(), hf_home(), {"--tls", cert, key});
+  ASSERT_TRUE(hub.started());
+  const std::string port = hub.endpoint().substr(hub.endpoint().rfind(':') + 1);
+  std::vector<std::string> trusted = env(&hub);
+  trusted.push_back("HF_ENDPOINT=https://localhost:" + port);
+  trusted.push_back("SSL_CERT_FILE=" + cert);
+  ProcessResult ok = run_pagoda({"pull", std::string(kGgufRepo) + ":Q8_0"}, trusted);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("tiny-Q8_0.gguf"));
+
+  // Not trusted, or trusted for another name: refused.
+  std::vector<std::string> untrusted = env(&hub);
+  untrusted.push_back("HF_ENDPOINT=https://localhost:" + port);
+  untrusted.push_back("SSL_CERT_FILE=/nonexistent");
+  ProcessResult refused = run_pagoda({"pull", kHfRepo}, untrusted);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("the TLS handshake failed"));
+  std::vector<std::string> other_name = trusted;
+  other_name.push_back("HF_ENDPOINT=https://127.0.0.1:" + port);
+  ProcessResult mismatch = run_pagoda({"pull", kHfRepo}, other_name);
+  EXPECT_EQ(mismatch.exit_code, 1);
+  EXPECT_THAT(mismatch.err, HasSubstr("the TLS handshake failed"));
+}
+
 TEST_F(CliHubTest, TokensAndErrors) {
   TestHub hub(repos(), hf_home(), {"--token", "hf_test"});
   ASSERT_TRUE(hub.started());

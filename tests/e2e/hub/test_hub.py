@@ -11,7 +11,7 @@ Serves every ORG/NAME folder under --repos as a model repository, with the endpo
   GET  /cdn/SHA256  the bytes, honouring Range (206, Content-Range)
 Knobs: --cut-after N (the first CDN answer of each file stops after N bytes and drops the connection),
 --corrupt PATH (that file's bytes are served with one byte flipped: a wrong checksum), --token T (401 without
-"Authorization: Bearer T"). Writes its port to --port-file once listening and one line per request to --log:
+"Authorization: Bearer T"), --tls CERT KEY (https instead of http). Writes its port to --port-file once listening and one line per request to --log:
 "METHOD PATH RANGE". Run by tests/e2e/cli_hub_test.cc; by hand: test_hub.py --repos DIR --port-file F --log L
 """
 import argparse
@@ -202,8 +202,14 @@ def main():
     parser.add_argument('--cut-after', type=int)
     parser.add_argument('--corrupt')
     parser.add_argument('--token')
+    parser.add_argument('--tls', nargs=2, metavar=('CERT', 'KEY'))
     args = parser.parse_args()
     server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    if args.tls:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls[0], args.tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     server.hub = Hub(args)
     tmp = args.port_file + '.tmp'
