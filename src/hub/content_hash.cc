@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -55,17 +56,20 @@ std::string ContentHash::hex() {
   return out;
 }
 
-Result<std::string> hash_file(const std::string& path, std::string_view expected, uint64_t size) {
-  ContentHash hash = ContentHash::for_id(expected, size);
+Status hash_file_prefix(const std::string& path, uint64_t bytes, ContentHash& hash) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return make_error(fmt::format("cannot read {}", path));
   std::vector<char> buffer(1 << 20);
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), f)) > 0) hash.update({buffer.data(), n});
-  const bool failed = std::ferror(f) != 0;
+  uint64_t left = bytes;
+  while (left > 0) {
+    const size_t n = std::fread(buffer.data(), 1, std::min<uint64_t>(left, buffer.size()), f);
+    if (n == 0) break;
+    hash.update({buffer.data(), n});
+    left -= n;
+  }
   std::fclose(f);
-  if (failed) return make_error(fmt::format("cannot read {}", path));
-  return hash.hex();
+  if (left > 0) return make_error(fmt::format("cannot read {} bytes of {}", bytes, path));
+  return Status();
 }
 
 }  // namespace pagoda::hub

@@ -32,7 +32,8 @@ class ContentHash {
   std::unique_ptr<State> state_;
 };
 
-// The digest `expected` names (ContentHash::for_id) of the file at `path`, read through. Errors: unreadable.
-Result<std::string> hash_file(const std::string& path, std::string_view expected, uint64_t size);
+// Feeds the first `bytes` bytes of the file at `path` to `hash` (a download resumed from a partial file). Errors:
+// unreadable, shorter than `bytes`.
+Status hash_file_prefix(const std::string& path, uint64_t bytes, ContentHash& hash);
 
 }  // namespace pagoda::hub

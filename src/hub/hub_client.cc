@@ -175,11 +175,21 @@ Result<uint64_t> HubClient::download(const HubCache& cache, std::string_view rep
                                                            encode_path(file.path))));
   const fs::path incomplete = blob.string() + ".incomplete";
   uint64_t transferred = 0;
+  // The digest is taken as the bytes arrive; `hashed` counts what it has seen, so that a resumed download reads back
+  // only a partial file it has not hashed (one from an earlier run).
+  ContentHash hash = ContentHash::for_id(id, file.size);
+  uint64_t hashed = 0;
   for (int attempt = 1;; ++attempt) {
     uint64_t offset = size_or_zero(incomplete);
     if (offset > file.size) {
       fs::remove(incomplete, ec);
       offset = 0;
+    }
+    if (hashed != offset) {
+      hash = ContentHash::for_id(id, file.size);
+      hashed = 0;
+      if (offset > 0) PAGODA_RETURN_IF_ERROR(hash_file_prefix(incomplete.string(), offset, hash));
+      hashed = offset;
     }
     if (offset == file.size && fs::exists(incomplete, ec)) break;
     if (offset > 0 && attempt == 1)
@@ -197,6 +207,8 @@ Result<uint64_t> HubClient::download(const HubCache& cache, std::string_view rep
         if (std::freopen(incomplete.c_str(), "wb", out) == nullptr)
           return make_error(fmt::format("cannot write {}", incomplete.string()));
         written = 0;
+        hash = ContentHash::for_id(id, file.size);
+        hashed = 0;
       } else if (offset > 0 && r.status == 206) {
         const std::string range = r.header("Content-Range");
         if (!range.starts_with(fmt::format("bytes {}-", offset)))
@@ -212,6 +224,8 @@ Result<uint64_t> HubClient::download(const HubCache& cache, std::string_view rep
         return make_error(fmt::format("{}: the server sent more than the {} bytes listed", file.path, file.size));
       if (std::fwrite(bytes.data(), 1, bytes.size(), out) != bytes.size())
         return make_error(fmt::format("cannot write {}", incomplete.string()));
+      hash.update(bytes);
+      hashed += bytes.size();
       written += bytes.size();
       transferred += bytes.size();
       if (events.progress && (written - last_event >= kProgressStep || written == file.size)) {
@@ -244,7 +258,8 @@ Result<uint64_t> HubClient::download(const HubCache& cache, std::string_view rep
                               attempt + 1, max_attempts_));
   }
 
-  PAGODA_ASSIGN_OR_RETURN(std::string digest, hash_file(incomplete.string(), id, file.size));
+  if (hashed != file.size) return make_error(fmt::format("{}: hashed {} of {} bytes", file.path, hashed, file.size));
+  const std::string digest = hash.hex();
   if (digest != id) {
     fs::remove(incomplete, ec);
     return make_error(fmt::format("{}: checksum mismatch: the listing says {} {}, the {} bytes received hash to {}; "

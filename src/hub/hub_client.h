@@ -4,8 +4,9 @@
 //   GET {endpoint}/{repo}/resolve/{commit}/{file}  -> the bytes, usually through a redirect to a CDN; an LFS file's
 //       first answer carries X-Linked-Etag (its sha256) and X-Linked-Size; Range resumes a partial file
 // A download goes to blobs/<id>.incomplete, resumes from that file's size (in this run after a cut connection, or in
-// a later run), is checked against the listing's size and digest, and only then is renamed to blobs/<id> and linked
-// from snapshots/ (hub_cache.h); a wrong digest removes the partial file. Two processes fetching one blob take turns
+// a later run), is hashed as it arrives and checked against the listing's size and digest, and only then is renamed to
+// blobs/<id> and linked from snapshots/ (hub_cache.h); a wrong digest removes the partial file. A blob already in the
+// cache with the listed size is trusted, as huggingface_hub trusts it. Two processes fetching one blob take turns
 // (a lock file under ROOT/.locks, as huggingface_hub keeps). Authorization goes to the endpoint's host only.
 #pragma once
 

@@ -22,15 +22,19 @@ TEST_F(ContentHashTest, KnownDigests) {
   EXPECT_EQ(git.hex(), "ce013625030ba8dba906f756967f9e9ca394464a");
 }
 
-TEST_F(ContentHashTest, FilesHashByTheirIdsKind) {
+TEST_F(ContentHashTest, AFilesPrefixContinuesAHash) {
   std::ofstream(path("f"), std::ios::binary) << "hello\n";
-  auto git = hash_file(path("f"), "ce013625030ba8dba906f756967f9e9ca394464a", 6);
-  ASSERT_TRUE(git.ok());
-  EXPECT_EQ(*git, "ce013625030ba8dba906f756967f9e9ca394464a");
-  auto sha = hash_file(path("f"), std::string(64, '0'), 6);
-  ASSERT_TRUE(sha.ok());
-  EXPECT_EQ(*sha, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
-  EXPECT_FALSE(hash_file(path("missing"), std::string(64, '0'), 0).ok());
+  // A git blob id of "hello\n": 4 bytes from the file, the last 2 as if they arrived after a resume.
+  ContentHash git = ContentHash::for_id("ce013625030ba8dba906f756967f9e9ca394464a", 6);
+  ASSERT_TRUE(hash_file_prefix(path("f"), 4, git).ok());
+  git.update({"o\n", 2});
+  EXPECT_EQ(git.hex(), "ce013625030ba8dba906f756967f9e9ca394464a");
+  ContentHash sha = ContentHash::for_id(std::string(64, '0'), 6);
+  ASSERT_TRUE(hash_file_prefix(path("f"), 6, sha).ok());
+  EXPECT_EQ(sha.hex(), "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+  ContentHash more = ContentHash::sha256();
+  EXPECT_FALSE(hash_file_prefix(path("f"), 7, more).ok());
+  EXPECT_FALSE(hash_file_prefix(path("missing"), 1, more).ok());
 }
 
 }  // namespace
