@@ -212,6 +212,18 @@ TEST_F(CliHubTest, AWrongChecksumIsAnErrorAndLeavesNoFile) {
     ADD_FAILURE() << "left in blobs/: " << blob.path();
 }
 
+TEST_F(CliHubTest, ARedirectNamingAnotherSha256IsRefused) {
+  TestHub hub(repos(), hf_home(), {"--wrong-etag", "tiny-Q8_0.gguf"});
+  ASSERT_TRUE(hub.started());
+  ProcessResult pull = run_pagoda({"pull", std::string(kGgufRepo) + ":Q8_0"}, env(&hub));
+  EXPECT_EQ(pull.exit_code, 1);
+  EXPECT_THAT(pull.err, HasSubstr("tiny-Q8_0.gguf: the Hub names sha256 "));
+  EXPECT_TRUE(snapshot_names(kGgufRepo).empty());
+  std::error_code ec;
+  for (const auto& blob : fs::directory_iterator(repo_dir(kGgufRepo) + "/blobs", ec))
+    ADD_FAILURE() << "left in blobs/: " << blob.path();
+}
+
 TEST_F(CliHubTest, ASecondRunNeedsNoNetwork) {
   {
     TestHub hub(repos(), hf_home());

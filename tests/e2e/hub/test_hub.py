@@ -10,7 +10,8 @@ Serves every ORG/NAME folder under --repos as a model repository, with the endpo
        X-Repo-Commit
   GET  /cdn/SHA256  the bytes, honouring Range (206, Content-Range)
 Knobs: --cut-after N (the first CDN answer of each file stops after N bytes and drops the connection),
---corrupt PATH (that file's bytes are served with one byte flipped: a wrong checksum), --token T (401 without
+--corrupt PATH (that file's bytes are served with one byte flipped: a wrong checksum), --wrong-etag PATH (its
+redirect names another sha256 than the listing), --token T (401 without
 "Authorization: Bearer T"), --tls CERT KEY (https instead of http). Writes its port to --port-file once listening and one line per request to --log:
 "METHOD PATH RANGE". Run by tests/e2e/cli_hub_test.cc; by hand: test_hub.py --repos DIR --port-file F --log L
 """
@@ -150,7 +151,8 @@ class Handler(BaseHTTPRequestHandler):
         full, size, blob, sha = repo.files[path]
         headers = {'X-Repo-Commit': repo.commit, 'Accept-Ranges': 'bytes'}
         if sha:
-            headers.update({'Location': f'/cdn/{sha}', 'X-Linked-Etag': f'"{sha}"', 'X-Linked-Size': str(size),
+            linked = hashlib.sha256(b'other').hexdigest() if path == self.hub().args.wrong_etag else sha
+            headers.update({'Location': f'/cdn/{sha}', 'X-Linked-Etag': f'"{linked}"', 'X-Linked-Size': str(size),
                             'ETag': f'"{blob}"'})
             return self.send(302, b'', headers, 'text/plain')
         headers['ETag'] = f'"{blob}"'
@@ -201,6 +203,7 @@ def main():
     parser.add_argument('--log', required=True)
     parser.add_argument('--cut-after', type=int)
     parser.add_argument('--corrupt')
+    parser.add_argument('--wrong-etag')
     parser.add_argument('--token')
     parser.add_argument('--tls', nargs=2, metavar=('CERT', 'KEY'))
     args = parser.parse_args()
