@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config ccache
-  nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev libicu-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libboost-dev libicu-dev libssl-dev
   libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
 )

@@ -30,11 +30,13 @@ FORBIDDEN = [
     ('engine', 'synth'), ('server', 'synth'),
     ('model', 'engine'), ('model', 'loader'), ('kernels', 'model'), ('tokenizer', 'chat'), ('tokenizer', 'model'),
     ('sampling', 'engine'), ('server', 'loader'), ('server', 'cli'), ('grammar', 'engine'),
+    ('engine', 'hub'), ('server', 'hub'), ('loader', 'hub'),
 ]
 # Modules whose code may open files: loading (loader, format's readers and writers, model's HF checkpoint reader and
-# weight repacking's /proc check), the tools that write or read files by design (synth writes random-weight models),
-# and core's /proc reader.
-FILE_READERS = {'loader', 'format', 'model', 'tokenizer', 'bench', 'synth', 'cli', 'eval', 'core', 'assets', 'parallel'}
+# weight repacking's /proc check), the tools that write or read files by design (synth writes random-weight models,
+# hub writes downloads into the Hugging Face cache), and core's /proc reader.
+FILE_READERS = {'loader', 'format', 'model', 'tokenizer', 'bench', 'synth', 'cli', 'eval', 'core', 'assets', 'parallel',
+                'hub'}
 FILE_IO = re.compile(r'\b(std::ifstream|std::ofstream|std::fopen|fopen\(|::open\(|mmap\()')
 
 

@@ -100,6 +100,7 @@ void add_bench_ablation_command(CLI::App& bench, int& exit_code) {
       "ablation", "Baseline, then each optimization switched on in turn (cumulative): TTFT, TPOT, tok/s, KV capacity");
   add_common_options(*cmd, o->common, /*with_model=*/false);
   cmd->add_option("-m,--model", o->common.model, "GGUF with f32 (or f16) weights (default: the bundled stories260K)");
+  add_hf_options(*cmd, o->common);
   cmd->add_option("--max-seq-len", o->common.max_seq_len,
                   "positions per sequence, what contiguous KV reserves (default: min(512, the model's))");
   cmd->add_option("--threads", o->common.threads, "worker threads (default: all cores)");

@@ -1,6 +1,8 @@
 // Shared option wiring and config resolution for the subcommands.
 #include "cli/common_options.h"
 
+#include "cli/hub_model.h"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -9,10 +11,19 @@
 
 namespace pagoda::cli {
 
+void add_hf_options(CLI::App& app, CommonOptions& o) {
+  app.add_option("--hf-repo", o.hf_repo,
+                 "-hf ORG/NAME[:QUANT]: a model from the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE) "
+                 "kept in its cache (HF_HOME); QUANT default Q4_K_M, else the closest type present; a repository "
+                 "without GGUFs is loaded as a safetensors folder");
+  app.add_option("--hf-file", o.hf_file, "-hff: an exact GGUF file of the -hf repository (with its other splits)");
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool splits_over_ranks) {
   app.add_option("--config", o.config_path, "JSON configuration file (flags override it)");
   if (!with_model) return;
   app.add_option("-m,--model", o.model, "GGUF model file (default: the bundled stories260K)");
+  add_hf_options(app, o);
   app.add_option("--quantization", o.quantization,
                  "quantize a float model's weights at load: none, q8_0, q4_0, int8 or awq-int4 (overrides "
                  "quantization)");
@@ -47,6 +58,12 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
     PAGODA_ASSIGN_OR_RETURN(config, load_config_file(o.config_path));
   }
   if (o.model) config.model = *o.model;
+  if (!o.hf_file.empty() && o.hf_repo.empty()) return make_error("invalid option: --hf-file needs -hf ORG/NAME");
+  if (!o.hf_repo.empty()) {
+    if (o.model) return make_error("invalid option: -m and -hf both name the model; give one");
+    PAGODA_ASSIGN_OR_RETURN(hub::FetchedModel fetched, fetch_hf_model(o.hf_repo, o.hf_file));
+    config.model = fetched.path;
+  }
   if (o.max_seq_len) config.max_seq_len = *o.max_seq_len;
   if (o.threads) config.threads = *o.threads;
   if (o.kv_cache_dtype) config.kv_cache.dtype = *o.kv_cache_dtype;

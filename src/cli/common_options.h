@@ -18,6 +18,8 @@ namespace pagoda::cli {
 struct CommonOptions {
   std::string config_path;
   std::optional<std::string> model;
+  std::string hf_repo;  // -hf ORG/NAME[:QUANT]: the model from the Hugging Face Hub (or its cache)
+  std::string hf_file;  // --hf-file: an exact file of that repository
   std::optional<int32_t> max_seq_len;
   std::optional<int32_t> threads;
   bool no_fusion = false;
@@ -34,12 +36,15 @@ struct CommonOptions {
   bool uses_slo = false;
 };
 
-// Adds --config always; -m/--model, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-cache-dtype when
+// Adds --config always; -m/--model, -hf/--hf-repo, --hf-file, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-cache-dtype when
 // `with_model`; --tp and --pp when `splits_over_ranks`.
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true, bool splits_over_ranks = false);
+// -hf/--hf-repo and --hf-file (for a subcommand that adds its own -m).
+void add_hf_options(CLI::App& app, CommonOptions& options);
 // How the model runs: --no-fusion, --attention flash|naive.
 Result<ModelOptions> resolve_model_options(const CommonOptions& options);
-// The effective configuration: file (if any) overridden by flags, then validated.
+// The effective configuration: file (if any) overridden by flags, then validated. With -hf, the model is fetched
+// (or found in the cache) here and `model` names the local file.
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
 // The KV cache precision kv_cache.dtype names (f32, int8).
 Result<KvDType> resolve_kv_dtype(const PagodaConfig& config);

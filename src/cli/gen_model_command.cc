@@ -1,5 +1,5 @@
 // `pagoda gen-model --shape NAME [--type f32|f16|q8_0|q4_0] [--format gguf|hf] [--tokenizer tokenizer.json]
-//  -o OUT [--seed S] [--layers N] [--vocab N]`.
+//  -o OUT [--seed S] [--layers N] [--vocab N] [--splits N]`.
 #include "cli/gen_model_command.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 
 #include "cli/common_options.h"
 #include "cli/progress.h"
+#include "format/gguf_split.h"
 #include "synth/hf_random_model_writer.h"
 #include "synth/random_model_writer.h"
 
@@ -26,6 +27,7 @@ struct GenModelOptions {
   std::optional<int32_t> vocab_size;
   std::string format = "gguf";
   std::string tokenizer;
+  int32_t splits = 1;
 };
 
 std::optional<format::GgmlType> parse_weight_type(const std::string& name) {
@@ -34,6 +36,20 @@ std::optional<format::GgmlType> parse_weight_type(const std::string& name) {
   if (name == "q8_0") return format::GgmlType::kQ8_0;
   if (name == "q4_0") return format::GgmlType::kQ4_0;
   return std::nullopt;
+}
+
+// Rewrites the GGUF at `path` as a split set beside it (PREFIX-00001-of-0000N.gguf, PREFIX = `path` less ".gguf")
+// and removes the whole file.
+Status split_written_model(const std::string& path, int32_t splits) {
+  {
+    PAGODA_ASSIGN_OR_RETURN(format::GgufFile whole, format::GgufFile::open(path));
+    const std::string prefix = path.substr(0, path.size() - std::string_view(".gguf").size());
+    PAGODA_ASSIGN_OR_RETURN(std::vector<std::string> written, format::write_gguf_splits(whole, prefix, splits));
+    std::fprintf(stderr, "pagoda: split into %s ... %s\n", written.front().c_str(), written.back().c_str());
+  }
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  return Status();
 }
 
 int gen_model(const GenModelOptions& o) {
@@ -60,6 +76,9 @@ int gen_model(const GenModelOptions& o) {
   if (o.format != "gguf" && o.format != "hf") return report_error("--format must be gguf or hf");
   if (!o.tokenizer.empty() && !std::filesystem::is_regular_file(o.tokenizer))
     return report_error(fmt::format("--tokenizer {}: no such file", o.tokenizer));
+  if (o.splits < 1) return report_error("--splits must be at least 1");
+  if (o.splits > 1 && (o.format != "gguf" || !o.output.ends_with(".gguf")))
+    return report_error("--splits writes a GGUF set: it needs --format gguf and an output ending in .gguf");
   Progress progress("gen-model");
   // The HF families (and --format hf) go through an HF folder; the GGUF of one is that folder converted.
   if (o.format == "hf" || !shape->hf_architecture.empty()) {
@@ -77,6 +96,10 @@ int gen_model(const GenModelOptions& o) {
     Status st = synth::write_random_hf_model(options);
     progress.finish();
     if (!st.ok()) return report_error(st.message());
+    if (o.splits > 1) {
+      Status split = split_written_model(o.output, o.splits);
+      if (!split.ok()) return report_error(split.message());
+    }
     std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
                  o.output.c_str(), shape->name.c_str(), shape->hf_architecture.c_str(), shape->num_layers,
                  double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
@@ -91,7 +114,12 @@ int gen_model(const GenModelOptions& o) {
   if (!st.ok()) return report_error(st.message());
   std::error_code ec;
   const auto size = std::filesystem::file_size(o.output, ec);
-  std::fprintf(stderr, "pagoda: wrote %s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n", o.output.c_str(),
+  if (o.splits > 1) {
+    Status split = split_written_model(o.output, o.splits);
+    if (!split.ok()) return report_error(split.message());
+  }
+  std::fprintf(stderr, "pagoda: wrote %s%s: %s, %d layers, %.2fB parameters, %s weights, %.1f MiB\n", o.output.c_str(),
+               o.splits > 1 ? fmt::format(" (as {} splits)", o.splits).c_str() : "",
                shape->name.c_str(), shape->num_layers, double(shape->num_params()) / 1e9, o.type.c_str(),
                ec ? 0.0 : double(size) / (1 << 20));
   return 0;
@@ -114,6 +142,9 @@ void add_gen_model_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("-o,--output", options->output, "output GGUF path, or folder for --format hf")->required();
   cmd->add_option("--seed", options->seed, "random seed")->capture_default_str();
+  cmd->add_option("--splits", options->splits,
+                  "write the GGUF as N files (gguf-split's OUT-00001-of-0000N.gguf ..., loaded as one model)")
+      ->capture_default_str();
   cmd->add_option("--layers", options->num_layers, "keep only the first N layers (to fit memory and time)");
   cmd->callback([options, &exit_code] { exit_code = gen_model(*options); });
 }

@@ -10,6 +10,8 @@
 #include "cli/embed_command.h"
 #include "cli/gen_model_command.h"
 #include "cli/grammar_command.h"
+#include "cli/hub_commands.h"
+#include "cli/hub_model.h"
 #include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
@@ -33,8 +35,12 @@ int main(int argc, char** argv) {
   pagoda::cli::add_tune_command(app, exit_code);
   pagoda::cli::add_grammar_command(app, exit_code);
   pagoda::cli::add_embed_command(app, exit_code);
+  pagoda::cli::add_hub_commands(app, exit_code);
   try {
-    app.parse(argc, argv);
+    const std::vector<std::string> args = pagoda::cli::expand_llama_style_flags(argc, argv);
+    std::vector<const char*> expanded;
+    for (const std::string& a : args) expanded.push_back(a.c_str());
+    app.parse(static_cast<int>(expanded.size()), expanded.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

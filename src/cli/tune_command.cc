@@ -147,6 +147,7 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       "tune", "Measure this machine, sweep the engine's knobs and write the best config that meets the SLOs");
   add_common_options(*cmd, o->common, /*with_model=*/false);
   cmd->add_option("-m,--model", o->common.model, "GGUF with f32 (or f16) weights (default: the bundled stories260K)");
+  add_hf_options(*cmd, o->common);
   cmd->add_option("--max-seq-len", o->common.max_seq_len, "positions per sequence (default: the model's)");
   cmd->add_option("--threads", o->common.threads, "worker threads (default: all cores)");
   cmd->add_option("--scenario", o->scenario, "online (lowest TPOT p99 at --request-rate) or offline (most tokens/s)")

@@ -14,6 +14,10 @@ inline constexpr const char* kArchitecture = "general.architecture";
 inline constexpr const char* kName = "general.name";
 inline constexpr const char* kAlignment = "general.alignment";
 inline constexpr const char* kFileType = "general.file_type";
+// A model split over several files (llama.cpp's gguf-split): every split carries these; the first one also the rest.
+inline constexpr const char* kSplitNo = "split.no";                      // u16, 0-based
+inline constexpr const char* kSplitCount = "split.count";                // u16
+inline constexpr const char* kSplitTensorsCount = "split.tensors.count";  // i32, over all splits
 
 inline constexpr const char* kTokenizerModel = "tokenizer.ggml.model";  // llama (SentencePiece) | gpt2 (BPE)
 inline constexpr const char* kTokenizerPre = "tokenizer.ggml.pre";      // the BPE pre-tokenizer's name

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "format/gguf_names.h"
+#include "format/gguf_split.h"
 
 namespace pagoda::format {
 
@@ -246,11 +247,59 @@ int64_t GgufTensorInfo::num_elements() const {
   return n;
 }
 
-Result<GgufFile> GgufFile::open(const std::string& path) {
+Result<GgufFile> GgufFile::open_one(const std::string& path) {
   PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> mapping, MappedFile::open(path));
   PAGODA_ASSIGN_OR_RETURN(GgufFile file, parse(mapping->bytes(), path));
   file.mapping_ = std::move(mapping);
   return file;
+}
+
+Result<GgufFile> GgufFile::open(const std::string& path) {
+  PAGODA_ASSIGN_OR_RETURN(GgufFile file, open_one(path));
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> count, file.get_u32(gguf_key::kSplitCount));
+  if (!count || *count <= 1) return file;
+  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> no, file.get_u32(gguf_key::kSplitNo));
+  if (no.value_or(0) != 0) {
+    const std::optional<GgufSplitName> name = parse_gguf_split_name(path);
+    return make_error(fmt::format("{}: split {} of {}; open the first split{}", path, *no + 1, *count,
+                                  name ? " (" + gguf_split_path(name->prefix, 1, name->count) + ")" : ""));
+  }
+  PAGODA_RETURN_IF_ERROR(file.add_splits(*count));
+  return file;
+}
+
+Status GgufFile::add_splits(uint32_t count) {
+  const std::optional<GgufSplitName> name = parse_gguf_split_name(name_);
+  if (!name || name->index != 1 || static_cast<uint32_t>(name->count) != count) {
+    return make_error(fmt::format("{}: the first of {} splits, but not named PREFIX-00001-of-{:05d}.gguf, so the "
+                                  "other splits cannot be found",
+                                  name_, count, count));
+  }
+  for (uint32_t k = 1; k < count; ++k) {
+    const std::string path = gguf_split_path(name->prefix, static_cast<int>(k + 1), static_cast<int>(count));
+    PAGODA_ASSIGN_OR_RETURN(GgufFile part, open_one(path));
+    PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> part_no, part.get_u32(gguf_key::kSplitNo));
+    PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> part_count, part.get_u32(gguf_key::kSplitCount));
+    if (part_no != k || part_count != count) {
+      return make_error(fmt::format("{}: says split.no = {}, split.count = {}; expected split {} of {} ({})", path,
+                                    part_no ? std::to_string(*part_no) : "none",
+                                    part_count ? std::to_string(*part_count) : "none", k, count, name_));
+    }
+    for (GgufTensorInfo& info : part.tensors_) {
+      if (tensor_index_.count(info.name) != 0) {
+        return make_error(fmt::format("{}: tensor {} is also in another split of {}", path, quoted(info.name), name_));
+      }
+      tensor_index_.emplace(info.name, tensors_.size());
+      tensors_.push_back(std::move(info));
+    }
+    split_mappings_.push_back(std::move(part.mapping_));
+  }
+  PAGODA_ASSIGN_OR_RETURN(std::optional<int64_t> expected, get_i64(gguf_key::kSplitTensorsCount));
+  if (expected && *expected != static_cast<int64_t>(tensors_.size())) {
+    return make_error(fmt::format("{}: split.tensors.count = {}, but its {} splits hold {} tensors", name_, *expected,
+                                  count, tensors_.size()));
+  }
+  return Status();
 }
 
 Result<GgufFile> GgufFile::from_memory(std::span<const uint8_t> bytes, std::string name) {

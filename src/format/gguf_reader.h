@@ -1,7 +1,9 @@
 // GgufFile: a parsed, validated GGUF file (versions 2 and 3) over a memory-mapped file or a caller-owned buffer.
 // Owns the mapping and the parsed metadata; tensor data is never copied: GgufTensorInfo::data points into the
 // mapping. Invariant after a successful open: every tensor's [offset, offset + size_bytes) lies inside the
-// file, is aligned to general.alignment, and has a supported type.
+// file, is aligned to general.alignment, and has a supported type. A split model (gguf_split.h) opened by its first
+// file is one GgufFile: the first split's metadata, every split's tensors (each `data` into its own split's mapping,
+// `offset` relative to that split's data section), all mappings owned here.
 #pragma once
 
 #include <pagoda/status.h>
@@ -33,7 +35,8 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  // Maps and parses `path`. Errors name the file and what is wrong ("...: not a GGUF file (bad magic)").
+  // Maps and parses `path`, and the other files of its split set when it is the first of one. Errors name the file
+  // and what is wrong ("...: not a GGUF file (bad magic)", "...: split 2 of 3; open the first split ...").
   static Result<GgufFile> open(const std::string& path);
   // Parses a buffer the caller keeps alive for the GgufFile's lifetime (e.g. the embedded model).
   static Result<GgufFile> from_memory(std::span<const uint8_t> bytes, std::string name);
@@ -43,6 +46,8 @@ class GgufFile {
   const std::string& name() const { return name_; }
   // True when the bytes are this object's own read-only mapping of a file (open), false for a caller's buffer.
   bool is_file_mapping() const { return mapping_ != nullptr; }
+  // The number of files the tensors come from (1 unless a split set was opened).
+  size_t file_count() const { return 1 + split_mappings_.size(); }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }
@@ -68,8 +73,12 @@ class GgufFile {
  private:
   GgufFile() = default;
   static Result<GgufFile> parse(std::span<const uint8_t> bytes, std::string name);
+  static Result<GgufFile> open_one(const std::string& path);
+  // Adds the tensors of splits 2..count of the set whose first split this file is.
+  Status add_splits(uint32_t count);
 
   std::unique_ptr<MappedFile> mapping_;  // null when parsed from a caller's buffer
+  std::vector<std::unique_ptr<MappedFile>> split_mappings_;  // splits 2..count of a split set
   std::string name_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
