@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
@@ -37,11 +38,13 @@ struct JobContext {
   std::string model_name;
   ToolCallFormat tool_call_format = ToolCallFormat::kHermes;  // how the model writes calls (tool_choice auto)
   RequestWorkers* workers = nullptr;  // where whole response bodies are built, off the I/O threads; null: inline
+  ReasoningSyntax reasoning_syntax = ReasoningSyntax::kNone;  // chat: how the output's reasoning is marked
 };
 
 struct JobPrompt {
   std::vector<TokenId> tokens;
   std::string echo_text;  // the prompt as text, when echo was asked for
+  bool opens_reasoning = false;  // chat: the rendered prompt leaves the model inside its reasoning
 };
 
 class CompletionJob : public ServerJob, public std::enable_shared_from_this<CompletionJob> {
@@ -81,6 +84,13 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     // output is the arguments of one call, streamed as they come.
     std::optional<ToolCallParser> tool_parser;
     std::string named_call_id;  // set once the named call's first piece went out (or at the start)
+    // Reasoning (chat, a reasoning syntax, no forced call): the parser that splits the output first; the
+    // reasoning so far (non-stream), harmony's calls (non-stream: all; stream: how many went out).
+    std::optional<ReasoningParser> reasoning_parser;
+    std::string reasoning;
+    std::vector<ToolCall> harmony_calls;
+    int32_t num_harmony_calls = 0;
+    int32_t num_reasoning_tokens = 0;
     FinishReason finish_reason = FinishReason::kLength;
     std::string stop_string;    // the stop string that ended it, if one did
     bool called_tools = false;  // streamed: it ended with tool calls
