@@ -106,11 +106,12 @@ bool prompt_opens_reasoning(ReasoningSyntax syntax, std::string_view prompt) {
   return false;
 }
 
-ReasoningParser::ReasoningParser(ReasoningSyntax syntax, bool starts_in_reasoning, bool harmony_calls)
+ReasoningParser::ReasoningParser(ReasoningSyntax syntax, bool starts_in_reasoning, bool harmony_calls,
+                                 bool only_if_closed)
     : syntax_(syntax), harmony_calls_(harmony_calls), state_(State::kContent) {
   if (syntax == ReasoningSyntax::kThinkTags) {
-    state_ = starts_in_reasoning ? State::kReasoning : State::kStart;
-    trim_next_ = starts_in_reasoning;
+    state_ = !starts_in_reasoning ? State::kStart : only_if_closed ? State::kUndecided : State::kReasoning;
+    trim_next_ = state_ == State::kReasoning;
   } else if (syntax == ReasoningSyntax::kHarmony) {
     state_ = starts_in_reasoning ? State::kBody : State::kHeader;
     route_ = Route::kReasoning;
@@ -119,7 +120,7 @@ ReasoningParser::ReasoningParser(ReasoningSyntax syntax, bool starts_in_reasonin
 }
 
 bool ReasoningParser::in_reasoning() const {
-  if (syntax_ == ReasoningSyntax::kThinkTags) return state_ == State::kReasoning;
+  if (syntax_ == ReasoningSyntax::kThinkTags) return state_ == State::kReasoning || state_ == State::kUndecided;
   return state_ == State::kBody && route_ == Route::kReasoning;
 }
 
@@ -153,6 +154,15 @@ void ReasoningParser::push_think(ReasoningPieces* out) {
           continue;
         }
         state_ = State::kContent;  // no reasoning: the answer as written
+        continue;
+      }
+      case State::kUndecided: {
+        const size_t at = held_.find(kThinkClose);
+        if (at == std::string::npos) return;  // everything waits: reasoning if </think> comes, else content
+        out->reasoning += rtrim(ltrim(std::string_view(held_).substr(0, at)));
+        held_.erase(0, at + kThinkClose.size());
+        state_ = State::kContent;
+        trim_next_ = true;
         continue;
       }
       case State::kReasoning: {
@@ -272,6 +282,7 @@ ReasoningPieces ReasoningParser::finish() {
   ReasoningPieces out;
   switch (state_) {
     case State::kStart: out.content.swap(held_); break;  // only a beginning of <think>, or whitespace
+    case State::kUndecided: out.content.swap(held_); break;  // never closed: the grammar's answer
     case State::kReasoning: out.reasoning = rtrim(held_); break;  // never closed: cut by max_tokens
     case State::kContent:
       if (!trim_next_) out.content.swap(held_);
@@ -289,8 +300,8 @@ ReasoningPieces ReasoningParser::finish() {
 }
 
 ReasoningPieces parse_reasoning(std::string_view text, ReasoningSyntax syntax, bool starts_in_reasoning,
-                                bool harmony_calls) {
-  ReasoningParser parser(syntax, starts_in_reasoning, harmony_calls);
+                                bool harmony_calls, bool only_if_closed) {
+  ReasoningParser parser(syntax, starts_in_reasoning, harmony_calls, only_if_closed);
   ReasoningPieces out = parser.push(text);
   ReasoningPieces tail = parser.finish();
   out.reasoning += tail.reasoning;

@@ -43,20 +43,24 @@ struct ReasoningPieces {
 class ReasoningParser {
  public:
   // `starts_in_reasoning`: prompt_opens_reasoning's answer. `harmony_calls`: harmony's function calls become
-  // calls (a request with tools); without, their text stays content.
-  ReasoningParser(ReasoningSyntax syntax, bool starts_in_reasoning, bool harmony_calls = true);
+  // calls (a request with tools); without, their text stays content. `only_if_closed` (with starts_in_reasoning,
+  // think tags): the output is reasoning only up to a </think> it writes; one that never writes it is all content
+  // (the output of a grammar that leaves no room to reason, e.g. a JSON schema), held until the end.
+  ReasoningParser(ReasoningSyntax syntax, bool starts_in_reasoning, bool harmony_calls = true,
+                  bool only_if_closed = false);
 
   // The next piece of output; returns what can be sent now.
   ReasoningPieces push(std::string_view text);
   // At the end of the output: what was held back. A reasoning never closed stays reasoning (an output cut by
   // max_tokens); a harmony header never completed is content.
   ReasoningPieces finish();
-  // Whether the text pushed last is reasoning (for counting reasoning tokens).
+  // Whether the text pushed last is reasoning, or (only_if_closed) may turn out to be: for counting reasoning
+  // tokens, which count only if some reasoning came out.
   bool in_reasoning() const;
   ReasoningSyntax syntax() const { return syntax_; }
 
  private:
-  enum class State { kStart, kReasoning, kContent, kHeader, kBody };
+  enum class State { kStart, kReasoning, kContent, kHeader, kBody, kUndecided };
   void push_think(ReasoningPieces* out);
   void push_harmony(ReasoningPieces* out);
   // Harmony: a message body's text goes where its header says.
@@ -78,6 +82,6 @@ class ReasoningParser {
 
 // Parses one whole output (non-streamed responses): push everything, then finish.
 ReasoningPieces parse_reasoning(std::string_view text, ReasoningSyntax syntax, bool starts_in_reasoning,
-                                bool harmony_calls = true);
+                                bool harmony_calls = true, bool only_if_closed = false);
 
 }  // namespace pagoda

@@ -62,7 +62,10 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
       // A forced call's output is the grammar's JSON, no reasoning; harmony's calls are its channel parser's.
       const bool forced_call = params_.tools.active() && params_.tools.choice != ToolChoice::kAuto;
       if (params_.chat && ctx_.reasoning_syntax != ReasoningSyntax::kNone && !forced_call)
-        c.reasoning_parser.emplace(ctx_.reasoning_syntax, prompts[p].opens_reasoning, params_.tools.active());
+        // Under an output constraint an opened reasoning is one only if the output closes it: a schema's JSON
+        // that never does is the answer.
+        c.reasoning_parser.emplace(ctx_.reasoning_syntax, prompts[p].opens_reasoning, params_.tools.active(),
+                                   params_.constraint.has_value());
       if (params_.chat && params_.tools.active()) {
         if (params_.tools.choice == ToolChoice::kAuto && ctx_.reasoning_syntax != ReasoningSyntax::kHarmony)
           c.tool_parser.emplace(ctx_.tool_call_format);
@@ -224,6 +227,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
       for (ToolCall& call : tail.calls) split.calls.push_back(std::move(call));
     }
     if (was_reasoning || !split.reasoning.empty()) c.num_reasoning_tokens += int32_t(out.new_tokens.size());
+    c.saw_reasoning = c.saw_reasoning || !split.reasoning.empty();
     out.text = std::move(split.content);
   }
   if (!params_.stream) {
@@ -319,7 +323,7 @@ UsageFigures CompletionJob::usage() const {
       last_prompt = c.prompt_idx;
     }
     u.completion_tokens += c.num_output_tokens;
-    u.reasoning_tokens += c.num_reasoning_tokens;
+    if (c.saw_reasoning) u.reasoning_tokens += c.num_reasoning_tokens;
   }
   return u;
 }

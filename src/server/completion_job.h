@@ -90,7 +90,8 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     std::string reasoning;
     std::vector<ToolCall> harmony_calls;
     int32_t num_harmony_calls = 0;
-    int32_t num_reasoning_tokens = 0;
+    int32_t num_reasoning_tokens = 0;  // counted while the parser is (or may be) in the reasoning
+    bool saw_reasoning = false;        // ... and they count once some reasoning came out
     FinishReason finish_reason = FinishReason::kLength;
     std::string stop_string;    // the stop string that ended it, if one did
     bool called_tools = false;  // streamed: it ended with tool calls

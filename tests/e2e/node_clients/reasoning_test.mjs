@@ -91,6 +91,24 @@ await check("a reasoning cut by max_tokens stays reasoning, the content empty", 
   assert.equal(r.choices[0].message.content, "");
 });
 
+await check("a JSON response_format after a prompt that opens <think>: the object is the content", async () => {
+  for (const stream of [false, true]) {
+    const schema = {
+      type: "object", properties: { mood: { enum: ["happy", "sad"] } }, required: ["mood"], additionalProperties: false,
+    };
+    const body = {
+      model, messages, temperature: 0, max_tokens: 60,
+      response_format: { type: "json_schema", json_schema: { name: "m", schema } },
+    };
+    const m = stream
+      ? await collect(await think.chat.completions.create({ ...body, stream: true }))
+      : (await think.chat.completions.create(body)).choices[0].message;
+    const content = m.content;
+    assert.ok(!m.reasoning_content, JSON.stringify(m));
+    assert.ok(["happy", "sad"].includes(JSON.parse(content).mood), content);
+  }
+});
+
 await check("reasoning_format none per request keeps the reasoning inline", async () => {
   const r = await think.chat.completions.create({
     model, messages, temperature: 0, max_tokens: 80, guided_regex: thinkRegex, reasoning_format: "none",

@@ -70,6 +70,29 @@ TEST(ReasoningParserTest, ReasoningCutShortOrNeverClosedStaysReasoning) {
   expect_split("<think>", ReasoningSyntax::kThinkTags, false, "", "");
 }
 
+TEST(ReasoningParserTest, UnderAGrammarAnOpenedReasoningCountsOnlyOnceClosed) {
+  // The prompt opened <think>, but a JSON schema wrote the output: it is the answer.
+  ReasoningParser json(ReasoningSyntax::kThinkTags, true, false, true);
+  EXPECT_EQ(json.push("{\"a\": ").content, "");  // held: a </think> may still come
+  ReasoningPieces tail = json.finish();
+  EXPECT_EQ(tail.content, "{\"a\": ");
+  EXPECT_EQ(tail.reasoning, "");
+  // A grammar that writes the reasoning and its close.
+  for (size_t step : {size_t(1), size_t(4), size_t(100)}) {
+    ReasoningParser p(ReasoningSyntax::kThinkTags, true, false, true);
+    ReasoningPieces all;
+    const std::string text = "\nhm ok\n</think>\n\n{}";
+    for (size_t i = 0; i < text.size(); i += step) {
+      ReasoningPieces piece = p.push(std::string_view(text).substr(i, step));
+      all.reasoning += piece.reasoning;
+      all.content += piece.content;
+    }
+    all.content += p.finish().content;
+    EXPECT_EQ(all.reasoning, "hm ok");
+    EXPECT_EQ(all.content, "{}");
+  }
+}
+
 TEST(ReasoningParserTest, NothingHeldLongerThanAMarkerCouldNeed) {
   ReasoningParser parser(ReasoningSyntax::kThinkTags, false);
   EXPECT_EQ(parser.push("<think>").reasoning, "");
