@@ -69,6 +69,10 @@ Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<co
     }
     if (!m.tool_call_id.empty()) msg["tool_call_id"] = m.tool_call_id;
     if (!m.name.empty()) msg["name"] = m.name;
+    if (!m.reasoning_content.empty()) {
+      msg["reasoning_content"] = m.reasoning_content;  // Qwen3's name
+      msg["thinking"] = m.reasoning_content;           // gpt-oss's
+    }
     list.push_back(std::move(msg));
   }
   set_default("messages", std::move(list));

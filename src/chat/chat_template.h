@@ -29,6 +29,8 @@ struct ChatMessage {
   std::vector<ToolCall> tool_calls = {};  // an assistant's calls
   std::string tool_call_id = {};          // a tool message: the call it answers
   std::string name = {};                  // a tool message: the function's name, when given
+  std::string reasoning_content = {};     // an assistant's reasoning, given back (Qwen3's and gpt-oss's templates
+                                          // read it as reasoning_content / thinking)
 };
 
 // A message's tool calls as text in Hermes' format (<tool_call>{"name", "arguments"}</tool_call>), for the

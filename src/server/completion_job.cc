@@ -60,10 +60,10 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
       c.num_prompt_tokens = int32_t(prompts[p].tokens.size());
       c.prev_token = prompts[p].tokens.empty() ? -1 : prompts[p].tokens.back();
       // A forced call's output is the grammar's JSON, no reasoning; harmony's calls are its channel parser's.
+      // Under another output constraint an opened reasoning is one only if the output closes it: a schema's JSON
+      // that never does is the answer.
       const bool forced_call = params_.tools.active() && params_.tools.choice != ToolChoice::kAuto;
       if (params_.chat && ctx_.reasoning_syntax != ReasoningSyntax::kNone && !forced_call)
-        // Under an output constraint an opened reasoning is one only if the output closes it: a schema's JSON
-        // that never does is the answer.
         c.reasoning_parser.emplace(ctx_.reasoning_syntax, prompts[p].opens_reasoning, params_.tools.active(),
                                    params_.constraint.has_value());
       if (params_.chat && params_.tools.active()) {

@@ -157,6 +157,13 @@ std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage
     } else {
       return wrong_type(field + ".content", "a string or an array of parts", *content);
     }
+    // An earlier reply's reasoning, given back (vLLM's reasoning_content, or reasoning): the template decides.
+    for (const char* key : {"reasoning_content", "reasoning"}) {
+      auto it = m.find(key);
+      if (msg.role != "assistant" || it == m.end() || it->is_null()) continue;
+      if (!it->is_string()) return wrong_type(field + "." + key, "a string", *it);
+      msg.reasoning_content = it->get<std::string>();
+    }
     if (auto calls = m.find("tool_calls"); msg.role == "assistant" && calls != m.end() && !calls->is_null()) {
       if (!calls->is_array()) return wrong_type(field + ".tool_calls", "an array", *calls);
       for (size_t c = 0; c < calls->size(); ++c) {
@@ -444,7 +451,8 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
       const json role = m.value("role", json());
       for (const auto& [key, value] : m.items())
         if (key != "role" && key != "content" && !value.is_null() &&
-            !((key == "tool_calls" || key == "function_call") && role == "assistant") &&
+            !((key == "tool_calls" || key == "function_call" || key == "reasoning_content" || key == "reasoning") &&
+              role == "assistant") &&
             !((key == "tool_call_id" || key == "name") && role == "tool") && !(key == "name" && role == "function"))
           return invalid_request(fmt::format("'messages[{}].{}' is not supported by this server", i, key),
                                  fmt::format("messages[{}].{}", i, key));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <random>
 #include <span>
+#include <utility>
 
 namespace pagoda::server {
 namespace {
@@ -63,6 +64,11 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
   }
   if (!input.is_array() || input.empty())
     return invalid_request("'input' must be a string or a non-empty array of items", "input");
+  // A reasoning item's text goes with the assistant turn after it (the template decides whether it shows).
+  std::string reasoning;
+  const auto take_reasoning = [&reasoning](ojson& message) {
+    if (!reasoning.empty()) message["reasoning_content"] = std::exchange(reasoning, {});
+  };
   for (size_t i = 0; i < input.size(); ++i) {
     const ojson& item = input[i];
     const std::string field = fmt::format("input[{}]", i);
@@ -91,6 +97,21 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
       std::string text;
       if (auto e = item_text(item["content"], field + ".content", &text)) return e;
       messages->push_back({{"role", role}, {"content", text}});
+      if (role == "assistant") take_reasoning(messages->back());
+    } else if (type == "reasoning") {
+      if (auto e = only({"type", "id", "summary", "content", "status", "encrypted_content"})) return e;
+      if (item.contains("content") && !item["content"].is_null()) {
+        if (!item["content"].is_array())
+          return invalid_request(fmt::format("'{}.content' must be an array of reasoning_text parts", field),
+                                 field + ".content");
+        for (const ojson& part : item["content"]) {
+          if (!part.is_object() || part.value("type", "") != "reasoning_text" || !part.contains("text") ||
+              !part["text"].is_string())
+            return invalid_request(fmt::format("'{}.content' must be an array of reasoning_text parts", field),
+                                   field + ".content");
+          reasoning += part["text"].get<std::string>();
+        }
+      }
     } else if (type == "function_call") {
       if (auto e = only({"type", "call_id", "name", "arguments", "id", "status"})) return e;
       if (!item.contains("name") || !item["name"].is_string() || !item.contains("arguments") ||
@@ -105,6 +126,7 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
         messages->back()["tool_calls"].push_back(call);
       else
         messages->push_back({{"role", "assistant"}, {"content", nullptr}, {"tool_calls", ojson::array({call})}});
+      take_reasoning(messages->back());
     } else if (type == "function_call_output") {
       if (auto e = only({"type", "call_id", "output", "id", "status"})) return e;
       if (!item.contains("call_id") || !item["call_id"].is_string() || !item.contains("output") ||
@@ -112,8 +134,8 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
         return invalid_request(fmt::format("'{}' must have a call_id and an output string", field), field);
       messages->push_back({{"role", "tool"}, {"tool_call_id", item["call_id"]}, {"content", item["output"]}});
     } else {
-      return invalid_request(fmt::format("'{}.type' is '{}': this server takes message, function_call and "
-                                         "function_call_output items",
+      return invalid_request(fmt::format("'{}.type' is '{}': this server takes message, reasoning, function_call "
+                                         "and function_call_output items",
                                          field, type),
                              field + ".type");
     }

@@ -394,6 +394,15 @@ TEST(StrictRequestTest, ReasoningEffortAndReasoningFormatAreReadForChat) {
   EXPECT_EQ(error_of(chat + R"("reasoning_effort": 3})", true).param, "reasoning_effort");
   EXPECT_EQ(error_of(chat + R"("reasoning_format": "deepseek-legacy"})", true).param, "reasoning_format");
   EXPECT_EQ(error_of(R"({"prompt": "x", "reasoning_effort": "low"})", false).param, "reasoning_effort");
+  // An assistant's reasoning given back reaches the template; on another role it is refused by name.
+  ASSERT_FALSE(parse_completion_params(
+                   R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y",
+                       "reasoning_content": "hm"}, {"role": "user", "content": "z"}]})",
+                   true, &p)
+                   .has_value());
+  EXPECT_EQ(p.messages[1].reasoning_content, "hm");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x", "reasoning_content": "hm"}]})", true).param,
+            "messages[0].reasoning_content");
 }
 
 TEST(OpenAiProtocolTest, ReasoningGoesOutAsReasoningContentAndItsTokensInTheUsage) {

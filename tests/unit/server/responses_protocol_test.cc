@@ -120,6 +120,23 @@ std::vector<std::pair<std::string, json>> responses_events(const std::string& ss
   return out;
 }
 
+TEST(ResponsesProtocolTest, AReasoningItemGivenBackGoesWithTheAssistantTurnAfterIt) {
+  const json reasoning = {{"type", "reasoning"},
+                          {"id", "rs_1"},
+                          {"summary", json::array()},
+                          {"content", json::array({{{"type", "reasoning_text"}, {"text", "hm"}}})}};
+  const CompletionParams p = parse_responses_ok(
+      {{"input", json::array({{{"role", "user"}, {"content", "Hi"}},
+                              reasoning,
+                              {{"type", "function_call"}, {"call_id", "c1"}, {"name", "f"}, {"arguments", "{}"}},
+                              {{"type", "function_call_output"}, {"call_id", "c1"}, {"output", "1"}}})}});
+  ASSERT_EQ(p.messages.size(), 3u);
+  EXPECT_EQ(p.messages[1].reasoning_content, "hm");
+  EXPECT_EQ(p.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(responses_error_param({{"input", json::array({{{"type", "reasoning"}, {"content", "x"}}})}}),
+            "input[0].content");
+}
+
 TEST(ResponsesProtocolTest, AReasoningIsAnItemBeforeTheMessageWholeAndStreamed) {
   ResponsesWriter w("m", nlohmann::ordered_json::object());
   std::string sse = w.stream_open(4);
