@@ -16,6 +16,7 @@ constexpr std::string_view kAnalysisHeader = "<|channel|>analysis<|message|>";
 // What ends a harmony message's body: its end, a call, the reply's end, or (unterminated) the next message.
 constexpr std::array<std::string_view, 4> kBodyEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
 constexpr std::string_view kSpace = " \t\r\n";
+constexpr size_t kMaxHeader = 512;  // bytes of a harmony header (role, channel, recipient, constraint) at most
 
 bool is_space(char c) { return kSpace.find(c) != std::string_view::npos; }
 
@@ -157,8 +158,12 @@ void ReasoningParser::push_think(ReasoningPieces* out) {
         continue;
       }
       case State::kUndecided: {
-        const size_t at = held_.find(kThinkClose);
-        if (at == std::string::npos) return;  // everything waits: reasoning if </think> comes, else content
+        // Searched from where the last search could not have found a complete tag: linear in the output.
+        const size_t at = held_.find(kThinkClose, undecided_scanned_);
+        if (at == std::string::npos) {  // everything waits: reasoning if </think> comes, else content
+          undecided_scanned_ = held_.size() >= kThinkClose.size() ? held_.size() - kThinkClose.size() + 1 : 0;
+          return;
+        }
         out->reasoning += rtrim(ltrim(std::string_view(held_).substr(0, at)));
         held_.erase(0, at + kThinkClose.size());
         state_ = State::kContent;
@@ -194,6 +199,10 @@ void ReasoningParser::push_harmony(ReasoningPieces* out) {
     switch (state_) {
       case State::kHeader: {
         const size_t at = held_.find(kMessage);
+        if (at == std::string::npos && held_.size() > kMaxHeader) {
+          state_ = State::kContent;  // no header is this long: the model left the format; its text is the answer
+          continue;
+        }
         if (at == std::string::npos) {
           // Before any message, text that cannot begin a header is a plain answer (a model that ignores the format).
           const std::string_view t = ltrim(held_);

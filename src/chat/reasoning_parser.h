@@ -72,6 +72,7 @@ class ReasoningParser {
   State state_;
   std::string held_;        // text not yet routed: a possible marker, a header, or whitespace at the reasoning's end
   bool trim_next_ = false;  // skip whitespace before the next text (after <think> or </think>)
+  size_t undecided_scanned_ = 0;  // kUndecided: held_ holds no </think> before this
   // The harmony message being read.
   enum class Route { kReasoning, kContent, kCall };
   Route route_ = Route::kContent;

@@ -93,6 +93,22 @@ TEST(ReasoningParserTest, UnderAGrammarAnOpenedReasoningCountsOnlyOnceClosed) {
   }
 }
 
+TEST(ReasoningParserTest, LongOutputsPushedByteByByteStayLinear) {
+  // A grammar's output held whole (it may still close the reasoning), then closed.
+  const std::string long_text(200000, 'x');
+  ReasoningParser undecided(ReasoningSyntax::kThinkTags, true, false, true);
+  for (char c : long_text) EXPECT_TRUE(undecided.push(std::string_view(&c, 1)).content.empty());
+  const ReasoningPieces closed = undecided.push("</think>ok");
+  EXPECT_EQ(closed.reasoning, long_text);
+  EXPECT_EQ(closed.content, "ok");
+  // A harmony "header" that never ends is no header: the answer, streamed from then on.
+  ReasoningParser harmony(ReasoningSyntax::kHarmony, false);
+  std::string content = harmony.push("<|channel|>").content;
+  for (char c : long_text) content += harmony.push(std::string_view(&c, 1)).content;
+  content += harmony.finish().content;
+  EXPECT_EQ(content, "<|channel|>" + long_text);
+}
+
 TEST(ReasoningParserTest, NothingHeldLongerThanAMarkerCouldNeed) {
   ReasoningParser parser(ReasoningSyntax::kThinkTags, false);
   EXPECT_EQ(parser.push("<think>").reasoning, "");
