@@ -1,7 +1,8 @@
 // CompletionJob: one /v1/completions, /v1/chat/completions or /v1/messages request inside the server: its
 // choices (one engine request per prompt and per n), the events coming back from the engine, and the response
 // they become: SSE events as tokens arrive, or one JSON body at the end, in the shapes of its ResponseWriter
-// (OpenAI's or Anthropic's). All its work runs on its exchange's strand (the
+// (OpenAI's or Anthropic's); a chat output's reasoning split from its answer (ReasoningParser) before its tool
+// calls are read. All its work runs on its exchange's strand (the
 // engine's listeners only post there), so no lock guards its state. Ends every choice it started: on a client
 // disconnect, a deadline or shutdown it cancels them in the engine and waits for their final events.
 #pragma once
