@@ -69,6 +69,10 @@ Result<std::string> render_jinja_chat(const JinjaTemplate& program, std::span<co
     }
     if (!m.tool_call_id.empty()) msg["tool_call_id"] = m.tool_call_id;
     if (!m.name.empty()) msg["name"] = m.name;
+    if (!m.reasoning_content.empty()) {
+      msg["reasoning_content"] = m.reasoning_content;  // Qwen3's name
+      msg["thinking"] = m.reasoning_content;           // gpt-oss's
+    }
     list.push_back(std::move(msg));
   }
   set_default("messages", std::move(list));
@@ -84,8 +88,10 @@ Result<ChatTemplate> ChatTemplate::from_jinja(std::string source, std::string bo
   ChatTemplate chat(ChatFormat::kJinja);
   const bool renders_tools = source.find("tools") != std::string::npos;
   const ToolCallFormat tool_format = tool_call_format_of_template(source);
-  chat.jinja_ = std::make_shared<const JinjaProgram>(
-      JinjaProgram{std::move(program).value(), std::move(bos_token), std::move(eos_token), renders_tools, tool_format});
+  const ReasoningSyntax reasoning = reasoning_syntax_of_template(source);
+  chat.jinja_ = std::make_shared<const JinjaProgram>(JinjaProgram{std::move(program).value(), std::move(bos_token),
+                                                                  std::move(eos_token), renders_tools, tool_format,
+                                                                  reasoning, std::move(source)});
   return chat;
 }
 
@@ -93,6 +99,14 @@ bool ChatTemplate::renders_tools() const { return jinja_ != nullptr && jinja_->r
 
 ToolCallFormat ChatTemplate::tool_call_format() const {
   return jinja_ != nullptr ? jinja_->tool_call_format : ToolCallFormat::kHermes;
+}
+
+ReasoningSyntax ChatTemplate::reasoning_syntax() const {
+  return jinja_ != nullptr ? jinja_->reasoning_syntax : ReasoningSyntax::kNone;
+}
+
+bool ChatTemplate::reads_variable(std::string_view name) const {
+  return jinja_ != nullptr && jinja_->source.find(name) != std::string::npos;
 }
 
 std::string tool_calls_text(std::span<const ToolCall> calls) {

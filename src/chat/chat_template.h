@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/jinja_template.h"
+#include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
 #include "chat/tool_definitions.h"
 #include "pagoda/status.h"
@@ -28,6 +29,8 @@ struct ChatMessage {
   std::vector<ToolCall> tool_calls = {};  // an assistant's calls
   std::string tool_call_id = {};          // a tool message: the call it answers
   std::string name = {};                  // a tool message: the function's name, when given
+  std::string reasoning_content = {};     // an assistant's reasoning, given back (Qwen3's and gpt-oss's templates
+                                          // read it as reasoning_content / thinking)
 };
 
 // A message's tool calls as text in Hermes' format (<tool_call>{"name", "arguments"}</tool_call>), for the
@@ -66,6 +69,11 @@ class ChatTemplate {
   // The tool-call format the model writes: its template's markers (tool_call_format_of_template); Hermes' for the
   // built-in formats, as default_tool_prompt asks.
   ToolCallFormat tool_call_format() const;
+  // The reasoning syntax its text shows (reasoning_syntax_of_template); none for the built-in formats.
+  ReasoningSyntax reasoning_syntax() const;
+  // Whether a Jinja template reads the context value `name` (its text names it): reasoning_effort (gpt-oss),
+  // enable_thinking (Qwen3). False for the built-in formats.
+  bool reads_variable(std::string_view name) const;
   // The prompt text; with `add_generation_prompt`, ends where the assistant's reply begins. For the built-in
   // formats BOS is not part of the text: the caller's tokenizer adds it. A Jinja template that fails (e.g.
   // raise_exception on roles that do not alternate) renders "": use try_render to see why.
@@ -92,6 +100,8 @@ class ChatTemplate {
     std::string eos_token;
     bool renders_tools = false;
     ToolCallFormat tool_call_format = ToolCallFormat::kHermes;
+    ReasoningSyntax reasoning_syntax = ReasoningSyntax::kNone;
+    std::string source;
   };
   ChatFormat format_;
   std::shared_ptr<const JinjaProgram> jinja_;

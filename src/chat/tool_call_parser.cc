@@ -10,6 +10,8 @@ constexpr std::string_view kHermesOpen = "<tool_call>";
 constexpr std::string_view kHermesClose = "</tool_call>";
 constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kXmlFunctionOpen = "<function=";
+constexpr std::string_view kXmlParameterOpen = "<parameter=";
 
 std::string_view trim(std::string_view s) {
   const size_t b = s.find_first_not_of(" \t\r\n");
@@ -37,6 +39,41 @@ std::optional<ToolCall> call_from_json(const nlohmann::ordered_json& j) {
   } else {
     return std::nullopt;
   }
+  return c;
+}
+
+// Qwen3.5's (and Qwen3-Coder's) call inside <tool_call>: <function=NAME> then <parameter=KEY>VALUE</parameter>
+// per argument, </function>. A value that reads as JSON other than a string (a number, a bool, an object) is
+// that value; anything else is its text, one newline on each side dropped as the template writes them.
+std::optional<ToolCall> call_from_xml(std::string_view body) {
+  body.remove_prefix(kXmlFunctionOpen.size());
+  const size_t name_end = body.find('>');
+  if (name_end == std::string_view::npos || name_end == 0) return std::nullopt;
+  ToolCall c;
+  c.id = new_tool_call_id();
+  c.name = std::string(trim(body.substr(0, name_end)));
+  if (c.name.empty()) return std::nullopt;
+  body.remove_prefix(name_end + 1);
+  nlohmann::ordered_json args = nlohmann::ordered_json::object();
+  for (;;) {
+    body = trim(body);
+    if (body.empty() || body.starts_with("</function>")) break;
+    if (!body.starts_with(kXmlParameterOpen)) return std::nullopt;
+    body.remove_prefix(kXmlParameterOpen.size());
+    const size_t key_end = body.find('>');
+    if (key_end == std::string_view::npos) return std::nullopt;
+    const std::string key(trim(body.substr(0, key_end)));
+    body.remove_prefix(key_end + 1);
+    const size_t value_end = body.find("</parameter>");
+    std::string_view value = body.substr(0, value_end);  // the last one may be cut off by the output's end
+    if (value.starts_with('\n')) value.remove_prefix(1);
+    if (value.ends_with('\n')) value.remove_suffix(1);
+    const auto parsed = nlohmann::ordered_json::parse(value, nullptr, false);
+    args[key] = !parsed.is_discarded() && !parsed.is_string() ? parsed : nlohmann::ordered_json(std::string(value));
+    if (value_end == std::string_view::npos) break;
+    body.remove_prefix(value_end + std::string_view("</parameter>").size());
+  }
+  c.arguments = args.dump();
   return c;
 }
 
@@ -136,8 +173,14 @@ std::optional<std::vector<ToolCall>> parse_held(std::string_view held, ToolCallF
         rest.remove_prefix(kHermesOpen.size());
         const size_t close = rest.find(kHermesClose);
         const std::string_view body = close == std::string_view::npos ? rest : rest.substr(0, close);
-        const auto j = nlohmann::ordered_json::parse(body, nullptr, false);
-        if (j.is_discarded() || !append_calls(j, &calls)) return std::nullopt;
+        if (trim(body).starts_with(kXmlFunctionOpen)) {
+          std::optional<ToolCall> c = call_from_xml(trim(body));
+          if (!c) return std::nullopt;
+          calls.push_back(std::move(*c));
+        } else {
+          const auto j = nlohmann::ordered_json::parse(body, nullptr, false);
+          if (j.is_discarded() || !append_calls(j, &calls)) return std::nullopt;
+        }
         rest = close == std::string_view::npos ? std::string_view() : rest.substr(close + kHermesClose.size());
       }
       break;

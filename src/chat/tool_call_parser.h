@@ -1,7 +1,8 @@
 // ToolCallParser: finds the tool calls in a model's output, as its chat format writes them, while the output
 // streams: the text before a call goes out as content at once; from a call's first marker on, the text is held
 // until the end and parsed into calls (or, when it is no valid call after all, given back as content).
-// Formats: Hermes / Qwen (<tool_call>{"name", "arguments"}</tool_call>, any number), Mistral ([TOOL_CALLS] and a
+// Formats: Hermes / Qwen (<tool_call>{"name", "arguments"}</tool_call>, any number; or inside the tags Qwen3.5's
+// <function=NAME><parameter=KEY>VALUE</parameter></function>), Mistral ([TOOL_CALLS] and a
 // JSON array of calls), Llama 3.x (an output that is one JSON object {"name", "parameters"}, or several joined by
 // ';', after an optional <|python_tag|>), and the JSON array of calls that tool_choice "required" forces
 // (tool_definitions.h). One parser per choice; not thread-safe.

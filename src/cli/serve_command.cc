@@ -12,6 +12,7 @@
 #include <string>
 
 #include "chat/template_selection.h"
+#include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
 #include "cli/common_options.h"
 #include "cli/engine_options.h"
@@ -40,6 +41,7 @@ struct ServeOptions {
   std::optional<std::string> chat_template_file;
   bool merge_system_message = false;
   std::string tool_call_parser = "auto";
+  std::string reasoning_format = "auto";
   double request_timeout_s = 0.0;
   double drain_timeout_s = 30.0;
   double read_timeout_s = 10.0;
@@ -134,6 +136,11 @@ int serve(ServeOptions& o) {
                           o.tool_call_parser + "'");
     api.tool_call_format = *format;
   }
+  const std::optional<ReasoningFormat> reasoning_format = parse_reasoning_format(o.reasoning_format);
+  if (!reasoning_format)
+    return report_error("invalid option: --reasoning-format must be auto, none or deepseek, got '" +
+                        o.reasoning_format + "'");
+  api.reasoning_format = *reasoning_format;
   api.bos_text = meta.bos_text;
   api.max_seq_len = ec.max_seq_len;
   api.max_model_len = ec.max_seq_len;
@@ -186,6 +193,19 @@ int serve(ServeOptions& o) {
       o.merge_system_message ? ", system message merged into the first user message" : "",
       std::string(tool_call_format_name(api.tool_call_format.value_or(api.chat_template.tool_call_format()))).c_str(),
       api.tool_call_format ? " (--tool-call-parser)" : "");
+  {
+    const ReasoningSyntax syntax = reasoning_syntax_for(api.reasoning_format, api.chat_template.reasoning_syntax());
+    std::fprintf(stderr, "pagoda: reasoning: %s (--reasoning-format %s; the template shows %s)%s\n",
+                 syntax == ReasoningSyntax::kNone ? "left in the content"
+                 : syntax == ReasoningSyntax::kHarmony
+                     ? "harmony's analysis channel as reasoning_content, its commentary calls as tool_calls"
+                     : "<think>...</think> as reasoning_content",
+                 o.reasoning_format.c_str(),
+                 std::string(reasoning_syntax_name(api.chat_template.reasoning_syntax())).c_str(),
+                 syntax == ReasoningSyntax::kNone ? ""
+                                                  : "; Anthropic's thinking.budget_tokens is not enforced (max_tokens "
+                                                    "bounds the reply)");
+  }
   if (!prompt_logprobs_off.empty() && !p->parallel.active())
     std::fprintf(stderr, "pagoda: note: no prompt logprobs (echo with logprobs, prompt_logprobs): %s\n",
                  prompt_logprobs_off.c_str());
@@ -228,6 +248,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tool-call-parser", o->tool_call_parser,
                   "how the model writes tool calls: hermes (<tool_call>), mistral ([TOOL_CALLS]), llama3_json, or "
                   "auto: from the chat template's markers, hermes when it shows none")
+      ->capture_default_str();
+  cmd->add_option("--reasoning-format", o->reasoning_format,
+                  "where a reasoning model's thinking goes: auto (reasoning_content where the chat template shows "
+                  "<think> tags or harmony's channels), deepseek (reasoning_content always, <think> tags when the "
+                  "template shows none), none (left in the content)")
       ->capture_default_str();
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds a request may take, queue included (0 = none)")
       ->capture_default_str();

@@ -14,8 +14,8 @@ namespace pagoda::server {
 namespace {
 
 // Fields of Anthropic's API this server does not implement: named as such in the error.
-constexpr std::string_view kUnimplementedMessagesFields[] = {"thinking",    "service_tier",       "container",
-                                                             "mcp_servers", "context_management", "output_format"};
+constexpr std::string_view kUnimplementedMessagesFields[] = {"service_tier", "container", "mcp_servers",
+                                                             "context_management", "output_format"};
 
 bool is_unimplemented(std::string_view key) {
   for (std::string_view f : kUnimplementedMessagesFields)
@@ -91,6 +91,8 @@ std::optional<ApiError> turn_content(const nlohmann::json& content, const std::s
     if (auto e = block_type(block, at, &type)) return e;
     if (type == "text") {
       if (auto e = text_block(block, at, &msg->content)) return e;
+    } else if ((type == "thinking" || type == "redacted_thinking") && assistant) {
+      // An earlier turn's thinking: left out of the prompt, as Anthropic's API and the chat templates leave it.
     } else if (type == "tool_use" && assistant) {
       if (auto e = only_keys(block, at, {"type", "id", "name", "input"})) return e;
       if (!block.contains("id") || !block["id"].is_string() || !block.contains("name") || !block["name"].is_string() ||
@@ -219,7 +221,7 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
   for (const auto& [key, value] : body.items()) {
     if (key == "model" || key == "max_tokens" || key == "messages" || key == "system" || key == "temperature" ||
         key == "top_p" || key == "top_k" || key == "stop_sequences" || key == "stream" || key == "metadata" ||
-        key == "tools" || key == "tool_choice")
+        key == "tools" || key == "tool_choice" || key == "thinking")
       continue;
     if (is_unimplemented(key))
       return invalid_request(fmt::format("'{}' is not supported by this server's /v1/messages endpoint", key), key);
@@ -294,6 +296,23 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
     if (int32_t(p.sampling.stop.size()) > kMaxStops)
       return invalid_request(fmt::format("at most {} stop_sequences", kMaxStops), "stop_sequences");
   }
+  if (auto it = body.find("thinking"); it != body.end() && !it->is_null()) {
+    // {type: enabled, budget_tokens} or {type: disabled}: the template's enable_thinking. The budget is checked,
+    // not enforced: max_tokens bounds the whole reply.
+    const nlohmann::json& t = *it;
+    const std::string type = t.is_object() && t.contains("type") && t["type"].is_string() ? t["type"] : "";
+    if (type != "enabled" && type != "disabled")
+      return invalid_request("'thinking.type' must be \"enabled\" or \"disabled\"", "thinking.type");
+    if (auto e = only_keys(t, "thinking", {"type", "budget_tokens"})) return e;
+    if (type == "enabled") {
+      auto budget = t.find("budget_tokens");
+      if (budget == t.end() || !(budget->is_number_integer() || budget->is_number_unsigned()) ||
+          budget->get<int64_t>() < 1)
+        return invalid_request("'thinking.budget_tokens' (a positive integer) is required with thinking enabled",
+                               "thinking.budget_tokens");
+    }
+    p.enable_thinking = type == "enabled";
+  }
   if (auto it = body.find("stream"); it != body.end() && !it->is_null()) {
     if (!it->is_boolean()) return invalid_request("'stream' must be a boolean", "stream");
     p.stream = it->get<bool>();
@@ -353,6 +372,9 @@ std::string new_message_id() {
 std::string anthropic_message(const std::string& id, const std::string& model, const ChoiceResult& choice,
                               const UsageFigures& usage) {
   nlohmann::json content = nlohmann::json::array();
+  // No signature: this server signs nothing (a thinking block sent back is dropped, not checked).
+  if (!choice.reasoning.empty())
+    content.push_back({{"type", "thinking"}, {"thinking", choice.reasoning}, {"signature", ""}});
   if (!choice.text.empty()) content.push_back({{"type", "text"}, {"text", choice.text}});
   for (const ToolCall& call : choice.tool_calls)
     content.push_back(

@@ -7,12 +7,12 @@
 
 namespace pagoda::server {
 
-AnthropicWriter::AnthropicWriter(std::string model, bool forced_tool_call)
-    : id_(new_message_id()), model_(std::move(model)), forced_tool_call_(forced_tool_call) {}
+AnthropicWriter::AnthropicWriter(std::string model, bool forced_tool_call, bool may_think)
+    : id_(new_message_id()), model_(std::move(model)), forced_tool_call_(forced_tool_call), may_think_(may_think) {}
 
 std::string AnthropicWriter::close_block() {
   if (!block_open_) return {};
-  block_open_ = text_block_open_ = false;
+  block_open_ = text_block_open_ = thinking_block_open_ = false;
   return anthropic_event("content_block_stop", {{"type", "content_block_stop"}, {"index", num_blocks_ - 1}});
 }
 
@@ -32,7 +32,7 @@ std::string AnthropicWriter::stream_open(int32_t prompt_tokens) {
                                   {"stop_sequence", nullptr},
                                   {"usage", {{"input_tokens", prompt_tokens}, {"output_tokens", 0}}}};
   std::string out = anthropic_event("message_start", {{"type", "message_start"}, {"message", message}});
-  if (!forced_tool_call_) {
+  if (!forced_tool_call_ && !may_think_) {
     out += anthropic_event("content_block_start", {{"type", "content_block_start"},
                                                    {"index", num_blocks_++},
                                                    {"content_block", {{"type", "text"}, {"text", ""}}}});
@@ -45,6 +45,20 @@ std::string AnthropicWriter::stream_open(int32_t prompt_tokens) {
 std::string AnthropicWriter::stream_piece(const ChoiceResult& piece, bool, const std::optional<UsageFigures>&) {
   // The finish goes out with message_delta at the close, where the usage is known.
   std::string out;
+  if (!piece.reasoning.empty()) {
+    if (!thinking_block_open_) {
+      out += close_block();
+      out += anthropic_event("content_block_start",
+                             {{"type", "content_block_start"},
+                              {"index", num_blocks_++},
+                              {"content_block", {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}}});
+      block_open_ = thinking_block_open_ = true;
+    }
+    out += anthropic_event("content_block_delta",
+                           {{"type", "content_block_delta"},
+                            {"index", num_blocks_ - 1},
+                            {"delta", {{"type", "thinking_delta"}, {"thinking", piece.reasoning}}}});
+  }
   if (!piece.text.empty()) {
     if (!text_block_open_) {
       out += close_block();

@@ -393,9 +393,9 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
 
   std::vector<JobPrompt> prompts;
   if (chat) {
-    auto tokens = chat_prompt_tokens(params, received_us);
-    if (const ApiError* e = std::get_if<ApiError>(&tokens)) return reply_error(*ex, *e);
     JobPrompt p;
+    auto tokens = chat_prompt_tokens(params, received_us, &p.opens_reasoning);
+    if (const ApiError* e = std::get_if<ApiError>(&tokens)) return reply_error(*ex, *e);
     p.tokens = std::move(std::get<std::vector<TokenId>>(tokens));
     prompts.push_back(std::move(p));
   } else {
@@ -525,13 +525,15 @@ void ApiServer::launch_completion(const std::shared_ptr<HttpExchange>& ex, Prepa
   const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
 
   JobContext ctx = job_context();
+  if (chat) ctx.reasoning_syntax = reasoning_syntax(params);
   launch_job(
       ex, received_us, buffered,
       [&](std::function<void()> on_done) {
         std::unique_ptr<ResponseWriter> writer;
         if (api == CompletionApi::kAnthropicMessages)
           writer = std::make_unique<AnthropicWriter>(options_.model_name,
-                                                     params.tools.active() && params.tools.choice != ToolChoice::kAuto);
+                                                     params.tools.active() && params.tools.choice != ToolChoice::kAuto,
+                                                     ctx.reasoning_syntax != ReasoningSyntax::kNone);
         else if (api == CompletionApi::kResponses)
           writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
         else
@@ -695,8 +697,14 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
         json_response(200, {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", options_.max_model_len}}));
 }
 
+ReasoningSyntax ApiServer::reasoning_syntax(const CompletionParams& params) const {
+  return reasoning_syntax_for(params.reasoning_format.value_or(options_.reasoning_format),
+                              options_.chat_template.reasoning_syntax());
+}
+
 std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params,
-                                                                           int64_t received_us) const {
+                                                                           int64_t received_us,
+                                                                           bool* opens_reasoning) const {
   // A template from the model file may be hostile: its render has a work budget, and stops at the request's
   // deadline and at shutdown.
   const int64_t deadline_us =
@@ -707,6 +715,26 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
   // Tools reach the model through its template's `tools` value, or, for a template that has none, as the default
   // tool prompt in the system message. With tool_choice "none" the model is not told of them.
   nlohmann::ordered_json extra_context = params.chat_template_kwargs;
+  // The reasoning switches act through the template's values; a template that reads none cannot honour them.
+  const ChatTemplate& chat_template = options_.chat_template;
+  if (params.reasoning_effort) {
+    if (!chat_template.reads_variable("reasoning_effort"))
+      return invalid_request(fmt::format("'{}': this model's chat template reads no reasoning_effort",
+                                         params.reasoning_effort_param),
+                             params.reasoning_effort_param);
+    if (!extra_context.contains("reasoning_effort")) extra_context["reasoning_effort"] = *params.reasoning_effort;
+  }
+  if (params.enable_thinking) {
+    if (chat_template.reads_variable("enable_thinking")) {
+      if (!extra_context.contains("enable_thinking")) extra_context["enable_thinking"] = *params.enable_thinking;
+    } else if (!*params.enable_thinking || reasoning_syntax(params) == ReasoningSyntax::kNone) {
+      // A model that always thinks may be asked to; one that never does, or cannot be stopped, may not.
+      return invalid_request(fmt::format("'thinking' {}: this model's chat template has no enable_thinking switch{}",
+                                         *params.enable_thinking ? "enabled" : "disabled",
+                                         *params.enable_thinking ? " and no reasoning syntax" : ""),
+                             "thinking");
+    }
+  }
   std::vector<ChatMessage> with_tools;
   std::span<const ChatMessage> messages = params.messages;
   if (params.tools.active()) {
@@ -734,6 +762,7 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
     return invalid_request("the chat template refused the messages: " + text.error(), "messages");
   }
   std::string_view prompt = *text;
+  if (opens_reasoning != nullptr) *opens_reasoning = prompt_opens_reasoning(reasoning_syntax(params), prompt);
   bool add_bos = options_.add_bos;
   if (options_.chat_template.format() == ChatFormat::kJinja) {
     // A Jinja template writes BOS as text where the model wants it; the tokenizer must add the token instead

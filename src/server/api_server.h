@@ -42,6 +42,7 @@ struct ApiServerOptions {
   std::optional<std::string> api_key;
   ChatTemplate chat_template{ChatFormat::kPlain};
   std::optional<ToolCallFormat> tool_call_format;  // --tool-call-parser; nullopt: the template's (tool_call_format())
+  ReasoningFormat reasoning_format = ReasoningFormat::kAuto;  // --reasoning-format (a request's reasoning_format wins)
   std::string bos_text;  // the BOS token's text, which a Jinja template may write (the tokenizer adds BOS itself)
   int32_t max_seq_len = 0;
   int64_t max_model_len = 0;                        // reported by /v1/models
@@ -126,8 +127,11 @@ class ApiServer {
   HttpResponse models_response() const;
   // The chat's prompt tokens through the template: a template error (raise_exception) or a render over its
   // budget is a 400; a render still running at the request's deadline stops with a 408, at shutdown with a 503.
-  std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params,
-                                                                  int64_t received_us) const;
+  // `opens_reasoning` (when given): whether the rendered prompt leaves the model inside its reasoning.
+  std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params, int64_t received_us,
+                                                                  bool* opens_reasoning = nullptr) const;
+  // The reasoning syntax a chat request's output is read with (its reasoning_format, else the server's).
+  ReasoningSyntax reasoning_syntax(const CompletionParams& params) const;
   // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
   // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise. `num_prompt_tokens`:
   // over all prompts (their scored tokens count when prompt logprobs are asked for).

@@ -59,8 +59,16 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
       c.handle = *handle;
       c.num_prompt_tokens = int32_t(prompts[p].tokens.size());
       c.prev_token = prompts[p].tokens.empty() ? -1 : prompts[p].tokens.back();
+      // A forced call's output is the grammar's JSON, no reasoning; harmony's calls are its channel parser's.
+      // Under another output constraint an opened reasoning is one only if the output closes it: a schema's JSON
+      // that never does is the answer.
+      const bool forced_call = params_.tools.active() && params_.tools.choice != ToolChoice::kAuto;
+      if (params_.chat && ctx_.reasoning_syntax != ReasoningSyntax::kNone && !forced_call)
+        c.reasoning_parser.emplace(ctx_.reasoning_syntax, prompts[p].opens_reasoning, params_.tools.active(),
+                                   params_.constraint.has_value());
       if (params_.chat && params_.tools.active()) {
-        if (params_.tools.choice == ToolChoice::kAuto) c.tool_parser.emplace(ctx_.tool_call_format);
+        if (params_.tools.choice == ToolChoice::kAuto && ctx_.reasoning_syntax != ReasoningSyntax::kHarmony)
+          c.tool_parser.emplace(ctx_.tool_call_format);
         if (params_.tools.choice == ToolChoice::kRequired) c.tool_parser.emplace(ToolCallFormat::kJsonArray);
       }
       choices_.push_back(std::move(c));
@@ -207,10 +215,27 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     }
   }
   const bool aborted = out.finished && out.finish_reason == FinishReason::kAbort;
+  // The reasoning first: what the rest (tool calls, content) reads is the answer.
+  ReasoningPieces split;
+  if (c.reasoning_parser) {
+    const bool was_reasoning = c.reasoning_parser->in_reasoning();
+    split = c.reasoning_parser->push(out.text);
+    if (out.finished) {
+      ReasoningPieces tail = c.reasoning_parser->finish();
+      split.reasoning += tail.reasoning;
+      split.content += tail.content;
+      for (ToolCall& call : tail.calls) split.calls.push_back(std::move(call));
+    }
+    if (was_reasoning || !split.reasoning.empty()) c.num_reasoning_tokens += int32_t(out.new_tokens.size());
+    c.saw_reasoning = c.saw_reasoning || !split.reasoning.empty();
+    out.text = std::move(split.content);
+  }
   if (!params_.stream) {
     if (!c.sent_first && params_.echo) c.text = echo_texts_[size_t(c.prompt_idx)];
     c.sent_first = true;
     c.text += out.text;
+    c.reasoning += split.reasoning;
+    for (ToolCall& call : split.calls) c.harmony_calls.push_back(std::move(call));
     for (TokenLogprobInfo& i : infos) c.logprobs.push_back(std::move(i));
     return;
   }
@@ -218,6 +243,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   ChoiceResult r;
   r.index = c.index;
   r.text = out.text;
+  r.reasoning = std::move(split.reasoning);
   if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
   r.logprobs = std::move(infos);
   if (out.finished && !aborted) {
@@ -226,14 +252,17 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   }
   if (params_.chat && params_.tools.active() && !aborted)
     stream_tool_output(c, out.text, out.finished, out.finished && out.finish_reason == FinishReason::kStop, &r);
+  for (const ToolCall& call : split.calls)
+    r.tool_call_deltas.push_back({c.num_harmony_calls++, call.id, call.name, call.arguments});
+  if (out.finished && out.finish_reason == FinishReason::kStop && c.num_harmony_calls > 0) r.called_tools = true;
   c.called_tools = c.called_tools || r.called_tools;
   const bool first = !c.sent_first;
   // A chunk when there is something to say: text, tool calls, logprobs, the first chat delta (the role), the
   // finish.
-  if (r.text.empty() && r.tool_call_deltas.empty() && r.logprobs.empty() && !r.finish_reason &&
-      !(first && params_.chat))
+  if (r.text.empty() && r.reasoning.empty() && r.tool_call_deltas.empty() && r.logprobs.empty() &&
+      !r.finish_reason && !(first && params_.chat))
     return;
-  if (aborted && r.text.empty() && r.logprobs.empty()) return;
+  if (aborted && r.text.empty() && r.reasoning.empty() && r.logprobs.empty()) return;
   std::optional<UsageFigures> chunk_usage;
   if (params_.continuous_usage)
     chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens};
@@ -294,6 +323,7 @@ UsageFigures CompletionJob::usage() const {
       last_prompt = c.prompt_idx;
     }
     u.completion_tokens += c.num_output_tokens;
+    if (c.saw_reasoning) u.reasoning_tokens += c.num_reasoning_tokens;
   }
   return u;
 }
@@ -364,7 +394,10 @@ void CompletionJob::complete() {
         r.stop_string = std::move(c.stop_string);
         r.logprobs = std::move(c.logprobs);
         r.prompt_logprobs = std::move(c.prompt_logprobs);
+        r.reasoning = std::move(c.reasoning);
         if (params_.chat && params_.tools.active()) finish_tool_output(c, &r);
+        for (ToolCall& call : c.harmony_calls) r.tool_calls.push_back(std::move(call));
+        if (!c.harmony_calls.empty() && c.finish_reason == FinishReason::kStop) r.called_tools = true;
         results.push_back(std::move(r));
       }
       // A whole body of many tokens and logprobs takes long to build (about 0.5 s for 16 choices x 500 tokens

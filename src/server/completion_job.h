@@ -1,7 +1,8 @@
 // CompletionJob: one /v1/completions, /v1/chat/completions or /v1/messages request inside the server: its
 // choices (one engine request per prompt and per n), the events coming back from the engine, and the response
 // they become: SSE events as tokens arrive, or one JSON body at the end, in the shapes of its ResponseWriter
-// (OpenAI's or Anthropic's). All its work runs on its exchange's strand (the
+// (OpenAI's or Anthropic's); a chat output's reasoning split from its answer (ReasoningParser) before its tool
+// calls are read. All its work runs on its exchange's strand (the
 // engine's listeners only post there), so no lock guards its state. Ends every choice it started: on a client
 // disconnect, a deadline or shutdown it cancels them in the engine and waits for their final events.
 #pragma once
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
@@ -37,11 +39,13 @@ struct JobContext {
   std::string model_name;
   ToolCallFormat tool_call_format = ToolCallFormat::kHermes;  // how the model writes calls (tool_choice auto)
   RequestWorkers* workers = nullptr;  // where whole response bodies are built, off the I/O threads; null: inline
+  ReasoningSyntax reasoning_syntax = ReasoningSyntax::kNone;  // chat: how the output's reasoning is marked
 };
 
 struct JobPrompt {
   std::vector<TokenId> tokens;
   std::string echo_text;  // the prompt as text, when echo was asked for
+  bool opens_reasoning = false;  // chat: the rendered prompt leaves the model inside its reasoning
 };
 
 class CompletionJob : public ServerJob, public std::enable_shared_from_this<CompletionJob> {
@@ -81,6 +85,14 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     // output is the arguments of one call, streamed as they come.
     std::optional<ToolCallParser> tool_parser;
     std::string named_call_id;  // set once the named call's first piece went out (or at the start)
+    // Reasoning (chat, a reasoning syntax, no forced call): the parser that splits the output first; the
+    // reasoning so far (non-stream), harmony's calls (non-stream: all; stream: how many went out).
+    std::optional<ReasoningParser> reasoning_parser;
+    std::string reasoning;
+    std::vector<ToolCall> harmony_calls;
+    int32_t num_harmony_calls = 0;
+    int32_t num_reasoning_tokens = 0;  // counted while the parser is (or may be) in the reasoning
+    bool saw_reasoning = false;        // ... and they count once some reasoning came out
     FinishReason finish_reason = FinishReason::kLength;
     std::string stop_string;    // the stop string that ended it, if one did
     bool called_tools = false;  // streamed: it ended with tool calls

@@ -157,6 +157,13 @@ std::optional<ApiError> parse_messages(const json& body, std::vector<ChatMessage
     } else {
       return wrong_type(field + ".content", "a string or an array of parts", *content);
     }
+    // An earlier reply's reasoning, given back (vLLM's reasoning_content, or reasoning): the template decides.
+    for (const char* key : {"reasoning_content", "reasoning"}) {
+      auto it = m.find(key);
+      if (msg.role != "assistant" || it == m.end() || it->is_null()) continue;
+      if (!it->is_string()) return wrong_type(field + "." + key, "a string", *it);
+      msg.reasoning_content = it->get<std::string>();
+    }
     if (auto calls = m.find("tool_calls"); msg.role == "assistant" && calls != m.end() && !calls->is_null()) {
       if (!calls->is_array()) return wrong_type(field + ".tool_calls", "an array", *calls);
       for (size_t c = 0; c < calls->size(); ++c) {
@@ -303,10 +310,12 @@ json finish_json(const std::optional<FinishReason>& r) {
 }
 
 json usage_object(const UsageFigures& u) {
-  return {{"prompt_tokens", u.prompt_tokens},
-          {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+  json j = {{"prompt_tokens", u.prompt_tokens},
+            {"completion_tokens", u.completion_tokens},
+            {"total_tokens", u.prompt_tokens + u.completion_tokens},
+            {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
+  if (u.reasoning_tokens > 0) j["completion_tokens_details"] = {{"reasoning_tokens", u.reasoning_tokens}};
+  return j;
 }
 
 json header_object(const ResponseHeader& h, std::string_view object) {
@@ -345,14 +354,14 @@ constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "top_logprobs",         "add_generation_prompt",
     "response_format", "tool_choice",           "function_call",        "modalities",
-    "tools",           "parallel_tool_calls",   "chat_template_kwargs", "functions"};
+    "tools",           "parallel_tool_calls",   "chat_template_kwargs", "functions",
+    "reasoning_effort", "reasoning_format"};
 // Accepted and ignored: they label or route a request and never change what is generated.
 constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
 // Known to the OpenAI API (or vLLM's) but not implemented here: named as such in the error.
 constexpr std::string_view kUnimplementedFields[] = {"suffix",
                                                      "audio",
                                                      "prediction",
-                                                     "reasoning_effort",
                                                      "web_search_options",
                                                      "chat_template",
                                                      "skip_special_tokens",
@@ -442,7 +451,8 @@ std::optional<ApiError> check_no_op_fields(const json& body, const CompletionPar
       const json role = m.value("role", json());
       for (const auto& [key, value] : m.items())
         if (key != "role" && key != "content" && !value.is_null() &&
-            !((key == "tool_calls" || key == "function_call") && role == "assistant") &&
+            !((key == "tool_calls" || key == "function_call" || key == "reasoning_content" || key == "reasoning") &&
+              role == "assistant") &&
             !((key == "tool_call_id" || key == "name") && role == "tool") && !(key == "name" && role == "function"))
           return invalid_request(fmt::format("'messages[{}].{}' is not supported by this server", i, key),
                                  fmt::format("messages[{}].{}", i, key));
@@ -627,6 +637,19 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
       }
     }
   }
+  if (chat) {
+    if (auto it = body.find("reasoning_effort"); it != body.end() && !it->is_null()) {
+      if (!it->is_string() || (*it != "minimal" && *it != "low" && *it != "medium" && *it != "high"))
+        return invalid_request("'reasoning_effort' must be \"minimal\", \"low\", \"medium\" or \"high\"",
+                               "reasoning_effort");
+      p.reasoning_effort = it->get<std::string>();
+    }
+    if (auto it = body.find("reasoning_format"); it != body.end() && !it->is_null()) {
+      std::optional<ReasoningFormat> f = it->is_string() ? parse_reasoning_format(it->get<std::string>()) : std::nullopt;
+      if (!f) return invalid_request("'reasoning_format' must be \"auto\", \"none\" or \"deepseek\"", "reasoning_format");
+      p.reasoning_format = f;
+    }
+  }
   if (auto e = check_no_op_fields(body, p)) return e;
   *out = std::move(p);
   return std::nullopt;
@@ -667,6 +690,7 @@ std::string chat_response(const ResponseHeader& h, const std::vector<ChoiceResul
   for (const ChoiceResult& c : choices) {
     json message = {{"role", "assistant"},
                     {"content", c.text.empty() && !c.tool_calls.empty() ? json(nullptr) : json(c.text)}};
+    if (!c.reasoning.empty()) message["reasoning_content"] = c.reasoning;  // vLLM's and llama-server's name
     if (!c.tool_calls.empty() && legacy_functions) {
       message["function_call"] = {{"name", c.tool_calls[0].name}, {"arguments", c.tool_calls[0].arguments}};
     } else if (!c.tool_calls.empty()) {
@@ -708,6 +732,7 @@ std::string chat_chunk(const ResponseHeader& h, const ChoiceResult& c, bool firs
   if (first) delta["role"] = "assistant";
   if (!c.text.empty() || (first && !c.finish_reason && c.tool_call_deltas.empty())) delta["content"] = c.text;
   if (first && c.text.empty() && !c.tool_call_deltas.empty()) delta["content"] = nullptr;
+  if (!c.reasoning.empty()) delta["reasoning_content"] = c.reasoning;
   if (!c.tool_call_deltas.empty() && legacy_functions) {
     // One call: its name with the first piece, then the arguments piece by piece.
     const ToolCallDelta& d = c.tool_call_deltas.front();

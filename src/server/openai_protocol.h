@@ -53,6 +53,14 @@ struct CompletionParams {
   // chat: vLLM's chat_template_kwargs, extra values of the template's context (enable_thinking, ...), as
   // transformers' apply_chat_template takes keyword arguments; key order kept.
   nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();
+  // chat: how hard the model reasons (OpenAI's reasoning_effort, the Responses API's reasoning.effort): the
+  // template's reasoning_effort value (gpt-oss's templates read it); refused for a template that does not.
+  std::optional<std::string> reasoning_effort;
+  std::string reasoning_effort_param = "reasoning_effort";  // the request's name for it, for errors
+  // chat: Anthropic's thinking (enabled / disabled): the template's enable_thinking value (Qwen3's).
+  std::optional<bool> enable_thinking;
+  // chat: llama-server's per-request reasoning_format; nullopt: the server's --reasoning-format.
+  std::optional<ReasoningFormat> reasoning_format;
 };
 
 inline constexpr int32_t kMaxJsonDepth = 64;  // nesting of a request body's arrays and objects
@@ -110,6 +118,7 @@ struct ToolCallDelta {
 struct ChoiceResult {
   int32_t index = 0;
   std::string text;
+  std::string reasoning;                        // chat: message.reasoning_content (delta.reasoning_content)
   std::vector<ToolCall> tool_calls;             // chat, whole response: message.tool_calls (content null when empty)
   std::vector<ToolCallDelta> tool_call_deltas;  // chat chunk: delta.tool_calls
   bool called_tools = false;                    // the choice ended with tool calls: finish_reason "tool_calls"
@@ -125,6 +134,7 @@ struct UsageFigures {
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;  // prompt tokens served by the prefix cache
+  int32_t reasoning_tokens = 0;  // output tokens of the reasoning (counted per engine output, where a parser ran)
 };
 
 // Identity of one response: the same in every chunk of a stream.

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <random>
 #include <span>
+#include <utility>
 
 namespace pagoda::server {
 namespace {
@@ -15,7 +16,7 @@ using ojson = nlohmann::ordered_json;
 
 // Known to the Responses API but not implemented here: named as such in the error.
 constexpr std::string_view kUnimplementedResponsesFields[] = {
-    "reasoning", "background", "include", "top_logprobs", "max_tool_calls", "prompt", "conversation", "stream_options"};
+    "background", "include", "top_logprobs", "max_tool_calls", "prompt", "conversation", "stream_options"};
 // Accepted: they cannot change the output.
 constexpr std::string_view kHarmlessResponsesFields[] = {"store",        "metadata",         "user",
                                                          "service_tier", "prompt_cache_key", "safety_identifier"};
@@ -63,6 +64,11 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
   }
   if (!input.is_array() || input.empty())
     return invalid_request("'input' must be a string or a non-empty array of items", "input");
+  // A reasoning item's text goes with the assistant turn after it (the template decides whether it shows).
+  std::string reasoning;
+  const auto take_reasoning = [&reasoning](ojson& message) {
+    if (!reasoning.empty()) message["reasoning_content"] = std::exchange(reasoning, {});
+  };
   for (size_t i = 0; i < input.size(); ++i) {
     const ojson& item = input[i];
     const std::string field = fmt::format("input[{}]", i);
@@ -91,6 +97,21 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
       std::string text;
       if (auto e = item_text(item["content"], field + ".content", &text)) return e;
       messages->push_back({{"role", role}, {"content", text}});
+      if (role == "assistant") take_reasoning(messages->back());
+    } else if (type == "reasoning") {
+      if (auto e = only({"type", "id", "summary", "content", "status", "encrypted_content"})) return e;
+      if (item.contains("content") && !item["content"].is_null()) {
+        if (!item["content"].is_array())
+          return invalid_request(fmt::format("'{}.content' must be an array of reasoning_text parts", field),
+                                 field + ".content");
+        for (const ojson& part : item["content"]) {
+          if (!part.is_object() || part.value("type", "") != "reasoning_text" || !part.contains("text") ||
+              !part["text"].is_string())
+            return invalid_request(fmt::format("'{}.content' must be an array of reasoning_text parts", field),
+                                   field + ".content");
+          reasoning += part["text"].get<std::string>();
+        }
+      }
     } else if (type == "function_call") {
       if (auto e = only({"type", "call_id", "name", "arguments", "id", "status"})) return e;
       if (!item.contains("name") || !item["name"].is_string() || !item.contains("arguments") ||
@@ -105,6 +126,7 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
         messages->back()["tool_calls"].push_back(call);
       else
         messages->push_back({{"role", "assistant"}, {"content", nullptr}, {"tool_calls", ojson::array({call})}});
+      take_reasoning(messages->back());
     } else if (type == "function_call_output") {
       if (auto e = only({"type", "call_id", "output", "id", "status"})) return e;
       if (!item.contains("call_id") || !item["call_id"].is_string() || !item.contains("output") ||
@@ -112,8 +134,8 @@ std::optional<ApiError> input_messages(const ojson& input, ojson* messages) {
         return invalid_request(fmt::format("'{}' must have a call_id and an output string", field), field);
       messages->push_back({{"role", "tool"}, {"tool_call_id", item["call_id"]}, {"content", item["output"]}});
     } else {
-      return invalid_request(fmt::format("'{}.type' is '{}': this server takes message, function_call and "
-                                         "function_call_output items",
+      return invalid_request(fmt::format("'{}.type' is '{}': this server takes message, reasoning, function_call "
+                                         "and function_call_output items",
                                          field, type),
                              field + ".type");
     }
@@ -132,6 +154,7 @@ std::optional<std::string> responses_param(const std::optional<std::string>& cha
     return "text.format" + rest;
   }
   if (p.starts_with("messages")) return "input";
+  if (p == "reasoning_effort") return "reasoning.effort";
   if (p.starts_with("tools[")) {
     std::string out = p;
     if (const size_t at = out.find(".function"); at != std::string::npos)
@@ -150,6 +173,7 @@ std::string responses_message(std::string message) {
   replace_all("response_format.json_schema", "text.format");
   replace_all("response_format", "text.format");
   replace_all("'max_tokens'", "'max_output_tokens'");
+  replace_all("'reasoning_effort'", "'reasoning.effort'");
   replace_all("max_tokens", "max_output_tokens");
   return message;
 }
@@ -180,7 +204,8 @@ std::optional<ApiError> parse_responses_request(std::string_view body_text, Comp
                                        "tool_choice",
                                        "parallel_tool_calls",
                                        "truncation",
-                                       "previous_response_id"};
+                                       "previous_response_id",
+                                       "reasoning"};
   for (const auto& [key, value] : body.items()) {
     if (listed(kOwn, key) || listed(kHarmlessResponsesFields, key)) continue;
     if (listed(kUnimplementedResponsesFields, key))
@@ -257,6 +282,24 @@ std::optional<ApiError> parse_responses_request(std::string_view body_text, Comp
     else
       chat["tool_choice"] = choice;
   }
+  if (present("reasoning")) {
+    // {effort, summary}: the effort is the template's reasoning_effort; no summaries are written (the reasoning
+    // itself comes back whole, as a reasoning item's reasoning_text).
+    const ojson& reasoning = body["reasoning"];
+    if (!reasoning.is_object()) return invalid_request("'reasoning' must be an object", "reasoning");
+    for (const auto& [key, value] : reasoning.items()) {
+      if (value.is_null()) continue;
+      if (key == "effort")
+        chat["reasoning_effort"] = value;
+      else if (key == "summary" || key == "generate_summary")
+        return invalid_request(fmt::format("'reasoning.{}': this server writes no reasoning summaries; the "
+                                           "reasoning comes back whole as reasoning_text",
+                                           key),
+                               "reasoning." + key);
+      else
+        return invalid_request(fmt::format("'reasoning.{}' is not supported by this server", key), "reasoning." + key);
+    }
+  }
   CompletionParams p;
   if (std::optional<ApiError> e = parse_completion_params(chat.dump(), true, &p)) {
     e->param = responses_param(e->param);
@@ -276,11 +319,19 @@ std::optional<ApiError> parse_responses_request(std::string_view body_text, Comp
            {"truncation", "disabled"},
            {"store", false},
            {"metadata", present("metadata") ? body["metadata"] : ojson::object()}};
+  p.reasoning_effort_param = "reasoning.effort";
+  if (present("reasoning")) (*echo)["reasoning"] = body["reasoning"];
   *out = std::move(p);
   return std::nullopt;
 }
 
 ojson output_item_json(const ResponseOutputItem& item, std::string_view status) {
+  if (item.is_reasoning) {
+    ojson content = ojson::array();
+    if (status != "in_progress") content.push_back({{"type", "reasoning_text"}, {"text", item.text}});
+    return {{"type", "reasoning"}, {"id", item.id}, {"summary", ojson::array()}, {"content", content},
+            {"status", status}};
+  }
   if (item.is_call)
     return {{"type", "function_call"},     {"id", item.id},   {"call_id", item.call_id}, {"name", item.name},
             {"arguments", item.arguments}, {"status", status}};
@@ -306,7 +357,7 @@ ojson response_object(const std::string& id, int64_t created_at, const std::stri
     r["usage"] = {{"input_tokens", usage->prompt_tokens},
                   {"input_tokens_details", {{"cached_tokens", usage->cached_tokens}}},
                   {"output_tokens", usage->completion_tokens},
-                  {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                  {"output_tokens_details", {{"reasoning_tokens", usage->reasoning_tokens}}},
                   {"total_tokens", usage->prompt_tokens + usage->completion_tokens}};
   else
     r["usage"] = nullptr;

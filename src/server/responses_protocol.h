@@ -20,22 +20,23 @@ namespace pagoda::server {
 
 // Parses a Responses request: input (a string, or message items with input_text / output_text parts,
 // function_call and function_call_output items), instructions, max_output_tokens, temperature, top_p, stream,
-// text.format (text, json_object, json_schema), function tools, tool_choice, parallel_tool_calls; store, metadata,
+// text.format (text, json_object, json_schema), reasoning.effort (the template's reasoning_effort), function tools, tool_choice, parallel_tool_calls; store, metadata,
 // user, service_tier, prompt_cache_key and safety_identifier change nothing and are accepted. previous_response_id
-// (this server keeps no responses), reasoning, background, include, non-function tools and the rest are errors
+// (this server keeps no responses), reasoning.summary, background, include, non-function tools and the rest are errors
 // naming the field. `echo`: the request's settings as the response object repeats them (instructions, model
 // settings, text, tools, tool_choice...).
 std::optional<ApiError> parse_responses_request(std::string_view body, CompletionParams* out,
                                                 nlohmann::ordered_json* echo);
 
-// One output item of a finished response: a message's text, or a function call.
+// One output item of a finished response: a reasoning's text, a message's text, or a function call.
 struct ResponseOutputItem {
-  std::string id;  // "msg_..." or "fc_..."
+  std::string id;  // "rs_...", "msg_..." or "fc_..."
   bool is_call = false;
-  std::string text;     // a message's
+  std::string text;     // a message's, or a reasoning's
   std::string call_id;  // a call's ("call_...")
   std::string name;
   std::string arguments;
+  bool is_reasoning = false;  // a reasoning item: its text is reasoning_text content
 };
 
 // The response object: {"id", "object": "response", "created_at", "status", "model", "output", "usage",

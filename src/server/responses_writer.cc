@@ -60,10 +60,31 @@ std::string ResponsesWriter::stream_open(int32_t) {
 
 std::string ResponsesWriter::stream_piece(const ChoiceResult& piece, bool, const std::optional<UsageFigures>&) {
   std::string out;
+  if (!piece.reasoning.empty()) {
+    if (reasoning_idx_ < 0) {
+      reasoning_idx_ = int32_t(items_.size());
+      items_.push_back(ResponseOutputItem{new_item_id("rs"), false, {}, {}, {}, {}, true});
+      out += event({{"type", "response.output_item.added"},
+                    {"output_index", reasoning_idx_},
+                    {"item", output_item_json(items_.back(), "in_progress")}});
+      out += event({{"type", "response.content_part.added"},
+                    {"item_id", items_.back().id},
+                    {"output_index", reasoning_idx_},
+                    {"content_index", 0},
+                    {"part", {{"type", "reasoning_text"}, {"text", ""}}}});
+    }
+    ResponseOutputItem& reasoning = items_[size_t(reasoning_idx_)];
+    reasoning.text += piece.reasoning;
+    out += event({{"type", "response.reasoning_text.delta"},
+                  {"item_id", reasoning.id},
+                  {"output_index", reasoning_idx_},
+                  {"content_index", 0},
+                  {"delta", piece.reasoning}});
+  }
   if (!piece.text.empty()) {
     if (message_idx_ < 0) {
       message_idx_ = int32_t(items_.size());
-      items_.push_back(ResponseOutputItem{new_item_id("msg"), false, {}, {}, {}, {}});
+      items_.push_back(ResponseOutputItem{new_item_id("msg"), false, {}, {}, {}, {}, false});
       out += event({{"type", "response.output_item.added"},
                     {"output_index", message_idx_},
                     {"item", output_item_json(items_.back(), "in_progress")}});
@@ -86,7 +107,7 @@ std::string ResponsesWriter::stream_piece(const ChoiceResult& piece, bool, const
     if (size_t(d.index) >= call_idx_.size()) {  // a new call: its first piece has its id and name
       call_idx_.resize(size_t(d.index) + 1, -1);
       call_idx_[size_t(d.index)] = int32_t(items_.size());
-      items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, d.id, d.name, {}});
+      items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, d.id, d.name, {}, false});
       out += event({{"type", "response.output_item.added"},
                     {"output_index", int32_t(items_.size()) - 1},
                     {"item", output_item_json(items_.back(), "in_progress")}});
@@ -110,7 +131,18 @@ std::string ResponsesWriter::stream_close(const ApiError* error, const UsageFigu
   std::string out;
   for (size_t i = 0; i < items_.size(); ++i) {
     const ResponseOutputItem& item = items_[i];
-    if (item.is_call) {
+    if (item.is_reasoning) {
+      out += event({{"type", "response.reasoning_text.done"},
+                    {"item_id", item.id},
+                    {"output_index", i},
+                    {"content_index", 0},
+                    {"text", item.text}});
+      out += event({{"type", "response.content_part.done"},
+                    {"item_id", item.id},
+                    {"output_index", i},
+                    {"content_index", 0},
+                    {"part", {{"type", "reasoning_text"}, {"text", item.text}}}});
+    } else if (item.is_call) {
       out += event({{"type", "response.function_call_arguments.done"},
                     {"item_id", item.id},
                     {"output_index", i},
@@ -141,10 +173,12 @@ std::string ResponsesWriter::whole_response(const std::vector<ChoiceResult>& cho
   const ChoiceResult none;
   const ChoiceResult& c = choices.empty() ? none : choices[0];
   items_.clear();
+  if (!c.reasoning.empty())
+    items_.push_back(ResponseOutputItem{new_item_id("rs"), false, c.reasoning, {}, {}, {}, true});
   if (!c.text.empty() || c.tool_calls.empty())
-    items_.push_back(ResponseOutputItem{new_item_id("msg"), false, c.text, {}, {}, {}});
+    items_.push_back(ResponseOutputItem{new_item_id("msg"), false, c.text, {}, {}, {}, false});
   for (const ToolCall& t : c.tool_calls)
-    items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, t.id, t.name, t.arguments});
+    items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, t.id, t.name, t.arguments, false});
   const std::string_view status = final_status(c.finish_reason);
   return response_object(id_, created_at_, model_, status, output_json(status), usage, echo_)
       .dump(-1, ' ', false, ojson::error_handler_t::replace);

@@ -1,5 +1,6 @@
 // ResponsesWriter: the ResponseWriter of /v1/responses: the response object whole, or its typed stream events
-// in order (response.created, response.in_progress; per output item output_item.added, for a message
+// in order (response.created, response.in_progress; per output item output_item.added, for a reasoning
+// content_part.added, reasoning_text.delta..., reasoning_text.done, content_part.done, for a message
 // content_part.added, output_text.delta..., output_text.done, content_part.done, for a function call
 // function_call_arguments.delta..., function_call_arguments.done; output_item.done; then response.completed, or
 // response.incomplete when max_output_tokens cut it), each with its sequence_number. Owns the stream's output
@@ -39,9 +40,10 @@ class ResponsesWriter final : public ResponseWriter {
   int64_t created_at_ = 0;
   nlohmann::ordered_json echo_;
   int64_t next_sequence_number_ = 0;
-  // The stream's items in output order; message_idx_ the message's (-1 until text comes), call_idx_ each call's
-  // (by its index within the choice).
+  // The stream's items in output order; reasoning_idx_ the reasoning's and message_idx_ the message's (-1 until
+  // their text comes), call_idx_ each call's (by its index within the choice).
   std::vector<ResponseOutputItem> items_;
+  int32_t reasoning_idx_ = -1;
   int32_t message_idx_ = -1;
   std::vector<int32_t> call_idx_;
 };

@@ -21,6 +21,14 @@ namespace {
 constexpr int8_t kNormal = 0;
 constexpr int8_t kAddedText = 1;
 constexpr int8_t kAddedSpecial = 2;
+constexpr int8_t kHarmonyMarker = 3;  // special, yet decoded to its text (see create)
+
+// gpt-oss's harmony format: a reply is several messages (its analysis, then the final answer or a call), each
+// closed by <|end|>; only <|return|> and <|call|> end the reply. The markers that structure it decode to their
+// text, so that the reply can be read (chat/reasoning_parser.h), as llama.cpp renders them.
+constexpr std::string_view kHarmonyEnds[] = {"<|return|>", "<|call|>"};
+constexpr std::string_view kHarmonyMarkers[] = {"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>",
+                                                "<|end|>"};
 
 uint64_t pair_key(TokenId left, TokenId right) { return uint64_t(uint32_t(left)) << 32 | uint32_t(right); }
 
@@ -122,13 +130,26 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocab vocab, std::
   for (const TokenId id : stops) {
     if (id < 0 || id >= num_tokens) return fail(fmt::format("the stop token id {} is outside the vocabulary", id));
   }
+  const auto special_id = [&v](std::string_view text) -> TokenId {
+    for (const AddedToken& added : v.added)
+      if (added.special && added.content == text) return added.id;
+    return -1;
+  };
+  const bool harmony = special_id("<|channel|>") >= 0 && special_id("<|message|>") >= 0 &&
+                       special_id(kHarmonyEnds[0]) >= 0 && special_id(kHarmonyEnds[1]) >= 0;
+  const auto add_stop = [&stops](TokenId id) {
+    if (std::find(stops.begin(), stops.end(), id) == stops.end()) stops.push_back(id);
+  };
   for (const AddedToken& added : v.added) {
     if (!added.special) continue;
-    for (const char* text : kEndOfTurnTexts) {
-      if (added.content == text && std::find(stops.begin(), stops.end(), added.id) == stops.end()) {
-        stops.push_back(added.id);
-      }
-    }
+    for (const char* text : kEndOfTurnTexts)
+      if (added.content == text && !(harmony && added.content == "<|end|>")) add_stop(added.id);
+  }
+  if (harmony) {
+    for (std::string_view end : kHarmonyEnds) add_stop(special_id(end));
+    std::erase(stops, special_id("<|end|>"));
+    for (std::string_view marker : kHarmonyMarkers)
+      if (const TokenId id = special_id(marker); id >= 0) tok->added_kind_[size_t(id)] = kHarmonyMarker;
   }
   return tok;
 }
@@ -314,6 +335,7 @@ std::string BpeTokenizer::token_bytes(TokenId token, TokenId /*prev*/) const {
   switch (added_kind_[size_t(token)]) {
     case kAddedSpecial: return "";
     case kAddedText:
+    case kHarmonyMarker:
       for (const AddedToken& added : vocab_.added) {
         if (added.id == token) return added.content;
       }

@@ -1,6 +1,7 @@
 // BpeTokenizer: Hugging Face / GPT-2 style byte-level BPE over a BpeVocab: added tokens matched first
 // (leftmost-longest), optional NFC, the split regex, bytes spelled as byte-level characters, then merges by
-// rank. Immutable and thread-safe after create.
+// rank. A harmony vocabulary (gpt-oss's) ends generation at <|return|> and <|call|>, not <|end|>, and decodes its
+// message markers to their text. Immutable and thread-safe after create.
 #pragma once
 
 #include <cstdint>

@@ -195,9 +195,16 @@ await check("previous_response_id is a 400 naming it (this server keeps no respo
     client.responses.create({ model, input: "Hi", previous_response_id: "resp_123" }),
     (err) => err instanceof OpenAI.BadRequestError && err.param === "previous_response_id",
   );
+});
+
+await check("reasoning.effort is refused by name where the template reads none, reasoning.summary everywhere", async () => {
   await assert.rejects(
     client.responses.create({ model, input: "Hi", reasoning: { effort: "low" } }),
-    (err) => err instanceof OpenAI.BadRequestError && err.param === "reasoning",
+    (err) => err instanceof OpenAI.BadRequestError && err.param === "reasoning.effort",
+  );
+  await assert.rejects(
+    client.responses.create({ model, input: "Hi", reasoning: { summary: "auto" } }),
+    (err) => err instanceof OpenAI.BadRequestError && err.param === "reasoning.summary",
   );
 });
 

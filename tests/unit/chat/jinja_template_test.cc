@@ -376,6 +376,11 @@ TEST(JinjaGoldenTest, Qwen3) {
   EXPECT_EQ(render_chat("Qwen-Qwen3-0.6B.jinja", thought, "", "<|im_end|>"),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\nBye<|im_end|>"
             "\n<|im_start|>assistant\n");
+  // The reasoning given back as a field (the server's reasoning_content) renders as the template writes it.
+  std::vector<ChatMessage> field = {{"user", "Hi"}, {"assistant", "Hello!"}};
+  field[1].reasoning_content = "hmm";
+  EXPECT_EQ(render_chat("Qwen-Qwen3-0.6B.jinja", field, "", "<|im_end|>", Json::object(), false),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\nhmm\n</think>\n\nHello!<|im_end|>\n");
 }
 
 // Expected text: published by mistral.rs' tests (transformers) for gemma-7b-it, whose template this is too; the

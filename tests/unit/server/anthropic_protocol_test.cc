@@ -93,8 +93,12 @@ TEST(AnthropicProtocolTest, RefusesWhatItDoesNotImplementNamingTheField) {
   unknown_tool["tool_choice"] = {{"type", "tool"}, {"name", "g"}};
   EXPECT_EQ(param_of(unknown_tool), "tool_choice");
   json thinking = minimal();
-  thinking["thinking"] = {{"type", "enabled"}, {"budget_tokens", 1024}};
-  EXPECT_EQ(param_of(thinking), "thinking");
+  thinking["thinking"] = {{"type", "enabled"}};
+  EXPECT_EQ(param_of(thinking), "thinking.budget_tokens");
+  thinking["thinking"] = {{"type", "adaptive"}};
+  EXPECT_EQ(param_of(thinking), "thinking.type");
+  thinking["thinking"] = {{"type", "disabled"}, {"effort", 1}};
+  EXPECT_EQ(param_of(thinking), "thinking.effort");
   json unknown = minimal();
   unknown["frequency_penalty"] = 0.5;
   EXPECT_EQ(param_of(unknown), "frequency_penalty");
@@ -212,6 +216,54 @@ std::vector<std::pair<std::string, json>> events_of(const std::string& sse) {
     at = data_end;
   }
   return out;
+}
+
+TEST(AnthropicProtocolTest, ThinkingMapsToEnableThinkingAndComesBackAsAThinkingBlock) {
+  json body = minimal();
+  body["thinking"] = {{"type", "enabled"}, {"budget_tokens", 1024}};
+  // An earlier turn's thinking block is accepted and left out of the prompt.
+  body["messages"] = json::array(
+      {{{"role", "user"}, {"content", "Hi"}},
+       {{"role", "assistant"},
+        {"content", json::array({{{"type", "thinking"}, {"thinking", "hm"}, {"signature", "s"}},
+                                 {{"type", "text"}, {"text", "Hello"}}})}},
+       {{"role", "user"}, {"content", "Again"}}});
+  CompletionParams p;
+  ASSERT_FALSE(parse_anthropic_messages(body.dump(), &p).has_value());
+  EXPECT_EQ(p.enable_thinking, true);
+  EXPECT_EQ(p.messages[1].content, "Hello");
+  body["thinking"] = {{"type", "disabled"}};
+  ASSERT_FALSE(parse_anthropic_messages(body.dump(), &p).has_value());
+  EXPECT_EQ(p.enable_thinking, false);
+
+  ChoiceResult c;
+  c.reasoning = "Hm.";
+  c.text = "Hi";
+  c.finish_reason = FinishReason::kStop;
+  const json whole = json::parse(anthropic_message("msg_1", "m", c, UsageFigures{}));
+  ASSERT_EQ(whole["content"].size(), 2u);
+  EXPECT_EQ(whole["content"][0], json({{"type", "thinking"}, {"thinking", "Hm."}, {"signature", ""}}));
+  EXPECT_EQ(whole["content"][1]["type"], "text");
+
+  AnthropicWriter w("m", false, true);
+  std::string sse = w.stream_open(7);
+  ChoiceResult piece;
+  piece.reasoning = "Hm";
+  sse += w.stream_piece(piece, true, std::nullopt);
+  piece.reasoning = "";
+  piece.text = "Hi";
+  sse += w.stream_piece(piece, false, std::nullopt);
+  sse += w.stream_close(nullptr, UsageFigures{7, 3, 0}, c);
+  const auto events = events_of(sse);
+  std::vector<std::string> names;
+  for (const auto& [name, data] : events) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"message_start", "ping", "content_block_start", "content_block_delta",
+                                             "content_block_stop", "content_block_start", "content_block_delta",
+                                             "content_block_stop", "message_delta", "message_stop"}));
+  EXPECT_EQ(events[2].second["content_block"]["type"], "thinking");
+  EXPECT_EQ(events[3].second["delta"], json({{"type", "thinking_delta"}, {"thinking", "Hm"}}));
+  EXPECT_EQ(events[5].second["index"], 1);
+  EXPECT_EQ(events[6].second["delta"]["type"], "text_delta");
 }
 
 TEST(AnthropicProtocolTest, TheWritersStreamIsAnthropicsEventSequence) {

@@ -344,7 +344,7 @@ TEST(StrictRequestTest, UnknownAndUnimplementedFieldsAre400sNamingThem) {
   // Known fields this server does not implement.
   for (const char* field : {"suffix", "truncate_prompt_tokens", "include_stop_str_in_output"})
     EXPECT_EQ(error_of(std::string(R"({"prompt": "x", ")") + field + R"(": {}})", false).param, field);
-  for (const char* field : {"audio", "reasoning_effort"})
+  for (const char* field : {"audio", "web_search_options"})
     EXPECT_EQ(error_of(std::string(R"({"messages": [{"role": "user", "content": "x"}], ")") + field + R"(": []})", true)
                   .param,
               field);
@@ -380,6 +380,49 @@ TEST(StrictRequestTest, ChatTemplateKwargsReachTheTemplateInOrderButNotTheServer
   EXPECT_EQ(error_of(chat + R"("chat_template_kwargs": {"messages": []}})", true).param,
             "chat_template_kwargs.messages");
   EXPECT_EQ(error_of(R"({"prompt": "x", "chat_template_kwargs": {}})", false).param, "chat_template_kwargs");
+}
+
+TEST(StrictRequestTest, ReasoningEffortAndReasoningFormatAreReadForChat) {
+  const std::string chat = R"({"messages": [{"role": "user", "content": "x"}], )";
+  CompletionParams p;
+  ASSERT_FALSE(
+      parse_completion_params(chat + R"("reasoning_effort": "high", "reasoning_format": "none"})", true, &p)
+          .has_value());
+  EXPECT_EQ(p.reasoning_effort, "high");
+  EXPECT_EQ(p.reasoning_format, ReasoningFormat::kNone);
+  EXPECT_EQ(error_of(chat + R"("reasoning_effort": "extreme"})", true).param, "reasoning_effort");
+  EXPECT_EQ(error_of(chat + R"("reasoning_effort": 3})", true).param, "reasoning_effort");
+  EXPECT_EQ(error_of(chat + R"("reasoning_format": "deepseek-legacy"})", true).param, "reasoning_format");
+  EXPECT_EQ(error_of(R"({"prompt": "x", "reasoning_effort": "low"})", false).param, "reasoning_effort");
+  // An assistant's reasoning given back reaches the template; on another role it is refused by name.
+  ASSERT_FALSE(parse_completion_params(
+                   R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y",
+                       "reasoning_content": "hm"}, {"role": "user", "content": "z"}]})",
+                   true, &p)
+                   .has_value());
+  EXPECT_EQ(p.messages[1].reasoning_content, "hm");
+  EXPECT_EQ(error_of(R"({"messages": [{"role": "user", "content": "x", "reasoning_content": "hm"}]})", true).param,
+            "messages[0].reasoning_content");
+}
+
+TEST(OpenAiProtocolTest, ReasoningGoesOutAsReasoningContentAndItsTokensInTheUsage) {
+  const ResponseHeader h{"chatcmpl-1", 1, "m"};
+  ChoiceResult c;
+  c.text = "Hi.";
+  c.reasoning = "A greeting.";
+  c.finish_reason = FinishReason::kStop;
+  const json whole = json::parse(chat_response(h, {c}, UsageFigures{3, 9, 0, 4}, false));
+  EXPECT_EQ(whole["choices"][0]["message"]["reasoning_content"], "A greeting.");
+  EXPECT_EQ(whole["choices"][0]["message"]["content"], "Hi.");
+  EXPECT_EQ(whole["usage"]["completion_tokens_details"]["reasoning_tokens"], 4);
+  // No reasoning: no field, as before.
+  const json plain = json::parse(chat_response(h, {ChoiceResult{}}, UsageFigures{}, false));
+  EXPECT_FALSE(plain["choices"][0]["message"].contains("reasoning_content"));
+  EXPECT_FALSE(plain["usage"].contains("completion_tokens_details"));
+  ChoiceResult piece;
+  piece.reasoning = "A gre";
+  const json chunk = json::parse(chat_chunk(h, piece, false, false, std::nullopt));
+  EXPECT_EQ(chunk["choices"][0]["delta"], json({{"reasoning_content", "A gre"}}));
 }
 
 TEST(StructuredOutputParamsTest, EachConstraintSpelling) {

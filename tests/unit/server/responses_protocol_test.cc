@@ -82,7 +82,14 @@ TEST(ResponsesProtocolTest, TranslatesInputInstructionsFormatAndTools) {
 
 TEST(ResponsesProtocolTest, ErrorsNameTheResponsesField) {
   EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"previous_response_id", "resp_1"}}), "previous_response_id");
-  EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"reasoning", {{"effort", "low"}}}}), "reasoning");
+  EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"reasoning", {{"summary", "auto"}}}}), "reasoning.summary");
+  EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"reasoning", {{"effort", "extreme"}}}}), "reasoning.effort");
+  EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"reasoning", 3}}), "reasoning");
+  nlohmann::ordered_json echo;
+  const CompletionParams effort = parse_responses_ok({{"input", "Hi"}, {"reasoning", {{"effort", "low"}}}}, &echo);
+  EXPECT_EQ(effort.reasoning_effort, "low");
+  EXPECT_EQ(effort.reasoning_effort_param, "reasoning.effort");
+  EXPECT_EQ(echo["reasoning"]["effort"], "low");
   EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"max_output_tokens", 0}}), "max_output_tokens");
   EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"temperature", 3}}), "temperature");
   EXPECT_EQ(responses_error_param({{"model", "m"}}), "input");
@@ -111,6 +118,68 @@ std::vector<std::pair<std::string, json>> responses_events(const std::string& ss
     at = data_end;
   }
   return out;
+}
+
+TEST(ResponsesProtocolTest, AReasoningItemGivenBackGoesWithTheAssistantTurnAfterIt) {
+  const json reasoning = {{"type", "reasoning"},
+                          {"id", "rs_1"},
+                          {"summary", json::array()},
+                          {"content", json::array({{{"type", "reasoning_text"}, {"text", "hm"}}})}};
+  const CompletionParams p = parse_responses_ok(
+      {{"input", json::array({{{"role", "user"}, {"content", "Hi"}},
+                              reasoning,
+                              {{"type", "function_call"}, {"call_id", "c1"}, {"name", "f"}, {"arguments", "{}"}},
+                              {{"type", "function_call_output"}, {"call_id", "c1"}, {"output", "1"}}})}});
+  ASSERT_EQ(p.messages.size(), 3u);
+  EXPECT_EQ(p.messages[1].reasoning_content, "hm");
+  EXPECT_EQ(p.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(responses_error_param({{"input", json::array({{{"type", "reasoning"}, {"content", "x"}}})}}),
+            "input[0].content");
+}
+
+TEST(ResponsesProtocolTest, AReasoningIsAnItemBeforeTheMessageWholeAndStreamed) {
+  ResponsesWriter w("m", nlohmann::ordered_json::object());
+  std::string sse = w.stream_open(4);
+  ChoiceResult piece;
+  piece.reasoning = "Think";
+  sse += w.stream_piece(piece, true, std::nullopt);
+  piece.reasoning = "ing.";
+  piece.text = "Hi";
+  sse += w.stream_piece(piece, false, std::nullopt);
+  ChoiceResult last;
+  last.finish_reason = FinishReason::kStop;
+  sse += w.stream_close(nullptr, UsageFigures{4, 6, 0, 3}, last);
+  const auto events = responses_events(sse);
+  std::vector<std::string> names;
+  for (const auto& e : events) names.push_back(e.first);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "response.created", "response.in_progress", "response.output_item.added",
+                       "response.content_part.added", "response.reasoning_text.delta", "response.reasoning_text.delta",
+                       "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+                       "response.reasoning_text.done", "response.content_part.done", "response.output_item.done",
+                       "response.output_text.done", "response.content_part.done", "response.output_item.done",
+                       "response.completed"}));
+  EXPECT_EQ(events[2].second["item"]["type"], "reasoning");
+  EXPECT_EQ(events[3].second["part"]["type"], "reasoning_text");
+  EXPECT_EQ(events[5].second["delta"], "ing.");
+  EXPECT_EQ(events[9].second["text"], "Thinking.");
+  const json& done = events.back().second["response"];
+  ASSERT_EQ(done["output"].size(), 2u);
+  EXPECT_EQ(done["output"][0]["content"][0], json({{"type", "reasoning_text"}, {"text", "Thinking."}}));
+  EXPECT_EQ(done["output"][1]["type"], "message");
+  EXPECT_EQ(done["usage"]["output_tokens_details"]["reasoning_tokens"], 3);
+
+  ResponsesWriter whole("m", nlohmann::ordered_json::object());
+  ChoiceResult c;
+  c.reasoning = "Thinking.";
+  c.text = "Hi";
+  c.finish_reason = FinishReason::kStop;
+  const json r = json::parse(whole.whole_response({c}, UsageFigures{4, 6, 0, 3}));
+  ASSERT_EQ(r["output"].size(), 2u);
+  EXPECT_EQ(r["output"][0]["type"], "reasoning");
+  EXPECT_TRUE(r["output"][0]["id"].get<std::string>().starts_with("rs_"));
+  EXPECT_EQ(r["output"][0]["content"][0]["text"], "Thinking.");
+  EXPECT_EQ(r["output"][1]["content"][0]["text"], "Hi");
 }
 
 TEST(ResponsesProtocolTest, TheWritersEventsComeInOrderNumbered) {

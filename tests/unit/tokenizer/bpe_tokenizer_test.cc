@@ -150,6 +150,31 @@ TEST(BpeTokenizerTest, AddedTokensMatchLongestFirstAndStripWhitespace) {
   EXPECT_EQ(tok->vocab_size(), 264);
 }
 
+// gpt-oss's harmony vocabulary: <|end|> closes a message, not the reply (<|return|> and <|call|> do), and the
+// markers decode to their text so that the reply's channels can be read; other special tokens stay silent.
+TEST(BpeTokenizerTest, AHarmonyVocabularyEndsAtReturnAndCallAndShowsItsMarkers) {
+  nlohmann::json json = tiny_json();
+  const std::vector<std::string> harmony = {"<|start|>", "<|channel|>", "<|message|>", "<|return|>", "<|call|>",
+                                            "<|constrain|>"};
+  for (size_t i = 0; i < harmony.size(); ++i)
+    json["added_tokens"].push_back({{"id", 264 + int(i)}, {"content", harmony[i]}, {"special", true}});
+  const auto tok = tiny_tokenizer(json);
+  const std::vector<TokenId> ids =
+      tok->encode("<|channel|>analysis<|message|>hm<|end|><|start|>assistant<|call|>", false);
+  EXPECT_EQ(tok->decode(ids), "<|channel|>analysis<|message|>hm<|end|><|start|>assistant");
+  EXPECT_FALSE(tok->ends_generation(261));  // <|end|>
+  EXPECT_TRUE(tok->ends_generation(267));   // <|return|>
+  EXPECT_TRUE(tok->ends_generation(268));   // <|call|>
+  EXPECT_FALSE(tok->is_control(265));
+  EXPECT_TRUE(tok->is_control(267));
+  EXPECT_TRUE(tok->is_control(263));
+  EXPECT_EQ(tok->token_bytes(263, -1), "");  // <pad>
+  // Without the harmony set, <|end|> ends generation and has no text, as before.
+  const auto plain = tiny_tokenizer();
+  EXPECT_TRUE(plain->ends_generation(261));
+  EXPECT_EQ(plain->token_bytes(261, -1), "");
+}
+
 // llama.cpp's parse_special = false: a special token written in the text is plain text; an added token that is
 // not special is still matched.
 TEST(BpeTokenizerTest, WithoutParseSpecialSpecialTokensInTheTextArePlainText) {
