@@ -68,12 +68,14 @@ std::optional<ApiError> parse_completion_params(std::string_view body, bool chat
 struct TopLogprob {
   std::string token;  // the token's bytes (may be part of a UTF-8 character)
   float logprob = 0.0f;
+  TokenId id = -1;  // llama-server's completion_probabilities name it
 };
 struct TokenLogprobInfo {
   std::string token;             // the token's bytes (may be part of a UTF-8 character)
   std::optional<float> logprob;  // nullopt: an echoed prompt's first token, which nothing scores (null, as its top)
   std::vector<TopLogprob> top;
   int32_t text_offset = 0;  // completions: where the token starts in the choice's whole text (TextOffsetCounter)
+  TokenId id = -1;
 };
 
 // Completions' text_offset: where each token starts in the text its bytes make one after another, counted in
@@ -116,6 +118,7 @@ struct ChoiceResult {
   std::optional<FinishReason> finish_reason;    // nullopt while streaming
   std::string stop_string;                      // the stop string that ended it (kStop), if one did
   std::vector<TokenLogprobInfo> logprobs;       // when asked for
+  std::vector<TokenId> token_ids;               // the tokens the text came from (llama-server's "tokens")
   // vLLM's prompt_logprobs, when asked for: completions per choice, chat once for the response (the first
   // choice's; every choice has the same prompt).
   std::optional<PromptLogprobs> prompt_logprobs;
@@ -125,6 +128,7 @@ struct UsageFigures {
   int32_t prompt_tokens = 0;
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;  // prompt tokens served by the prefix cache
+  double ttft_ms = 0.0;       // the first choice's time to its first token (Ollama's prompt_eval_duration)
 };
 
 // Identity of one response: the same in every chunk of a stream.
