@@ -2,14 +2,18 @@
 // calls into the modules that do the work.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/bench_command.h"
 #include "cli/convert_command.h"
 #include "cli/embed_command.h"
 #include "cli/gen_model_command.h"
 #include "cli/grammar_command.h"
+#include "cli/llama_server_flags.h"
 #include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
@@ -33,8 +37,12 @@ int main(int argc, char** argv) {
   pagoda::cli::add_tune_command(app, exit_code);
   pagoda::cli::add_grammar_command(app, exit_code);
   pagoda::cli::add_embed_command(app, exit_code);
+  // `serve` takes llama-server's command lines, whose -ngl, -fa, -np, -tb and -ub CLI11 cannot name.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "serve") args = pagoda::cli::spell_llama_server_flags(std::move(args));
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
-    app.parse(argc, argv);
+    app.parse(std::move(args));
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
