@@ -287,7 +287,7 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
                      path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
                      path == "/v1/responses" || path == "/tokenize" || path == "/detokenize" ||
                      path == "/v1/messages/count_tokens" || path == "/completion" || path == "/completions" ||
-                     path == "/props" || path == "/slots" || path == "/infill" ||
+                     path == "/props" || path == "/slots" || path == "/infill" || path == "/apply-template" ||
                      is_ollama_endpoint(path);
   if (!known) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
 
@@ -345,6 +345,8 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   if (path == "/completion" || path == "/completions")
     return run_on_worker(
         ex, [this, ex](int64_t received_us) mutable { handle_completion(ex, CompletionApi::kLlamaCompletion, received_us); });
+  if (path == "/apply-template")
+    return run_on_worker(ex, [this, ex](int64_t received_us) { handle_apply_template(*ex, received_us); });
   if (path == "/v1/messages/count_tokens")
     return run_on_worker(ex, [this, ex](int64_t received_us) { handle_count_tokens(*ex, received_us); });
   if (path == "/api/embed" || path == "/api/embeddings") {
@@ -843,6 +845,15 @@ bool ApiServer::handle_ollama_info(HttpExchange& ex, const std::string& path) {
   return true;
 }
 
+void ApiServer::handle_apply_template(HttpExchange& ex, int64_t received_us) {
+  // llama-server's: a chat request's prompt as the template renders it, nothing generated.
+  CompletionParams params;
+  if (std::optional<ApiError> e = parse_completion_params(ex.request().body, true, &params)) return reply_error(ex, *e);
+  auto text = chat_prompt_text(params, received_us);
+  if (const ApiError* e = std::get_if<ApiError>(&text)) return reply_error(ex, *e);
+  reply(ex, json_response(200, {{"prompt", std::get<std::string>(text)}}));
+}
+
 void ApiServer::handle_count_tokens(HttpExchange& ex, int64_t received_us) {
   CompletionParams params;
   if (std::optional<ApiError> e = parse_anthropic_count_tokens(ex.request().body, &params)) return reply_error(ex, *e);
@@ -921,8 +932,8 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
   reply(ex, json_response(200, {{"tokens", ids}, {"count", tokens.size()}, {"max_model_len", options_.max_model_len}}));
 }
 
-std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params,
-                                                                           int64_t received_us) const {
+std::variant<std::string, ApiError> ApiServer::chat_prompt_text(const CompletionParams& params,
+                                                               int64_t received_us) const {
   // A template from the model file may be hostile: its render has a work budget, and stops at the request's
   // deadline and at shutdown.
   const int64_t deadline_us =
@@ -959,7 +970,14 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
       return invalid_request("the chat template's rendering exceeded its limits: " + text.error(), "messages");
     return invalid_request("the chat template refused the messages: " + text.error(), "messages");
   }
-  std::string_view prompt = *text;
+  return std::move(*text);
+}
+
+std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params,
+                                                                           int64_t received_us) const {
+  auto text = chat_prompt_text(params, received_us);
+  if (const ApiError* e = std::get_if<ApiError>(&text)) return *e;
+  std::string_view prompt = std::get<std::string>(text);
   bool add_bos = options_.add_bos;
   if (options_.chat_template.format() == ChatFormat::kJinja) {
     // A Jinja template writes BOS as text where the model wants it; the tokenizer must add the token instead

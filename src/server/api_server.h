@@ -1,6 +1,6 @@
 // ApiServer: the OpenAI-compatible API over one Engine: routes each HttpExchange (/v1/completions,
 // /v1/chat/completions, /v1/responses, /v1/embeddings, Anthropic's /v1/messages, Ollama's /api/*, /v1/models,
-// llama-server's /completion, /props and /slots, /health, /metrics, /tokenize, /detokenize, the chat page at /, or
+// llama-server's /completion, /props, /slots and /apply-template, /health, /metrics, /tokenize, /detokenize, the chat page at /, or
 // Ollama's "Ollama is running" there for a client that does not ask for HTML), checks the API key, bounds what one request and all buffered responses may ask for, turns requests into
 // CompletionJobs and EmbeddingJobs,
 // enforces deadlines, and drains on shutdown. Cheap routes are answered on the I/O thread; parsing, templates and
@@ -141,12 +141,15 @@ class ApiServer {
   void handle_tokenize(HttpExchange& ex, int64_t received_us);
   // Anthropic's /v1/messages/count_tokens: the prompt's tokens through the template, as /v1/messages counts them.
   void handle_count_tokens(HttpExchange& ex, int64_t received_us);
+  void handle_apply_template(HttpExchange& ex, int64_t received_us);
   void handle_detokenize(HttpExchange& ex);
   HttpResponse models_response() const;
   // The chat's prompt tokens through the template: a template error (raise_exception) or a render over its
   // budget is a 400; a render still running at the request's deadline stops with a 408, at shutdown with a 503.
   std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params,
                                                                   int64_t received_us) const;
+  // The same as text, before tokenization (llama-server's /apply-template).
+  std::variant<std::string, ApiError> chat_prompt_text(const CompletionParams& params, int64_t received_us) const;
   // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
   // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise. `num_prompt_tokens`:
   // over all prompts (their scored tokens count when prompt logprobs are asked for).

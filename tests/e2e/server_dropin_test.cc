@@ -2,7 +2,7 @@
 // (node_clients/ollama_test.mjs: list, show, ps, version, chat and generate whole and streamed, format, a forced
 // tool call, embed, Ollama's errors) against a server started with llama-server's flag spellings (-c, -t, -np,
 // -ub, --jinja, -ngl, -fa), whose start-up lines say what the flags without effect do; llama.cpp's own server
-// tests' request shapes for /completion, /tokenize, /detokenize, /props, /slots and /health.
+// tests' request shapes for /completion, /tokenize, /detokenize, /props, /slots, /health and /apply-template.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -114,6 +114,25 @@ TEST(ServerDropInTest, LlamaServersEndpointsAnswerItsTestsShapes) {
   EXPECT_EQ(slots.size(), 2u);
   EXPECT_FALSE(slots[0].contains("params"));
   EXPECT_EQ(nlohmann::json::parse(http_request(port, "GET", "/health", "").body), nlohmann::json({{"status", "ok"}}));
+  // /apply-template: the prompt the chat template renders, as /v1/chat/completions would send it.
+  const HttpReply applied =
+      http_request(port, "POST", "/apply-template", R"({"messages": [{"role": "user", "content": "Hello there"}]})");
+  ASSERT_EQ(applied.status, 200) << applied.body;
+  EXPECT_THAT(nlohmann::json::parse(applied.body)["prompt"].get<std::string>(), HasSubstr("Hello there"));
+}
+
+// The clients that need zod 4 (zod4_clients/agents_ollama_test.mjs): the @openai/agents SDK in Responses mode runs
+// an agent with a tool to its end, and the AI SDK's Ollama provider says the chat endpoint's greedy text.
+TEST(ServerDropInTest, TheAgentsSdkAndTheAiSdksOllamaProviderWorkUnchanged) {
+  const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/zod4_clients";
+  ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/@openai/agents"))
+      << "@openai/agents is missing: `make test` installs it (npm ci in " << dir << ")";
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string out = run_command("node " + dir + "/agents_ollama_test.mjs http://127.0.0.1:" +
+                                      std::to_string(server.port()) + " 2>&1");
+  EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
+  EXPECT_THAT(server.log(), HasSubstr("/v1/responses"));
 }
 
 TEST(ServerDropInTest, LlamaServerAliasesActAsPagodasFlags) {
