@@ -154,6 +154,20 @@ std::optional<ApiError> ollama_parse_model(const ojson& body, std::string* model
   return std::nullopt;
 }
 
+// The AI SDK's Ollama provider (ollama-ai-provider-v2) sends temperature, top_p and max_output_tokens beside
+// options, where Ollama drops them unread; here they apply, unless options sets the same.
+std::optional<ApiError> ollama_top_level_sampling(const ojson& body, ojson* openai) {
+  for (const auto& [key, field] : {std::pair<const char*, const char*>{"temperature", "temperature"},
+                                   {"top_p", "top_p"},
+                                   {"max_output_tokens", "max_tokens"}}) {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null() || openai->contains(field)) continue;
+    if (!it->is_number()) return invalid_request(fmt::format("'{}' must be a number", key), key);
+    (*openai)[field] = *it;
+  }
+  return std::nullopt;
+}
+
 // Ollama's defaults where the request leaves a setting out.
 void ollama_default_sampling(ojson* openai) {
   if (!openai->contains("temperature")) (*openai)["temperature"] = kOllamaTemperature;
@@ -253,7 +267,8 @@ std::optional<ApiError> parse_ollama_chat(std::string_view body_text, OllamaRequ
   ojson openai = ojson::object();
   for (const auto& [key, value] : body.items()) {
     if (key == "model" || key == "messages" || key == "tools" || key == "format" || key == "options" ||
-        key == "stream" || key == "keep_alive" || key == "think" || key == "tool_choice")
+        key == "stream" || key == "keep_alive" || key == "think" || key == "tool_choice" || key == "temperature" ||
+        key == "top_p" || key == "max_output_tokens")
       continue;
     return invalid_request(fmt::format("'{}' is not supported by this server's /api/chat", key), key);
   }
@@ -275,6 +290,7 @@ std::optional<ApiError> parse_ollama_chat(std::string_view body_text, OllamaRequ
   if (auto it = body.find("tool_choice"); it != body.end() && !it->is_null()) openai["tool_choice"] = *it;
   if (auto e = ollama_parse_format(body, &openai)) return e;
   if (auto e = ollama_parse_options(body, &req, &openai)) return e;
+  if (auto e = ollama_top_level_sampling(body, &openai)) return e;
   ollama_default_sampling(&openai);
   if (auto e = ollama_finish(openai, true, &req)) return e;
   *out = std::move(req);
@@ -291,7 +307,8 @@ std::optional<ApiError> parse_ollama_generate(std::string_view body_text, Ollama
   ojson openai = ojson::object();
   for (const auto& [key, value] : body.items()) {
     if (key == "model" || key == "prompt" || key == "system" || key == "raw" || key == "format" ||
-        key == "options" || key == "stream" || key == "keep_alive" || key == "think")
+        key == "options" || key == "stream" || key == "keep_alive" || key == "think" || key == "temperature" ||
+        key == "top_p" || key == "max_output_tokens")
       continue;
     if (value.is_null() || (key == "images" && value.is_array() && value.empty()) ||
         (key == "suffix" && value.is_string() && value.get<std::string>().empty()))
@@ -343,6 +360,7 @@ std::optional<ApiError> parse_ollama_generate(std::string_view body_text, Ollama
   }
   if (auto e = ollama_parse_format(body, &openai)) return e;
   if (auto e = ollama_parse_options(body, &req, &openai)) return e;
+  if (auto e = ollama_top_level_sampling(body, &openai)) return e;
   ollama_default_sampling(&openai);
   if (raw && openai.contains("response_format")) {
     // Completions take the same constraint under vLLM's name.

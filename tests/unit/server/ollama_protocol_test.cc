@@ -83,6 +83,16 @@ TEST(OllamaProtocolTest, OptionsMapToSamplingAndContext) {
   EXPECT_FLOAT_EQ(r.params.sampling.frequency_penalty, 0.25f);
   EXPECT_EQ(r.num_ctx, 128);
   EXPECT_EQ(r.ignored_options, (std::vector<std::string>{"num_gpu", "num_thread"}));
+  // The AI SDK's provider sends these beside options: they apply unless options sets the same.
+  json top = chat_body();
+  top["temperature"] = 0;
+  top["top_p"] = 0.5;
+  top["max_output_tokens"] = 9;
+  top["options"] = {{"top_p", 0.7}};
+  const OllamaRequest t = chat_ok(top);
+  EXPECT_FLOAT_EQ(t.params.sampling.temperature, 0.0f);
+  EXPECT_FLOAT_EQ(t.params.sampling.top_p, 0.7f);
+  EXPECT_EQ(t.params.sampling.max_tokens, 9);
   // num_predict -1 (until the end) and -2 (fill the context) are the server's default.
   body["options"] = {{"num_predict", -1}};
   EXPECT_FALSE(chat_ok(body).params.max_tokens_given);
