@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 
+#include "format/gguf_names.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_types.h"
 
@@ -45,6 +46,22 @@ server::OllamaModelFacts ollama_model_facts(const LoadedModel& loaded, const Cha
     }
   for (char& c : f.quantization_level) c = char(std::toupper(static_cast<unsigned char>(c)));
   return f;
+}
+
+server::FimTokens fim_tokens(const LoadedModel& loaded) {
+  server::FimTokens fim;
+  if (!loaded.file) return fim;
+  auto read = [&](const char* key, const char* older) -> std::optional<TokenId> {
+    for (const char* k : {key, older}) {
+      auto v = loaded.file->get_u32(k);
+      if (v.ok() && v->has_value() && int64_t(**v) < loaded.tokenizer->vocab_size()) return TokenId(**v);
+    }
+    return std::nullopt;
+  };
+  fim.pre = read(format::gguf_key::kFimPreId, format::gguf_key::kPrefixId);
+  fim.suf = read(format::gguf_key::kFimSufId, format::gguf_key::kSuffixId);
+  fim.mid = read(format::gguf_key::kFimMidId, format::gguf_key::kMiddleId);
+  return fim;
 }
 
 }  // namespace pagoda::cli

@@ -158,6 +158,7 @@ int serve(ServeOptions& o) {
   api.ollama = ollama_model_facts(loaded, meta);
   api.model_path = loaded.source;
   api.eos_text = meta.eos_text;
+  api.fim = fim_tokens(loaded);
   api.cache.block_size = ec.kv.block_size;
   api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;

@@ -337,14 +337,10 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     const CompletionApi api = path == "/api/chat" ? CompletionApi::kOllamaChat : CompletionApi::kOllamaGenerate;
     return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
   }
-  if (path == "/infill") {
-    ApiError e = invalid_request("/infill (fill-in-the-middle) is not implemented by this server");
-    e.http_status = 501;
-    return reply_error(*ex, e);
+  if (path == "/completion" || path == "/completions" || path == "/infill") {
+    const CompletionApi api = path == "/infill" ? CompletionApi::kLlamaInfill : CompletionApi::kLlamaCompletion;
+    return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
   }
-  if (path == "/completion" || path == "/completions")
-    return run_on_worker(
-        ex, [this, ex](int64_t received_us) mutable { handle_completion(ex, CompletionApi::kLlamaCompletion, received_us); });
   if (path == "/apply-template")
     return run_on_worker(ex, [this, ex](int64_t received_us) { handle_apply_template(*ex, received_us); });
   if (path == "/v1/messages/count_tokens")
@@ -424,10 +420,19 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
   OllamaRequest ollama_request;
   int64_t max_seq_len = options_.max_seq_len;
   LlamaCompletionRequest llama_request;
-  const bool llama = api == CompletionApi::kLlamaCompletion;
+  const bool llama = api == CompletionApi::kLlamaCompletion || api == CompletionApi::kLlamaInfill;
+  std::string infill_prefix, infill_suffix;  // /infill: the text around the middle
   if (llama) {
-    if (std::optional<ApiError> e = parse_llama_completion(ex->request().body, &llama_request))
-      return reply_error(*ex, *e);
+    std::string body = ex->request().body;
+    if (api == CompletionApi::kLlamaInfill) {
+      if (!options_.fim.complete())
+        return reply_error(*ex, invalid_request(fmt::format("this model has no fill-in-the-middle tokens (missing: {}), "
+                                                            "so /infill cannot build its prompt",
+                                                            options_.fim.missing())));
+      if (std::optional<ApiError> e = split_llama_infill(ex->request().body, &infill_prefix, &infill_suffix, &body))
+        return reply_error(*ex, *e);
+    }
+    if (std::optional<ApiError> e = parse_llama_completion(body, &llama_request)) return reply_error(*ex, *e);
     params = std::move(llama_request.params);
   } else if (ollama) {
     if (std::optional<ApiError> e = api == CompletionApi::kOllamaChat
@@ -511,6 +516,13 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
                                                     "prompt"));
         p.tokens = in.tokens;
         if (params.echo) p.echo_text = tokenizer_.decode(in.tokens);
+      }
+      if (api == CompletionApi::kLlamaInfill) {
+        std::vector<TokenId> middle = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
+        p.tokens = llama_infill_tokens(options_.fim,
+                                       options_.add_bos ? std::optional<TokenId>(tokenizer_.bos_id()) : std::nullopt,
+                                       tokenizer_.encode(infill_prefix, false), tokenizer_.encode(infill_suffix, false),
+                                       middle);
       }
       if (p.tokens.empty()) return reply_error(*ex, invalid_request("the prompt is empty", "prompt"));
       prompts.push_back(std::move(p));
@@ -637,7 +649,7 @@ void ApiServer::launch_completion(const std::shared_ptr<HttpExchange>& ex, Prepa
         if (api == CompletionApi::kAnthropicMessages)
           writer = std::make_unique<AnthropicWriter>(options_.model_name,
                                                      params.tools.active() && params.tools.choice != ToolChoice::kAuto);
-        else if (api == CompletionApi::kLlamaCompletion)
+        else if (api == CompletionApi::kLlamaCompletion || api == CompletionApi::kLlamaInfill)
           writer = std::make_unique<LlamaWriter>(
               options_.model_name, llama_generation_settings(params.sampling, prepared.llama_n_probs, params.stream),
               params.prompts.empty() ? std::string()

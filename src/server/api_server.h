@@ -70,6 +70,7 @@ struct ApiServerOptions {
   OllamaModelFacts ollama;
   std::string model_path;  // llama-server's /props: the model file
   std::string eos_text;    // and the EOS token's text
+  FimTokens fim;           // llama-server's /infill: the model's fill-in-the-middle tokens
 };
 
 class ApiServer {
@@ -102,7 +103,7 @@ class ApiServer {
   // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
   enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages, kOllamaChat, kOllamaGenerate,
-                               kLlamaCompletion };
+                               kLlamaCompletion, kLlamaInfill };
   void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
   // A completion request parsed, its prompts tokenized, its constraint not yet compiled.
   struct PreparedCompletion {

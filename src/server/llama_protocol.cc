@@ -185,6 +185,55 @@ nlohmann::json llama_completion_probabilities(const std::vector<TokenLogprobInfo
   return out;
 }
 
+std::string FimTokens::missing() const {
+  std::string out;
+  for (const auto& [name, id] : {std::pair<const char*, const std::optional<TokenId>&>{"fim_pre", pre},
+                                 {"fim_suf", suf},
+                                 {"fim_mid", mid}})
+    if (!id) out += out.empty() ? name : std::string(", ") + name;
+  return out;
+}
+
+std::optional<ApiError> split_llama_infill(std::string_view body_text, std::string* prefix, std::string* suffix,
+                                           std::string* completion_body) {
+  if (json_nesting_exceeds(body_text, kMaxJsonDepth))
+    return invalid_request(fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
+  Result<ojson> parsed = parse_ordered_json(body_text);
+  if (!parsed.ok() || !parsed->is_object()) return invalid_request("the request body must be a JSON object");
+  ojson body = std::move(*parsed);
+  for (const auto& [key, out] : {std::pair<const char*, std::string*>{"input_prefix", prefix}, {"input_suffix", suffix}}) {
+    auto it = body.find(key);
+    if (it != body.end() && !it->is_null()) {
+      if (!it->is_string()) return invalid_request(fmt::format("'{}' must be a string", key), key);
+      *out = it->get<std::string>();
+    }
+    body.erase(key);
+  }
+  if (auto it = body.find("input_extra"); it != body.end()) {
+    if (!it->is_null() && !(it->is_array() && it->empty()))
+      return invalid_request("'input_extra' (other files' chunks) is not supported by this server's /infill",
+                             "input_extra");
+    body.erase("input_extra");
+  }
+  if (!body.contains("prompt")) body["prompt"] = "";
+  *completion_body = body.dump();
+  return std::nullopt;
+}
+
+std::vector<TokenId> llama_infill_tokens(const FimTokens& fim, std::optional<TokenId> bos,
+                                         const std::vector<TokenId>& prefix, const std::vector<TokenId>& suffix,
+                                         const std::vector<TokenId>& prompt) {
+  std::vector<TokenId> out;
+  if (bos) out.push_back(*bos);
+  out.push_back(*fim.pre);
+  out.insert(out.end(), prefix.begin(), prefix.end());
+  out.push_back(*fim.suf);
+  out.insert(out.end(), suffix.begin(), suffix.end());
+  out.push_back(*fim.mid);
+  out.insert(out.end(), prompt.begin(), prompt.end());
+  return out;
+}
+
 std::string llama_props_json(const LlamaServerFacts& f) {
   SamplingParams defaults;
   defaults.temperature = kLlamaTemperature;

@@ -42,6 +42,21 @@ std::string_view llama_stop_type(FinishReason reason, const std::string& stop_st
 // completion_probabilities: per token {"id", "token", "bytes", "logprob", "top_logprobs": [...]}.
 nlohmann::json llama_completion_probabilities(const std::vector<TokenLogprobInfo>& infos);
 
+// The model's fill-in-the-middle tokens (GGUF tokenizer.ggml.fim_pre/suf/mid_token_id), when it has them.
+struct FimTokens {
+  std::optional<TokenId> pre, suf, mid;
+  bool complete() const { return pre && suf && mid; }
+  std::string missing() const;  // "fim_pre, fim_mid": the ones the model lacks
+};
+// /infill's fields taken out of its body (input_prefix, input_suffix; input_extra only empty), leaving a
+// /completion body whose prompt (default "") is the text after the middle token.
+std::optional<ApiError> split_llama_infill(std::string_view body, std::string* prefix, std::string* suffix,
+                                           std::string* completion_body);
+// llama-server's prompt order (PSM): [BOS] FIM_PRE prefix FIM_SUF suffix FIM_MID prompt.
+std::vector<TokenId> llama_infill_tokens(const FimTokens& fim, std::optional<TokenId> bos,
+                                         const std::vector<TokenId>& prefix, const std::vector<TokenId>& suffix,
+                                         const std::vector<TokenId>& prompt);
+
 // What /props and /slots say of the server.
 struct LlamaServerFacts {
   std::string model_name;

@@ -1,6 +1,7 @@
 // llama-server's /completion: parsing (its field names, defaults, n_predict -1, seed -1, n_probs, grammar and
 // json_schema, logit_bias pairs, fields accepted only at their neutral value, unknown fields refused by name), the
-// stop types, completion_probabilities, /props and /slots; and the writer's events and whole answer.
+// stop types, completion_probabilities, /props and /slots, /infill's prompt; the writer's events and whole answer;
+// /infill through the in-process server, with and without the model's fill-in-the-middle tokens.
 #include "server/llama_protocol.h"
 
 #include <gmock/gmock.h>
@@ -8,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "in_process_server.h"
 #include "server/llama_writer.h"
+#include "support/raw_http_client.h"
 
 namespace pagoda::server {
 namespace {
@@ -145,6 +148,48 @@ TEST(LlamaWriterTest, StreamsPiecesThenAStopEventAndAWholeAnswer) {
   EXPECT_EQ(body["stop_type"], "eos");
   EXPECT_EQ(body["prompt"], "I believe");
   EXPECT_EQ(body["completion_probabilities"].size(), 1u);
+}
+
+TEST(LlamaProtocolTest, InfillBuildsThePrefixSuffixMiddlePrompt) {
+  std::string prefix, suffix, body;
+  ASSERT_FALSE(split_llama_infill(
+      json({{"input_prefix", "def f():"}, {"input_suffix", "return x"}, {"input_extra", json::array()}, {"n_predict", 4}})
+          .dump(),
+      &prefix, &suffix, &body));
+  EXPECT_EQ(prefix, "def f():");
+  EXPECT_EQ(suffix, "return x");
+  EXPECT_EQ(json::parse(body), json({{"n_predict", 4}, {"prompt", ""}}));
+  EXPECT_TRUE(split_llama_infill(json({{"input_extra", {{{"text", "x"}}}}}).dump(), &prefix, &suffix, &body));
+  FimTokens fim{7, 8, 9};
+  EXPECT_EQ(llama_infill_tokens(fim, 1, {10, 11}, {12}, {13}), (std::vector<TokenId>{1, 7, 10, 11, 8, 12, 9, 13}));
+  EXPECT_EQ(FimTokens{}.missing(), "fim_pre, fim_suf, fim_mid");
+  EXPECT_EQ((FimTokens{7, std::nullopt, 9}.missing()), "fim_suf");
+}
+
+TEST(LlamaEndpointTest, InfillNeedsTheModelsFimTokens) {
+  {
+    InProcessServer server;  // the bundled model has none
+    ASSERT_TRUE(server.started());
+    const raw_http::HttpReply r = raw_http::http_request(server.port(), "POST", "/infill",
+                                                         json({{"input_prefix", "a"}, {"input_suffix", "b"}}).dump());
+    EXPECT_EQ(r.status, 400);
+    EXPECT_THAT(r.body, HasSubstr("missing: fim_pre, fim_suf, fim_mid"));
+  }
+  ApiServerOptions api;
+  api.fim = FimTokens{3, 4, 5};  // stand-ins: the prompt's shape is what is checked
+  InProcessServer server({}, api);
+  ASSERT_TRUE(server.started());
+  const raw_http::HttpReply r = raw_http::http_request(
+      server.port(), "POST", "/infill",
+      json({{"input_prefix", "Once upon"}, {"input_suffix", "the end"}, {"n_predict", 3}, {"temperature", 0}}).dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  const raw_http::HttpReply tok = raw_http::http_request(server.port(), "POST", "/tokenize",
+                                                         json({{"content", "Once upon"}}).dump());
+  const raw_http::HttpReply tok2 = raw_http::http_request(server.port(), "POST", "/tokenize",
+                                                          json({{"content", "the end"}}).dump());
+  const size_t expected = 1 + 3 + json::parse(tok.body)["tokens"].size() + json::parse(tok2.body)["tokens"].size();
+  EXPECT_EQ(json::parse(r.body)["tokens_evaluated"], expected);  // BOS, the three FIM tokens, prefix and suffix
+  EXPECT_EQ(json::parse(r.body)["tokens_predicted"], 3);
 }
 
 }  // namespace
