@@ -517,6 +517,18 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
         p.tokens = in.tokens;
         if (params.echo) p.echo_text = tokenizer_.decode(in.tokens);
       }
+      if (params.suffix) {
+        // OpenAI's suffix: the prompt is the text before the insertion, as /infill's input_prefix.
+        if (!options_.fim.complete())
+          return reply_error(*ex, invalid_request(fmt::format("'suffix' needs the model's fill-in-the-middle tokens, "
+                                                              "which it lacks (missing: {})",
+                                                              options_.fim.missing()),
+                                                  "suffix"));
+        std::vector<TokenId> before = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
+        p.tokens = llama_infill_tokens(options_.fim,
+                                       options_.add_bos ? std::optional<TokenId>(tokenizer_.bos_id()) : std::nullopt,
+                                       before, tokenizer_.encode(*params.suffix, false), {});
+      }
       if (api == CompletionApi::kLlamaInfill) {
         std::vector<TokenId> middle = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
         p.tokens = llama_infill_tokens(options_.fim,

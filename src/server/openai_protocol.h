@@ -47,6 +47,7 @@ struct CompletionParams {
   int32_t logprobs = -1;          // -1: none; else how many alternatives per token (0: the chosen one only)
   bool echo = false;              // completions: the prompt text (and with logprobs its tokens') before the completion
   bool echo_only = false;         // completions: echo with max_tokens 0: the prompt and its logprobs, nothing generated
+  std::optional<std::string> suffix;  // completions: the text after the insertion (fill-in-the-middle)
   int32_t prompt_logprobs = -1;   // vLLM's prompt_logprobs: -1: none; else alternatives per prompt token
   std::optional<OutputConstraint> constraint;  // response_format, guided_*, structured_outputs, grammar
   ToolParams tools;                            // chat: tools, tool_choice, parallel_tool_calls

@@ -166,7 +166,7 @@ TEST(LlamaProtocolTest, InfillBuildsThePrefixSuffixMiddlePrompt) {
   EXPECT_EQ((FimTokens{7, std::nullopt, 9}.missing()), "fim_suf");
 }
 
-TEST(LlamaEndpointTest, InfillNeedsTheModelsFimTokens) {
+TEST(LlamaEndpointTest, InfillAndCompletionsSuffixNeedTheModelsFimTokens) {
   {
     InProcessServer server;  // the bundled model has none
     ASSERT_TRUE(server.started());
@@ -174,6 +174,10 @@ TEST(LlamaEndpointTest, InfillNeedsTheModelsFimTokens) {
                                                          json({{"input_prefix", "a"}, {"input_suffix", "b"}}).dump());
     EXPECT_EQ(r.status, 400);
     EXPECT_THAT(r.body, HasSubstr("missing: fim_pre, fim_suf, fim_mid"));
+    const raw_http::HttpReply suffix = raw_http::http_request(
+        server.port(), "POST", "/v1/completions", json({{"prompt", "a"}, {"suffix", "b"}}).dump());
+    EXPECT_EQ(suffix.status, 400);
+    EXPECT_EQ(json::parse(suffix.body)["error"]["param"], "suffix");
   }
   ApiServerOptions api;
   api.fim = FimTokens{3, 4, 5};  // stand-ins: the prompt's shape is what is checked
@@ -190,6 +194,13 @@ TEST(LlamaEndpointTest, InfillNeedsTheModelsFimTokens) {
   const size_t expected = 1 + 3 + json::parse(tok.body)["tokens"].size() + json::parse(tok2.body)["tokens"].size();
   EXPECT_EQ(json::parse(r.body)["tokens_evaluated"], expected);  // BOS, the three FIM tokens, prefix and suffix
   EXPECT_EQ(json::parse(r.body)["tokens_predicted"], 3);
+  // OpenAI completions' suffix builds the same prompt, the prompt being the prefix.
+  const raw_http::HttpReply c = raw_http::http_request(
+      server.port(), "POST", "/v1/completions",
+      json({{"prompt", "Once upon"}, {"suffix", "the end"}, {"max_tokens", 3}, {"temperature", 0}}).dump());
+  ASSERT_EQ(c.status, 200) << c.body;
+  EXPECT_EQ(json::parse(c.body)["usage"]["prompt_tokens"], expected);
+  EXPECT_EQ(json::parse(c.body)["choices"][0]["text"], json::parse(r.body)["content"]);
 }
 
 }  // namespace
