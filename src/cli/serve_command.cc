@@ -1,6 +1,6 @@
 // `pagoda serve [-m MODEL] [--host H] [--port P] [--api-key KEY] [--served-model-name NAME] [--chat-template T]
 // [--request-timeout S] [--drain-timeout S] [--log-format text|json] [--pooling last|mean|cls]
-// [--matryoshka-dimensions any|none|N,N...] [engine flags]`:
+// [--matryoshka-dimensions any|none|N,N...] [engine flags] [llama-server's flag spellings]`:
 // argument parsing and the start-up/shutdown sequence; the server itself is src/server.
 #include "cli/serve_command.h"
 
@@ -17,7 +17,9 @@
 #include "cli/common_options.h"
 #include "cli/engine_options.h"
 #include "cli/engine_setup.h"
+#include "cli/llama_server_flags.h"
 #include "cli/matryoshka_option.h"
+#include "cli/ollama_model_facts.h"
 #include "cli/pooling_option.h"
 #include "engine/engine.h"
 #include "loader/chat_metadata.h"
@@ -50,6 +52,7 @@ struct ServeOptions {
   int64_t max_buffered_tokens = int64_t(1) << 20;
   std::optional<std::string> pooling;
   std::optional<std::string> matryoshka_dimensions;
+  LlamaServerFlags llama_server;  // llama-server's spellings
 };
 
 int serve(ServeOptions& o) {
@@ -76,6 +79,9 @@ int serve(ServeOptions& o) {
     return report_error("invalid option: --max-buffered-tokens must be at least --max-request-tokens");
   if (o.api_key && o.api_key->empty()) return report_error("invalid option: --api-key must not be empty");
 
+  Result<std::vector<std::string>> llama_server_lines = apply_llama_server_flags(o.llama_server, o.common, o.engine);
+  if (!llama_server_lines.ok()) return report_error(llama_server_lines.error());
+  for (const std::string& line : *llama_server_lines) std::fprintf(stderr, "pagoda: %s\n", line.c_str());
   Result<PreparedEngine> p = prepare_engine(o.common, o.engine);
   if (!p.ok()) return report_error(p.error());
   if (p->followed) return 0;  // a rank of --tp/--pp other than 0: rank 0 ran the command
@@ -156,6 +162,10 @@ int serve(ServeOptions& o) {
   api.matryoshka = matryoshka->dimensions;
   api.embedding_eos = embedding_eos(loaded);
   api.prompt_logprobs_off = prompt_logprobs_off;
+  api.ollama = ollama_model_facts(loaded, meta);
+  api.model_path = loaded.source;
+  api.eos_text = meta.eos_text;
+  api.fim = fim_tokens(loaded);
   api.cache.block_size = ec.kv.block_size;
   api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
@@ -215,7 +225,8 @@ int serve(ServeOptions& o) {
                  api.embedding_eos ? ", each text ending with EOS (tokenizer.ggml.add_eos_token)" : "",
                  server::describe_matryoshka_dimensions(matryoshka->dimensions, loaded.model->config().dim).c_str(),
                  matryoshka->source.c_str());
-  std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, chat page at /, metrics at /metrics)%s\n",
+  std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, Ollama's at /api, chat page at /, metrics at "
+               "/metrics)%s\n",
                o.http.host.c_str(), http->port(), o.api_key ? ", API key required" : "");
   std::fflush(stderr);
   http->run();
@@ -289,6 +300,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "browser origins allowed to call the API (CORS), e.g. https://app.example.com, or * for any "
                   "(default: none); several separated by commas or given more than once")
       ->delimiter(',');
+  add_llama_server_flags(*cmd, o->common, o->engine, o->llama_server);
   cmd->callback([o, &exit_code] { exit_code = serve(*o); });
 }
 

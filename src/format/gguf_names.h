@@ -30,6 +30,13 @@ inline constexpr const char* kEosId = "tokenizer.ggml.eos_token_id";
 inline constexpr const char* kUnknownId = "tokenizer.ggml.unknown_token_id";
 inline constexpr const char* kEotId = "tokenizer.ggml.eot_token_id";
 inline constexpr const char* kEomId = "tokenizer.ggml.eom_token_id";
+// Fill-in-the-middle tokens (llama.cpp's names; older files say prefix, suffix and middle).
+inline constexpr const char* kFimPreId = "tokenizer.ggml.fim_pre_token_id";
+inline constexpr const char* kFimSufId = "tokenizer.ggml.fim_suf_token_id";
+inline constexpr const char* kFimMidId = "tokenizer.ggml.fim_mid_token_id";
+inline constexpr const char* kPrefixId = "tokenizer.ggml.prefix_token_id";
+inline constexpr const char* kSuffixId = "tokenizer.ggml.suffix_token_id";
+inline constexpr const char* kMiddleId = "tokenizer.ggml.middle_token_id";
 inline constexpr const char* kAddBos = "tokenizer.ggml.add_bos_token";
 inline constexpr const char* kAddEos = "tokenizer.ggml.add_eos_token";
 inline constexpr const char* kAddSpacePrefix = "tokenizer.ggml.add_space_prefix";

@@ -328,6 +328,16 @@ std::optional<ApiError> parse_anthropic_messages(std::string_view body_text, Com
   return std::nullopt;
 }
 
+std::optional<ApiError> parse_anthropic_count_tokens(std::string_view body_text, CompletionParams* out) {
+  nlohmann::json body;
+  if (auto e = parse_json_object(body_text, &body)) return e;
+  for (const auto& [key, value] : body.items())
+    if (key != "model" && key != "messages" && key != "system" && key != "tools" && key != "tool_choice")
+      return invalid_request(fmt::format("{}: Extra inputs are not permitted", key), key);
+  body["max_tokens"] = 1;  // nothing is generated; the Messages parser wants one
+  return parse_anthropic_messages(json_text(body), out);
+}
+
 std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string, bool called_tools) {
   if (reason == FinishReason::kLength) return "max_tokens";
   if (called_tools) return "tool_use";

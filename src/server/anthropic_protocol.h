@@ -25,6 +25,10 @@ namespace pagoda::server {
 // (prefill) are errors naming the field; so are unknown fields.
 std::optional<ApiError> parse_anthropic_messages(std::string_view body, CompletionParams* out);
 
+// POST /v1/messages/count_tokens: a Messages request without max_tokens (the fields that shape the prompt:
+// model, system, messages, tools, tool_choice), parsed as parse_anthropic_messages parses it.
+std::optional<ApiError> parse_anthropic_count_tokens(std::string_view body, CompletionParams* out);
+
 // "end_turn" (the model's end), "stop_sequence" (one of stop_sequences), "tool_use" (it called tools),
 // "max_tokens" (max_tokens or the context).
 std::string_view anthropic_stop_reason(FinishReason reason, const std::string& stop_string, bool called_tools);

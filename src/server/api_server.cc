@@ -15,6 +15,10 @@
 #include "server/embeddings_protocol.h"
 #include "server/json_text.h"
 #include "server/matryoshka_dimensions.h"
+#include "server/llama_protocol.h"
+#include "server/llama_writer.h"
+#include "server/ollama_protocol.h"
+#include "server/ollama_writer.h"
 #include "server/openai_writer.h"
 #include "server/responses_protocol.h"
 #include "server/responses_writer.h"
@@ -71,9 +75,18 @@ ApiError context_error(int64_t max_seq_len, int64_t prompt_tokens, int64_t max_t
 
 constexpr size_t kGrammarCacheCapacity = 64;  // compiled grammars kept (distinct schemas in use at once)
 
-// Anthropic's clients read Anthropic's error body; everyone else OpenAI's.
+// Anthropic's clients read Anthropic's error body, Ollama's Ollama's; everyone else OpenAI's.
 HttpResponse error_response_for(std::string_view path, const ApiError& error) {
-  return path == "/v1/messages" ? anthropic_error_response(error) : error.to_response();
+  if (path.starts_with("/v1/messages")) return anthropic_error_response(error);
+  if (path.starts_with("/api/")) return ollama_error_response(error);
+  return error.to_response();
+}
+
+// Ollama's endpoints this server serves; the others (pull, push, create, copy, delete, blobs) manage a model
+// store it does not have.
+bool is_ollama_endpoint(std::string_view path) {
+  return path == "/api/chat" || path == "/api/generate" || path == "/api/embed" || path == "/api/embeddings" ||
+         path == "/api/tags" || path == "/api/show" || path == "/api/ps" || path == "/api/version";
 }
 
 }  // namespace
@@ -87,6 +100,7 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log
       grammar_compiler_(grammar::TokenVocabulary::from_tokenizer(tokenizer), kGrammarCacheCapacity) {
   created_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  started_at_ = ollama_timestamp();
   start_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
   workers_ = std::make_unique<RequestWorkers>(options_.num_workers, options_.max_queued_requests);
   compile_workers_ = std::make_unique<RequestWorkers>(1, kMaxQueuedCompiles);
@@ -249,17 +263,32 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   if (path == "/" || path == "/index.html") {
     if (!is_get) return method_not_allowed("GET");
     HttpResponse r;
+    // Ollama's clients probe / for its plain answer; a browser asks for HTML and gets the chat page.
+    if (path == "/" && (req.method == "HEAD" || req.header("accept").find("text/html") == std::string::npos)) {
+      r.content_type = "text/plain; charset=utf-8";
+      r.body = "Ollama is running";
+      return reply(*ex, std::move(r));
+    }
     r.content_type = "text/html; charset=utf-8";
     r.body = chat_page_html(options_.model_name);
     return reply(*ex, std::move(r));
   }
-  if (path == "/version") {
+  if (path == "/version" || path == "/api/version") {
     if (!is_get) return method_not_allowed("GET");
     return reply(*ex, json_response(200, {{"version", PAGODA_VERSION}}));
   }
+  if (path.starts_with("/api/") && !is_ollama_endpoint(path)) {
+    ApiError e = not_found(fmt::format("{} is not supported: this server serves one model, loaded at its start, and "
+                                       "keeps no model store to pull, push, create, copy or delete",
+                                       path));
+    return reply_error(*ex, e);
+  }
   const bool known = path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
                      path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
-                     path == "/v1/responses" || path == "/tokenize" || path == "/detokenize";
+                     path == "/v1/responses" || path == "/tokenize" || path == "/detokenize" ||
+                     path == "/v1/messages/count_tokens" || path == "/completion" || path == "/completions" ||
+                     path == "/props" || path == "/slots" || path == "/infill" || path == "/apply-template" ||
+                     is_ollama_endpoint(path);
   if (!known) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
 
   if (options_.api_key) {
@@ -295,7 +324,33 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
                                           {"owned_by", "pagoda"},
                                           {"max_model_len", options_.max_model_len}}));
   }
+  if ((path == "/api/tags" || path == "/api/ps") && !is_get) return method_not_allowed("GET");
+  if (path == "/props" || path == "/slots") {
+    if (!is_get) return method_not_allowed("GET");
+    HttpResponse r;
+    r.body = path == "/props" ? llama_props_json(llama_facts()) : llama_slots_json(llama_facts());
+    return reply(*ex, std::move(r));
+  }
+  if (handle_ollama_info(*ex, path)) return;
   if (!is_post) return method_not_allowed("POST");
+  if (path == "/api/chat" || path == "/api/generate") {
+    const CompletionApi api = path == "/api/chat" ? CompletionApi::kOllamaChat : CompletionApi::kOllamaGenerate;
+    return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
+  }
+  if (path == "/completion" || path == "/completions" || path == "/infill") {
+    const CompletionApi api = path == "/infill" ? CompletionApi::kLlamaInfill : CompletionApi::kLlamaCompletion;
+    return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
+  }
+  if (path == "/apply-template")
+    return run_on_worker(ex, [this, ex](int64_t received_us) { handle_apply_template(*ex, received_us); });
+  if (path == "/v1/messages/count_tokens")
+    return run_on_worker(ex, [this, ex](int64_t received_us) { handle_count_tokens(*ex, received_us); });
+  if (path == "/api/embed" || path == "/api/embeddings") {
+    const bool legacy = path == "/api/embeddings";
+    return run_on_worker(ex, [this, ex, legacy](int64_t received_us) mutable {
+      handle_embeddings(ex, received_us, true, legacy);
+    });
+  }
   if (path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/messages" ||
       path == "/v1/responses") {
     const CompletionApi api = path == "/v1/completions"        ? CompletionApi::kCompletions
@@ -360,13 +415,62 @@ std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& 
 
 void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us) {
   CompletionParams params;
-  const bool chat = api != CompletionApi::kCompletions;
   nlohmann::ordered_json responses_echo;  // the settings a Responses object repeats
-  if (std::optional<ApiError> e =
-          api == CompletionApi::kAnthropicMessages ? parse_anthropic_messages(ex->request().body, &params)
-          : api == CompletionApi::kResponses ? parse_responses_request(ex->request().body, &params, &responses_echo)
-                                             : parse_completion_params(ex->request().body, chat, &params))
+  const bool ollama = api == CompletionApi::kOllamaChat || api == CompletionApi::kOllamaGenerate;
+  OllamaRequest ollama_request;
+  int64_t max_seq_len = options_.max_seq_len;
+  LlamaCompletionRequest llama_request;
+  const bool llama = api == CompletionApi::kLlamaCompletion || api == CompletionApi::kLlamaInfill;
+  std::string infill_prefix, infill_suffix;  // /infill: the text around the middle
+  if (llama) {
+    std::string body = ex->request().body;
+    if (api == CompletionApi::kLlamaInfill) {
+      if (!options_.fim.complete())
+        return reply_error(*ex, invalid_request(fmt::format("this model has no fill-in-the-middle tokens (missing: {}), "
+                                                            "so /infill cannot build its prompt",
+                                                            options_.fim.missing())));
+      if (std::optional<ApiError> e = split_llama_infill(ex->request().body, &infill_prefix, &infill_suffix, &body))
+        return reply_error(*ex, *e);
+    }
+    if (std::optional<ApiError> e = parse_llama_completion(body, &llama_request)) return reply_error(*ex, *e);
+    params = std::move(llama_request.params);
+  } else if (ollama) {
+    if (std::optional<ApiError> e = api == CompletionApi::kOllamaChat
+                                        ? parse_ollama_chat(ex->request().body, &ollama_request)
+                                        : parse_ollama_generate(ex->request().body, &ollama_request))
+      return reply_error(*ex, *e);
+    if (!ollama_model_matches(ollama_request.model, options_.model_name))
+      return reply_error(*ex, ollama_model_not_found(ollama_request.model));
+    if (!ollama_request.ignored_options.empty())
+      log_.message(fmt::format("{} {}: options without effect on this server, accepted and ignored: {}",
+                               ex->request().method, ex->request().path,
+                               fmt::join(ollama_request.ignored_options, ", ")));
+    if (ollama_request.num_ctx) {
+      if (*ollama_request.num_ctx > max_seq_len)
+        log_.message(fmt::format("{}: options.num_ctx {} capped to the server's context of {} tokens",
+                                 ex->request().path, *ollama_request.num_ctx, max_seq_len));
+      max_seq_len = std::min(max_seq_len, *ollama_request.num_ctx);
+    }
+    if (ollama_request.load_only) {
+      // Ollama's "load the model" call: it is loaded for the server's life.
+      json r = {{"model", ollama_request.model}, {"created_at", ollama_timestamp()}};
+      if (api == CompletionApi::kOllamaChat)
+        r["message"] = {{"role", "assistant"}, {"content", ""}};
+      else
+        r["response"] = "";
+      r["done_reason"] = "load";
+      r["done"] = true;
+      return reply(*ex, json_response(200, r), "load");
+    }
+    params = std::move(ollama_request.params);
+  } else if (std::optional<ApiError> e =
+                 api == CompletionApi::kAnthropicMessages ? parse_anthropic_messages(ex->request().body, &params)
+                 : api == CompletionApi::kResponses
+                     ? parse_responses_request(ex->request().body, &params, &responses_echo)
+                     : parse_completion_params(ex->request().body, api != CompletionApi::kCompletions, &params)) {
     return reply_error(*ex, *e);
+  }
+  const bool chat = params.chat;
   if (params.model && *params.model != options_.model_name)
     return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
                                                   *params.model, options_.model_name),
@@ -413,12 +517,30 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
         p.tokens = in.tokens;
         if (params.echo) p.echo_text = tokenizer_.decode(in.tokens);
       }
+      if (params.suffix) {
+        // OpenAI's suffix: the prompt is the text before the insertion, as /infill's input_prefix.
+        if (!options_.fim.complete())
+          return reply_error(*ex, invalid_request(fmt::format("'suffix' needs the model's fill-in-the-middle tokens, "
+                                                              "which it lacks (missing: {})",
+                                                              options_.fim.missing()),
+                                                  "suffix"));
+        std::vector<TokenId> before = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
+        p.tokens = llama_infill_tokens(options_.fim,
+                                       options_.add_bos ? std::optional<TokenId>(tokenizer_.bos_id()) : std::nullopt,
+                                       before, tokenizer_.encode(*params.suffix, false), {});
+      }
+      if (api == CompletionApi::kLlamaInfill) {
+        std::vector<TokenId> middle = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
+        p.tokens = llama_infill_tokens(options_.fim,
+                                       options_.add_bos ? std::optional<TokenId>(tokenizer_.bos_id()) : std::nullopt,
+                                       tokenizer_.encode(infill_prefix, false), tokenizer_.encode(infill_suffix, false),
+                                       middle);
+      }
       if (p.tokens.empty()) return reply_error(*ex, invalid_request("the prompt is empty", "prompt"));
       prompts.push_back(std::move(p));
     }
   }
   if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);
-  const int64_t max_seq_len = options_.max_seq_len;
   int64_t longest = 0;
   for (const JobPrompt& p : prompts) longest = std::max<int64_t>(longest, int64_t(p.tokens.size()));
   if (longest >= max_seq_len) return reply_error(*ex, context_error(max_seq_len, longest, 0));
@@ -426,9 +548,9 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     if (longest + params.sampling.max_tokens > max_seq_len)
       return reply_error(*ex, context_error(max_seq_len, longest, params.sampling.max_tokens));
   } else {
-    // OpenAI's completions default is 16 tokens; chat runs to the end of the context.
+    // OpenAI's completions default is 16 tokens; chat (and Ollama's and llama-server's -1) runs to the context's end.
     const int64_t room = max_seq_len - longest;
-    params.sampling.max_tokens = int32_t(chat ? room : std::min<int64_t>(16, room));
+    params.sampling.max_tokens = int32_t(chat || ollama || llama ? room : std::min<int64_t>(16, room));
   }
   if (params.sampling.min_tokens > params.sampling.max_tokens)
     return reply_error(*ex, invalid_request(fmt::format("'min_tokens' ({}) is more than the {} tokens the request may "
@@ -450,8 +572,15 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     }
     params.constraint = std::move(c);
   }
-  PreparedCompletion prepared{
-      api, received_us, num_prompts, std::move(params), std::move(prompts), std::move(responses_echo)};
+  PreparedCompletion prepared{api,
+                              received_us,
+                              num_prompts,
+                              std::move(params),
+                              std::move(prompts),
+                              std::move(responses_echo),
+                              std::move(ollama_request.model),
+                              llama_request.return_tokens,
+                              llama_request.n_probs};
   if (!prepared.params.constraint) return launch_completion(ex, std::move(prepared), nullptr);
   if (auto hit = grammar_compiler_.cached(prepared.params.constraint->spec))
     return finish_compile(ex, std::move(prepared), std::move(*hit));
@@ -512,7 +641,7 @@ void ApiServer::finish_compile(const std::shared_ptr<HttpExchange>& ex, Prepared
 void ApiServer::launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
                                   std::shared_ptr<const grammar::CompiledGrammar> constraint) {
   const CompletionApi api = prepared.api;
-  const bool chat = api != CompletionApi::kCompletions;
+  const bool chat = prepared.params.chat;
   const int64_t received_us = prepared.received_us;
   const int64_t num_prompts = prepared.num_prompts;
   CompletionParams& params = prepared.params;
@@ -534,6 +663,15 @@ void ApiServer::launch_completion(const std::shared_ptr<HttpExchange>& ex, Prepa
           writer = std::make_unique<AnthropicWriter>(options_.model_name,
                                                      params.tools.active() && params.tools.choice != ToolChoice::kAuto,
                                                      ctx.reasoning_syntax != ReasoningSyntax::kNone);
+        else if (api == CompletionApi::kLlamaCompletion || api == CompletionApi::kLlamaInfill)
+          writer = std::make_unique<LlamaWriter>(
+              options_.model_name, llama_generation_settings(params.sampling, prepared.llama_n_probs, params.stream),
+              params.prompts.empty() ? std::string()
+              : params.prompts[0].text ? *params.prompts[0].text
+                                       : tokenizer_.decode(params.prompts[0].tokens),
+              prepared.llama_return_tokens, prepared.llama_n_probs > 0);
+        else if (api == CompletionApi::kOllamaChat || api == CompletionApi::kOllamaGenerate)
+          writer = std::make_unique<OllamaWriter>(api == CompletionApi::kOllamaChat, prepared.ollama_model);
         else if (api == CompletionApi::kResponses)
           writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
         else
@@ -600,9 +738,21 @@ void ApiServer::launch_job(const std::shared_ptr<HttpExchange>& ex, int64_t rece
   });
 }
 
-void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us) {
+void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, bool ollama,
+                                  bool legacy) {
   EmbeddingParams params;
-  if (std::optional<ApiError> e = parse_embedding_params(ex->request().body, &params)) return reply_error(*ex, *e);
+  if (ollama) {
+    std::string model;
+    if (std::optional<ApiError> e = parse_ollama_embed(ex->request().body, legacy, &params, &model))
+      return reply_error(*ex, *e);
+    if (!ollama_model_matches(model, options_.model_name)) return reply_error(*ex, ollama_model_not_found(model));
+    params.api = legacy ? EmbeddingParams::Api::kOllamaLegacy : EmbeddingParams::Api::kOllama;
+    // Ollama's legacy endpoint returns the pooled vector as it is.
+    params.normalize = !legacy;
+    params.ollama_model = std::move(model);
+  } else if (std::optional<ApiError> e = parse_embedding_params(ex->request().body, &params)) {
+    return reply_error(*ex, *e);
+  }
   if (params.model && *params.model != options_.model_name)
     return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
                                                   *params.model, options_.model_name),
@@ -656,18 +806,116 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
       });
 }
 
+LlamaServerFacts ApiServer::llama_facts() const {
+  LlamaServerFacts f;
+  f.model_name = options_.model_name;
+  f.model_path = options_.model_path;
+  f.chat_template = options_.ollama.chat_template;
+  f.bos_token = options_.bos_text;
+  f.eos_token = options_.eos_text;
+  f.total_slots = engine_.config().scheduler.max_num_seqs;
+  f.n_ctx = options_.max_seq_len;
+  f.busy_slots = std::min(f.total_slots, num_active_jobs());
+  return f;
+}
+
+OllamaModelFacts ApiServer::ollama_facts() const {
+  OllamaModelFacts f = options_.ollama;
+  f.name = options_.model_name;
+  f.context_length = options_.max_seq_len;
+  f.embeddings = engine_.config().pooling;
+  f.tools = true;  // through the template's tools, or the default tool prompt
+  if (f.started_at.empty()) f.started_at = started_at_;
+  return f;
+}
+
+bool ApiServer::handle_ollama_info(HttpExchange& ex, const std::string& path) {
+  if (path == "/api/tags" || path == "/api/ps") {
+    HttpResponse r;
+    r.body = path == "/api/tags" ? ollama_tags_json(ollama_facts()) : ollama_ps_json(ollama_facts());
+    reply(ex, std::move(r));
+    return true;
+  }
+  if (path != "/api/show") return false;
+  if (ex.request().method != "POST") {
+    ApiError e = invalid_request(fmt::format("{} does not allow {}; use POST", path, ex.request().method));
+    e.http_status = 405;
+    reply_error(ex, e);
+    return true;
+  }
+  json body;
+  if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) {
+    reply_error(ex, *e);
+    return true;
+  }
+  // Ollama's older clients send "name".
+  std::string model;
+  for (const char* key : {"model", "name"})
+    if (auto it = body.find(key); it != body.end() && it->is_string()) model = it->get<std::string>();
+  for (const auto& [key, value] : body.items())
+    if (key != "model" && key != "name" && key != "verbose" && key != "system" && key != "options") {
+      reply_error(ex, invalid_request(fmt::format("'{}' is not supported by this server's /api/show", key), key));
+      return true;
+    }
+  if (model.empty()) {
+    reply_error(ex, invalid_request("model is required", "model"));
+    return true;
+  }
+  if (!ollama_model_matches(model, options_.model_name)) {
+    reply_error(ex, ollama_model_not_found(model));
+    return true;
+  }
+  HttpResponse r;
+  r.body = ollama_show_json(ollama_facts());
+  reply(ex, std::move(r));
+  return true;
+}
+
+void ApiServer::handle_apply_template(HttpExchange& ex, int64_t received_us) {
+  // llama-server's: a chat request's prompt as the template renders it, nothing generated.
+  CompletionParams params;
+  if (std::optional<ApiError> e = parse_completion_params(ex.request().body, true, &params)) return reply_error(ex, *e);
+  auto text = chat_prompt_text(params, received_us);
+  if (const ApiError* e = std::get_if<ApiError>(&text)) return reply_error(ex, *e);
+  reply(ex, json_response(200, {{"prompt", std::get<std::string>(text)}}));
+}
+
+void ApiServer::handle_count_tokens(HttpExchange& ex, int64_t received_us) {
+  CompletionParams params;
+  if (std::optional<ApiError> e = parse_anthropic_count_tokens(ex.request().body, &params)) return reply_error(ex, *e);
+  if (params.model && *params.model != options_.model_name)
+    return reply_error(ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
+                                                 *params.model, options_.model_name),
+                                     "model_not_found"));
+  auto tokens = chat_prompt_tokens(params, received_us);
+  if (const ApiError* e = std::get_if<ApiError>(&tokens)) return reply_error(ex, *e);
+  reply(ex, json_response(200, {{"input_tokens", std::get<std::vector<TokenId>>(tokens).size()}}));
+}
+
 void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
   json body;
   if (std::optional<ApiError> e = parse_json_object(ex.request().body, &body)) return reply_error(ex, *e);
   for (const auto& [key, value] : body.items())
     if (key != "model" && key != "prompt" && key != "messages" && key != "add_special_tokens" &&
-        key != "add_generation_prompt" && key != "parse_special")
+        key != "add_generation_prompt" && key != "parse_special" && key != "content" && key != "add_special" &&
+        key != "with_pieces")
       return reply_error(ex, invalid_request("Unrecognized request argument supplied: " + key, key));
-  bool add_special = true;
-  if (auto it = body.find("add_special_tokens"); it != body.end() && !it->is_null()) {
-    if (!it->is_boolean())
-      return reply_error(ex, invalid_request("'add_special_tokens' must be a boolean", "add_special_tokens"));
-    add_special = it->get<bool>();
+  // llama-server's spelling (content, add_special, with_pieces) adds no BOS unless asked, as llama-server does.
+  const bool llama_server = body.contains("content");
+  if (llama_server && body.contains("prompt"))
+    return reply_error(ex, invalid_request("give 'prompt' or llama-server's 'content', not both", "content"));
+  bool add_special = !llama_server;
+  for (const char* key : {"add_special_tokens", "add_special"}) {
+    if (auto it = body.find(key); it != body.end() && !it->is_null()) {
+      if (!it->is_boolean())
+        return reply_error(ex, invalid_request(fmt::format("'{}' must be a boolean", key), key));
+      add_special = it->get<bool>();
+    }
+  }
+  bool with_pieces = false;
+  if (auto it = body.find("with_pieces"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return reply_error(ex, invalid_request("'with_pieces' must be a boolean", "with_pieces"));
+    with_pieces = it->get<bool>();
   }
   // llama.cpp's field: false reads special tokens written in the prompt as plain text.
   bool parse_special = true;
@@ -679,7 +927,7 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
     parse_special = it->get<bool>();
   }
   std::vector<TokenId> tokens;
-  if (auto it = body.find("prompt"); it != body.end() && it->is_string()) {
+  if (auto it = body.find(llama_server ? "content" : "prompt"); it != body.end() && it->is_string()) {
     tokens = tokenizer_.encode(it->get<std::string>(), add_special && options_.add_bos, parse_special);
   } else if (body.contains("messages")) {
     // The chat request's own fields, parsed as /v1/chat/completions parses them.
@@ -693,8 +941,21 @@ void ApiServer::handle_tokenize(HttpExchange& ex, int64_t received_us) {
   } else {
     return reply_error(ex, invalid_request("'prompt' (a string) or 'messages' is required", "prompt"));
   }
-  reply(ex,
-        json_response(200, {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", options_.max_model_len}}));
+  json ids = tokens;
+  if (with_pieces) {
+    // llama-server's pieces: a token's text where its bytes are valid UTF-8, else the bytes.
+    ids = json::array();
+    for (TokenId t : tokens) {
+      const std::string piece = tokenizer_.token_bytes(t, -1);
+      // Valid UTF-8 when dropping the invalid bytes (nlohmann's ignore handler) drops nothing.
+      const std::string valid =
+          json::parse(json(piece).dump(-1, ' ', false, json::error_handler_t::ignore)).get<std::string>();
+      ids.push_back({{"id", t},
+                     {"piece", valid.size() == piece.size() ? json(piece)
+                                                            : json(std::vector<uint8_t>(piece.begin(), piece.end()))}});
+    }
+  }
+  reply(ex, json_response(200, {{"tokens", ids}, {"count", tokens.size()}, {"max_model_len", options_.max_model_len}}));
 }
 
 ReasoningSyntax ApiServer::reasoning_syntax(const CompletionParams& params) const {
@@ -702,9 +963,8 @@ ReasoningSyntax ApiServer::reasoning_syntax(const CompletionParams& params) cons
                               options_.chat_template.reasoning_syntax());
 }
 
-std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params,
-                                                                           int64_t received_us,
-                                                                           bool* opens_reasoning) const {
+std::variant<std::string, ApiError> ApiServer::chat_prompt_text(const CompletionParams& params,
+                                                               int64_t received_us) const {
   // A template from the model file may be hostile: its render has a work budget, and stops at the request's
   // deadline and at shutdown.
   const int64_t deadline_us =
@@ -761,7 +1021,15 @@ std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const
       return invalid_request("the chat template's rendering exceeded its limits: " + text.error(), "messages");
     return invalid_request("the chat template refused the messages: " + text.error(), "messages");
   }
-  std::string_view prompt = *text;
+  return std::move(*text);
+}
+
+std::variant<std::vector<TokenId>, ApiError> ApiServer::chat_prompt_tokens(const CompletionParams& params,
+                                                                           int64_t received_us,
+                                                                           bool* opens_reasoning) const {
+  auto text = chat_prompt_text(params, received_us);
+  if (const ApiError* e = std::get_if<ApiError>(&text)) return *e;
+  std::string_view prompt = std::get<std::string>(text);
   if (opens_reasoning != nullptr) *opens_reasoning = prompt_opens_reasoning(reasoning_syntax(params), prompt);
   bool add_bos = options_.add_bos;
   if (options_.chat_template.format() == ChatFormat::kJinja) {
@@ -790,7 +1058,8 @@ void ApiServer::handle_detokenize(HttpExchange& ex) {
                                              "tokens"));
     tokens.push_back(TokenId(id));
   }
-  reply(ex, json_response(200, {{"prompt", tokenizer_.decode(tokens)}}));
+  const std::string text = tokenizer_.decode(tokens);
+  reply(ex, json_response(200, {{"prompt", text}, {"content", text}}));  // vLLM's name and llama-server's
 }
 
 void ApiServer::expire_all(const ApiError& why) {

@@ -1,7 +1,7 @@
 // ApiServer: the OpenAI-compatible API over one Engine: routes each HttpExchange (/v1/completions,
-// /v1/chat/completions, /v1/responses, /v1/embeddings, Anthropic's /v1/messages, /v1/models, /health, /metrics,
-// /tokenize, /detokenize, the chat page at
-// /), checks the API key, bounds what one request and all buffered responses may ask for, turns requests into
+// /v1/chat/completions, /v1/responses, /v1/embeddings, Anthropic's /v1/messages, Ollama's /api/*, /v1/models,
+// llama-server's /completion, /props, /slots and /apply-template, /health, /metrics, /tokenize, /detokenize, the chat page at /, or
+// Ollama's "Ollama is running" there for a client that does not ask for HTML), checks the API key, bounds what one request and all buffered responses may ask for, turns requests into
 // CompletionJobs and EmbeddingJobs,
 // enforces deadlines, and drains on shutdown. Cheap routes are answered on the I/O thread; parsing, templates and
 // tokenization run on its RequestWorkers. Borrows the engine and tokenizer; owns the jobs in flight, the workers
@@ -28,6 +28,8 @@
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/matryoshka_dimensions.h"
+#include "server/llama_protocol.h"
+#include "server/ollama_protocol.h"
 #include "server/request_log.h"
 #include "server/request_workers.h"
 #include "server/server_job.h"
@@ -64,6 +66,12 @@ struct ApiServerOptions {
   // Why the engine computes no prompt logprobs (EngineConfig::prompt_logits off), for the 400 of a request that
   // asks for them; empty: it says only that they are off.
   std::string prompt_logprobs_off;
+  // What Ollama's /api/tags, /api/show and /api/ps say of the model (name, context and capabilities are filled
+  // by the server).
+  OllamaModelFacts ollama;
+  std::string model_path;  // llama-server's /props: the model file
+  std::string eos_text;    // and the EOS token's text
+  FimTokens fim;           // llama-server's /infill: the model's fill-in-the-middle tokens
 };
 
 class ApiServer {
@@ -95,7 +103,8 @@ class ApiServer {
   // Runs `work` on a worker; a full queue is a 503, a request whose deadline passed while it waited a 408, and
   // one that arrives during a drain a 503. `received_us` (this server's clock) starts the request's deadline.
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
-  enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages };
+  enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages, kOllamaChat, kOllamaGenerate,
+                               kLlamaCompletion, kLlamaInfill };
   void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
   // A completion request parsed, its prompts tokenized, its constraint not yet compiled.
   struct PreparedCompletion {
@@ -105,6 +114,9 @@ class ApiServer {
     CompletionParams params;
     std::vector<JobPrompt> prompts;
     nlohmann::ordered_json responses_echo;  // the settings a Responses object repeats
+    std::string ollama_model;                // Ollama's APIs: the model's name as the client gave it
+    bool llama_return_tokens = false;        // llama-server's /completion: return_tokens
+    int32_t llama_n_probs = 0;               // and n_probs
   };
   // A constraint not in the grammar cache is compiled on the compile thread, so that a slow compile holds no
   // request worker; the compile stops at the request's deadline (408), its client's leaving and shutdown (503).
@@ -115,7 +127,13 @@ class ApiServer {
   void launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
                          std::shared_ptr<const grammar::CompiledGrammar> constraint);
   JobContext job_context();  // what every job borrows (--tool-call-parser's format, else the template's)
-  void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
+  // /v1/embeddings, or Ollama's /api/embed (`ollama`) and /api/embeddings (`legacy`).
+  void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, bool ollama = false,
+                         bool legacy = false);
+  // Ollama's GET /api/tags, /api/ps, /api/version and POST /api/show; false when `path` is none of them.
+  bool handle_ollama_info(HttpExchange& ex, const std::string& path);
+  OllamaModelFacts ollama_facts() const;
+  LlamaServerFacts llama_facts() const;
   // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
   // `make_job` builds it with the callback it must call when it ends; `start` runs on the strand and says
   // whether the job is running (false: it answered already).
@@ -123,6 +141,9 @@ class ApiServer {
                   const std::function<std::shared_ptr<ServerJob>(std::function<void()> on_done)>& make_job,
                   std::function<bool(ServerJob&)> start);
   void handle_tokenize(HttpExchange& ex, int64_t received_us);
+  // Anthropic's /v1/messages/count_tokens: the prompt's tokens through the template, as /v1/messages counts them.
+  void handle_count_tokens(HttpExchange& ex, int64_t received_us);
+  void handle_apply_template(HttpExchange& ex, int64_t received_us);
   void handle_detokenize(HttpExchange& ex);
   HttpResponse models_response() const;
   // The chat's prompt tokens through the template: a template error (raise_exception) or a render over its
@@ -130,6 +151,8 @@ class ApiServer {
   // `opens_reasoning` (when given): whether the rendered prompt leaves the model inside its reasoning.
   std::variant<std::vector<TokenId>, ApiError> chat_prompt_tokens(const CompletionParams& params, int64_t received_us,
                                                                   bool* opens_reasoning = nullptr) const;
+  // The same as text, before tokenization (llama-server's /apply-template).
+  std::variant<std::string, ApiError> chat_prompt_text(const CompletionParams& params, int64_t received_us) const;
   // The reasoning syntax a chat request's output is read with (its reasoning_format, else the server's).
   ReasoningSyntax reasoning_syntax(const CompletionParams& params) const;
   // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
@@ -151,6 +174,7 @@ class ApiServer {
   // cached by spec: every request with the same schema shares one compiled grammar and its token masks.
   grammar::GrammarCompiler grammar_compiler_;
   int64_t created_ = 0;
+  std::string started_at_;  // the same, as Ollama's timestamps
 
   mutable std::mutex mutex_;
   uint64_t next_job_id_ = 1;

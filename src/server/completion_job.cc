@@ -80,7 +80,7 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
   });
   if (params_.stream) {
     exchange_->set_cut_message(writer_->cut_message());
-    exchange_->start_stream(200, "text/event-stream");
+    exchange_->start_stream(200, writer_->stream_content_type());
     stream_started_ = true;
     const std::string open = writer_->stream_open(prompts.empty() ? 0 : int32_t(prompts[0].tokens.size()));
     if (!open.empty()) exchange_->send(open);
@@ -137,8 +137,10 @@ std::vector<TokenLogprobInfo> CompletionJob::logprob_infos(Choice& c, const std:
   for (const TokenLogprobs& lp : lps) {
     TokenLogprobInfo info;
     info.token = ctx_.tokenizer->token_bytes(lp.token, c.prev_token);
+    info.id = lp.token;
     info.logprob = lp.logprob;
-    for (const auto& [tok, val] : lp.top) info.top.push_back({ctx_.tokenizer->token_bytes(tok, c.prev_token), val});
+    for (const auto& [tok, val] : lp.top)
+      info.top.push_back({ctx_.tokenizer->token_bytes(tok, c.prev_token), val, tok});
     info.text_offset = c.text_offsets.next(info.token);
     c.prev_token = lp.token;
     infos.push_back(std::move(info));
@@ -167,7 +169,7 @@ void CompletionJob::score_prompt(Choice& c, const std::vector<TokenLogprobs>& pr
         const TokenLogprobs& lp = prompt_lps[i - 1];
         info.logprob = lp.logprob;
         for (size_t k = 0; k < lp.top.size() && int32_t(k) < params_.logprobs; ++k)
-          info.top.push_back({tok.token_bytes(lp.top[k].first, prev), lp.top[k].second});
+          info.top.push_back({tok.token_bytes(lp.top[k].first, prev), lp.top[k].second, lp.top[k].first});
       }
       info.text_offset = c.text_offsets.next(info.token);
       prev = prompt[i];
@@ -236,6 +238,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     c.text += out.text;
     c.reasoning += split.reasoning;
     for (ToolCall& call : split.calls) c.harmony_calls.push_back(std::move(call));
+    if (!params_.echo_only) c.token_ids.insert(c.token_ids.end(), out.new_tokens.begin(), out.new_tokens.end());
     for (TokenLogprobInfo& i : infos) c.logprobs.push_back(std::move(i));
     return;
   }
@@ -246,6 +249,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   r.reasoning = std::move(split.reasoning);
   if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
   r.logprobs = std::move(infos);
+  if (!params_.echo_only) r.token_ids = out.new_tokens;
   if (out.finished && !aborted) {
     r.finish_reason = c.finish_reason;
     r.stop_string = c.stop_string;
@@ -265,7 +269,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   if (aborted && r.text.empty() && r.reasoning.empty() && r.logprobs.empty()) return;
   std::optional<UsageFigures> chunk_usage;
   if (params_.continuous_usage)
-    chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens};
+    chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens, c.ttft_ms};
   const std::string bytes = writer_->stream_piece(r, first, chunk_usage);
   if (!bytes.empty()) exchange_->send(bytes);
   c.sent_first = true;
@@ -319,6 +323,7 @@ UsageFigures CompletionJob::usage() const {
   for (const Choice& c : choices_) {
     if (c.prompt_idx != last_prompt) {
       u.prompt_tokens += c.num_prompt_tokens;
+      if (last_prompt < 0) u.ttft_ms = c.ttft_ms;
       u.cached_tokens += c.num_cached_tokens;
       last_prompt = c.prompt_idx;
     }
@@ -390,6 +395,7 @@ void CompletionJob::complete() {
         ChoiceResult r;
         r.index = c.index;
         r.text = std::move(c.text);
+        r.token_ids = std::move(c.token_ids);
         r.finish_reason = c.finish_reason;
         r.stop_string = std::move(c.stop_string);
         r.logprobs = std::move(c.logprobs);

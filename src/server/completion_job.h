@@ -71,6 +71,7 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
     int32_t prompt_idx = 0;
     RequestHandle handle;
     std::string text;  // whole text so far (non-stream)
+    std::vector<TokenId> token_ids;  // its tokens (non-stream)
     std::vector<TokenLogprobInfo> logprobs;
     TokenId prev_token = -1;         // for a token's bytes in the logprobs
     TextOffsetCounter text_offsets;  // completions logprobs: where each token starts in the choice's whole text

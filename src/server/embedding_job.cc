@@ -1,6 +1,8 @@
 // EmbeddingJob: from pooled engine outputs to an OpenAI embeddings response.
 #include "server/embedding_job.h"
 
+#include "server/ollama_protocol.h"
+
 #include <fmt/format.h>
 
 #include "server/matryoshka_dimensions.h"
@@ -30,12 +32,12 @@ bool EmbeddingJob::start(std::vector<std::vector<TokenId>> inputs, Pooling pooli
       ctx_.metrics->record_http_request(e.http_status);
       RequestLogEntry entry;
       entry.id = id_;
-      entry.path = "/v1/embeddings";
+      entry.path = exchange_->request().path;
       entry.status = e.http_status;
       entry.e2e_ms = double(ctx_.engine->now_us() - start_us_) / 1e3;
       entry.finish = "error: " + e.message;
       ctx_.log->write(entry);
-      exchange_->respond(e.to_response());
+      exchange_->respond(error_response(e));
       return false;
     }
     Input in;
@@ -125,7 +127,7 @@ void EmbeddingJob::complete() {
   } else if (cut_short) {
     status = error_->http_status;
     finish = "error: " + error_->message;
-    exchange_->respond(error_->to_response());
+    exchange_->respond(error_response(*error_));
   } else {
     std::vector<std::vector<float>> vectors;
     vectors.reserve(inputs_.size());
@@ -136,13 +138,18 @@ void EmbeddingJob::complete() {
       vectors.push_back(std::move(in.embedding));
     }
     HttpResponse resp;
-    resp.body = embeddings_response(vectors, params_.encoding, ctx_.model_name, prompt_tokens);
+    if (params_.api == EmbeddingParams::Api::kOpenAi)
+      resp.body = embeddings_response(vectors, params_.encoding, ctx_.model_name, prompt_tokens);
+    else
+      resp.body = ollama_embed_json(vectors, params_.ollama_model, prompt_tokens,
+                                    (ctx_.engine->now_us() - start_us_) * 1000,
+                                    params_.api == EmbeddingParams::Api::kOllamaLegacy);
     exchange_->respond(std::move(resp));
   }
   ctx_.metrics->record_http_request(status);
   RequestLogEntry e;
   e.id = id_;
-  e.path = "/v1/embeddings";
+  e.path = exchange_->request().path;
   e.status = status;
   e.num_choices = int32_t(inputs_.size());
   e.prompt_tokens = int32_t(prompt_tokens);

@@ -1,4 +1,4 @@
-// EmbeddingJob: one /v1/embeddings request inside the server: a pooling request in the engine per input (the
+// EmbeddingJob: one /v1/embeddings (or Ollama's /api/embed, /api/embeddings) request inside the server: a pooling request in the engine per input (the
 // engine batches them with everything else), the vectors coming back, and the one JSON body they become (L2
 // normalized unless asked otherwise, float or base64). All its work runs on its exchange's strand (the engine's
 // listeners only post there), so no lock guards its state. Ends every request it started: on a client
@@ -16,6 +16,7 @@
 #include "engine/pooling.h"
 #include "server/completion_job.h"
 #include "server/embeddings_protocol.h"
+#include "server/ollama_protocol.h"
 #include "server/server_job.h"
 
 namespace pagoda::server {
@@ -45,6 +46,9 @@ class EmbeddingJob : public ServerJob, public std::enable_shared_from_this<Embed
   void client_gone();
   void cancel_running();
   void complete();  // every input is done: the response, metrics, the log line
+  HttpResponse error_response(const ApiError& e) const {  // in the shape of the API asked
+    return params_.api == EmbeddingParams::Api::kOpenAi ? e.to_response() : ollama_error_response(e);
+  }
 
   JobContext ctx_;
   std::shared_ptr<HttpExchange> exchange_;

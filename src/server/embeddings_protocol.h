@@ -25,6 +25,9 @@ struct EmbeddingParams {
   EmbeddingEncoding encoding = EmbeddingEncoding::kFloat;
   std::optional<int64_t> dimensions;  // as asked; checked against the model (matryoshka_dimensions.h)
   bool normalize = true;              // vLLM's `normalize`: L2-normalized vectors (OpenAI's are)
+  // Whose shape the answer takes: OpenAI's, Ollama's /api/embed or its legacy /api/embeddings.
+  enum class Api : uint8_t { kOpenAi, kOllama, kOllamaLegacy } api = Api::kOpenAi;
+  std::string ollama_model;  // Ollama's: the model's name as the client gave it
 };
 
 // Parses and validates a request body. Unknown fields, wrong types, empty inputs and more than

@@ -350,7 +350,7 @@ constexpr std::string_view kCommonFields[] = {"model",
                                               "structured_outputs",
                                               "grammar",
                                               "prompt_logprobs"};
-constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of"};
+constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "best_of", "suffix"};
 constexpr std::string_view kChatFields[] = {
     "messages",        "max_completion_tokens", "top_logprobs",         "add_generation_prompt",
     "response_format", "tool_choice",           "function_call",        "modalities",
@@ -359,8 +359,7 @@ constexpr std::string_view kChatFields[] = {
 // Accepted and ignored: they label or route a request and never change what is generated.
 constexpr std::string_view kHarmlessFields[] = {"user", "metadata", "store", "service_tier"};
 // Known to the OpenAI API (or vLLM's) but not implemented here: named as such in the error.
-constexpr std::string_view kUnimplementedFields[] = {"suffix",
-                                                     "audio",
+constexpr std::string_view kUnimplementedFields[] = {                                                     "audio",
                                                      "prediction",
                                                      "web_search_options",
                                                      "chat_template",
@@ -490,6 +489,11 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   } else {
     if (auto e = parse_prompts(body, &p.prompts)) return e;
     if (auto e = get_bool(body, "echo", &p.echo)) return e;
+    if (auto it = body.find("suffix"); it != body.end() && !it->is_null()) {
+      if (!it->is_string()) return wrong_type("suffix", "a string", *it);
+      p.suffix = it->get<std::string>();
+      if (p.echo) return invalid_request("'suffix' and 'echo' together are not supported by this server", "suffix");
+    }
   }
 
   int64_t max_tokens = -1;

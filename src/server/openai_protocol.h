@@ -47,6 +47,7 @@ struct CompletionParams {
   int32_t logprobs = -1;          // -1: none; else how many alternatives per token (0: the chosen one only)
   bool echo = false;              // completions: the prompt text (and with logprobs its tokens') before the completion
   bool echo_only = false;         // completions: echo with max_tokens 0: the prompt and its logprobs, nothing generated
+  std::optional<std::string> suffix;  // completions: the text after the insertion (fill-in-the-middle)
   int32_t prompt_logprobs = -1;   // vLLM's prompt_logprobs: -1: none; else alternatives per prompt token
   std::optional<OutputConstraint> constraint;  // response_format, guided_*, structured_outputs, grammar
   ToolParams tools;                            // chat: tools, tool_choice, parallel_tool_calls
@@ -76,12 +77,14 @@ std::optional<ApiError> parse_completion_params(std::string_view body, bool chat
 struct TopLogprob {
   std::string token;  // the token's bytes (may be part of a UTF-8 character)
   float logprob = 0.0f;
+  TokenId id = -1;  // llama-server's completion_probabilities name it
 };
 struct TokenLogprobInfo {
   std::string token;             // the token's bytes (may be part of a UTF-8 character)
   std::optional<float> logprob;  // nullopt: an echoed prompt's first token, which nothing scores (null, as its top)
   std::vector<TopLogprob> top;
   int32_t text_offset = 0;  // completions: where the token starts in the choice's whole text (TextOffsetCounter)
+  TokenId id = -1;
 };
 
 // Completions' text_offset: where each token starts in the text its bytes make one after another, counted in
@@ -125,6 +128,7 @@ struct ChoiceResult {
   std::optional<FinishReason> finish_reason;    // nullopt while streaming
   std::string stop_string;                      // the stop string that ended it (kStop), if one did
   std::vector<TokenLogprobInfo> logprobs;       // when asked for
+  std::vector<TokenId> token_ids;               // the tokens the text came from (llama-server's "tokens")
   // vLLM's prompt_logprobs, when asked for: completions per choice, chat once for the response (the first
   // choice's; every choice has the same prompt).
   std::optional<PromptLogprobs> prompt_logprobs;
@@ -135,6 +139,7 @@ struct UsageFigures {
   int32_t completion_tokens = 0;
   int32_t cached_tokens = 0;  // prompt tokens served by the prefix cache
   int32_t reasoning_tokens = 0;  // output tokens of the reasoning (counted per engine output, where a parser ran)
+  double ttft_ms = 0.0;       // the first choice's time to its first token (Ollama's prompt_eval_duration)
 };
 
 // Identity of one response: the same in every chunk of a stream.

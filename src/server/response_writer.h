@@ -1,5 +1,6 @@
 // ResponseWriter: how a CompletionJob's results become one API's bytes: OpenAI's completions and chat
-// (openai_writer.h) or Anthropic's messages (anthropic_writer.h). The job decides what happened (pieces of text
+// (openai_writer.h), Anthropic's messages (anthropic_writer.h), OpenAI's Responses (responses_writer.h) or
+// Ollama's chat and generate (ollama_writer.h). The job decides what happened (pieces of text
 // and tool calls, finishes, usage, errors); the writer only says it in its API's shapes, whole or as SSE events.
 // No engine, no sockets.
 #pragma once
@@ -20,6 +21,8 @@ class ResponseWriter {
   virtual const std::string& id() const = 0;  // the response's id (also the log line's)
   // The bytes written when the stream is cut for a slow reader, before the connection ends.
   virtual std::string cut_message() const = 0;
+  // The streamed body's media type: SSE, or Ollama's NDJSON.
+  virtual std::string stream_content_type() const { return "text/event-stream"; }
   // The stream's first bytes, right after its headers (`prompt_tokens`: the first prompt's); may be empty.
   virtual std::string stream_open(int32_t prompt_tokens) = 0;
   // One streamed piece of a choice (text, tool-call pieces, logprobs, its finish); `first`: the choice's first

@@ -16,7 +16,7 @@ using ojson = nlohmann::ordered_json;
 
 // Known to the Responses API but not implemented here: named as such in the error.
 constexpr std::string_view kUnimplementedResponsesFields[] = {
-    "background", "include", "top_logprobs", "max_tool_calls", "prompt", "conversation", "stream_options"};
+    "background", "top_logprobs", "max_tool_calls", "prompt", "conversation", "stream_options"};
 // Accepted: they cannot change the output.
 constexpr std::string_view kHarmlessResponsesFields[] = {"store",        "metadata",         "user",
                                                          "service_tier", "prompt_cache_key", "safety_identifier"};
@@ -205,7 +205,8 @@ std::optional<ApiError> parse_responses_request(std::string_view body_text, Comp
                                        "parallel_tool_calls",
                                        "truncation",
                                        "previous_response_id",
-                                       "reasoning"};
+                                       "reasoning",
+                                       "include"};
   for (const auto& [key, value] : body.items()) {
     if (listed(kOwn, key) || listed(kHarmlessResponsesFields, key)) continue;
     if (listed(kUnimplementedResponsesFields, key))
@@ -218,6 +219,21 @@ std::optional<ApiError> parse_responses_request(std::string_view body_text, Comp
         "'previous_response_id' is not supported: this server keeps no responses; send the whole conversation "
         "as 'input'",
         "previous_response_id");
+  // include asks for more of items this server never makes (hosted tools' results, images, reasoning): those
+  // add nothing here. Logprobs would, and are not implemented.
+  if (present("include")) {
+    static constexpr std::string_view kNothingToAdd[] = {
+        "file_search_call.results",        "web_search_call.results",          "web_search_call.action.sources",
+        "message.input_image.image_url",   "computer_call_output.output.image_url", "code_interpreter_call.outputs",
+        "reasoning.encrypted_content"};
+    if (!body["include"].is_array()) return invalid_request("'include' must be an array of strings", "include");
+    for (const ojson& v : body["include"]) {
+      if (!v.is_string()) return invalid_request("'include' must be an array of strings", "include");
+      if (!listed(kNothingToAdd, v.get<std::string>()))
+        return invalid_request(fmt::format("'include' value '{}' is not supported by this server", v.get<std::string>()),
+                               "include");
+    }
+  }
   if (present("truncation") && body["truncation"] != "disabled")
     return invalid_request("'truncation' other than \"disabled\" is not supported by this server", "truncation");
 

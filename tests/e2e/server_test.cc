@@ -237,7 +237,8 @@ TEST(ServerTest, HealthModelsTokenizeAndTheChatPage) {
   EXPECT_EQ(json::parse(detok.body)["prompt"], "Once upon a time");
   EXPECT_EQ(http_request(server.port(), "POST", "/detokenize", R"({"tokens": [99999]})").status, 400);
 
-  const HttpReply page = http_request(server.port(), "GET", "/");
+  // A browser asks for HTML; a client that does not gets Ollama's "Ollama is running" (SERVER_API.md).
+  const HttpReply page = http_request(server.port(), "GET", "/", "", {"Accept: text/html,*/*"});
   ASSERT_EQ(page.status, 200);
   EXPECT_THAT(page.headers, HasSubstr("text/html"));
   EXPECT_THAT(page.body, HasSubstr("<title>pagoda chat: tiny-stories</title>"));

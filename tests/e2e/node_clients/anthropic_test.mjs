@@ -3,8 +3,8 @@
 // for the same conversation, usage, stop reasons, stop_sequences), messages.stream (its events in order, the
 // final message equal to create's), the raw SSE sequence with its ping, tool use (a forced tool_use block, its
 // result fed back, streamed input_json_delta pieces), and Anthropic-shaped errors the SDK raises (a missing
-// max_tokens, server tools). Usage: node anthropic_test.mjs BASE_URL. Exits 0 when every check
-// passes; prints one line per check.
+// max_tokens, server tools), and messages.countTokens. Usage: node anthropic_test.mjs BASE_URL. Exits 0 when
+// every check passes; prints one line per check.
 import assert from "node:assert/strict";
 import Anthropic from "@anthropic-ai/sdk";
 import { check, finish } from "./checks.mjs";
@@ -172,6 +172,13 @@ await check("server tools are refused with a 400 naming them", async () => {
     assert.match(err.error.error.message, /no server tools/);
     return true;
   });
+});
+
+await check("messages.countTokens: the prompt's tokens, as create's usage counts them", async () => {
+  const counted = await client.messages.countTokens({ model, messages });
+  assert.equal(counted.input_tokens, created.usage.input_tokens);
+  const system = await client.messages.countTokens({ model, system: "Be brief.", messages });
+  assert.ok(system.input_tokens > counted.input_tokens);
 });
 
 finish();

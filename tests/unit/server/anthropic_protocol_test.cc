@@ -341,6 +341,18 @@ TEST(AnthropicEndpointTest, TheReplyIsTheChatEndpointsAndErrorsAreAnthropicShape
   EXPECT_EQ(m["usage"]["output_tokens"], o["usage"]["completion_tokens"]);
   EXPECT_EQ(m["stop_reason"], o["choices"][0]["finish_reason"] == "length" ? "max_tokens" : "end_turn");
 
+  // count_tokens: the prompt's tokens, as the message's usage counts them.
+  const raw_http::HttpReply counted = raw_http::http_request(
+      server.port(), "POST", "/v1/messages/count_tokens",
+      json({{"model", "stories260K"}, {"messages", conversation}}).dump(), {"x-api-key: secret"});
+  ASSERT_EQ(counted.status, 200) << counted.body;
+  EXPECT_EQ(json::parse(counted.body), json({{"input_tokens", m["usage"]["input_tokens"]}}));
+  const raw_http::HttpReply count_bad = raw_http::http_request(
+      server.port(), "POST", "/v1/messages/count_tokens",
+      json({{"model", "stories260K"}, {"messages", conversation}, {"stream", true}}).dump(), {"x-api-key: secret"});
+  EXPECT_EQ(count_bad.status, 400);
+  EXPECT_EQ(json::parse(count_bad.body)["type"], "error");
+
   const raw_http::HttpReply bad = raw_http::http_request(
       server.port(), "POST", "/v1/messages", json({{"model", "stories260K"}, {"messages", conversation}}).dump(),
       {"x-api-key: secret"});

@@ -104,6 +104,15 @@ TEST(ResponsesProtocolTest, ErrorsNameTheResponsesField) {
             "text.format.schema");
   EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"truncation", "auto"}}), "truncation");
   EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"max_tokens", 5}}), "max_tokens");
+  EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"include", {"message.output_text.logprobs"}}}), "include");
+  EXPECT_EQ(responses_error_param({{"input", "Hi"}, {"include", "reasoning.encrypted_content"}}), "include");
+}
+
+// The @openai/agents SDK sends include on every call: empty, or asking for parts of items this server never makes.
+TEST(ResponsesProtocolTest, IncludeOfWhatThisServerNeverMakesIsAccepted) {
+  parse_responses_ok({{"input", "Hi"}, {"include", json::array()}});
+  parse_responses_ok(
+      {{"input", "Hi"}, {"include", {"reasoning.encrypted_content", "file_search_call.results", "web_search_call.results"}}});
 }
 
 // The "event:" names of an SSE body and their data, in order.
