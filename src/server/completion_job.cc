@@ -269,7 +269,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   if (aborted && r.text.empty() && r.reasoning.empty() && r.logprobs.empty()) return;
   std::optional<UsageFigures> chunk_usage;
   if (params_.continuous_usage)
-    chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens, c.ttft_ms};
+    chunk_usage = UsageFigures{c.num_prompt_tokens, c.num_output_tokens, c.num_cached_tokens, c.num_reasoning_tokens, c.ttft_ms};
   const std::string bytes = writer_->stream_piece(r, first, chunk_usage);
   if (!bytes.empty()) exchange_->send(bytes);
   c.sent_first = true;

@@ -45,27 +45,34 @@ std::string OllamaWriter::stream_piece(const ChoiceResult& piece, bool, const st
     else
       calls_.back().arguments += d.arguments;
   }
-  if (piece.text.empty()) return {};
+  if (piece.text.empty() && piece.reasoning.empty()) return {};
   ojson j = {{"model", model_}, {"created_at", ollama_timestamp()}};
-  if (chat_)
+  // A model's reasoning (the server's --reasoning-format) goes apart, in Ollama's `thinking`.
+  if (chat_) {
     j["message"] = {{"role", "assistant"}, {"content", piece.text}};
-  else
+    if (!piece.reasoning.empty()) j["message"]["thinking"] = piece.reasoning;
+  } else {
     j["response"] = piece.text;
+    if (!piece.reasoning.empty()) j["thinking"] = piece.reasoning;
+  }
   j["done"] = false;
   return ollama_line(j);
 }
 
-std::string OllamaWriter::final_object(const std::string& text, const std::vector<ToolCall>& calls,
-                                       const UsageFigures& usage, FinishReason reason) const {
+std::string OllamaWriter::final_object(const std::string& text, const std::string& reasoning,
+                                       const std::vector<ToolCall>& calls, const UsageFigures& usage,
+                                       FinishReason reason) const {
   const int64_t total_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
   const int64_t prompt_ns = std::min<int64_t>(total_ns, int64_t(usage.ttft_ms * 1e6));
   ojson j = {{"model", model_}, {"created_at", ollama_timestamp()}};
   if (chat_) {
     j["message"] = {{"role", "assistant"}, {"content", text}};
+    if (!reasoning.empty()) j["message"]["thinking"] = reasoning;
     if (!calls.empty()) j["message"]["tool_calls"] = ollama_tool_calls_json(calls);
   } else {
     j["response"] = text;
+    if (!reasoning.empty()) j["thinking"] = reasoning;
   }
   j["done"] = true;
   j["done_reason"] = ollama_done_reason(reason);
@@ -88,12 +95,13 @@ std::string OllamaWriter::stream_close(const ApiError* error, const UsageFigures
                 {"message", {{"role", "assistant"}, {"content", ""}, {"tool_calls", ollama_tool_calls_json(calls_)}}},
                 {"done", false}});
   }
-  return out + final_object("", {}, usage, last.finish_reason.value_or(FinishReason::kLength));
+  return out + final_object("", "", {}, usage, last.finish_reason.value_or(FinishReason::kLength));
 }
 
 std::string OllamaWriter::whole_response(const std::vector<ChoiceResult>& choices, const UsageFigures& usage) {
   const ChoiceResult c = choices.empty() ? ChoiceResult{} : choices[0];
-  std::string body = final_object(c.text, c.tool_calls, usage, c.finish_reason.value_or(FinishReason::kLength));
+  std::string body =
+      final_object(c.text, c.reasoning, c.tool_calls, usage, c.finish_reason.value_or(FinishReason::kLength));
   body.pop_back();  // a whole body is one object, no line end
   return body;
 }

@@ -29,9 +29,10 @@ class OllamaWriter final : public ResponseWriter {
   HttpResponse error_response(const ApiError& error) const override;
 
  private:
-  // The last object: done, done_reason, the counts and durations; `text` and `calls` its content.
-  std::string final_object(const std::string& text, const std::vector<ToolCall>& calls, const UsageFigures& usage,
-                           FinishReason reason) const;
+  // The last object: done, done_reason, the counts and durations; `text`, `reasoning` (Ollama's thinking) and `calls`
+  // its content.
+  std::string final_object(const std::string& text, const std::string& reasoning, const std::vector<ToolCall>& calls,
+                           const UsageFigures& usage, FinishReason reason) const;
 
   bool chat_;
   std::string model_;

@@ -132,7 +132,7 @@ TEST(LlamaWriterTest, StreamsPiecesThenAStopEventAndAWholeAnswer) {
   EXPECT_EQ(p["completion_probabilities"][0]["top_logprobs"][0]["id"], 7);
   ChoiceResult last;
   last.finish_reason = FinishReason::kLength;
-  const std::string end = w.stream_close(nullptr, UsageFigures{5, 1, 0, 2.0}, last);
+  const std::string end = w.stream_close(nullptr, UsageFigures{5, 1, 0, 0, 2.0}, last);
   EXPECT_THAT(end, ::testing::Not(HasSubstr("[DONE]")));
   const json e = json::parse(end.substr(6));
   EXPECT_EQ(e["stop"], true);
@@ -142,7 +142,7 @@ TEST(LlamaWriterTest, StreamsPiecesThenAStopEventAndAWholeAnswer) {
   EXPECT_TRUE(e.contains("generation_settings"));
   ChoiceResult whole = piece;
   whole.finish_reason = FinishReason::kStop;
-  const json body = json::parse(w.whole_response({whole}, UsageFigures{5, 1, 0, 2.0}));
+  const json body = json::parse(w.whole_response({whole}, UsageFigures{5, 1, 0, 0, 2.0}));
   EXPECT_EQ(body["content"], "the");
   EXPECT_EQ(body["tokens"], json({42}));
   EXPECT_EQ(body["stop_type"], "eos");

@@ -244,7 +244,7 @@ TEST(OllamaWriterTest, StreamsNdjsonLinesAndEndsWithTheCounts) {
   out += w.stream_piece(piece, false, std::nullopt);
   ChoiceResult last;
   last.finish_reason = FinishReason::kStop;
-  UsageFigures usage{5, 3, 0, 1.0};
+  UsageFigures usage{5, 3, 0, 0, 1.0};
   out += w.stream_close(nullptr, usage, last);
   const std::vector<json> ls = lines(out);
   ASSERT_EQ(ls.size(), 3u) << out;
@@ -269,11 +269,33 @@ TEST(OllamaWriterTest, AWholeGenerateAnswerIsOneObject) {
   ChoiceResult c;
   c.text = "Once upon";
   c.finish_reason = FinishReason::kLength;
-  const json j = json::parse(w.whole_response({c}, UsageFigures{4, 2, 0, 0.5}));
+  const json j = json::parse(w.whole_response({c}, UsageFigures{4, 2, 0, 0, 0.5}));
   EXPECT_EQ(j["response"], "Once upon");
   EXPECT_EQ(j["done"], true);
   EXPECT_EQ(j["done_reason"], "length");
   EXPECT_EQ(j["eval_count"], 2);
+}
+
+TEST(OllamaWriterTest, AReasoningGoesToThinkingApartFromTheContent) {
+  OllamaWriter chat(true, "m");
+  ChoiceResult piece;
+  piece.reasoning = "hmm";
+  const json streamed = json::parse(chat.stream_piece(piece, true, std::nullopt));
+  EXPECT_EQ(streamed["message"]["thinking"], "hmm");
+  EXPECT_EQ(streamed["message"]["content"], "");
+  ChoiceResult c;
+  c.text = "yes";
+  c.reasoning = "hmm";
+  c.finish_reason = FinishReason::kStop;
+  const json whole = json::parse(chat.whole_response({c}, UsageFigures{4, 2, 0, 1, 0.5}));
+  EXPECT_EQ(whole["message"]["thinking"], "hmm");
+  EXPECT_EQ(whole["message"]["content"], "yes");
+  OllamaWriter generate(false, "m");
+  const json g = json::parse(generate.whole_response({c}, UsageFigures{4, 2, 0, 1, 0.5}));
+  EXPECT_EQ(g["thinking"], "hmm");
+  EXPECT_EQ(g["response"], "yes");
+  c.reasoning.clear();
+  EXPECT_FALSE(json::parse(generate.whole_response({c}, UsageFigures{})).contains("thinking"));
 }
 
 TEST(OllamaEndpointTest, ChatIsTheChatEndpointsTextInOllamasShapes) {
