@@ -22,7 +22,7 @@ struct LatencyOptions {
   int32_t num_generated = 128;
   std::optional<double> membw_gbps;  // skip the bandwidth measurement and use this figure
   uint64_t seed = 1;                 // of the random prompt tokens
-  KvDType kv_dtype = KvDType::kF32;
+  KvCacheTypes kv_types;
   int32_t block_size = 16;      // kv_cache.block_size
   std::vector<TokenId> prompt;  // when not empty, the prompt (prompt_len is its size) instead of random tokens
   // Speculative decoding for the timed request (num_speculative_tokens 0 with method kNone: off).

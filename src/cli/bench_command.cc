@@ -167,9 +167,9 @@ int bench_latency(const LatencyCliOptions& o) {
     return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
   report_unused_by_single_sequence(*config, "bench latency");
   options.membw_gbps = o.membw_gbps;
-  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
-  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  options.kv_dtype = *kv_dtype;
+  const Result<KvCacheTypes> kv_types = resolve_kv_types(*config);
+  if (!kv_types.ok()) return report_error(kv_types.error());
+  options.kv_types = *kv_types;
   options.block_size = config->kv_cache.block_size;
   // As `pagoda run` sizes its pool: 0 (one thread per core), or 1 for a tiny model.
   const int32_t num_threads = resolve_num_threads(config->threads, loaded->model->config());
