@@ -25,10 +25,12 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool s
   app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
   app.add_option("--kv-cache-dtype", o.kv_cache_dtype,
                  "KV cache type of K and V: f16 (default), f32, bf16, q8_0, q4_0 or int8 (overrides kv_cache.dtype)");
-  app.add_option("-ctk,--cache-type-k", o.cache_type_k,
-                 "KV cache type of K alone, as llama.cpp: f32, f16, bf16, q8_0, q4_0 or int8 (overrides kv_cache.type_k)");
-  app.add_option("-ctv,--cache-type-v", o.cache_type_v,
-                 "KV cache type of V alone, as llama.cpp: f32, f16, bf16, q8_0, q4_0 or int8 (overrides kv_cache.type_v)");
+  app.add_option("--cache-type-k", o.cache_type_k,
+                 "(also -ctk) KV cache type of K alone, as llama.cpp: f32, f16, bf16, q8_0, q4_0 or int8 (overrides "
+                 "kv_cache.type_k)");
+  app.add_option("--cache-type-v", o.cache_type_v,
+                 "(also -ctv) KV cache type of V alone, as llama.cpp: f32, f16, bf16, q8_0, q4_0 or int8 (overrides "
+                 "kv_cache.type_v)");
   o.splits_over_ranks = splits_over_ranks;
   if (!splits_over_ranks) return;
   app.add_option("--tp", o.tensor_parallel,
@@ -79,6 +81,20 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   return config;
 }
 
+std::vector<std::string> with_llama_cpp_short_flags_spelled_long(int argc, char** argv) {
+  std::vector<std::string> out;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    for (const auto& [short_name, long_name] :
+         {std::pair{"-ctk", "--cache-type-k"}, std::pair{"-ctv", "--cache-type-v"}}) {
+      const std::string s = short_name;
+      if (arg == s || arg.rfind(s + "=", 0) == 0) arg = long_name + arg.substr(s.size());
+    }
+    out.push_back(std::move(arg));
+  }
+  return out;
+}
+
 Result<KvCacheTypes> resolve_kv_types(const PagodaConfig& config) {
   auto side = [&](const char* key, const std::string& name) -> Result<KvDType> {
     const std::optional<KvDType> dtype = parse_kv_dtype(name);
@@ -88,10 +104,12 @@ Result<KvCacheTypes> resolve_kv_types(const PagodaConfig& config) {
   };
   KvCacheTypes types;
   const bool own_k = !config.kv_cache.type_k.empty(), own_v = !config.kv_cache.type_v.empty();
-  PAGODA_ASSIGN_OR_RETURN(types.k, side(own_k ? "kv_cache.type_k (--cache-type-k)" : "kv_cache.dtype (--kv-cache-dtype)",
-                                        own_k ? config.kv_cache.type_k : config.kv_cache.dtype));
-  PAGODA_ASSIGN_OR_RETURN(types.v, side(own_v ? "kv_cache.type_v (--cache-type-v)" : "kv_cache.dtype (--kv-cache-dtype)",
-                                        own_v ? config.kv_cache.type_v : config.kv_cache.dtype));
+  PAGODA_ASSIGN_OR_RETURN(types.k,
+                          side(own_k ? "kv_cache.type_k (--cache-type-k)" : "kv_cache.dtype (--kv-cache-dtype)",
+                               own_k ? config.kv_cache.type_k : config.kv_cache.dtype));
+  PAGODA_ASSIGN_OR_RETURN(types.v,
+                          side(own_v ? "kv_cache.type_v (--cache-type-v)" : "kv_cache.dtype (--kv-cache-dtype)",
+                               own_v ? config.kv_cache.type_v : config.kv_cache.dtype));
   return types;
 }
 

@@ -44,6 +44,9 @@ Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 // The effective configuration: file (if any) overridden by flags, then validated.
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
 // The KV cache precision kv_cache.dtype names (f32, int8).
+// argv with llama.cpp's multi-letter short flags, which CLI11 cannot declare, spelled long: -ctk -> --cache-type-k,
+// -ctv -> --cache-type-v (also in their -ctk=VALUE form); every other argument as it was.
+std::vector<std::string> with_llama_cpp_short_flags_spelled_long(int argc, char** argv);
 // K and V types of kv_cache.type_k / type_v, each falling back to kv_cache.dtype.
 Result<KvCacheTypes> resolve_kv_types(const PagodaConfig& config);
 // The whole file as text; errors: unreadable or empty.

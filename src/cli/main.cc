@@ -4,8 +4,11 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/bench_command.h"
+#include "cli/common_options.h"
 #include "cli/convert_command.h"
 #include "cli/embed_command.h"
 #include "cli/gen_model_command.h"
@@ -34,7 +37,10 @@ int main(int argc, char** argv) {
   pagoda::cli::add_grammar_command(app, exit_code);
   pagoda::cli::add_embed_command(app, exit_code);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = pagoda::cli::with_llama_cpp_short_flags_spelled_long(argc, argv);
+    std::vector<char*> arg_ptrs;
+    for (std::string& a : args) arg_ptrs.push_back(a.data());
+    app.parse(argc, arg_ptrs.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
