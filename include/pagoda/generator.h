@@ -29,7 +29,11 @@ struct GeneratorOptions {
   int32_t max_seq_len = 0;            // prompt + output tokens of one sequence; 0: the model's context length
   int32_t max_batch_size = 0;         // sequences decoded together; 0: from the KV pool
   int64_t kv_cache_bytes = 0;         // the KV pool; 0: a share of the free RAM
-  bool int8_kv_cache = false;         // INT8 K/V (about a quarter of f32's memory)
+  // The KV cache's K and V types, llama.cpp's names: "f16" (default), "f32", "bf16", "q8_0", "q4_0" (q8_0 and q4_0
+  // need heads of a multiple of 32 values), or pagoda's "int8".
+  std::string cache_type_k = "f16";
+  std::string cache_type_v = "f16";
+  bool int8_kv_cache = false;         // INT8 K/V (about a quarter of f32's memory): both types "int8"
   bool prefix_caching = true;         // reuse the KV of prompt prefixes seen before
 };
 

@@ -93,7 +93,16 @@ Result<std::unique_ptr<Generator>> Generator::load(const GeneratorOptions& o) {
   EngineSettings s;
   s.max_seq_len = o.max_seq_len;
   s.num_threads = o.num_threads;
-  s.kv_dtype = o.int8_kv_cache ? KvDType::kInt8 : KvDType::kF32;
+  const std::optional<KvDType> type_k = parse_kv_dtype(o.cache_type_k), type_v = parse_kv_dtype(o.cache_type_v);
+  if (!type_k || !type_v)
+    return make_error(fmt::format("GeneratorOptions: cache_type_k and cache_type_v must be one of {}, got '{}' and '{}'",
+                                  kv_dtype_names(), o.cache_type_k, o.cache_type_v),
+                      StatusCode::kInvalidArgument);
+  if (o.int8_kv_cache && (*type_k != kDefaultKvDType || *type_v != kDefaultKvDType))
+    return make_error("GeneratorOptions: int8_kv_cache sets both cache types to int8; leave cache_type_k and "
+                      "cache_type_v at f16 or set them instead",
+                      StatusCode::kInvalidArgument);
+  s.kv_types = o.int8_kv_cache ? KvCacheTypes(KvDType::kInt8) : KvCacheTypes(*type_k, *type_v);
   if (o.max_batch_size > 0) s.max_num_seqs = o.max_batch_size;
   if (o.kv_cache_bytes > 0) s.kv_memory_gib = double(o.kv_cache_bytes) / double(int64_t(1) << 30);
   s.prefix_cache = o.prefix_caching;
@@ -105,8 +114,9 @@ Result<std::unique_ptr<Generator>> Generator::load(const GeneratorOptions& o) {
 
   impl->description = fmt::format("model: {}\n", impl->loaded.source);
   if (!impl->loaded.weights_note.empty()) impl->description += fmt::format("weights: {}\n", impl->loaded.weights_note);
-  impl->description += fmt::format("KV cache: {}, {}\nkernels: {}, {} threads\n", describe_kv_pool(plan.kv_pool),
-                                   kv_dtype_name(c.kv_dtype), kernels::isa_name(kernels::best_kernels().isa),
+  impl->description += fmt::format("KV cache: {}, K {} + V {}, {} bytes per token\nkernels: {}, {} threads\n",
+                                   describe_kv_pool(plan.kv_pool), kv_dtype_name(c.kv_types.k),
+                                   kv_dtype_name(c.kv_types.v), plan.kv_pool.bytes_per_block / plan.kv_pool.block_size, kernels::isa_name(kernels::best_kernels().isa),
                                    impl->engine->num_threads());
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }

@@ -40,7 +40,7 @@ Result<EngineConfig> ablation_engine_config(const AblationSettings& s, const Abl
                                             const ModelConfig& model) {
   EngineConfig c;
   c.max_seq_len = base.max_seq_len;
-  c.kv_dtype = s.kv_dtype;
+  c.kv_types = s.kv_dtype;
   c.num_threads = base.num_threads;
   c.kv.block_size = base.block_size;
   c.kv.num_blocks =

@@ -15,6 +15,7 @@
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
 #include "quant/kv_int8.h"
+#include "quant/kv_row.h"
 #include "quant/row_int8.h"
 
 namespace pagoda::bench {
@@ -193,11 +194,34 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
   const int64_t kv_dim = int64_t(num_kv_heads) * head_dim;
   const std::vector<float> k_cache = random_floats(rng, ctx * kv_dim, 1.0f),
                            v_cache = random_floats(rng, ctx * kv_dim, 1.0f);
-  std::vector<int8_t> k8(k_cache.size()), v8(v_cache.size());
-  std::vector<float> k_scale(size_t(ctx * num_kv_heads)), v_scale(k_scale.size());
-  for (int64_t s = 0; s < ctx * num_kv_heads; ++s) {
-    k_scale[size_t(s)] = quantize_kv_int8(k_cache.data() + s * head_dim, head_dim, k8.data() + s * head_dim);
-    v_scale[size_t(s)] = quantize_kv_int8(v_cache.data() + s * head_dim, head_dim, v8.data() + s * head_dim);
+  // The caches in each KV type: rows of kv_dim values, int8 with a scale per row and head.
+  struct TypedCache {
+    KvDType type;
+    int64_t row_bytes;
+    std::vector<uint8_t> k, v;
+    std::vector<float> k_scale, v_scale;
+  };
+  std::vector<TypedCache> caches;
+  for (KvDType type : {KvDType::kF32, KvDType::kF16, KvDType::kQ8_0, KvDType::kQ4_0, KvDType::kInt8}) {
+    TypedCache c{type, kv_row_bytes(type, kv_dim), {}, {}, {}, {}};
+    c.k.resize(size_t(ctx * c.row_bytes));
+    c.v.resize(c.k.size());
+    for (int64_t slot = 0; slot < ctx; ++slot) {
+      const float* k_row = k_cache.data() + slot * kv_dim;
+      const float* v_row = v_cache.data() + slot * kv_dim;
+      if (type != KvDType::kInt8) {
+        quantize_kv_row(type, k_row, int32_t(kv_dim), c.k.data() + slot * c.row_bytes);
+        quantize_kv_row(type, v_row, int32_t(kv_dim), c.v.data() + slot * c.row_bytes);
+        continue;
+      }
+      for (int32_t h = 0; h < num_kv_heads; ++h) {
+        auto* k8 = reinterpret_cast<int8_t*>(c.k.data() + slot * c.row_bytes) + h * head_dim;
+        auto* v8 = reinterpret_cast<int8_t*>(c.v.data() + slot * c.row_bytes) + h * head_dim;
+        c.k_scale.push_back(quantize_kv_int8(k_row + h * head_dim, head_dim, k8));
+        c.v_scale.push_back(quantize_kv_int8(v_row + h * head_dim, head_dim, v8));
+      }
+    }
+    caches.push_back(std::move(c));
   }
   std::vector<int32_t> blocks(static_cast<size_t>(ctx / block));
   for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = int32_t(b);
@@ -205,42 +229,41 @@ std::vector<IsaKernelFigure> run_isa_kernel_bench(ThreadPool& pool, const std::v
   constexpr int32_t kPrefillQueries = 64;
   const std::vector<float> q = random_floats(rng, kPrefillQueries * q_stride, 1.0f);
   std::vector<float> out(q.size());
-  for (const auto& [int8, num_queries] :
-       {std::pair{false, 1}, std::pair{true, 1}, std::pair{false, kPrefillQueries}, std::pair{true, kPrefillQueries}}) {
-    IsaKernelFigure f{
-        std::string("attention ") + (int8 ? "int8" : "f32") + " KV " + (num_queries == 1 ? "(ctx 512)" : "x64 (512)"),
-        "Ktok/s",
-        {}};
-    const std::vector<double> seconds = best_seconds_interleaved(levels.size(), o.min_seconds, [&](size_t l) {
-      const KernelTable& k = *kernels::kernels_for(levels[l]);
-      for (int32_t h = 0; h < num_kv_heads; ++h) {
-        kernels::AttentionArgs a;
-        a.q = q.data() + int64_t(h) * group * head_dim;
-        a.out = out.data() + int64_t(h) * group * head_dim;
-        a.num_q_heads = group;
-        a.head_dim = head_dim;
-        a.num_ctx = ctx;
-        a.num_queries = num_queries;
-        a.q_stride = q_stride;
-        a.blocks = blocks.data();
-        a.block_size = block;
-        a.scale = 1.0f / std::sqrt(float(head_dim));
-        a.row_stride = kv_dim;
-        if (int8) {
-          a.k8 = k8.data() + int64_t(h) * head_dim;
-          a.v8 = v8.data() + int64_t(h) * head_dim;
-          a.k_scale = k_scale.data() + h;
-          a.v_scale = v_scale.data() + h;
-          a.scale_stride = num_kv_heads;
-        } else {
-          a.k = k_cache.data() + int64_t(h) * head_dim;
-          a.v = v_cache.data() + int64_t(h) * head_dim;
+  for (int32_t num_queries : {1, kPrefillQueries}) {
+    for (const TypedCache& c : caches) {
+      IsaKernelFigure f{
+          std::string("attention ") + kv_dtype_name(c.type) + " KV " + (num_queries == 1 ? "(ctx 512)" : "x64 (512)"),
+          "Ktok/s",
+          {}};
+      const std::vector<double> seconds = best_seconds_interleaved(levels.size(), o.min_seconds, [&](size_t l) {
+        const KernelTable& k = *kernels::kernels_for(levels[l]);
+        for (int32_t h = 0; h < num_kv_heads; ++h) {
+          kernels::AttentionArgs a;
+          a.q = q.data() + int64_t(h) * group * head_dim;
+          a.out = out.data() + int64_t(h) * group * head_dim;
+          a.num_q_heads = group;
+          a.head_dim = head_dim;
+          a.num_ctx = ctx;
+          a.num_queries = num_queries;
+          a.q_stride = q_stride;
+          a.blocks = blocks.data();
+          a.block_size = block;
+          a.scale = 1.0f / std::sqrt(float(head_dim));
+          a.k_type = a.v_type = c.type;
+          a.k_row_bytes = a.v_row_bytes = c.row_bytes;
+          a.k = c.k.data() + kv_row_bytes(c.type, int64_t(h) * head_dim);
+          a.v = c.v.data() + kv_row_bytes(c.type, int64_t(h) * head_dim);
+          if (c.type == KvDType::kInt8) {
+            a.k_scale = c.k_scale.data() + h;
+            a.v_scale = c.v_scale.data() + h;
+            a.scale_stride = num_kv_heads;
+          }
+          k.paged_attention(a);
         }
-        k.paged_attention(a);
-      }
-    });
-    for (double s : seconds) f.per_level.push_back(num_queries / s / 1e3);  // tokens (a layer's heads each) per call
-    figures.push_back(std::move(f));
+      });
+      for (double s : seconds) f.per_level.push_back(num_queries / s / 1e3);  // tokens (a layer's heads each) per call
+      figures.push_back(std::move(f));
+    }
   }
   return figures;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/types.h"
 #include "synth/model_shapes.h"
 
 namespace pagoda::bench {
@@ -13,5 +14,7 @@ namespace pagoda::bench {
 int64_t kv_bytes_per_token(int32_t num_layers, int32_t num_kv_heads, int32_t head_dim, int32_t bytes_per_element);
 // The same for a named shape (its head size: head_dim where the shape sets one, else dim / heads).
 int64_t kv_bytes_per_token(const synth::ModelShape& shape, int32_t bytes_per_element);
+// The same in the cache's K and V types (block types with their fp16 scales, int8 with its f32 scale per head).
+int64_t kv_bytes_per_token(const synth::ModelShape& shape, KvCacheTypes types);
 
 }  // namespace pagoda::bench

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "bench/serving_baseline.h"
+#include "kv/kv_cache_view.h"
 
 namespace pagoda::bench {
 
@@ -23,5 +25,16 @@ struct KvCapacityQuery {
 
 // 0 when not even one sequence fits.
 int32_t max_concurrent_seqs(const KvCapacityQuery& query);
+
+// One KV type's cost and what a fixed budget holds with it (paged, no prefix cache): `pagoda bench latency`'s table.
+struct KvTypeCapacity {
+  KvDType type = KvDType::kF16;
+  bool fits = true;  // false: the model's heads cannot be stored in it (q8_0 / q4_0 need heads of 32 values)
+  int64_t bytes_per_token = 0;
+  int32_t max_seqs = 0;  // sequences of seq_len tokens in budget_bytes
+};
+// f32, f16, q8_0 and q4_0 (K and V both of the type) for a model of `shape`.
+std::vector<KvTypeCapacity> kv_capacity_by_type(const KvShape& shape, int64_t budget_bytes, int32_t block_size,
+                                                int32_t seq_len);
 
 }  // namespace pagoda::bench

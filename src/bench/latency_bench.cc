@@ -64,7 +64,7 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   // One sequence, its prompt in one step (as llama-bench's pp), then a token a step.
   // No prefix cache: the warm-up's prompt is the timed one's start. The prompt in one step; decode steps take the
   // last token and up to num_speculative_tokens drafts.
-  EngineConfig ec = single_sequence_engine_config(prompt_len + o.num_generated, o.block_size, o.kv_dtype,
+  EngineConfig ec = single_sequence_engine_config(prompt_len + o.num_generated, o.block_size, o.kv_types,
                                                   std::max(prompt_len, 1 + o.num_speculative_tokens), num_threads);
   ec.spec = o.spec;
   ec.scheduler.num_speculative_tokens = o.num_speculative_tokens;
@@ -122,7 +122,10 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size, c.num_experts, c.num_experts_used);
   const double mean_context = double(prompt_len) + double(o.num_generated) / 2.0;
   r.kv_bytes_per_token =
-      mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c.kv_shape(), o.kv_dtype));
+      mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c.kv_shape(), o.kv_types));
+  r.kv_types = o.kv_types;
+  r.kv_cache_bytes_per_token = KvStorage::bytes_per_token(c.kv_shape(), o.kv_types);
+  r.kv_capacity = kv_capacity_by_type(c.kv_shape(), kKvCapacityBudgetBytes, o.block_size, prompt_len + o.num_generated);
   r.membw_gbps = (bw_before + bw_after) / 2.0;
   r.mbu = (r.weight_bytes_per_token + r.kv_bytes_per_token) / (r.tpot_ms_mean / 1000.0) / (r.membw_gbps * 1e9);
   r.output = out.new_tokens;

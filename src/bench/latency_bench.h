@@ -11,18 +11,22 @@
 
 #include <pagoda/status.h>
 
+#include "bench/kv_capacity.h"
 #include "engine/engine_config.h"
 #include "kv/kv_cache_view.h"
 #include "loader/loaded_model.h"
 
 namespace pagoda::bench {
 
+// The fixed KV budget the report's capacity table fills: 1 GiB.
+inline constexpr int64_t kKvCapacityBudgetBytes = int64_t(1) << 30;
+
 struct LatencyOptions {
   int32_t prompt_len = 512;
   int32_t num_generated = 128;
   std::optional<double> membw_gbps;  // skip the bandwidth measurement and use this figure
   uint64_t seed = 1;                 // of the random prompt tokens
-  KvDType kv_dtype = KvDType::kF32;
+  KvCacheTypes kv_types;
   int32_t block_size = 16;      // kv_cache.block_size
   std::vector<TokenId> prompt;  // when not empty, the prompt (prompt_len is its size) instead of random tokens
   // Speculative decoding for the timed request (num_speculative_tokens 0 with method kNone: off).
@@ -43,6 +47,10 @@ struct LatencyReport {
   double tpot_ms_p99 = 0.0;
   double weight_bytes_per_token = 0.0;  // every weight matrix once, plus one embedding row
   double kv_bytes_per_token = 0.0;      // K and V of the mean decode context
+  KvCacheTypes kv_types;                 // the cache's
+  int64_t kv_cache_bytes_per_token = 0;  // what one token of context takes in it
+  // f32, f16, q8_0 and q4_0: bytes per token and sequences of prompt_len + num_generated in kKvCapacityBudgetBytes.
+  std::vector<KvTypeCapacity> kv_capacity;
   double membw_gbps = 0.0;              // read-only stream, mean of before and after the decode
   double mbu = 0.0;                     // (weight + KV bytes per token) / TPOT / membw
   std::vector<TokenId> output;          // the generated tokens

@@ -9,7 +9,7 @@ namespace pagoda::bench {
 
 std::string describe_candidate(const TuneCandidate& c) {
   return fmt::format("{} weights, {} KV, block {}, {} tokens/step, batch {}", ablation_weights_name(c.weights),
-                     c.kv_dtype == KvDType::kInt8 ? "int8" : "f32", c.block_size, c.max_batched_tokens, c.batch_size);
+                     kv_dtype_name(c.kv_dtype), c.block_size, c.max_batched_tokens, c.batch_size);
 }
 
 bool meets_slo(const AblationFigures& f, const TuneSlo& slo) {
@@ -107,7 +107,7 @@ PagodaConfig tuned_config(const TuneCandidate& c, const std::string& model_path,
   config.batch_size = c.batch_size;
   config.kv_cache.max_entries = kv_max_entries;
   config.kv_cache.block_size = c.block_size;
-  config.kv_cache.dtype = c.kv_dtype == KvDType::kInt8 ? "int8" : "f32";
+  config.kv_cache.dtype = kv_dtype_name(c.kv_dtype);
   config.slo.ttft_ms = slo.ttft_p99_ms.value_or(0.0);
   config.slo.tpot_ms = slo.tpot_p99_ms.value_or(0.0);
   return config;

@@ -148,6 +148,17 @@ int bench_latency_spec(const LatencyCliOptions& o, const LoadedModel& loaded, in
   return identical ? 0 : 1;
 }
 
+// [{"type":"f16","fits":true,"bytes_per_token":...,"max_seqs":...}, ...] of the report's capacity table.
+std::string capacity_json(const bench::LatencyReport& r) {
+  std::string out = "[";
+  for (const bench::KvTypeCapacity& c : r.kv_capacity) {
+    if (out.size() > 1) out += ",";
+    out += fmt::format(R"({{"type":"{}","fits":{},"bytes_per_token":{},"max_seqs":{}}})", kv_dtype_name(c.type),
+                       c.fits ? "true" : "false", c.bytes_per_token, c.max_seqs);
+  }
+  return out + "]";
+}
+
 int bench_latency(const LatencyCliOptions& o) {
   Result<PagodaConfig> config = resolve_config(o.common);
   if (!config.ok()) return report_error(config.error());
@@ -167,9 +178,9 @@ int bench_latency(const LatencyCliOptions& o) {
     return report_error(fmt::format("--prompt-len + --gen = {} exceeds the model's context of {}", total, context));
   report_unused_by_single_sequence(*config, "bench latency");
   options.membw_gbps = o.membw_gbps;
-  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
-  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  options.kv_dtype = *kv_dtype;
+  const Result<KvCacheTypes> kv_types = resolve_kv_types(*config);
+  if (!kv_types.ok()) return report_error(kv_types.error());
+  options.kv_types = *kv_types;
   options.block_size = config->kv_cache.block_size;
   // As `pagoda run` sizes its pool: 0 (one thread per core), or 1 for a tiny model.
   const int32_t num_threads = resolve_num_threads(config->threads, loaded->model->config());
@@ -182,10 +193,12 @@ int bench_latency(const LatencyCliOptions& o) {
         "{\"bench\":\"latency\",\"model\":\"%s\",\"isa\":\"%s\",\"threads\":%d,\"prompt_len\":%d,\"gen\":%d,"
         "\"prefill_tok_s\":%.3f,\"decode_tok_s\":%.3f,\"ttft_ms\":%.3f,\"tpot_ms_mean\":%.4f,"
         "\"tpot_ms_p50\":%.4f,\"tpot_ms_p99\":%.4f,\"mbu\":%.4f,\"membw_gbps\":%.2f,"
-        "\"weight_bytes_per_token\":%.0f,\"kv_bytes_per_token\":%.0f}\n",
+        "\"weight_bytes_per_token\":%.0f,\"kv_bytes_per_token\":%.0f,\"cache_type_k\":\"%s\",\"cache_type_v\":\"%s\","
+        "\"kv_cache_bytes_per_token\":%lld,\"kv_capacity\":%s}\n",
         loaded->source.c_str(), isa_name(kernels::best_kernels().isa).data(), r.num_threads, r.prompt_len,
         r.num_generated, r.prefill_tok_s, r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
-        r.mbu, r.membw_gbps, r.weight_bytes_per_token, r.kv_bytes_per_token);
+        r.mbu, r.membw_gbps, r.weight_bytes_per_token, r.kv_bytes_per_token, kv_dtype_name(r.kv_types.k),
+        kv_dtype_name(r.kv_types.v), static_cast<long long>(r.kv_cache_bytes_per_token), capacity_json(r).c_str());
   } else {
     std::printf(
         "model %s, %d threads, %s\n  prefill pp%d   %9.2f tokens/s\n  decode  tg%d   %9.2f tokens/s\n"
@@ -195,6 +208,18 @@ int bench_latency(const LatencyCliOptions& o) {
         loaded->source.c_str(), r.num_threads, kernels::isa_summary(kernels::best_kernels()).c_str(), r.prompt_len,
         r.prefill_tok_s, r.num_generated, r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
         r.weight_bytes_per_token / 1e6, r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
+    std::printf("  KV cache      K %s + V %s, %lld bytes per token\n", kv_dtype_name(r.kv_types.k),
+                kv_dtype_name(r.kv_types.v), static_cast<long long>(r.kv_cache_bytes_per_token));
+    std::printf("  max concurrent sequences of %d tokens in %lld MiB of KV:", r.prompt_len + r.num_generated,
+                static_cast<long long>(bench::kKvCapacityBudgetBytes >> 20));
+    for (const bench::KvTypeCapacity& c : r.kv_capacity) {
+      if (c.fits)
+        std::printf(" %s %d (%lld B/token)", kv_dtype_name(c.type), c.max_seqs,
+                    static_cast<long long>(c.bytes_per_token));
+      else
+        std::printf(" %s n/a (heads not a multiple of 32)", kv_dtype_name(c.type));
+    }
+    std::printf("\n");
   }
   return 0;
 }

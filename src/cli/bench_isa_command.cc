@@ -106,9 +106,9 @@ int bench_isa(const IsaBenchOptions& o) {
   if (!model_options.ok()) return report_error(model_options.error());
   report_unused_by_single_sequence(*config, "bench isa");
   bench::LatencyOptions latency = o.latency;
-  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
-  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
-  latency.kv_dtype = *kv_dtype;
+  const Result<KvCacheTypes> kv_types = resolve_kv_types(*config);
+  if (!kv_types.ok()) return report_error(kv_types.error());
+  latency.kv_types = *kv_types;
   latency.block_size = config->kv_cache.block_size;
   // Every level's model stays loaded (each repacked into its level's layout), and the levels take turns within each
   // round, each figure's best round counting: a burst of load elsewhere then slows a round, not one level.

@@ -34,7 +34,14 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool s
       "--no-repack", o.no_repack,
       "keep Q4_0/Q8_0/INT8 weights in the file's layout instead of 8-row interleaved copies (for the ablation)");
   app.add_option("--attention", o.attention, "attention kernel: flash (online softmax over KV blocks) or naive");
-  app.add_option("--kv-cache-dtype", o.kv_cache_dtype, "KV cache precision: f32 or int8 (overrides kv_cache.dtype)");
+  app.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                 "KV cache type of K and V: f16 (default), f32, bf16, q8_0, q4_0 or int8 (overrides kv_cache.dtype)");
+  app.add_option("--cache-type-k", o.cache_type_k,
+                 "(also -ctk) KV cache type of K alone, as llama.cpp: f32, f16, bf16, q8_0, q4_0 or int8 (overrides "
+                 "kv_cache.type_k)");
+  app.add_option("--cache-type-v", o.cache_type_v,
+                 "(also -ctv) KV cache type of V alone, as llama.cpp: f32, f16, bf16, q8_0, q4_0 or int8 (overrides "
+                 "kv_cache.type_v)");
   o.splits_over_ranks = splits_over_ranks;
   if (!splits_over_ranks) return;
   app.add_option("--tp", o.tensor_parallel,
@@ -67,6 +74,8 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   if (o.max_seq_len) config.max_seq_len = *o.max_seq_len;
   if (o.threads) config.threads = *o.threads;
   if (o.kv_cache_dtype) config.kv_cache.dtype = *o.kv_cache_dtype;
+  if (o.cache_type_k) config.kv_cache.type_k = *o.cache_type_k;
+  if (o.cache_type_v) config.kv_cache.type_v = *o.cache_type_v;
   if (o.quantization) config.quantization = *o.quantization;
   if (o.tensor_parallel) config.parallel.tensor_parallel = *o.tensor_parallel;
   if (o.pipeline_parallel) config.parallel.pipeline_parallel = *o.pipeline_parallel;
@@ -89,11 +98,22 @@ Result<PagodaConfig> resolve_config(const CommonOptions& o) {
   return config;
 }
 
-Result<KvDType> resolve_kv_dtype(const PagodaConfig& config) {
-  const std::optional<KvDType> dtype = parse_kv_dtype(config.kv_cache.dtype);
-  if (!dtype)
-    return make_error("invalid option: kv_cache.dtype must be f32 or int8, got '" + config.kv_cache.dtype + "'");
-  return *dtype;
+Result<KvCacheTypes> resolve_kv_types(const PagodaConfig& config) {
+  auto side = [&](const char* key, const std::string& name) -> Result<KvDType> {
+    const std::optional<KvDType> dtype = parse_kv_dtype(name);
+    if (!dtype)
+      return make_error(fmt::format("invalid option: {} must be one of {}, got '{}'", key, kv_dtype_names(), name));
+    return *dtype;
+  };
+  KvCacheTypes types;
+  const bool own_k = !config.kv_cache.type_k.empty(), own_v = !config.kv_cache.type_v.empty();
+  PAGODA_ASSIGN_OR_RETURN(types.k,
+                          side(own_k ? "kv_cache.type_k (--cache-type-k)" : "kv_cache.dtype (--kv-cache-dtype)",
+                               own_k ? config.kv_cache.type_k : config.kv_cache.dtype));
+  PAGODA_ASSIGN_OR_RETURN(types.v,
+                          side(own_v ? "kv_cache.type_v (--cache-type-v)" : "kv_cache.dtype (--kv-cache-dtype)",
+                               own_v ? config.kv_cache.type_v : config.kv_cache.dtype));
+  return types;
 }
 
 Result<std::string> read_text_file(const std::string& path) {

@@ -26,6 +26,8 @@ struct CommonOptions {
   bool no_repack = false;
   std::string attention = "flash";
   std::optional<std::string> kv_cache_dtype;       // overrides kv_cache.dtype
+  std::optional<std::string> cache_type_k;         // overrides kv_cache.type_k (-ctk, llama.cpp's spelling)
+  std::optional<std::string> cache_type_v;         // overrides kv_cache.type_v (-ctv)
   std::optional<std::string> quantization;   // overrides quantization (weights quantized at load)
   std::optional<int32_t> tensor_parallel;    // --tp, overrides parallel.tensor_parallel
   std::optional<int32_t> pipeline_parallel;  // --pp, overrides parallel.pipeline_parallel
@@ -46,8 +48,8 @@ Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 // The effective configuration: file (if any) overridden by flags, then validated. With -hf, the model is fetched
 // (or found in the cache) here and `model` names the local file.
 Result<PagodaConfig> resolve_config(const CommonOptions& options);
-// The KV cache precision kv_cache.dtype names (f32, int8).
-Result<KvDType> resolve_kv_dtype(const PagodaConfig& config);
+// K and V types of kv_cache.type_k / type_v, each falling back to kv_cache.dtype.
+Result<KvCacheTypes> resolve_kv_types(const PagodaConfig& config);
 // The whole file as text; errors: unreadable or empty.
 Result<std::string> read_text_file(const std::string& path);
 // Prints "pagoda: error: MESSAGE" to stderr and returns the exit code for a failed command (1).

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/common_options.h"
@@ -86,7 +87,7 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   // --kv-memory overrides the file's kv_cache.max_entries as --kv-blocks does.
   s.kv_blocks = o.kv_blocks.value_or(o.kv_memory_gib ? 0 : config.kv_cache.max_entries);
   s.kv_memory_gib = o.kv_memory_gib;
-  PAGODA_ASSIGN_OR_RETURN(s.kv_dtype, resolve_kv_dtype(config));
+  PAGODA_ASSIGN_OR_RETURN(s.kv_types, resolve_kv_types(config));
   s.ranks_sharing_ram = ranks_sharing_ram;
   // Unreadable MemAvailable: assume 4 GiB.
   PAGODA_ASSIGN_OR_RETURN(ResolvedEngine r, plan_engine(s, model, available_ram_bytes().value_or(int64_t(4) << 30)));
@@ -108,7 +109,9 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   } else if (cap > 0) {
     prefill_cap = std::to_string(cap);
   }
-  std::fprintf(out, "pagoda: KV cache: %s, %s\n", describe_kv_pool(r.kv_pool).c_str(), kv_dtype_name(c.kv_dtype));
+  std::fprintf(out, "pagoda: KV cache: %s, K %s + V %s, %lld bytes per token\n", describe_kv_pool(r.kv_pool).c_str(),
+               kv_dtype_name(c.kv_types.k), kv_dtype_name(c.kv_types.v),
+               static_cast<long long>(r.kv_pool.bytes_per_block / std::max(1, r.kv_pool.block_size)));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "
                "prompt tokens per step while decoding), prefix cache %s, speculative decoding %s\n",

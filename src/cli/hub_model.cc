@@ -39,17 +39,4 @@ Result<hub::FetchedModel> fetch_hf_model(const std::string& spec, const std::str
   return model;
 }
 
-std::vector<std::string> expand_llama_style_flags(int argc, const char* const* argv) {
-  std::vector<std::string> args;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i > 0) {
-      if (a == "-hf" || a.starts_with("-hf=")) a = "--hf-repo" + a.substr(3);
-      else if (a == "-hff" || a.starts_with("-hff=")) a = "--hf-file" + a.substr(4);
-    }
-    args.push_back(std::move(a));
-  }
-  return args;
-}
-
 }  // namespace pagoda::cli

@@ -15,7 +15,4 @@ namespace pagoda::cli {
 // The model the flags name, fetched or found in the cache; prints what it did on stderr.
 Result<hub::FetchedModel> fetch_hf_model(const std::string& spec, const std::string& file);
 
-// argv with "-hf" -> "--hf-repo" and "-hff" -> "--hf-file" (also in their "-hf=VALUE" forms); the rest unchanged.
-std::vector<std::string> expand_llama_style_flags(int argc, const char* const* argv);
-
 }  // namespace pagoda::cli

@@ -10,18 +10,25 @@
 
 namespace pagoda::cli {
 
-std::vector<std::string> spell_llama_server_flags(std::vector<std::string> args) {
-  static constexpr std::pair<std::string_view, std::string_view> kSpellings[] = {
-      {"-ngl", "--n-gpu-layers"}, {"-fa", "--flash-attn"}, {"-np", "--parallel"},
-      {"-tb", "--threads-batch"}, {"-ub", "--ubatch-size"}};
-  for (std::string& a : args) {
-    for (const auto& [from, to] : kSpellings) {
-      if (a == from) {
-        a = to;
-      } else if (a.size() > from.size() && a.starts_with(from) && a[from.size()] == '=') {
-        a = std::string(to) + a.substr(from.size());
-      }
+std::vector<std::string> spell_llama_cpp_flags(std::vector<std::string> args) {
+  using Spelling = std::pair<std::string_view, std::string_view>;
+  static constexpr Spelling kEverywhere[] = {
+      {"-hf", "--hf-repo"}, {"-hff", "--hf-file"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
+  static constexpr Spelling kServe[] = {{"-ngl", "--n-gpu-layers"}, {"-fa", "--flash-attn"}, {"-np", "--parallel"},
+                                        {"-tb", "--threads-batch"},  {"-ub", "--ubatch-size"}};
+  const bool serve = !args.empty() && args[0] == "serve";
+  auto spell = [](std::string& a, const Spelling& s) {
+    const auto& [from, to] = s;
+    if (a == from) {
+      a = to;
+    } else if (a.size() > from.size() && a.starts_with(from) && a[from.size()] == '=') {
+      a = std::string(to) + a.substr(from.size());
     }
+  };
+  for (std::string& a : args) {
+    for (const Spelling& s : kEverywhere) spell(a, s);
+    if (serve)
+      for (const Spelling& s : kServe) spell(a, s);
   }
   return args;
 }

@@ -29,9 +29,10 @@ struct LlamaServerFlags {
   bool no_mmap = false;
 };
 
-// llama-server's single-dash names of more than one letter (-ngl, -fa, -np, -tb, -ub), which CLI11 reads as
-// bundled one-letter flags, spelled as their long names. Only `pagoda serve`'s arguments go through it.
-std::vector<std::string> spell_llama_server_flags(std::vector<std::string> args);
+// llama.cpp's single-dash names of more than one letter, which CLI11 reads as bundled one-letter flags, spelled as
+// their long names (also in their -name=VALUE forms): on every subcommand -hf, -hff, -ctk and -ctv; on `serve`
+// (args[0]) also llama-server's -ngl, -fa, -np, -tb and -ub. `args` has no program name.
+std::vector<std::string> spell_llama_cpp_flags(std::vector<std::string> args);
 
 // Adds the aliases to `serve`, bound to pagoda's own options where the meaning is the same.
 void add_llama_server_flags(CLI::App& cmd, CommonOptions& common, EngineCliOptions& engine, LlamaServerFlags& flags);

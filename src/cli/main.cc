@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "cli/bench_command.h"
+#include "cli/common_options.h"
 #include "cli/convert_command.h"
 #include "cli/embed_command.h"
 #include "cli/gen_model_command.h"
 #include "cli/grammar_command.h"
 #include "cli/hub_commands.h"
-#include "cli/hub_model.h"
 #include "cli/llama_server_flags.h"
 #include "cli/perplexity_command.h"
 #include "cli/quantize_command.h"
@@ -40,11 +40,8 @@ int main(int argc, char** argv) {
   pagoda::cli::add_grammar_command(app, exit_code);
   pagoda::cli::add_embed_command(app, exit_code);
   pagoda::cli::add_hub_commands(app, exit_code);
-  // llama.cpp's -hf and -hff on every subcommand, and for `serve` llama-server's -ngl, -fa, -np, -tb and -ub: CLI11
-  // cannot name short flags of several letters.
-  std::vector<std::string> args = pagoda::cli::expand_llama_style_flags(argc, argv);
-  args.erase(args.begin());  // the program's name
-  if (!args.empty() && args[0] == "serve") args = pagoda::cli::spell_llama_server_flags(std::move(args));
+  // llama.cpp's multi-letter short flags (-hf, -ctk, llama-server's -ngl, ...), which CLI11 cannot name.
+  std::vector<std::string> args = pagoda::cli::spell_llama_cpp_flags(std::vector<std::string>(argv + 1, argv + argc));
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector last argument first
   try {
     app.parse(std::move(args));

@@ -15,6 +15,7 @@
 #include "loader/loaded_model.h"
 #include "eval/perplexity.h"
 #include "kernels/kernels.h"
+#include "kv/kv_storage.h"
 
 namespace pagoda::cli {
 namespace {
@@ -26,7 +27,7 @@ struct PerplexityCliOptions {
   int32_t max_chunks = 0;
   int32_t batch = 512;
   std::optional<std::string> kl_base;
-  std::string base_kv_cache_dtype = "f32";
+  std::string base_kv_cache_dtype = "f16";
   bool json = false;
 };
 
@@ -69,11 +70,12 @@ int perplexity(const PerplexityCliOptions& o) {
   if (o.text_path.empty()) return report_error("no text: pass one with -f TEXT");
   Result<std::string> text = read_text_file(o.text_path);
   if (!text.ok()) return report_error(text.error());
-  const Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
-  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
+  const Result<KvCacheTypes> kv_types = resolve_kv_types(*config);
+  if (!kv_types.ok()) return report_error(kv_types.error());
   const std::optional<KvDType> base_kv_dtype = parse_kv_dtype(o.base_kv_cache_dtype);
   if (!base_kv_dtype)
-    return report_error("invalid option: --base-kv-cache-dtype must be f32 or int8, got '" + o.base_kv_cache_dtype + "'");
+    return report_error(fmt::format("invalid option: --base-kv-cache-dtype must be one of {}, got '{}'",
+                                    kv_dtype_names(), o.base_kv_cache_dtype));
   if (o.max_chunks < 0) return report_error("--chunks must be 0 (all) or positive");
   if (o.batch < 1) return report_error("--batch must be at least 1");
 
@@ -95,12 +97,13 @@ int perplexity(const PerplexityCliOptions& o) {
   options.ctx = o.ctx.value_or(std::min(512, mc.context_length));
   options.max_chunks = o.max_chunks;
   options.max_batch = o.batch;
-  options.kv_dtype = *kv_dtype;
-  options.base_kv_dtype = *base_kv_dtype;
+  options.kv_types = *kv_types;
+  options.base_kv_types = *base_kv_dtype;
   const std::vector<TokenId> tokens = loaded->tokenizer->encode(*text, true);
   const int32_t num_threads = resolve_num_threads(config->threads, mc);
-  std::fprintf(stderr, "pagoda: perplexity of %s over %s: %zu tokens, ctx %d, %s KV, %d threads%s\n",
-               loaded->source.c_str(), o.text_path.c_str(), tokens.size(), options.ctx, kv_dtype_name(*kv_dtype),
+  std::fprintf(stderr, "pagoda: perplexity of %s over %s: %zu tokens, ctx %d, %s KV (%lld bytes per token), %d threads%s\n",
+               loaded->source.c_str(), o.text_path.c_str(), tokens.size(), options.ctx,
+               kv_types_name(*kv_types).c_str(), static_cast<long long>(KvStorage::bytes_per_token(mc.kv_shape(), *kv_types)),
                num_threads, base ? (", KL against " + base->source).c_str() : "");
   Progress progress("perplexity");
   Result<eval::PerplexityReport> report = eval::evaluate_perplexity(
@@ -132,7 +135,7 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--batch", options->batch, "tokens per forward call")->capture_default_str();
   cmd->add_option("--kl-base", options->kl_base,
                   "base model (GGUF path, or 'bundled') to compare next-token distributions against");
-  cmd->add_option("--base-kv-cache-dtype", options->base_kv_cache_dtype, "the base model's KV cache: f32 or int8")
+  cmd->add_option("--base-kv-cache-dtype", options->base_kv_cache_dtype, "the base model's KV cache: f16 (default), f32, bf16, q8_0, q4_0 or int8")
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "print one JSON object instead of text");
   cmd->callback([options, &exit_code] { exit_code = perplexity(*options); });

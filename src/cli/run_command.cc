@@ -89,10 +89,10 @@ int run(const RunOptions& o) {
   // configured context, so the engine's refusal names it.
   const int32_t run_seq_len = int32_t(
       std::min<int64_t>(max_seq_len, std::max<int64_t>(2, int64_t(request.prompt.size()) + sampling.max_tokens)));
-  Result<KvDType> kv_dtype = resolve_kv_dtype(*config);
-  if (!kv_dtype.ok()) return report_error(kv_dtype.error());
+  Result<KvCacheTypes> kv_types = resolve_kv_types(*config);
+  if (!kv_types.ok()) return report_error(kv_types.error());
   const int64_t ram_bytes = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
-  Result<EngineConfig> ec = plan_single_sequence_engine(run_seq_len, config->kv_cache.block_size, *kv_dtype,
+  Result<EngineConfig> ec = plan_single_sequence_engine(run_seq_len, config->kv_cache.block_size, *kv_types,
                                                         kRunPromptTokensPerStep, num_threads, mc.kv_shape(), ram_bytes);
   if (!ec.ok()) return report_error(ec.error());
   ec->rope_context = max_seq_len;  // the configured context, not the run's sizing (LongRoPE's factor set)

@@ -22,6 +22,7 @@
 #include "cli/ollama_model_facts.h"
 #include "cli/pooling_option.h"
 #include "engine/engine.h"
+#include "kv/kv_storage.h"
 #include "loader/chat_metadata.h"
 #include "server/api_server.h"
 #include "server/http_server.h"
@@ -167,7 +168,10 @@ int serve(ServeOptions& o) {
   api.eos_text = meta.eos_text;
   api.fim = fim_tokens(loaded);
   api.cache.block_size = ec.kv.block_size;
-  api.cache.cache_dtype = kv_dtype_name(ec.kv_dtype);
+  api.cache.cache_dtype = kv_types_name(ec.kv_types);
+  api.cache.cache_type_k = kv_dtype_name(ec.kv_types.k);
+  api.cache.cache_type_v = kv_dtype_name(ec.kv_types.v);
+  api.cache.kv_bytes_per_token = KvStorage::bytes_per_token(loaded.model->config().kv_shape(), ec.kv_types);
   api.cache.enable_prefix_caching = ec.kv.enable_prefix_cache;
   api.cache.num_gpu_blocks = ec.kv.num_blocks;
 

@@ -29,7 +29,7 @@ struct TuneCliOptions {
   int64_t membw_array_mib = 64;
 };
 
-const char* kv_name(KvDType d) { return d == KvDType::kInt8 ? "int8" : "f32"; }
+const char* kv_name(KvDType d) { return kv_dtype_name(d); }
 
 // Three significant figures below 10 ms (a small model's steps), one decimal above.
 std::string ms(double v) { return v < 10.0 ? fmt::format("{:.3g} ms", v) : fmt::format("{:.1f} ms", v); }

@@ -25,11 +25,11 @@ using nlohmann::json;
 constexpr int kMaxJsonDepth = 32;
 
 constexpr std::array<std::string_view, 5> kQuantizations = {"none", "q8_0", "q4_0", "int8", "awq-int4"};
-constexpr std::array<std::string_view, 2> kKvDtypes = {"f32", "int8"};
+constexpr std::array<std::string_view, 6> kKvDtypes = {"f32", "f16", "bf16", "q8_0", "q4_0", "int8"};
 
 constexpr std::array<std::string_view, 8> kTopLevelKeys = {"model",   "quantization", "max_seq_len", "batch_size",
                                                            "threads", "kv_cache",     "parallel",    "slo"};
-constexpr std::array<std::string_view, 3> kKvCacheKeys = {"max_entries", "block_size", "dtype"};
+constexpr std::array<std::string_view, 5> kKvCacheKeys = {"max_entries", "block_size", "dtype", "type_k", "type_v"};
 constexpr std::array<std::string_view, 2> kParallelKeys = {"tensor_parallel", "pipeline_parallel"};
 constexpr std::array<std::string_view, 2> kSloKeys = {"ttft_ms", "tpot_ms"};
 constexpr double kMaxSloMs = 1e7;
@@ -195,6 +195,12 @@ Status read_kv_cache(const json& value, KvCacheConfig& kv) {
   if (auto it = value.find("dtype"); it != value.end()) {
     PAGODA_ASSIGN_OR_RETURN(kv.dtype, read_enum("kv_cache.dtype", kKvDtypes, *it));
   }
+  if (auto it = value.find("type_k"); it != value.end()) {
+    PAGODA_ASSIGN_OR_RETURN(kv.type_k, read_enum("kv_cache.type_k", kKvDtypes, *it));
+  }
+  if (auto it = value.find("type_v"); it != value.end()) {
+    PAGODA_ASSIGN_OR_RETURN(kv.type_v, read_enum("kv_cache.type_v", kKvDtypes, *it));
+  }
   return Status();
 }
 
@@ -340,6 +346,10 @@ Status validate_config(const PagodaConfig& config) {
   PAGODA_RETURN_IF_ERROR(check_int(kMaxEntries, config.kv_cache.max_entries));
   PAGODA_RETURN_IF_ERROR(check_int(kBlockSizeRule, config.kv_cache.block_size));
   PAGODA_RETURN_IF_ERROR(check_enum("kv_cache.dtype", kKvDtypes, config.kv_cache.dtype));
+  if (!config.kv_cache.type_k.empty())
+    PAGODA_RETURN_IF_ERROR(check_enum("kv_cache.type_k", kKvDtypes, config.kv_cache.type_k));
+  if (!config.kv_cache.type_v.empty())
+    PAGODA_RETURN_IF_ERROR(check_enum("kv_cache.type_v", kKvDtypes, config.kv_cache.type_v));
   PAGODA_RETURN_IF_ERROR(check_int(kTensorParallel, config.parallel.tensor_parallel));
   PAGODA_RETURN_IF_ERROR(check_int(kPipelineParallel, config.parallel.pipeline_parallel));
   PAGODA_RETURN_IF_ERROR(check_slo_ms("slo.ttft_ms", config.slo.ttft_ms));
@@ -362,6 +372,8 @@ std::string config_to_json(const PagodaConfig& config) {
   out["kv_cache"]["max_entries"] = config.kv_cache.max_entries;
   out["kv_cache"]["block_size"] = config.kv_cache.block_size;
   out["kv_cache"]["dtype"] = config.kv_cache.dtype;
+  if (!config.kv_cache.type_k.empty()) out["kv_cache"]["type_k"] = config.kv_cache.type_k;
+  if (!config.kv_cache.type_v.empty()) out["kv_cache"]["type_v"] = config.kv_cache.type_v;
   out["parallel"]["tensor_parallel"] = config.parallel.tensor_parallel;
   out["parallel"]["pipeline_parallel"] = config.parallel.pipeline_parallel;
   out["slo"]["ttft_ms"] = config.slo.ttft_ms;

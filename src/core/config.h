@@ -15,7 +15,9 @@ namespace pagoda {
 struct KvCacheConfig {
   int32_t max_entries = 0;     // KV blocks in the pool; 0 = auto (from the memory budget)
   int32_t block_size = 16;      // tokens per block, [1, 1024], a power of two
-  std::string dtype = "f32";  // f32 | int8
+  std::string dtype = "f16";  // K and V: f32 | f16 | bf16 | q8_0 | q4_0 | int8
+  std::string type_k;         // K alone, overriding dtype (llama.cpp's --cache-type-k); empty: dtype
+  std::string type_v;         // V alone (--cache-type-v); empty: dtype
 };
 
 struct ParallelConfig {

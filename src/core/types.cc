@@ -93,4 +93,49 @@ bool dtype_is_awq_int4(DType dtype) {
          dtype == DType::kAwqInt4x8 || dtype == DType::kAwqInt4x16;
 }
 
+std::optional<KvDType> parse_kv_dtype(std::string_view name) {
+  if (name == "f32") return KvDType::kF32;
+  if (name == "f16") return KvDType::kF16;
+  if (name == "bf16") return KvDType::kBF16;
+  if (name == "q8_0") return KvDType::kQ8_0;
+  if (name == "q4_0") return KvDType::kQ4_0;
+  if (name == "int8") return KvDType::kInt8;
+  return std::nullopt;
+}
+
+const char* kv_dtype_name(KvDType dtype) {
+  switch (dtype) {
+    case KvDType::kF32: return "f32";
+    case KvDType::kInt8: return "int8";
+    case KvDType::kF16: return "f16";
+    case KvDType::kBF16: return "bf16";
+    case KvDType::kQ8_0: return "q8_0";
+    case KvDType::kQ4_0: return "q4_0";
+  }
+  return "?";
+}
+
+const char* kv_dtype_names() { return "f32, f16, bf16, q8_0, q4_0, int8"; }
+
+int32_t kv_dtype_block_values(KvDType dtype) {
+  return dtype == KvDType::kQ8_0 || dtype == KvDType::kQ4_0 ? 32 : 1;
+}
+
+int64_t kv_row_bytes(KvDType dtype, int64_t num_values) {
+  switch (dtype) {
+    case KvDType::kF32: return num_values * 4;
+    case KvDType::kInt8: return num_values;
+    case KvDType::kF16:
+    case KvDType::kBF16: return num_values * 2;
+    case KvDType::kQ8_0: return num_values / 32 * 34;
+    case KvDType::kQ4_0: return num_values / 32 * 18;
+  }
+  return 0;
+}
+
+std::string kv_types_name(KvCacheTypes types) {
+  if (types.k == types.v) return kv_dtype_name(types.k);
+  return std::string("K ") + kv_dtype_name(types.k) + ", V " + kv_dtype_name(types.v);
+}
+
 }  // namespace pagoda

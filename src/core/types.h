@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace pagoda {
@@ -49,5 +51,34 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
 // Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types.
 int64_t dtype_block_size(DType dtype);
 bool dtype_is_awq_int4(DType dtype);
+
+// What the KV cache stores per value, chosen for K and V separately. kF16/kBF16: one 16-bit float a value; kQ8_0 and
+// kQ4_0: ggml's 32-value blocks with an fp16 scale (quant/block_q8_0.h, block_q4_0.h), so a head's rows need a
+// multiple of 32 values; kInt8: pagoda's own, int8 values with one f32 scale per token per KV head, kept apart.
+enum class KvDType : uint8_t { kF32, kInt8, kF16, kBF16, kQ8_0, kQ4_0 };
+inline constexpr KvDType kDefaultKvDType = KvDType::kF16;  // as llama.cpp's default cache type
+
+// "f32", "f16", "bf16", "q8_0", "q4_0" (llama.cpp's --cache-type names) or "int8"; nullopt for anything else.
+std::optional<KvDType> parse_kv_dtype(std::string_view name);
+const char* kv_dtype_name(KvDType dtype);
+// The names parse_kv_dtype takes, comma-separated, for messages.
+const char* kv_dtype_names();
+// Values per block: 32 for kQ8_0 and kQ4_0, else 1. A KV head's row must hold a whole number of blocks.
+int32_t kv_dtype_block_values(KvDType dtype);
+// Bytes of `num_values` values (a multiple of the block), without kInt8's scales.
+int64_t kv_row_bytes(KvDType dtype, int64_t num_values);
+
+// The KV cache's types: K and V. One type converts to both.
+struct KvCacheTypes {
+  KvDType k = kDefaultKvDType;
+  KvDType v = kDefaultKvDType;
+
+  constexpr KvCacheTypes() = default;
+  constexpr KvCacheTypes(KvDType both) : k(both), v(both) {}  // NOLINT(google-explicit-constructor): both sides
+  constexpr KvCacheTypes(KvDType k_type, KvDType v_type) : k(k_type), v(v_type) {}
+  bool operator==(const KvCacheTypes&) const = default;
+};
+// "f16" when K and V agree, else "K q8_0, V f16".
+std::string kv_types_name(KvCacheTypes types);
 
 }  // namespace pagoda

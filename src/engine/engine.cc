@@ -43,7 +43,7 @@ int32_t hidden_row_capacity(const EngineConfig& c) { return c.pooling ? step_tok
 int32_t draft_kv_blocks(const EngineConfig& c, const Model& target) {
   if (c.spec.draft_kv_blocks > 0) return c.spec.draft_kv_blocks;
   const int64_t target_bytes = int64_t(c.kv.num_blocks) *
-                               KvStorage::bytes_per_block_for(target.config().kv_shape(), c.kv.block_size, c.kv_dtype);
+                               KvStorage::bytes_per_block_for(target.config().kv_shape(), c.kv.block_size, c.kv_types);
   const int64_t draft_block_bytes =
       KvStorage::bytes_per_block_for(c.spec.draft_model->config().kv_shape(), c.kv.block_size, KvDType::kF32);
   const int64_t fit = std::min<int64_t>(c.kv.num_blocks, target_bytes / std::max<int64_t>(1, draft_block_bytes));
@@ -97,6 +97,8 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
   if (config.rope_context < 0)
     return make_error(fmt::format("rope_context must be >= 0 (0 = max_seq_len), got {}", config.rope_context));
   if (config.kv.block_size < 1) return make_error("kv_cache.block_size must be positive");
+  if (const std::string unfit = KvStorage::kv_types_fit(model.config().kv_shape(), config.kv_types); !unfit.empty())
+    return make_error(unfit, StatusCode::kInvalidArgument);
   if (config.scheduler.max_num_seqs < 1) return make_error("batch_size must be at least 1");
   if (config.scheduler.max_batched_tokens < 1) return make_error("--max-batched-tokens must be at least 1");
   if (config.scheduler.max_batched_tokens < config.scheduler.max_num_seqs)
@@ -144,7 +146,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       config_(config),
       start_ns_(steady_ns()),
       pool_(config.num_threads),
-      kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_dtype),
+      kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_types),
       kv_manager_(config.kv),
       drafter_(make_drafter(config, model, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),

@@ -46,7 +46,7 @@ struct EngineConfig {
   // samples): a RoPE that depends on the context (LongRoPE's factor set) reads this one, so that such sizing never
   // changes a logit.
   int32_t rope_context = 0;
-  KvDType kv_dtype = KvDType::kF32;  // kv_cache.dtype
+  KvCacheTypes kv_types;  // kv_cache.dtype / type_k / type_v (default f16)
   SchedulerConfig scheduler;
   KvCacheManager::Options kv;            // num_blocks, block_size, prefix cache
   int32_t max_queue = kDefaultMaxQueue;  // waiting requests beyond which submit() refuses with kResourceExhausted

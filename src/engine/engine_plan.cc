@@ -40,11 +40,14 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   if (s.max_queue < 1) return invalid(fmt::format("max_queue must be at least 1, got {}", s.max_queue));
   if (!(s.tpot_slo_ms >= 0.0) || !(s.ttft_slo_ms >= 0.0)) return invalid("latency targets must be >= 0 ms (0 = none)");
 
+  if (const std::string unfit = KvStorage::kv_types_fit(model.kv_shape(), s.kv_types); !unfit.empty())
+    return invalid(unfit);
+
   EnginePlan plan;
   EngineConfig& c = plan.config;
   c.max_seq_len = s.max_seq_len > 0 ? s.max_seq_len : model.context_length;
   c.num_threads = resolve_num_threads(s.num_threads, model);
-  c.kv_dtype = s.kv_dtype;
+  c.kv_types = s.kv_types;
   c.max_queue = s.max_queue;
   c.scheduler.chunked_prefill = s.chunked_prefill;
   c.scheduler.max_prefill_tokens_with_decodes = s.max_prefill_tokens_with_decodes;
@@ -59,7 +62,7 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   pool.num_blocks = s.kv_blocks;
   pool.memory_gib = s.kv_memory_gib;
   pool.block_size = s.block_size;
-  pool.bytes_per_block = KvStorage::bytes_per_block_for(model.kv_shape(), s.block_size, s.kv_dtype);
+  pool.bytes_per_block = KvStorage::bytes_per_block_for(model.kv_shape(), s.block_size, s.kv_types);
   pool.max_seq_len = c.max_seq_len;
   pool.max_num_seqs = s.max_num_seqs.value_or(256);
   pool.free_ram_share /= double(std::max(1, s.ranks_sharing_ram));
@@ -73,11 +76,11 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   return plan;
 }
 
-EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_size, KvDType kv_dtype,
+EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_size, KvCacheTypes kv_types,
                                            int32_t prompt_tokens_per_step, int32_t num_threads) {
   EngineConfig c;
   c.max_seq_len = max_seq_len;
-  c.kv_dtype = kv_dtype;
+  c.kv_types = kv_types;
   c.kv.block_size = block_size;
   c.kv.num_blocks = (max_seq_len + block_size - 1) / block_size;
   c.kv.enable_prefix_cache = false;
@@ -87,13 +90,15 @@ EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_si
   return c;
 }
 
-Result<EngineConfig> plan_single_sequence_engine(int32_t max_seq_len, int32_t block_size, KvDType kv_dtype,
+Result<EngineConfig> plan_single_sequence_engine(int32_t max_seq_len, int32_t block_size, KvCacheTypes kv_types,
                                                  int32_t prompt_tokens_per_step, int32_t num_threads,
                                                  const KvShape& kv_shape, int64_t ram_bytes) {
   if (!is_valid_block_size(block_size)) return invalid(block_size_error("block_size", block_size));
   EngineConfig c =
-      single_sequence_engine_config(max_seq_len, block_size, kv_dtype, prompt_tokens_per_step, num_threads);
-  const int64_t kv_bytes = int64_t(c.kv.num_blocks) * KvStorage::bytes_per_block_for(kv_shape, block_size, kv_dtype);
+      single_sequence_engine_config(max_seq_len, block_size, kv_types, prompt_tokens_per_step, num_threads);
+  if (const std::string unfit = KvStorage::kv_types_fit(kv_shape, kv_types); !unfit.empty())
+    return make_error(unfit, StatusCode::kInvalidArgument);
+  const int64_t kv_bytes = int64_t(c.kv.num_blocks) * KvStorage::bytes_per_block_for(kv_shape, block_size, kv_types);
   if (kv_bytes > ram_bytes / 2)
     return make_error(fmt::format("the KV cache for {} tokens needs {:.1f} GiB, more than half of this machine's "
                                   "{:.1f} GiB; lower max_seq_len or the tokens asked for",

@@ -26,7 +26,7 @@ inline constexpr int64_t kMinParamsPerExtraThread = 4'000'000;
 struct EngineSettings {
   int32_t max_seq_len = 0;  // 0 = the model's context length
   int32_t num_threads = 0;  // 0 = one per core, or 1 for a tiny model (see kMinParamsPerExtraThread)
-  KvDType kv_dtype = KvDType::kF32;
+  KvCacheTypes kv_types;  // K and V (default f16)
   int32_t block_size = 16;  // tokens per KV block: a power of two in [1, 1024]
   int32_t kv_blocks = 0;    // > 0: exactly this many blocks
   std::optional<double> kv_memory_gib;          // else: this budget; else a share of the free RAM
@@ -54,11 +54,11 @@ Result<EnginePlan> plan_engine(const EngineSettings& settings, const ModelConfig
 
 // The engine for one sequence at a time (run, bench latency): a KV pool of exactly one sequence of max_seq_len in
 // blocks of block_size, no prefix cache, `prompt_tokens_per_step` prompt tokens a step.
-EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_size, KvDType kv_dtype,
+EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_size, KvCacheTypes kv_types,
                                            int32_t prompt_tokens_per_step, int32_t num_threads);
 // The same, refused when its KV cache would take more than half of `ram_bytes` (a 128K-context model asked for a
 // long run must not swap the machine to death): "the KV cache for N tokens needs X GiB, more than half of ...".
-Result<EngineConfig> plan_single_sequence_engine(int32_t max_seq_len, int32_t block_size, KvDType kv_dtype,
+Result<EngineConfig> plan_single_sequence_engine(int32_t max_seq_len, int32_t block_size, KvCacheTypes kv_types,
                                                  int32_t prompt_tokens_per_step, int32_t num_threads,
                                                  const KvShape& kv_shape, int64_t ram_bytes);
 

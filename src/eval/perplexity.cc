@@ -28,12 +28,12 @@ Status check_model(const Model& model, std::span<const TokenId> tokens, int32_t 
 // An engine that scores one chunk at a time: a chunk is one request whose prompt is computed max_batch tokens a
 // step (as llama-perplexity's batches), with the logits of its scored rows handed back; no prefix cache, so every
 // row is computed in the same batches whatever chunk came before.
-Result<std::unique_ptr<Engine>> scoring_engine(const Model& model, int32_t ctx, int32_t max_batch, KvDType kv_dtype,
+Result<std::unique_ptr<Engine>> scoring_engine(const Model& model, int32_t ctx, int32_t max_batch, KvCacheTypes kv_types,
                                                int32_t num_threads) {
   EngineConfig c;
   c.max_seq_len = ctx + 1;  // room for the one token each request samples (and that is never computed)
   c.rope_context = ctx;     // as llama-perplexity's context of ctx (LongRoPE's factor set)
-  c.kv_dtype = kv_dtype;
+  c.kv_types = kv_types;
   c.kv.block_size = 16;
   c.kv.num_blocks = (c.max_seq_len + c.kv.block_size - 1) / c.kv.block_size;
   c.kv.enable_prefix_cache = false;
@@ -81,10 +81,10 @@ Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const
   const auto start = std::chrono::steady_clock::now();
   const int32_t max_batch = std::min(options.max_batch, ctx);
   PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine,
-                          scoring_engine(model, ctx, max_batch, options.kv_dtype, num_threads));
+                          scoring_engine(model, ctx, max_batch, options.kv_types, num_threads));
   std::unique_ptr<Engine> base_engine;
   if (base != nullptr) {
-    PAGODA_ASSIGN_OR_RETURN(base_engine, scoring_engine(*base, ctx, max_batch, options.base_kv_dtype, num_threads));
+    PAGODA_ASSIGN_OR_RETURN(base_engine, scoring_engine(*base, ctx, max_batch, options.base_kv_types, num_threads));
   }
 
   const int32_t vocab = model.config().vocab_size;

@@ -25,8 +25,8 @@ struct PerplexityOptions {
   int32_t ctx = 512;                      // tokens per chunk (at most the model's context)
   int32_t max_chunks = 0;                 // 0: every full chunk of the text
   int32_t max_batch = 512;                // tokens per forward call
-  KvDType kv_dtype = KvDType::kF32;       // the evaluated model's KV cache
-  KvDType base_kv_dtype = KvDType::kF32;  // the base model's
+  KvCacheTypes kv_types;       // the evaluated model's KV cache
+  KvCacheTypes base_kv_types;  // the base model's
 };
 
 // Next-token distributions of the model against the base's, over the same scored tokens.

@@ -2,11 +2,14 @@
 // share one KV head (grouped-query attention), for num_queries consecutive query tokens of one sequence (causal:
 // the last sees context positions 0..num_ctx-1, query i of them 0..num_ctx-num_queries+i), whose K/V rows are found
 // through the sequence's block table. Each query's result is the bits it would get as a work item of its own. Position
-// j lives in slot blocks[j / block_size] * block_size + j % block_size; slot s's row starts at k + s * row_stride (f32)
-// or k8 + s * row_stride (int8, with its scale at k_scale[s * scale_stride]).
+// j lives in slot blocks[j / block_size] * block_size + j % block_size; slot s's K row (head_dim values of k_type)
+// starts at k + s * k_row_bytes, its V row at v + s * v_row_bytes; a kInt8 side's scale of slot s is at
+// k_scale[s * scale_stride] (v_scale likewise).
 #pragma once
 
 #include <cstdint>
+
+#include "core/types.h"
 
 namespace pagoda::kernels {
 
@@ -25,12 +28,13 @@ struct AttentionArgs {
   int32_t block_size = 0;
   float scale = 1.0f;      // applied to q.k (1 / sqrt(head_dim))
   float softcap = 0.0f;    // > 0: each scaled score s becomes softcap * tanh(s / softcap) (Gemma 2); 0: none
-  int64_t row_stride = 0;  // elements from one slot's row to the next (the cache's kv_dim)
-  // f32 cache (k and v set) or int8 cache (k8, v8 and the scales set, k and v null).
-  const float* k = nullptr;
-  const float* v = nullptr;
-  const int8_t* k8 = nullptr;
-  const int8_t* v8 = nullptr;
+  // K and V each in its own type (kQ8_0 / kQ4_0: head_dim a multiple of 32); the scales only for a kInt8 side.
+  KvDType k_type = KvDType::kF32;
+  KvDType v_type = KvDType::kF32;
+  const uint8_t* k = nullptr;  // slot 0's row of this KV head
+  const uint8_t* v = nullptr;
+  int64_t k_row_bytes = 0;  // bytes from one slot's row to the next (the cache's whole row, every KV head)
+  int64_t v_row_bytes = 0;
   const float* k_scale = nullptr;
   const float* v_scale = nullptr;
   int64_t scale_stride = 0;  // floats from one slot's scale to the next (the cache's num_kv_heads)

@@ -5,8 +5,9 @@
 // weighted V rows run on whole vectors: the same flash-style pass as paged_attention_impl.h, in another order (results
 // within f32 rounding of it), with its sliding window and soft cap. Several consecutive queries of one sequence
 // (prefill) share each K and V value loaded. V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, max, exp
-// and widen_i8 (dst[0..kWidth) = float(src[0..kWidth))). Include it only from the ISA folders, with a V of internal
-// linkage.
+// and widen_row<T>(row, dst, n) (dst[0..n) = a KvDType T row's n values as f32): a cache not in f32 has each tile's
+// rows converted into an L1 buffer of 32 rows as the tile is reached, since every value is then broadcast to the
+// lanes. Include it only from the ISA folders, with a V of internal linkage.
 #pragma once
 
 #include <math.h>  // tanhf: a plain C function (see paged_attention_impl.h)
@@ -14,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/attention_args.h"
+#include "kernels/kv_type_switch.h"
 
 namespace pagoda::kernels::detail {
 
@@ -21,11 +23,20 @@ inline constexpr int32_t kHeadsTile = 32;         // positions per tile, as page
 inline constexpr int32_t kHeadsMaxHeadDim = 256;  // larger heads take the other kernel
 inline constexpr float kMaskedScore = -3.0e38f;   // below any score; finite, so max - it is no nan
 
+// rows[jj] = the tile's row jj of one side as f32: in the cache (f32) or converted into buf[jj].
 template <class V>
-inline void widen_row(const int8_t* src, float* dst, int32_t n) {
-  int32_t i = 0;
-  for (; i + V::kWidth <= n; i += V::kWidth) V::widen_i8(src + i, dst + i);
-  for (; i < n; ++i) dst[i] = float(src[i]);
+inline void tile_rows(KvDType type, const uint8_t* base, int64_t row_bytes, const int64_t* slots, int32_t nt,
+                      int32_t hd, float (*buf)[kHeadsMaxHeadDim], const float** rows) {
+  if (type == KvDType::kF32) {
+    for (int32_t jj = 0; jj < nt; ++jj) rows[jj] = reinterpret_cast<const float*>(base + slots[jj] * row_bytes);
+    return;
+  }
+  with_kv_type(type, [&]<KvDType T>() {
+    for (int32_t jj = 0; jj < nt; ++jj) {
+      V::template widen_row<T>(base + slots[jj] * row_bytes, buf[jj], hd);
+      rows[jj] = buf[jj];
+    }
+  });
 }
 
 // Heads h0 .. h0 + nh - 1 (nh <= V::kWidth) of work item `a`, whose kQueries (== a.num_queries) consecutive queries
@@ -39,7 +50,6 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   constexpr int W = V::kWidth;
   constexpr int kStep = 8 / kQueries > 1 ? 8 / kQueries : 1;  // kQueries * kStep accumulators (8 of 16 registers)
   const int32_t hd = a.head_dim;
-  const bool int8 = a.k == nullptr;
   // qT[q][i][h] = query q's head h0 + h at i, times the score scale; zero lanes past nh. outT likewise.
   alignas(64) float qT[kQueries][kHeadsMaxHeadDim][W];
   alignas(64) float outT[kQueries][kHeadsMaxHeadDim][W];
@@ -59,7 +69,7 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   for (int q = 0; q < kQueries; ++q)
     V::storeu(running_max[q], V::set1(kMaskedScore)), V::storeu(running_sum[q], V::zero());
   alignas(64) float p[kQueries][kHeadsTile][W];        // scores, then weights, of the tile's positions
-  alignas(64) float kv[kHeadsTile][kHeadsMaxHeadDim];  // int8 caches: the tile's K (then V) rows widened to f32
+  alignas(64) float kv[kHeadsTile][kHeadsMaxHeadDim];  // caches not in f32: the tile's K (then V) rows as f32
   // From the tile holding the first query's first position (the earliest of all the queries').
   for (int32_t j0 = begin[0] / kHeadsTile * kHeadsTile; j0 < a.num_ctx; j0 += kHeadsTile) {
     const int32_t nt = a.num_ctx - j0 < kHeadsTile ? a.num_ctx - j0 : kHeadsTile;
@@ -70,14 +80,7 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
       if (++offset == a.block_size) offset = 0, ++b;
     }
     const float* k_rows[kHeadsTile];
-    for (int32_t jj = 0; jj < nt; ++jj) {
-      if (int8) {
-        widen_row<V>(a.k8 + slots[jj] * a.row_stride, kv[jj], hd);
-        k_rows[jj] = kv[jj];
-      } else {
-        k_rows[jj] = a.k + slots[jj] * a.row_stride;
-      }
-    }
+    tile_rows<V>(a.k_type, a.k, a.k_row_bytes, slots, nt, hd, kv, k_rows);
     // Scores: p[q][jj] = sum_i qT[q][i] * k[jj][i], kStep positions at a time.
     int32_t jj = 0;
     for (; jj + kStep <= nt; jj += kStep) {
@@ -108,7 +111,7 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
     for (int q = 0; q < kQueries; ++q) {
       const int32_t valid = ctx[q] - j0 < nt ? ctx[q] - j0 : nt;  // may be <= 0: a tile wholly past this query
       const int32_t first = begin[q] > j0 ? begin[q] - j0 : 0;    // may be >= nt: a tile wholly before its window
-      if (int8)
+      if (a.k_type == KvDType::kInt8)
         for (jj = 0; jj < nt; ++jj)
           V::storeu(p[q][jj], V::mul(V::loadu(p[q][jj]), V::set1(a.k_scale[slots[jj] * a.scale_stride])));
       if (a.softcap > 0.0f) {
@@ -130,20 +133,14 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
         const Reg e = jj >= first && jj < valid ? V::exp(V::sub(V::loadu(p[q][jj]), new_max)) : V::zero();
         sum = V::add(sum, e);
         // int8: the V row's scale goes into its weight, so the rows below can be the raw values.
-        V::storeu(p[q][jj], int8 ? V::mul(e, V::set1(a.v_scale[slots[jj] * a.scale_stride])) : e);
+        V::storeu(p[q][jj],
+                  a.v_type == KvDType::kInt8 ? V::mul(e, V::set1(a.v_scale[slots[jj] * a.scale_stride])) : e);
       }
       V::storeu(running_sum[q], sum);
     }
     // outT[q][i] += p[q][jj] * v[jj][i], kStep dimensions at a time in registers across the tile's positions.
     const float* v_rows[kHeadsTile];
-    for (jj = 0; jj < nt; ++jj) {
-      if (int8) {
-        widen_row<V>(a.v8 + slots[jj] * a.row_stride, kv[jj], hd);
-        v_rows[jj] = kv[jj];
-      } else {
-        v_rows[jj] = a.v + slots[jj] * a.row_stride;
-      }
-    }
+    tile_rows<V>(a.v_type, a.v, a.v_row_bytes, slots, nt, hd, kv, v_rows);
     int32_t i = 0;
     for (; i + kStep <= hd; i += kStep) {
       Reg o[kQueries][kStep];

@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "kernels/attention_args.h"
+#include "kernels/kv_type_switch.h"
 
 namespace pagoda::kernels::detail {
 
@@ -61,30 +62,49 @@ inline void transpose8x8(__m256 (&r)[8]) {
   }
 }
 
-// The n (<= 8) values of a row as f32, zeros past them (their memory not read).
-template <class V>
-inline __m256 small_head_row(const float* row, int32_t n) {
-  if (n == 8) return _mm256_loadu_ps(row);
-  alignas(32) float tmp[8] = {};
-  std::memcpy(tmp, row, sizeof(float) * size_t(n));
-  return _mm256_load_ps(tmp);
-}
-template <class V>
-inline __m256 small_head_row(const int8_t* row, int32_t n) {
-  int64_t bytes = 0;
-  std::memcpy(&bytes, row, size_t(n));
-  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)));
+// The n (<= 8) values of a row of type T as f32 (an int8 row's unscaled), zeros past them (their memory not read).
+// A q8_0 or q4_0 head holds at least 32 values and never comes here; their values are read the same way all the
+// same.
+template <class V, KvDType T>
+inline __m256 small_head_row(const uint8_t* row, int32_t n) {
+  if constexpr (T == KvDType::kF32) {
+    if (n == 8) return _mm256_loadu_ps(reinterpret_cast<const float*>(row));
+    alignas(32) float tmp[8] = {};
+    std::memcpy(tmp, row, sizeof(float) * size_t(n));
+    return _mm256_load_ps(tmp);
+  } else if constexpr (T == KvDType::kInt8) {
+    int64_t bytes = 0;
+    std::memcpy(&bytes, row, size_t(n));
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bytes)));
+  } else if constexpr (T == KvDType::kF16 || T == KvDType::kBF16) {
+    alignas(16) uint16_t tmp[8] = {};
+    std::memcpy(tmp, row, 2 * size_t(n));
+    const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
+    if constexpr (T == KvDType::kF16) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  } else {
+    uint16_t d;
+    std::memcpy(&d, row, 2);
+    alignas(32) float tmp[8] = {};
+    for (int32_t i = 0; i < n; ++i) {
+      if constexpr (T == KvDType::kQ8_0)
+        tmp[i] = float(int8_t(row[2 + i]));
+      else
+        tmp[i] = float((row[2 + i] & 0x0f) - 8);
+    }
+    return _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(d)), _mm256_load_ps(tmp));
+  }
 }
 
 // t[v][i] (lanes: positions 8v .. 8v+7 of the chunk) = value i of those positions' rows (base + slots[p] *
-// row_stride), zeros past head_dim; positions from np on: zeros.
-template <class V, class T>
-inline void transpose_rows(const T* base, const int64_t* slots, int64_t row_stride, int32_t np, int32_t hd,
+// row_bytes), zeros past head_dim; positions from np on: zeros.
+template <class V, KvDType T>
+inline void transpose_rows(const uint8_t* base, const int64_t* slots, int64_t row_bytes, int32_t np, int32_t hd,
                            __m256 (*t)[8]) {
   for (int32_t v = 0; v < (np + 7) / 8; ++v) {
     __m256 r[8];
     for (int k = 0; k < 8; ++k)
-      r[k] = 8 * v + k < np ? small_head_row<V>(base + slots[8 * v + k] * row_stride, hd) : _mm256_setzero_ps();
+      r[k] = 8 * v + k < np ? small_head_row<V, T>(base + slots[8 * v + k] * row_bytes, hd) : _mm256_setzero_ps();
     transpose8x8<V>(r);
     for (int i = 0; i < 8; ++i) t[v][i] = r[i];
   }
@@ -195,7 +215,7 @@ template <class V>
 void attention_small_heads(const AttentionArgs& a) {
   const int32_t hd = a.head_dim;
   const int32_t nh = a.num_q_heads;
-  const bool int8 = a.k == nullptr;
+  const bool k_int8 = a.k_type == KvDType::kInt8, v_int8 = a.v_type == KvDType::kInt8;
   // Queries per pass: the states of every (query, head) of the pass live in memory between chunks.
   const int32_t max_queries = 16 / nh;
   alignas(32) __m256 kt[kSmallHeadChunk / 8][8];
@@ -227,19 +247,14 @@ void attention_small_heads(const AttentionArgs& a) {
       const int32_t np = pass_ctx - c0 < kSmallHeadChunk ? pass_ctx - c0 : kSmallHeadChunk;
       const int32_t nv = (np + 7) / 8;
       chunk_slots<V>(a, c0, np, slots);
-      if (int8) {
-        for (int32_t p = 0; p < nv * 8; ++p) {
-          k_scale[p] = p < np ? a.k_scale[slots[p] * a.scale_stride] : 0.0f;
-          v_scale[p] = p < np ? a.v_scale[slots[p] * a.scale_stride] : 0.0f;
-        }
-        transpose_rows<V>(a.k8, slots, a.row_stride, np, hd, kt);
-        transpose_rows<V>(a.v8, slots, a.row_stride, np, hd, vt);
-      } else {
-        transpose_rows<V>(a.k, slots, a.row_stride, np, hd, kt);
-        transpose_rows<V>(a.v, slots, a.row_stride, np, hd, vt);
+      for (int32_t p = 0; p < nv * 8; ++p) {
+        if (k_int8) k_scale[p] = p < np ? a.k_scale[slots[p] * a.scale_stride] : 0.0f;
+        if (v_int8) v_scale[p] = p < np ? a.v_scale[slots[p] * a.scale_stride] : 0.0f;
       }
-      const float* ks = int8 ? k_scale : nullptr;
-      const float* vs = int8 ? v_scale : nullptr;
+      with_kv_type(a.k_type, [&]<KvDType T>() { transpose_rows<V, T>(a.k, slots, a.k_row_bytes, np, hd, kt); });
+      with_kv_type(a.v_type, [&]<KvDType T>() { transpose_rows<V, T>(a.v, slots, a.v_row_bytes, np, hd, vt); });
+      const float* ks = k_int8 ? k_scale : nullptr;
+      const float* vs = v_int8 ? v_scale : nullptr;
       for (int32_t q = 0; q < nq; ++q) {
         for (int32_t h = 0; h < nh; ++h)
           small_head_scan<V>(kt, vt, ks, vs, nv, c0, begin[q], ctx[q], qs[q * nh + h], a.softcap, state[q * nh + h]);

@@ -1,11 +1,11 @@
 // paged_attention_impl: the tiled online-softmax loop behind the keys-in-lanes AttentionFns (query by query, or a
 // block of consecutive queries over copied K/V tiles; both through one per-tile step), written once and
 // instantiated per instruction set with that set's vector ops (ref/, avx2/ and avx512/attention.cc). Ops must
-// provide scores(q, rows, scales, m, n, p) / scores_i8(q, rows8, scales, m, n, p): p[j] = (q . rows[j]) * scales[j]
-// for the m rows of a tile (n values each); exp_sum(p, m, max, sum): p[j] = exp(p[j] - max) for j < m, returning
-// sum plus their sum; scale(y, a, n); and weighted_rows(w, rows, m, y, n) / weighted_rows_i8(w, rows8, m, y, n):
-// y[i] += w[j] * rows[j][i] for j = 0..m-1 in that order (each j as one axpy would add it, so the result is the
-// same bits as m axpys).
+// provide scores(type, q, rows, scales, m, n, p): p[j] = (q . rows[j]) * scales[j] for the m rows of a tile (n values
+// each, of KvDType `type`, an int8 row's values unscaled), each row's values converted as the dot product loads them;
+// exp_sum(p, m, max, sum): p[j] = exp(p[j] - max) for j < m, returning sum plus their sum; scale(y, a, n); and
+// weighted_rows(type, w, rows, m, y, n): y[i] += w[j] * rows[j][i] for j = 0..m-1 in that order (each j as one axpy
+// would add it, so the result is the same bits as m axpys).
 // Include it only from those files, with Ops of internal linkage, so the instantiations never mix; it calls
 // no inline library template either (std::min, std::exp), whose one shared copy could come from the AVX2 file.
 #pragma once
@@ -36,17 +36,10 @@ inline constexpr int32_t kMaxHeads = 16;  // query heads handled together per pa
 // below run a query through this same code, so a query's bits never depend on the loop or its neighbours.
 template <class Ops>
 inline void attend_tile(const AttentionArgs& a, const float* q, float* out, int32_t nh, int32_t nt,
-                        const float* const* k_rows, const int8_t* const* k8_rows, const float* k_scales,
-                        const float* const* v_rows, const int8_t* const* v8_rows, const float* v_scales,
-                        float* running_max, float* running_sum, float (*p)[kTile]) {
+                        const uint8_t* const* k_rows, const float* k_scales, const uint8_t* const* v_rows,
+                        const float* v_scales, float* running_max, float* running_sum, float (*p)[kTile]) {
   const int32_t hd = a.head_dim;
-  const bool int8 = a.k == nullptr;
-  for (int32_t h = 0; h < nh; ++h) {
-    if (int8)
-      Ops::scores_i8(q + int64_t(h) * hd, k8_rows, k_scales, nt, hd, p[h]);
-    else
-      Ops::scores(q + int64_t(h) * hd, k_rows, k_scales, nt, hd, p[h]);
-  }
+  for (int32_t h = 0; h < nh; ++h) Ops::scores(a.k_type, q + int64_t(h) * hd, k_rows, k_scales, nt, hd, p[h]);
   if (a.softcap > 0.0f) {
     const float inv_cap = 1.0f / a.softcap;
     for (int32_t h = 0; h < nh; ++h)
@@ -65,14 +58,14 @@ inline void attend_tile(const AttentionArgs& a, const float* q, float* out, int3
     running_sum[h] = Ops::exp_sum(p[h], nt, new_max, running_sum[h]);
   }
   // The tile's rows into each head's output in one pass, which keeps a slice of the output in registers across
-  // the tile rather than loading and storing it once per row.
+  // the tile rather than loading and storing it once per row. An int8 V row's scale goes into its weight.
   float w[kTile];
   for (int32_t h = 0; h < nh; ++h) {
-    if (int8) {
+    if (a.v_type == KvDType::kInt8) {
       for (int32_t jj = 0; jj < nt; ++jj) w[jj] = p[h][jj] * v_scales[jj];
-      Ops::weighted_rows_i8(w, v8_rows, nt, out + int64_t(h) * hd, hd);
+      Ops::weighted_rows(a.v_type, w, v_rows, nt, out + int64_t(h) * hd, hd);
     } else {
-      Ops::weighted_rows(p[h], v_rows, nt, out + int64_t(h) * hd, hd);
+      Ops::weighted_rows(a.v_type, p[h], v_rows, nt, out + int64_t(h) * hd, hd);
     }
   }
 }
@@ -87,16 +80,12 @@ inline void tile_slots(const AttentionArgs& a, int32_t j0, int32_t nt, int64_t* 
   }
 }
 
-// The K scales of a tile's slots (f32 caches: the attention scale alone) and the V scales (int8 caches).
+// The K scales of a tile's slots (the attention scale, times an int8 K row's own) and the V scales (an int8 V row's;
+// unused for the other types).
 inline void tile_scales(const AttentionArgs& a, const int64_t* slots, int32_t nt, float* k_scales, float* v_scales) {
   for (int32_t jj = 0; jj < nt; ++jj) {
-    if (a.k == nullptr) {
-      k_scales[jj] = a.k_scale[slots[jj] * a.scale_stride] * a.scale;
-      v_scales[jj] = a.v_scale[slots[jj] * a.scale_stride];
-    } else {
-      k_scales[jj] = a.scale;
-      v_scales[jj] = 1.0f;
-    }
+    k_scales[jj] = a.k_type == KvDType::kInt8 ? a.k_scale[slots[jj] * a.scale_stride] * a.scale : a.scale;
+    v_scales[jj] = a.v_type == KvDType::kInt8 ? a.v_scale[slots[jj] * a.scale_stride] : 1.0f;
   }
 }
 
@@ -117,23 +106,16 @@ void paged_attention_one_query(const AttentionArgs& a) {
       const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
       int64_t slots[kTile];
       tile_slots(a, j0, nt, slots);
-      const float* k_rows[kTile];
-      const int8_t* k8_rows[kTile];
-      const float* v_rows[kTile];
-      const int8_t* v8_rows[kTile];
+      const uint8_t* k_rows[kTile];
+      const uint8_t* v_rows[kTile];
       float k_scales[kTile], v_scales[kTile];
       tile_scales(a, slots, nt, k_scales, v_scales);
       for (int32_t jj = 0; jj < nt; ++jj) {
-        if (a.k == nullptr) {
-          k8_rows[jj] = a.k8 + slots[jj] * a.row_stride;
-          v8_rows[jj] = a.v8 + slots[jj] * a.row_stride;
-        } else {
-          k_rows[jj] = a.k + slots[jj] * a.row_stride;
-          v_rows[jj] = a.v + slots[jj] * a.row_stride;
-        }
+        k_rows[jj] = a.k + slots[jj] * a.k_row_bytes;
+        v_rows[jj] = a.v + slots[jj] * a.v_row_bytes;
       }
-      attend_tile<Ops>(a, a.q + int64_t(h0) * hd, a.out + int64_t(h0) * hd, nh, nt, k_rows, k8_rows, k_scales, v_rows,
-                       v8_rows, v_scales, running_max, running_sum, p);
+      attend_tile<Ops>(a, a.q + int64_t(h0) * hd, a.out + int64_t(h0) * hd, nh, nt, k_rows, k_scales, v_rows,
+                       v_scales, running_max, running_sum, p);
     }
     for (int32_t h = 0; h < nh; ++h) Ops::scale(a.out + int64_t(h0 + h) * hd, 1.0f / running_sum[h], hd);
   }
@@ -150,9 +132,10 @@ inline constexpr int32_t kBlockMaxStates = 32;  // queries x heads of one block
 template <class Ops>
 void paged_attention_query_block(const AttentionArgs& a, int32_t i0, int32_t nq) {
   const int32_t hd = a.head_dim, nh = a.num_q_heads;
-  const bool int8 = a.k == nullptr;
-  alignas(64) float k_copy[kTile * kBlockMaxHeadDim];
-  alignas(64) float v_copy[kTile * kBlockMaxHeadDim];
+  // One head's row in each side's type (at most hd f32 values).
+  const int64_t k_head_bytes = kv_row_bytes(a.k_type, hd), v_head_bytes = kv_row_bytes(a.v_type, hd);
+  alignas(64) uint8_t k_copy[kTile * kBlockMaxHeadDim * sizeof(float)];
+  alignas(64) uint8_t v_copy[kTile * kBlockMaxHeadDim * sizeof(float)];
   float running_max[kBlockMaxStates], running_sum[kBlockMaxStates];
   float p[kBlockMaxStates][kTile];
   int32_t ctx[kBlockMaxStates];
@@ -172,33 +155,22 @@ void paged_attention_query_block(const AttentionArgs& a, int32_t i0, int32_t nq)
     tile_slots(a, j0, nt, slots);
     float k_scales[kTile], v_scales[kTile];
     tile_scales(a, slots, nt, k_scales, v_scales);
-    const float* k_rows[kTile];
-    const int8_t* k8_rows[kTile];
-    const float* v_rows[kTile];
-    const int8_t* v8_rows[kTile];
+    const uint8_t* k_rows[kTile];
+    const uint8_t* v_rows[kTile];
     for (int32_t jj = 0; jj < nt; ++jj) {
-      float* kc = k_copy + int64_t(jj) * hd;
-      float* vc = v_copy + int64_t(jj) * hd;
-      if (int8) {  // int8 rows packed into the same buffers (hd bytes a row)
-        int8_t* k8c = reinterpret_cast<int8_t*>(k_copy) + int64_t(jj) * hd;
-        int8_t* v8c = reinterpret_cast<int8_t*>(v_copy) + int64_t(jj) * hd;
-        std::memcpy(k8c, a.k8 + slots[jj] * a.row_stride, size_t(hd));
-        std::memcpy(v8c, a.v8 + slots[jj] * a.row_stride, size_t(hd));
-        k8_rows[jj] = k8c;
-        v8_rows[jj] = v8c;
-      } else {
-        std::memcpy(kc, a.k + slots[jj] * a.row_stride, sizeof(float) * size_t(hd));
-        std::memcpy(vc, a.v + slots[jj] * a.row_stride, sizeof(float) * size_t(hd));
-        k_rows[jj] = kc;
-        v_rows[jj] = vc;
-      }
+      uint8_t* kc = k_copy + int64_t(jj) * k_head_bytes;
+      uint8_t* vc = v_copy + int64_t(jj) * v_head_bytes;
+      std::memcpy(kc, a.k + slots[jj] * a.k_row_bytes, size_t(k_head_bytes));
+      std::memcpy(vc, a.v + slots[jj] * a.v_row_bytes, size_t(v_head_bytes));
+      k_rows[jj] = kc;
+      v_rows[jj] = vc;
     }
     for (int32_t qi = 0; qi < nq; ++qi) {
       if (ctx[qi] <= j0) continue;  // this query's context ended in an earlier tile
       const int32_t nt_q = ctx[qi] - j0 < nt ? ctx[qi] - j0 : nt;
       const AttentionArgs one = one_query(a, i0 + qi);
-      attend_tile<Ops>(a, one.q, one.out, nh, nt_q, k_rows, k8_rows, k_scales, v_rows, v8_rows, v_scales,
-                       running_max + qi * nh, running_sum + qi * nh, p + qi * nh);
+      attend_tile<Ops>(a, one.q, one.out, nh, nt_q, k_rows, k_scales, v_rows, v_scales, running_max + qi * nh,
+                       running_sum + qi * nh, p + qi * nh);
     }
   }
   for (int32_t qi = 0; qi < nq; ++qi) {

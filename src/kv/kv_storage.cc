@@ -3,40 +3,42 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/check.h"
 
 namespace pagoda {
 
-KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvDType dtype)
+KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvCacheTypes types)
     : num_layers_(shape.num_layers),
       kv_dim_(shape.kv_dim),
       num_kv_heads_(shape.num_kv_heads),
       num_blocks_(num_blocks),
       block_size_(block_size),
-      dtype_(dtype),
-      bytes_per_token_layer_(bytes_per_token_layer(shape, dtype)) {
+      types_(types),
+      k_row_bytes_(kv_row_bytes(types.k, shape.kv_dim)),
+      v_row_bytes_(kv_row_bytes(types.v, shape.kv_dim)),
+      bytes_per_token_layer_(bytes_per_token_layer(shape, types)) {
   PAGODA_CHECK(num_blocks > 0 && block_size > 0);
+  const std::string unfit = kv_types_fit(shape, types);
+  PAGODA_CHECK(unfit.empty(), "{}", unfit);
   const size_t slots = size_t(num_layers_) * size_t(num_blocks) * size_t(block_size);
-  if (dtype == KvDType::kF32) {
-    k_.allocate(slots * size_t(kv_dim_));
-    v_.allocate(slots * size_t(kv_dim_));
-  } else {
-    k8_.allocate(slots * size_t(kv_dim_));
-    v8_.allocate(slots * size_t(kv_dim_));
-    k_scale_.allocate(slots * size_t(num_kv_heads_));
-    v_scale_.allocate(slots * size_t(num_kv_heads_));
-  }
+  k_.allocate(slots * size_t(k_row_bytes_));
+  v_.allocate(slots * size_t(v_row_bytes_));
+  if (types.k == KvDType::kInt8) k_scale_.allocate(slots * size_t(num_kv_heads_));
+  if (types.v == KvDType::kInt8) v_scale_.allocate(slots * size_t(num_kv_heads_));
 }
 
 KvCacheView KvStorage::view() {
   KvCacheView v;
-  v.dtype = dtype_;
+  v.k_dtype = types_.k;
+  v.v_dtype = types_.v;
   v.k = k_.data();
   v.v = v_.data();
-  v.k8 = k8_.data();
-  v.v8 = v8_.data();
   v.k_scale = k_scale_.data();
   v.v_scale = v_scale_.data();
+  v.k_row_bytes = k_row_bytes_;
+  v.v_row_bytes = v_row_bytes_;
   v.num_layers = num_layers_;
   v.kv_dim = kv_dim_;
   v.num_kv_heads = num_kv_heads_;
@@ -45,15 +47,30 @@ KvCacheView KvStorage::view() {
   return v;
 }
 
-int64_t KvStorage::bytes_per_token_layer(const KvShape& shape, KvDType dtype) {
-  if (dtype == KvDType::kF32) return int64_t(2) * shape.kv_dim * int64_t(sizeof(float));
-  return int64_t(2) * (shape.kv_dim + shape.num_kv_heads * int64_t(sizeof(float)));
+int64_t KvStorage::bytes_per_token_layer(const KvShape& shape, KvCacheTypes types) {
+  auto side = [&](KvDType t) {
+    return kv_row_bytes(t, shape.kv_dim) + (t == KvDType::kInt8 ? shape.num_kv_heads * int64_t(sizeof(float)) : 0);
+  };
+  return side(types.k) + side(types.v);
+}
+
+std::string KvStorage::kv_types_fit(const KvShape& shape, KvCacheTypes types) {
+  if (shape.num_kv_heads <= 0 || shape.kv_dim % shape.num_kv_heads != 0) return {};
+  const int32_t head_dim = shape.kv_dim / shape.num_kv_heads;
+  for (KvDType t : {types.k, types.v}) {
+    const int32_t block = kv_dtype_block_values(t);
+    if (head_dim % block != 0)
+      return fmt::format("{} KV cache needs heads of a multiple of {} values; this model's have {} (use f16, bf16, "
+                         "int8 or f32)",
+                         kv_dtype_name(t), block, head_dim);
+  }
+  return {};
 }
 
 int64_t KvStorage::bytes_per_block() const { return bytes_per_token_layer_ * num_layers_ * block_size_; }
 
-int64_t KvStorage::bytes_per_block_for(const KvShape& shape, int32_t block_size, KvDType dtype) {
-  return bytes_per_token_layer(shape, dtype) * shape.num_layers * block_size;
+int64_t KvStorage::bytes_per_block_for(const KvShape& shape, int32_t block_size, KvCacheTypes types) {
+  return bytes_per_token_layer(shape, types) * shape.num_layers * block_size;
 }
 
 namespace {
@@ -78,15 +95,12 @@ void KvStorage::copy_block(BlockId src_block_id, BlockId dst_block_id) {
                "copy_block({}, {}) outside the pool of {} blocks", src_block_id, dst_block_id, num_blocks_);
   PAGODA_CHECK(src_block_id != dst_block_id, "copy_block of block {} onto itself", src_block_id);
   const size_t layers = size_t(num_layers_), blocks = size_t(num_blocks_), bs = size_t(block_size_);
-  if (dtype_ == KvDType::kF32) {
-    copy_block_rows(k_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
-    copy_block_rows(v_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
-  } else {
-    copy_block_rows(k8_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
-    copy_block_rows(v8_.data(), size_t(kv_dim_), layers, blocks, bs, src_block_id, dst_block_id);
+  copy_block_rows(k_.data(), size_t(k_row_bytes_), layers, blocks, bs, src_block_id, dst_block_id);
+  copy_block_rows(v_.data(), size_t(v_row_bytes_), layers, blocks, bs, src_block_id, dst_block_id);
+  if (types_.k == KvDType::kInt8)
     copy_block_rows(k_scale_.data(), size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
+  if (types_.v == KvDType::kInt8)
     copy_block_rows(v_scale_.data(), size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
-  }
 }
 
 }  // namespace pagoda

@@ -1,5 +1,6 @@
-// KvStorage: owns the K/V bytes of every layer for a pool of `num_blocks` blocks of `block_size` tokens, in
-// f32 or INT8 (with a scale per token per KV head; layout in kv/kv_cache_view.h), and hands the model a
+// KvStorage: owns the K/V bytes of every layer for a pool of `num_blocks` blocks of `block_size` tokens, K and V each
+// in its own KvDType (f32, f16, bf16, q8_0, q4_0, or INT8 with a scale per token per KV head; layout in
+// kv/kv_cache_view.h), and hands the model a
 // KvCacheView of them. Knows nothing of sequences; which block holds what is the
 // bookkeeping's business (a block table today; the BlockPool of the paged-KV work later).
 #pragma once
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "core/check.h"
 #include "core/types.h"
@@ -35,17 +37,25 @@ class ZeroedArray {
 
 class KvStorage {
  public:
-  KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvDType dtype = KvDType::kF32);
+  // Checks kv_types_fit first (a caller with user input reports its message before).
+  KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvCacheTypes types = KvDType::kF32);
 
   KvCacheView view();
   int32_t num_blocks() const { return num_blocks_; }
   int32_t block_size() const { return block_size_; }
-  KvDType dtype() const { return dtype_; }
+  KvCacheTypes types() const { return types_; }
   int64_t bytes_per_block() const;
   // What one block of `block_size` tokens costs for `shape`, before any storage exists (pool sizing).
-  static int64_t bytes_per_block_for(const KvShape& shape, int32_t block_size, KvDType dtype = KvDType::kF32);
+  static int64_t bytes_per_block_for(const KvShape& shape, int32_t block_size, KvCacheTypes types = KvDType::kF32);
   // K and V bytes of one token in one layer (what attention reads per context position and layer).
-  static int64_t bytes_per_token_layer(const KvShape& shape, KvDType dtype);
+  static int64_t bytes_per_token_layer(const KvShape& shape, KvCacheTypes types);
+  // K and V bytes of one token over every layer.
+  static int64_t bytes_per_token(const KvShape& shape, KvCacheTypes types) {
+    return bytes_per_token_layer(shape, types) * shape.num_layers;
+  }
+  // Empty when `shape`'s heads can be stored in `types`; else why not ("q8_0 KV cache needs heads of a multiple of
+  // 32 values; this model's have 8").
+  static std::string kv_types_fit(const KvShape& shape, KvCacheTypes types);
   int64_t total_bytes() const { return bytes_per_block() * num_blocks_; }
 
   // Deep-copies every layer's K and V of block `src_block_id` into `dst_block_id` (a copy-on-write that
@@ -58,14 +68,13 @@ class KvStorage {
   int32_t num_kv_heads_;
   int32_t num_blocks_;
   int32_t block_size_;
-  KvDType dtype_;
+  KvCacheTypes types_;
+  int64_t k_row_bytes_, v_row_bytes_;
   int64_t bytes_per_token_layer_;
-  ZeroedArray<float> k_;    // kF32: [num_layers][num_blocks * block_size][kv_dim]
-  ZeroedArray<float> v_;    // same
-  ZeroedArray<int8_t> k8_;  // kInt8: [num_layers][num_blocks * block_size][kv_dim]
-  ZeroedArray<int8_t> v8_;
-  ZeroedArray<float> k_scale_;  // kInt8: [num_layers][num_blocks * block_size][num_kv_heads]
-  ZeroedArray<float> v_scale_;
+  ZeroedArray<uint8_t> k_;      // [num_layers][num_blocks * block_size][k_row_bytes_]
+  ZeroedArray<uint8_t> v_;      // [num_layers][num_blocks * block_size][v_row_bytes_]
+  ZeroedArray<float> k_scale_;  // kInt8 K: [num_layers][num_blocks * block_size][num_kv_heads]
+  ZeroedArray<float> v_scale_;  // kInt8 V: the same
 };
 
 }  // namespace pagoda

@@ -13,6 +13,7 @@
 #include "model/linear_observer.h"
 #include "model/rope_tables.h"
 #include "quant/kv_int8.h"
+#include "quant/kv_row.h"
 
 namespace pagoda {
 
@@ -186,20 +187,12 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
   PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
   float* k = ws.k.data() + int64_t(t) * kv_dim;
   const float* v = ws.v.data() + int64_t(t) * kv_dim;
-  if (kv.dtype == KvDType::kF32) {
-    if (options_.fusion) {
-      kernels_.rope(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn,
-                    config_.rope_neox);  // straight into the cache
-    } else {
-      kernels_.rope(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
-      std::memcpy(kv.k_at(layer, slot), k, sizeof(float) * size_t(kv_dim));
-    }
-    std::memcpy(kv.v_at(layer, slot), v, sizeof(float) * size_t(kv_dim));
-    return;
-  }
-  // int8: the rotated row is quantized per head as it goes in. Fusion rotates one head at a time through a
-  // stack row instead of the whole K row in the workspace.
-  if (options_.fusion) {
+  // K: an f32 cache takes the rotation straight in under fusion; an int8 one quantizes per head as it goes in (fusion
+  // rotates one head at a time through a stack row instead of the whole K row in the workspace); the other types
+  // convert the rotated row.
+  if (kv.k_dtype == KvDType::kF32 && options_.fusion) {
+    kernels_.rope(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+  } else if (kv.k_dtype == KvDType::kInt8 && options_.fusion) {
     float rotated[kMaxHeadDim];
     PAGODA_CHECK(head_dim <= kMaxHeadDim);
     for (int32_t h = 0; h < num_kv_heads; ++h) {
@@ -208,9 +201,15 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
     }
   } else {
     kernels_.rope(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
-    store_int8_heads(k, kv.k8_at(layer, slot), kv.k_scale_at(layer, slot), num_kv_heads, head_dim);
+    if (kv.k_dtype == KvDType::kInt8)
+      store_int8_heads(k, kv.k8_at(layer, slot), kv.k_scale_at(layer, slot), num_kv_heads, head_dim);
+    else
+      quantize_kv_row(kv.k_dtype, k, kv_dim, kv.k_row(layer, slot));
   }
-  store_int8_heads(v, kv.v8_at(layer, slot), kv.v_scale_at(layer, slot), num_kv_heads, head_dim);
+  if (kv.v_dtype == KvDType::kInt8)
+    store_int8_heads(v, kv.v8_at(layer, slot), kv.v_scale_at(layer, slot), num_kv_heads, head_dim);
+  else
+    quantize_kv_row(kv.v_dtype, v, kv_dim, kv.v_row(layer, slot));
 }
 
 void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
@@ -249,8 +248,13 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
     a.block_size = kv.block_size;
     a.scale = attention_scale();
     a.softcap = config_.attn_softcap;
-    a.row_stride = kv.kv_dim;
+    a.k_type = kv.k_dtype;
+    a.v_type = kv.v_dtype;
+    a.k_row_bytes = kv.k_row_bytes;
+    a.v_row_bytes = kv.v_row_bytes;
     a.scale_stride = kv.num_kv_heads;
+    // One head's offset in a slot's row (a whole number of blocks: KvStorage::kv_types_fit).
+    const int64_t k_head_bytes = kv_row_bytes(kv.k_dtype, head_dim), v_head_bytes = kv_row_bytes(kv.v_dtype, head_dim);
     a.q_stride = config_.q_dim();
     a.window = config_.is_swa_layer(layer) ? config_.sliding_window : 0;
     int32_t s = 0;
@@ -261,15 +265,10 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
       while (block >= first_block + blocks_of(s)) first_block += blocks_of(s++);  // items rise: s only moves forward
       const int32_t t0 = batch.seq_starts[s] + int32_t(block - first_block) * kQueryBlock;
       const int32_t t_end = std::min(t0 + kQueryBlock, batch.seq_starts[s + 1]);
-      if (kv.dtype == KvDType::kF32) {
-        a.k = kv.k_at(layer, 0) + kvh * head_dim;
-        a.v = kv.v_at(layer, 0) + kvh * head_dim;
-      } else {
-        a.k8 = kv.k8_at(layer, 0) + kvh * head_dim;
-        a.v8 = kv.v8_at(layer, 0) + kvh * head_dim;
-        a.k_scale = kv.k_scale_at(layer, 0) + kvh;
-        a.v_scale = kv.v_scale_at(layer, 0) + kvh;
-      }
+      a.k = kv.k_row(layer, 0) + kvh * k_head_bytes;
+      a.v = kv.v_row(layer, 0) + kvh * v_head_bytes;
+      if (kv.k_dtype == KvDType::kInt8) a.k_scale = kv.k_scale_at(layer, 0) + kvh;
+      if (kv.v_dtype == KvDType::kInt8) a.v_scale = kv.v_scale_at(layer, 0) + kvh;
       a.blocks = batch.block_tables.row(s).data();
       // The block's tokens as runs of consecutive positions (a step's tokens of one sequence are one run).
       for (int32_t t = t0, nq = 1; t < t_end; t += nq) {
@@ -300,11 +299,17 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
   pool.run([&](int32_t thread_idx) {
     float* scores = ws.scores.data() + int64_t(thread_idx) * ws.max_context;
     float row[kMaxHeadDim];
-    // Position j's K or V row of this head as f32 (dequantized from an int8 cache).
+    // Position j's K or V row of this head as f32 (dequantized from a cache of another type).
     auto kv_row = [&](bool is_k, int64_t slot, int32_t kvh) -> const float* {
-      if (kv.dtype == KvDType::kF32) return (is_k ? kv.k_at(layer, slot) : kv.v_at(layer, slot)) + kvh * head_dim;
-      const int8_t* q = (is_k ? kv.k8_at(layer, slot) : kv.v8_at(layer, slot)) + kvh * head_dim;
-      dequantize_kv_int8(q, (is_k ? kv.k_scale_at(layer, slot) : kv.v_scale_at(layer, slot))[kvh], head_dim, row);
+      const KvDType type = is_k ? kv.k_dtype : kv.v_dtype;
+      if (type == KvDType::kF32) return (is_k ? kv.k_at(layer, slot) : kv.v_at(layer, slot)) + kvh * head_dim;
+      if (type == KvDType::kInt8) {
+        const int8_t* q = (is_k ? kv.k8_at(layer, slot) : kv.v8_at(layer, slot)) + kvh * head_dim;
+        dequantize_kv_int8(q, (is_k ? kv.k_scale_at(layer, slot) : kv.v_scale_at(layer, slot))[kvh], head_dim, row);
+        return row;
+      }
+      const uint8_t* packed = (is_k ? kv.k_row(layer, slot) : kv.v_row(layer, slot)) + kvh * kv_row_bytes(type, head_dim);
+      dequantize_kv_row(type, packed, head_dim, row);
       return row;
     };
     int32_t s = 0;

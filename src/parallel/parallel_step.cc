@@ -124,7 +124,7 @@ LogitsView ParallelLeader::forward(const BatchView& batch, const KvCacheView& kv
   h[kNumCopies] = int64_t(batch.block_copies.size());
   h[kKvNumSlots] = kv.num_slots;
   h[kKvBlockSize] = kv.block_size;
-  h[kKvDType] = int64_t(kv.dtype);
+  h[kKvDType] = int64_t(kv.k_dtype) * 256 + int64_t(kv.v_dtype);  // K type and V type
   h[kWsMaxTokens] = ws.max_tokens;
   h[kWsMaxContext] = ws.max_context;
   h[kWsMaxLogitsRows] = ws.max_logits_rows;
@@ -178,7 +178,7 @@ void run_parallel_worker(const Model& part, Collectives& world, ParallelLayout l
     if (!same_kv) {
       kv.reset();
       kv.emplace(part.config().kv_shape(), int32_t(h[kKvNumSlots] / h[kKvBlockSize]), int32_t(h[kKvBlockSize]),
-                 KvDType(h[kKvDType]));
+                 KvCacheTypes(KvDType(h[kKvDType] / 256), KvDType(h[kKvDType] % 256)));
     }
     if (!pool) pool.emplace(num_threads);  // 0: every core, as the engine's pool
     if (!ws || ws->max_tokens != h[kWsMaxTokens] || ws->max_context != h[kWsMaxContext] ||

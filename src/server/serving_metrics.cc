@@ -132,8 +132,13 @@ std::string ServingMetrics::render(const EngineStats& s, const CacheConfigInfo& 
           {{"model_name", model_name_},
            {"block_size", std::to_string(cache.block_size)},
            {"cache_dtype", cache.cache_dtype},
+           {"cache_type_k", cache.cache_type_k},
+           {"cache_type_v", cache.cache_type_v},
            {"enable_prefix_caching", cache.enable_prefix_caching ? "True" : "False"},
            {"num_gpu_blocks", std::to_string(cache.num_gpu_blocks)}});
+  p.gauge("pagoda:kv_cache_bytes_per_token", "KV cache bytes one token takes (K and V of every layer).",
+          double(cache.kv_bytes_per_token),
+          {{"model_name", model_name_}, {"cache_type_k", cache.cache_type_k}, {"cache_type_v", cache.cache_type_v}});
   p.gauge("pagoda:kv_cache_free_blocks", "KV blocks not held by any sequence (cached ones included).",
           s.kv.num_free_blocks, model);
   p.family("pagoda:http_requests_total", "counter", "HTTP responses sent, by status class.");

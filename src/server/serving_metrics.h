@@ -16,9 +16,12 @@ namespace pagoda::server {
 
 struct CacheConfigInfo {
   int32_t block_size = 0;
-  std::string cache_dtype;  // "f32" | "int8", as kv_cache.dtype spells them
+  std::string cache_dtype;   // "f16", or "K q8_0, V f16" where K and V differ (kv_types_name)
   bool enable_prefix_caching = true;
   int32_t num_gpu_blocks = 0;  // vLLM's label name; here: the KV pool's blocks in RAM
+  std::string cache_type_k;    // "f16" | "f32" | "bf16" | "q8_0" | "q4_0" | "int8", as kv_cache.type_k spells them
+  std::string cache_type_v;
+  int64_t kv_bytes_per_token = 0;  // K and V of every layer for one token
 };
 
 class ServingMetrics {

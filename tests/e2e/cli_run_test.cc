@@ -79,6 +79,19 @@ TEST(CliRunTest, UnknownKvQuantIsAClearError) {
   EXPECT_TRUE(r.out.empty());
 }
 
+TEST(CliRunTest, LlamaCppCacheTypeFlagsSetEachSideAndABlockTypeTheHeadsCannotHoldIsRefused) {
+  ProcessResult f32 = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "40", "--temp", "0", "-ctk", "f32",
+                                  "--cache-type-v", "f32"});
+  ASSERT_EQ(f32.exit_code, 0) << f32.err;
+  EXPECT_EQ(f32.out.substr(0, 60), std::string(kGoldenStory).substr(0, 60));
+  ProcessResult mixed = run_pagoda({"run", "-p", "Once upon a time", "-n", "8", "-ctk", "bf16", "-ctv", "int8"});
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  ProcessResult q8 = run_pagoda({"run", "-q", "-p", "Once", "-n", "4", "-ctv", "q8_0"});
+  EXPECT_EQ(q8.exit_code, 1);
+  EXPECT_THAT(q8.err, HasSubstr("q8_0 KV cache needs heads of a multiple of 32 values; this model's have 8"));
+  EXPECT_TRUE(q8.out.empty());
+}
+
 TEST(CliRunTest, SameSeedSameTextAndSeedsMatter) {
   auto sample = [](const std::string& seed) {
     ProcessResult r = run_pagoda({"run", "-q", "-p", "Once upon a time", "-n", "60", "--temp", "1.0", "--top-k", "0",

@@ -296,7 +296,12 @@ TEST(ServerTest, MetricsHaveVllmNamesAndCountRequests) {
   EXPECT_EQ(metric_value(m, "pagoda:prefill_tokens_per_decode_step_sum"), 0.0);
   EXPECT_EQ(metric_value(m, "pagoda:prefill_tokens_per_decode_step_bucket{model_name=\"stories260K\",le=\"0\"}"), 14.0);
   EXPECT_THAT(m, HasSubstr("block_size=\"16\""));
-  EXPECT_THAT(m, HasSubstr("cache_dtype=\"f32\""));
+  EXPECT_THAT(m, HasSubstr("cache_dtype=\"f16\""));
+  EXPECT_THAT(m, HasSubstr("cache_type_k=\"f16\""));
+  // stories260K: 5 layers, K and V of 32 f16 values each.
+  EXPECT_EQ(metric_value(m, "pagoda:kv_cache_bytes_per_token{model_name=\"stories260K\",cache_type_k=\"f16\","
+                            "cache_type_v=\"f16\"}"),
+            640.0);
   EXPECT_THAT(m, HasSubstr("enable_prefix_caching=\"True\""));
 }
 

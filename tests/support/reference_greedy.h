@@ -21,12 +21,12 @@ namespace pagoda::testing {
 
 inline std::vector<TokenId> reference_greedy(const Model& model, const Tokenizer& tokenizer,
                                              std::span<const TokenId> prompt, int32_t max_tokens,
-                                             KvDType kv_dtype = KvDType::kF32, int32_t max_chunk = 256) {
+                                             KvCacheTypes kv_types = KvCacheTypes(), int32_t max_chunk = 256) {
   constexpr int32_t kBlockSize = 16;
   const int32_t max_seq_len = int32_t(prompt.size()) + max_tokens;
   const int32_t num_blocks = (max_seq_len + kBlockSize - 1) / kBlockSize;
   ThreadPool pool(1);
-  KvStorage kv(model.config().kv_shape(), num_blocks, kBlockSize, kv_dtype);
+  KvStorage kv(model.config().kv_shape(), num_blocks, kBlockSize, kv_types);
   Workspace workspace(model.config(), max_chunk, max_seq_len, 1, 1);
   std::vector<BlockId> table(static_cast<size_t>(num_blocks));
   std::iota(table.begin(), table.end(), 0);

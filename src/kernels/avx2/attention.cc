@@ -1,10 +1,12 @@
-// AVX2/FMA paged attention: the shared online-softmax loop over 8-wide vector ops; int8 K/V rows are widened
-// to f32 in registers (dequantized inside the kernel, never into a copy).
+// AVX2/FMA paged attention: the shared online-softmax loop over 8-wide vector ops; K/V rows of every cache type are
+// converted to f32 in registers as the dot products and weighted sums load them (kv_rows_x8.h), never into a copy.
 #include "kernels/attention_heads_impl.h"
 #include "kernels/attention_small_heads_impl.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx2/simd_util.h"
+#include "kernels/avx2/kv_rows_x8.h"
 #include "kernels/avx2/vec_f32x8.h"
+#include "kernels/kv_type_switch.h"
 #include "kernels/paged_attention_impl.h"
 
 namespace pagoda::kernels::avx2 {
@@ -20,34 +22,31 @@ inline __m256 transpose_sum8(const __m256 (&a)[8]) {
 struct Avx2Ops {
   // Eight keys at a time, one accumulator each, their sums transposed into one vector of eight scores (a
   // horizontal sum per key cost as much as its multiplies); a last partial group repeats its last row.
-  template <class T, class Load>
-  static void scores_with(const float* q, const T* const* rows, const float* scales, int32_t m, int32_t n, float* p,
-                          Load load) {
+  template <KvDType T>
+  static void scores_of(const float* q, const uint8_t* const* rows, const float* scales, int32_t m, int32_t n,
+                        float* p) {
     for (int32_t j = 0; j < m; j += 8) {
-      const T* r[8];
+      const uint8_t* r[8];
       for (int k = 0; k < 8; ++k) r[k] = rows[j + k < m ? j + k : m - 1];
       __m256 acc[8];
       for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
       int32_t i = 0;
       for (; i + 8 <= n; i += 8) {
         const __m256 qv = _mm256_loadu_ps(q + i);
-        for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(qv, load(r[k] + i), acc[k]);
+        for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(qv, kv_load8<T>(r[k], i), acc[k]);
       }
       alignas(32) float s[8];
       _mm256_store_ps(s, transpose_sum8(acc));
       for (int k = 0; k < 8 && j + k < m; ++k) {
         float sum = s[k];
-        for (int32_t t = i; t < n; ++t) sum += q[t] * float(r[k][t]);
+        for (int32_t t = i; t < n; ++t) sum += q[t] * kv_value<T>(r[k], t);
         p[j + k] = sum * scales[j + k];
       }
     }
   }
-  static void scores(const float* q, const float* const* rows, const float* scales, int32_t m, int32_t n, float* p) {
-    scores_with(q, rows, scales, m, n, p, load_f32x8);
-  }
-  static void scores_i8(const float* q, const int8_t* const* rows, const float* scales, int32_t m, int32_t n,
-                        float* p) {
-    scores_with(q, rows, scales, m, n, p, load_i8x8);
+  static void scores(KvDType type, const float* q, const uint8_t* const* rows, const float* scales, int32_t m,
+                     int32_t n, float* p) {
+    detail::with_kv_type(type, [&]<KvDType T>() { scores_of<T>(q, rows, scales, m, n, p); });
   }
   // The vector exp of simd_util.h, eight scores at a time (a padded copy for the last few).
   static float exp_sum(float* p, int32_t m, float max, float sum) {
@@ -73,31 +72,29 @@ struct Avx2Ops {
   }
   // y += w[j] * rows[j] for each j in turn: 64 values of y at a time stay in eight registers across the rows
   // (each element still sees fma(w[j], row, y) in j order, as a sequence of axpys would give it).
-  template <class Row, class Load>
-  static void weighted_rows_with(const float* w, const Row* const* rows, int32_t m, float* y, int32_t n, Load load) {
+  template <KvDType T>
+  static void weighted_rows_of(const float* w, const uint8_t* const* rows, int32_t m, float* y, int32_t n) {
     int32_t i = 0;
     for (; i + 64 <= n; i += 64) {
       __m256 acc[8];
       for (int k = 0; k < 8; ++k) acc[k] = _mm256_loadu_ps(y + i + 8 * k);
       for (int32_t j = 0; j < m; ++j) {
         const __m256 wj = _mm256_set1_ps(w[j]);
-        for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(wj, load(rows[j] + i + 8 * k), acc[k]);
+        for (int k = 0; k < 8; ++k) acc[k] = _mm256_fmadd_ps(wj, kv_load8<T>(rows[j], i + 8 * k), acc[k]);
       }
       for (int k = 0; k < 8; ++k) _mm256_storeu_ps(y + i + 8 * k, acc[k]);
     }
     for (; i + 8 <= n; i += 8) {
       __m256 acc = _mm256_loadu_ps(y + i);
-      for (int32_t j = 0; j < m; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), load(rows[j] + i), acc);
+      for (int32_t j = 0; j < m; ++j) acc = _mm256_fmadd_ps(_mm256_set1_ps(w[j]), kv_load8<T>(rows[j], i), acc);
       _mm256_storeu_ps(y + i, acc);
     }
     for (; i < n; ++i)
-      for (int32_t j = 0; j < m; ++j) y[i] += w[j] * float(rows[j][i]);
+      for (int32_t j = 0; j < m; ++j) y[i] += w[j] * kv_value<T>(rows[j], i);
   }
-  static void weighted_rows(const float* w, const float* const* rows, int32_t m, float* y, int32_t n) {
-    weighted_rows_with(w, rows, m, y, n, load_f32x8);
-  }
-  static void weighted_rows_i8(const float* w, const int8_t* const* rows, int32_t m, float* y, int32_t n) {
-    weighted_rows_with(w, rows, m, y, n, load_i8x8);
+  static void weighted_rows(KvDType type, const float* w, const uint8_t* const* rows, int32_t m, float* y,
+                            int32_t n) {
+    detail::with_kv_type(type, [&]<KvDType T>() { weighted_rows_of<T>(w, rows, m, y, n); });
   }
   static void scale(float* y, float a, int32_t n) {
     const __m256 va = _mm256_set1_ps(a);

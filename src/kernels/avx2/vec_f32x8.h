@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/avx2/kv_rows_x8.h"
 #include "kernels/avx2/simd_util.h"
 
 namespace pagoda::kernels::avx2 {
@@ -30,7 +31,10 @@ struct F32x8 {
   static Reg swap_pairs(Reg v) { return _mm256_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1)); }
   static Reg addsub(Reg a, Reg b) { return _mm256_addsub_ps(a, b); }
   static Reg exp(Reg v) { return exp_ps(v); }
-  static void widen_i8(const int8_t* src, float* dst) { _mm256_storeu_ps(dst, load_i8x8(src)); }
+  template <KvDType T>
+  static void widen_row(const uint8_t* row, float* dst, int32_t n) {
+    kv_widen_row<T>(row, dst, n);
+  }
 };
 
 }  // namespace

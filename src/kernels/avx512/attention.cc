@@ -1,7 +1,7 @@
 // AVX-512 paged attention: the shared online-softmax loop (paged_attention_impl.h) over 16-lane ops, and the
 // heads-in-lanes kernel (attention_heads_impl.h) at 16 lanes, or 8 (F32x8Vl) for a group of exactly 8 query heads,
-// which would leave half of a zmm idle. int8 K/V rows are widened to f32 in registers; a row's tail goes through
-// masked loads (no scalar loop).
+// which would leave half of a zmm idle. K/V rows of every cache type are converted to f32 in registers as they are
+// loaded (kv_rows_x16.h); a row's tail goes through masked loads (no scalar loop).
 #include <immintrin.h>
 
 #include "kernels/attention_heads_impl.h"
@@ -9,6 +9,7 @@
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/vec_f32x16.h"
 #include "kernels/avx512/zmm_util.h"
+#include "kernels/kv_type_switch.h"
 #include "kernels/paged_attention_impl.h"
 
 namespace pagoda::kernels::avx512 {
@@ -16,37 +17,29 @@ namespace {
 
 inline __mmask16 first_lanes(int32_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1); }
 
-// 16 values at p (the lanes of m; the others 0, their memory not read).
-inline __m512 load16(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
-inline __m512 load16(const int8_t* p, __mmask16 m) {
-  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p)));
-}
-
 struct Avx512Ops {
   // Sixteen keys at a time, one accumulator each (16 of the 32 registers), their sums transposed into one vector of
   // sixteen scores; the row's last 1..15 values through masked loads; a last partial group repeats its last row.
-  template <class T>
-  static void scores_of(const float* q, const T* const* rows, const float* scales, int32_t m, int32_t n, float* p) {
+  template <KvDType T>
+  static void scores_of(const float* q, const uint8_t* const* rows, const float* scales, int32_t m, int32_t n,
+                        float* p) {
     for (int32_t j = 0; j < m; j += 16) {
-      const T* r[16];
+      const uint8_t* r[16];
       for (int k = 0; k < 16; ++k) r[k] = rows[j + k < m ? j + k : m - 1];
       __m512 acc[16];
       for (int k = 0; k < 16; ++k) acc[k] = _mm512_setzero_ps();
       for (int32_t i = 0; i < n; i += 16) {
         const __mmask16 mask = first_lanes(n - i);
         const __m512 qv = _mm512_maskz_loadu_ps(mask, q + i);
-        for (int k = 0; k < 16; ++k) acc[k] = _mm512_fmadd_ps(qv, load16(r[k] + i, mask), acc[k]);
+        for (int k = 0; k < 16; ++k) acc[k] = _mm512_fmadd_ps(qv, kv_load16<T>(r[k], i, mask), acc[k]);
       }
       const __mmask16 keys = first_lanes(m - j);
       _mm512_mask_storeu_ps(p + j, keys, _mm512_mul_ps(transpose_sum16(acc), _mm512_maskz_loadu_ps(keys, scales + j)));
     }
   }
-  static void scores(const float* q, const float* const* rows, const float* scales, int32_t m, int32_t n, float* p) {
-    scores_of(q, rows, scales, m, n, p);
-  }
-  static void scores_i8(const float* q, const int8_t* const* rows, const float* scales, int32_t m, int32_t n,
-                        float* p) {
-    scores_of(q, rows, scales, m, n, p);
+  static void scores(KvDType type, const float* q, const uint8_t* const* rows, const float* scales, int32_t m,
+                     int32_t n, float* p) {
+    detail::with_kv_type(type, [&]<KvDType T>() { scores_of<T>(q, rows, scales, m, n, p); });
   }
   static float exp_sum(float* p, int32_t m, float max, float sum) {
     const __m512 vmax = _mm512_set1_ps(max);
@@ -61,8 +54,8 @@ struct Avx512Ops {
   }
   // y += w[j] * rows[j] for each j in turn, up to 128 values of y in registers across the rows (each element sees
   // fma(w[j], row, y) in j order, as a sequence of axpys would give it): values i.. of R registers, the last masked.
-  template <int R, class Row>
-  static void weighted_block(const float* w, const Row* const* rows, int32_t m, float* y, int32_t i, int32_t n) {
+  template <int R, KvDType T>
+  static void weighted_block(const float* w, const uint8_t* const* rows, int32_t m, float* y, int32_t i, int32_t n) {
     __mmask16 mask[R];
     __m512 acc[R];
     for (int k = 0; k < R; ++k) {
@@ -71,30 +64,28 @@ struct Avx512Ops {
     }
     for (int32_t j = 0; j < m; ++j) {
       const __m512 wj = _mm512_set1_ps(w[j]);
-      for (int k = 0; k < R; ++k) acc[k] = _mm512_fmadd_ps(wj, load16(rows[j] + i + 16 * k, mask[k]), acc[k]);
+      for (int k = 0; k < R; ++k) acc[k] = _mm512_fmadd_ps(wj, kv_load16<T>(rows[j], i + 16 * k, mask[k]), acc[k]);
     }
     for (int k = 0; k < R; ++k) _mm512_mask_storeu_ps(y + i + 16 * k, mask[k], acc[k]);
   }
-  template <class Row>
-  static void weighted_rows_of(const float* w, const Row* const* rows, int32_t m, float* y, int32_t n) {
+  template <KvDType T>
+  static void weighted_rows_of(const float* w, const uint8_t* const* rows, int32_t m, float* y, int32_t n) {
     for (int32_t i = 0; i < n; i += 128) {
       switch ((n - i + 15) / 16) {
-        case 1: weighted_block<1>(w, rows, m, y, i, n); break;
-        case 2: weighted_block<2>(w, rows, m, y, i, n); break;
-        case 3: weighted_block<3>(w, rows, m, y, i, n); break;
-        case 4: weighted_block<4>(w, rows, m, y, i, n); break;
-        case 5: weighted_block<5>(w, rows, m, y, i, n); break;
-        case 6: weighted_block<6>(w, rows, m, y, i, n); break;
-        case 7: weighted_block<7>(w, rows, m, y, i, n); break;
-        default: weighted_block<8>(w, rows, m, y, i, n); break;
+        case 1: weighted_block<1, T>(w, rows, m, y, i, n); break;
+        case 2: weighted_block<2, T>(w, rows, m, y, i, n); break;
+        case 3: weighted_block<3, T>(w, rows, m, y, i, n); break;
+        case 4: weighted_block<4, T>(w, rows, m, y, i, n); break;
+        case 5: weighted_block<5, T>(w, rows, m, y, i, n); break;
+        case 6: weighted_block<6, T>(w, rows, m, y, i, n); break;
+        case 7: weighted_block<7, T>(w, rows, m, y, i, n); break;
+        default: weighted_block<8, T>(w, rows, m, y, i, n); break;
       }
     }
   }
-  static void weighted_rows(const float* w, const float* const* rows, int32_t m, float* y, int32_t n) {
-    weighted_rows_of(w, rows, m, y, n);
-  }
-  static void weighted_rows_i8(const float* w, const int8_t* const* rows, int32_t m, float* y, int32_t n) {
-    weighted_rows_of(w, rows, m, y, n);
+  static void weighted_rows(KvDType type, const float* w, const uint8_t* const* rows, int32_t m, float* y,
+                            int32_t n) {
+    detail::with_kv_type(type, [&]<KvDType T>() { weighted_rows_of<T>(w, rows, m, y, n); });
   }
   static void scale(float* y, float a, int32_t n) {
     const __m512 va = _mm512_set1_ps(a);

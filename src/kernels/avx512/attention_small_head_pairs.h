@@ -57,17 +57,18 @@ struct PairState {
 // A chunk's transposed rows: row[v][i] = value i of positions 8v .. 8v+7, in lanes 0-7 and again in lanes 8-15.
 struct alignas(64) PairChunk {
   float row[kPairVectors][8][16];
-  float scale[kPairVectors][16];  // int8 caches: each position's scale, the same way
+  float scale[kPairVectors][16];  // an int8 side: each position's scale, the same way
 };
 
-// Transposes the np positions' rows (base + slots[p] * row_stride) into c; zeros past head_dim and from np on.
-template <class T>
-inline void transpose_pair_rows(const T* base, const int64_t* slots, int64_t row_stride, int32_t np, int32_t hd,
+// Transposes the np positions' rows of type T (base + slots[p] * row_bytes) into c; zeros past head_dim and from np
+// on.
+template <KvDType T>
+inline void transpose_pair_rows(const uint8_t* base, const int64_t* slots, int64_t row_bytes, int32_t np, int32_t hd,
                                 PairChunk& c) {
   for (int32_t v = 0; v < (np + 7) / 8; ++v) {
     __m256 r[8];
     for (int k = 0; k < 8; ++k)
-      r[k] = 8 * v + k < np ? detail::small_head_row<F32x8Vl>(base + slots[8 * v + k] * row_stride, hd)
+      r[k] = 8 * v + k < np ? detail::small_head_row<F32x8Vl, T>(base + slots[8 * v + k] * row_bytes, hd)
                             : _mm256_setzero_ps();
     detail::transpose8x8<F32x8Vl>(r);
     for (int i = 0; i < 8; ++i) {
@@ -79,8 +80,9 @@ inline void transpose_pair_rows(const T* base, const int64_t* slots, int64_t row
 
 // One query's pair (q: its two heads' 8 values each, times scale * log2 e, zeros past head_dim and for a missing
 // second head) over the nv vectors of a chunk starting at position c0. softcap2: the cap times log2 e, or 0.
-inline void small_head_pair_scan(const PairChunk& kc, const PairChunk& vc, bool scaled, int32_t nv, int32_t c0,
-                                 int32_t begin, int32_t ctx, const float* q, float softcap2, PairState& st) {
+inline void small_head_pair_scan(const PairChunk& kc, const PairChunk& vc, bool k_scaled, bool v_scaled, int32_t nv,
+                                 int32_t c0, int32_t begin, int32_t ctx, const float* q, float softcap2,
+                                 PairState& st) {
   const int32_t first = begin > c0 ? (begin - c0) / 8 : 0;
   const int32_t end = ctx - c0 < 8 * nv ? (ctx - c0 + 7) / 8 : nv;
   if (first >= end) return;
@@ -104,7 +106,7 @@ inline void small_head_pair_scan(const PairChunk& kc, const PairChunk& vc, bool 
         odd = _mm512_fmadd_ps(qv[i + 1], _mm512_load_ps(kc.row[v][i + 1]), odd);
       }
       __m512 sv = _mm512_add_ps(even, odd);
-      if (scaled) sv = _mm512_mul_ps(sv, _mm512_load_ps(kc.scale[v]));
+      if (k_scaled) sv = _mm512_mul_ps(sv, _mm512_load_ps(kc.scale[v]));
       if (softcap2 > 0.0f) {
         alignas(64) float lanes[16];
         _mm512_store_ps(lanes, sv);
@@ -133,7 +135,7 @@ inline void small_head_pair_scan(const PairChunk& kc, const PairChunk& vc, bool 
   for (int32_t v = first; v < end; ++v) {
     __m512 p = exp2_ps(_mm512_sub_ps(s[v], m));
     sum = _mm512_add_ps(sum, p);
-    if (scaled) p = _mm512_mul_ps(p, _mm512_load_ps(vc.scale[v]));
+    if (v_scaled) p = _mm512_mul_ps(p, _mm512_load_ps(vc.scale[v]));
     for (int i = 0; i < 8; ++i) out[i] = _mm512_fmadd_ps(p, _mm512_load_ps(vc.row[v][i]), out[i]);
   }
   st.max = m;
@@ -179,7 +181,7 @@ inline void attention_small_head_pairs(const AttentionArgs& a) {
   const int32_t hd = a.head_dim;
   const int32_t nh = a.num_q_heads;
   const int32_t pairs = (nh + 1) / 2;
-  const bool int8 = a.k == nullptr;
+  const bool k_int8 = a.k_type == KvDType::kInt8, v_int8 = a.v_type == KvDType::kInt8;
   // Queries per pass: the states of every (query, pair) of the pass live in memory between chunks.
   const int32_t max_queries = 16 / nh;
   PairChunk kc, vc;
@@ -213,22 +215,23 @@ inline void attention_small_head_pairs(const AttentionArgs& a) {
       const int32_t np = pass_ctx - c0 < kPairChunk ? pass_ctx - c0 : kPairChunk;
       const int32_t nv = (np + 7) / 8;
       detail::chunk_slots<F32x8Vl>(a, c0, np, slots);
-      if (int8) {
-        for (int32_t p = 0; p < nv * 8; ++p) {
+      for (int32_t p = 0; p < nv * 8; ++p) {
+        if (k_int8) {
           const float ks = p < np ? a.k_scale[slots[p] * a.scale_stride] : 0.0f;
-          const float vs = p < np ? a.v_scale[slots[p] * a.scale_stride] : 0.0f;
           kc.scale[p / 8][p % 8] = kc.scale[p / 8][p % 8 + 8] = ks;
+        }
+        if (v_int8) {
+          const float vs = p < np ? a.v_scale[slots[p] * a.scale_stride] : 0.0f;
           vc.scale[p / 8][p % 8] = vc.scale[p / 8][p % 8 + 8] = vs;
         }
-        transpose_pair_rows(a.k8, slots, a.row_stride, np, hd, kc);
-        transpose_pair_rows(a.v8, slots, a.row_stride, np, hd, vc);
-      } else {
-        transpose_pair_rows(a.k, slots, a.row_stride, np, hd, kc);
-        transpose_pair_rows(a.v, slots, a.row_stride, np, hd, vc);
       }
+      detail::with_kv_type(a.k_type,
+                           [&]<KvDType T>() { transpose_pair_rows<T>(a.k, slots, a.k_row_bytes, np, hd, kc); });
+      detail::with_kv_type(a.v_type,
+                           [&]<KvDType T>() { transpose_pair_rows<T>(a.v, slots, a.v_row_bytes, np, hd, vc); });
       for (int32_t q = 0; q < nq; ++q)
         for (int32_t p = 0; p < pairs; ++p)
-          small_head_pair_scan(kc, vc, int8, nv, c0, begin[q], ctx[q], qs[q * pairs + p], softcap2,
+          small_head_pair_scan(kc, vc, k_int8, v_int8, nv, c0, begin[q], ctx[q], qs[q * pairs + p], softcap2,
                                state[q * pairs + p]);
     }
     for (int32_t q = 0; q < nq; ++q) {

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "kernels/avx512/kv_rows_x16.h"
+
 namespace pagoda::kernels::avx512 {
 namespace {
 
@@ -50,9 +52,9 @@ struct F32x16 {
   static Reg swap_pairs(Reg v) { return _mm512_permute_ps(v, _MM_SHUFFLE(2, 3, 0, 1)); }
   static Reg addsub(Reg a, Reg b) { return _mm512_mask_sub_ps(_mm512_add_ps(a, b), __mmask16(0x5555), a, b); }
   static Reg exp(Reg v) { return exp_ps(v); }
-  static void widen_i8(const int8_t* src, float* dst) {
-    _mm512_storeu_ps(dst,
-                     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)))));
+  template <KvDType T>
+  static void widen_row(const uint8_t* row, float* dst, int32_t n) {
+    kv_widen_row<T>(row, dst, n);
   }
 };
 
@@ -92,9 +94,9 @@ struct F32x8Vl {
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg exp(Reg v) { return exp_ps(v); }
-  static void widen_i8(const int8_t* src, float* dst) {
-    _mm256_storeu_ps(dst,
-                     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(src)))));
+  template <KvDType T>
+  static void widen_row(const uint8_t* row, float* dst, int32_t n) {
+    kv_widen_row<T>(row, dst, n);
   }
 };
 

@@ -102,7 +102,7 @@ TEST(ConfigTest, TopLevelMustBeAnObject) {
 TEST(ConfigTest, UnknownKeyNamesFullPathAndAllowedKeys) {
   std::string error = parse_error(R"({"kv_cache": {"pagesize": 16}})");
   EXPECT_THAT(error, StartsWith("cfg.json: kv_cache.pagesize: unknown key"));
-  EXPECT_THAT(error, HasSubstr("max_entries, block_size, dtype"));
+  EXPECT_THAT(error, HasSubstr("max_entries, block_size, dtype, type_k, type_v"));
 
   error = parse_error(R"({"treads": 4})");
   EXPECT_THAT(error, StartsWith("cfg.json: treads: unknown key"));
@@ -155,7 +155,9 @@ TEST(ConfigTest, EnumValuesListAllowedAndValue) {
   EXPECT_EQ(parse_error(R"({"quantization": "q5_k"})"),
             "cfg.json: quantization: must be one of none, q8_0, q4_0, int8, awq-int4; got \"q5_k\"");
   EXPECT_THAT(parse_error(R"({"kv_cache": {"dtype": "fp8"}})"),
-              HasSubstr("kv_cache.dtype: must be one of f32, int8; got \"fp8\""));
+              HasSubstr("kv_cache.dtype: must be one of f32, f16, bf16, q8_0, q4_0, int8; got \"fp8\""));
+  EXPECT_THAT(parse_error(R"({"kv_cache": {"type_k": "q4_1"}})"),
+              HasSubstr("kv_cache.type_k: must be one of f32, f16, bf16, q8_0, q4_0, int8; got \"q4_1\""));
 }
 
 TEST(ConfigTest, ValidateConfigRechecksStruct) {
@@ -211,7 +213,7 @@ TEST(ConfigTest, PrintedJsonIsPrettyAndInFileOrder) {
   "kv_cache": {
     "max_entries": 0,
     "block_size": 16,
-    "dtype": "f32"
+    "dtype": "f16"
   },
   "parallel": {
     "tensor_parallel": 1,

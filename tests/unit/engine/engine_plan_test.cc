@@ -39,10 +39,13 @@ TEST(EnginePlanTest, DefaultsComeFromTheModelAndTheFreeRam) {
   EXPECT_TRUE(c.kv.enable_prefix_cache);
   EXPECT_TRUE(c.scheduler.chunked_prefill);
   EXPECT_EQ(c.scheduler.max_prefill_tokens_with_decodes, kAutoPrefillCap);
-  // 40% of 8 GiB in blocks of 16 tokens x 8 KiB, never more than 256 full-length sequences (they would need 4 GiB).
-  const int64_t per_block = KvStorage::bytes_per_block_for(m.kv_shape(), 16, KvDType::kF32);
-  EXPECT_EQ(per_block, 16 * 8192);
-  EXPECT_EQ(p->kv_pool.num_blocks, int32_t(0.4 * double(8 * kGiB) / double(per_block)));
+  // 40% of 8 GiB in blocks of 16 tokens x 4 KiB (f16 K and V by default) would be 52428 blocks, more than 256
+  // full-length sequences of 2048 need (32768 blocks, 2 GiB): the cap decides.
+  EXPECT_EQ(c.kv_types, KvCacheTypes(KvDType::kF16));
+  const int64_t per_block = KvStorage::bytes_per_block_for(m.kv_shape(), 16, KvDType::kF16);
+  EXPECT_EQ(per_block, 16 * 4096);
+  EXPECT_GT(int32_t(0.4 * double(8 * kGiB) / double(per_block)), 256 * 2048 / 16);
+  EXPECT_EQ(p->kv_pool.num_blocks, 256 * 2048 / 16);
   EXPECT_EQ(c.kv.num_blocks, p->kv_pool.num_blocks);
   // Automatic batch: as many sequences as there are blocks and step tokens.
   EXPECT_EQ(c.scheduler.max_num_seqs, kDefaultMaxBatchedTokens);
@@ -65,20 +68,20 @@ TEST(EnginePlanTest, ExplicitPoolsAndPrecisionsAreTaken) {
   EngineSettings s;
   s.kv_blocks = 100;
   s.block_size = 32;
-  s.kv_dtype = KvDType::kInt8;
+  s.kv_types = KvDType::kInt8;
   s.max_seq_len = 4096;  // beyond the trained context is the caller's choice
   Result<EnginePlan> p = plan_engine(s, small_model(), 8 * kGiB);
   ASSERT_TRUE(p.ok()) << p.error();
   EXPECT_EQ(p->config.kv.num_blocks, 100);
   EXPECT_EQ(p->config.kv.block_size, 32);
-  EXPECT_EQ(p->config.kv_dtype, KvDType::kInt8);
+  EXPECT_EQ(p->config.kv_types, KvCacheTypes(KvDType::kInt8));
   EXPECT_EQ(p->config.max_seq_len, 4096);
   EXPECT_EQ(p->config.scheduler.max_num_seqs, 100);  // fewer blocks than step tokens
   EngineSettings budget;
   budget.kv_memory_gib = 1.0;
   p = plan_engine(budget, small_model(), 8 * kGiB);
   ASSERT_TRUE(p.ok()) << p.error();
-  EXPECT_EQ(p->kv_pool.num_blocks, int32_t(kGiB / (16 * 8192)));
+  EXPECT_EQ(p->kv_pool.num_blocks, int32_t(kGiB / (16 * 4096)));  // f16 K and V
 }
 
 TEST(EnginePlanTest, RanksOnOneMachineShareTheFreeRam) {

@@ -91,6 +91,35 @@ TEST_F(EngineSpecTest, GreedyTextUnderATinyPoolWithPreemptionIsTheTextWithoutSpe
   EXPECT_EQ(s.kv.num_used_blocks, 0);
 }
 
+// Speculative verification and its rollback with each KV type the bundled model's heads of 8 allow, and K and V of
+// different types: a batch with drafts gives the text without them, in a pool small enough to preempt.
+class EngineSpecKvTypesTest : public EngineSpecTest, public ::testing::WithParamInterface<KvCacheTypes> {};
+
+TEST_P(EngineSpecKvTypesTest, GreedyTextInABatchAndUnderPreemptionIsTheTextWithoutSpeculation) {
+  EngineConfig plain_config = config(256, 0, 4), tiny_config = config(40, 6, 4);
+  plain_config.kv_types = tiny_config.kv_types = GetParam();
+  auto plain = make(plain_config);
+  auto tiny = make(tiny_config);
+  ASSERT_TRUE(plain && tiny);
+  const std::vector<GenerateRequest> requests = mixed_requests();
+  const std::vector<RequestOutput> reference = run_batch(*plain, requests);
+  const std::vector<RequestOutput> out = run_batch(*tiny, requests);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(out[i].new_tokens, reference[i].new_tokens) << "request " << i;
+  const EngineStats s = tiny->stats();
+  EXPECT_GT(s.num_preemptions, 0);
+  EXPECT_GT(s.spec_num_accepted_tokens, 0);
+  EXPECT_LT(s.spec_num_accepted_tokens, s.spec_num_draft_tokens);  // some rejected: the rollback ran
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(KvTypes, EngineSpecKvTypesTest,
+                         ::testing::Values(KvCacheTypes(KvDType::kF32), KvCacheTypes(KvDType::kBF16),
+                                           KvCacheTypes(KvDType::kInt8), KvCacheTypes(KvDType::kF16, KvDType::kInt8)),
+                         [](const ::testing::TestParamInfo<KvCacheTypes>& info) {
+                           return std::string("K_") + kv_dtype_name(info.param.k) + "_V_" +
+                                  kv_dtype_name(info.param.v);
+                         });
+
 TEST_F(EngineSpecTest, AdaptiveDraftLengthKeepsTheGreedyTextInABatch) {
   auto plain = make(config(256, 0));
   EngineConfig c = config(256, 6);

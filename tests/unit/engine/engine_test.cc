@@ -71,26 +71,36 @@ TEST_F(EngineTest, GreedyTextAloneEqualsTheReferenceLoopsAndTheTextInABatchOf16)
   EXPECT_LE(s.prefill_tokens_in_decode_steps, s.num_prefill_tokens);
 }
 
-TEST_F(EngineTest, Int8KvGivesTheInt8ReferenceLoopsTextInABatch) {
-  EngineConfig c = config(256);
-  c.kv_dtype = KvDType::kInt8;
-  auto engine = make(c);
+// What touches the KV bytes, with every KV type the bundled model's heads of 8 allow (q8_0 and q4_0 need heads of
+// 32: engine_kv_block_types_test.cc), and K and V of different types: a batch gives the reference loop's text of
+// that type, preemption (blocks freed and recomputed) and prefix-cache hits (blocks another request wrote) change
+// no token.
+class EngineKvTypesTest : public EngineTest, public ::testing::WithParamInterface<KvCacheTypes> {
+ protected:
+  static EngineConfig typed_config(int32_t num_blocks, int32_t block_size = 16) {
+    EngineConfig c = config(num_blocks, block_size);
+    c.kv_types = GetParam();
+    return c;
+  }
+};
+
+TEST_P(EngineKvTypesTest, ABatchGivesTheReferenceLoopsTextOfItsType) {
+  auto engine = make(typed_config(256));
   ASSERT_TRUE(engine);
   std::vector<GenerateRequest> requests = mixed_requests();
   std::vector<RequestHandle> handles;
   for (const GenerateRequest& r : requests) handles.push_back(*engine->submit(r));
   for (size_t i = 0; i < requests.size(); ++i) {
     const std::vector<TokenId> reference = testing::reference_greedy(
-        *loaded_->model, *loaded_->tokenizer, requests[i].prompt, requests[i].sampling.max_tokens, KvDType::kInt8);
+        *loaded_->model, *loaded_->tokenizer, requests[i].prompt, requests[i].sampling.max_tokens, GetParam());
     EXPECT_EQ(handles[i].stream->wait_all().new_tokens, reference) << "request " << i;
   }
   EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
 }
 
-TEST_F(EngineTest, PreemptionUnderATinyPoolKeepsEveryText) {
-  auto roomy = make(config(256, 4));
-  auto tiny_config = config(40, 4);  // 160 slots for 16 requests of up to ~100 tokens each
-  auto tiny = make(tiny_config);
+TEST_P(EngineKvTypesTest, PreemptionUnderATinyPoolKeepsEveryText) {
+  auto roomy = make(typed_config(256, 4));
+  auto tiny = make(typed_config(40, 4));  // 160 slots for 16 requests of up to ~100 tokens each
   ASSERT_TRUE(roomy && tiny);
   std::vector<GenerateRequest> requests = mixed_requests();
   std::vector<RequestHandle> a, b;
@@ -99,27 +109,42 @@ TEST_F(EngineTest, PreemptionUnderATinyPoolKeepsEveryText) {
   for (size_t i = 0; i < requests.size(); ++i) {
     RequestOutput x = a[i].stream->wait_all(), y = b[i].stream->wait_all();
     EXPECT_EQ(x.new_tokens, y.new_tokens) << "request " << i;
-    EXPECT_EQ(x.text, y.text) << "request " << i;
   }
   EXPECT_GT(tiny->stats().num_preemptions, 0);
   EXPECT_EQ(tiny->stats().kv.num_used_blocks, 0);
 }
 
-TEST_F(EngineTest, PrefixCacheHitsDoNotChangeTheText) {
-  auto cached = make(config(256));
-  EngineConfig off = config(256);
+TEST_P(EngineKvTypesTest, PrefixCacheHitsDoNotChangeTheText) {
+  auto cached = make(typed_config(256));
+  EngineConfig off = typed_config(256);
   off.kv.enable_prefix_cache = false;
   auto uncached = make(off);
   ASSERT_TRUE(cached && uncached);
   const std::string prefix =
       "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day";
-  RequestOutput first = run_alone(*cached, greedy(prefix + ", she saw a big dog.", 40));
+  run_alone(*cached, greedy(prefix + ", she saw a big dog.", 40));
   RequestOutput second = run_alone(*cached, greedy(prefix + ", her mom said", 40));
   RequestOutput reference = run_alone(*uncached, greedy(prefix + ", her mom said", 40));
-  EXPECT_EQ(first.num_cached_tokens, 0);
   EXPECT_GE(second.num_cached_tokens, 16);
-  EXPECT_EQ(reference.num_cached_tokens, 0);
   EXPECT_EQ(second.new_tokens, reference.new_tokens);
+}
+
+INSTANTIATE_TEST_SUITE_P(KvTypes, EngineKvTypesTest,
+                         ::testing::Values(KvCacheTypes(KvDType::kF32), KvCacheTypes(KvDType::kF16),
+                                         KvCacheTypes(KvDType::kBF16), KvCacheTypes(KvDType::kInt8),
+                                         KvCacheTypes(KvDType::kF16, KvDType::kInt8)),
+                         [](const ::testing::TestParamInfo<KvCacheTypes>& info) {
+                           return std::string("K_") + kv_dtype_name(info.param.k) + "_V_" +
+                                  kv_dtype_name(info.param.v);
+                         });
+
+TEST_F(EngineTest, CreateRefusesABlockTypeTheModelsHeadsCannotHold) {
+  EngineConfig c = config(64);
+  c.kv_types = KvCacheTypes(KvDType::kF16, KvDType::kQ8_0);
+  auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.error(), "q8_0 KV cache needs heads of a multiple of 32 values; this model's have 8 (use f16, bf16, "
+                            "int8 or f32)");
 }
 
 TEST_F(EngineTest, CancelMidPrefillAndMidDecodeFreesEveryBlock) {

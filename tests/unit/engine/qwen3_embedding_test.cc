@@ -81,7 +81,7 @@ class Qwen3EmbeddingTest : public ::testing::Test {
     const int32_t n = int32_t(prompt.size());
     const int32_t num_blocks = (n + 15) / 16;
     ThreadPool pool(1);
-    KvStorage kv(model.config().kv_shape(), num_blocks, 16);
+    KvStorage kv(model.config().kv_shape(), num_blocks, 16, EngineConfig().kv_types);  // the engine's default types
     Workspace ws(model.config(), n, n, 1, 1, want_hidden ? 1 : 0);
     std::vector<BlockId> table(static_cast<size_t>(num_blocks));
     std::iota(table.begin(), table.end(), 0);

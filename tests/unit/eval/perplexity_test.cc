@@ -98,7 +98,7 @@ TEST_F(PerplexityTest, KlAgainstItselfIsZeroAndInt8KvIsClose) {
 
   // The same model with an INT8 KV cache against the f32 one: perplexity within 0.5% (the paged-KV issue's
   // bar), a small mean KL and nearly every greedy choice kept.
-  options.kv_dtype = KvDType::kInt8;
+  options.kv_types = KvDType::kInt8;
   auto int8 = evaluate(options, num_threads, loaded_->model.get());
   ASSERT_TRUE(int8.ok());
   const KlSummary& kl = int8->kl.value();

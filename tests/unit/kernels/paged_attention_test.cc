@@ -1,7 +1,7 @@
 // paged_attention (flash-style, kernels/attention_args.h) against a direct softmax computed in double from the
 // same K/V, on random data: ragged context lengths around block edges, grouped-query heads (1, 2, 4 and 20 per
 // KV head, the last past the kernel's 16-head pass), block sizes 1/4/16 with shuffled (non-contiguous) block
-// tables, f32 and int8 caches; and the AVX2 kernel against the scalar one.
+// tables, caches of every KV type (and K and V of different types); and every SIMD level against the scalar one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,43 +14,78 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/kv_int8.h"
+#include "quant/kv_row.h"
 #include "support/simd_levels.h"
 
 namespace pagoda::kernels {
 namespace {
 
-// A cache of `num_blocks` blocks holding one layer of `num_kv_heads` heads, with a random block table.
+// Every KV type, and two mixed pairs (K and V of different types).
+const KvDType kAllKvTypes[] = {KvDType::kF32, KvDType::kInt8, KvDType::kF16, KvDType::kBF16, KvDType::kQ8_0,
+                               KvDType::kQ4_0};
+std::vector<KvCacheTypes> kv_type_cases(int32_t head_dim) {
+  std::vector<KvCacheTypes> out;
+  for (KvDType t : kAllKvTypes)
+    if (head_dim % kv_dtype_block_values(t) == 0) out.emplace_back(t);
+  out.emplace_back(KvDType::kF16, KvDType::kInt8);
+  if (head_dim % 32 == 0) out.emplace_back(KvDType::kQ8_0, KvDType::kF16);
+  return out;
+}
+std::string types_label(KvCacheTypes t) { return " " + kv_types_name(t); }
+
+// A cache of `num_blocks` blocks holding one layer of `num_kv_heads` heads, with a random block table, in every KV
+// type its heads allow (q8_0 and q4_0: heads of a multiple of 32 values).
 struct Cache {
+  struct Side {
+    std::vector<uint8_t> bytes;  // [slots][row_bytes]
+    std::vector<float> scale;    // int8: [slots][num_kv_heads]
+    std::vector<float> values;   // what the bytes hold, as f32 [slots][num_kv_heads * head_dim]
+    int64_t row_bytes = 0;
+  };
   int32_t head_dim, num_kv_heads, block_size, num_blocks;
-  std::vector<float> k, v;              // f32 [slots][num_kv_heads * head_dim]
-  std::vector<int8_t> k8, v8;           // int8 of the same
-  std::vector<float> k_scale, v_scale;  // [slots][num_kv_heads]
-  std::vector<int32_t> blocks;          // logical -> physical, shuffled
+  Side k[6], v[6];              // by KvDType
+  std::vector<int32_t> blocks;  // logical -> physical, shuffled
 
   Cache(int32_t hd, int32_t kvh, int32_t bs, int32_t ctx, std::mt19937& rng)
       : head_dim(hd), num_kv_heads(kvh), block_size(bs), num_blocks((ctx + bs - 1) / bs + 3) {
     const size_t slots = size_t(num_blocks) * size_t(bs), row = size_t(kvh) * size_t(hd);
     std::normal_distribution<float> dist(0.0f, 1.0f);
-    k.resize(slots * row);
-    v.resize(slots * row);
-    for (float& x : k) x = dist(rng);
-    for (float& x : v) x = dist(rng);
-    k8.resize(k.size());
-    v8.resize(v.size());
-    k_scale.resize(slots * size_t(kvh));
-    v_scale.resize(slots * size_t(kvh));
-    for (size_t s = 0; s < slots; ++s)
-      for (size_t h = 0; h < size_t(kvh); ++h) {
-        const size_t off = s * row + h * size_t(hd);
-        k_scale[s * size_t(kvh) + h] = quantize_kv_int8(&k[off], hd, &k8[off]);
-        v_scale[s * size_t(kvh) + h] = quantize_kv_int8(&v[off], hd, &v8[off]);
-      }
+    std::vector<float> kf(slots * row), vf(slots * row);
+    for (float& x : kf) x = dist(rng);
+    for (float& x : vf) x = dist(rng);
+    for (KvDType t : kAllKvTypes) {
+      if (hd % kv_dtype_block_values(t) != 0) continue;
+      encode(t, kf, k[int(t)]);
+      encode(t, vf, v[int(t)]);
+    }
     blocks.resize(size_t(num_blocks));
     std::iota(blocks.begin(), blocks.end(), 0);
     std::shuffle(blocks.begin(), blocks.end(), rng);
   }
 
-  AttentionArgs args(const float* q, float* out, int32_t group, int32_t kv_head, int32_t ctx, bool int8) const {
+  void encode(KvDType t, const std::vector<float>& x, Side& side) const {
+    const size_t row = size_t(num_kv_heads) * size_t(head_dim), slots = x.size() / row;
+    side.row_bytes = kv_row_bytes(t, int64_t(row));
+    side.bytes.resize(slots * size_t(side.row_bytes));
+    side.values.resize(x.size());
+    for (size_t s = 0; s < slots; ++s) {
+      uint8_t* dst = side.bytes.data() + s * size_t(side.row_bytes);
+      if (t == KvDType::kInt8) {
+        for (int32_t h = 0; h < num_kv_heads; ++h) {
+          const size_t off = s * row + size_t(h) * size_t(head_dim);
+          auto* q8 = reinterpret_cast<int8_t*>(dst) + h * head_dim;
+          side.scale.push_back(quantize_kv_int8(&x[off], head_dim, q8));
+          dequantize_kv_int8(q8, side.scale.back(), head_dim, &side.values[off]);
+        }
+      } else {
+        quantize_kv_row(t, &x[s * row], int32_t(row), dst);
+        dequantize_kv_row(t, dst, int32_t(row), &side.values[s * row]);
+      }
+    }
+  }
+
+  AttentionArgs args(const float* q, float* out, int32_t group, int32_t kv_head, int32_t ctx,
+                     KvCacheTypes types) const {
     AttentionArgs a;
     a.q = q;
     a.out = out;
@@ -60,29 +95,27 @@ struct Cache {
     a.blocks = blocks.data();
     a.block_size = block_size;
     a.scale = 1.0f / std::sqrt(float(head_dim));
-    a.row_stride = int64_t(num_kv_heads) * head_dim;
-    const int64_t off = int64_t(kv_head) * head_dim;
-    if (int8) {
-      a.k8 = k8.data() + off;
-      a.v8 = v8.data() + off;
-      a.k_scale = k_scale.data() + kv_head;
-      a.v_scale = v_scale.data() + kv_head;
-      a.scale_stride = num_kv_heads;
-    } else {
-      a.k = k.data() + off;
-      a.v = v.data() + off;
-    }
+    const Side& ks = k[int(types.k)];
+    const Side& vs = v[int(types.v)];
+    EXPECT_FALSE(ks.bytes.empty() || vs.bytes.empty()) << "no " << kv_types_name(types) << " cache here";
+    a.k_type = types.k;
+    a.v_type = types.v;
+    a.k_row_bytes = ks.row_bytes;
+    a.v_row_bytes = vs.row_bytes;
+    a.k = ks.bytes.data() + kv_row_bytes(types.k, int64_t(kv_head) * head_dim);
+    a.v = vs.bytes.data() + kv_row_bytes(types.v, int64_t(kv_head) * head_dim);
+    if (types.k == KvDType::kInt8) a.k_scale = ks.scale.data() + kv_head;
+    if (types.v == KvDType::kInt8) a.v_scale = vs.scale.data() + kv_head;
+    a.scale_stride = num_kv_heads;
     return a;
   }
 
-  // The definition: softmax(q.K / sqrt(d)) V over positions 0..ctx-1, in double, from f32 or dequantized int8.
-  std::vector<float> reference(const float* q, int32_t group, int32_t kv_head, int32_t ctx, bool int8) const {
+  // The definition: softmax(q.K / sqrt(d)) V over positions 0..ctx-1, in double, from the values the cache holds.
+  std::vector<float> reference(const float* q, int32_t group, int32_t kv_head, int32_t ctx, KvCacheTypes types) const {
     const size_t row = size_t(num_kv_heads) * size_t(head_dim);
     auto value = [&](bool is_k, int64_t slot, int32_t i) -> double {
       const size_t off = size_t(slot) * row + size_t(kv_head) * size_t(head_dim) + size_t(i);
-      if (!int8) return is_k ? k[off] : v[off];
-      const size_t sc = size_t(slot) * size_t(num_kv_heads) + size_t(kv_head);
-      return is_k ? double(k8[off]) * k_scale[sc] : double(v8[off]) * v_scale[sc];
+      return is_k ? k[int(types.k)].values[off] : v[int(types.v)].values[off];
     };
     std::vector<float> out(size_t(group) * size_t(head_dim));
     for (int32_t h = 0; h < group; ++h) {
@@ -130,14 +163,14 @@ TEST(PagedAttentionTest, EqualsTheDirectSoftmaxForRaggedLengthsGroupsAndBlockSiz
           Cache cache(head_dim, num_kv_heads, block_size, ctx, rng);
           std::vector<float> q(size_t(group) * size_t(head_dim));
           for (float& x : q) x = dist(rng) * 2.0f;  // sharp enough that the running max moves
-          for (bool int8 : {false, true}) {
+          for (KvCacheTypes types : kv_type_cases(head_dim)) {
             for (const KernelTable* kt : tables) {
               SCOPED_TRACE(testing::Message() << isa_name(kt->isa) << " head_dim " << head_dim << " group " << group
-                                              << " block " << block_size << " ctx " << ctx << (int8 ? " int8" : ""));
+                                              << " block " << block_size << " ctx " << ctx << types_label(types));
               const int32_t kv_head = ctx % num_kv_heads;
               std::vector<float> out(q.size(), NAN);
-              kt->paged_attention(cache.args(q.data(), out.data(), group, kv_head, ctx, int8));
-              expect_near_all(out, cache.reference(q.data(), group, kv_head, ctx, int8), 1e-5f, "vs direct");
+              kt->paged_attention(cache.args(q.data(), out.data(), group, kv_head, ctx, types));
+              expect_near_all(out, cache.reference(q.data(), group, kv_head, ctx, types), 1e-5f, "vs direct");
               ++cases;
             }
           }
@@ -145,7 +178,7 @@ TEST(PagedAttentionTest, EqualsTheDirectSoftmaxForRaggedLengthsGroupsAndBlockSiz
       }
     }
   }
-  EXPECT_GT(cases, 400);
+  EXPECT_GT(cases, 1500);
 }
 
 class PagedAttentionSimdTest : public SimdLevelTest {};
@@ -162,11 +195,11 @@ TEST_P(PagedAttentionSimdTest, EqualsScalar) {
         Cache cache(head_dim, 1, 16, ctx, rng);
         std::vector<float> q(size_t(group) * size_t(head_dim));
         for (float& x : q) x = dist(rng);
-        for (bool int8 : {false, true}) {
+        for (KvCacheTypes types : kv_type_cases(head_dim)) {
           std::vector<float> a(q.size()), b(q.size());
-          ref::paged_attention(cache.args(q.data(), a.data(), group, 0, ctx, int8));
-          simd->paged_attention(cache.args(q.data(), b.data(), group, 0, ctx, int8));
-          expect_near_all(b, a, 1e-5f, int8 ? "int8" : "f32");
+          ref::paged_attention(cache.args(q.data(), a.data(), group, 0, ctx, types));
+          simd->paged_attention(cache.args(q.data(), b.data(), group, 0, ctx, types));
+          expect_near_all(b, a, 1e-5f, kv_types_name(types).c_str());
         }
       }
     }
@@ -195,21 +228,21 @@ TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
             const int64_t q_stride = int64_t(2) * group * head_dim;  // two KV heads' worth of query heads per token
             std::vector<float> q(size_t(num_queries * q_stride));
             for (float& x : q) x = dist(rng) * 2.0f;
-            for (bool int8 : {false, true}) {
+            for (KvCacheTypes types : kv_type_cases(head_dim)) {
               std::vector<float> together(q.size(), NAN), alone(q.size(), NAN);
-              AttentionArgs a = cache.args(q.data(), together.data(), group, 1, ctx, int8);
+              AttentionArgs a = cache.args(q.data(), together.data(), group, 1, ctx, types);
               a.num_queries = num_queries;
               a.q_stride = q_stride;
               kt->paged_attention(a);
               for (int32_t i = 0; i < num_queries; ++i) {
                 const int32_t own_ctx = ctx - (num_queries - 1 - i);
                 kt->paged_attention(
-                    cache.args(q.data() + i * q_stride, alone.data() + i * q_stride, group, 1, own_ctx, int8));
+                    cache.args(q.data() + i * q_stride, alone.data() + i * q_stride, group, 1, own_ctx, types));
                 const size_t n = size_t(group) * size_t(head_dim);
                 ASSERT_EQ(std::memcmp(together.data() + i * q_stride, alone.data() + i * q_stride, n * sizeof(float)),
                           0)
-                    << "query " << i << (int8 ? " int8" : " f32");
-                const std::vector<float> want = cache.reference(q.data() + i * q_stride, group, 1, own_ctx, int8);
+                    << "query " << i << types_label(types);
+                const std::vector<float> want = cache.reference(q.data() + i * q_stride, group, 1, own_ctx, types);
                 for (size_t k = 0; k < n; ++k)
                   ASSERT_NEAR(together[i * q_stride + k], want[k], 1e-5f * (1.0f + std::fabs(want[k])));
               }
@@ -221,25 +254,32 @@ TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
   }
 }
 
-// What INT8 costs: the attention output over int8 K/V stays within a few percent of the f32 output's scale.
-TEST(PagedAttentionTest, Int8CacheStaysCloseToF32) {
-  std::mt19937 rng(3);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  const KernelTable& kt = best_kernels();
-  double max_err = 0.0, max_ref = 0.0;
-  for (int32_t ctx : {16, 100, 500}) {
-    Cache cache(64, 1, 16, ctx, rng);
-    std::vector<float> q(size_t(64));
-    for (float& x : q) x = dist(rng);
-    std::vector<float> f(q.size()), i8(q.size());
-    kt.paged_attention(cache.args(q.data(), f.data(), 1, 0, ctx, false));
-    kt.paged_attention(cache.args(q.data(), i8.data(), 1, 0, ctx, true));
-    for (size_t i = 0; i < q.size(); ++i) {
-      max_err = std::max(max_err, double(std::fabs(f[i] - i8[i])));
-      max_ref = std::max(max_ref, double(std::fabs(f[i])));
+// What each type costs: the attention output over its K/V stays within its bound of the f32 output's scale (f16
+// and bf16 round each value, q8_0 and int8 quantize per 32 values or per head, q4_0 to 16 levels).
+TEST(PagedAttentionTest, EachTypeStaysCloseToF32) {
+  const std::pair<KvDType, double> bounds[] = {{KvDType::kF16, 0.002}, {KvDType::kBF16, 0.02}, {KvDType::kQ8_0, 0.03},
+                                               {KvDType::kInt8, 0.03}, {KvDType::kQ4_0, 0.25}};
+  for (const auto& [type, bound] : bounds) {
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    const KernelTable& kt = best_kernels();
+    double max_err = 0.0, max_ref = 0.0;
+    for (int32_t ctx : {16, 100, 500}) {
+      Cache cache(64, 1, 16, ctx, rng);
+      std::vector<float> q(size_t(64));
+      for (float& x : q) x = dist(rng);
+      std::vector<float> f(q.size()), typed(q.size());
+      kt.paged_attention(cache.args(q.data(), f.data(), 1, 0, ctx, KvDType::kF32));
+      kt.paged_attention(cache.args(q.data(), typed.data(), 1, 0, ctx, type));
+      for (size_t i = 0; i < q.size(); ++i) {
+        max_err = std::max(max_err, double(std::fabs(f[i] - typed[i])));
+        max_ref = std::max(max_ref, double(std::fabs(f[i])));
+      }
     }
+    EXPECT_LT(max_err, bound * max_ref) << kv_dtype_name(type) << ": max |f32 - it| " << max_err << " of max |f32| "
+                                        << max_ref;
+    EXPECT_GT(max_err, 0.0) << kv_dtype_name(type) << " rounds nothing?";
   }
-  EXPECT_LT(max_err, 0.03 * max_ref) << "max |f32 - int8| " << max_err << " of max |f32| " << max_ref;
 }
 
 }  // namespace

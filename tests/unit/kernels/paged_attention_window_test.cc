@@ -62,11 +62,13 @@ void check_case(const KernelTable& kt, const WindowCase& c, bool int8, std::mt19
     a.block_size = c.block_size;
     a.scale = scale;
     a.softcap = c.softcap;
-    a.row_stride = c.head_dim;
+    a.k_type = a.v_type = int8 ? KvDType::kInt8 : KvDType::kF32;
+    a.k_row_bytes = a.v_row_bytes = kv_row_bytes(a.k_type, c.head_dim);
     if (int8) {
-      a.k8 = k8.data(), a.v8 = v8.data(), a.k_scale = ks.data(), a.v_scale = vs.data(), a.scale_stride = 1;
+      a.k = reinterpret_cast<const uint8_t*>(k8.data()), a.v = reinterpret_cast<const uint8_t*>(v8.data());
+      a.k_scale = ks.data(), a.v_scale = vs.data(), a.scale_stride = 1;
     } else {
-      a.k = k.data(), a.v = v.data();
+      a.k = reinterpret_cast<const uint8_t*>(k.data()), a.v = reinterpret_cast<const uint8_t*>(v.data());
     }
     return a;
   };

@@ -1,5 +1,6 @@
 // Tests for KvStorage (src/kv/kv_storage.h): copy_block moves every layer's K and V (and, for INT8, the
-// scales) of the source block into the destination and changes no other block; block sizes per dtype.
+// scales) of the source block into the destination and changes no other block, for every KV type and K and V of
+// different types; block sizes per type; the types a model's heads refuse.
 #include "kv/kv_storage.h"
 
 #include <gtest/gtest.h>
@@ -37,7 +38,8 @@ TEST(KvStorage, CopyBlockCopiesInt8ValuesAndScales) {
   constexpr int32_t kNumBlocks = 3, kBlockSize = 2;
   KvStorage storage(tiny_shape(), kNumBlocks, kBlockSize, KvDType::kInt8);
   const KvCacheView view = storage.view();
-  ASSERT_EQ(view.dtype, KvDType::kInt8);
+  ASSERT_EQ(view.k_dtype, KvDType::kInt8);
+  ASSERT_EQ(view.v_dtype, KvDType::kInt8);
   ASSERT_EQ(view.num_kv_heads, 2);
   for (int32_t layer = 0; layer < view.num_layers; ++layer)
     for (int64_t slot = 0; slot < view.num_slots; ++slot) {
@@ -76,6 +78,82 @@ TEST(KvStorage, Int8BlocksCostAboutAQuarterOfF32) {
   KvStorage storage(shape, 2, 16, KvDType::kInt8);
   EXPECT_EQ(storage.bytes_per_block(), int8);
   EXPECT_EQ(storage.total_bytes(), 2 * int8);
+}
+
+// Every type's row bytes, K and V of different types: block 2's bytes (and int8 scales) become block 0's, the rest
+// stay.
+class KvStorageTypes : public testing::TestWithParam<KvCacheTypes> {};
+
+TEST_P(KvStorageTypes, CopyBlockCopiesEveryByteOfKAndV) {
+  const KvShape shape{.num_layers = 2, .kv_dim = 64, .num_kv_heads = 2};  // heads of 32: every type fits
+  constexpr int32_t kNumBlocks = 3, kBlockSize = 2;
+  KvStorage storage(shape, kNumBlocks, kBlockSize, GetParam());
+  const KvCacheView view = storage.view();
+  ASSERT_EQ(view.types(), GetParam());
+  ASSERT_EQ(view.k_row_bytes, kv_row_bytes(GetParam().k, 64));
+  ASSERT_EQ(view.v_row_bytes, kv_row_bytes(GetParam().v, 64));
+  auto byte = [](int32_t layer, int64_t slot, int64_t i, int side) { return uint8_t(layer * 71 + slot * 13 + i + side); };
+  for (int32_t layer = 0; layer < view.num_layers; ++layer)
+    for (int64_t slot = 0; slot < view.num_slots; ++slot) {
+      for (int64_t i = 0; i < view.k_row_bytes; ++i) view.k_row(layer, slot)[i] = byte(layer, slot, i, 0);
+      for (int64_t i = 0; i < view.v_row_bytes; ++i) view.v_row(layer, slot)[i] = byte(layer, slot, i, 1);
+      for (int32_t h = 0; h < view.num_kv_heads; ++h) {
+        if (view.k_dtype == KvDType::kInt8) view.k_scale_at(layer, slot)[h] = k_value(layer, slot, h);
+        if (view.v_dtype == KvDType::kInt8) view.v_scale_at(layer, slot)[h] = -k_value(layer, slot, h);
+      }
+    }
+  storage.copy_block(0, 2);
+  for (int32_t layer = 0; layer < view.num_layers; ++layer)
+    for (int64_t slot = 0; slot < view.num_slots; ++slot) {
+      const int64_t src_slot = slot / kBlockSize == 2 ? slot % kBlockSize : slot;
+      for (int64_t i = 0; i < view.k_row_bytes; ++i) ASSERT_EQ(view.k_row(layer, slot)[i], byte(layer, src_slot, i, 0));
+      for (int64_t i = 0; i < view.v_row_bytes; ++i) ASSERT_EQ(view.v_row(layer, slot)[i], byte(layer, src_slot, i, 1));
+      for (int32_t h = 0; h < view.num_kv_heads; ++h) {
+        if (view.k_dtype == KvDType::kInt8) ASSERT_EQ(view.k_scale_at(layer, slot)[h], k_value(layer, src_slot, h));
+        if (view.v_dtype == KvDType::kInt8) ASSERT_EQ(view.v_scale_at(layer, slot)[h], -k_value(layer, src_slot, h));
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, KvStorageTypes,
+                         testing::Values(KvCacheTypes(KvDType::kF32), KvCacheTypes(KvDType::kF16),
+                                         KvCacheTypes(KvDType::kBF16), KvCacheTypes(KvDType::kQ8_0),
+                                         KvCacheTypes(KvDType::kQ4_0), KvCacheTypes(KvDType::kInt8),
+                                         KvCacheTypes(KvDType::kQ8_0, KvDType::kF16),
+                                         KvCacheTypes(KvDType::kF16, KvDType::kInt8)));
+
+TEST(KvStorage, BytesPerTokenOfEachType) {
+  const KvShape shape{.num_layers = 22, .kv_dim = 256, .num_kv_heads = 4};  // TinyLlama's KV shape
+  const int64_t values = int64_t(2) * 22 * 256;                             // K and V of every layer
+  EXPECT_EQ(KvStorage::bytes_per_token(shape, KvDType::kF32), values * 4);
+  EXPECT_EQ(KvStorage::bytes_per_token(shape, KvDType::kF16), values * 2);
+  EXPECT_EQ(KvStorage::bytes_per_token(shape, KvDType::kBF16), values * 2);
+  EXPECT_EQ(KvStorage::bytes_per_token(shape, KvDType::kQ8_0), values / 32 * 34);
+  EXPECT_EQ(KvStorage::bytes_per_token(shape, KvDType::kQ4_0), values / 32 * 18);
+  EXPECT_EQ(KvStorage::bytes_per_token(shape, KvCacheTypes(KvDType::kQ8_0, KvDType::kF16)),
+            22 * 256 / 32 * 34 + 22 * 256 * 2);
+  EXPECT_EQ(KvStorage::bytes_per_block_for(shape, 16, KvDType::kF16),
+            16 * KvStorage::bytes_per_token(shape, KvDType::kF16));
+}
+
+TEST(KvStorage, BlockTypesNeedHeadsOfWholeBlocks) {
+  const KvShape heads_of_8{.num_layers = 5, .kv_dim = 32, .num_kv_heads = 4};  // stories260K's
+  EXPECT_EQ(KvStorage::kv_types_fit(heads_of_8, KvDType::kF16), "");
+  EXPECT_EQ(KvStorage::kv_types_fit(heads_of_8, KvDType::kInt8), "");
+  EXPECT_EQ(KvStorage::kv_types_fit(heads_of_8, KvCacheTypes(KvDType::kF16, KvDType::kQ4_0)),
+            "q4_0 KV cache needs heads of a multiple of 32 values; this model's have 8 (use f16, bf16, int8 or f32)");
+  EXPECT_EQ(KvStorage::kv_types_fit(KvShape{.num_layers = 1, .kv_dim = 256, .num_kv_heads = 4}, KvDType::kQ8_0), "");
+}
+
+TEST(KvTypes, NamesRoundTrip) {
+  for (KvDType t :
+       {KvDType::kF32, KvDType::kF16, KvDType::kBF16, KvDType::kQ8_0, KvDType::kQ4_0, KvDType::kInt8})
+    EXPECT_EQ(parse_kv_dtype(kv_dtype_name(t)), t);
+  EXPECT_EQ(parse_kv_dtype("fp16"), std::nullopt);
+  EXPECT_EQ(parse_kv_dtype("q4_1"), std::nullopt);
+  EXPECT_EQ(KvCacheTypes().k, KvDType::kF16);  // llama.cpp's default
+  EXPECT_EQ(kv_types_name(KvDType::kQ8_0), "q8_0");
+  EXPECT_EQ(kv_types_name(KvCacheTypes(KvDType::kQ8_0, KvDType::kF16)), "K q8_0, V f16");
 }
 
 TEST(KvStorageDeathTest, CopyBlockChecksIds) {

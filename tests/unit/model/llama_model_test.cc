@@ -361,7 +361,7 @@ TEST_F(LlamaModelTest, FlashAttentionEqualsNaiveAttention) {
 TEST_F(LlamaModelTest, FusionOffEqualsFusionOn) {
   const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
-  for (KvDType dtype : {KvDType::kF32, KvDType::kInt8}) {
+  for (KvDType dtype : {KvDType::kF32, KvDType::kInt8, KvDType::kF16, KvDType::kBF16}) {
     KvStorage kv_fused(c.kv_shape(), 8, 4, dtype), kv_plain(c.kv_shape(), 8, 4, dtype);
     use_model(ModelOptions{.fusion = true});
     auto fused = prefill_and_decode(kv_fused, ws);
@@ -442,31 +442,35 @@ TEST_F(LlamaModelTest, FusionCutsThePoolJobsOfAStep) {
   EXPECT_EQ(prefill_jobs[true], 8 * num_layers + 2);
 }
 
-TEST_F(LlamaModelTest, Int8KvCacheStaysCloseToF32) {
+TEST_F(LlamaModelTest, RoundedKvCachesStayCloseToF32) {
   // Per token per head int8 with a symmetric scale: each K/V element is off by at most half a step
   // (max|row| / 254). The logits move (by up to ~0.9 of a range of ~20 on this 64-wide model, whose
   // head_dim of 8 leaves few elements per scale), but the next-token distributions barely do: measured mean KL
-  // 0.005 nats over the prompt and three decodes, and no greedy choice changes.
+  // 0.005 nats over the prompt and three decodes, and no greedy choice changes. f16 and bf16 round each value alone
+  // (8 and 11 bits of mantissa): within the same bounds. K and V of different types take both paths at once.
   const ModelConfig c = model_->config();  // a copy: use_model replaces the model
   Workspace ws(c, 32, 64, 32);
-  for (AttentionKind attention : {AttentionKind::kFlash, AttentionKind::kNaive}) {
-    use_model(ModelOptions{.fusion = true, .attention = attention});
-    KvStorage kv_f32(c.kv_shape(), 8, 4, KvDType::kF32), kv_int8(c.kv_shape(), 8, 4, KvDType::kInt8);
-    auto f32 = prefill_and_decode(kv_f32, ws);
-    auto int8 = prefill_and_decode(kv_int8, ws);
-    double kl_sum = 0.0, kl_max = 0.0;
-    bool any_diff = false;
-    for (size_t i = 0; i < f32.size(); ++i) {
-      const double kl = kl_divergence(f32[i], int8[i]);
-      kl_sum += kl;
-      kl_max = std::max(kl_max, kl);
-      any_diff |= f32[i] != int8[i];
-      EXPECT_EQ(argmax(f32[i]), argmax(int8[i])) << "row " << i;
+  for (AttentionKind attention : {AttentionKind::kFlash, AttentionKind::kNaive})
+    for (KvCacheTypes types : {KvCacheTypes(KvDType::kInt8), KvCacheTypes(KvDType::kF16), KvCacheTypes(KvDType::kBF16),
+                               KvCacheTypes(KvDType::kF16, KvDType::kInt8)}) {
+      SCOPED_TRACE(kv_types_name(types));
+      use_model(ModelOptions{.fusion = true, .attention = attention});
+      KvStorage kv_f32(c.kv_shape(), 8, 4, KvDType::kF32), kv_int8(c.kv_shape(), 8, 4, types);
+      auto f32 = prefill_and_decode(kv_f32, ws);
+      auto int8 = prefill_and_decode(kv_int8, ws);
+      double kl_sum = 0.0, kl_max = 0.0;
+      bool any_diff = false;
+      for (size_t i = 0; i < f32.size(); ++i) {
+        const double kl = kl_divergence(f32[i], int8[i]);
+        kl_sum += kl;
+        kl_max = std::max(kl_max, kl);
+        any_diff |= f32[i] != int8[i];
+        EXPECT_EQ(argmax(f32[i]), argmax(int8[i])) << "row " << i;
+      }
+      EXPECT_TRUE(any_diff) << "the type must actually round something";
+      EXPECT_LT(kl_sum / double(f32.size()), 0.01);
+      EXPECT_LT(kl_max, 0.15);
     }
-    EXPECT_TRUE(any_diff) << "int8 must actually round something";
-    EXPECT_LT(kl_sum / double(f32.size()), 0.01);
-    EXPECT_LT(kl_max, 0.15);
-  }
 }
 
 TEST_F(LlamaModelTest, LogitsAreBitIdenticalWithAndWithoutAPrefixCacheHit) {

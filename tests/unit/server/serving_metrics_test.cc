@@ -28,7 +28,7 @@ TEST(ServingMetricsTest, AFinishedRequestFillsEveryHistogram) {
   EngineStats s;
   s.num_finished_length = 1;
   s.kv.num_prefix_hit_tokens = 16;
-  CacheConfigInfo cache{16, "int8", true, 64};
+  CacheConfigInfo cache{16, "int8", true, 64, "int8", "int8", 2176};
   const std::string text = m.render(s, cache);
   EXPECT_NEAR(sample(text, "pagoda:time_to_first_token_seconds_sum{model_name=\"tiny\"}"), 0.3, 1e-9);
   EXPECT_THAT(text, HasSubstr("pagoda:inter_token_latency_seconds_count{model_name=\"tiny\"} 2\n"));
@@ -41,7 +41,10 @@ TEST(ServingMetricsTest, AFinishedRequestFillsEveryHistogram) {
   EXPECT_THAT(text, HasSubstr("pagoda:prefix_cache_hits_total{model_name=\"tiny\"} 16\n"));
   EXPECT_THAT(text, HasSubstr("pagoda:request_success_total{model_name=\"tiny\",finished_reason=\"length\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("pagoda:cache_config_info{model_name=\"tiny\",block_size=\"16\",cache_dtype=\"int8\","
-                              "enable_prefix_caching=\"True\",num_gpu_blocks=\"64\"} 1\n"));
+                              "cache_type_k=\"int8\",cache_type_v=\"int8\",enable_prefix_caching=\"True\","
+                              "num_gpu_blocks=\"64\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("pagoda:kv_cache_bytes_per_token{model_name=\"tiny\",cache_type_k=\"int8\","
+                              "cache_type_v=\"int8\"} 2176\n"));
 }
 
 TEST(ServingMetricsTest, SpeculativeDecodingCountersAppearUnderVllmsNamesOnlyWhenItIsOn) {
