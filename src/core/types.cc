@@ -22,6 +22,12 @@ std::string_view dtype_name(DType dtype) {
     case DType::kAwqInt4G32: return "awq_int4_g32";
     case DType::kAwqInt4G64: return "awq_int4_g64";
     case DType::kAwqInt4G128: return "awq_int4_g128";
+    case DType::kQ4_K: return "q4_K";
+    case DType::kQ5_K: return "q5_K";
+    case DType::kQ6_K: return "q6_K";
+    case DType::kQ4_Kx8: return "q4_Kx8";
+    case DType::kQ5_Kx8: return "q5_Kx8";
+    case DType::kQ6_Kx8: return "q6_Kx8";
   }
   return "?";
 }
@@ -45,6 +51,12 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kAwqInt4G128: return num_elements / 128 * 68;
     case DType::kAwqInt4x8:
     case DType::kAwqInt4x16: return num_elements / 32 * 19;
+    case DType::kQ4_K: return num_elements / 256 * 144;
+    case DType::kQ5_K: return num_elements / 256 * 176;
+    case DType::kQ6_K:
+    case DType::kQ6_Kx8: return num_elements / 256 * 210;
+    case DType::kQ4_Kx8: return num_elements / 256 * 148;
+    case DType::kQ5_Kx8: return num_elements / 256 * 180;
   }
   return 0;
 }
@@ -68,6 +80,12 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kAwqInt4x16: return 32;
     case DType::kAwqInt4G64: return 64;
     case DType::kAwqInt4G128: return 128;
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+    case DType::kQ4_Kx8:
+    case DType::kQ5_Kx8:
+    case DType::kQ6_Kx8: return 256;
   }
   return 1;
 }
@@ -79,7 +97,10 @@ int64_t dtype_interleave_rows(DType dtype) {
     case DType::kQ4_0x8:
     case DType::kQ8_0x8:
     case DType::kInt8x8:
-    case DType::kAwqInt4x8: return 8;
+    case DType::kAwqInt4x8:
+    case DType::kQ4_Kx8:
+    case DType::kQ5_Kx8:
+    case DType::kQ6_Kx8: return 8;
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
     case DType::kAwqInt4x16:

@@ -38,17 +38,27 @@ enum class DType : uint8_t {
   kQ8_0x16,
   kAwqInt4x16,
   kInt8x16,
+  // ggml's K-quant super-blocks of 256 values (quant/block_kquants.h), as a GGUF stores them.
+  kQ4_K,
+  kQ5_K,
+  kQ6_K,
+  // In memory only, made at load time from them (quant/block_kquant_x8.h): groups of 8 rows interleaved per
+  // super-block, their scales unpacked to bytes (148, 180 and 210 bytes per row and 256 values).
+  kQ4_Kx8,
+  kQ5_Kx8,
+  kQ6_Kx8,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kInt8x16) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kQ6_Kx8) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
-// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8 and their x16 twins).
+// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant x8s).
 bool dtype_is_row_interleaved(DType dtype);
 // Rows per interleaved group (8 or 16); 1 for the other types. A row pointer is meaningful only at group starts.
 int64_t dtype_interleave_rows(DType dtype);
 // Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
-// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types.
+// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types, 256 for the
+// K-quants.
 int64_t dtype_block_size(DType dtype);
 bool dtype_is_awq_int4(DType dtype);
 

@@ -20,9 +20,6 @@ bool ggml_type_converted_at_load(GgmlType type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:
-    case GgmlType::kQ4_K:
-    case GgmlType::kQ5_K:
-    case GgmlType::kQ6_K:
     case GgmlType::kQ8_K:
     case GgmlType::kIQ4_NL:
     case GgmlType::kIQ4_XS:
@@ -33,7 +30,8 @@ bool ggml_type_converted_at_load(GgmlType type) {
 
 bool ggml_type_has_dequantizer(GgmlType type) {
   return ggml_type_converted_at_load(type) || type == GgmlType::kF32 || type == GgmlType::kF16 ||
-         type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0;
+         type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ5_K || type == GgmlType::kQ6_K;
 }
 
 void dequantize_ggml_row(GgmlType type, const void* src, float* dst, int64_t n) {

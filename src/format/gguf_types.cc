@@ -117,6 +117,9 @@ bool ggml_type_is_supported(GgmlType type) {
     case GgmlType::kBF16:
     case GgmlType::kQ8_0:
     case GgmlType::kQ4_0:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
     case GgmlType::kPagodaInt8:
     case GgmlType::kPagodaAwqInt4G32:
     case GgmlType::kPagodaAwqInt4G64:

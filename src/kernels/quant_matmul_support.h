@@ -22,6 +22,9 @@ void check_int8_row_length(int64_t num_in);
 // (of group_rows rows for the x16 layouts).
 void check_x8_block_shape(int64_t num_out, int64_t num_in, int64_t group_rows = 8);
 
+// Aborts unless a K-quant matmul's rows are whole 256-value super-blocks and num_out whole groups of group_rows.
+void check_kquant_shape(int64_t num_out, int64_t num_in, int64_t group_rows);
+
 // Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows (group_rows for INT8x16) and rows of whole 4-value
 // words (and no longer than quant::kMaxInt8RowLength).
 void check_int8x8_shape(int64_t num_out, int64_t num_in, int64_t group_rows = 8);

@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "core/system_memory.h"
 #include "quant/block_awq_int4x8.h"
+#include "quant/block_kquant_x8.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0x8.h"
 #include "quant/row_int8x8.h"
@@ -118,7 +119,7 @@ DType preferred_layout(const kernels::KernelTable& kernels, DType dtype, int64_t
     const int64_t group_rows = dtype_interleave_rows(*layout);
     if (group_rows > max_group_rows || num_rows % group_rows != 0) continue;
     if ((*layout == DType::kInt8x8 || *layout == DType::kInt8x16) && num_cols % 4 != 0) continue;  // 4-value words
-    if (dtype_block_size(*layout) == 32 && num_cols % 32 != 0) continue;
+    if (num_cols % dtype_block_size(*layout) != 0) continue;
     return *layout;
   }
   return dtype;
@@ -169,6 +170,21 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
     case DType::kInt8x8:
       PAGODA_CHECK(dtype == DType::kInt8, "{} cannot be repacked into int8x8", dtype_name(dtype));
       quant::repack_int8x8(src, dst, num_rows, num_cols);
+      return;
+    case DType::kQ4_Kx8:
+      PAGODA_CHECK(dtype == DType::kQ4_K, "{} cannot be repacked into q4_Kx8", dtype_name(dtype));
+      quant::repack_q4_Kx8(static_cast<const quant::BlockQ4_K*>(src), static_cast<quant::BlockQ4_Kx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
+      return;
+    case DType::kQ5_Kx8:
+      PAGODA_CHECK(dtype == DType::kQ5_K, "{} cannot be repacked into q5_Kx8", dtype_name(dtype));
+      quant::repack_q5_Kx8(static_cast<const quant::BlockQ5_K*>(src), static_cast<quant::BlockQ5_Kx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
+      return;
+    case DType::kQ6_Kx8:
+      PAGODA_CHECK(dtype == DType::kQ6_K, "{} cannot be repacked into q6_Kx8", dtype_name(dtype));
+      quant::repack_q6_Kx8(static_cast<const quant::BlockQ6_K*>(src), static_cast<quant::BlockQ6_Kx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
       return;
     default: PAGODA_CHECK(false, "no repacking into {}", dtype_name(layout));
   }

@@ -7,6 +7,8 @@ namespace {
 const ModelShape kShapes[] = {
     // A few-hundred-KB model for tests of the benchmark tools themselves.
     {"tiny", 64, 172, 2, 8, 4, 512, 512, 10000.0f, 1e-5f, ""},
+    // The same size class with every matrix row whole 256-value super-blocks, for the K-quant tests.
+    {"tiny-256", 256, 512, 2, 4, 2, 512, 512, 10000.0f, 1e-5f, ""},
     // Karpathy's stories15M (llama2.c).
     {"stories15m", 288, 768, 6, 6, 6, 32000, 256, 10000.0f, 1e-5f, ""},
     // TinyLlama-1.1B (v1.0 chat).

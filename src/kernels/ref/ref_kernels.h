@@ -49,6 +49,24 @@ void matmul_awq_int4_g64_q8_0(const void* w, const quant::BlockQ8_0* xq, float* 
                               int64_t num_tokens, int64_t y_stride);
 void matmul_awq_int4_g128_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                                int64_t num_tokens, int64_t y_stride);
+void matmul_q4_K(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q4_K_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_q5_K(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q5_K_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_q6_K(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q6_K_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_q4_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q4_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
+void matmul_q5_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q5_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
+void matmul_q6_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q6_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float dot(const float* a, const float* b, int64_t n);

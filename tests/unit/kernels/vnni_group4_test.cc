@@ -1,7 +1,7 @@
 // The avx_vnni kernels as the VEX (AVX-VNNI) compilation runs them, token groups of 4 (pairs of row groups with 2),
 // built with the EVEX encoding (src/kernels/CMakeLists.txt) so that a CPU without AVX-VNNI but with AVX512-VNNI tests
-// that loop structure: every entry point gives the scalar reference's bits over token counts that exercise every
-// group and tail.
+// that loop structure: every entry point (the K-quants' too) gives the scalar reference's bits over token counts that
+// exercise every group and tail.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,6 +13,7 @@
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_awq_int4.h"
 #include "quant/block_awq_int4x8.h"
+#include "quant/block_kquant_x8.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0.h"
@@ -92,6 +93,49 @@ TEST_F(VnniGroup4Test, EveryEntryPointGivesTheReferenceBits) {
         expect_same_bits(y, y_ref, "int8x8");
       }
     }
+  }
+}
+
+TEST_F(VnniGroup4Test, KquantsGiveTheReferenceBits) {
+  const int64_t num_in = 512, num_out = 24;
+  // Random super-blocks (any bytes are valid ones) with small fp16 multipliers.
+  auto random_bytes = [&](size_t n) {
+    std::vector<uint8_t> v(n);
+    for (uint8_t& b : v) b = uint8_t(rng_());
+    return v;
+  };
+  const int64_t num_blocks = num_out * num_in / quant::kQK_K;
+  std::vector<quant::BlockQ4_K> q4(static_cast<size_t>(num_blocks));
+  std::vector<quant::BlockQ5_K> q5(static_cast<size_t>(num_blocks));
+  std::vector<quant::BlockQ6_K> q6(static_cast<size_t>(num_blocks));
+  const std::vector<uint8_t> b4 = random_bytes(sizeof(quant::BlockQ4_K) * q4.size()),
+                             b5 = random_bytes(sizeof(quant::BlockQ5_K) * q5.size()),
+                             b6 = random_bytes(sizeof(quant::BlockQ6_K) * q6.size());
+  std::memcpy(q4.data(), b4.data(), b4.size());
+  std::memcpy(q5.data(), b5.data(), b5.size());
+  std::memcpy(q6.data(), b6.data(), b6.size());
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    q4[size_t(b)].d = q4[size_t(b)].dmin = q5[size_t(b)].d = q5[size_t(b)].dmin = q6[size_t(b)].d = b % 2 ? 0x1400 : 0x9400;
+  }
+  std::vector<quant::BlockQ4_Kx8> q4x8(q4.size());
+  std::vector<quant::BlockQ5_Kx8> q5x8(q5.size());
+  std::vector<quant::BlockQ6_Kx8> q6x8(q6.size());
+  quant::repack_q4_Kx8(q4.data(), q4x8.data(), num_out, num_in / quant::kQK_K);
+  quant::repack_q5_Kx8(q5.data(), q5x8.data(), num_out, num_in / quant::kQK_K);
+  quant::repack_q6_Kx8(q6.data(), q6x8.data(), num_out, num_in / quant::kQK_K);
+  for (int64_t num_tokens : {1, 2, 3, 4, 5, 7, 9}) {
+    SCOPED_TRACE(testing::Message() << "tokens " << num_tokens);
+    const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+    std::vector<float> y_ref(size_t(num_tokens * num_out)), y(y_ref.size(), NAN);
+    ref::matmul_q4_K(q4.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_q4_Kx8(q4x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "q4_Kx8");
+    ref::matmul_q5_K(q5.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_q5_Kx8(q5x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "q5_Kx8");
+    ref::matmul_q6_K(q6.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_q6_Kx8(q6x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "q6_Kx8");
   }
 }
 

@@ -116,8 +116,8 @@ class ConvertedTypesTest : public ::testing::Test {
 };
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
-  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ6_K,   GgmlType::kQ5_K,   GgmlType::kQ3_K,
-                            GgmlType::kQ2_K, GgmlType::kQ4_1,   GgmlType::kQ5_0,   GgmlType::kQ5_1,
+  // (q4_K, q5_K and q6_K run as stored: tests/e2e/cli_kquant_test.cc.)
+  const GgmlType types[] = {GgmlType::kQ3_K, GgmlType::kQ2_K,   GgmlType::kQ4_1,   GgmlType::kQ5_0, GgmlType::kQ5_1,
                             GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
@@ -167,7 +167,7 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   Result<LoadedModel> reference = load_model(by_hand_path, kernels::best_kernels());
   ASSERT_TRUE(reference.ok()) << reference.error();
   EXPECT_THAT(converted->weights_note, HasSubstr("converted at load"));
-  EXPECT_THAT(converted->weights_note, HasSubstr("q4_K"));
+  EXPECT_THAT(converted->weights_note, HasSubstr("q3_K"));
   EXPECT_THAT(converted->weights_note, HasSubstr("mxfp4"));
   EXPECT_THAT(converted->weights_note, HasSubstr("q8_0"));
   EXPECT_EQ(reference->weights_note, "") << "q8_0 and f32 run as stored";
@@ -194,9 +194,10 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
 }
 
 TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
-  // A q6_K matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
-  // fp16 scale range (127 * 65504) f32 as well; a q8_0 matrix stays in the file's mapping.
+  // A q3_K matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
+  // fp16 scale range (127 * 65504) f32 as well; a q8_0 and a q6_K matrix stay in the file's mapping.
   std::mt19937 rng(7);
+  const std::vector<uint8_t> q3k = random_blocks(GgmlType::kQ3_K, 512, rng);
   const std::vector<uint8_t> q6k = random_blocks(GgmlType::kQ6_K, 512, rng);
   const std::vector<uint8_t> q41 = random_blocks(GgmlType::kQ4_1, 64, rng);
   std::vector<uint8_t> q8k = random_blocks(GgmlType::kQ8_K, 512, rng);
@@ -204,25 +205,26 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   std::memcpy(q8k.data(), &huge, 4);
   std::vector<uint8_t> q80(2 * 34, 0);
   format::GgufWriter w;
-  w.add_tensor("m6", GgmlType::kQ6_K, {256, 2}, q6k.data(), q6k.size());
+  w.add_tensor("m3", GgmlType::kQ3_K, {256, 2}, q3k.data(), q3k.size());
   w.add_tensor("v", GgmlType::kQ4_1, {64}, q41.data(), q41.size());
   w.add_tensor("big", GgmlType::kQ8_K, {256, 2}, q8k.data(), q8k.size());
   w.add_tensor("plain", GgmlType::kQ8_0, {32, 2}, q80.data(), q80.size());
+  w.add_tensor("k6", GgmlType::kQ6_K, {256, 2}, q6k.data(), q6k.size());
   const std::vector<uint8_t> bytes = w.to_bytes();
   auto file = format::GgufFile::from_memory(bytes, "shapes.gguf");
   ASSERT_TRUE(file.ok()) << file.error();
   const TensorSet set = tensor_set_from_gguf(*file);
   EXPECT_EQ(set.owned.size(), 3u);
 
-  const TensorRef* m6 = set.find("m6");
-  ASSERT_NE(m6, nullptr);
-  EXPECT_EQ(m6->dtype, DType::kQ8_0);
-  EXPECT_EQ(m6->type_name, "q6_K");
+  const TensorRef* m3 = set.find("m3");
+  ASSERT_NE(m3, nullptr);
+  EXPECT_EQ(m3->dtype, DType::kQ8_0);
+  EXPECT_EQ(m3->type_name, "q3_K");
   std::vector<float> exact(512);
-  format::dequantize_ggml_row(GgmlType::kQ6_K, q6k.data(), exact.data(), 512);
+  format::dequantize_ggml_row(GgmlType::kQ3_K, q3k.data(), exact.data(), 512);
   std::vector<quant::BlockQ8_0> want(16);
   quant::quantize_row_q8_0(exact.data(), want.data(), 512);
-  EXPECT_EQ(std::memcmp(m6->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
+  EXPECT_EQ(std::memcmp(m3->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
 
   const TensorRef* v = set.find("v");
   ASSERT_NE(v, nullptr);
@@ -243,7 +245,12 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   EXPECT_EQ(plain->dtype, DType::kQ8_0);
   EXPECT_EQ(plain->data, file->tensors()[3].data) << "runs from the mapping";
 
-  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q4_1, 1 q6_K, 1 q8_K)"));
+  const TensorRef* k6 = set.find("k6");
+  ASSERT_NE(k6, nullptr);
+  EXPECT_EQ(k6->dtype, DType::kQ6_K);
+  EXPECT_EQ(k6->data, file->tensors()[4].data) << "a K-quant kernel runs it from the mapping";
+
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q3_K, 1 q4_1, 1 q8_K)"));
 }
 
 TEST_F(ConvertedTypesTest, ATypePagodaCannotRunIsRefusedWithItsNameAndTheTensors) {

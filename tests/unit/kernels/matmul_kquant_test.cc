@@ -1,0 +1,213 @@
+// The K-quant matmuls (Q4_K, Q5_K, Q6_K, plain and 8-row interleaved) against Q8_0 activations: the plain and the
+// interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
+// tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the reference
+// is the product of ggml's dequantized weights with the Q8_0 activations up to f32 rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/half.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/ref_kernels.h"
+#include "quant/block_kquant_x8.h"
+#include "support/kernel_test_values.h"
+#include "support/simd_levels.h"
+
+namespace pagoda::kernels {
+namespace {
+
+using namespace testing_support;  // support/kernel_test_values.h
+
+struct KquantType {
+  const char* name;
+  DType plain, packed;
+  int64_t block_bytes;
+  void (*dequantize)(const void* blocks, float* y, int64_t n);
+  void (*repack)(const void* src, void* dst, int64_t num_rows, int64_t num_super);
+};
+
+const KquantType kKquantTypes[] = {
+    {"q4_K", DType::kQ4_K, DType::kQ4_Kx8, sizeof(quant::BlockQ4_K),
+     [](const void* b, float* y, int64_t n) {
+       quant::dequantize_row_q4_K(static_cast<const quant::BlockQ4_K*>(b), y, n);
+     },
+     [](const void* s, void* d, int64_t r, int64_t n) {
+       quant::repack_q4_Kx8(static_cast<const quant::BlockQ4_K*>(s), static_cast<quant::BlockQ4_Kx8*>(d), r, n);
+     }},
+    {"q5_K", DType::kQ5_K, DType::kQ5_Kx8, sizeof(quant::BlockQ5_K),
+     [](const void* b, float* y, int64_t n) {
+       quant::dequantize_row_q5_K(static_cast<const quant::BlockQ5_K*>(b), y, n);
+     },
+     [](const void* s, void* d, int64_t r, int64_t n) {
+       quant::repack_q5_Kx8(static_cast<const quant::BlockQ5_K*>(s), static_cast<quant::BlockQ5_Kx8*>(d), r, n);
+     }},
+    {"q6_K", DType::kQ6_K, DType::kQ6_Kx8, sizeof(quant::BlockQ6_K),
+     [](const void* b, float* y, int64_t n) {
+       quant::dequantize_row_q6_K(static_cast<const quant::BlockQ6_K*>(b), y, n);
+     },
+     [](const void* s, void* d, int64_t r, int64_t n) {
+       quant::repack_q6_Kx8(static_cast<const quant::BlockQ6_K*>(s), static_cast<quant::BlockQ6_Kx8*>(d), r, n);
+     }},
+};
+
+struct KquantWeights {
+  std::vector<uint8_t> plain, packed;
+};
+
+// num_out rows of random super-blocks: random bytes, fp16 scales (d, and dmin where the type has it) of either sign
+// in [2^-10, 2^-6); `fill` >= 0 sets every other byte to it instead (extreme quants and scales).
+KquantWeights make_kquant_weights(const KquantType& type, std::mt19937& rng, int64_t num_out, int64_t num_in,
+                                  int fill = -1) {
+  const int64_t num_blocks = num_out * num_in / quant::kQK_K;
+  KquantWeights w;
+  w.plain.resize(size_t(num_blocks * type.block_bytes));
+  for (uint8_t& b : w.plain) b = fill >= 0 ? uint8_t(fill) : uint8_t(rng());
+  std::uniform_real_distribution<float> scale(1.0f / 1024, 1.0f / 64);
+  // Offsets of d (and dmin) in each block type (quant/block_kquants.h).
+  const bool q6 = type.plain == DType::kQ6_K;
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    uint8_t* block = w.plain.data() + b * type.block_bytes;
+    const uint16_t d = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
+    const uint16_t dmin = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
+    if (q6) {
+      std::memcpy(block + 208, &d, 2);
+    } else {
+      std::memcpy(block, &d, 2);
+      std::memcpy(block + 2, &dmin, 2);
+    }
+  }
+  w.packed.resize(size_t(num_out * dtype_row_bytes(type.packed, num_in)));
+  type.repack(w.plain.data(), w.packed.data(), num_out, num_in / quant::kQK_K);
+  return w;
+}
+
+std::vector<quant::BlockQ8_0> quantize_kquant_tokens(const std::vector<float>& x) {
+  std::vector<quant::BlockQ8_0> xq(x.size() / kQk);
+  quant::quantize_row_q8_0(x.data(), xq.data(), int64_t(x.size()));
+  return xq;
+}
+
+TEST(KquantMatmulTest, PlainAndInterleavedReferencesGiveTheSameBits) {
+  std::mt19937 rng(3);
+  const int64_t num_in = 512, num_out = 24, num_tokens = 3;
+  for (const KquantType& type : kKquantTypes) {
+    const KquantWeights w = make_kquant_weights(type, rng, num_out, num_in);
+    const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
+    std::vector<float> y_plain(size_t(num_tokens * num_out)), y_packed(y_plain.size());
+    const KernelTable& scalar = *kernels_for(Isa::kScalar);
+    scalar.matmul_for(type.plain).f32(w.plain.data(), x.data(), y_plain.data(), num_out, num_in, num_tokens);
+    scalar.matmul_for(type.packed).f32(w.packed.data(), x.data(), y_packed.data(), num_out, num_in, num_tokens);
+    EXPECT_EQ(std::memcmp(y_plain.data(), y_packed.data(), y_plain.size() * sizeof(float)), 0) << type.name;
+  }
+}
+
+TEST(KquantMatmulTest, ReferenceIsTheProductOfTheDequantizedWeights) {
+  std::mt19937 rng(5);
+  const int64_t num_in = 768, num_out = 16, num_tokens = 2;
+  for (const KquantType& type : kKquantTypes) {
+    const KquantWeights w = make_kquant_weights(type, rng, num_out, num_in);
+    const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
+    std::vector<float> wf(size_t(num_out * num_in));
+    type.dequantize(w.plain.data(), wf.data(), num_out * num_in);
+    const std::vector<float> xr = q8_0_round_trip(x);
+    const std::vector<double> magnitude = abs_products(wf, xr, num_out, num_in, num_tokens);
+    std::vector<float> y(size_t(num_tokens * num_out));
+    kernels_for(Isa::kScalar)
+        ->matmul_for(type.plain)
+        .f32(w.plain.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    for (int64_t t = 0; t < num_tokens; ++t)
+      for (int64_t o = 0; o < num_out; ++o) {
+        double exact = 0.0;
+        for (int64_t i = 0; i < num_in; ++i) exact += double(wf[size_t(o * num_in + i)]) * xr[size_t(t * num_in + i)];
+        const size_t k = size_t(t * num_out + o);
+        EXPECT_NEAR(y[k], exact, 1e-5 * magnitude[k] + 1e-6) << type.name << " token " << t << " row " << o;
+      }
+  }
+}
+
+class KquantSimdTest : public SimdLevelTest {
+ protected:
+  std::mt19937 rng_{31};
+};
+PAGODA_TEST_EVERY_SIMD_LEVEL(KquantSimdTest);
+
+TEST_P(KquantSimdTest, MatchesScalarBitForBit) {
+  for (const KquantType& type : kKquantTypes) {
+    // 2048 inputs x 200 rows: groups of 9 to 13 KiB, so several cross a 128 KiB tile boundary.
+    for (int64_t num_in : {256, 512, 2048}) {
+      for (int64_t num_out : {8, 16, 40, 200}) {
+        // Token groups of 4 and 8 (the kernels' widths) with every kind of tail.
+        for (int64_t num_tokens : {1, 2, 3, 4, 5, 8, 9, 12, 19}) {
+          const KquantWeights w = make_kquant_weights(type, rng_, num_out, num_in);
+          const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+          std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
+          kernels_for(Isa::kScalar)
+              ->matmul_for(type.packed)
+              .f32(w.packed.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+          simd_->matmul_for(type.packed).f32(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+          ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
+              << type.name << " num_in " << num_in << " num_out " << num_out << " num_tokens " << num_tokens;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(KquantSimdTest, ExtremeIntegersStayExact) {
+  // Every byte 0xff (quants at their maximum, Q6_K scales -1, Q4_K/Q5_K scales 63) or 0x80 (Q6_K scales -128)
+  // against activations of +-127: the largest partial sums the kernels form.
+  const int64_t num_in = 512, num_out = 16, num_tokens = 3;
+  std::vector<float> x(size_t(num_tokens * num_in));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 3 ? 127.0f : -127.0f;
+  for (const KquantType& type : kKquantTypes)
+    for (int fill : {0xff, 0x80, 0x3f}) {
+      const KquantWeights w = make_kquant_weights(type, rng_, num_out, num_in, fill);
+      std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size(), NAN);
+      kernels_for(Isa::kScalar)
+          ->matmul_for(type.plain)
+          .f32(w.plain.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+      simd_->matmul_for(type.packed).f32(w.packed.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+      ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0)
+          << type.name << " fill " << fill;
+    }
+}
+
+TEST_P(KquantSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
+  const int64_t num_in = 768, num_out = 48, num_tokens = 11;
+  for (const KquantType& type : kKquantTypes) {
+    const KquantWeights w = make_kquant_weights(type, rng_, num_out, num_in);
+    const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 1.0f);
+    const std::vector<quant::BlockQ8_0> xq = quantize_kquant_tokens(x);
+    const MatmulKernels& k = simd_->matmul_for(type.packed);
+    std::vector<float> whole(size_t(num_tokens * num_out)), from_f32(whole.size()), sliced(whole.size(), -1.0f);
+    k.q8_0(w.packed.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+    k.f32(w.packed.data(), x.data(), from_f32.data(), num_out, num_in, num_tokens);
+    EXPECT_EQ(std::memcmp(whole.data(), from_f32.data(), whole.size() * sizeof(float)), 0) << type.name;
+    // A thread's share: 16 rows, pointer at its first group, same y_stride.
+    const int64_t row_bytes = dtype_row_bytes(type.packed, num_in);
+    for (int64_t begin = 0; begin < num_out; begin += 16)
+      k.q8_0(w.packed.data() + begin * row_bytes, xq.data(), sliced.data() + begin, 16, num_in, num_tokens, num_out);
+    EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0) << type.name;
+    // One token alone gives the bits it got inside the batch of eleven.
+    std::vector<float> alone(static_cast<size_t>(num_out));
+    k.q8_0(w.packed.data(), xq.data() + 9 * num_in / kQk, alone.data(), num_out, num_in, 1, num_out);
+    EXPECT_EQ(std::memcmp(alone.data(), whole.data() + 9 * num_out, alone.size() * sizeof(float)), 0) << type.name;
+  }
+}
+
+TEST(KquantMatmulTest, EveryLevelPrefersTheInterleavedLayouts) {
+  for (Isa isa : kAllLevels) {
+    const KernelTable* table = kernels_for(isa);
+    if (table == nullptr) continue;
+    for (const KquantType& type : kKquantTypes) {
+      EXPECT_EQ(table->layouts[size_t(type.plain)][0], type.packed) << isa_name(isa) << " " << type.name;
+      EXPECT_NE(table->matmul_for(type.packed).q8_0, nullptr) << isa_name(isa) << " " << type.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pagoda::kernels
