@@ -42,7 +42,7 @@ struct ModelOptions {
   int32_t pipeline_stages = 1;
   // Replace the model file's RoPE settings (llama.cpp's --rope-scaling, --rope-scale, --yarn-* flags): applied to the
   // config before the model is built, so they change what it computes.
-  RopeScalingOverrides rope_overrides;
+  RopeScalingOverrides rope_overrides{};
 };
 
 }  // namespace pagoda

@@ -209,6 +209,23 @@ const ModelShape kShapes[] = {
      .hf_extra_json = R"({"rope_parameters": {"rope_type": "yarn", "factor": 16.0,
         "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
         "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1, "rope_theta": 1000000.0}})"},
+    // EXAONE-4.0-1.2B: post-norms only, per-head Q/K norm, llama3 rope scaling of 16, tied.
+    {.name = "exaone4-1.2b",
+     .dim = 2048,
+     .hidden_dim = 4096,
+     .num_layers = 30,
+     .num_heads = 32,
+     .num_kv_heads = 8,
+     .vocab_size = 102400,
+     .context_length = 65536,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-5f,
+     .hf_architecture = "Exaone4ForCausalLM",
+     .head_dim = 64,
+     .tied_embeddings = true,
+     .llama3_rope_factor = 16.0f,
+     .bos_token_id = 1,
+     .eos_token_id = 361},
     // Small shapes of each family for tests (not published models): every feature of the family at sizes that run
     // in milliseconds, windows short enough that 64 generated tokens go past them.
     {.name = "tiny-gemma2",
@@ -423,6 +440,22 @@ const ModelShape kShapes[] = {
      .hf_extra_json = R"({"rope_parameters": {"rope_type": "yarn", "factor": 16.0,
         "original_max_position_embeddings": 32, "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
         "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1, "rope_theta": 1000000.0}})"},
+    // 64 layers, as EXAONE 4.0-32B's hybrid attention (which llama.cpp keys on the depth): three windowed RoPE layers
+    // (window 16) then a full NoPE one, and llama3 rope scaling; narrow, so 64 layers still run in milliseconds.
+    {.name = "tiny-exaone4",
+     .dim = 64,
+     .hidden_dim = 128,
+     .num_layers = 64,
+     .num_heads = 4,
+     .num_kv_heads = 2,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 10000.0f,
+     .rms_eps = 1e-5f,
+     .hf_architecture = "Exaone4ForCausalLM",
+     .tied_embeddings = true,
+     .llama3_rope_factor = 8.0f,
+     .hf_extra_json = R"({"sliding_window": 16, "sliding_window_pattern": "LLLG"})"},
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 
 TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
   for (const char* name : {"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite",
-                           "smollm3", "olmo2", "mistral3"}) {
+                           "smollm3", "olmo2", "mistral3", "exaone4"}) {
     const ArchitectureFamily* f = find_architecture(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(f->gguf_name, name);
@@ -33,7 +33,7 @@ TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
   for (const char* hf : {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
                          "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma2ForCausalLM",
                          "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM", "SmolLM3ForCausalLM",
-                         "Olmo2ForCausalLM", "Ministral3ForCausalLM"}) {
+                         "Olmo2ForCausalLM", "Ministral3ForCausalLM", "Exaone4ForCausalLM"}) {
     const HfFamily* f = find_hf_family(hf);
     ASSERT_NE(f, nullptr) << hf;
     EXPECT_NE(find_architecture(f->gguf_architecture), nullptr) << hf;
@@ -210,8 +210,38 @@ TEST(ArchitectureTest, SmolLm3SkipsRopeOnEveryFourthLayerAndOlmo2HasOnlyPostNorm
   EXPECT_THAT(names, ::testing::Contains("blk.0.attn_q_norm.weight"));
   EXPECT_THAT(names, ::testing::Not(::testing::Contains("blk.0.attn_norm.weight")));
   for (const HfTensor& t : tensors) {
-    if (t.gguf_name == "blk.0.attn_k_norm.weight") EXPECT_EQ(t.shape, std::vector<int64_t>{32});  // kv_dim, not head
+    if (t.gguf_name == "blk.0.attn_k_norm.weight") {
+      EXPECT_EQ(t.shape, std::vector<int64_t>{32});  // kv_dim, not head_dim
+    }
   }
+}
+
+TEST(ArchitectureTest, Exaone4WindowsThreeLayersOfFourAndRunsItsFullLayersWithoutRope) {
+  auto e = parse_hf_config(R"({"architectures": ["Exaone4ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 300,
+    "sliding_window": 16, "sliding_window_pattern": "LLLG"})",
+                           "config.json");
+  ASSERT_TRUE(e.ok()) << e.error();
+  const ModelConfig& c = e->config;
+  EXPECT_EQ(c.architecture, "exaone4");
+  EXPECT_FALSE(e->permute_qk);
+  EXPECT_FALSE(c.pre_norms);
+  EXPECT_TRUE(c.post_norms);
+  EXPECT_FALSE(c.qk_norm_whole);
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_EQ(c.layer_is_swa, (std::vector<uint8_t>{1, 1, 1, 0, 1, 1, 1, 0}));
+  EXPECT_EQ(c.layer_skips_rope, (std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 0, 1}));
+  auto again = parse_hf_config(hf_config_json(*e), "again.json");  // written back as layer_types
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->config.layer_skips_rope, c.layer_skips_rope);
+  // Without a window (EXAONE 4.0-1.2B) every layer rotates.
+  auto small = parse_hf_config(R"({"architectures": ["Exaone4ForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 300,
+    "sliding_window": null})",
+                               "config.json");
+  ASSERT_TRUE(small.ok()) << small.error();
+  EXPECT_TRUE(small->config.layer_skips_rope.empty());
+  EXPECT_FALSE(small->config.is_swa_layer(0));
 }
 
 TEST(ArchitectureTest, GraniteReadsItsFourMultipliers) {
@@ -372,6 +402,9 @@ TEST(ArchitectureTest, BadFamilyFieldsNameTheFileAndField) {
        "cfg.json: dense layers between the expert layers"},
       {R"({"architectures": ["SmolLM3ForCausalLM"], )" + base + R"(, "no_rope_layers": [0, 1]})",
        "cfg.json: no_rope_layers must be 1 for each RoPE layer and 0 for every 4th"},
+      {R"({"architectures": ["Exaone4ForCausalLM"], )" + base + R"(, "sliding_window": 16,
+        "sliding_window_pattern": "LXG"})",
+       "cfg.json: sliding_window_pattern \"LXG\" must be letters L and G"},
       {R"({"architectures": ["Olmo2ForCausalLM"], )" + base + R"(, "sliding_window": 4096})",
        "cfg.json: sliding_window (OLMo 3's windowed layers) is not supported"},
       {R"({"architectures": ["Qwen3ForCausalLM"], )" + base + R"(, "rope_scaling": {"rope_type": "yarn",
