@@ -15,7 +15,7 @@ extern const ArchitectureFamily kLlamaFamily, kQwen2Family, kQwen2MoeFamily, kQw
     kGemma2Family, kGemma3Family, kPhi3Family, kGraniteFamily, kSmolLm3Family, kOlmo2Family, kMistral3Family,
     kExaone4Family;
 extern const HfFamily kLlamaHf, kMistralHf, kMixtralHf, kQwen2Hf, kQwen2MoeHf, kQwen3Hf, kQwen3MoeHf, kGemma2Hf,
-    kGemma3Hf, kPhi3Hf, kGraniteHf, kSmolLm3Hf, kOlmo2Hf, kMinistral3Hf, kExaone4Hf;
+    kGemma3Hf, kPhi3Hf, kGraniteHf, kSmolLm3Hf, kOlmo2Hf, kOlmo3Hf, kMinistral3Hf, kExaone4Hf;
 
 namespace {
 
@@ -26,7 +26,7 @@ const ArchitectureFamily* const kFamilies[] = {&kLlamaFamily,  &kQwen2Family,   
                                                &kExaone4Family};
 const HfFamily* const kHfFamilies[] = {&kLlamaHf,    &kMistralHf, &kMixtralHf, &kQwen2Hf, &kQwen2MoeHf, &kQwen3Hf,
                                        &kQwen3MoeHf, &kGemma2Hf,  &kGemma3Hf,  &kPhi3Hf,  &kGraniteHf,
-                                       &kSmolLm3Hf,  &kOlmo2Hf,   &kMinistral3Hf, &kExaone4Hf};
+                                       &kSmolLm3Hf,  &kOlmo2Hf,   &kOlmo3Hf,   &kMinistral3Hf, &kExaone4Hf};
 
 }  // namespace
 

@@ -71,6 +71,8 @@ struct ModelConfig {
   float rope_freq_scale = 1.0f;
   float rope_theta_swa = 0.0f;
   float rope_freq_scale_swa = 0.0f;
+  // The windowed layers rotate plainly: no YaRN blend and magnitude 1, whatever the full layers' scaling (OLMo 3).
+  bool rope_swa_plain = false;
   float rope_attn_factor = 1.0f;  // cos and sin multiplied by it (rope.scaling.attn_factor; LongRoPE's magnitude)
   RopeScalingType rope_scaling = RopeScalingType::kLinear;
   // YaRN, as llama.cpp's rope_yarn computes it (model/rope_tables.h): the ramp's weight (rope.scaling.

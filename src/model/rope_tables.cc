@@ -42,6 +42,10 @@ RopeParams rope_params(const ModelConfig& c, bool swa_layer) {
     p.attn_factor *= 1.0f / (1.0f + 0.1f * std::log(factor));  // fill_rope_tables multiplies this back in
   }
   p.attn_factor *= c.rope_attn_factor;
+  if (swa_layer && c.rope_swa_plain) {
+    p.ext_factor = 0.0f;
+    p.attn_factor = 1.0f;
+  }
   float dims[2];
   yarn_corr_dims(c.rope_dim, c.rope_original_context > 0 ? c.rope_original_context : c.context_length, p.theta,
                  c.yarn_beta_fast, c.yarn_beta_slow, dims);

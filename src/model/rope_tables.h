@@ -37,7 +37,8 @@ void yarn_corr_dims(int32_t rope_dim, int32_t original_context, float theta, flo
 // The full-attention layers' rotation (swa_layer false) or the windowed layers' (their own base and scale where the
 // family sets them): the ramp on (weight 1) under YaRN unless yarn_ext_factor says otherwise, and then the magnitude
 // get_mscale(factor) (divided by get_mscale(factor, yarn_log_multiplier) when given) over YaRN's own
-// 1 + 0.1 ln(factor), times rope_attn_factor; without the ramp, yarn_attn_factor times rope_attn_factor.
+// 1 + 0.1 ln(factor), times rope_attn_factor; without the ramp, yarn_attn_factor times rope_attn_factor. Windowed
+// layers of a rope_swa_plain config: no ramp, magnitude 1.
 RopeParams rope_params(const ModelConfig& config, bool swa_layer);
 
 // Pair i of a token at position p: extrapolated angle p * theta^(-2i / rope_dim) / divisor_i, interpolated angle that

@@ -456,6 +456,20 @@ const ModelShape kShapes[] = {
      .tied_embeddings = true,
      .llama3_rope_factor = 8.0f,
      .hf_extra_json = R"({"sliding_window": 16, "sliding_window_pattern": "LLLG"})"},
+    // OLMo 3's layout: three windowed layers (window 16, RoPE unscaled) then a full one with YaRN 4x over 32.
+    {.name = "tiny-olmo3",
+     .dim = 128,
+     .hidden_dim = 256,
+     .num_layers = 4,
+     .num_heads = 4,
+     .num_kv_heads = 2,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 500000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Olmo3ForCausalLM",
+     .hf_extra_json = R"({"sliding_window": 16, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+        "original_max_position_embeddings": 32}})"},
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/hf_config.h"
+#include "model/rope_tables.h"
 
 namespace pagoda {
 namespace {
@@ -33,7 +34,7 @@ TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
   for (const char* hf : {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
                          "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma2ForCausalLM",
                          "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM", "SmolLM3ForCausalLM",
-                         "Olmo2ForCausalLM", "Ministral3ForCausalLM", "Exaone4ForCausalLM"}) {
+                         "Olmo2ForCausalLM", "Olmo3ForCausalLM", "Ministral3ForCausalLM", "Exaone4ForCausalLM"}) {
     const HfFamily* f = find_hf_family(hf);
     ASSERT_NE(f, nullptr) << hf;
     EXPECT_NE(find_architecture(f->gguf_architecture), nullptr) << hf;
@@ -244,6 +245,27 @@ TEST(ArchitectureTest, Exaone4WindowsThreeLayersOfFourAndRunsItsFullLayersWithou
   EXPECT_FALSE(small->config.is_swa_layer(0));
 }
 
+TEST(ArchitectureTest, Olmo3WindowsThreeLayersOfFourWithPlainRope) {
+  auto o = parse_hf_config(R"({"architectures": ["Olmo3ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "vocab_size": 300, "sliding_window": 4096,
+    "max_position_embeddings": 65536, "rope_scaling": {"rope_type": "yarn", "factor": 8.0,
+    "original_max_position_embeddings": 8192}})",
+                           "config.json");
+  ASSERT_TRUE(o.ok()) << o.error();
+  const ModelConfig& c = o->config;
+  EXPECT_EQ(c.architecture, "olmo2");
+  EXPECT_EQ(c.layer_is_swa, (std::vector<uint8_t>{1, 1, 1, 0}));
+  EXPECT_TRUE(c.rope_swa_plain);
+  // The full layers take YaRN; the windowed ones rotate unscaled, magnitude 1.
+  const RopeParams full = rope_params(c, false), windowed = rope_params(c, true);
+  EXPECT_EQ(full.ext_factor, 1.0f);
+  EXPECT_FLOAT_EQ(full.freq_scale, 0.125f);
+  EXPECT_EQ(windowed.ext_factor, 0.0f);
+  EXPECT_EQ(windowed.freq_scale, 1.0f);
+  EXPECT_EQ(windowed.attn_factor, 1.0f);
+  EXPECT_EQ(windowed.theta, c.rope_theta);
+}
+
 TEST(ArchitectureTest, GraniteReadsItsFourMultipliers) {
   auto h = parse_hf_config(R"({"architectures": ["GraniteForCausalLM"], "attention_multiplier": 0.015625,
     "embedding_multiplier": 12.0, "hidden_size": 2048, "intermediate_size": 8192, "logits_scaling": 8.0,
@@ -406,7 +428,7 @@ TEST(ArchitectureTest, BadFamilyFieldsNameTheFileAndField) {
         "sliding_window_pattern": "LXG"})",
        "cfg.json: sliding_window_pattern \"LXG\" must be letters L and G"},
       {R"({"architectures": ["Olmo2ForCausalLM"], )" + base + R"(, "sliding_window": 4096})",
-       "cfg.json: sliding_window (OLMo 3's windowed layers) is not supported"},
+       "cfg.json: sliding_window is OLMo 3's (Olmo3ForCausalLM), not OLMo 2's"},
       {R"({"architectures": ["Qwen3ForCausalLM"], )" + base + R"(, "rope_scaling": {"rope_type": "yarn",
         "factor": 4, "beta_fast": 1, "beta_slow": 32}})",
        "cfg.json: rope_scaling: rope.scaling.yarn_beta_fast 1 must exceed yarn_beta_slow 32"},
