@@ -11,6 +11,8 @@
 # Usage: scripts/check/family_parity.sh [SHAPE...]   (default: every tiny-* family shape)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (the text to score; default tests/data/story.txt),
 #        CTX (perplexity chunk, default 128), OUT (work folder, default a fresh temp folder)
+# YaRN (tiny-qwen3-yarn, tiny-mistral3): an original context of 32, so most of the 64 tokens and of each perplexity
+# chunk sit past it.
 # Mistral's window: llama.cpp's llama runs full attention, so only the tokens predicted inside tiny-mistral's
 # 16-position window (the first 7 after the 10-token prompt) are compared, and its perplexity uses --ctx 16.
 set -euo pipefail
@@ -21,12 +23,15 @@ text=${TEXT:-$root/tests/data/story.txt}
 ctx=${CTX:-128}
 out=${OUT:-$(mktemp -d)}
 shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral tiny-qwen2moe)
+[ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral tiny-qwen2moe
+  tiny-qwen3-yarn tiny-smollm3 tiny-olmo2 tiny-mistral3 tiny-exaone4 tiny-olmo3)
 failed=0
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out"
 for s in "${shapes[@]}"; do
   m=$out/$s.gguf
-  "$P" gen-model --shape "$s" --format gguf -o "$m" --seed 7 2>/dev/null
+  seed=7
+  [ "$s" = tiny-olmo3 ] && seed=1  # seed 7's third greedy token is the end of text, where llama.cpp's generation stops
+  "$P" gen-model --shape "$s" --format gguf -o "$m" --seed $seed 2>/dev/null
   context=1024 compare=64 c=$ctx
   [ "$s" = tiny-phi3 ] && context=4096  # generate.sh's context (LongRoPE's long factor set)
   [ "$s" = tiny-mistral ] && compare=7 c=16

@@ -242,6 +242,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto latency = std::make_shared<LatencyCliOptions>();
   CLI::App* lat = bench->add_subcommand("latency", "One stream: prefill and decode tokens/s, TTFT, TPOT, MBU");
   add_common_options(*lat, latency->common);
+  add_rope_scaling_options(*lat, latency->common);
   lat->add_option("--prompt-len", latency->latency.prompt_len, "prompt tokens (pp)")->capture_default_str();
   lat->add_option("--gen", latency->latency.num_generated, "generated tokens (tg)")->capture_default_str();
   lat->add_option("--membw", latency->membw_gbps, "memory bandwidth in GB/s (default: measured)");

@@ -76,6 +76,7 @@ void add_bench_offline_command(CLI::App& bench, int& exit_code) {
   auto o = std::make_shared<OfflineCliOptions>();
   CLI::App* cmd = bench.add_subcommand("offline", "Throughput: N requests through the engine at once");
   add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
+  add_rope_scaling_options(*cmd, o->common);
   add_engine_options(*cmd, o->engine);
   cmd->add_option("--num-prompts", o->bench.num_prompts, "requests")->capture_default_str();
   cmd->add_option("--input-len", o->input_len, "prompt tokens: N or a range A-B")->capture_default_str();

@@ -146,6 +146,7 @@ void add_bench_scenario_commands(CLI::App& bench, int& exit_code) {
     auto o = std::make_shared<BatchedCliOptions>();
     CLI::App* cmd = bench.add_subcommand("batched", "Prefill and decode speed of B sequences at once (batched-bench)");
     add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
+    add_rope_scaling_options(*cmd, o->common);
     add_engine_options(*cmd, o->engine);
     cmd->add_option("--npp", o->prompt_len, "prompt tokens per sequence")->capture_default_str();
     cmd->add_option("--ntg", o->gen_len, "tokens generated per sequence")->capture_default_str();
@@ -158,6 +159,7 @@ void add_bench_scenario_commands(CLI::App& bench, int& exit_code) {
     auto o = std::make_shared<PrefixCliOptions>();
     CLI::App* cmd = bench.add_subcommand("prefix", "TTFT of a request that shares a cached prompt prefix");
     add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
+    add_rope_scaling_options(*cmd, o->common);
     add_engine_options(*cmd, o->engine);
     cmd->add_option("--prefix-len", o->bench.prefix_len, "shared prefix tokens (BOS included)")->capture_default_str();
     cmd->add_option("--suffix-len", o->bench.suffix_len, "each request's own tokens")->capture_default_str();
@@ -171,6 +173,7 @@ void add_bench_scenario_commands(CLI::App& bench, int& exit_code) {
     CLI::App* cmd = bench.add_subcommand("interference",
                                          "Stream inter-token latency while a long prompt arrives (chunked prefill)");
     add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
+    add_rope_scaling_options(*cmd, o->common);
     add_engine_options(*cmd, o->engine);
     cmd->add_option("--streams", o->bench.num_streams, "decoding streams")->capture_default_str();
     cmd->add_option("--stream-prompt", o->bench.stream_prompt_len, "prompt tokens of each stream")

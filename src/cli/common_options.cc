@@ -49,6 +49,19 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool with_model, bool s
   app.add_option("--pp", o.pipeline_parallel, "pipeline parallel stages (overrides parallel.pipeline_parallel)");
 }
 
+void add_rope_scaling_options(CLI::App& app, CommonOptions& o) {
+  app.add_option("--rope-scaling", o.rope_scaling, "RoPE scaling over the model file's: none, linear or yarn");
+  app.add_option("--rope-scale", o.rope_scale, "RoPE context scale factor (frequency scale = 1 / N)");
+  app.add_option("--rope-freq-base", o.rope_freq_base, "RoPE frequency base (theta) over the model file's");
+  app.add_option("--rope-freq-scale", o.rope_freq_scale, "RoPE frequency scale (wins over --rope-scale)");
+  app.add_option("--yarn-orig-ctx", o.yarn_orig_ctx, "YaRN: the model's original (training) context");
+  app.add_option("--yarn-ext-factor", o.yarn_ext_factor, "YaRN: extrapolation mix weight (0 off, default 1 with yarn)");
+  app.add_option("--yarn-attn-factor", o.yarn_attn_factor,
+                 "YaRN: magnitude of cos/sin while the ramp is off (--yarn-ext-factor 0)");
+  app.add_option("--yarn-beta-fast", o.yarn_beta_fast, "YaRN: low correction dim, in rotations (default 32)");
+  app.add_option("--yarn-beta-slow", o.yarn_beta_slow, "YaRN: high correction dim, in rotations (default 1)");
+}
+
 Result<ModelOptions> resolve_model_options(const CommonOptions& o) {
   ModelOptions options;
   options.fusion = !o.no_fusion;
@@ -56,6 +69,20 @@ Result<ModelOptions> resolve_model_options(const CommonOptions& o) {
   std::optional<AttentionKind> attention = parse_attention_kind(o.attention);
   if (!attention) return make_error("invalid option: --attention must be flash or naive, got '" + o.attention + "'");
   options.attention = *attention;
+  RopeScalingOverrides& r = options.rope_overrides;
+  if (o.rope_scaling) {
+    r.type = parse_rope_scaling_type(*o.rope_scaling);
+    if (!r.type || *r.type == RopeScalingType::kLongRope)
+      return make_error("invalid option: --rope-scaling must be none, linear or yarn, got '" + *o.rope_scaling + "'");
+  }
+  r.rope_scale = o.rope_scale;
+  r.rope_freq_base = o.rope_freq_base;
+  r.rope_freq_scale = o.rope_freq_scale;
+  r.yarn_ext_factor = o.yarn_ext_factor;
+  r.yarn_attn_factor = o.yarn_attn_factor;
+  r.yarn_beta_fast = o.yarn_beta_fast;
+  r.yarn_beta_slow = o.yarn_beta_slow;
+  r.yarn_original_context = o.yarn_orig_ctx;
   return options;
 }
 

@@ -36,6 +36,11 @@ struct CommonOptions {
   bool splits_over_ranks = false;
   // The subcommand acts on the config's slo (serve, the engine benchmarks, embed, tune); the others note it unused.
   bool uses_slo = false;
+  // RoPE overrides (add_rope_scaling_options): llama.cpp's flags of the same names.
+  std::optional<std::string> rope_scaling;
+  std::optional<float> rope_scale, rope_freq_base, rope_freq_scale;
+  std::optional<float> yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow;
+  std::optional<int32_t> yarn_orig_ctx;
 };
 
 // Adds --config always; -m/--model, -hf/--hf-repo, --hf-file, --quantization, --max-seq-len, --threads, --no-fusion, --attention and --kv-cache-dtype when
@@ -43,7 +48,11 @@ struct CommonOptions {
 void add_common_options(CLI::App& app, CommonOptions& options, bool with_model = true, bool splits_over_ranks = false);
 // -hf/--hf-repo and --hf-file (for a subcommand that adds its own -m).
 void add_hf_options(CLI::App& app, CommonOptions& options);
-// How the model runs: --no-fusion, --attention flash|naive.
+// --rope-scaling, --rope-scale, --rope-freq-base, --rope-freq-scale, --yarn-orig-ctx, --yarn-ext-factor,
+// --yarn-attn-factor, --yarn-beta-fast, --yarn-beta-slow: for the subcommands that run a model they build (run, serve,
+// perplexity, the engine benchmarks, embed).
+void add_rope_scaling_options(CLI::App& app, CommonOptions& options);
+// How the model runs: --no-fusion, --attention flash|naive, and the RoPE overrides.
 Result<ModelOptions> resolve_model_options(const CommonOptions& options);
 // The effective configuration: file (if any) overridden by flags, then validated. With -hf, the model is fetched
 // (or found in the cache) here and `model` names the local file.

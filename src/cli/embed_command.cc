@@ -82,6 +82,7 @@ void add_embed_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<EmbedOptions>();
   CLI::App* cmd = app.add_subcommand("embed", "Embeddings of texts (pooled final hidden states), one JSON line each");
   add_common_options(*cmd, o->common);
+  add_rope_scaling_options(*cmd, o->common);
   add_engine_options(*cmd, o->engine, /*decodes=*/false);
   cmd->add_option("--pooling", o->pooling, "last, mean or cls (default: the GGUF's <arch>.pooling_type, else last)");
   cmd->add_option("--dimensions", o->dimensions,

@@ -6,6 +6,7 @@
 
 #include "eval/awq_calibration.h"
 #include "loader/quantize_on_load.h"
+#include "model/rope_scaling.h"
 
 namespace pagoda::cli {
 
@@ -20,6 +21,11 @@ Result<LoadedModel> load_configured_model(const PagodaConfig& config, const kern
   // What was quantized or converted at load, when anything was.
   if (loaded.ok() && !loaded->weights_note.empty())
     std::fprintf(stderr, "pagoda: weights: %s\n", loaded->weights_note.c_str());
+  // RoPE settings given over the file's: what the model now runs with.
+  if (loaded.ok() && !options.rope_overrides.empty()) {
+    const std::string rope = describe_rope_scaling(loaded->model->config());
+    std::fprintf(stderr, "pagoda: rope overrides: %s\n", rope.empty() ? "no scaling" : rope.c_str());
+  }
   return loaded;
 }
 

@@ -127,6 +127,7 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<PerplexityCliOptions>();
   CLI::App* cmd = app.add_subcommand("perplexity", "Perplexity over a text (and KL divergence against a base model)");
   add_common_options(*cmd, options->common);
+  add_rope_scaling_options(*cmd, options->common);
   cmd->add_option("-f,--file", options->text_path, "text file to score");
   cmd->add_option("--ctx", options->ctx,
                   "tokens per chunk; the second half of each is scored (default: 512 or the "

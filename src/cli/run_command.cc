@@ -165,6 +165,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Generate text from one prompt, streamed to stdout");
   add_common_options(*cmd, options->common, /*with_model=*/true, /*splits_over_ranks=*/true);
+  add_rope_scaling_options(*cmd, options->common);
   SamplingParams& s = options->sampling;
   cmd->add_option("-p,--prompt", options->prompt, "the prompt text");
   cmd->add_option("-n,--max-tokens", s.max_tokens, "new tokens to generate at most")->capture_default_str();

@@ -248,6 +248,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (streaming, metrics, chat page)");
   add_common_options(*cmd, o->common, /*with_model=*/true, /*splits_over_ranks=*/true);
+  add_rope_scaling_options(*cmd, o->common);
   add_engine_options(*cmd, o->engine);
   cmd->add_option("--host", o->http.host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", o->http.port, "port to listen on (0 = any free port)")->capture_default_str();

@@ -19,9 +19,10 @@
 namespace pagoda {
 namespace {
 
-// The family's own GGUF keys, under "<arch>." (gguf_key::arch_key).
-constexpr const char* kRopeScalingOriginalContext = "rope.scaling.original_context_length";
-constexpr const char* kRopeScalingAttnFactor = "rope.scaling.attn_factor";
+// LongRoPE's switch point and magnitude are the common rope.scaling.original_context_length and attn_factor,
+// read with the common keys (model_config.cc).
+constexpr const char* kRopeScalingOriginalContext = gguf_key::kRopeScalingOriginalContext;
+constexpr const char* kRopeScalingAttnFactor = gguf_key::kRopeScalingAttnFactor;
 
 using Limits = ModelConfigLimits;
 
@@ -43,13 +44,6 @@ Status read_phi3_gguf(const format::GgufFile& file, ModelConfig& c) {
   if (c.rope_long_factors.empty() != c.rope_short_factors.empty())
     return make_error(
         fmt::format("{}: rope_factors_long.weight and rope_factors_short.weight come together", file.name()));
-  PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> original, gguf_arch_u32(file, c, kRopeScalingOriginalContext));
-  c.rope_original_context =
-      int32_t(std::min<uint32_t>(original.value_or(uint32_t(c.context_length)), uint32_t(Limits::kMaxContextLength)));
-  PAGODA_ASSIGN_OR_RETURN(std::optional<float> attn_factor, gguf_arch_f32(file, c, kRopeScalingAttnFactor));
-  if (attn_factor && (!(*attn_factor > 0.0f) || !std::isfinite(*attn_factor)))
-    return make_error(fmt::format("{}: phi3.rope.scaling.attn_factor must be positive", file.name()));
-  if (attn_factor) c.rope_attn_factor = *attn_factor;
   PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, family_key::kSlidingWindow));
   if (window && *window > uint32_t(Limits::kMaxContextLength))
     return make_error(fmt::format("{}: phi3.attention.sliding_window = {} is out of range", file.name(), *window));
@@ -87,6 +81,7 @@ Status read_phi3_config(const HfConfigFields& f, HfConfig& h) {
           scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(double(c.rope_original_context))) : 1.0;
       PAGODA_ASSIGN_OR_RETURN(double attn_factor, rs.positive_number_or("attention_factor", derived));
       c.rope_attn_factor = float(attn_factor);
+      c.rope_scaling = RopeScalingType::kLongRope;
     }
   }
   return Status::ok_status();

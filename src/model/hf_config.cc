@@ -15,6 +15,7 @@
 #include "core/json_text.h"
 #include "model/architecture.h"
 #include "model/hf_config_fields.h"
+#include "model/rope_scaling.h"
 
 namespace pagoda {
 
@@ -87,10 +88,42 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
   PAGODA_ASSIGN_OR_RETURN(bool attention_bias, f.bool_or("attention_bias", false));
   if (attention_bias) h.qkv_bias = true;
   c.context_length = h.max_position_embeddings;
-  if (f.has("rope_scaling")) {
-    PAGODA_ASSIGN_OR_RETURN(const HfConfigFields rs, f.object("rope_scaling"));
+  c.rope_original_context = h.max_position_embeddings;
+  // rope_scaling, or transformers' newer rope_parameters (which may hold rope_theta too).
+  const char* scaling_field = f.has("rope_scaling") ? "rope_scaling" : f.has("rope_parameters") ? "rope_parameters" : nullptr;
+  if (scaling_field != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(const HfConfigFields rs, f.object(scaling_field));
     PAGODA_ASSIGN_OR_RETURN(const std::string type, rs.rope_type());
-    if (type == "llama3") {
+    if (!f.has("rope_theta") && rs.has("rope_theta")) {
+      PAGODA_ASSIGN_OR_RETURN(theta, rs.positive_number_or("rope_theta", 10000.0));
+      c.rope_theta = float(theta);
+    }
+    if (type == "yarn") {
+      // As llama.cpp's converter writes it: factor, original context, the betas; extrapolation_factor and
+      // attention_factor as yarn_ext_factor and yarn_attn_factor; ministral3's mscale_all_dim as the log multiplier.
+      PAGODA_ASSIGN_OR_RETURN(const double factor, rs.positive_number_or("factor", 1.0));
+      c.rope_scaling = RopeScalingType::kYarn;
+      c.rope_freq_scale = float(1.0 / factor);
+      PAGODA_ASSIGN_OR_RETURN(c.rope_original_context,
+                              rs.positive_int_or("original_max_position_embeddings", h.max_position_embeddings,
+                                                 Limits::kMaxContextLength));
+      PAGODA_ASSIGN_OR_RETURN(const double beta_fast, rs.positive_number_or("beta_fast", 32.0));
+      PAGODA_ASSIGN_OR_RETURN(const double beta_slow, rs.positive_number_or("beta_slow", 1.0));
+      c.yarn_beta_fast = float(beta_fast);
+      c.yarn_beta_slow = float(beta_slow);
+      if (rs.has("extrapolation_factor")) {
+        PAGODA_ASSIGN_OR_RETURN(const double ext, rs.positive_number_or("extrapolation_factor", 1.0, 1.0));
+        c.yarn_ext_factor = float(ext);
+      }
+      const char* attn = rs.has("attention_factor") ? "attention_factor" : "attn_factor";
+      PAGODA_ASSIGN_OR_RETURN(const double attn_factor, rs.positive_number_or(attn, 1.0));
+      c.yarn_attn_factor = float(attn_factor);
+      if (h.hf_architecture == "Ministral3ForCausalLM") {
+        PAGODA_ASSIGN_OR_RETURN(const double log_mul, rs.positive_number_or("mscale_all_dim", 1.0));
+        c.yarn_log_multiplier = float(log_mul);
+      }
+      PAGODA_RETURN_IF_ERROR(check_rope_scaling(c, path + ": rope_scaling"));
+    } else if (type == "llama3") {
       PAGODA_ASSIGN_OR_RETURN(h.rope_scaling_factor, rs.positive_number_or("factor", 8.0));
       PAGODA_ASSIGN_OR_RETURN(h.low_freq_factor, rs.positive_number_or("low_freq_factor", 1.0));
       PAGODA_ASSIGN_OR_RETURN(h.high_freq_factor, rs.positive_number_or("high_freq_factor", 4.0));
@@ -102,7 +135,7 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
       c.rope_freq_factors = llama3_rope_freq_factors(theta, c.rope_dim, h.rope_scaling_factor, h.low_freq_factor,
                                                      h.high_freq_factor, h.original_max_position_embeddings);
     } else if (type != "default" && std::string(family->rope_scaling_types).find(type) == std::string::npos) {
-      return make_error(fmt::format("{}: rope_scaling type \"{}\" is not supported for {} (llama3{}{})", path, type,
+      return make_error(fmt::format("{}: rope_scaling type \"{}\" is not supported for {} (llama3, yarn{}{})", path, type,
                                     h.hf_architecture, *family->rope_scaling_types ? ", " : "",
                                     family->rope_scaling_types));
     }
@@ -143,7 +176,14 @@ std::string hf_config_json(const HfConfig& h) {
   j["torch_dtype"] = "float32";
   if (h.bos_token_id >= 0) j["bos_token_id"] = h.bos_token_id;
   if (h.eos_token_id >= 0) j["eos_token_id"] = h.eos_token_id;
-  if (h.rope_scaling_factor > 0)
+  if (c.rope_scaling == RopeScalingType::kYarn) {
+    j["rope_scaling"] = {{"rope_type", "yarn"},
+                         {"factor", 1.0 / double(c.rope_freq_scale)},
+                         {"original_max_position_embeddings", c.rope_original_context},
+                         {"beta_fast", c.yarn_beta_fast},
+                         {"beta_slow", c.yarn_beta_slow}};
+    if (c.yarn_log_multiplier != 0.0f) j["rope_scaling"]["mscale_all_dim"] = c.yarn_log_multiplier;
+  } else if (h.rope_scaling_factor > 0)
     j["rope_scaling"] = {{"rope_type", "llama3"},
                          {"factor", h.rope_scaling_factor},
                          {"low_freq_factor", h.low_freq_factor},

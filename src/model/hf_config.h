@@ -15,10 +15,11 @@ namespace pagoda {
 struct HfConfig {
   std::string hf_architecture;  // "Qwen3ForCausalLM"
   // config.architecture is the GGUF one: "llama" (Llama, Mistral, Mixtral), "qwen2", "qwen3", "qwen3moe", "gemma2",
-  // "gemma3", "phi3" or "granite".
+  // "gemma3", "phi3", "granite", "smollm3", "olmo2", "mistral3" or "exaone4".
   ModelConfig config;
   // Llama-style checkpoints rotate halves of each head; llama.cpp's llama GGUFs hold Q/K rows permuted so that
-  // RoPE rotates adjacent pairs. True for Llama, Mistral, Mixtral and Granite; false for the NeoX-RoPE families.
+  // RoPE rotates adjacent pairs. True for Llama, Mistral, Mixtral, Granite, SmolLM3 and Ministral 3; false for the
+  // NeoX-RoPE families.
   bool permute_qk = false;
   bool qkv_bias = false;  // Qwen2 (and attention_bias: true)
   bool qk_norm = false;   // Qwen3, Gemma 3

@@ -53,7 +53,19 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string&
   w.set(arch_key(c, gguf_key::kRopeFreqBase), GgufValue::f32(c.rope_theta));
   w.set(arch_key(c, gguf_key::kRmsEpsilon), GgufValue::f32(c.rms_eps));
   w.set(arch_key(c, gguf_key::kVocabSize), GgufValue::u32(uint32_t(c.vocab_size)));
-  if (c.rope_freq_scale != 1.0f) {
+  if (c.rope_scaling == RopeScalingType::kYarn) {
+    // llama.cpp's converter's keys; the YaRN ones only where they differ from llama.cpp's defaults.
+    w.set(arch_key(c, gguf_key::kRopeScalingType), GgufValue::string("yarn"));
+    w.set(arch_key(c, gguf_key::kRopeScalingFactor), GgufValue::f32(1.0f / c.rope_freq_scale));
+    w.set(arch_key(c, gguf_key::kRopeScalingOriginalContext), GgufValue::u32(uint32_t(c.rope_original_context)));
+    if (c.yarn_ext_factor >= 0.0f) w.set(arch_key(c, gguf_key::kRopeScalingYarnExtFactor), GgufValue::f32(c.yarn_ext_factor));
+    if (c.yarn_attn_factor != 1.0f)
+      w.set(arch_key(c, gguf_key::kRopeScalingYarnAttnFactor), GgufValue::f32(c.yarn_attn_factor));
+    if (c.yarn_beta_fast != 32.0f) w.set(arch_key(c, gguf_key::kRopeScalingYarnBetaFast), GgufValue::f32(c.yarn_beta_fast));
+    if (c.yarn_beta_slow != 1.0f) w.set(arch_key(c, gguf_key::kRopeScalingYarnBetaSlow), GgufValue::f32(c.yarn_beta_slow));
+    if (c.yarn_log_multiplier != 0.0f)
+      w.set(arch_key(c, gguf_key::kRopeScalingYarnLogMultiplier), GgufValue::f32(c.yarn_log_multiplier));
+  } else if (c.rope_freq_scale != 1.0f) {
     w.set(arch_key(c, gguf_key::kRopeScalingType), GgufValue::string("linear"));
     w.set(arch_key(c, gguf_key::kRopeScalingFactor), GgufValue::f32(1.0f / c.rope_freq_scale));
   }

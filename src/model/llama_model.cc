@@ -154,6 +154,7 @@ bool LlamaModel::fuses(const LayerWeights& lw) const {
   // The fused ops read the normed input straight into the matmuls: an observer (AWQ calibration) would not see
   // it, and an AWQ input scale would not be applied, so such layers run unfused.
   if (!options_.fusion || options_.linear_observer != nullptr) return false;
+  if (!config_.pre_norms) return false;  // the fused ops begin with the pre-norm
   for (const WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
     if (w->input_scale != nullptr) return false;
   return true;
@@ -339,6 +340,27 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
   });
 }
 
+void LlamaModel::pre_norm(const std::vector<float>& weight, int32_t n, Workspace& ws) const {
+  const int32_t dim = config_.dim;
+  for (int32_t t = 0; t < n; ++t) {
+    const float* x = ws.x.data() + int64_t(t) * dim;
+    float* out = ws.xb.data() + int64_t(t) * dim;
+    if (config_.pre_norms) {
+      kernels_.rmsnorm(x, weight.data(), out, dim, config_.rms_eps);
+    } else {
+      std::memcpy(out, x, sizeof(float) * size_t(dim));
+    }
+  }
+}
+
+void LlamaModel::scale_query_temperature(Pos position, float* q) const {
+  // llama.cpp's llm_graph_input_attn_temp, in float: ln(floor(p / original context) + 1) * scale + 1.
+  const float floor_scale = float(config_.rope_original_context > 0 ? config_.rope_original_context : config_.context_length);
+  const float factor = std::log(std::floor(float(position) / floor_scale) + 1.0f) * config_.attn_temperature_scale + 1.0f;
+  if (factor == 1.0f) return;
+  for (int32_t i = 0; i < config_.q_dim(); ++i) q[i] *= factor;
+}
+
 void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const {
   const int32_t q_dim = config_.q_dim(), kv_dim = config_.kv_dim(), head_dim = config_.head_dim;
   if (!lw.bq.empty()) {
@@ -348,7 +370,15 @@ void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Worksp
       kernels_.axpy(1.0f, lw.bv.data(), ws.v.data() + int64_t(t) * kv_dim, kv_dim);
     }
   }
-  if (!lw.q_norm.empty()) {
+  if (!lw.q_norm.empty() && config_.qk_norm_whole) {
+    // Over each token's whole projection (OLMo 2), in place.
+    for (int32_t t = 0; t < n; ++t) {
+      float* q = ws.q.data() + int64_t(t) * q_dim;
+      float* k = ws.k.data() + int64_t(t) * kv_dim;
+      kernels_.rmsnorm(q, lw.q_norm.data(), q, q_dim, config_.rms_eps);
+      kernels_.rmsnorm(k, lw.k_norm.data(), k, kv_dim, config_.rms_eps);
+    }
+  } else if (!lw.q_norm.empty()) {
     PAGODA_CHECK(head_dim <= kMaxHeadDim);
     float row[kMaxHeadDim];
     auto norm_heads = [&](float* x, int32_t num_heads, const std::vector<float>& weight) {
@@ -416,14 +446,12 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
   if (hidden_in == nullptr && config_.embedding_scale > 0.0f)
     for (int64_t i = 0; i < int64_t(n) * dim; ++i) ws.x[size_t(i)] *= config_.embedding_scale;
   // RoPE angles once per step, for the full-attention layers and (when they differ) the windowed ones.
-  fill_rope_tables(config_, batch.positions, config_.rope_theta, config_.rope_freq_scale, ws.rope_context,
-                   ws.rope_cos.data(), ws.rope_sin.data());
+  fill_rope_tables(config_, batch.positions, rope_params(config_, false), ws.rope_context, ws.rope_cos.data(),
+                   ws.rope_sin.data());
   const bool swa_rope = config_.rope_theta_swa > 0.0f || config_.rope_freq_scale_swa > 0.0f;
   if (swa_rope)
-    fill_rope_tables(config_, batch.positions,
-                     config_.rope_theta_swa > 0.0f ? config_.rope_theta_swa : config_.rope_theta,
-                     config_.rope_freq_scale_swa > 0.0f ? config_.rope_freq_scale_swa : config_.rope_freq_scale,
-                     ws.rope_context, ws.rope_cos_swa.data(), ws.rope_sin_swa.data());
+    fill_rope_tables(config_, batch.positions, rope_params(config_, true), ws.rope_context, ws.rope_cos_swa.data(),
+                     ws.rope_sin_swa.data());
 
   for (int32_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& lw = weights_.layers[size_t(l)];
@@ -432,9 +460,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     if (fuse) {
       qkv_fused(lw, n, ws, pool);
     } else {
-      for (int32_t t = 0; t < n; ++t)
-        kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.attn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
-                         config_.rms_eps);
+      pre_norm(lw.attn_norm, n, ws);
       linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
       linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
       linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
@@ -443,11 +469,13 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     const bool layer_swa_rope = swa_rope && config_.is_swa_layer(l);
     const float* rope_cos = layer_swa_rope ? ws.rope_cos_swa.data() : ws.rope_cos.data();
     const float* rope_sin = layer_swa_rope ? ws.rope_sin_swa.data() : ws.rope_sin.data();
+    const bool rotates = !config_.skips_rope(l);  // a NoPE layer writes K as is (identity tables: cos 1, sin 0)
     for (int32_t t = 0; t < n; ++t) {
-      const float* cs = rope_cos + size_t(t) * half_rope;
-      const float* sn = rope_sin + size_t(t) * half_rope;
+      const float* cs = rotates ? rope_cos + size_t(t) * half_rope : ws.rope_identity_cos.data();
+      const float* sn = rotates ? rope_sin + size_t(t) * half_rope : ws.rope_identity_sin.data();
       float* q = ws.q.data() + int64_t(t) * config_.q_dim();
-      kernels_.rope(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+      if (rotates) kernels_.rope(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+      if (config_.attn_temperature_scale != 0.0f) scale_query_temperature(batch.positions[t], q);
       write_kv(batch, kv, l, t, cs, sn, ws);
     }
     attention(batch, kv, l, ws, pool);
@@ -461,9 +489,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     if (fuse) {
       gate_up_fused(lw, n, ws, pool);
     } else {
-      for (int32_t t = 0; t < n; ++t)
-        kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
-                         config_.rms_eps);
+      pre_norm(lw.ffn_norm, n, ws);
       linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
       linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
       activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);

@@ -87,6 +87,10 @@ class LlamaModel final : public Model {
   // Qwen2's bias on Q, K and V, then Qwen3's per-head RMSNorm of Q and K (each only when the layer has it), on
   // the projections of all `n` tokens, before RoPE.
   void add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const;
+  // ws.xb = each token's RMSNorm of ws.x by `weight`, or ws.x as is for a family without pre-norms.
+  void pre_norm(const std::vector<float>& weight, int32_t n, Workspace& ws) const;
+  // Llama 4's attention temperature: the query row of a token at `position` times its factor.
+  void scale_query_temperature(Pos position, float* q) const;
   // Rotates token t's K by RoPE (`cs`, `sn`: its row of the layer's table) and stores K and V at its slot (quantized
   // for an int8 cache); with fusion the rotation happens on the way into the cache instead of in the workspace first.
   void write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, const float* cs,

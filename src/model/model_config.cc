@@ -7,6 +7,7 @@
 
 #include "format/gguf_names.h"
 #include "model/architecture.h"
+#include "model/rope_scaling.h"
 
 namespace pagoda {
 namespace {
@@ -49,7 +50,7 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   // Each block is at least its 6 tensors (Phi-3's, with fused QKV and gate/up): a block count the file cannot hold
   // fails here, before the loader sizes anything by it.
   const std::string last_block_tensor =
-      format::gguf_tensor::block_tensor(c.num_layers - 1, format::gguf_tensor::kAttnNorm);
+      format::gguf_tensor::block_tensor(c.num_layers - 1, format::gguf_tensor::kAttnOutput);
   if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 6)
     return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
                                   a, c.num_layers, last_block_tensor, f.tensors().size()));
@@ -96,20 +97,40 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
     const float* v = static_cast<const float*>(rf->data);
     c.rope_freq_factors.assign(v, v + c.rope_dim / 2);
   }
-  // Linear RoPE scaling (llama.cpp's default scaling type; yarn is another computation, refused).
+  // RoPE scaling (llama.cpp's keys and defaults: linear unless the file says otherwise).
   PAGODA_ASSIGN_OR_RETURN(auto scaling_type, f.get_string(arch_key(c, gguf_key::kRopeScalingType)));
-  const std::string type = scaling_type.value_or("linear");
-  if (type != "linear" && type != "none" && !(type == "longrope" && c.architecture == "phi3"))
-    return make_error(fmt::format("{}: {}rope.scaling.type '{}' is not supported (linear, none)", f.name(), a, type));
+  const std::optional<RopeScalingType> type = parse_rope_scaling_type(scaling_type.value_or("linear"));
+  if (!type || (*type == RopeScalingType::kLongRope && c.architecture != "phi3"))
+    return make_error(fmt::format("{}: {}rope.scaling.type '{}' is not supported (none, linear, yarn{})", f.name(), a,
+                                  scaling_type.value_or(""), c.architecture == "phi3" ? ", longrope" : ""));
+  c.rope_scaling = *type;
   PAGODA_ASSIGN_OR_RETURN(auto scaling_factor, f.get_f32(arch_key(c, gguf_key::kRopeScalingFactor)));
   if (!scaling_factor) {
     PAGODA_ASSIGN_OR_RETURN(scaling_factor, f.get_f32(arch_key(c, gguf_key::kRopeScaleLinear)));
   }
-  if (scaling_factor && *scaling_factor != 0.0f && type != "none") {
+  if (scaling_factor && *scaling_factor != 0.0f && c.rope_scaling != RopeScalingType::kNone) {
     if (!(*scaling_factor > 0.0f) || !std::isfinite(*scaling_factor))
       return make_error(fmt::format("{}: {}rope.scaling.factor must be positive", f.name(), a));
     c.rope_freq_scale = 1.0f / *scaling_factor;
   }
+  PAGODA_ASSIGN_OR_RETURN(auto original, f.get_u32(arch_key(c, gguf_key::kRopeScalingOriginalContext)));
+  if (original && (*original == 0 || *original > uint32_t(Limits::kMaxContextLength)))
+    return make_error(fmt::format("{}: {}rope.scaling.original_context_length = {} is out of range (1..{})", f.name(),
+                                  a, *original, Limits::kMaxContextLength));
+  c.rope_original_context = original ? int32_t(*original) : c.context_length;
+  const std::pair<const char*, float*> floats[] = {
+      {gguf_key::kRopeScalingAttnFactor, &c.rope_attn_factor},
+      {gguf_key::kRopeScalingYarnExtFactor, &c.yarn_ext_factor},
+      {gguf_key::kRopeScalingYarnAttnFactor, &c.yarn_attn_factor},
+      {gguf_key::kRopeScalingYarnBetaFast, &c.yarn_beta_fast},
+      {gguf_key::kRopeScalingYarnBetaSlow, &c.yarn_beta_slow},
+      {gguf_key::kRopeScalingYarnLogMultiplier, &c.yarn_log_multiplier},
+  };
+  for (const auto& [key, field] : floats) {
+    PAGODA_ASSIGN_OR_RETURN(auto v, f.get_f32(arch_key(c, key)));
+    if (v) *field = *v;
+  }
+  PAGODA_RETURN_IF_ERROR(check_rope_scaling(c, f.name()));
   if (family->read_gguf != nullptr) PAGODA_RETURN_IF_ERROR(family->read_gguf(f, c));
   if (c.num_experts > 0 && c.num_experts_used > c.num_experts)
     return make_error(

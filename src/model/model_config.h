@@ -17,6 +17,11 @@ namespace pagoda {
 // approximation (Gemma).
 enum class FfnActivation : uint8_t { kSilu, kGeluTanh };
 
+// rope.scaling.type: none (never scaled), linear (positions times rope_freq_scale), yarn (model/rope_tables.h: per
+// pair between interpolation and extrapolation, with a magnitude factor), longrope (Phi-3's factor sets).
+// Names and the checks of these fields: model/rope_scaling.h.
+enum class RopeScalingType : uint8_t { kNone, kLinear, kYarn, kLongRope };
+
 struct ModelConfig {
   std::string architecture;  // general.architecture, e.g. "llama"
   std::string name;          // general.name, may be empty
@@ -46,7 +51,16 @@ struct ModelConfig {
   float final_softcap = 0.0f;    // 0: none; logits l -> cap * tanh(l / cap) (Gemma 2 and 3)
   float residual_scale = 0.0f;   // 0: none; each block's output is multiplied by it before the residual add (Granite)
   float logit_scale = 0.0f;      // 0: none; logits are divided by it (Granite's logits_scaling)
-  bool post_norms = false;       // RMSNorm of each block's output before its residual add (Gemma 2 and 3)
+  bool post_norms = false;       // RMSNorm of each block's output before its residual add (Gemma 2 and 3, OLMo 2)
+  bool pre_norms = true;         // false: no RMSNorm before attention and the FFN, the block reads x as is (OLMo 2)
+  // Q/K RMSNorm (attn_q_norm, attn_k_norm) over each token's whole projection, weights [q_dim] and [kv_dim] (OLMo 2);
+  // false: per head, weights [head_dim] (Qwen3, Gemma 3).
+  bool qk_norm_whole = false;
+  // NoPE layers: layer_skips_rope[l] = 1 leaves that layer's Q and K unrotated (SmolLM3's every 4th); empty: none.
+  std::vector<uint8_t> layer_skips_rope;
+  // Llama 4's attention temperature (Ministral 3's llama_4_scaling_beta; 0 = none): a token at position p has its
+  // query multiplied by 1 + attn_temperature_scale * ln(1 + floor(p / rope_original_context)).
+  float attn_temperature_scale = 0.0f;
   // Sliding-window attention: a token at position p sees positions p - sliding_window + 1 .. p, on the layers
   // marked in layer_is_swa ([num_layers], 1 = windowed; empty = every layer when sliding_window > 0).
   int32_t sliding_window = 0;
@@ -57,11 +71,26 @@ struct ModelConfig {
   float rope_freq_scale = 1.0f;
   float rope_theta_swa = 0.0f;
   float rope_freq_scale_swa = 0.0f;
-  float rope_attn_factor = 1.0f;  // cos and sin multiplied by it (LongRoPE's magnitude scaling)
+  // The windowed layers rotate plainly: no YaRN blend and magnitude 1, whatever the full layers' scaling (OLMo 3).
+  bool rope_swa_plain = false;
+  float rope_attn_factor = 1.0f;  // cos and sin multiplied by it (rope.scaling.attn_factor; LongRoPE's magnitude)
+  RopeScalingType rope_scaling = RopeScalingType::kLinear;
+  // YaRN, as llama.cpp's rope_yarn computes it (model/rope_tables.h): the ramp's weight (rope.scaling.
+  // yarn_ext_factor; negative = unset: 1 under yarn, else 0), the magnitude factor used when the ramp is off
+  // (yarn_attn_factor; with the ramp on, llama.cpp derives the magnitude from the scale factor instead), the ramp's
+  // ends in rotations over the original context (yarn_beta_fast, yarn_beta_slow), and HF's mscale_all_dim
+  // (yarn_log_multiplier; 0 = none). The original context is rope_original_context.
+  float yarn_ext_factor = -1.0f;
+  float yarn_attn_factor = 1.0f;
+  float yarn_beta_fast = 32.0f;
+  float yarn_beta_slow = 1.0f;
+  float yarn_log_multiplier = 0.0f;
   // LongRoPE (Phi-3): two sets of per-pair frequency divisors; the long set when the context a sequence is
   // configured for (Workspace::rope_context) exceeds rope_original_context (as llama.cpp chooses), else the short
   // one. Empty: none.
   std::vector<float> rope_long_factors, rope_short_factors;
+  // The context the model was trained for before scaling (rope.scaling.original_context_length, default
+  // context_length): LongRoPE's switch point, YaRN's ramp.
   int32_t rope_original_context = 0;
   // Mixture of experts (num_experts > 0): each token's FFN is the weighted sum of num_experts_used experts of
   // expert_hidden_dim units, chosen by a softmax router (the top-k weights renormalized to sum 1 when
@@ -77,6 +106,7 @@ struct ModelConfig {
   int32_t shared_expert_hidden_dim = 0;
   bool shared_expert_gated = false;
 
+  bool skips_rope(int32_t layer) const { return !layer_skips_rope.empty() && layer_skips_rope[size_t(layer)] != 0; }
   bool is_swa_layer(int32_t layer) const {
     return sliding_window > 0 && (layer_is_swa.empty() || layer_is_swa[size_t(layer)] != 0);
   }

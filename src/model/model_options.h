@@ -1,10 +1,13 @@
-// ModelOptions: how a model runs, never what it computes up to rounding: the switches the ablation benchmark
-// flips one by one. A plain value given to create_model; the model keeps a copy.
+// ModelOptions: how a model runs, never what it computes up to rounding (the switches the ablation benchmark flips
+// one by one), plus the one exception a user asks for by name: RoPE scaling overrides of the file's settings. A plain
+// value given to create_model; the model keeps a copy.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
+
+#include "model/rope_scaling.h"
 
 namespace pagoda {
 
@@ -37,6 +40,9 @@ struct ModelOptions {
   // model/pipeline_stage.h); with tensor_parallel too, the group splits that stage's heads.
   int32_t pipeline_stage = 0;
   int32_t pipeline_stages = 1;
+  // Replace the model file's RoPE settings (llama.cpp's --rope-scaling, --rope-scale, --yarn-* flags): applied to the
+  // config before the model is built, so they change what it computes.
+  RopeScalingOverrides rope_overrides{};
 };
 
 }  // namespace pagoda

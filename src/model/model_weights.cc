@@ -171,8 +171,10 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
   for (int32_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& lw = w.layers.emplace_back();
     const std::string p = fmt::format("blk.{}.", l);
-    PAGODA_ASSIGN_OR_RETURN(lw.attn_norm,
-                            vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), dim));
+    if (c.pre_norms) {
+      PAGODA_ASSIGN_OR_RETURN(lw.attn_norm,
+                              vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), dim));
+    }
     if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv)) != nullptr) {
       // Phi-3: Q, K and V as one matrix, rows in that order; each is a view of its rows.
       PAGODA_ASSIGN_OR_RETURN(
@@ -204,10 +206,12 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
         optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV, "bias"), kv_dim));
     PAGODA_ASSIGN_OR_RETURN(
         lw.q_norm,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm), c.head_dim));
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm),
+                            c.qk_norm_whole ? q_dim : c.head_dim));
     PAGODA_ASSIGN_OR_RETURN(
         lw.k_norm,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm), c.head_dim));
+        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm),
+                            c.qk_norm_whole ? kv_dim : c.head_dim));
     if (c.post_norms) {
       PAGODA_ASSIGN_OR_RETURN(
           lw.attn_post_norm,
@@ -216,8 +220,10 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
           lw.ffn_post_norm,
           vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPostFfwNorm), dim));
     }
-    PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm,
-                            vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnNorm), dim));
+    if (c.pre_norms) {
+      PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm,
+                              vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnNorm), dim));
+    }
     if (c.num_experts > 0) {
       const int64_t num_experts = c.num_experts, expert_hidden = c.expert_hidden_dim;
       PAGODA_ASSIGN_OR_RETURN(

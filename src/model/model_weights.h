@@ -47,13 +47,15 @@ struct ExpertWeights {
 };
 
 struct LayerWeights {
-  std::vector<float> attn_norm;       // f32 [dim]
+  std::vector<float> attn_norm;       // f32 [dim]; empty without pre-norms (OLMo 2)
   WeightView wq, wk, wv, wo;          // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
   std::vector<float> bq, bk, bv;      // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
-  std::vector<float> q_norm, k_norm;  // f32 [head_dim]: Qwen3's per-head RMSNorm of Q and K before RoPE; empty = none
+  // f32 [head_dim]: Qwen3's per-head RMSNorm of Q and K before RoPE ([q_dim], [kv_dim] over the whole projection
+  // with ModelConfig::qk_norm_whole, OLMo 2); empty = none
+  std::vector<float> q_norm, k_norm;
   // f32 [dim]: Gemma's RMSNorm of the attention output and of the FFN output, before each residual add; empty = none.
   std::vector<float> attn_post_norm, ffn_post_norm;
-  std::vector<float> ffn_norm;  // f32 [dim]
+  std::vector<float> ffn_norm;  // f32 [dim]; empty without pre-norms
   WeightView w_gate, w_up;      // [hidden, dim] (absent in an MoE layer)
   WeightView w_down;            // [dim, hidden]
   // Mixture of experts (ModelConfig::num_experts > 0): the router [num_experts, dim] and every expert's FFN.

@@ -69,9 +69,7 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
   const int32_t dim = config_.dim, k = config_.num_experts_used;
   const int64_t hidden = config_.expert_hidden_dim;
   PAGODA_CHECK(int64_t(ws.moe_x.size()) >= int64_t(n) * k * dim, "workspace sized for another model");
-  for (int32_t t = 0; t < n; ++t)
-    kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, lw.ffn_norm.data(), ws.xb.data() + int64_t(t) * dim, dim,
-                     config_.rms_eps);
+  pre_norm(lw.ffn_norm, n, ws);
   linear(lw.router, ws.xb.data(), ws.router_logits.data(), n, ws, pool);
   route_tokens(n, ws);
 

@@ -25,6 +25,9 @@ ModelConfig stage_model_config(const ModelConfig& full, const PipelineStage& sta
   c.num_layers = stage.layer_end - stage.layer_begin;
   if (!c.layer_is_swa.empty())  // the stage's layers keep their own windows
     c.layer_is_swa.assign(full.layer_is_swa.begin() + stage.layer_begin, full.layer_is_swa.begin() + stage.layer_end);
+  if (!c.layer_skips_rope.empty())  // and their own NoPE marks
+    c.layer_skips_rope.assign(full.layer_skips_rope.begin() + stage.layer_begin,
+                              full.layer_skips_rope.begin() + stage.layer_end);
   return c;
 }
 

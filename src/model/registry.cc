@@ -27,6 +27,7 @@ Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const 
 
 Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet& tensors,
                                             const kernels::KernelTable& kernels, const ModelOptions& options) {
+  PAGODA_RETURN_IF_ERROR(apply_rope_overrides(options.rope_overrides, config));
   PAGODA_ASSIGN_OR_RETURN(ModelWeights weights, model_weights_from_tensors(tensors, config));
   if (options.pipeline_stages > 1) {
     // This stage's layers (views, no copy); a tensor-parallel split below cuts them further.
@@ -38,6 +39,10 @@ Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet&
   if (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1) {
     // Views of the whole model first (no copy), then this rank's cut of them.
     const Collectives& group = *options.tensor_parallel;
+    if (config.qk_norm_whole)
+      return make_error(fmt::format("{}: Q/K norms over the whole projection ({}) cannot be split over tensor-parallel "
+                                    "ranks",
+                                    tensors.source, config.architecture));
     PAGODA_ASSIGN_OR_RETURN(TensorParallelShard shard, plan_tensor_parallel_shard(config, group.rank(), group.size()));
     PAGODA_ASSIGN_OR_RETURN(ModelWeights shard_weights, shard_model_weights(weights, config, shard));
     if (options.repack_weights) repack_weights(kernels, shard_weights, tensors.file_mapped);

@@ -33,6 +33,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
     rope_cos_swa.resize(t * size_t(c.rope_dim / 2));
     rope_sin_swa.resize(t * size_t(c.rope_dim / 2));
   }
+  rope_identity_cos.assign(size_t(c.rope_dim / 2), 1.0f);
+  rope_identity_sin.assign(size_t(c.rope_dim / 2), 0.0f);
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   hidden.resize(size_t(max_hidden_rows) * size_t(c.dim));

@@ -38,6 +38,8 @@ struct Workspace {
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
   // The windowed layers' tables when their RoPE base or scale differs (Gemma 3's local base); else empty.
   std::vector<float> rope_cos_swa, rope_sin_swa;  // f32 [max_tokens, rope_dim / 2]
+  // A NoPE layer's K "rotation" (cos 1, sin 0: the same bits out); one row, every token's.
+  std::vector<float> rope_identity_cos, rope_identity_sin;  // f32 [rope_dim / 2]
   std::vector<float> final_x;                     // f32 [max_logits_rows, dim]
   std::vector<float> logits;                      // f32 [max_logits_rows, vocab]
   // f32 [max_hidden_rows, dim]: BatchView::hidden_rows after the final norm

@@ -1,6 +1,7 @@
 // The model families beyond Llama (model/architecture.h), end to end on small random-weight models that
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
-// generated tokens go past them, soft-caps, multipliers, LongRoPE, experts, a gated shared expert):
+// generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
+// NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers, experts, a gated shared expert):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step;
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
@@ -38,11 +39,16 @@ struct Family {
   // (its `llama` ignores Mistral's sliding window, so only tokens predicted inside the window can agree: tiny-mistral's
   // 16 positions hold the 10 prompt tokens and predict the first 7).
   int32_t peer_tokens = kNumTokens;
+  // gen-model's seed: 7, or another where seed 7's greedy text holds the end-of-text token, at which the peer's
+  // generation stops.
+  const char* seed = "7";
 };
 
 const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny-phi3", 4096},
                             {"tiny-granite"},  {"tiny-mistral", 1024, 7}, {"tiny-qwen3"},
-                            {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"}};
+                            {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
+                            {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
+                            {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -96,7 +102,8 @@ class ModelFamilyTest : public ::testing::TestWithParam<Family> {
     gguf_ = dir_.path() + "/" + shape + ".gguf";
     folder_ = dir_.path() + "/" + shape;
     for (const auto& [format, out] : {std::pair{"gguf", gguf_}, std::pair{"hf", folder_}}) {
-      ProcessResult r = run_pagoda({"gen-model", "--shape", shape, "--format", format, "-o", out, "--seed", "7"});
+      ProcessResult r =
+          run_pagoda({"gen-model", "--shape", shape, "--format", format, "-o", out, "--seed", GetParam().seed});
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
   }
@@ -125,6 +132,44 @@ TEST_P(ModelFamilyTest, FolderAndGgufAreOneModelAndFlashEqualsNaive) {
   for (size_t i = 0; i < naive.logits.size(); ++i)
     max_diff = std::max(max_diff, std::fabs(naive.logits[i] - from_gguf.logits[i]));
   EXPECT_LE(max_diff, 1e-3f * max_abs) << "flash vs naive attention";
+}
+
+// llama.cpp's RoPE flags over a file's settings: tiny-qwen3 (base 1e6, no scaling) run with --rope-freq-base 10000
+// --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32 is tiny-qwen3-yarn (the same weights for the same seed, that
+// base and YaRN in its config): the same logits, bit for bit, and a start-up line saying what the flags set. Bad
+// values are errors naming the flag.
+TEST(RopeScalingFlagsTest, FlagsOverAFileEqualTheSameSettingsInTheFile) {
+  TempDir dir;
+  const std::string plain = dir.path() + "/plain.gguf", yarn = dir.path() + "/yarn.gguf";
+  for (const auto& [shape, out] : {std::pair{"tiny-qwen3", plain}, std::pair{"tiny-qwen3-yarn", yarn}}) {
+    ProcessResult r = run_pagoda({"gen-model", "--shape", shape, "--format", "gguf", "-o", out, "--seed", "7"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const RunOutput from_file = run_greedy(yarn, 1024, dir.path() + "/file.f32", {});
+  const RunOutput from_flags =
+      run_greedy(plain, 1024, dir.path() + "/flags.f32",
+                 {"--rope-freq-base", "10000", "--rope-scaling", "yarn", "--rope-scale", "4", "--yarn-orig-ctx", "32"});
+  ASSERT_EQ(from_file.logits.size(), size_t(kNumTokens) * kVocab);
+  EXPECT_EQ(from_file.logits, from_flags.logits);
+  const RunOutput unscaled = run_greedy(plain, 1024, dir.path() + "/plain.f32", {"--rope-freq-base", "10000"});
+  EXPECT_NE(unscaled.logits, from_file.logits);  // YaRN changes the positions past 32
+
+  ProcessResult note = run_pagoda({"run", "-m", yarn, "-p", kPrompt, "-n", "1", "--rope-scaling", "none"});
+  EXPECT_EQ(note.exit_code, 0) << note.err;
+  EXPECT_THAT(note.err, ::testing::HasSubstr("pagoda: rope overrides: no scaling"));
+  ProcessResult shown = run_pagoda({"run", "-m", plain, "-p", kPrompt, "-n", "1", "--rope-scaling", "yarn",
+                                    "--rope-scale", "4", "--yarn-orig-ctx", "32"});
+  EXPECT_THAT(shown.err, ::testing::HasSubstr("rope scaling yarn: factor 4, original context 32"));
+  for (const auto& [flags, message] :
+       {std::pair{std::vector<std::string>{"--rope-scaling", "dynamic"}, "--rope-scaling must be none, linear or yarn"},
+        std::pair{std::vector<std::string>{"--yarn-beta-slow", "64"}, "yarn_beta_fast 32 must exceed yarn_beta_slow 64"},
+        std::pair{std::vector<std::string>{"--rope-scale", "0"}, "--rope-scale 0 must be positive"}}) {
+    std::vector<std::string> args{"run", "-m", plain, "-p", kPrompt, "-n", "1"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    ProcessResult bad = run_pagoda(args);
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_THAT(bad.err, ::testing::HasSubstr(message));
+  }
 }
 
 // The peer: scripts/peer/generate.sh (PAGODA_PEER_TOOLS overrides the folder) with node-llama-cpp installed in

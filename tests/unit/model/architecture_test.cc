@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/hf_config.h"
+#include "model/rope_tables.h"
 
 namespace pagoda {
 namespace {
@@ -18,7 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
-  for (const char* name : {"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite"}) {
+  for (const char* name : {"llama", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "granite",
+                           "smollm3", "olmo2", "mistral3", "exaone4"}) {
     const ArchitectureFamily* f = find_architecture(name);
     ASSERT_NE(f, nullptr) << name;
     EXPECT_EQ(f->gguf_name, name);
@@ -31,7 +33,8 @@ TEST(ArchitectureTest, EveryFamilyIsFoundByItsNames) {
   EXPECT_TRUE(find_architecture("qwen2moe")->rope_neox);
   for (const char* hf : {"LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
                          "Qwen2MoeForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma2ForCausalLM",
-                         "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM"}) {
+                         "Gemma3ForCausalLM", "Phi3ForCausalLM", "GraniteForCausalLM", "SmolLM3ForCausalLM",
+                         "Olmo2ForCausalLM", "Olmo3ForCausalLM", "Ministral3ForCausalLM", "Exaone4ForCausalLM"}) {
     const HfFamily* f = find_hf_family(hf);
     ASSERT_NE(f, nullptr) << hf;
     EXPECT_NE(find_architecture(f->gguf_architecture), nullptr) << hf;
@@ -139,6 +142,128 @@ TEST(ArchitectureTest, Phi3LongRopeReadsBothFactorSetsAndTheAttentionFactor) {
   ASSERT_TRUE(partial.ok()) << partial.error();
   EXPECT_EQ(partial->config.rope_dim, 12);  // 3/4 of each 16-wide head
   EXPECT_EQ(partial->config.head_dim, 16);
+}
+
+TEST(ArchitectureTest, YarnRopeScalingReadsFactorOriginalContextAndBetas) {
+  // Qwen3's published YaRN setting, and transformers' newer rope_parameters spelling with the base inside.
+  auto h = parse_hf_config(R"({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 300, "max_position_embeddings": 40960,
+    "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}})",
+                           "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  EXPECT_EQ(h->config.rope_scaling, RopeScalingType::kYarn);
+  EXPECT_FLOAT_EQ(h->config.rope_freq_scale, 0.25f);
+  EXPECT_EQ(h->config.rope_original_context, 32768);
+  EXPECT_EQ(h->config.yarn_beta_fast, 32.0f);
+  EXPECT_EQ(h->config.yarn_beta_slow, 1.0f);
+  EXPECT_EQ(h->config.yarn_log_multiplier, 0.0f);  // mscale_all_dim is read for Ministral 3 only, as llama.cpp does
+  auto again = parse_hf_config(hf_config_json(*h), "again.json");
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->config.rope_scaling, RopeScalingType::kYarn);
+  EXPECT_EQ(again->config.rope_original_context, 32768);
+
+  auto m = parse_hf_config(R"({"architectures": ["Ministral3ForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 300,
+    "max_position_embeddings": 262144, "rope_parameters": {"rope_type": "yarn", "factor": 16.0,
+    "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
+    "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1, "rope_theta": 1000000.0}})",
+                           "config.json");
+  ASSERT_TRUE(m.ok()) << m.error();
+  EXPECT_EQ(m->config.architecture, "mistral3");
+  EXPECT_TRUE(m->permute_qk);
+  EXPECT_EQ(m->config.rope_theta, 1000000.0f);
+  EXPECT_FLOAT_EQ(m->config.rope_freq_scale, 1.0f / 16.0f);
+  EXPECT_EQ(m->config.rope_original_context, 16384);
+  EXPECT_EQ(m->config.yarn_log_multiplier, 1.0f);
+  EXPECT_FLOAT_EQ(m->config.attn_temperature_scale, 0.1f);
+  auto m2 = parse_hf_config(hf_config_json(*m), "again.json");
+  ASSERT_TRUE(m2.ok()) << m2.error();
+  EXPECT_FLOAT_EQ(m2->config.attn_temperature_scale, 0.1f);
+  EXPECT_EQ(m2->config.yarn_log_multiplier, 1.0f);
+}
+
+TEST(ArchitectureTest, SmolLm3SkipsRopeOnEveryFourthLayerAndOlmo2HasOnlyPostNorms) {
+  auto s = parse_hf_config(R"({"architectures": ["SmolLM3ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 300,
+    "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0], "no_rope_layer_interval": 4})",
+                           "config.json");
+  ASSERT_TRUE(s.ok()) << s.error();
+  EXPECT_EQ(s->config.architecture, "smollm3");
+  EXPECT_TRUE(s->permute_qk);
+  EXPECT_EQ(s->config.layer_skips_rope, (std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_TRUE(s->config.skips_rope(7));
+  EXPECT_FALSE(s->config.skips_rope(6));
+
+  auto o = parse_hf_config(R"({"architectures": ["Olmo2ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 300})",
+                           "config.json");
+  ASSERT_TRUE(o.ok()) << o.error();
+  EXPECT_EQ(o->config.architecture, "olmo2");
+  EXPECT_TRUE(o->config.rope_neox);
+  EXPECT_FALSE(o->permute_qk);
+  EXPECT_FALSE(o->config.pre_norms);
+  EXPECT_TRUE(o->config.post_norms);
+  EXPECT_TRUE(o->config.qk_norm_whole);
+  std::vector<HfTensor> tensors;
+  find_hf_family("Olmo2ForCausalLM")->layer_tensors(*o, 0, tensors);
+  std::vector<std::string> names;
+  for (const HfTensor& t : tensors) names.push_back(t.gguf_name);
+  EXPECT_THAT(names, ::testing::Contains("blk.0.attn_q_norm.weight"));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("blk.0.attn_norm.weight")));
+  for (const HfTensor& t : tensors) {
+    if (t.gguf_name == "blk.0.attn_k_norm.weight") {
+      EXPECT_EQ(t.shape, std::vector<int64_t>{32});  // kv_dim, not head_dim
+    }
+  }
+}
+
+TEST(ArchitectureTest, Exaone4WindowsThreeLayersOfFourAndRunsItsFullLayersWithoutRope) {
+  auto e = parse_hf_config(R"({"architectures": ["Exaone4ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 300,
+    "sliding_window": 16, "sliding_window_pattern": "LLLG"})",
+                           "config.json");
+  ASSERT_TRUE(e.ok()) << e.error();
+  const ModelConfig& c = e->config;
+  EXPECT_EQ(c.architecture, "exaone4");
+  EXPECT_FALSE(e->permute_qk);
+  EXPECT_FALSE(c.pre_norms);
+  EXPECT_TRUE(c.post_norms);
+  EXPECT_FALSE(c.qk_norm_whole);
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_EQ(c.layer_is_swa, (std::vector<uint8_t>{1, 1, 1, 0, 1, 1, 1, 0}));
+  EXPECT_EQ(c.layer_skips_rope, (std::vector<uint8_t>{0, 0, 0, 1, 0, 0, 0, 1}));
+  auto again = parse_hf_config(hf_config_json(*e), "again.json");  // written back as layer_types
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again->config.layer_skips_rope, c.layer_skips_rope);
+  // Without a window (EXAONE 4.0-1.2B) every layer rotates.
+  auto small = parse_hf_config(R"({"architectures": ["Exaone4ForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 300,
+    "sliding_window": null})",
+                               "config.json");
+  ASSERT_TRUE(small.ok()) << small.error();
+  EXPECT_TRUE(small->config.layer_skips_rope.empty());
+  EXPECT_FALSE(small->config.is_swa_layer(0));
+}
+
+TEST(ArchitectureTest, Olmo3WindowsThreeLayersOfFourWithPlainRope) {
+  auto o = parse_hf_config(R"({"architectures": ["Olmo3ForCausalLM"], "hidden_size": 64, "intermediate_size": 96,
+    "num_hidden_layers": 4, "num_attention_heads": 4, "vocab_size": 300, "sliding_window": 4096,
+    "max_position_embeddings": 65536, "rope_scaling": {"rope_type": "yarn", "factor": 8.0,
+    "original_max_position_embeddings": 8192}})",
+                           "config.json");
+  ASSERT_TRUE(o.ok()) << o.error();
+  const ModelConfig& c = o->config;
+  EXPECT_EQ(c.architecture, "olmo2");
+  EXPECT_EQ(c.layer_is_swa, (std::vector<uint8_t>{1, 1, 1, 0}));
+  EXPECT_TRUE(c.rope_swa_plain);
+  // The full layers take YaRN; the windowed ones rotate unscaled, magnitude 1.
+  const RopeParams full = rope_params(c, false), windowed = rope_params(c, true);
+  EXPECT_EQ(full.ext_factor, 1.0f);
+  EXPECT_FLOAT_EQ(full.freq_scale, 0.125f);
+  EXPECT_EQ(windowed.ext_factor, 0.0f);
+  EXPECT_EQ(windowed.freq_scale, 1.0f);
+  EXPECT_EQ(windowed.attn_factor, 1.0f);
+  EXPECT_EQ(windowed.theta, c.rope_theta);
 }
 
 TEST(ArchitectureTest, GraniteReadsItsFourMultipliers) {
@@ -297,6 +422,19 @@ TEST(ArchitectureTest, BadFamilyFieldsNameTheFileAndField) {
       {R"({"architectures": ["Qwen2MoeForCausalLM"], )" + base + R"(, "num_experts": 4, "num_experts_per_tok": 2,
         "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64, "decoder_sparse_step": 2})",
        "cfg.json: dense layers between the expert layers"},
+      {R"({"architectures": ["SmolLM3ForCausalLM"], )" + base + R"(, "no_rope_layers": [0, 1]})",
+       "cfg.json: no_rope_layers must be 1 for each RoPE layer and 0 for every 4th"},
+      {R"({"architectures": ["Exaone4ForCausalLM"], )" + base + R"(, "sliding_window": 16,
+        "sliding_window_pattern": "LXG"})",
+       "cfg.json: sliding_window_pattern \"LXG\" must be letters L and G"},
+      {R"({"architectures": ["Olmo2ForCausalLM"], )" + base + R"(, "sliding_window": 4096})",
+       "cfg.json: sliding_window is OLMo 3's (Olmo3ForCausalLM), not OLMo 2's"},
+      {R"({"architectures": ["Qwen3ForCausalLM"], )" + base + R"(, "rope_scaling": {"rope_type": "yarn",
+        "factor": 4, "beta_fast": 1, "beta_slow": 32}})",
+       "cfg.json: rope_scaling: rope.scaling.yarn_beta_fast 1 must exceed yarn_beta_slow 32"},
+      {R"({"architectures": ["Qwen3ForCausalLM"], )" + base + R"(, "rope_scaling": {"rope_type": "dynamic",
+        "factor": 4}})",
+       "cfg.json: rope_scaling type \"dynamic\" is not supported"},
   };
   for (const Case& c : cases) {
     auto h = parse_hf_config(c.json, "cfg.json");

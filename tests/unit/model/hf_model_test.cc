@@ -159,8 +159,10 @@ TEST(HfConfigTest, BadConfigsNameTheFileAndField) {
       {llama_config(R"(, "num_hidden_layers": [2])"), "num_hidden_layers must be an integer in 1..65536, got [2]"},
       {std::string(100000, '[') + std::string(100000, ']'), "cfg.json: JSON nested deeper than 64 levels"},
       {"{\"architectures\": [", "cfg.json: invalid JSON"},
-      {llama_config(R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4})"),
-       "cfg.json: rope_scaling type \"yarn\" is not supported"},
+      {llama_config(R"(, "rope_scaling": {"rope_type": "dynamic", "factor": 4})"),
+       "cfg.json: rope_scaling type \"dynamic\" is not supported"},
+      {llama_config(R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4, "beta_slow": 0})"),
+       "cfg.json: rope_scaling.beta_slow must be a positive number"},
       {llama_config(R"(, "tie_word_embeddings": 1)"), "cfg.json: tie_word_embeddings must be true or false"},
   };
   for (const Case& c : cases) {

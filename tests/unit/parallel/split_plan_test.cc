@@ -88,6 +88,12 @@ TEST(PipelinePlanTest, LayersSplitEvenlyWithTheExtraOnesFirst) {
     EXPECT_EQ(stage_model_config(c, *st).num_layers, st->layer_end - st->layer_begin);
   }
   EXPECT_EQ(ranges, (std::vector<std::pair<int32_t, int32_t>>{{0, 6}, {6, 12}, {12, 17}, {17, 22}}));
+  // A stage keeps its own layers' NoPE marks (SmolLM3's every 4th layer): stage 1 holds layers 6..11.
+  for (int32_t l = 0; l < c.num_layers; ++l) c.layer_skips_rope.push_back((l + 1) % 4 == 0);
+  Result<PipelineStage> second = plan_pipeline_stage(c, 1, 4);
+  ASSERT_TRUE(second.ok()) << second.error();
+  EXPECT_EQ(stage_model_config(c, *second).layer_skips_rope, (std::vector<uint8_t>{0, 1, 0, 0, 0, 1}));
+  c.layer_skips_rope.clear();
   c.num_layers = 2;
   EXPECT_THAT(plan_pipeline_stage(c, 0, 4).error(), HasSubstr("2 layers do not split over 4 stages"));
   EXPECT_FALSE(plan_pipeline_stage(c, 2, 2).ok());
