@@ -192,7 +192,7 @@ TEST(ConfigTest, RoundTripThroughJson) {
   config.max_seq_len = 2048;
   config.batch_size = 64;
   config.threads = 12;
-  config.kv_cache = {1024, 32, "int8"};
+  config.kv_cache = {1024, 32, "int8", "", ""};
   config.parallel = {2, 4};
   Result<PagodaConfig> parsed = parse_config(config_to_json(config), "printed");
   ASSERT_TRUE(parsed.ok()) << parsed.error();
@@ -230,7 +230,7 @@ TEST(ConfigTest, UnusedBySingleSequenceListsEachOne) {
   PagodaConfig config;
   EXPECT_TRUE(unused_by_single_sequence(config, "run").empty());
   config.quantization = "q4_0";       // acts: the loader quantizes
-  config.kv_cache = {512, 32, "int8"};  // block_size and dtype act in run too
+  config.kv_cache = {512, 32, "int8", "", ""};  // block_size and dtype act in run too
   config.batch_size = 8;
   config.parallel = {2, 3};
   EXPECT_THAT(unused_by_single_sequence(config, "run"),

@@ -109,8 +109,12 @@ TEST_P(KvStorageTypes, CopyBlockCopiesEveryByteOfKAndV) {
       for (int64_t i = 0; i < view.k_row_bytes; ++i) ASSERT_EQ(view.k_row(layer, slot)[i], byte(layer, src_slot, i, 0));
       for (int64_t i = 0; i < view.v_row_bytes; ++i) ASSERT_EQ(view.v_row(layer, slot)[i], byte(layer, src_slot, i, 1));
       for (int32_t h = 0; h < view.num_kv_heads; ++h) {
-        if (view.k_dtype == KvDType::kInt8) ASSERT_EQ(view.k_scale_at(layer, slot)[h], k_value(layer, src_slot, h));
-        if (view.v_dtype == KvDType::kInt8) ASSERT_EQ(view.v_scale_at(layer, slot)[h], -k_value(layer, src_slot, h));
+        if (view.k_dtype == KvDType::kInt8) {
+          ASSERT_EQ(view.k_scale_at(layer, slot)[h], k_value(layer, src_slot, h));
+        }
+        if (view.v_dtype == KvDType::kInt8) {
+          ASSERT_EQ(view.v_scale_at(layer, slot)[h], -k_value(layer, src_slot, h));
+        }
       }
     }
 }

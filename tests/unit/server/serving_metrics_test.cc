@@ -49,7 +49,7 @@ TEST(ServingMetricsTest, AFinishedRequestFillsEveryHistogram) {
 
 TEST(ServingMetricsTest, SpeculativeDecodingCountersAppearUnderVllmsNamesOnlyWhenItIsOn) {
   ServingMetrics m("tiny");
-  CacheConfigInfo cache{16, "f32", true, 64};
+  CacheConfigInfo cache{16, "f32", true, 64, "f32", "f32", 0};
   EngineStats off;
   EXPECT_THAT(m.render(off, cache), ::testing::Not(HasSubstr("spec_decode")));
   EngineStats s;
