@@ -255,14 +255,21 @@ std::optional<ApiError> ollama_chat_messages(const ojson& messages, ojson* out) 
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<ApiError> parse_ollama_chat(std::string_view body_text, OllamaRequest* out) {
+// The body as an order-keeping JSON object (a schema's property order is the output's), its depth bounded.
+std::optional<ApiError> ollama_parse_body(std::string_view body_text, ojson* body) {
   if (json_nesting_exceeds(body_text, kMaxJsonDepth))
     return invalid_request(fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
   Result<ojson> parsed = parse_ordered_json(body_text);
   if (!parsed.ok() || !parsed->is_object()) return invalid_request("the request body must be a JSON object");
-  const ojson& body = *parsed;
+  *body = std::move(*parsed);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> parse_ollama_chat(std::string_view body_text, OllamaRequest* out) {
+  ojson body;
+  if (auto e = ollama_parse_body(body_text, &body)) return e;
   OllamaRequest req;
   ojson openai = ojson::object();
   for (const auto& [key, value] : body.items()) {
@@ -298,11 +305,8 @@ std::optional<ApiError> parse_ollama_chat(std::string_view body_text, OllamaRequ
 }
 
 std::optional<ApiError> parse_ollama_generate(std::string_view body_text, OllamaRequest* out) {
-  if (json_nesting_exceeds(body_text, kMaxJsonDepth))
-    return invalid_request(fmt::format("the request body is nested deeper than {} levels", kMaxJsonDepth));
-  Result<ojson> parsed = parse_ordered_json(body_text);
-  if (!parsed.ok() || !parsed->is_object()) return invalid_request("the request body must be a JSON object");
-  const ojson& body = *parsed;
+  ojson body;
+  if (auto e = ollama_parse_body(body_text, &body)) return e;
   OllamaRequest req;
   ojson openai = ojson::object();
   for (const auto& [key, value] : body.items()) {
