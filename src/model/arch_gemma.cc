@@ -127,14 +127,7 @@ Status read_gemma_config(const HfConfigFields& f, HfConfig& h, int32_t default_p
   PAGODA_ASSIGN_OR_RETURN(c.sliding_window, f.int_or("sliding_window", 0, Limits::kMaxContextLength));
   if (c.sliding_window > 0) {
     if (f.has("layer_types")) {
-      PAGODA_ASSIGN_OR_RETURN(const std::vector<std::string> types, f.strings("layer_types"));
-      if (types.size() != size_t(c.num_layers))
-        return f.error(fmt::format("layer_types has {} entries for {} layers", types.size(), c.num_layers));
-      for (const std::string& t : types) {
-        if (t != "sliding_attention" && t != "full_attention")
-          return f.error(fmt::format("layer_types entry \"{}\" is not supported", t));
-        c.layer_is_swa.push_back(t == "sliding_attention");
-      }
+      PAGODA_RETURN_IF_ERROR(read_hf_layer_types(f, c));
     } else {
       PAGODA_ASSIGN_OR_RETURN(int32_t period,
                               f.int_or("sliding_window_pattern", default_period, Limits::kMaxBlockCount));

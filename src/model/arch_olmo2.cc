@@ -45,10 +45,7 @@ Status read_olmo2_gguf(const format::GgufFile& file, ModelConfig& c) {
 void write_olmo2_gguf(const ModelConfig& c, format::GgufWriter& w) {
   if (c.sliding_window <= 0) return;
   w.set(arch_key(c, family_key::kSlidingWindow), format::GgufValue::u32(uint32_t(c.sliding_window)));
-  std::vector<format::GgufValue> flags;
-  for (int32_t l = 0; l < c.num_layers; ++l) flags.push_back(format::GgufValue::boolean(c.is_swa_layer(l)));
-  w.set(arch_key(c, family_key::kSlidingWindowPattern),
-        format::GgufValue::array_of(format::GgufValueType::kBool, std::move(flags)));
+  write_gguf_swa_layers(c, w);
 }
 
 Status read_olmo2_config(const HfConfigFields& f, HfConfig& h) {
@@ -63,14 +60,7 @@ Status read_olmo3_config(const HfConfigFields& f, HfConfig& h) {
   PAGODA_ASSIGN_OR_RETURN(c.sliding_window, f.int_or("sliding_window", 0, ModelConfigLimits::kMaxContextLength));
   if (c.sliding_window > 0) {
     if (f.has("layer_types")) {
-      PAGODA_ASSIGN_OR_RETURN(const std::vector<std::string> types, f.strings("layer_types"));
-      if (types.size() != size_t(c.num_layers))
-        return f.error(fmt::format("layer_types has {} entries for {} layers", types.size(), c.num_layers));
-      for (const std::string& t : types) {
-        if (t != "sliding_attention" && t != "full_attention")
-          return f.error(fmt::format("layer_types entry \"{}\" is not supported", t));
-        c.layer_is_swa.push_back(t == "sliding_attention");
-      }
+      PAGODA_RETURN_IF_ERROR(read_hf_layer_types(f, c));
     } else {
       c.layer_is_swa = swa_pattern_of_period(c.num_layers, kOlmo3SwaPeriod);
     }

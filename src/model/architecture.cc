@@ -7,6 +7,7 @@
 
 #include "format/gguf_names.h"
 #include "model/hf_config.h"
+#include "model/hf_config_fields.h"
 
 namespace pagoda {
 
@@ -268,10 +269,28 @@ Status read_gguf_swa_pattern(const format::GgufFile& file, int32_t default_perio
 
 void write_gguf_swa_pattern(const ModelConfig& c, int32_t default_period, format::GgufWriter& w) {
   if (c.layer_is_swa.empty() || c.layer_is_swa == swa_pattern_of_period(c.num_layers, default_period)) return;
+  write_gguf_swa_layers(c, w);
+}
+
+void write_gguf_swa_layers(const ModelConfig& c, format::GgufWriter& w) {
   std::vector<format::GgufValue> flags;
-  for (uint8_t f : c.layer_is_swa) flags.push_back(format::GgufValue::boolean(f != 0));
+  for (int32_t l = 0; l < c.num_layers; ++l)
+    flags.push_back(format::GgufValue::boolean(c.layer_is_swa.empty() || c.layer_is_swa[size_t(l)] != 0));
   w.set(arch_key(c, family_key::kSlidingWindowPattern),
         format::GgufValue::array_of(format::GgufValueType::kBool, std::move(flags)));
+}
+
+Status read_hf_layer_types(const HfConfigFields& f, ModelConfig& c) {
+  PAGODA_ASSIGN_OR_RETURN(const std::vector<std::string> types, f.strings("layer_types"));
+  if (types.size() != size_t(c.num_layers))
+    return f.error(fmt::format("layer_types has {} entries for {} layers", types.size(), c.num_layers));
+  c.layer_is_swa.clear();
+  for (const std::string& t : types) {
+    if (t != "sliding_attention" && t != "full_attention")
+      return f.error(fmt::format("layer_types entry \"{}\" is not supported", t));
+    c.layer_is_swa.push_back(t == "sliding_attention");
+  }
+  return Status::ok_status();
 }
 
 Status read_gguf_experts(const format::GgufFile& file, ModelConfig& c) {

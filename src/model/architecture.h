@@ -122,6 +122,11 @@ Result<std::optional<uint32_t>> gguf_arch_u32(const format::GgufFile& file, cons
 Status read_gguf_swa_pattern(const format::GgufFile& file, int32_t default_period, ModelConfig& config);
 // The inverse: nothing when layer_is_swa is the default period's pattern, else the per-layer array.
 void write_gguf_swa_pattern(const ModelConfig& config, int32_t default_period, format::GgufWriter& writer);
+// The per-layer array always (the families whose llama.cpp converter writes it whatever the pattern); every layer
+// windowed when layer_is_swa is empty.
+void write_gguf_swa_layers(const ModelConfig& config, format::GgufWriter& writer);
+// config.json's layer_types ("sliding_attention" / "full_attention", one per layer) into layer_is_swa.
+Status read_hf_layer_types(const HfConfigFields& fields, ModelConfig& config);
 // layer_is_swa for a period (llama.cpp's set_swa_pattern: layer l is windowed unless l % period == period - 1).
 std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period);
 // The MoE keys: expert_count, expert_used_count, expert_feed_forward_length (default: feed_forward_length).
