@@ -166,3 +166,20 @@ void kquant_x8_matmul_xq(const void* w, const quant::BlockQ8_0* xq, float* y, in
 
 }  // namespace
 }  // namespace pagoda::kernels
+
+// A level's six entry points (matmul_q4_Kx8, _q5_Kx8, _q6_Kx8 from f32 activations, and their _q8_0 twins from
+// quantized ones), defined in the including file's namespace: V and TAIL its vectors (type names: alias a template
+// first), TOKENS its token group, QUANTIZE its quantize_row_q8_0.
+#define PAGODA_KQUANT_X8_ENTRY(name, Block, V, TAIL, TOKENS, QUANTIZE)                                              \
+  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
+    kquant_x8_matmul_xq<V, TAIL, TOKENS, quant::Block>(                                                             \
+        w, quantize_activations_q8_0(QUANTIZE, x, num_in, num_tokens), y, num_out, num_in, num_tokens, num_out);    \
+  }                                                                                                                  \
+  void matmul_##name##_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,    \
+                            int64_t num_tokens, int64_t y_stride) {                                                  \
+    kquant_x8_matmul_xq<V, TAIL, TOKENS, quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);            \
+  }
+#define PAGODA_KQUANT_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)       \
+  PAGODA_KQUANT_X8_ENTRY(q4_Kx8, BlockQ4_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_KQUANT_X8_ENTRY(q5_Kx8, BlockQ5_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_KQUANT_X8_ENTRY(q6_Kx8, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE)

@@ -63,26 +63,10 @@ struct EvexDot {
 
 constexpr int kTokenGroup = 8;
 
-template <class Block>
-void matmul_xq(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
-               int64_t y_stride) {
-  kquant_x8_matmul_xq<V512, V256<EvexDot>, kTokenGroup, Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);
-}
+using Tail = V256<EvexDot>;
 
 }  // namespace
 
-#define PAGODA_AVX512_KQUANT(name, Block)                                                                            \
-  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
-    matmul_xq<quant::Block>(w, quantize_activations_q8_0(quantize_row_q8_0, x, num_in, num_tokens), y, num_out,      \
-                            num_in, num_tokens, num_out);                                                            \
-  }                                                                                                                  \
-  void matmul_##name##_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,    \
-                            int64_t num_tokens, int64_t y_stride) {                                                  \
-    matmul_xq<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                        \
-  }
-PAGODA_AVX512_KQUANT(q4_Kx8, BlockQ4_Kx8)
-PAGODA_AVX512_KQUANT(q5_Kx8, BlockQ5_Kx8)
-PAGODA_AVX512_KQUANT(q6_Kx8, BlockQ6_Kx8)
-#undef PAGODA_AVX512_KQUANT
+PAGODA_KQUANT_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
 
 }  // namespace pagoda::kernels::avx512

@@ -16,26 +16,8 @@ struct VnniDot {
 };
 using V = V256<VnniDot>;
 
-template <class Block>
-void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  kquant_x8_matmul_xq<V, V, kTokenGroup, Block>(
-      w, quantize_activations_q8_0(avx2::quantize_row_q8_0, x, num_in, num_tokens), y, num_out, num_in, num_tokens,
-      num_out);
-}
-
 }  // namespace
 
-#define PAGODA_VNNI_KQUANT(name, Block)                                                                              \
-  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
-    matmul_f32_in<quant::Block>(w, x, y, num_out, num_in, num_tokens);                                               \
-  }                                                                                                                  \
-  void matmul_##name##_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,    \
-                            int64_t num_tokens, int64_t y_stride) {                                                  \
-    kquant_x8_matmul_xq<V, V, kTokenGroup, quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);           \
-  }
-PAGODA_VNNI_KQUANT(q4_Kx8, BlockQ4_Kx8)
-PAGODA_VNNI_KQUANT(q5_Kx8, BlockQ5_Kx8)
-PAGODA_VNNI_KQUANT(q6_Kx8, BlockQ6_Kx8)
-#undef PAGODA_VNNI_KQUANT
+PAGODA_KQUANT_X8_ENTRY_POINTS(V, V, kTokenGroup, avx2::quantize_row_q8_0)
 
 }  // namespace pagoda::kernels::PAGODA_KERNEL_NS
