@@ -9,6 +9,7 @@
 #include <random>
 
 #include "server/json_text.h"
+#include "server/response_id.h"
 
 namespace pagoda::server {
 namespace {
@@ -372,12 +373,7 @@ HttpResponse anthropic_error_response(const ApiError& error) {
   return r;
 }
 
-std::string new_message_id() {
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t salt = std::random_device{}();
-  const uint64_t n = counter.fetch_add(1);
-  return fmt::format("msg_{:016x}{:08x}", salt ^ (n * 0x9E3779B97F4A7C15ull), uint32_t(n));
-}
+std::string new_message_id() { return unique_id("msg_"); }
 
 std::string anthropic_message(const std::string& id, const std::string& model, const ChoiceResult& choice,
                               const UsageFigures& usage) {

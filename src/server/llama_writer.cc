@@ -7,6 +7,7 @@
 
 #include "server/json_text.h"
 #include "server/llama_protocol.h"
+#include "server/response_id.h"
 
 namespace pagoda::server {
 
@@ -18,8 +19,7 @@ LlamaWriter::LlamaWriter(std::string model, nlohmann::json settings, std::string
       return_tokens_(return_tokens),
       with_probs_(with_probs),
       start_(std::chrono::steady_clock::now()) {
-  static std::atomic<uint64_t> counter{0};
-  id_ = fmt::format("llama-cmpl-{}", counter.fetch_add(1));
+  id_ = unique_id("llama-cmpl-");
 }
 
 std::string LlamaWriter::cut_message() const {

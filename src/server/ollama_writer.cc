@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/ollama_protocol.h"
+#include "server/response_id.h"
 
 namespace pagoda::server {
 namespace {
@@ -28,8 +29,7 @@ ojson ollama_tool_calls_json(const std::vector<ToolCall>& calls) {
 
 OllamaWriter::OllamaWriter(bool chat, std::string model)
     : chat_(chat), model_(std::move(model)), start_(std::chrono::steady_clock::now()) {
-  static std::atomic<uint64_t> counter{0};
-  id_ = fmt::format("ollama-{}", counter.fetch_add(1));
+  id_ = unique_id("ollama-");
 }
 
 std::string OllamaWriter::cut_message() const {

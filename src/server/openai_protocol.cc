@@ -14,6 +14,7 @@
 #include <random>
 #include "core/json_text.h"
 #include "server/json_text.h"
+#include "server/response_id.h"
 
 namespace pagoda::server {
 namespace {
@@ -659,12 +660,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   return std::nullopt;
 }
 
-std::string new_response_id(bool chat) {
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t salt = std::random_device{}();
-  const uint64_t n = counter.fetch_add(1);
-  return fmt::format("{}-{:016x}{:08x}", chat ? "chatcmpl" : "cmpl", salt ^ (n * 0x9E3779B97F4A7C15ull), uint32_t(n));
-}
+std::string new_response_id(bool chat) { return unique_id(chat ? "chatcmpl-" : "cmpl-"); }
 
 std::string_view finish_reason_json(FinishReason reason) { return finish_reason_name(reason); }
 

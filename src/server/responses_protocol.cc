@@ -1,6 +1,7 @@
 // Responses API request translation and response objects.
 #include "core/ordered_json_parse.h"
 #include "server/responses_protocol.h"
+#include "server/response_id.h"
 
 #include <fmt/format.h>
 
@@ -180,12 +181,7 @@ std::string responses_message(std::string message) {
 
 }  // namespace
 
-std::string new_item_id(std::string_view prefix) {
-  static std::atomic<uint64_t> counter{0};
-  static const uint64_t salt = std::random_device{}();
-  const uint64_t n = counter.fetch_add(1);
-  return fmt::format("{}_{:016x}{:08x}", prefix, salt ^ (n * 0x9E3779B97F4A7C15ull), uint32_t(n));
-}
+std::string new_item_id(std::string_view prefix) { return unique_id(std::string(prefix) + "_"); }
 
 std::optional<ApiError> parse_responses_request(std::string_view body_text, CompletionParams* out, ojson* echo) {
   nlohmann::json depth_checked;
