@@ -37,15 +37,15 @@ int32_t draft_max_context(const EngineConfig& c) { return c.max_seq_len + c.sche
 // Hidden-state rows of a step: one per token when pooling requests are allowed (mean pooling reads every row).
 int32_t hidden_row_capacity(const EngineConfig& c) { return c.pooling ? step_token_capacity(c) : 0; }
 
-// The draft model's KV pool (f32): as asked, else the blocks that fit in the bytes of the target's pool, at most its
-// block count (the tokens the engine can hold), and at least one whole sequence. So by default the KV memory is at
-// most twice what the engine was planned with (the pool sizing knows nothing of the draft).
+// The draft model's KV pool (of its own K/V types): as asked, else the blocks that fit in the bytes of the target's
+// pool, at most its block count (the tokens the engine can hold), and at least one whole sequence. So by default the
+// KV memory is at most twice what the engine was planned with (the pool sizing knows nothing of the draft).
 int32_t draft_kv_blocks(const EngineConfig& c, const Model& target) {
   if (c.spec.draft_kv_blocks > 0) return c.spec.draft_kv_blocks;
   const int64_t target_bytes = int64_t(c.kv.num_blocks) *
                                KvStorage::bytes_per_block_for(target.config().kv_shape(), c.kv.block_size, c.kv_types);
   const int64_t draft_block_bytes =
-      KvStorage::bytes_per_block_for(c.spec.draft_model->config().kv_shape(), c.kv.block_size, KvDType::kF32);
+      KvStorage::bytes_per_block_for(c.spec.draft_model->config().kv_shape(), c.kv.block_size, c.spec.draft_kv_types);
   const int64_t fit = std::min<int64_t>(c.kv.num_blocks, target_bytes / std::max<int64_t>(1, draft_block_bytes));
   return std::max(int32_t(fit), DraftModelDrafter::min_blocks(draft_max_context(c), c.kv.block_size));
 }
@@ -62,6 +62,7 @@ std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target
       return std::make_unique<DraftModelDrafter>(*c.spec.draft_model, pool,
                                                  DraftModelDrafter::Options{.num_blocks = draft_kv_blocks(c, target),
                                                                             .block_size = c.kv.block_size,
+                                                                            .kv_types = c.spec.draft_kv_types,
                                                                             .max_context = draft_max_context(c),
                                                                             .rope_context = rope_context(c)});
   }
@@ -129,6 +130,10 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       return make_error(
           fmt::format("the draft model has {} tokens in its vocabulary, the target {}: they must share one",
                       config.spec.draft_model->config().vocab_size, model.config().vocab_size));
+    if (const std::string unfit =
+            KvStorage::kv_types_fit(config.spec.draft_model->config().kv_shape(), config.spec.draft_kv_types);
+        !unfit.empty())
+      return make_error(fmt::format("the draft model's {} (--cache-type-k-draft / --cache-type-v-draft)", unfit));
     const int32_t least = DraftModelDrafter::min_blocks(draft_max_context(config), config.kv.block_size);
     if (config.spec.draft_kv_blocks != 0 && config.spec.draft_kv_blocks < least)
       return make_error(fmt::format("the draft KV pool needs at least {} blocks (one sequence of {} tokens), got {}",
