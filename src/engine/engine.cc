@@ -260,6 +260,17 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
                                     request.grammar->vocabulary().vocab_size(), mc.vocab_size),
                         StatusCode::kInvalidArgument);
   }
+  if (request.reasoning_gate) {
+    const ReasoningGate& gate = *request.reasoning_gate;
+    if (!request.grammar)
+      return make_error("a reasoning gate goes with a grammar (it says where the grammar starts)",
+                        StatusCode::kInvalidArgument);
+    const auto outside = [&](TokenId t) { return t < 0 || t >= mc.vocab_size; };
+    if (gate.end.empty() || std::any_of(gate.end.begin(), gate.end.end(), outside) ||
+        (gate.start != ReasoningGate::kNoToken && outside(gate.start)))
+      return make_error("a reasoning gate's tokens must be in the vocabulary, with at least one end token",
+                        StatusCode::kInvalidArgument);
+  }
   if (request.prompt_logits_start >= 0 && !config_.prompt_logits)
     return make_error("this engine was created without prompt logits (EngineConfig::prompt_logits)",
                       StatusCode::kInvalidArgument);
