@@ -114,6 +114,22 @@ TEST(ServerMultiModelTest, RequestsPickTheirModelWhichLoadsOnFirstUseAndUnloadsW
   ASSERT_EQ(r.status, 200) << r.body;
 }
 
+TEST(ServerMultiModelTest, TheOllamaAndOpenAiClientsPickTheirModel) {
+  const std::string clients = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
+  for (const char* package : {"ollama", "openai"})
+    ASSERT_TRUE(std::filesystem::exists(clients + "/node_modules/" + package))
+        << package << " is missing: `make test` installs it (npm ci in " << clients << ")";
+  const TempDir dir;
+  const std::string tiny = dir.path() + "/tiny.gguf";
+  ASSERT_EQ(run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", tiny}).exit_code, 0);
+  ServerProcess server({"--add-model", tiny, "--max-seq-len", "256"});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string out = run_command(
+      "node " + clients + "/multimodel_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " tiny 2>&1");
+  EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
+  EXPECT_THAT(server.log(), HasSubstr("unloading model 'tiny': idle for its keep-alive of 0 s"));
+}
+
 TEST(ServerMultiModelTest, FlagsActOnlyWithSeveralModelsAndBadOnesAreRefused) {
   ProcessResult r = run_pagoda({"serve", "--port", "0", "--keep-alive", "1m"});
   EXPECT_NE(r.exit_code, 0);
