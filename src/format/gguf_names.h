@@ -29,6 +29,13 @@ inline constexpr const char* kBosId = "tokenizer.ggml.bos_token_id";
 inline constexpr const char* kEosId = "tokenizer.ggml.eos_token_id";
 inline constexpr const char* kUnknownId = "tokenizer.ggml.unknown_token_id";
 inline constexpr const char* kEotId = "tokenizer.ggml.eot_token_id";
+// BERT's WordPiece vocabularies (llama.cpp's spelling of "separator" included).
+inline constexpr const char* kSeparatorId = "tokenizer.ggml.seperator_token_id";
+inline constexpr const char* kPaddingId = "tokenizer.ggml.padding_token_id";
+inline constexpr const char* kClsId = "tokenizer.ggml.cls_token_id";
+inline constexpr const char* kMaskId = "tokenizer.ggml.mask_token_id";
+inline constexpr const char* kNormalizerLowercase = "tokenizer.ggml.normalizer.lowercase";
+inline constexpr const char* kNormalizerStripAccents = "tokenizer.ggml.normalizer.strip_accents";
 inline constexpr const char* kEomId = "tokenizer.ggml.eom_token_id";
 // Fill-in-the-middle tokens (llama.cpp's names; older files say prefix, suffix and middle).
 inline constexpr const char* kFimPreId = "tokenizer.ggml.fim_pre_token_id";
