@@ -1,7 +1,8 @@
 // The model families beyond Llama (model/architecture.h), end to end on small random-weight models that
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
-// NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers, experts, a gated shared expert):
+// NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers, experts, a gated shared expert,
+// LFM2's short-convolution layers beside attention):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step;
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
@@ -48,7 +49,8 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-granite"},  {"tiny-mistral", 1024, 7}, {"tiny-qwen3"},
                             {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
-                            {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"}};
+                            {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
+                            {"tiny-lfm2"}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
