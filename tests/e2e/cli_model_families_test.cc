@@ -136,6 +136,28 @@ TEST_P(ModelFamilyTest, FolderAndGgufAreOneModelAndFlashEqualsNaive) {
   EXPECT_LE(max_diff, 1e-3f * max_abs) << "flash vs naive attention";
 }
 
+// A hybrid model (tiny-lfm2: 4 short-convolution layers of 128 channels and 3 taps, 2 attention layers) in the
+// engine's batch: every request served, the start-up summary saying the recurrent state's bytes per sequence and the
+// prefix cache off, K/V bytes for the attention layers only; speculative decoding refused by name.
+TEST(HybridModelTest, ABatchRunsAndStartUpSaysTheStateSize) {
+  TempDir dir;
+  const std::string model = dir.path() + "/tiny-lfm2.gguf";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-lfm2", "--format", "gguf", "-o", model, "--seed", "7"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  ProcessResult bench = run_pagoda({"bench", "offline", "-m", model, "--num-prompts", "6", "--input-len", "8-40",
+                                    "--output-len", "5", "--threads", "2", "--json"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const nlohmann::json j = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(j["num_requests"], 6);
+  EXPECT_EQ(j["num_output_tokens"], 30);
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("pagoda: recurrent state: 4096 bytes per sequence"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache off for this hybrid model"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("512 bytes per token"));  // 2 attention layers x K and V x 64 f16
+  ProcessResult spec = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--spec", "ngram"});
+  EXPECT_NE(spec.exit_code, 0);
+  EXPECT_THAT(spec.err, ::testing::HasSubstr("speculative decoding is not supported on the hybrid model lfm2"));
+}
+
 // llama.cpp's RoPE flags over a file's settings: tiny-qwen3 (base 1e6, no scaling) run with --rope-freq-base 10000
 // --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx 32 is tiny-qwen3-yarn (the same weights for the same seed, that
 // base and YaRN in its config): the same logits, bit for bit, and a start-up line saying what the flags set. Bad
