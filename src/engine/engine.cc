@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "engine/engine_plan.h"
 #include "grammar/compiled_grammar.h"
 #include "model/single_sequence_batch.h"
 #include "sampling/token_logprobs.h"
@@ -67,6 +68,14 @@ std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target
                                                                             .rope_context = rope_context(c)});
   }
   return nullptr;
+}
+
+// The manager's options: a hybrid model's sequences each hold a recurrent-state slot, and get no prefix-cache hits.
+KvCacheManager::Options kv_manager_options(const EngineConfig& c, const ModelConfig& model) {
+  KvCacheManager::Options o = c.kv;
+  o.num_state_slots = std::max(o.num_state_slots, state_slots_needed(model, c.scheduler.max_num_seqs));
+  if (o.num_state_slots > 0) o.enable_prefix_cache = false;
+  return o;
 }
 
 std::vector<TokenId> end_of_generation_ids(const Tokenizer* tokenizer) {
@@ -139,6 +148,13 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       return make_error(fmt::format("the draft KV pool needs at least {} blocks (one sequence of {} tokens), got {}",
                                     least, draft_max_context(config), config.spec.draft_kv_blocks));
   }
+  if (model.config().has_recurrent_state() && config.spec.method != SpecMethod::kNone)
+    return make_error(fmt::format("speculative decoding is not supported on the hybrid model {} (its recurrent state "
+                                  "cannot be rolled back to the accepted drafts)",
+                                  model.config().architecture),
+                      StatusCode::kInvalidArgument);
+  if (config.spec.draft_model != nullptr && config.spec.draft_model->config().has_recurrent_state())
+    return make_error("a hybrid model cannot be the draft model", StatusCode::kInvalidArgument);
   if (config.kv.num_blocks < 1)
     return make_error(fmt::format("the KV pool has {} blocks; give it some (--kv-blocks) or memory (--kv-memory)",
                                   config.kv.num_blocks));
@@ -152,7 +168,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       start_ns_(steady_ns()),
       pool_(config.num_threads),
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_types),
-      kv_manager_(config.kv),
+      kv_manager_(kv_manager_options(config, model.config())),
+      state_storage_(model.config().state_floats_per_seq(), kv_manager_.state_slots().num_total()),
       drafter_(make_drafter(config, model, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),
       scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
@@ -196,13 +213,13 @@ void Engine::calibrate_step_time() {
   SingleSequenceBatch single;
   try {
     for (const int32_t n : {1, largest / 4, largest}) {
-      const BatchView batch =
-          single.view(tokens, scratch.block_table.block_ids(), scratch.block_table.block_size(), 0, n);
-      if (n == 1) model_.forward(batch, kv_storage_.view(), workspace_, pool_);  // cold weights
+      const BatchView batch = single.view(tokens, scratch.block_table.block_ids(), scratch.block_table.block_size(), 0,
+                                          n, scratch.state_slot);
+      if (n == 1) model_.forward(batch, cache_view(), workspace_, pool_);  // cold weights
       int64_t fastest_ns = 0;
       for (int pass = 0; pass < 2; ++pass) {
         const int64_t start_ns = steady_ns();
-        model_.forward(batch, kv_storage_.view(), workspace_, pool_);
+        model_.forward(batch, cache_view(), workspace_, pool_);
         const int64_t took_ns = steady_ns() - start_ns;
         if (pass == 0 || took_ns < fastest_ns) fastest_ns = took_ns;
       }
@@ -440,11 +457,13 @@ void Engine::step() {
     kv_storage_.copy_block(copy.src_block_id, copy.dst_block_id);
     block_copies_.push_back(KvBlockCopy{copy.src_block_id, copy.dst_block_id});
   }
+  for (const KvCacheManager::StateCopy& copy : kv_manager_.pending_state_copies())
+    state_storage_.copy_slot(copy.src_slot, copy.dst_slot);
   kv_manager_.clear_pending_copies();
 
   BatchView batch = batch_builder_.build(plan);
   batch.block_copies = block_copies_;
-  const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
+  const LogitsView logits = model_.forward(batch, cache_view(), workspace_, pool_);
   const int64_t sampled_us = now_us();
   sample(plan, logits);
   const int32_t num_sampled = int32_t(sampled_.size());

@@ -92,6 +92,7 @@ namespace pagoda::format::gguf_tensor {
 
 inline constexpr const char* kTokenEmbedding = "token_embd.weight";
 inline constexpr const char* kOutputNorm = "output_norm.weight";
+inline constexpr const char* kTokenEmbeddingNorm = "token_embd_norm.weight";  // LFM2's final norm
 inline constexpr const char* kOutput = "output.weight";  // absent: the classifier is tied to token_embd
 
 // A block's tensors: block_tensor(3, kAttnQ) = "blk.3.attn_q.weight".
@@ -119,6 +120,9 @@ inline constexpr const char* kFfnUpShexp = "ffn_up_shexp";
 inline constexpr const char* kFfnDownShexp = "ffn_down_shexp";
 inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
 inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
+inline constexpr const char* kShortConvConv = "shortconv.conv";         // LFM2: [L, dim] depthwise taps
+inline constexpr const char* kShortConvInProj = "shortconv.in_proj";    // [dim, 3 * dim]: B, C, x
+inline constexpr const char* kShortConvOutProj = "shortconv.out_proj";  // [dim, dim]
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";

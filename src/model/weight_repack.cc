@@ -82,6 +82,8 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     }
     consider({&lw.shared_expert.w_gate, &lw.shared_expert.w_up});  // null views when the layer has none
     consider({&lw.shared_expert.w_down});
+    consider({&lw.conv_in});  // null views outside a short-convolution layer
+    consider({&lw.conv_out});
   }
   consider({&weights.output});  // a copy even when it is token_embd's data
   if (repacks.empty()) return 0;
