@@ -9,6 +9,7 @@
 #include "core/half.h"
 #include "format/gguf_names.h"
 #include "quant/block_awq_int4.h"
+#include "quant/block_iq4_mxfp4.h"
 #include "quant/block_kquants.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
@@ -152,9 +153,15 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kQ4_K: quant::dequantize_row_q4_K(static_cast<const quant::BlockQ4_K*>(src), dst, n); break;
     case DType::kQ5_K: quant::dequantize_row_q5_K(static_cast<const quant::BlockQ5_K*>(src), dst, n); break;
     case DType::kQ6_K: quant::dequantize_row_q6_K(static_cast<const quant::BlockQ6_K*>(src), dst, n); break;
+    case DType::kIQ4_NL: quant::dequantize_row_iq4_nl(static_cast<const quant::BlockIQ4_NL*>(src), dst, n); break;
+    case DType::kIQ4_XS: quant::dequantize_row_iq4_xs(static_cast<const quant::BlockIQ4_XS*>(src), dst, n); break;
+    case DType::kMXFP4: quant::dequantize_row_mxfp4(static_cast<const quant::BlockMXFP4*>(src), dst, n); break;
     case DType::kQ4_Kx8:
     case DType::kQ5_Kx8:
     case DType::kQ6_Kx8:
+    case DType::kIQ4_NLx8:
+    case DType::kIQ4_XSx8:
+    case DType::kMXFP4x8:
     case DType::kQ4_0x8:
     case DType::kQ8_0x8:
     case DType::kInt8x8:
