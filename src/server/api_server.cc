@@ -578,6 +578,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     c.spec.kind = grammar::GrammarSpec::Kind::kJsonSchema;
     // Compact JSON: a call is read by a program, and a weak model must not spend its tokens on whitespace.
     c.spec.json_options.allow_whitespace = false;
+    // And only the properties a schema lists (additionalProperties absent means none), as strict function calling.
+    c.spec.json_options.closed_objects = true;
     if (params.tools.choice == ToolChoice::kRequired) {
       c.spec.text = required_tool_calls_schema(params.tools.tools, params.tools.parallel_tool_calls).dump();
     } else {
