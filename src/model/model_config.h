@@ -106,6 +106,24 @@ struct ModelConfig {
   int32_t shared_expert_hidden_dim = 0;
   bool shared_expert_gated = false;
 
+  // Gemma 4's layer shapes. Windowed layers may have their own head size and rotated dims (head_dim_swa,
+  // rope_dim_swa; 0 = head_dim, rope_dim), and then the rope_freq_factors belong to the full layers only
+  // (rope_factors_full_only); each layer its own FFN width (layer_hidden_dims, [num_layers]; empty = hidden_dim,
+  // which is then their maximum).
+  int32_t head_dim_swa = 0;
+  int32_t rope_dim_swa = 0;
+  bool rope_factors_full_only = false;
+  std::vector<int32_t> layer_hidden_dims;
+  // Layers that share another layer's K/V (Gemma 4): the last num_kv_shared_layers layers write no K/V and read
+  // those of the last earlier layer of their own kind (windowed or full), so the cache holds num_kv_layers() layers.
+  int32_t num_kv_shared_layers = 0;
+  // V RMS-normed per head without a weight before it is stored (Gemma 4).
+  bool v_norm = false;
+  // Per-layer token embeddings (Gemma 4's E sizes; 0 = none): each layer gets a per_layer_input_dim-wide input made
+  // of a second embedding table's row and a projection of the embedded token, mixed into its output through a
+  // gated projection.
+  int32_t per_layer_input_dim = 0;
+
   bool skips_rope(int32_t layer) const { return !layer_skips_rope.empty() && layer_skips_rope[size_t(layer)] != 0; }
   bool is_swa_layer(int32_t layer) const {
     return sliding_window > 0 && (layer_is_swa.empty() || layer_is_swa[size_t(layer)] != 0);
@@ -115,9 +133,37 @@ struct ModelConfig {
   // The widest FFN activation row a token computes in one piece: the dense FFN's or the shared expert's (the routed
   // experts' rows have buffers of their own).
   int32_t ffn_width() const { return hidden_dim > shared_expert_hidden_dim ? hidden_dim : shared_expert_hidden_dim; }
-  int32_t kv_dim() const { return num_kv_heads * head_dim; }
-  KvShape kv_shape() const { return {num_layers, kv_dim(), num_kv_heads}; }
-  int32_t q_dim() const { return num_heads * head_dim; }
+  // A layer's head size, rotated dims, Q and K/V widths, FFN width.
+  int32_t layer_head_dim(int32_t layer) const {
+    return head_dim_swa > 0 && is_swa_layer(layer) ? head_dim_swa : head_dim;
+  }
+  int32_t layer_rope_dim(int32_t layer) const {
+    return rope_dim_swa > 0 && is_swa_layer(layer) ? rope_dim_swa : rope_dim;
+  }
+  int32_t layer_q_dim(int32_t layer) const { return num_heads * layer_head_dim(layer); }
+  int32_t layer_kv_dim(int32_t layer) const { return num_kv_heads * layer_head_dim(layer); }
+  int32_t layer_hidden_dim(int32_t layer) const {
+    return layer_hidden_dims.empty() ? hidden_dim : layer_hidden_dims[size_t(layer)];
+  }
+  // Layers that differ from one another in shape or in what they compute (the fused ops assume they do not).
+  bool has_layer_shapes() const {
+    return head_dim_swa > 0 || rope_dim_swa > 0 || !layer_hidden_dims.empty() || num_kv_shared_layers > 0;
+  }
+  // The K/V layers the cache holds, and the one a layer reads (itself unless it shares another's; -1 when no earlier
+  // layer of its kind exists, which model_config_from_gguf refuses).
+  int32_t num_kv_layers() const { return num_layers - num_kv_shared_layers; }
+  bool writes_kv(int32_t layer) const { return layer < num_kv_layers(); }
+  int32_t kv_layer(int32_t layer) const {
+    if (writes_kv(layer)) return layer;
+    for (int32_t l = num_kv_layers() - 1; l >= 0; --l)
+      if (is_swa_layer(l) == is_swa_layer(layer)) return l;
+    return -1;
+  }
+  // The widest of the layers': a cache row holds max_kv_dim() values (a narrower layer uses the front of it).
+  int32_t max_head_dim() const { return head_dim_swa > head_dim ? head_dim_swa : head_dim; }
+  int32_t kv_dim() const { return num_kv_heads * max_head_dim(); }
+  KvShape kv_shape() const { return {num_kv_layers(), kv_dim(), num_kv_heads}; }
+  int32_t q_dim() const { return num_heads * max_head_dim(); }
 };
 
 // Bounds on the hyper-parameters, checked before anything proportional to them is allocated. Generous: the
