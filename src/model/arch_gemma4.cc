@@ -33,7 +33,7 @@ constexpr const char* kEmbeddingLengthPerLayer = "embedding_length_per_layer_inp
 
 using Limits = ModelConfigLimits;
 
-// llama-model.cpp's reuse rule for the KV-sharing layers: the last earlier layer of the same kind. Returns what is
+// llama.cpp's reuse rule for the KV-sharing layers: the last earlier layer of the same kind. Returns what is
 // wrong, or "".
 std::string kv_sharing_problem(const ModelConfig& c) {
   if (c.num_kv_shared_layers < 0 || c.num_kv_shared_layers >= c.num_layers)
