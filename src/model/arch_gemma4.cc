@@ -38,7 +38,7 @@ using Limits = ModelConfigLimits;
 std::string kv_sharing_problem(const ModelConfig& c) {
   if (c.num_kv_shared_layers < 0 || c.num_kv_shared_layers >= c.num_layers)
     return fmt::format("{} KV-sharing layers of {} leave none to share", c.num_kv_shared_layers, c.num_layers);
-  for (int32_t l = c.num_kv_layers(); l < c.num_layers; ++l)
+  for (int32_t l = c.first_shared_kv_layer(); l < c.num_layers; ++l)
     if (c.kv_layer(l) < 0)
       return fmt::format("layer {} shares the K/V of an earlier {} layer, and there is none", l,
                          c.is_swa_layer(l) ? "sliding-window" : "full-attention");
@@ -168,7 +168,7 @@ Status read_gemma4_config(const HfConfigFields& f, HfConfig& h) {
   PAGODA_ASSIGN_OR_RETURN(const bool double_wide, f.bool_or("use_double_wide_mlp", false));
   if (double_wide && c.num_kv_shared_layers > 0) {
     c.layer_hidden_dims.assign(size_t(c.num_layers), c.hidden_dim);
-    for (int32_t l = c.num_kv_layers(); l < c.num_layers; ++l) c.layer_hidden_dims[size_t(l)] = 2 * c.hidden_dim;
+    for (int32_t l = c.first_shared_kv_layer(); l < c.num_layers; ++l) c.layer_hidden_dims[size_t(l)] = 2 * c.hidden_dim;
     c.hidden_dim *= 2;
   }
   PAGODA_ASSIGN_OR_RETURN(c.per_layer_input_dim,

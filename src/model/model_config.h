@@ -105,6 +105,14 @@ struct ModelConfig {
   // by sigmoid(x . w) with w the layer's gate vector (Qwen2-MoE's shared_expert_gate).
   int32_t shared_expert_hidden_dim = 0;
   bool shared_expert_gated = false;
+  // Hybrid models (LFM2): layer_is_conv[l] = 1 makes layer l a short-convolution block in place of attention
+  // (in_proj to B, C and x; a depthwise causal convolution of shortconv_l_cache taps over B * x; C times that;
+  // out_proj); empty: none. Such a layer has no K/V: it keeps the last shortconv_l_cache - 1 inputs of its
+  // convolution, (shortconv_l_cache - 1) * dim floats, per sequence (the recurrent state, kv/kv_cache_view.h).
+  std::vector<uint8_t> layer_is_conv;
+  int32_t shortconv_l_cache = 0;
+  // The final norm is GGUF's token_embd_norm.weight (LFM2: HF's embedding_norm) instead of output_norm.weight.
+  bool output_norm_is_token_embd_norm = false;
 
   // Gemma 4's layer shapes. Windowed layers may have their own head size and rotated dims (head_dim_swa,
   // rope_dim_swa; 0 = head_dim, rope_dim), and then the rope_freq_factors belong to the full layers only
@@ -149,16 +157,41 @@ struct ModelConfig {
   bool has_layer_shapes() const {
     return head_dim_swa > 0 || rope_dim_swa > 0 || !layer_hidden_dims.empty() || num_kv_shared_layers > 0;
   }
-  // The K/V layers the cache holds, and the one a layer reads (itself unless it shares another's; -1 when no earlier
-  // layer of its kind exists, which model_config_from_gguf refuses).
-  int32_t num_kv_layers() const { return num_layers - num_kv_shared_layers; }
-  bool writes_kv(int32_t layer) const { return layer < num_kv_layers(); }
+  bool is_conv_layer(int32_t layer) const { return !layer_is_conv.empty() && layer_is_conv[size_t(layer)] != 0; }
+  int32_t num_conv_layers() const {
+    int32_t n = 0;
+    for (uint8_t c : layer_is_conv) n += c != 0;
+    return n;
+  }
+  int32_t num_attention_layers() const { return num_layers - num_conv_layers(); }
+  // Conv layers before `layer`: a conv layer's index among the conv layers (its slice of the recurrent state).
+  int32_t conv_layers_before(int32_t layer) const {
+    int32_t n = 0;
+    for (int32_t l = 0; l < layer && size_t(l) < layer_is_conv.size(); ++l) n += layer_is_conv[size_t(l)] != 0;
+    return n;
+  }
+  // The first of the layers that share an earlier layer's K/V (num_layers when none do).
+  int32_t first_shared_kv_layer() const { return num_layers - num_kv_shared_layers; }
+  // The K/V layers the cache holds: the attention layers that write their own K/V (neither conv nor shared layers).
+  int32_t num_kv_layers() const {
+    const int32_t first_shared = first_shared_kv_layer();
+    return first_shared - conv_layers_before(first_shared);
+  }
+  bool writes_kv(int32_t layer) const { return layer < first_shared_kv_layer() && !is_conv_layer(layer); }
+  // The cache layer whose K/V an attention layer reads: its index among the writing attention layers, or for a
+  // shared layer that of the last earlier writing layer of its kind (windowed or full); -1 for a conv layer, or when
+  // no earlier layer of its kind exists (which model_config_from_gguf refuses).
   int32_t kv_layer(int32_t layer) const {
-    if (writes_kv(layer)) return layer;
-    for (int32_t l = num_kv_layers() - 1; l >= 0; --l)
-      if (is_swa_layer(l) == is_swa_layer(layer)) return l;
+    if (is_conv_layer(layer)) return -1;
+    if (layer < first_shared_kv_layer()) return layer - conv_layers_before(layer);
+    for (int32_t l = first_shared_kv_layer() - 1; l >= 0; --l)
+      if (!is_conv_layer(l) && is_swa_layer(l) == is_swa_layer(layer)) return l - conv_layers_before(l);
     return -1;
   }
+  // The recurrent state of one sequence: every conv layer's window, in layer order.
+  int64_t conv_state_floats() const { return int64_t(shortconv_l_cache - 1) * dim; }
+  int64_t state_floats_per_seq() const { return num_conv_layers() * conv_state_floats(); }
+  bool has_recurrent_state() const { return state_floats_per_seq() > 0; }
   // The widest of the layers': a cache row holds max_kv_dim() values (a narrower layer uses the front of it).
   int32_t max_head_dim() const { return head_dim_swa > head_dim ? head_dim_swa : head_dim; }
   int32_t kv_dim() const { return num_kv_heads * max_head_dim(); }

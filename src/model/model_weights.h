@@ -70,6 +70,11 @@ struct LayerWeights {
   WeightView per_layer_gate, per_layer_proj;
   std::vector<float> per_layer_post_norm;
   float output_scale = 1.0f;  // Gemma 4's layer_output_scale: the block's output multiplied by it
+  // A short-convolution layer (ModelConfig::is_conv_layer; its attention views stay null): in_proj [3 * dim, dim]
+  // (rows: B, then C, then x), out_proj [dim, dim], and the depthwise taps, f32 [shortconv_l_cache][dim] (the
+  // oldest input's taps first; the file stores them per channel).
+  WeightView conv_in, conv_out;
+  std::vector<float> conv_taps;
 };
 
 struct ModelWeights {

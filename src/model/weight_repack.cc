@@ -84,6 +84,8 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     consider({&lw.shared_expert.w_down});
     consider({&lw.per_layer_gate});  // null views without per-layer embeddings
     consider({&lw.per_layer_proj});
+    consider({&lw.conv_in});  // null views outside a short-convolution layer
+    consider({&lw.conv_out});
   }
   consider({&weights.per_layer_model_proj});
   consider({&weights.output});  // a copy even when it is token_embd's data

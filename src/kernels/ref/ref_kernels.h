@@ -4,6 +4,8 @@
 #include "kernels/kernels.h"
 
 namespace pagoda::kernels::ref {
+void short_conv(const float* taps, float* state, const float* x, float* y, int64_t dim, int32_t num_taps,
+                int64_t num_tokens);
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
