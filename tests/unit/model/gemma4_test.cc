@@ -12,6 +12,7 @@
 
 #include "model/architecture.h"
 #include "model/hf_config.h"
+#include "model/model_config.h"
 #include "model/rope_tables.h"
 
 namespace pagoda {
@@ -69,6 +70,30 @@ TEST(Gemma4Test, E2bConfigHasTwoHeadSizesProportionalRopeAndSharedKvLayers) {
   EXPECT_EQ(kv.num_layers, 15);
   EXPECT_EQ(kv.kv_dim, 512);
   EXPECT_EQ(kv.num_kv_heads, 1);
+}
+
+// The one K/V map of both kinds of K/V-less layer: LFM2's conv layers (their state at conv_layers_before) and
+// Gemma 4's sharing layers; the cache holds only the attention layers that write their own K/V.
+TEST(Gemma4Test, KvLayerMapSkipsConvLayersAndSharingLayersAlike) {
+  ModelConfig c;
+  c.num_layers = 8;
+  c.num_heads = c.num_kv_heads = 2;
+  c.head_dim = 8;
+  c.sliding_window = 16;
+  c.layer_is_conv = {1, 0, 1, 0, 0, 0, 0, 0};  // conv, swa, conv, full, swa | shared: swa, full, swa
+  c.layer_is_swa = {0, 1, 0, 0, 1, 1, 0, 1};
+  c.num_kv_shared_layers = 3;
+  EXPECT_EQ(c.num_attention_layers(), 6);
+  EXPECT_EQ(c.num_kv_layers(), 3);
+  EXPECT_EQ(c.kv_shape().num_layers, 3);
+  const bool writes[] = {false, true, false, true, true, false, false, false};
+  const int32_t reads[] = {-1, 0, -1, 1, 2, 2, 1, 2};
+  for (int32_t l = 0; l < 8; ++l) {
+    EXPECT_EQ(c.writes_kv(l), writes[l]) << l;
+    EXPECT_EQ(c.kv_layer(l), reads[l]) << l;
+  }
+  EXPECT_EQ(c.conv_layers_before(0), 0);
+  EXPECT_EQ(c.conv_layers_before(2), 1);
 }
 
 TEST(Gemma4Test, RopeTablesGiveEachLayerKindItsOwnDimsBaseAndDivisors) {
