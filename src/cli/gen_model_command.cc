@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -66,6 +68,8 @@ int gen_model(const GenModelOptions& o) {
   if (o.num_layers) {
     if (*o.num_layers < 1 || *o.num_layers > shape->num_layers)
       return report_error(fmt::format("--layers must be in [1, {}] for {}", shape->num_layers, shape->name));
+    // The first N layers: of Gemma 4's KV-sharing last layers, those that remain.
+    shape->kv_shared_layers = std::max(0, shape->kv_shared_layers - (shape->num_layers - *o.num_layers));
     shape->num_layers = *o.num_layers;
   }
   if (o.vocab_size) {

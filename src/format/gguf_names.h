@@ -120,6 +120,15 @@ inline constexpr const char* kFfnUpShexp = "ffn_up_shexp";
 inline constexpr const char* kFfnDownShexp = "ffn_down_shexp";
 inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
 inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
+// Gemma 4's per-layer token embeddings (the model's table, projection and norm; each block's gate, projection and
+// norm) and each block's output scale.
+inline constexpr const char* kPerLayerTokenEmbedding = "per_layer_token_embd.weight";
+inline constexpr const char* kPerLayerModelProj = "per_layer_model_proj.weight";
+inline constexpr const char* kPerLayerProjNorm = "per_layer_proj_norm.weight";
+inline constexpr const char* kPerLayerInpGate = "inp_gate";
+inline constexpr const char* kPerLayerProj = "proj";
+inline constexpr const char* kPerLayerPostNorm = "post_norm";
+inline constexpr const char* kLayerOutputScale = "layer_output_scale";
 inline constexpr const char* kShortConvConv = "shortconv.conv";         // LFM2: [L, dim] depthwise taps
 inline constexpr const char* kShortConvInProj = "shortconv.in_proj";    // [dim, 3 * dim]: B, C, x
 inline constexpr const char* kShortConvOutProj = "shortconv.out_proj";  // [dim, dim]

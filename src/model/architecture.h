@@ -2,7 +2,7 @@
 // from the common Llama block: the family's own GGUF keys (family_key below, or its arch_*.cc; read into ModelConfig,
 // and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
 // config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
-// arch_gemma.cc, arch_phi3.cc, arch_granite.cc, arch_smollm3.cc, arch_olmo2.cc, arch_mistral3.cc,
+// arch_gemma.cc, arch_gemma4.cc, arch_phi3.cc, arch_granite.cc, arch_smollm3.cc, arch_olmo2.cc, arch_mistral3.cc,
 // arch_exaone4.cc, arch_lfm2.cc); architecture.cc lists them. A mixture of experts, with or without a
 // shared expert, is a property of a family's layers that these helpers read and write alike for any family. Plain data
 // and functions; no state.
@@ -88,6 +88,9 @@ struct HfFamily {
   void (*write_config)(const HfConfig& config, nlohmann::ordered_json& json) = nullptr;
   // Every tensor of layer `layer`, in llama.cpp's order.
   void (*layer_tensors)(const HfConfig& config, int32_t layer, std::vector<HfTensor>& out) = nullptr;
+  // The model's tensors besides the embeddings, final norm and classifier (Gemma 4's per-layer embeddings); null:
+  // none.
+  void (*model_tensors)(const HfConfig& config, std::vector<HfTensor>& out) = nullptr;
 };
 
 // The family of a GGUF architecture name, or nullptr.

@@ -136,6 +136,11 @@ Status HfCheckpoint::map_tensors() {
                               format::gguf_tensor::kTokenEmbedding,
                               {vocab, dim},
                               "vocab_size, hidden_size"}));
+  if (family->model_tensors != nullptr) {
+    std::vector<HfTensor> extra;
+    family->model_tensors(hf_, extra);
+    for (const HfTensor& spec : extra) PAGODA_RETURN_IF_ERROR(add(spec));
+  }
   if (!c.rope_freq_factors.empty()) add_owned_f32("rope_freqs.weight", c.rope_freq_factors);
   if (!c.rope_long_factors.empty()) {
     add_owned_f32("rope_factors_long.weight", c.rope_long_factors);

@@ -90,7 +90,15 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
   c.context_length = h.max_position_embeddings;
   c.rope_original_context = h.max_position_embeddings;
   // rope_scaling, or transformers' newer rope_parameters (which may hold rope_theta too).
-  const char* scaling_field = f.has("rope_scaling") ? "rope_scaling" : f.has("rope_parameters") ? "rope_parameters" : nullptr;
+  // rope_parameters per layer type (Gemma 4's {"sliding_attention": ..., "full_attention": ...}) is the family's.
+  bool per_type_rope = false;
+  if (f.has("rope_parameters")) {
+    PAGODA_ASSIGN_OR_RETURN(const HfConfigFields rp, f.object("rope_parameters"));
+    per_type_rope = rp.has("full_attention");
+  }
+  const char* scaling_field = f.has("rope_scaling")                      ? "rope_scaling"
+                              : f.has("rope_parameters") && !per_type_rope ? "rope_parameters"
+                                                                         : nullptr;
   if (scaling_field != nullptr) {
     PAGODA_ASSIGN_OR_RETURN(const HfConfigFields rs, f.object(scaling_field));
     PAGODA_ASSIGN_OR_RETURN(const std::string type, rs.rope_type());

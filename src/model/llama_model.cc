@@ -25,6 +25,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
   shard_.hidden_len = config_.hidden_dim;
   shard_.vocab_len = config_.vocab_size;
   shard_.vocab_counts = {config_.vocab_size};
+  unit_weights_.assign(size_t(config_.max_head_dim()), 1.0f);
 }
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
@@ -34,6 +35,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
       kernels_(kernels),
       options_(options),
       shard_(std::move(shard)) {
+  unit_weights_.assign(size_t(config_.max_head_dim()), 1.0f);
   PAGODA_CHECK(
       shard_.size == 1 || (options_.tensor_parallel != nullptr && options_.tensor_parallel->size() == shard_.size &&
                            options_.tensor_parallel->rank() == shard_.rank),
@@ -156,6 +158,7 @@ bool LlamaModel::fuses(const LayerWeights& lw) const {
   // it, and an AWQ input scale would not be applied, so such layers run unfused.
   if (!options_.fusion || options_.linear_observer != nullptr) return false;
   if (!config_.pre_norms) return false;  // the fused ops begin with the pre-norm
+  if (config_.has_layer_shapes()) return false;  // they size every layer alike
   for (const WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
     if (w->input_scale != nullptr) return false;
   return true;
@@ -183,9 +186,9 @@ void store_int8_heads(const float* x, int8_t* q, float* scales, int32_t num_head
 
 void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, const float* cs,
                           const float* sn, Workspace& ws) const {
-  const int32_t kv_dim = config_.kv_dim(), head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
-  const int32_t num_kv_heads = config_.num_kv_heads;
-  const int32_t kvl = config_.kv_layer(layer);  // the layer's K/V rows: attention layers only
+  const int32_t kv_dim = config_.layer_kv_dim(layer), head_dim = config_.layer_head_dim(layer);
+  const int32_t half_rope = config_.layer_rope_dim(layer) / 2, num_kv_heads = config_.num_kv_heads;
+  const int32_t kvl = config_.kv_layer(layer);  // the cache's layer: only writing attention layers get here
   const int64_t slot = batch.slot_ids[t];
   PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
   float* k = ws.k.data() + int64_t(t) * kv_dim;
@@ -235,9 +238,11 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
 void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
   constexpr int32_t kQueryBlock = 32;
-  const int32_t head_dim = config_.head_dim, num_kv_heads = config_.num_kv_heads;
+  const int32_t head_dim = config_.layer_head_dim(layer), num_kv_heads = config_.num_kv_heads;
+  const int32_t q_dim = config_.layer_q_dim(layer);
+  const int32_t window = config_.is_swa_layer(layer) ? config_.sliding_window : 0;
   const int32_t group = config_.num_heads / num_kv_heads;
-  const int32_t kvl = config_.kv_layer(layer);
+  const int32_t kvl = config_.kv_layer(layer);  // the cache's layer this one reads
   // Each sequence's tokens in blocks of kQueryBlock from its first.
   auto blocks_of = [&](int32_t s) {
     return (batch.seq_starts[s + 1] - batch.seq_starts[s] + kQueryBlock - 1) / kQueryBlock;
@@ -259,8 +264,8 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
     a.scale_stride = kv.num_kv_heads;
     // One head's offset in a slot's row (a whole number of blocks: KvStorage::kv_types_fit).
     const int64_t k_head_bytes = kv_row_bytes(kv.k_dtype, head_dim), v_head_bytes = kv_row_bytes(kv.v_dtype, head_dim);
-    a.q_stride = config_.q_dim();
-    a.window = config_.is_swa_layer(layer) ? config_.sliding_window : 0;
+    a.q_stride = q_dim;
+    a.window = window;
     int32_t s = 0;
     int64_t first_block = 0;  // of sequence s
     for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
@@ -278,8 +283,8 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
       for (int32_t t = t0, nq = 1; t < t_end; t += nq) {
         nq = 1;
         while (t + nq < t_end && batch.positions[t + nq] == batch.positions[t] + nq) ++nq;
-        a.q = ws.q.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
-        a.out = ws.xb.data() + int64_t(t) * config_.q_dim() + int64_t(kvh) * group * head_dim;
+        a.q = ws.q.data() + int64_t(t) * q_dim + int64_t(kvh) * group * head_dim;
+        a.out = ws.xb.data() + int64_t(t) * q_dim + int64_t(kvh) * group * head_dim;
         a.num_queries = nq;
         a.num_ctx = batch.positions[t + nq - 1] + 1;
         kernels_.paged_attention(a);
@@ -293,10 +298,10 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
 // scores first (soft-capped when the family caps them), then softmax, then V.
 void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
-  const int32_t head_dim = config_.head_dim;
+  const int32_t head_dim = config_.layer_head_dim(layer), q_dim = config_.layer_q_dim(layer);
   const int32_t group = config_.num_heads / config_.num_kv_heads;
   const int32_t block_size = kv.block_size;
-  const int32_t kvl = config_.kv_layer(layer);
+  const int32_t kvl = config_.kv_layer(layer);  // the cache's layer this one reads
   const float scale = attention_scale(), softcap = config_.attn_softcap;
   PAGODA_CHECK(head_dim <= kMaxHeadDim);
   const int32_t num_tokens = batch.num_tokens();
@@ -325,7 +330,7 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
       const std::span<const BlockId> blocks = batch.block_tables.row(s);
       const int32_t num_ctx = batch.positions[t] + 1;
       const int32_t begin = attention_begin(layer, batch.positions[t]);
-      const float* q = ws.q.data() + int64_t(t) * config_.q_dim() + h * head_dim;
+      const float* q = ws.q.data() + int64_t(t) * q_dim + h * head_dim;
       const int32_t kvh = h / group;
       for (int32_t j = begin; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
@@ -334,7 +339,7 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
         scores[j] = sc;
       }
       kernels_.softmax(scores + begin, scores + begin, num_ctx - begin);
-      float* o = ws.xb.data() + int64_t(t) * config_.q_dim() + h * head_dim;
+      float* o = ws.xb.data() + int64_t(t) * q_dim + h * head_dim;
       std::memset(o, 0, sizeof(float) * size_t(head_dim));
       for (int32_t j = begin; j < num_ctx; ++j) {
         const int64_t slot = int64_t(blocks[j / block_size]) * block_size + j % block_size;
@@ -365,8 +370,10 @@ void LlamaModel::scale_query_temperature(Pos position, float* q) const {
   for (int32_t i = 0; i < config_.q_dim(); ++i) q[i] *= factor;
 }
 
-void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const {
-  const int32_t q_dim = config_.q_dim(), kv_dim = config_.kv_dim(), head_dim = config_.head_dim;
+void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t layer, int32_t n, Workspace& ws) const {
+  const int32_t q_dim = config_.layer_q_dim(layer), kv_dim = config_.layer_kv_dim(layer);
+  const int32_t head_dim = config_.layer_head_dim(layer);
+  const bool has_kv = config_.writes_kv(layer);
   if (!lw.bq.empty()) {
     for (int32_t t = 0; t < n; ++t) {
       kernels_.axpy(1.0f, lw.bq.data(), ws.q.data() + int64_t(t) * q_dim, q_dim);
@@ -385,15 +392,18 @@ void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Worksp
   } else if (!lw.q_norm.empty()) {
     PAGODA_CHECK(head_dim <= kMaxHeadDim);
     float row[kMaxHeadDim];
-    auto norm_heads = [&](float* x, int32_t num_heads, const std::vector<float>& weight) {
+    auto norm_heads = [&](float* x, int32_t num_heads, const float* weight) {
       for (int32_t h = 0; h < num_heads; ++h) {
-        kernels_.rmsnorm(x + h * head_dim, weight.data(), row, head_dim, config_.rms_eps);
+        kernels_.rmsnorm(x + h * head_dim, weight, row, head_dim, config_.rms_eps);
         std::memcpy(x + h * head_dim, row, sizeof(float) * size_t(head_dim));
       }
     };
     for (int32_t t = 0; t < n; ++t) {
-      norm_heads(ws.q.data() + int64_t(t) * q_dim, config_.num_heads, lw.q_norm);
-      norm_heads(ws.k.data() + int64_t(t) * kv_dim, config_.num_kv_heads, lw.k_norm);
+      norm_heads(ws.q.data() + int64_t(t) * q_dim, config_.num_heads, lw.q_norm.data());
+      if (has_kv) norm_heads(ws.k.data() + int64_t(t) * kv_dim, config_.num_kv_heads, lw.k_norm.data());
+      // Gemma 4's V: per head, no weight (a weight of ones: the same bits).
+      if (has_kv && config_.v_norm)
+        norm_heads(ws.v.data() + int64_t(t) * kv_dim, config_.num_kv_heads, unit_weights_.data());
     }
   }
 }
@@ -405,8 +415,7 @@ void LlamaModel::check_batch(const BatchView& batch, const KvCacheView& kv, cons
   PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
   PAGODA_CHECK(int32_t(batch.hidden_rows.size()) <= ws.max_hidden_rows, "{} hidden rows, the workspace holds {}",
                batch.hidden_rows.size(), ws.max_hidden_rows);
-  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_attention_layers() &&
-                   kv.num_kv_heads == config_.num_kv_heads,
+  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_kv_layers() && kv.num_kv_heads == config_.num_kv_heads,
                "KV cache shaped for another model");
   // The batch's shape; a malformed batch is an engine bug, caught here rather than as a stray read.
   PAGODA_CHECK(batch.positions.size() == size_t(n) && batch.slot_ids.size() == size_t(n));
@@ -447,7 +456,6 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
   check_batch(batch, kv, ws);
   const int32_t n = batch.num_tokens();
   const int32_t dim = config_.dim;
-  const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
   if (hidden_in == nullptr) {
     PAGODA_CHECK(weights_.token_embd.data != nullptr, "this pipeline stage has no embedding: it needs hidden states");
     for (int32_t t = 0; t < n; ++t) {
@@ -461,10 +469,14 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
   }
   if (hidden_in == nullptr && config_.embedding_scale > 0.0f)
     for (int64_t i = 0; i < int64_t(n) * dim; ++i) ws.x[size_t(i)] *= config_.embedding_scale;
+  if (config_.per_layer_input_dim > 0) {
+    PAGODA_CHECK(hidden_in == nullptr, "per-layer embeddings need the tokens");
+    per_layer_inputs(batch, ws, pool);
+  }
   // RoPE angles once per step, for the full-attention layers and (when they differ) the windowed ones.
   fill_rope_tables(config_, batch.positions, rope_params(config_, false), ws.rope_context, ws.rope_cos.data(),
                    ws.rope_sin.data());
-  const bool swa_rope = config_.rope_theta_swa > 0.0f || config_.rope_freq_scale_swa > 0.0f;
+  const bool swa_rope = config_.rope_theta_swa > 0.0f || config_.rope_freq_scale_swa > 0.0f || config_.rope_dim_swa > 0;
   if (swa_rope)
     fill_rope_tables(config_, batch.positions, rope_params(config_, true), ws.rope_context, ws.rope_cos_swa.data(),
                      ws.rope_sin_swa.data());
@@ -480,19 +492,24 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     const bool fuse = fuses(lw);
     if (config_.is_conv_layer(l)) {
       short_conv_block(batch, kv, l, ws, pool);
-      ffn_block(lw, fuse, n, ws, pool);
+      ffn_block(lw, l, fuse, n, ws, pool);
       continue;
     }
+    const int32_t head_dim = config_.layer_head_dim(l), half_rope = config_.layer_rope_dim(l) / 2;
+    const int32_t q_dim = config_.layer_q_dim(l);
+    const bool writes_kv = config_.writes_kv(l);  // else it reads an earlier layer's K/V
     // Attention block.
     if (fuse) {
       qkv_fused(lw, n, ws, pool);
     } else {
       pre_norm(lw.attn_norm, n, ws);
       linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
-      linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
-      linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
+      if (writes_kv) {
+        linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
+        linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
+      }
     }
-    add_qkv_bias_and_norm(lw, n, ws);
+    add_qkv_bias_and_norm(lw, l, n, ws);
     const bool layer_swa_rope = swa_rope && config_.is_swa_layer(l);
     const float* rope_cos = layer_swa_rope ? ws.rope_cos_swa.data() : ws.rope_cos.data();
     const float* rope_sin = layer_swa_rope ? ws.rope_sin_swa.data() : ws.rope_sin.data();
@@ -500,36 +517,76 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     for (int32_t t = 0; t < n; ++t) {
       const float* cs = rotates ? rope_cos + size_t(t) * half_rope : ws.rope_identity_cos.data();
       const float* sn = rotates ? rope_sin + size_t(t) * half_rope : ws.rope_identity_sin.data();
-      float* q = ws.q.data() + int64_t(t) * config_.q_dim();
+      float* q = ws.q.data() + int64_t(t) * q_dim;
       if (rotates) kernels_.rope(q, q, config_.num_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
       if (config_.attn_temperature_scale != 0.0f) scale_query_temperature(batch.positions[t], q);
-      write_kv(batch, kv, l, t, cs, sn, ws);
+      if (writes_kv) write_kv(batch, kv, l, t, cs, sn, ws);
     }
     attention(batch, kv, l, ws, pool);
     add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool);
 
-    ffn_block(lw, fuse, n, ws, pool);
+    ffn_block(lw, l, fuse, n, ws, pool);
   }
 
   return ws.x.data();
 }
 
-// FFN block: w_down(act(w_gate x) * w_up x), or the mixture of experts.
-void LlamaModel::ffn_block(const LayerWeights& lw, bool fuse, int32_t n, Workspace& ws, ThreadPool& pool) const {
+// Gemma 4's per-layer inputs, [n][num_layers][P] in ws.per_layer_in: (rmsnorm(W x / sqrt(dim)) + E[token] *
+// sqrt(P)) / sqrt(2), with x the scaled embedding and E the per-layer table, in llama.cpp's order of operations.
+void LlamaModel::per_layer_inputs(const BatchView& batch, Workspace& ws, ThreadPool& pool) const {
+  const int32_t n = batch.num_tokens(), pl = config_.per_layer_input_dim;
+  const int64_t all = int64_t(config_.num_layers) * pl;
+  linear(weights_.per_layer_model_proj, ws.x.data(), ws.per_layer_in.data(), n, ws, pool);
+  const float proj_scale = 1.0f / std::sqrt(float(config_.dim)), embd_scale = std::sqrt(float(pl));
+  const float mix_scale = 1.0f / std::sqrt(2.0f);
+  pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(static_cast<size_t>(all));
+    const WeightView& e = weights_.per_layer_token_embd;
+    for (int64_t t = begin; t < end; ++t) {
+      dequantize_row(e.dtype, e.row(batch.tokens[t]), row.data(), all);
+      float* in = ws.per_layer_in.data() + t * all;
+      for (int64_t i = 0; i < all; ++i) in[i] *= proj_scale;
+      for (int32_t l = 0; l < config_.num_layers; ++l)
+        kernels_.rmsnorm(in + l * pl, weights_.per_layer_proj_norm.data(), in + l * pl, pl, config_.rms_eps);
+      for (int64_t i = 0; i < all; ++i) in[i] = (in[i] + row[size_t(i)] * embd_scale) * mix_scale;
+    }
+  });
+}
+
+// x += rmsnorm(W_proj (gelu(W_gate x) * input of this layer)).
+void LlamaModel::add_per_layer_input(const LayerWeights& lw, int32_t layer, int32_t n, Workspace& ws,
+                                     ThreadPool& pool) const {
+  const int32_t pl = config_.per_layer_input_dim;
+  const int64_t all = int64_t(config_.num_layers) * pl;
+  linear(lw.per_layer_gate, ws.x.data(), ws.per_layer_gate.data(), n, ws, pool);
+  for (int32_t t = 0; t < n; ++t)
+    activation_mul(ws.per_layer_gate.data() + int64_t(t) * pl, ws.per_layer_in.data() + t * all + int64_t(layer) * pl,
+                   pl);
+  linear(lw.per_layer_proj, ws.per_layer_gate.data(), ws.proj.data(), n, ws, pool);
+  add_transformed_residual(lw.per_layer_post_norm, n, ws);
+}
+
+// FFN block: w_down(act(w_gate x) * w_up x), or the mixture of experts; then the layer's per-layer input (Gemma 4)
+// and its output scale.
+void LlamaModel::ffn_block(const LayerWeights& lw, int32_t layer, bool fuse, int32_t n, Workspace& ws,
+                           ThreadPool& pool) const {
   if (!lw.experts.empty()) {
     moe_ffn(lw, n, ws, pool);
-    return;
-  }
-  if (fuse) {
-    gate_up_fused(lw, n, ws, pool);
   } else {
-    pre_norm(lw.ffn_norm, n, ws);
-    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
-    linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
-    activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * config_.hidden_dim);
+    if (fuse) {
+      gate_up_fused(lw, n, ws, pool);
+    } else {
+      pre_norm(lw.ffn_norm, n, ws);
+      linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
+      linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
+      activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * config_.layer_hidden_dim(layer));
+    }
+    add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse,
+                   lw.ffn_post_norm, n, ws, pool);
   }
-  add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse,
-                 lw.ffn_post_norm, n, ws, pool);
+  if (config_.per_layer_input_dim > 0) add_per_layer_input(lw, layer, n, ws, pool);
+  if (lw.output_scale != 1.0f)
+    for (int64_t i = 0; i < int64_t(n) * config_.dim; ++i) ws.x[size_t(i)] *= lw.output_scale;
 }
 
 // LFM2's short-convolution block, as llama.cpp's build_shortconv_block: B, C, x = in_proj(rmsnorm(x)); each

@@ -87,7 +87,10 @@ class LlamaModel final : public Model {
   bool tensor_parallel() const { return shard_.size > 1; }
   // Qwen2's bias on Q, K and V, then Qwen3's per-head RMSNorm of Q and K (each only when the layer has it), on
   // the projections of all `n` tokens, before RoPE.
-  void add_qkv_bias_and_norm(const LayerWeights& lw, int32_t n, Workspace& ws) const;
+  void add_qkv_bias_and_norm(const LayerWeights& lw, int32_t layer, int32_t n, Workspace& ws) const;
+  // Gemma 4's per-layer embeddings: every layer's input for the batch's tokens, then one layer's addition.
+  void per_layer_inputs(const BatchView& batch, Workspace& ws, ThreadPool& pool) const;
+  void add_per_layer_input(const LayerWeights& lw, int32_t layer, int32_t n, Workspace& ws, ThreadPool& pool) const;
   // ws.xb = each token's RMSNorm of ws.x by `weight`, or ws.x as is for a family without pre-norms.
   void pre_norm(const std::vector<float>& weight, int32_t n, Workspace& ws) const;
   // Llama 4's attention temperature: the query row of a token at `position` times its factor.
@@ -111,8 +114,9 @@ class LlamaModel final : public Model {
   bool transforms_residual(const std::vector<float>& post_norm) const {
     return !post_norm.empty() || config_.residual_scale != 0.0f;
   }
-  // The FFN block of layer `lw` over the n tokens (dense, fused or not, or the experts), with its residual add.
-  void ffn_block(const LayerWeights& lw, bool fuse, int32_t n, Workspace& ws, ThreadPool& pool) const;
+  // The FFN block of layer `lw` over the n tokens (dense, fused or not, or the experts), with its residual add, then
+  // the layer's per-layer input (Gemma 4) and output scale.
+  void ffn_block(const LayerWeights& lw, int32_t layer, bool fuse, int32_t n, Workspace& ws, ThreadPool& pool) const;
   // A short-convolution layer (ModelConfig::is_conv_layer) in place of attention: reads and advances each
   // sequence's window in its recurrent-state slot (BatchView::state_slots), then the residual add.
   void short_conv_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
@@ -138,6 +142,7 @@ class LlamaModel final : public Model {
   const kernels::KernelTable& kernels_;
   ModelOptions options_;
   TensorParallelShard shard_;  // size 1: the whole model
+  std::vector<float> unit_weights_;  // ones [max_head_dim]: the weight of a norm that has none (Gemma 4's V)
 };
 
 }  // namespace pagoda

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "format/gguf_names.h"
@@ -37,9 +38,24 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   c.name = name.value_or("");
   const std::string a = c.architecture + ".";
   PAGODA_ASSIGN_OR_RETURN(c.dim, required_u32(f, arch_key(c, gguf_key::kEmbeddingLength), Limits::kMaxEmbeddingLength));
-  PAGODA_ASSIGN_OR_RETURN(c.hidden_dim,
-                          required_u32(f, arch_key(c, gguf_key::kFeedForwardLength), Limits::kMaxFeedForwardLength));
   PAGODA_ASSIGN_OR_RETURN(c.num_layers, required_u32(f, arch_key(c, gguf_key::kBlockCount), Limits::kMaxBlockCount));
+  const format::GgufValue* ff = f.find(arch_key(c, gguf_key::kFeedForwardLength));
+  if (ff != nullptr && ff->type == format::GgufValueType::kArray) {
+    // One width per layer (Gemma 4's wider FFN in its KV-sharing layers); hidden_dim is the widest.
+    PAGODA_ASSIGN_OR_RETURN(auto widths, f.get_i32_array(arch_key(c, gguf_key::kFeedForwardLength)));
+    if (widths->size() != size_t(c.num_layers))
+      return make_error(fmt::format("{}: {}feed_forward_length has {} entries for {} layers", f.name(), a,
+                                    widths->size(), c.num_layers));
+    for (int32_t w : *widths) {
+      if (w <= 0 || w > Limits::kMaxFeedForwardLength)
+        return make_error(fmt::format("{}: {}feed_forward_length entry {} is out of range", f.name(), a, w));
+      c.hidden_dim = std::max(c.hidden_dim, w);
+    }
+    c.layer_hidden_dims = std::move(*widths);
+  } else {
+    PAGODA_ASSIGN_OR_RETURN(c.hidden_dim,
+                            required_u32(f, arch_key(c, gguf_key::kFeedForwardLength), Limits::kMaxFeedForwardLength));
+  }
   PAGODA_ASSIGN_OR_RETURN(c.num_heads, required_u32(f, arch_key(c, gguf_key::kHeadCount), Limits::kMaxHeadCount));
   PAGODA_ASSIGN_OR_RETURN(c.context_length,
                           required_u32(f, arch_key(c, gguf_key::kContextLength), Limits::kMaxContextLength));

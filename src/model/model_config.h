@@ -114,6 +114,24 @@ struct ModelConfig {
   // The final norm is GGUF's token_embd_norm.weight (LFM2: HF's embedding_norm) instead of output_norm.weight.
   bool output_norm_is_token_embd_norm = false;
 
+  // Gemma 4's layer shapes. Windowed layers may have their own head size and rotated dims (head_dim_swa,
+  // rope_dim_swa; 0 = head_dim, rope_dim), and then the rope_freq_factors belong to the full layers only
+  // (rope_factors_full_only); each layer its own FFN width (layer_hidden_dims, [num_layers]; empty = hidden_dim,
+  // which is then their maximum).
+  int32_t head_dim_swa = 0;
+  int32_t rope_dim_swa = 0;
+  bool rope_factors_full_only = false;
+  std::vector<int32_t> layer_hidden_dims;
+  // Layers that share another layer's K/V (Gemma 4): the last num_kv_shared_layers layers write no K/V and read
+  // those of the last earlier layer of their own kind (windowed or full), so the cache holds num_kv_layers() layers.
+  int32_t num_kv_shared_layers = 0;
+  // V RMS-normed per head without a weight before it is stored (Gemma 4).
+  bool v_norm = false;
+  // Per-layer token embeddings (Gemma 4's E sizes; 0 = none): each layer gets a per_layer_input_dim-wide input made
+  // of a second embedding table's row and a projection of the embedded token, mixed into its output through a
+  // gated projection.
+  int32_t per_layer_input_dim = 0;
+
   bool skips_rope(int32_t layer) const { return !layer_skips_rope.empty() && layer_skips_rope[size_t(layer)] != 0; }
   bool is_swa_layer(int32_t layer) const {
     return sliding_window > 0 && (layer_is_swa.empty() || layer_is_swa[size_t(layer)] != 0);
@@ -123,7 +141,22 @@ struct ModelConfig {
   // The widest FFN activation row a token computes in one piece: the dense FFN's or the shared expert's (the routed
   // experts' rows have buffers of their own).
   int32_t ffn_width() const { return hidden_dim > shared_expert_hidden_dim ? hidden_dim : shared_expert_hidden_dim; }
-  int32_t kv_dim() const { return num_kv_heads * head_dim; }
+  // A layer's head size, rotated dims, Q and K/V widths, FFN width.
+  int32_t layer_head_dim(int32_t layer) const {
+    return head_dim_swa > 0 && is_swa_layer(layer) ? head_dim_swa : head_dim;
+  }
+  int32_t layer_rope_dim(int32_t layer) const {
+    return rope_dim_swa > 0 && is_swa_layer(layer) ? rope_dim_swa : rope_dim;
+  }
+  int32_t layer_q_dim(int32_t layer) const { return num_heads * layer_head_dim(layer); }
+  int32_t layer_kv_dim(int32_t layer) const { return num_kv_heads * layer_head_dim(layer); }
+  int32_t layer_hidden_dim(int32_t layer) const {
+    return layer_hidden_dims.empty() ? hidden_dim : layer_hidden_dims[size_t(layer)];
+  }
+  // Layers that differ from one another in shape or in what they compute (the fused ops assume they do not).
+  bool has_layer_shapes() const {
+    return head_dim_swa > 0 || rope_dim_swa > 0 || !layer_hidden_dims.empty() || num_kv_shared_layers > 0;
+  }
   bool is_conv_layer(int32_t layer) const { return !layer_is_conv.empty() && layer_is_conv[size_t(layer)] != 0; }
   int32_t num_conv_layers() const {
     int32_t n = 0;
@@ -131,19 +164,39 @@ struct ModelConfig {
     return n;
   }
   int32_t num_attention_layers() const { return num_layers - num_conv_layers(); }
-  // Layer `layer`'s index among the attention layers (its K/V rows) or among the conv layers (its state).
-  int32_t kv_layer(int32_t layer) const { return layer - conv_layers_before(layer); }
+  // Conv layers before `layer`: a conv layer's index among the conv layers (its slice of the recurrent state).
   int32_t conv_layers_before(int32_t layer) const {
     int32_t n = 0;
     for (int32_t l = 0; l < layer && size_t(l) < layer_is_conv.size(); ++l) n += layer_is_conv[size_t(l)] != 0;
     return n;
   }
+  // The first of the layers that share an earlier layer's K/V (num_layers when none do).
+  int32_t first_shared_kv_layer() const { return num_layers - num_kv_shared_layers; }
+  // The K/V layers the cache holds: the attention layers that write their own K/V (neither conv nor shared layers).
+  int32_t num_kv_layers() const {
+    const int32_t first_shared = first_shared_kv_layer();
+    return first_shared - conv_layers_before(first_shared);
+  }
+  bool writes_kv(int32_t layer) const { return layer < first_shared_kv_layer() && !is_conv_layer(layer); }
+  // The cache layer whose K/V an attention layer reads: its index among the writing attention layers, or for a
+  // shared layer that of the last earlier writing layer of its kind (windowed or full); -1 for a conv layer, or when
+  // no earlier layer of its kind exists (which model_config_from_gguf refuses).
+  int32_t kv_layer(int32_t layer) const {
+    if (is_conv_layer(layer)) return -1;
+    if (layer < first_shared_kv_layer()) return layer - conv_layers_before(layer);
+    for (int32_t l = first_shared_kv_layer() - 1; l >= 0; --l)
+      if (!is_conv_layer(l) && is_swa_layer(l) == is_swa_layer(layer)) return l - conv_layers_before(l);
+    return -1;
+  }
   // The recurrent state of one sequence: every conv layer's window, in layer order.
   int64_t conv_state_floats() const { return int64_t(shortconv_l_cache - 1) * dim; }
   int64_t state_floats_per_seq() const { return num_conv_layers() * conv_state_floats(); }
   bool has_recurrent_state() const { return state_floats_per_seq() > 0; }
-  KvShape kv_shape() const { return {num_attention_layers(), kv_dim(), num_kv_heads}; }
-  int32_t q_dim() const { return num_heads * head_dim; }
+  // The widest of the layers': a cache row holds max_kv_dim() values (a narrower layer uses the front of it).
+  int32_t max_head_dim() const { return head_dim_swa > head_dim ? head_dim_swa : head_dim; }
+  int32_t kv_dim() const { return num_kv_heads * max_head_dim(); }
+  KvShape kv_shape() const { return {num_kv_layers(), kv_dim(), num_kv_heads}; }
+  int32_t q_dim() const { return num_heads * max_head_dim(); }
 };
 
 // Bounds on the hyper-parameters, checked before anything proportional to them is allocated. Generous: the

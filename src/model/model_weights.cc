@@ -185,7 +185,7 @@ Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const
 Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelConfig& c) {
   ModelWeights w;
   w.owned_storage = f.owned;  // tensors converted at load live there
-  const int64_t dim = c.dim, kv_dim = c.kv_dim(), hidden = c.hidden_dim, vocab = c.vocab_size, q_dim = c.q_dim();
+  const int64_t dim = c.dim, vocab = c.vocab_size;
   PAGODA_ASSIGN_OR_RETURN(w.token_embd, matrix(f, format::gguf_tensor::kTokenEmbedding, vocab, dim));
   if (w.token_embd.input_scale != nullptr)
     return make_error(
@@ -195,9 +195,23 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
   if (size_t(c.num_layers) > f.tensors.size())
     return make_error(fmt::format("{}: the config has {} layers but there are only {} tensors", f.source, c.num_layers,
                                   f.tensors.size()));
+  if (c.per_layer_input_dim > 0) {
+    const int64_t all = int64_t(c.num_layers) * c.per_layer_input_dim;
+    PAGODA_ASSIGN_OR_RETURN(w.per_layer_token_embd,
+                            matrix(f, format::gguf_tensor::kPerLayerTokenEmbedding, vocab, all));
+    PAGODA_ASSIGN_OR_RETURN(w.per_layer_model_proj, matrix(f, format::gguf_tensor::kPerLayerModelProj, all, dim));
+    PAGODA_ASSIGN_OR_RETURN(w.per_layer_proj_norm,
+                            vector_f32(f, format::gguf_tensor::kPerLayerProjNorm, c.per_layer_input_dim));
+    if (w.per_layer_token_embd.input_scale != nullptr)
+      return make_error(fmt::format("{}: {} has an AWQ input scale, which an embedding lookup cannot undo", f.source,
+                                    format::gguf_tensor::kPerLayerTokenEmbedding));
+  }
   for (int32_t l = 0; l < c.num_layers; ++l) {
     LayerWeights& lw = w.layers.emplace_back();
     const std::string p = fmt::format("blk.{}.", l);
+    // Gemma 4's layers differ in head size and FFN width; a KV-sharing layer has no K/V projections.
+    const int64_t q_dim = c.layer_q_dim(l), kv_dim = c.layer_kv_dim(l), hidden = c.layer_hidden_dim(l);
+    const int64_t head_dim = c.layer_head_dim(l);
     if (c.pre_norms) {
       PAGODA_ASSIGN_OR_RETURN(lw.attn_norm,
                               vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), dim));
@@ -218,10 +232,12 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       } else {
         PAGODA_ASSIGN_OR_RETURN(lw.wq,
                                 matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ), q_dim, dim));
-        PAGODA_ASSIGN_OR_RETURN(
-            lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));
-        PAGODA_ASSIGN_OR_RETURN(
-            lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
+        if (c.writes_kv(l)) {
+          PAGODA_ASSIGN_OR_RETURN(
+              lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));
+          PAGODA_ASSIGN_OR_RETURN(
+              lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
+        }
       }
       PAGODA_ASSIGN_OR_RETURN(
           lw.wo, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput), dim, q_dim));
@@ -237,11 +253,12 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       PAGODA_ASSIGN_OR_RETURN(
           lw.q_norm,
           optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm),
-                              c.qk_norm_whole ? q_dim : c.head_dim));
-      PAGODA_ASSIGN_OR_RETURN(
-          lw.k_norm,
-          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm),
-                              c.qk_norm_whole ? kv_dim : c.head_dim));
+                              c.qk_norm_whole ? q_dim : head_dim));
+      if (c.writes_kv(l)) {
+        PAGODA_ASSIGN_OR_RETURN(
+            lw.k_norm, optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm),
+                                           c.qk_norm_whole ? kv_dim : head_dim));
+      }
     }
     if (c.post_norms) {
       PAGODA_ASSIGN_OR_RETURN(
@@ -296,6 +313,23 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
     }
     PAGODA_ASSIGN_OR_RETURN(
         lw.w_down, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDown), dim, hidden));
+    if (c.per_layer_input_dim > 0) {
+      const int64_t pl = c.per_layer_input_dim;
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.per_layer_gate,
+          matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPerLayerInpGate), pl, dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.per_layer_proj,
+          matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPerLayerProj), dim, pl));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.per_layer_post_norm,
+          vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPerLayerPostNorm), dim));
+    }
+    const std::string scale_name = format::gguf_tensor::block_tensor(l, format::gguf_tensor::kLayerOutputScale);
+    if (f.find(scale_name) != nullptr) {
+      PAGODA_ASSIGN_OR_RETURN(const std::vector<float> scale, vector_f32(f, scale_name, 1));
+      lw.output_scale = scale[0];
+    }
   }
   PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f,
                                                     c.output_norm_is_token_embd_norm

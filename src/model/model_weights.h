@@ -65,6 +65,11 @@ struct LayerWeights {
   // units, and its gate vector, f32 [dim] (ModelConfig::shared_expert_gated; else empty).
   ExpertWeights shared_expert;
   std::vector<float> shared_expert_gate;
+  // Gemma 4's per-layer input (ModelConfig::per_layer_input_dim > 0; else null views and empty): the gate
+  // [per_layer_input_dim, dim], the projection back [dim, per_layer_input_dim], its output norm f32 [dim].
+  WeightView per_layer_gate, per_layer_proj;
+  std::vector<float> per_layer_post_norm;
+  float output_scale = 1.0f;  // Gemma 4's layer_output_scale: the block's output multiplied by it
   // A short-convolution layer (ModelConfig::is_conv_layer; its attention views stay null): in_proj [3 * dim, dim]
   // (rows: B, then C, then x), out_proj [dim, dim], and the depthwise taps, f32 [shortconv_l_cache][dim] (the
   // oldest input's taps first; the file stores them per channel).
@@ -77,6 +82,10 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // f32 [dim]
   WeightView output;               // [vocab, dim]; token_embd when the classifier is shared
+  // Gemma 4's per-layer token embeddings (ModelConfig::per_layer_input_dim = P > 0; else null and empty): the table
+  // [vocab, num_layers * P], the projection of the embedded token [num_layers * P, dim] and its norm f32 [P].
+  WeightView per_layer_token_embd, per_layer_model_proj;
+  std::vector<float> per_layer_proj_norm;
   // Memory that views point into besides the file's mapping (weight_repack.h's repacked matrices).
   std::vector<std::shared_ptr<const void>> owned_storage;
 };

@@ -29,6 +29,11 @@ Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet&
                                             const kernels::KernelTable& kernels, const ModelOptions& options) {
   PAGODA_RETURN_IF_ERROR(apply_rope_overrides(options.rope_overrides, config));
   PAGODA_ASSIGN_OR_RETURN(ModelWeights weights, model_weights_from_tensors(tensors, config));
+  const bool gemma4_layers = config.per_layer_input_dim > 0 || config.num_kv_shared_layers > 0 || config.has_layer_shapes();
+  if (gemma4_layers && (options.pipeline_stages > 1 || (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1)))
+    return make_error(fmt::format("{}: {}'s per-layer embeddings, shared K/V and per-layer shapes cannot be split over "
+                                  "pipeline stages or tensor-parallel ranks yet",
+                                  tensors.source, config.architecture));
   if (options.pipeline_stages > 1) {
     // This stage's layers (views, no copy); a tensor-parallel split below cuts them further.
     PAGODA_ASSIGN_OR_RETURN(PipelineStage stage,

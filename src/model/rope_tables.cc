@@ -46,8 +46,10 @@ RopeParams rope_params(const ModelConfig& c, bool swa_layer) {
     p.ext_factor = 0.0f;
     p.attn_factor = 1.0f;
   }
+  p.rope_dim = swa_layer && c.rope_dim_swa > 0 ? c.rope_dim_swa : c.rope_dim;
+  p.frequency_divisors = !(swa_layer && c.rope_factors_full_only);
   float dims[2];
-  yarn_corr_dims(c.rope_dim, c.rope_original_context > 0 ? c.rope_original_context : c.context_length, p.theta,
+  yarn_corr_dims(p.rope_dim, c.rope_original_context > 0 ? c.rope_original_context : c.context_length, p.theta,
                  c.yarn_beta_fast, c.yarn_beta_slow, dims);
   p.corr_low = dims[0];
   p.corr_high = dims[1];
@@ -56,13 +58,13 @@ RopeParams rope_params(const ModelConfig& c, bool swa_layer) {
 
 void fill_rope_tables(const ModelConfig& c, std::span<const Pos> positions, const RopeParams& p, int32_t rope_context,
                       float* cos_out, float* sin_out) {
-  const int32_t half_rope = c.rope_dim / 2;
-  const std::vector<float>* divisors = rope_divisors(c, rope_context);
+  const int32_t rope_dim = p.rope_dim > 0 ? p.rope_dim : c.rope_dim, half_rope = rope_dim / 2;
+  const std::vector<float>* divisors = p.frequency_divisors ? rope_divisors(c, rope_context) : nullptr;
   float magnitude = p.attn_factor;
   if (p.ext_factor != 0.0f) magnitude *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
   for (size_t t = 0; t < positions.size(); ++t) {
     for (int32_t i = 0; i < half_rope; ++i) {
-      float freq = 1.0f / std::pow(p.theta, float(2 * i) / float(c.rope_dim));
+      float freq = 1.0f / std::pow(p.theta, float(2 * i) / float(rope_dim));
       if (divisors != nullptr) freq /= (*divisors)[size_t(i)];
       float angle = float(positions[t]) * freq * p.freq_scale;
       if (p.ext_factor != 0.0f) {

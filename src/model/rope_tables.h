@@ -26,6 +26,8 @@ struct RopeParams {
   float attn_factor = 1.0f;   // magnitude of cos and sin (times YaRN's 1 + 0.1 ln(1 / freq_scale) when the ramp is on)
   float corr_low = 0.0f;      // YaRN's ramp runs over pairs corr_low..corr_high: extrapolated below, interpolated above
   float corr_high = 0.0f;
+  int32_t rope_dim = 0;        // the rotated dims of a head; 0: ModelConfig::rope_dim
+  bool frequency_divisors = true;  // false: the layer kind takes no rope_freq_factors (Gemma 4's windowed layers)
 };
 
 // HF's get_mscale (llama.cpp's): 1 for scale <= 1, else 0.1 * mscale * ln(scale) + 1.

@@ -83,9 +83,12 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     }
     consider({&lw.shared_expert.w_gate, &lw.shared_expert.w_up});  // null views when the layer has none
     consider({&lw.shared_expert.w_down});
+    consider({&lw.per_layer_gate});  // null views without per-layer embeddings
+    consider({&lw.per_layer_proj});
     consider({&lw.conv_in});  // null views outside a short-convolution layer
     consider({&lw.conv_out});
   }
+  consider({&weights.per_layer_model_proj});
   consider({&weights.output});  // a copy even when it is token_embd's data
   if (repacks.empty()) return 0;
   size_t total = 0;

@@ -29,9 +29,14 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   scores.resize(size_t(num_threads) * size_t(max_context));
   rope_cos.resize(t * size_t(c.rope_dim / 2));
   rope_sin.resize(t * size_t(c.rope_dim / 2));
-  if (c.rope_theta_swa > 0.0f || c.rope_freq_scale_swa > 0.0f) {
-    rope_cos_swa.resize(t * size_t(c.rope_dim / 2));
-    rope_sin_swa.resize(t * size_t(c.rope_dim / 2));
+  if (c.rope_theta_swa > 0.0f || c.rope_freq_scale_swa > 0.0f || c.rope_dim_swa > 0) {
+    const size_t half = size_t(std::max(c.rope_dim, c.rope_dim_swa) / 2);
+    rope_cos_swa.resize(t * half);
+    rope_sin_swa.resize(t * half);
+  }
+  if (c.per_layer_input_dim > 0) {
+    per_layer_in.resize(t * size_t(c.num_layers) * size_t(c.per_layer_input_dim));
+    per_layer_gate.resize(t * size_t(c.per_layer_input_dim));
   }
   rope_identity_cos.assign(size_t(c.rope_dim / 2), 1.0f);
   rope_identity_sin.assign(size_t(c.rope_dim / 2), 0.0f);

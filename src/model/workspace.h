@@ -37,9 +37,13 @@ struct Workspace {
   std::vector<float> rope_cos;  // f32 [max_tokens, rope_dim / 2]
   std::vector<float> rope_sin;  // f32 [max_tokens, rope_dim / 2]
   // The windowed layers' tables when their RoPE base or scale differs (Gemma 3's local base); else empty.
-  std::vector<float> rope_cos_swa, rope_sin_swa;  // f32 [max_tokens, rope_dim / 2]
+  std::vector<float> rope_cos_swa, rope_sin_swa;  // f32 [max_tokens, max(rope_dim, rope_dim_swa) / 2]
   // A NoPE layer's K "rotation" (cos 1, sin 0: the same bits out); one row, every token's.
   std::vector<float> rope_identity_cos, rope_identity_sin;  // f32 [rope_dim / 2]
+  // Gemma 4's per-layer inputs (ModelConfig::per_layer_input_dim = P > 0; else empty): every layer's for each token,
+  // and one layer's gated row.
+  std::vector<float> per_layer_in;    // f32 [max_tokens, num_layers * P]
+  std::vector<float> per_layer_gate;  // f32 [max_tokens, P]
   std::vector<float> final_x;                     // f32 [max_logits_rows, dim]
   std::vector<float> logits;                      // f32 [max_logits_rows, vocab]
   // f32 [max_hidden_rows, dim]: BatchView::hidden_rows after the final norm

@@ -44,6 +44,7 @@ Result<HfConfig> hf_config_of(const ModelShape& s) {
                          {"low_freq_factor", 1.0},
                          {"high_freq_factor", 4.0},
                          {"original_max_position_embeddings", 8192}};
+  if (s.kv_shared_layers > 0) j["num_kv_shared_layers"] = s.kv_shared_layers;
   if (!s.hf_extra_json.empty()) j.update(nlohmann::ordered_json::parse(s.hf_extra_json));
   return parse_hf_config(j.dump(), "shape " + s.name);
 }
@@ -121,6 +122,11 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   std::vector<Spec> specs;
   specs.push_back({"model.embed_tokens.weight", {c.vocab_size, c.dim}, Kind::kMatrix});
   const HfFamily* family = find_hf_family(h.hf_architecture);
+  if (family->model_tensors != nullptr) {
+    std::vector<HfTensor> extra;
+    family->model_tensors(h, extra);
+    for (const HfTensor& t : extra) specs.push_back({t.hf_name, t.shape, t.kind});
+  }
   std::vector<HfTensor> layer;
   for (int32_t l = 0; l < c.num_layers; ++l) {
     layer.clear();

@@ -284,6 +284,29 @@ const ModelShape kShapes[] = {
      .hf_extra_json = R"({"query_pre_attn_scalar": 32, "sliding_window": 16, "sliding_window_pattern": 3,
         "rope_local_base_freq": 10000.0, "final_logit_softcapping": 30.0,
         "rope_scaling": {"rope_type": "linear", "factor": 8.0}})"},
+    // Gemma-4-E2B's shape at a tiny size: windowed layers of head size 32 and full ones of 64 (proportional RoPE),
+    // the last 3 layers sharing K/V (and with double-wide FFNs), per-layer embeddings of 32.
+    {.name = "tiny-gemma4",
+     .dim = 128,
+     .hidden_dim = 256,
+     .num_layers = 6,
+     .num_heads = 4,
+     .num_kv_heads = 1,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Gemma4ForCausalLM",
+     .head_dim = 32,
+     .tied_embeddings = true,
+     .bos_token_id = 1,
+     .eos_token_id = 2,
+     .hf_extra_json = R"({"global_head_dim": 64, "sliding_window": 16, "sliding_window_pattern": 3,
+        "final_logit_softcapping": 30.0, "hidden_size_per_layer_input": 32, "use_double_wide_mlp": true,
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+          "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}})",
+     .kv_shared_layers = 3,
+     .per_layer_input_dim = 32},
     {.name = "tiny-phi3",
      .dim = 128,
      .hidden_dim = 256,
@@ -506,6 +529,30 @@ const ModelShape kShapes[] = {
      .hf_architecture = "Olmo3ForCausalLM",
      .hf_extra_json = R"({"sliding_window": 16, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
         "original_max_position_embeddings": 32}})"},
+    // Gemma-4-E2B (text): windowed layers (512, head size 256, RoPE base 10000) four in five, full ones of head size
+    // 512 with proportional RoPE (a quarter of the pairs rotate, base 1M); the last 20 layers read the K/V of the
+    // last earlier layer of their kind and have double-wide FFNs; per-layer token embeddings of 256; tied.
+    {.name = "gemma4-e2b",
+     .dim = 1536,
+     .hidden_dim = 6144,
+     .num_layers = 35,
+     .num_heads = 8,
+     .num_kv_heads = 1,
+     .vocab_size = 262144,
+     .context_length = 131072,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Gemma4ForCausalLM",
+     .head_dim = 256,
+     .tied_embeddings = true,
+     .bos_token_id = 2,
+     .eos_token_id = 1,
+     .hf_extra_json = R"({"global_head_dim": 512, "sliding_window": 512, "sliding_window_pattern": 5,
+        "final_logit_softcapping": 30.0, "hidden_size_per_layer_input": 256, "use_double_wide_mlp": true,
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+          "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}})",
+     .kv_shared_layers = 20,
+     .per_layer_input_dim = 256},
 };
 
 }  // namespace
@@ -517,7 +564,10 @@ int64_t ModelShape::num_params() const {
                                             int64_t(num_experts) * dim + shared
                                       : 3 * int64_t(dim) * hidden_dim;
   const int64_t per_layer = 2 * int64_t(dim) * q_dim + 2 * int64_t(dim) * kv_dim + ffn + 2 * int64_t(dim);
-  return int64_t(vocab_size) * dim * (tied_embeddings ? 1 : 2) + per_layer * num_layers + dim;
+  // Gemma 4's per-layer embeddings: the table and projection, each layer's gate and projection back.
+  const int64_t per_layer_inputs =
+      int64_t(num_layers) * per_layer_input_dim * (int64_t(vocab_size) + 3 * int64_t(dim));
+  return int64_t(vocab_size) * dim * (tied_embeddings ? 1 : 2) + per_layer * num_layers + dim + per_layer_inputs;
 }
 
 int64_t ModelShape::num_active_params() const {

@@ -37,6 +37,11 @@ struct ModelShape {
   int32_t num_experts_used = 0;
   int32_t expert_hidden_dim = 0;
   int32_t shared_expert_hidden_dim = 0;  // the shared expert's FFN width (Qwen2-MoE); 0: none
+  // Gemma 4: the last layers that read an earlier layer's K/V (config.json's num_kv_shared_layers; `--layers N`
+  // keeps the first N layers, so the count shrinks with the cut), and the per-layer embeddings' width (for
+  // num_params; the config field is in hf_extra_json). 0: none.
+  int32_t kv_shared_layers = 0;
+  int32_t per_layer_input_dim = 0;
   // An embedding model in Qwen3-Embedding's layout: tensors named without the "model." prefix, no lm_head (tied),
   // and sentence-transformers' modules.json + 1_Pooling/config.json naming this pooling mode ("lasttoken", "mean"
   // or "cls"). Empty: a causal LM's folder.

@@ -2,7 +2,7 @@
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers, experts, a gated shared expert,
-// LFM2's short-convolution layers beside attention):
+// Gemma 4's two head sizes, shared K/V and per-layer embeddings, LFM2's short-convolution layers beside attention):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step;
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
@@ -50,7 +50,7 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
-                            {"tiny-lfm2"}};
+                            {"tiny-gemma4"},     {"tiny-lfm2"}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -297,6 +297,29 @@ TEST(ModelFamilyExpertsTest, RepackedQuantizedExpertsEqualTheFileLayout) {
                   kNumTokens, kRowsCompared, double(max_diff), double(max_abs));
     }
   }
+}
+
+// Gemma 4's K/V-sharing layers read what earlier layers wrote, in the same step or before: chunks of 64 tokens
+// (past the 16-position windows) scored with the whole chunk in one forward call, or 5 or 7 tokens a call, give the
+// same perplexity and mean log-likelihood to the printed digits.
+TEST(Gemma4PrefillTest, WholeAndChunkedPrefillGiveTheSameScores) {
+  TempDir dir;
+  const std::string model = dir.path() + "/g4.gguf";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-gemma4", "--format", "gguf", "-o", model, "--seed", "7"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  auto score = [&](const char* batch) {
+    ProcessResult r = run_pagoda({"perplexity", "-m", model, "-f", PAGODA_TEST_STORY,
+                                  "--ctx", "64", "--chunks", "4", "--batch", batch, "--threads", "2", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j.is_discarded() ? std::pair<double, double>{0, 0}
+                            : std::pair<double, double>{j.value("ppl", 0.0), j.value("mean_nll", 0.0)};
+  };
+  const auto whole = score("64");
+  EXPECT_GT(whole.first, 1.0);
+  EXPECT_EQ(score("5"), whole);
+  EXPECT_EQ(score("7"), whole);
 }
 
 }  // namespace

@@ -396,6 +396,15 @@ TEST(JinjaGoldenTest, Gemma2) {
       std::string::npos);
 }
 
+// Expected text: derived by hand from the template: a system turn, <|turn>ROLE ... <turn|> with the assistant as
+// "model", contents trimmed, and the generation prompt closing an empty thought channel (thinking off by default).
+TEST(JinjaGoldenTest, Gemma4) {
+  EXPECT_EQ(render_chat("google-gemma-4-31B-it.jinja", kConversation, "<bos>", "<eos>"),
+            "<bos><|turn>system\nYou are a helpful assistant<turn|>\n<|turn>user\nHello<turn|>\n"
+            "<|turn>model\nHi there<turn|>\n<|turn>user\nWho are you<turn|>\n<|turn>model\nI am an assistant<turn|>\n"
+            "<|turn>user\nAnother question<turn|>\n<|turn>model\n<|channel>thought\n<channel|>");
+}
+
 // Expected text: derived by hand (contents verbatim, EOS only without a generation prompt).
 TEST(JinjaGoldenTest, Phi35Mini) {
   EXPECT_EQ(render_chat("microsoft-Phi-3.5-mini-instruct.jinja", kConversation, "<s>", "<|endoftext|>"),
