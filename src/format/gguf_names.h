@@ -112,6 +112,7 @@ inline constexpr const char* kFfnUpShexp = "ffn_up_shexp";
 inline constexpr const char* kFfnDownShexp = "ffn_down_shexp";
 inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
 inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
+inline constexpr const char* kAttnSinks = "attn_sinks";  // gpt-oss: a sink logit per query head
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";
