@@ -33,7 +33,7 @@ Status validate_ablation_workload(const AblationWorkload& w) {
 }
 
 int64_t kv_budget_bytes(const AblationEngineBase& base, const ModelConfig& model) {
-  return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token_layer(model.kv_shape(), KvDType::kF32) * model.num_layers;
+  return int64_t(base.kv_budget_f32_tokens) * KvStorage::bytes_per_token(model.kv_shape(), KvDType::kF32);
 }
 
 Result<EngineConfig> ablation_engine_config(const AblationSettings& s, const AblationEngineBase& base,

@@ -121,8 +121,7 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   r.decode_tok_s = r.tpot_ms_mean > 0.0 ? 1000.0 / r.tpot_ms_mean : 0.0;
   r.weight_bytes_per_token = weight_bytes_per_token(*model.file, c.vocab_size, c.num_experts, c.num_experts_used);
   const double mean_context = double(prompt_len) + double(o.num_generated) / 2.0;
-  r.kv_bytes_per_token =
-      mean_context * double(c.num_layers) * double(KvStorage::bytes_per_token_layer(c.kv_shape(), o.kv_types));
+  r.kv_bytes_per_token = mean_context * double(KvStorage::bytes_per_token(c.kv_shape(), o.kv_types));
   r.kv_types = o.kv_types;
   r.kv_cache_bytes_per_token = KvStorage::bytes_per_token(c.kv_shape(), o.kv_types);
   r.kv_capacity = kv_capacity_by_type(c.kv_shape(), kKvCapacityBudgetBytes, o.block_size, prompt_len + o.num_generated);

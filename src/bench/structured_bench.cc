@@ -34,39 +34,6 @@ MaskTimeStats stats_of(std::vector<double> samples) {
   return s;
 }
 
-// The tokenizer's own tokens for `text` when they spell it exactly (byte-level BPE), else a greedy longest-match
-// over the vocabulary (SentencePiece adds a leading space that the grammar would refuse).
-std::vector<TokenId> tokens_for(const Tokenizer& tokenizer, const grammar::TokenVocabulary& vocab,
-                                const std::string& text) {
-  std::vector<TokenId> ids = tokenizer.encode(text, false);
-  std::string spelled;
-  for (const TokenId id : ids) spelled += vocab.token_bytes(id);
-  if (spelled == text) return ids;
-  ids.clear();
-  size_t pos = 0;
-  const std::vector<grammar::TrieNode>& trie = vocab.trie();
-  while (pos < text.size()) {
-    // Walk the preorder trie along text[pos...], remembering the deepest node where a token ends.
-    TokenId best = -1;
-    size_t best_len = 0;
-    uint32_t i = 0, end = uint32_t(trie.size());
-    for (size_t depth = 0; pos + depth < text.size(); ++depth) {
-      while (i < end && trie[i].byte != uint8_t(text[pos + depth])) i = trie[i].subtree_end;
-      if (i >= end) break;
-      if (trie[i].num_tokens_here > 0) {
-        best = vocab.sorted_id(int32_t(trie[i].tokens_begin));
-        best_len = depth + 1;
-      }
-      end = trie[i].subtree_end;
-      ++i;
-    }
-    if (best < 0) return {};
-    ids.push_back(best);
-    pos += best_len;
-  }
-  return ids;
-}
-
 const char* kPersonSchema = R"({
   "type": "object",
   "properties": {
@@ -160,6 +127,37 @@ grammar::GrammarSpec schema_spec(const char* text) {
 
 }  // namespace
 
+std::vector<TokenId> tokens_for_text(const Tokenizer& tokenizer, const grammar::TokenVocabulary& vocab,
+                                const std::string& text) {
+  std::vector<TokenId> ids = tokenizer.encode(text, false);
+  std::string spelled;
+  for (const TokenId id : ids) spelled += vocab.token_bytes(id);
+  if (spelled == text) return ids;
+  ids.clear();
+  size_t pos = 0;
+  const std::vector<grammar::TrieNode>& trie = vocab.trie();
+  while (pos < text.size()) {
+    // Walk the preorder trie along text[pos...], remembering the deepest node where a token ends.
+    TokenId best = -1;
+    size_t best_len = 0;
+    uint32_t i = 0, end = uint32_t(trie.size());
+    for (size_t depth = 0; pos + depth < text.size(); ++depth) {
+      while (i < end && trie[i].byte != uint8_t(text[pos + depth])) i = trie[i].subtree_end;
+      if (i >= end) break;
+      if (trie[i].num_tokens_here > 0) {
+        best = vocab.sorted_id(int32_t(trie[i].tokens_begin));
+        best_len = depth + 1;
+      }
+      end = trie[i].subtree_end;
+      ++i;
+    }
+    if (best < 0) return {};
+    ids.push_back(best);
+    pos += best_len;
+  }
+  return ids;
+}
+
 std::vector<StructuredCase> default_structured_cases() {
   std::vector<StructuredCase> cases;
   cases.push_back(
@@ -221,7 +219,7 @@ Result<StructuredBenchReport> run_structured_bench(const Tokenizer& tokenizer, c
     r.num_grammar_states = (*g)->grammar().states.size();
     std::vector<std::vector<TokenId>> documents;
     for (const std::string& text : c.instances) {
-      documents.push_back(tokens_for(tokenizer, *vocab, text));
+      documents.push_back(tokens_for_text(tokenizer, *vocab, text));
       if (documents.back().empty())
         return make_error(fmt::format("bench structured: case '{}': an instance cannot be tokenized", c.name));
       r.num_tokens += int64_t(documents.back().size()) + 1;  // and the stop token's mask

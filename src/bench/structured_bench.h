@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "grammar/grammar_spec.h"
+#include "grammar/token_vocabulary.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagoda::bench {
@@ -24,6 +25,12 @@ struct StructuredCase {
 // JSON schemas (a record with nested objects and formats, tool-call arguments, an array of products, a
 // recursive tree), json_object, llama.cpp's json.gbnf, a regex; with hand-written instances.
 std::vector<StructuredCase> default_structured_cases();
+
+// The tokenizer's own tokens for `text` when they spell it exactly (byte-level BPE), else a greedy longest-match
+// over the vocabulary (SentencePiece adds a leading space that a grammar would refuse); empty when the vocabulary
+// cannot spell `text`.
+std::vector<TokenId> tokens_for_text(const Tokenizer& tokenizer, const grammar::TokenVocabulary& vocab,
+                                     const std::string& text);
 
 struct MaskTimeStats {
   int64_t count = 0;

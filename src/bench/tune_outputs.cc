@@ -30,8 +30,8 @@ Result<MeasuredEstimates> measure_tune_estimates(const AblationModelFiles& files
   }
   const ModelConfig& mc = files.model_config();
   e.kv_bytes_per_token_f16 = kv_bytes_per_token(mc.num_layers, mc.num_kv_heads, mc.head_dim, 2);
-  e.kv_bytes_per_token_f32 = KvStorage::bytes_per_token_layer(mc.kv_shape(), KvDType::kF32) * mc.num_layers;
-  e.kv_bytes_per_token_int8 = KvStorage::bytes_per_token_layer(mc.kv_shape(), KvDType::kInt8) * mc.num_layers;
+  e.kv_bytes_per_token_f32 = KvStorage::bytes_per_token(mc.kv_shape(), KvDType::kF32);
+  e.kv_bytes_per_token_int8 = KvStorage::bytes_per_token(mc.kv_shape(), KvDType::kInt8);
   for (AblationWeights wt : {AblationWeights::kF32, AblationWeights::kQ8_0, AblationWeights::kQ4_0}) {
     PAGODA_ASSIGN_OR_RETURN(format::GgufFile f, format::GgufFile::open(files.path(wt)));
     e.weight_bytes[size_t(wt)] = int64_t(weight_bytes_per_token(f, mc.vocab_size, mc.num_experts, mc.num_experts_used));

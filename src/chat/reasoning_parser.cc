@@ -13,6 +13,7 @@ constexpr std::string_view kChannel = "<|channel|>";
 constexpr std::string_view kMessage = "<|message|>";
 constexpr std::string_view kStart = "<|start|>";
 constexpr std::string_view kAnalysisHeader = "<|channel|>analysis<|message|>";
+constexpr std::string_view kFinalHeader = "<|channel|>final<|message|>";
 // What ends a harmony message's body: its end, a call, the reply's end, or (unterminated) the next message.
 constexpr std::array<std::string_view, 4> kBodyEnds = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
 constexpr std::string_view kSpace = " \t\r\n";
@@ -96,6 +97,15 @@ ReasoningSyntax reasoning_syntax_for(ReasoningFormat format, ReasoningSyntax tem
       return template_syntax == ReasoningSyntax::kNone ? ReasoningSyntax::kThinkTags : template_syntax;
   }
   return template_syntax;
+}
+
+ReasoningBounds reasoning_bounds(ReasoningSyntax syntax) {
+  switch (syntax) {
+    case ReasoningSyntax::kNone: return {};
+    case ReasoningSyntax::kThinkTags: return {kThinkOpen, kThinkClose};
+    case ReasoningSyntax::kHarmony: return {{}, kFinalHeader};
+  }
+  return {};
 }
 
 bool prompt_opens_reasoning(ReasoningSyntax syntax, std::string_view prompt) {

@@ -34,6 +34,15 @@ ReasoningSyntax reasoning_syntax_for(ReasoningFormat format, ReasoningSyntax tem
 // templates, Qwen3's thinking variants), or with harmony's analysis header.
 bool prompt_opens_reasoning(ReasoningSyntax syntax, std::string_view prompt);
 
+// The texts around a reasoning that a constrained answer follows: `open` starts it (empty: the output always
+// begins in it, as harmony's analysis does), `close` ends it and the answer follows (</think>; harmony's
+// final-channel header). Empty `close` for kNone.
+struct ReasoningBounds {
+  std::string_view open;
+  std::string_view close;
+};
+ReasoningBounds reasoning_bounds(ReasoningSyntax syntax);
+
 struct ReasoningPieces {
   std::string reasoning;
   std::string content;

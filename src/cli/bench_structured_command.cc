@@ -1,7 +1,8 @@
 // `pagoda bench structured [--tokenizer tokenizer.json|MODEL.gguf] [--passes 3] [--json]`: the time of a token mask
 // under JSON-schema, json_object, GBNF and regex grammars on a tokenizer's vocabulary (the bundled model's
 // by default), cold and warm (structured_bench.h). `--tpot [-m MODEL]`: TPOT of a batch with and without each
-// grammar through the engine (structured_tpot.h).
+// grammar through the engine (structured_tpot.h). `--maskbench DIR [--vocab GGUF] [--time-limit 30] [--json]`:
+// MaskBench's schemas and instances, mask by mask (maskbench.h).
 #include "cli/bench_structured_command.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <memory>
 
 #include "assets/bundled_model.h"
+#include "bench/maskbench.h"
 #include "bench/structured_bench.h"
 #include "bench/structured_tpot.h"
 #include "cli/common_options.h"
@@ -27,6 +29,8 @@ struct StructuredCliOptions {
   int32_t num_warm_passes = 3;
   bool json = false;
   bool tpot = false;
+  std::string maskbench_dir;
+  double time_limit_s = 30;
   std::string model_path;  // --tpot: the model ("" = bundled)
   int32_t threads = 0;
   bench::StructuredTpotOptions tpot_options;
@@ -72,8 +76,25 @@ Result<std::unique_ptr<Tokenizer>> load_bench_tokenizer(const std::string& path)
   return tokenizer_from_gguf(file);
 }
 
+int bench_structured_maskbench(const StructuredCliOptions& o) {
+  if (!(o.time_limit_s > 0 && o.time_limit_s <= 3600)) return report_error("--time-limit must be in (0, 3600] seconds");
+  Result<std::unique_ptr<Tokenizer>> tokenizer = load_bench_tokenizer(o.tokenizer_path);
+  if (!tokenizer.ok()) return report_error(tokenizer.error());
+  std::fprintf(stderr, "pagoda: bench structured: MaskBench files in %s, vocabulary %s, %.0f s per schema\n",
+               o.maskbench_dir.c_str(), o.tokenizer_path.empty() ? "of the bundled model" : o.tokenizer_path.c_str(),
+               o.time_limit_s);
+  bench::MaskbenchOptions options;
+  options.time_limit_s = o.time_limit_s;
+  Result<bench::MaskbenchReport> report = bench::run_maskbench(**tokenizer, o.maskbench_dir, options);
+  if (!report.ok()) return report_error(report.error());
+  std::printf("%s%s", o.json ? bench::maskbench_report_json(*report).c_str() : bench::maskbench_report_text(*report).c_str(),
+              o.json ? "\n" : "");
+  return 0;
+}
+
 int bench_structured(const StructuredCliOptions& o) {
   if (o.tpot) return bench_structured_tpot(o);
+  if (!o.maskbench_dir.empty()) return bench_structured_maskbench(o);
   if (o.num_warm_passes < 1 || o.num_warm_passes > 1000) return report_error("--passes must be in [1, 1000]");
   Result<std::unique_ptr<Tokenizer>> tokenizer = load_bench_tokenizer(o.tokenizer_path);
   if (!tokenizer.ok()) return report_error(tokenizer.error());
@@ -95,13 +116,22 @@ void add_bench_structured_command(CLI::App& bench, int& exit_code) {
   auto o = std::make_shared<StructuredCliOptions>();
   CLI::App* cmd =
       bench.add_subcommand("structured", "Structured outputs: token mask time per step (JSON schema, GBNF, regex)");
-  cmd->add_option("--tokenizer", o->tokenizer_path, "a tokenizer.json or a GGUF (default: the bundled model's)");
+  cmd->add_option("--tokenizer,--vocab", o->tokenizer_path,
+                  "a tokenizer.json or a GGUF, e.g. llama.cpp's ggml-vocab-llama-bpe.gguf (default: the bundled model's)");
   // The mask benchmark's options and --tpot's exclude each other: an option of the other mode is an error.
   CLI::Option* tpot =
       cmd->add_flag("--tpot", o->tpot, "TPOT of a batch with and without each grammar, through the engine on -m");
+  CLI::Option* maskbench =
+      cmd->add_option("--maskbench", o->maskbench_dir,
+                      "a folder of MaskBench files (jsonschemabench's maskbench/data): pass/fail counts and mask times")
+          ->excludes(tpot);
+  cmd->add_option("--time-limit", o->time_limit_s, "--maskbench: seconds per schema (compile and instances)")
+      ->capture_default_str()
+      ->needs(maskbench);
   cmd->add_option("--passes", o->num_warm_passes, "warm passes over the documents after the cold one")
       ->capture_default_str()
-      ->excludes(tpot);
+      ->excludes(tpot)
+      ->excludes(maskbench);
   cmd->add_flag("--json", o->json, "one JSON object instead of the table")->excludes(tpot);
   cmd->add_option("-m,--model", o->model_path, "--tpot: the model (default: the bundled stories260K)")->needs(tpot);
   cmd->add_option("--threads", o->threads, "--tpot: threads (default: all cores, 1 for a tiny model)")->needs(tpot);

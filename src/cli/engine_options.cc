@@ -118,6 +118,12 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
                c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off",
                describe_spec(c).c_str());
+  if (r.state_bytes_per_seq > 0)
+    std::fprintf(out,
+                 "pagoda: recurrent state: %lld bytes per sequence, %d slots (%.1f MiB); prefix cache off for this "
+                 "hybrid model (its states are not snapshotted at block boundaries)\n",
+                 static_cast<long long>(r.state_bytes_per_seq), c.kv.num_state_slots,
+                 double(r.state_bytes_per_seq) * c.kv.num_state_slots / double(1 << 20));
 }
 
 }  // namespace pagoda::cli

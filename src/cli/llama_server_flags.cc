@@ -13,7 +13,8 @@ namespace pagoda::cli {
 std::vector<std::string> spell_llama_cpp_flags(std::vector<std::string> args) {
   using Spelling = std::pair<std::string_view, std::string_view>;
   static constexpr Spelling kEverywhere[] = {
-      {"-hf", "--hf-repo"}, {"-hff", "--hf-file"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}};
+      {"-hf", "--hf-repo"}, {"-hff", "--hf-file"}, {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"},
+      {"-ctkd", "--cache-type-k-draft"}, {"-ctvd", "--cache-type-v-draft"}};
   static constexpr Spelling kServe[] = {{"-ngl", "--n-gpu-layers"}, {"-fa", "--flash-attn"}, {"-np", "--parallel"},
                                         {"-tb", "--threads-batch"},  {"-ub", "--ubatch-size"}};
   const bool serve = !args.empty() && args[0] == "serve";

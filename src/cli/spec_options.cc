@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
+#include <tuple>
 
 #include "core/check.h"
 #include "kernels/kernels.h"
@@ -38,8 +40,13 @@ void add_spec_options(CLI::App& app, SpecCliOptions& o) {
                  "--spec draft: the draft model (GGUF file, HF folder, or 'bundled' for the embedded model); same "
                  "vocabulary as the target");
   app.add_option("--draft-kv-blocks", o.draft_kv_blocks,
-                 "--spec draft: blocks of the draft model's own KV pool (f32, prefix-cached; default: what fits in "
+                 "--spec draft: blocks of the draft model's own KV pool (prefix-cached; default: what fits in "
                  "the target KV pool's bytes, at most its block count)");
+  app.add_option("--cache-type-k-draft", o.cache_type_k_draft,
+                 "(also -ctkd) --spec draft: the draft model's KV cache type of K, as llama.cpp: f16 (default), f32, "
+                 "bf16, q8_0, q4_0 or int8");
+  app.add_option("--cache-type-v-draft", o.cache_type_v_draft,
+                 "(also -ctvd) --spec draft: the draft model's KV cache type of V (default f16)");
 }
 
 namespace {
@@ -103,8 +110,10 @@ Result<SpecResources> load_spec_resources(const SpecCliOptions& o, const Tokeniz
 }
 
 Status apply_spec_options(const SpecCliOptions& o, EngineConfig& c, const SpecResources& resources) {
-  if (o.method != "draft" && (!o.draft_model.empty() || o.draft_kv_blocks != 0))
-    return make_error("invalid option: --draft-model and --draft-kv-blocks go with --spec draft");
+  if (o.method != "draft" && (!o.draft_model.empty() || o.draft_kv_blocks != 0 || !o.cache_type_k_draft.empty() ||
+                              !o.cache_type_v_draft.empty()))
+    return make_error(
+        "invalid option: --draft-model, --draft-kv-blocks and --cache-type-k/v-draft go with --spec draft");
   if (o.method != "ngram" && (o.ngram_min || o.ngram_max || !o.ngram_corpus.empty() || o.ngram_history != 0))
     return make_error("invalid option: --spec-ngram-min/max/corpus/history go with --spec ngram");
   if (o.ngram_history < 0 || o.ngram_history > kMaxNgramHistory)
@@ -129,9 +138,20 @@ Status apply_spec_options(const SpecCliOptions& o, EngineConfig& c, const SpecRe
     if (o.draft_model.empty()) return make_error("invalid option: --spec draft needs --draft-model");
     if (o.draft_kv_blocks < 0) return make_error("invalid option: --draft-kv-blocks must be at least 1");
     PAGODA_CHECK(resources.draft != nullptr, "--spec draft without its loaded draft model");
+    KvCacheTypes draft_types;
+    for (auto [flag, name, side] : {std::tuple{"--cache-type-k-draft", &o.cache_type_k_draft, &draft_types.k},
+                                    std::tuple{"--cache-type-v-draft", &o.cache_type_v_draft, &draft_types.v}}) {
+      if (name->empty()) continue;
+      const std::optional<KvDType> dtype = parse_kv_dtype(*name);
+      if (!dtype)
+        return make_error(
+            fmt::format("invalid option: {} must be one of {}, got '{}'", flag, kv_dtype_names(), *name));
+      *side = *dtype;
+    }
     c.spec = SpecDecodeConfig{.method = SpecMethod::kDraftModel,
                               .draft_model = resources.draft->model.get(),
-                              .draft_kv_blocks = o.draft_kv_blocks};
+                              .draft_kv_blocks = o.draft_kv_blocks,
+                              .draft_kv_types = draft_types};
   } else {
     PAGODA_CHECK(o.ngram_corpus.empty() || resources.corpus != nullptr, "--spec-ngram-corpus without its table");
     c.spec = SpecDecodeConfig{.method = SpecMethod::kNgram,
@@ -154,8 +174,9 @@ std::string describe_spec(const EngineConfig& c) {
                          c.spec.ngram_max, c.spec.ngram_corpus != nullptr ? ", corpus" : "",
                          c.spec.ngram_history > 0 ? fmt::format(", history of {} n-grams", c.spec.ngram_history) : "");
     case SpecMethod::kDraftModel:
-      return fmt::format("draft model, up to {} tokens ({})", c.scheduler.num_speculative_tokens,
-                         c.scheduler.adaptive_num_speculative_tokens ? "adaptive" : "fixed");
+      return fmt::format("draft model, up to {} tokens ({}), draft KV {}", c.scheduler.num_speculative_tokens,
+                         c.scheduler.adaptive_num_speculative_tokens ? "adaptive" : "fixed",
+                         kv_types_name(c.spec.draft_kv_types));
   }
   return "off";
 }

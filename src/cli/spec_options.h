@@ -28,6 +28,8 @@ struct SpecCliOptions {
   int64_t ngram_history = 0;         // --spec ngram: n-grams learned from finished outputs (0: none)
   std::string draft_model;           // --spec draft: a GGUF or HF folder, or "bundled"
   int32_t draft_kv_blocks = 0;
+  std::string cache_type_k_draft;    // --spec draft: the draft's K type (default f16)
+  std::string cache_type_v_draft;    // --spec draft: the draft's V type (default f16)
 };
 
 void add_spec_options(CLI::App& app, SpecCliOptions& options);

@@ -28,6 +28,12 @@ std::string_view dtype_name(DType dtype) {
     case DType::kQ4_Kx8: return "q4_Kx8";
     case DType::kQ5_Kx8: return "q5_Kx8";
     case DType::kQ6_Kx8: return "q6_Kx8";
+    case DType::kIQ4_NL: return "iq4_nl";
+    case DType::kIQ4_XS: return "iq4_xs";
+    case DType::kMXFP4: return "mxfp4";
+    case DType::kIQ4_NLx8: return "iq4_nlx8";
+    case DType::kIQ4_XSx8: return "iq4_xsx8";
+    case DType::kMXFP4x8: return "mxfp4x8";
   }
   return "?";
 }
@@ -57,6 +63,12 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kQ6_Kx8: return num_elements / 256 * 210;
     case DType::kQ4_Kx8: return num_elements / 256 * 148;
     case DType::kQ5_Kx8: return num_elements / 256 * 180;
+    case DType::kIQ4_NL:
+    case DType::kIQ4_NLx8: return num_elements / 32 * 18;
+    case DType::kIQ4_XS: return num_elements / 256 * 136;
+    case DType::kIQ4_XSx8: return num_elements / 256 * 138;
+    case DType::kMXFP4:
+    case DType::kMXFP4x8: return num_elements / 32 * 17;
   }
   return 0;
 }
@@ -77,7 +89,11 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kAwqInt4x8:
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
-    case DType::kAwqInt4x16: return 32;
+    case DType::kAwqInt4x16:
+    case DType::kIQ4_NL:
+    case DType::kIQ4_NLx8:
+    case DType::kMXFP4:
+    case DType::kMXFP4x8: return 32;
     case DType::kAwqInt4G64: return 64;
     case DType::kAwqInt4G128: return 128;
     case DType::kQ4_K:
@@ -85,7 +101,9 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kQ6_K:
     case DType::kQ4_Kx8:
     case DType::kQ5_Kx8:
-    case DType::kQ6_Kx8: return 256;
+    case DType::kQ6_Kx8:
+    case DType::kIQ4_XS:
+    case DType::kIQ4_XSx8: return 256;
   }
   return 1;
 }
@@ -100,7 +118,10 @@ int64_t dtype_interleave_rows(DType dtype) {
     case DType::kAwqInt4x8:
     case DType::kQ4_Kx8:
     case DType::kQ5_Kx8:
-    case DType::kQ6_Kx8: return 8;
+    case DType::kQ6_Kx8:
+    case DType::kIQ4_NLx8:
+    case DType::kIQ4_XSx8:
+    case DType::kMXFP4x8: return 8;
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
     case DType::kAwqInt4x16:

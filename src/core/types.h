@@ -47,18 +47,27 @@ enum class DType : uint8_t {
   kQ4_Kx8,
   kQ5_Kx8,
   kQ6_Kx8,
+  // ggml's 4-bit codebook blocks (quant/block_iq4_mxfp4.h) as a GGUF stores them, and their 8-row interleaved
+  // copies made at load (quant/block_iq4_x8.h; 18, 138 and 17 bytes per row and 32, 256 and 32 values).
+  kIQ4_NL,
+  kIQ4_XS,
+  kMXFP4,
+  kIQ4_NLx8,
+  kIQ4_XSx8,
+  kMXFP4x8,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kQ6_Kx8) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kMXFP4x8) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
-// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant x8s).
+// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant and
+// 4-bit codebook x8s).
 bool dtype_is_row_interleaved(DType dtype);
 // Rows per interleaved group (8 or 16); 1 for the other types. A row pointer is meaningful only at group starts.
 int64_t dtype_interleave_rows(DType dtype);
 // Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
-// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0, the group for the AWQ types, 256 for the
-// K-quants.
+// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0/IQ4_NL/MXFP4, the group for the AWQ types,
+// 256 for the K-quants and IQ4_XS.
 int64_t dtype_block_size(DType dtype);
 bool dtype_is_awq_int4(DType dtype);
 

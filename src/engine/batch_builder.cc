@@ -20,6 +20,7 @@ BatchBuilder::BatchBuilder(int32_t max_tokens, int32_t max_seqs, int32_t max_blo
       slot_ids_(static_cast<size_t>(max_tokens)),
       seq_starts_(static_cast<size_t>(max_seqs) + 1),
       context_lens_(static_cast<size_t>(max_seqs)),
+      state_slots_(static_cast<size_t>(max_seqs)),
       block_tables_(static_cast<size_t>(max_seqs) * static_cast<size_t>(max_blocks_per_seq)),
       logits_rows_(static_cast<size_t>(max_logits_rows)),
       hidden_rows_(static_cast<size_t>(max_hidden_rows)) {
@@ -39,6 +40,7 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
   int32_t t = 0;
   int32_t num_logits = 0;
   int32_t num_hidden = 0;
+  bool has_state_slots = false;  // a hybrid model's sequences all hold one
   logits_row_info_.clear();
   hidden_row_info_.clear();
   for (int32_t i = 0; i < num_seqs; ++i) {
@@ -72,6 +74,8 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
       }
     }
     context_lens_[size_t(i)] = s.first_pos + s.num_new_tokens;
+    state_slots_[size_t(i)] = seq.kv.state_slot;
+    has_state_slots = seq.kv.state_slot >= 0;
     BlockId* row = block_tables_.data() + int64_t(i) * width;
     const std::span<const BlockId> ids = table.block_ids();
     std::copy(ids.begin(), ids.end(), row);
@@ -88,6 +92,7 @@ BatchView BatchBuilder::build(const SchedulePlan& plan) {
   batch.block_tables = BlockTableView{block_tables_.data(), num_seqs, width};
   batch.logits_rows = std::span<const int32_t>(logits_rows_).first(size_t(num_logits));
   batch.hidden_rows = std::span<const int32_t>(hidden_rows_).first(size_t(num_hidden));
+  if (has_state_slots) batch.state_slots = std::span<const int32_t>(state_slots_).first(size_t(num_seqs));
   return batch;
 }
 

@@ -1,7 +1,8 @@
 // BatchBuilder: turns a SchedulePlan into the BatchView of one forward call: the scheduled tokens of every
 // sequence back to back, their positions and KV slots, per-sequence context lengths and block tables, and the
 // rows whose logits are needed (each sampling sequence's last, every position of one verifying drafts, and the
-// prompt rows a request asked for), and the rows whose final hidden state a pooling request reads. Owns the
+// prompt rows a request asked for), the rows whose final hidden state a pooling request reads, and on a hybrid
+// model each sequence's recurrent-state slot. Owns the
 // arrays (sized once, reused every step); the view borrows them until the next build().
 #pragma once
 
@@ -46,6 +47,7 @@ class BatchBuilder {
   std::vector<int32_t> slot_ids_;      // [max_tokens]
   std::vector<int32_t> seq_starts_;    // [max_seqs + 1]
   std::vector<int32_t> context_lens_;  // [max_seqs]
+  std::vector<int32_t> state_slots_;   // [max_seqs]: each sequence's recurrent-state slot (hybrid models)
   std::vector<BlockId> block_tables_;  // [max_seqs][max_blocks_per_seq], rows packed to this step's widest
   std::vector<int32_t> logits_rows_;   // [max_logits_rows] token rows
   std::vector<LogitsRow> logits_row_info_;

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "core/check.h"
+#include "engine/engine_plan.h"
 #include "grammar/compiled_grammar.h"
 #include "model/single_sequence_batch.h"
 #include "sampling/token_logprobs.h"
@@ -37,15 +38,15 @@ int32_t draft_max_context(const EngineConfig& c) { return c.max_seq_len + c.sche
 // Hidden-state rows of a step: one per token when pooling requests are allowed (mean pooling reads every row).
 int32_t hidden_row_capacity(const EngineConfig& c) { return c.pooling ? step_token_capacity(c) : 0; }
 
-// The draft model's KV pool (f32): as asked, else the blocks that fit in the bytes of the target's pool, at most its
-// block count (the tokens the engine can hold), and at least one whole sequence. So by default the KV memory is at
-// most twice what the engine was planned with (the pool sizing knows nothing of the draft).
+// The draft model's KV pool (of its own K/V types): as asked, else the blocks that fit in the bytes of the target's
+// pool, at most its block count (the tokens the engine can hold), and at least one whole sequence. So by default the
+// KV memory is at most twice what the engine was planned with (the pool sizing knows nothing of the draft).
 int32_t draft_kv_blocks(const EngineConfig& c, const Model& target) {
   if (c.spec.draft_kv_blocks > 0) return c.spec.draft_kv_blocks;
   const int64_t target_bytes = int64_t(c.kv.num_blocks) *
                                KvStorage::bytes_per_block_for(target.config().kv_shape(), c.kv.block_size, c.kv_types);
   const int64_t draft_block_bytes =
-      KvStorage::bytes_per_block_for(c.spec.draft_model->config().kv_shape(), c.kv.block_size, KvDType::kF32);
+      KvStorage::bytes_per_block_for(c.spec.draft_model->config().kv_shape(), c.kv.block_size, c.spec.draft_kv_types);
   const int64_t fit = std::min<int64_t>(c.kv.num_blocks, target_bytes / std::max<int64_t>(1, draft_block_bytes));
   return std::max(int32_t(fit), DraftModelDrafter::min_blocks(draft_max_context(c), c.kv.block_size));
 }
@@ -62,10 +63,19 @@ std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target
       return std::make_unique<DraftModelDrafter>(*c.spec.draft_model, pool,
                                                  DraftModelDrafter::Options{.num_blocks = draft_kv_blocks(c, target),
                                                                             .block_size = c.kv.block_size,
+                                                                            .kv_types = c.spec.draft_kv_types,
                                                                             .max_context = draft_max_context(c),
                                                                             .rope_context = rope_context(c)});
   }
   return nullptr;
+}
+
+// The manager's options: a hybrid model's sequences each hold a recurrent-state slot, and get no prefix-cache hits.
+KvCacheManager::Options kv_manager_options(const EngineConfig& c, const ModelConfig& model) {
+  KvCacheManager::Options o = c.kv;
+  o.num_state_slots = std::max(o.num_state_slots, state_slots_needed(model, c.scheduler.max_num_seqs));
+  if (o.num_state_slots > 0) o.enable_prefix_cache = false;
+  return o;
 }
 
 std::vector<TokenId> end_of_generation_ids(const Tokenizer* tokenizer) {
@@ -129,11 +139,22 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       return make_error(
           fmt::format("the draft model has {} tokens in its vocabulary, the target {}: they must share one",
                       config.spec.draft_model->config().vocab_size, model.config().vocab_size));
+    if (const std::string unfit =
+            KvStorage::kv_types_fit(config.spec.draft_model->config().kv_shape(), config.spec.draft_kv_types);
+        !unfit.empty())
+      return make_error(fmt::format("the draft model's {} (--cache-type-k-draft / --cache-type-v-draft)", unfit));
     const int32_t least = DraftModelDrafter::min_blocks(draft_max_context(config), config.kv.block_size);
     if (config.spec.draft_kv_blocks != 0 && config.spec.draft_kv_blocks < least)
       return make_error(fmt::format("the draft KV pool needs at least {} blocks (one sequence of {} tokens), got {}",
                                     least, draft_max_context(config), config.spec.draft_kv_blocks));
   }
+  if (model.config().has_recurrent_state() && config.spec.method != SpecMethod::kNone)
+    return make_error(fmt::format("speculative decoding is not supported on the hybrid model {} (its recurrent state "
+                                  "cannot be rolled back to the accepted drafts)",
+                                  model.config().architecture),
+                      StatusCode::kInvalidArgument);
+  if (config.spec.draft_model != nullptr && config.spec.draft_model->config().has_recurrent_state())
+    return make_error("a hybrid model cannot be the draft model", StatusCode::kInvalidArgument);
   if (config.kv.num_blocks < 1)
     return make_error(fmt::format("the KV pool has {} blocks; give it some (--kv-blocks) or memory (--kv-memory)",
                                   config.kv.num_blocks));
@@ -147,7 +168,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       start_ns_(steady_ns()),
       pool_(config.num_threads),
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_types),
-      kv_manager_(config.kv),
+      kv_manager_(kv_manager_options(config, model.config())),
+      state_storage_(model.config().state_floats_per_seq(), kv_manager_.state_slots().num_total()),
       drafter_(make_drafter(config, model, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),
       scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
@@ -191,13 +213,13 @@ void Engine::calibrate_step_time() {
   SingleSequenceBatch single;
   try {
     for (const int32_t n : {1, largest / 4, largest}) {
-      const BatchView batch =
-          single.view(tokens, scratch.block_table.block_ids(), scratch.block_table.block_size(), 0, n);
-      if (n == 1) model_.forward(batch, kv_storage_.view(), workspace_, pool_);  // cold weights
+      const BatchView batch = single.view(tokens, scratch.block_table.block_ids(), scratch.block_table.block_size(), 0,
+                                          n, scratch.state_slot);
+      if (n == 1) model_.forward(batch, cache_view(), workspace_, pool_);  // cold weights
       int64_t fastest_ns = 0;
       for (int pass = 0; pass < 2; ++pass) {
         const int64_t start_ns = steady_ns();
-        model_.forward(batch, kv_storage_.view(), workspace_, pool_);
+        model_.forward(batch, cache_view(), workspace_, pool_);
         const int64_t took_ns = steady_ns() - start_ns;
         if (pass == 0 || took_ns < fastest_ns) fastest_ns = took_ns;
       }
@@ -253,6 +275,17 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
     if (request.grammar->vocabulary().vocab_size() > mc.vocab_size)
       return make_error(fmt::format("the grammar was compiled for a vocabulary of {} tokens, the model has {}",
                                     request.grammar->vocabulary().vocab_size(), mc.vocab_size),
+                        StatusCode::kInvalidArgument);
+  }
+  if (request.reasoning_gate) {
+    const ReasoningGate& gate = *request.reasoning_gate;
+    if (!request.grammar)
+      return make_error("a reasoning gate goes with a grammar (it says where the grammar starts)",
+                        StatusCode::kInvalidArgument);
+    const auto outside = [&](TokenId t) { return t < 0 || t >= mc.vocab_size; };
+    if (gate.end.empty() || std::any_of(gate.end.begin(), gate.end.end(), outside) ||
+        (gate.start != ReasoningGate::kNoToken && outside(gate.start)))
+      return make_error("a reasoning gate's tokens must be in the vocabulary, with at least one end token",
                         StatusCode::kInvalidArgument);
   }
   if (request.prompt_logits_start >= 0 && !config_.prompt_logits)
@@ -424,11 +457,13 @@ void Engine::step() {
     kv_storage_.copy_block(copy.src_block_id, copy.dst_block_id);
     block_copies_.push_back(KvBlockCopy{copy.src_block_id, copy.dst_block_id});
   }
+  for (const KvCacheManager::StateCopy& copy : kv_manager_.pending_state_copies())
+    state_storage_.copy_slot(copy.src_slot, copy.dst_slot);
   kv_manager_.clear_pending_copies();
 
   BatchView batch = batch_builder_.build(plan);
   batch.block_copies = block_copies_;
-  const LogitsView logits = model_.forward(batch, kv_storage_.view(), workspace_, pool_);
+  const LogitsView logits = model_.forward(batch, cache_view(), workspace_, pool_);
   const int64_t sampled_us = now_us();
   sample(plan, logits);
   const int32_t num_sampled = int32_t(sampled_.size());

@@ -32,6 +32,7 @@
 #include "engine/token_constraints.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_storage.h"
+#include "kv/state_storage.h"
 #include "model/model.h"
 #include "model/workspace.h"
 #include "spec/drafter.h"
@@ -69,6 +70,9 @@ class Engine {
   int32_t model_dim() const { return model_.config().dim; }  // a pooled vector's length
   int64_t kv_bytes_per_block() const { return kv_storage_.bytes_per_block(); }
   int64_t kv_total_bytes() const { return kv_storage_.total_bytes(); }
+  // A hybrid model's recurrent states: bytes per sequence and in all (0 for any other model).
+  int64_t state_bytes_per_seq() const { return state_storage_.bytes_per_slot(); }
+  int64_t state_total_bytes() const { return state_storage_.total_bytes(); }
   int32_t num_threads() const { return pool_.num_threads(); }
   // Microseconds on the engine's clock (the one RequestTiming uses).
   int64_t now_us() const;
@@ -91,6 +95,12 @@ class Engine {
   void step();
   // Before the loop starts: the prefill budget's step model from a few forward passes (see engine.cc).
   void calibrate_step_time();
+  // The KV cache and the recurrent states, as the model reads and writes them.
+  KvCacheView cache_view() {
+    KvCacheView view = kv_storage_.view();
+    view.state = state_storage_.view();
+    return view;
+  }
   // Copies the prompt rows the plan's requests asked for and samples a token for every sampling sequence.
   void sample(const SchedulePlan& plan, const LogitsView& logits);
   void sample_into(Sequence& seq, std::span<float> row);
@@ -126,6 +136,7 @@ class Engine {
   ThreadPool pool_;
   KvStorage kv_storage_;
   KvCacheManager kv_manager_;
+  StateStorage state_storage_;  // a hybrid model's recurrent states, one slot per kv_manager_'s state slot
   std::unique_ptr<Drafter> drafter_;  // null without speculative decoding; before scheduler_, which borrows it
   std::vector<TokenId> end_of_generation_ids_;  // the tokenizer's (none without one)
   Scheduler scheduler_;

@@ -31,10 +31,11 @@ struct SpecDecodeConfig {
   const NgramTable* ngram_corpus = nullptr;
   int64_t ngram_history = 0;
   // kDraftModel: the model (borrowed; it must outlive the engine and share the target's vocabulary) and its own
-  // f32 KV pool, in blocks of the engine's block size (0: what fits in the target pool's bytes, at most its block
-  // count, and one sequence at least).
+  // KV pool, in blocks of the engine's block size (0: what fits in the target pool's bytes, at most its block
+  // count, and one sequence at least), of its own K/V types (llama.cpp's -ctkd/-ctvd; f16 as there).
   const Model* draft_model = nullptr;
   int32_t draft_kv_blocks = 0;
+  KvCacheTypes draft_kv_types = {};
 };
 
 inline constexpr int32_t kDefaultMaxQueue = 4096;

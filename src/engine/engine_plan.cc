@@ -70,10 +70,17 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
 
   c.kv.num_blocks = plan.kv_pool.num_blocks;
   c.kv.block_size = s.block_size;
-  c.kv.enable_prefix_cache = s.prefix_cache;
+  // A hybrid model's states are not snapshotted at block boundaries: its prefix cache is off (kv_cache_manager.h).
+  c.kv.enable_prefix_cache = s.prefix_cache && !model.has_recurrent_state();
   // Automatic: every sequence needs a block and a token of the step.
   c.scheduler.max_num_seqs = s.max_num_seqs.value_or(std::min(plan.kv_pool.num_blocks, c.scheduler.max_batched_tokens));
+  c.kv.num_state_slots = state_slots_needed(model, c.scheduler.max_num_seqs);
+  plan.state_bytes_per_seq = model.state_floats_per_seq() * int64_t(sizeof(float));
   return plan;
+}
+
+int32_t state_slots_needed(const ModelConfig& model, int32_t max_num_seqs) {
+  return model.has_recurrent_state() ? max_num_seqs + 1 : 0;
 }
 
 EngineConfig single_sequence_engine_config(int32_t max_seq_len, int32_t block_size, KvCacheTypes kv_types,

@@ -44,7 +44,14 @@ struct EngineSettings {
 struct EnginePlan {
   EngineConfig config;
   KvPoolPlan kv_pool;
+  // A hybrid model's recurrent state (model/model_config.h): bytes per sequence, and the slots the engine holds
+  // (config.kv.num_state_slots); 0 for any other model.
+  int64_t state_bytes_per_seq = 0;
 };
+
+// The recurrent-state slots an engine of `max_num_seqs` sequences needs for `model`: one per sequence of a step
+// plus one, for a fork parent whose samples take theirs before it lets its own go; 0 without recurrent layers.
+int32_t state_slots_needed(const ModelConfig& model, int32_t max_num_seqs);
 
 int32_t resolve_num_threads(int32_t configured, const ModelConfig& model);
 

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/types.h"
 #include "engine/pooling.h"
+#include "engine/reasoning_gate.h"
 #include "sampling/sampling_params.h"
 
 namespace pagoda {
@@ -34,6 +36,9 @@ struct GenerateRequest {
   // allowed only where the output so far is complete, and the generation ends (kStop) as soon as nothing but its
   // end can follow. A grammar that never completes ends by length. Null: unconstrained.
   std::shared_ptr<const grammar::CompiledGrammar> grammar = nullptr;
+  // With a grammar, a reasoning model's: the grammar holds only after the output's reasoning (reasoning_gate.h);
+  // end-of-generation tokens are held off while it reasons (the answer is still to come).
+  std::optional<ReasoningGate> reasoning_gate = std::nullopt;
   // A pooling request (embeddings): its prompt is computed and nothing is sampled; it ends (kStop) in the step
   // that computes its last prompt token, that event carrying the pooled final hidden state
   // (RequestOutput::embedding, not normalized). It takes a prefix-cache hit only with kLast (mean and CLS need

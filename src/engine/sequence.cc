@@ -22,6 +22,7 @@ Sequence::Sequence(RequestId request_id_, GenerateRequest request, int32_t block
       pooling(request.pooling) {
   // No rollback: nothing takes tokens back (speculative decoding would).
   if (request.grammar) grammar.emplace(std::move(request.grammar), 0);
+  if (request.reasoning_gate) reasoning_gate = ReasoningGateState(std::move(*request.reasoning_gate));
   timing.arrival_us = arrival_us;
   tokens.reserve(size_t(std::max(max_num_tokens, num_prompt_tokens)));
 }

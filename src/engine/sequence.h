@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/generate_request.h"
+#include "engine/reasoning_gate.h"
 #include "engine/request_timing.h"
 #include "grammar/grammar_matcher.h"
 #include "kv/seq_kv_state.h"
@@ -82,6 +83,7 @@ struct Sequence {
   // The request's output constraint (GenerateRequest::grammar): where the output stands in the grammar. It
   // advances with each sampled token and survives preemption (a recompute samples nothing).
   std::optional<grammar::GrammarMatcher> grammar;
+  ReasoningGateState reasoning_gate;  // whether the grammar holds yet (GenerateRequest::reasoning_gate)
   RequestTiming timing;
 
   // Speculative decoding: the drafts this step verifies after the last token (positions num_tokens() on), set by

@@ -2,7 +2,8 @@
 // (Engine::sample_into) and each verified draft's (DraftVerifier) alike, so constrained requests speculate too.
 // With a grammar, the grammar's token mask, its end tokens held off until min_tokens (unless ending is all it
 // allows); without one, the end and stop tokens held off until min_tokens. After the draw, the grammar takes the
-// token. Owns scratch masks only; the sequence owns its grammar state.
+// token. A reasoning model's grammar holds only after its reasoning (reasoning_gate.h): free text before, end tokens
+// held off. Owns scratch masks only; the sequence owns its grammar and gate state.
 #pragma once
 
 #include <cstdint>

@@ -29,6 +29,13 @@ inline constexpr const char* kBosId = "tokenizer.ggml.bos_token_id";
 inline constexpr const char* kEosId = "tokenizer.ggml.eos_token_id";
 inline constexpr const char* kUnknownId = "tokenizer.ggml.unknown_token_id";
 inline constexpr const char* kEotId = "tokenizer.ggml.eot_token_id";
+// BERT's WordPiece vocabularies (llama.cpp's spelling of "separator" included).
+inline constexpr const char* kSeparatorId = "tokenizer.ggml.seperator_token_id";
+inline constexpr const char* kPaddingId = "tokenizer.ggml.padding_token_id";
+inline constexpr const char* kClsId = "tokenizer.ggml.cls_token_id";
+inline constexpr const char* kMaskId = "tokenizer.ggml.mask_token_id";
+inline constexpr const char* kNormalizerLowercase = "tokenizer.ggml.normalizer.lowercase";
+inline constexpr const char* kNormalizerStripAccents = "tokenizer.ggml.normalizer.strip_accents";
 inline constexpr const char* kEomId = "tokenizer.ggml.eom_token_id";
 // Fill-in-the-middle tokens (llama.cpp's names; older files say prefix, suffix and middle).
 inline constexpr const char* kFimPreId = "tokenizer.ggml.fim_pre_token_id";
@@ -85,6 +92,7 @@ namespace pagoda::format::gguf_tensor {
 
 inline constexpr const char* kTokenEmbedding = "token_embd.weight";
 inline constexpr const char* kOutputNorm = "output_norm.weight";
+inline constexpr const char* kTokenEmbeddingNorm = "token_embd_norm.weight";  // LFM2's final norm
 inline constexpr const char* kOutput = "output.weight";  // absent: the classifier is tied to token_embd
 
 // A block's tensors: block_tensor(3, kAttnQ) = "blk.3.attn_q.weight".
@@ -113,6 +121,9 @@ inline constexpr const char* kFfnDownShexp = "ffn_down_shexp";
 inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
 inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
 inline constexpr const char* kAttnSinks = "attn_sinks";  // gpt-oss: a sink logit per query head
+inline constexpr const char* kShortConvConv = "shortconv.conv";         // LFM2: [L, dim] depthwise taps
+inline constexpr const char* kShortConvInProj = "shortconv.in_proj";    // [dim, 3 * dim]: B, C, x
+inline constexpr const char* kShortConvOutProj = "shortconv.out_proj";  // [dim, dim]
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";

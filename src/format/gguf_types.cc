@@ -120,6 +120,9 @@ bool ggml_type_is_supported(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
+    case GgmlType::kMXFP4:
     case GgmlType::kPagodaInt8:
     case GgmlType::kPagodaAwqInt4G32:
     case GgmlType::kPagodaAwqInt4G64:

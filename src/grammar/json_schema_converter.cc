@@ -801,8 +801,9 @@ class SchemaConverter {
           required.push_back(r.get<std::string>());
       }
     }
-    // Extra properties: absent means none (a subset of the valid outputs); true or a schema allows them.
+    // Extra properties: true or a schema allows them; absent allows any value unless the options close objects.
     std::optional<json> additional;
+    if (!s.contains("additionalProperties") && !o_.closed_objects) additional = json(true);
     if (s.contains("additionalProperties")) {
       const json& ap = s["additionalProperties"];
       if (!ap.is_boolean() && !ap.is_object())

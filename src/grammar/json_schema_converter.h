@@ -6,7 +6,7 @@
 // ignored, as a validator ignores them.
 //
 // Supported: type (and type arrays); enum, const; properties, required, additionalProperties (false, true, a
-// schema; absent means none, as in llama.cpp and XGrammar's strict mode: a subset of valid outputs); items,
+// schema; absent means any, after the listed properties; JsonGrammarOptions::closed_objects makes it none); items,
 // prefixItems, draft-04..2019 items arrays and additionalItems, minItems, maxItems; anyOf; oneOf when its branches
 // are provably disjoint (distinct types, or a required property with distinct const/enum values); allOf (merged);
 // $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion included, $ref with
@@ -33,6 +33,9 @@ namespace pagoda::grammar {
 struct JsonGrammarOptions {
   bool allow_whitespace = true;  // false: compact JSON only
   int32_t max_indent = 20;       // spaces/tabs after a newline
+  // An object schema without additionalProperties: false (default) allows other properties of any value, as JSON
+  // Schema says; true allows only its listed ones (OpenAI's `"strict": true`, where every object must list all).
+  bool closed_objects = false;
 };
 
 // An ordered_json keeps the order of `properties` as written (nlohmann::json would sort the keys).

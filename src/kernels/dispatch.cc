@@ -77,6 +77,7 @@ KernelTable build_table(Isa isa) {
     overlay(t.paged_attention, v.paged_attention);
     overlay(t.softmax, v.softmax);
     overlay(t.rope, v.rope);
+    overlay(t.short_conv, v.short_conv);
     for (const WeightTypeTraits& traits : weight_type_traits()) {
       MatmulKernels& m = t.matmul[size_t(traits.dtype)];
       overlay(m.f32, traits.kernels[set].f32);

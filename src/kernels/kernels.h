@@ -73,6 +73,13 @@ struct VectorKernels {
   // rounded before the sum (no fma), so every table gives the scalar one's bits.
   void (*rope)(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
                const float* sn, bool neox) = nullptr;
+  // A depthwise causal convolution of num_taps taps over num_tokens consecutive inputs of one sequence (LFM2's short
+  // convolution): y[t][c] = sum_k taps[k][c] * w[t + k][c] over the window w = the state's num_taps - 1 earlier
+  // inputs, then x, summed oldest first (ggml_ssm_conv's order); the state ends as the last num_taps - 1 inputs.
+  // taps f32 [num_taps][dim]; state f32 [num_taps - 1][dim], oldest first, in and out; x, y f32 [num_tokens][dim]
+  // (y may alias x). Channels are independent, so every table gives the scalar one's bits.
+  void (*short_conv)(const float* taps, float* state, const float* x, float* y, int64_t dim, int32_t num_taps,
+                     int64_t num_tokens) = nullptr;
 };
 
 // A weight dtype's matmul entry points (null where a form does not exist for it): on f32 activations (any dtype,

@@ -62,6 +62,20 @@ struct V256 {
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
   static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  // For the 4-bit codebook matmuls (codebook_x8_impl.h): a 16-byte table in every 128-bit lane, a byte lookup of
+  // indices < 16, |a|, x with w's sign, and the E8M0 scales 2^(e - 128) of 8 rows (quant::mxfp4_half_scale).
+  static I table16(const int8_t* t) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
+  }
+  static I lookup(I table, I idx) { return _mm256_shuffle_epi8(table, idx); }
+  static I abs8(I a) { return _mm256_abs_epi8(a); }
+  static I sign8(I x, I w) { return _mm256_sign_epi8(x, w); }
+  static F half_scale_e8m0(const uint8_t* p, int64_t) {
+    const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);  // e < 2
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
+  }
 };
 
 inline constexpr int64_t kKquantPrefetchBytes = 2048;

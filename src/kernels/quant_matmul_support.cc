@@ -43,6 +43,12 @@ void check_kquant_shape(int64_t num_out, int64_t num_in, int64_t group_rows) {
                group_rows, num_out, num_in);
 }
 
+void check_codebook_shape(int64_t num_out, int64_t num_in, int64_t block_values, int64_t group_rows) {
+  PAGODA_CHECK(num_in > 0 && num_in % block_values == 0 && num_out >= 0 && num_out % group_rows == 0,
+               "4-bit codebook matmuls take rows of whole {}-value blocks and groups of {} rows, got {} x {}",
+               block_values, group_rows, num_out, num_in);
+}
+
 void check_int8x8_shape(int64_t num_out, int64_t num_in, int64_t group_rows) {
   check_int8_row_length(num_in);
   PAGODA_CHECK(num_out >= 0 && num_out % group_rows == 0 && num_in % 4 == 0,

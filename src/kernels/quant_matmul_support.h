@@ -24,6 +24,9 @@ void check_x8_block_shape(int64_t num_out, int64_t num_in, int64_t group_rows = 
 
 // Aborts unless a K-quant matmul's rows are whole 256-value super-blocks and num_out whole groups of group_rows.
 void check_kquant_shape(int64_t num_out, int64_t num_in, int64_t group_rows);
+// Aborts unless a 4-bit codebook matmul's rows are whole blocks of block_values (32, or IQ4_XS's 256) and num_out
+// whole groups of group_rows.
+void check_codebook_shape(int64_t num_out, int64_t num_in, int64_t block_values, int64_t group_rows);
 
 // Aborts unless an INT8x8 matmul's shape is whole groups of 8 rows (group_rows for INT8x16) and rows of whole 4-value
 // words (and no longer than quant::kMaxInt8RowLength).

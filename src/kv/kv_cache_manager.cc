@@ -10,15 +10,17 @@ namespace pagoda {
 
 KvCacheManager::KvCacheManager(const Options& options)
     : block_size_(options.block_size),
-      enable_prefix_cache_(options.enable_prefix_cache),
+      enable_prefix_cache_(options.enable_prefix_cache && options.num_state_slots == 0),
       extra_key_(options.extra_key),
       prefix_cache_(options.num_blocks),
-      pool_(options.num_blocks, options.enable_prefix_cache ? &prefix_cache_ : nullptr),
+      pool_(options.num_blocks, enable_prefix_cache_ ? &prefix_cache_ : nullptr),
+      state_slots_(options.num_state_slots),
       block_fills_(size_t(options.num_blocks), 0) {
   PAGODA_CHECK(options.block_size > 0, "block size must be positive, got {}", options.block_size);
   // Each copy's destination is a block taken from the pool, so between per-step clears there are at most
   // num_blocks of them: queuing one never allocates.
   pending_copies_.reserve(size_t(options.num_blocks));
+  pending_state_copies_.reserve(size_t(options.num_state_slots));
 }
 
 PrefixHit KvCacheManager::lookup_prefix(std::span<const TokenId> prompt) const {
@@ -92,8 +94,11 @@ bool KvCacheManager::allocate_slots_impl(SeqKvState& seq, int32_t num_new_tokens
   const bool copy_on_write = !use_hit && num_new_tokens > 0 && first_pos % block_size_ != 0 &&
                              pool_.ref_count(table.block_id(table.num_blocks() - 1)) > 1;
   if (num_fresh + (copy_on_write ? 1 : 0) > pool_.num_free() - num_revived) return false;
+  const bool needs_state_slot = has_state_slots() && seq.state_slot < 0;
+  if (needs_state_slot && state_slots_.num_free() == 0) return false;
 
   // From here on nothing can fail. Hit blocks are retained before allocating, so none of them is evicted.
+  if (needs_state_slot) seq.state_slot = *state_slots_.allocate();
   if (use_hit) {
     for (BlockId block_id : hit->block_ids) {
       retain_block(block_id);
@@ -133,6 +138,12 @@ void KvCacheManager::fork(const SeqKvState& parent, SeqKvState& child) {
   }
   child.num_computed_tokens = parent.num_computed_tokens;
   child.block_hashes = parent.block_hashes;
+  if (parent.state_slot >= 0) {
+    const std::optional<int32_t> slot = state_slots_.allocate();
+    PAGODA_CHECK(slot, "no free recurrent-state slot for a fork ({} slots)", state_slots_.num_total());
+    child.state_slot = *slot;
+    pending_state_copies_.push_back(StateCopy{parent.state_slot, *slot});
+  }
 }
 
 void KvCacheManager::cache_full_blocks(SeqKvState& seq, std::span<const TokenId> all_tokens) {
@@ -151,6 +162,9 @@ void KvCacheManager::cache_full_blocks(SeqKvState& seq, std::span<const TokenId>
 void KvCacheManager::roll_back(SeqKvState& seq, int32_t num_tokens) {
   PAGODA_CHECK(num_tokens >= 0 && num_tokens <= seq.num_computed_tokens, "roll back to {} of {} computed tokens",
                num_tokens, seq.num_computed_tokens);
+  PAGODA_CHECK(seq.state_slot < 0 || num_tokens == seq.num_computed_tokens,
+               "a recurrent state cannot be rolled back ({} of {} computed tokens)", num_tokens,
+               seq.num_computed_tokens);
   PAGODA_CHECK(int32_t(seq.block_hashes.size()) * block_size_ <= num_tokens,
                "roll back to {} tokens would drop a hashed block ({} hashed)", num_tokens, seq.block_hashes.size());
   BlockTable& table = seq.block_table;
@@ -167,6 +181,8 @@ void KvCacheManager::free(SeqKvState& seq) {
   seq.block_table.clear();
   seq.num_computed_tokens = 0;
   seq.block_hashes.clear();
+  if (seq.state_slot >= 0) state_slots_.release(seq.state_slot);
+  seq.state_slot = -1;
 }
 
 KvCacheStats KvCacheManager::stats() const {

@@ -3,6 +3,10 @@
 // holding it; a block is written only while exactly one table holds it (a shared partial block is copied
 // first, and the copy is queued in pending_copies() for KvStorage); only full blocks are ever cached, and a
 // cached block is never written again. Running out of blocks is a `false`, never an abort, and changes nothing.
+// A hybrid model's manager also hands each sequence a recurrent-state slot (Options::num_state_slots) with its first
+// allocation, takes it back in free(), and gives a fork's child a slot of its own with a copy of the parent's state
+// queued (pending_state_copies()); a state holds no per-block snapshots, so such a manager serves no prefix-cache
+// hits and cannot roll a sequence back.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,7 @@
 #include "kv/prefix_cache.h"
 #include "kv/prefix_hit.h"
 #include "kv/seq_kv_state.h"
+#include "kv/state_slot_pool.h"
 
 namespace pagoda {
 
@@ -26,6 +31,14 @@ class KvCacheManager {
     int32_t block_size = 16;          // tokens per block (kv_cache.block_size)
     bool enable_prefix_cache = true;  // false: --no-prefix-cache
     uint64_t extra_key = 0;           // mixed into every block hash: whatever else decides K/V (model id)
+    // Recurrent-state slots (a hybrid model's); 0: none. With slots the prefix cache is off whatever
+    // enable_prefix_cache says.
+    int32_t num_state_slots = 0;
+  };
+  // A state slot's copy for a fork: StateStorage must perform it before the next forward step.
+  struct StateCopy {
+    int32_t src_slot = -1;
+    int32_t dst_slot = -1;
   };
 
   explicit KvCacheManager(const Options& options);
@@ -43,15 +56,18 @@ class KvCacheManager {
 
   // Gives `seq` slots for positions [num_computed_tokens, num_computed_tokens + num_new_tokens) and advances
   // num_computed_tokens past them: call it for each sequence a step schedules. A shared partial last block is
-  // replaced by a private one first and the copy queued. False: not enough free blocks; nothing changed, and
-  // the caller preempts or waits.
+  // replaced by a private one first and the copy queued. A sequence without a state slot takes one when the
+  // manager has them. False: not enough free blocks (or no free state slot); nothing changed, and the caller
+  // preempts or waits.
   bool allocate_slots(SeqKvState& seq, int32_t num_new_tokens);
   // Admission of an empty `seq` with a prefix hit: takes the hit's blocks (num_computed_tokens starts at
   // hit.num_cached_tokens), then allocates as above. Counts the hit in the prefix-cache figures on success.
   bool allocate_slots(SeqKvState& seq, int32_t num_new_tokens, const PrefixHit& hit);
 
   // `child` (empty) shares every block of `parent`; the first write into their shared partial block, by either
-  // one, copies it (copy-on-write). Full blocks stay shared for good.
+  // one, copies it (copy-on-write). Full blocks stay shared for good. With state slots the child takes a free one
+  // (there must be one: the engine sizes the pool for a step's sequences and one parent) and the copy of the
+  // parent's state is queued.
   void fork(const SeqKvState& parent, SeqKvState& child);
 
   // Indexes the blocks of `seq` that became full, so later prompts can reuse them. `all_tokens` are the
@@ -61,7 +77,8 @@ class KvCacheManager {
   // Speculative decoding's rollback: `seq` keeps only its first `num_tokens` computed positions (at most
   // num_computed_tokens, and never fewer than its hashed full blocks hold: a cached block is never rolled back).
   // Blocks past them are released (they were allocated for rejected drafts, so nothing else holds them); what
-  // the kept last block held past `num_tokens` is garbage that later steps overwrite.
+  // the kept last block held past `num_tokens` is garbage that later steps overwrite. Not with state slots (a
+  // recurrent state cannot be rolled back): checked.
   void roll_back(SeqKvState& seq, int32_t num_tokens);
 
   // Releases every block of `seq` (last block first, so a cached chain is evicted from its end) and empties it.
@@ -70,7 +87,14 @@ class KvCacheManager {
   // The block copies decided since the last clear, in order. KvStorage must perform them, in this order,
   // before the next forward step.
   std::span<const BlockCopy> pending_copies() const { return pending_copies_; }
-  void clear_pending_copies() { pending_copies_.clear(); }
+  void clear_pending_copies() {
+    pending_copies_.clear();
+    pending_state_copies_.clear();
+  }
+  // The state copies of forks since the last clear, in order; StateStorage performs them with the block copies.
+  std::span<const StateCopy> pending_state_copies() const { return pending_state_copies_; }
+  bool has_state_slots() const { return state_slots_.num_total() > 0; }
+  const StateSlotPool& state_slots() const { return state_slots_; }
 
   float usage() const { return float(pool_.num_used()) / float(pool_.num_total()); }  // used / total blocks
   KvCacheStats stats() const;
@@ -90,6 +114,8 @@ class KvCacheManager {
   PrefixCache prefix_cache_;
   BlockPool pool_;
   std::vector<BlockCopy> pending_copies_;
+  StateSlotPool state_slots_;
+  std::vector<StateCopy> pending_state_copies_;
   // Tokens held by each block; a used block's count is part of num_filled_slots_, so wasted slots are O(1).
   std::vector<int32_t> block_fills_;  // [num_blocks]
   int64_t num_filled_slots_ = 0;      // sum of block_fills_ over used blocks

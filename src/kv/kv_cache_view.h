@@ -6,6 +6,9 @@
 //   (core/types.h: f32, f16, bf16, q8_0 / q4_0 blocks of 32 values, int8), row_bytes = kv_row_bytes(type, kv_dim);
 //   kInt8 adds one f32 scale per slot per KV head ([num_slots][num_kv_heads]): value = int8 * scale, symmetric,
 //   scale = max|x| / 127 of that head's row.
+// A hybrid model's recurrent layers keep a fixed-size state per sequence instead of K/V per token: `state` holds
+// num_slots slots of floats_per_slot f32 each (the model's own layout within a slot), a sequence's slot named by
+// BatchView::state_slots. Only the attention layers have K/V rows (num_layers counts those).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,15 @@ struct KvShape {
   int32_t num_layers = 0;
   int32_t kv_dim = 0;
   int32_t num_kv_heads = 0;
+};
+
+// The recurrent states of a hybrid model (kv/state_storage.h owns them); empty (no slots) for any other model.
+struct RecurrentStateView {
+  float* data = nullptr;  // [num_slots][floats_per_slot]
+  int64_t floats_per_slot = 0;
+  int32_t num_slots = 0;
+
+  float* slot(int32_t s) const { return data + int64_t(s) * floats_per_slot; }
 };
 
 struct KvCacheView {
@@ -35,6 +47,7 @@ struct KvCacheView {
   int32_t num_kv_heads = 0;
   int32_t block_size = 0;
   int64_t num_slots = 0;  // num_blocks * block_size
+  RecurrentStateView state;
 
   KvCacheTypes types() const { return {k_dtype, v_dtype}; }
   int64_t scale_row(int32_t layer, int64_t slot) const { return (int64_t(layer) * num_slots + slot) * num_kv_heads; }

@@ -82,4 +82,40 @@ void PrometheusText::histogram(std::string_view name, std::string_view help, con
   out_ += fmt::format("{}_count{} {}\n", name, label_block(labels), h.count);
 }
 
+std::string merge_prometheus_texts(const std::vector<std::string>& texts) {
+  // A family is the lines from its "# HELP" to the next one.
+  std::vector<std::string> order;
+  std::map<std::string, std::string, std::less<>> families;  // name -> its header and samples
+  for (const std::string& text : texts) {
+    std::string current;
+    size_t begin = 0;
+    while (begin < text.size()) {
+      size_t end = text.find('\n', begin);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line(text.data() + begin, end - begin);
+      begin = end + 1;
+      if (line.starts_with("# HELP ")) {
+        const std::string_view rest = line.substr(7);
+        current = std::string(rest.substr(0, rest.find(' ')));
+        if (families.emplace(current, std::string(line) + "\n").second) {
+          order.push_back(current);
+          continue;
+        }
+        current = "\n" + current;  // a family seen before: its header is not repeated
+        continue;
+      }
+      if (line.starts_with("# TYPE ") && current.starts_with('\n')) continue;
+      const std::string name = current.starts_with('\n') ? current.substr(1) : current;
+      if (!families.contains(name)) {
+        order.push_back(name);
+        families.emplace(name, std::string());
+      }
+      families[name].append(line).append("\n");
+    }
+  }
+  std::string out;
+  for (const std::string& name : order) out += families[name];
+  return out;
+}
+
 }  // namespace pagoda::metrics

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,9 @@ class PrometheusText {
   std::string out_;
 };
 
+// One scrape of several: the samples of a family that several texts hold, each under its # HELP and # TYPE lines
+// once, in the order the families first appear (each text's samples differ by a label, e.g. model_name).
+std::string merge_prometheus_texts(const std::vector<std::string>& texts);
 // "a\"b" style escaping of a label value (backslash, double quote, newline).
 std::string escape_label_value(std::string_view value);
 // Numbers as Prometheus writes them: integers without a fraction, +Inf/-Inf/NaN by name.

@@ -40,6 +40,10 @@ struct BatchView {
   // Token rows whose final hidden state (after the last norm, before the classifier) is wanted, without logits:
   // a pooling request's (embeddings).
   std::span<const int32_t> hidden_rows = {};  // (an initializer: aggregates that stop at block_copies stay complete)
+  // A hybrid model's recurrent-state slot of each sequence (KvCacheView::state), [num_seqs]; empty for any other
+  // model. A sequence whose first token this step is at position 0 starts from a zero state; any other continues
+  // the state its slot holds (a chunked prompt, a decode).
+  std::span<const int32_t> state_slots = {};
 
   int32_t num_tokens() const { return int32_t(tokens.size()); }
   int32_t num_seqs() const { return seq_starts.empty() ? 0 : int32_t(seq_starts.size()) - 1; }

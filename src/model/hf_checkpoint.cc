@@ -106,7 +106,9 @@ Status HfCheckpoint::map_tensors() {
             permute_rows_for_adjacent_rope(static_cast<const uint8_t*>(t->data), spec.shape[0], row_bytes,
                                            spec.rewrite == Rewrite::kPermuteQ ? c.num_heads : c.num_kv_heads));
         r.data = owned_.back().data();
-      } else if (spec.rewrite == Rewrite::kAddOne || spec.rewrite == Rewrite::kToF32) {
+      } else if (spec.rewrite == Rewrite::kAddOne || spec.rewrite == Rewrite::kToF32 ||
+                 spec.rewrite == Rewrite::kSqueezeToF32) {
+        if (spec.rewrite == Rewrite::kSqueezeToF32) std::erase(r.dims, int64_t(1));
         // Gemma's norms scale by (1 + w): stored as the sum in f32, as llama.cpp's converter writes them; a gate
         // vector is stored in f32 as it is.
         int64_t n = 1;
@@ -145,8 +147,13 @@ Status HfCheckpoint::map_tensors() {
     family->layer_tensors(hf_, l, layer);
     for (const HfTensor& spec : layer) PAGODA_RETURN_IF_ERROR(add(spec));
   }
-  PAGODA_RETURN_IF_ERROR(
-      add({"model.norm.weight", {}, format::gguf_tensor::kOutputNorm, {dim}, "hidden_size", Kind::kNorm, norm}));
+  if (c.output_norm_is_token_embd_norm) {
+    PAGODA_RETURN_IF_ERROR(add({"model.embedding_norm.weight", {}, format::gguf_tensor::kTokenEmbeddingNorm, {dim},
+                                "hidden_size", Kind::kNorm, norm}));
+  } else {
+    PAGODA_RETURN_IF_ERROR(
+        add({"model.norm.weight", {}, format::gguf_tensor::kOutputNorm, {dim}, "hidden_size", Kind::kNorm, norm}));
+  }
   // Tied embeddings: no output.weight, as llama.cpp writes them (a stored lm_head copy is ignored).
   if (!hf_.tie_word_embeddings)
     PAGODA_RETURN_IF_ERROR(

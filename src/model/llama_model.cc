@@ -39,6 +39,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
       shard_.size == 1 || (options_.tensor_parallel != nullptr && options_.tensor_parallel->size() == shard_.size &&
                            options_.tensor_parallel->rank() == shard_.rank),
       "a tensor-parallel shard needs its group");
+  PAGODA_CHECK(shard_.size == 1 || !config_.has_recurrent_state(), "a hybrid model cannot be split over ranks");
 }
 
 void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
@@ -189,6 +190,7 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
                           const float* sn, Workspace& ws) const {
   const int32_t kv_dim = config_.kv_dim(), head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
   const int32_t num_kv_heads = config_.num_kv_heads;
+  const int32_t kvl = config_.kv_layer(layer);  // the layer's K/V rows: attention layers only
   const int64_t slot = batch.slot_ids[t];
   PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
   float* k = ws.k.data() + int64_t(t) * kv_dim;
@@ -197,25 +199,25 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
   // rotates one head at a time through a stack row instead of the whole K row in the workspace); the other types
   // convert the rotated row.
   if (kv.k_dtype == KvDType::kF32 && options_.fusion) {
-    kernels_.rope(k, kv.k_at(layer, slot), num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
+    kernels_.rope(k, kv.k_at(kvl, slot), num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
   } else if (kv.k_dtype == KvDType::kInt8 && options_.fusion) {
     float rotated[kMaxHeadDim];
     PAGODA_CHECK(head_dim <= kMaxHeadDim);
     for (int32_t h = 0; h < num_kv_heads; ++h) {
       kernels_.rope(k + h * head_dim, rotated, 1, head_dim, half_rope, cs, sn, config_.rope_neox);
-      kv.k_scale_at(layer, slot)[h] = quantize_kv_int8(rotated, head_dim, kv.k8_at(layer, slot) + h * head_dim);
+      kv.k_scale_at(kvl, slot)[h] = quantize_kv_int8(rotated, head_dim, kv.k8_at(kvl, slot) + h * head_dim);
     }
   } else {
     kernels_.rope(k, k, num_kv_heads, head_dim, half_rope, cs, sn, config_.rope_neox);
     if (kv.k_dtype == KvDType::kInt8)
-      store_int8_heads(k, kv.k8_at(layer, slot), kv.k_scale_at(layer, slot), num_kv_heads, head_dim);
+      store_int8_heads(k, kv.k8_at(kvl, slot), kv.k_scale_at(kvl, slot), num_kv_heads, head_dim);
     else
-      quantize_kv_row(kv.k_dtype, k, kv_dim, kv.k_row(layer, slot));
+      quantize_kv_row(kv.k_dtype, k, kv_dim, kv.k_row(kvl, slot));
   }
   if (kv.v_dtype == KvDType::kInt8)
-    store_int8_heads(v, kv.v8_at(layer, slot), kv.v_scale_at(layer, slot), num_kv_heads, head_dim);
+    store_int8_heads(v, kv.v8_at(kvl, slot), kv.v_scale_at(kvl, slot), num_kv_heads, head_dim);
   else
-    quantize_kv_row(kv.v_dtype, v, kv_dim, kv.v_row(layer, slot));
+    quantize_kv_row(kv.v_dtype, v, kv_dim, kv.v_row(kvl, slot));
 }
 
 void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
@@ -240,6 +242,7 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
   constexpr int32_t kQueryBlock = 32;
   const int32_t head_dim = config_.head_dim, num_kv_heads = config_.num_kv_heads;
   const int32_t group = config_.num_heads / num_kv_heads;
+  const int32_t kvl = config_.kv_layer(layer);
   // Each sequence's tokens in blocks of kQueryBlock from its first.
   auto blocks_of = [&](int32_t s) {
     return (batch.seq_starts[s + 1] - batch.seq_starts[s] + kQueryBlock - 1) / kQueryBlock;
@@ -272,10 +275,10 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
       while (block >= first_block + blocks_of(s)) first_block += blocks_of(s++);  // items rise: s only moves forward
       const int32_t t0 = batch.seq_starts[s] + int32_t(block - first_block) * kQueryBlock;
       const int32_t t_end = std::min(t0 + kQueryBlock, batch.seq_starts[s + 1]);
-      a.k = kv.k_row(layer, 0) + kvh * k_head_bytes;
-      a.v = kv.v_row(layer, 0) + kvh * v_head_bytes;
-      if (kv.k_dtype == KvDType::kInt8) a.k_scale = kv.k_scale_at(layer, 0) + kvh;
-      if (kv.v_dtype == KvDType::kInt8) a.v_scale = kv.v_scale_at(layer, 0) + kvh;
+      a.k = kv.k_row(kvl, 0) + kvh * k_head_bytes;
+      a.v = kv.v_row(kvl, 0) + kvh * v_head_bytes;
+      if (kv.k_dtype == KvDType::kInt8) a.k_scale = kv.k_scale_at(kvl, 0) + kvh;
+      if (kv.v_dtype == KvDType::kInt8) a.v_scale = kv.v_scale_at(kvl, 0) + kvh;
       a.blocks = batch.block_tables.row(s).data();
       a.sinks = sinks.empty() ? nullptr : sinks.data() + int64_t(kvh) * group;
       // The block's tokens as runs of consecutive positions (a step's tokens of one sequence are one run).
@@ -301,6 +304,7 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
   const int32_t head_dim = config_.head_dim;
   const int32_t group = config_.num_heads / config_.num_kv_heads;
   const int32_t block_size = kv.block_size;
+  const int32_t kvl = config_.kv_layer(layer);
   const float scale = attention_scale(), softcap = config_.attn_softcap;
   const std::vector<float>& sinks = weights_.layers[size_t(layer)].sinks;
   PAGODA_CHECK(head_dim <= kMaxHeadDim);
@@ -312,13 +316,13 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
     // Position j's K or V row of this head as f32 (dequantized from a cache of another type).
     auto kv_row = [&](bool is_k, int64_t slot, int32_t kvh) -> const float* {
       const KvDType type = is_k ? kv.k_dtype : kv.v_dtype;
-      if (type == KvDType::kF32) return (is_k ? kv.k_at(layer, slot) : kv.v_at(layer, slot)) + kvh * head_dim;
+      if (type == KvDType::kF32) return (is_k ? kv.k_at(kvl, slot) : kv.v_at(kvl, slot)) + kvh * head_dim;
       if (type == KvDType::kInt8) {
-        const int8_t* q = (is_k ? kv.k8_at(layer, slot) : kv.v8_at(layer, slot)) + kvh * head_dim;
-        dequantize_kv_int8(q, (is_k ? kv.k_scale_at(layer, slot) : kv.v_scale_at(layer, slot))[kvh], head_dim, row);
+        const int8_t* q = (is_k ? kv.k8_at(kvl, slot) : kv.v8_at(kvl, slot)) + kvh * head_dim;
+        dequantize_kv_int8(q, (is_k ? kv.k_scale_at(kvl, slot) : kv.v_scale_at(kvl, slot))[kvh], head_dim, row);
         return row;
       }
-      const uint8_t* packed = (is_k ? kv.k_row(layer, slot) : kv.v_row(layer, slot)) + kvh * kv_row_bytes(type, head_dim);
+      const uint8_t* packed = (is_k ? kv.k_row(kvl, slot) : kv.v_row(kvl, slot)) + kvh * kv_row_bytes(type, head_dim);
       dequantize_kv_row(type, packed, head_dim, row);
       return row;
     };
@@ -419,13 +423,25 @@ void LlamaModel::check_batch(const BatchView& batch, const KvCacheView& kv, cons
   PAGODA_CHECK(int32_t(batch.logits_rows.size()) <= ws.max_logits_rows);
   PAGODA_CHECK(int32_t(batch.hidden_rows.size()) <= ws.max_hidden_rows, "{} hidden rows, the workspace holds {}",
                batch.hidden_rows.size(), ws.max_hidden_rows);
-  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_layers && kv.num_kv_heads == config_.num_kv_heads,
+  PAGODA_CHECK(kv.kv_dim == kv_dim && kv.num_layers == config_.num_attention_layers() &&
+                   kv.num_kv_heads == config_.num_kv_heads,
                "KV cache shaped for another model");
   // The batch's shape; a malformed batch is an engine bug, caught here rather than as a stray read.
   PAGODA_CHECK(batch.positions.size() == size_t(n) && batch.slot_ids.size() == size_t(n));
   PAGODA_CHECK(batch.num_seqs() >= 1 && batch.seq_starts.front() == 0 && batch.seq_starts.back() == n &&
                batch.context_lens.size() == size_t(batch.num_seqs()) &&
                batch.block_tables.num_seqs == batch.num_seqs() && kv.block_size > 0);
+  if (config_.has_recurrent_state()) {
+    PAGODA_CHECK(batch.state_slots.size() == size_t(batch.num_seqs()),
+                 "a hybrid model's batch needs a recurrent-state slot per sequence ({} for {})",
+                 batch.state_slots.size(), batch.num_seqs());
+    PAGODA_CHECK(kv.state.floats_per_slot == config_.state_floats_per_seq(),
+                 "recurrent-state slots of {} floats, the model needs {}", kv.state.floats_per_slot,
+                 config_.state_floats_per_seq());
+    for (int32_t slot : batch.state_slots)
+      PAGODA_CHECK(slot >= 0 && slot < kv.state.num_slots, "state slot {} outside the pool of {}", slot,
+                   kv.state.num_slots);
+  }
   for (int32_t s = 0; s < batch.num_seqs(); ++s) {
     PAGODA_CHECK(batch.seq_starts[s] <= batch.seq_starts[s + 1]);
     PAGODA_CHECK(batch.context_lens[s] <= int64_t(batch.block_tables.max_blocks_per_seq) * kv.block_size,
@@ -448,7 +464,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
                                         Workspace& ws, ThreadPool& pool) const {
   check_batch(batch, kv, ws);
   const int32_t n = batch.num_tokens();
-  const int32_t dim = config_.dim, hidden = config_.hidden_dim;
+  const int32_t dim = config_.dim;
   const int32_t head_dim = config_.head_dim, half_rope = config_.rope_dim / 2;
   if (hidden_in == nullptr) {
     PAGODA_CHECK(weights_.token_embd.data != nullptr, "this pipeline stage has no embedding: it needs hidden states");
@@ -470,10 +486,21 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
   if (swa_rope)
     fill_rope_tables(config_, batch.positions, rope_params(config_, true), ws.rope_context, ws.rope_cos_swa.data(),
                      ws.rope_sin_swa.data());
+  // A sequence that starts at position 0 this step starts from a zero recurrent state (a new prompt, or one
+  // recomputed after preemption); the others continue theirs.
+  if (config_.has_recurrent_state())
+    for (int32_t s = 0; s < batch.num_seqs(); ++s)
+      if (batch.seq_starts[s] < batch.seq_starts[s + 1] && batch.positions[batch.seq_starts[s]] == 0)
+        std::memset(kv.state.slot(batch.state_slots[s]), 0, sizeof(float) * size_t(kv.state.floats_per_slot));
 
   for (int32_t l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& lw = weights_.layers[size_t(l)];
     const bool fuse = fuses(lw);
+    if (config_.is_conv_layer(l)) {
+      short_conv_block(batch, kv, l, ws, pool);
+      ffn_block(lw, fuse, n, ws, pool);
+      continue;
+    }
     // Attention block.
     if (fuse) {
       qkv_fused(lw, n, ws, pool);
@@ -499,24 +526,58 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     attention(batch, kv, l, ws, pool);
     add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool, lw.bo);
 
-    // FFN block: w_down(act(w_gate x) * w_up x), or the mixture of experts.
-    if (!lw.experts.empty()) {
-      moe_ffn(lw, n, ws, pool);
-      continue;
-    }
-    if (fuse) {
-      gate_up_fused(lw, n, ws, pool);
-    } else {
-      pre_norm(lw.ffn_norm, n, ws);
-      linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
-      linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
-      activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
-    }
-    add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse,
-                   lw.ffn_post_norm, n, ws, pool);
+    ffn_block(lw, fuse, n, ws, pool);
   }
 
   return ws.x.data();
+}
+
+// FFN block: w_down(act(w_gate x) * w_up x), or the mixture of experts.
+void LlamaModel::ffn_block(const LayerWeights& lw, bool fuse, int32_t n, Workspace& ws, ThreadPool& pool) const {
+  if (!lw.experts.empty()) {
+    moe_ffn(lw, n, ws, pool);
+    return;
+  }
+  if (fuse) {
+    gate_up_fused(lw, n, ws, pool);
+  } else {
+    pre_norm(lw.ffn_norm, n, ws);
+    linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
+    linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
+    activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * config_.hidden_dim);
+  }
+  add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse,
+                 lw.ffn_post_norm, n, ws, pool);
+}
+
+// LFM2's short-convolution block, as llama.cpp's build_shortconv_block: B, C, x = in_proj(rmsnorm(x)); each
+// sequence's B * x runs through the causal convolution from its state (kernels.h's short_conv), which carries the
+// window to the sequence's next step; the block adds out_proj(C * conv) to the residual.
+void LlamaModel::short_conv_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                                  ThreadPool& pool) const {
+  const LayerWeights& lw = weights_.layers[size_t(layer)];
+  const int32_t n = batch.num_tokens(), dim = config_.dim;
+  pre_norm(lw.attn_norm, n, ws);
+  float* bcx = ws.conv_bcx.data();
+  linear(lw.conv_in, ws.xb.data(), bcx, n, ws, pool);
+  float* bx = ws.xb.data();  // [n][dim]: B * x, then the convolution's output in place
+  for (int32_t t = 0; t < n; ++t) {
+    const float* row = bcx + int64_t(t) * 3 * dim;
+    for (int32_t c = 0; c < dim; ++c) bx[int64_t(t) * dim + c] = row[c] * row[2 * dim + c];
+  }
+  const int64_t state_offset = int64_t(config_.conv_layers_before(layer)) * config_.conv_state_floats();
+  for (int32_t s = 0; s < batch.num_seqs(); ++s) {
+    const int32_t begin = batch.seq_starts[s], len = batch.seq_starts[s + 1] - begin;
+    if (len == 0) continue;
+    float* state = kv.state.slot(batch.state_slots[s]) + state_offset;
+    float* seq_bx = bx + int64_t(begin) * dim;
+    kernels_.short_conv(lw.conv_taps.data(), state, seq_bx, seq_bx, dim, config_.shortconv_l_cache, len);
+  }
+  for (int32_t t = 0; t < n; ++t) {
+    const float* c_gate = bcx + int64_t(t) * 3 * dim + dim;
+    for (int32_t c = 0; c < dim; ++c) bx[int64_t(t) * dim + c] *= c_gate[c];
+  }
+  add_projection(lw.conv_out, bx, nullptr, fuses(lw), lw.attn_post_norm, n, ws, pool);
 }
 
 LogitsView LlamaModel::forward_logits(const BatchView& batch, Workspace& ws, ThreadPool& pool) const {

@@ -2,7 +2,8 @@
 // or NeoX halves, grouped-query attention, SwiGLU or GeGLU; and what ModelConfig switches on for a family: Qwen2's
 // QKV bias and Qwen3/Gemma 3's Q/K norm (when the weights have them), Gemma's post-norms, scaled embeddings,
 // sliding-window layers and soft-capping, Granite's multipliers, Phi-3's LongRoPE, a mixture of experts in place of
-// the dense FFN, with an optional (gated) shared expert (moe_ffn.cc). f32 activations over weights that stay in the
+// the dense FFN, with an optional (gated) shared expert (moe_ffn.cc), LFM2's short-convolution layers in place of
+// attention (their window per sequence in the KV view's recurrent state). f32 activations over weights that stay in the
 // GGUF mapping (or their repacked copies). Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 
@@ -117,6 +118,12 @@ class LlamaModel final : public Model {
   bool transforms_residual(const std::vector<float>& post_norm) const {
     return !post_norm.empty() || config_.residual_scale != 0.0f;
   }
+  // The FFN block of layer `lw` over the n tokens (dense, fused or not, or the experts), with its residual add.
+  void ffn_block(const LayerWeights& lw, bool fuse, int32_t n, Workspace& ws, ThreadPool& pool) const;
+  // A short-convolution layer (ModelConfig::is_conv_layer) in place of attention: reads and advances each
+  // sequence's window in its recurrent-state slot (BatchView::state_slots), then the residual add.
+  void short_conv_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                        ThreadPool& pool) const;
   // Mixture of experts (moe_ffn.cc): x += sum over each token's chosen experts of weight * expert(rmsnorm(x)), plus the
   // layer's shared expert (times its sigmoid gate) when it has one.
   void moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const;

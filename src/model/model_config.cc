@@ -44,13 +44,32 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   PAGODA_ASSIGN_OR_RETURN(c.context_length,
                           required_u32(f, arch_key(c, gguf_key::kContextLength), Limits::kMaxContextLength));
   c.num_kv_heads = c.num_heads;
-  if (f.find(arch_key(c, gguf_key::kHeadCountKv)) != nullptr) {
-    PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, arch_key(c, gguf_key::kHeadCountKv), c.num_heads));
+  const std::string kv_heads_key = arch_key(c, gguf_key::kHeadCountKv);
+  if (const format::GgufValue* v = f.find(kv_heads_key); v != nullptr && v->type == format::GgufValueType::kArray) {
+    // Per layer, as llama.cpp's hybrid converters write it: 0 on a recurrent layer, one count on the others.
+    PAGODA_ASSIGN_OR_RETURN(auto counts, f.get_i32_array(kv_heads_key));
+    if (counts->size() != size_t(c.num_layers))
+      return make_error(fmt::format("{}: {} has {} entries for {} blocks", f.name(), kv_heads_key, counts->size(),
+                                    c.num_layers));
+    c.num_kv_heads = 0;
+    for (int32_t n : *counts) {
+      if (n < 0 || n > c.num_heads || (n > 0 && c.num_kv_heads > 0 && n != c.num_kv_heads))
+        return make_error(fmt::format("{}: {} must hold 0 (a recurrent layer) or one count in 1..{} for every other "
+                                      "layer",
+                                      f.name(), kv_heads_key, c.num_heads));
+      if (n > 0) c.num_kv_heads = n;
+      c.layer_is_conv.push_back(n == 0);
+    }
+    if (c.num_kv_heads == 0) return make_error(fmt::format("{}: {} has no attention layer", f.name(), kv_heads_key));
+  } else if (v != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, kv_heads_key, c.num_heads));
   }
   // Each block is at least its 6 tensors (Phi-3's, with fused QKV and gate/up): a block count the file cannot hold
-  // fails here, before the loader sizes anything by it.
-  const std::string last_block_tensor =
-      format::gguf_tensor::block_tensor(c.num_layers - 1, format::gguf_tensor::kAttnOutput);
+  // fails here, before the loader sizes anything by it. The last block ends in its attention output or, on a
+  // recurrent layer, its short convolution's.
+  const std::string last_block_tensor = format::gguf_tensor::block_tensor(
+      c.num_layers - 1,
+      c.is_conv_layer(c.num_layers - 1) ? format::gguf_tensor::kShortConvOutProj : format::gguf_tensor::kAttnOutput);
   if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 6)
     return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
                                   a, c.num_layers, last_block_tensor, f.tensors().size()));
@@ -132,6 +151,9 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   }
   PAGODA_RETURN_IF_ERROR(check_rope_scaling(c, f.name()));
   if (family->read_gguf != nullptr) PAGODA_RETURN_IF_ERROR(family->read_gguf(f, c));
+  if (!c.layer_is_conv.empty() && c.shortconv_l_cache < 2)
+    return make_error(fmt::format("{}: {}attention.head_count_kv is 0 on some layers, but {} has no recurrent layers",
+                                  f.name(), a, c.architecture));
   if (c.num_experts > 0 && c.num_experts_used > c.num_experts)
     return make_error(
         fmt::format("{}: expert_used_count {} exceeds expert_count {}", f.name(), c.num_experts_used, c.num_experts));

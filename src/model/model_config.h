@@ -113,6 +113,14 @@ struct ModelConfig {
   bool expert_softmax_after_topk = false;
   // The pre-FFN RMSNorm's weights are stored as blk.N.post_attention_norm (gpt-oss, llama.cpp's name), not ffn_norm.
   bool ffn_norm_is_post_attention_norm = false;
+  // Hybrid models (LFM2): layer_is_conv[l] = 1 makes layer l a short-convolution block in place of attention
+  // (in_proj to B, C and x; a depthwise causal convolution of shortconv_l_cache taps over B * x; C times that;
+  // out_proj); empty: none. Such a layer has no K/V: it keeps the last shortconv_l_cache - 1 inputs of its
+  // convolution, (shortconv_l_cache - 1) * dim floats, per sequence (the recurrent state, kv/kv_cache_view.h).
+  std::vector<uint8_t> layer_is_conv;
+  int32_t shortconv_l_cache = 0;
+  // The final norm is GGUF's token_embd_norm.weight (LFM2: HF's embedding_norm) instead of output_norm.weight.
+  bool output_norm_is_token_embd_norm = false;
 
   bool skips_rope(int32_t layer) const { return !layer_skips_rope.empty() && layer_skips_rope[size_t(layer)] != 0; }
   bool is_swa_layer(int32_t layer) const {
@@ -124,7 +132,25 @@ struct ModelConfig {
   // experts' rows have buffers of their own).
   int32_t ffn_width() const { return hidden_dim > shared_expert_hidden_dim ? hidden_dim : shared_expert_hidden_dim; }
   int32_t kv_dim() const { return num_kv_heads * head_dim; }
-  KvShape kv_shape() const { return {num_layers, kv_dim(), num_kv_heads}; }
+  bool is_conv_layer(int32_t layer) const { return !layer_is_conv.empty() && layer_is_conv[size_t(layer)] != 0; }
+  int32_t num_conv_layers() const {
+    int32_t n = 0;
+    for (uint8_t c : layer_is_conv) n += c != 0;
+    return n;
+  }
+  int32_t num_attention_layers() const { return num_layers - num_conv_layers(); }
+  // Layer `layer`'s index among the attention layers (its K/V rows) or among the conv layers (its state).
+  int32_t kv_layer(int32_t layer) const { return layer - conv_layers_before(layer); }
+  int32_t conv_layers_before(int32_t layer) const {
+    int32_t n = 0;
+    for (int32_t l = 0; l < layer && size_t(l) < layer_is_conv.size(); ++l) n += layer_is_conv[size_t(l)] != 0;
+    return n;
+  }
+  // The recurrent state of one sequence: every conv layer's window, in layer order.
+  int64_t conv_state_floats() const { return int64_t(shortconv_l_cache - 1) * dim; }
+  int64_t state_floats_per_seq() const { return num_conv_layers() * conv_state_floats(); }
+  bool has_recurrent_state() const { return state_floats_per_seq() > 0; }
+  KvShape kv_shape() const { return {num_attention_layers(), kv_dim(), num_kv_heads}; }
   int32_t q_dim() const { return num_heads * head_dim; }
 };
 

@@ -9,6 +9,7 @@
 #include "core/half.h"
 #include "format/gguf_names.h"
 #include "quant/block_awq_int4.h"
+#include "quant/block_iq4_mxfp4.h"
 #include "quant/block_kquants.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
@@ -131,6 +132,26 @@ Status load_shared_expert(const TensorSet& f, const ModelConfig& c, int32_t l, L
   return Status::ok_status();
 }
 
+// A short-convolution layer's in_proj, out_proj and taps (GGUF [L, dim], stored f32 by llama.cpp's converter).
+Status load_short_conv(const TensorSet& f, const ModelConfig& c, int32_t l, LayerWeights& lw) {
+  const int64_t dim = c.dim, taps = c.shortconv_l_cache;
+  PAGODA_ASSIGN_OR_RETURN(
+      lw.conv_in, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kShortConvInProj), 3 * dim, dim));
+  PAGODA_ASSIGN_OR_RETURN(
+      lw.conv_out, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kShortConvOutProj), dim, dim));
+  const std::string name = format::gguf_tensor::block_tensor(l, format::gguf_tensor::kShortConvConv);
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {taps, dim}));
+  if (*t->dtype != DType::kF32 && *t->dtype != DType::kF16 && *t->dtype != DType::kBF16)
+    return make_error(fmt::format("{}: {} is {}; its rows of {} taps need a plain float type", f.source, name,
+                                  t->type_name, taps));
+  std::vector<float> per_channel(size_t(taps * dim));  // [dim][taps], as stored
+  dequantize_row(*t->dtype, t->data, per_channel.data(), taps * dim);
+  lw.conv_taps.resize(per_channel.size());  // [taps][dim]: the kernel runs over channels
+  for (int64_t c = 0; c < dim; ++c)
+    for (int64_t k = 0; k < taps; ++k) lw.conv_taps[size_t(k * dim + c)] = per_channel[size_t(c * taps + k)];
+  return Status::ok_status();
+}
+
 }  // namespace
 
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
@@ -147,9 +168,15 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kQ4_K: quant::dequantize_row_q4_K(static_cast<const quant::BlockQ4_K*>(src), dst, n); break;
     case DType::kQ5_K: quant::dequantize_row_q5_K(static_cast<const quant::BlockQ5_K*>(src), dst, n); break;
     case DType::kQ6_K: quant::dequantize_row_q6_K(static_cast<const quant::BlockQ6_K*>(src), dst, n); break;
+    case DType::kIQ4_NL: quant::dequantize_row_iq4_nl(static_cast<const quant::BlockIQ4_NL*>(src), dst, n); break;
+    case DType::kIQ4_XS: quant::dequantize_row_iq4_xs(static_cast<const quant::BlockIQ4_XS*>(src), dst, n); break;
+    case DType::kMXFP4: quant::dequantize_row_mxfp4(static_cast<const quant::BlockMXFP4*>(src), dst, n); break;
     case DType::kQ4_Kx8:
     case DType::kQ5_Kx8:
     case DType::kQ6_Kx8:
+    case DType::kIQ4_NLx8:
+    case DType::kIQ4_XSx8:
+    case DType::kMXFP4x8:
     case DType::kQ4_0x8:
     case DType::kQ8_0x8:
     case DType::kInt8x8:
@@ -190,49 +217,53 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       PAGODA_ASSIGN_OR_RETURN(lw.attn_norm,
                               vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), dim));
     }
-    if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv)) != nullptr) {
-      // Phi-3: Q, K and V as one matrix, rows in that order; each is a view of its rows.
-      PAGODA_ASSIGN_OR_RETURN(
-          const WeightView qkv,
-          matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv), q_dim + 2 * kv_dim, dim));
-      if (qkv.input_scale != nullptr || dtype_is_row_interleaved(qkv.dtype))
-        return make_error(fmt::format("{}: {}attn_qkv.weight cannot be split in its type", f.source, p));
-      lw.wq = row_range(qkv, 0, q_dim);
-      lw.wk = row_range(qkv, q_dim, kv_dim);
-      lw.wv = row_range(qkv, q_dim + kv_dim, kv_dim);
+    if (c.is_conv_layer(l)) {
+      PAGODA_RETURN_IF_ERROR(load_short_conv(f, c, l, lw));
     } else {
-      PAGODA_ASSIGN_OR_RETURN(lw.wq,
-                              matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ), q_dim, dim));
+      if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv)) != nullptr) {
+        // Phi-3: Q, K and V as one matrix, rows in that order; each is a view of its rows.
+        PAGODA_ASSIGN_OR_RETURN(
+            const WeightView qkv,
+            matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv), q_dim + 2 * kv_dim, dim));
+        if (qkv.input_scale != nullptr || dtype_is_row_interleaved(qkv.dtype))
+          return make_error(fmt::format("{}: {}attn_qkv.weight cannot be split in its type", f.source, p));
+        lw.wq = row_range(qkv, 0, q_dim);
+        lw.wk = row_range(qkv, q_dim, kv_dim);
+        lw.wv = row_range(qkv, q_dim + kv_dim, kv_dim);
+      } else {
+        PAGODA_ASSIGN_OR_RETURN(lw.wq,
+                                matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ), q_dim, dim));
+        PAGODA_ASSIGN_OR_RETURN(
+            lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));
+        PAGODA_ASSIGN_OR_RETURN(
+            lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
+      }
       PAGODA_ASSIGN_OR_RETURN(
-          lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));
+          lw.wo, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput), dim, q_dim));
       PAGODA_ASSIGN_OR_RETURN(
-          lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
+          lw.bq,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ, "bias"), q_dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.bk,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK, "bias"), kv_dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.bv,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV, "bias"), kv_dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.bo,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput, "bias"), dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.sinks,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnSinks), c.num_heads));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.q_norm,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm),
+                              c.qk_norm_whole ? q_dim : c.head_dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.k_norm,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm),
+                              c.qk_norm_whole ? kv_dim : c.head_dim));
     }
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.wo, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput), dim, q_dim));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.bq,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ, "bias"), q_dim));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.bk,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK, "bias"), kv_dim));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.bv,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV, "bias"), kv_dim));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.bo,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput, "bias"), dim));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.sinks,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnSinks), c.num_heads));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.q_norm,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm),
-                            c.qk_norm_whole ? q_dim : c.head_dim));
-    PAGODA_ASSIGN_OR_RETURN(
-        lw.k_norm,
-        optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnKNorm),
-                            c.qk_norm_whole ? kv_dim : c.head_dim));
     if (c.post_norms) {
       PAGODA_ASSIGN_OR_RETURN(
           lw.attn_post_norm,
@@ -301,7 +332,11 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
     PAGODA_ASSIGN_OR_RETURN(
         lw.w_down, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDown), dim, hidden));
   }
-  PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f, format::gguf_tensor::kOutputNorm, dim));
+  PAGODA_ASSIGN_OR_RETURN(w.output_norm, vector_f32(f,
+                                                    c.output_norm_is_token_embd_norm
+                                                        ? format::gguf_tensor::kTokenEmbeddingNorm
+                                                        : format::gguf_tensor::kOutputNorm,
+                                                    dim));
   if (f.find(format::gguf_tensor::kOutput) != nullptr) {
     PAGODA_ASSIGN_OR_RETURN(w.output, matrix(f, format::gguf_tensor::kOutput, vocab, dim));
   } else {

@@ -71,6 +71,11 @@ struct LayerWeights {
   // units, and its gate vector, f32 [dim] (ModelConfig::shared_expert_gated; else empty).
   ExpertWeights shared_expert;
   std::vector<float> shared_expert_gate;
+  // A short-convolution layer (ModelConfig::is_conv_layer; its attention views stay null): in_proj [3 * dim, dim]
+  // (rows: B, then C, then x), out_proj [dim, dim], and the depthwise taps, f32 [shortconv_l_cache][dim] (the
+  // oldest input's taps first; the file stores them per channel).
+  WeightView conv_in, conv_out;
+  std::vector<float> conv_taps;
 };
 
 struct ModelWeights {

@@ -8,6 +8,9 @@ namespace pagoda {
 Result<PipelineStage> plan_pipeline_stage(const ModelConfig& config, int32_t stage, int32_t num_stages) {
   if (num_stages < 1 || stage < 0 || stage >= num_stages)
     return make_error(fmt::format("pipeline parallel: stage {} of {} stages", stage, num_stages));
+  if (config.has_recurrent_state() && num_stages > 1)
+    return make_error(fmt::format("pipeline parallel: the hybrid model {} cannot be split into stages yet",
+                                  config.architecture));
   if (config.num_layers < num_stages)
     return make_error(fmt::format("pipeline parallel {}: {} layers do not split over {} stages", num_stages,
                                   config.num_layers, num_stages));

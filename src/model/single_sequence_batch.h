@@ -17,9 +17,10 @@ namespace pagoda {
 class SingleSequenceBatch {
  public:
   // `tokens`: the sequence's tokens from position 0 (at least `last`); `block_ids`: its blocks in logical order,
-  // of `block_size` tokens, holding slots for [0, last) (BlockTable::block_ids()).
+  // of `block_size` tokens, holding slots for [0, last) (BlockTable::block_ids()); `state_slot`: its recurrent-state
+  // slot on a hybrid model (BatchView::state_slots), -1 for any other.
   BatchView view(std::span<const TokenId> tokens, std::span<const BlockId> block_ids, int32_t block_size, int32_t first,
-                 int32_t last) {
+                 int32_t last, int32_t state_slot = -1) {
     const int32_t n = last - first;
     positions_.resize(size_t(n));
     slot_ids_.resize(size_t(n));
@@ -32,6 +33,7 @@ class SingleSequenceBatch {
     seq_starts_[1] = n;
     context_len_ = last;
     logits_row_ = n - 1;
+    state_slot_ = state_slot;
     return BatchView{.tokens = tokens.subspan(size_t(first), size_t(n)),
                      .positions = positions_,
                      .slot_ids = slot_ids_,
@@ -39,7 +41,10 @@ class SingleSequenceBatch {
                      .context_lens = {&context_len_, 1},
                      .block_tables = {block_ids.data(), 1, int32_t(block_ids.size())},
                      .logits_rows = {&logits_row_, 1},
-                     .block_copies = {}};
+                     .block_copies = {},
+                     .hidden_rows = {},
+                     .state_slots = state_slot >= 0 ? std::span<const int32_t>(&state_slot_, 1)
+                                                    : std::span<const int32_t>()};
   }
 
  private:
@@ -48,6 +53,7 @@ class SingleSequenceBatch {
   int32_t seq_starts_[2] = {0, 0};
   int32_t context_len_ = 0;
   int32_t logits_row_ = 0;
+  int32_t state_slot_ = -1;
 };
 
 }  // namespace pagoda

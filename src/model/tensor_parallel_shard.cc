@@ -66,6 +66,8 @@ std::vector<float> slice(const std::vector<float>& v, int64_t begin, int64_t len
 Result<TensorParallelShard> plan_tensor_parallel_shard(const ModelConfig& c, int32_t rank, int32_t size) {
   if (size < 1 || rank < 0 || rank >= size)
     return make_error(fmt::format("tensor parallel: rank {} of {} ranks", rank, size));
+  if (c.has_recurrent_state() && size > 1)
+    return make_error(fmt::format("tensor parallel: the hybrid model {} cannot be split over ranks yet", c.architecture));
   auto refuse = [&](int64_t count, const char* what) {
     return make_error(fmt::format("tensor parallel {}: {} {} do not split over {} ranks", size, count, what, size));
   };

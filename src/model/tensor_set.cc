@@ -25,6 +25,9 @@ std::optional<DType> dtype_of(format::GgmlType type) {
     case format::GgmlType::kQ4_K: return DType::kQ4_K;
     case format::GgmlType::kQ5_K: return DType::kQ5_K;
     case format::GgmlType::kQ6_K: return DType::kQ6_K;
+    case format::GgmlType::kIQ4_NL: return DType::kIQ4_NL;
+    case format::GgmlType::kIQ4_XS: return DType::kIQ4_XS;
+    case format::GgmlType::kMXFP4: return DType::kMXFP4;
     case format::GgmlType::kPagodaInt8: return DType::kInt8;
     case format::GgmlType::kPagodaAwqInt4G32: return DType::kAwqInt4G32;
     case format::GgmlType::kPagodaAwqInt4G64: return DType::kAwqInt4G64;

@@ -13,6 +13,7 @@
 #include "core/check.h"
 #include "core/system_memory.h"
 #include "quant/block_awq_int4x8.h"
+#include "quant/block_iq4_x8.h"
 #include "quant/block_kquant_x8.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0x8.h"
@@ -82,6 +83,8 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     }
     consider({&lw.shared_expert.w_gate, &lw.shared_expert.w_up});  // null views when the layer has none
     consider({&lw.shared_expert.w_down});
+    consider({&lw.conv_in});  // null views outside a short-convolution layer
+    consider({&lw.conv_out});
   }
   consider({&weights.output});  // a copy even when it is token_embd's data
   if (repacks.empty()) return 0;
@@ -185,6 +188,21 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
       PAGODA_CHECK(dtype == DType::kQ6_K, "{} cannot be repacked into q6_Kx8", dtype_name(dtype));
       quant::repack_q6_Kx8(static_cast<const quant::BlockQ6_K*>(src), static_cast<quant::BlockQ6_Kx8*>(dst), num_rows,
                            num_cols / quant::kQK_K);
+      return;
+    case DType::kIQ4_NLx8:
+      PAGODA_CHECK(dtype == DType::kIQ4_NL, "{} cannot be repacked into iq4_nlx8", dtype_name(dtype));
+      quant::repack_iq4_nlx8(static_cast<const quant::BlockIQ4_NL*>(src), static_cast<quant::BlockIQ4_NLx8*>(dst), num_rows,
+                           num_cols / 32);
+      return;
+    case DType::kIQ4_XSx8:
+      PAGODA_CHECK(dtype == DType::kIQ4_XS, "{} cannot be repacked into iq4_xsx8", dtype_name(dtype));
+      quant::repack_iq4_xsx8(static_cast<const quant::BlockIQ4_XS*>(src), static_cast<quant::BlockIQ4_XSx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
+      return;
+    case DType::kMXFP4x8:
+      PAGODA_CHECK(dtype == DType::kMXFP4, "{} cannot be repacked into mxfp4x8", dtype_name(dtype));
+      quant::repack_mxfp4x8(static_cast<const quant::BlockMXFP4*>(src), static_cast<quant::BlockMXFP4x8*>(dst), num_rows,
+                           num_cols / 32);
       return;
     default: PAGODA_CHECK(false, "no repacking into {}", dtype_name(layout));
   }

@@ -45,6 +45,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   xq_int8.resize(row_split_tokens * widest);
   xq_int8_scales.resize(row_split_tokens);
   x_scaled.resize(size_t(std::max(max_tokens, max_logits_rows)) * widest);
+  if (c.num_conv_layers() > 0) conv_bcx.resize(t * 3 * size_t(c.dim));
   if (c.num_experts > 0) {
     const size_t e = size_t(c.num_experts), k = size_t(c.num_experts_used), rows = t * k;
     const size_t dim = size_t(c.dim), expert_hidden = size_t(c.expert_hidden_dim);

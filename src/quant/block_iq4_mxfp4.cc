@@ -6,19 +6,12 @@
 #include "core/half.h"
 
 namespace pagoda::quant {
-namespace {
-
-// Twice the E2M1 value of each nibble, as an integer: the factor 1/2 moves into the scale (mxfp4_half_scale), so
-// every product is one exact-integer times a power of two, as in ggml.
-constexpr int8_t kE2M1Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-
-// 2^(e - 128) as an f32: e = 0 and 1 are the subnormals 2^-128 and 2^-127, larger e a normal number.
+// The factor 1/2 of the doubled E2M1 values moves into the scale, so every product is one exact integer times a
+// power of two, as in ggml.
 float mxfp4_half_scale(uint8_t e) {
   const uint32_t bits = e < 2 ? uint32_t(0x00200000) << e : uint32_t(e - 1) << 23;
   return bits_to_float(bits);
 }
-
-}  // namespace
 
 void dequantize_row_iq4_nl(const BlockIQ4_NL* x, float* y, int64_t n) {
   constexpr int64_t kQk = BlockIQ4_NL::kNumValues;

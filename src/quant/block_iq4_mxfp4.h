@@ -44,6 +44,11 @@ struct BlockMXFP4 {
 };
 static_assert(sizeof(BlockMXFP4) == 17 && alignof(BlockMXFP4) == 1);
 
+// Twice each E2M1 nibble's value, an exact integer, and the MXFP4 scale halved to match, 2^(e - 128) as an f32
+// (e = 0 and 1 the subnormals 2^-128 and 2^-127): value = kE2M1Doubled[nibble] * mxfp4_half_scale(e), exactly.
+inline constexpr int8_t kE2M1Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+float mxfp4_half_scale(uint8_t e);
+
 static_assert(std::is_trivially_copyable_v<BlockIQ4_NL> && std::is_trivially_copyable_v<BlockIQ4_XS> &&
               std::is_trivially_copyable_v<BlockMXFP4>);
 

@@ -75,13 +75,6 @@ ApiError context_error(int64_t max_seq_len, int64_t prompt_tokens, int64_t max_t
 
 constexpr size_t kGrammarCacheCapacity = 64;  // compiled grammars kept (distinct schemas in use at once)
 
-// Anthropic's clients read Anthropic's error body, Ollama's Ollama's; everyone else OpenAI's.
-HttpResponse error_response_for(std::string_view path, const ApiError& error) {
-  if (path.starts_with("/v1/messages")) return anthropic_error_response(error);
-  if (path.starts_with("/api/")) return ollama_error_response(error);
-  return error.to_response();
-}
-
 // Ollama's endpoints this server serves; the others (pull, push, create, copy, delete, blobs) manage a model
 // store it does not have.
 bool is_ollama_endpoint(std::string_view path) {
@@ -90,6 +83,20 @@ bool is_ollama_endpoint(std::string_view path) {
 }
 
 }  // namespace
+
+HttpResponse error_response_for(std::string_view path, const ApiError& error) {
+  if (path.starts_with("/v1/messages")) return anthropic_error_response(error);
+  if (path.starts_with("/api/")) return ollama_error_response(error);
+  return error.to_response();
+}
+
+bool is_api_route(std::string_view path) {
+  return path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
+         path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
+         path == "/v1/responses" || path == "/tokenize" || path == "/detokenize" ||
+         path == "/v1/messages/count_tokens" || path == "/completion" || path == "/completions" || path == "/props" ||
+         path == "/slots" || path == "/infill" || path == "/apply-template" || is_ollama_endpoint(path);
+}
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
     : engine_(engine),
@@ -140,7 +147,7 @@ void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) {
   reply(ex, error_response_for(ex.request().path, error), "error: " + error.message);
 }
 
-HttpResponse ApiServer::http_layer_error(int status, std::string message, std::string_view path) const {
+HttpResponse ApiServer::http_layer_error(int status, std::string message, std::string_view path) {
   ApiError e = invalid_request(std::move(message));
   e.http_status = status;
   if (status == 500) e.type = "server_error";
@@ -231,6 +238,39 @@ void ApiServer::run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<vo
   }
 }
 
+std::optional<ApiError> ApiServer::authorization_error(const HttpRequest& req,
+                                                       const std::optional<std::string>& api_key) {
+  if (!api_key || !is_api_route(req.path)) return std::nullopt;
+  const std::string& auth = req.header("authorization");
+  const std::string expected = "Bearer " + *api_key;
+  // Anthropic's clients send the key as x-api-key.
+  const std::string& x_api_key = req.header("x-api-key");
+  if (constant_time_equal(auth, expected) || (!x_api_key.empty() && constant_time_equal(x_api_key, *api_key)))
+    return std::nullopt;
+  ApiError e;
+  e.http_status = 401;
+  e.type = "authentication_error";
+  e.code = "invalid_api_key";
+  e.message = auth.empty() && x_api_key.empty()
+                  ? "missing API key: send the header 'Authorization: Bearer KEY' (or 'x-api-key: KEY')"
+                  : "invalid API key";
+  return e;
+}
+
+bool ApiServer::idle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return jobs_.empty() && num_preparing_ == 0;
+}
+
+std::string ApiServer::render_metrics() const {
+  int32_t preparing = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    preparing = num_preparing_;
+  }
+  return metrics_.render(engine_.stats(), options_.cache, preparing);
+}
+
 void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   const HttpRequest& req = ex->request();
   const std::string& path = req.path;
@@ -252,12 +292,7 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     if (!is_get) return method_not_allowed("GET");
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    int32_t preparing = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      preparing = num_preparing_;
-    }
-    r.body = metrics_.render(engine_.stats(), options_.cache, preparing);
+    r.body = render_metrics();
     return reply(*ex, std::move(r));
   }
   if (path == "/" || path == "/index.html") {
@@ -278,36 +313,14 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return reply(*ex, json_response(200, {{"version", PAGODA_VERSION}}));
   }
   if (path.starts_with("/api/") && !is_ollama_endpoint(path)) {
-    ApiError e = not_found(fmt::format("{} is not supported: this server serves one model, loaded at its start, and "
-                                       "keeps no model store to pull, push, create, copy or delete",
-                                       path));
+    ApiError e =
+        not_found(fmt::format("{} is not supported: this server serves the models it was started with and "
+                              "keeps no model store to pull, push, create, copy or delete",
+                              path));
     return reply_error(*ex, e);
   }
-  const bool known = path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models" ||
-                     path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
-                     path == "/v1/responses" || path == "/tokenize" || path == "/detokenize" ||
-                     path == "/v1/messages/count_tokens" || path == "/completion" || path == "/completions" ||
-                     path == "/props" || path == "/slots" || path == "/infill" || path == "/apply-template" ||
-                     is_ollama_endpoint(path);
-  if (!known) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
-
-  if (options_.api_key) {
-    const std::string& auth = req.header("authorization");
-    const std::string expected = "Bearer " + *options_.api_key;
-    // Anthropic's clients send the key as x-api-key.
-    const std::string& x_api_key = req.header("x-api-key");
-    if (!constant_time_equal(auth, expected) &&
-        !(!x_api_key.empty() && constant_time_equal(x_api_key, *options_.api_key))) {
-      ApiError e;
-      e.http_status = 401;
-      e.type = "authentication_error";
-      e.code = "invalid_api_key";
-      e.message = auth.empty() && x_api_key.empty()
-                      ? "missing API key: send the header 'Authorization: Bearer KEY' (or 'x-api-key: KEY')"
-                      : "invalid API key";
-      return reply_error(*ex, e);
-    }
-  }
+  if (!is_api_route(path)) return reply_error(*ex, not_found(fmt::format("no route for {} {}", req.method, path)));
+  if (std::optional<ApiError> e = authorization_error(req, options_.api_key)) return reply_error(*ex, *e);
 
   if (path == "/v1/models") {
     if (!is_get) return method_not_allowed("GET");
@@ -452,7 +465,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
       max_seq_len = std::min(max_seq_len, *ollama_request.num_ctx);
     }
     if (ollama_request.load_only) {
-      // Ollama's "load the model" call: it is loaded for the server's life.
+      // Ollama's "load the model" call: the model is loaded (a server of several loaded it for this request).
       json r = {{"model", ollama_request.model}, {"created_at", ollama_timestamp()}};
       if (api == CompletionApi::kOllamaChat)
         r["message"] = {{"role", "assistant"}, {"content", ""}};
@@ -463,6 +476,7 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
       return reply(*ex, json_response(200, r), "load");
     }
     params = std::move(ollama_request.params);
+    if (std::optional<ApiError> e = apply_ollama_think(ollama_request, &params)) return reply_error(*ex, *e);
   } else if (std::optional<ApiError> e =
                  api == CompletionApi::kAnthropicMessages ? parse_anthropic_messages(ex->request().body, &params)
                  : api == CompletionApi::kResponses
@@ -564,6 +578,8 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     c.spec.kind = grammar::GrammarSpec::Kind::kJsonSchema;
     // Compact JSON: a call is read by a program, and a weak model must not spend its tokens on whitespace.
     c.spec.json_options.allow_whitespace = false;
+    // And only the properties a schema lists (additionalProperties absent means none), as strict function calling.
+    c.spec.json_options.closed_objects = true;
     if (params.tools.choice == ToolChoice::kRequired) {
       c.spec.text = required_tool_calls_schema(params.tools.tools, params.tools.parallel_tool_calls).dump();
     } else {
@@ -819,12 +835,32 @@ LlamaServerFacts ApiServer::llama_facts() const {
   return f;
 }
 
+std::optional<ApiError> ApiServer::apply_ollama_think(const OllamaRequest& request, CompletionParams* params) const {
+  if (!request.think) return std::nullopt;
+  const ChatTemplate& chat_template = options_.chat_template;
+  if (*request.think) {
+    // A model thinks where its template shows reasoning syntax; a raw prompt has no template to ask.
+    if (!params->chat || reasoning_syntax(*params) == ReasoningSyntax::kNone) return ollama_no_thinking(request.model);
+    if (request.think_level) {
+      params->reasoning_effort = request.think_level;  // refused by the render where the template reads none
+      params->reasoning_effort_param = "think";
+    } else if (chat_template.reads_variable("enable_thinking")) {
+      params->enable_thinking = true;
+    }
+  } else if (params->chat && chat_template.reads_variable("enable_thinking")) {
+    params->enable_thinking = false;
+  }
+  return std::nullopt;
+}
+
 OllamaModelFacts ApiServer::ollama_facts() const {
   OllamaModelFacts f = options_.ollama;
   f.name = options_.model_name;
   f.context_length = options_.max_seq_len;
   f.embeddings = engine_.config().pooling;
   f.tools = true;  // through the template's tools, or the default tool prompt
+  f.thinking = reasoning_syntax_for(options_.reasoning_format, options_.chat_template.reasoning_syntax()) !=
+               ReasoningSyntax::kNone;
   if (f.started_at.empty()) f.started_at = started_at_;
   return f;
 }

@@ -74,6 +74,11 @@ struct ApiServerOptions {
   FimTokens fim;           // llama-server's /infill: the model's fill-in-the-middle tokens
 };
 
+// An error in the shape the client of `path` reads: Anthropic's on /v1/messages, Ollama's on /api/, else OpenAI's.
+HttpResponse error_response_for(std::string_view path, const ApiError& error);
+// The API's routes, which need the API key when the server has one (not /health, /metrics, /, /version).
+bool is_api_route(std::string_view path);
+
 class ApiServer {
  public:
   ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options);
@@ -84,7 +89,15 @@ class ApiServer {
   void record_refused(const RefusedRequest& refused);
   // The body of an error the HTTP layer answers itself (HttpServerOptions::error_response), in the shape the
   // client of `path` reads (Anthropic's on /v1/messages, OpenAI's elsewhere).
-  HttpResponse http_layer_error(int status, std::string message, std::string_view path) const;
+  static HttpResponse http_layer_error(int status, std::string message, std::string_view path);
+  // The 401 of a request to `path` without the right key, when `api_key` is set and the path asks for one.
+  static std::optional<ApiError> authorization_error(const HttpRequest& request,
+                                                     const std::optional<std::string>& api_key);
+  // No request, job or compile in flight (a ModelSet may unload the model).
+  bool idle() const;
+  std::string render_metrics() const;  // /metrics: the Prometheus text of this model
+  OllamaModelFacts ollama_facts() const;
+  const ApiServerOptions& options() const { return options_; }
   // Periodic: deadlines of running requests, progress of a drain. Any thread.
   void tick();
   // SIGTERM / SIGINT: /health turns 503, new requests get 503, running ones get drain_timeout to finish.
@@ -132,7 +145,6 @@ class ApiServer {
                          bool legacy = false);
   // Ollama's GET /api/tags, /api/ps, /api/version and POST /api/show; false when `path` is none of them.
   bool handle_ollama_info(HttpExchange& ex, const std::string& path);
-  OllamaModelFacts ollama_facts() const;
   LlamaServerFacts llama_facts() const;
   // Starts a job on its exchange's strand and tracks it (deadline, drain, buffered tokens) until it ends.
   // `make_job` builds it with the callback it must call when it ends; `start` runs on the strand and says
@@ -153,6 +165,9 @@ class ApiServer {
                                                                   bool* opens_reasoning = nullptr) const;
   // The same as text, before tokenization (llama-server's /apply-template).
   std::variant<std::string, ApiError> chat_prompt_text(const CompletionParams& params, int64_t received_us) const;
+  // Ollama's think onto the template's enable_thinking / reasoning_effort; Ollama's "does not support thinking"
+  // where the model shows no reasoning syntax.
+  std::optional<ApiError> apply_ollama_think(const OllamaRequest& request, CompletionParams* params) const;
   // The reasoning syntax a chat request's output is read with (its reasoning_format, else the server's).
   ReasoningSyntax reasoning_syntax(const CompletionParams& params) const;
   // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when

@@ -5,11 +5,38 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include "core/check.h"
 
 namespace pagoda::server {
+
+namespace {
+
+// Where a reasoning model's constrained answer begins, in its tokenizer's tokens: after the close of its reasoning
+// (</think> as one token; harmony's final header between control tokens). None where the model could spell the
+// close otherwise (a </think> of several text tokens), or could not open its reasoning under the grammar: the
+// grammar then holds from the first token, as for any model.
+std::optional<ReasoningGate> answer_gate(ReasoningSyntax syntax, bool opens_reasoning, const Tokenizer& tokenizer) {
+  const ReasoningBounds bounds = reasoning_bounds(syntax);
+  if (bounds.close.empty()) return std::nullopt;
+  ReasoningGate gate;
+  gate.end = tokenizer.encode(bounds.close, /*add_bos=*/false, /*parse_special=*/true);
+  const bool close_is_tokens = syntax == ReasoningSyntax::kThinkTags
+                                   ? gate.end.size() == 1
+                                   : gate.end.size() >= 2 && tokenizer.is_control(gate.end.front()) &&
+                                         tokenizer.is_control(gate.end.back());
+  if (!close_is_tokens) return std::nullopt;
+  if (!opens_reasoning && !bounds.open.empty()) {
+    const std::vector<TokenId> open = tokenizer.encode(bounds.open, /*add_bos=*/false, /*parse_special=*/true);
+    if (open.size() != 1) return std::nullopt;
+    gate.start = open[0];
+  }
+  return gate;
+}
+
+}  // namespace
 
 CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, CompletionParams params,
                              std::unique_ptr<ResponseWriter> writer, std::function<void()> on_done)
@@ -22,6 +49,10 @@ CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> excha
 }
 
 bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const grammar::CompiledGrammar> constraint) {
+  // A forced call's output is the grammar's JSON, no reasoning; harmony's calls are its channel parser's.
+  const bool forced_call = params_.tools.active() && params_.tools.choice != ToolChoice::kAuto;
+  // Another constraint (a response format) is the answer's: a reasoning model reasons first, free.
+  const bool gate_answer = params_.chat && constraint && !forced_call && ctx_.reasoning_syntax != ReasoningSyntax::kNone;
   for (size_t p = 0; p < prompts.size(); ++p) {
     echo_texts_.push_back(prompts[p].echo_text);
     if (prompt_alternatives() >= 0) prompt_tokens_.push_back(prompts[p].tokens);
@@ -35,6 +66,9 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
       req.sampling.logprobs = -1;
     }
     req.grammar = constraint;
+    if (gate_answer)
+      req.reasoning_gate = answer_gate(ctx_.reasoning_syntax, prompts[p].opens_reasoning, *ctx_.tokenizer);
+    const bool gated = req.reasoning_gate.has_value();
     // n choices of one prompt: its prefill is shared, and choice i of a seeded request draws with seed + i.
     Result<std::vector<RequestHandle>> handles = ctx_.engine->submit_samples(std::move(req), params_.n);
     for (size_t i = 0; i < size_t(params_.n); ++i) {
@@ -59,13 +93,11 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
       c.handle = *handle;
       c.num_prompt_tokens = int32_t(prompts[p].tokens.size());
       c.prev_token = prompts[p].tokens.empty() ? -1 : prompts[p].tokens.back();
-      // A forced call's output is the grammar's JSON, no reasoning; harmony's calls are its channel parser's.
-      // Under another output constraint an opened reasoning is one only if the output closes it: a schema's JSON
-      // that never does is the answer.
-      const bool forced_call = params_.tools.active() && params_.tools.choice != ToolChoice::kAuto;
+      // Under an output constraint without a gate, an opened reasoning is one only if the output closes it: a
+      // schema's JSON that never does is the answer.
       if (params_.chat && ctx_.reasoning_syntax != ReasoningSyntax::kNone && !forced_call)
         c.reasoning_parser.emplace(ctx_.reasoning_syntax, prompts[p].opens_reasoning, params_.tools.active(),
-                                   params_.constraint.has_value());
+                                   params_.constraint.has_value() && !gated);
       if (params_.chat && params_.tools.active()) {
         if (params_.tools.choice == ToolChoice::kAuto && ctx_.reasoning_syntax != ReasoningSyntax::kHarmony)
           c.tool_parser.emplace(ctx_.tool_call_format);

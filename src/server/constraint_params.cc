@@ -82,6 +82,8 @@ std::optional<ApiError> parse_response_format(const ordered_json& v, std::option
       return invalid_request("'response_format.json_schema.schema' is required", "response_format.json_schema.schema");
     c.param = "response_format.json_schema.schema";
     c.spec.kind = GrammarSpec::Kind::kJsonSchema;
+    // OpenAI's strict mode: an object lists every property it may hold.
+    c.spec.json_options.closed_objects = js->contains("strict") && (*js)["strict"].is_boolean() && (*js)["strict"].get<bool>();
     if (auto e = schema_text(*schema, c.param, &c.spec.text)) return e;
   } else {
     return invalid_request(fmt::format("'response_format.type' must be 'text', 'json_object' or 'json_schema', got "

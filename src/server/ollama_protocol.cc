@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -117,22 +118,33 @@ std::optional<ApiError> ollama_parse_format(const ojson& body, ojson* openai) {
   return std::nullopt;
 }
 
-std::optional<ApiError> ollama_parse_think(const ojson& body, const std::string& model) {
+// think: true/false, or a level. Whether the model can think is the server's to say (it knows the template).
+std::optional<ApiError> ollama_parse_think(const ojson& body, OllamaRequest* req) {
   auto it = body.find("think");
   if (it == body.end() || it->is_null()) return std::nullopt;
   if (it->is_boolean()) {
-    if (!it->get<bool>()) return std::nullopt;
-    return ollama_no_thinking(model);
+    req->think = it->get<bool>();
+    return std::nullopt;
   }
-  if (it->is_string()) return ollama_no_thinking(model);
+  if (it->is_string()) {
+    const std::string level = it->get<std::string>();
+    if (level == "low" || level == "medium" || level == "high") {
+      req->think = true;
+      req->think_level = level;
+      return std::nullopt;
+    }
+  }
   return invalid_request("'think' must be a boolean or \"low\", \"medium\", \"high\"", "think");
 }
 
-std::optional<ApiError> ollama_parse_keep_alive(const ojson& body) {
-  // The model stays loaded while the server runs, whatever a request asks (docs/SERVER_API.md).
+// The request's keep_alive; the server's ModelSet acts on it where it serves several models (docs/SERVER_API.md).
+std::optional<ApiError> ollama_parse_keep_alive(const ojson& body, std::optional<std::chrono::milliseconds>* out) {
   auto it = body.find("keep_alive");
-  if (it == body.end() || it->is_null() || it->is_string() || it->is_number()) return std::nullopt;
-  return invalid_request("'keep_alive' must be a duration string or a number of seconds", "keep_alive");
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  *out = parse_ollama_keep_alive(*it);
+  if (*out) return std::nullopt;
+  return invalid_request("'keep_alive' must be a duration (\"5m\", \"1h30m\", \"0\") or a number of seconds",
+                         "keep_alive");
 }
 
 std::optional<ApiError> ollama_parse_stream(const ojson& body, ojson* openai) {
@@ -230,9 +242,8 @@ std::optional<ApiError> ollama_chat_messages(const ojson& messages, ojson* out) 
           return invalid_request(fmt::format("'{}': this server's model reads no images", field), field);
       } else if (key == "thinking") {
         if (!value.is_null() && !(value.is_string() && value.get<std::string>().empty()))
-          return invalid_request(fmt::format("'{}': this server's model does not think, so it takes no thinking",
-                                             field),
-                                 field);
+          return invalid_request(
+              fmt::format("'{}': this server does not give a model its earlier thinking; leave it out", field), field);
       } else if (key == "tool_calls") {
         if (value.is_null()) continue;
         ojson calls;
@@ -280,8 +291,8 @@ std::optional<ApiError> parse_ollama_chat(std::string_view body_text, OllamaRequ
     return invalid_request(fmt::format("'{}' is not supported by this server's /api/chat", key), key);
   }
   if (auto e = ollama_parse_model(body, &req.model)) return e;
-  if (auto e = ollama_parse_think(body, req.model)) return e;
-  if (auto e = ollama_parse_keep_alive(body)) return e;
+  if (auto e = ollama_parse_think(body, &req)) return e;
+  if (auto e = ollama_parse_keep_alive(body, &req.keep_alive)) return e;
   if (auto e = ollama_parse_stream(body, &openai)) return e;
   auto messages = body.find("messages");
   if (messages == body.end() || messages->is_null() || (messages->is_array() && messages->empty())) {
@@ -330,8 +341,8 @@ std::optional<ApiError> parse_ollama_generate(std::string_view body_text, Ollama
     return invalid_request(fmt::format("'{}' is not supported by this server's /api/generate", key), key);
   }
   if (auto e = ollama_parse_model(body, &req.model)) return e;
-  if (auto e = ollama_parse_think(body, req.model)) return e;
-  if (auto e = ollama_parse_keep_alive(body)) return e;
+  if (auto e = ollama_parse_think(body, &req)) return e;
+  if (auto e = ollama_parse_keep_alive(body, &req.keep_alive)) return e;
   if (auto e = ollama_parse_stream(body, &openai)) return e;
   bool raw = false;
   if (auto it = body.find("raw"); it != body.end() && !it->is_null()) {
@@ -442,14 +453,64 @@ ApiError ollama_no_thinking(std::string_view requested) {
   return invalid_request(fmt::format("\"{}\" does not support thinking", requested), "think");
 }
 
-std::string ollama_timestamp() {
-  const auto now = std::chrono::system_clock::now();
+std::string ollama_timestamp() { return ollama_timestamp(std::chrono::system_clock::now()); }
+
+std::string ollama_timestamp(std::chrono::system_clock::time_point now) {
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   const std::time_t secs = std::time_t(ns / 1'000'000'000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:09}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                      tm.tm_hour, tm.tm_min, tm.tm_sec, ns % 1'000'000'000);
+}
+
+std::optional<std::chrono::milliseconds> parse_ollama_duration(std::string_view text) {
+  // Go's time.ParseDuration: [-+]?(decimal unit)+, or "0"; a plain number here means seconds, as Ollama's number.
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  bool negative = false;
+  if (text[0] == '-' || text[0] == '+') {
+    negative = text[0] == '-';
+    text.remove_prefix(1);
+  }
+  auto is_number_char = [](char c) { return (c >= '0' && c <= '9') || c == '.'; };
+  if (text.empty() || !is_number_char(text[0])) return std::nullopt;
+  const bool plain = std::all_of(text.begin(), text.end(), is_number_char);
+  double ms = 0;
+  while (!text.empty()) {
+    size_t n = 0;
+    while (n < text.size() && is_number_char(text[n])) ++n;
+    if (n == 0 || std::count(text.begin(), text.begin() + n, '.') > 1 || text.substr(0, n) == ".") return std::nullopt;
+    const double value = std::stod(std::string(text.substr(0, n)));
+    text.remove_prefix(n);
+    if (plain) {
+      ms = value * 1e3;
+      break;
+    }
+    size_t u = 0;
+    while (u < text.size() && !is_number_char(text[u])) ++u;
+    const std::string_view unit = text.substr(0, u);
+    text.remove_prefix(u);
+    const double scale = unit == "ns"                                             ? 1e-6
+                         : unit == "us" || unit == "\u00b5s" || unit == "\u03bcs" ? 1e-3
+                         : unit == "ms"                                           ? 1.0
+                         : unit == "s"                                            ? 1e3
+                         : unit == "m"                                            ? 6e4
+                         : unit == "h"                                            ? 3.6e6
+                                                                                  : -1.0;
+    if (scale < 0) return std::nullopt;
+    ms += value * scale;
+  }
+  if (negative && ms > 0) return std::chrono::milliseconds(-1);
+  if (ms > 1e15) return std::chrono::milliseconds(-1);  // longer than the server will run: for its life
+  return std::chrono::milliseconds(int64_t(ms));
+}
+
+std::optional<std::chrono::milliseconds> parse_ollama_keep_alive(const ojson& value) {
+  if (value.is_string()) return parse_ollama_duration(value.get<std::string>());
+  if (!value.is_number()) return std::nullopt;
+  const double seconds = value.get<double>();
+  if (seconds < 0 || seconds > 1e12) return std::chrono::milliseconds(-1);
+  return std::chrono::milliseconds(int64_t(seconds * 1e3));
 }
 
 std::string_view ollama_done_reason(FinishReason reason) { return reason == FinishReason::kLength ? "length" : "stop"; }
@@ -488,30 +549,49 @@ std::string ollama_digest(const OllamaModelFacts& f) {
 
 }  // namespace
 
-std::string ollama_tags_json(const OllamaModelFacts& f) {
-  const std::string name = ollama_model_name(f.name);
-  ojson model = {{"name", name},          {"model", name},  {"modified_at", f.started_at},
-                 {"size", f.size_bytes},  {"digest", ollama_digest(f)}, {"details", ollama_details(f)}};
-  return ojson{{"models", ojson::array({model})}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
+std::string ollama_tags_json(const OllamaModelFacts& f) { return ollama_tags_json(std::span(&f, 1)); }
+
+std::string ollama_tags_json(std::span<const OllamaModelFacts> models) {
+  ojson list = ojson::array();
+  for (const OllamaModelFacts& f : models) {
+    const std::string name = ollama_model_name(f.name);
+    list.push_back({{"name", name},
+                    {"model", name},
+                    {"modified_at", f.started_at},
+                    {"size", f.size_bytes},
+                    {"digest", ollama_digest(f)},
+                    {"details", ollama_details(f)}});
+  }
+  return ojson{{"models", std::move(list)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
 std::string ollama_ps_json(const OllamaModelFacts& f) {
-  const std::string name = ollama_model_name(f.name);
-  // Loaded for the server's life: no expiry to give, so a far one (Ollama's keep_alive -1 shows the same).
-  ojson model = {{"name", name},
-                 {"model", name},
-                 {"size", f.size_bytes},
-                 {"digest", ollama_digest(f)},
-                 {"details", ollama_details(f)},
-                 {"expires_at", "2318-08-04T00:00:00Z"},
-                 {"size_vram", 0},
-                 {"context_length", f.context_length}};
-  return ojson{{"models", ojson::array({model})}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
+  const OllamaLoadedModel loaded{f, std::nullopt};
+  return ollama_ps_json(std::span(&loaded, 1));
+}
+
+std::string ollama_ps_json(std::span<const OllamaLoadedModel> models) {
+  ojson list = ojson::array();
+  for (const OllamaLoadedModel& m : models) {
+    const OllamaModelFacts& f = m.facts;
+    const std::string name = ollama_model_name(f.name);
+    // A model loaded for the server's life has no expiry to give: a far one, as Ollama's keep_alive -1 shows.
+    list.push_back({{"name", name},
+                    {"model", name},
+                    {"size", f.size_bytes},
+                    {"digest", ollama_digest(f)},
+                    {"details", ollama_details(f)},
+                    {"expires_at", m.expires_at ? ollama_timestamp(*m.expires_at) : "2318-08-04T00:00:00Z"},
+                    {"size_vram", 0},
+                    {"context_length", f.context_length}});
+  }
+  return ojson{{"models", std::move(list)}}.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
 std::string ollama_show_json(const OllamaModelFacts& f) {
   ojson capabilities = ojson::array({"completion"});
   if (f.tools) capabilities.push_back("tools");
+  if (f.thinking) capabilities.push_back("thinking");
   if (f.embeddings) capabilities.push_back("embedding");
   ojson info = {{"general.architecture", f.family}, {"general.name", f.name}};
   info[f.family + ".context_length"] = f.context_length;

@@ -4,8 +4,10 @@
 // functions on strings: no engine, no sockets, no clock but the timestamp's.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,16 +33,21 @@ struct OllamaRequest {
   // the log line that says so.
   std::vector<std::string> ignored_options;
   std::optional<int64_t> num_ctx;  // options.num_ctx: the request's context window (the server caps it)
+  std::optional<std::chrono::milliseconds> keep_alive;  // how long the model stays loaded after it (-1 ms: always)
   bool load_only = false;          // no prompt (generate) or no messages (chat): Ollama's "load the model"
+  // think: true/false, or "low"/"medium"/"high" (think_level, with think true): the server maps them onto the chat
+  // template's enable_thinking and reasoning_effort, and refuses them for a model without reasoning syntax.
+  std::optional<bool> think;
+  std::optional<std::string> think_level;
 };
 
 // /api/chat: model, messages (role, content, tool_calls with object arguments, tool_name, tool_call_id), tools,
-// format ("json" or a JSON schema), options, stream (default true), keep_alive, think (false only: the model
-// cannot think), and pagoda's tool_choice (OpenAI's values), which Ollama lacks. images, a non-empty thinking
-// and unknown fields or options are errors naming them.
+// format ("json" or a JSON schema), options, stream (default true), keep_alive, think, and pagoda's tool_choice
+// (OpenAI's values), which Ollama lacks. images, a non-empty thinking and unknown fields or options are errors
+// naming them.
 std::optional<ApiError> parse_ollama_chat(std::string_view body, OllamaRequest* out);
 // /api/generate: model, prompt, system, raw (the prompt as is, no template), format, options, stream,
-// keep_alive, think (false only). suffix, images, template and context are errors naming them.
+// keep_alive, think. suffix, images, template and context are errors naming them.
 std::optional<ApiError> parse_ollama_generate(std::string_view body, OllamaRequest* out);
 
 // /api/embed (input: a string or strings; truncate false only where nothing needs cutting: the server cuts
@@ -61,6 +68,11 @@ ApiError ollama_no_thinking(std::string_view requested);
 
 // RFC 3339 in UTC with nanoseconds, as Ollama's created_at: 2024-06-04T14:38:31.837530000Z.
 std::string ollama_timestamp();
+std::string ollama_timestamp(std::chrono::system_clock::time_point at);
+// Ollama's keep_alive: a Go duration string ("5m", "1h30m", "250ms", "0"), a number of seconds (also as a string);
+// negative means for the server's life and is returned as -1 ms. nullopt: none of these.
+std::optional<std::chrono::milliseconds> parse_ollama_duration(std::string_view text);
+std::optional<std::chrono::milliseconds> parse_ollama_keep_alive(const nlohmann::ordered_json& value);
 // "stop" (the model's end, a stop string, tool calls) or "length".
 std::string_view ollama_done_reason(FinishReason reason);
 // A call's arguments text as the object Ollama sends (text that is no object, a call cut short, as
@@ -84,10 +96,17 @@ struct OllamaModelFacts {
   std::string started_at;          // created_at of the server (modified_at)
   bool embeddings = false;         // the engine pools hidden states (capability "embedding")
   bool tools = false;              // the template renders tools (capability "tools")
+  bool thinking = false;           // the template has reasoning syntax (capability "thinking")
 };
 std::string ollama_tags_json(const OllamaModelFacts& facts);
+std::string ollama_tags_json(std::span<const OllamaModelFacts> models);
 std::string ollama_show_json(const OllamaModelFacts& facts);
-std::string ollama_ps_json(const OllamaModelFacts& facts);
+std::string ollama_ps_json(const OllamaModelFacts& facts);  // loaded for the server's life
+struct OllamaLoadedModel {
+  OllamaModelFacts facts;
+  std::optional<std::chrono::system_clock::time_point> expires_at;  // nullopt: never unloaded
+};
+std::string ollama_ps_json(std::span<const OllamaLoadedModel> models);
 // {"model", "embeddings": [[...]], "total_duration", "load_duration", "prompt_eval_count"}, or the legacy
 // {"embedding": [...]} of /api/embeddings.
 std::string ollama_embed_json(const std::vector<std::vector<float>>& vectors, const std::string& model,

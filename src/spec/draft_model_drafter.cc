@@ -11,7 +11,7 @@ DraftModelDrafter::DraftModelDrafter(const Model& model, ThreadPool& pool, const
     : model_(model),
       pool_(pool),
       options_(options),
-      kv_storage_(model.config().kv_shape(), options.num_blocks, options.block_size),
+      kv_storage_(model.config().kv_shape(), options.num_blocks, options.block_size, options.kv_types),
       kv_manager_(KvCacheManager::Options{
           .num_blocks = options.num_blocks, .block_size = options.block_size, .enable_prefix_cache = true}),
       workspace_(model.config(), std::min(options.max_chunk, options.max_context), options.max_context,

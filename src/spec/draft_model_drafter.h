@@ -28,8 +28,9 @@ namespace pagoda {
 class DraftModelDrafter final : public Drafter {
  public:
   struct Options {
-    int32_t num_blocks = 0;    // the draft's KV pool (f32)
+    int32_t num_blocks = 0;    // the draft's KV pool
     int32_t block_size = 16;   // tokens per block
+    KvCacheTypes kv_types = {};  // its K and V types (default f16)
     int32_t max_context = 0;   // tokens a proposal may see: the target's max_seq_len + the drafts
     int32_t rope_context = 0;  // the target's configured context (EngineConfig::rope_context); 0 = max_context
     int32_t max_chunk = 256;   // catching up runs in forward passes of at most this many tokens

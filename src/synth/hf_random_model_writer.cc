@@ -130,7 +130,8 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
       for (const std::string& slice : t.hf_slices) specs.push_back({slice, t.shape, t.kind});
     }
   }
-  specs.push_back({"model.norm.weight", {c.dim}, Kind::kNorm});
+  specs.push_back(
+      {c.output_norm_is_token_embd_norm ? "model.embedding_norm.weight" : "model.norm.weight", {c.dim}, Kind::kNorm});
   if (!h.tie_word_embeddings) specs.push_back({"lm_head.weight", {c.vocab_size, c.dim}, Kind::kMatrix});
   // Qwen3-Embedding's checkpoints name the backbone's tensors without the "model." prefix.
   if (!s.embedding_pooling.empty())

@@ -16,6 +16,8 @@
 
 #include "core/json_text.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/hf_wordpiece_loader.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace pagoda {
 namespace {
@@ -323,6 +325,14 @@ Status read_generation_config(const Reader& r, std::string_view generation_json,
   return Status::ok_status();
 }
 
+// Whether the file's model.type is WordPiece (a text that does not parse is left to the BPE reader's errors).
+bool is_wordpiece_json(std::string_view text) {
+  Result<json> parsed = parse_untrusted_json(text);
+  if (!parsed.ok() || !parsed->is_object()) return false;
+  const auto model = parsed->find("model");
+  return model != parsed->end() && type_of(*model) == "WordPiece";
+}
+
 }  // namespace
 
 Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name, std::string_view config_json,
@@ -383,6 +393,10 @@ Result<std::unique_ptr<Tokenizer>> tokenizer_from_hf_json(const std::string& pat
     read((dir / "tokenizer_config.json").string(), config);
   if (std::filesystem::exists(dir / "generation_config.json", ec)) {
     read((dir / "generation_config.json").string(), generation);
+  }
+  if (is_wordpiece_json(text)) {
+    PAGODA_ASSIGN_OR_RETURN(WordPieceVocab wordpiece, wordpiece_vocab_from_hf_json(text, path));
+    return std::unique_ptr<Tokenizer>(std::make_unique<WordPieceTokenizer>(std::move(wordpiece)));
   }
   PAGODA_ASSIGN_OR_RETURN(BpeVocab vocab, bpe_vocab_from_hf_json(text, path, config, generation));
   PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(vocab), path));

@@ -1,6 +1,7 @@
 // tokenizer_from_hf_json: reads a Hugging Face tokenizer.json (byte-level BPE: GPT-2, Llama 3, Qwen2/3 style)
-// into a BpeVocab and builds the BpeTokenizer. Every unsupported or malformed field is an error naming the
-// file and the field ("tokenizer.json: model.type is 'WordPiece'; only 'BPE' is supported").
+// into a BpeVocab and builds the BpeTokenizer (a WordPiece file: tokenizer_from_hf_json below). Every unsupported or
+// malformed field is an error naming the file and the field ("tokenizer.json: model.type is 'Unigram'; only 'BPE'
+// is supported").
 #pragma once
 
 #include <memory>
@@ -19,7 +20,8 @@ namespace pagoda {
 Result<BpeVocab> bpe_vocab_from_hf_json(std::string_view json_text, std::string_view name,
                                         std::string_view config_json = "",
                                         std::string_view generation_config_json = "");
-// Reads `path` (and the tokenizer_config.json and generation_config.json in the same folder, when there are).
+// Reads `path` (and the tokenizer_config.json and generation_config.json in the same folder, when there are); a
+// WordPiece model.type is read by hf_wordpiece_loader.h into a WordPieceTokenizer instead.
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_hf_json(const std::string& path);
 
 }  // namespace pagoda

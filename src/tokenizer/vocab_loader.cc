@@ -17,6 +17,7 @@
 #include "tokenizer/byte_piece.h"
 #include "tokenizer/llama_pre_tokenizers.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/wordpiece_tokenizer.h"
 
 namespace pagoda {
 namespace {
@@ -217,6 +218,48 @@ Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file) {
   return vocab;
 }
 
+Result<WordPieceVocab> wordpiece_vocab_from_gguf(const format::GgufFile& file) {
+  WordPieceVocab vocab;
+  PAGODA_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> tokens, file.get_string_array(kTokensKey));
+  if (!tokens || tokens->empty()) return error(file, fmt::format("{} is missing or empty", kTokensKey));
+  if (tokens->size() >= size_t(1) << 30) return error(file, fmt::format("{} has too many entries", kTokensKey));
+  const auto num_tokens = int32_t(tokens->size());
+  vocab.pieces = std::move(*tokens);
+  PAGODA_ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> types, file.get_i32_array(kTokenTypeKey));
+  if (types && types->size() != vocab.pieces.size()) {
+    return error(
+        file, fmt::format("{} has {} entries, expected {} (one per token)", kTokenTypeKey, types->size(), num_tokens));
+  }
+  vocab.types.assign(vocab.pieces.size(), TokenType::kNormal);
+  if (types) {
+    for (size_t id = 0; id < types->size(); ++id) {
+      const int32_t type = (*types)[id];
+      if (type < int32_t(TokenType::kUndefined) || type > int32_t(TokenType::kByte)) {
+        return error(file, fmt::format("{}[{}] is {}, expected 0..6", kTokenTypeKey, id, type));
+      }
+      vocab.types[id] = TokenType(type);
+    }
+  }
+  // A special id must name a token: [CLS] and [SEP] frame every input, [UNK] stands for unknown words.
+  auto special = [&](const char* key, TokenId fallback) -> Result<TokenId> {
+    PAGODA_ASSIGN_OR_RETURN(const TokenId id, read_special_id(file, key, fallback, num_tokens));
+    if (id < 0 || id >= num_tokens) {
+      return error(file, fmt::format("{} is {}, outside the vocabulary of {} tokens (a WordPiece vocabulary needs it)",
+                                     key, id, num_tokens));
+    }
+    return id;
+  };
+  PAGODA_ASSIGN_OR_RETURN(const TokenId cls, special(format::gguf_key::kClsId, 101));
+  PAGODA_ASSIGN_OR_RETURN(vocab.cls_id, special(kBosKey, cls));
+  PAGODA_ASSIGN_OR_RETURN(vocab.sep_id, special(format::gguf_key::kSeparatorId, 102));
+  PAGODA_ASSIGN_OR_RETURN(vocab.unk_id, special(kUnknownKey, 100));
+  PAGODA_ASSIGN_OR_RETURN(vocab.pad_id, read_special_id(file, format::gguf_key::kPaddingId, 0, num_tokens));
+  PAGODA_ASSIGN_OR_RETURN(vocab.lowercase, read_flag(file, format::gguf_key::kNormalizerLowercase, true));
+  PAGODA_ASSIGN_OR_RETURN(vocab.strip_accents,
+                          read_flag(file, format::gguf_key::kNormalizerStripAccents, vocab.lowercase));
+  return vocab;
+}
+
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file) {
   PAGODA_ASSIGN_OR_RETURN(const std::optional<std::string> model, file.get_string(kModelKey));
   if (!model) return error(file, fmt::format("{} is missing (which tokenizer the vocabulary is for)", kModelKey));
@@ -225,9 +268,13 @@ Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& f
     PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<BpeTokenizer> tok, BpeTokenizer::create(std::move(bpe), file.name()));
     return std::unique_ptr<Tokenizer>(std::move(tok));
   }
+  if (*model == "bert") {
+    PAGODA_ASSIGN_OR_RETURN(WordPieceVocab wordpiece, wordpiece_vocab_from_gguf(file));
+    return std::unique_ptr<Tokenizer>(std::make_unique<WordPieceTokenizer>(std::move(wordpiece)));
+  }
   if (*model != "llama") {
-    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece), 'gpt2' (byte-level BPE) and 'gemma4' "
-                                   "(UTF-8 BPE) are supported",
+    return error(file, fmt::format("{} is '{}'; only 'llama' (SentencePiece), 'gpt2' (byte-level BPE), 'gemma4' "
+                                   "(UTF-8 BPE) and 'bert' (WordPiece) are supported",
                                    kModelKey, *model));
   }
   PAGODA_ASSIGN_OR_RETURN(Vocab vocab, vocab_from_gguf(file));

@@ -10,6 +10,7 @@
 #include "tokenizer/bpe_vocab.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/wordpiece_vocab.h"
 
 namespace pagoda {
 
@@ -19,7 +20,13 @@ Result<Vocab> vocab_from_gguf(const format::GgufFile& file);
 // and user-defined tokens become added tokens), tokenizer.ggml.pre (llama.cpp's names, llama_pre_tokenizers.h;
 // absent: llama.cpp's 'default', with its warning on stderr).
 Result<BpeVocab> bpe_vocab_from_gguf(const format::GgufFile& file);
-// tokenizer.ggml.model = "llama" (SentencePiece), "gpt2" (byte-level BPE) or "gemma4" (UTF-8 BPE); others are an
+// tokenizer.ggml.model = "bert" (WordPiece): tokens in llama.cpp's spelling (word-initial pieces after U+2581),
+// token_type, the [CLS] (bos_token_id, else cls_token_id), [SEP], [UNK] and [PAD] ids with llama.cpp's defaults
+// (101, 102, 100, 0), and the normalizer's lowercase and strip_accents flags (absent: lowercase, and strip_accents
+// as lowercase).
+Result<WordPieceVocab> wordpiece_vocab_from_gguf(const format::GgufFile& file);
+// tokenizer.ggml.model = "llama" (SentencePiece), "gpt2" (byte-level BPE), "gemma4" (UTF-8 BPE) or "bert"
+// (WordPiece); others are an
 // error naming the key and the value.
 Result<std::unique_ptr<Tokenizer>> tokenizer_from_gguf(const format::GgufFile& file);
 

@@ -1,5 +1,5 @@
 // GGUF tensor types pagoda converts at load, through the real binary: the bundled model with its matrices rewritten
-// as q4_1, q5_0 and iq4_nl blocks (random quants, small scales) generates, and stderr says what was converted; a
+// as q4_1, q5_0 and q5_1 blocks (random quants, small scales) generates, and stderr says what was converted; a
 // type pagoda cannot run (q8_1) is one clean error naming the type and the tensor.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -51,14 +51,14 @@ TEST(CliConvertedTypesTest, AFileOfConvertedTypesGenerates) {
   TempDir dir;
   std::vector<std::vector<uint8_t>> keep;
   const std::string path = dir.path() + "/converted.gguf";
-  write_file(path, rewrite_bundled({GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kIQ4_NL}, keep));
+  write_file(path, rewrite_bundled({GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}, keep));
   const ProcessResult r = run_pagoda({"run", "-m", path, "-p", "Once upon a time", "-n", "8", "--temp", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Once upon a time"));
   EXPECT_GT(r.out.size(), std::string("Once upon a time").size()) << "some tokens were generated";
   EXPECT_THAT(r.err, HasSubstr("pagoda: weights: converted at load: "));
   EXPECT_THAT(r.err, HasSubstr("q4_1"));
-  EXPECT_THAT(r.err, HasSubstr("iq4_nl"));
+  EXPECT_THAT(r.err, HasSubstr("q5_1"));
 }
 
 TEST(CliConvertedTypesTest, ATypePagodaCannotRunIsOneCleanError) {

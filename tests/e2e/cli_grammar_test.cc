@@ -2,7 +2,8 @@
 // an unsupported schema is an error naming the keyword (exit 1), the --jsonl protocol; the official JSON Schema
 // Test Suite (draft-04 cases, json_schema_suite/run_suite.mjs): every output generated under a schema the compiler
 // accepts validates with ajv, and no instance the suite marks invalid is accepted; the structured-output benchmark
-// runs on the bundled vocabulary.
+// runs on the bundled vocabulary, and on MaskBench's format (tests/data/maskbench: counts per outcome, no invalid
+// instance accepted).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -94,6 +95,35 @@ TEST(CliBenchStructured, RunsOnTheBundledVocabulary) {
   EXPECT_EQ(report["vocab_size"].get<int>(), 512);
   EXPECT_EQ(report["cases"].size(), 7u);
   for (const nlohmann::json& c : report["cases"]) EXPECT_GT(c["warm"]["count"].get<int>(), 0) << c.dump();
+}
+
+TEST(CliBenchStructured, MaskbenchSampleCountsEachOutcome) {
+  const ProcessResult r = run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  const nlohmann::json& total = report["total"];
+  EXPECT_EQ(total["schemas"].get<int>(), 32);
+  EXPECT_EQ(total["tests"].get<int>(), 61);
+  EXPECT_EQ(total["passing"].get<int>(), 21) << r.out;
+  EXPECT_EQ(total["compile_errors"].get<int>(), 11) << r.out;
+  EXPECT_EQ(total["validation_errors"].get<int>(), 0) << r.out;
+  EXPECT_EQ(total["invalidation_errors"].get<int>(), 0) << r.out;
+  EXPECT_EQ(total["timeouts"].get<int>(), 0) << r.out;
+  EXPECT_EQ(report["categories"].size(), 12u);
+  EXPECT_EQ(report["categories"]["Github_easy"]["schemas"].get<int>(), 4);
+  EXPECT_GT(total["mask_us"]["count"].get<int>(), 1000);
+  EXPECT_GT(total["ttfm_us"]["p50"].get<double>(), 0.0);
+  // Every failure is listed with its reason.
+  EXPECT_EQ(report["failures"].size(), size_t(32 - 21));
+  // A folder without MaskBench files, and a file that is not one, are errors; --passes belongs to the other mode.
+  TempDir dir;
+  EXPECT_NE(run_pagoda({"bench", "structured", "--maskbench", dir.path()}).err.find("no *.json file"),
+            std::string::npos);
+  write_file(dir.path() + "/x.json", R"({"schema":{}})");
+  const ProcessResult bad = run_pagoda({"bench", "structured", "--maskbench", dir.path()});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("not a MaskBench file"), std::string::npos) << bad.err;
+  EXPECT_NE(run_pagoda({"bench", "structured", "--maskbench", dir.path(), "--passes", "2"}).exit_code, 0);
 }
 
 TEST(CliBenchStructured, TpotWithAndWithoutEachGrammarThroughTheEngine) {

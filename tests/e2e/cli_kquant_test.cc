@@ -1,4 +1,4 @@
-// q4_K, q5_K and q6_K run natively, through the real binary: a random-weight model of rows of whole super-blocks
+// q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 run natively, through the real binary: a random-weight model of rows of whole super-blocks
 // (gen-model's tiny-256 shape) with its matrices rewritten as random K-quant blocks, against the same model with
 // those blocks dequantized exactly to f32: nothing is converted at load, and its perplexity and next-token
 // distributions match the f32 model's up to the Q8_0 rounding of the activations (`perplexity --kl-base`); and
@@ -29,8 +29,9 @@ using ::testing::Not;
 
 const std::string kKquantStory = PAGODA_TEST_STORY;
 
-// Writes `base`'s tensors to kquant_path with every matrix as q4_K, q5_K, q6_K in turn (random quants and scales,
-// fp16 multipliers of +-2^-13), and to f32_path with those matrices dequantized.
+// Writes `base`'s tensors to kquant_path with every matrix as q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4 in turn (random
+// quants and scales, fp16 multipliers of +-2^-13, +-2^-10 for the IQ4 types, MXFP4 scales 2^-8), and to f32_path
+// with those matrices dequantized.
 void write_pair(const std::string& base, const std::string& kquant_path, const std::string& f32_path) {
   auto file = format::GgufFile::open(base);
   ASSERT_TRUE(file.ok()) << file.error();
@@ -39,7 +40,8 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
     kq.set(key, value);
     f32.set(key, value);
   }
-  const GgmlType types[] = {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+  const GgmlType types[] = {GgmlType::kQ4_K,   GgmlType::kQ5_K,   GgmlType::kQ6_K,
+                            GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
   std::mt19937 rng(5);
   std::deque<std::vector<uint8_t>> keep;  // its elements stay where they are as it grows
   size_t next = 0;
@@ -49,14 +51,20 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
       f32.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
       continue;
     }
-    const GgmlType type = types[next++ % 3];
+    const GgmlType type = types[next++ % std::size(types)];
     const size_t block_bytes = format::ggml_type_size(type);
-    std::vector<uint8_t>& blocks = keep.emplace_back(size_t(t.num_elements() / 256) * block_bytes);
+    const int64_t block_values = int64_t(format::ggml_block_size(type));
+    std::vector<uint8_t>& blocks = keep.emplace_back(size_t(t.num_elements() / block_values) * block_bytes);
     for (uint8_t& b : blocks) b = uint8_t(rng());
     for (size_t at = 0; at < blocks.size(); at += block_bytes) {
       const uint16_t d = rng() % 2 ? 0x0800 : 0x8800, dmin = rng() % 2 ? 0x0800 : 0x8800;
+      const uint16_t d_iq4 = rng() % 2 ? 0x1400 : 0x9400;
       if (type == GgmlType::kQ6_K) {
         std::memcpy(&blocks[at + 208], &d, 2);
+      } else if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
+        std::memcpy(&blocks[at], &d_iq4, 2);
+      } else if (type == GgmlType::kMXFP4) {
+        blocks[at] = 119;
       } else {
         std::memcpy(&blocks[at], &d, 2);
         std::memcpy(&blocks[at + 2], &dmin, 2);
@@ -66,11 +74,11 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
     std::vector<uint8_t>& values = keep.emplace_back(size_t(t.num_elements()) * sizeof(float));
     const int64_t row = t.dims[0];
     for (int64_t r = 0; r < t.num_elements() / row; ++r)
-      format::dequantize_ggml_row(type, blocks.data() + size_t(r * row / 256) * block_bytes,
+      format::dequantize_ggml_row(type, blocks.data() + size_t(r * row / block_values) * block_bytes,
                                   reinterpret_cast<float*>(values.data()) + r * row, row);
     f32.add_tensor(t.name, GgmlType::kF32, t.dims, values.data(), values.size());
   }
-  ASSERT_GE(next, 3u) << "every type is used";
+  ASSERT_GE(next, std::size(types)) << "every type is used";
   for (auto [writer, path] : {std::pair{&kq, kquant_path}, std::pair{&f32, f32_path}}) {
     const std::vector<uint8_t> bytes = writer->to_bytes();
     write_file(path, std::string(bytes.begin(), bytes.end()));

@@ -2,7 +2,8 @@
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers,
-// experts, a gated shared expert, gpt-oss's sinks, biases and clamped SwiGLU experts):
+// experts, a gated shared expert, gpt-oss's sinks, biases and clamped SwiGLU experts, LFM2's short-convolution layers
+// beside attention):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss is
 //   written as GGUF only);
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
@@ -53,7 +54,7 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
-                            {"tiny-gpt-oss", 1024, kNumTokens, "7", true}};
+                            {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -139,6 +140,28 @@ TEST_P(ModelFamilyTest, FolderAndGgufAreOneModelAndFlashEqualsNaive) {
   for (size_t i = 0; i < naive.logits.size(); ++i)
     max_diff = std::max(max_diff, std::fabs(naive.logits[i] - from_gguf.logits[i]));
   EXPECT_LE(max_diff, 1e-3f * max_abs) << "flash vs naive attention";
+}
+
+// A hybrid model (tiny-lfm2: 4 short-convolution layers of 128 channels and 3 taps, 2 attention layers) in the
+// engine's batch: every request served, the start-up summary saying the recurrent state's bytes per sequence and the
+// prefix cache off, K/V bytes for the attention layers only; speculative decoding refused by name.
+TEST(HybridModelTest, ABatchRunsAndStartUpSaysTheStateSize) {
+  TempDir dir;
+  const std::string model = dir.path() + "/tiny-lfm2.gguf";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-lfm2", "--format", "gguf", "-o", model, "--seed", "7"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  ProcessResult bench = run_pagoda({"bench", "offline", "-m", model, "--num-prompts", "6", "--input-len", "8-40",
+                                    "--output-len", "5", "--threads", "2", "--json"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const nlohmann::json j = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(j["num_requests"], 6);
+  EXPECT_EQ(j["num_output_tokens"], 30);
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("pagoda: recurrent state: 4096 bytes per sequence"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache off for this hybrid model"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("512 bytes per token"));  // 2 attention layers x K and V x 64 f16
+  ProcessResult spec = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--spec", "ngram"});
+  EXPECT_NE(spec.exit_code, 0);
+  EXPECT_THAT(spec.err, ::testing::HasSubstr("speculative decoding is not supported on the hybrid model lfm2"));
 }
 
 // llama.cpp's RoPE flags over a file's settings: tiny-qwen3 (base 1e6, no scaling) run with --rope-freq-base 10000

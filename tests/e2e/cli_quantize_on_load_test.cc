@@ -24,7 +24,9 @@ std::vector<std::string> with(std::vector<std::string> head, const std::vector<s
 
 TEST(CliQuantizeOnLoadTest, RunWithTheConfigKeyMatchesAFileQuantizedAhead) {
   const TempDir dir;
-  for (const char* type : {"q8_0", "q4_0", "int8"}) {
+  // Not q4_0: `pagoda quantize --type q4_0` writes llama.cpp's Q4_0 mixture (a q8_0 tied embedding, f16 rows that
+  // are not whole blocks), where quantizing at load gives every whole-block matrix q4_0.
+  for (const char* type : {"q8_0", "int8"}) {
     const std::string config = dir.path() + "/" + type + ".json";
     write_file(config, std::string(R"({"quantization": ")") + type + "\"}");
     const ProcessResult at_load = run_pagoda(with({"run", "--config", config}, kGreedy));

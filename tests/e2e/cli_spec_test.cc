@@ -139,9 +139,11 @@ TEST(CliSpecTest, AServerWithNgramDraftsAnswersAsWithoutAndCountsItsDrafts) {
   }
   EXPECT_GT(accepted_after[1] - accepted_after[0], accepted_after[0]);
 
-  ServerProcess draft({"--spec", "draft", "--draft-model", "bundled"});
+  // The draft's KV in llama.cpp's -ctkd/-ctvd spelling (f16 by default).
+  ServerProcess draft({"--spec", "draft", "--draft-model", "bundled", "-ctkd", "f32", "-ctvd", "bf16"});
   ASSERT_TRUE(draft.started()) << draft.log();
-  EXPECT_THAT(draft.log(), HasSubstr("speculative decoding draft model, up to 4 tokens (adaptive)"));
+  EXPECT_THAT(draft.log(),
+              HasSubstr("speculative decoding draft model, up to 4 tokens (adaptive), draft KV K f32, V bf16"));
   const HttpReply c = http_request(draft.port(), "POST", "/v1/completions", body);
   ASSERT_EQ(c.status, 200) << c.body;
   EXPECT_EQ(json::parse(c.body)["choices"][0]["text"], json::parse(a.body)["choices"][0]["text"]);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "run_binary.h"
 #include "server_process.h"
@@ -63,6 +64,54 @@ TEST(ServerReasoningTest, ReasoningFormatFlag) {
   const ProcessResult bad = run_pagoda({"serve", "--reasoning-format", "deepseek-legacy", "--port", "0"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("--reasoning-format must be auto, none or deepseek, got 'deepseek-legacy'"));
+}
+
+// Ollama's think: true/false through the template's enable_thinking (false closes the <think> block: a longer
+// prompt), a level through reasoning_effort (harmony's template writes it: a longer prompt again), refused where the
+// template reads no reasoning_effort, and Ollama's own refusal for a model without reasoning syntax.
+TEST(ServerReasoningTest, OllamasThinkActsThroughTheTemplate) {
+  const TempDir templates;
+  write_file(templates.path() + "/think.jinja", kThinkTemplate);
+  write_file(templates.path() + "/harmony.jinja", kHarmonyTemplate);
+  ServerProcess think({"--chat-template-file", templates.path() + "/think.jinja"});
+  ASSERT_TRUE(think.started()) << think.log();
+  ServerProcess harmony({"--chat-template-file", templates.path() + "/harmony.jinja"});
+  ASSERT_TRUE(harmony.started()) << harmony.log();
+  ServerProcess plain({});
+  ASSERT_TRUE(plain.started()) << plain.log();
+  auto chat = [](int port, const nlohmann::json& think_value) {
+    nlohmann::json body = {{"model", "stories260K"},
+                           {"messages", {{{"role", "user"}, {"content", "Once upon a time"}}}},
+                           {"stream", false},
+                           {"options", {{"num_predict", 2}}}};
+    if (!think_value.is_null()) body["think"] = think_value;
+    return http_request(port, "POST", "/api/chat", body.dump());
+  };
+  auto prompt_tokens = [](const HttpReply& r) { return nlohmann::json::parse(r.body)["prompt_eval_count"].get<int>(); };
+
+  const HttpReply on = chat(think.port(), true), off = chat(think.port(), false), unset = chat(think.port(), nullptr);
+  ASSERT_EQ(on.status, 200) << on.body;
+  ASSERT_EQ(off.status, 200) << off.body;
+  ASSERT_EQ(unset.status, 200) << unset.body;
+  EXPECT_GT(prompt_tokens(off), prompt_tokens(on));
+  EXPECT_EQ(prompt_tokens(unset), prompt_tokens(on));
+  const HttpReply level = chat(think.port(), "high");
+  EXPECT_EQ(level.status, 400);
+  EXPECT_THAT(level.body, HasSubstr("'think': this model's chat template reads no reasoning_effort"));
+  EXPECT_THAT(http_request(think.port(), "POST", "/api/show", R"({"model":"stories260K"})").body,
+              HasSubstr("\"thinking\""));
+
+  const HttpReply high = chat(harmony.port(), "high"), plain_on = chat(harmony.port(), true);
+  ASSERT_EQ(high.status, 200) << high.body;
+  ASSERT_EQ(plain_on.status, 200) << plain_on.body;
+  EXPECT_GT(prompt_tokens(high), prompt_tokens(plain_on));
+
+  const HttpReply refused = chat(plain.port(), true);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(nlohmann::json::parse(refused.body)["error"], "\"stories260K\" does not support thinking");
+  EXPECT_EQ(chat(plain.port(), false).status, 200);
+  EXPECT_THAT(http_request(plain.port(), "POST", "/api/show", R"({"model":"stories260K"})").body,
+              ::testing::Not(HasSubstr("\"thinking\"")));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // reference_greedy: the plainest greedy generation of one prompt over Model::forward, the oracle the Engine's
 // text is checked against (as the scalar kernels are the SIMD ones'): the prompt in forward calls of at most
 // `max_chunk` tokens, then one token per call, over an identity block table of its own KV storage, stopping at
-// max_tokens or an end-of-generation token. No scheduler, no batch builder, no KV manager, no sampler.
+// max_tokens or an end-of-generation token; a hybrid model's recurrent state in a pool of one slot. No scheduler, no
+// batch builder, no KV manager, no sampler.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include "kv/kv_storage.h"
+#include "kv/state_storage.h"
 #include "model/batch_view.h"
 #include "model/model.h"
 #include "model/workspace.h"
@@ -27,6 +29,11 @@ inline std::vector<TokenId> reference_greedy(const Model& model, const Tokenizer
   const int32_t num_blocks = (max_seq_len + kBlockSize - 1) / kBlockSize;
   ThreadPool pool(1);
   KvStorage kv(model.config().kv_shape(), num_blocks, kBlockSize, kv_types);
+  const bool hybrid = model.config().has_recurrent_state();
+  StateStorage states(model.config().state_floats_per_seq(), hybrid ? 1 : 0);
+  KvCacheView view = kv.view();
+  view.state = states.view();
+  const int32_t state_slot = 0;
   Workspace workspace(model.config(), max_chunk, max_seq_len, 1, 1);
   std::vector<BlockId> table(static_cast<size_t>(num_blocks));
   std::iota(table.begin(), table.end(), 0);
@@ -54,7 +61,8 @@ inline std::vector<TokenId> reference_greedy(const Model& model, const Tokenizer
       batch.context_lens = std::span<const int32_t>(&context_len, 1);
       batch.block_tables = BlockTableView{table.data(), 1, num_blocks};
       batch.logits_rows = std::span<const int32_t>(&last_row, 1);
-      logits = model.forward(batch, kv.view(), workspace, pool);
+      if (hybrid) batch.state_slots = std::span<const int32_t>(&state_slot, 1);
+      logits = model.forward(batch, view, workspace, pool);
       num_computed += n;
     }
     const std::span<const float> row = logits.row(0);

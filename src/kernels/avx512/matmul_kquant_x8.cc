@@ -1,10 +1,12 @@
-// The avx512 K-quant matmuls (Q4_Kx8, Q5_Kx8, Q6_Kx8 against Q8_0 activations): kernels/kquant_x8_impl.h over
+// The avx512 K-quant and 4-bit codebook matmuls (Q4_Kx8, Q5_Kx8, Q6_Kx8; IQ4_NLx8, IQ4_XSx8, MXFP4x8 against Q8_0
+// activations): kernels/kquant_x8_impl.h and codebook_x8_impl.h over
 // zmm registers holding two 8-row groups side by side (each 512-bit load joins the same 32 bytes of two groups),
 // vpdpbusd on 16 rows at once, eight tokens per pass; an odd last group runs through the ymm instantiation.
 #include <immintrin.h>
 
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
+#include "kernels/codebook_x8_impl.h"
 #include "kernels/kquant_x8_impl.h"
 
 namespace pagoda::kernels::avx512 {
@@ -55,6 +57,19 @@ struct V512 {
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
   static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static I table16(const int8_t* t) {
+    return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t)));
+  }
+  static I lookup(I table, I idx) { return _mm512_shuffle_epi8(table, idx); }
+  static I abs8(I a) { return _mm512_abs_epi8(a); }
+  static I sign8(I x, I w) { return _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x); }
+  static F half_scale_e8m0(const uint8_t* p, int64_t stride) {
+    const __m512i e = _mm512_cvtepu8_epi32(load_two_8(p, stride));
+    const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+    const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);  // e < 2
+    return _mm512_castsi512_ps(
+        _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(2)), normal, subnormal));
+  }
 };
 
 struct EvexDot {
@@ -68,5 +83,6 @@ using Tail = V256<EvexDot>;
 }  // namespace
 
 PAGODA_KQUANT_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
+PAGODA_CODEBOOK_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
 
 }  // namespace pagoda::kernels::avx512

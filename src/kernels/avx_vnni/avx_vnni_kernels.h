@@ -31,6 +31,18 @@
   void matmul_q6_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens); \
   void matmul_q6_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,     \
                           int64_t num_tokens, int64_t y_stride);                                                    \
+  void matmul_iq4_nlx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                    \
+                     int64_t num_tokens);                                                                           \
+  void matmul_iq4_nlx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                   \
+                          int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
+  void matmul_iq4_xsx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                    \
+                     int64_t num_tokens);                                                                           \
+  void matmul_iq4_xsx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                   \
+                          int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
+  void matmul_mxfp4x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                     \
+                     int64_t num_tokens);                                                                           \
+  void matmul_mxfp4x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                    \
+                          int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
   }
 
 PAGODA_DECLARE_AVX_VNNI_KERNELS(avx_vnni)

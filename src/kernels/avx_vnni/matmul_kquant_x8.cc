@@ -1,4 +1,5 @@
-// The vpdpbusd K-quant matmuls (Q4_Kx8, Q5_Kx8, Q6_Kx8 against Q8_0 activations): kernels/kquant_x8_impl.h with
+// The vpdpbusd K-quant and 4-bit codebook matmuls (Q4_Kx8, Q5_Kx8, Q6_Kx8; IQ4_NLx8, IQ4_XSx8, MXFP4x8
+// against Q8_0 activations): kernels/kquant_x8_impl.h and codebook_x8_impl.h with
 // this compilation's vpdpbusd and token group (vnni_util.h: 4 tokens per pass with the VEX encoding's 16 registers,
 // 8 with the EVEX one's 32).
 #include <immintrin.h>
@@ -6,6 +7,7 @@
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/avx_vnni/vnni_util.h"
+#include "kernels/codebook_x8_impl.h"
 #include "kernels/kquant_x8_impl.h"
 
 namespace pagoda::kernels::PAGODA_KERNEL_NS {
@@ -19,5 +21,6 @@ using V = V256<VnniDot>;
 }  // namespace
 
 PAGODA_KQUANT_X8_ENTRY_POINTS(V, V, kTokenGroup, avx2::quantize_row_q8_0)
+PAGODA_CODEBOOK_X8_ENTRY_POINTS(V, V, kTokenGroup, avx2::quantize_row_q8_0)
 
 }  // namespace pagoda::kernels::PAGODA_KERNEL_NS

@@ -1,7 +1,8 @@
 // The Engine's per-request constraints on the bundled model (stories260K, which knows nothing of JSON): a grammar
 // masks every draw (greedy and sampled, n > 1, under preemption) so the output is a sentence of it and the
 // request ends as soon as it is complete; a grammar that never completes ends by length; logit_bias bans and
-// forces tokens; stop_token_ids end a generation without text; min_tokens holds off the end.
+// forces tokens; stop_token_ids end a generation without text; min_tokens holds off the end; a reasoning gate
+// leaves the output free until its end tokens, then the grammar holds.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -296,6 +297,81 @@ TEST_F(ConstrainedSamplingTest, StopTokenIdsEndWithoutTextAndMinTokensHoldsTheEn
   // min_tokens above max_tokens is refused.
   GenerateRequest bad = request("Once", 4);
   bad.sampling.min_tokens = 5;
+  EXPECT_FALSE(engine->submit(bad).ok());
+}
+
+TEST_F(ConstrainedSamplingTest, AReasoningGateLeavesTheReasoningFreeAndTheGrammarHoldsAfterIt) {
+  // The bundled model does not reason; tokens of its own free greedy story stand in for the tags. The output is
+  // free (the story) up to and including the gate's end tokens, then the grammar holds.
+  auto engine = make(256);
+  auto spec = make(256, 4);
+  ASSERT_TRUE(engine && spec);
+  auto g = compile(GrammarSpec::Kind::kJsonSchema, kPersonSchema);
+  ASSERT_TRUE(g);
+  GenerateRequest r = request("Once upon a time", 160);
+  const RequestOutput story = run(*engine, r);
+  ASSERT_GE(story.new_tokens.size(), 8u) << story.text;
+  // The end: two story tokens whose pair first occurs at positions 4-5 (skip on to a pair that occurs once).
+  size_t at = 4;
+  auto first_pair = [&](size_t i) {
+    for (size_t j = 0; j + 1 < story.new_tokens.size(); ++j)
+      if (story.new_tokens[j] == story.new_tokens[i] && story.new_tokens[j + 1] == story.new_tokens[i + 1]) return j;
+    return i;
+  };
+  while (at + 2 < story.new_tokens.size() && first_pair(at) != at) ++at;
+  ASSERT_EQ(first_pair(at), at);
+  r.grammar = g;
+  r.reasoning_gate = ReasoningGate{.end = {story.new_tokens[at], story.new_tokens[at + 1]}};
+  for (Engine* e : {engine.get(), spec.get()}) {
+    const RequestOutput out = run(*e, r);
+    ASSERT_GT(out.new_tokens.size(), at + 2) << out.text;
+    const std::vector<TokenId> reasoning(out.new_tokens.begin(), out.new_tokens.begin() + std::ptrdiff_t(at + 2));
+    EXPECT_EQ(reasoning, std::vector<TokenId>(story.new_tokens.begin(), story.new_tokens.begin() + std::ptrdiff_t(at + 2)));
+    const std::string answer = loaded_->tokenizer->decode(
+        std::span<const TokenId>(out.new_tokens).subspan(at + 2));
+    EXPECT_EQ(out.finish_reason, FinishReason::kStop) << out.text;
+    expect_person(answer);
+    EXPECT_TRUE(matches(g, answer)) << answer;
+  }
+
+  // A gate whose end never comes: the reasoning runs to max_tokens, its end tokens held off. A stop token from the
+  // story ends the free request there; the gated one writes past it.
+  GenerateRequest stopped = request("Once upon a time", 40);
+  stopped.sampling.stop_token_ids = {story.new_tokens[3]};
+  const RequestOutput free_stop = run(*engine, stopped);
+  ASSERT_EQ(free_stop.finish_reason, FinishReason::kStop) << free_stop.text;
+  ASSERT_LE(free_stop.num_output_tokens, 4);
+  stopped.grammar = g;
+  stopped.reasoning_gate = ReasoningGate{.end = {loaded_->tokenizer->bos_id(), loaded_->tokenizer->bos_id()}};
+  const RequestOutput cut = run(*engine, stopped);
+  EXPECT_EQ(cut.finish_reason, FinishReason::kLength) << cut.text;
+  EXPECT_EQ(cut.num_output_tokens, 40);
+  EXPECT_EQ(std::count(cut.new_tokens.begin(), cut.new_tokens.end(), story.new_tokens[3]), 0) << cut.text;
+
+  // A start token the model does not take first: the grammar holds from the first token, as without a gate.
+  GenerateRequest direct = request("Once upon a time", 160);
+  direct.grammar = g;
+  direct.sampling.logit_bias = {{story.new_tokens[at], -50.0f}};
+  const RequestOutput plain = run(*engine, direct);
+  direct.reasoning_gate = ReasoningGate{.end = {story.new_tokens[at]}, .start = story.new_tokens[at]};
+  EXPECT_EQ(run(*engine, direct).new_tokens, plain.new_tokens);
+  // Taken first (forced by its bias here), it opens the reasoning: the next tokens are free again.
+  GenerateRequest opened = request("Once upon a time", 40);
+  opened.grammar = g;
+  opened.reasoning_gate = ReasoningGate{.end = {loaded_->tokenizer->bos_id()}, .start = story.new_tokens[0]};
+  opened.sampling.logit_bias = {{story.new_tokens[0], 100.0f}};  // every draw prefers it
+  const RequestOutput free = run(*engine, opened);
+  EXPECT_EQ(free.finish_reason, FinishReason::kLength);
+  EXPECT_EQ(std::count(free.new_tokens.begin(), free.new_tokens.end(), story.new_tokens[0]), 40) << free.text;
+
+  // Refused: a gate without a grammar, or with tokens outside the vocabulary.
+  GenerateRequest bad = request("Once upon a time", 8);
+  bad.reasoning_gate = ReasoningGate{.end = {1}};
+  EXPECT_FALSE(engine->submit(bad).ok());
+  bad.grammar = g;
+  bad.reasoning_gate = ReasoningGate{.end = {}};
+  EXPECT_FALSE(engine->submit(bad).ok());
+  bad.reasoning_gate = ReasoningGate{.end = {1}, .start = 1 << 20};
   EXPECT_FALSE(engine->submit(bad).ok());
 }
 

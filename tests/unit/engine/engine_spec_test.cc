@@ -292,6 +292,31 @@ TEST_F(EngineSpecTest, CreateRefusesADraftModelThatIsMissingHasAnotherVocabulary
   e = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().find("17 blocks"), std::string::npos) << e.error();
+  // The draft's own KV types: q8_0 needs heads of 32 values, the bundled model's have 8.
+  c = draft_config(64, 4, *loaded_->model);
+  c.spec.draft_kv_types = KvCacheTypes(KvDType::kQ8_0, KvDType::kF16);
+  e = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().find("draft model's q8_0 KV cache"), std::string::npos) << e.error();
+}
+
+TEST_F(EngineSpecTest, ADraftModelKeepsItsKvInItsOwnTypesWithTheTextUnchanged) {
+  auto plain = make(config(256, 0));
+  ASSERT_TRUE(plain);
+  std::vector<GenerateRequest> requests = mixed_requests();
+  requests.resize(std::min<size_t>(requests.size(), 4));
+  const std::vector<RequestOutput> reference = run_batch(*plain, requests);
+  for (const KvCacheTypes types : {KvCacheTypes(KvDType::kF32), KvCacheTypes(KvDType::kBF16, KvDType::kF16),
+                                   KvCacheTypes(KvDType::kInt8)}) {
+    EngineConfig c = draft_config(256, 4, *loaded_->model);
+    c.spec.draft_kv_types = types;
+    auto engine = make(c);
+    ASSERT_TRUE(engine);
+    const std::vector<RequestOutput> out = run_batch(*engine, requests);
+    for (size_t i = 0; i < requests.size(); ++i)
+      EXPECT_EQ(out[i].new_tokens, reference[i].new_tokens) << kv_types_name(types) << ", request " << i;
+    EXPECT_GT(engine->stats().spec_num_accepted_tokens, 0) << kv_types_name(types);
+  }
 }
 
 }  // namespace

@@ -89,7 +89,8 @@ TEST(JsonSchemaConverter, ObjectsInPropertyOrderWithOptionalMembers) {
   EXPECT_TRUE(matches(g, R"({ "b" : "x" })"));
   EXPECT_FALSE(matches(g, R"({"a":1})"));          // b is required
   EXPECT_FALSE(matches(g, R"({"b":"x","a":1})"));  // order of `properties`
-  EXPECT_FALSE(matches(g, R"({"b":"x","d":1})"));  // no additional properties unless allowed
+  EXPECT_TRUE(matches(g, R"({"b":"x","d":1})"));   // additionalProperties absent: other properties allowed
+  EXPECT_FALSE(matches(g, R"({"d":1,"b":"x"})"));  // after the listed ones
   EXPECT_FALSE(matches(g, R"({"b":"x",})"));
   EXPECT_FALSE(matches(g, R"({,"b":"x"})"));
   EXPECT_FALSE(matches(g, R"( {"b":"x"})"));    // nothing before the document
@@ -141,6 +142,32 @@ TEST(JsonSchemaConverter, AdditionalProperties) {
   EXPECT_TRUE(matches(u, R"({"b":"x"})"));
   EXPECT_FALSE(matches(u, R"({"a":null})"));
   expect_generated_valid(undeclared);
+}
+
+// additionalProperties absent allows any other property, as JSON Schema says; closed_objects (OpenAI's strict
+// mode, forced tool calls) allows only the listed ones.
+TEST(JsonSchemaConverter, AbsentAdditionalPropertiesAllowsAnyUnlessObjectsAreClosed) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"a", {{"type", "integer"}}}, {"b", {{"type", "string"}}}}},
+                       {"required", {"a"}}};
+  auto open = compile_schema(schema);
+  EXPECT_TRUE(matches(open, R"({"a":1})"));
+  EXPECT_TRUE(matches(open, R"({"a":1,"z":[1,{"k":null}],"y":"w"})"));
+  EXPECT_TRUE(matches(open, R"({"a":1, "b":"x", "z":true})"));
+  EXPECT_FALSE(matches(open, R"({"a":1,"b":2})"));    // a listed property keeps its schema
+  EXPECT_FALSE(matches(open, R"({"a":1,"a":2})"));    // and is not an extra one
+  EXPECT_FALSE(matches(open, R"({"z":true})"));       // required still required
+  expect_generated_valid(schema);
+  auto empty = compile_schema({{"type", "object"}});
+  EXPECT_TRUE(matches(empty, R"({"anything":{"x":[1,2]}})"));
+  JsonGrammarOptions closed;
+  closed.closed_objects = true;
+  auto c = compile_schema(schema, closed);
+  EXPECT_TRUE(matches(c, R"({"a":1,"b":"x"})"));
+  EXPECT_FALSE(matches(c, R"({"a":1,"z":true})"));
+  auto closed_empty = compile_schema({{"type", "object"}}, closed);
+  EXPECT_TRUE(matches(closed_empty, "{}"));
+  EXPECT_FALSE(matches(closed_empty, R"({"x":1})"));
 }
 
 TEST(JsonSchemaConverter, EnumAndConst) {

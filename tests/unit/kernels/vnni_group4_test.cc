@@ -1,7 +1,7 @@
 // The avx_vnni kernels as the VEX (AVX-VNNI) compilation runs them, token groups of 4 (pairs of row groups with 2),
 // built with the EVEX encoding (src/kernels/CMakeLists.txt) so that a CPU without AVX-VNNI but with AVX512-VNNI tests
-// that loop structure: every entry point (the K-quants' too) gives the scalar reference's bits over token counts that
-// exercise every group and tail.
+// that loop structure: every entry point (the K-quants' and the 4-bit codebook types' too) gives the scalar
+// reference's bits over token counts that exercise every group and tail.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -13,6 +13,7 @@
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_awq_int4.h"
 #include "quant/block_awq_int4x8.h"
+#include "quant/block_iq4_x8.h"
 #include "quant/block_kquant_x8.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q4_0x8.h"
@@ -136,6 +137,44 @@ TEST_F(VnniGroup4Test, KquantsGiveTheReferenceBits) {
     ref::matmul_q6_K(q6.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
     g4::matmul_q6_Kx8(q6x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
     expect_same_bits(y, y_ref, "q6_Kx8");
+  }
+}
+
+TEST_F(VnniGroup4Test, CodebookTypesGiveTheReferenceBits) {
+  const int64_t num_in = 512, num_out = 24;
+  std::vector<quant::BlockIQ4_NL> nl(size_t(num_out * num_in / 32));
+  std::vector<quant::BlockIQ4_XS> xs(size_t(num_out * num_in / 256));
+  std::vector<quant::BlockMXFP4> mx(nl.size());
+  auto fill = [&](void* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = uint8_t(rng_());
+  };
+  fill(nl.data(), nl.size() * sizeof(nl[0]));
+  fill(xs.data(), xs.size() * sizeof(xs[0]));
+  fill(mx.data(), mx.size() * sizeof(mx[0]));
+  for (size_t b = 0; b < nl.size(); ++b) {
+    nl[b].d = b % 2 ? 0x1400 : 0x9400;
+    mx[b].e = uint8_t(118 + b % 4);
+  }
+  for (size_t b = 0; b < xs.size(); ++b) xs[b].d = b % 2 ? 0x1400 : 0x9400;
+  std::vector<quant::BlockIQ4_NLx8> nlx8(nl.size() / 8);
+  std::vector<quant::BlockIQ4_XSx8> xsx8(xs.size() / 8);
+  std::vector<quant::BlockMXFP4x8> mxx8(mx.size() / 8);
+  quant::repack_iq4_nlx8(nl.data(), nlx8.data(), num_out, num_in / 32);
+  quant::repack_iq4_xsx8(xs.data(), xsx8.data(), num_out, num_in / 256);
+  quant::repack_mxfp4x8(mx.data(), mxx8.data(), num_out, num_in / 32);
+  for (int64_t num_tokens : {1, 2, 3, 4, 5, 7, 9}) {
+    SCOPED_TRACE(testing::Message() << "tokens " << num_tokens);
+    const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 3.0f);
+    std::vector<float> y_ref(size_t(num_tokens * num_out)), y(y_ref.size(), NAN);
+    ref::matmul_iq4_nl(nl.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_iq4_nlx8(nlx8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "iq4_nlx8");
+    ref::matmul_iq4_xs(xs.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_iq4_xsx8(xsx8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "iq4_xsx8");
+    ref::matmul_mxfp4(mx.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_mxfp4x8(mxx8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "mxfp4x8");
   }
 }
 

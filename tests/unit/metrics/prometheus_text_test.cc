@@ -46,5 +46,18 @@ TEST(PrometheusTextTest, SpecialValues) {
   EXPECT_EQ(format_value(0.125), "0.125");
 }
 
+TEST(PrometheusTextTest, MergedTextsHoldEachFamilyOnce) {
+  PrometheusText a, b;
+  a.gauge("g", "a gauge", 1, {{"model_name", "a"}});
+  a.counter("c", "a counter", 2, {{"model_name", "a"}});
+  b.gauge("g", "a gauge", 3, {{"model_name", "b"}});
+  b.gauge("h", "another", 4, {{"model_name", "b"}});
+  EXPECT_EQ(merge_prometheus_texts({a.text(), b.text()}),
+            "# HELP g a gauge\n# TYPE g gauge\ng{model_name=\"a\"} 1\ng{model_name=\"b\"} 3\n"
+            "# HELP c a counter\n# TYPE c counter\nc{model_name=\"a\"} 2\n"
+            "# HELP h another\n# TYPE h gauge\nh{model_name=\"b\"} 4\n");
+  EXPECT_EQ(merge_prometheus_texts({a.text()}), a.text());
+}
+
 }  // namespace
 }  // namespace pagoda::metrics

@@ -151,12 +151,14 @@ TEST(OllamaProtocolTest, ToolCallsAndToolResultsBecomeChatMessages) {
 
 TEST(OllamaProtocolTest, ThinkImagesAndUnknownFieldsAreOllamasErrors) {
   json body = chat_body();
-  body["think"] = true;
-  ApiError e = chat_error(body);
-  EXPECT_EQ(e.message, "\"stories260K\" does not support thinking");
-  EXPECT_EQ(e.http_status, 400);
+  body["think"] = true;  // whether the model can think is the server's to say (it knows the template)
+  EXPECT_EQ(chat_ok(body).think, std::optional<bool>(true));
+  body["think"] = "medium";
+  EXPECT_EQ(chat_ok(body).think_level, std::optional<std::string>("medium"));
+  body["think"] = "extreme";
+  EXPECT_EQ(chat_error(body).param, "think");
   body["think"] = false;
-  chat_ok(body);
+  EXPECT_EQ(chat_ok(body).think, std::optional<bool>(false));
   body = chat_body();
   body["messages"][0]["images"] = {"aGk="};
   EXPECT_EQ(chat_error(body).param, "messages[0].images");
@@ -378,6 +380,35 @@ TEST(OllamaEndpointTest, InfoEndpointsAndTheProbe) {
   EXPECT_EQ(probe.body, "Ollama is running");
   const raw_http::HttpReply page = raw_http::http_request(server.port(), "GET", "/", "", {"Accept: text/html"});
   EXPECT_THAT(page.body, HasSubstr("<html"));
+}
+
+TEST(OllamaDurationTest, GoDurationsAndSeconds) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(parse_ollama_duration("5m"), milliseconds(300'000));
+  EXPECT_EQ(parse_ollama_duration("1h30m"), milliseconds(5'400'000));
+  EXPECT_EQ(parse_ollama_duration("1.5s"), milliseconds(1'500));
+  EXPECT_EQ(parse_ollama_duration("250ms"), milliseconds(250));
+  EXPECT_EQ(parse_ollama_duration("0"), milliseconds(0));
+  EXPECT_EQ(parse_ollama_duration("30"), milliseconds(30'000));  // a plain number: seconds
+  EXPECT_EQ(parse_ollama_duration("-1"), milliseconds(-1));      // negative: forever
+  EXPECT_EQ(parse_ollama_duration("-5m"), milliseconds(-1));
+  EXPECT_EQ(parse_ollama_duration("5 m"), std::nullopt);
+  EXPECT_EQ(parse_ollama_duration("5x"), std::nullopt);
+  EXPECT_EQ(parse_ollama_duration("m"), std::nullopt);
+  EXPECT_EQ(parse_ollama_duration(""), std::nullopt);
+  EXPECT_EQ(parse_ollama_duration("1..2s"), std::nullopt);
+  EXPECT_EQ(parse_ollama_keep_alive(nlohmann::ordered_json(2)), milliseconds(2'000));
+  EXPECT_EQ(parse_ollama_keep_alive(nlohmann::ordered_json(-1)), milliseconds(-1));
+  EXPECT_EQ(parse_ollama_keep_alive(nlohmann::ordered_json(true)), std::nullopt);
+}
+
+TEST(OllamaDurationTest, AMalformedKeepAliveIsRefusedByName) {
+  OllamaRequest req;
+  std::optional<ApiError> e = parse_ollama_chat(R"({"model":"m","messages":[],"keep_alive":"soon"})", &req);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->param, "keep_alive");
+  ASSERT_FALSE(parse_ollama_chat(R"({"model":"m","messages":[],"keep_alive":"1s"})", &req).has_value());
+  EXPECT_EQ(req.keep_alive, std::optional<std::chrono::milliseconds>(1000));
 }
 
 }  // namespace

@@ -1,0 +1,245 @@
+// The Engine on a hybrid model (synth's tiny-lfm2: short-convolution layers with a recurrent state per sequence
+// beside attention layers), written as an HF folder and as its converted GGUF:
+// - the GGUF and the folder are one model: the same logits;
+// - a prompt in chunks of any size gives the logits of the whole prompt in one call, bit for bit (the state carries
+//   over chunks);
+// - a batch of 16 mixed requests gives each the tokens it gets alone through the reference loop
+//   (tests/support/reference_greedy.h), with chunked prefill, and again under KV pressure that preempts
+//   (states dropped and recomputed);
+// - n = 4 samples of one prompt are prefilled once and each continues from a copy of the parent's state;
+// - every state slot is back in the pool after the requests; prefix caching is off and speculative decoding refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "kv/kv_storage.h"
+#include "kv/state_storage.h"
+#include "loader/loaded_model.h"
+#include "support/reference_greedy.h"
+#include "support/temp_dir_test.h"
+#include "synth/hf_random_model_writer.h"
+
+namespace pagoda {
+namespace {
+
+namespace fs = std::filesystem;
+
+class HybridEngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(testing_support::process_temp_path("hybrid_engine_test"));
+    fs::create_directories(*dir_);
+    std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-lfm2");
+    ASSERT_TRUE(shape);
+    for (bool gguf : {false, true}) {
+      synth::RandomHfModelOptions o;
+      o.shape = *shape;
+      o.seed = 7;
+      o.gguf = gguf;
+      o.output_path = (*dir_ / (gguf ? "model.gguf" : "folder")).string();
+      const Status st = synth::write_random_hf_model(o);
+      ASSERT_TRUE(st.ok()) << st.message();
+    }
+    auto gguf = load_model((*dir_ / "model.gguf").string(), kernels::best_kernels());
+    ASSERT_TRUE(gguf.ok()) << gguf.error();
+    gguf_ = new LoadedModel(std::move(gguf).value());
+    auto folder = load_model((*dir_ / "folder").string(), kernels::best_kernels());
+    ASSERT_TRUE(folder.ok()) << folder.error();
+    folder_ = new LoadedModel(std::move(folder).value());
+  }
+  static void TearDownTestSuite() {
+    delete gguf_;
+    delete folder_;
+    if (dir_ != nullptr) fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  static EngineConfig config(int32_t num_blocks, int32_t max_num_seqs, int32_t max_batched_tokens) {
+    EngineConfig c;
+    c.max_seq_len = 128;
+    c.scheduler.max_num_seqs = max_num_seqs;
+    c.scheduler.max_batched_tokens = max_batched_tokens;
+    c.kv.num_blocks = num_blocks;
+    c.kv.block_size = 4;
+    c.num_threads = 2;
+    return c;
+  }
+  static std::unique_ptr<Engine> make(const EngineConfig& c) {
+    auto engine = Engine::create(*gguf_->model, *gguf_->tokenizer, c);
+    EXPECT_TRUE(engine.ok()) << engine.error();
+    return engine.ok() ? std::move(engine).value() : nullptr;
+  }
+
+  // Prompts of 1 to 40 random tokens and outputs of 4 to 20, greedy.
+  static std::vector<GenerateRequest> mixed_requests(int32_t n) {
+    std::mt19937 rng(11);
+    std::vector<GenerateRequest> requests;
+    for (int32_t i = 0; i < n; ++i) {
+      GenerateRequest r;
+      const int32_t len = 1 + int32_t(rng() % 40);
+      for (int32_t j = 0; j < len; ++j) r.prompt.push_back(TokenId(3 + rng() % 500));
+      r.sampling.temperature = 0.0f;
+      r.sampling.max_tokens = 4 + int32_t(rng() % 17);
+      requests.push_back(std::move(r));
+    }
+    return requests;
+  }
+
+  // The logits of the last prompt position, the prompt run in calls of `chunk` tokens over a plain KV cache and
+  // a one-slot state pool.
+  static std::vector<float> prompt_logits(const Model& model, const std::vector<TokenId>& prompt, int32_t chunk) {
+    const int32_t n = int32_t(prompt.size()), num_blocks = (n + 15) / 16;
+    ThreadPool pool(1);
+    KvStorage kv(model.config().kv_shape(), num_blocks, 16, KvDType::kF32);
+    StateStorage states(model.config().state_floats_per_seq(), 1);
+    KvCacheView view = kv.view();
+    view.state = states.view();
+    Workspace ws(model.config(), chunk, n, 1, 1);
+    std::vector<BlockId> table(static_cast<size_t>(num_blocks));
+    std::iota(table.begin(), table.end(), 0);
+    std::vector<float> logits;
+    for (int32_t first = 0; first < n; first += chunk) {
+      const int32_t len = std::min(chunk, n - first);
+      std::vector<Pos> positions(static_cast<size_t>(len));
+      std::iota(positions.begin(), positions.end(), first);
+      const std::vector<int32_t> slots(positions.begin(), positions.end()), seq_starts = {0, len},
+          context_lens = {first + len}, last = {len - 1}, state_slots = {0};
+      BatchView batch;
+      batch.tokens = std::span<const TokenId>(prompt).subspan(size_t(first), size_t(len));
+      batch.positions = positions;
+      batch.slot_ids = slots;
+      batch.seq_starts = seq_starts;
+      batch.context_lens = context_lens;
+      batch.block_tables = BlockTableView{table.data(), 1, num_blocks};
+      batch.logits_rows = last;
+      batch.state_slots = state_slots;
+      const LogitsView out = model.forward(batch, view, ws, pool);
+      logits.assign(out.row(0).begin(), out.row(0).end());
+    }
+    return logits;
+  }
+
+  static std::vector<std::vector<TokenId>> references(const std::vector<GenerateRequest>& requests) {
+    std::vector<std::vector<TokenId>> out;
+    for (const GenerateRequest& r : requests)
+      out.push_back(testing::reference_greedy(*gguf_->model, *gguf_->tokenizer, r.prompt, r.sampling.max_tokens));
+    return out;
+  }
+
+  static std::vector<RequestOutput> run_batch(Engine& engine, const std::vector<GenerateRequest>& requests) {
+    std::vector<RequestHandle> handles;
+    for (const GenerateRequest& r : requests) {
+      auto h = engine.submit(r);
+      EXPECT_TRUE(h.ok()) << h.error();
+      if (h.ok()) handles.push_back(*h);
+    }
+    std::vector<RequestOutput> outputs;
+    for (RequestHandle& h : handles) outputs.push_back(h.stream->wait_all());
+    return outputs;
+  }
+
+  static inline fs::path* dir_ = nullptr;
+  static inline LoadedModel* gguf_ = nullptr;
+  static inline LoadedModel* folder_ = nullptr;
+};
+
+TEST_F(HybridEngineTest, TheModelIsHybridWithAStatePerSequence) {
+  const ModelConfig& c = gguf_->model->config();
+  EXPECT_EQ(c.architecture, "lfm2");
+  EXPECT_EQ(c.num_conv_layers(), 4);
+  EXPECT_EQ(c.kv_shape().num_layers, 2);  // K/V for the attention layers only
+  EXPECT_EQ(c.state_floats_per_seq(), 4 * 2 * 128);  // 4 conv layers x 2 kept inputs x 128 channels
+  EXPECT_EQ(folder_->model->config().layer_is_conv, c.layer_is_conv);
+}
+
+TEST_F(HybridEngineTest, GgufAndFolderGiveTheSameLogits) {
+  const std::vector<TokenId> prompt = mixed_requests(1).front().prompt;
+  EXPECT_EQ(prompt_logits(*gguf_->model, prompt, 64), prompt_logits(*folder_->model, prompt, 64));
+}
+
+TEST_F(HybridEngineTest, ChunkedPrefillGivesTheWholePromptsLogitsBitForBit) {
+  std::vector<TokenId> prompt;
+  for (int32_t i = 0; i < 37; ++i) prompt.push_back(TokenId(5 + (i * 37) % 500));
+  const std::vector<float> whole = prompt_logits(*gguf_->model, prompt, 64);
+  for (int32_t chunk : {1, 2, 3, 5, 16})
+    EXPECT_EQ(prompt_logits(*gguf_->model, prompt, chunk), whole) << "chunks of " << chunk;
+}
+
+TEST_F(HybridEngineTest, ABatchOf16GivesEachRequestItsSoloTokens) {
+  const std::vector<GenerateRequest> requests = mixed_requests(16);
+  const std::vector<std::vector<TokenId>> reference = references(requests);
+  // Chunked prefill of at most 24 tokens a step: the longer prompts take several steps beside the decodes.
+  auto engine = make(config(256, 16, 24));
+  ASSERT_TRUE(engine);
+  const std::vector<RequestOutput> outputs = run_batch(*engine, requests);
+  ASSERT_EQ(outputs.size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(outputs[i].new_tokens, reference[i]) << "request " << i;
+  const EngineStats s = engine->stats();
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  EXPECT_GT(s.num_mixed_steps, 0);
+  EXPECT_EQ(engine->state_bytes_per_seq(), int64_t(sizeof(float)) * 4 * 2 * 128);
+  // Again: the same prompts find no prefix-cache hit (a hybrid model's states are not snapshotted).
+  const std::vector<RequestOutput> again = run_batch(*engine, requests);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(again[i].new_tokens, reference[i]) << "request " << i;
+  EXPECT_EQ(engine->stats().kv.num_prefix_hit_tokens, 0);
+}
+
+TEST_F(HybridEngineTest, PreemptedSequencesRecomputeTheirStateAndKeepTheirTokens) {
+  const std::vector<GenerateRequest> requests = mixed_requests(16);
+  const std::vector<std::vector<TokenId>> reference = references(requests);
+  // 30 blocks of 4 tokens for 16 sequences of up to 60: running ones are preempted and recomputed.
+  auto engine = make(config(30, 16, 24));
+  ASSERT_TRUE(engine);
+  const std::vector<RequestOutput> outputs = run_batch(*engine, requests);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(outputs[i].new_tokens, reference[i]) << "request " << i;
+  const EngineStats s = engine->stats();
+  EXPECT_GT(s.num_preemptions, 0);
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+}
+
+TEST_F(HybridEngineTest, FourSamplesArePrefilledOnceAndEachContinuesFromTheParentsState) {
+  GenerateRequest r = mixed_requests(3).back();
+  r.sampling.max_tokens = 12;
+  const std::vector<TokenId> reference =
+      testing::reference_greedy(*gguf_->model, *gguf_->tokenizer, r.prompt, r.sampling.max_tokens);
+  auto engine = make(config(256, 8, 64));
+  ASSERT_TRUE(engine);
+  Result<std::vector<RequestHandle>> handles = engine->submit_samples(r, 4);
+  ASSERT_TRUE(handles.ok()) << handles.error();
+  for (RequestHandle& h : *handles) EXPECT_EQ(h.stream->wait_all().new_tokens, reference);
+  const EngineStats s = engine->stats();
+  EXPECT_EQ(s.num_prefill_tokens, int64_t(r.prompt.size()));
+  EXPECT_EQ(s.kv.num_used_blocks, 0);
+  // Sampled draws from the four: each its own seed, each the same as that request alone.
+  GenerateRequest sampled = r;
+  sampled.sampling.temperature = 1.0f;
+  sampled.sampling.seed = 3;
+  Result<std::vector<RequestHandle>> draws = engine->submit_samples(sampled, 4);
+  ASSERT_TRUE(draws.ok()) << draws.error();
+  std::vector<std::vector<TokenId>> drawn;
+  for (RequestHandle& h : *draws) drawn.push_back(h.stream->wait_all().new_tokens);
+  for (int32_t i = 0; i < 4; ++i) {
+    GenerateRequest one = sampled;
+    one.sampling.seed = 3 + uint64_t(i);
+    auto h = engine->submit(one);
+    ASSERT_TRUE(h.ok()) << h.error();
+    EXPECT_EQ(h->stream->wait_all().new_tokens, drawn[size_t(i)]) << "sample " << i;
+  }
+}
+
+TEST_F(HybridEngineTest, SpeculativeDecodingIsRefusedByName) {
+  EngineConfig c = config(64, 4, 32);
+  c.spec.method = SpecMethod::kNgram;
+  c.scheduler.num_speculative_tokens = 2;
+  auto engine = Engine::create(*gguf_->model, *gguf_->tokenizer, c);
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.error().find("hybrid model lfm2"), std::string::npos) << engine.error();
+}
+
+}  // namespace
+}  // namespace pagoda
