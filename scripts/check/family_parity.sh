@@ -6,7 +6,7 @@
 #   are within 1% of the row's scale the two may part; such a parting after at least half the tokens is accepted,
 #   and printed as such;
 # - perplexity over a text (pagoda perplexity vs llama-perplexity, same file, same --ctx), f32 and quantized copies
-#   (q8_0, q4_0), within 0.1%.
+#   (q8_0, q4_0; gpt-oss also MXFP4_MOE, by llama.cpp's quantizer), within 0.1%.
 # Prints one line per model and check; exits non-zero if any check fails.
 # Usage: scripts/check/family_parity.sh [SHAPE...]   (default: every tiny-* family shape)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (the text to score; default tests/data/story.txt),
@@ -24,7 +24,7 @@ ctx=${CTX:-128}
 out=${OUT:-$(mktemp -d)}
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral tiny-qwen2moe
-  tiny-qwen3-yarn tiny-smollm3 tiny-olmo2 tiny-mistral3 tiny-exaone4 tiny-olmo3 tiny-gemma4 tiny-lfm2)
+  tiny-qwen3-yarn tiny-smollm3 tiny-olmo2 tiny-mistral3 tiny-exaone4 tiny-olmo3 tiny-gemma4 tiny-lfm2 tiny-gpt-oss)
 failed=0
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out"
 for s in "${shapes[@]}"; do
@@ -65,10 +65,15 @@ PY
 )
   echo "$s greedy tokens vs llama.cpp: $verdict"
   [[ $verdict == SAME* ]] || failed=1
-  # Perplexity, f32 and quantized.
-  for type in f32 q8_0 q4_0; do
+  # Perplexity, f32 and quantized (gpt-oss also as llama.cpp's MXFP4_MOE: MXFP4 experts, quantized by the peer).
+  types="f32 q8_0 q4_0"
+  [ "$s" = tiny-gpt-oss ] && types="$types mxfp4_moe"
+  for type in $types; do
     q=$m
-    if [ $type != f32 ]; then
+    if [ $type = mxfp4_moe ]; then
+      q=$out/$s-$type.gguf
+      "$peer/llama.sh" quantize "$m" "$q" MXFP4_MOE >/dev/null 2>&1
+    elif [ $type != f32 ]; then
       q=$out/$s-$type.gguf
       "$P" quantize "$m" "$q" --type $type >/dev/null 2>&1
     fi

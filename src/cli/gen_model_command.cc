@@ -14,6 +14,7 @@
 #include "cli/progress.h"
 #include "format/gguf_split.h"
 #include "synth/hf_random_model_writer.h"
+#include "synth/random_gpt_oss_writer.h"
 #include "synth/random_model_writer.h"
 
 namespace pagoda::cli {
@@ -84,6 +85,26 @@ int gen_model(const GenModelOptions& o) {
   if (o.splits > 1 && (o.format != "gguf" || !o.output.ends_with(".gguf")))
     return report_error("--splits writes a GGUF set: it needs --format gguf and an output ending in .gguf");
   Progress progress("gen-model");
+  if (!shape->gguf_architecture.empty()) {
+    // gpt-oss: written straight as GGUF (pagoda reads no HF folder of it).
+    if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
+    if (!o.tokenizer.empty())
+      return report_error(fmt::format("--tokenizer needs an HF-family shape, not {}", shape->name));
+    synth::RandomModelOptions options{
+        *shape, *type, o.seed, o.output,
+        [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
+    Status st = synth::write_random_gpt_oss_model(options);
+    progress.finish();
+    if (!st.ok()) return report_error(st.message());
+    if (o.splits > 1) {
+      Status split = split_written_model(o.output, o.splits);
+      if (!split.ok()) return report_error(split.message());
+    }
+    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
+                 o.output.c_str(), shape->name.c_str(), shape->gguf_architecture.c_str(), shape->num_layers,
+                 double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
+    return 0;
+  }
   // The HF families (and --format hf) go through an HF folder; the GGUF of one is that folder converted.
   if (o.format == "hf" || !shape->hf_architecture.empty()) {
     if (shape->hf_architecture.empty()) shape->hf_architecture = "LlamaForCausalLM";

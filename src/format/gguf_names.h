@@ -129,6 +129,7 @@ inline constexpr const char* kPerLayerInpGate = "inp_gate";
 inline constexpr const char* kPerLayerProj = "proj";
 inline constexpr const char* kPerLayerPostNorm = "post_norm";
 inline constexpr const char* kLayerOutputScale = "layer_output_scale";
+inline constexpr const char* kAttnSinks = "attn_sinks";  // gpt-oss: a sink logit per query head
 inline constexpr const char* kShortConvConv = "shortconv.conv";         // LFM2: [L, dim] depthwise taps
 inline constexpr const char* kShortConvInProj = "shortconv.in_proj";    // [dim, 3 * dim]: B, C, x
 inline constexpr const char* kShortConvOutProj = "shortconv.out_proj";  // [dim, dim]

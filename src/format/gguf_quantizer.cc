@@ -117,8 +117,10 @@ Result<QuantizeReport> quantize_gguf(const QuantizeOptions& o) {
       return make_error(fmt::format("{}: tensor '{}' is already {}; quantize from an f32/f16/bf16 file", o.input_path,
                                     t.name, ggml_type_name(t.type)));
     // The MoE router stays as it is, as llama.cpp keeps it: its logits choose the experts. So do LFM2's
-    // convolution taps (rows of a few values, read as floats).
-    const bool kept = t.name.ends_with("ffn_gate_inp.weight") || t.name.ends_with("shortconv.conv.weight");
+    // convolution taps (rows of a few values, read as floats), and the tensors that are not weights (gpt-oss's
+    // stacked expert biases, 2-D, and its sinks), as llama.cpp's quantizer keeps them.
+    const bool kept = t.name.ends_with("ffn_gate_inp.weight") || t.name.ends_with("shortconv.conv.weight") ||
+                      !t.name.ends_with(".weight");
     const GgmlType to = kept ? t.type : quantized_type_for(t.dims, t.type, o.type);
     QuantizedTensorReport row{t.name, t.dims, t.type, t.type, t.size_bytes, t.size_bytes};
     if (to == t.type) {

@@ -28,6 +28,10 @@ struct AttentionArgs {
   int32_t block_size = 0;
   float scale = 1.0f;      // applied to q.k (1 / sqrt(head_dim))
   float softcap = 0.0f;    // > 0: each scaled score s becomes softcap * tanh(s / softcap) (Gemma 2); 0: none
+  // Attention sinks (gpt-oss): one learned logit per query head of this item ([num_q_heads]), in the units of the
+  // scaled scores, that joins its head's softmax denominator as a position with no value: each head's output is
+  // sum_j exp(s_j - m) v_j / (sum_j exp(s_j - m) + exp(sink - m)). nullptr: none.
+  const float* sinks = nullptr;
   // K and V each in its own type (kQ8_0 / kQ4_0: head_dim a multiple of 32); the scales only for a kInt8 side.
   KvDType k_type = KvDType::kF32;
   KvDType v_type = KvDType::kF32;

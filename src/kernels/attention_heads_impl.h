@@ -168,7 +168,8 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
   for (int q = 0; q < kQueries; ++q) {
     float* out = a.out + q * a.q_stride;
     for (int h = 0; h < nh; ++h) {
-      const float inv = 1.0f / running_sum[q][h];
+      const float sink = a.sinks != nullptr ? expf(a.sinks[h0 + h] - running_max[q][h]) : 0.0f;
+      const float inv = 1.0f / (running_sum[q][h] + sink);
       for (int32_t i = 0; i < hd; ++i) out[int64_t(h0 + h) * hd + i] = outT[q][i][h] * inv;
     }
   }

@@ -273,6 +273,7 @@ void attention_small_heads(const AttentionArgs& a) {
         _mm256_store_ps(lanes, _mm256_mul_ps(w, st.sum));
         float total = 0.0f;
         for (float x : lanes) total += x;
+        if (a.sinks != nullptr) total += expf(a.sinks[h] - overall);
         const float inv = 1.0f / total;
         __m256 r[8];
         for (int k = 0; k < 8; ++k) r[k] = _mm256_mul_ps(w, st.out[k]);

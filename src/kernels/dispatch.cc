@@ -73,6 +73,7 @@ KernelTable build_table(Isa isa) {
     overlay(t.axpy, v.axpy);
     overlay(t.silu_mul, v.silu_mul);
     overlay(t.gelu_mul, v.gelu_mul);
+    overlay(t.swiglu_oai_mul, v.swiglu_oai_mul);
     overlay(t.paged_attention, v.paged_attention);
     overlay(t.softmax, v.softmax);
     overlay(t.rope, v.rope);

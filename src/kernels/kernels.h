@@ -58,6 +58,9 @@ struct VectorKernels {
   void (*silu_mul)(float* gate, const float* up, int64_t n) = nullptr;
   // gate[i] = gelu_tanh(gate[i]) * up[i] (GELU's tanh approximation, Gemma's GeGLU); elementwise as silu_mul.
   void (*gelu_mul)(float* gate, const float* up, int64_t n) = nullptr;
+  // gpt-oss's clamped SwiGLU (ggml's swiglu_oai): with x = min(gate[i], limit) and y = clamp(up[i], -limit, limit),
+  // gate[i] = x * sigmoid(alpha * x) * (y + 1); elementwise as silu_mul.
+  void (*swiglu_oai_mul)(float* gate, const float* up, int64_t n, float alpha, float limit) = nullptr;
   // Paged attention of one (token, KV head) work item over f32 or int8 K/V (kernels/attention_args.h).
   AttentionFn paged_attention = nullptr;
   // y = softmax(x): y[i] = exp(x[i] - max) * (1 / sum_j exp(x[j] - max)); x, y: f32 [n], n >= 1, x finite; y may

@@ -89,6 +89,13 @@ inline void tile_scales(const AttentionArgs& a, const int64_t* slots, int32_t nt
   }
 }
 
+// A head's softmax denominator with its sink (AttentionArgs::sinks) added, relative to the head's running max. A
+// template of Ops only to keep each level's copy apart.
+template <class Ops>
+inline float with_sink(const AttentionArgs& a, int32_t head, float running_max, float running_sum) {
+  return a.sinks != nullptr ? running_sum + expf(a.sinks[head] - running_max) : running_sum;
+}
+
 template <class Ops>
 void paged_attention_one_query(const AttentionArgs& a) {
   const int32_t hd = a.head_dim;
@@ -117,7 +124,8 @@ void paged_attention_one_query(const AttentionArgs& a) {
       attend_tile<Ops>(a, a.q + int64_t(h0) * hd, a.out + int64_t(h0) * hd, nh, nt, k_rows, k_scales, v_rows,
                        v_scales, running_max, running_sum, p);
     }
-    for (int32_t h = 0; h < nh; ++h) Ops::scale(a.out + int64_t(h0 + h) * hd, 1.0f / running_sum[h], hd);
+    for (int32_t h = 0; h < nh; ++h)
+      Ops::scale(a.out + int64_t(h0 + h) * hd, 1.0f / with_sink<Ops>(a, h0 + h, running_max[h], running_sum[h]), hd);
   }
 }
 
@@ -175,7 +183,9 @@ void paged_attention_query_block(const AttentionArgs& a, int32_t i0, int32_t nq)
   }
   for (int32_t qi = 0; qi < nq; ++qi) {
     const AttentionArgs one = one_query(a, i0 + qi);
-    for (int32_t h = 0; h < nh; ++h) Ops::scale(one.out + int64_t(h) * hd, 1.0f / running_sum[qi * nh + h], hd);
+    for (int32_t h = 0; h < nh; ++h)
+      Ops::scale(one.out + int64_t(h) * hd,
+                 1.0f / with_sink<Ops>(a, h, running_max[qi * nh + h], running_sum[qi * nh + h]), hd);
   }
 }
 

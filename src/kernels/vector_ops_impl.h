@@ -1,4 +1,5 @@
-// vector_ops_impl: the element-wise ops (dot, axpy, rmsnorm, silu_mul, gelu_mul, softmax, rope) written once over a
+// vector_ops_impl: the element-wise ops (dot, axpy, rmsnorm, silu_mul, gelu_mul, swiglu_oai_mul,
+// softmax, rope) written once over a
 // vector type V and instantiated per instruction set (avx2/elementwise.cc and rope.cc with 8 f32 lanes, avx512/'s with
 // 16). V provides kWidth, Reg, loadu, storeu, set1, zero, add, sub, mul, div, max, fmadd, hsum, hmax and exp (a vector
 // exp accurate to ~2e-7); rope also dup_pairs (kWidth / 2 values at p, each twice), swap_pairs (lanes 2i, 2i+1
@@ -88,6 +89,35 @@ inline void gelu_mul(float* gate, const float* up, int64_t n) {
     alignas(64) float g[V::kWidth] = {}, u[V::kWidth] = {};
     for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
     V::storeu(g, gelu_mul<V>(V::loadu(g), V::loadu(u)));
+    for (int64_t j = i; j < n; ++j) gate[j] = g[j - i];
+  }
+}
+
+// gpt-oss's clamped SwiGLU: x = min(g, limit), y = clamp(u, -limit, limit), x / (1 + exp(-alpha x)) * (y + 1). V has
+// max only: min(a, b) = -max(-a, -b).
+template <class V>
+inline typename V::Reg swiglu_oai_mul(typename V::Reg g, typename V::Reg u, typename V::Reg alpha,
+                                      typename V::Reg limit) {
+  using Reg = typename V::Reg;
+  const Reg minus_one = V::set1(-1.0f);
+  const Reg neg_limit = V::mul(limit, minus_one);
+  const Reg x = V::mul(V::max(V::mul(g, minus_one), neg_limit), minus_one);
+  const Reg y = V::max(V::mul(V::max(V::mul(u, minus_one), neg_limit), minus_one), neg_limit);
+  const Reg e = V::exp(V::mul(V::mul(alpha, x), minus_one));  // exp(-alpha x)
+  return V::mul(V::div(x, V::add(V::set1(1.0f), e)), V::add(y, V::set1(1.0f)));
+}
+
+// gate[i] = swiglu_oai(gate[i], up[i]), the tail padded through the vector code as silu_mul's.
+template <class V>
+inline void swiglu_oai_mul(float* gate, const float* up, int64_t n, float alpha, float limit) {
+  const typename V::Reg va = V::set1(alpha), vl = V::set1(limit);
+  int64_t i = 0;
+  for (; i + V::kWidth <= n; i += V::kWidth)
+    V::storeu(gate + i, swiglu_oai_mul<V>(V::loadu(gate + i), V::loadu(up + i), va, vl));
+  if (i < n) {
+    alignas(64) float g[V::kWidth] = {}, u[V::kWidth] = {};
+    for (int64_t j = i; j < n; ++j) g[j - i] = gate[j], u[j - i] = up[j];
+    V::storeu(g, swiglu_oai_mul<V>(V::loadu(g), V::loadu(u), va, vl));
     for (int64_t j = i; j < n; ++j) gate[j] = g[j - i];
   }
 }

@@ -28,7 +28,6 @@ GgmlType ggml_type_of(DType dtype) {
 }  // namespace
 
 format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string& name) {
-  format::GgufWriter w;
   const ModelConfig& c = ckpt.config();
   std::string model_name = name;
   if (model_name.empty()) {
@@ -37,10 +36,15 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& ckpt, const std::string&
     model_name = dir.filename().string();
   }
   const TensorRef* embd = ckpt.tensors().find(format::gguf_tensor::kTokenEmbedding);
+  return model_gguf_metadata(c, model_name, ggml_type_of(*embd->dtype));
+}
+
+format::GgufWriter model_gguf_metadata(const ModelConfig& c, const std::string& model_name, GgmlType file_type) {
+  format::GgufWriter w;
   w.set(gguf_key::kArchitecture, GgufValue::string(c.architecture));
   w.set(gguf_key::kName, GgufValue::string(model_name));
   w.set(gguf_key::kAlignment, GgufValue::u32(32));
-  w.set(gguf_key::kFileType, GgufValue::u32(format::ggml_file_type(ggml_type_of(*embd->dtype))));
+  w.set(gguf_key::kFileType, GgufValue::u32(format::ggml_file_type(file_type)));
   w.set(arch_key(c, gguf_key::kContextLength), GgufValue::u32(uint32_t(c.context_length)));
   w.set(arch_key(c, gguf_key::kEmbeddingLength), GgufValue::u32(uint32_t(c.dim)));
   w.set(arch_key(c, gguf_key::kBlockCount), GgufValue::u32(uint32_t(c.num_layers)));

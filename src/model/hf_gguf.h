@@ -15,6 +15,8 @@ namespace pagoda {
 
 // The model keys (general.*, <arch>.*). `name`: general.name (default: the folder's name).
 format::GgufWriter hf_gguf_metadata(const HfCheckpoint& checkpoint, const std::string& name = "");
+// The same keys for a config alone (synth's GGUF families), general.file_type from `file_type`.
+format::GgufWriter model_gguf_metadata(const ModelConfig& config, const std::string& name, format::GgmlType file_type);
 
 // Adds every tensor of the checkpoint to `metadata` in GGUF names and order and writes `output`; matrices keep
 // their dtype (F32/F16/BF16), 1-D tensors are written as F32, as llama.cpp's converter does.

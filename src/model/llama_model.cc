@@ -5,6 +5,7 @@
 // llama_fused_ops.cc instead (same bits, fewer passes and pool jobs).
 #include "model/llama_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -46,16 +47,20 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
 void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
 
 void LlamaModel::add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
-                                const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool) const {
+                                const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool,
+                                const std::vector<float>& bias) const {
   // Under tensor parallelism each rank's projection is a partial sum over its heads (or its FFN units): the ranks
   // add theirs up before the residual add, so no fused add.
   const bool transform = transforms_residual(post_norm);
-  if (fuse && !tensor_parallel() && !transform) {
+  if (fuse && !tensor_parallel() && !transform && bias.empty()) {
     linear_add_fused(w, in, in_q8, n, ws, pool);
     return;
   }
   linear(w, in, ws.proj.data(), n, ws, pool);
   if (tensor_parallel()) all_reduce(ws.proj.data(), int64_t(n) * config_.dim);
+  if (!bias.empty())
+    for (int32_t t = 0; t < n; ++t)
+      kernels_.axpy(1.0f, bias.data(), ws.proj.data() + int64_t(t) * config_.dim, config_.dim);
   if (transform) {
     add_transformed_residual(post_norm, n, ws);
   } else {
@@ -266,6 +271,7 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
     const int64_t k_head_bytes = kv_row_bytes(kv.k_dtype, head_dim), v_head_bytes = kv_row_bytes(kv.v_dtype, head_dim);
     a.q_stride = q_dim;
     a.window = window;
+    const std::vector<float>& sinks = weights_.layers[size_t(layer)].sinks;
     int32_t s = 0;
     int64_t first_block = 0;  // of sequence s
     for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
@@ -279,6 +285,7 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
       if (kv.k_dtype == KvDType::kInt8) a.k_scale = kv.k_scale_at(kvl, 0) + kvh;
       if (kv.v_dtype == KvDType::kInt8) a.v_scale = kv.v_scale_at(kvl, 0) + kvh;
       a.blocks = batch.block_tables.row(s).data();
+      a.sinks = sinks.empty() ? nullptr : sinks.data() + int64_t(kvh) * group;
       // The block's tokens as runs of consecutive positions (a step's tokens of one sequence are one run).
       for (int32_t t = t0, nq = 1; t < t_end; t += nq) {
         nq = 1;
@@ -295,7 +302,8 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
 
 // The reference: token t of sequence s at position p attends to positions 0..p of s (from p - window + 1 on a
 // sliding-window layer), whose K/V were written (this step or earlier) at the slots its block table names; all
-// scores first (soft-capped when the family caps them), then softmax, then V.
+// scores first (soft-capped when the family caps them), then softmax (with the head's sink in its denominator when the
+// family has sinks), then V.
 void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
   const int32_t head_dim = config_.layer_head_dim(layer), q_dim = config_.layer_q_dim(layer);
@@ -303,6 +311,7 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
   const int32_t block_size = kv.block_size;
   const int32_t kvl = config_.kv_layer(layer);  // the cache's layer this one reads
   const float scale = attention_scale(), softcap = config_.attn_softcap;
+  const std::vector<float>& sinks = weights_.layers[size_t(layer)].sinks;
   PAGODA_CHECK(head_dim <= kMaxHeadDim);
   const int32_t num_tokens = batch.num_tokens();
   const int64_t num_items = int64_t(num_tokens) * config_.num_heads;  // one (token, head) pair each
@@ -338,7 +347,16 @@ void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, 
         if (softcap > 0.0f) sc = softcap * std::tanh(sc / softcap);
         scores[j] = sc;
       }
-      kernels_.softmax(scores + begin, scores + begin, num_ctx - begin);
+      if (sinks.empty()) {
+        kernels_.softmax(scores + begin, scores + begin, num_ctx - begin);
+      } else {
+        // The head's sink joins the denominator: exp(s_j - m) / (sum_j exp(s_j - m) + exp(sink - m)).
+        float m = sinks[size_t(h)];
+        for (int32_t j = begin; j < num_ctx; ++j) m = std::max(m, scores[j]);
+        float sum = std::exp(sinks[size_t(h)] - m);
+        for (int32_t j = begin; j < num_ctx; ++j) sum += (scores[j] = std::exp(scores[j] - m));
+        for (int32_t j = begin; j < num_ctx; ++j) scores[j] /= sum;
+      }
       float* o = ws.xb.data() + int64_t(t) * q_dim + h * head_dim;
       std::memset(o, 0, sizeof(float) * size_t(head_dim));
       for (int32_t j = begin; j < num_ctx; ++j) {
@@ -523,7 +541,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       if (writes_kv) write_kv(batch, kv, l, t, cs, sn, ws);
     }
     attention(batch, kv, l, ws, pool);
-    add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool);
+    add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool, lw.bo);
 
     ffn_block(lw, l, fuse, n, ws, pool);
   }

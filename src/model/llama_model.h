@@ -79,8 +79,11 @@ class LlamaModel final : public Model {
   // The residual add of a projection, ws.x[0..n) += w in: fused (linear_add_fused, `in_q8` as it takes it) when
   // `fuse` and the model is whole; otherwise through ws.proj, summed over the ranks first under tensor parallelism.
   // With a post-norm or residual scale (transforms_residual), never fused: the projection is normed and scaled first.
+  // A `bias` ([dim], gpt-oss's attn_output.bias) is added to each token's projection before the residual add (never
+  // fused either).
   void add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
-                      const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool) const;
+                      const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool,
+                      const std::vector<float>& bias = {}) const;
   // Tensor parallel: the classifier's rows of this rank's vocabulary, for `num_rows` rows of ws.final_x; on
   // rank 0 ws.logits then holds every rank's, each row in vocabulary order.
   void tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadPool& pool) const;
@@ -106,6 +109,10 @@ class LlamaModel final : public Model {
   float attention_scale() const;
   // gate = act(gate) * up over n values: SiLU or GELU as the family uses.
   void activation_mul(float* gate, const float* up, int64_t n) const {
+    if (config_.activation == FfnActivation::kSwigluOai) {
+      kernels_.swiglu_oai_mul(gate, up, n, kSwigluOaiAlpha, kSwigluOaiLimit);
+      return;
+    }
     (config_.activation == FfnActivation::kGeluTanh ? kernels_.gelu_mul : kernels_.silu_mul)(gate, up, n);
   }
   // The residual add of a block's output in ws.proj when the family transforms it first (Gemma's post-norm,

@@ -13,9 +13,12 @@
 
 namespace pagoda {
 
-// The FFN's gate activation: SwiGLU (Llama, Qwen, Phi-3, Granite, the MoE experts) or GeGLU with GELU's tanh
-// approximation (Gemma).
-enum class FfnActivation : uint8_t { kSilu, kGeluTanh };
+// The FFN's gate activation: SwiGLU (Llama, Qwen, Phi-3, Granite, the MoE experts), GeGLU with GELU's tanh
+// approximation (Gemma), or gpt-oss's clamped SwiGLU (ggml's swiglu_oai: gate clamped above at kSwigluOaiLimit, up to
+// +-kSwigluOaiLimit, gate * sigmoid(kSwigluOaiAlpha * gate) * (up + 1)).
+enum class FfnActivation : uint8_t { kSilu, kGeluTanh, kSwigluOai };
+inline constexpr float kSwigluOaiAlpha = 1.702f;
+inline constexpr float kSwigluOaiLimit = 7.0f;
 
 // rope.scaling.type: none (never scaled), linear (positions times rope_freq_scale), yarn (model/rope_tables.h: per
 // pair between interpolation and extrapolation, with a magnitude factor), longrope (Phi-3's factor sets).
@@ -105,6 +108,11 @@ struct ModelConfig {
   // by sigmoid(x . w) with w the layer's gate vector (Qwen2-MoE's shared_expert_gate).
   int32_t shared_expert_hidden_dim = 0;
   bool shared_expert_gated = false;
+  // gpt-oss's router: the top-k experts by logit, their weights the softmax over those k logits only (llama.cpp's
+  // SOFTMAX_WEIGHT gating); false: the softmax over every expert, then the top-k of it.
+  bool expert_softmax_after_topk = false;
+  // The pre-FFN RMSNorm's weights are stored as blk.N.post_attention_norm (gpt-oss, llama.cpp's name), not ffn_norm.
+  bool ffn_norm_is_post_attention_norm = false;
   // Hybrid models (LFM2): layer_is_conv[l] = 1 makes layer l a short-convolution block in place of attention
   // (in_proj to B, C and x; a depthwise causal convolution of shortconv_l_cache taps over B * x; C times that;
   // out_proj); empty: none. Such a layer has no K/V: it keeps the last shortconv_l_cache - 1 inputs of its

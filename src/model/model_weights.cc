@@ -90,6 +90,21 @@ Result<std::vector<float>> optional_vector_f32(const TensorSet& f, const std::st
   return vector_f32(f, name, n);
 }
 
+// An optional stack of per-expert bias vectors (GGUF dims [width, num_experts]) as one f32 vector, expert e's at
+// e * width; empty when the file has no such tensor.
+Result<std::vector<float>> optional_expert_biases(const TensorSet& f, const std::string& name, int64_t width,
+                                                  int64_t num_experts) {
+  if (f.find(name) == nullptr) return std::vector<float>();
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* t, find(f, name, {width, num_experts}));
+  if (!t->slices.empty() || t->data == nullptr)
+    return make_error(fmt::format("{}: {} must be one stored tensor", f.source, name));
+  std::vector<float> out(size_t(width * num_experts));
+  for (int64_t e = 0; e < num_experts; ++e)
+    dequantize_row(*t->dtype, static_cast<const uint8_t*>(t->data) + e * dtype_row_bytes(*t->dtype, width),
+                   out.data() + e * width, width);
+  return out;
+}
+
 // An MoE layer's shared expert: three matrices, and the gate vector when the config has one (llama.cpp's converter
 // writes it [dim, 1], the HF [1, dim] reversed; [dim] is accepted too).
 Status load_shared_expert(const TensorSet& f, const ModelConfig& c, int32_t l, LayerWeights& lw) {
@@ -251,6 +266,12 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
           lw.bv,
           optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV, "bias"), kv_dim));
       PAGODA_ASSIGN_OR_RETURN(
+          lw.bo,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnOutput, "bias"), dim));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.sinks,
+          optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnSinks), c.num_heads));
+      PAGODA_ASSIGN_OR_RETURN(
           lw.q_norm,
           optional_vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQNorm),
                               c.qk_norm_whole ? q_dim : head_dim));
@@ -269,8 +290,9 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
           vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kPostFfwNorm), dim));
     }
     if (c.pre_norms) {
-      PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm,
-                              vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnNorm), dim));
+      const char* ffn_norm = c.ffn_norm_is_post_attention_norm ? format::gguf_tensor::kPostAttentionNorm
+                                                               : format::gguf_tensor::kFfnNorm;
+      PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm, vector_f32(f, format::gguf_tensor::block_tensor(l, ffn_norm), dim));
     }
     if (c.num_experts > 0) {
       const int64_t num_experts = c.num_experts, expert_hidden = c.expert_hidden_dim;
@@ -290,6 +312,19 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
                                       num_experts, dim, expert_hidden));
       for (int64_t e = 0; e < num_experts; ++e)
         lw.experts.push_back(ExpertWeights{gates[size_t(e)], ups[size_t(e)], downs[size_t(e)]});
+      using format::gguf_tensor::block_tensor;
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.router_bias,
+          optional_vector_f32(f, block_tensor(l, format::gguf_tensor::kFfnGateInp, "bias"), num_experts));
+      PAGODA_ASSIGN_OR_RETURN(lw.expert_gate_bias,
+                              optional_expert_biases(f, block_tensor(l, format::gguf_tensor::kFfnGateExps, "bias"),
+                                                     expert_hidden, num_experts));
+      PAGODA_ASSIGN_OR_RETURN(lw.expert_up_bias,
+                              optional_expert_biases(f, block_tensor(l, format::gguf_tensor::kFfnUpExps, "bias"),
+                                                     expert_hidden, num_experts));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.expert_down_bias,
+          optional_expert_biases(f, block_tensor(l, format::gguf_tensor::kFfnDownExps, "bias"), dim, num_experts));
       if (c.shared_expert_hidden_dim > 0) PAGODA_RETURN_IF_ERROR(load_shared_expert(f, c, l, lw));
       continue;
     }

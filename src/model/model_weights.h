@@ -50,6 +50,9 @@ struct LayerWeights {
   std::vector<float> attn_norm;       // f32 [dim]; empty without pre-norms (OLMo 2)
   WeightView wq, wk, wv, wo;          // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
   std::vector<float> bq, bk, bv;      // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
+  std::vector<float> bo;              // f32 [dim]: the output projection's bias (gpt-oss); empty = none
+  // f32 [num_heads]: each query head's attention sink logit (gpt-oss; kernels::AttentionArgs::sinks); empty = none.
+  std::vector<float> sinks;
   // f32 [head_dim]: Qwen3's per-head RMSNorm of Q and K before RoPE ([q_dim], [kv_dim] over the whole projection
   // with ModelConfig::qk_norm_whole, OLMo 2); empty = none
   std::vector<float> q_norm, k_norm;
@@ -61,6 +64,9 @@ struct LayerWeights {
   // Mixture of experts (ModelConfig::num_experts > 0): the router [num_experts, dim] and every expert's FFN.
   WeightView router;
   std::vector<ExpertWeights> experts;
+  // gpt-oss's biases, f32, empty = none: the router's [num_experts], and every expert's gate and up biases
+  // [num_experts * expert_hidden] and down bias [num_experts * dim], expert e's at e * width.
+  std::vector<float> router_bias, expert_gate_bias, expert_up_bias, expert_down_bias;
   // The shared expert (ModelConfig::shared_expert_hidden_dim > 0; else null views) of shared_expert_hidden_dim
   // units, and its gate vector, f32 [dim] (ModelConfig::shared_expert_gated; else empty).
   ExpertWeights shared_expert;
@@ -95,7 +101,8 @@ struct ModelWeights {
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 
 // Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".
-// Biases (attn_{q,k,v}.bias) and Q/K norms (attn_{q,k}_norm.weight) are loaded when present; an MoE layer's shared
+// Biases (attn_{q,k,v,output}.bias, ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias), attention sinks
+// (attn_sinks.weight) and Q/K norms (attn_{q,k}_norm.weight) are loaded when present; an MoE layer's shared
 // expert (ffn_{gate,up,down}_shexp, gate vector ffn_gate_inp_shexp [dim] or [dim, 1]) when the config has one.
 Result<ModelWeights> model_weights_from_tensors(const TensorSet& tensors, const ModelConfig& config);
 Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config);

@@ -1,11 +1,13 @@
-// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen2-MoE, Qwen3-MoE): the router's softmax picks each token's top-k
-// experts (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled), the step's
+// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen2-MoE, Qwen3-MoE, gpt-oss): the router's softmax picks each
+// token's top-k experts (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled;
+// gpt-oss: the top-k logits, after the router's bias, softmaxed among themselves), the step's
 // tokens are grouped by expert, and each chosen expert runs once over all of its tokens, so its weights are read once
 // per step whatever the batch. Two pool jobs per layer: gate and up of every chosen expert (their rows laid end to
 // end, the activation applied and quantized for w_down by the thread that computed each slice), then down of every
 // chosen expert; each token's outputs are then summed in its top-k order. A layer with a shared expert runs it over
 // every token in two more jobs (the same split) and adds its output, times sigmoid(x . gate) when gated (Qwen2-MoE),
-// to that sum; the sum is then added to the residual stream.
+// to that sum; the sum is then added to the residual stream. An expert's biases (gpt-oss) are added to its gate, up
+// and down rows as each slice is computed.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -26,7 +28,11 @@ void LlamaModel::route_tokens(int32_t n, Workspace& ws) const {
   int32_t order[ModelConfigLimits::kMaxExperts];
   for (int32_t t = 0; t < n; ++t) {
     const float* logits = ws.router_logits.data() + int64_t(t) * num_experts;
-    kernels_.softmax(logits, probs, num_experts);
+    // gpt-oss ranks the logits themselves and softmaxes the chosen k below; the others rank the softmax of all.
+    if (config_.expert_softmax_after_topk)
+      std::memcpy(probs, logits, sizeof(float) * size_t(num_experts));
+    else
+      kernels_.softmax(logits, probs, num_experts);
     // Top-k by probability, highest first (ties: the lower expert id first).
     for (int32_t e = 0; e < num_experts; ++e) order[e] = e;
     std::partial_sort(order, order + k, order + num_experts,
@@ -37,8 +43,9 @@ void LlamaModel::route_tokens(int32_t n, Workspace& ws) const {
     for (int32_t j = 0; j < k; ++j) {
       choice[j] = order[j];
       weight[j] = probs[order[j]];
-      chosen_sum += weight[j];
     }
+    if (config_.expert_softmax_after_topk) kernels_.softmax(weight, weight, k);
+    for (int32_t j = 0; j < k; ++j) chosen_sum += weight[j];
     if (config_.expert_weights_norm) {
       const float denominator = std::max(chosen_sum, 6.103515625e-5f);  // llama.cpp's clamp (f16's smallest normal)
       for (int32_t j = 0; j < k; ++j) weight[j] /= denominator;
@@ -71,6 +78,10 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
   PAGODA_CHECK(int64_t(ws.moe_x.size()) >= int64_t(n) * k * dim, "workspace sized for another model");
   pre_norm(lw.ffn_norm, n, ws);
   linear(lw.router, ws.xb.data(), ws.router_logits.data(), n, ws, pool);
+  if (!lw.router_bias.empty())
+    for (int32_t t = 0; t < n; ++t)
+      kernels_.axpy(1.0f, lw.router_bias.data(), ws.router_logits.data() + int64_t(t) * config_.num_experts,
+                    config_.num_experts);
   route_tokens(n, ws);
 
   // Every expert of a layer is a slice of one stacked tensor: one dtype, one layout.
@@ -115,6 +126,12 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       matmul_rows(ex.w_gate, x, xq, gate, o_begin, o_end, 0, count);
       matmul_rows(ex.w_up, x, xq, up, o_begin, o_end, 0, count);
       for (int64_t r = 0; r < count; ++r) {
+        if (!lw.expert_gate_bias.empty())
+          kernels_.axpy(1.0f, lw.expert_gate_bias.data() + e * hidden + o_begin, gate + r * hidden + o_begin,
+                        o_end - o_begin);
+        if (!lw.expert_up_bias.empty())
+          kernels_.axpy(1.0f, lw.expert_up_bias.data() + e * hidden + o_begin, up + r * hidden + o_begin,
+                        o_end - o_begin);
         activation_mul(gate + r * hidden + o_begin, up + r * hidden + o_begin, o_end - o_begin);
         if (down_q8)
           kernels_.quantize_row_q8_0(gate + r * hidden + o_begin,
@@ -133,6 +150,10 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       matmul_rows(lw.experts[size_t(e)].w_down, ws.moe_gate.data() + int64_t(r0) * hidden,
                   ws.moe_hq.data() + int64_t(r0) * hidden_blocks, ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end,
                   0, count);
+      if (!lw.expert_down_bias.empty())
+        for (int32_t r = 0; r < count; ++r)
+          kernels_.axpy(1.0f, lw.expert_down_bias.data() + int64_t(e) * dim + o_begin,
+                        ws.moe_out.data() + (int64_t(r0) + r) * dim + o_begin, o_end - o_begin);
     }
   });
   if (shared) shared_expert_ffn(lw.shared_expert, n, ws, pool);  // into ws.proj

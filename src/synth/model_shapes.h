@@ -48,6 +48,13 @@ struct ModelShape {
   std::string embedding_pooling{};
   // config.json's matryoshka_dimensions (vLLM's declaration of truncatable embeddings); empty: not written.
   std::vector<int32_t> matryoshka_dimensions{};
+  // A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h), with
+  // its sliding window (alternate layers) and YaRN scaling (factor over an original context; 0: none). Empty: the
+  // HF folder or the llama writer.
+  std::string gguf_architecture{};
+  int32_t sliding_window = 0;
+  float yarn_factor = 0.0f;
+  int32_t yarn_original_context = 0;
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   int64_t num_params() const;         // weights of all matrices and norms

@@ -19,7 +19,7 @@
 #pragma once
 
 #include <immintrin.h>
-#include <math.h>  // tanhf (see paged_attention_impl.h)
+#include <math.h>  // tanhf, exp2f (see paged_attention_impl.h)
 
 #include <cstdint>
 
@@ -157,9 +157,19 @@ inline __m512 half_sum(__m512 x) {
 
 // The pair's output: lane i of half h = head h's value i, its lanes' weighted rows rescaled to the head's max and
 // summed, over the head's total weight.
-inline __m512 merge_pair(const PairState& st) {
-  const __m512 w = exp2_ps(_mm512_sub_ps(st.max, half_max(st.max)));
-  const __m512 total = half_sum(_mm512_mul_ps(w, st.sum));
+// `sinks`: the pair's two sink logits (AttentionArgs::sinks; the second ignored past the group), or nullptr.
+inline __m512 merge_pair(const PairState& st, const float* sinks, bool second_head) {
+  const __m512 head_max = half_max(st.max);
+  const __m512 w = exp2_ps(_mm512_sub_ps(st.max, head_max));
+  __m512 total = half_sum(_mm512_mul_ps(w, st.sum));
+  if (sinks != nullptr) {
+    // Each head's sink weight, exp(sink - max) in the scan's log2 units, added to its half's total.
+    alignas(64) float m[16];
+    _mm512_store_ps(m, head_max);
+    const float wa = exp2f(sinks[0] * kLog2e - m[0]);
+    const float wb = second_head ? exp2f(sinks[1] * kLog2e - m[8]) : 0.0f;
+    total = _mm512_add_ps(total, _mm512_insertf32x8(_mm512_set1_ps(wa), _mm256_set1_ps(wb), 1));
+  }
   __m512 o[8];
   for (int i = 0; i < 8; ++i) o[i] = _mm512_mul_ps(w, st.out[i]);
   // Sums of each 4-lane block: t[k] lane (block b) = [o_2k's lanes 0+2, o_2k+1's 0+2, o_2k's 1+3, o_2k+1's 1+3].
@@ -237,7 +247,8 @@ inline void attention_small_head_pairs(const AttentionArgs& a) {
     for (int32_t q = 0; q < nq; ++q) {
       float* out = a.out + (q0 + q) * a.q_stride;
       for (int32_t p = 0; p < pairs; ++p) {
-        const __m512 r = merge_pair(state[q * pairs + p]);
+        const __m512 r =
+            merge_pair(state[q * pairs + p], a.sinks != nullptr ? a.sinks + 2 * p : nullptr, 2 * p + 1 < nh);
         _mm256_mask_storeu_ps(out + int64_t(2 * p) * hd, head_lanes, _mm512_castps512_ps256(r));
         if (2 * p + 1 < nh)
           _mm256_mask_storeu_ps(out + int64_t(2 * p + 1) * hd, head_lanes, _mm512_extractf32x8_ps(r, 1));

@@ -1,6 +1,7 @@
-// AVX-512 vector ops: rmsnorm, dot, axpy, silu_mul, gelu_mul, softmax (vector_ops_impl.h over 16 lanes), and the
-// activation quantizers (Q8_0 blocks, RMSNorm fused with them, per-token INT8) in the same exact arithmetic as the
-// scalar references: the same bytes as quant::quantize_row_q8_0 / quantize_int8_values for any input without nan.
+// AVX-512 vector ops: rmsnorm, dot, axpy, silu_mul, gelu_mul, swiglu_oai_mul, softmax (vector_ops_impl.h over 16
+// lanes), and the activation quantizers (Q8_0 blocks, RMSNorm fused with them, per-token INT8) in the same exact
+// arithmetic as the scalar references: the same bytes as quant::quantize_row_q8_0 / quantize_int8_values for any
+// input without nan.
 #include <immintrin.h>
 
 #include "kernels/avx512/avx512_kernels.h"
@@ -34,6 +35,9 @@ void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps
 void axpy(float a, const float* x, float* y, int64_t n) { detail::axpy<F32x16>(a, x, y, n); }
 void silu_mul(float* gate, const float* up, int64_t n) { detail::silu_mul<F32x16>(gate, up, n); }
 void gelu_mul(float* gate, const float* up, int64_t n) { detail::gelu_mul<F32x16>(gate, up, n); }
+void swiglu_oai_mul(float* gate, const float* up, int64_t n, float alpha, float limit) {
+  detail::swiglu_oai_mul<F32x16>(gate, up, n, alpha, limit);
+}
 void softmax(const float* x, float* y, int64_t n) { detail::softmax<F32x16>(x, y, n); }
 
 void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n) {

@@ -93,6 +93,7 @@ float dot(const float* a, const float* b, int64_t n);
 void axpy(float a, const float* x, float* y, int64_t n);
 void silu_mul(float* gate, const float* up, int64_t n);
 void gelu_mul(float* gate, const float* up, int64_t n);
+void swiglu_oai_mul(float* gate, const float* up, int64_t n, float alpha, float limit);
 void paged_attention(const AttentionArgs& args);
 void softmax(const float* x, float* y, int64_t n);
 void rope(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,

@@ -2,7 +2,7 @@
 // last `window` positions of its own context) and softcap (Gemma 2's s -> cap * tanh(s / cap) on the scaled scores),
 // against the direct softmax in double, f32 and int8 caches, at every level: groups of 4 query heads take the
 // keys-in-lanes kernel, groups of 12 the heads-in-lanes one (AVX2 and up); the last test covers every group size's
-// kernel. A work item of several queries gives each
+// kernel; sinks (gpt-oss) join each head's denominator. A work item of several queries gives each
 // query the bits of its own single-query item, windows included.
 #include <gtest/gtest.h>
 
@@ -24,6 +24,7 @@ namespace {
 struct WindowCase {
   int32_t head_dim, group, block_size, ctx, window, num_queries;
   float softcap;
+  bool sinks = false;  // a sink logit per query head (gpt-oss)
 };
 
 // One KV head of `ctx` positions in shuffled blocks; the queries' outputs against the definition's, and each query's
@@ -37,6 +38,9 @@ void check_case(const KernelTable& kt, const WindowCase& c, bool int8, std::mt19
   for (float& x : k) x = dist(rng);
   for (float& x : v) x = dist(rng);
   for (float& x : q) x = dist(rng) * 3.0f;  // scores large enough that the cap bites
+  // Sinks around the scores' range: some outweigh every position, some weigh next to nothing.
+  std::vector<float> sinks(size_t(c.group));
+  for (float& x : sinks) x = dist(rng) * 4.0f;
   std::vector<int8_t> k8(k.size()), v8(v.size());
   std::vector<float> ks(slots), vs(slots);
   for (size_t s = 0; s < slots; ++s) {
@@ -62,6 +66,7 @@ void check_case(const KernelTable& kt, const WindowCase& c, bool int8, std::mt19
     a.block_size = c.block_size;
     a.scale = scale;
     a.softcap = c.softcap;
+    a.sinks = c.sinks ? sinks.data() : nullptr;
     a.k_type = a.v_type = int8 ? KvDType::kInt8 : KvDType::kF32;
     a.k_row_bytes = a.v_row_bytes = kv_row_bytes(a.k_type, c.head_dim);
     if (int8) {
@@ -105,12 +110,14 @@ void check_case(const KernelTable& kt, const WindowCase& c, bool int8, std::mt19
       const double m = *std::max_element(s.begin(), s.end());
       double sum = 0.0;
       for (double& x : s) sum += (x = std::exp(x - m));
+      if (c.sinks) sum += std::exp(double(sinks[size_t(h)]) - m);
       for (size_t i = 0; i < hd; ++i) {
         double o = 0.0;
         for (int32_t j = begin; j < ctx; ++j) o += s[size_t(j - begin)] / sum * value(false, slot_of(j), i);
         ASSERT_NEAR(got[size_t(h) * hd + i], o, 1e-5 * (1.0 + std::fabs(o)))
             << isa_name(kt.isa) << " head_dim " << c.head_dim << " group " << c.group << " block " << c.block_size
             << " ctx " << ctx << " window " << c.window << " softcap " << c.softcap << (int8 ? " int8" : "")
+            << (c.sinks ? " sinks" : "")
             << " query " << qi << " head " << h << " at " << i;
       }
     }
@@ -179,6 +186,21 @@ TEST_P(PagedAttentionWindowTest, SmallHeadsAcrossChunks) {
             check_case(*simd_, {head_dim, group, 16, ctx, 0, num_queries, 0.0f}, int8, rng);
             check_case(*simd_, {head_dim, group, 16, ctx, 250, num_queries, 25.0f}, int8, rng);
           }
+}
+
+// Attention sinks (gpt-oss) in every kernel each level picks: groups of 1 to 32 heads, small heads (the pair and
+// 8-lane forms) and large, with windows, a cap, int8 K/V and items of several queries, which must still give each
+// query its own item's bits.
+TEST_P(PagedAttentionWindowTest, SinksJoinEachHeadsDenominator) {
+  std::mt19937 rng(26);
+  for (int32_t group : {1, 3, 8, 9, 16, 32})
+    for (int32_t head_dim : {5, 8, 64})
+      for (int32_t num_queries : {1, 3})
+        for (bool int8 : {false, true}) {
+          check_case(*simd_, {head_dim, group, 16, 70, 0, num_queries, 0.0f, true}, int8, rng);
+          check_case(*simd_, {head_dim, group, 4, 300, 128, num_queries, 0.0f, true}, int8, rng);
+          check_case(*simd_, {head_dim, group, 16, 2, 0, num_queries > 1 ? 2 : 1, 30.0f, true}, int8, rng);
+        }
 }
 
 }  // namespace
