@@ -94,6 +94,7 @@ await check("format: a JSON schema constrains the answer", async () => {
     type: "object",
     properties: { mood: { type: "string", enum: ["happy", "sad"] }, ok: { type: "boolean" } },
     required: ["mood", "ok"],
+    additionalProperties: false,  // absent, other properties are allowed (JSON Schema's rule) and the model adds some
   };
   const r = await ollama.chat({ model, messages, format, options: { temperature: 0, num_predict: 64 } });
   const parsed = JSON.parse(r.message.content);
