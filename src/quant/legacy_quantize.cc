@@ -98,100 +98,78 @@ void block_weights(const float* xb, const float* qw, float sigma2, float* weight
   for (int j = 0; j < kLegacyBlock; ++j) weight[j] = qw[j] * std::sqrt(sigma2 + xb[j] * xb[j]);
 }
 
+// The row loop every legacy type shares: without an importance matrix each block goes through `reference` (ggml's
+// plain quantizer); with one, each block's weights are made from the row's sigma^2 and handed to `weighted`.
+template <typename Block, typename Reference, typename Weighted>
+void quantize_legacy_rows(const float* x, Block* y, int64_t num_rows, int64_t row_len, const float* importance,
+                          const char* type, Reference reference, Weighted weighted) {
+  check_legacy_rows(row_len, type);
+  const int64_t nb = row_len / kLegacyBlock;
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const float* xr = x + r * row_len;
+    Block* yr = y + r * nb;
+    if (importance == nullptr) {
+      for (int64_t b = 0; b < nb; ++b) reference(xr + b * kLegacyBlock, yr[b]);
+      continue;
+    }
+    const float sigma2 = row_sigma2(xr, row_len);
+    float weight[kLegacyBlock];
+    for (int64_t b = 0; b < nb; ++b) {
+      block_weights(xr + b * kLegacyBlock, importance + b * kLegacyBlock, sigma2, weight);
+      weighted(xr + b * kLegacyBlock, weight, yr[b]);
+    }
+  }
+}
+
+// The weighted Q4_1/Q5_1 block: a min and a scale searched by make_qkx3_quants over levels 0..max_level.
+template <typename Block>
+void weighted_min_block(const float* xb, const float* weight, int max_level, uint8_t* L, Block& y) {
+  uint8_t Laux[kLegacyBlock];
+  float neg_min;
+  const float d = make_qkx3_quants(kLegacyBlock, max_level, xb, weight, L, &neg_min, Laux, -0.9f, 0.05f, 36, false);
+  y.d = float_to_fp16(d);
+  y.m = float_to_fp16(-neg_min);
+}
+
 }  // namespace
 
 void quantize_rows_q5_0(const float* x, BlockQ5_0* y, int64_t num_rows, int64_t row_len, const float* importance) {
-  check_legacy_rows(row_len, "Q5_0");
-  const int64_t nb = row_len / kLegacyBlock;
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const float* xr = x + r * row_len;
-    BlockQ5_0* yr = y + r * nb;
-    if (importance == nullptr) {
-      for (int64_t b = 0; b < nb; ++b) q5_0_reference_block(xr + b * kLegacyBlock, yr[b]);
-      continue;
-    }
-    const float sigma2 = row_sigma2(xr, row_len);
-    float weight[kLegacyBlock];
-    int8_t L[kLegacyBlock];
-    for (int64_t b = 0; b < nb; ++b) {
-      block_weights(xr + b * kLegacyBlock, importance + b * kLegacyBlock, sigma2, weight);
-      const float d = make_qx_quants(kLegacyBlock, 16, xr + b * kLegacyBlock, L, 1, weight);
-      yr[b].d = float_to_fp16(d);
-      uint8_t levels[kLegacyBlock];
-      for (int j = 0; j < kLegacyBlock; ++j) levels[j] = uint8_t(L[j]);
-      pack_5bit(levels, yr[b].qs, yr[b].qh);
-    }
-  }
+  quantize_legacy_rows(x, y, num_rows, row_len, importance, "Q5_0", q5_0_reference_block,
+                       [](const float* xb, const float* weight, BlockQ5_0& yb) {
+                         int8_t L[kLegacyBlock];
+                         yb.d = float_to_fp16(make_qx_quants(kLegacyBlock, 16, xb, L, 1, weight));
+                         uint8_t levels[kLegacyBlock];
+                         for (int j = 0; j < kLegacyBlock; ++j) levels[j] = uint8_t(L[j]);
+                         pack_5bit(levels, yb.qs, yb.qh);
+                       });
 }
 
 void quantize_rows_q4_1(const float* x, BlockQ4_1* y, int64_t num_rows, int64_t row_len, const float* importance) {
-  check_legacy_rows(row_len, "Q4_1");
-  const int64_t nb = row_len / kLegacyBlock;
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const float* xr = x + r * row_len;
-    BlockQ4_1* yr = y + r * nb;
-    if (importance == nullptr) {
-      for (int64_t b = 0; b < nb; ++b) q4_1_reference_block(xr + b * kLegacyBlock, yr[b]);
-      continue;
-    }
-    const float sigma2 = row_sigma2(xr, row_len);
-    float weight[kLegacyBlock];
-    uint8_t L[kLegacyBlock], Laux[kLegacyBlock];
-    for (int64_t b = 0; b < nb; ++b) {
-      block_weights(xr + b * kLegacyBlock, importance + b * kLegacyBlock, sigma2, weight);
-      float neg_min;
-      const float d = make_qkx3_quants(kLegacyBlock, 15, xr + b * kLegacyBlock, weight, L, &neg_min, Laux, -0.9f, 0.05f, 36, false);
-      yr[b].d = float_to_fp16(d);
-      yr[b].m = float_to_fp16(-neg_min);
-      for (int j = 0; j < 16; ++j) yr[b].qs[j] = uint8_t(L[j] | (L[j + 16] << 4));
-    }
-  }
+  quantize_legacy_rows(x, y, num_rows, row_len, importance, "Q4_1", q4_1_reference_block,
+                       [](const float* xb, const float* weight, BlockQ4_1& yb) {
+                         uint8_t L[kLegacyBlock];
+                         weighted_min_block(xb, weight, 15, L, yb);
+                         for (int j = 0; j < 16; ++j) yb.qs[j] = uint8_t(L[j] | (L[j + 16] << 4));
+                       });
 }
 
 void quantize_rows_q5_1(const float* x, BlockQ5_1* y, int64_t num_rows, int64_t row_len, const float* importance) {
-  check_legacy_rows(row_len, "Q5_1");
-  const int64_t nb = row_len / kLegacyBlock;
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const float* xr = x + r * row_len;
-    BlockQ5_1* yr = y + r * nb;
-    if (importance == nullptr) {
-      for (int64_t b = 0; b < nb; ++b) q5_1_reference_block(xr + b * kLegacyBlock, yr[b]);
-      continue;
-    }
-    const float sigma2 = row_sigma2(xr, row_len);
-    float weight[kLegacyBlock];
-    uint8_t L[kLegacyBlock], Laux[kLegacyBlock];
-    for (int64_t b = 0; b < nb; ++b) {
-      block_weights(xr + b * kLegacyBlock, importance + b * kLegacyBlock, sigma2, weight);
-      float neg_min;
-      const float d = make_qkx3_quants(kLegacyBlock, 31, xr + b * kLegacyBlock, weight, L, &neg_min, Laux, -0.9f, 0.05f, 36, false);
-      yr[b].d = float_to_fp16(d);
-      yr[b].m = float_to_fp16(-neg_min);
-      pack_5bit(L, yr[b].qs, yr[b].qh);
-    }
-  }
+  quantize_legacy_rows(x, y, num_rows, row_len, importance, "Q5_1", q5_1_reference_block,
+                       [](const float* xb, const float* weight, BlockQ5_1& yb) {
+                         uint8_t L[kLegacyBlock];
+                         weighted_min_block(xb, weight, 31, L, yb);
+                         pack_5bit(L, yb.qs, yb.qh);
+                       });
 }
 
 void quantize_rows_q4_0(const float* x, BlockQ4_0* y, int64_t num_rows, int64_t row_len, const float* importance) {
-  check_legacy_rows(row_len, "Q4_0");
-  const int64_t nb = row_len / kLegacyBlock;
-  if (importance == nullptr) {
-    quantize_row_q4_0(x, y, num_rows * row_len);
-    return;
-  }
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const float* xr = x + r * row_len;
-    BlockQ4_0* yr = y + r * nb;
-    const float sigma2 = row_sigma2(xr, row_len);
-    float weight[kLegacyBlock];
-    int8_t L[kLegacyBlock];
-    for (int64_t b = 0; b < nb; ++b) {
-      block_weights(xr + b * kLegacyBlock, importance + b * kLegacyBlock, sigma2, weight);
-      const float d = make_qx_quants(kLegacyBlock, 8, xr + b * kLegacyBlock, L, 1, weight);
-      yr[b].d = float_to_fp16(d);
-      for (int j = 0; j < 16; ++j) yr[b].qs[j] = uint8_t(L[j] | (L[j + 16] << 4));
-    }
-  }
+  quantize_legacy_rows(x, y, num_rows, row_len, importance, "Q4_0",
+                       [](const float* xb, BlockQ4_0& yb) { quantize_row_q4_0(xb, &yb, kLegacyBlock); },
+                       [](const float* xb, const float* weight, BlockQ4_0& yb) {
+                         int8_t L[kLegacyBlock];
+                         yb.d = float_to_fp16(make_qx_quants(kLegacyBlock, 8, xb, L, 1, weight));
+                         for (int j = 0; j < 16; ++j) yb.qs[j] = uint8_t(L[j] | (L[j + 16] << 4));
+                       });
 }
 
 }  // namespace pagoda::quant
