@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build}
 peer=${PEER_DIR:-$HOME/.cache/pagoda-peer}/llama.cpp/build/bin
-[ -e "$peer/libggml-base.so" ] || { echo "no $peer/libggml-base.so: run /work/shared/tools/peer/llama.sh --help first" >&2; exit 2; }
+[ -e "$peer/libggml-base.so" ] || { echo "no $peer/libggml-base.so: run scripts/peer/llama.sh --help first" >&2; exit 2; }
 cmake --build "$build" --target pagoda_format >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -7,7 +7,8 @@
 #   and printed as such;
 # - perplexity over a text (pagoda perplexity vs llama-perplexity, same file, same --ctx), f32 and quantized copies
 #   (q8_0, q4_0; gpt-oss also MXFP4_MOE, by llama.cpp's quantizer), within 0.1%.
-# Prints one line per model and check; exits non-zero if any check fails.
+# Prints one line per model and check; exits non-zero if any check fails. The table is recorded in
+# docs/results/family-parity.json and written into docs/BENCHMARKS.md (scripts/bench/results.py) unless RECORD=0.
 # Usage: scripts/check/family_parity.sh [SHAPE...]   (default: every tiny-* family shape)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (the text to score; default tests/data/story.txt),
 #        CTX (perplexity chunk, default 128), OUT (work folder, default a fresh temp folder)
@@ -26,6 +27,7 @@ shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral tiny-qwen2moe
   tiny-qwen3-yarn tiny-smollm3 tiny-olmo2 tiny-mistral3 tiny-exaone4 tiny-olmo3 tiny-gemma4 tiny-lfm2 tiny-gpt-oss)
 failed=0
+rows=""
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out"
 for s in "${shapes[@]}"; do
   m=$out/$s.gguf
@@ -68,6 +70,7 @@ PY
   # Perplexity, f32 and quantized (gpt-oss also as llama.cpp's MXFP4_MOE: MXFP4 experts, quantized by the peer).
   types="f32 q8_0 q4_0"
   [ "$s" = tiny-gpt-oss ] && types="$types mxfp4_moe"
+  declare -A diff=([f32]=- [q8_0]=- [q4_0]=- [mxfp4_moe]=-)
   for type in $types; do
     q=$m
     if [ $type = mxfp4_moe ]; then
@@ -90,6 +93,15 @@ PY
       d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.4f%% %s", d, (d <= 0.1 ? "OK" : "OVER 0.1%") }')
     echo "$s $type perplexity (ctx $c): pagoda $ours, llama.cpp $theirs, difference $line"
     [[ $line == *OK ]] || failed=1
+    diff[$type]=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%+.4f %%", (a / b - 1) * 100 }')
+    [[ $line == *OK ]] || diff[$type]="**${diff[$type]}**"
   done
+  rows+="$s|${verdict#SAME }|${diff[f32]}|${diff[q8_0]}|${diff[q4_0]}|${diff[mxfp4_moe]}"$'\n'
 done
+if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
+  command="$(for v in CTX; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/check/family_parity.sh${1:+ ${shapes[*]}}"
+  python3 "$root/scripts/bench/results.py" record --id family-parity --command "$command" \
+    --columns "shape|greedy tokens equal to llama.cpp's|perplexity f32|q8_0|q4_0|MXFP4_MOE" \
+    --note "Random weights (gen-model, seed 7), 64 greedy tokens after \"hello world\"; perplexity on $(basename "$text") at ctx $ctx (tiny-mistral 16, its window), pagoda's over llama-perplexity's on the same file (q8_0 and q4_0 by pagoda quantize, MXFP4_MOE by llama-quantize); over the 0.1 % bar in bold." <<<"$rows"
+fi
 exit $failed

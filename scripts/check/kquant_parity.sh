@@ -6,13 +6,15 @@
 #   pagoda's margin there (random weights leave near-ties, so a parting is reported, not failed).
 # pagoda converts types it has no kernel for at load (model/tensor_set.h), which its stderr line "weights: ..." says.
 # Prints one line per type and check; exits non-zero if a perplexity is off by more than 0.1% or a file fails to load.
+# The table is recorded in docs/results/kquant-parity.json and written into docs/BENCHMARKS.md (scripts/bench/results.py)
+# unless RECORD=0.
 # Usage: scripts/check/kquant_parity.sh F16.gguf [FTYPE...]   (default: Q4_K_M Q6_K Q5_K_M Q4_0)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (default tests/data/story.txt), CTX (default 256),
 #        N (greedy tokens, default 32), OUT (work folder, default a fresh temp folder), VOCAB (default: the logits file's row size)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 P=${PAGODA:-$root/build/src/cli/pagoda}
-peer=${PEER:-$root/../shared/tools/peer}
+peer=${PEER:-$root/scripts/peer}
 text=${TEXT:-$root/tests/data/story.txt}
 ctx=${CTX:-256}
 n=${N:-32}
@@ -22,6 +24,7 @@ shift
 types=("$@")
 [ ${#types[@]} -gt 0 ] || types=(Q4_K_M Q6_K Q5_K_M Q4_0)
 failed=0
+rows=""
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out; text: $text; ctx $ctx"
 for t in "${types[@]}"; do
   q=$out/$(basename "$f16" .gguf)-$t.gguf
@@ -40,12 +43,13 @@ for t in "${types[@]}"; do
     d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.4f%% %s", d, (d <= 0.1 ? "OK" : "OVER 0.1%") }')
   echo "$t perplexity (ctx $ctx): pagoda $ours, llama.cpp $theirs, difference $line"
   echo "$t pagoda weights: ${note:-as stored}"
+  diff_pct=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%+.3f %%", (a / b - 1) * 100 }')
   [[ $line == *OK ]] || failed=1
   # Greedy tokens.
   "$P" run -m "$q" -p "hello world" -n $n --temp 0 --ignore-eos --threads 2 -q --logits-out "$out/$t.logits" \
     >/dev/null 2>&1 || true
   "$peer/generate.sh" "$q" "hello world" $n 2>&1 >/dev/null | tail -n 1 > "$out/$t.peer.json" || true
-  python3 - "$out/$t.logits" "$out/$t.peer.json" "$n" "${VOCAB:-0}" <<'PY' || true
+  greedy=$(python3 - "$out/$t.logits" "$out/$t.peer.json" "$n" "${VOCAB:-0}" <<'PY' || true
 import json, struct, sys
 data = open(sys.argv[1], 'rb').read()
 n, vocab = int(sys.argv[3]), int(sys.argv[4])
@@ -63,5 +67,16 @@ elif first < len(ours) and first < len(theirs):
 else:
     print(f"greedy: {len(ours)} pagoda and {len(theirs)} llama.cpp tokens")
 PY
+)
+  echo "$t $greedy"
+  same=$(sed -n 's/^greedy: the same \([0-9]*\/[0-9]*\) tokens.*/\1/p' <<<"$greedy")
+  margin=$(sed -n "s/.*margin of one over the other there: \([^ ]*\) (row max \([^)]*\)).*/\1 (row max \2)/p" <<<"$greedy")
+  rows+="$t|${note:-as stored}|$ours|$theirs|$diff_pct|${same:-?}|${margin:-none}"$'\n'
 done
+if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
+  command="$(for v in CTX N; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
+  python3 "$root/scripts/bench/results.py" record --id kquant-parity --command "$command" \
+    --columns "file|pagoda runs it as|pagoda PPL|llama.cpp PPL|difference|same greedy tokens|pagoda's margin at the parting" \
+    --note "llama-quantize's output of the f16 file, perplexity on $(basename "$text") at ctx $ctx, greedy tokens after \"hello world\"." <<<"$rows"
+fi
 exit $failed
