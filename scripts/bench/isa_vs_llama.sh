@@ -47,7 +47,7 @@ echo "(a machine others use gives indicative figures only)"
 pagoda_isa=$("$P" bench latency -m "$tl_q4" --prompt-len 1 --gen 2 --membw 1 2>/dev/null |
              sed -n 's/^model [^,]*, [0-9]* threads, \([a-z0-9_]*\).*/\1/p')
 # The command a results page shows: this script as it was called, with the settings that change its figures.
-command="$(for v in ONLY REPS THREADS; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/bench/isa_vs_llama.sh $dir"
+command="$(for v in ONLY REPS THREADS; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/bench/isa_vs_llama.sh $dir"
 record() {  # ID COLUMNS NOTE ROWS: one table for docs/BENCHMARKS.md
   [ "${RECORD:-1}" = 0 ] && return
   python3 "$root/scripts/bench/results.py" record --id "$1" --columns "$2" --note "$3" --command "$command" \

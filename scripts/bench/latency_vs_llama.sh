@@ -45,6 +45,6 @@ if [ -n "${RESULTS_ID:-}" ]; then
     --columns "model (file)|pp512 pagoda|llama.cpp|ratio|tg128 d512 pagoda|llama.cpp|ratio|pagoda MBU" \
     --note "$threads threads; llama-bench's mean of ${REPS:-3} repetitions, pagoda one run; tokens/s." \
     ${isa:+--pagoda-isa "$isa"} --membw "$membw" \
-    --command "$(for v in RESULTS_ID REPS THREADS PAGODA_ARGS; do [ -n "${!v:-}" ] && printf '%s=%q ' "$v" "${!v}"; done)scripts/bench/latency_vs_llama.sh $*" \
+    --command "$(for v in RESULTS_ID REPS THREADS PAGODA_ARGS; do if [ -n "${!v:-}" ]; then printf '%s=%q ' "$v" "${!v}"; fi; done)scripts/bench/latency_vs_llama.sh $*" \
     <<<"$table_rows"
 fi

@@ -38,7 +38,7 @@ for spec in "${types[@]}"; do
 done
 printf '%s' "$rows" | column -t -s '|'
 if [ "${RECORD:-1}" != 0 ]; then
-  command="$(for v in CTX; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/bench/quant_quality.sh${1:+ $*}"
+  command="$(for v in CTX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/bench/quant_quality.sh${1:+ $*}"
   python3 "$root/scripts/bench/results.py" record --id quant-quality --no-peer --command "$command" \
     --columns "file|size|PPL|mean KL (nats)|same top-1" \
     --note "The bundled model quantized by \`pagoda quantize --type T\`, perplexity over $(basename "$text") at ctx $ctx with KL against the f32 model (\`pagoda perplexity --kl-base bundled\`); deterministic." <<<"$rows"

@@ -99,7 +99,7 @@ PY
   rows+="$s|${verdict#SAME }|${diff[f32]}|${diff[q8_0]}|${diff[q4_0]}|${diff[mxfp4_moe]}"$'\n'
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
-  command="$(for v in CTX; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/check/family_parity.sh${1:+ ${shapes[*]}}"
+  command="$(for v in CTX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/family_parity.sh${1:+ ${shapes[*]}}"
   python3 "$root/scripts/bench/results.py" record --id family-parity --command "$command" \
     --columns "shape|greedy tokens equal to llama.cpp's|perplexity f32|q8_0|q4_0|MXFP4_MOE" \
     --note "Random weights (gen-model, seed 7), 64 greedy tokens after \"hello world\"; perplexity on $(basename "$text") at ctx $ctx (tiny-mistral 16, its window), pagoda's over llama-perplexity's on the same file (q8_0 and q4_0 by pagoda quantize, MXFP4_MOE by llama-quantize); over the 0.1 % bar in bold." <<<"$rows"

@@ -74,7 +74,7 @@ PY
   rows+="$t|${note:-as stored}|$ours|$theirs|$diff_pct|${same:-?}|${margin:-none}"$'\n'
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
-  command="$(for v in CTX N; do [ -n "${!v:-}" ] && printf '%s=%s ' "$v" "${!v}"; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
+  command="$(for v in CTX N; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
   python3 "$root/scripts/bench/results.py" record --id kquant-parity --command "$command" \
     --columns "file|pagoda runs it as|pagoda PPL|llama.cpp PPL|difference|same greedy tokens|pagoda's margin at the parting" \
     --note "llama-quantize's output of the f16 file, perplexity on $(basename "$text") at ctx $ctx, greedy tokens after \"hello world\"." <<<"$rows"
