@@ -357,12 +357,6 @@ std::string BpeTokenizer::token_bytes(TokenId token, TokenId /*prev*/) const {
   return text;
 }
 
-std::string BpeTokenizer::decode(std::span<const TokenId> tokens) const {
-  std::string text;
-  for (const TokenId token : tokens) text += token_bytes(token, -1);
-  return text;
-}
-
 bool BpeTokenizer::ends_generation(TokenId token) const {
   if (token < 0) return false;
   return token == vocab_.eos_id ||

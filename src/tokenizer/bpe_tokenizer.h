@@ -27,7 +27,6 @@ class BpeTokenizer final : public Tokenizer {
   using Tokenizer::encode;
   std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
   std::string token_bytes(TokenId token, TokenId prev) const override;
-  std::string decode(std::span<const TokenId> tokens) const override;
   int32_t vocab_size() const override { return int32_t(vocab_.tokens.size()); }
   TokenId bos_id() const override { return vocab_.bos_id; }
   TokenId eos_id() const override { return vocab_.eos_id; }

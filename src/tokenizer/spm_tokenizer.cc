@@ -247,16 +247,6 @@ std::string SpmTokenizer::token_bytes(TokenId token, TokenId prev) const {
   return text;
 }
 
-std::string SpmTokenizer::decode(std::span<const TokenId> tokens) const {
-  std::string text;
-  TokenId prev = -1;
-  for (const TokenId token : tokens) {
-    text += token_bytes(token, prev);
-    prev = token;
-  }
-  return text;
-}
-
 bool SpmTokenizer::is_control(TokenId token) const {
   PAGODA_CHECK(token >= 0 && token < vocab_.size(), "token id {} is outside the vocabulary [0, {})", token,
                vocab_.size());

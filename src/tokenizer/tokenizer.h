@@ -25,8 +25,17 @@ class Tokenizer {
   // U+2581 becomes a space, control tokens give ""). `prev` is the token before it, or -1: SentencePiece drops
   // the leading space of the first piece after BOS.
   virtual std::string token_bytes(TokenId token, TokenId prev) const = 0;
-  // Decodes a whole id sequence (bytes joined; may end in an incomplete UTF-8 sequence only if the ids do).
-  virtual std::string decode(std::span<const TokenId> tokens) const = 0;
+  // Decodes a whole id sequence: each token's bytes after the one before it, joined (may end in an incomplete UTF-8
+  // sequence only if the ids do).
+  virtual std::string decode(std::span<const TokenId> tokens) const {
+    std::string text;
+    TokenId prev = -1;
+    for (const TokenId token : tokens) {
+      text += token_bytes(token, prev);
+      prev = token;
+    }
+    return text;
+  }
 
   virtual int32_t vocab_size() const = 0;
   virtual TokenId bos_id() const = 0;

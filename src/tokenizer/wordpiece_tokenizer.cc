@@ -195,16 +195,6 @@ std::string WordPieceTokenizer::token_bytes(TokenId token, TokenId prev) const {
   return (first_word ? "" : " ") + piece.substr(kWordStart.size());
 }
 
-std::string WordPieceTokenizer::decode(std::span<const TokenId> tokens) const {
-  std::string text;
-  TokenId prev = -1;
-  for (const TokenId token : tokens) {
-    text += token_bytes(token, prev);
-    prev = token;
-  }
-  return text;
-}
-
 bool WordPieceTokenizer::is_control(TokenId token) const {
   PAGODA_CHECK(token >= 0 && token < vocab_.size(), "token id {} is outside the vocabulary [0, {})", token,
                vocab_.size());

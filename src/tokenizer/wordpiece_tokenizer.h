@@ -26,7 +26,6 @@ class WordPieceTokenizer final : public Tokenizer {
   // A word-initial piece gives a space and its text, a continuation its text; control tokens give "". The
   // space of the first word (no token before, or [CLS]) is dropped.
   std::string token_bytes(TokenId token, TokenId prev) const override;
-  std::string decode(std::span<const TokenId> tokens) const override;
   int32_t vocab_size() const override { return vocab_.size(); }
   TokenId bos_id() const override { return vocab_.cls_id; }
   TokenId eos_id() const override { return vocab_.sep_id; }
