@@ -251,7 +251,8 @@ Result<MaskbenchReport> run_maskbench(const Tokenizer& tokenizer, const std::str
       all_ttfm.push_back(r.ttfm_us);
     }
     if (r.ttfm_us > 0) report.slowest_ttfm.emplace_back(r.ttfm_us, name);
-    if (!r.mask_us.empty()) report.slowest_mask.emplace_back(*std::max_element(r.mask_us.begin(), r.mask_us.end()), name);
+    if (!r.mask_us.empty())
+      report.slowest_mask.emplace_back(*std::max_element(r.mask_us.begin(), r.mask_us.end()), name);
     std::vector<double>& cat = masks[r.category];
     cat.insert(cat.end(), r.mask_us.begin(), r.mask_us.end());
     all_masks.insert(all_masks.end(), r.mask_us.begin(), r.mask_us.end());
@@ -329,8 +330,8 @@ std::string maskbench_report_json(const MaskbenchReport& report) {
   for (const MaskbenchSchemaResult& r : report.failures)
     out["failures"].push_back(
         {{"file", r.file}, {"outcome", std::string(outcome_name(r.outcome))}, {"detail", r.detail}});
-  for (const auto& [key, slowest] : {std::pair{"slowest_ttfm", &report.slowest_ttfm},
-                                      std::pair{"slowest_mask", &report.slowest_mask}}) {
+  for (const auto& [key, slowest] :
+       {std::pair{"slowest_ttfm", &report.slowest_ttfm}, std::pair{"slowest_mask", &report.slowest_mask}}) {
     out[key] = nlohmann::json::array();
     for (const auto& [us, file] : *slowest) out[key].push_back({{"file", file}, {"us", us}});
   }
