@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <ctime>
 
@@ -249,6 +250,9 @@ Result<MaskbenchReport> run_maskbench(const Tokenizer& tokenizer, const std::str
       ttfm[r.category].push_back(r.ttfm_us);
       all_ttfm.push_back(r.ttfm_us);
     }
+    if (r.ttfm_us > 0) report.slowest_ttfm.emplace_back(r.ttfm_us, name);
+    if (!r.mask_us.empty())
+      report.slowest_mask.emplace_back(*std::max_element(r.mask_us.begin(), r.mask_us.end()), name);
     std::vector<double>& cat = masks[r.category];
     cat.insert(cat.end(), r.mask_us.begin(), r.mask_us.end());
     all_masks.insert(all_masks.end(), r.mask_us.begin(), r.mask_us.end());
@@ -256,6 +260,11 @@ Result<MaskbenchReport> run_maskbench(const Tokenizer& tokenizer, const std::str
       r.mask_us = {};
       report.failures.push_back(std::move(r));
     }
+  }
+  for (auto* slowest : {&report.slowest_ttfm, &report.slowest_mask}) {
+    const size_t keep = std::min<size_t>(10, slowest->size());
+    std::partial_sort(slowest->begin(), slowest->begin() + std::ptrdiff_t(keep), slowest->end(), std::greater<>());
+    slowest->resize(keep);
   }
   for (auto& [name, tally] : report.categories) {
     tally.ttfm_us = maskbench_percentiles(std::move(ttfm[name]));
@@ -321,6 +330,11 @@ std::string maskbench_report_json(const MaskbenchReport& report) {
   for (const MaskbenchSchemaResult& r : report.failures)
     out["failures"].push_back(
         {{"file", r.file}, {"outcome", std::string(outcome_name(r.outcome))}, {"detail", r.detail}});
+  for (const auto& [key, slowest] :
+       {std::pair{"slowest_ttfm", &report.slowest_ttfm}, std::pair{"slowest_mask", &report.slowest_mask}}) {
+    out[key] = nlohmann::json::array();
+    for (const auto& [us, file] : *slowest) out[key].push_back({{"file", file}, {"us", us}});
+  }
   return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -2,7 +2,8 @@
 // run through the grammar module as its runner does: compile each schema, then per instance serialize the data as
 // Python's json.dumps does, tokenize it, and walk the matcher token by token, timing each mask computation and
 // token commit. Counts per category and overall (passing, compile errors, timeouts, validation errors: a valid
-// instance rejected; invalidation errors: an invalid instance accepted) and the time to first mask and per mask.
+// instance rejected; invalidation errors: an invalid instance accepted), the time to first mask and per mask, and the
+// slowest schemas by each.
 // Reads the files; does not fetch them. Single-threaded, as MaskBench runs each engine; times and the time limit are
 // the thread's CPU time, so that other processes on the machine do not inflate them.
 #pragma once
@@ -78,6 +79,8 @@ struct MaskbenchReport {
   MaskbenchTally total;
   std::map<std::string, int32_t> compile_error_reasons;  // the most frequent refusals, by message
   std::vector<MaskbenchSchemaResult> failures;           // every schema that did not pass (no mask times)
+  // The schemas to profile first: the 10 slowest by time to first mask, and by their slowest mask (us, file).
+  std::vector<std::pair<double, std::string>> slowest_ttfm, slowest_mask;
 };
 
 // Every *.json file in `dir`, in name order. Errors: `dir` is not a readable folder or holds no *.json file; a file

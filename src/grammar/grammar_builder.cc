@@ -1,12 +1,13 @@
-// GrammarBuilder (grammar_builder.h): expression storage, the Thompson lowering of each rule body to an NFA, the
-// subset construction of each rule's DFA, and the whole-grammar passes: liveness and reachability (pruning),
-// nullability, the left-recursion check, shortest completions, byte classes.
+// GrammarBuilder (grammar_builder.h): expression storage, the choice of shared pieces, the Thompson lowering of each
+// rule body to an NFA, the subset construction of each rule's DFA, and the whole-grammar passes: liveness and
+// reachability (pruning), nullability, the left-recursion check, shortest completions, byte classes.
 #include "grammar/grammar_builder.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <unordered_map>
 
@@ -17,14 +18,12 @@ constexpr uint32_t kEpsilon = 0xFFFFFFFF;
 constexpr uint32_t kRuleLabel = 0x10000;  // labels below: a byte range lo | hi << 8; above: kRuleLabel + rule id
 constexpr int32_t kMaxExprDepth = 2000;
 
-struct VectorHash {
-  size_t operator()(const std::vector<uint32_t>& v) const {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (uint32_t x : v) h = (h ^ x) * 0x100000001b3ull;
-    return size_t(h ^ (h >> 29));
-  }
-};
+}  // namespace
 
+namespace nfa_detail {
+struct NfaEdge {
+  uint32_t from, to, label;
+};
 // One rule's DFA before global numbering.
 struct LocalDfa {
   struct State {
@@ -34,17 +33,17 @@ struct LocalDfa {
   };
   std::vector<State> states;  // state 0 is the start
 };
-
-}  // namespace
-
-namespace nfa_detail {
-struct NfaEdge {
-  uint32_t from, to, label;
-};
 }  // namespace nfa_detail
+using nfa_detail::LocalDfa;
 using nfa_detail::NfaEdge;
 
 class NfaLowering;
+// The DFA of a call-free item that a counted repeat copies many times (copying its few DFA states instead of its
+// Thompson NFA: a JSON string character is about 15 DFA states against 200 NFA states); nullptr when the item
+// calls a rule or its DFA would not be smaller. Sets nfa.failed when a limit is passed.
+const LocalDfa* repeated_item_dfa(NfaLowering& nfa, int32_t item, int32_t depth);
+// Emits `dfa` into `nfa` from `from`: one NFA state per DFA state, accepting ones to a new end state it returns.
+uint32_t emit_dfa(NfaLowering& nfa, const LocalDfa& dfa, uint32_t from);
 // Lowers the intersection of `items` (each regular) into `nfa` between `from` and a new end state it returns, as
 // the product of the items' DFAs; kNoState (and nfa.failed) when an item calls a rule or a limit is passed.
 uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth);
@@ -56,13 +55,17 @@ class NfaLowering {
       : b_(builder), budget_(state_budget), work_(work) {}
 
   // Builds the NFA of `body`: state 0 the start, `accept` the single accepting state.
-  bool lower(GrammarBuilder::Expr body) {
+  bool lower(GrammarBuilder::Expr body, int32_t depth = 0) {
     edges.clear();
     num_states = 0;
+    body_ = body;
     const uint32_t start = new_state();
-    accept = emit(body, start, 0);
+    accept = emit(body, start, depth);
     return !failed;
   }
+  // shared_rule[e] >= 0: expression e is called as that rule (a builder rule id) instead of being inlined, except
+  // as the body being lowered.
+  void share(const std::vector<int32_t>* shared_rule) { shared_rule_ = shared_rule; }
 
   std::vector<NfaEdge> edges;
   uint32_t num_states = 0;
@@ -92,6 +95,11 @@ class NfaLowering {
       failed = true;
       error = fmt::format("grammar expression nested deeper than {} levels", kMaxExprDepth);
       return from;
+    }
+    if (shared_rule_ && e != body_ && (*shared_rule_)[size_t(e)] >= 0) {
+      const uint32_t end = new_state();
+      edge(from, end, kRuleLabel + uint32_t((*shared_rule_)[size_t(e)]));
+      return end;
     }
     const GrammarBuilder::Node& n = b_.nodes_[size_t(e)];
     using Kind = GrammarBuilder::Kind;
@@ -153,20 +161,26 @@ class NfaLowering {
       }
       case Kind::kRepeat: {
         const GrammarBuilder::Expr child = n.children[0];
+        const uint64_t copies = n.max == kUnbounded ? uint64_t(n.min) + 1 : n.max;
+        const LocalDfa* item_dfa = copies >= kDfaCopiesFrom ? repeated_item_dfa(*this, child, depth + 1) : nullptr;
+        if (failed) return from;
+        auto emit_item = [&](uint32_t at) {
+          return item_dfa ? emit_dfa(*this, *item_dfa, at) : emit(child, at, depth + 1);
+        };
         uint32_t cur = from;
-        for (uint32_t i = 0; i < n.min && !failed; ++i) cur = emit(child, cur, depth + 1);
+        for (uint32_t i = 0; i < n.min && !failed; ++i) cur = emit_item(cur);
         if (n.max == kUnbounded) {
           // A loop head: the item's end leads back to it; leaving is always possible here.
           const uint32_t head = new_state();
           edge(cur, head, kEpsilon);
-          edge(emit(child, head, depth + 1), head, kEpsilon);
+          edge(emit_item(head), head, kEpsilon);
           return head;
         }
         // Optional copies chained: x{0,3} = (x (x (x)?)?)?; each copy may exit to the common end.
         const uint32_t end = new_state();
         for (uint32_t i = n.min; i < n.max && !failed; ++i) {
           edge(cur, end, kEpsilon);
-          cur = emit(child, cur, depth + 1);
+          cur = emit_item(cur);
         }
         edge(cur, end, kEpsilon);
         return end;
@@ -189,10 +203,19 @@ class NfaLowering {
     failed = true;
   }
 
+  // A repeat copies its item through the item's DFA from this many copies on.
+  static constexpr uint64_t kDfaCopiesFrom = 4;
+
   const GrammarBuilder& b_;
   uint64_t budget_;
   CompileBudget& work_;
+  const std::vector<int32_t>* shared_rule_ = nullptr;
+  GrammarBuilder::Expr body_ = -1;
+  // repeated_item_dfa's results by item (nullptr: copy the item's NFA).
+  std::unordered_map<int32_t, std::unique_ptr<LocalDfa>> item_dfas_;
   friend uint32_t lower_intersection(NfaLowering&, const std::vector<int32_t>&, uint32_t, int32_t);
+  friend const LocalDfa* repeated_item_dfa(NfaLowering&, int32_t, int32_t);
+  friend uint32_t emit_dfa(NfaLowering&, const LocalDfa&, uint32_t);
 };
 
 namespace {
@@ -228,72 +251,68 @@ class Determinizer {
 
   // Returns false when the DFA state budget runs out or the work budget says stop.
   bool run(LocalDfa& dfa) {
-    std::vector<uint32_t> seed{0};
-    if (intern(closure(seed), dfa) == kNoState) return false;
-    for (size_t next = 0; next < sets_.size(); ++next) {
-      const std::vector<uint32_t> set = sets_[next];  // copy: sets_ grows below
-      if (!work_.charge(set.size())) return false;
+    targets_.assign(1, 0);
+    if (intern(closure(targets_), dfa) == kNoState) return false;
+    for (uint32_t next = 0; next + 1 < set_begin_.size(); ++next) {
+      set_.assign(pool_.begin() + set_begin_[next], pool_.begin() + set_begin_[next + 1]);  // pool_ grows below
+      if (!work_.charge(set_.size())) return false;
       LocalDfa::State state;
-      state.accepting = std::binary_search(set.begin(), set.end(), accept_);
+      state.accepting = std::binary_search(set_.begin(), set_.end(), accept_);
       // Byte edges: split 0..255 at every edge boundary; each piece maps to the closure of its targets.
-      struct Lab {
-        uint8_t lo, hi;
-        uint32_t to;
-      };
-      std::vector<Lab> byte_edges;
-      std::vector<std::pair<uint32_t, uint32_t>> rule_edges;  // (rule, to)
-      for (const uint32_t s : set) {
+      byte_edges_.clear();
+      rule_edges_.clear();
+      for (const uint32_t s : set_) {
         for (uint32_t i = lab_begin_[s]; i < lab_begin_[s + 1]; ++i) {
           const auto [to, label] = lab_[i];
           if (label >= kRuleLabel) {
-            rule_edges.push_back({label - kRuleLabel, to});
+            rule_edges_.push_back({label - kRuleLabel, to});
           } else {
-            byte_edges.push_back({uint8_t(label & 0xFF), uint8_t(label >> 8), to});
+            byte_edges_.push_back({uint8_t(label & 0xFF), uint8_t(label >> 8), to});
           }
         }
       }
-      std::vector<uint32_t> points;
-      for (const Lab& e : byte_edges) {
-        points.push_back(e.lo);
-        points.push_back(uint32_t(e.hi) + 1);
+      points_.clear();
+      for (const Lab& e : byte_edges_) {
+        points_.push_back(e.lo);
+        points_.push_back(uint32_t(e.hi) + 1);
       }
-      std::sort(points.begin(), points.end());
-      points.erase(std::unique(points.begin(), points.end()), points.end());
-      if (!work_.charge(byte_edges.size() + rule_edges.size() + points.size())) return false;
-      std::vector<uint32_t> prev_targets;
-      for (size_t p = 0; p + 1 < points.size(); ++p) {
-        const uint32_t lo = points[p], hi = points[p + 1] - 1;
-        if (!work_.charge(byte_edges.size())) return false;
-        std::vector<uint32_t> targets;
-        for (const Lab& e : byte_edges) {
-          if (e.lo <= lo && lo <= e.hi) targets.push_back(e.to);
+      std::sort(points_.begin(), points_.end());
+      points_.erase(std::unique(points_.begin(), points_.end()), points_.end());
+      if (!work_.charge(byte_edges_.size() + rule_edges_.size() + points_.size())) return false;
+      prev_targets_.clear();
+      for (size_t p = 0; p + 1 < points_.size(); ++p) {
+        const uint32_t lo = points_[p], hi = points_[p + 1] - 1;
+        if (!work_.charge(byte_edges_.size())) return false;
+        targets_.clear();
+        for (const Lab& e : byte_edges_) {
+          if (e.lo <= lo && lo <= e.hi) targets_.push_back(e.to);
         }
-        if (targets.empty()) {
-          prev_targets.clear();
+        if (targets_.empty()) {
+          prev_targets_.clear();
           continue;
         }
-        std::sort(targets.begin(), targets.end());
-        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-        if (!state.bytes.empty() && targets == prev_targets && state.bytes.back().hi + 1u == lo) {
+        std::sort(targets_.begin(), targets_.end());
+        targets_.erase(std::unique(targets_.begin(), targets_.end()), targets_.end());
+        if (!state.bytes.empty() && targets_ == prev_targets_ && state.bytes.back().hi + 1u == lo) {
           state.bytes.back().hi = uint8_t(hi);
           continue;
         }
-        const uint32_t to = intern(closure(targets), dfa);
+        const uint32_t to = intern(closure(targets_), dfa);
         if (to == kNoState) return false;
         state.bytes.push_back({uint8_t(lo), uint8_t(hi), to});
-        prev_targets = std::move(targets);
+        std::swap(prev_targets_, targets_);
       }
-      std::sort(rule_edges.begin(), rule_edges.end());
-      for (size_t i = 0; i < rule_edges.size();) {
+      std::sort(rule_edges_.begin(), rule_edges_.end());
+      for (size_t i = 0; i < rule_edges_.size();) {
         size_t j = i;
-        std::vector<uint32_t> targets;
-        while (j < rule_edges.size() && rule_edges[j].first == rule_edges[i].first)
-          targets.push_back(rule_edges[j++].second);
-        std::sort(targets.begin(), targets.end());
-        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-        const uint32_t to = intern(closure(targets), dfa);
+        targets_.clear();
+        while (j < rule_edges_.size() && rule_edges_[j].first == rule_edges_[i].first)
+          targets_.push_back(rule_edges_[j++].second);
+        std::sort(targets_.begin(), targets_.end());
+        targets_.erase(std::unique(targets_.begin(), targets_.end()), targets_.end());
+        const uint32_t to = intern(closure(targets_), dfa);
         if (to == kNoState) return false;
-        state.rules.push_back({rule_edges[i].first, to});
+        state.rules.push_back({rule_edges_[i].first, to});
         i = j;
       }
       dfa.states[next] = std::move(state);
@@ -302,42 +321,77 @@ class Determinizer {
   }
 
  private:
-  std::vector<uint32_t> closure(const std::vector<uint32_t>& seed) {
+  struct Lab {
+    uint8_t lo, hi;
+    uint32_t to;
+  };
+
+  // The epsilon closure of `seed`, as the sorted states that tell DFA states apart; valid until the next call.
+  const std::vector<uint32_t>& closure(const std::vector<uint32_t>& seed) {
     ++stamp_;
-    std::vector<uint32_t> out;
-    std::vector<uint32_t> stack(seed.begin(), seed.end());
+    closure_.clear();
+    stack_.assign(seed.begin(), seed.end());
     for (uint32_t s : seed) mark_[s] = stamp_;
-    while (!stack.empty()) {
-      const uint32_t s = stack.back();
-      stack.pop_back();
-      out.push_back(s);
+    while (!stack_.empty()) {
+      const uint32_t s = stack_.back();
+      stack_.pop_back();
+      closure_.push_back(s);
       work_.charge(1 + eps_begin_[s + 1] - eps_begin_[s]);  // a spent budget is seen by the caller's next charge
       for (uint32_t i = eps_begin_[s]; i < eps_begin_[s + 1]; ++i) {
         const uint32_t t = eps_to_[i];
         if (mark_[t] != stamp_) {
           mark_[t] = stamp_;
-          stack.push_back(t);
+          stack_.push_back(t);
         }
       }
     }
     // Only states with labelled edges, and the accept state, tell DFA states apart: dropping the pure epsilon
     // states merges subsets that behave the same.
-    std::erase_if(out, [&](uint32_t s) { return s != accept_ && lab_begin_[s] == lab_begin_[s + 1]; });
-    std::sort(out.begin(), out.end());
-    return out;
+    std::erase_if(closure_, [&](uint32_t s) { return s != accept_ && lab_begin_[s] == lab_begin_[s + 1]; });
+    std::sort(closure_.begin(), closure_.end());
+    return closure_;
   }
 
-  uint32_t intern(std::vector<uint32_t> set, LocalDfa& dfa) {
-    // Hashing and comparing the set, and keeping it twice (the map's key and sets_) if it is new.
+  static uint64_t hash_of(const std::vector<uint32_t>& set) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t x : set) h = (h ^ x) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+  }
+  bool same(uint32_t id, const std::vector<uint32_t>& set) const {
+    const uint32_t b = set_begin_[id], e = set_begin_[id + 1];
+    return e - b == set.size() && std::equal(set.begin(), set.end(), pool_.begin() + b);
+  }
+
+  // The DFA state of `set` (new when not seen yet); kNoState when a budget runs out. The sets live once, in pool_,
+  // found through an open-addressing table of their ids.
+  uint32_t intern(const std::vector<uint32_t>& set, LocalDfa& dfa) {
+    // Hashing and comparing the set, then storing it when it is new.
     if (!work_.charge(set.size())) return kNoState;
-    auto it = ids_.find(set);
-    if (it != ids_.end()) return it->second;
+    const uint64_t h = hash_of(set);
+    if (slots_.empty()) slots_.assign(64, 0);
+    size_t mask = slots_.size() - 1;
+    size_t i = size_t(h) & mask;
+    for (; slots_[i] != 0; i = (i + 1) & mask) {
+      const uint32_t id = slots_[i] - 1;
+      if (hashes_[id] == h && same(id, set)) return id;
+    }
     if (budget_left_ == 0) return kNoState;
     if (!work_.charge(2 * set.size())) return kNoState;
     --budget_left_;
-    const uint32_t id = uint32_t(sets_.size());
-    ids_.emplace(set, id);
-    sets_.push_back(std::move(set));
+    const uint32_t id = uint32_t(hashes_.size());
+    pool_.insert(pool_.end(), set.begin(), set.end());
+    set_begin_.push_back(uint32_t(pool_.size()));
+    hashes_.push_back(h);
+    slots_[i] = id + 1;
+    if (hashes_.size() * 2 > slots_.size()) {
+      slots_.assign(slots_.size() * 2, 0);
+      mask = slots_.size() - 1;
+      for (uint32_t k = 0; k < hashes_.size(); ++k) {
+        size_t j = size_t(hashes_[k]) & mask;
+        while (slots_[j] != 0) j = (j + 1) & mask;
+        slots_[j] = k + 1;
+      }
+    }
     dfa.states.emplace_back();
     return id;
   }
@@ -349,8 +403,14 @@ class Determinizer {
   std::vector<std::pair<uint32_t, uint32_t>> lab_;  // (to, label)
   std::vector<uint32_t> mark_;
   uint32_t stamp_ = 0;
-  std::unordered_map<std::vector<uint32_t>, uint32_t, VectorHash> ids_;
-  std::vector<std::vector<uint32_t>> sets_;
+  // The subsets: set k is pool_[set_begin_[k], set_begin_[k + 1]); slots_ holds id + 1 (0: empty).
+  std::vector<uint32_t> pool_, set_begin_{0};
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> slots_;
+  // Scratch reused across states.
+  std::vector<uint32_t> set_, targets_, prev_targets_, points_, closure_, stack_;
+  std::vector<Lab> byte_edges_;
+  std::vector<std::pair<uint32_t, uint32_t>> rule_edges_;  // (rule, to)
 };
 
 std::string escape_byte(uint8_t b) {
@@ -360,6 +420,46 @@ std::string escape_byte(uint8_t b) {
 }
 
 }  // namespace
+
+uint32_t emit_dfa(NfaLowering& nfa, const LocalDfa& dfa, uint32_t from) {
+  const uint32_t end = nfa.new_state();
+  std::vector<uint32_t> state_of(dfa.states.size());
+  for (uint32_t& s : state_of) s = nfa.new_state();
+  nfa.edge(from, state_of[0], kEpsilon);
+  for (size_t p = 0; p < dfa.states.size() && !nfa.failed; ++p) {
+    const LocalDfa::State& st = dfa.states[p];
+    for (const ByteEdge& e : st.bytes)
+      nfa.edge(state_of[p], state_of[e.target], uint32_t(e.lo) | (uint32_t(e.hi) << 8));
+    if (st.accepting) nfa.edge(state_of[p], end, kEpsilon);
+  }
+  return end;
+}
+
+const LocalDfa* repeated_item_dfa(NfaLowering& nfa, int32_t item, int32_t depth) {
+  auto [it, fresh] = nfa.item_dfas_.try_emplace(item);
+  if (!fresh) return it->second.get();
+  NfaLowering lowered(nfa.b_, nfa.budget_, nfa.work_);
+  lowered.share(nfa.shared_rule_);
+  if (!lowered.lower(item, depth)) {
+    nfa.fail(lowered.error);
+    return nullptr;
+  }
+  for (const NfaEdge& e : lowered.edges) {
+    if (e.label != kEpsilon && e.label >= kRuleLabel) return nullptr;  // calls a rule: copied as it is
+  }
+  // An item whose DFA is no smaller than its NFA (or blows up) is copied as its NFA.
+  uint64_t dfa_budget = lowered.num_states;
+  auto dfa = std::make_unique<LocalDfa>();
+  Determinizer det(lowered, dfa_budget, nfa.work_);
+  const bool small = det.run(*dfa);
+  if (!nfa.work_.ok()) {
+    nfa.failed = true;
+    return nullptr;
+  }
+  if (!small) return nullptr;
+  it->second = std::move(dfa);
+  return it->second.get();
+}
 
 uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth) {
   if (depth > kMaxExprDepth) {
@@ -425,16 +525,7 @@ uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items,
     product = std::move(next);
   }
   // Into the rule's NFA: one state per product state, the start reached from `from`, accepting ones to the end.
-  const uint32_t end = nfa.new_state();
-  std::vector<uint32_t> state_of(product.states.size());
-  for (uint32_t& s : state_of) s = nfa.new_state();
-  nfa.edge(from, state_of[0], kEpsilon);
-  for (size_t p = 0; p < product.states.size(); ++p) {
-    const LocalDfa::State& st = product.states[p];
-    for (const ByteEdge& e : st.bytes)
-      nfa.edge(state_of[p], state_of[e.target], uint32_t(e.lo) | (uint32_t(e.hi) << 8));
-    if (st.accepting) nfa.edge(state_of[p], end, kEpsilon);
-  }
+  const uint32_t end = emit_dfa(nfa, product, from);
   return nfa.failed ? kNoState : end;
 }
 
@@ -588,13 +679,73 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
     }
   }
 
+  // Shared pieces: an expression that calls rules (a parser-level piece, whose copies would not merge), is big and
+  // is used in many places (nested optional object members written in every order a schema allows) becomes a
+  // rule of its own, called where it is used, instead of being copied into every use: the automaton grows with
+  // the number of uses rather than with their product. Regular pieces (the lexer's part) stay inline, where the
+  // DFA merges their copies and token masks stay exact.
+  std::vector<int32_t> shared_rule(nodes_.size(), -1);  // a builder rule id beyond rules_ when shared
+  std::vector<Expr> shared_bodies;
+  {
+    constexpr uint64_t kMany = uint64_t(1) << 40;
+    constexpr uint64_t kShareFromSize = 64;         // estimated automaton states of one copy...
+    constexpr uint64_t kShareFromTotal = 1u << 14;  // ...and of all copies together
+    auto add = [&](uint64_t a, uint64_t b) { return std::min(kMany, a + b); };
+    auto times = [&](uint64_t a, uint64_t b) { return b != 0 && a > kMany / b ? kMany : a * b; };
+    auto copies_of = [](const Node& n) -> uint64_t {
+      return n.kind != Kind::kRepeat ? 1 : n.max == kUnbounded ? uint64_t(n.min) + 1 : std::max<uint64_t>(n.max, 1);
+    };
+    std::vector<uint64_t> size(nodes_.size(), 0), uses(nodes_.size(), 0);
+    std::vector<uint8_t> calls(nodes_.size(), 0), in_intersection(nodes_.size(), 0);
+    for (size_t e = 0; e < nodes_.size(); ++e) {  // children come before their parents
+      if (!seen[e]) continue;
+      const Node& n = nodes_[e];
+      uint64_t sz = n.kind == Kind::kBytes ? n.bytes.size() + 1 : n.kind == Kind::kCodePoints ? 16 : 2;
+      for (const Expr c : n.children) {
+        sz = add(sz, n.kind == Kind::kRepeat ? times(size[size_t(c)], copies_of(n)) : size[size_t(c)]);
+        if (n.kind != Kind::kIntersection && calls[size_t(c)]) calls[e] = 1;
+      }
+      if (n.kind == Kind::kRule) calls[e] = 1;
+      size[e] = sz;
+    }
+    for (const int32_t r : order) uses[size_t(rules_[size_t(r)].body)] += 1;
+    for (size_t e = nodes_.size(); e-- > 0;) {  // parents before their children
+      if (!seen[e] || uses[e] == 0) continue;
+      const Node& n = nodes_[e];
+      uint64_t each = uses[e];
+      if (uses[e] >= 2 && calls[e] && !in_intersection[e] && n.kind != Kind::kRule && size[e] >= kShareFromSize &&
+          times(uses[e], size[e]) >= kShareFromTotal) {
+        shared_rule[e] = int32_t(rules_.size() + shared_bodies.size());
+        shared_bodies.push_back(Expr(e));
+        each = 1;
+      }
+      for (const Expr c : n.children) {
+        uses[size_t(c)] = add(uses[size_t(c)], times(each, copies_of(n)));
+        if (n.kind == Kind::kIntersection || in_intersection[e]) in_intersection[size_t(c)] = 1;
+      }
+    }
+  }
+  local_id.resize(rules_.size() + shared_bodies.size(), -1);
+  for (size_t k = 0; k < shared_bodies.size(); ++k) {
+    local_id[rules_.size() + k] = int32_t(order.size());
+    order.push_back(int32_t(rules_.size() + k));
+  }
+  auto body_of = [&](int32_t rule) {
+    return size_t(rule) < rules_.size() ? rules_[size_t(rule)].body : shared_bodies[size_t(rule) - rules_.size()];
+  };
+  auto name_of = [&](int32_t rule) {
+    return size_t(rule) < rules_.size() ? rules_[size_t(rule)].name
+                                        : fmt::format("shared-{}", size_t(rule) - rules_.size());
+  };
+
   // Lower and determinize each rule.
   CompileBudget budget(limits);
   std::vector<LocalDfa> dfas(order.size());
   NfaLowering lowering(*this, limits.max_nfa_states, budget);
+  lowering.share(&shared_rule);
   uint64_t dfa_budget = limits.max_dfa_states;
   for (size_t r = 0; r < order.size(); ++r) {
-    const bool lowered = lowering.lower(rules_[size_t(order[r])].body);
+    const bool lowered = lowering.lower(body_of(order[r]));
     if (!budget.ok()) return budget.status();
     if (!lowered) return make_error(lowering.error, StatusCode::kInvalidArgument);
     Determinizer det(lowering, dfa_budget, budget);
@@ -710,7 +861,7 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
   g.root_rule = 0;
   g.rules.resize(kept_rules.size());
   for (size_t r = 0; r < kept_rules.size(); ++r) {
-    g.rules[r].name = rules_[size_t(order[kept_rules[r]])].name;
+    g.rules[r].name = name_of(order[kept_rules[r]]);
     g.rules[r].start_state = new_id[base[kept_rules[r]]];
   }
   g.states.resize(kept.size());

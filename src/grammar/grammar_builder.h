@@ -1,13 +1,14 @@
 // GrammarBuilder: the front ends' way to write a grammar. Expressions (literals, byte sets, code point classes,
 // sequences, choices, bounded or unbounded repetition, calls of named rules) are built bottom-up and assigned to
 // rules; build() lowers each rule body to an automaton (Thompson NFA, then subset construction: alternatives
-// sharing a prefix share states, repetition becomes loops inside the rule rather than helper rules), removes
-// what can never match, refuses left recursion, and computes the analyses Grammar carries (nullability, shortest
-// completions, byte classes).
+// sharing a prefix share states, repetition becomes loops inside the rule rather than helper rules, and an item
+// repeated many times is copied as its DFA), removes what can never match, refuses left recursion, and computes
+// the analyses Grammar carries (nullability, shortest completions, byte classes).
 //
 // Expressions are values owned by the builder (an Expr is an index); reusing one Expr in several places copies its
-// automaton each time, so front ends share big pieces through rules, not through Exprs. Every size is bounded by
-// BuildLimits: an untrusted grammar fails with an error naming the limit instead of exhausting memory.
+// automaton each time, except that build() turns a big piece that calls rules and is used in many places into a
+// rule of its own ("shared-N"), called from each use. Every size is bounded by BuildLimits: an untrusted grammar
+// fails with an error naming the limit instead of exhausting memory.
 #pragma once
 
 #include <pagoda/status.h>
