@@ -153,7 +153,10 @@ Status write_random_bert_model(const RandomModelOptions& o) {
   c.encoder = true;
   c.num_token_types = 2;
   format::GgufWriter w =
-      model_gguf_metadata(c, fmt::format("{} (random weights, seed {})", s.name, o.seed), o.weight_type);
+      model_gguf_metadata(
+          c, s.word_overlap_head ? fmt::format("{} (constructed weights)", s.name)
+                                 : fmt::format("{} (random weights, seed {})", s.name, o.seed),
+          o.weight_type);
   w.set(format::gguf_key::arch_key("bert", format::gguf_key::kPoolingType), GgufValue::u32(pooling));
   const std::vector<int32_t> token_types = add_wordpiece_vocabulary(w, s.vocab_size);
   if (s.word_overlap_head && (pooling != 4 || o.weight_type != GgmlType::kF32 || s.dim < 8 || (s.dim & (s.dim - 1)) != 0))
