@@ -60,7 +60,8 @@ json post(int port, const std::string& path, const json& body, int expected_stat
   return r.body.empty() ? json() : json::parse(r.body, nullptr, false);
 }
 
-const std::vector<std::string> kServeArgs = {"--max-batched-tokens", "512", "--max-seq-len", "512"};
+// No step budget given: an encoder's default step holds an input as long as its context (512 positions).
+const std::vector<std::string> kServeArgs = {};
 
 TEST(ServerRerankTest, LlamaServersRerankTestShapes) {
   const TempDir tmp;
