@@ -9,9 +9,10 @@ namespace pagoda::cli {
 
 Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, const LoadedModel& loaded) {
   PoolingChoice c{Pooling::kLast, "the default for decoder models"};
+  if (loaded.model->config().encoder) c = PoolingChoice{Pooling::kCls, "the default for encoder models"};
   if (flag) {
     std::optional<Pooling> p = parse_pooling(*flag);
-    if (!p || *p == Pooling::kNone)
+    if (!p || *p == Pooling::kNone || *p == Pooling::kRank)
       return make_error("invalid option: --pooling must be last, mean or cls, got '" + *flag + "'");
     return PoolingChoice{*p, "--pooling"};
   }
@@ -21,6 +22,9 @@ Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, con
   auto type = loaded.file->get_u32(key);
   if (!type.ok() || !*type) return c;
   std::optional<Pooling> from_file = pooling_from_gguf_type(**type);
+  // A reranker's embeddings are its classification head's input, the CLS row; its head scores /v1/rerank's pairs.
+  if (from_file == Pooling::kRank)
+    return PoolingChoice{Pooling::kCls, fmt::format("{} = 4 (rank): embeddings are the CLS row the head reads", key)};
   if (from_file && *from_file != Pooling::kNone) return PoolingChoice{*from_file, key};
   c.source = fmt::format("the default: {} = {} is not a pooling pagoda computes", key, **type);
   return c;
@@ -30,6 +34,30 @@ std::optional<TokenId> embedding_eos(const LoadedModel& loaded) {
   auto add_eos = loaded.file->get_bool(format::gguf_key::kAddEos);
   if (!add_eos.ok() || !*add_eos || !**add_eos || loaded.tokenizer->eos_id() < 0) return std::nullopt;
   return loaded.tokenizer->eos_id();
+}
+
+server::RerankFraming rerank_framing(const LoadedModel& loaded) {
+  const format::GgufFile& f = *loaded.file;
+  auto flag = [&](const char* key, bool fallback) {
+    auto v = f.get_bool(key);
+    return v.ok() && *v ? **v : fallback;
+  };
+  auto id = [&](const char* key) -> std::optional<TokenId> {
+    auto v = f.get_u32(key);
+    if (!v.ok() || !*v || **v >= uint32_t(loaded.tokenizer->vocab_size())) return std::nullopt;
+    return TokenId(**v);
+  };
+  auto model = f.get_string(format::gguf_key::kTokenizerModel);
+  const bool wordpiece = model.ok() && *model && **model == "bert";
+  server::RerankFraming framing;
+  const std::optional<TokenId> sep = id(format::gguf_key::kSeparatorId);
+  if (flag(format::gguf_key::kAddBos, true) && loaded.tokenizer->bos_id() >= 0) framing.bos = loaded.tokenizer->bos_id();
+  if (flag(format::gguf_key::kAddEos, false)) {
+    const std::optional<TokenId> eos = id(format::gguf_key::kEosId);
+    framing.eos = eos ? eos : sep;
+  }
+  if (flag(format::gguf_key::kAddSep, wordpiece)) framing.sep = sep;
+  return framing;
 }
 
 }  // namespace pagoda::cli

@@ -1,5 +1,6 @@
 // The pooling a command's embeddings use: --pooling when given, else the GGUF's `<arch>.pooling_type` (llama.cpp's
-// key), else last-token pooling (what decoder embedding models use); and whether each text ends with EOS. Argument
+// key; a reranker's rank gives the CLS row its head reads), else last-token pooling for a decoder (what decoder
+// embedding models use) and CLS for an encoder; and whether each text ends with EOS. Argument
 // handling only.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include "engine/pooling.h"
 #include "loader/loaded_model.h"
+#include "server/rerank_protocol.h"
 
 namespace pagoda::cli {
 
@@ -25,5 +27,10 @@ Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, con
 // tokenizer.ggml.add_eos_token is true (llama.cpp's key; Qwen3-Embedding's tokenizer appends <|endoftext|>, and
 // last-token pooling reads that row). nullopt otherwise.
 std::optional<TokenId> embedding_eos(const LoadedModel& loaded);
+
+// How /v1/rerank frames a query and a document, as llama-server's vocabulary flags say: BOS where it adds BOS, EOS
+// (else SEP) where it adds EOS, SEP where it adds SEP (tokenizer.ggml.add_{bos,eos,sep}_token; a WordPiece
+// vocabulary adds BOS, its [CLS], and SEP by default, as llama.cpp's).
+server::RerankFraming rerank_framing(const LoadedModel& loaded);
 
 }  // namespace pagoda::cli

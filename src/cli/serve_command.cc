@@ -168,6 +168,7 @@ Result<std::shared_ptr<server::ServedModel>> build_served_model(const ServeOptio
   api.pooling = pooling.pooling;
   api.matryoshka = matryoshka.dimensions;
   api.embedding_eos = embedding_eos(loaded);
+  api.rerank_framing = rerank_framing(loaded);
   api.prompt_logprobs_off = prompt_logprobs_off;
   api.ollama = ollama_model_facts(loaded, meta);
   api.model_path = loaded.source;
@@ -214,6 +215,8 @@ Result<std::shared_ptr<server::ServedModel>> build_served_model(const ServeOptio
                  api.embedding_eos ? ", each text ending with EOS (tokenizer.ggml.add_eos_token)" : "",
                  server::describe_matryoshka_dimensions(matryoshka.dimensions, loaded.model->config().dim).c_str(),
                  matryoshka.source.c_str());
+  if (ec.pooling && served->engine->num_rank_outputs() > 0)
+    std::fprintf(stderr, "pagoda: rerank: /v1/rerank scores each query/document pair with the classification head\n");
   std::fflush(stderr);
   served->api = std::make_unique<server::ApiServer>(*served->engine, *loaded.tokenizer, log, std::move(api));
   served->files = std::move(p);

@@ -75,7 +75,15 @@ KvCacheManager::Options kv_manager_options(const EngineConfig& c, const ModelCon
   KvCacheManager::Options o = c.kv;
   o.num_state_slots = std::max(o.num_state_slots, state_slots_needed(model, c.scheduler.max_num_seqs));
   if (o.num_state_slots > 0) o.enable_prefix_cache = false;
+  // An encoder's K/V rows depend on the whole prompt: no other prompt may reuse them.
+  if (model.encoder) o.enable_prefix_cache = false;
   return o;
+}
+
+SchedulerConfig scheduler_config_of(const EngineConfig& c, const ModelConfig& model) {
+  SchedulerConfig s = c.scheduler;
+  s.whole_prompts = model.encoder;
+  return s;
 }
 
 std::vector<TokenId> end_of_generation_ids(const Tokenizer* tokenizer) {
@@ -172,7 +180,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       state_storage_(model.config().state_floats_per_seq(), kv_manager_.state_slots().num_total()),
       drafter_(make_drafter(config, model, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),
-      scheduler_(config.scheduler, kv_manager_, end_of_generation_ids_, drafter_.get()),
+      scheduler_(scheduler_config_of(config, model.config()), kv_manager_, end_of_generation_ids_, drafter_.get()),
       output_(tokenizer),
       workspace_(model.config(), step_token_capacity(config), config.max_seq_len, logits_row_capacity(config),
                  pool_.num_threads(), hidden_row_capacity(config)),
@@ -203,7 +211,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
 // rule in place, and the first real step meets the same failure and reports it.
 void Engine::calibrate_step_time() {
   const SchedulerConfig& s = config_.scheduler;
-  if (!config_.decodes || s.max_num_seqs < 2 || !s.chunked_prefill ||
+  if (!config_.decodes || model_.config().encoder || s.max_num_seqs < 2 || !s.chunked_prefill ||
       s.max_prefill_tokens_with_decodes != kAutoPrefillCap)
     return;
   const int32_t largest = std::min({step_token_capacity(config_), config_.max_seq_len, 64});
@@ -312,6 +320,25 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
         request.prompt_logits_start >= 0 || request.prompt_logprobs >= 0)
       return make_error("a pooling request samples nothing: no n > 1, grammar, logprobs or logits",
                         StatusCode::kInvalidArgument);
+    if (request.pooling == Pooling::kRank && model_.num_rank_outputs() == 0)
+      return make_error("this model has no classification head (a reranker's cls.output), so it cannot score "
+                        "query/document pairs",
+                        StatusCode::kInvalidArgument);
+  }
+  if (mc.encoder) {
+    if (request.pooling == Pooling::kNone)
+      return make_error(fmt::format("{} is an encoder: it computes embeddings and rerank scores, not text",
+                                    mc.architecture),
+                        StatusCode::kInvalidArgument);
+    // The whole prompt in one step, within the encoder's position embeddings.
+    const int32_t limit = std::min(config_.scheduler.chunked_prefill ? config_.scheduler.max_batched_tokens
+                                                                     : step_token_capacity(config_),
+                                   mc.context_length);
+    if (num_prompt > limit)
+      return make_error(fmt::format("the input is {} tokens but this encoder computes at most {} at once ({})",
+                                    num_prompt, limit,
+                                    limit == mc.context_length ? "its position embeddings" : "--max-batched-tokens"),
+                        StatusCode::kContextLengthExceeded);
   }
   if (num_prompt >= config_.max_seq_len)
     return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len), with room for at "
@@ -569,6 +596,12 @@ void Engine::pool(const SchedulePlan& plan, const LogitsView& output) {
                  seq.num_pooled_rows, expected);
     if (seq.pooling == Pooling::kMean)
       for (float& v : seq.pooled) v /= float(seq.num_prompt_tokens);
+    if (seq.pooling == Pooling::kRank) {
+      // The first token's hidden state through the classification head: the vector becomes its scores.
+      std::vector<float> scores(size_t(model_.num_rank_outputs()));
+      model_.rank(seq.pooled, scores);
+      seq.pooled = std::move(scores);
+    }
     SampledToken t;
     t.seq = &seq;
     t.completes_pooling = true;

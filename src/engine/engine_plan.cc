@@ -57,6 +57,9 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   // Every running sequence needs a token of each step: a batch larger than the default budget raises it.
   if (s.max_num_seqs && !s.max_batched_tokens)
     c.scheduler.max_batched_tokens = std::max(c.scheduler.max_batched_tokens, *s.max_num_seqs);
+  // An encoder computes each input whole in one step: by default a step holds the longest input its context allows.
+  if (model.encoder && !s.max_batched_tokens)
+    c.scheduler.max_batched_tokens = std::max(c.scheduler.max_batched_tokens, c.max_seq_len);
 
   KvPoolRequest pool;
   pool.num_blocks = s.kv_blocks;

@@ -306,9 +306,14 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     Sequence* seq = waiting_.front();
     // A request for prompt logits (or mean or CLS pooling) needs every row of its prompt computed, so it takes no
     // hit (as vLLM does for prompt_logprobs).
-    const PrefixHit hit = seq->needs_every_prompt_row() ? PrefixHit{} : kv_.lookup_prefix(seq->tokens);
+    const bool whole = config_.whole_prompts;
+    const PrefixHit hit =
+        seq->needs_every_prompt_row() || whole ? PrefixHit{} : kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
-    const int32_t n = chunked ? std::min({remaining, budget, remaining > 1 ? prefill_budget : budget}) : remaining;
+    // An encoder's prompt waits for a step with room for all of it (Engine::submit bounds it by the step budget).
+    if (whole && remaining > budget && prefill_in_plan) break;
+    const int32_t n = chunked && !whole ? std::min({remaining, budget, remaining > 1 ? prefill_budget : budget})
+                                        : remaining;
     if (!chunked && n > budget && prefill_in_plan) break;
     const bool first_admission = seq->timing.first_scheduled_us < 0 && seq->timing.num_preemptions == 0;
     if (!kv_.allocate_slots(seq->kv, n, hit)) break;  // wait for blocks to come back

@@ -35,6 +35,9 @@ struct SchedulerConfig {
   // each draft where it gives one (n-gram table drafts), else its own acceptance rate, and the step cost measured
   // online (Scheduler::record_step). False: every draft the drafter has.
   bool adaptive_num_speculative_tokens = false;
+  // An encoder's prompts (ModelConfig::encoder, set by the Engine): each is computed whole in one step, never
+  // chunked and never from the prefix cache, since every row's state depends on every other token of its prompt.
+  bool whole_prompts = false;
 };
 
 }  // namespace pagoda

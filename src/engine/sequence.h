@@ -59,14 +59,16 @@ struct Sequence {
     switch (pooling) {
       case Pooling::kNone: return false;
       case Pooling::kLast: return pos == num_prompt_tokens - 1 && num_pooled_rows == 0;
-      case Pooling::kCls: return pos == 0 && num_pooled_rows == 0;
+      case Pooling::kCls:
+      case Pooling::kRank: return pos == 0 && num_pooled_rows == 0;
       case Pooling::kMean: return pos < num_prompt_tokens && pos >= num_pooled_rows;
     }
     return false;
   }
-  // Every row of the prompt must be computed (no prefix-cache hit): prompt logits, mean and CLS pooling.
+  // Every row of the prompt must be computed (no prefix-cache hit): prompt logits, mean, CLS and rank pooling.
   bool needs_every_prompt_row() const {
-    return prompt_rows_start() >= 0 || pooling == Pooling::kMean || pooling == Pooling::kCls;
+    return prompt_rows_start() >= 0 || pooling == Pooling::kMean || pooling == Pooling::kCls ||
+           pooling == Pooling::kRank;
   }
 
   RequestId request_id;

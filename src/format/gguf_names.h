@@ -46,6 +46,7 @@ inline constexpr const char* kSuffixId = "tokenizer.ggml.suffix_token_id";
 inline constexpr const char* kMiddleId = "tokenizer.ggml.middle_token_id";
 inline constexpr const char* kAddBos = "tokenizer.ggml.add_bos_token";
 inline constexpr const char* kAddEos = "tokenizer.ggml.add_eos_token";
+inline constexpr const char* kAddSep = "tokenizer.ggml.add_sep_token";
 inline constexpr const char* kAddSpacePrefix = "tokenizer.ggml.add_space_prefix";
 inline constexpr const char* kChatTemplate = "tokenizer.chat_template";
 
@@ -73,6 +74,12 @@ inline constexpr const char* kRopeScalingYarnLogMultiplier = "rope.scaling.yarn_
 inline constexpr const char* kRopeScaleLinear = "rope.scale_linear";  // the older spelling of the linear factor
 inline constexpr const char* kVocabSize = "vocab_size";
 inline constexpr const char* kPoolingType = "pooling_type";  // embeddings: 0 none, 1 mean, 2 cls, 3 last, 4 rank
+// Encoders (BERT): their LayerNorm's epsilon, whether attention is causal, a classification head's labels (one
+// output each), and the rows of token_types.weight (llama.cpp keeps that count under the tokenizer's keys).
+inline constexpr const char* kLayerNormEpsilon = "attention.layer_norm_epsilon";
+inline constexpr const char* kAttentionCausal = "attention.causal";
+inline constexpr const char* kClassifierOutputLabels = "classifier.output_labels";
+inline constexpr const char* kTokenTypeCount = "tokenizer.ggml.token_type_count";
 
 // Matryoshka (truncatable) embeddings. Neither llama.cpp (gguf-py's constants.py) nor the GGUF spec has a key for
 // them, so these are pagoda's own, under "pagoda.": vLLM's config.json fields, written by `pagoda convert --from hf`.
@@ -133,6 +140,16 @@ inline constexpr const char* kAttnSinks = "attn_sinks";  // gpt-oss: a sink logi
 inline constexpr const char* kShortConvConv = "shortconv.conv";         // LFM2: [L, dim] depthwise taps
 inline constexpr const char* kShortConvInProj = "shortconv.in_proj";    // [dim, 3 * dim]: B, C, x
 inline constexpr const char* kShortConvOutProj = "shortconv.out_proj";  // [dim, dim]
+// Encoders (BERT): position and token-type embeddings, the embeddings' LayerNorm (".weight" / ".bias" after the
+// stem), each block's LayerNorms after attention and after the FFN, and a reranker's classification head (a dense
+// layer, then the output projection; "cls.weight", "cls.output.bias", ...).
+inline constexpr const char* kPositionEmbedding = "position_embd.weight";
+inline constexpr const char* kTokenTypes = "token_types.weight";
+inline constexpr const char* kTokenEmbeddingNormStem = "token_embd_norm";
+inline constexpr const char* kAttnOutputNorm = "attn_output_norm";
+inline constexpr const char* kLayerOutputNorm = "layer_output_norm";
+inline constexpr const char* kClassifierStem = "cls";
+inline constexpr const char* kClassifierOutputStem = "cls.output";
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";

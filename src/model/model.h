@@ -2,6 +2,9 @@
 // KV block, and owns no threads. Immutable after construction, so one Model serves many workspaces.
 #pragma once
 
+#include <span>
+
+#include "core/check.h"
 #include "core/thread_pool.h"
 #include "model/batch_view.h"
 #include "kv/kv_cache_view.h"
@@ -31,6 +34,14 @@ class Model {
   virtual const float* forward_hidden(const BatchView& batch, const float* hidden_in, const KvCacheView& kv,
                                       Workspace& workspace, ThreadPool& pool) const = 0;
   virtual LogitsView forward_logits(const BatchView& batch, Workspace& workspace, ThreadPool& pool) const = 0;
+
+  // A cross-encoder's classification head (llama.cpp's rank pooling): the number of its outputs (the relevance score
+  // first), 0 for a model without one; and the head over the pooled hidden state (the first token's, f32 [dim]) into
+  // `out` (f32 [num_rank_outputs()]).
+  virtual int32_t num_rank_outputs() const { return 0; }
+  virtual void rank(std::span<const float> pooled, std::span<float> out) const {
+    PAGODA_CHECK(false, "this model has no classification head ({} in, {} out)", pooled.size(), out.size());
+  }
 };
 
 }  // namespace pagoda

@@ -139,6 +139,12 @@ struct ModelConfig {
   // of a second embedding table's row and a projection of the embedded token, mixed into its output through a
   // gated projection.
   int32_t per_layer_input_dim = 0;
+  // Encoder families (BERT, model/bert_model.h): attention sees every token of its sequence (no causal mask), so a
+  // sequence is computed whole in one step and its K/V serves no other prompt; absolute position and token-type
+  // embeddings instead of RoPE, LayerNorm (weight and bias, epsilon in rms_eps) after each block, a GELU FFN, no LM
+  // head (an optional classification head scores a cross-encoder's pair). num_token_types: token_types.weight's rows.
+  bool encoder = false;
+  int32_t num_token_types = 0;
 
   bool skips_rope(int32_t layer) const { return !layer_skips_rope.empty() && layer_skips_rope[size_t(layer)] != 0; }
   bool is_swa_layer(int32_t layer) const {

@@ -5,6 +5,7 @@
 
 #include "core/collectives.h"
 #include "model/architecture.h"
+#include "model/bert_model.h"
 #include "model/llama_model.h"
 #include "model/pipeline_stage.h"
 #include "model/tensor_parallel_shard.h"
@@ -28,6 +29,13 @@ Result<std::unique_ptr<Model>> create_model(const format::GgufFile& file, const 
 Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet& tensors,
                                             const kernels::KernelTable& kernels, const ModelOptions& options) {
   PAGODA_RETURN_IF_ERROR(apply_rope_overrides(options.rope_overrides, config));
+  if (config.encoder) {
+    if (options.pipeline_stages > 1 || (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1))
+      return make_error(fmt::format("{}: an encoder ({}) runs whole: no pipeline stages or tensor-parallel ranks",
+                                    tensors.source, config.architecture));
+    PAGODA_ASSIGN_OR_RETURN(BertWeights weights, bert_weights_from_tensors(tensors, config));
+    return std::unique_ptr<Model>(std::make_unique<BertModel>(std::move(config), std::move(weights), kernels));
+  }
   PAGODA_ASSIGN_OR_RETURN(ModelWeights weights, model_weights_from_tensors(tensors, config));
   const bool gemma4_layers = config.per_layer_input_dim > 0 || config.num_kv_shared_layers > 0 || config.has_layer_shapes();
   if (gemma4_layers && (options.pipeline_stages > 1 || (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1)))

@@ -13,6 +13,7 @@
 #include "server/chat_page.h"
 #include "server/embedding_job.h"
 #include "server/embeddings_protocol.h"
+#include "server/rerank_job.h"
 #include "server/json_text.h"
 #include "server/matryoshka_dimensions.h"
 #include "server/llama_protocol.h"
@@ -82,6 +83,11 @@ bool is_ollama_endpoint(std::string_view path) {
          path == "/api/tags" || path == "/api/show" || path == "/api/ps" || path == "/api/version";
 }
 
+// llama-server's rerank routes (Jina's, Cohere's and TEI's shapes on each).
+bool is_rerank_route(std::string_view path) {
+  return path == "/v1/rerank" || path == "/rerank" || path == "/v1/reranking" || path == "/reranking";
+}
+
 }  // namespace
 
 HttpResponse error_response_for(std::string_view path, const ApiError& error) {
@@ -95,7 +101,8 @@ bool is_api_route(std::string_view path) {
          path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
          path == "/v1/responses" || path == "/tokenize" || path == "/detokenize" ||
          path == "/v1/messages/count_tokens" || path == "/completion" || path == "/completions" || path == "/props" ||
-         path == "/slots" || path == "/infill" || path == "/apply-template" || is_ollama_endpoint(path);
+         path == "/slots" || path == "/infill" || path == "/apply-template" || is_rerank_route(path) ||
+         is_ollama_endpoint(path);
 }
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
@@ -374,6 +381,8 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   }
   if (path == "/v1/embeddings")
     return run_on_worker(ex, [this, ex](int64_t received_us) mutable { handle_embeddings(ex, received_us); });
+  if (is_rerank_route(path))
+    return run_on_worker(ex, [this, ex](int64_t received_us) mutable { handle_rerank(ex, received_us); });
   if (path == "/tokenize")
     return run_on_worker(ex, [this, ex](int64_t received_us) { handle_tokenize(*ex, received_us); });
   return run_on_worker(ex, [this, ex](int64_t) { handle_detokenize(*ex); });
@@ -820,6 +829,48 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
       [inputs = std::move(inputs), pooling](ServerJob& job) mutable {
         return static_cast<EmbeddingJob&>(job).start(std::move(inputs), pooling);
       });
+}
+
+void ApiServer::handle_rerank(std::shared_ptr<HttpExchange>& ex, int64_t received_us) {
+  RerankParams params;
+  if (std::optional<ApiError> e = parse_rerank_params(ex->request().body, &params)) return reply_error(*ex, *e);
+  if (params.model && *params.model != options_.model_name)
+    return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
+                                                  *params.model, options_.model_name),
+                                      "model_not_found"));
+  if (!engine_.config().pooling)
+    return reply_error(*ex, invalid_request("this server scores no documents: its engine runs over --tp/--pp ranks, "
+                                            "which do not pool hidden states"));
+  if (engine_.num_rank_outputs() == 0)
+    return reply_error(*ex, invalid_request(fmt::format("the model '{}' is not a reranker: it has no classification "
+                                                        "head (a cross-encoder's cls.output tensor) to score a "
+                                                        "query/document pair",
+                                                        options_.model_name)));
+  if (int64_t(params.documents.size()) > engine_.config().max_queue)
+    return reply_error(*ex, invalid_request(fmt::format("the request has {} documents but this server queues at most "
+                                                        "{} (--max-queue): it can never be accepted",
+                                                        params.documents.size(), engine_.config().max_queue),
+                                            "documents"));
+  std::vector<std::vector<TokenId>> pairs;
+  pairs.reserve(params.documents.size());
+  for (size_t i = 0; i < params.documents.size(); ++i) {
+    std::vector<TokenId> tokens =
+        rerank_pair_tokens(tokenizer_, options_.rerank_framing, params.query, params.documents[i]);
+    if (int64_t(tokens.size()) >= options_.max_seq_len)
+      return reply_error(*ex, invalid_request(fmt::format("the query with document {} is {} tokens; this model's "
+                                                          "context holds {} for a pair to score",
+                                                          i, tokens.size(), options_.max_seq_len - 1),
+                                              "documents"));
+    pairs.push_back(std::move(tokens));
+  }
+  if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);
+  JobContext ctx = job_context();
+  launch_job(
+      ex, received_us, 0,
+      [&](std::function<void()> on_done) {
+        return std::make_shared<RerankJob>(std::move(ctx), ex, std::move(params), std::move(on_done));
+      },
+      [pairs = std::move(pairs)](ServerJob& job) mutable { return static_cast<RerankJob&>(job).start(std::move(pairs)); });
 }
 
 LlamaServerFacts ApiServer::llama_facts() const {

@@ -31,6 +31,7 @@
 #include "server/llama_protocol.h"
 #include "server/ollama_protocol.h"
 #include "server/request_log.h"
+#include "server/rerank_protocol.h"
 #include "server/request_workers.h"
 #include "server/server_job.h"
 #include "server/serving_metrics.h"
@@ -63,6 +64,7 @@ struct ApiServerOptions {
   Pooling pooling = Pooling::kLast;      // how /v1/embeddings pools (the model's metadata, or --pooling)
   MatryoshkaDimensions matryoshka;       // the shorter `dimensions` it gives (the model's metadata, or the flag)
   std::optional<TokenId> embedding_eos;  // appended to each text input of /v1/embeddings (the tokenizer adds EOS)
+  RerankFraming rerank_framing;          // how /v1/rerank frames a query and a document (the vocabulary's tokens)
   // Why the engine computes no prompt logprobs (EngineConfig::prompt_logits off), for the 400 of a request that
   // asks for them; empty: it says only that they are off.
   std::string prompt_logprobs_off;
@@ -143,6 +145,8 @@ class ApiServer {
   // /v1/embeddings, or Ollama's /api/embed (`ollama`) and /api/embeddings (`legacy`).
   void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, bool ollama = false,
                          bool legacy = false);
+  // /v1/rerank, /rerank, /v1/reranking, /reranking: a model without a classification head answers 400.
+  void handle_rerank(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
   // Ollama's GET /api/tags, /api/ps, /api/version and POST /api/show; false when `path` is none of them.
   bool handle_ollama_info(HttpExchange& ex, const std::string& path);
   LlamaServerFacts llama_facts() const;

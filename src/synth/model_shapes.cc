@@ -400,6 +400,53 @@ const ModelShape kShapes[] = {
      .tied_embeddings = true,
      .embedding_pooling = "lasttoken",
      .matryoshka_dimensions = {32, 64, 128}},
+    // BERT encoders (synth/random_bert_writer.h): bge-small's shape, and test-sized ones with mean pooling and with a
+    // reranker's classification head (rank pooling).
+    {.name = "bge-small-en-v1.5",
+     .dim = 384,
+     .hidden_dim = 1536,
+     .num_layers = 12,
+     .num_heads = 12,
+     .num_kv_heads = 12,
+     .vocab_size = 30522,
+     .context_length = 512,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "cls",
+     .gguf_architecture = "bert"},
+    {.name = "tiny-bert",
+     .dim = 64,
+     .hidden_dim = 128,
+     .num_layers = 2,
+     .num_heads = 4,
+     .num_kv_heads = 4,
+     .vocab_size = 512,
+     .context_length = 512,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "mean",
+     .gguf_architecture = "bert"},
+    {.name = "tiny-bert-reranker",
+     .dim = 64,
+     .hidden_dim = 128,
+     .num_layers = 2,
+     .num_heads = 4,
+     .num_kv_heads = 4,
+     .vocab_size = 512,
+     .context_length = 512,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "rank",
+     .gguf_architecture = "bert"},
+    {.name = "tiny-bert-overlap-reranker",
+     .dim = 64,
+     .hidden_dim = 128,
+     .num_layers = 1,
+     .num_heads = 4,
+     .num_kv_heads = 4,
+     .vocab_size = 512,
+     .context_length = 512,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "rank",
+     .gguf_architecture = "bert",
+     .word_overlap_head = true},
     // gpt-oss's features at a test's size: 8 query heads over 1 KV head (a group of 8, as the real model's), a
     // 16-position window, YaRN over an original context of 32 (so most of a 64-token test runs past it).
     {.name = "tiny-gpt-oss",
@@ -600,6 +647,14 @@ const ModelShape kShapes[] = {
 }  // namespace
 
 int64_t ModelShape::num_params() const {
+  if (gguf_architecture == "bert") {
+    // Token, position and two token-type embeddings with their norm; per layer Q/K/V/output and the FFN with biases,
+    // two LayerNorms; a reranker's head (dense + one output).
+    const int64_t d = dim, h = hidden_dim;
+    const int64_t per_layer = 4 * (d * d + d) + 2 * d * h + h + d + 4 * d;
+    const int64_t head = embedding_pooling == "rank" ? d * d + d + d + 1 : 0;
+    return (int64_t(vocab_size) + context_length + 2) * d + 2 * d + per_layer * num_layers + head;
+  }
   const int64_t kv_dim = int64_t(head_size()) * num_kv_heads, q_dim = int64_t(head_size()) * num_heads;
   const int64_t shared = shared_expert_hidden_dim > 0 ? 3 * int64_t(dim) * shared_expert_hidden_dim + dim : 0;
   const int64_t ffn = num_experts > 0 ? int64_t(num_experts) * 3 * int64_t(dim) * expert_hidden_dim +

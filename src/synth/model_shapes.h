@@ -48,13 +48,18 @@ struct ModelShape {
   std::string embedding_pooling{};
   // config.json's matryoshka_dimensions (vLLM's declaration of truncatable embeddings); empty: not written.
   std::vector<int32_t> matryoshka_dimensions{};
-  // A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h), with
+  // For "bert" (below), the GGUF's pooling_type: "mean", "cls", or "rank" (a reranker: the classification head).
+  // A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h; "bert":
+  // synth/random_bert_writer.h), with
   // its sliding window (alternate layers) and YaRN scaling (factor over an original context; 0: none). Empty: the
   // HF folder or the llama writer.
   std::string gguf_architecture{};
   int32_t sliding_window = 0;
   float yarn_factor = 0.0f;
   int32_t yarn_original_context = 0;
+  // bert with rank pooling: constructed weights in place of random ones, whose head scores a query word seen again
+  // in the document (synth/random_bert_writer.h), so that a relevant document ranks first. f32 only.
+  bool word_overlap_head = false;
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   int64_t num_params() const;         // weights of all matrices and norms

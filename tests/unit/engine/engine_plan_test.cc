@@ -64,6 +64,20 @@ TEST(EnginePlanTest, ABatchLargerThanTheStepBudgetRaisesIt) {
   EXPECT_EQ(p->config.scheduler.max_batched_tokens, 64);
 }
 
+TEST(EnginePlanTest, AnEncodersStepHoldsItsLongestInputUnlessTold) {
+  ModelConfig m = small_model();
+  m.encoder = true;
+  m.context_length = 512;
+  Result<EnginePlan> p = plan_engine({}, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->config.scheduler.max_batched_tokens, 512);
+  EngineSettings s;
+  s.max_batched_tokens = 64;
+  p = plan_engine(s, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->config.scheduler.max_batched_tokens, 64);
+}
+
 TEST(EnginePlanTest, ExplicitPoolsAndPrecisionsAreTaken) {
   EngineSettings s;
   s.kv_blocks = 100;

@@ -49,6 +49,10 @@ TEST(ModelShapes, PublishedSizesOfWellKnownModels) {
   const std::optional<ModelShape> llama = find_model_shape("llama2-7b");
   ASSERT_TRUE(llama);
   EXPECT_NEAR(double(llama->num_params()) / 1e9, 6.74, 0.01);
+  // bge-small-en-v1.5, a BERT encoder: 33.2 M weights (33.4 M with the pooler layer llama.cpp does not load).
+  const std::optional<ModelShape> bge = find_model_shape("bge-small-en-v1.5");
+  ASSERT_TRUE(bge);
+  EXPECT_NEAR(double(bge->num_params()) / 1e6, 33.2, 0.05);
 }
 
 }  // namespace
