@@ -66,6 +66,8 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   const std::string& id() const { return writer_->id(); }
 
  private:
+  // n requests of one prefill-only request (an echo of the prompt alone), each its own prefill; on an error none.
+  Result<std::vector<RequestHandle>> submit_each(const GenerateRequest& req, int32_t n);
   struct Choice {
     int32_t index = 0;
     int32_t prompt_idx = 0;

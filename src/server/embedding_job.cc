@@ -22,7 +22,7 @@ bool EmbeddingJob::start(std::vector<std::vector<TokenId>> inputs, Pooling pooli
     GenerateRequest req;
     const int32_t num_tokens = int32_t(tokens.size());
     req.prompt = std::move(tokens);
-    req.sampling.max_tokens = 1;  // sizes the KV blocks; nothing is sampled
+    req.prefill_only = true;
     req.pooling = pooling;
     Result<RequestHandle> handle = ctx_.engine->submit(std::move(req));
     if (!handle.ok()) {
