@@ -56,7 +56,9 @@ class Engine {
   // prompt + max_tokens the KV pool can never hold, stop strings without a tokenizer, prompt logits the engine
   // was not created for, a prefill-only request that asks for something sampled), kContextLengthExceeded (a
   // prompt that leaves no room in the context), kResourceExhausted (the waiting queue is full), kUnavailable
-  // (shutting down).
+  // (shutting down). A front end that checks its requests first (the server: server/request_limits.h) meets only
+  // the last two, which depend on the moment; for it the others are the engine's invariants, kept as errors
+  // rather than asserts because the C++ API and the CLI hand requests straight in.
   Result<RequestHandle> submit(GenerateRequest request);
   // Queues n samples of one prompt (OpenAI's and vLLM's n): a handle per sample, each its own request (own id,
   // stream, cancel). The prompt is computed once and its blocks are shared by the samples until written (copy on
