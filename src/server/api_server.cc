@@ -84,10 +84,12 @@ bool is_api_route(std::string_view path) {
          path == "/slots" || path == "/infill" || path == "/apply-template" || is_ollama_endpoint(path);
 }
 
-ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
+ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, IdGenerator& ids,
+                     ApiServerOptions options)
     : engine_(engine),
       tokenizer_(tokenizer),
       log_(log),
+      ids_(ids),
       options_(std::move(options)),
       metrics_(options_.model_name),
       grammar_compiler_(grammar::TokenVocabulary::from_tokenizer(tokenizer), kGrammarCacheCapacity) {
@@ -109,7 +111,7 @@ JobContext ApiServer::job_context() {
   return JobContext{
       &engine_,      &tokenizer_,         &metrics_,
       &log_,         options_.model_name, options_.tool_call_format.value_or(options_.chat_template.tool_call_format()),
-      workers_.get()};
+      workers_.get(), &ids_};
 }
 
 int64_t ApiServer::now_us() const {
@@ -598,26 +600,26 @@ std::unique_ptr<ResponseWriter> ApiServer::make_writer(const PreparedCompletion&
   const bool chat = params.chat;
   switch (prepared.api) {
     case CompletionApi::kAnthropicMessages:
-      return std::make_unique<AnthropicWriter>(options_.model_name,
+      return std::make_unique<AnthropicWriter>(ids_, options_.model_name,
                                                params.tools.active() && params.tools.choice != ToolChoice::kAuto,
                                                reasoning_syntax(params) != ReasoningSyntax::kNone);
     case CompletionApi::kLlamaCompletion:
     case CompletionApi::kLlamaInfill:
       return std::make_unique<LlamaWriter>(
-          options_.model_name, llama_generation_settings(params.sampling, prepared.llama_n_probs, params.stream),
+          ids_, options_.model_name, llama_generation_settings(params.sampling, prepared.llama_n_probs, params.stream),
           params.prompts.empty()     ? std::string()
           : params.prompts[0].text ? *params.prompts[0].text
                                    : tokenizer_.decode(params.prompts[0].tokens),
           prepared.llama_return_tokens, prepared.llama_n_probs > 0);
     case CompletionApi::kOllamaChat:
     case CompletionApi::kOllamaGenerate:
-      return std::make_unique<OllamaWriter>(prepared.api == CompletionApi::kOllamaChat, prepared.ollama_model);
+      return std::make_unique<OllamaWriter>(ids_, prepared.api == CompletionApi::kOllamaChat, prepared.ollama_model);
     case CompletionApi::kResponses:
-      return std::make_unique<ResponsesWriter>(options_.model_name, prepared.responses_echo);
+      return std::make_unique<ResponsesWriter>(ids_, options_.model_name, prepared.responses_echo);
     case CompletionApi::kCompletions:
     case CompletionApi::kChat: break;
   }
-  return std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage,
+  return std::make_unique<OpenAiWriter>(ids_, chat, options_.model_name, params.logprobs >= 0, params.include_usage,
                                         params.tools.legacy_functions);
 }
 

@@ -83,7 +83,8 @@ bool is_api_route(std::string_view path);
 
 class ApiServer {
  public:
-  ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options);
+  // Borrows `ids` (shared by every model of one server, so that ids stay unique across them).
+  ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, IdGenerator& ids, ApiServerOptions options);
   ~ApiServer();
 
   void handle(std::shared_ptr<HttpExchange> exchange);
@@ -200,6 +201,7 @@ class ApiServer {
   Engine& engine_;
   const Tokenizer& tokenizer_;
   RequestLog& log_;
+  IdGenerator& ids_;
   ApiServerOptions options_;
   ServingMetrics metrics_;
   // Requests' output constraints, compiled for the tokenizer on the request workers (off the engine's thread) and

@@ -39,6 +39,7 @@ struct JobContext {
   std::string model_name;
   ToolCallFormat tool_call_format = ToolCallFormat::kHermes;  // how the model writes calls (tool_choice auto)
   RequestWorkers* workers = nullptr;  // where whole response bodies are built, off the I/O threads; null: inline
+  IdGenerator* ids = nullptr;         // the server's (its log lines' ids, where the writer has none)
   ReasoningSyntax reasoning_syntax = ReasoningSyntax::kNone;  // chat: how the output's reasoning is marked
 };
 

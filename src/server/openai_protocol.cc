@@ -14,7 +14,6 @@
 #include <random>
 #include "core/json_text.h"
 #include "server/json_text.h"
-#include "server/response_id.h"
 
 namespace pagoda::server {
 namespace {
@@ -659,7 +658,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   return std::nullopt;
 }
 
-std::string new_response_id(bool chat) { return unique_id(chat ? "chatcmpl-" : "cmpl-"); }
+std::string_view response_id_prefix(bool chat) { return chat ? "chatcmpl-" : "cmpl-"; }
 
 std::string_view finish_reason_json(FinishReason reason) { return finish_reason_name(reason); }
 
