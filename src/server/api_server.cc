@@ -120,15 +120,7 @@ int64_t ApiServer::now_us() const {
 
 void ApiServer::reply(HttpExchange& ex, HttpResponse response, const std::string& finish) {
   metrics_.record_http_request(response.status);
-  RequestLogEntry e;
-  e.method = ex.request().method;
-  e.path = ex.request().path;
-  e.status = response.status;
-  e.e2e_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ex.request().received).count();
-  e.finish = finish.empty() ? "-" : finish;
-  log_.write(e);
-  ex.respond(std::move(response));
+  reply_and_log(log_, ex, std::move(response), finish);
 }
 
 void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) {
