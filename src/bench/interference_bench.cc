@@ -58,9 +58,7 @@ Result<InterferenceReport> run_interference_bench(Engine& engine, const Tokenize
 
   GenerateRequest long_request;
   long_request.prompt = random_prompt(tokenizer, o.long_prompt_len, rng);
-  long_request.sampling.temperature = 0.0f;
-  long_request.sampling.ignore_eos = true;
-  long_request.sampling.max_tokens = 1;
+  long_request.prefill_only = true;
   Result<RequestHandle> long_handle = engine.submit(std::move(long_request));
   if (!long_handle.ok()) {
     cancel_streams();

@@ -13,9 +13,7 @@ namespace {
 Result<RequestOutput> run_one(Engine& engine, std::vector<TokenId> prompt) {
   GenerateRequest r;
   r.prompt = std::move(prompt);
-  r.sampling.temperature = 0.0f;
-  r.sampling.ignore_eos = true;
-  r.sampling.max_tokens = 1;
+  r.prefill_only = true;  // TTFT: until the prompt is computed
   PAGODA_ASSIGN_OR_RETURN(RequestHandle h, engine.submit(std::move(r)));
   return h.stream->wait_all();
 }

@@ -59,7 +59,7 @@ int embed(EmbedOptions& o) {
     GenerateRequest r;
     r.prompt = loaded.tokenizer->encode(text, !o.no_bos);
     if (eos) r.prompt.push_back(*eos);
-    r.sampling.max_tokens = 1;
+    r.prefill_only = true;
     r.pooling = pooling->pooling;
     Result<RequestHandle> h = (*engine)->submit(std::move(r));
     if (!h.ok()) return report_error("text " + std::to_string(handles.size()) + ": " + h.error());

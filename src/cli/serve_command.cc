@@ -104,7 +104,7 @@ Result<std::vector<std::string>> models_in_dir(const std::string& dir) {
 Result<std::shared_ptr<server::ServedModel>> build_served_model(const ServeOptions& o,
                                                                 std::shared_ptr<PreparedEngine> p,
                                                                 const std::string& name, bool first,
-                                                                server::RequestLog& log) {
+                                                                server::RequestLog& log, server::IdGenerator& ids) {
   const LoadedModel& loaded = p->loaded;
   const ChatMetadata meta = read_chat_metadata(loaded);
   ChatTemplateSources sources;
@@ -218,7 +218,7 @@ Result<std::shared_ptr<server::ServedModel>> build_served_model(const ServeOptio
   if (ec.pooling && served->engine->num_rank_outputs() > 0)
     std::fprintf(stderr, "pagoda: rerank: /v1/rerank scores each query/document pair with the classification head\n");
   std::fflush(stderr);
-  served->api = std::make_unique<server::ApiServer>(*served->engine, *loaded.tokenizer, log, std::move(api));
+  served->api = std::make_unique<server::ApiServer>(*served->engine, *loaded.tokenizer, log, ids, std::move(api));
   served->files = std::move(p);
   return served;
 }
@@ -317,9 +317,10 @@ int serve(ServeOptions& o) {
                             "'; name one with --add-model PATH=NAME");
 
   server::RequestLog log(stderr, log_format);
+  server::IdGenerator ids;  // one for every model this server serves
   // The first model's load at start-up is the one prepared above; a reload after an unload prepares it again.
   auto prepared_first = std::make_shared<PreparedEngine>(std::move(*first));
-  auto loader = [&o, &log, &prepared_first, first_name = specs[0].name](
+  auto loader = [&o, &log, &ids, &prepared_first, first_name = specs[0].name](
                     const server::ModelSpec& spec) -> Result<std::shared_ptr<server::ServedModel>> {
     const bool is_first = spec.name == first_name;
     std::shared_ptr<PreparedEngine> p;
@@ -337,7 +338,7 @@ int serve(ServeOptions& o) {
       PAGODA_ASSIGN_OR_RETURN(PreparedEngine prepared, prepare_engine(common, o.engine));
       p = std::make_shared<PreparedEngine>(std::move(prepared));
     }
-    return build_served_model(o, std::move(p), spec.name, is_first, log);
+    return build_served_model(o, std::move(p), spec.name, is_first, log, ids);
   };
   set_options.note = [&log](const std::string& line) { log.message(line); };
   server::ModelSet models(specs, loader, set_options);

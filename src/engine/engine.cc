@@ -263,6 +263,13 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
     if (t < 0 || t >= mc.vocab_size)
       return make_error(fmt::format("prompt token id {} is outside the vocabulary (0..{})", t, mc.vocab_size - 1),
                         StatusCode::kInvalidArgument);
+  if (request.prefill_only) {
+    if (n != 1 || request.grammar || request.reasoning_gate || request.sampling.logprobs >= 0 ||
+        request.output_logits)
+      return make_error("a prefill-only request samples nothing: no n > 1, grammar, logprobs or output logits",
+                        StatusCode::kInvalidArgument);
+    request.sampling = SamplingParams{};  // not read: its defaults stand in for whatever the caller left there
+  }
   if (Status valid = request.sampling.validate(); !valid.ok())
     return make_error(valid.message(), StatusCode::kInvalidArgument);
   if (tokenizer_ == nullptr && !request.sampling.stop.empty())
@@ -316,9 +323,8 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
     if (!config_.pooling)
       return make_error("this engine was created without pooling (EngineConfig::pooling)",
                         StatusCode::kInvalidArgument);
-    if (n != 1 || request.grammar || request.sampling.logprobs >= 0 || request.output_logits ||
-        request.prompt_logits_start >= 0 || request.prompt_logprobs >= 0)
-      return make_error("a pooling request samples nothing: no n > 1, grammar, logprobs or logits",
+    if (!request.prefill_only || request.prompt_logits_start >= 0 || request.prompt_logprobs >= 0)
+      return make_error("a pooling request is prefill-only and asks for no prompt logits or logprobs",
                         StatusCode::kInvalidArgument);
     if (request.pooling == Pooling::kRank && model_.num_rank_outputs() == 0)
       return make_error("this model has no classification head (a reranker's cls.output), so it cannot score "
@@ -340,14 +346,16 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
                                     limit == mc.context_length ? "its position embeddings" : "--max-batched-tokens"),
                         StatusCode::kContextLengthExceeded);
   }
-  if (num_prompt >= config_.max_seq_len)
-    return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len), with room for at "
-                                  "least one new token; shorten the prompt",
-                                  num_prompt, config_.max_seq_len),
+  if (request.prefill_only ? num_prompt > config_.max_seq_len : num_prompt >= config_.max_seq_len)
+    return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len){}; shorten the prompt",
+                                  num_prompt, config_.max_seq_len,
+                                  request.prefill_only ? "" : ", with room for at least one new token"),
                       StatusCode::kContextLengthExceeded);
   // A sequence alone must be able to reach its end in the pool, or preemption could never make room for it.
   const int32_t max_len =
-      int32_t(std::min<int64_t>(int64_t(num_prompt) + request.sampling.max_tokens, config_.max_seq_len));
+      request.prefill_only
+          ? num_prompt
+          : int32_t(std::min<int64_t>(int64_t(num_prompt) + request.sampling.max_tokens, config_.max_seq_len));
   const int32_t blocks_needed = ceil_div(max_len, config_.kv.block_size);
   if (blocks_needed > config_.kv.num_blocks)
     return make_error(fmt::format("prompt + max_tokens needs {} KV blocks but the pool holds {}; lower max_tokens "
@@ -589,22 +597,24 @@ void Engine::pool(const SchedulePlan& plan, const LogitsView& output) {
     ++seq.num_pooled_rows;
   }
   for (const ScheduledSeq& s : plan.seqs) {
-    if (!s.completes_pooling) continue;
+    if (!s.completes_prefill) continue;
     Sequence& seq = *s.seq;
-    const int32_t expected = seq.pooling == Pooling::kMean ? seq.num_prompt_tokens : 1;
-    PAGODA_CHECK(seq.num_pooled_rows == expected, "request {} pooled {} rows of {}", seq.request_id,
-                 seq.num_pooled_rows, expected);
-    if (seq.pooling == Pooling::kMean)
-      for (float& v : seq.pooled) v /= float(seq.num_prompt_tokens);
-    if (seq.pooling == Pooling::kRank) {
-      // The first token's hidden state through the classification head: the vector becomes its scores.
-      std::vector<float> scores(size_t(model_.num_rank_outputs()));
-      model_.rank(seq.pooled, scores);
-      seq.pooled = std::move(scores);
+    if (seq.pooling != Pooling::kNone) {
+      const int32_t expected = seq.pooling == Pooling::kMean ? seq.num_prompt_tokens : 1;
+      PAGODA_CHECK(seq.num_pooled_rows == expected, "request {} pooled {} rows of {}", seq.request_id,
+                   seq.num_pooled_rows, expected);
+      if (seq.pooling == Pooling::kMean)
+        for (float& v : seq.pooled) v /= float(seq.num_prompt_tokens);
+      if (seq.pooling == Pooling::kRank) {
+        // The first token's hidden state through the classification head: the vector becomes its scores.
+        std::vector<float> scores(size_t(model_.num_rank_outputs()));
+        model_.rank(seq.pooled, scores);
+        seq.pooled = std::move(scores);
+      }
     }
     SampledToken t;
     t.seq = &seq;
-    t.completes_pooling = true;
+    t.completes_prefill = true;
     sampled_.push_back(std::move(t));
   }
 }

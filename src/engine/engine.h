@@ -54,8 +54,11 @@ class Engine {
 
   // Queues a request. Errors: kInvalidArgument (empty prompt, unknown token ids, bad sampling parameters, a
   // prompt + max_tokens the KV pool can never hold, stop strings without a tokenizer, prompt logits the engine
-  // was not created for), kContextLengthExceeded (a prompt that leaves no room in the context),
-  // kResourceExhausted (the waiting queue is full), kUnavailable (shutting down).
+  // was not created for, a prefill-only request that asks for something sampled), kContextLengthExceeded (a
+  // prompt that leaves no room in the context), kResourceExhausted (the waiting queue is full), kUnavailable
+  // (shutting down). A front end that checks its requests first (the server: server/request_limits.h) meets only
+  // the last two, which depend on the moment; for it the others are the engine's invariants, kept as errors
+  // rather than asserts because the C++ API and the CLI hand requests straight in.
   Result<RequestHandle> submit(GenerateRequest request);
   // Queues n samples of one prompt (OpenAI's and vLLM's n): a handle per sample, each its own request (own id,
   // stream, cancel). The prompt is computed once and its blocks are shared by the samples until written (copy on
@@ -107,7 +110,7 @@ class Engine {
   void sample(const SchedulePlan& plan, const LogitsView& logits);
   void sample_into(Sequence& seq, std::span<float> row);
   // Adds the step's hidden rows to their pooling requests' vectors, and ends (a SampledToken without a token)
-  // each one whose prompt the step finished.
+  // each prefill-only request whose prompt the step finished.
   void pool(const SchedulePlan& plan,
             const LogitsView& output);  // one token for `seq` from `row` (edited) into sampled_
   // What a step adds to the figures.

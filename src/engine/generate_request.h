@@ -39,11 +39,16 @@ struct GenerateRequest {
   // With a grammar, a reasoning model's: the grammar holds only after the output's reasoning (reasoning_gate.h);
   // end-of-generation tokens are held off while it reasons (the answer is still to come).
   std::optional<ReasoningGate> reasoning_gate = std::nullopt;
-  // A pooling request (embeddings): its prompt is computed and nothing is sampled; it ends (kStop) in the step
-  // that computes its last prompt token, that event carrying the pooled final hidden state
+  // A prefill-only request: its prompt is computed and nothing is sampled. It ends (kStop, no token) in the step
+  // that computes its last prompt token, that one event carrying what the request asked of its prompt (prompt
+  // logits or logprobs, the pooled vector); its KV blocks are sized for the prompt alone, and its RequestTiming's
+  // first_token_us is that step (its "first output"). It asks for nothing sampled (no grammar, reasoning gate,
+  // logprobs, output logits, n > 1), and `sampling` is not read: neither validated nor used.
+  bool prefill_only = false;
+  // A pooling request (embeddings), always prefill-only: its one event carries the pooled final hidden state
   // (RequestOutput::embedding, not normalized). It takes a prefix-cache hit only with kLast (mean and CLS need
-  // rows a hit would skip), asks for nothing sampled (no grammar, logprobs, logits, n > 1), and the engine must
-  // allow it (EngineConfig::pooling). sampling.max_tokens still sizes its KV blocks: 1 is enough.
+  // rows a hit would skip), asks for no prompt logits or logprobs, and the engine must allow it
+  // (EngineConfig::pooling).
   Pooling pooling = Pooling::kNone;
   // Prompt logprobs (echo with logprobs, vLLM's prompt_logprobs): >= 0: on the first output, for each prompt
   // token after the first, its logprob given the tokens before it, its rank and the `prompt_logprobs` most

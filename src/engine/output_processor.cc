@@ -22,7 +22,7 @@ void OutputProcessor::find_stop_strings(std::span<SampledToken> sampled) {
   if (tokenizer_ == nullptr) return;
   const Sequence* ended = nullptr;  // a request whose earlier token of this step ended it
   for (SampledToken& t : sampled) {
-    if (t.seq == ended || t.grammar_dead_end || t.completes_pooling) continue;  // these have no token
+    if (t.seq == ended || t.grammar_dead_end || t.completes_prefill) continue;  // these have no token
     RequestText& r = requests_.at(t.seq->request_id);
     if ((tokenizer_->ends_generation(t.token) && !r.ignore_eos) ||
         std::find(r.stop_token_ids.begin(), r.stop_token_ids.end(), t.token) != r.stop_token_ids.end()) {

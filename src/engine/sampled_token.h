@@ -1,4 +1,4 @@
-// SampledToken: the token the engine's sampling drew for one sequence in one step (or a pooling request's end), with
+// SampledToken: the token the engine's sampling drew for one sequence in one step (or a prefill-only request's end), with
 // what the request asked to see of the row it came from, and whether its text completed a stop string (the
 // OutputProcessor says). The input of Scheduler::update. A plain value, rebuilt every step.
 #pragma once
@@ -23,9 +23,9 @@ struct SampledToken {
   // The request's grammar allowed no token at all (a grammar whose only continuations no token spells, or one
   // whose end min_tokens forbids): `token` is meaningless and the request ends (kAbort) without it.
   bool grammar_dead_end = false;
-  // No token: a pooling request's step computed its last prompt token, and its pooled vector
-  // (Sequence::pooled) is complete; the request ends (kStop) with it.
-  bool completes_pooling = false;
+  // No token: a prefill-only request's step computed its last prompt token (its pooled vector, Sequence::pooled,
+  // and its prompt rows are complete); the request ends (kStop) with them.
+  bool completes_prefill = false;
 };
 
 }  // namespace pagoda

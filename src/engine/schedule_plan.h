@@ -18,9 +18,9 @@ struct ScheduledSeq {
   // Speculative decoding: the chunk is the last token then this many drafts (Sequence::draft_tokens), and every
   // one of its positions gives a logits row: row j verifies draft j, the last one gives the token after them.
   int32_t num_draft_tokens = 0;
-  // A pooling sequence's chunk reaches its prompt's end (it never samples): the step completes its pooled vector
-  // and it finishes.
-  bool completes_pooling = false;
+  // A prefill-only sequence's chunk reaches its prompt's end (it never samples): the step completes what it asked
+  // of its prompt (a pooled vector, prompt logits) and it finishes.
+  bool completes_prefill = false;
 };
 
 struct SchedulePlan {

@@ -243,8 +243,8 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     // stopping where the sequence must end anyway. Without blocks for them the sequence decodes plainly.
     int32_t num_drafts = 0;
     // Constrained sequences speculate too: the verifier masks each draft's row as a plain draw's (grammar,
-    // min_tokens), so a draft the grammar forbids is rejected. A pooling sequence samples nothing.
-    if (remaining == 1 && speculative() && !seq->is_fork_parent() && seq->pooling == Pooling::kNone) {
+    // min_tokens), so a draft the grammar forbids is rejected. A prefill-only sequence samples nothing.
+    if (remaining == 1 && speculative() && !seq->is_fork_parent() && !seq->prefill_only) {
       const int32_t num_later = int32_t(running_.size() - i - 1);
       const int32_t max_drafts = std::min(
           {config_.num_speculative_tokens, budget - n - num_later, seq->max_num_tokens - seq->num_tokens() - 1});
@@ -286,8 +286,8 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     }
     if (preempted_self) continue;  // running_[i] is now the next sequence
     const bool reaches_end = first_pos + n == seq->num_tokens();
-    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n + num_drafts, reaches_end && seq->pooling == Pooling::kNone,
-                                     num_drafts, reaches_end && seq->pooling != Pooling::kNone});
+    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n + num_drafts, reaches_end && !seq->prefill_only, num_drafts,
+                                     reaches_end && seq->prefill_only});
     plan.num_batched_tokens += n + num_drafts;
     plan.num_draft_tokens += num_drafts;
     budget -= n + num_drafts;
@@ -324,8 +324,8 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     num_seats += seats_of(*seq);
     const int32_t first_pos = seq->kv.num_computed_tokens - n;
     const bool reaches_end = first_pos + n == seq->num_tokens();
-    plan.seqs.push_back(ScheduledSeq{seq, first_pos, n, reaches_end && seq->pooling == Pooling::kNone, 0,
-                                     reaches_end && seq->pooling != Pooling::kNone});
+    plan.seqs.push_back(
+        ScheduledSeq{seq, first_pos, n, reaches_end && !seq->prefill_only, 0, reaches_end && seq->prefill_only});
     plan.num_batched_tokens += n;
     budget -= n;
     prefill_budget -= n;
@@ -359,11 +359,14 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
     size_t end = i + 1;
     while (end < sampled.size() && sampled[end].seq == &seq) ++end;
     const bool verified_drafts = !seq.draft_tokens.empty();
-    if (sampled[i].completes_pooling) {  // a pooling request's prompt is computed: it ends with its vector
+    if (sampled[i].completes_prefill) {  // a prefill-only request's prompt is computed: it ends with its results
       PAGODA_CHECK(seq.status == SeqStatus::kRunning && seq.num_uncomputed_tokens() == 0 && end - i == 1,
-                   "request {} completed its pooling before its prompt", seq.request_id);
+                   "request {} completed its prefill before its prompt", seq.request_id);
+      seq.timing.first_token_us = now_us;
       SeqEvent e;
       e.embedding = std::move(seq.pooled);
+      e.prompt_logits = std::move(seq.prompt_logits);
+      e.prompt_logprobs = std::move(seq.prompt_token_logprobs);
       events.push_back(finish(&seq, FinishReason::kStop, now_us, std::move(e)));
       i = end;
       continue;

@@ -29,7 +29,8 @@ enum class SeqStatus : uint8_t {
 };
 
 struct Sequence {
-  // `max_seq_len`: the context; the sequence ends by length at min(prompt + max_tokens, max_seq_len) tokens.
+  // `max_seq_len`: the context; the sequence ends by length at min(prompt + max_tokens, max_seq_len) tokens (a
+  // prefill-only one ends at its prompt's end).
   Sequence(RequestId request_id, GenerateRequest request, int32_t block_size, int32_t max_seq_len, uint64_t arrival_idx,
            int64_t arrival_us);
 
@@ -77,7 +78,7 @@ struct Sequence {
   SamplingParams sampling;
   std::vector<TokenId> tokens;  // prompt, then output
   int32_t num_prompt_tokens;
-  int32_t max_num_tokens;  // min(prompt + max_tokens, max_seq_len): it ends by length there
+  int32_t max_num_tokens;  // min(prompt + max_tokens, max_seq_len), or the prompt when prefill-only
   SeqKvState kv;
   SeqStatus status = SeqStatus::kWaiting;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served at the first admission
@@ -102,7 +103,9 @@ struct Sequence {
   int32_t num_prompt_logits_rows = 0;  // prompt rows collected (into prompt_logits or prompt_token_logprobs)
   int32_t prompt_logprobs;             // GenerateRequest::prompt_logprobs: alternatives per prompt token, -1: none
   std::vector<TokenLogprobs> prompt_token_logprobs;  // [rows collected that score a prompt token]: with the first token
-  // A pooling request (GenerateRequest::pooling): it samples nothing and ends once its prompt is computed.
+  // A prefill-only request (GenerateRequest::prefill_only): it samples nothing and ends once its prompt is
+  // computed; a pooling one (always prefill-only) pools its prompt's final hidden states.
+  bool prefill_only;
   Pooling pooling;
   std::vector<float> pooled;  // f32 [dim]: the sum (mean) or the row (last, CLS) of the rows collected so far
   int32_t num_pooled_rows = 0;

@@ -41,8 +41,7 @@ Result<CalibrationPassReport> run_calibration_pass(const Model& model, std::span
     GenerateRequest r;
     r.prompt.assign(1, bos_id);
     r.prompt.insert(r.prompt.end(), tokens.begin() + int64_t(start), tokens.begin() + int64_t(start + len));
-    r.sampling.temperature = 0.0f;
-    r.sampling.max_tokens = 1;
+    r.prefill_only = true;
     r.prompt_logits_start = 0;
     const int32_t n = int32_t(r.prompt.size());
     PAGODA_ASSIGN_OR_RETURN(RequestHandle h, engine->submit(std::move(r)));

@@ -48,8 +48,7 @@ Result<std::unique_ptr<Engine>> scoring_engine(const Model& model, int32_t ctx, 
 Result<std::vector<float>> score_chunk(Engine& engine, std::span<const TokenId> chunk, int32_t first_scored) {
   GenerateRequest r;
   r.prompt.assign(chunk.begin(), chunk.end());
-  r.sampling.temperature = 0.0f;
-  r.sampling.max_tokens = 1;
+  r.prefill_only = true;
   r.prompt_logits_start = first_scored;
   PAGODA_ASSIGN_OR_RETURN(RequestHandle h, engine.submit(std::move(r)));
   return std::move(h.stream->wait_all().prompt_logits);

@@ -9,7 +9,6 @@
 #include <random>
 
 #include "server/json_text.h"
-#include "server/response_id.h"
 
 namespace pagoda::server {
 namespace {
@@ -372,8 +371,6 @@ HttpResponse anthropic_error_response(const ApiError& error) {
   r.body = anthropic_error_json(error);
   return r;
 }
-
-std::string new_message_id() { return unique_id("msg_"); }
 
 std::string anthropic_message(const std::string& id, const std::string& model, const ChoiceResult& choice,
                               const UsageFigures& usage) {

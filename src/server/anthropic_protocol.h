@@ -39,7 +39,6 @@ nlohmann::json tool_input(const std::string& arguments);
 // authentication_error, not_found_error, rate_limit_error, api_error, overloaded_error...).
 std::string anthropic_error_json(const ApiError& error);
 HttpResponse anthropic_error_response(const ApiError& error);
-std::string new_message_id();  // "msg_..."
 // The whole message: {"id", "type": "message", "role": "assistant", "model", "content": [text block, tool_use
 // blocks], "stop_reason",
 // "stop_sequence", "usage": {"input_tokens", "output_tokens"}}.

@@ -7,8 +7,8 @@
 
 namespace pagoda::server {
 
-AnthropicWriter::AnthropicWriter(std::string model, bool forced_tool_call, bool may_think)
-    : id_(new_message_id()), model_(std::move(model)), forced_tool_call_(forced_tool_call), may_think_(may_think) {}
+AnthropicWriter::AnthropicWriter(IdGenerator& ids, std::string model, bool forced_tool_call, bool may_think)
+    : id_(ids.next("msg_")), model_(std::move(model)), forced_tool_call_(forced_tool_call), may_think_(may_think) {}
 
 std::string AnthropicWriter::close_block() {
   if (!block_open_) return {};

@@ -17,7 +17,7 @@ class AnthropicWriter final : public ResponseWriter {
  public:
   // `forced_tool_call`: the output is a call (tool_choice any or tool), so no text block is opened up front;
   // nor with `may_think` (the output is read for a reasoning, whose thinking block comes first).
-  AnthropicWriter(std::string model, bool forced_tool_call, bool may_think = false);
+  AnthropicWriter(IdGenerator& ids, std::string model, bool forced_tool_call, bool may_think = false);
   const std::string& id() const override { return id_; }
   std::string cut_message() const override;
   std::string stream_open(int32_t prompt_tokens) override;

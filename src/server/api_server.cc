@@ -60,20 +60,6 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-ApiError context_error(int64_t max_seq_len, int64_t prompt_tokens, int64_t max_tokens) {
-  ApiError e = invalid_request(
-      max_tokens > 0
-          ? fmt::format("This model's maximum context length is {} tokens. However, you requested {} tokens ({} in "
-                        "the prompt, {} for the completion). Please reduce the prompt or max_tokens.",
-                        max_seq_len, prompt_tokens + max_tokens, prompt_tokens, max_tokens)
-          : fmt::format("This model's maximum context length is {} tokens. However, the prompt has {} tokens, "
-                        "leaving no room for the completion. Please reduce the prompt.",
-                        max_seq_len, prompt_tokens),
-      max_tokens > 0 ? "max_tokens" : "prompt");
-  e.code = "context_length_exceeded";
-  return e;
-}
-
 constexpr size_t kGrammarCacheCapacity = 64;  // compiled grammars kept (distinct schemas in use at once)
 
 // Ollama's endpoints this server serves; the others (pull, push, create, copy, delete, blobs) manage a model
@@ -105,10 +91,12 @@ bool is_api_route(std::string_view path) {
          is_ollama_endpoint(path);
 }
 
-ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options)
+ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, IdGenerator& ids,
+                     ApiServerOptions options)
     : engine_(engine),
       tokenizer_(tokenizer),
       log_(log),
+      ids_(ids),
       options_(std::move(options)),
       metrics_(options_.model_name),
       grammar_compiler_(grammar::TokenVocabulary::from_tokenizer(tokenizer), kGrammarCacheCapacity) {
@@ -130,7 +118,7 @@ JobContext ApiServer::job_context() {
   return JobContext{
       &engine_,      &tokenizer_,         &metrics_,
       &log_,         options_.model_name, options_.tool_call_format.value_or(options_.chat_template.tool_call_format()),
-      workers_.get()};
+      workers_.get(), &ids_};
 }
 
 int64_t ApiServer::now_us() const {
@@ -139,15 +127,7 @@ int64_t ApiServer::now_us() const {
 
 void ApiServer::reply(HttpExchange& ex, HttpResponse response, const std::string& finish) {
   metrics_.record_http_request(response.status);
-  RequestLogEntry e;
-  e.method = ex.request().method;
-  e.path = ex.request().path;
-  e.status = response.status;
-  e.e2e_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ex.request().received).count();
-  e.finish = finish.empty() ? "-" : finish;
-  log_.write(e);
-  ex.respond(std::move(response));
+  reply_and_log(log_, ex, std::move(response), finish);
 }
 
 void ApiServer::reply_error(HttpExchange& ex, const ApiError& error) {
@@ -394,135 +374,161 @@ HttpResponse ApiServer::models_response() const {
   return json_response(200, {{"object", "list"}, {"data", json::array({model})}});
 }
 
-std::variant<int64_t, ApiError> ApiServer::bound_request_work(CompletionParams& params, int64_t num_prompts,
-                                                              int64_t num_prompt_tokens) const {
-  // What the response holds per output token: its text, and with logprobs the chosen token's entry and each
-  // alternative's.
-  const int64_t per_token = 1 + (params.logprobs >= 0 ? 1 + params.logprobs : 0);
-  const int64_t per_choice_token = num_prompts * params.n * per_token;
-  // Scored prompt tokens, in each choice: echo with logprobs gives each its text and entries as an output token's;
-  // prompt_logprobs its token's entry and each alternative's.
-  const int64_t per_prompt_token = (params.echo && params.logprobs >= 0 ? per_token : 0) +
-                                   (params.prompt_logprobs >= 0 ? 1 + params.prompt_logprobs : 0);
-  // Completions score the prompt in every choice; chat returns its prompt_logprobs once per response.
-  const int64_t scored_copies = params.chat ? 1 : params.n;
-  const int64_t prompt_work = num_prompt_tokens * scored_copies * per_prompt_token;
-  const int64_t limit = options_.max_request_tokens;
-  if (prompt_work > limit)
-    return invalid_request(
-        fmt::format("the request's prompt logprobs are {} entries ({} prompt tokens x {} x {} per token), more "
-                    "than the {} one request may ask for on this server (--max-request-tokens; each logprob "
-                    "alternative counts as a token); lower n, logprobs or prompt_logprobs, or shorten the prompts",
-                    prompt_work, num_prompt_tokens,
-                    params.chat ? "1 (chat scores its prompt once)" : fmt::format("n {}", params.n), per_prompt_token,
-                    limit),
-        params.prompt_logprobs >= 0 ? "prompt_logprobs" : "logprobs");
-  const int64_t left = limit - prompt_work;
-  if (int64_t(params.sampling.max_tokens) * per_choice_token <= left)
-    return prompt_work + params.sampling.max_tokens * per_choice_token;
-  if (!params.max_tokens_given && per_choice_token <= left) {
-    params.sampling.max_tokens = int32_t(left / per_choice_token);  // the implied default, lowered to fit
-    return prompt_work + params.sampling.max_tokens * per_choice_token;
+RequestLimits ApiServer::request_limits() const {
+  RequestLimits l;
+  l.vocab_size = tokenizer_.vocab_size();
+  l.max_seq_len = options_.max_seq_len;
+  l.max_queue = engine_.config().max_queue;
+  l.batch_size = engine_.config().scheduler.max_num_seqs;
+  l.max_request_tokens = options_.max_request_tokens;
+  return l;
+}
+
+bool ApiServer::read_openai(HttpExchange& ex, CompletionApi api, PreparedCompletion* out) {
+  if (std::optional<ApiError> e =
+          parse_completion_params(ex.request().body, api != CompletionApi::kCompletions, &out->params)) {
+    reply_error(ex, *e);
+    return false;
   }
-  return invalid_request(
-      fmt::format("the request asks for up to {} output tokens ({} prompts x n {} x max_tokens {}{}{}), more than the "
-                  "{} one request may ask for on this server (--max-request-tokens; each logprob alternative counts "
-                  "as a token); lower n, max_tokens or logprobs",
-                  prompt_work + int64_t(params.sampling.max_tokens) * per_choice_token, num_prompts, params.n,
-                  params.sampling.max_tokens,
-                  per_token > 1 ? fmt::format(" x {} per token with logprobs", per_token) : "",
-                  prompt_work > 0 ? fmt::format(" + {} prompt logprob entries", prompt_work) : "", limit),
-      params.max_tokens_given ? "max_tokens" : "n");
+  out->default_max_tokens = out->params.chat ? DefaultMaxTokens::kRestOfContext : DefaultMaxTokens::kSixteen;
+  return true;
+}
+
+bool ApiServer::read_responses(HttpExchange& ex, PreparedCompletion* out) {
+  if (std::optional<ApiError> e = parse_responses_request(ex.request().body, &out->params, &out->responses_echo)) {
+    reply_error(ex, *e);
+    return false;
+  }
+  out->default_max_tokens = DefaultMaxTokens::kRestOfContext;
+  return true;
+}
+
+bool ApiServer::read_anthropic(HttpExchange& ex, PreparedCompletion* out) {
+  if (std::optional<ApiError> e = parse_anthropic_messages(ex.request().body, &out->params)) {
+    reply_error(ex, *e);
+    return false;
+  }
+  out->default_max_tokens = DefaultMaxTokens::kRestOfContext;
+  return true;
+}
+
+bool ApiServer::read_ollama(HttpExchange& ex, CompletionApi api, PreparedCompletion* out) {
+  OllamaRequest request;
+  if (std::optional<ApiError> e = api == CompletionApi::kOllamaChat ? parse_ollama_chat(ex.request().body, &request)
+                                                                     : parse_ollama_generate(ex.request().body, &request)) {
+    reply_error(ex, *e);
+    return false;
+  }
+  if (!ollama_model_matches(request.model, options_.model_name)) {
+    reply_error(ex, ollama_model_not_found(request.model));
+    return false;
+  }
+  if (!request.ignored_options.empty())
+    log_.message(fmt::format("{} {}: options without effect on this server, accepted and ignored: {}",
+                             ex.request().method, ex.request().path, fmt::join(request.ignored_options, ", ")));
+  if (request.num_ctx) {
+    if (*request.num_ctx > out->limits.max_seq_len)
+      log_.message(fmt::format("{}: options.num_ctx {} capped to the server's context of {} tokens",
+                               ex.request().path, *request.num_ctx, out->limits.max_seq_len));
+    out->limits.max_seq_len = std::min(out->limits.max_seq_len, *request.num_ctx);
+  }
+  if (request.load_only) {
+    // Ollama's "load the model" call: the model is loaded (a server of several loaded it for this request).
+    json r = {{"model", request.model}, {"created_at", ollama_timestamp()}};
+    if (api == CompletionApi::kOllamaChat)
+      r["message"] = {{"role", "assistant"}, {"content", ""}};
+    else
+      r["response"] = "";
+    r["done_reason"] = "load";
+    r["done"] = true;
+    reply(ex, json_response(200, r), "load");
+    return false;
+  }
+  out->params = std::move(request.params);
+  if (std::optional<ApiError> e = apply_ollama_think(request, &out->params)) {
+    reply_error(ex, *e);
+    return false;
+  }
+  out->ollama_model = std::move(request.model);
+  out->default_max_tokens = DefaultMaxTokens::kRestOfContext;
+  return true;
+}
+
+bool ApiServer::read_llama(HttpExchange& ex, CompletionApi api, PreparedCompletion* out) {
+  std::string body = ex.request().body;
+  if (api == CompletionApi::kLlamaInfill) {
+    if (!options_.fim.complete()) {
+      reply_error(ex, invalid_request(fmt::format("this model has no fill-in-the-middle tokens (missing: {}), "
+                                                  "so /infill cannot build its prompt",
+                                                  options_.fim.missing())));
+      return false;
+    }
+    if (std::optional<ApiError> e =
+            split_llama_infill(ex.request().body, &out->infill_prefix, &out->infill_suffix, &body)) {
+      reply_error(ex, *e);
+      return false;
+    }
+  }
+  LlamaCompletionRequest request;
+  if (std::optional<ApiError> e = parse_llama_completion(body, &request)) {
+    reply_error(ex, *e);
+    return false;
+  }
+  out->params = std::move(request.params);
+  out->llama_return_tokens = request.return_tokens;
+  out->llama_n_probs = request.n_probs;
+  out->default_max_tokens = DefaultMaxTokens::kRestOfContext;
+  return true;
 }
 
 void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us) {
-  CompletionParams params;
-  nlohmann::ordered_json responses_echo;  // the settings a Responses object repeats
-  const bool ollama = api == CompletionApi::kOllamaChat || api == CompletionApi::kOllamaGenerate;
-  OllamaRequest ollama_request;
-  int64_t max_seq_len = options_.max_seq_len;
-  LlamaCompletionRequest llama_request;
-  const bool llama = api == CompletionApi::kLlamaCompletion || api == CompletionApi::kLlamaInfill;
-  std::string infill_prefix, infill_suffix;  // /infill: the text around the middle
-  if (llama) {
-    std::string body = ex->request().body;
-    if (api == CompletionApi::kLlamaInfill) {
-      if (!options_.fim.complete())
-        return reply_error(*ex, invalid_request(fmt::format("this model has no fill-in-the-middle tokens (missing: {}), "
-                                                            "so /infill cannot build its prompt",
-                                                            options_.fim.missing())));
-      if (std::optional<ApiError> e = split_llama_infill(ex->request().body, &infill_prefix, &infill_suffix, &body))
-        return reply_error(*ex, *e);
-    }
-    if (std::optional<ApiError> e = parse_llama_completion(body, &llama_request)) return reply_error(*ex, *e);
-    params = std::move(llama_request.params);
-  } else if (ollama) {
-    if (std::optional<ApiError> e = api == CompletionApi::kOllamaChat
-                                        ? parse_ollama_chat(ex->request().body, &ollama_request)
-                                        : parse_ollama_generate(ex->request().body, &ollama_request))
-      return reply_error(*ex, *e);
-    if (!ollama_model_matches(ollama_request.model, options_.model_name))
-      return reply_error(*ex, ollama_model_not_found(ollama_request.model));
-    if (!ollama_request.ignored_options.empty())
-      log_.message(fmt::format("{} {}: options without effect on this server, accepted and ignored: {}",
-                               ex->request().method, ex->request().path,
-                               fmt::join(ollama_request.ignored_options, ", ")));
-    if (ollama_request.num_ctx) {
-      if (*ollama_request.num_ctx > max_seq_len)
-        log_.message(fmt::format("{}: options.num_ctx {} capped to the server's context of {} tokens",
-                                 ex->request().path, *ollama_request.num_ctx, max_seq_len));
-      max_seq_len = std::min(max_seq_len, *ollama_request.num_ctx);
-    }
-    if (ollama_request.load_only) {
-      // Ollama's "load the model" call: the model is loaded (a server of several loaded it for this request).
-      json r = {{"model", ollama_request.model}, {"created_at", ollama_timestamp()}};
-      if (api == CompletionApi::kOllamaChat)
-        r["message"] = {{"role", "assistant"}, {"content", ""}};
-      else
-        r["response"] = "";
-      r["done_reason"] = "load";
-      r["done"] = true;
-      return reply(*ex, json_response(200, r), "load");
-    }
-    params = std::move(ollama_request.params);
-    if (std::optional<ApiError> e = apply_ollama_think(ollama_request, &params)) return reply_error(*ex, *e);
-  } else if (std::optional<ApiError> e =
-                 api == CompletionApi::kAnthropicMessages ? parse_anthropic_messages(ex->request().body, &params)
-                 : api == CompletionApi::kResponses
-                     ? parse_responses_request(ex->request().body, &params, &responses_echo)
-                     : parse_completion_params(ex->request().body, api != CompletionApi::kCompletions, &params)) {
-    return reply_error(*ex, *e);
+  PreparedCompletion prepared;
+  prepared.api = api;
+  prepared.received_us = received_us;
+  prepared.limits = request_limits();
+  bool read = false;
+  switch (api) {
+    case CompletionApi::kCompletions:
+    case CompletionApi::kChat: read = read_openai(*ex, api, &prepared); break;
+    case CompletionApi::kResponses: read = read_responses(*ex, &prepared); break;
+    case CompletionApi::kAnthropicMessages: read = read_anthropic(*ex, &prepared); break;
+    case CompletionApi::kOllamaChat:
+    case CompletionApi::kOllamaGenerate: read = read_ollama(*ex, api, &prepared); break;
+    case CompletionApi::kLlamaCompletion:
+    case CompletionApi::kLlamaInfill: read = read_llama(*ex, api, &prepared); break;
   }
+  if (!read) return;  // answered
+  if (std::optional<ApiError> e = validate_completion(prepared)) return reply_error(*ex, *e);
+  if (!prepared.params.constraint) return launch_completion(ex, std::move(prepared), nullptr);
+  if (auto hit = grammar_compiler_.cached(prepared.params.constraint->spec))
+    return finish_compile(ex, std::move(prepared), std::move(*hit));
+  compile_then_launch(ex, std::move(prepared));
+}
+
+std::optional<ApiError> ApiServer::validate_completion(PreparedCompletion& prepared) const {
+  CompletionParams& params = prepared.params;
+  const RequestLimits& limits = prepared.limits;
+  const CompletionApi api = prepared.api;
   const bool chat = params.chat;
   if (params.model && *params.model != options_.model_name)
-    return reply_error(*ex, not_found(fmt::format("The model '{}' does not exist; this server serves '{}'",
-                                                  *params.model, options_.model_name),
-                                      "model_not_found"));
+    return not_found(
+        fmt::format("The model '{}' does not exist; this server serves '{}'", *params.model, options_.model_name),
+        "model_not_found");
   if ((params.prompt_logprobs >= 0 || (params.echo && params.logprobs >= 0)) && !engine_.config().prompt_logits)
-    return reply_error(
-        *ex, invalid_request(fmt::format("'{}' needs the prompt's logprobs, which this server does not "
-                                         "compute{}",
-                                         params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo",
-                                         options_.prompt_logprobs_off.empty() ? std::string()
-                                                                              : ": " + options_.prompt_logprobs_off),
-                             params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo"));
-  const int64_t num_prompts = chat ? 1 : int64_t(params.prompts.size());
-  // Each prompt's n choices wait as ceil(n / batch_size) queue entries (a group shares its prompt's prefill).
-  const int64_t batch = engine_.config().scheduler.max_num_seqs;
-  const int64_t num_entries = num_prompts * ((params.n + batch - 1) / batch);
-  if (num_entries > engine_.config().max_queue)
-    return reply_error(
-        *ex, invalid_request(fmt::format("the request needs {} queue entries ({} prompts x n {} in "
-                                         "groups of the batch size {}) but this server queues at most "
-                                         "{} (--max-queue): it can never be accepted",
-                                         num_entries, num_prompts, params.n, batch, engine_.config().max_queue),
-                             "n"));
+    return invalid_request(fmt::format("'{}' needs the prompt's logprobs, which this server does not "
+                                       "compute{}",
+                                       params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo",
+                                       options_.prompt_logprobs_off.empty() ? std::string()
+                                                                            : ": " + options_.prompt_logprobs_off),
+                           params.prompt_logprobs >= 0 ? "prompt_logprobs" : "echo");
+  prepared.num_prompts = chat ? 1 : int64_t(params.prompts.size());
+  if (std::optional<ApiError> e = check_queue_entries(limits, prepared.num_prompts, params.n)) return e;
 
-  std::vector<JobPrompt> prompts;
+  std::vector<JobPrompt>& prompts = prepared.prompts;
   if (chat) {
     JobPrompt p;
-    auto tokens = chat_prompt_tokens(params, received_us, &p.opens_reasoning);
-    if (const ApiError* e = std::get_if<ApiError>(&tokens)) return reply_error(*ex, *e);
+    auto tokens = chat_prompt_tokens(params, prepared.received_us, &p.opens_reasoning);
+    if (const ApiError* e = std::get_if<ApiError>(&tokens)) return *e;
     p.tokens = std::move(std::get<std::vector<TokenId>>(tokens));
     prompts.push_back(std::move(p));
   } else {
@@ -532,21 +538,17 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
         p.tokens = tokenizer_.encode(*in.text, options_.add_bos);
         if (params.echo) p.echo_text = *in.text;
       } else {
-        for (TokenId t : in.tokens)
-          if (t >= tokenizer_.vocab_size())
-            return reply_error(*ex, invalid_request(fmt::format("prompt token id {} is outside the vocabulary (0..{})",
-                                                                t, tokenizer_.vocab_size() - 1),
-                                                    "prompt"));
+        if (std::optional<ApiError> e = check_token_ids(in.tokens, limits.vocab_size, "prompt", "prompt")) return e;
         p.tokens = in.tokens;
         if (params.echo) p.echo_text = tokenizer_.decode(in.tokens);
       }
       if (params.suffix) {
         // OpenAI's suffix: the prompt is the text before the insertion, as /infill's input_prefix.
         if (!options_.fim.complete())
-          return reply_error(*ex, invalid_request(fmt::format("'suffix' needs the model's fill-in-the-middle tokens, "
-                                                              "which it lacks (missing: {})",
-                                                              options_.fim.missing()),
-                                                  "suffix"));
+          return invalid_request(fmt::format("'suffix' needs the model's fill-in-the-middle tokens, which it lacks "
+                                             "(missing: {})",
+                                             options_.fim.missing()),
+                                 "suffix");
         std::vector<TokenId> before = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
         p.tokens = llama_infill_tokens(options_.fim,
                                        options_.add_bos ? std::optional<TokenId>(tokenizer_.bos_id()) : std::nullopt,
@@ -556,30 +558,23 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
         std::vector<TokenId> middle = in.text ? tokenizer_.encode(*in.text, false) : in.tokens;
         p.tokens = llama_infill_tokens(options_.fim,
                                        options_.add_bos ? std::optional<TokenId>(tokenizer_.bos_id()) : std::nullopt,
-                                       tokenizer_.encode(infill_prefix, false), tokenizer_.encode(infill_suffix, false),
-                                       middle);
+                                       tokenizer_.encode(prepared.infill_prefix, false),
+                                       tokenizer_.encode(prepared.infill_suffix, false), middle);
       }
-      if (p.tokens.empty()) return reply_error(*ex, invalid_request("the prompt is empty", "prompt"));
+      if (p.tokens.empty()) return invalid_request("the prompt is empty", "prompt");
       prompts.push_back(std::move(p));
     }
   }
-  if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);
-  int64_t longest = 0;
-  for (const JobPrompt& p : prompts) longest = std::max<int64_t>(longest, int64_t(p.tokens.size()));
-  if (longest >= max_seq_len) return reply_error(*ex, context_error(max_seq_len, longest, 0));
-  if (params.max_tokens_given) {
-    if (longest + params.sampling.max_tokens > max_seq_len)
-      return reply_error(*ex, context_error(max_seq_len, longest, params.sampling.max_tokens));
-  } else {
-    // OpenAI's completions default is 16 tokens; chat (and Ollama's and llama-server's -1) runs to the context's end.
-    const int64_t room = max_seq_len - longest;
-    params.sampling.max_tokens = int32_t(chat || ollama || llama ? room : std::min<int64_t>(16, room));
+  if (std::optional<ApiError> late = deadline_error(prepared.received_us)) return late;
+  int64_t longest = 0, num_prompt_tokens = 0;
+  for (const JobPrompt& p : prompts) {
+    longest = std::max<int64_t>(longest, int64_t(p.tokens.size()));
+    num_prompt_tokens += int64_t(p.tokens.size());
   }
-  if (params.sampling.min_tokens > params.sampling.max_tokens)
-    return reply_error(*ex, invalid_request(fmt::format("'min_tokens' ({}) is more than the {} tokens the request may "
-                                                        "generate",
-                                                        params.sampling.min_tokens, params.sampling.max_tokens),
-                                            "min_tokens"));
+  if (std::optional<ApiError> e = apply_length_limits(limits, longest, prepared.default_max_tokens, &params)) return e;
+  auto work = bound_request_work(limits, &params, prepared.num_prompts, num_prompt_tokens);
+  if (const ApiError* e = std::get_if<ApiError>(&work)) return *e;
+  prepared.buffered_tokens = params.stream ? 0 : std::get<int64_t>(work);
   // A forced tool call is a constraint too: the tools' call array (required), or the named function's arguments.
   if (chat && params.tools.active() && params.tools.choice != ToolChoice::kAuto) {
     OutputConstraint c;
@@ -597,19 +592,36 @@ void ApiServer::handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionA
     }
     params.constraint = std::move(c);
   }
-  PreparedCompletion prepared{api,
-                              received_us,
-                              num_prompts,
-                              std::move(params),
-                              std::move(prompts),
-                              std::move(responses_echo),
-                              std::move(ollama_request.model),
-                              llama_request.return_tokens,
-                              llama_request.n_probs};
-  if (!prepared.params.constraint) return launch_completion(ex, std::move(prepared), nullptr);
-  if (auto hit = grammar_compiler_.cached(prepared.params.constraint->spec))
-    return finish_compile(ex, std::move(prepared), std::move(*hit));
-  compile_then_launch(ex, std::move(prepared));
+  prepared.writer = make_writer(prepared);
+  return std::nullopt;
+}
+
+std::unique_ptr<ResponseWriter> ApiServer::make_writer(const PreparedCompletion& prepared) const {
+  const CompletionParams& params = prepared.params;
+  const bool chat = params.chat;
+  switch (prepared.api) {
+    case CompletionApi::kAnthropicMessages:
+      return std::make_unique<AnthropicWriter>(ids_, options_.model_name,
+                                               params.tools.active() && params.tools.choice != ToolChoice::kAuto,
+                                               reasoning_syntax(params) != ReasoningSyntax::kNone);
+    case CompletionApi::kLlamaCompletion:
+    case CompletionApi::kLlamaInfill:
+      return std::make_unique<LlamaWriter>(
+          ids_, options_.model_name, llama_generation_settings(params.sampling, prepared.llama_n_probs, params.stream),
+          params.prompts.empty()     ? std::string()
+          : params.prompts[0].text ? *params.prompts[0].text
+                                   : tokenizer_.decode(params.prompts[0].tokens),
+          prepared.llama_return_tokens, prepared.llama_n_probs > 0);
+    case CompletionApi::kOllamaChat:
+    case CompletionApi::kOllamaGenerate:
+      return std::make_unique<OllamaWriter>(ids_, prepared.api == CompletionApi::kOllamaChat, prepared.ollama_model);
+    case CompletionApi::kResponses:
+      return std::make_unique<ResponsesWriter>(ids_, options_.model_name, prepared.responses_echo);
+    case CompletionApi::kCompletions:
+    case CompletionApi::kChat: break;
+  }
+  return std::make_unique<OpenAiWriter>(ids_, chat, options_.model_name, params.logprobs >= 0, params.include_usage,
+                                        params.tools.legacy_functions);
 }
 
 void ApiServer::compile_then_launch(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared) {
@@ -665,47 +677,15 @@ void ApiServer::finish_compile(const std::shared_ptr<HttpExchange>& ex, Prepared
 
 void ApiServer::launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
                                   std::shared_ptr<const grammar::CompiledGrammar> constraint) {
-  const CompletionApi api = prepared.api;
-  const bool chat = prepared.params.chat;
-  const int64_t received_us = prepared.received_us;
-  const int64_t num_prompts = prepared.num_prompts;
-  CompletionParams& params = prepared.params;
-  std::vector<JobPrompt>& prompts = prepared.prompts;
-  nlohmann::ordered_json& responses_echo = prepared.responses_echo;
-  int64_t num_prompt_tokens = 0;
-  for (const JobPrompt& p : prompts) num_prompt_tokens += int64_t(p.tokens.size());
-  auto work = bound_request_work(params, num_prompts, num_prompt_tokens);
-  if (const ApiError* e = std::get_if<ApiError>(&work)) return reply_error(*ex, *e);
-  const int64_t buffered = params.stream ? 0 : std::get<int64_t>(work);
-
   JobContext ctx = job_context();
-  if (chat) ctx.reasoning_syntax = reasoning_syntax(params);
+  if (prepared.params.chat) ctx.reasoning_syntax = reasoning_syntax(prepared.params);
   launch_job(
-      ex, received_us, buffered,
+      ex, prepared.received_us, prepared.buffered_tokens,
       [&](std::function<void()> on_done) {
-        std::unique_ptr<ResponseWriter> writer;
-        if (api == CompletionApi::kAnthropicMessages)
-          writer = std::make_unique<AnthropicWriter>(options_.model_name,
-                                                     params.tools.active() && params.tools.choice != ToolChoice::kAuto,
-                                                     ctx.reasoning_syntax != ReasoningSyntax::kNone);
-        else if (api == CompletionApi::kLlamaCompletion || api == CompletionApi::kLlamaInfill)
-          writer = std::make_unique<LlamaWriter>(
-              options_.model_name, llama_generation_settings(params.sampling, prepared.llama_n_probs, params.stream),
-              params.prompts.empty() ? std::string()
-              : params.prompts[0].text ? *params.prompts[0].text
-                                       : tokenizer_.decode(params.prompts[0].tokens),
-              prepared.llama_return_tokens, prepared.llama_n_probs > 0);
-        else if (api == CompletionApi::kOllamaChat || api == CompletionApi::kOllamaGenerate)
-          writer = std::make_unique<OllamaWriter>(api == CompletionApi::kOllamaChat, prepared.ollama_model);
-        else if (api == CompletionApi::kResponses)
-          writer = std::make_unique<ResponsesWriter>(options_.model_name, std::move(responses_echo));
-        else
-          writer = std::make_unique<OpenAiWriter>(chat, options_.model_name, params.logprobs >= 0, params.include_usage,
-                                                  params.tools.legacy_functions);
-        return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(params), std::move(writer),
-                                               std::move(on_done));
+        return std::make_shared<CompletionJob>(std::move(ctx), ex, std::move(prepared.params),
+                                               std::move(prepared.writer), std::move(on_done));
       },
-      [prompts = std::move(prompts), constraint = std::move(constraint)](ServerJob& job) mutable {
+      [prompts = std::move(prepared.prompts), constraint = std::move(constraint)](ServerJob& job) mutable {
         return static_cast<CompletionJob&>(job).start(std::move(prompts), std::move(constraint));
       });
 }
@@ -790,11 +770,9 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
     if (std::optional<ApiError> e =
             check_embedding_dimensions(*params.dimensions, engine_.model_dim(), options_.matryoshka))
       return reply_error(*ex, *e);
-  if (int64_t(params.inputs.size()) > engine_.config().max_queue)
-    return reply_error(*ex, invalid_request(fmt::format("the request has {} inputs but this server queues at most {} "
-                                                        "(--max-queue): it can never be accepted",
-                                                        params.inputs.size(), engine_.config().max_queue),
-                                            "input"));
+  const RequestLimits limits = request_limits();
+  if (std::optional<ApiError> e = check_embedding_queue(limits, int64_t(params.inputs.size())))
+    return reply_error(*ex, *e);
   std::vector<std::vector<TokenId>> inputs;
   for (size_t i = 0; i < params.inputs.size(); ++i) {
     const PromptInput& in = params.inputs[i];
@@ -803,19 +781,13 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
       tokens = tokenizer_.encode(*in.text, options_.add_bos);
       if (options_.embedding_eos) tokens.push_back(*options_.embedding_eos);
     } else {
-      for (TokenId t : in.tokens)
-        if (t >= tokenizer_.vocab_size())
-          return reply_error(*ex, invalid_request(fmt::format("input token id {} is outside the vocabulary (0..{})", t,
-                                                              tokenizer_.vocab_size() - 1),
-                                                  "input"));
+      if (std::optional<ApiError> e = check_token_ids(in.tokens, limits.vocab_size, "input", "input"))
+        return reply_error(*ex, *e);
       tokens = in.tokens;
     }
     if (tokens.empty()) return reply_error(*ex, invalid_request(fmt::format("input {} has no tokens", i), "input"));
-    if (int64_t(tokens.size()) >= options_.max_seq_len)
-      return reply_error(*ex, invalid_request(fmt::format("input {} has {} tokens; this model's context holds {} for "
-                                                          "an input to embed",
-                                                          i, tokens.size(), options_.max_seq_len - 1),
-                                              "input"));
+    if (std::optional<ApiError> e = check_embedding_length(limits, i, int64_t(tokens.size())))
+      return reply_error(*ex, *e);
     inputs.push_back(std::move(tokens));
   }
   if (std::optional<ApiError> late = deadline_error(received_us)) return reply_error(*ex, *late);

@@ -30,9 +30,11 @@
 #include "server/matryoshka_dimensions.h"
 #include "server/llama_protocol.h"
 #include "server/ollama_protocol.h"
+#include "server/request_limits.h"
 #include "server/request_log.h"
 #include "server/rerank_protocol.h"
 #include "server/request_workers.h"
+#include "server/response_writer.h"
 #include "server/server_job.h"
 #include "server/serving_metrics.h"
 #include "tokenizer/tokenizer.h"
@@ -83,7 +85,8 @@ bool is_api_route(std::string_view path);
 
 class ApiServer {
  public:
-  ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, ApiServerOptions options);
+  // Borrows `ids` (shared by every model of one server, so that ids stay unique across them).
+  ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, IdGenerator& ids, ApiServerOptions options);
   ~ApiServer();
 
   void handle(std::shared_ptr<HttpExchange> exchange);
@@ -120,25 +123,45 @@ class ApiServer {
   void run_on_worker(std::shared_ptr<HttpExchange> ex, std::function<void(int64_t received_us)> work);
   enum class CompletionApi { kCompletions, kChat, kResponses, kAnthropicMessages, kOllamaChat, kOllamaGenerate,
                                kLlamaCompletion, kLlamaInfill };
+  // A completion request of any protocol: read by its protocol's read_* function, then validate_completion, then
+  // (its constraint compiled) launch_completion.
   void handle_completion(std::shared_ptr<HttpExchange>& ex, CompletionApi api, int64_t received_us);
-  // A completion request parsed, its prompts tokenized, its constraint not yet compiled.
+  // One completion request as its job runs it: the parameters with the limits applied and the defaults filled
+  // in, its prompts tokenized, its writer; its constraint (params.constraint) compiles after validation.
   struct PreparedCompletion {
-    CompletionApi api;
+    CompletionApi api = CompletionApi::kCompletions;
     int64_t received_us = 0;
+    RequestLimits limits;  // the server's, with what the request may lower (Ollama's num_ctx)
+    DefaultMaxTokens default_max_tokens = DefaultMaxTokens::kRestOfContext;  // the protocol's, when it gives none
     int64_t num_prompts = 0;
     CompletionParams params;
     std::vector<JobPrompt> prompts;
-    nlohmann::ordered_json responses_echo;  // the settings a Responses object repeats
-    std::string ollama_model;                // Ollama's APIs: the model's name as the client gave it
-    bool llama_return_tokens = false;        // llama-server's /completion: return_tokens
-    int32_t llama_n_probs = 0;               // and n_probs
+    int64_t buffered_tokens = 0;                // what a whole (non-streamed) response holds, as bounded
+    std::unique_ptr<ResponseWriter> writer;     // the protocol's shapes
+    nlohmann::ordered_json responses_echo;      // the settings a Responses object repeats
+    std::string ollama_model;                   // Ollama's APIs: the model's name as the client gave it
+    bool llama_return_tokens = false;           // llama-server's /completion: return_tokens
+    int32_t llama_n_probs = 0;                  // and n_probs
+    std::string infill_prefix, infill_suffix;   // llama-server's /infill: the text around the middle
   };
+  // One function per protocol: its body into `out` (parameters, what its writer needs, its default max_tokens,
+  // the limits it may lower). False when it answered already (an error, Ollama's load call).
+  bool read_openai(HttpExchange& ex, CompletionApi api, PreparedCompletion* out);  // completions and chat
+  bool read_responses(HttpExchange& ex, PreparedCompletion* out);
+  bool read_anthropic(HttpExchange& ex, PreparedCompletion* out);
+  bool read_ollama(HttpExchange& ex, CompletionApi api, PreparedCompletion* out);     // /api/chat, /api/generate
+  bool read_llama(HttpExchange& ex, CompletionApi api, PreparedCompletion* out);      // /completion, /infill
+  // What every protocol's request goes through: the model, the engine's capabilities, the prompts (templated,
+  // tokenized) and each limit of request_limits.h, once; a forced tool call's constraint; the writer.
+  std::optional<ApiError> validate_completion(PreparedCompletion& prepared) const;
+  std::unique_ptr<ResponseWriter> make_writer(const PreparedCompletion& prepared) const;
+  RequestLimits request_limits() const;  // this server's
   // A constraint not in the grammar cache is compiled on the compile thread, so that a slow compile holds no
   // request worker; the compile stops at the request's deadline (408), its client's leaving and shutdown (503).
   void compile_then_launch(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared);
   void finish_compile(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
                       Result<std::shared_ptr<const grammar::CompiledGrammar>> compiled);
-  // Bounds the request's work and starts its job (any thread).
+  // Starts its job (any thread).
   void launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
                          std::shared_ptr<const grammar::CompiledGrammar> constraint);
   JobContext job_context();  // what every job borrows (--tool-call-parser's format, else the template's)
@@ -174,11 +197,6 @@ class ApiServer {
   std::optional<ApiError> apply_ollama_think(const OllamaRequest& request, CompletionParams* params) const;
   // The reasoning syntax a chat request's output is read with (its reasoning_format, else the server's).
   ReasoningSyntax reasoning_syntax(const CompletionParams& params) const;
-  // Checks the request's size against max_request_tokens, lowering an implied max_tokens to fit; an error when
-  // it cannot fit. The tokens it asks for (as max_request_tokens counts them) otherwise. `num_prompt_tokens`:
-  // over all prompts (their scored tokens count when prompt logprobs are asked for).
-  std::variant<int64_t, ApiError> bound_request_work(CompletionParams& params, int64_t num_prompts,
-                                                     int64_t num_prompt_tokens) const;
   void expire_all(const ApiError& why);
   int64_t now_us() const;
   std::optional<ApiError> deadline_error(int64_t received_us) const;  // the 408 once the deadline has passed
@@ -187,6 +205,7 @@ class ApiServer {
   Engine& engine_;
   const Tokenizer& tokenizer_;
   RequestLog& log_;
+  IdGenerator& ids_;
   ApiServerOptions options_;
   ServingMetrics metrics_;
   // Requests' output constraints, compiled for the tokenizer on the request workers (off the engine's thread) and

@@ -48,6 +48,19 @@ CompletionJob::CompletionJob(JobContext ctx, std::shared_ptr<HttpExchange> excha
   start_us_ = ctx_.engine->now_us();
 }
 
+Result<std::vector<RequestHandle>> CompletionJob::submit_each(const GenerateRequest& req, int32_t n) {
+  std::vector<RequestHandle> handles;
+  for (int32_t i = 0; i < n; ++i) {
+    Result<RequestHandle> h = ctx_.engine->submit(req);
+    if (!h.ok()) {
+      for (const RequestHandle& earlier : handles) ctx_.engine->cancel(earlier.id);
+      return h.status();
+    }
+    handles.push_back(*h);
+  }
+  return handles;
+}
+
 bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const grammar::CompiledGrammar> constraint) {
   // A forced call's output is the grammar's JSON, no reasoning; harmony's calls are its channel parser's.
   const bool forced_call = params_.tools.active() && params_.tools.choice != ToolChoice::kAuto;
@@ -58,19 +71,20 @@ bool CompletionJob::start(std::vector<JobPrompt> prompts, std::shared_ptr<const 
     if (prompt_alternatives() >= 0) prompt_tokens_.push_back(prompts[p].tokens);
     GenerateRequest req;
     req.prompt = prompts[p].tokens;
-    req.sampling = params_.sampling;
-    req.sampling.logprobs = params_.logprobs;
     req.prompt_logprobs = prompt_alternatives();
-    if (params_.echo_only) {  // the engine computes a token after the prompt: its logits row scores nothing asked
-      req.sampling.max_tokens = 1;
-      req.sampling.logprobs = -1;
+    req.prefill_only = params_.echo_only;  // the prompt (and its logprobs) alone: nothing sampled
+    if (!req.prefill_only) {
+      req.sampling = params_.sampling;
+      req.sampling.logprobs = params_.logprobs;
     }
     req.grammar = constraint;
     if (gate_answer)
       req.reasoning_gate = answer_gate(ctx_.reasoning_syntax, prompts[p].opens_reasoning, *ctx_.tokenizer);
     const bool gated = req.reasoning_gate.has_value();
-    // n choices of one prompt: its prefill is shared, and choice i of a seeded request draws with seed + i.
-    Result<std::vector<RequestHandle>> handles = ctx_.engine->submit_samples(std::move(req), params_.n);
+    // n choices of one prompt: its prefill is shared, and choice i of a seeded request draws with seed + i. A
+    // prefill-only request has no samples to fork: each choice is its own.
+    Result<std::vector<RequestHandle>> handles =
+        req.prefill_only ? submit_each(req, params_.n) : ctx_.engine->submit_samples(std::move(req), params_.n);
     for (size_t i = 0; i < size_t(params_.n); ++i) {
       const Result<RequestHandle> handle = handles.ok() ? Result<RequestHandle>((*handles)[i]) : handles.status();
       if (!handle.ok()) {
@@ -226,26 +240,24 @@ void CompletionJob::score_prompt(Choice& c, const std::vector<TokenLogprobs>& pr
 
 void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   c.num_cached_tokens = out.num_cached_tokens;
-  // Echo with max_tokens 0: the token the engine computed after the prompt is no part of the answer.
-  if (params_.echo_only) out.text.clear();
-  c.num_output_tokens = params_.echo_only ? 0 : out.num_output_tokens;
+  c.num_output_tokens = out.num_output_tokens;
   std::vector<TokenLogprobInfo> infos;
-  // The prompt's scores come with the first output token.
-  if (!c.prompt_scored && prompt_alternatives() >= 0 && !out.new_tokens.empty())
-    score_prompt(c, out.prompt_logprobs, &infos);
-  if (params_.logprobs >= 0 && !params_.echo_only)
+  // The prompt's scores come with the first output token, or a prefill-only request's one event (not an abort's).
+  const bool scores_come = !out.new_tokens.empty() ||
+                           (params_.echo_only && out.finished && out.finish_reason != FinishReason::kAbort);
+  if (!c.prompt_scored && prompt_alternatives() >= 0 && scores_come) score_prompt(c, out.prompt_logprobs, &infos);
+  if (params_.logprobs >= 0)
     for (TokenLogprobInfo& i : logprob_infos(c, out.logprobs)) infos.push_back(std::move(i));
   if (out.finished) {
     c.done = true;
     ++num_done_;
     const bool aborted = out.finish_reason == FinishReason::kAbort;
     c.finish_reason = params_.echo_only && !aborted ? FinishReason::kLength : out.finish_reason;
-    c.stop_string = params_.echo_only ? std::string() : out.stop_string;
+    c.stop_string = out.stop_string;
     if (out.timing) {
       if (out.timing->first_token_us >= 0) c.ttft_ms = out.timing->ttft_s() * 1e3;
       // As the response says it: an echo of the prompt alone generated nothing and ended by length.
-      ctx_.metrics->record_finished(*out.timing, c.finish_reason, out.num_prompt_tokens,
-                                    params_.echo_only ? 0 : out.num_output_tokens);
+      ctx_.metrics->record_finished(*out.timing, c.finish_reason, out.num_prompt_tokens, out.num_output_tokens);
     }
   }
   const bool aborted = out.finished && out.finish_reason == FinishReason::kAbort;
@@ -270,7 +282,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     c.text += out.text;
     c.reasoning += split.reasoning;
     for (ToolCall& call : split.calls) c.harmony_calls.push_back(std::move(call));
-    if (!params_.echo_only) c.token_ids.insert(c.token_ids.end(), out.new_tokens.begin(), out.new_tokens.end());
+    c.token_ids.insert(c.token_ids.end(), out.new_tokens.begin(), out.new_tokens.end());
     for (TokenLogprobInfo& i : infos) c.logprobs.push_back(std::move(i));
     return;
   }
@@ -281,7 +293,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   r.reasoning = std::move(split.reasoning);
   if (!c.sent_first && params_.echo) r.text = echo_texts_[size_t(c.prompt_idx)] + r.text;
   r.logprobs = std::move(infos);
-  if (!params_.echo_only) r.token_ids = out.new_tokens;
+  r.token_ids = out.new_tokens;
   if (out.finished && !aborted) {
     r.finish_reason = c.finish_reason;
     r.stop_string = c.stop_string;

@@ -39,6 +39,7 @@ struct JobContext {
   std::string model_name;
   ToolCallFormat tool_call_format = ToolCallFormat::kHermes;  // how the model writes calls (tool_choice auto)
   RequestWorkers* workers = nullptr;  // where whole response bodies are built, off the I/O threads; null: inline
+  IdGenerator* ids = nullptr;         // the server's (its log lines' ids, where the writer has none)
   ReasoningSyntax reasoning_syntax = ReasoningSyntax::kNone;  // chat: how the output's reasoning is marked
 };
 
@@ -66,6 +67,8 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   const std::string& id() const { return writer_->id(); }
 
  private:
+  // n requests of one prefill-only request (an echo of the prompt alone), each its own prefill; on an error none.
+  Result<std::vector<RequestHandle>> submit_each(const GenerateRequest& req, int32_t n);
   struct Choice {
     int32_t index = 0;
     int32_t prompt_idx = 0;

@@ -12,8 +12,7 @@ namespace pagoda::server {
 EmbeddingJob::EmbeddingJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, EmbeddingParams params,
                            std::function<void()> on_done)
     : ctx_(std::move(ctx)), exchange_(std::move(exchange)), params_(std::move(params)), on_done_(std::move(on_done)) {
-  id_ = new_response_id(false);
-  id_.replace(0, 4, "embd");  // "cmpl-..." -> "embd-...": the log line's id
+  id_ = ctx_.ids->next("embd-");  // the log line's id
   start_us_ = ctx_.engine->now_us();
 }
 
@@ -22,7 +21,7 @@ bool EmbeddingJob::start(std::vector<std::vector<TokenId>> inputs, Pooling pooli
     GenerateRequest req;
     const int32_t num_tokens = int32_t(tokens.size());
     req.prompt = std::move(tokens);
-    req.sampling.max_tokens = 1;  // sizes the KV blocks; nothing is sampled
+    req.prefill_only = true;
     req.pooling = pooling;
     Result<RequestHandle> handle = ctx_.engine->submit(std::move(req));
     if (!handle.ok()) {

@@ -11,7 +11,7 @@
 
 namespace pagoda::server {
 
-LlamaWriter::LlamaWriter(std::string model, nlohmann::json settings, std::string prompt, bool return_tokens,
+LlamaWriter::LlamaWriter(IdGenerator& ids, std::string model, nlohmann::json settings, std::string prompt, bool return_tokens,
                          bool with_probs)
     : model_(std::move(model)),
       settings_(std::move(settings)),
@@ -19,7 +19,7 @@ LlamaWriter::LlamaWriter(std::string model, nlohmann::json settings, std::string
       return_tokens_(return_tokens),
       with_probs_(with_probs),
       start_(std::chrono::steady_clock::now()) {
-  id_ = unique_id("llama-cmpl-");
+  id_ = ids.next("llama-cmpl-");
 }
 
 std::string LlamaWriter::cut_message() const {

@@ -19,7 +19,8 @@ namespace pagoda::server {
 class LlamaWriter final : public ResponseWriter {
  public:
   // `settings`: the generation_settings to echo (llama_generation_settings); `prompt`: the prompt's text.
-  LlamaWriter(std::string model, nlohmann::json settings, std::string prompt, bool return_tokens, bool with_probs);
+  LlamaWriter(IdGenerator& ids, std::string model, nlohmann::json settings, std::string prompt, bool return_tokens,
+              bool with_probs);
   const std::string& id() const override { return id_; }
   std::string cut_message() const override;
   std::string stream_open(int32_t prompt_tokens) override;

@@ -104,15 +104,7 @@ ModelRouter::ModelRouter(ModelSet& models, RequestLog& log, std::optional<std::s
 ModelRouter::~ModelRouter() { workers_.reset(); }
 
 void ModelRouter::reply(HttpExchange& ex, HttpResponse response, const std::string& finish) {
-  RequestLogEntry e;
-  e.method = ex.request().method;
-  e.path = ex.request().path;
-  e.status = response.status;
-  e.e2e_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ex.request().received).count();
-  e.finish = finish.empty() ? "-" : finish;
-  log_.write(e);
-  ex.respond(std::move(response));
+  reply_and_log(log_, ex, std::move(response), finish);
 }
 
 void ModelRouter::reply_error(HttpExchange& ex, const ApiError& error) {

@@ -27,9 +27,9 @@ ojson ollama_tool_calls_json(const std::vector<ToolCall>& calls) {
 
 }  // namespace
 
-OllamaWriter::OllamaWriter(bool chat, std::string model)
+OllamaWriter::OllamaWriter(IdGenerator& ids, bool chat, std::string model)
     : chat_(chat), model_(std::move(model)), start_(std::chrono::steady_clock::now()) {
-  id_ = unique_id("ollama-");
+  id_ = ids.next("ollama-");
 }
 
 std::string OllamaWriter::cut_message() const {

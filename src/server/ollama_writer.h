@@ -18,7 +18,7 @@ namespace pagoda::server {
 class OllamaWriter final : public ResponseWriter {
  public:
   // `chat`: /api/chat's message objects, else /api/generate's response text. `model`: the name the client gave.
-  OllamaWriter(bool chat, std::string model);
+  OllamaWriter(IdGenerator& ids, bool chat, std::string model);
   const std::string& id() const override { return id_; }
   std::string stream_content_type() const override { return "application/x-ndjson"; }
   std::string cut_message() const override;

@@ -14,7 +14,6 @@
 #include <random>
 #include "core/json_text.h"
 #include "server/json_text.h"
-#include "server/response_id.h"
 
 namespace pagoda::server {
 namespace {
@@ -604,8 +603,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   int64_t min_tokens = 0;
   if (auto e = get_int(body, "min_tokens", &min_tokens)) return e;
   if (min_tokens < 0 || min_tokens > INT32_MAX) return range_error("min_tokens", "at least 0", double(min_tokens));
-  if (p.max_tokens_given && min_tokens > p.sampling.max_tokens)
-    return range_error("min_tokens", fmt::format("at most max_tokens ({})", p.sampling.max_tokens), double(min_tokens));
+  // Against max_tokens once its default is known: request_limits.h.
   p.sampling.min_tokens = int32_t(min_tokens);
   if (auto it = body.find("stop_token_ids"); it != body.end() && !it->is_null()) {
     if (!it->is_array()) return wrong_type("stop_token_ids", "an array of token ids", *it);
@@ -660,7 +658,7 @@ std::optional<ApiError> parse_completion_params(std::string_view body_text, bool
   return std::nullopt;
 }
 
-std::string new_response_id(bool chat) { return unique_id(chat ? "chatcmpl-" : "cmpl-"); }
+std::string_view response_id_prefix(bool chat) { return chat ? "chatcmpl-" : "cmpl-"; }
 
 std::string_view finish_reason_json(FinishReason reason) { return finish_reason_name(reason); }
 

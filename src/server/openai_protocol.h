@@ -149,7 +149,7 @@ struct ResponseHeader {
   std::string model;
 };
 
-std::string new_response_id(bool chat);
+std::string_view response_id_prefix(bool chat);  // "chatcmpl-" or "cmpl-"
 std::string_view finish_reason_json(FinishReason reason);  // "stop" | "length" | "abort"
 
 std::string usage_json(const UsageFigures& usage);

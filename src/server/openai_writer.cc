@@ -5,10 +5,10 @@
 
 namespace pagoda::server {
 
-OpenAiWriter::OpenAiWriter(bool chat, std::string model, bool with_logprobs, bool include_usage,
+OpenAiWriter::OpenAiWriter(IdGenerator& ids, bool chat, std::string model, bool with_logprobs, bool include_usage,
                            bool legacy_functions)
     : chat_(chat), with_logprobs_(with_logprobs), include_usage_(include_usage), legacy_functions_(legacy_functions) {
-  header_.id = new_response_id(chat);
+  header_.id = ids.next(response_id_prefix(chat));
   header_.created =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   header_.model = std::move(model);

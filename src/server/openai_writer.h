@@ -13,7 +13,8 @@ namespace pagoda::server {
 class OpenAiWriter final : public ResponseWriter {
  public:
   // `legacy_functions`: tool calls as the legacy functions API's function_call (chat_response).
-  OpenAiWriter(bool chat, std::string model, bool with_logprobs, bool include_usage, bool legacy_functions = false);
+  OpenAiWriter(IdGenerator& ids, bool chat, std::string model, bool with_logprobs, bool include_usage,
+               bool legacy_functions = false);
   const std::string& id() const override { return header_.id; }
   std::string cut_message() const override;
   std::string stream_open(int32_t prompt_tokens) override;

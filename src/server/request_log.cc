@@ -58,4 +58,16 @@ void RequestLog::message(const std::string& text) {
   std::fflush(out_);
 }
 
+void reply_and_log(RequestLog& log, HttpExchange& ex, HttpResponse response, const std::string& finish) {
+  RequestLogEntry e;
+  e.method = ex.request().method;
+  e.path = ex.request().path;
+  e.status = response.status;
+  e.e2e_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ex.request().received).count();
+  e.finish = finish.empty() ? "-" : finish;
+  log.write(e);
+  ex.respond(std::move(response));
+}
+
 }  // namespace pagoda::server

@@ -1,11 +1,14 @@
 // RequestLog: one line per request, whatever its status (id, method, path, status, prompt/output tokens, cached
-// tokens, TTFT, E2E, finish reason or error), as text or JSON lines, to one FILE*. Thread-safe.
+// tokens, TTFT, E2E, finish reason or error), as text or JSON lines, to one FILE*. Thread-safe. And reply_and_log:
+// the one way a handler answers an exchange with a whole response and its line.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
+
+#include "server/http_exchange.h"
 
 namespace pagoda::server {
 
@@ -36,5 +39,9 @@ class RequestLog {
   std::FILE* out_;
   LogFormat format_;
 };
+
+// Answers `ex` with `response` and writes its line: the exchange's method and path, the response's status, the
+// time since the request was received, `finish` ("-" when empty).
+void reply_and_log(RequestLog& log, HttpExchange& ex, HttpResponse response, const std::string& finish);
 
 }  // namespace pagoda::server

@@ -12,6 +12,7 @@
 #include "server/api_error.h"
 #include "server/http_message.h"
 #include "server/openai_protocol.h"
+#include "server/response_id.h"
 
 namespace pagoda::server {
 

@@ -1,7 +1,6 @@
 // Responses API request translation and response objects.
 #include "core/ordered_json_parse.h"
 #include "server/responses_protocol.h"
-#include "server/response_id.h"
 
 #include <fmt/format.h>
 
@@ -180,8 +179,6 @@ std::string responses_message(std::string message) {
 }
 
 }  // namespace
-
-std::string new_item_id(std::string_view prefix) { return unique_id(std::string(prefix) + "_"); }
 
 std::optional<ApiError> parse_responses_request(std::string_view body_text, CompletionParams* out, ojson* echo) {
   nlohmann::json depth_checked;

@@ -46,6 +46,5 @@ nlohmann::ordered_json response_object(const std::string& id, int64_t created_at
                                        std::string_view status, const nlohmann::ordered_json& output,
                                        const std::optional<UsageFigures>& usage, const nlohmann::ordered_json& echo);
 nlohmann::ordered_json output_item_json(const ResponseOutputItem& item, std::string_view status);
-std::string new_item_id(std::string_view prefix);  // "resp_...", "msg_...", "fc_..."
 
 }  // namespace pagoda::server

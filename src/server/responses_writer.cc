@@ -18,8 +18,8 @@ std::string_view final_status(const std::optional<FinishReason>& reason) {
 
 }  // namespace
 
-ResponsesWriter::ResponsesWriter(std::string model, ojson echo)
-    : id_(new_item_id("resp")), model_(std::move(model)), echo_(std::move(echo)) {
+ResponsesWriter::ResponsesWriter(IdGenerator& ids, std::string model, ojson echo)
+    : ids_(&ids), id_(ids.next("resp_")), model_(std::move(model)), echo_(std::move(echo)) {
   created_at_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -63,7 +63,7 @@ std::string ResponsesWriter::stream_piece(const ChoiceResult& piece, bool, const
   if (!piece.reasoning.empty()) {
     if (reasoning_idx_ < 0) {
       reasoning_idx_ = int32_t(items_.size());
-      items_.push_back(ResponseOutputItem{new_item_id("rs"), false, {}, {}, {}, {}, true});
+      items_.push_back(ResponseOutputItem{ids_->next("rs_"), false, {}, {}, {}, {}, true});
       out += event({{"type", "response.output_item.added"},
                     {"output_index", reasoning_idx_},
                     {"item", output_item_json(items_.back(), "in_progress")}});
@@ -84,7 +84,7 @@ std::string ResponsesWriter::stream_piece(const ChoiceResult& piece, bool, const
   if (!piece.text.empty()) {
     if (message_idx_ < 0) {
       message_idx_ = int32_t(items_.size());
-      items_.push_back(ResponseOutputItem{new_item_id("msg"), false, {}, {}, {}, {}, false});
+      items_.push_back(ResponseOutputItem{ids_->next("msg_"), false, {}, {}, {}, {}, false});
       out += event({{"type", "response.output_item.added"},
                     {"output_index", message_idx_},
                     {"item", output_item_json(items_.back(), "in_progress")}});
@@ -107,7 +107,7 @@ std::string ResponsesWriter::stream_piece(const ChoiceResult& piece, bool, const
     if (size_t(d.index) >= call_idx_.size()) {  // a new call: its first piece has its id and name
       call_idx_.resize(size_t(d.index) + 1, -1);
       call_idx_[size_t(d.index)] = int32_t(items_.size());
-      items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, d.id, d.name, {}, false});
+      items_.push_back(ResponseOutputItem{ids_->next("fc_"), true, {}, d.id, d.name, {}, false});
       out += event({{"type", "response.output_item.added"},
                     {"output_index", int32_t(items_.size()) - 1},
                     {"item", output_item_json(items_.back(), "in_progress")}});
@@ -174,11 +174,11 @@ std::string ResponsesWriter::whole_response(const std::vector<ChoiceResult>& cho
   const ChoiceResult& c = choices.empty() ? none : choices[0];
   items_.clear();
   if (!c.reasoning.empty())
-    items_.push_back(ResponseOutputItem{new_item_id("rs"), false, c.reasoning, {}, {}, {}, true});
+    items_.push_back(ResponseOutputItem{ids_->next("rs_"), false, c.reasoning, {}, {}, {}, true});
   if (!c.text.empty() || c.tool_calls.empty())
-    items_.push_back(ResponseOutputItem{new_item_id("msg"), false, c.text, {}, {}, {}, false});
+    items_.push_back(ResponseOutputItem{ids_->next("msg_"), false, c.text, {}, {}, {}, false});
   for (const ToolCall& t : c.tool_calls)
-    items_.push_back(ResponseOutputItem{new_item_id("fc"), true, {}, t.id, t.name, t.arguments, false});
+    items_.push_back(ResponseOutputItem{ids_->next("fc_"), true, {}, t.id, t.name, t.arguments, false});
   const std::string_view status = final_status(c.finish_reason);
   return response_object(id_, created_at_, model_, status, output_json(status), usage, echo_)
       .dump(-1, ' ', false, ojson::error_handler_t::replace);

@@ -21,7 +21,7 @@ namespace pagoda::server {
 class ResponsesWriter final : public ResponseWriter {
  public:
   // `echo`: the request's settings the response object repeats (parse_responses_request's).
-  ResponsesWriter(std::string model, nlohmann::ordered_json echo);
+  ResponsesWriter(IdGenerator& ids, std::string model, nlohmann::ordered_json echo);  // borrows `ids`
   const std::string& id() const override { return id_; }
   std::string cut_message() const override;
   std::string stream_open(int32_t prompt_tokens) override;
@@ -35,6 +35,7 @@ class ResponsesWriter final : public ResponseWriter {
   nlohmann::ordered_json output_json(std::string_view status) const;
   std::string error_event(const ApiError& error) const;
 
+  IdGenerator* ids_;  // its items' ids
   std::string id_;
   std::string model_;
   int64_t created_at_ = 0;

@@ -40,7 +40,7 @@ class EnginePoolingTest : public BundledModelTest {
   static GenerateRequest pooling(const std::vector<TokenId>& prompt, Pooling method) {
     GenerateRequest r;
     r.prompt = prompt;
-    r.sampling.max_tokens = 1;
+    r.prefill_only = true;
     r.pooling = method;
     return r;
   }
@@ -186,6 +186,11 @@ TEST_F(EnginePoolingTest, RequestsThatCannotPoolAreRefused) {
   GenerateRequest with_logprobs = pooling(tokens("The cat"), Pooling::kMean);
   with_logprobs.sampling.logprobs = 0;
   EXPECT_FALSE(engine->submit(with_logprobs).ok());
+  GenerateRequest not_prefill_only = pooling(tokens("The cat"), Pooling::kMean);
+  not_prefill_only.prefill_only = false;
+  auto generating = engine->submit(not_prefill_only);
+  ASSERT_FALSE(generating.ok());
+  EXPECT_NE(generating.error().find("prefill-only"), std::string::npos) << generating.error();
 }
 
 }  // namespace

@@ -383,6 +383,79 @@ TEST_F(EngineTest, PromptLogprobsAreTheLogSoftmaxOfThePromptRowsForEveryChunking
   EXPECT_EQ(plain->submit(r).status().code(), StatusCode::kInvalidArgument);  // made without prompt logits
 }
 
+TEST_F(EngineTest, APrefillOnlyRequestSamplesNothingAndEndsWithItsPromptRows) {
+  EngineConfig c = config(16);  // 256 slots, the context
+  c.prompt_logits = true;
+  c.scheduler.max_batched_tokens = 32;
+  c.scheduler.max_prefill_tokens_with_decodes = 3;
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  GenerateRequest scored = greedy("Once upon a time, there was a little girl named Lily. She loved to play", 3);
+  scored.prompt_logits_start = 0;
+  const RequestOutput rows = run_alone(*engine, scored);
+  const size_t vocab = size_t(loaded_->model->config().vocab_size);
+  const size_t num_prompt = scored.prompt.size();
+
+  GenerateRequest r = scored;
+  r.prompt_logits_start = -1;
+  r.prompt_logprobs = 2;
+  r.prefill_only = true;
+  r.sampling.max_tokens = 0;  // not read
+  // Beside a decoding stream, so the prompt goes in chunks.
+  const int64_t generated_before = engine->stats().num_generation_tokens;
+  GenerateRequest other = greedy("The cat", 40);
+  other.sampling.ignore_eos = true;
+  auto busy = engine->submit(other);
+  ASSERT_TRUE(busy.ok());
+  auto h = engine->submit(r);
+  ASSERT_TRUE(h.ok()) << h.error();
+  std::vector<RequestOutput> outs;
+  for (;;) {
+    std::optional<RequestOutput> o = h->stream->next(std::chrono::milliseconds(30000));
+    ASSERT_TRUE(o.has_value()) << "no event in 30 s";
+    outs.push_back(std::move(*o));
+    if (outs.back().finished) break;
+  }
+  ASSERT_EQ(outs.size(), 1u) << "a prefill-only request ends in one event";
+  const RequestOutput& out = outs.front();
+  EXPECT_TRUE(out.new_tokens.empty());
+  EXPECT_TRUE(out.text.empty());
+  EXPECT_EQ(out.num_output_tokens, 0);
+  EXPECT_EQ(out.finish_reason, FinishReason::kStop);
+  ASSERT_TRUE(out.timing.has_value());
+  EXPECT_GE(out.timing->first_token_us, out.timing->first_scheduled_us);  // its "first output": the prompt computed
+  EXPECT_TRUE(out.timing->token_us.empty());
+  ASSERT_EQ(out.prompt_logprobs.size(), num_prompt - 1);
+  for (size_t i = 0; i + 1 < num_prompt; ++i) {
+    const TokenLogprobs want = compute_token_logprobs(
+        std::span<const float>(rows.prompt_logits).subspan(i * vocab, vocab), r.prompt[i + 1], 2);
+    EXPECT_NEAR(out.prompt_logprobs[i].logprob, want.logprob, 1e-4) << i;
+  }
+  busy->stream->wait_all();
+  EXPECT_EQ(engine->stats().num_generation_tokens - generated_before, 40) << "only the generation sampled";
+  EXPECT_EQ(engine->stats().kv.num_used_blocks, 0);
+
+  // Its KV is sized for the prompt: a prompt that fills the context is computed, where a generation is refused.
+  GenerateRequest full = greedy("x", 4);
+  full.prompt.resize(256, 1);
+  EXPECT_EQ(engine->submit(full).status().code(), StatusCode::kContextLengthExceeded);
+  full.prefill_only = true;
+  auto filled = engine->submit(full);
+  ASSERT_TRUE(filled.ok()) << filled.error();
+  const RequestOutput whole = filled->stream->wait_all();
+  EXPECT_EQ(whole.finish_reason, FinishReason::kStop);
+  EXPECT_TRUE(whole.new_tokens.empty());
+
+  // It samples nothing, so it asks for nothing sampled.
+  GenerateRequest with_logprobs = greedy("The cat", 4);
+  with_logprobs.prefill_only = true;
+  with_logprobs.sampling.logprobs = 1;
+  EXPECT_EQ(engine->submit(with_logprobs).status().code(), StatusCode::kInvalidArgument);
+  GenerateRequest two = greedy("The cat", 4);
+  two.prefill_only = true;
+  EXPECT_EQ(engine->submit_samples(two, 2).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_F(EngineTest, WithoutATokenizerOutputsAreTokenIdsAndStopStringsAreRefused) {
   EngineConfig c = config(64);
   auto created = Engine::create(*loaded_->model, c);

@@ -190,7 +190,7 @@ TEST_F(Qwen3EmbeddingTest, TheEnginesLastTokenPoolingIsTheForwardPassesLastHidde
       for (const char* text : kEmbeddingTexts) {
         GenerateRequest r;
         r.prompt = m->tokenizer->encode(text, true);
-        r.sampling.max_tokens = 1;
+        r.prefill_only = true;
         r.pooling = Pooling::kLast;
         auto h = engine->submit(std::move(r));
         ASSERT_TRUE(h.ok()) << h.error();

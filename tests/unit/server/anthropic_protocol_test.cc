@@ -245,7 +245,8 @@ TEST(AnthropicProtocolTest, ThinkingMapsToEnableThinkingAndComesBackAsAThinkingB
   EXPECT_EQ(whole["content"][0], json({{"type", "thinking"}, {"thinking", "Hm."}, {"signature", ""}}));
   EXPECT_EQ(whole["content"][1]["type"], "text");
 
-  AnthropicWriter w("m", false, true);
+  IdGenerator ids;
+  AnthropicWriter w(ids, "m", false, true);
   std::string sse = w.stream_open(7);
   ChoiceResult piece;
   piece.reasoning = "Hm";
@@ -267,7 +268,8 @@ TEST(AnthropicProtocolTest, ThinkingMapsToEnableThinkingAndComesBackAsAThinkingB
 }
 
 TEST(AnthropicProtocolTest, TheWritersStreamIsAnthropicsEventSequence) {
-  AnthropicWriter w("m", false);
+  IdGenerator ids;
+  AnthropicWriter w(ids, "m", false);
   std::string sse = w.stream_open(7);
   ChoiceResult piece;
   piece.text = "Once";
@@ -297,7 +299,8 @@ TEST(AnthropicProtocolTest, TheWritersStreamIsAnthropicsEventSequence) {
 }
 
 TEST(AnthropicProtocolTest, AForcedCallStreamsAsAToolUseBlock) {
-  AnthropicWriter w("m", true);
+  IdGenerator ids;
+  AnthropicWriter w(ids, "m", true);
   std::string sse = w.stream_open(3);
   ChoiceResult piece;
   piece.tool_call_deltas = {{0, "call_7", "f", "{\"a\""}};

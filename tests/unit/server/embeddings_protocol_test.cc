@@ -142,7 +142,7 @@ TEST(EmbeddingsEndpointTest, VectorsAreTheEnginesPoolingNormalizedInFloatAndBase
     GenerateRequest req;
     req.prompt = server.tokenizer().encode(texts[i], true);
     prompt_tokens += int64_t(req.prompt.size());
-    req.sampling.max_tokens = 1;
+    req.prefill_only = true;
     req.pooling = Pooling::kLast;
     std::vector<float> want = server.engine().submit(std::move(req))->stream->wait_all().embedding;
     l2_normalize(want);

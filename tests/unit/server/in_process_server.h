@@ -39,7 +39,7 @@ class InProcessServer {
     log_ = std::make_unique<RequestLog>(null_, LogFormat::kText);
     api.max_seq_len = c.max_seq_len;
     api.max_model_len = c.max_seq_len;
-    api_ = std::make_unique<ApiServer>(*engine_, *loaded_->tokenizer, *log_, api);
+    api_ = std::make_unique<ApiServer>(*engine_, *loaded_->tokenizer, *log_, ids_, api);
     http.port = 0;
     http.error_response = [a = api_.get()](int status, std::string message, std::string_view path) {
       return a->http_layer_error(status, std::move(message), path);
@@ -72,6 +72,7 @@ class InProcessServer {
   std::unique_ptr<Engine> engine_;
   std::FILE* null_ = nullptr;
   std::unique_ptr<RequestLog> log_;
+  IdGenerator ids_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<HttpServer> http_;
   std::thread thread_;

@@ -114,7 +114,8 @@ TEST(LlamaProtocolTest, StopTypesPropsAndSlots) {
 
 TEST(LlamaWriterTest, StreamsPiecesThenAStopEventAndAWholeAnswer) {
   SamplingParams s;
-  LlamaWriter w("m", llama_generation_settings(s, 0, true), "I believe", true, true);
+  IdGenerator ids;
+  LlamaWriter w(ids, "m", llama_generation_settings(s, 0, true), "I believe", true, true);
   EXPECT_EQ(w.stream_open(5), "");
   ChoiceResult piece;
   piece.text = "the";

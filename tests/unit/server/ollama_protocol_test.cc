@@ -234,7 +234,8 @@ std::vector<json> lines(const std::string& ndjson) {
 }
 
 TEST(OllamaWriterTest, StreamsNdjsonLinesAndEndsWithTheCounts) {
-  OllamaWriter w(true, "m:latest");
+  IdGenerator ids;
+  OllamaWriter w(ids, true, "m:latest");
   EXPECT_EQ(w.stream_content_type(), "application/x-ndjson");
   ChoiceResult piece;
   piece.text = "Hel";
@@ -267,7 +268,8 @@ TEST(OllamaWriterTest, StreamsNdjsonLinesAndEndsWithTheCounts) {
 }
 
 TEST(OllamaWriterTest, AWholeGenerateAnswerIsOneObject) {
-  OllamaWriter w(false, "m");
+  IdGenerator ids;
+  OllamaWriter w(ids, false, "m");
   ChoiceResult c;
   c.text = "Once upon";
   c.finish_reason = FinishReason::kLength;
@@ -279,7 +281,8 @@ TEST(OllamaWriterTest, AWholeGenerateAnswerIsOneObject) {
 }
 
 TEST(OllamaWriterTest, AReasoningGoesToThinkingApartFromTheContent) {
-  OllamaWriter chat(true, "m");
+  IdGenerator ids;
+  OllamaWriter chat(ids, true, "m");
   ChoiceResult piece;
   piece.reasoning = "hmm";
   const json streamed = json::parse(chat.stream_piece(piece, true, std::nullopt));
@@ -292,7 +295,7 @@ TEST(OllamaWriterTest, AReasoningGoesToThinkingApartFromTheContent) {
   const json whole = json::parse(chat.whole_response({c}, UsageFigures{4, 2, 0, 1, 0.5}));
   EXPECT_EQ(whole["message"]["thinking"], "hmm");
   EXPECT_EQ(whole["message"]["content"], "yes");
-  OllamaWriter generate(false, "m");
+  OllamaWriter generate(ids, false, "m");
   const json g = json::parse(generate.whole_response({c}, UsageFigures{4, 2, 0, 1, 0.5}));
   EXPECT_EQ(g["thinking"], "hmm");
   EXPECT_EQ(g["response"], "yes");

@@ -147,7 +147,8 @@ TEST(ResponsesProtocolTest, AReasoningItemGivenBackGoesWithTheAssistantTurnAfter
 }
 
 TEST(ResponsesProtocolTest, AReasoningIsAnItemBeforeTheMessageWholeAndStreamed) {
-  ResponsesWriter w("m", nlohmann::ordered_json::object());
+  IdGenerator ids;
+  ResponsesWriter w(ids, "m", nlohmann::ordered_json::object());
   std::string sse = w.stream_open(4);
   ChoiceResult piece;
   piece.reasoning = "Think";
@@ -178,7 +179,8 @@ TEST(ResponsesProtocolTest, AReasoningIsAnItemBeforeTheMessageWholeAndStreamed) 
   EXPECT_EQ(done["output"][1]["type"], "message");
   EXPECT_EQ(done["usage"]["output_tokens_details"]["reasoning_tokens"], 3);
 
-  ResponsesWriter whole("m", nlohmann::ordered_json::object());
+  IdGenerator ids_whole;
+  ResponsesWriter whole(ids_whole, "m", nlohmann::ordered_json::object());
   ChoiceResult c;
   c.reasoning = "Thinking.";
   c.text = "Hi";
@@ -192,7 +194,8 @@ TEST(ResponsesProtocolTest, AReasoningIsAnItemBeforeTheMessageWholeAndStreamed) 
 }
 
 TEST(ResponsesProtocolTest, TheWritersEventsComeInOrderNumbered) {
-  ResponsesWriter w("m", {{"instructions", nullptr}});
+  IdGenerator ids;
+  ResponsesWriter w(ids, "m", {{"instructions", nullptr}});
   std::string sse = w.stream_open(4);
   ChoiceResult piece;
   piece.text = "Once";
@@ -232,7 +235,7 @@ TEST(ResponsesProtocolTest, TheWritersEventsComeInOrderNumbered) {
   EXPECT_EQ(done["output"][1]["call_id"], "call_9");
   EXPECT_EQ(done["usage"]["total_tokens"], 10);
 
-  ResponsesWriter cut("m", nlohmann::ordered_json::object());
+  ResponsesWriter cut(ids, "m", nlohmann::ordered_json::object());
   cut.stream_open(1);
   ChoiceResult by_length;
   by_length.finish_reason = FinishReason::kLength;
