@@ -55,6 +55,14 @@ struct ModelShape {
   int32_t sliding_window = 0;
   float yarn_factor = 0.0f;
   int32_t yarn_original_context = 0;
+  // Gated DeltaNet hybrids ("qwen35": synth/random_qwen35_writer.h): every fourth layer full attention (gated, with
+  // rope_dim of the head's dims rotated), the others DeltaNet layers of these heads (key heads, value heads, both of
+  // delta_net_head_dim) after a convolution of delta_net_conv_kernel taps. 0: none.
+  int32_t delta_net_k_heads = 0;
+  int32_t delta_net_v_heads = 0;
+  int32_t delta_net_head_dim = 0;
+  int32_t delta_net_conv_kernel = 0;
+  int32_t rope_dim = 0;  // 0: the whole head
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   int64_t num_params() const;         // weights of all matrices and norms
