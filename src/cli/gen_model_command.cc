@@ -16,6 +16,7 @@
 #include "synth/hf_random_model_writer.h"
 #include "synth/random_bert_writer.h"
 #include "synth/random_gpt_oss_writer.h"
+#include "synth/random_qwen35_writer.h"
 #include "synth/random_model_writer.h"
 
 namespace pagoda::cli {
@@ -87,15 +88,16 @@ int gen_model(const GenModelOptions& o) {
     return report_error("--splits writes a GGUF set: it needs --format gguf and an output ending in .gguf");
   Progress progress("gen-model");
   if (!shape->gguf_architecture.empty()) {
-    // gpt-oss and bert: written straight as GGUF (pagoda reads no HF folder of them).
+    // gpt-oss, bert and qwen35: written straight as GGUF (pagoda reads no HF folder of them).
     if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
     if (!o.tokenizer.empty())
       return report_error(fmt::format("--tokenizer needs an HF-family shape, not {}", shape->name));
     synth::RandomModelOptions options{
         *shape, *type, o.seed, o.output,
         [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
-    Status st = shape->gguf_architecture == "bert" ? synth::write_random_bert_model(options)
-                                                   : synth::write_random_gpt_oss_model(options);
+    Status st = shape->gguf_architecture == "bert"     ? synth::write_random_bert_model(options)
+                : shape->gguf_architecture == "qwen35" ? synth::write_random_qwen35_model(options)
+                                                       : synth::write_random_gpt_oss_model(options);
     progress.finish();
     if (!st.ok()) return report_error(st.message());
     if (o.splits > 1) {

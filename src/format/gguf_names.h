@@ -150,10 +150,21 @@ inline constexpr const char* kAttnOutputNorm = "attn_output_norm";
 inline constexpr const char* kLayerOutputNorm = "layer_output_norm";
 inline constexpr const char* kClassifierStem = "cls";
 inline constexpr const char* kClassifierOutputStem = "cls.output";
+// Gated DeltaNet (Qwen3.5, Qwen3-Next), llama.cpp's names: attn_qkv [dim, conv_dim] and attn_gate (z) [dim, value_dim]
+// beside these; ssm_dt's tensor is its "bias", ssm_a's has no kind suffix (blk.N.ssm_a).
+inline constexpr const char* kSsmConv1d = "ssm_conv1d";  // [conv_kernel, conv_dim] depthwise taps, f32
+inline constexpr const char* kSsmDt = "ssm_dt";          // .bias [v_heads]
+inline constexpr const char* kSsmA = "ssm_a";            // [v_heads]: -exp(A_log)
+inline constexpr const char* kSsmBeta = "ssm_beta";      // [dim, v_heads]
+inline constexpr const char* kSsmAlpha = "ssm_alpha";    // [dim, v_heads]
+inline constexpr const char* kSsmNorm = "ssm_norm";      // [head_dim]
+inline constexpr const char* kSsmOut = "ssm_out";        // [value_dim, dim]
+inline constexpr const char* kAttnGate = "attn_gate";
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";
   tensor += name;
+  if (kind.empty()) return tensor;  // a tensor named without a kind (ssm_a)
   tensor += '.';
   tensor += kind;
   return tensor;

@@ -155,7 +155,8 @@ const PerKernelSet<VectorKernels> kVectorKernels{
             .paged_attention = ref::paged_attention,
             .softmax = ref::softmax,
             .rope = ref::rope,
-            .short_conv = ref::short_conv},
+            .short_conv = ref::short_conv,
+            .gated_delta_net = ref::gated_delta_net},
     .avx2 = {.quantize_row_q8_0 = avx2::quantize_row_q8_0,
              .quantize_row_int8 = avx2::quantize_row_int8,
              .rmsnorm = avx2::rmsnorm,
@@ -167,7 +168,8 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .swiglu_oai_mul = avx2::swiglu_oai_mul,
              .paged_attention = avx2::paged_attention,
              .softmax = avx2::softmax,
-             .rope = avx2::rope},
+             .rope = avx2::rope,
+             .gated_delta_net = avx2::gated_delta_net},
     .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
                .quantize_row_int8 = avx512::quantize_row_int8,
                .rmsnorm = avx512::rmsnorm,
@@ -179,7 +181,8 @@ const PerKernelSet<VectorKernels> kVectorKernels{
                .swiglu_oai_mul = avx512::swiglu_oai_mul,
                .paged_attention = avx512::paged_attention,
                .softmax = avx512::softmax,
-               .rope = avx512::rope},
+               .rope = avx512::rope,
+               .gated_delta_net = avx512::gated_delta_net},
 };
 
 }  // namespace

@@ -22,6 +22,8 @@ namespace pagoda::kernels {
 // tiles for INT8 weights in prefill-sized calls, which need Linux's permission for the tile state).
 enum class Isa : uint8_t { kScalar, kAvx2, kAvxVnni, kAvx512, kAmx };
 inline constexpr int kNumIsas = 5;
+// The widest gated DeltaNet head a kernel takes (Qwen3.5's are 128).
+inline constexpr int32_t kMaxDeltaNetHeadDim = 512;
 std::string_view isa_name(Isa isa);                   // "scalar" | "avx2" | "avx_vnni" | "avx512" | "amx"
 std::optional<Isa> parse_isa(std::string_view name);  // the inverse; nullopt for any other name
 
@@ -80,6 +82,14 @@ struct VectorKernels {
   // (y may alias x). Channels are independent, so every table gives the scalar one's bits.
   void (*short_conv)(const float* taps, float* state, const float* x, float* y, int64_t dim, int32_t num_taps,
                      int64_t num_tokens) = nullptr;
+  // Gated DeltaNet's recurrence for one value head over num_tokens consecutive tokens of one sequence (Qwen3.5's
+  // linear attention, ggml_gated_delta_net's order). The head's state S [head_dim keys][head_dim values] is stored
+  // transposed: state[j * head_dim + i] = S[i][j]. Per token t, with q, k (L2-normed), v rows at t * qkv_stride and
+  // the scalars g (log decay) and beta at t * gate_stride: S *= exp(g); delta = (v - S^T k) * beta; S += k delta^T;
+  // out[t * out_stride ..] = scale * S^T q. head_dim at most kMaxDeltaNetHeadDim.
+  void (*gated_delta_net)(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride,
+                          const float* g, const float* beta, int64_t gate_stride, float* out, int64_t out_stride,
+                          int32_t head_dim, int64_t num_tokens, float scale) = nullptr;
 };
 
 // A weight dtype's matmul entry points (null where a form does not exist for it): on f32 activations (any dtype,

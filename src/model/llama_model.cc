@@ -509,7 +509,11 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     const LayerWeights& lw = weights_.layers[size_t(l)];
     const bool fuse = fuses(lw);
     if (config_.is_conv_layer(l)) {
-      short_conv_block(batch, kv, l, ws, pool);
+      if (config_.is_delta_net()) {
+        delta_net_block(batch, kv, l, ws, pool);
+      } else {
+        short_conv_block(batch, kv, l, ws, pool);
+      }
       ffn_block(lw, l, fuse, n, ws, pool);
       continue;
     }
@@ -517,11 +521,23 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     const int32_t q_dim = config_.layer_q_dim(l);
     const bool writes_kv = config_.writes_kv(l);  // else it reads an earlier layer's K/V
     // Attention block.
-    if (fuse) {
+    if (fuse && !config_.attn_output_gate) {
       qkv_fused(lw, n, ws, pool);
     } else {
       pre_norm(lw.attn_norm, n, ws);
-      linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
+      if (config_.attn_output_gate) {
+        // Each head's query, then its gate.
+        linear(lw.wq, ws.xb.data(), ws.q_and_gate.data(), n, ws, pool);
+        for (int32_t t = 0; t < n; ++t)
+          for (int32_t h = 0; h < config_.num_heads; ++h) {
+            const float* from = ws.q_and_gate.data() + (int64_t(t) * config_.num_heads + h) * 2 * head_dim;
+            const int64_t to = int64_t(t) * q_dim + int64_t(h) * head_dim;
+            std::memcpy(ws.q.data() + to, from, sizeof(float) * size_t(head_dim));
+            std::memcpy(ws.attn_gate.data() + to, from + head_dim, sizeof(float) * size_t(head_dim));
+          }
+      } else {
+        linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
+      }
       if (writes_kv) {
         linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
         linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
@@ -541,6 +557,9 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       if (writes_kv) write_kv(batch, kv, l, t, cs, sn, ws);
     }
     attention(batch, kv, l, ws, pool);
+    if (config_.attn_output_gate)
+      for (int64_t i = 0; i < int64_t(n) * q_dim; ++i)
+        ws.xb[size_t(i)] *= 1.0f / (1.0f + std::exp(-ws.attn_gate[size_t(i)]));
     add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool, lw.bo);
 
     ffn_block(lw, l, fuse, n, ws, pool);

@@ -3,7 +3,8 @@
 // QKV bias and Qwen3/Gemma 3's Q/K norm (when the weights have them), Gemma's post-norms, scaled embeddings,
 // sliding-window layers and soft-capping, Granite's multipliers, Phi-3's LongRoPE, a mixture of experts in place of
 // the dense FFN, with an optional (gated) shared expert (moe_ffn.cc), LFM2's short-convolution layers in place of
-// attention (their window per sequence in the KV view's recurrent state). f32 activations over weights that stay in the
+// attention (their window per sequence in the KV view's recurrent state), Qwen3.5's gated DeltaNet layers beside
+// gated attention (delta_net_block.cc). f32 activations over weights that stay in the
 // GGUF mapping (or their repacked copies). Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 
@@ -128,6 +129,10 @@ class LlamaModel final : public Model {
   // sequence's window in its recurrent-state slot (BatchView::state_slots), then the residual add.
   void short_conv_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                         ThreadPool& pool) const;
+  // A gated DeltaNet layer (delta_net_block.cc; ModelConfig::is_delta_net) in place of attention: reads and advances
+  // each sequence's convolution window and head matrices in its recurrent-state slot, then the residual add.
+  void delta_net_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                       ThreadPool& pool) const;
   // Mixture of experts (moe_ffn.cc): x += sum over each token's chosen experts of weight * expert(rmsnorm(x)), plus the
   // layer's shared expert (times its sigmoid gate) when it has one.
   void moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const;

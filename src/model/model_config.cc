@@ -81,14 +81,10 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
     PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, kv_heads_key, c.num_heads));
   }
   // Each block is at least its 6 tensors (Phi-3's, with fused QKV and gate/up): a block count the file cannot hold
-  // fails here, before the loader sizes anything by it. The last block ends in its attention output or, on a
-  // recurrent layer, its short convolution's.
-  const std::string last_block_tensor = format::gguf_tensor::block_tensor(
-      c.num_layers - 1,
-      c.is_conv_layer(c.num_layers - 1) ? format::gguf_tensor::kShortConvOutProj : format::gguf_tensor::kAttnOutput);
-  if (f.find_tensor(last_block_tensor) == nullptr || size_t(c.num_layers) > f.tensors().size() / 6)
-    return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
-                                  a, c.num_layers, last_block_tensor, f.tensors().size()));
+  // fails here, before the loader sizes anything by it.
+  if (size_t(c.num_layers) > f.tensors().size() / 6)
+    return make_error(fmt::format("{}: {}block_count = {} but the file has only {} tensors", f.name(), a, c.num_layers,
+                                  f.tensors().size()));
   PAGODA_ASSIGN_OR_RETURN(auto eps, f.get_f32(arch_key(c, gguf_key::kRmsEpsilon)));
   if (eps) c.rms_eps = *eps;
   PAGODA_ASSIGN_OR_RETURN(auto theta, f.get_f32(arch_key(c, gguf_key::kRopeFreqBase)));
@@ -167,7 +163,16 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
   }
   PAGODA_RETURN_IF_ERROR(check_rope_scaling(c, f.name()));
   if (family->read_gguf != nullptr) PAGODA_RETURN_IF_ERROR(family->read_gguf(f, c));
-  if (!c.layer_is_conv.empty() && c.shortconv_l_cache < 2)
+  // The last block ends in its attention output or, on a recurrent layer, its short convolution's or DeltaNet's.
+  const int32_t last = c.num_layers - 1;
+  const std::string last_block_tensor = format::gguf_tensor::block_tensor(
+      last, !c.is_conv_layer(last) ? format::gguf_tensor::kAttnOutput
+            : c.is_delta_net()     ? format::gguf_tensor::kSsmOut
+                                   : format::gguf_tensor::kShortConvOutProj);
+  if (f.find_tensor(last_block_tensor) == nullptr)
+    return make_error(fmt::format("{}: {}block_count = {} but the file has no tensor {} ({} tensors in all)", f.name(),
+                                  a, c.num_layers, last_block_tensor, f.tensors().size()));
+  if (!c.layer_is_conv.empty() && c.shortconv_l_cache < 2 && !c.is_delta_net())
     return make_error(fmt::format("{}: {}attention.head_count_kv is 0 on some layers, but {} has no recurrent layers",
                                   f.name(), a, c.architecture));
   if (c.num_experts > 0 && c.num_experts_used > c.num_experts)

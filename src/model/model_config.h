@@ -119,6 +119,21 @@ struct ModelConfig {
   // convolution, (shortconv_l_cache - 1) * dim floats, per sequence (the recurrent state, kv/kv_cache_view.h).
   std::vector<uint8_t> layer_is_conv;
   int32_t shortconv_l_cache = 0;
+  // Qwen3.5 / Qwen3-Next's gated DeltaNet (delta_net_v_heads > 0): the recurrent layers of layer_is_conv are gated
+  // DeltaNet blocks instead of short convolutions. A token's attn_qkv row [conv_dim()] (Q of delta_net_k_heads heads,
+  // K likewise, V of delta_net_v_heads heads, each delta_net_head_dim wide) runs through a depthwise causal
+  // convolution of delta_net_conv_kernel taps and SiLU; Q and K are L2-normed; value head h reads key head
+  // h % delta_net_k_heads; each value head keeps a [head_dim x head_dim] state, decayed by exp(g) with
+  // g = ssm_a * softplus(alpha + dt_bias), corrected by the delta rule with strength sigmoid(beta); the output is
+  // RMS-normed per head (ssm_norm), times SiLU(z) (attn_gate), then ssm_out. A recurrent layer's state: the last
+  // delta_net_conv_kernel - 1 inputs of its convolution and the value heads' matrices.
+  int32_t delta_net_conv_kernel = 0;  // ssm.conv_kernel
+  int32_t delta_net_k_heads = 0;      // ssm.group_count
+  int32_t delta_net_v_heads = 0;      // ssm.time_step_rank
+  int32_t delta_net_head_dim = 0;     // ssm.state_size (key and value heads alike)
+  // Gated attention (Qwen3.5): attn_q gives each head's query and then its output gate (2 * head_dim rows a head);
+  // the attention output is multiplied by sigmoid(gate) before attn_output.
+  bool attn_output_gate = false;
   // The final norm is GGUF's token_embd_norm.weight (LFM2: HF's embedding_norm) instead of output_norm.weight.
   bool output_norm_is_token_embd_norm = false;
 
@@ -202,8 +217,21 @@ struct ModelConfig {
       if (!is_conv_layer(l) && is_swa_layer(l) == is_swa_layer(layer)) return l - conv_layers_before(l);
     return -1;
   }
-  // The recurrent state of one sequence: every conv layer's window, in layer order.
-  int64_t conv_state_floats() const { return int64_t(shortconv_l_cache - 1) * dim; }
+  bool is_delta_net() const { return delta_net_v_heads > 0; }
+  int32_t delta_net_key_dim() const { return delta_net_k_heads * delta_net_head_dim; }
+  int32_t delta_net_value_dim() const { return delta_net_v_heads * delta_net_head_dim; }
+  int32_t delta_net_conv_dim() const { return 2 * delta_net_key_dim() + delta_net_value_dim(); }
+  // A DeltaNet layer's state: its convolution's window [conv_kernel - 1][conv_dim], then the value heads' matrices.
+  int64_t delta_net_window_floats() const { return int64_t(delta_net_conv_kernel - 1) * delta_net_conv_dim(); }
+  int64_t delta_net_matrix_floats() const {
+    return int64_t(delta_net_v_heads) * delta_net_head_dim * delta_net_head_dim;
+  }
+  // The recurrent state of one sequence: every recurrent layer's (a conv layer's window, or a DeltaNet layer's
+  // window and matrices), in layer order.
+  int64_t conv_state_floats() const {
+    return is_delta_net() ? delta_net_window_floats() + delta_net_matrix_floats()
+                          : int64_t(shortconv_l_cache - 1) * dim;
+  }
   int64_t state_floats_per_seq() const { return num_conv_layers() * conv_state_floats(); }
   bool has_recurrent_state() const { return state_floats_per_seq() > 0; }
   // The widest of the layers': a cache row holds max_kv_dim() values (a narrower layer uses the front of it).

@@ -152,6 +152,33 @@ Status load_short_conv(const TensorSet& f, const ModelConfig& c, int32_t l, Laye
   return Status::ok_status();
 }
 
+// A gated DeltaNet layer's projections, convolution taps (GGUF [conv_kernel, conv_dim], per channel), decay and
+// norm vectors.
+Status load_delta_net(const TensorSet& f, const ModelConfig& c, int32_t l, LayerWeights& lw) {
+  namespace t = format::gguf_tensor;
+  const int64_t dim = c.dim, conv_dim = c.delta_net_conv_dim(), value_dim = c.delta_net_value_dim();
+  const int64_t v_heads = c.delta_net_v_heads, taps = c.delta_net_conv_kernel;
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_qkv, matrix(f, t::block_tensor(l, t::kAttnQkv), conv_dim, dim));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_z, matrix(f, t::block_tensor(l, t::kAttnGate), value_dim, dim));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_beta, matrix(f, t::block_tensor(l, t::kSsmBeta), v_heads, dim));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_alpha, matrix(f, t::block_tensor(l, t::kSsmAlpha), v_heads, dim));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_out, matrix(f, t::block_tensor(l, t::kSsmOut), dim, value_dim));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_dt_bias, vector_f32(f, t::block_tensor(l, t::kSsmDt, "bias"), v_heads));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_a, vector_f32(f, t::block_tensor(l, t::kSsmA, ""), v_heads));
+  PAGODA_ASSIGN_OR_RETURN(lw.dn_norm, vector_f32(f, t::block_tensor(l, t::kSsmNorm), c.delta_net_head_dim));
+  const std::string name = t::block_tensor(l, t::kSsmConv1d);
+  PAGODA_ASSIGN_OR_RETURN(const TensorRef* conv, find(f, name, {taps, conv_dim}));
+  if (*conv->dtype != DType::kF32 && *conv->dtype != DType::kF16 && *conv->dtype != DType::kBF16)
+    return make_error(fmt::format("{}: {} is {}; its rows of {} taps need a plain float type", f.source, name,
+                                  conv->type_name, taps));
+  std::vector<float> per_channel(size_t(taps * conv_dim));  // [conv_dim][taps], as stored
+  dequantize_row(*conv->dtype, conv->data, per_channel.data(), taps * conv_dim);
+  lw.conv_taps.resize(per_channel.size());  // [taps][conv_dim]
+  for (int64_t ch = 0; ch < conv_dim; ++ch)
+    for (int64_t k = 0; k < taps; ++k) lw.conv_taps[size_t(k * conv_dim + ch)] = per_channel[size_t(ch * taps + k)];
+  return Status::ok_status();
+}
+
 }  // namespace
 
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
@@ -231,7 +258,9 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       PAGODA_ASSIGN_OR_RETURN(lw.attn_norm,
                               vector_f32(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnNorm), dim));
     }
-    if (c.is_conv_layer(l)) {
+    if (c.is_conv_layer(l) && c.is_delta_net()) {
+      PAGODA_RETURN_IF_ERROR(load_delta_net(f, c, l, lw));
+    } else if (c.is_conv_layer(l)) {
       PAGODA_RETURN_IF_ERROR(load_short_conv(f, c, l, lw));
     } else {
       if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv)) != nullptr) {
@@ -245,8 +274,8 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
         lw.wk = row_range(qkv, q_dim, kv_dim);
         lw.wv = row_range(qkv, q_dim + kv_dim, kv_dim);
       } else {
-        PAGODA_ASSIGN_OR_RETURN(lw.wq,
-                                matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ), q_dim, dim));
+        PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQ),
+                                              c.attn_output_gate ? 2 * q_dim : q_dim, dim));
         if (c.writes_kv(l)) {
           PAGODA_ASSIGN_OR_RETURN(
               lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));

@@ -48,7 +48,9 @@ struct ExpertWeights {
 
 struct LayerWeights {
   std::vector<float> attn_norm;       // f32 [dim]; empty without pre-norms (OLMo 2)
-  WeightView wq, wk, wv, wo;          // [q_dim, dim], [kv_dim, dim], [kv_dim, dim], [dim, q_dim]
+  // [q_dim, dim] ([2 * q_dim, dim] with ModelConfig::attn_output_gate: each head's query, then its gate), [kv_dim,
+  // dim], [kv_dim, dim], [dim, q_dim]
+  WeightView wq, wk, wv, wo;
   std::vector<float> bq, bk, bv;      // f32 [q_dim], [kv_dim], [kv_dim]: Qwen2's QKV bias; empty = none
   std::vector<float> bo;              // f32 [dim]: the output projection's bias (gpt-oss); empty = none
   // f32 [num_heads]: each query head's attention sink logit (gpt-oss; kernels::AttentionArgs::sinks); empty = none.
@@ -81,6 +83,11 @@ struct LayerWeights {
   // oldest input's taps first; the file stores them per channel).
   WeightView conv_in, conv_out;
   std::vector<float> conv_taps;
+  // A gated DeltaNet layer (ModelConfig::is_delta_net; conv_taps holds its convolution's taps, f32
+  // [conv_kernel][conv_dim]): attn_qkv [conv_dim, dim], attn_gate (z) [value_dim, dim], ssm_beta and ssm_alpha
+  // [v_heads, dim], ssm_out [dim, value_dim]; f32 ssm_dt's bias and ssm_a [v_heads], ssm_norm [head_dim].
+  WeightView dn_qkv, dn_z, dn_beta, dn_alpha, dn_out;
+  std::vector<float> dn_dt_bias, dn_a, dn_norm;
 };
 
 struct ModelWeights {

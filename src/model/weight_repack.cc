@@ -87,6 +87,9 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     consider({&lw.per_layer_proj});
     consider({&lw.conv_in});  // null views outside a short-convolution layer
     consider({&lw.conv_out});
+    consider({&lw.dn_qkv});  // null views outside a gated DeltaNet layer
+    consider({&lw.dn_z});
+    consider({&lw.dn_out});
   }
   consider({&weights.per_layer_model_proj});
   consider({&weights.output});  // a copy even when it is token_embd's data

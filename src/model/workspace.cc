@@ -43,14 +43,25 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   hidden.resize(size_t(max_hidden_rows) * size_t(c.dim));
-  const size_t widest = size_t(std::max({c.dim, c.ffn_width(), c.q_dim()}));
+  const size_t widest = size_t(std::max({c.dim, c.ffn_width(), c.q_dim(), c.delta_net_value_dim()}));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
   hq.resize(t * size_t(c.ffn_width() / quant::BlockQ8_0::kNumValues));
   const size_t row_split_tokens = size_t(std::min(max_tokens, kMaxRowSplitTokens));
   xq_int8.resize(row_split_tokens * widest);
   xq_int8_scales.resize(row_split_tokens);
   x_scaled.resize(size_t(std::max(max_tokens, max_logits_rows)) * widest);
-  if (c.num_conv_layers() > 0) conv_bcx.resize(t * 3 * size_t(c.dim));
+  if (c.num_conv_layers() > 0 && !c.is_delta_net()) conv_bcx.resize(t * 3 * size_t(c.dim));
+  if (c.is_delta_net()) {
+    dn_qkv.resize(t * size_t(c.delta_net_conv_dim()));
+    dn_z.resize(t * size_t(c.delta_net_value_dim()));
+    dn_out.resize(t * size_t(c.delta_net_value_dim()));
+    dn_beta.resize(t * size_t(c.delta_net_v_heads));
+    dn_g.resize(t * size_t(c.delta_net_v_heads));
+  }
+  if (c.attn_output_gate) {
+    q_and_gate.resize(t * 2 * size_t(c.q_dim()));
+    attn_gate.resize(t * size_t(c.q_dim()));
+  }
   if (c.num_experts > 0) {
     const size_t e = size_t(c.num_experts), k = size_t(c.num_experts_used), rows = t * k;
     const size_t dim = size_t(c.dim), expert_hidden = size_t(c.expert_hidden_dim);

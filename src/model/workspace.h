@@ -82,6 +82,13 @@ struct Workspace {
   // Short-convolution layers only (ModelConfig::layer_is_conv; else empty): f32 [max_tokens, 3 * dim], in_proj's B,
   // C and x of each token.
   std::vector<float> conv_bcx;
+  // Gated DeltaNet layers only (ModelConfig::is_delta_net; else empty), per token: f32 [max_tokens, conv_dim]
+  // attn_qkv's row (convolved in place), [max_tokens, value_dim] the gate z and the heads' output, [max_tokens,
+  // v_heads] beta and the log decay g.
+  std::vector<float> dn_qkv, dn_z, dn_out, dn_beta, dn_g;
+  // Gated attention only (ModelConfig::attn_output_gate; else empty): f32 [max_tokens, 2 * q_dim] attn_q's rows
+  // (query and gate per head), and [max_tokens, q_dim] the gates.
+  std::vector<float> q_and_gate, attn_gate;
   static constexpr int32_t kMaxRowSplitTokens = 64;
 };
 

@@ -247,6 +247,53 @@ const ModelShape kShapes[] = {
      .hf_extra_json = R"({"conv_L_cache": 3, "norm_eps": 1e-5, "layer_types": ["conv", "conv", "full_attention",
         "conv", "conv", "full_attention", "conv", "conv", "full_attention", "conv", "full_attention", "conv",
         "full_attention", "conv", "full_attention", "conv"]})"},
+    // Qwen3.5-4B: 24 gated DeltaNet layers (16 key heads, 32 value heads of 128; a 4-tap convolution) and 8 gated
+    // attention layers (16 query heads of 256 over 4 KV heads, a quarter of each head rotated), tied.
+    {.name = "qwen3.5-4b",
+     .dim = 2560,
+     .hidden_dim = 9216,
+     .num_layers = 32,
+     .num_heads = 16,
+     .num_kv_heads = 4,
+     .vocab_size = 248320,
+     .context_length = 262144,
+     .rope_theta = 10000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 256,
+     .tied_embeddings = true,
+     .bos_token_id = 248044,
+     .eos_token_id = 248044,
+     .gguf_architecture = "qwen35",
+     .delta_net_k_heads = 16,
+     .delta_net_v_heads = 32,
+     .delta_net_head_dim = 128,
+     .delta_net_conv_kernel = 4,
+     .rope_dim = 64},
+    // Qwen3.5-35B-A3B: Qwen3.5's hybrid with 256 experts of 512 (8 a token) and a gated shared expert of 512 on every
+    // layer; 30 gated DeltaNet layers, 10 gated attention layers (16 query heads of 256 over 2 KV heads).
+    {.name = "qwen3.5-35b-a3b",
+     .dim = 2048,
+     .hidden_dim = 512,
+     .num_layers = 40,
+     .num_heads = 16,
+     .num_kv_heads = 2,
+     .vocab_size = 248320,
+     .context_length = 262144,
+     .rope_theta = 10000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 256,
+     .bos_token_id = 248044,
+     .eos_token_id = 248044,
+     .num_experts = 256,
+     .num_experts_used = 8,
+     .expert_hidden_dim = 512,
+     .shared_expert_hidden_dim = 512,
+     .gguf_architecture = "qwen35",
+     .delta_net_k_heads = 16,
+     .delta_net_v_heads = 32,
+     .delta_net_head_dim = 128,
+     .delta_net_conv_kernel = 4,
+     .rope_dim = 64},
     // gpt-oss-20b: 24 layers of 32 experts (4 per token), 64 query heads of 64 over 8 KV heads, a 128-position window
     // on the even layers, YaRN 32x over 4096 positions.
     {.name = "gpt-oss-20b",
@@ -546,6 +593,47 @@ const ModelShape kShapes[] = {
      .rms_eps = 1e-6f,
      .hf_architecture = "SmolLM3ForCausalLM",
      .tied_embeddings = true},
+    // Qwen3.5's hybrid: layers 3 and 7 gated attention (4 query heads over 2 KV heads, 8 of 32 dims rotated), the
+    // others gated DeltaNet (2 key heads, 4 value heads, of 32).
+    {.name = "tiny-qwen35",
+     .dim = 128,
+     .hidden_dim = 256,
+     .num_layers = 8,
+     .num_heads = 4,
+     .num_kv_heads = 2,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 10000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 32,
+     .gguf_architecture = "qwen35",
+     .delta_net_k_heads = 2,
+     .delta_net_v_heads = 4,
+     .delta_net_head_dim = 32,
+     .delta_net_conv_kernel = 4,
+     .rope_dim = 8},
+    // tiny-qwen35 with 8 experts of 64 (2 a token) and a gated shared expert of 96 on every layer.
+    {.name = "tiny-qwen35moe",
+     .dim = 128,
+     .hidden_dim = 64,
+     .num_layers = 8,
+     .num_heads = 4,
+     .num_kv_heads = 2,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 10000000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 32,
+     .num_experts = 8,
+     .num_experts_used = 2,
+     .expert_hidden_dim = 64,
+     .shared_expert_hidden_dim = 96,
+     .gguf_architecture = "qwen35",
+     .delta_net_k_heads = 2,
+     .delta_net_v_heads = 4,
+     .delta_net_head_dim = 32,
+     .delta_net_conv_kernel = 4,
+     .rope_dim = 8},
     // LFM2's hybrid: conv layers first and last, two attention layers between.
     {.name = "tiny-lfm2",
      .dim = 128,
@@ -660,7 +748,15 @@ int64_t ModelShape::num_params() const {
   const int64_t ffn = num_experts > 0 ? int64_t(num_experts) * 3 * int64_t(dim) * expert_hidden_dim +
                                             int64_t(num_experts) * dim + shared
                                       : 3 * int64_t(dim) * hidden_dim;
-  const int64_t per_layer = 2 * int64_t(dim) * q_dim + 2 * int64_t(dim) * kv_dim + ffn + 2 * int64_t(dim);
+  int64_t per_layer = 2 * int64_t(dim) * q_dim + 2 * int64_t(dim) * kv_dim + ffn + 2 * int64_t(dim);
+  if (delta_net_v_heads > 0) {
+    // Three DeltaNet layers to each gated attention layer (whose Q carries the gate).
+    const int64_t key = int64_t(delta_net_k_heads) * delta_net_head_dim, value = int64_t(delta_net_v_heads) * delta_net_head_dim;
+    const int64_t conv = 2 * key + value;
+    const int64_t delta = int64_t(dim) * (conv + 2 * value + 2 * delta_net_v_heads) + conv * delta_net_conv_kernel;
+    const int64_t attention = 3 * int64_t(dim) * q_dim + 2 * int64_t(dim) * kv_dim;
+    per_layer = (3 * delta + attention) / 4 + ffn + 2 * int64_t(dim);
+  }
   // Gemma 4's per-layer embeddings: the table and projection, each layer's gate and projection back.
   const int64_t per_layer_inputs =
       int64_t(num_layers) * per_layer_input_dim * (int64_t(vocab_size) + 3 * int64_t(dim));

@@ -3,9 +3,10 @@
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers,
 // experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, gpt-oss's sinks,
-// biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention):
+// biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention, Qwen3.5's gated DeltaNet
+// layers beside gated attention):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss is
-//   written as GGUF only);
+//   and Qwen3.5 are written as GGUF only);
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
 //   visibly, unless PAGODA_PEER_TESTS=1 and the peer is installed (node-llama-cpp takes about a minute a model on a
@@ -54,7 +55,8 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
-                            {"tiny-gemma4"},     {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true}};
+                            {"tiny-gemma4"},     {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
+                            {"tiny-qwen35", 1024, kNumTokens, "7", true}, {"tiny-qwen35moe", 1024, kNumTokens, "7", true}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -162,6 +164,28 @@ TEST(HybridModelTest, ABatchRunsAndStartUpSaysTheStateSize) {
   ProcessResult spec = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--spec", "ngram"});
   EXPECT_NE(spec.exit_code, 0);
   EXPECT_THAT(spec.err, ::testing::HasSubstr("speculative decoding is not supported on the hybrid model lfm2"));
+}
+
+// The same for Qwen3.5's hybrid (tiny-qwen35: 6 gated DeltaNet layers, each keeping 3 convolution inputs of 256
+// channels and 4 value heads' 32 x 32 matrices, and 2 gated attention layers).
+TEST(HybridModelTest, DeltaNetLayersRunInABatchAndStartUpSaysTheStateSize) {
+  TempDir dir;
+  const std::string model = dir.path() + "/tiny-qwen35.gguf";
+  ProcessResult gen =
+      run_pagoda({"gen-model", "--shape", "tiny-qwen35", "--format", "gguf", "-o", model, "--seed", "7"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  ProcessResult bench = run_pagoda({"bench", "offline", "-m", model, "--num-prompts", "6", "--input-len", "8-40",
+                                    "--output-len", "5", "--threads", "2", "--json"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const nlohmann::json j = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(j["num_requests"], 6);
+  EXPECT_EQ(j["num_output_tokens"], 30);
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("pagoda: recurrent state: 116736 bytes per sequence"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache off for this hybrid model"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("512 bytes per token"));  // 2 attention layers x K and V x 64 f16
+  ProcessResult spec = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--spec", "ngram"});
+  EXPECT_NE(spec.exit_code, 0);
+  EXPECT_THAT(spec.err, ::testing::HasSubstr("speculative decoding is not supported on the hybrid model qwen35"));
 }
 
 // llama.cpp's RoPE flags over a file's settings: tiny-qwen3 (base 1e6, no scaling) run with --rope-freq-base 10000

@@ -41,6 +41,32 @@ TEST(ToolCallParserTest, HermesCallsAfterContentWholeAndByteByByte) {
   EXPECT_EQ(result.content, "");
 }
 
+// Qwen3.5's (and Qwen3-Coder's) XML-ish call inside <tool_call>: a parameter's value that reads as JSON (a number,
+// an object) is that value, any other its text without the template's newline on each side.
+TEST(ToolCallParserTest, Qwen35XmlCallsWholeAndByteByByte) {
+  const std::string text =
+      "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nSan Francisco, CA\n</parameter>\n"
+      "<parameter=days>\n3\n</parameter>\n<parameter=options>\n{\"units\": \"metric\"}\n</parameter>\n</function>\n"
+      "</tool_call>\n<tool_call>\n<function=get_time>\n</function>\n</tool_call>";
+  const ToolCallParser::Result whole = parse_tool_calls(text, ToolCallFormat::kHermes);
+  ASSERT_EQ(whole.calls.size(), 2u);
+  EXPECT_EQ(whole.content, "Checking.\n");
+  EXPECT_EQ(whole.calls[0].name, "get_weather");
+  EXPECT_EQ(nlohmann::json::parse(whole.calls[0].arguments),
+            nlohmann::json({{"city", "San Francisco, CA"}, {"days", 3}, {"options", {{"units", "metric"}}}}));
+  EXPECT_EQ(whole.calls[1].name, "get_time");
+  EXPECT_EQ(whole.calls[1].arguments, "{}");
+  const auto [streamed, result] = stream_bytes(text, ToolCallFormat::kHermes);
+  EXPECT_EQ(streamed, "Checking.\n");
+  ASSERT_EQ(result.calls.size(), 2u);
+  EXPECT_EQ(result.calls[0].arguments, whole.calls[0].arguments);
+  // A function tag with no name is no call: the text comes back.
+  const std::string nameless = "<tool_call>\n<function=>\n</function>\n</tool_call>";
+  const ToolCallParser::Result none = parse_tool_calls(nameless, ToolCallFormat::kHermes);
+  EXPECT_TRUE(none.calls.empty());
+  EXPECT_EQ(none.content, nameless);
+}
+
 TEST(ToolCallParserTest, TextThatIsNoCallComesBackAsContent) {
   // A marker's prefix that goes on as text, and a marker followed by no valid call.
   for (const std::string& text : {std::string("a <tool_ca b"), std::string("x <tool_call>{\"nam\": 1}"),

@@ -1,6 +1,7 @@
-// The Engine on a hybrid model (synth's tiny-lfm2: short-convolution layers with a recurrent state per sequence
-// beside attention layers), written as an HF folder and as its converted GGUF:
-// - the GGUF and the folder are one model: the same logits;
+// The Engine on the hybrid models (synth's tiny-lfm2: short-convolution layers, and tiny-qwen35: gated DeltaNet
+// layers, each with a recurrent state per sequence beside attention layers), tiny-lfm2 written as an HF folder and as
+// its converted GGUF, tiny-qwen35 as a GGUF:
+// - the GGUF and the folder are one model: the same logits (tiny-lfm2);
 // - a prompt in chunks of any size gives the logits of the whole prompt in one call, bit for bit (the state carries
 //   over chunks);
 // - a batch of 16 mixed requests gives each the tokens it gets alone through the reference loop
@@ -10,7 +11,9 @@
 // - every state slot is back in the pool after the requests; prefix caching is off and speculative decoding refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -23,40 +26,87 @@
 #include "support/reference_greedy.h"
 #include "support/temp_dir_test.h"
 #include "synth/hf_random_model_writer.h"
+#include "synth/random_qwen35_writer.h"
 
 namespace pagoda {
 namespace {
 
 namespace fs = std::filesystem;
 
-class HybridEngineTest : public ::testing::Test {
+// A hybrid shape and what its config must say.
+struct HybridCase {
+  const char* shape;
+  const char* architecture;
+  bool has_folder;  // written as an HF folder too (else GGUF only)
+  int32_t recurrent_layers;
+  int32_t kv_layers;
+  int64_t state_floats;
+};
+
+const HybridCase kHybridCases[] = {
+    {"tiny-lfm2", "lfm2", true, 4, 2, 4 * 2 * 128},  // 4 conv layers x 2 kept inputs x 128 channels
+    // 6 DeltaNet layers x (3 kept inputs of 256 channels + 4 value heads of 32 x 32)
+    {"tiny-qwen35", "qwen35", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32)},
+};
+
+class HybridEngineTest : public ::testing::TestWithParam<HybridCase> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(testing_support::process_temp_path("hybrid_engine_test"));
-    fs::create_directories(*dir_);
-    std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-lfm2");
+  struct Models {
+    LoadedModel* gguf = nullptr;
+    LoadedModel* folder = nullptr;
+  };
+  // Each shape's models, written and loaded once for the suite.
+  void SetUp() override {
+    if (dir_ == nullptr) {
+      dir_ = new fs::path(testing_support::process_temp_path("hybrid_engine_test"));
+      fs::create_directories(*dir_);
+    }
+    const HybridCase& hc = GetParam();
+    Models& m = models_[hc.shape];
+    if (m.gguf != nullptr) {
+      gguf_ = m.gguf;
+      folder_ = m.folder;
+      return;
+    }
+    std::optional<synth::ModelShape> shape = synth::find_model_shape(hc.shape);
     ASSERT_TRUE(shape);
+    const fs::path base = *dir_ / hc.shape;
     for (bool gguf : {false, true}) {
-      synth::RandomHfModelOptions o;
-      o.shape = *shape;
-      o.seed = 7;
-      o.gguf = gguf;
-      o.output_path = (*dir_ / (gguf ? "model.gguf" : "folder")).string();
-      const Status st = synth::write_random_hf_model(o);
+      if (!gguf && !hc.has_folder) continue;
+      const std::string out = (base.string() + (gguf ? ".gguf" : "-folder"));
+      Status st;
+      if (hc.has_folder) {
+        synth::RandomHfModelOptions o;
+        o.shape = *shape;
+        o.seed = 7;
+        o.gguf = gguf;
+        o.output_path = out;
+        st = synth::write_random_hf_model(o);
+      } else {
+        st = synth::write_random_qwen35_model({*shape, format::GgmlType::kF32, 7, out});
+      }
       ASSERT_TRUE(st.ok()) << st.message();
     }
-    auto gguf = load_model((*dir_ / "model.gguf").string(), kernels::best_kernels());
+    auto gguf = load_model(base.string() + ".gguf", kernels::best_kernels());
     ASSERT_TRUE(gguf.ok()) << gguf.error();
-    gguf_ = new LoadedModel(std::move(gguf).value());
-    auto folder = load_model((*dir_ / "folder").string(), kernels::best_kernels());
-    ASSERT_TRUE(folder.ok()) << folder.error();
-    folder_ = new LoadedModel(std::move(folder).value());
+    m.gguf = new LoadedModel(std::move(gguf).value());
+    if (hc.has_folder) {
+      auto folder = load_model(base.string() + "-folder", kernels::best_kernels());
+      ASSERT_TRUE(folder.ok()) << folder.error();
+      m.folder = new LoadedModel(std::move(folder).value());
+    }
+    gguf_ = m.gguf;
+    folder_ = m.folder;
   }
   static void TearDownTestSuite() {
-    delete gguf_;
-    delete folder_;
+    for (auto& [name, m] : models_) {
+      delete m.gguf;
+      delete m.folder;
+    }
+    models_.clear();
     if (dir_ != nullptr) fs::remove_all(*dir_);
     delete dir_;
+    dir_ = nullptr;
   }
 
   static EngineConfig config(int32_t num_blocks, int32_t max_num_seqs, int32_t max_batched_tokens) {
@@ -69,7 +119,7 @@ class HybridEngineTest : public ::testing::Test {
     c.num_threads = 2;
     return c;
   }
-  static std::unique_ptr<Engine> make(const EngineConfig& c) {
+  std::unique_ptr<Engine> make(const EngineConfig& c) const {
     auto engine = Engine::create(*gguf_->model, *gguf_->tokenizer, c);
     EXPECT_TRUE(engine.ok()) << engine.error();
     return engine.ok() ? std::move(engine).value() : nullptr;
@@ -124,7 +174,7 @@ class HybridEngineTest : public ::testing::Test {
     return logits;
   }
 
-  static std::vector<std::vector<TokenId>> references(const std::vector<GenerateRequest>& requests) {
+  std::vector<std::vector<TokenId>> references(const std::vector<GenerateRequest>& requests) const {
     std::vector<std::vector<TokenId>> out;
     for (const GenerateRequest& r : requests)
       out.push_back(testing::reference_greedy(*gguf_->model, *gguf_->tokenizer, r.prompt, r.sampling.max_tokens));
@@ -144,25 +194,29 @@ class HybridEngineTest : public ::testing::Test {
   }
 
   static inline fs::path* dir_ = nullptr;
-  static inline LoadedModel* gguf_ = nullptr;
-  static inline LoadedModel* folder_ = nullptr;
+  static inline std::map<std::string, Models> models_;
+  LoadedModel* gguf_ = nullptr;
+  LoadedModel* folder_ = nullptr;
 };
 
-TEST_F(HybridEngineTest, TheModelIsHybridWithAStatePerSequence) {
+TEST_P(HybridEngineTest, TheModelIsHybridWithAStatePerSequence) {
   const ModelConfig& c = gguf_->model->config();
-  EXPECT_EQ(c.architecture, "lfm2");
-  EXPECT_EQ(c.num_conv_layers(), 4);
-  EXPECT_EQ(c.kv_shape().num_layers, 2);  // K/V for the attention layers only
-  EXPECT_EQ(c.state_floats_per_seq(), 4 * 2 * 128);  // 4 conv layers x 2 kept inputs x 128 channels
-  EXPECT_EQ(folder_->model->config().layer_is_conv, c.layer_is_conv);
+  EXPECT_EQ(c.architecture, GetParam().architecture);
+  EXPECT_EQ(c.num_conv_layers(), GetParam().recurrent_layers);
+  EXPECT_EQ(c.kv_shape().num_layers, GetParam().kv_layers);  // K/V for the attention layers only
+  EXPECT_EQ(c.state_floats_per_seq(), GetParam().state_floats);
+  if (folder_ != nullptr) {
+    EXPECT_EQ(folder_->model->config().layer_is_conv, c.layer_is_conv);
+  }
 }
 
-TEST_F(HybridEngineTest, GgufAndFolderGiveTheSameLogits) {
+TEST_P(HybridEngineTest, GgufAndFolderGiveTheSameLogits) {
+  if (folder_ == nullptr) GTEST_SKIP() << GetParam().shape << " is written as GGUF only";
   const std::vector<TokenId> prompt = mixed_requests(1).front().prompt;
   EXPECT_EQ(prompt_logits(*gguf_->model, prompt, 64), prompt_logits(*folder_->model, prompt, 64));
 }
 
-TEST_F(HybridEngineTest, ChunkedPrefillGivesTheWholePromptsLogitsBitForBit) {
+TEST_P(HybridEngineTest, ChunkedPrefillGivesTheWholePromptsLogitsBitForBit) {
   std::vector<TokenId> prompt;
   for (int32_t i = 0; i < 37; ++i) prompt.push_back(TokenId(5 + (i * 37) % 500));
   const std::vector<float> whole = prompt_logits(*gguf_->model, prompt, 64);
@@ -170,7 +224,7 @@ TEST_F(HybridEngineTest, ChunkedPrefillGivesTheWholePromptsLogitsBitForBit) {
     EXPECT_EQ(prompt_logits(*gguf_->model, prompt, chunk), whole) << "chunks of " << chunk;
 }
 
-TEST_F(HybridEngineTest, ABatchOf16GivesEachRequestItsSoloTokens) {
+TEST_P(HybridEngineTest, ABatchOf16GivesEachRequestItsSoloTokens) {
   const std::vector<GenerateRequest> requests = mixed_requests(16);
   const std::vector<std::vector<TokenId>> reference = references(requests);
   // Chunked prefill of at most 24 tokens a step: the longer prompts take several steps beside the decodes.
@@ -182,14 +236,14 @@ TEST_F(HybridEngineTest, ABatchOf16GivesEachRequestItsSoloTokens) {
   const EngineStats s = engine->stats();
   EXPECT_EQ(s.kv.num_used_blocks, 0);
   EXPECT_GT(s.num_mixed_steps, 0);
-  EXPECT_EQ(engine->state_bytes_per_seq(), int64_t(sizeof(float)) * 4 * 2 * 128);
+  EXPECT_EQ(engine->state_bytes_per_seq(), int64_t(sizeof(float)) * GetParam().state_floats);
   // Again: the same prompts find no prefix-cache hit (a hybrid model's states are not snapshotted).
   const std::vector<RequestOutput> again = run_batch(*engine, requests);
   for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(again[i].new_tokens, reference[i]) << "request " << i;
   EXPECT_EQ(engine->stats().kv.num_prefix_hit_tokens, 0);
 }
 
-TEST_F(HybridEngineTest, PreemptedSequencesRecomputeTheirStateAndKeepTheirTokens) {
+TEST_P(HybridEngineTest, PreemptedSequencesRecomputeTheirStateAndKeepTheirTokens) {
   const std::vector<GenerateRequest> requests = mixed_requests(16);
   const std::vector<std::vector<TokenId>> reference = references(requests);
   // 30 blocks of 4 tokens for 16 sequences of up to 60: running ones are preempted and recomputed.
@@ -202,7 +256,7 @@ TEST_F(HybridEngineTest, PreemptedSequencesRecomputeTheirStateAndKeepTheirTokens
   EXPECT_EQ(s.kv.num_used_blocks, 0);
 }
 
-TEST_F(HybridEngineTest, FourSamplesArePrefilledOnceAndEachContinuesFromTheParentsState) {
+TEST_P(HybridEngineTest, FourSamplesArePrefilledOnceAndEachContinuesFromTheParentsState) {
   GenerateRequest r = mixed_requests(3).back();
   r.sampling.max_tokens = 12;
   const std::vector<TokenId> reference =
@@ -232,14 +286,22 @@ TEST_F(HybridEngineTest, FourSamplesArePrefilledOnceAndEachContinuesFromTheParen
   }
 }
 
-TEST_F(HybridEngineTest, SpeculativeDecodingIsRefusedByName) {
+TEST_P(HybridEngineTest, SpeculativeDecodingIsRefusedByName) {
   EngineConfig c = config(64, 4, 32);
   c.spec.method = SpecMethod::kNgram;
   c.scheduler.num_speculative_tokens = 2;
   auto engine = Engine::create(*gguf_->model, *gguf_->tokenizer, c);
   ASSERT_FALSE(engine.ok());
-  EXPECT_NE(engine.error().find("hybrid model lfm2"), std::string::npos) << engine.error();
+  EXPECT_NE(engine.error().find(std::string("hybrid model ") + GetParam().architecture), std::string::npos)
+      << engine.error();
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, HybridEngineTest, ::testing::ValuesIn(kHybridCases),
+                         [](const ::testing::TestParamInfo<HybridCase>& info) {
+                           std::string name = info.param.shape;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace pagoda

@@ -1,0 +1,99 @@
+// Qwen3.5's gated DeltaNet block (LlamaModel::delta_net_block), as llama.cpp's qwen35 graph computes it: the
+// projections of the normed input, each sequence's causal convolution from its window and SiLU, L2-normed Q and K,
+// the recurrence per value head (kernels.h's gated_delta_net) from the head's matrix in the sequence's state slot,
+// the gated RMSNorm and the output projection with its residual add. Touches no K/V: its state is the slot's.
+#include <cmath>
+
+#include "core/check.h"
+#include "model/llama_model.h"
+
+namespace pagoda {
+namespace {
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+// ggml's softplus: linear above 20.
+float softplus(float x) { return x > 20.0f ? x : std::log(1.0f + std::exp(x)); }
+
+// x / sqrt(sum(x^2) + eps), in ggml's steps: an RMSNorm with eps / n, then times 1 / sqrt(n).
+void l2_norm(float* x, int32_t n, float eps) {
+  double sum = 0.0;
+  for (int32_t i = 0; i < n; ++i) sum += double(x[i] * x[i]);
+  const float mean = float(sum / n);
+  const float scale = 1.0f / std::sqrt(mean + eps / float(n));
+  const float unit = 1.0f / std::sqrt(float(n));
+  for (int32_t i = 0; i < n; ++i) x[i] = x[i] * scale * unit;
+}
+
+}  // namespace
+
+void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                                 ThreadPool& pool) const {
+  const LayerWeights& lw = weights_.layers[size_t(layer)];
+  const ModelConfig& c = config_;
+  const int32_t n = batch.num_tokens();
+  const int32_t head_dim = c.delta_net_head_dim, k_heads = c.delta_net_k_heads, v_heads = c.delta_net_v_heads;
+  const int64_t conv_dim = c.delta_net_conv_dim(), key_dim = c.delta_net_key_dim(), value_dim = c.delta_net_value_dim();
+  pre_norm(lw.attn_norm, n, ws);
+  linear(lw.dn_qkv, ws.xb.data(), ws.dn_qkv.data(), n, ws, pool);
+  linear(lw.dn_z, ws.xb.data(), ws.dn_z.data(), n, ws, pool);
+  linear(lw.dn_beta, ws.xb.data(), ws.dn_beta.data(), n, ws, pool);
+  linear(lw.dn_alpha, ws.xb.data(), ws.dn_g.data(), n, ws, pool);
+  for (int32_t t = 0; t < n; ++t) {
+    float* beta = ws.dn_beta.data() + int64_t(t) * v_heads;
+    float* g = ws.dn_g.data() + int64_t(t) * v_heads;
+    for (int32_t h = 0; h < v_heads; ++h) {
+      beta[h] = sigmoid(beta[h]);
+      g[h] = softplus(g[h] + lw.dn_dt_bias[size_t(h)]) * lw.dn_a[size_t(h)];
+    }
+  }
+  const int64_t state_offset = int64_t(c.conv_layers_before(layer)) * c.conv_state_floats();
+  // The convolution over each sequence's tokens from its window, then SiLU and the L2 norms, per token.
+  for (int32_t s = 0; s < batch.num_seqs(); ++s) {
+    const int32_t begin = batch.seq_starts[s], len = batch.seq_starts[s + 1] - begin;
+    if (len == 0) continue;
+    float* window = kv.state.slot(batch.state_slots[s]) + state_offset;
+    float* rows = ws.dn_qkv.data() + int64_t(begin) * conv_dim;
+    kernels_.short_conv(lw.conv_taps.data(), window, rows, rows, conv_dim, c.delta_net_conv_kernel, len);
+  }
+  pool.parallel_for(n, 1, [&](int64_t t_begin, int64_t t_end) {
+    for (int64_t t = t_begin; t < t_end; ++t) {
+      float* row = ws.dn_qkv.data() + t * conv_dim;
+      for (int64_t i = 0; i < conv_dim; ++i) row[i] = silu(row[i]);
+      for (int32_t h = 0; h < 2 * k_heads; ++h) l2_norm(row + int64_t(h) * head_dim, head_dim, c.rms_eps);
+    }
+  });
+  // The recurrence, one (sequence, value head) at a time: value head h reads key head h % k_heads.
+  const float scale = 1.0f / std::sqrt(float(head_dim));
+  const int64_t matrix_floats = int64_t(head_dim) * head_dim;
+  pool.parallel_for(int64_t(batch.num_seqs()) * v_heads, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int32_t s = int32_t(item / v_heads), h = int32_t(item % v_heads), hk = h % k_heads;
+      const int32_t first = batch.seq_starts[s], len = batch.seq_starts[s + 1] - first;
+      if (len == 0) continue;
+      float* matrix = kv.state.slot(batch.state_slots[s]) + state_offset + c.delta_net_window_floats() +
+                      int64_t(h) * matrix_floats;
+      const float* row = ws.dn_qkv.data() + int64_t(first) * conv_dim;
+      kernels_.gated_delta_net(matrix, row + int64_t(hk) * head_dim, row + key_dim + int64_t(hk) * head_dim,
+                               row + 2 * key_dim + int64_t(h) * head_dim, conv_dim,
+                               ws.dn_g.data() + int64_t(first) * v_heads + h,
+                               ws.dn_beta.data() + int64_t(first) * v_heads + h, v_heads,
+                               ws.dn_out.data() + int64_t(first) * value_dim + int64_t(h) * head_dim, value_dim,
+                               head_dim, len, scale);
+    }
+  });
+  // Gated RMSNorm per head: rmsnorm(out, ssm_norm) * silu(z).
+  pool.parallel_for(n, 1, [&](int64_t t_begin, int64_t t_end) {
+    for (int64_t t = t_begin; t < t_end; ++t) {
+      float* out = ws.dn_out.data() + t * value_dim;
+      const float* z = ws.dn_z.data() + t * value_dim;
+      for (int32_t h = 0; h < v_heads; ++h)
+        kernels_.rmsnorm(out + int64_t(h) * head_dim, lw.dn_norm.data(), out + int64_t(h) * head_dim, head_dim,
+                         c.rms_eps);
+      for (int64_t i = 0; i < value_dim; ++i) out[i] *= silu(z[i]);
+    }
+  });
+  add_projection(lw.dn_out, ws.dn_out.data(), nullptr, false, lw.attn_post_norm, n, ws, pool);
+}
+
+}  // namespace pagoda

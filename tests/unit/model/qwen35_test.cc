@@ -1,0 +1,223 @@
+// The qwen35 family (model/arch_qwen35.cc) on gen-model's tiny-qwen35 GGUF (synth/random_qwen35_writer.h):
+// - the family's keys become its switches (DeltaNet heads and convolution, every fourth layer gated attention with a
+//   quarter of its head rotated, the pre-FFN norm under its llama.cpp name), the state a sequence needs is every
+//   DeltaNet layer's window and head matrices, and every DeltaNet and gated-attention tensor is loaded;
+// - a prompt gives the same logits, bit for bit, whole, in chunks and one token at a time (the state carries over),
+//   and two sequences in one batch each get the logits they get alone;
+// - qwen35moe (tiny-qwen35moe) has its experts and gated shared expert, and prefills alike whole and chunked;
+// - a file whose layers are all DeltaNet, or whose value heads are not a multiple of its key heads, is refused by
+//   name.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
+#include "kernels/kernels.h"
+#include "kv/kv_storage.h"
+#include "kv/state_storage.h"
+#include "model/llama_model.h"
+#include "model/model_weights.h"
+#include "model/registry.h"
+#include "support/temp_dir_test.h"
+#include "synth/model_shapes.h"
+#include "synth/random_qwen35_writer.h"
+
+namespace pagoda {
+namespace {
+
+constexpr int32_t kQwen35BlockSize = 16;
+constexpr int32_t kQwen35PromptLength = 37;
+constexpr int32_t kQwen35Vocab = 512;
+
+class Qwen35Test : public testing_support::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen35");
+    ASSERT_TRUE(shape.has_value());
+    shape_ = *shape;
+    gguf_path_ = path("tiny-qwen35.gguf");
+    file_ = write(shape_, gguf_path_);
+    ASSERT_TRUE(file_);
+    for (int32_t i = 0; i < kQwen35PromptLength; ++i) prompt_.push_back(TokenId((i * 37 + 11) % kQwen35Vocab));
+  }
+
+  static std::unique_ptr<format::GgufFile> write(const synth::ModelShape& shape, const std::string& path) {
+    synth::RandomModelOptions o{shape, format::GgmlType::kF32, 7, path};
+    const Status written = synth::write_random_qwen35_model(o);
+    EXPECT_TRUE(written.ok()) << written.message();
+    auto file = format::GgufFile::open(path);
+    EXPECT_TRUE(file.ok()) << file.error();
+    return file.ok() ? std::make_unique<format::GgufFile>(std::move(*file)) : nullptr;
+  }
+
+  std::unique_ptr<Model> model() {
+    auto m = create_model(*file_, kernels::best_kernels(), {});
+    EXPECT_TRUE(m.ok()) << m.error();
+    return m.ok() ? std::move(*m) : nullptr;
+  }
+
+  // Every prompt row's logits for `num_seqs` copies of the prompt run side by side in one batch (sequence s in
+  // blocks of its own and state slot s), `chunk` tokens of each a step; the rows of sequence `keep`.
+  std::vector<float> logits(const Model& m, int32_t chunk, int32_t num_seqs = 1, int32_t keep = 0) const {
+    const int32_t n = int32_t(prompt_.size()), blocks_per_seq = (n + kQwen35BlockSize - 1) / kQwen35BlockSize;
+    ThreadPool pool(2);
+    KvStorage kv(m.config().kv_shape(), blocks_per_seq * num_seqs, kQwen35BlockSize);
+    StateStorage states(m.config().state_floats_per_seq(), num_seqs);
+    KvCacheView view = kv.view();
+    view.state = states.view();
+    Workspace ws(m.config(), chunk * num_seqs, blocks_per_seq * kQwen35BlockSize, chunk * num_seqs, 2);
+    std::vector<BlockId> table(static_cast<size_t>(blocks_per_seq * num_seqs));
+    std::iota(table.rbegin(), table.rend(), 0);  // blocks in reverse: not laid out in order
+    std::vector<float> out;
+    for (int32_t begin = 0; begin < n; begin += chunk) {
+      const int32_t len = std::min(chunk, n - begin);
+      std::vector<TokenId> tokens;
+      std::vector<Pos> positions;
+      std::vector<int32_t> slots, rows, seq_starts{0}, context_lens, state_slots;
+      for (int32_t s = 0; s < num_seqs; ++s) {
+        for (int32_t i = 0; i < len; ++i) {
+          const int32_t p = begin + i;
+          tokens.push_back(prompt_[size_t(p)]);
+          positions.push_back(p);
+          slots.push_back(table[size_t(s * blocks_per_seq + p / kQwen35BlockSize)] * kQwen35BlockSize + p % kQwen35BlockSize);
+          rows.push_back(int32_t(rows.size()));
+        }
+        seq_starts.push_back(seq_starts.back() + len);
+        context_lens.push_back(begin + len);
+        state_slots.push_back(s);
+      }
+      BatchView batch;
+      batch.tokens = tokens;
+      batch.positions = positions;
+      batch.slot_ids = slots;
+      batch.seq_starts = seq_starts;
+      batch.context_lens = context_lens;
+      batch.block_tables = BlockTableView{table.data(), num_seqs, blocks_per_seq};
+      batch.logits_rows = rows;
+      batch.state_slots = state_slots;
+      const LogitsView l = m.forward(batch, view, ws, pool);
+      for (int32_t r = keep * len; r < (keep + 1) * len; ++r) out.insert(out.end(), l.row(r).begin(), l.row(r).end());
+    }
+    return out;
+  }
+
+  synth::ModelShape shape_;
+  std::string gguf_path_;
+  std::unique_ptr<format::GgufFile> file_;
+  std::vector<TokenId> prompt_;
+};
+
+TEST_F(Qwen35Test, KeysBecomeTheFamilysSwitches) {
+  auto c = model_config_from_gguf(*file_);
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->architecture, "qwen35");
+  EXPECT_TRUE(c->rope_neox);
+  EXPECT_TRUE(c->is_delta_net());
+  EXPECT_TRUE(c->attn_output_gate);
+  EXPECT_TRUE(c->ffn_norm_is_post_attention_norm);
+  EXPECT_EQ(c->layer_is_conv, (std::vector<uint8_t>{1, 1, 1, 0, 1, 1, 1, 0}));
+  EXPECT_EQ(c->delta_net_k_heads, 2);
+  EXPECT_EQ(c->delta_net_v_heads, 4);
+  EXPECT_EQ(c->delta_net_head_dim, 32);
+  EXPECT_EQ(c->delta_net_conv_kernel, 4);
+  EXPECT_EQ(c->delta_net_conv_dim(), 2 * 64 + 128);
+  EXPECT_EQ(c->head_dim, 32);
+  EXPECT_EQ(c->rope_dim, 8);
+  EXPECT_EQ(c->kv_shape().num_layers, 2);  // K/V for the two attention layers only
+  // Six DeltaNet layers, each 3 kept convolution inputs of 256 channels and 4 value heads of 32 x 32.
+  EXPECT_EQ(c->state_floats_per_seq(), 6 * (3 * 256 + 4 * 32 * 32));
+
+  auto w = model_weights_from_gguf(*file_, *c);
+  ASSERT_TRUE(w.ok()) << w.error();
+  for (int32_t l = 0; l < c->num_layers; ++l) {
+    const LayerWeights& lw = w->layers[size_t(l)];
+    EXPECT_EQ(lw.ffn_norm.size(), 128u);
+    if (c->is_conv_layer(l)) {
+      EXPECT_EQ(lw.dn_qkv.num_rows, 256);
+      EXPECT_EQ(lw.dn_z.num_rows, 128);
+      EXPECT_EQ(lw.dn_beta.num_rows, 4);
+      EXPECT_EQ(lw.dn_alpha.num_rows, 4);
+      EXPECT_EQ(lw.dn_out.num_cols, 128);
+      EXPECT_EQ(lw.conv_taps.size(), 4u * 256u);
+      EXPECT_EQ(lw.dn_a.size(), 4u);
+      EXPECT_TRUE(std::all_of(lw.dn_a.begin(), lw.dn_a.end(), [](float a) { return a < 0.0f; }));
+      EXPECT_EQ(lw.dn_dt_bias.size(), 4u);
+      EXPECT_EQ(lw.dn_norm.size(), 32u);
+      EXPECT_EQ(lw.wq.data, nullptr);
+    } else {
+      EXPECT_EQ(lw.wq.num_rows, 2 * 4 * 32);  // each head's query and gate
+      EXPECT_EQ(lw.q_norm.size(), 32u);
+      EXPECT_EQ(lw.k_norm.size(), 32u);
+      EXPECT_EQ(lw.dn_qkv.data, nullptr);
+    }
+  }
+}
+
+TEST_F(Qwen35Test, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogitsBitForBit) {
+  auto m = model();
+  ASSERT_TRUE(m);
+  const std::vector<float> whole = logits(*m, kQwen35PromptLength);
+  ASSERT_EQ(whole.size(), size_t(kQwen35PromptLength) * kQwen35Vocab);
+  EXPECT_GT(*std::max_element(whole.begin(), whole.end()), 0.0f);
+  for (int32_t chunk : {1, 5, 16}) EXPECT_EQ(logits(*m, chunk), whole) << "chunks of " << chunk;
+}
+
+TEST_F(Qwen35Test, SequencesInOneBatchGetTheirSoloLogits) {
+  auto m = model();
+  ASSERT_TRUE(m);
+  const std::vector<float> alone = logits(*m, 7);
+  for (int32_t keep : {0, 2}) EXPECT_EQ(logits(*m, 7, 3, keep), alone) << "sequence " << keep << " of 3";
+}
+
+TEST_F(Qwen35Test, TheMoeFileHasExpertsAndAGatedSharedExpertBesideTheDeltaNetLayers) {
+  std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen35moe");
+  ASSERT_TRUE(shape.has_value());
+  std::unique_ptr<format::GgufFile> file = write(*shape, path("tiny-qwen35moe.gguf"));
+  ASSERT_TRUE(file);
+  auto c = model_config_from_gguf(*file);
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->architecture, "qwen35moe");
+  EXPECT_TRUE(c->is_delta_net());
+  EXPECT_EQ(c->num_experts, 8);
+  EXPECT_EQ(c->num_experts_used, 2);
+  EXPECT_EQ(c->expert_hidden_dim, 64);
+  EXPECT_TRUE(c->expert_weights_norm);
+  EXPECT_EQ(c->shared_expert_hidden_dim, 96);
+  EXPECT_TRUE(c->shared_expert_gated);
+  auto m = create_model(*file, kernels::best_kernels(), {});
+  ASSERT_TRUE(m.ok()) << m.error();
+  const std::vector<float> whole = logits(**m, kQwen35PromptLength);
+  EXPECT_EQ(logits(**m, 6), whole) << "chunks of 6";
+}
+
+TEST_F(Qwen35Test, BadShapesAreRefusedByName) {
+  // Three layers: all DeltaNet, no attention layer.
+  synth::ModelShape cut = shape_;
+  cut.num_layers = 3;
+  synth::RandomModelOptions o{cut, format::GgmlType::kF32, 7, path("cut.gguf")};
+  const Status written = synth::write_random_qwen35_model(o);
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.message().find("at least 4 layers"), std::string::npos) << written.message();
+  // Value heads that are not a multiple of the key heads: a file edited to say 3.
+  format::GgufWriter edit;
+  for (const auto& [key, value] : file_->metadata())
+    edit.set(key, key == "qwen35.ssm.time_step_rank" ? format::GgufValue::u32(3) : value);
+  for (const format::GgufTensorInfo& t : file_->tensors())
+    edit.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+  ASSERT_TRUE(edit.write(path("edited.gguf")).ok());
+  auto edited = format::GgufFile::open(path("edited.gguf"));
+  ASSERT_TRUE(edited.ok()) << edited.error();
+  auto c = model_config_from_gguf(*edited);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().find("qwen35.ssm.time_step_rank 3 is not a multiple of qwen35.ssm.group_count 2"),
+            std::string::npos)
+      << c.error();
+}
+
+}  // namespace
+}  // namespace pagoda
