@@ -45,8 +45,10 @@ const LocalDfa* repeated_item_dfa(NfaLowering& nfa, int32_t item, int32_t depth)
 // Emits `dfa` into `nfa` from `from`: one NFA state per DFA state, accepting ones to a new end state it returns.
 uint32_t emit_dfa(NfaLowering& nfa, const LocalDfa& dfa, uint32_t from);
 // Lowers the intersection of `items` (each regular) into `nfa` between `from` and a new end state it returns, as
-// the product of the items' DFAs; kNoState (and nfa.failed) when an item calls a rule or a limit is passed.
-uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth);
+// the product of the items' DFAs; kNoState (and nfa.failed) when an item calls a rule or a limit is passed. With
+// `negate_last`, the last item's complement takes its place (a difference: the others minus the last).
+uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth,
+                            bool negate_last = false);
 
 // The lowering of one rule body to an NFA; a friend of GrammarBuilder (reads its nodes).
 class NfaLowering {
@@ -190,8 +192,9 @@ class NfaLowering {
         edge(from, end, kRuleLabel + uint32_t(n.rule_id));
         return end;
       }
-      case Kind::kIntersection: {
-        const uint32_t end = lower_intersection(*this, n.children, from, depth + 1);
+      case Kind::kIntersection:
+      case Kind::kDifference: {
+        const uint32_t end = lower_intersection(*this, n.children, from, depth + 1, n.kind == Kind::kDifference);
         return end == kNoState ? from : end;
       }
     }
@@ -213,7 +216,7 @@ class NfaLowering {
   GrammarBuilder::Expr body_ = -1;
   // repeated_item_dfa's results by item (nullptr: copy the item's NFA).
   std::unordered_map<int32_t, std::unique_ptr<LocalDfa>> item_dfas_;
-  friend uint32_t lower_intersection(NfaLowering&, const std::vector<int32_t>&, uint32_t, int32_t);
+  friend uint32_t lower_intersection(NfaLowering&, const std::vector<int32_t>&, uint32_t, int32_t, bool);
   friend const LocalDfa* repeated_item_dfa(NfaLowering&, int32_t, int32_t);
   friend uint32_t emit_dfa(NfaLowering&, const LocalDfa&, uint32_t);
 };
@@ -461,7 +464,8 @@ const LocalDfa* repeated_item_dfa(NfaLowering& nfa, int32_t item, int32_t depth)
   return it->second.get();
 }
 
-uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth) {
+uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items, uint32_t from, int32_t depth,
+                            bool negate_last) {
   if (depth > kMaxExprDepth) {
     nfa.fail(fmt::format("grammar expression nested deeper than {} levels", kMaxExprDepth));
     return kNoState;
@@ -491,6 +495,10 @@ uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items,
   LocalDfa product = std::move(dfas[0]);
   for (size_t i = 1; i < items.size(); ++i) {
     const LocalDfa& other = dfas[i];
+    // A complemented operand: bytes it has no edge for lead to `dead`, a state that never accepts, and its
+    // accepting states swap.
+    const bool negated = negate_last && i + 1 == items.size();
+    const uint32_t dead = uint32_t(other.states.size());
     LocalDfa next;
     std::unordered_map<uint64_t, uint32_t> ids;
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
@@ -507,18 +515,26 @@ uint32_t lower_intersection(NfaLowering& nfa, const std::vector<int32_t>& items,
     for (size_t p = 0; p < pairs.size(); ++p) {
       const auto [a, b] = pairs[p];
       const LocalDfa::State& sa = product.states[a];
-      const LocalDfa::State& sb = other.states[b];
-      if (!nfa.work_.charge(1 + sa.bytes.size() * sb.bytes.size()) || pairs.size() > nfa.budget_) {
+      static const LocalDfa::State kDeadState;
+      const LocalDfa::State& sb = b == dead ? kDeadState : other.states[b];
+      if (!nfa.work_.charge(1 + sa.bytes.size() * (sb.bytes.size() + 1)) || pairs.size() > nfa.budget_) {
         nfa.fail(fmt::format("grammar too large: an intersection of more than {} states", nfa.budget_));
         return kNoState;
       }
       LocalDfa::State st;
-      st.accepting = sa.accepting && sb.accepting;
+      st.accepting = sa.accepting && (negated ? !sb.accepting : sb.accepting);
       for (const ByteEdge& ea : sa.bytes) {
+        uint32_t uncovered_from = ea.lo;  // sb's edges are disjoint and sorted: the gaps between them go to `dead`
         for (const ByteEdge& eb : sb.bytes) {
           const uint8_t lo = std::max(ea.lo, eb.lo), hi = std::min(ea.hi, eb.hi);
-          if (lo <= hi) st.bytes.push_back({lo, hi, id_of(ea.target, eb.target)});
+          if (lo > hi) continue;
+          if (negated && lo > uncovered_from)
+            st.bytes.push_back({uint8_t(uncovered_from), uint8_t(lo - 1), id_of(ea.target, dead)});
+          st.bytes.push_back({lo, hi, id_of(ea.target, eb.target)});
+          uncovered_from = uint32_t(hi) + 1;
         }
+        if (negated && uncovered_from <= ea.hi)
+          st.bytes.push_back({uint8_t(uncovered_from), ea.hi, id_of(ea.target, dead)});
       }
       next.states[p] = std::move(st);
     }
@@ -639,6 +655,13 @@ GrammarBuilder::Expr GrammarBuilder::intersection(std::vector<Expr> items) {
   Node n;
   n.kind = Kind::kIntersection;
   n.children = std::move(items);
+  return add(std::move(n));
+}
+
+GrammarBuilder::Expr GrammarBuilder::difference(Expr item, Expr removed) {
+  Node n;
+  n.kind = Kind::kDifference;
+  n.children = {item, removed};
   return add(std::move(n));
 }
 

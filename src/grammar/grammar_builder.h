@@ -98,6 +98,8 @@ class GrammarBuilder {
   // The strings every item matches (items must be regular: no rule calls inside them). Lowered as the product of
   // the items' DFAs, e.g. a JSON Schema string's `pattern` together with its `format` and lengths.
   Expr intersection(std::vector<Expr> items);
+  // The strings `item` matches and `removed` does not (both regular), e.g. property names no pattern matches.
+  Expr difference(Expr item, Expr removed);
 
   // Lowers every rule reachable from `root_rule_id` (each must have a body). Errors: a called rule without a body,
   // left recursion (naming the cycle), a grammar that matches no string, a limit exceeded (kInvalidArgument),
@@ -115,14 +117,15 @@ class GrammarBuilder {
     kChoice,
     kRepeat,
     kRule,
-    kIntersection
+    kIntersection,
+    kDifference
   };
   struct Node {
     Kind kind = Kind::kEmpty;
     std::string bytes;           // kBytes
     std::bitset<256> byte_set;   // kByteSet
     CodePointSet code_points;    // kCodePoints
-    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one), kIntersection
+    std::vector<Expr> children;  // kSequence, kChoice, kRepeat (one), kIntersection, kDifference (two)
     uint32_t min = 0, max = 0;   // kRepeat
     int32_t rule_id = -1;        // kRule
   };

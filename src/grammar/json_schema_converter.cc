@@ -29,32 +29,66 @@ const std::set<std::string, std::less<>> kAnnotations = {
     "title",    "description",      "default",         "examples",      "$comment",    "$schema",       "$id",
     "id",       "$anchor",          "deprecated",      "readOnly",      "writeOnly",   "$defs",         "definitions",
     "nullable", "contentMediaType", "contentEncoding", "contentSchema", "$vocabulary", "discriminator", "strict"};
-const std::set<std::string, std::less<>> kUnsupported = {"not",
-                                                         "if",
-                                                         "then",
-                                                         "else",
-                                                         "dependentRequired",
-                                                         "dependentSchemas",
-                                                         "dependencies",
-                                                         "patternProperties",
-                                                         "propertyNames",
-                                                         "unevaluatedProperties",
-                                                         "unevaluatedItems",
-                                                         "contains",
-                                                         "minContains",
-                                                         "maxContains",
-                                                         "$dynamicRef",
-                                                         "$recursiveRef",
-                                                         "$dynamicAnchor",
-                                                         "$recursiveAnchor"};
-const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties",
-                                                            "minProperties", "maxProperties"};
+// Internal keywords a `not` leaves on a string schema: its content must not match these patterns, nor be one of
+// these strings (the complements of `pattern` and of a string enum).
+constexpr const char* kNotPatterns = "$pagoda:notPatterns";
+constexpr const char* kNotStrings = "$pagoda:notStrings";
+const std::set<std::string, std::less<>> kUnsupported = {
+    "unevaluatedProperties", "unevaluatedItems", "contains",       "minContains",     "maxContains",
+    "$dynamicRef",           "$recursiveRef",    "$dynamicAnchor", "$recursiveAnchor"};
+const std::set<std::string, std::less<>> kObjectKeywords = {"properties",    "required",      "additionalProperties",
+                                                            "minProperties", "maxProperties", "patternProperties",
+                                                            "propertyNames"};
+constexpr size_t kMaxPatterns = 4;               // patternProperties: each subset of patterns is one kind of name
+constexpr size_t kMaxAnyOfProduct = 64;          // allOf of two anyOf lists: their pairs, up to this many
+constexpr size_t kMaxDependencies = 6;           // each is a choice of two, combined as such pairs are
+constexpr uint64_t kMaxComplementSteps = 20000;  // schema nodes one conversion may complement
 const std::set<std::string, std::less<>> kArrayKeywords = {"items",    "prefixItems", "additionalItems",
                                                            "minItems", "maxItems",    "uniqueItems"};
-const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
+const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength",  "pattern",
+                                                            "format",    kNotPatterns, kNotStrings};
 const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
                                                             "exclusiveMaximum", "multipleOf"};
 const std::vector<std::string> kAllTypes = {"object", "array", "string", "number", "integer", "boolean", "null"};
+// The one type each keyword constrains (values of other types satisfy it); the keywords this converter knows
+// beside these are the generic ones (type, enum, const, the applicators, $ref).
+const std::map<std::string, std::string, std::less<>> kKeywordType = {
+    {"properties", "object"},
+    {"required", "object"},
+    {"additionalProperties", "object"},
+    {"minProperties", "object"},
+    {"maxProperties", "object"},
+    {"patternProperties", "object"},
+    {"propertyNames", "object"},
+    {"dependencies", "object"},
+    {"dependentRequired", "object"},
+    {"dependentSchemas", "object"},
+    {"unevaluatedProperties", "object"},
+    {"items", "array"},
+    {"prefixItems", "array"},
+    {"additionalItems", "array"},
+    {"minItems", "array"},
+    {"maxItems", "array"},
+    {"uniqueItems", "array"},
+    {"contains", "array"},
+    {"minContains", "array"},
+    {"maxContains", "array"},
+    {"unevaluatedItems", "array"},
+    {"minLength", "string"},
+    {"maxLength", "string"},
+    {"pattern", "string"},
+    {"format", "string"},
+    {kNotPatterns, "string"},
+    {kNotStrings, "string"},
+    {"minimum", "number"},
+    {"maximum", "number"},
+    {"exclusiveMinimum", "number"},
+    {"exclusiveMaximum", "number"},
+    {"multipleOf", "number"},
+};
+const std::set<std::string, std::less<>> kGenericKeywords = {
+    "type", "enum", "const",       "allOf",         "anyOf",          "oneOf",           "not", "if", "then",
+    "else", "$ref", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"};
 
 // Anchored regexes for the supported formats (written for JSON string content; all ASCII, nothing to escape).
 const std::map<std::string, std::string, std::less<>> kFormats = {
@@ -382,6 +416,44 @@ class SchemaConverter {
     json rest = s;
     rest.erase("allOf");
     rest.erase("$ref");
+    rest.erase("not");
+    if (s.contains("not")) {
+      const json negated = complement(s["not"], path + "/not", depth + 1);
+      if (failed()) return false;
+      out.push_back(negated);
+    }
+    // if/then/else: (if and then) or (not if and else); both branches cannot hold at once, so anyOf is exact.
+    for (const char* k : {"if", "then", "else"}) rest.erase(k);
+    if (s.contains("if") && (s.contains("then") || s.contains("else"))) {
+      const json negated = complement(s["if"], path + "/if", depth + 1);
+      if (failed()) return false;
+      out.push_back(json{{"anyOf",
+                          {json{{"allOf", {s["if"], s.value("then", json(true))}}},
+                           json{{"allOf", {negated, s.value("else", json(true))}}}}}});
+    }
+    // Dependencies: per trigger property, either it is absent or it is present with what it needs.
+    size_t num_dependencies = 0;
+    for (const char* k : {"dependencies", "dependentRequired", "dependentSchemas"}) {
+      if (!s.contains(k)) continue;
+      rest.erase(k);
+      if (!s[k].is_object()) return fail(path, fmt::format("'{}' must be an object", k)), false;
+      for (auto it = s[k].begin(); it != s[k].end(); ++it) {
+        if (++num_dependencies > kMaxDependencies)
+          return fail(path, fmt::format("more than {} dependencies are not supported", kMaxDependencies)), false;
+        json present = {{"required", {it.key()}}};
+        if (it.value().is_array()) {
+          for (const json& r : it.value()) {
+            if (!r.is_string()) return fail(path, fmt::format("'{}' must list property names", k)), false;
+            present["required"].push_back(r);
+          }
+        } else if (it.value().is_object() || it.value().is_boolean()) {
+          present["allOf"] = json::array({it.value()});
+        } else {
+          return fail(path, fmt::format("'{}' values must be arrays or schemas", k)), false;
+        }
+        out.push_back(json{{"anyOf", {json{{"properties", {{it.key(), false}}}}, present}}});
+      }
+    }
     if (s.contains("$ref")) {
       if (!s["$ref"].is_string()) return fail(path, "$ref must be a string"), false;
       const json* target = resolve(s["$ref"].get<std::string>(), path);
@@ -507,13 +579,25 @@ class SchemaConverter {
             values = both;
           }
           merged["enum"] = values;
+        } else if (k == "anyOf" && merged.contains("anyOf")) {
+          // anyOf(A) and anyOf(B): anyOf of every pair's allOf.
+          if (!v.is_array() || !merged["anyOf"].is_array() || v.size() * merged["anyOf"].size() > kMaxAnyOfProduct)
+            return fail(path, "allOf members with anyOf lists too long to combine are not supported"), json(false);
+          json pairs = json::array();
+          for (const json& a : merged["anyOf"])
+            for (const json& b : v) pairs.push_back(json{{"allOf", json::array({a, b})}});
+          merged["anyOf"] = pairs;
         } else if (k == "anyOf" || k == "oneOf") {
-          if (merged.contains("anyOf") || merged.contains("oneOf")) {
+          if (merged.contains("oneOf") || (k == "oneOf" && merged.contains("anyOf"))) {
             return fail(path, "allOf members with more than one anyOf/oneOf are not supported"), json(false);
           }
           merged[k] = v;
+        } else if ((k == kNotPatterns || k == kNotStrings) && v.is_array()) {
+          for (const json& x : v) merged[k].push_back(x);
         } else if (k == "uniqueItems") {
           merged[k] = merged.value(k, false) || (v.is_boolean() && v.get<bool>());
+        } else if (!kKeywordType.count(k) && !kGenericKeywords.count(k)) {
+          continue;  // unknown to JSON Schema: constrains nothing
         } else if (merged.contains(k) && merged[k] != v) {
           return fail(path, fmt::format("allOf members with different '{}' values are not supported", k)), json(false);
         } else {
@@ -530,6 +614,19 @@ class SchemaConverter {
           bounds.hi = mb.hi;
       }
     }
+    // A member's additionalProperties depends on its own properties and patterns: merged with patterns of another
+    // member, or with properties of another when it has patterns, a name could escape one member's constraint.
+    size_t with_patterns = 0, with_properties = 0;
+    for (const json& m : members) {
+      if (!m.is_object()) continue;
+      with_patterns += m.contains("patternProperties");
+      with_properties += m.contains("properties") || m.contains("patternProperties");
+    }
+    if (with_patterns > 0 && (!closed.empty() || !constrained.empty()) && with_properties > 1)
+      return fail(path,
+                  "allOf members with patternProperties beside another member's additionalProperties or "
+                  "properties are not supported"),
+             json(false);
     if (types) merged["type"] = json(std::vector<std::string>(types->begin(), types->end()));
     if (types && types->empty()) return json(false);
     if (bounds.lo) merged[bounds.lo->exclusive ? "exclusiveMinimum" : "minimum"] = bounds.lo->value;
@@ -579,7 +676,8 @@ class SchemaConverter {
         return rule < 0 ? b_.nothing() : b_.rule_ref(rule);
       }
     }
-    if (s.contains("allOf") || s.contains("$ref")) {
+    if (s.contains("allOf") || s.contains("$ref") || s.contains("not") || s.contains("if") ||
+        s.contains("dependencies") || s.contains("dependentRequired") || s.contains("dependentSchemas")) {
       std::vector<json> members;
       if (!collect_members(s, path, depth, members)) return b_.nothing();
       const json merged = merge(members, path);
@@ -588,7 +686,6 @@ class SchemaConverter {
     }
     if (s.contains("anyOf") || s.contains("oneOf")) return convert_alternatives(s, path, depth);
     for (auto it = s.begin(); it != s.end(); ++it) {
-      if (it.key() == "propertyNames" && every_string_matches(it.value())) continue;
       if (kUnsupported.count(it.key())) return fail(path, fmt::format("'{}' is not supported", it.key()));
     }
     if (s.contains("enum") || s.contains("const")) return convert_enum(s, path);
@@ -654,7 +751,40 @@ class SchemaConverter {
       branches.push_back(merge(members, bpath));
       if (failed()) return b_.nothing();
     }
-    if (one_of) check_disjoint(branches, path, depth);
+    if (one_of) {
+      // Branches that may overlap are made exclusive: branch i becomes allOf(i, not j) for each j it may share a
+      // value with, exact when each such complement is expressible (else the schema is refused naming the pair).
+      std::vector<json> exclusive = branches;
+      for (const auto& [i, j] : overlapping_branches(branches, path, depth)) {
+        for (const auto& [mine, other] : {std::pair{i, j}, std::pair{j, i}}) {
+          // Every branch already holds the siblings, so excluding list[other] alone is enough; and when `mine`
+          // allows only types `other` allows too, excluding other's assertions is.
+          const std::string opath = fmt::format("{}/oneOf/{}", path, other);
+          json excluded = list[other];
+          std::vector<json> members;
+          if (!collect_members(list[other], opath, depth + 1, members)) return b_.nothing();
+          if (const json plain = merge(members, opath); plain.is_object() && plain.contains("type")) {
+            const std::set<std::string> theirs = shape_of(plain, opath, depth + 1).types;
+            const std::set<std::string> ours = shape_of(exclusive[mine], opath, depth + 1).types;
+            if (!ours.empty() &&
+                std::all_of(ours.begin(), ours.end(), [&](const std::string& t) { return theirs.count(t) > 0; })) {
+              excluded = plain;
+              excluded.erase("type");
+            }
+          }
+          const json negated = complement(excluded, opath, depth + 1);
+          if (failed()) {
+            *error_ = fmt::format(
+                "schema at {}: oneOf branches {} and {} may both match one value, and the complement that would make "
+                "them exclusive is not expressible ({})",
+                path, i, j, *error_);
+            return b_.nothing();
+          }
+          exclusive[mine] = json{{"allOf", json::array({exclusive[mine], negated})}};
+        }
+      }
+      branches = std::move(exclusive);
+    }
     std::vector<Expr> alts;
     for (size_t i = 0; i < branches.size() && !failed(); ++i) {
       alts.push_back(convert_schema(branches[i], fmt::format("{}/{}/{}", path, key, i), depth + 1));
@@ -686,11 +816,14 @@ class SchemaConverter {
     }
     return true;
   }
-  void check_disjoint(const std::vector<json>& branches, const std::string& path, int32_t depth) {
+  // The pairs of oneOf branches not provably disjoint.
+  std::vector<std::pair<size_t, size_t>> overlapping_branches(const std::vector<json>& branches,
+                                                              const std::string& path, int32_t depth) {
+    std::vector<std::pair<size_t, size_t>> overlapping;
     std::vector<BranchShape> shapes;
     for (size_t i = 0; i < branches.size(); ++i)
       shapes.push_back(shape_of(branches[i], fmt::format("{}/oneOf/{}", path, i), depth));
-    if (failed()) return;
+    if (failed()) return overlapping;
     for (size_t i = 0; i < shapes.size(); ++i) {
       for (size_t j = i + 1; j < shapes.size(); ++j) {
         const BranchShape& a = shapes[i];
@@ -715,15 +848,10 @@ class SchemaConverter {
             if (pa.values && pb.values && values_disjoint(*pa.values, *pb.values)) disjoint = true;
           }
         }
-        if (!disjoint) {
-          fail(path, fmt::format("oneOf branches {} and {} may both match one value; only oneOf with disjoint branches "
-                                 "(distinct types, or a required property with distinct const/enum values) is "
-                                 "supported, or use anyOf",
-                                 i, j));
-          return;
-        }
+        if (!disjoint) overlapping.push_back({i, j});
       }
     }
+    return overlapping;
   }
 
   Expr convert_enum(const json& s, const std::string& path) {
@@ -732,17 +860,35 @@ class SchemaConverter {
     if (s.contains("const") && s.contains("enum")) {
       if (std::find(s["enum"].begin(), s["enum"].end(), s["const"]) == s["enum"].end()) values = json::array();
     }
-    // Siblings restrict the listed values; those checked here: type, numeric bounds, lengths and counts.
+    // Siblings restrict the listed values. Checked here: type, numeric bounds, lengths and counts, string patterns
+    // and formats. Another keyword is refused only when a listed value has the type it constrains; keywords
+    // unknown to JSON Schema constrain nothing.
     static const std::set<std::string, std::less<>> kChecked = {
-        "enum",      "const",     "type",     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-        "minLength", "maxLength", "minItems", "maxItems"};
+        "enum",      "const",    "type",     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
+        "maxLength", "minItems", "maxItems", "pattern", "format",  kNotPatterns,       kNotStrings};
     for (auto it = s.begin(); it != s.end(); ++it) {
-      if (!kChecked.count(it.key()) && !kAnnotations.count(it.key())) {
-        return fail(path, fmt::format("'enum'/'const' together with '{}' is not supported", it.key()));
-      }
+      if (kChecked.count(it.key()) || kAnnotations.count(it.key())) continue;
+      auto type = kKeywordType.find(it.key());
+      const bool known = type != kKeywordType.end() || kGenericKeywords.count(it.key());
+      if (!known) continue;
+      if (type != kKeywordType.end() &&
+          std::none_of(values.begin(), values.end(), [&](const json& v) { return value_has_type(v, type->second); }))
+        continue;
+      return fail(path, fmt::format("'enum'/'const' together with '{}' is not supported", it.key()));
     }
     const std::vector<std::string> types = types_of(s);
     const Bounds bounds = bounds_of(s);
+    std::vector<std::string> patterns;  // each must match a string value; the negated ones must not
+    if (s.contains("pattern") && s["pattern"].is_string()) patterns.push_back(s["pattern"].get<std::string>());
+    if (s.contains("format") && s["format"].is_string()) {
+      auto it = kFormats.find(s["format"].get<std::string>());
+      if (it == kFormats.end() &&
+          std::any_of(values.begin(), values.end(), [](const json& v) { return v.is_string(); }))
+        return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
+      if (it != kFormats.end()) patterns.push_back(it->second);
+    }
+    const json not_patterns = s.value(kNotPatterns, json::array());
+    const json not_strings = s.value(kNotStrings, json::array());
     std::vector<Expr> alts;
     for (const json& v : values) {
       if (!types.empty() &&
@@ -762,6 +908,19 @@ class SchemaConverter {
           continue;
         if (s.contains("maxLength") && s["maxLength"].is_number() && double(length) > s["maxLength"].get<double>())
           continue;
+        if (std::find(not_strings.begin(), not_strings.end(), v) != not_strings.end()) continue;
+        bool ok = true;
+        for (const std::string& p : patterns) {
+          const std::optional<bool> m = string_matches(str, p, path);
+          if (!m) return b_.nothing();
+          ok = ok && *m;
+        }
+        for (const json& p : not_patterns) {
+          const std::optional<bool> m = string_matches(str, p.get<std::string>(), path);
+          if (!m) return b_.nothing();
+          ok = ok && !*m;
+        }
+        if (!ok) continue;
       }
       if (v.is_array()) {
         if (s.contains("minItems") && s["minItems"].is_number() && double(v.size()) < s["minItems"].get<double>())
@@ -769,9 +928,182 @@ class SchemaConverter {
         if (s.contains("maxItems") && s["maxItems"].is_number() && double(v.size()) > s["maxItems"].get<double>())
           continue;
       }
-      alts.push_back(b_.literal(v.dump(-1, ' ', false, json::error_handler_t::replace)));
+      alts.push_back(value_literal(v, 0));
     }
     return b_.choice(std::move(alts));
+  }
+
+  // One JSON value as text, with the whitespace the grammar allows between an array's or object's tokens.
+  Expr value_literal(const json& v, int32_t depth) {
+    if (depth > kMaxSchemaDepth) return fail("#", "an enum/const value nested too deeply");
+    if (v.is_array() && !v.empty()) {
+      std::vector<Expr> items;
+      for (const json& x : v) {
+        if (!items.empty()) items.push_back(sep());
+        items.push_back(value_literal(x, depth + 1));
+      }
+      return container("[", b_.sequence(std::move(items)), false, "]");
+    }
+    if (v.is_object() && !v.empty()) {
+      std::vector<Expr> members;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!members.empty()) members.push_back(sep());
+        members.push_back(b_.literal(json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace)));
+        members.push_back(colon());
+        members.push_back(value_literal(it.value(), depth + 1));
+      }
+      return container("{", b_.sequence(std::move(members)), false, "}");
+    }
+    if (v.is_array() || v.is_object())
+      return container(v.is_array() ? "[" : "{", b_.nothing(), true, v.is_array() ? "]" : "}");
+    return b_.literal(v.dump(-1, ' ', false, json::error_handler_t::replace));
+  }
+
+  std::optional<bool> string_matches(const std::string& value, const std::string& pattern, const std::string& path) {
+    return key_matches(value, path,
+                       [&](GrammarBuilder& b) { return regex_to_expr(pattern, RegexMode::kJsonStringSearch, b); });
+  }
+
+  // ---- not ----
+
+  // A schema equivalent to `not s`, built from the complements of its parts: a value fails s when its type is
+  // not one s allows, or when it violates one of s's assertions that apply to its type. Expressible: types,
+  // enum/const (strings, numbers, booleans, null), numeric bounds, lengths and counts, pattern, required,
+  // properties (through their complements), anyOf/allOf/not of expressible schemas. Anything else fails naming it.
+  json complement(const json& s, const std::string& path, int32_t depth) {
+    if (failed()) return json(false);
+    if (depth > kMaxSchemaDepth) return fail(path, "'not' nested too deeply"), json(false);
+    if (++complement_steps_ > kMaxComplementSteps)
+      return fail(path, "'not' of a schema too large to express its complement"), json(false);
+    if (s.is_boolean()) return json(!s.get<bool>());
+    if (!s.is_object()) return fail(path, "a schema must be an object or a boolean"), json(false);
+    if (s.contains("$ref") || s.contains("allOf")) {
+      std::vector<json> members;
+      if (!collect_members(s, path, depth + 1, members)) return json(false);
+      return complement(merge(members, path), path, depth + 1);
+    }
+    json rest = s;
+    json branches = json::array();  // anyOf: the ways to fail s
+    for (const char* key : {"anyOf", "not"}) {
+      if (!s.contains(key)) continue;
+      rest.erase(key);
+      if (std::string(key) == "not") {
+        branches.push_back(s["not"]);  // not not N: N
+        continue;
+      }
+      if (!s[key].is_array() || s[key].empty()) return fail(path, "'anyOf' must be a non-empty array"), json(false);
+      json all = json::array();
+      for (size_t i = 0; i < s[key].size(); ++i)
+        all.push_back(complement(s[key][i], fmt::format("{}/anyOf/{}", path, i), depth + 1));
+      branches.push_back(json{{"allOf", all}});
+    }
+    std::set<std::string> types;  // empty: any
+    for (const std::string& t : types_of(rest)) types.insert(t);
+    if (types.count("integer") && !types.count("number")) {
+      return fail(path,
+                  "'not' of a schema of type integer is not supported (a number with a fraction is not "
+                  "expressible)"),
+             json(false);
+    }
+    if (!types.empty()) {
+      json others = json::array();
+      for (const std::string& t : kAllTypes)
+        if (!types.count(t) && t != "integer") others.push_back(t);
+      if (!others.empty()) branches.push_back(json{{"type", others}});
+    }
+    // The violating values of one type, restricted to s's types.
+    auto typed = [&](const std::string& type, json violation) {
+      if (!types.empty() && !types.count(type)) return;
+      violation["type"] = type;
+      branches.push_back(std::move(violation));
+    };
+    const bool draft4_min = rest.value("exclusiveMinimum", json()).is_boolean() && rest["exclusiveMinimum"].get<bool>();
+    const bool draft4_max = rest.value("exclusiveMaximum", json()).is_boolean() && rest["exclusiveMaximum"].get<bool>();
+    for (auto it = rest.begin(); it != rest.end() && !failed(); ++it) {
+      const std::string& k = it.key();
+      const json& v = it.value();
+      if (kAnnotations.count(k) || k == "type" || k == "enum" || k == "const") continue;
+      auto type = kKeywordType.find(k);
+      if (type == kKeywordType.end() && !kGenericKeywords.count(k)) continue;  // unknown: asserts nothing
+      auto counted = [&](const char* other, int64_t delta) {
+        if (!v.is_number() || !is_integral(v) || v.get<double>() < 0) {
+          fail(path, fmt::format("'{}' must be a non-negative integer", k));
+          return;
+        }
+        const int64_t n = int64_t(v.get<double>()) + delta;
+        if (n >= 0) typed(type->second, json{{other, n}});
+      };
+      if (k == "minimum" && v.is_number()) {
+        typed("number", json{{draft4_min ? "maximum" : "exclusiveMaximum", v}});
+      } else if (k == "maximum" && v.is_number()) {
+        typed("number", json{{draft4_max ? "minimum" : "exclusiveMinimum", v}});
+      } else if (k == "exclusiveMinimum" && v.is_number()) {
+        typed("number", json{{"maximum", v}});
+      } else if (k == "exclusiveMaximum" && v.is_number()) {
+        typed("number", json{{"minimum", v}});
+      } else if ((k == "exclusiveMinimum" || k == "exclusiveMaximum") && v.is_boolean()) {
+        continue;  // a draft-04 flag of minimum/maximum
+      } else if (k == "minLength" || k == "minItems" || k == "minProperties") {
+        counted(k == "minLength" ? "maxLength" : k == "minItems" ? "maxItems" : "maxProperties", -1);
+      } else if (k == "maxLength" || k == "maxItems" || k == "maxProperties") {
+        counted(k == "maxLength" ? "minLength" : k == "maxItems" ? "minItems" : "minProperties", 1);
+      } else if (k == "pattern" && v.is_string()) {
+        typed("string", json{{kNotPatterns, json::array({v})}});
+      } else if (k == kNotPatterns && v.is_array()) {
+        for (const json& p : v) typed("string", json{{"pattern", p}});
+      } else if (k == kNotStrings && v.is_array()) {
+        typed("string", json{{"enum", v}});
+      } else if (k == "required" && v.is_array()) {
+        for (const json& r : v) {
+          if (r.is_string()) typed("object", json{{"properties", {{r.get<std::string>(), false}}}});
+        }
+      } else if (k == "properties" && v.is_object()) {
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          const json neg =
+              complement(p.value(), fmt::format("{}/properties/{}", path, json_pointer_escape(p.key())), depth + 1);
+          if (!(neg.is_boolean() && !neg.get<bool>()))
+            typed("object", json{{"required", {p.key()}}, {"properties", {{p.key(), neg}}}});
+        }
+      } else {
+        fail(path, fmt::format("'not' of a schema with '{}' is not supported", k));
+      }
+    }
+    if (rest.contains("enum") || rest.contains("const")) {
+      const json values = rest.contains("const") ? json::array({rest["const"]}) : rest["enum"];
+      if (!values.is_array()) return fail(path, "'enum' must be an array"), json(false);
+      for (const std::string t : {"string", "number", "boolean", "null", "object", "array"}) {
+        json listed = json::array();
+        for (const json& v : values)
+          if (value_has_type(v, t)) listed.push_back(v);
+        if (listed.empty()) {
+          typed(t, json::object());
+        } else if (t == "string") {
+          typed(t, json{{kNotStrings, listed}});
+        } else if (t == "number") {
+          // The open intervals between the listed numbers.
+          std::vector<double> xs;
+          for (const json& v : listed) xs.push_back(v.get<double>());
+          std::sort(xs.begin(), xs.end());
+          xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+          for (size_t i = 0; i <= xs.size(); ++i) {
+            json range = json::object();
+            if (i > 0) range["exclusiveMinimum"] = xs[i - 1];
+            if (i < xs.size()) range["exclusiveMaximum"] = xs[i];
+            typed(t, range);
+          }
+        } else if (t == "boolean") {
+          json other = json::array();
+          for (const bool b : {false, true})
+            if (std::find(listed.begin(), listed.end(), json(b)) == listed.end()) other.push_back(b);
+          if (!other.empty()) typed(t, json{{"enum", other}});
+        } else if (t != "null") {
+          fail(path, fmt::format("'not' of an enum/const listing an {} is not supported", t));
+        }
+      }
+    }
+    if (failed()) return json(false);
+    if (branches.empty()) return json(false);
+    return branches.size() == 1 ? branches[0] : json{{"anyOf", branches}};
   }
 
   // A non-negative integer keyword, at most kMaxCount; nullopt (and fail) otherwise.
@@ -810,6 +1142,42 @@ class SchemaConverter {
         return fail(path, "'additionalProperties' must be a boolean or a schema");
       if (!(ap.is_boolean() && !ap.get<bool>())) additional = ap;
     }
+    std::vector<std::pair<std::string, json>> patterns;
+    if (s.contains("patternProperties")) {
+      const json& pp = s["patternProperties"];
+      if (!pp.is_object()) return fail(path, "'patternProperties' must be an object");
+      for (auto it = pp.begin(); it != pp.end(); ++it) {
+        if (!it.value().is_boolean() && !it.value().is_object())
+          return fail(path, "'patternProperties' values must be schemas");
+        patterns.push_back({it.key(), it.value()});
+      }
+      if (patterns.size() > kMaxPatterns)
+        return fail(path, fmt::format("'patternProperties' with more than {} patterns is not supported", kMaxPatterns));
+    }
+    const json* names =
+        s.contains("propertyNames") && !every_string_matches(s["propertyNames"]) ? &s["propertyNames"] : nullptr;
+    // A named property's schema: its `properties` entry and every pattern matching its name (allOf), else the
+    // additionalProperties schema; false when propertyNames rejects the name or nothing allows it.
+    auto named_schema = [&](const std::string& key, const json* declared) -> json {
+      json all = json::array();
+      if (declared) all.push_back(*declared);
+      for (const auto& [pattern, schema] : patterns) {
+        const std::optional<bool> m = key_matches(
+            key, path, [&](GrammarBuilder& b) { return regex_to_expr(pattern, RegexMode::kJsonStringSearch, b); });
+        if (!m) return json(false);
+        if (*m) all.push_back(schema);
+      }
+      if (all.empty()) {
+        if (!additional) return json(false);
+        all.push_back(*additional);
+      }
+      if (names) {
+        const std::optional<bool> m =
+            key_matches(key, path, [&](GrammarBuilder& b) { return key_language(*names, b); });
+        if (!m || !*m) return json(false);
+      }
+      return all.size() == 1 ? all[0] : json{{"allOf", all}};
+    };
     struct Member {
       std::string key;
       Expr value;
@@ -818,38 +1186,39 @@ class SchemaConverter {
     std::vector<Member> members;
     for (auto it = props.begin(); it != props.end(); ++it) {
       const bool req = std::find(required.begin(), required.end(), it.key()) != required.end();
-      members.push_back(
-          {it.key(),
-           convert_schema(it.value(), fmt::format("{}/properties/{}", path, json_pointer_escape(it.key())), depth + 1),
-           req});
+      const std::string ppath = fmt::format("{}/properties/{}", path, json_pointer_escape(it.key()));
+      const Expr value = patterns.empty() && !names
+                             ? convert_schema(it.value(), ppath, depth + 1)
+                             : convert_schema(named_schema(it.key(), &it.value()), ppath, depth + 1);
+      members.push_back({it.key(), value, req});
     }
-    // A required property not in `properties` takes the additionalProperties schema (any value when that is
-    // absent: only an explicit false forbids it).
+    // A required property not in `properties` takes the patterns' schemas or the additionalProperties one (any
+    // value when that is absent: only an explicit false forbids it).
     const bool closed = s.contains("additionalProperties") && !additional;
     for (const std::string& r : required) {
       if (props.contains(r)) continue;
-      if (closed) {
+      if (closed && patterns.empty()) {
         return fail(
             path, fmt::format("required property '{}' is not in 'properties' and 'additionalProperties' is false", r));
       }
-      members.push_back({r,
-                         additional ? convert_schema(*additional, path + "/additionalProperties", depth + 1)
-                                    : b_.rule_ref(value_rule()),
-                         true});
+      members.push_back({r, convert_schema(named_schema(r, nullptr), path + "/additionalProperties", depth + 1), true});
     }
     if (failed()) return b_.nothing();
+    const bool extras = additional || !patterns.empty();
     const size_t num_required =
         size_t(std::count_if(members.begin(), members.end(), [](const Member& m) { return m.required; }));
+    bool can_be_empty = num_required == 0;
     if (s.contains("minProperties")) {
       const std::optional<uint64_t> min = count_keyword(s, "minProperties", path);
       if (!min) return b_.nothing();
-      if (*min > num_required)
-        return fail(path, "'minProperties' above the number of required properties is not supported");
+      if (*min == 1) can_be_empty = false;
+      if (*min > std::max<uint64_t>(num_required, 1))
+        return fail(path, "'minProperties' above the number of required properties (and above 1) is not supported");
     }
     if (s.contains("maxProperties")) {
       const std::optional<uint64_t> max = count_keyword(s, "maxProperties", path);
       if (!max) return b_.nothing();
-      if (additional || *max < members.size()) {
+      if (extras || *max < members.size()) {
         return fail(path, "'maxProperties' below the number of properties that may appear is not supported");
       }
     }
@@ -857,11 +1226,11 @@ class SchemaConverter {
     std::vector<Expr> kv;
     for (const Member& m : members) kv.push_back(b_.sequence({b_.literal(json(m.key).dump()), colon(), m.value}));
     std::optional<Expr> extra;
-    if (additional) {
+    if (extras) {
       std::vector<std::string> keys;
       for (const Member& m : members) keys.push_back(m.key);
-      extra = b_.sequence({b_.literal("\""), not_keys(keys), b_.literal("\""), colon(),
-                           convert_schema(*additional, path + "/additionalProperties", depth + 1)});
+      extra = extra_members(keys, patterns, additional, names, path, depth);
+      if (failed()) return b_.nothing();
     }
     // tail[i]: members i.. after at least one member was written (each behind a comma).
     const size_t n = members.size();
@@ -889,7 +1258,97 @@ class SchemaConverter {
     std::vector<Expr> firsts;
     for (size_t i = 0; i < n && i <= first_required; ++i) firsts.push_back(b_.sequence({kv[i], tail[i + 1]}));
     if (extra && first_required == n) firsts.push_back(b_.sequence({*extra, tail[n]}));
-    return container("{", b_.choice(std::move(firsts)), num_required == 0, "}");
+    return container("{", b_.choice(std::move(firsts)), can_be_empty, "}");
+  }
+
+  // An extra property (a name not in `keys`), ": " and its value. Each subset of the patterns is one kind of name:
+  // those matching exactly that subset, whose value satisfies their schemas; names matching none take
+  // `additional`. propertyNames (`names`) restricts every kind.
+  Expr extra_members(const std::vector<std::string>& keys, const std::vector<std::pair<std::string, json>>& patterns,
+                     const std::optional<json>& additional, const json* names, const std::string& path, int32_t depth) {
+    std::vector<Expr> alts;
+    for (uint32_t subset = 0; subset < (1u << patterns.size()) && !failed(); ++subset) {
+      if (subset == 0 && !additional) continue;
+      std::vector<Expr> in = {not_keys(keys)};
+      std::vector<Expr> out;
+      json all = json::array();
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        Result<Expr> e = regex_to_expr(patterns[i].first, RegexMode::kJsonStringSearch, b_);
+        if (!e.ok()) return fail(fmt::format("{}/patternProperties", path), e.error());
+        if (subset & (1u << i)) {
+          in.push_back(*e);
+          all.push_back(patterns[i].second);
+        } else {
+          out.push_back(*e);
+        }
+      }
+      if (names) {
+        Result<Expr> e = key_language(*names, b_);
+        if (!e.ok()) return fail(path + "/propertyNames", e.error());
+        in.push_back(*e);
+      }
+      Expr key = b_.intersection(std::move(in));
+      if (!out.empty()) key = b_.difference(key, b_.choice(std::move(out)));
+      const json value = subset == 0 ? *additional : all.size() == 1 ? all[0] : json{{"allOf", all}};
+      const std::string vpath =
+          subset == 0 ? path + "/additionalProperties" : fmt::format("{}/patternProperties", path);
+      alts.push_back(
+          b_.sequence({b_.literal("\""), key, b_.literal("\""), colon(), convert_schema(value, vpath, depth + 1)}));
+    }
+    return b_.choice(std::move(alts));
+  }
+
+  // The JSON string content (as json_string_chars spells it) of the names `schema` (a propertyNames) allows: a
+  // string schema's pattern, format and lengths, or an enum/const of names. Other keywords are refused by name.
+  Result<Expr> key_language(const json& schema, GrammarBuilder& b) {
+    if (schema.is_boolean()) return schema.get<bool>() ? b.star(json_string_any_char(b)) : b.nothing();
+    if (!schema.is_object()) return make_error("a schema must be an object or a boolean", StatusCode::kInvalidArgument);
+    for (auto it = schema.begin(); it != schema.end(); ++it) {
+      const std::string& k = it.key();
+      if (k == "type") {
+        const std::vector<std::string> types = types_of(schema);
+        if (std::find(types.begin(), types.end(), "string") == types.end()) return b.nothing();
+      } else if (!kAnnotations.count(k) && !kStringKeywords.count(k) && k != "enum" && k != "const") {
+        return make_error(fmt::format("'{}' in 'propertyNames' is not supported", k), StatusCode::kInvalidArgument);
+      }
+    }
+    std::vector<Expr> parts;
+    if (schema.contains("enum") || schema.contains("const")) {
+      const json values = schema.contains("const") ? json::array({schema["const"]}) : schema["enum"];
+      if (!values.is_array()) return make_error("'enum' must be an array", StatusCode::kInvalidArgument);
+      std::vector<Expr> names;
+      for (const json& v : values) {
+        if (!v.is_string()) continue;
+        const std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+        names.push_back(b.literal(std::string_view(text).substr(1, text.size() - 2)));
+      }
+      parts.push_back(b.choice(std::move(names)));
+    }
+    Result<std::vector<Expr>> string_parts = string_content_parts(schema, b);
+    if (!string_parts.ok()) return string_parts.status();
+    for (const Expr e : *string_parts) parts.push_back(e);
+    if (parts.empty()) return b.star(json_string_any_char(b));
+    return b.intersection(std::move(parts));
+  }
+
+  // Whether the name `key` is in the language `make` builds (a regex or key_language), decided by compiling their
+  // intersection in a builder of its own; nullopt (and fail) when that compile fails for another reason.
+  std::optional<bool> key_matches(const std::string& key, const std::string& path,
+                                  const std::function<Result<Expr>(GrammarBuilder&)>& make) {
+    GrammarBuilder b;
+    Result<Expr> language = make(b);
+    if (!language.ok()) {
+      fail(path, language.error());
+      return std::nullopt;
+    }
+    const std::string text = json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+    const int32_t root = b.add_rule("root");
+    b.set_body(root, b.intersection({*language, b.literal(std::string_view(text).substr(1, text.size() - 2))}));
+    Result<Grammar> g = b.build(root);
+    if (g.ok()) return true;
+    if (g.error().find("matches no string") != std::string::npos) return false;
+    fail(path, g.error());
+    return std::nullopt;
   }
 
   // Canonical JSON string content whose decoded value is none of `keys`.
@@ -996,47 +1455,74 @@ class SchemaConverter {
   }
 
   Expr convert_string(const json& s, const std::string& path) {
-    // `pattern`, `format` and the lengths each give a regular language of the string's content; together, the
-    // string is in all of them (their intersection).
+    Result<std::vector<Expr>> parts = string_content_parts(s, b_);
+    if (!parts.ok()) return fail(path, parts.error());
+    if (parts->empty()) return b_.rule_ref(string_rule());
+    return b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
+  }
+
+  // `pattern`, `format` and the lengths each give a regular language of a string's content; together, the string
+  // is in all of them (their intersection). Empty: no constraint.
+  Result<std::vector<Expr>> string_content_parts(const json& s, GrammarBuilder& b) {
+    auto error = [&](const std::string& message) { return make_error(message, StatusCode::kInvalidArgument); };
     std::vector<Expr> parts;
     if (s.contains("pattern")) {
-      if (!s["pattern"].is_string()) return fail(path, "'pattern' must be a string");
-      Result<Expr> e = regex_to_expr(s["pattern"].get<std::string>(), RegexMode::kJsonStringSearch, b_);
-      if (!e.ok()) return fail(path, e.error());
+      if (!s["pattern"].is_string()) return error("'pattern' must be a string");
+      Result<Expr> e = regex_to_expr(s["pattern"].get<std::string>(), RegexMode::kJsonStringSearch, b);
+      if (!e.ok()) return error(e.error());
       parts.push_back(*e);
     }
     if (s.contains("format")) {
-      if (!s["format"].is_string()) return fail(path, "'format' must be a string");
+      if (!s["format"].is_string()) return error("'format' must be a string");
       auto it = kFormats.find(s["format"].get<std::string>());
       if (it == kFormats.end())
-        return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
-      Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b_);
-      if (!e.ok()) return fail(path, e.error());
+        return error(fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
+      Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b);
+      if (!e.ok()) return error(e.error());
       parts.push_back(*e);
     }
     if (s.contains("minLength") || s.contains("maxLength")) {
-      uint64_t min = 0;
-      uint32_t max = kUnbounded;
-      if (s.contains("minLength")) {
-        const std::optional<uint64_t> v = count_keyword(s, "minLength", path);
-        if (!v) return b_.nothing();
-        min = *v;
+      uint32_t bound[2] = {0, kUnbounded};  // minLength, maxLength
+      for (const int i : {0, 1}) {
+        const char* key = i == 0 ? "minLength" : "maxLength";
+        if (!s.contains(key)) continue;
+        const json& v = s[key];
+        if (!v.is_number() || !is_integral(v) || v.get<double>() < 0)
+          return error(fmt::format("'{}' must be a non-negative integer", key));
+        if (v.get<double>() > double(kMaxCount))
+          return error(fmt::format("'{}' {} is larger than the enforceable limit {}", key, v.get<double>(), kMaxCount));
+        bound[i] = uint32_t(v.get<double>());
       }
-      if (s.contains("maxLength")) {
-        const std::optional<uint64_t> v = count_keyword(s, "maxLength", path);
-        if (!v) return b_.nothing();
-        max = uint32_t(*v);
-      }
-      parts.push_back(b_.repeat(json_string_chars(b_, CodePointSet::all()), uint32_t(min), max));
+      parts.push_back(b.repeat(json_string_chars(b, CodePointSet::all()), bound[0], bound[1]));
     }
-    if (parts.empty()) return b_.rule_ref(string_rule());
-    return b_.sequence({b_.literal("\""), b_.intersection(std::move(parts)), b_.literal("\"")});
+    // Negations: the content, spelled canonically (as json_string_chars does), minus every spelling the patterns
+    // and strings match; a non-canonical spelling of a removed string is never produced.
+    std::vector<Expr> removed;
+    for (const json& p : s.value(kNotPatterns, json::array())) {
+      if (!p.is_string()) return error("'pattern' must be a string");
+      Result<Expr> e = regex_to_expr(p.get<std::string>(), RegexMode::kJsonStringSearch, b);
+      if (!e.ok()) return error(e.error());
+      removed.push_back(*e);
+    }
+    for (const json& v : s.value(kNotStrings, json::array())) {
+      if (!v.is_string()) continue;
+      const std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+      removed.push_back(b.literal(std::string_view(text).substr(1, text.size() - 2)));
+    }
+    if (!removed.empty()) {
+      parts.push_back(b.star(json_string_chars(b, CodePointSet::all())));
+      const Expr kept = b.intersection(std::move(parts));
+      parts = {b.difference(kept, b.choice(std::move(removed)))};
+    }
+    return parts;
   }
 
   Expr convert_number(const json& s, bool integer, const std::string& path) {
+    std::optional<Expr> multiple;
     if (s.contains("multipleOf")) {
-      const json& m = s["multipleOf"];
-      if (!(integer && m.is_number() && m.get<double>() == 1.0)) return fail(path, "'multipleOf' is not supported");
+      multiple = multiple_of(s["multipleOf"], integer, path);
+      if (!multiple) return b_.nothing();
+      if (*multiple_integral_) integer = true;
     }
     for (const char* key : {"minimum", "maximum"}) {
       if (s.contains(key) && !s[key].is_number()) return fail(path, fmt::format("'{}' must be a number", key));
@@ -1047,11 +1533,64 @@ class SchemaConverter {
       }
     }
     const Bounds bounds = bounds_of(s);
-    if (!bounds.lo && !bounds.hi) return b_.rule_ref(integer ? integer_rule() : number_rule());
+    if (!bounds.lo && !bounds.hi && !multiple) return b_.rule_ref(integer ? integer_rule() : number_rule());
     Result<Expr> e =
         integer ? json_integer_in_range(b_, bounds.lo, bounds.hi) : json_number_in_range(b_, bounds.lo, bounds.hi);
     if (!e.ok()) return fail(path, e.error());
-    return *e;
+    return multiple ? b_.intersection({*e, *multiple}) : *e;
+  }
+
+  // multipleOf d = k / 10^f (its decimal spelling): the numbers whose text shows they are multiples. f > 0 and
+  // k = 1 (0.01): at most f fraction digits, no exponent. f = 0 and k dividing 1000 (1, 2, 4, 5, 25...):
+  // integers whose last digits are a multiple of k. Others are refused. Sets multiple_integral_ when the
+  // multiples are integers.
+  std::optional<Expr> multiple_of(const json& m, bool integer, const std::string& path) {
+    if (!m.is_number() || m.get<double>() <= 0) {
+      fail(path, "'multipleOf' must be a number above 0");
+      return std::nullopt;
+    }
+    const std::string text = m.dump();
+    if (text.find_first_of("eE") != std::string::npos) {
+      fail(path, fmt::format("'multipleOf' {} is not supported (only plain decimals are)", text));
+      return std::nullopt;
+    }
+    const size_t dot = text.find('.');
+    std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+    while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+    std::string digits = text.substr(0, dot) + fraction;
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));
+    const size_t f = fraction.size();
+    const uint64_t k = digits.empty() || digits.size() > 6 ? 0 : std::stoull(digits);
+    const Expr digit = b_.byte_range('0', '9');
+    const Expr sign = b_.optional(b_.literal("-"));
+    const Expr natural = b_.choice({b_.literal("0"), b_.sequence({b_.byte_range('1', '9'), b_.star(digit)})});
+    if (k == 1 && f > 0 && !integer) {
+      multiple_integral_ = false;
+      return b_.sequence(
+          {sign, natural,
+           b_.optional(b_.sequence({b_.literal("."), b_.repeat(digit, 1, uint32_t(std::min<size_t>(f, 16)))}))});
+    }
+    // An integer multiple; with f > 0 only when k = 1 and the schema is an integer (every integer is a multiple).
+    uint64_t power = 1;
+    size_t width = 0;
+    while (k > 0 && width <= 3 && power % k != 0) {
+      power *= 10;
+      ++width;
+    }
+    if (k == 0 || (f > 0 && k != 1) || width > 3) {
+      fail(path, fmt::format("'multipleOf' {} is not supported (only 10^-n, or divisors of 1000)", text));
+      return std::nullopt;
+    }
+    multiple_integral_ = true;
+    if (f > 0 || k == 1) return b_.sequence({sign, natural});
+    // Below 10^width: the multiples themselves; from there: any leading digits, then a multiple's width digits.
+    std::vector<Expr> small, suffixes;
+    for (uint64_t n = 0; n < power; n += k) {
+      small.push_back(b_.literal(std::to_string(n)));
+      suffixes.push_back(b_.literal(fmt::format("{:0{}}", n, width)));
+    }
+    const Expr big = b_.sequence({b_.byte_range('1', '9'), b_.star(digit), b_.choice(std::move(suffixes))});
+    return b_.sequence({sign, b_.choice({b_.choice(std::move(small)), big})});
   }
 
   const json& root_;
@@ -1061,6 +1600,8 @@ class SchemaConverter {
   std::map<std::string, int32_t> refs_;
   std::unordered_map<const json*, std::unordered_map<std::string_view, const json*>> member_index_;
   std::vector<std::pair<int32_t, std::string>> pending_;
+  uint64_t complement_steps_ = 0;
+  std::optional<bool> multiple_integral_;  // multiple_of's last answer
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };

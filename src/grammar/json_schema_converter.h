@@ -5,14 +5,23 @@
 // Schema, and annotations (title, description, default, examples, $comment, ...), constrain nothing and are
 // ignored, as a validator ignores them.
 //
-// Supported: type (and type arrays); enum, const; properties, required, additionalProperties (false, true, a
-// schema; absent means any, after the listed properties; JsonGrammarOptions::closed_objects makes it none); items,
-// prefixItems, draft-04..2019 items arrays and additionalItems, minItems, maxItems; anyOf; oneOf when its branches
-// are provably disjoint (distinct types, or a required property with distinct const/enum values); allOf (merged);
-// $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion included, $ref with
-// siblings (merged); string minLength, maxLength, pattern (regex_parser.h), format (date, time, date-time, uuid,
-// email, uri, ipv4, hostname); integer and number minimum, maximum, exclusiveMinimum, exclusiveMaximum (draft-04
-// boolean and draft-06+ numeric forms, decimal bounds included; see json_number_range.h); boolean schemas.
+// Supported: type (and type arrays); enum, const (beside other keywords: those of a type no listed value has, and
+// unknown ones, are ignored); properties, required, additionalProperties (false, true, a schema; absent means any,
+// after the listed properties; JsonGrammarOptions::closed_objects makes it none), patternProperties (up to 4
+// patterns: each subset of them is one kind of name, by DFA products and differences), propertyNames (a string
+// schema's pattern, format, lengths, or an enum), minProperties (up to the required count, or 1), maxProperties
+// (when no more properties may appear); dependencies, dependentRequired, dependentSchemas (up to 6: each trigger
+// absent, or present with what it needs); items, prefixItems, draft-04..2019 items arrays and additionalItems,
+// minItems, maxItems; anyOf; allOf (merged; anyOf lists in several members combined pairwise); oneOf, made
+// exclusive: branches not provably disjoint (distinct types, or a required property with distinct const/enum
+// values) each exclude the others through `not`; not, where the complement is expressible (types other than a
+// lone integer, enum/const of strings, numbers, booleans and null, numeric bounds, lengths and counts, pattern,
+// required, properties of expressible complements, and anyOf/allOf/not of those); if/then/else as (if and then)
+// or (not if and else); $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion
+// included, $ref with siblings (merged); string minLength, maxLength, pattern (regex_parser.h), format (date, time,
+// date-time, uuid, email, uri, ipv4, hostname); integer and number minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see
+// json_number_range.h), multipleOf (10^-n: fraction digits; a divisor of 1000: last digits); boolean schemas.
 // Properties are generated in `properties` order (as written in the text; see the ordered_json overload); optional ones
 // may be left out. Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
 // one newline and up to max_indent spaces or tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 15

@@ -119,8 +119,7 @@ TEST(ServerStructuredTest, ConstraintsOverCurl) {
       {{"messages", messages},
        {"tools",
         {{{"type", "function"},
-          {"function",
-           {{"name", "f"}, {"parameters", {{"type", "object"}, {"patternProperties", {{"^a", json::object()}}}}}}}}}},
+          {"function", {{"name", "f"}, {"parameters", {{"type", "object"}, {"unevaluatedProperties", false}}}}}}}},
        {"tool_choice", "required"}});
   EXPECT_EQ(r["error"]["param"], "tools") << r.dump();
 }

@@ -101,6 +101,28 @@ std::shared_ptr<const CompiledGrammar> json_string_pattern(const std::string& pa
   return with_bytes(std::move(g).value());
 }
 
+// GrammarBuilder::difference: the strings of one regular expression that another does not match, checked
+// exhaustively over short strings against std::regex.
+TEST(RegexParser, DifferenceOfTwoPatternsAgreesWithStdRegex) {
+  GrammarBuilder b;
+  const int32_t root = b.add_rule("root");
+  Result<GrammarBuilder::Expr> all = regex_to_expr("^[a-c]*$", RegexMode::kJsonStringSearch, b);
+  Result<GrammarBuilder::Expr> removed = regex_to_expr("ab|^c", RegexMode::kJsonStringSearch, b);
+  ASSERT_TRUE(all.ok() && removed.ok());
+  b.set_body(root, b.sequence({b.literal("\""), b.difference(*all, *removed), b.literal("\"")}));
+  Result<Grammar> g = b.build(root);
+  ASSERT_TRUE(g.ok()) << g.error();
+  auto cg = with_bytes(std::move(g).value());
+  const std::regex kept("^[a-c]*$"), gone("ab|^c");
+  std::vector<std::string> texts = {""};
+  for (size_t i = 0; i < texts.size() && texts[i].size() < 5; ++i)
+    for (const char c : std::string("abcd")) texts.push_back(texts[i] + c);
+  for (const std::string& t : texts) {
+    const bool expected = std::regex_search(t, kept) && !std::regex_search(t, gone);
+    EXPECT_EQ(matches(cg, "\"" + t + "\""), expected) << t;
+  }
+}
+
 TEST(RegexParser, JsonSchemaPatternSearchesInsideAJsonString) {
   std::mt19937_64 rng(8);
   for (const std::string pattern : {"^abc$", "b", "^a.c", "x$", "^[\"\\\\]+$", "^\\n\\t.$", "\\d+|^z"}) {

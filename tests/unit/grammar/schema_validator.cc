@@ -108,6 +108,14 @@ class Validator {
       for (const json& sub : s["anyOf"]) ok = ok || check(sub, x, depth + 1).empty();
       if (!ok) return "no anyOf branch matches " + x.dump();
     }
+    if (s.contains("not") && check(s["not"], x, depth + 1).empty()) return "matches the 'not' schema: " + x.dump();
+    if (s.contains("if")) {
+      const bool holds = check(s["if"], x, depth + 1).empty();
+      const char* branch = holds ? "then" : "else";
+      if (s.contains(branch)) {
+        if (std::string e = check(s[branch], x, depth + 1); !e.empty()) return std::string(branch) + ": " + e;
+      }
+    }
     if (s.contains("oneOf")) {
       int n = 0;
       for (const json& sub : s["oneOf"]) n += check(sub, x, depth + 1).empty();
@@ -171,11 +179,37 @@ class Validator {
         }
       }
       const json props = s.value("properties", json::object());
+      const json patterns = s.value("patternProperties", json::object());
+      if (s.contains("minProperties") && x.size() < s["minProperties"].get<size_t>()) return "too few properties";
+      if (s.contains("maxProperties") && x.size() > s["maxProperties"].get<size_t>()) return "too many properties";
+      for (const char* key : {"dependentRequired", "dependentSchemas", "dependencies"}) {
+        const json dependencies = s.value(key, json::object());
+        for (auto d = dependencies.begin(); d != dependencies.end(); ++d) {
+          if (!x.contains(d.key())) continue;
+          if (d.value().is_array()) {
+            for (const json& r : d.value())
+              if (!x.contains(r.get<std::string>())) return d.key() + " needs " + r.dump();
+          } else if (std::string e = check(d.value(), x, depth + 1); !e.empty()) {
+            return "dependent schema of " + d.key() + ": " + e;
+          }
+        }
+      }
       for (auto it = x.begin(); it != x.end(); ++it) {
+        if (s.contains("propertyNames")) {
+          if (std::string e = check(s["propertyNames"], json(it.key()), depth + 1); !e.empty())
+            return "property name " + it.key() + ": " + e;
+        }
+        bool matched = false;
+        for (auto p = patterns.begin(); p != patterns.end(); ++p) {
+          if (!std::regex_search(wide(it.key()), std::wregex(wide(p.key()), std::regex::ECMAScript))) continue;
+          matched = true;
+          if (std::string e = check(p.value(), it.value(), depth + 1); !e.empty())
+            return "pattern property " + it.key() + ": " + e;
+        }
         if (props.contains(it.key())) {
           if (std::string e = check(props[it.key()], it.value(), depth + 1); !e.empty())
             return "property " + it.key() + ": " + e;
-        } else if (s.contains("additionalProperties")) {
+        } else if (!matched && s.contains("additionalProperties")) {
           if (std::string e = check(s["additionalProperties"], it.value(), depth + 1); !e.empty())
             return "additional property " + it.key() + ": " + e;
         }
