@@ -1,4 +1,4 @@
-// `pagoda quantize IN.gguf OUT.gguf --type Q4_K_M|Q5_K_M|Q6_K|Q8_0|Q4_0|...|int8|awq-int4 [--imatrix FILE]
+// `pagoda quantize IN.gguf OUT.gguf --type Q4_K_M|Q5_K_M|Q6_K|Q8_0|Q4_0|Q3_K_M|Q2_K|...|int8|awq-int4 [--imatrix FILE]
 // [--group 32|64|128] [--calib TEXT]`: prints every tensor with the type it got (and, for AWQ, the alpha its scale
 // search chose), and the file's size before and after. llama-quantize's file types (any case) are written as it
 // writes them (format/llama_quantizer.h), with an importance matrix when --imatrix names one. For awq-int4 the

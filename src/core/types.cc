@@ -34,6 +34,10 @@ std::string_view dtype_name(DType dtype) {
     case DType::kIQ4_NLx8: return "iq4_nlx8";
     case DType::kIQ4_XSx8: return "iq4_xsx8";
     case DType::kMXFP4x8: return "mxfp4x8";
+    case DType::kQ2_K: return "q2_K";
+    case DType::kQ3_K: return "q3_K";
+    case DType::kQ2_Kx8: return "q2_Kx8";
+    case DType::kQ3_Kx8: return "q3_Kx8";
   }
   return "?";
 }
@@ -69,6 +73,10 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kIQ4_XSx8: return num_elements / 256 * 138;
     case DType::kMXFP4:
     case DType::kMXFP4x8: return num_elements / 32 * 17;
+    case DType::kQ2_K:
+    case DType::kQ2_Kx8: return num_elements / 256 * 84;
+    case DType::kQ3_K: return num_elements / 256 * 110;
+    case DType::kQ3_Kx8: return num_elements / 256 * 114;
   }
   return 0;
 }
@@ -103,7 +111,11 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kQ5_Kx8:
     case DType::kQ6_Kx8:
     case DType::kIQ4_XS:
-    case DType::kIQ4_XSx8: return 256;
+    case DType::kIQ4_XSx8:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ2_Kx8:
+    case DType::kQ3_Kx8: return 256;
   }
   return 1;
 }
@@ -121,7 +133,9 @@ int64_t dtype_interleave_rows(DType dtype) {
     case DType::kQ6_Kx8:
     case DType::kIQ4_NLx8:
     case DType::kIQ4_XSx8:
-    case DType::kMXFP4x8: return 8;
+    case DType::kMXFP4x8:
+    case DType::kQ2_Kx8:
+    case DType::kQ3_Kx8: return 8;
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
     case DType::kAwqInt4x16:
@@ -159,9 +173,7 @@ const char* kv_dtype_name(KvDType dtype) {
 
 const char* kv_dtype_names() { return "f32, f16, bf16, q8_0, q4_0, int8"; }
 
-int32_t kv_dtype_block_values(KvDType dtype) {
-  return dtype == KvDType::kQ8_0 || dtype == KvDType::kQ4_0 ? 32 : 1;
-}
+int32_t kv_dtype_block_values(KvDType dtype) { return dtype == KvDType::kQ8_0 || dtype == KvDType::kQ4_0 ? 32 : 1; }
 
 int64_t kv_row_bytes(KvDType dtype, int64_t num_values) {
   switch (dtype) {

@@ -55,8 +55,14 @@ enum class DType : uint8_t {
   kIQ4_NLx8,
   kIQ4_XSx8,
   kMXFP4x8,
+  // ggml's 2- and 3-bit K-quants (quant/block_kquants.h) as a GGUF stores them, and their 8-row interleaved copies
+  // made at load (quant/block_kquant_x8.h; 84 and 114 bytes per row and 256 values against the file's 84 and 110).
+  kQ2_K,
+  kQ3_K,
+  kQ2_Kx8,
+  kQ3_Kx8,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kMXFP4x8) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kQ3_Kx8) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
 // The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant and

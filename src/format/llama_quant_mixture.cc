@@ -23,18 +23,24 @@ struct FileTypeName {
 constexpr std::array kFileTypeNames = {
     FileTypeName{FT::kQ4_0, "Q4_0"},     FileTypeName{FT::kQ8_0, "Q8_0"},     FileTypeName{FT::kQ4_K_S, "Q4_K_S"},
     FileTypeName{FT::kQ4_K_M, "Q4_K_M"}, FileTypeName{FT::kQ5_K_S, "Q5_K_S"}, FileTypeName{FT::kQ5_K_M, "Q5_K_M"},
-    FileTypeName{FT::kQ6_K, "Q6_K"},
+    FileTypeName{FT::kQ6_K, "Q6_K"},     FileTypeName{FT::kQ3_K_S, "Q3_K_S"}, FileTypeName{FT::kQ3_K_M, "Q3_K_M"},
+    FileTypeName{FT::kQ3_K_L, "Q3_K_L"}, FileTypeName{FT::kQ2_K, "Q2_K"},     FileTypeName{FT::kIQ4_XS, "IQ4_XS"},
 };
 
 GgmlType default_type(LlamaFileType t) {
   switch (t) {
     case FT::kQ4_0: return GgmlType::kQ4_0;
     case FT::kQ8_0: return GgmlType::kQ8_0;
+    case FT::kQ2_K: return GgmlType::kQ2_K;
+    case FT::kQ3_K_S:
+    case FT::kQ3_K_M:
+    case FT::kQ3_K_L: return GgmlType::kQ3_K;
     case FT::kQ4_K_S:
     case FT::kQ4_K_M: return GgmlType::kQ4_K;
     case FT::kQ5_K_S:
     case FT::kQ5_K_M: return GgmlType::kQ5_K;
     case FT::kQ6_K: return GgmlType::kQ6_K;
+    case FT::kIQ4_XS: return GgmlType::kIQ4_XS;
   }
   return GgmlType::kQ8_0;
 }
@@ -143,7 +149,17 @@ Result<GgmlType> mixture_type(MixtureState& s, const MixtureTensor& t, Category 
   } else if (c == Category::kTokenEmbd) {
     // kept at the default type for these file types
   } else if (is_attn_v_like(c)) {
-    if ((ft == FT::kQ4_K_M || ft == FT::kQ5_K_M) && use_more_bits(s.i_attention_wv, s.n_attention_wv))
+    // llama.cpp's n_gqa(): query heads per KV head, 0 without KV heads.
+    const int n_gqa = facts.num_kv_heads > 0 ? facts.num_heads / facts.num_kv_heads : 0;
+    if (ft == FT::kQ2_K)
+      new_type = n_gqa >= 4 ? GgmlType::kQ4_K : GgmlType::kQ3_K;
+    else if (ft == FT::kQ3_K_M)
+      new_type = s.i_attention_wv < 2 ? GgmlType::kQ5_K : GgmlType::kQ4_K;
+    else if (ft == FT::kQ3_K_L)
+      new_type = GgmlType::kQ5_K;
+    else if (ft == FT::kIQ4_XS && n_gqa >= 4)
+      new_type = GgmlType::kQ5_K;
+    else if ((ft == FT::kQ4_K_M || ft == FT::kQ5_K_M) && use_more_bits(s.i_attention_wv, s.n_attention_wv))
       new_type = GgmlType::kQ6_K;
     else if (ft == FT::kQ4_K_S && s.i_attention_wv < 4)
       new_type = GgmlType::kQ5_K;
@@ -157,13 +173,23 @@ Result<GgmlType> mixture_type(MixtureState& s, const MixtureTensor& t, Category 
   } else if (c == Category::kFfnDown) {
     PAGODA_ASSIGN_OR_RETURN(auto info, layer_of(s.i_ffn_down, s.n_ffn_down));
     const auto [i_layer, n_layer] = info;
-    if (ft == FT::kQ4_K_M) {
+    if (ft == FT::kQ2_K) {
+      new_type = GgmlType::kQ3_K;
+    } else if (ft == FT::kQ3_K_M) {
+      new_type = i_layer < n_layer / 16                       ? GgmlType::kQ5_K
+                 : !falcon || use_more_bits(i_layer, n_layer) ? GgmlType::kQ4_K
+                                                              : GgmlType::kQ3_K;
+    } else if (ft == FT::kQ3_K_L) {
+      new_type = falcon ? GgmlType::kQ4_K : GgmlType::kQ5_K;
+    } else if (ft == FT::kQ4_K_M) {
       if (falcon)
         new_type = i_layer < n_layer / 16           ? GgmlType::kQ6_K
                    : use_more_bits(i_layer, n_layer) ? GgmlType::kQ5_K
                                                      : GgmlType::kQ4_K;
       else if (use_more_bits(i_layer, n_layer))
         new_type = GgmlType::kQ6_K;
+    } else if (ft == FT::kIQ4_XS && !has_imatrix && i_layer < n_layer / 8) {
+      new_type = GgmlType::kQ5_K;
     } else if (ft == FT::kQ5_K_M && use_more_bits(i_layer, n_layer)) {
       new_type = GgmlType::kQ6_K;
     } else if (ft == FT::kQ4_K_S && !falcon && i_layer < n_layer / 8) {
@@ -173,7 +199,19 @@ Result<GgmlType> mixture_type(MixtureState& s, const MixtureTensor& t, Category 
     }
     ++s.i_ffn_down;
   } else if (c == Category::kAttnOutput) {
-    if (!falcon && facts.num_experts == 8 && (ft == FT::kQ4_K_S || ft == FT::kQ4_K_M)) new_type = GgmlType::kQ5_K;
+    if (falcon) {
+      if (ft == FT::kQ3_K_L) new_type = GgmlType::kQ4_K;
+    } else if (facts.num_experts == 8) {
+      if (ft == FT::kQ2_K || ft == FT::kQ3_K_S || ft == FT::kQ3_K_M || ft == FT::kQ4_K_S || ft == FT::kQ4_K_M ||
+          ft == FT::kIQ4_XS)
+        new_type = GgmlType::kQ5_K;
+    } else if (ft == FT::kQ2_K) {
+      new_type = GgmlType::kQ3_K;
+    } else if (ft == FT::kQ3_K_M) {
+      new_type = GgmlType::kQ4_K;
+    } else if (ft == FT::kQ3_K_L) {
+      new_type = GgmlType::kQ5_K;
+    }
   } else if (c == Category::kFfnGate) {
     PAGODA_RETURN_IF_ERROR(layer_of(s.i_ffn_gate, s.n_ffn_down).status());
     ++s.i_ffn_gate;
@@ -190,6 +228,9 @@ GgmlType fallback(const MixtureTensor& t, GgmlType type) {
   if (ncols % int64_t(ggml_block_size(type)) == 0) return type;
   GgmlType to = type;
   switch (type) {
+    case GgmlType::kIQ4_XS: to = GgmlType::kIQ4_NL; break;
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K: to = GgmlType::kQ4_0; break;
     case GgmlType::kQ4_K: to = GgmlType::kQ5_0; break;
     case GgmlType::kQ5_K: to = GgmlType::kQ5_1; break;
     case GgmlType::kQ6_K: to = GgmlType::kQ8_0; break;

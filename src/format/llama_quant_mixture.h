@@ -1,6 +1,6 @@
-// llama.cpp's per-tensor type choice for a file type (llama-quantize's Q4_K_M, Q6_K, ...): which tensors are
-// quantized at all, which get more bits (output.weight in Q6_K; attn_v and ffn_down in some layers of Q4_K_M and
-// Q5_K_M), the fallbacks for rows that are not whole blocks, and the order llama-quantize writes tensors in. Pure
+// llama.cpp's per-tensor type choice for a file type (llama-quantize's Q2_K, Q3_K_M, Q4_K_M, Q6_K, ...): which
+// tensors are quantized at all, which get more bits (output.weight in Q6_K; attn_v, attn_output and ffn_down in some
+// or all layers of Q2_K, Q3_K_M/L, Q4_K_M and Q5_K_M), the fallbacks for rows that are not whole blocks, and the order llama-quantize writes tensors in. Pure
 // functions of names, shapes and a few model facts; must not read files or quantize anything.
 #pragma once
 
@@ -20,11 +20,16 @@ namespace pagoda::format {
 enum class LlamaFileType : uint32_t {
   kQ4_0 = 2,
   kQ8_0 = 7,
+  kQ2_K = 10,
+  kQ3_K_S = 11,
+  kQ3_K_M = 12,
+  kQ3_K_L = 13,
   kQ4_K_S = 14,
   kQ4_K_M = 15,
   kQ5_K_S = 16,
   kQ5_K_M = 17,
   kQ6_K = 18,
+  kIQ4_XS = 30,
 };
 
 // "Q4_K_M", "q4_k_m", "Q8_0", ... (llama-quantize's names, case-insensitive) -> the file type; nullopt otherwise.

@@ -14,6 +14,7 @@
 #include "format/gguf_writer.h"
 #include "quant/block_kquants.h"
 #include "quant/block_q8_0.h"
+#include "quant/iq4_quantize.h"
 #include "quant/kquant_quantize.h"
 #include "quant/legacy_quantize.h"
 
@@ -48,12 +49,20 @@ void quantize_rows_as(GgmlType to, const float* x, uint8_t* dst, int64_t num_row
                    const float* importance) {
   using namespace quant;
   switch (to) {
+    case GgmlType::kQ2_K:
+      return quantize_rows_q2_K(x, reinterpret_cast<BlockQ2_K*>(dst), num_rows, row_len, importance);
+    case GgmlType::kQ3_K:
+      return quantize_rows_q3_K(x, reinterpret_cast<BlockQ3_K*>(dst), num_rows, row_len, importance);
     case GgmlType::kQ4_K:
       return quantize_rows_q4_K(x, reinterpret_cast<BlockQ4_K*>(dst), num_rows, row_len, importance);
     case GgmlType::kQ5_K:
       return quantize_rows_q5_K(x, reinterpret_cast<BlockQ5_K*>(dst), num_rows, row_len, importance);
     case GgmlType::kQ6_K:
       return quantize_rows_q6_K(x, reinterpret_cast<BlockQ6_K*>(dst), num_rows, row_len, importance);
+    case GgmlType::kIQ4_XS:
+      return quantize_rows_iq4_xs(x, reinterpret_cast<BlockIQ4_XS*>(dst), num_rows, row_len, importance);
+    case GgmlType::kIQ4_NL:
+      return quantize_rows_iq4_nl(x, reinterpret_cast<BlockIQ4_NL*>(dst), num_rows, row_len, importance);
     case GgmlType::kQ4_0:
       return quantize_rows_q4_0(x, reinterpret_cast<BlockQ4_0*>(dst), num_rows, row_len, importance);
     case GgmlType::kQ4_1:

@@ -198,6 +198,10 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kIQ4_NL: quant::dequantize_row_iq4_nl(static_cast<const quant::BlockIQ4_NL*>(src), dst, n); break;
     case DType::kIQ4_XS: quant::dequantize_row_iq4_xs(static_cast<const quant::BlockIQ4_XS*>(src), dst, n); break;
     case DType::kMXFP4: quant::dequantize_row_mxfp4(static_cast<const quant::BlockMXFP4*>(src), dst, n); break;
+    case DType::kQ2_K: quant::dequantize_row_q2_K(static_cast<const quant::BlockQ2_K*>(src), dst, n); break;
+    case DType::kQ3_K: quant::dequantize_row_q3_K(static_cast<const quant::BlockQ3_K*>(src), dst, n); break;
+    case DType::kQ2_Kx8:
+    case DType::kQ3_Kx8:
     case DType::kQ4_Kx8:
     case DType::kQ5_Kx8:
     case DType::kQ6_Kx8:

@@ -43,9 +43,9 @@ struct TensorSet {
   }
 };
 
-// Every tensor of `file`, by name. Data stays in its mapping (q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 included:
+// Every tensor of `file`, by name. Data stays in its mapping (q2_K ... q6_K, iq4_nl, iq4_xs and mxfp4 included:
 // their kernels read them as stored, or repacked at load), except for the types no kernel runs as stored
-// (format::ggml_type_converted_at_load: q4_1, q5_0, q5_1, q2_K, q3_K, q8_K), which are converted
+// (format::ggml_type_converted_at_load: q4_1, q5_0, q5_1, q8_K), which are converted
 // here: each row is dequantized exactly (format/ggml_dequantize.h), then a tensor of two or more dimensions (a weight
 // matrix, the token embeddings, stacked experts) is requantized to q8_0, blocks of 32 along its rows, ggml's
 // rounding (quant/block_q8_0.h) - a far finer grid than the 2-6 bit source's, so the error it adds is a small

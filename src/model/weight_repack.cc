@@ -180,6 +180,16 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
       PAGODA_CHECK(dtype == DType::kInt8, "{} cannot be repacked into int8x8", dtype_name(dtype));
       quant::repack_int8x8(src, dst, num_rows, num_cols);
       return;
+    case DType::kQ2_Kx8:
+      PAGODA_CHECK(dtype == DType::kQ2_K, "{} cannot be repacked into q2_Kx8", dtype_name(dtype));
+      quant::repack_q2_Kx8(static_cast<const quant::BlockQ2_K*>(src), static_cast<quant::BlockQ2_Kx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
+      return;
+    case DType::kQ3_Kx8:
+      PAGODA_CHECK(dtype == DType::kQ3_K, "{} cannot be repacked into q3_Kx8", dtype_name(dtype));
+      quant::repack_q3_Kx8(static_cast<const quant::BlockQ3_K*>(src), static_cast<quant::BlockQ3_Kx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
+      return;
     case DType::kQ4_Kx8:
       PAGODA_CHECK(dtype == DType::kQ4_K, "{} cannot be repacked into q4_Kx8", dtype_name(dtype));
       quant::repack_q4_Kx8(static_cast<const quant::BlockQ4_K*>(src), static_cast<quant::BlockQ4_Kx8*>(dst), num_rows,

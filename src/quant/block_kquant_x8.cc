@@ -35,6 +35,24 @@ void get_nibbles(const uint8_t* words, int j, int64_t r, DecodedSuperBlock& s) {
     }
 }
 
+// The low 2 bits of block j of a decoded row into a group's two words (BlockQ2_Kx8::qs), and back (or-ing them in).
+void put_bit_pairs(const DecodedSuperBlock& s, int j, int64_t r, uint8_t* words) {
+  for (int word = 0; word < 2; ++word)
+    for (int k = 0; k < 4; ++k) {
+      uint8_t byte = 0;
+      for (int p = 0; p < 4; ++p) byte = uint8_t(byte | (s.q[32 * j + 8 * p + 4 * word + k] & 3) << (2 * p));
+      words[32 * word + 4 * r + k] = byte;
+    }
+}
+
+void get_bit_pairs(const uint8_t* words, int j, int64_t r, DecodedSuperBlock& s) {
+  for (int word = 0; word < 2; ++word)
+    for (int k = 0; k < 4; ++k) {
+      const uint8_t byte = words[32 * word + 4 * r + k];
+      for (int p = 0; p < 4; ++p) s.q[32 * j + 8 * p + 4 * word + k] |= uint8_t((byte >> (2 * p)) & 3);
+    }
+}
+
 template <class Group>
 void put_scales_and_mins(const DecodedSuperBlock& s, int64_t r, Group& g) {
   g.d[r] = s.d;
@@ -90,6 +108,26 @@ void pack_row(const DecodedSuperBlock& s, int64_t r, BlockQ6_Kx8& g) {
   }
 }
 
+void pack_row(const DecodedSuperBlock& s, int64_t r, BlockQ2_Kx8& g) {
+  g.d[r] = s.d;
+  g.dmin[r] = s.dmin;
+  for (int sub = 0; sub < 16; ++sub) g.scales[sub][r] = uint8_t(s.scales[sub] | s.mins[sub] << 4);
+  for (int j = 0; j < 8; ++j) put_bit_pairs(s, j, r, g.qs[j]);
+}
+
+void pack_row(const DecodedSuperBlock& s, int64_t r, BlockQ3_Kx8& g) {
+  g.d[r] = s.d;
+  for (int sub = 0; sub < 16; ++sub) g.scales[sub][r] = s.scales[sub];
+  for (int j = 0; j < 8; ++j) {
+    put_bit_pairs(s, j, r, g.qs[j]);
+    for (int k = 0; k < 4; ++k) {
+      uint8_t bits = 0;
+      for (int b = 0; b < 8; ++b) bits = uint8_t(bits | ((s.q[32 * j + 4 * b + k] >> 2) & 1) << b);
+      g.qh[j][4 * r + k] = bits;
+    }
+  }
+}
+
 template <class Plain, class Group>
 void repack(const Plain* src, Group* dst, int64_t num_rows, int64_t num_blocks) {
   PAGODA_CHECK(num_rows % kX8Rows == 0, "repacking K-quants needs whole groups of {} rows, got {}", kX8Rows, num_rows);
@@ -103,6 +141,34 @@ void repack(const Plain* src, Group* dst, int64_t num_rows, int64_t num_blocks) 
 }
 
 }  // namespace
+
+void decode_super_block(const BlockQ2_K& b, DecodedSuperBlock& out) {
+  out.d = b.d;
+  out.dmin = b.dmin;
+  for (int sub = 0; sub < 16; ++sub) {
+    out.scales[sub] = int8_t(b.scales[sub] & 15);
+    out.mins[sub] = uint8_t(b.scales[sub] >> 4);
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int g = 0; g < 4; ++g)
+      for (int m = 0; m < 32; ++m) out.q[128 * h + 32 * g + m] = uint8_t((b.qs[32 * h + m] >> (2 * g)) & 3);
+}
+
+void decode_super_block(const BlockQ3_K& b, DecodedSuperBlock& out) {
+  out.d = b.d;
+  out.dmin = 0;
+  int scales[16];
+  q3_K_scales(b.scales, scales);
+  for (int sub = 0; sub < 16; ++sub) {
+    out.scales[sub] = int8_t(scales[sub]);
+    out.mins[sub] = 0;
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int g = 0; g < 4; ++g)
+      for (int m = 0; m < 32; ++m)
+        out.q[128 * h + 32 * g + m] =
+            uint8_t(((b.qs[32 * h + m] >> (2 * g)) & 3) | ((b.hmask[m] >> (4 * h + g)) & 1) << 2);
+}
 
 void decode_super_block(const BlockQ4_K& b, DecodedSuperBlock& out) {
   out.d = b.d;
@@ -140,6 +206,12 @@ void decode_super_block(const BlockQ6_K& b, DecodedSuperBlock& out) {
     }
 }
 
+void repack_q2_Kx8(const BlockQ2_K* src, BlockQ2_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
+  repack(src, dst, num_rows, num_blocks);
+}
+void repack_q3_Kx8(const BlockQ3_K* src, BlockQ3_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
+  repack(src, dst, num_rows, num_blocks);
+}
 void repack_q4_Kx8(const BlockQ4_K* src, BlockQ4_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
   repack(src, dst, num_rows, num_blocks);
 }
@@ -148,6 +220,28 @@ void repack_q5_Kx8(const BlockQ5_K* src, BlockQ5_Kx8* dst, int64_t num_rows, int
 }
 void repack_q6_Kx8(const BlockQ6_K* src, BlockQ6_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
   repack(src, dst, num_rows, num_blocks);
+}
+
+void decode_super_block(const BlockQ2_Kx8& group, int64_t r, DecodedSuperBlock& out) {
+  out = DecodedSuperBlock{};
+  out.d = group.d[r];
+  out.dmin = group.dmin[r];
+  for (int sub = 0; sub < 16; ++sub) {
+    out.scales[sub] = int8_t(group.scales[sub][r] & 15);
+    out.mins[sub] = uint8_t(group.scales[sub][r] >> 4);
+  }
+  for (int j = 0; j < 8; ++j) get_bit_pairs(group.qs[j], j, r, out);
+}
+
+void decode_super_block(const BlockQ3_Kx8& group, int64_t r, DecodedSuperBlock& out) {
+  out = DecodedSuperBlock{};
+  out.d = group.d[r];
+  for (int sub = 0; sub < 16; ++sub) out.scales[sub] = group.scales[sub][r];
+  for (int j = 0; j < 8; ++j) {
+    get_bit_pairs(group.qs[j], j, r, out);
+    for (int k = 0; k < 4; ++k)
+      for (int b = 0; b < 8; ++b) out.q[32 * j + 4 * b + k] |= uint8_t(((group.qh[j][4 * r + k] >> b) & 1) << 2);
+  }
 }
 
 void decode_super_block(const BlockQ4_Kx8& group, int64_t r, DecodedSuperBlock& out) {

@@ -13,16 +13,15 @@ void check_row(int64_t n, const char* type) {
   PAGODA_CHECK(n % kQK_K == 0, "{} rows hold whole super-blocks of {} values, got {}", type, kQK_K, n);
 }
 
-// Q3_K's sixteen 6-bit scales, unbiased (-32 .. 31).
-void q3_k_scales(const uint8_t* packed, int scales[16]) {
+}  // namespace
+
+void q3_K_scales(const uint8_t* packed, int scales[16]) {
   for (int s = 0; s < 16; ++s) {
     const int low = (packed[s % 8] >> (4 * (s / 8))) & 0x0f;
     const int high = (packed[8 + s % 4] >> (2 * (s / 4))) & 0x03;
     scales[s] = (low | high << 4) - 32;
   }
 }
-
-}  // namespace
 
 void kquant_scale_min(const uint8_t* scales, int j, uint8_t* scale, uint8_t* min) {
   if (j < 4) {
@@ -58,7 +57,7 @@ void dequantize_row_q3_K(const BlockQ3_K* x, float* y, int64_t n) {
   int scales[16];
   for (int64_t b = 0; b < n / kQK_K; ++b) {
     const float d = fp16_to_float(x[b].d);
-    q3_k_scales(x[b].scales, scales);
+    q3_K_scales(x[b].scales, scales);
     for (int h = 0; h < 2; ++h) {
       const uint8_t* q = x[b].qs + 32 * h;
       for (int g = 0; g < 4; ++g) {

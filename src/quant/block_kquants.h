@@ -35,6 +35,8 @@ struct BlockQ3_K {
   uint16_t d;                // fp16 super-block scale
 };
 static_assert(sizeof(BlockQ3_K) == 110 && alignof(BlockQ3_K) == 2 && offsetof(BlockQ3_K, d) == 108);
+// Q3_K's sixteen 6-bit scales from their 12 packed bytes, unbiased (-32 .. 31).
+void q3_K_scales(const uint8_t* packed, int scales[16]);
 
 // The 6-bit scale and min of sub-block j (< 8) of Q4_K and Q5_K, packed in 12 bytes: for j < 4 the low six bits of
 // scales[j] (scale) and scales[j + 4] (min); for j >= 4 the nibbles of scales[j + 4] (scale low, min high) below

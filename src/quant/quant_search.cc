@@ -22,6 +22,59 @@ int nearest_int(float x) {
   return (bits & 0x007fffff) - 0x00400000;
 }
 
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse) {
+  float max = 0;
+  float amax = 0;
+  for (int i = 0; i < n; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  if (amax < kSearchZeroEps) {
+    for (int i = 0; i < n; ++i) L[i] = 0;
+    return 0.f;
+  }
+  const auto clamp = [nmax](int l) { return std::max(-nmax, std::min(nmax - 1, l)); };
+  const float iscale = float(-nmax) / max;
+  if (!do_rmse) {
+    for (int i = 0; i < n; ++i) L[i] = int8_t(clamp(nearest_int(iscale * x[i])) + nmax);
+    return 1 / iscale;
+  }
+  float sumlx = 0;
+  float suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = clamp(nearest_int(iscale * x[i]));
+    L[i] = int8_t(l);
+    const float w = x[i] * x[i];
+    sumlx += w * x[i] * float(l);
+    suml2 += w * float(l) * float(l);
+  }
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      const float w = x[i] * x[i];
+      float slx = sumlx - w * x[i] * float(L[i]);
+      if (slx <= 0) continue;
+      float sl2 = suml2 - w * float(L[i]) * float(L[i]);
+      const int moved = clamp(nearest_int(x[i] * sl2 / slx));
+      if (moved == L[i]) continue;
+      slx += w * x[i] * float(moved);
+      sl2 += w * float(moved) * float(moved);
+      if (sl2 > 0 && slx * slx * suml2 > sumlx * sumlx * sl2) {
+        L[i] = int8_t(moved);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (changed == 0) break;
+  }
+  for (int i = 0; i < n; ++i) L[i] = int8_t(L[i] + nmax);
+  return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* weights) {
   float max = 0;
   float amax = 0;

@@ -15,6 +15,10 @@ int nearest_int(float x);
 // magnitude value's). rmse_type 1 weighs each value by `weights` or, without them, by x^2.
 float make_qx_quants(int n, int nmax, const float* x, int8_t* L, int rmse_type, const float* weights);
 
+// Symmetric search for Q3_K's reference rows: L[i] = q + nmax with q in [-nmax, nmax - 1], then (with do_rmse) up
+// to five passes that move single values to where the x^2-weighted fit improves; returns the scale.
+float make_q3_quants(int n, int nmax, const float* x, int8_t* L, bool do_rmse);
+
 // Affine search over scale and min with weights (rmin + k * rdelta steps, nstep of them): L[i] in [0, nmax],
 // *neg_min = -min. make_qkx3_quants takes weights == nullptr as x^2.
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* neg_min,

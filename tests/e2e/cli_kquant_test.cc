@@ -1,4 +1,5 @@
-// q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 run natively, through the real binary: a random-weight model of rows of whole super-blocks
+// q2_K ... q6_K, iq4_nl, iq4_xs and mxfp4 run natively, through the real binary: a random-weight model of rows of whole
+// super-blocks
 // (gen-model's tiny-256 shape) with its matrices rewritten as random K-quant blocks, against the same model with
 // those blocks dequantized exactly to f32: nothing is converted at load, and its perplexity and next-token
 // distributions match the f32 model's up to the Q8_0 rounding of the activations (`perplexity --kl-base`); and
@@ -29,8 +30,9 @@ using ::testing::Not;
 
 const std::string kKquantStory = PAGODA_TEST_STORY;
 
-// Writes `base`'s tensors to kquant_path with every matrix as q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4 in turn (random
-// quants and scales, fp16 multipliers of +-2^-13, +-2^-10 for the IQ4 types, MXFP4 scales 2^-8), and to f32_path
+// Writes `base`'s tensors to kquant_path with every matrix as q4_K, q5_K, q6_K, q2_K, iq4_nl, iq4_xs, mxfp4, q3_K in
+// turn (random quants and scales, fp16 multipliers of +-2^-13, +-2^-10 for q2_K, q3_K and the IQ4 types,
+// MXFP4 scales 2^-8), and to f32_path
 // with those matrices dequantized.
 void write_pair(const std::string& base, const std::string& kquant_path, const std::string& f32_path) {
   auto file = format::GgufFile::open(base);
@@ -40,8 +42,8 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
     kq.set(key, value);
     f32.set(key, value);
   }
-  const GgmlType types[] = {GgmlType::kQ4_K,   GgmlType::kQ5_K,   GgmlType::kQ6_K,
-                            GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4};
+  const GgmlType types[] = {GgmlType::kQ4_K,   GgmlType::kQ5_K,   GgmlType::kQ6_K,  GgmlType::kQ2_K,
+                            GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kQ3_K};
   std::mt19937 rng(5);
   std::deque<std::vector<uint8_t>> keep;  // its elements stay where they are as it grows
   size_t next = 0;
@@ -61,6 +63,11 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
       const uint16_t d_iq4 = rng() % 2 ? 0x1400 : 0x9400;
       if (type == GgmlType::kQ6_K) {
         std::memcpy(&blocks[at + 208], &d, 2);
+      } else if (type == GgmlType::kQ3_K) {
+        std::memcpy(&blocks[at + 108], &d_iq4, 2);
+      } else if (type == GgmlType::kQ2_K) {
+        std::memcpy(&blocks[at + 80], &d_iq4, 2);
+        std::memcpy(&blocks[at + 82], &d_iq4, 2);
       } else if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
         std::memcpy(&blocks[at], &d_iq4, 2);
       } else if (type == GgmlType::kMXFP4) {

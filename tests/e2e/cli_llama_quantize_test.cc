@@ -1,6 +1,7 @@
-// `pagoda quantize --type Q4_K_M|Q5_K_M|Q6_K|Q8_0|Q4_0|...` through the real binary: the file llama-quantize writes.
-// Always: the bundled model's Q4_K_M and Q4_0 files against checksums of llama-quantize's own output (FNV-1a 64 of
-// the whole file, generated here with the peer: `scripts/peer/llama.sh quantize stories260K.gguf OUT Q4_K_M 1`),
+// `pagoda quantize --type Q4_K_M|Q5_K_M|Q6_K|Q8_0|Q4_0|Q3_K_M|Q2_K|IQ4_XS|...` through the real binary: the file
+// llama-quantize writes. Always: the bundled model's Q4_K_M and Q4_0 files and tiny-256's Q2_K, Q3_K_S/M/L and IQ4_XS
+// against checksums of llama-quantize's own output (FNV-1a 64 of the whole file, generated here with the peer:
+// `scripts/peer/llama.sh quantize stories260K.gguf OUT Q4_K_M 1`),
 // the imatrix path's tensors against llama-quantize's with the committed imatrix (tests/data; FNV-1a of each
 // tensor's name, type and bytes in file order), and its lower perplexity. Opt-in (PAGODA_PEER_TESTS=1 with the peer installed): `cmp` against llama-quantize on random-weight
 // f16 models of rows of whole super-blocks, every file type.
@@ -80,6 +81,28 @@ TEST(CliLlamaQuantizeTest, BundledModelIsLlamaQuantizesFileByteForByte) {
   }
 }
 
+// The 2- and 3-bit file types and IQ4_XS on gen-model's tiny-256 (rows of 256, so the q2_K, q3_K and iq4_xs
+// quantizers run rather than the bundled model's 32-value fallbacks) against checksums of llama-quantize's output for the same f16 file
+// (`scripts/peer/llama.sh quantize tiny-256.f16.gguf OUT Q3_K_M 1`).
+TEST(CliLlamaQuantizeTest, LowBitTypesAreLlamaQuantizesFilesByteForByte) {
+  const TempDir dir;
+  const std::string f16 = dir.path() + "/tiny-256.f16.gguf";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-256", "--type", "f16", "-o", f16});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  struct Case {
+    const char* type;
+    uint64_t llama_quantize_hash;
+  };
+  for (const Case c : {Case{"Q2_K", 0xa36af055da5024f0ull}, Case{"Q3_K_S", 0xc685e4fa041af91aull},
+                       Case{"Q3_K_M", 0xc6e36905112d1cccull}, Case{"Q3_K_L", 0xfdb3f9e21ba9912cull},
+                       Case{"IQ4_XS", 0x0c851948bcd655faull}}) {
+    const std::string out = dir.path() + "/" + c.type + ".gguf";
+    ProcessResult q = run_pagoda({"quantize", f16, out, "--type", c.type});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    EXPECT_EQ(file_hash(out), c.llama_quantize_hash) << c.type;
+  }
+}
+
 // The committed imatrix was computed on the built-in calibration text and tinystories-valid-sample.txt; the
 // perplexity is on story.txt, which it did not see. On this model (rows of 64: Q4_K_M is mostly q5_0) the weights
 // help Q4_0 most: 4.632 -> 4.462 here, where Q4_K_M stays level (4.4546 -> 4.4550).
@@ -111,9 +134,9 @@ TEST(CliLlamaQuantizeTest, AnImportanceMatrixLowersPerplexity) {
 
 TEST(CliLlamaQuantizeTest, TypesAndOptionsItDoesNotWriteAreRefusedByName) {
   const TempDir dir;
-  ProcessResult iq = run_pagoda({"quantize", PAGODA_TEST_BUNDLED_MODEL, dir.path() + "/x.gguf", "--type", "IQ4_XS"});
+  ProcessResult iq = run_pagoda({"quantize", PAGODA_TEST_BUNDLED_MODEL, dir.path() + "/x.gguf", "--type", "IQ3_XS"});
   EXPECT_NE(iq.exit_code, 0);
-  EXPECT_THAT(iq.err, HasSubstr("--type IQ4_XS is not supported (supported: Q4_0, Q8_0, Q4_K_S, Q4_K_M"));
+  EXPECT_THAT(iq.err, HasSubstr("--type IQ3_XS is not supported (supported: Q4_0, Q8_0, Q4_K_S, Q4_K_M"));
   ProcessResult im = run_pagoda(
       {"quantize", PAGODA_TEST_BUNDLED_MODEL, dir.path() + "/x.gguf", "--type", "int8", "--imatrix", kImatrix});
   EXPECT_NE(im.exit_code, 0);
@@ -143,7 +166,8 @@ TEST(CliLlamaQuantizeTest, EveryFileTypeMatchesLlamaQuantize) {
   const std::string f16 = dir.path() + "/tiny-256.f16.gguf";
   ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-256", "--type", "f16", "-o", f16});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
-  for (const char* type : {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q4_K_S", "Q5_K_S"}) {
+  for (const char* type :
+       {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q4_K_S", "Q5_K_S", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q2_K", "IQ4_XS"}) {
     SCOPED_TRACE(type);
     const std::string theirs = dir.path() + "/theirs.gguf", ours = dir.path() + "/ours.gguf";
     const std::string log = run_command("'" + script.string() + "' quantize '" + f16 + "' '" + theirs + "' " + type +

@@ -1,4 +1,4 @@
-// The avx512 K-quant and 4-bit codebook matmuls (Q4_Kx8, Q5_Kx8, Q6_Kx8; IQ4_NLx8, IQ4_XSx8, MXFP4x8 against Q8_0
+// The avx512 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q6_Kx8; IQ4_NLx8, IQ4_XSx8, MXFP4x8 against Q8_0
 // activations): kernels/kquant_x8_impl.h and codebook_x8_impl.h over
 // zmm registers holding two 8-row groups side by side (each 512-bit load joins the same 32 bytes of two groups),
 // vpdpbusd on 16 rows at once, eight tokens per pass; an odd last group runs through the ymm instantiation.
@@ -37,6 +37,7 @@ struct V512 {
     return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(load_two_8(p, stride)));
   }
   static I load_i8(const int8_t* p, int64_t stride) { return _mm512_cvtepi8_epi32(load_two_8(p, stride)); }
+  static I load_u8(const uint8_t* p, int64_t stride) { return _mm512_cvtepu8_epi32(load_two_8(p, stride)); }
   static I broadcast4(const int8_t* p) {
     int32_t v;
     __builtin_memcpy(&v, p, 4);
@@ -49,6 +50,7 @@ struct V512 {
   static I or_(I a, I b) { return _mm512_or_si512(a, b); }
   static I srli16(I a, int n) { return _mm512_srli_epi16(a, n); }
   static I slli16(I a, int n) { return _mm512_slli_epi16(a, n); }
+  static I srli32(I a, int n) { return _mm512_srli_epi32(a, n); }
   static I mullo(I a, I b) { return _mm512_mullo_epi32(a, b); }
   static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
   static F zero_f() { return _mm512_setzero_ps(); }

@@ -1,10 +1,12 @@
-// Scalar references for the K-quant matmuls (Q4_K, Q5_K, Q6_K as a GGUF stores them, and their 8-row interleaved
+// Scalar references for the K-quant matmuls (Q2_K ... Q6_K as a GGUF stores them, and their 8-row interleaved
 // copies, quant/block_kquant_x8.h) against Q8_0 activations. Both layouts decode a super-block to the same integers
 // (quant::DecodedSuperBlock), so they give the same bits, and so does every SIMD level (kernels/kquant_x8_impl.h):
 // per row and 32-value activation block j, in block order,
 //   Q4_K, Q5_K: isum = sum(q x), then acc = fma(d * sc_j * d_x, isum, acc), acc = fma(-(dmin * m_j), d_x * sum(x), acc)
-//   Q6_K:       per 16-value half h of the block, isum = sc_2j+h (sum(q x) - 32 sum(x)) (exact in int32), then
-//               acc = fma(d * d_x, isum, acc)
+//   Q6_K, Q3_K: per 16-value half h of the block, isum = sc_2j+h (sum(q x) - z sum(x)) (exact in int32; z = 32 for
+//               Q6_K, 4 for Q3_K), then acc = fma(d * d_x, isum, acc)
+//   Q2_K:       per 16-value half h, isum = sc_2j+h sum(q x), then acc = fma(d * d_x, isum, acc),
+//               acc = fma(-(dmin * m_2j+h), d_x * sum_h(x), acc)
 // with every product rounded to f32 before it is used (the parenthesised ones first).
 #include <cmath>
 #include <type_traits>
@@ -41,20 +43,48 @@ float super_block_with_mins(const DecodedSuperBlock& s, const BlockQ8_0* x, floa
   return acc;
 }
 
-float super_block_q6(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc) {
+// Q6_K (offset 32) and Q3_K (offset 4): a signed scale per 16 values, no mins.
+float super_block_with_offset(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc, int32_t offset) {
   const float d = fp16_to_float(s.d);
   for (int64_t j = 0; j < kBlocksPerSuper; ++j) {
     for (int64_t half = 0; half < 2; ++half) {
       int32_t part = 0;
-      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) part += (int32_t(s.q[32 * j + i]) - 32) * x[j].qs[i];
+      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) part += (int32_t(s.q[32 * j + i]) - offset) * x[j].qs[i];
       acc = std::fma(d * fp16_to_float(x[j].d), float(int32_t(s.scales[2 * j + half]) * part), acc);
     }
   }
   return acc;
 }
 
+float super_block_q2(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc) {
+  const float d = fp16_to_float(s.d), dmin = fp16_to_float(s.dmin);
+  for (int64_t j = 0; j < kBlocksPerSuper; ++j) {
+    const float dx = fp16_to_float(x[j].d);
+    for (int64_t half = 0; half < 2; ++half) {
+      int32_t part = 0, xsum = 0;
+      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) {
+        part += int32_t(s.q[32 * j + i]) * x[j].qs[i];
+        xsum += x[j].qs[i];
+      }
+      const int64_t sub = 2 * j + half;
+      acc = std::fma(d * dx, float(int32_t(s.scales[sub]) * part), acc);
+      const float dm = dmin * float(s.mins[sub]), xs = dx * float(xsum);
+      acc = std::fma(-dm, xs, acc);
+    }
+  }
+  return acc;
+}
+
+template <class Block, class A, class B>
+constexpr bool kIs = std::is_same_v<Block, A> || std::is_same_v<Block, B>;
+
 template <class Block>
-constexpr bool kHasMins = !std::is_same_v<Block, quant::BlockQ6_K> && !std::is_same_v<Block, quant::BlockQ6_Kx8>;
+float super_block(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc) {
+  if constexpr (kIs<Block, quant::BlockQ6_K, quant::BlockQ6_Kx8>) return super_block_with_offset(s, x, acc, 32);
+  if constexpr (kIs<Block, quant::BlockQ3_K, quant::BlockQ3_Kx8>) return super_block_with_offset(s, x, acc, 4);
+  if constexpr (kIs<Block, quant::BlockQ2_K, quant::BlockQ2_Kx8>) return super_block_q2(s, x, acc);
+  return super_block_with_mins(s, x, acc);
+}
 
 // Row o's super-block b, decoded: plain blocks row-major, or row o % 8 of group o / 8.
 template <class Block>
@@ -79,7 +109,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
       for (int64_t b = 0; b < num_super; ++b) {
         decode(blocks, o, b, num_super, s);
         const BlockQ8_0* x = xq + t * num_blocks + b * kBlocksPerSuper;
-        acc = kHasMins<Block> ? super_block_with_mins(s, x, acc) : super_block_q6(s, x, acc);
+        acc = super_block<Block>(s, x, acc);
       }
       y[t * y_stride + o] = acc;
     }
@@ -101,6 +131,10 @@ void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int
                             int64_t num_tokens, int64_t y_stride) {                                                  \
     matmul_xq<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                        \
   }
+PAGODA_REF_KQUANT(q2_K, BlockQ2_K)
+PAGODA_REF_KQUANT(q3_K, BlockQ3_K)
+PAGODA_REF_KQUANT(q2_Kx8, BlockQ2_Kx8)
+PAGODA_REF_KQUANT(q3_Kx8, BlockQ3_Kx8)
 PAGODA_REF_KQUANT(q4_K, BlockQ4_K)
 PAGODA_REF_KQUANT(q5_K, BlockQ5_K)
 PAGODA_REF_KQUANT(q6_K, BlockQ6_K)

@@ -137,8 +137,8 @@ TEST(GgufReaderTest, UnsupportedTensorType) {
   f.num_data_bytes = 66;
   EXPECT_THAT(parse_error(f.bytes()),
               HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type iq2_xxs, which pagoda cannot load yet "
-                        "(supported: f32, f16, bf16, q8_0, q4_0, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, int8, "
-                        "awq_int4_g32|g64|g128; converted at load: q4_1, q5_0, q5_1, q2_K, q3_K, q8_K)"));
+                        "(supported: f32, f16, bf16, q8_0, q4_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, "
+                        "int8, awq_int4_g32|g64|g128; converted at load: q4_1, q5_0, q5_1, q8_K)"));
 }
 
 TEST(GgufReaderTest, KQuantTensorsAreMapped) {

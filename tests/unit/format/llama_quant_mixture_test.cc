@@ -50,7 +50,9 @@ TEST(LlamaQuantMixtureTest, ParsesLlamaQuantizeNamesInAnyCase) {
   EXPECT_EQ(parse_llama_file_type("q4_k_m"), LlamaFileType::kQ4_K_M);
   EXPECT_EQ(parse_llama_file_type("q8_0"), LlamaFileType::kQ8_0);
   EXPECT_EQ(parse_llama_file_type("q6_k"), LlamaFileType::kQ6_K);
-  EXPECT_FALSE(parse_llama_file_type("Q3_K_M").has_value());
+  EXPECT_EQ(parse_llama_file_type("q3_k_m"), LlamaFileType::kQ3_K_M);
+  EXPECT_EQ(parse_llama_file_type("Q2_K"), LlamaFileType::kQ2_K);
+  EXPECT_FALSE(parse_llama_file_type("IQ2_XXS").has_value());
   EXPECT_FALSE(parse_llama_file_type("int8").has_value());
   EXPECT_EQ(llama_file_type_name(LlamaFileType::kQ5_K_M), "Q5_K_M");
 }
@@ -65,6 +67,70 @@ TEST(LlamaQuantMixtureTest, OrdersOutsideTensorsFirstThenBlocksByNumber) {
   for (size_t i : llama_tensor_order(t)) names.push_back(t[i].name);
   EXPECT_EQ(names, (std::vector<std::string>{"output.weight", "token_embd.weight", "blk.2.attn_q.weight",
                                              "blk.2.ffn_up.weight", "blk.10.attn_q.weight"}));
+}
+
+// tinyllama-1.1b's shapes, 4 layers (32 heads over 4 KV heads): llama-quantize's Q2_K and Q3_K_S/M/L files.
+TEST(LlamaQuantMixtureTest, Q2_KAndQ3_KTypesStepUpAsLlamaQuantizeDoes) {
+  const auto t = ordered(llama_tensors(4, 2048, 256, 5632, 4096, false));
+  const MixtureModelFacts facts{"llama", 4, 0, 32, 4};
+  struct Expected {
+    LlamaFileType file_type;
+    GgmlType base, attn_v_first_two, attn_v_rest, attn_output, ffn_down;
+  };
+  const Expected cases[] = {
+      {LlamaFileType::kQ2_K, GgmlType::kQ2_K, GgmlType::kQ4_K, GgmlType::kQ4_K, GgmlType::kQ3_K, GgmlType::kQ3_K},
+      {LlamaFileType::kQ3_K_S, GgmlType::kQ3_K, GgmlType::kQ3_K, GgmlType::kQ3_K, GgmlType::kQ3_K, GgmlType::kQ3_K},
+      {LlamaFileType::kQ3_K_M, GgmlType::kQ3_K, GgmlType::kQ5_K, GgmlType::kQ4_K, GgmlType::kQ4_K, GgmlType::kQ4_K},
+      {LlamaFileType::kQ3_K_L, GgmlType::kQ3_K, GgmlType::kQ5_K, GgmlType::kQ5_K, GgmlType::kQ5_K, GgmlType::kQ5_K},
+  };
+  for (const Expected& e : cases) {
+    SCOPED_TRACE(std::string(llama_file_type_name(e.file_type)));
+    auto types = llama_tensor_types(t, e.file_type, facts, false);
+    ASSERT_TRUE(types.ok()) << types.error();
+    EXPECT_EQ(type_of(t, *types, "output.weight"), GgmlType::kQ6_K);
+    EXPECT_EQ(type_of(t, *types, "token_embd.weight"), e.base);
+    for (int l = 0; l < 4; ++l) {
+      const std::string b = "blk." + std::to_string(l) + ".";
+      EXPECT_EQ(type_of(t, *types, b + "attn_v.weight"), l < 2 ? e.attn_v_first_two : e.attn_v_rest) << l;
+      EXPECT_EQ(type_of(t, *types, b + "attn_output.weight"), e.attn_output) << l;
+      EXPECT_EQ(type_of(t, *types, b + "ffn_down.weight"), e.ffn_down) << l;
+      for (const char* same : {"attn_q.weight", "attn_k.weight", "ffn_gate.weight", "ffn_up.weight"})
+        EXPECT_EQ(type_of(t, *types, b + same), e.base) << l << " " << same;
+    }
+  }
+  // Fewer than 4 query heads per KV head: Q2_K's attn_v is q3_K.
+  auto mha = llama_tensor_types(t, LlamaFileType::kQ2_K, MixtureModelFacts{"llama", 4, 0, 32, 32}, false);
+  ASSERT_TRUE(mha.ok());
+  EXPECT_EQ(type_of(t, *mha, "blk.0.attn_v.weight"), GgmlType::kQ3_K);
+  // Rows that are not whole super-blocks fall back to q4_0.
+  const std::vector<MixtureTensor> narrow = {{"blk.0.attn_q.weight", {288, 288}, GgmlType::kF16}};
+  auto fallback = llama_tensor_types(narrow, LlamaFileType::kQ3_K_S, MixtureModelFacts{"llama", 1, 0, 6, 6}, false);
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_EQ((*fallback)[0], GgmlType::kQ4_0);
+}
+
+// IQ4_XS: attn_v q5_K with 4 or more query heads per KV head, the first eighth of ffn_down q5_K without an
+// importance matrix, rows that are not whole super-blocks iq4_nl.
+TEST(LlamaQuantMixtureTest, IQ4_XSStepsUpAttnVAndTheFirstFfnDown) {
+  const auto t = ordered(llama_tensors(8, 2048, 256, 5632, 4096, false));
+  const MixtureModelFacts facts{"llama", 8, 0, 32, 4};
+  auto types = llama_tensor_types(t, LlamaFileType::kIQ4_XS, facts, false);
+  ASSERT_TRUE(types.ok()) << types.error();
+  EXPECT_EQ(type_of(t, *types, "output.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(t, *types, "token_embd.weight"), GgmlType::kIQ4_XS);
+  for (int l = 0; l < 8; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ(type_of(t, *types, b + "attn_v.weight"), GgmlType::kQ5_K) << l;
+    EXPECT_EQ(type_of(t, *types, b + "ffn_down.weight"), l == 0 ? GgmlType::kQ5_K : GgmlType::kIQ4_XS) << l;
+    EXPECT_EQ(type_of(t, *types, b + "attn_output.weight"), GgmlType::kIQ4_XS) << l;
+  }
+  auto weighted = llama_tensor_types(t, LlamaFileType::kIQ4_XS, facts, true);
+  ASSERT_TRUE(weighted.ok());
+  EXPECT_EQ(type_of(t, *weighted, "blk.0.ffn_down.weight"), GgmlType::kIQ4_XS);
+  const std::vector<MixtureTensor> narrow = {{"blk.0.attn_q.weight", {288, 288}, GgmlType::kF16}};
+  auto fallback = llama_tensor_types(narrow, LlamaFileType::kIQ4_XS, MixtureModelFacts{"llama", 1, 0, 6, 6}, false);
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_EQ((*fallback)[0], GgmlType::kIQ4_NL);
 }
 
 // tinyllama-1.1b's shapes, 8 layers: llama-quantize Q4_K_M gave attn_v and ffn_down q6_K in layers 0, 3, 6, 7

@@ -1,4 +1,4 @@
-// The K-quant matmuls (Q4_K, Q5_K, Q6_K, plain and 8-row interleaved) against Q8_0 activations: the plain and the
+// The K-quant matmuls (Q2_K ... Q6_K, plain and 8-row interleaved) against Q8_0 activations: the plain and the
 // interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
 // tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the reference
 // is the product of ggml's dequantized weights with the Q8_0 activations up to f32 rounding.
@@ -25,26 +25,41 @@ struct KquantType {
   const char* name;
   DType plain, packed;
   int64_t block_bytes;
+  int64_t d_offset, dmin_offset;  // of the fp16 d and dmin in a block (-1: none)
   void (*dequantize)(const void* blocks, float* y, int64_t n);
   void (*repack)(const void* src, void* dst, int64_t num_rows, int64_t num_super);
 };
 
 const KquantType kKquantTypes[] = {
-    {"q4_K", DType::kQ4_K, DType::kQ4_Kx8, sizeof(quant::BlockQ4_K),
+    {"q2_K", DType::kQ2_K, DType::kQ2_Kx8, sizeof(quant::BlockQ2_K), 80, 82,
+     [](const void* b, float* y, int64_t n) {
+       quant::dequantize_row_q2_K(static_cast<const quant::BlockQ2_K*>(b), y, n);
+     },
+     [](const void* s, void* d, int64_t r, int64_t n) {
+       quant::repack_q2_Kx8(static_cast<const quant::BlockQ2_K*>(s), static_cast<quant::BlockQ2_Kx8*>(d), r, n);
+     }},
+    {"q3_K", DType::kQ3_K, DType::kQ3_Kx8, sizeof(quant::BlockQ3_K), 108, -1,
+     [](const void* b, float* y, int64_t n) {
+       quant::dequantize_row_q3_K(static_cast<const quant::BlockQ3_K*>(b), y, n);
+     },
+     [](const void* s, void* d, int64_t r, int64_t n) {
+       quant::repack_q3_Kx8(static_cast<const quant::BlockQ3_K*>(s), static_cast<quant::BlockQ3_Kx8*>(d), r, n);
+     }},
+    {"q4_K", DType::kQ4_K, DType::kQ4_Kx8, sizeof(quant::BlockQ4_K), 0, 2,
      [](const void* b, float* y, int64_t n) {
        quant::dequantize_row_q4_K(static_cast<const quant::BlockQ4_K*>(b), y, n);
      },
      [](const void* s, void* d, int64_t r, int64_t n) {
        quant::repack_q4_Kx8(static_cast<const quant::BlockQ4_K*>(s), static_cast<quant::BlockQ4_Kx8*>(d), r, n);
      }},
-    {"q5_K", DType::kQ5_K, DType::kQ5_Kx8, sizeof(quant::BlockQ5_K),
+    {"q5_K", DType::kQ5_K, DType::kQ5_Kx8, sizeof(quant::BlockQ5_K), 0, 2,
      [](const void* b, float* y, int64_t n) {
        quant::dequantize_row_q5_K(static_cast<const quant::BlockQ5_K*>(b), y, n);
      },
      [](const void* s, void* d, int64_t r, int64_t n) {
        quant::repack_q5_Kx8(static_cast<const quant::BlockQ5_K*>(s), static_cast<quant::BlockQ5_Kx8*>(d), r, n);
      }},
-    {"q6_K", DType::kQ6_K, DType::kQ6_Kx8, sizeof(quant::BlockQ6_K),
+    {"q6_K", DType::kQ6_K, DType::kQ6_Kx8, sizeof(quant::BlockQ6_K), 208, -1,
      [](const void* b, float* y, int64_t n) {
        quant::dequantize_row_q6_K(static_cast<const quant::BlockQ6_K*>(b), y, n);
      },
@@ -66,18 +81,12 @@ KquantWeights make_kquant_weights(const KquantType& type, std::mt19937& rng, int
   w.plain.resize(size_t(num_blocks * type.block_bytes));
   for (uint8_t& b : w.plain) b = fill >= 0 ? uint8_t(fill) : uint8_t(rng());
   std::uniform_real_distribution<float> scale(1.0f / 1024, 1.0f / 64);
-  // Offsets of d (and dmin) in each block type (quant/block_kquants.h).
-  const bool q6 = type.plain == DType::kQ6_K;
   for (int64_t b = 0; b < num_blocks; ++b) {
     uint8_t* block = w.plain.data() + b * type.block_bytes;
     const uint16_t d = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
     const uint16_t dmin = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
-    if (q6) {
-      std::memcpy(block + 208, &d, 2);
-    } else {
-      std::memcpy(block, &d, 2);
-      std::memcpy(block + 2, &dmin, 2);
-    }
+    std::memcpy(block + type.d_offset, &d, 2);
+    if (type.dmin_offset >= 0) std::memcpy(block + type.dmin_offset, &dmin, 2);
   }
   w.packed.resize(size_t(num_out * dtype_row_bytes(type.packed, num_in)));
   type.repack(w.plain.data(), w.packed.data(), num_out, num_in / quant::kQK_K);
@@ -157,8 +166,8 @@ TEST_P(KquantSimdTest, MatchesScalarBitForBit) {
 }
 
 TEST_P(KquantSimdTest, ExtremeIntegersStayExact) {
-  // Every byte 0xff (quants at their maximum, Q6_K scales -1, Q4_K/Q5_K scales 63) or 0x80 (Q6_K scales -128)
-  // against activations of +-127: the largest partial sums the kernels form.
+  // Every byte 0xff (quants at their maximum, Q6_K scales -1, Q4_K/Q5_K scales 63, Q3_K scales 31, Q2_K scales and
+  // mins 15) or 0x80 (Q6_K scales -128) against activations of +-127: the largest partial sums the kernels form.
   const int64_t num_in = 512, num_out = 16, num_tokens = 3;
   std::vector<float> x(size_t(num_tokens * num_in));
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 3 ? 127.0f : -127.0f;

@@ -109,6 +109,12 @@ TEST_F(VnniGroup4Test, KquantsGiveTheReferenceBits) {
   std::vector<quant::BlockQ4_K> q4(static_cast<size_t>(num_blocks));
   std::vector<quant::BlockQ5_K> q5(static_cast<size_t>(num_blocks));
   std::vector<quant::BlockQ6_K> q6(static_cast<size_t>(num_blocks));
+  std::vector<quant::BlockQ2_K> q2(static_cast<size_t>(num_blocks));
+  std::vector<quant::BlockQ3_K> q3(static_cast<size_t>(num_blocks));
+  const std::vector<uint8_t> b2 = random_bytes(sizeof(quant::BlockQ2_K) * q2.size()),
+                             b3 = random_bytes(sizeof(quant::BlockQ3_K) * q3.size());
+  std::memcpy(q2.data(), b2.data(), b2.size());
+  std::memcpy(q3.data(), b3.data(), b3.size());
   const std::vector<uint8_t> b4 = random_bytes(sizeof(quant::BlockQ4_K) * q4.size()),
                              b5 = random_bytes(sizeof(quant::BlockQ5_K) * q5.size()),
                              b6 = random_bytes(sizeof(quant::BlockQ6_K) * q6.size());
@@ -116,8 +122,14 @@ TEST_F(VnniGroup4Test, KquantsGiveTheReferenceBits) {
   std::memcpy(q5.data(), b5.data(), b5.size());
   std::memcpy(q6.data(), b6.data(), b6.size());
   for (int64_t b = 0; b < num_blocks; ++b) {
-    q4[size_t(b)].d = q4[size_t(b)].dmin = q5[size_t(b)].d = q5[size_t(b)].dmin = q6[size_t(b)].d = b % 2 ? 0x1400 : 0x9400;
+    q4[size_t(b)].d = q4[size_t(b)].dmin = q5[size_t(b)].d = q5[size_t(b)].dmin = q6[size_t(b)].d =
+        b % 2 ? 0x1400 : 0x9400;
+    q2[size_t(b)].d = q2[size_t(b)].dmin = q3[size_t(b)].d = b % 2 ? 0x1400 : 0x9400;
   }
+  std::vector<quant::BlockQ2_Kx8> q2x8(q2.size());
+  std::vector<quant::BlockQ3_Kx8> q3x8(q3.size());
+  quant::repack_q2_Kx8(q2.data(), q2x8.data(), num_out, num_in / quant::kQK_K);
+  quant::repack_q3_Kx8(q3.data(), q3x8.data(), num_out, num_in / quant::kQK_K);
   std::vector<quant::BlockQ4_Kx8> q4x8(q4.size());
   std::vector<quant::BlockQ5_Kx8> q5x8(q5.size());
   std::vector<quant::BlockQ6_Kx8> q6x8(q6.size());
@@ -137,6 +149,12 @@ TEST_F(VnniGroup4Test, KquantsGiveTheReferenceBits) {
     ref::matmul_q6_K(q6.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
     g4::matmul_q6_Kx8(q6x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
     expect_same_bits(y, y_ref, "q6_Kx8");
+    ref::matmul_q2_K(q2.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_q2_Kx8(q2x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "q2_Kx8");
+    ref::matmul_q3_K(q3.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+    g4::matmul_q3_Kx8(q3x8.data(), x.data(), y.data(), num_out, num_in, num_tokens);
+    expect_same_bits(y, y_ref, "q3_Kx8");
   }
 }
 

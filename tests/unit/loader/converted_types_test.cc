@@ -1,4 +1,4 @@
-// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q2_K, q3_K, q8_K):
+// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q8_K):
 // a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
 // (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. A type pagoda
@@ -117,8 +117,7 @@ class ConvertedTypesTest : public ::testing::Test {
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   // (q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 run as stored: tests/e2e/cli_kquant_test.cc.)
-  const GgmlType types[] = {GgmlType::kQ3_K, GgmlType::kQ2_K, GgmlType::kQ4_1,
-                            GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_K};
+  const GgmlType types[] = {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_K};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
   for (const auto& [key, value] : base_->metadata()) {
@@ -167,7 +166,7 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   Result<LoadedModel> reference = load_model(by_hand_path, kernels::best_kernels());
   ASSERT_TRUE(reference.ok()) << reference.error();
   EXPECT_THAT(converted->weights_note, HasSubstr("converted at load"));
-  EXPECT_THAT(converted->weights_note, HasSubstr("q3_K"));
+  EXPECT_THAT(converted->weights_note, HasSubstr("q5_0"));
   EXPECT_THAT(converted->weights_note, HasSubstr("q5_1"));
   EXPECT_THAT(converted->weights_note, HasSubstr("q8_0"));
   EXPECT_EQ(reference->weights_note, "") << "q8_0 and f32 run as stored";
@@ -194,10 +193,10 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
 }
 
 TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
-  // A q3_K matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
+  // A q5_0 matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
   // fp16 scale range (127 * 65504) f32 as well; a q8_0 and a q6_K matrix stay in the file's mapping.
   std::mt19937 rng(7);
-  const std::vector<uint8_t> q3k = random_blocks(GgmlType::kQ3_K, 512, rng);
+  const std::vector<uint8_t> q50 = random_blocks(GgmlType::kQ5_0, 512, rng);
   const std::vector<uint8_t> q6k = random_blocks(GgmlType::kQ6_K, 512, rng);
   const std::vector<uint8_t> q41 = random_blocks(GgmlType::kQ4_1, 64, rng);
   std::vector<uint8_t> q8k = random_blocks(GgmlType::kQ8_K, 512, rng);
@@ -205,7 +204,7 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   std::memcpy(q8k.data(), &huge, 4);
   std::vector<uint8_t> q80(2 * 34, 0);
   format::GgufWriter w;
-  w.add_tensor("m3", GgmlType::kQ3_K, {256, 2}, q3k.data(), q3k.size());
+  w.add_tensor("m5", GgmlType::kQ5_0, {256, 2}, q50.data(), q50.size());
   w.add_tensor("v", GgmlType::kQ4_1, {64}, q41.data(), q41.size());
   w.add_tensor("big", GgmlType::kQ8_K, {256, 2}, q8k.data(), q8k.size());
   w.add_tensor("plain", GgmlType::kQ8_0, {32, 2}, q80.data(), q80.size());
@@ -216,15 +215,15 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   const TensorSet set = tensor_set_from_gguf(*file);
   EXPECT_EQ(set.owned.size(), 3u);
 
-  const TensorRef* m3 = set.find("m3");
-  ASSERT_NE(m3, nullptr);
-  EXPECT_EQ(m3->dtype, DType::kQ8_0);
-  EXPECT_EQ(m3->type_name, "q3_K");
+  const TensorRef* m5 = set.find("m5");
+  ASSERT_NE(m5, nullptr);
+  EXPECT_EQ(m5->dtype, DType::kQ8_0);
+  EXPECT_EQ(m5->type_name, "q5_0");
   std::vector<float> exact(512);
-  format::dequantize_ggml_row(GgmlType::kQ3_K, q3k.data(), exact.data(), 512);
+  format::dequantize_ggml_row(GgmlType::kQ5_0, q50.data(), exact.data(), 512);
   std::vector<quant::BlockQ8_0> want(16);
   quant::quantize_row_q8_0(exact.data(), want.data(), 512);
-  EXPECT_EQ(std::memcmp(m3->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
+  EXPECT_EQ(std::memcmp(m5->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
 
   const TensorRef* v = set.find("v");
   ASSERT_NE(v, nullptr);
@@ -250,7 +249,7 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   EXPECT_EQ(k6->dtype, DType::kQ6_K);
   EXPECT_EQ(k6->data, file->tensors()[4].data) << "a K-quant kernel runs it from the mapping";
 
-  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q3_K, 1 q4_1, 1 q8_K)"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q4_1, 1 q5_0, 1 q8_K)"));
 }
 
 TEST_F(ConvertedTypesTest, ATypePagodaCannotRunIsRefusedWithItsNameAndTheTensors) {

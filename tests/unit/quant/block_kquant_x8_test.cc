@@ -1,6 +1,6 @@
-// K-quant super-blocks decoded to integers and repacked 8 rows at a time (quant/block_kquant_x8.h): the decoded
-// integers give ggml's dequantized floats bit for bit (so they describe the blocks completely), and repacking then
-// decoding a row gives back exactly those integers.
+// K-quant super-blocks (Q2_K ... Q6_K) decoded to integers and repacked 8 rows at a time (quant/block_kquant_x8.h): the
+// decoded integers give ggml's dequantized floats bit for bit (so they describe the blocks completely), and repacking
+// then decoding a row gives back exactly those integers.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -27,15 +27,25 @@ std::vector<Block> random_blocks(std::mt19937& rng, int64_t n) {
   return blocks;
 }
 
-// ggml's formulas over the decoded integers: d1 = d * scale, m1 = dmin * min, value = d1 * q - m1, or d1 * (q - 32).
-std::vector<float> values_of(const DecodedSuperBlock& s, bool q6) {
+// How a type's decoded integers make its values: with mins per `sub` values (Q4_K, Q5_K: 32; Q2_K: 16), or with
+// scales per 16 values and a fixed offset (Q6_K: 32; Q3_K: 4).
+struct Formula {
+  bool offset_form;
+  int sub;     // values per scale (and min)
+  int offset;  // offset_form only
+};
+constexpr Formula kWithMins32{false, 32, 0}, kWithMins16{false, 16, 0}, kOffset32{true, 16, 32}, kOffset4{true, 16, 4};
+
+// ggml's formulas over the decoded integers: d1 = d * scale, m1 = dmin * min, value = d1 * q - m1, or
+// d1 * (q - offset).
+std::vector<float> values_of(const DecodedSuperBlock& s, Formula f) {
   std::vector<float> out(kQK_K);
   const float d = fp16_to_float(s.d), dmin = fp16_to_float(s.dmin);
   for (int i = 0; i < kQK_K; ++i) {
-    if (q6) {
-      out[size_t(i)] = d * float(s.scales[i / 16]) * float(int(s.q[i]) - 32);
+    if (f.offset_form) {
+      out[size_t(i)] = d * float(s.scales[i / 16]) * float(int(s.q[i]) - f.offset);
     } else {
-      const float d1 = d * float(s.scales[i / 32]), m1 = dmin * float(s.mins[i / 32]);
+      const float d1 = d * float(s.scales[i / f.sub]), m1 = dmin * float(s.mins[i / f.sub]);
       out[size_t(i)] = d1 * float(s.q[i]) - m1;
     }
   }
@@ -44,7 +54,7 @@ std::vector<float> values_of(const DecodedSuperBlock& s, bool q6) {
 
 template <class Block, class Group>
 void check_type(void (*dequantize)(const Block*, float*, int64_t),
-                void (*repack)(const Block*, Group*, int64_t, int64_t), bool q6) {
+                void (*repack)(const Block*, Group*, int64_t, int64_t), Formula formula) {
   std::mt19937 rng(11);
   const int64_t num_rows = 16, num_super = 3;
   const std::vector<Block> plain = random_blocks<Block>(rng, num_rows * num_super);
@@ -57,7 +67,7 @@ void check_type(void (*dequantize)(const Block*, float*, int64_t),
       decode_super_block(block, s);
       std::vector<float> expected(kQK_K);
       dequantize(&block, expected.data(), kQK_K);
-      const std::vector<float> got = values_of(s, q6);
+      const std::vector<float> got = values_of(s, formula);
       ASSERT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * kQK_K), 0) << "row " << o << " block " << b;
       decode_super_block(groups[size_t(o / 8 * num_super + b)], o % 8, back);
       ASSERT_EQ(std::memcmp(&s, &back, sizeof(s)), 0) << "row " << o << " block " << b;
@@ -65,13 +75,19 @@ void check_type(void (*dequantize)(const Block*, float*, int64_t),
 }
 
 TEST(BlockKquantX8Test, Q4_KDecodesToGgmlsValuesAndRepacksLosslessly) {
-  check_type<BlockQ4_K, BlockQ4_Kx8>(dequantize_row_q4_K, repack_q4_Kx8, false);
+  check_type<BlockQ4_K, BlockQ4_Kx8>(dequantize_row_q4_K, repack_q4_Kx8, kWithMins32);
 }
 TEST(BlockKquantX8Test, Q5_KDecodesToGgmlsValuesAndRepacksLosslessly) {
-  check_type<BlockQ5_K, BlockQ5_Kx8>(dequantize_row_q5_K, repack_q5_Kx8, false);
+  check_type<BlockQ5_K, BlockQ5_Kx8>(dequantize_row_q5_K, repack_q5_Kx8, kWithMins32);
 }
 TEST(BlockKquantX8Test, Q6_KDecodesToGgmlsValuesAndRepacksLosslessly) {
-  check_type<BlockQ6_K, BlockQ6_Kx8>(dequantize_row_q6_K, repack_q6_Kx8, true);
+  check_type<BlockQ6_K, BlockQ6_Kx8>(dequantize_row_q6_K, repack_q6_Kx8, kOffset32);
+}
+TEST(BlockKquantX8Test, Q2_KDecodesToGgmlsValuesAndRepacksLosslessly) {
+  check_type<BlockQ2_K, BlockQ2_Kx8>(dequantize_row_q2_K, repack_q2_Kx8, kWithMins16);
+}
+TEST(BlockKquantX8Test, Q3_KDecodesToGgmlsValuesAndRepacksLosslessly) {
+  check_type<BlockQ3_K, BlockQ3_Kx8>(dequantize_row_q3_K, repack_q3_Kx8, kOffset4);
 }
 
 TEST(BlockKquantX8Test, RepackingNeedsWholeGroupsOfEightRows) {

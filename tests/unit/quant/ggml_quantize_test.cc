@@ -1,4 +1,4 @@
-// ggml's quantizers as pagoda writes them (kquant_quantize.h, legacy_quantize.h, quant_search.h): byte identity with
+// ggml's quantizers as pagoda writes them (kquant_quantize.h, legacy_quantize.h, iq4_quantize.h, quant_search.h): byte identity with
 // ggml on a fixed input, hand-checked blocks, round-trip error bounds, and the importance weights doing their job.
 //
 // The golden hashes below are FNV-1a of the bytes ggml's own ggml_quantize_chunk (llama.cpp's libggml-base, the
@@ -17,6 +17,7 @@
 #include "quant/block_legacy_quants.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "quant/iq4_quantize.h"
 #include "quant/kquant_quantize.h"
 #include "quant/legacy_quantize.h"
 #include "quant/quant_search.h"
@@ -74,6 +75,14 @@ TEST(GgmlQuantizeTest, MatchesGgmlBytesOnTheGoldenInput) {
     uint64_t (*hash)(const GoldenInput&, bool);
   };
   const Case cases[] = {
+      {"q2_K", 0xd2a84b2b1111f07cull, 0x48f28596b3690a43ull,
+       [](const GoldenInput& g, bool w) { return hash_of<BlockQ2_K>(quantize_rows_q2_K, g, w, kQK_K); }},
+      {"q3_K", 0x1351a65135e9053eull, 0x1b2c6171cc1e3eb8ull,
+       [](const GoldenInput& g, bool w) { return hash_of<BlockQ3_K>(quantize_rows_q3_K, g, w, kQK_K); }},
+      {"iq4_xs", 0xef3c4230d300d117ull, 0xd261064baa5be850ull,
+       [](const GoldenInput& g, bool w) { return hash_of<BlockIQ4_XS>(quantize_rows_iq4_xs, g, w, kQK_K); }},
+      {"iq4_nl", 0x0c8860bb19d2e24cull, 0x890558b7e2bd5de6ull,
+       [](const GoldenInput& g, bool w) { return hash_of<BlockIQ4_NL>(quantize_rows_iq4_nl, g, w, 32); }},
       {"q4_K", 0x8b4c292f7e6e553bull, 0x156743d3a1345de7ull,
        [](const GoldenInput& g, bool w) { return hash_of<BlockQ4_K>(quantize_rows_q4_K, g, w, kQK_K); }},
       {"q5_K", 0x3517ccd514885575ull, 0x093d8c4d77458454ull,
