@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The repository stands alone: no tracked file names a path outside it (a sibling `../shared` folder, the machine's
-own `/work/...` tree), so a clone from the project's home builds, tests and reproduces its figures by itself.
+"""The repository stands alone: no tracked file names a path outside it (a sibling folder reached with two dots, the
+machine's own work tree), so a clone from the project's home builds, tests and reproduces its figures by itself.
 Fails (exit 1) naming each offending line. Run by ctest (self_contained) and by hand:
 python3 scripts/check/self_contained.py
 """

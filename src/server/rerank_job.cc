@@ -8,8 +8,7 @@ namespace pagoda::server {
 RerankJob::RerankJob(JobContext ctx, std::shared_ptr<HttpExchange> exchange, RerankParams params,
                      std::function<void()> on_done)
     : ctx_(std::move(ctx)), exchange_(std::move(exchange)), params_(std::move(params)), on_done_(std::move(on_done)) {
-  id_ = new_response_id(false);
-  id_.replace(0, 4, "rrnk");  // "cmpl-..." -> "rrnk-...": the log line's id
+  id_ = ctx_.ids->next("rrnk-");  // the log line's id
   start_us_ = ctx_.engine->now_us();
 }
 
@@ -31,7 +30,7 @@ bool RerankJob::start(std::vector<std::vector<TokenId>> pairs) {
     GenerateRequest req;
     const int32_t num_tokens = int32_t(tokens.size());
     req.prompt = std::move(tokens);
-    req.sampling.max_tokens = 1;  // sizes the KV blocks; nothing is sampled
+    req.prefill_only = true;
     req.pooling = Pooling::kRank;
     Result<RequestHandle> handle = ctx_.engine->submit(std::move(req));
     if (!handle.ok()) {

@@ -53,7 +53,7 @@ class EncoderEngineTest : public testing_support::TempDirTest {
   static GenerateRequest pooling(const std::vector<TokenId>& prompt, Pooling method) {
     GenerateRequest r;
     r.prompt = prompt;
-    r.sampling.max_tokens = 1;
+    r.prefill_only = true;
     r.pooling = method;
     return r;
   }
