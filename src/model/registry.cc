@@ -33,6 +33,13 @@ Result<std::unique_ptr<Model>> create_model(ModelConfig config, const TensorSet&
     if (options.pipeline_stages > 1 || (options.tensor_parallel != nullptr && options.tensor_parallel->size() > 1))
       return make_error(fmt::format("{}: an encoder ({}) runs whole: no pipeline stages or tensor-parallel ranks",
                                     tensors.source, config.architecture));
+    // Its forward pass has no naive-attention, unfused, unrepacked or observed variant: asking for one is refused
+    // rather than ignored.
+    if (!options.fusion || options.attention != AttentionKind::kFlash || !options.repack_weights ||
+        options.linear_observer != nullptr)
+      return make_error(fmt::format("{}: an encoder ({}) runs one forward pass: --no-fusion, --attention naive, "
+                                    "--no-repack and AWQ calibration do not apply to it",
+                                    tensors.source, config.architecture));
     PAGODA_ASSIGN_OR_RETURN(BertWeights weights, bert_weights_from_tensors(tensors, config));
     return std::unique_ptr<Model>(std::make_unique<BertModel>(std::move(config), std::move(weights), kernels));
   }

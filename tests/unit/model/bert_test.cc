@@ -256,5 +256,19 @@ TEST_F(BertTest, AChunkedSequenceIsRefused) {
   EXPECT_DEATH(m->forward(batch, kv.view(), ws, pool), "whole in one step");
 }
 
+TEST_F(BertTest, OptionsItHasNoVariantOfAreRefusedNotIgnored) {
+  auto f = write("tiny-bert");
+  for (int which = 0; which < 3; ++which) {
+    ModelOptions options;
+    if (which == 0) options.fusion = false;
+    if (which == 1) options.attention = AttentionKind::kNaive;
+    if (which == 2) options.repack_weights = false;
+    auto m = create_model(*f, kernels::best_kernels(), options);
+    ASSERT_FALSE(m.ok()) << which;
+    EXPECT_NE(m.error().find("do not apply"), std::string::npos) << m.error();
+  }
+  EXPECT_TRUE(create_model(*f, kernels::best_kernels(), ModelOptions{}).ok());
+}
+
 }  // namespace
 }  // namespace pagoda
