@@ -842,7 +842,9 @@ void ApiServer::handle_rerank(std::shared_ptr<HttpExchange>& ex, int64_t receive
       [&](std::function<void()> on_done) {
         return std::make_shared<RerankJob>(std::move(ctx), ex, std::move(params), std::move(on_done));
       },
-      [pairs = std::move(pairs)](ServerJob& job) mutable { return static_cast<RerankJob&>(job).start(std::move(pairs)); });
+      [pairs = std::move(pairs)](ServerJob& job) mutable {
+        return static_cast<RerankJob&>(job).start(std::move(pairs), Pooling::kRank);
+      });
 }
 
 LlamaServerFacts ApiServer::llama_facts() const {
