@@ -86,8 +86,15 @@ Result<MixtureModelFacts> model_facts(const GgufFile& in) {
   MixtureModelFacts f;
   PAGODA_ASSIGN_OR_RETURN(std::optional<std::string> arch, in.get_string(gguf_key::kArchitecture));
   f.arch = arch.value_or("");
+  // A per-layer array (hybrid models' head_count_kv: 0 on a recurrent layer) counts as its layer 0's entry, as
+  // llama.cpp's n_gqa() reads it.
   const auto read = [&](std::string_view suffix) -> Result<int32_t> {
-    PAGODA_ASSIGN_OR_RETURN(std::optional<int64_t> v, in.get_i64(gguf_key::arch_key(f.arch, suffix)));
+    const std::string key = gguf_key::arch_key(f.arch, suffix);
+    if (const GgufValue* v = in.find(key); v != nullptr && v->type == GgufValueType::kArray) {
+      PAGODA_ASSIGN_OR_RETURN(auto values, in.get_i32_array(key));
+      return values && !values->empty() ? (*values)[0] : 0;
+    }
+    PAGODA_ASSIGN_OR_RETURN(std::optional<int64_t> v, in.get_i64(key));
     return int32_t(v.value_or(0));
   };
   PAGODA_ASSIGN_OR_RETURN(f.num_layers, read(gguf_key::kBlockCount));

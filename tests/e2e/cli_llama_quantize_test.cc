@@ -103,6 +103,21 @@ TEST(CliLlamaQuantizeTest, LowBitTypesAreLlamaQuantizesFilesByteForByte) {
   }
 }
 
+// A hybrid model's per-layer head_count_kv (an array: 0 on a convolution layer) is read as llama.cpp reads it, as
+// its layer 0's entry; the file quantizes and runs.
+TEST(CliLlamaQuantizeTest, AHybridModelsPerLayerHeadCountQuantizes) {
+  const TempDir dir;
+  const std::string f32 = dir.path() + "/tiny-lfm2.gguf";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-lfm2", "-o", f32});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const std::string out = dir.path() + "/q8_0.gguf";
+  ProcessResult q = run_pagoda({"quantize", f32, out, "--type", "Q8_0"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  ProcessResult r = run_pagoda({"run", "-m", out, "-p", "hello", "-n", "4", "--temp", "0", "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+}
+
 // The committed imatrix was computed on the built-in calibration text and tinystories-valid-sample.txt; the
 // perplexity is on story.txt, which it did not see. On this model (rows of 64: Q4_K_M is mostly q5_0) the weights
 // help Q4_0 most: 4.632 -> 4.462 here, where Q4_K_M stays level (4.4546 -> 4.4550).
