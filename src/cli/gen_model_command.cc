@@ -87,6 +87,19 @@ int gen_model(const GenModelOptions& o) {
   if (o.splits > 1 && (o.format != "gguf" || !o.output.ends_with(".gguf")))
     return report_error("--splits writes a GGUF set: it needs --format gguf and an output ending in .gguf");
   Progress progress("gen-model");
+  // What follows a writer of an architecture's own GGUF or of an HF folder: the split, then the summary line.
+  const auto finish_written = [&](const Status& st, const std::string& architecture) {
+    progress.finish();
+    if (!st.ok()) return report_error(st.message());
+    if (o.splits > 1) {
+      Status split = split_written_model(o.output, o.splits);
+      if (!split.ok()) return report_error(split.message());
+    }
+    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
+                 o.output.c_str(), shape->name.c_str(), architecture.c_str(), shape->num_layers,
+                 double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
+    return 0;
+  };
   if (!shape->gguf_architecture.empty()) {
     // gpt-oss, bert and qwen35: written straight as GGUF (pagoda reads no HF folder of them).
     if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
@@ -98,16 +111,7 @@ int gen_model(const GenModelOptions& o) {
     Status st = shape->gguf_architecture == "bert"     ? synth::write_random_bert_model(options)
                 : shape->gguf_architecture == "qwen35" ? synth::write_random_qwen35_model(options)
                                                        : synth::write_random_gpt_oss_model(options);
-    progress.finish();
-    if (!st.ok()) return report_error(st.message());
-    if (o.splits > 1) {
-      Status split = split_written_model(o.output, o.splits);
-      if (!split.ok()) return report_error(split.message());
-    }
-    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
-                 o.output.c_str(), shape->name.c_str(), shape->gguf_architecture.c_str(), shape->num_layers,
-                 double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
-    return 0;
+    return finish_written(st, shape->gguf_architecture);
   }
   // The HF families (and --format hf) go through an HF folder; the GGUF of one is that folder converted.
   if (o.format == "hf" || !shape->hf_architecture.empty()) {
@@ -122,17 +126,7 @@ int gen_model(const GenModelOptions& o) {
         o.format == "gguf",
         o.tokenizer,
         [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
-    Status st = synth::write_random_hf_model(options);
-    progress.finish();
-    if (!st.ok()) return report_error(st.message());
-    if (o.splits > 1) {
-      Status split = split_written_model(o.output, o.splits);
-      if (!split.ok()) return report_error(split.message());
-    }
-    std::fprintf(stderr, "pagoda: wrote %s: %s (%s), %d layers, %.2fB parameters (%.2fB active), %s weights\n",
-                 o.output.c_str(), shape->name.c_str(), shape->hf_architecture.c_str(), shape->num_layers,
-                 double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
-    return 0;
+    return finish_written(synth::write_random_hf_model(options), shape->hf_architecture);
   }
   if (!o.tokenizer.empty()) return report_error("--tokenizer needs an HF-family shape or --format hf");
   synth::RandomModelOptions options{

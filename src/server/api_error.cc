@@ -1,6 +1,7 @@
 // ApiError: the JSON body and the status mapping.
 #include "server/api_error.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "server/json_text.h"
@@ -31,6 +32,12 @@ ApiError invalid_request(std::string message, std::optional<std::string> param) 
   e.http_status = 400;
   e.message = std::move(message);
   e.param = std::move(param);
+  return e;
+}
+
+ApiError method_not_allowed(std::string_view path, std::string_view method, std::string_view allowed) {
+  ApiError e = invalid_request(fmt::format("{} does not allow {}; use {}", path, method, allowed));
+  e.http_status = 405;
   return e;
 }
 

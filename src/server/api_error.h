@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "server/http_message.h"
 
@@ -24,6 +25,8 @@ struct ApiError {
 };
 
 ApiError invalid_request(std::string message, std::optional<std::string> param = std::nullopt);
+// 405: `path` answers other methods than `method`; `allowed` names them ("GET", "POST").
+ApiError method_not_allowed(std::string_view path, std::string_view method, std::string_view allowed);
 // Status codes map to HTTP: kInvalidArgument 400, kContextLengthExceeded 400 with code "context_length_exceeded",
 // kNotFound 404, kResourceExhausted 429, kUnavailable 503, anything else 500.
 ApiError api_error_from_status(const Status& status);

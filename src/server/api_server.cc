@@ -264,9 +264,7 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
   const bool is_get = req.method == "GET" || req.method == "HEAD";
   const bool is_post = req.method == "POST";
   auto method_not_allowed = [&](const char* allowed) {
-    ApiError e = invalid_request(fmt::format("{} does not allow {}; use {}", path, req.method, allowed));
-    e.http_status = 405;
-    reply_error(*ex, e);
+    reply_error(*ex, server::method_not_allowed(path, req.method, allowed));
   };
 
   if (path == "/health") {
@@ -771,7 +769,7 @@ void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t rec
             check_embedding_dimensions(*params.dimensions, engine_.model_dim(), options_.matryoshka))
       return reply_error(*ex, *e);
   const RequestLimits limits = request_limits();
-  if (std::optional<ApiError> e = check_embedding_queue(limits, int64_t(params.inputs.size())))
+  if (std::optional<ApiError> e = check_pooling_queue(limits, int64_t(params.inputs.size()), "inputs", "input"))
     return reply_error(*ex, *e);
   std::vector<std::vector<TokenId>> inputs;
   for (size_t i = 0; i < params.inputs.size(); ++i) {
@@ -818,11 +816,9 @@ void ApiServer::handle_rerank(std::shared_ptr<HttpExchange>& ex, int64_t receive
                                                         "head (a cross-encoder's cls.output tensor) to score a "
                                                         "query/document pair",
                                                         options_.model_name)));
-  if (int64_t(params.documents.size()) > engine_.config().max_queue)
-    return reply_error(*ex, invalid_request(fmt::format("the request has {} documents but this server queues at most "
-                                                        "{} (--max-queue): it can never be accepted",
-                                                        params.documents.size(), engine_.config().max_queue),
-                                            "documents"));
+  if (std::optional<ApiError> e =
+          check_pooling_queue(request_limits(), int64_t(params.documents.size()), "documents", "documents"))
+    return reply_error(*ex, *e);
   std::vector<std::vector<TokenId>> pairs;
   pairs.reserve(params.documents.size());
   for (size_t i = 0; i < params.documents.size(); ++i) {
@@ -899,9 +895,7 @@ bool ApiServer::handle_ollama_info(HttpExchange& ex, const std::string& path) {
   }
   if (path != "/api/show") return false;
   if (ex.request().method != "POST") {
-    ApiError e = invalid_request(fmt::format("{} does not allow {}; use POST", path, ex.request().method));
-    e.http_status = 405;
-    reply_error(ex, e);
+    reply_error(ex, method_not_allowed(path, ex.request().method, "POST"));
     return true;
   }
   json body;

@@ -142,9 +142,7 @@ void ModelRouter::route(const std::shared_ptr<HttpExchange>& ex) {
   const std::string& path = req.path;
   const bool is_get = req.method == "GET" || req.method == "HEAD";
   auto method_not_allowed = [&](const char* allowed) {
-    ApiError e = invalid_request(fmt::format("{} does not allow {}; use {}", path, req.method, allowed));
-    e.http_status = 405;
-    reply_error(*ex, e);
+    reply_error(*ex, server::method_not_allowed(path, req.method, allowed));
   };
   if (path == "/health") {
     if (!is_get) return method_not_allowed("GET");

@@ -27,12 +27,13 @@ std::optional<ApiError> check_queue_entries(const RequestLimits& limits, int64_t
                          "n");
 }
 
-std::optional<ApiError> check_embedding_queue(const RequestLimits& limits, int64_t num_inputs) {
+std::optional<ApiError> check_pooling_queue(const RequestLimits& limits, int64_t num_inputs, std::string_view noun,
+                                            std::string_view param) {
   if (num_inputs <= limits.max_queue) return std::nullopt;
-  return invalid_request(fmt::format("the request has {} inputs but this server queues at most {} (--max-queue): it "
+  return invalid_request(fmt::format("the request has {} {} but this server queues at most {} (--max-queue): it "
                                      "can never be accepted",
-                                     num_inputs, limits.max_queue),
-                         "input");
+                                     num_inputs, noun, limits.max_queue),
+                         std::string(param));
 }
 
 std::optional<ApiError> check_embedding_length(const RequestLimits& limits, size_t index, int64_t num_tokens) {

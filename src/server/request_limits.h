@@ -37,8 +37,10 @@ std::optional<ApiError> check_token_ids(std::span<const TokenId> ids, int32_t vo
 // A completion's queue entries (each prompt's n choices in groups of the batch) against the queue's capacity:
 // more could never be accepted.
 std::optional<ApiError> check_queue_entries(const RequestLimits& limits, int64_t num_prompts, int64_t n);
-// An embeddings request's inputs (one queue entry each) against the queue's capacity.
-std::optional<ApiError> check_embedding_queue(const RequestLimits& limits, int64_t num_inputs);
+// A pooling request's inputs (an embeddings request's inputs, a rerank request's documents: one queue entry each)
+// against the queue's capacity; `noun` names them in the message ("inputs", "documents"), `param` is the field.
+std::optional<ApiError> check_pooling_queue(const RequestLimits& limits, int64_t num_inputs, std::string_view noun,
+                                            std::string_view param);
 // One embeddings input against the context.
 std::optional<ApiError> check_embedding_length(const RequestLimits& limits, size_t index, int64_t num_tokens);
 // The context error OpenAI gives (code context_length_exceeded): the prompt alone (max_tokens 0) or with

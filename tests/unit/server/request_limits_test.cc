@@ -80,9 +80,9 @@ TEST(RequestLimitsTest, TheQueueMustHoldEveryEntryOfTheRequest) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->param, "n");
   EXPECT_NE(e->message.find("needs 6 queue entries"), std::string::npos) << e->message;
-  EXPECT_FALSE(check_embedding_queue(limits(), 4));
-  ASSERT_TRUE(check_embedding_queue(limits(), 5));
-  EXPECT_EQ(check_embedding_queue(limits(), 5)->param, "input");
+  EXPECT_FALSE(check_pooling_queue(limits(), 4, "inputs", "input"));
+  ASSERT_TRUE(check_pooling_queue(limits(), 5, "inputs", "input"));
+  EXPECT_EQ(check_pooling_queue(limits(), 5, "inputs", "input")->param, "input");
   EXPECT_FALSE(check_embedding_length(limits(), 0, 63));
   ASSERT_TRUE(check_embedding_length(limits(), 2, 64));
   EXPECT_EQ(check_embedding_length(limits(), 2, 64)->message,
