@@ -11,7 +11,9 @@
 #   5. KV concurrency (with KV_MODEL, a model of context >= 2048: e.g. gen-model --shape tinyllama-1.1b
 #      --layers 1): peak running sequences at one KV budget, paged vs contiguous (and INT8 KV), wasted slots
 # Usage: scripts/bench/engine_figures.sh MODEL.gguf [THREADS]
-#   env: PAGODA, PEER, KV_MODEL, KV_GIB, ONLY (ONLY=1,3 runs only those sections), LLAMA_BIN (a directory with
+#   env: PAGODA, PEER, KV_MODEL, KV_GIB, ONLY (ONLY=1,3 runs only those sections), RECORD (1: sections 2 and 3 go
+#   to docs/results/continuous-batching.json and chunked-prefill.json and docs/BENCHMARKS.md; 0: print only;
+#   the page's model is `pagoda gen-model --shape tinyllama-1.1b --type q4_0 -o tinyllama-q4_0.gguf`), LLAMA_BIN (a directory with
 #   llama-batched-bench; default: the peer's llama.sh build). On a VM whose CPU advertises AMX it cannot run,
 #   llama.sh's GGML_NATIVE build dies on quantized models: build llama.cpp with -DGGML_NATIVE=OFF -DGGML_AVX2=ON
 #   -DGGML_FMA=ON -DGGML_F16C=ON and point LLAMA_BIN at its bin/.
@@ -24,6 +26,16 @@ peer=${PEER:-$root/scripts/peer}
 only=${ONLY:-1,2,3,4,5}
 want() { [[ ",$only," == *",$1,"* ]]; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+record() {  # ID COLUMNS NOTE, rows on stdin
+  if [ "${RECORD:-1}" != 0 ] && [ "$threads" = 2 ] && [ -z "${MAX_BATCHED_TOKENS:-}" ] && [ -z "${PREFILL_CAP:-}" ]; then
+    python3 "$root/scripts/bench/results.py" record --id "$1" --no-peer --columns "$2" \
+      --command "ONLY=${only} scripts/bench/engine_figures.sh $(basename "$model")" \
+      --note "$3 Model $(basename "$model"), $threads threads; load at the script's start $load_at_start."
+  else
+    cat >/dev/null
+  fi
+}
 
 if want 1; then
   echo "== 1. batched decode, -npp 128 -ntg 64, $threads threads"
@@ -53,13 +65,17 @@ if want 2; then
     c=$("$P" "${args[@]}" --batching continuous 2>/dev/null | jq -r .output_tok_s)
     sj=$("$P" "${args[@]}" --batching static 2>/dev/null)
     s=$(jq -r .output_tok_s <<<"$sj")
-    echo "   $3: continuous $c, static $s output tok/s, ratio $(ratio "$c" "$s") (padding bound $(jq -r \
-      '(.num_output_tokens + .num_padding_tokens) / .num_output_tokens * 100 | round / 100' <<<"$sj"))"
+    local bound
+    bound=$(jq -r '(.num_output_tokens + .num_padding_tokens) / .num_output_tokens * 100 | round / 100' <<<"$sj")
+    echo "   $3: continuous $c, static $s output tok/s, ratio $(ratio "$c" "$s") (padding bound $bound)"
+    r=""
     if [ "${4:-}" = shrink ]; then
       r=$("$P" "${args[@]}" --batching static-shrink 2>/dev/null | jq -r .output_tok_s)
       echo "      static-shrink (members that end leave the step) $r, continuous / static-shrink $(ratio "$c" "$r")"
     fi
+    batching_rows+="$3 | $c | $s | $(ratio "$c" "$s") | $bound | ${r:+$(ratio "$c" "$r")}"$'\n'
   }
+  batching_rows=""
   echo "== 2. continuous vs static batching: 32 requests, outputs 10-256, batch 16"
   compare 32-128 10-256 "prompts 32-128, outputs uniform" shrink
   # The same lengths drawn log-uniformly (mostly short replies, a long tail: the shape of chat traffic).
@@ -67,6 +83,9 @@ if want 2; then
   # Short prompts (a story's opening line): the prompt work, the same in both modes, no longer hides the outputs.
   compare 8-32 10-256 "prompts 8-32, outputs uniform"
   compare 8-32 log:10-256 "prompts 8-32, outputs log-uniform"
+  printf '%s' "$batching_rows" | record continuous-batching \
+    "workload|continuous out tok/s|static out tok/s|continuous / static|padding bound (computed)|continuous / static-shrink" \
+    "32 requests in batches of 16: continuous batching against static (fixed-shape batches whose ended members pad until the longest ends, as HF generate runs them) and static-shrink (ended members leave the step); the padding bound is static's rows over its useful rows, computed from the run."
 fi
 
 if want 3; then
@@ -74,14 +93,22 @@ if want 3; then
   j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
         ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
   line='"stream ITL p50 \(.itl_ms.p50) ms, p99 \(.itl_ms.p99) ms, p99/p50 \(.itl_p99_over_p50); during the prefill p99 \(.during_prefill_itl_ms.p99) ms, max \(.during_prefill_itl_ms.max) ms, over the undisturbed p50 \(.undisturbed_itl_ms.p50) ms: \(.during_p99_over_undisturbed_p50)x; long TTFT \(.long_ttft_ms) ms"'
+  row='"\(.itl_ms.p50 * 10 | round / 10) ms | \(.itl_ms.p99 * 10 | round / 10) ms | \(.during_p99_over_undisturbed_p50 * 100 | round / 100)x | \(.long_ttft_ms / 100 | round / 10) s"'
+  interference_rows=""
   for mode in chunked unchunked; do
     jq -r --arg m "$mode" ".[\$m] | \"   \(\$m): \" + $line" <<<"$j"
+    label="chunked, automatic budget (the default)"; [ "$mode" = unchunked ] && label="not chunked"
+    interference_rows+="$label | $(jq -r --arg m "$mode" ".[\$m] | $row" <<<"$j")"$'\n'
   done
   # The default paces prompt tokens by the decodes (--max-prefill-with-decodes auto); the budget alone:
   cap=${PREFILL_CAP:-0}
   j=$("$P" bench interference -m "$model" --threads "$threads" --streams 8 --long-prompt 1024 --json \
         --max-prefill-with-decodes "$cap" ${MAX_BATCHED_TOKENS:+--max-batched-tokens $MAX_BATCHED_TOKENS} 2>/dev/null)
   jq -r ".chunked | \"   chunked, --max-prefill-with-decodes $cap: \" + $line" <<<"$j"
+  interference_rows+="chunked, \`--max-prefill-with-decodes $cap\` | $(jq -r ".chunked | $row" <<<"$j")"$'\n'
+  printf '%s' "$interference_rows" | record chunked-prefill \
+    "prefill|stream ITL p50|ITL p99|p99 during its prefill / undisturbed p50|the long prompt's TTFT" \
+    "8 streams decode while a 1,024-token prompt arrives (pagoda bench interference)."
 fi
 
 if want 4; then

@@ -2,7 +2,8 @@
 // Load with hostile neighbours: N good streaming clients run to the end while 8 hostile clients attack the same
 // server, and /health is timed throughout. Prints whether every good stream completed, /health latency
 // percentiles, the server's peak and final RSS, and the KV blocks left in use. A benchmark (it prints figures),
-// not a test; start it on a quiet machine.
+// not a test; start it on a quiet machine. With the default settings the figures are recorded as the results page's
+// table (docs/results/hostile-load.json and docs/BENCHMARKS.md, through scripts/bench/results.py) unless RECORD=0.
 //
 //   node scripts/bench/hostile_load.mjs [--binary build/src/cli/pagoda] [--streams 256] [--max-tokens 200]
 //                                       [--seconds-after 2] [-- extra serve flags...]
@@ -16,7 +17,7 @@
 //   whole-unread     whole responses at the per-request bound (logprobs), never read
 //   trailer-garbage  chunked requests with 70 KB trailers, random bytes, broken chunking
 //   conn-flood       opens connections up to the per-address cap and holds them
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -31,6 +32,7 @@ const binary = opt('--binary', 'build/src/cli/pagoda');
 const numStreams = Number(opt('--streams', '256'));
 const maxTokens = Number(opt('--max-tokens', '200'));
 const extra = args.includes('--') ? args.slice(args.indexOf('--') + 1) : [];
+const loadAtStart = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 const server = spawn(binary, ['serve', '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
 let log = '';
@@ -261,4 +263,20 @@ console.log(`/health: ${health.length} probes, p50 ${pct(health, 50).toFixed(1)}
 console.log(`RSS: peak ${Math.max(...rss).toFixed(0)} MiB, after the load ${finalRss.toFixed(0)} MiB`);
 console.log(`KV cache usage after the load: ${metric("pagoda:kv_cache_usage_perc")}, free blocks ${metric("pagoda:kv_cache_free_blocks")} ` +
   `(running ${metric('pagoda:num_requests_running')}, waiting ${metric('pagoda:num_requests_waiting')})`);
+const defaults = numStreams === 256 && maxTokens === 200 && extra.length === 0;
+if (process.env.RECORD !== '0' && defaults) {
+  const row = [`${okCount}/${numStreams}`, `${goodSeconds.toFixed(1)} s`, `${pct(health, 50).toFixed(1)} ms`,
+    `${pct(health, 99).toFixed(1)} ms`, `${Math.max(...health).toFixed(1)} ms`, `${healthFailures.length}`,
+    `${Math.max(...rss).toFixed(0)} MiB`, `${finalRss.toFixed(0)} MiB`,
+    `${metric('pagoda:kv_cache_free_blocks')}`].join(' | ');
+  const recorded = spawnSync('python3', [new URL('./results.py', import.meta.url).pathname, 'record', '--id',
+    'hostile-load', '--no-peer', '--command', 'node scripts/bench/hostile_load.mjs', '--columns',
+    'good streams completed|time|/health p50|p99|max|non-200|RSS peak|RSS after|KV blocks free after', '--note',
+    `${numStreams} streaming completions (${maxTokens} tokens each, ignore_eos) on the bundled stories260K with ` +
+    `default serve flags while 8 hostile clients send 8 MiB bodies, 8 MiB JSON bombs, 32 slowloris connections, ` +
+    `never-read streams, never-read whole responses at the per-request bound, oversized trailers, broken chunking, ` +
+    `random bytes and a connection flood up to the per-address cap; a prober times /health throughout. Load at start ` +
+    `${loadAtStart}.`], { input: row + '\n', stdio: ['pipe', 'inherit', 'inherit'] });
+  process.exit(recorded.status ?? 1);
+}
 process.exit(0);

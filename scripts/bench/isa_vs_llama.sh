@@ -161,7 +161,25 @@ fi
 if want 4; then
   echo
   echo "== pagoda's kernel levels on $(basename "$tl_q4") (pagoda bench isa)"
-  "$P" bench isa -m "$tl_q4" --threads "$threads" 2>/dev/null
+  isa_out=$("$P" bench isa -m "$tl_q4" --threads "$threads" 2>/dev/null)
+  echo "$isa_out"
+  # bench isa's two tables (a header line starting "kernel" or "figure", then rows: a name of several words, one
+  # value per level, the last level over the base level) as results tables.
+  isa_table() {  # FIRST_WORD: the header's columns, then its rows, each cell separated by '|'
+    local levels
+    levels=$(awk -v first="$1" '$1 == first { print NF - 2; exit }' <<<"$isa_out")
+    awk -v first="$1" -v levels="$levels" '
+      $1 == first { on = 1; printf "%s", $1; for (i = 2; i <= NF; ++i) printf "|%s", $i; printf "\n"; next }
+      on && NF == 0 { exit }
+      on { name = $1; for (i = 2; i < NF - levels; ++i) name = name " " $i
+           printf "%s", name; for (i = NF - levels; i <= NF; ++i) printf "|%s", $i; printf "\n" }' <<<"$isa_out"
+  }
+  for part in kernel figure; do
+    table=$(isa_table "$part")
+    id=isa-kernels; what="Kernels (best of repetitions; matmuls on a 5632 x 2048 weight split over $threads threads, as the model does), each level in one process."
+    [ "$part" = figure ] && id=isa-model && what="The TinyLlama-1.1B shape Q4_0 ($(basename "$tl_q4")) under each level's kernels, the levels taking turns in each round; best round."
+    record "$id" "$(head -1 <<<"$table")" "$what" "$(tail -n +2 <<<"$table")"
+  done
 fi
 
 if want 5 && [ -n "${BASELINE:-}" ]; then

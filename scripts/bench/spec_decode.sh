@@ -12,8 +12,9 @@
 #   env: PAGODA (the binary), K (drafts per step at most, default 4), GEN (tokens per request, default 256),
 #   ROUNDS (15: medians of 9 moved too much from run to run on a 2-core VM), NGRAM_MIN / NGRAM_MAX (1 / 4),
 #   FIXED=1 (--spec-fixed: every draft found, no adaptive length), CORPUS=0 (prompt lookup only),
-#   PROMPTS_FILE (one prompt a line, measured after the three below; e.g. the first sentence of each TinyStories
-#   validation story: `sed 's/\([.!?]\) .*/\1/' tests/data/tinystories-valid-sample.txt`)
+#   PROMPTS_FILE (one prompt a line, measured after the three below), STORY_PROMPTS=1 (also the first sentence of
+#   each TinyStories validation story in tests/data), RECORD (1: with the default model, threads and settings, the
+#   per-prompt table goes to docs/results/spec-decode.json and docs/BENCHMARKS.md; 0: print only)
 # Last, for each mode, the spread over the prompts: each prompt's median speed-up, their geometric mean, the lowest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,8 +33,13 @@ prompts=(
 if [ -n "${PROMPTS_FILE:-}" ]; then
   while IFS= read -r line; do [ -n "$line" ] && prompts+=("$line"); done <"$PROMPTS_FILE"
 fi
+if [ "${STORY_PROMPTS:-0}" = 1 ]; then
+  while IFS= read -r line; do [ -n "$line" ] && prompts+=("$line"); done \
+    < <(sed 's/\([.!?]\) .*/\1/' "$root/tests/data/tinystories-valid-sample.txt")
+fi
 echo "== speculative decoding (--spec ngram --spec-tokens $k, n-grams ${NGRAM_MIN:-1}..${NGRAM_MAX:-4}), greedy, $gen tokens, ${threads:-the default number of} threads, model $model"
-echo "   CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "   CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load: $load_at_start"
 corpus_flags=()
 if [ "${CORPUS:-1}" != 0 ]; then
   corpus=$(mktemp /tmp/pagoda-spec-corpus.XXXXXX)
@@ -63,7 +69,9 @@ if [ "${CORPUS:-1}" != 0 ]; then
 fi
 mode_name=("prompt lookup alone" "prompt lookup and the corpus")
 medians=("" "")
+rows=""
 for prompt in "${prompts[@]}"; do
+  row=""
   echo "-- prompt: $prompt"
   for with_corpus in 0 1; do
     [ "$with_corpus" = 1 ] && [ ${#corpus_flags[@]} = 0 ] && continue
@@ -73,8 +81,15 @@ for prompt in "${prompts[@]}"; do
       --spec-tokens "$k" --spec-ngram-min "${NGRAM_MIN:-1}" --spec-ngram-max "${NGRAM_MAX:-4}" --rounds "$rounds" \
       ${FIXED:+--spec-fixed} "${flags[@]}") || { echo "$out"; exit 1; }  # e.g. the greedy tokens differ
     grep -v '^  round\|^           step cost' <<<"$out"
-    medians[with_corpus]+=" $(sed -n 's/^decode speed-up with speculation: median \([0-9.]*\)x.*/\1/p' <<<"$out")"
+    median=$(sed -n 's/^decode speed-up with speculation: median \([0-9.]*\)x.*/\1/p' <<<"$out")
+    medians[with_corpus]+=" $median"
+    row+="${median}x | "
+    if [ "$with_corpus" = 1 ]; then
+      row+=$(sed -n 's/^acceptance rate \([0-9.]*\) %, \([0-9.]*\) tokens per decode step.*/\1 % | \2/p' <<<"$out")
+    fi
   done
+  short=$prompt; [ ${#short} -gt 48 ] && short="${short:0:45}..."
+  rows+="$short | $row"$'\n'
 done
 echo "== over the ${#prompts[@]} prompts (each prompt's median speed-up)"
 for with_corpus in 0 1; do
@@ -82,3 +97,13 @@ for with_corpus in 0 1; do
   awk -v name="${mode_name[with_corpus]}" '{ s = 0; lo = $1; for (i = 1; i <= NF; ++i) { s += log($i); if ($i < lo) lo = $i }
     printf "   %s: geometric mean %.2fx, lowest %.2fx; each:%s\n", name, exp(s / NF), lo, $0 }' <<<"${medians[with_corpus]}"
 done
+if [ "${RECORD:-1}" != 0 ] && [ -z "${1:-}" ] && [ -z "$threads" ] && [ "${CORPUS:-1}" != 0 ] && [ -z "${FIXED:-}" ] \
+   && [ "$k" = 4 ] && [ "$gen" = 256 ] && [ "$rounds" = 15 ] && [ -z "${PROMPTS_FILE:-}" ]; then
+  geo() { awk '{ s = 0; for (i = 1; i <= NF; ++i) s += log($i); printf "%.2fx", exp(s / NF) }' <<<"$1"; }
+  command="scripts/bench/spec_decode.sh"; [ "${STORY_PROMPTS:-0}" = 1 ] && command="STORY_PROMPTS=1 $command"
+  printf '%s**geometric mean of the prompts** | **%s** | **%s** | | \n' "$rows" "$(geo "${medians[0]}")" \
+    "$(geo "${medians[1]}")" |
+  python3 "$root/scripts/bench/results.py" record --id spec-decode --no-peer --command "$command" \
+    --columns "prompt|lookup alone|with the corpus|acceptance (with the corpus)|tokens per verifying step" \
+    --note "N-gram drafts on the bundled stories260K at its default of one thread, greedy, $gen tokens, up to $k drafts a step: each prompt's median speed-up of decode tokens/s over $rounds rounds, without and with speculation in one process; greedy tokens identical in every round. Load when it started: $load_at_start."
+fi
