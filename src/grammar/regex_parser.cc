@@ -45,11 +45,15 @@ class RegexParser {
         ++pos_;
         anchored_start = true;
       }
-      GrammarBuilder::Expr body = parse_alternative(0, &anchored_end);
+      std::vector<Lookahead> lookaheads;
+      GrammarBuilder::Expr body = parse_alternative(0, &anchored_end, &lookaheads);
       if (failed_) break;
-      if (mode_ == RegexMode::kJsonStringSearch) {
-        const GrammarBuilder::Expr any = b_.star(chars(CodePointSet::all()));
-        body = b_.sequence({anchored_start ? b_.empty() : any, body, anchored_end ? b_.empty() : any});
+      const bool search = mode_ == RegexMode::kJsonStringSearch;
+      if (!lookaheads.empty()) {
+        body = with_lookaheads(std::move(lookaheads), search && !anchored_end ? any_string() : b_.empty());
+        if (search && !anchored_start) body = b_.sequence({any_string(), body});
+      } else if (search) {
+        body = b_.sequence({anchored_start ? b_.empty() : any_string(), body, anchored_end ? b_.empty() : any_string()});
       }
       alts.push_back(body);
       if (at_end()) break;
@@ -67,6 +71,36 @@ class RegexParser {
  private:
   using Expr = GrammarBuilder::Expr;
 
+  // A lookahead of a top-level alternative, (?=X) or (?!X), before its items[at]: it looks at the rest of the
+  // input, so the alternative's tail from there (its items, then the end: nothing after `$`, anything after an
+  // unanchored search pattern) is intersected with X followed by anything, or has that removed. Inside a group
+  // the rest of the input is not the group's, so lookaheads there stay refused.
+  struct Lookahead {
+    size_t at = 0;
+    bool negative = false;
+    Expr expr = 0;
+  };
+
+  Expr any_string() { return b_.star(chars(CodePointSet::all())); }
+
+  // The alternative's items (in lookahead_items_) with its lookaheads applied from the last to the first.
+  Expr with_lookaheads(std::vector<Lookahead> lookaheads, Expr end) {
+    std::vector<Expr>& items = lookahead_items_;
+    Expr tail = end;
+    size_t upto = items.size();
+    for (auto la = lookaheads.rbegin(); la != lookaheads.rend(); ++la) {
+      std::vector<Expr> rest(items.begin() + ptrdiff_t(la->at), items.begin() + ptrdiff_t(upto));
+      rest.push_back(tail);
+      tail = b_.sequence(std::move(rest));
+      const Expr seen = b_.sequence({la->expr, any_string()});
+      tail = la->negative ? b_.difference(tail, seen) : b_.intersection({tail, seen});
+      upto = la->at;
+    }
+    std::vector<Expr> head(items.begin(), items.begin() + ptrdiff_t(upto));
+    head.push_back(tail);
+    return b_.sequence(std::move(head));
+  }
+
   void fail(std::string message) {
     if (failed_) return;
     failed_ = true;
@@ -79,10 +113,32 @@ class RegexParser {
     return mode_ == RegexMode::kJsonStringSearch ? json_string_chars(b_, set) : b_.code_points(set);
   }
 
-  // alternative := term*; `top_end` (top level only) receives whether it ended with '$'.
-  Expr parse_alternative(int32_t depth, bool* top_end) {
+  // alternative := term*; `top_end` (top level only) receives whether it ended with '$'; `lookaheads` (top level
+  // only) receives its lookaheads, and its items are then left in lookahead_items_ for with_lookaheads.
+  Expr parse_alternative(int32_t depth, bool* top_end, std::vector<Lookahead>* lookaheads = nullptr) {
     std::vector<Expr> items;
     while (!failed_ && !at_end() && peek() != '|' && peek() != ')') {
+      if (lookaheads != nullptr && peek() == '(' && peek(1) == '?' && (peek(2) == '=' || peek(2) == '!')) {
+        const bool negative = peek(2) == '!';
+        pos_ += 3;
+        std::vector<Expr> alts{parse_alternative(depth + 1, nullptr)};
+        while (!failed_ && peek() == '|') {
+          ++pos_;
+          alts.push_back(parse_alternative(depth + 1, nullptr));
+        }
+        if (failed_) break;
+        if (peek() != ')') {
+          fail("missing ')'");
+          break;
+        }
+        ++pos_;
+        if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{') {
+          fail("a quantifier after a lookahead assertion is not supported");
+          break;
+        }
+        lookaheads->push_back({items.size(), negative, b_.choice(std::move(alts))});
+        continue;
+      }
       if (peek() == '$') {
         ++pos_;
         if (top_end != nullptr && (at_end() || peek() == '|')) {
@@ -101,6 +157,7 @@ class RegexParser {
       atom = parse_quantifier(atom);
       items.push_back(atom);
     }
+    if (lookaheads != nullptr && !lookaheads->empty()) lookahead_items_ = items;
     return b_.sequence(std::move(items));
   }
 
@@ -168,7 +225,7 @@ class RegexParser {
         if (k == ':') {
           pos_ += 2;
         } else if (k == '=' || k == '!') {
-          fail("lookahead assertions are not supported");
+          fail("lookahead assertions are only supported at the top level of a pattern");
           return b_.empty();
         } else if (k == '<' && (peek(2) == '=' || peek(2) == '!')) {
           fail("lookbehind assertions are not supported");
@@ -432,6 +489,7 @@ class RegexParser {
   std::string_view p_;
   RegexMode mode_;
   GrammarBuilder& b_;
+  std::vector<Expr> lookahead_items_;  // the last top-level alternative's items, when it has lookaheads
   size_t pos_ = 0;
   bool failed_ = false;
   std::string error_;
