@@ -111,7 +111,7 @@ def table(data):
     by = f"pagoda {data['pagoda']}"
     if data.get("peer"):
         by += f" against {data['peer']}"
-    head = f"{data['machine']}; measured {data['measured']}, {by}."
+    head = f"{data['machine']}; recorded {data['measured']}, {by}."
     if data.get("note"):
         head += " " + data["note"]
     lines = [head + f" `{data['command']}`:", ""]

@@ -1,6 +1,6 @@
-// `pagoda bench offline|batched|prefix|interference|ablation|isa` on the bundled model: each runs to the end and its
-// figures are consistent with the workload it was given (JSON: counts exact, rates positive, cache hits where the
-// prompts share blocks; isa's table: a figure a level in each row). Speed itself is never asserted: these are
+// `pagoda bench offline|batched|prefix|interference|ablation|isa` on the bundled model and `bench kv-memory` on
+// named shapes: each runs to the end and its figures are consistent with the workload it was given (JSON: counts
+// exact, rates positive, cache hits where the prompts share blocks; isa's table: a figure a level in each row). Speed itself is never asserted: these are
 // benchmarks, measured, not tested. The ablation's --report page is opened in headless Chromium and its screenshot
 // checked not to be blank.
 #include <gtest/gtest.h>
@@ -51,6 +51,24 @@ TEST(CliBenchTest, PrefixServesTheSharedBlocksFromTheCache) {
   EXPECT_EQ(j["second_cached_tokens"].get<double>(), 64.0);  // four whole blocks of 16
   EXPECT_GT(j["first_ttft_ms"].get<double>(), 0.0);
   EXPECT_GT(j["second_ttft_ms"].get<double>(), 0.0);
+}
+
+// kv-memory's arithmetic against hand-computed sizes: TinyLlama's 22 layers x 4 KV heads x 64, K and V; q8_0 blocks
+// of 32 values take 34 bytes; int8 adds an f32 scale per head; 1 GiB over 36 blocks of 16 tokens (576) each.
+TEST(CliBenchTest, KvMemoryComputesBytesPerTokenAndSequencesPerGib) {
+  const auto j = run_json({"bench", "kv-memory", "--shapes", "tinyllama-1.1b", "--json"});
+  ASSERT_EQ(j["shapes"].size(), 1u);
+  const auto& t = j["shapes"][0]["types"];
+  EXPECT_EQ(t["f32"]["bytes_per_token"], 2 * 22 * 4 * 64 * 4);
+  EXPECT_EQ(t["f16"]["bytes_per_token"], 2 * 22 * 4 * 64 * 2);
+  EXPECT_EQ(t["q8_0"]["bytes_per_token"], 2 * 22 * 4 * 2 * 34);
+  EXPECT_EQ(t["q4_0"]["bytes_per_token"], 2 * 22 * 4 * 2 * 18);
+  EXPECT_EQ(t["int8"]["bytes_per_token"], 2 * 22 * 4 * (64 + 4));
+  EXPECT_EQ(t["f16"]["max_seqs"], (int64_t(1) << 30) / (2 * 22 * 4 * 64 * 2 * 16) / 36);
+  const ProcessResult windowed = run_pagoda({"bench", "kv-memory", "--shapes", "gemma2-2b"});
+  EXPECT_NE(windowed.exit_code, 0);
+  EXPECT_NE(windowed.err.find("sliding-window"), std::string::npos) << windowed.err;
+  EXPECT_NE(run_pagoda({"bench", "kv-memory", "--shapes", "no-such-shape"}).exit_code, 0);
 }
 
 TEST(CliBenchTest, PrefixWithTheCacheOffServesNothingFromIt) {
