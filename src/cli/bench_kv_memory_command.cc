@@ -45,7 +45,8 @@ int bench_kv_memory(const KvMemoryOptions& o) {
   std::string name;
   while (std::getline(in, name, ',')) {
     std::optional<synth::ModelShape> shape = synth::find_model_shape(name);
-    if (!shape) return report_error(fmt::format("--shapes: no shape named '{}' (pagoda gen-model --help lists them)", name));
+    if (!shape)
+      return report_error(fmt::format("--shapes: no shape named '{}' (pagoda gen-model --help lists them)", name));
     if (const std::string why = irregular_kv(*shape); !why.empty())
       return report_error(fmt::format("--shapes: {}'s KV is not one row per layer and token ({})", name, why));
     shapes.push_back(std::move(*shape));
@@ -53,10 +54,12 @@ int bench_kv_memory(const KvMemoryOptions& o) {
   if (shapes.empty()) return report_error("--shapes names no shape");
   constexpr int64_t kGiB = int64_t(1) << 30;
   constexpr int32_t kBlockSize = 16;
-  nlohmann::json out = {{"bench", "kv-memory"}, {"seq_len", o.seq_len}, {"budget_bytes", kGiB}, {"shapes", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"bench", "kv-memory"}, {"seq_len", o.seq_len}, {"budget_bytes", kGiB}, {"shapes", nlohmann::json::array()}};
   if (!o.json) {
-    std::printf("KV cache bytes per token (computed from the shapes), and sequences of %d tokens 1 GiB of paged KV holds\n",
-                o.seq_len);
+    std::printf(
+        "KV cache bytes per token (computed from the shapes), and sequences of %d tokens 1 GiB of paged KV holds\n",
+        o.seq_len);
     std::printf("%-16s %-22s", "shape", "layers x KV heads x dim");
     for (KvDType t : kTypes) std::printf(" %18s", kv_dtype_name(t));
     std::printf("\n");
@@ -99,7 +102,8 @@ void add_bench_kv_memory_command(CLI::App& bench, int& exit_code) {
   CLI::App* cmd = bench.add_subcommand(
       "kv-memory", "KV cache bytes per token of model shapes per cache type, and sequences a GiB holds (computed)");
   cmd->add_option("--shapes", o->shapes, "comma-separated gen-model shapes")->capture_default_str();
-  cmd->add_option("--seq-len", o->seq_len, "tokens per sequence for the sequences-per-GiB column")->capture_default_str();
+  cmd->add_option("--seq-len", o->seq_len, "tokens per sequence for the sequences-per-GiB column")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "one JSON object instead of text");
   cmd->callback([o, &exit_code] { exit_code = bench_kv_memory(*o); });
 }

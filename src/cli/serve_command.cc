@@ -59,11 +59,12 @@ struct ServeOptions {
   int64_t max_buffered_tokens = int64_t(1) << 20;
   std::optional<std::string> pooling;
   std::optional<std::string> matryoshka_dimensions;
-  LlamaServerFlags llama_server;  // llama-server's spellings
-  std::vector<std::string> add_models;    // --add-model PATH[=NAME]: further models served beside the first
-  std::optional<std::string> models_dir;  // --models-dir DIR: every GGUF in it, served by its file's stem
-  std::optional<std::string> keep_alive;  // --keep-alive: how long an idle model stays loaded (several models)
-  std::optional<int32_t> models_max;      // --models-max: models loaded at once at most (several models)
+  LlamaServerFlags llama_server;            // llama-server's spellings
+  std::vector<std::string> add_models;      // --add-model PATH[=NAME]: further models served beside the first
+  std::optional<std::string> models_dir;    // --models-dir DIR: every GGUF in it, served by its file's stem
+  std::optional<std::string> keep_alive;    // --keep-alive: how long an idle model stays loaded (several models)
+  std::optional<int32_t> models_max;        // --models-max: models loaded at once at most (several models)
+  std::optional<double> models_memory_gib;  // --models-memory: what the loaded models may take, GiB (several models)
 };
 
 // A model of --add-model PATH[=NAME] (named by its file's stem when no name is given).
@@ -296,6 +297,14 @@ int serve(ServeOptions& o) {
   } else if (several) {
     set_options.max_loaded = 4;  // llama-server's --models-max default
   }
+  if (o.models_memory_gib) {
+    if (!several)
+      return report_error(
+          "invalid option: --models-memory applies to a server of several models (--add-model, --models-dir)");
+    if (!(*o.models_memory_gib > 0.0) || *o.models_memory_gib > 1e6)
+      return report_error("invalid option: --models-memory must be a positive number of GiB");
+    set_options.max_bytes = int64_t(*o.models_memory_gib * double(int64_t(1) << 30));
+  }
   if (several && o.engine.spec.method == "draft")
     return report_error("invalid option: --spec draft serves one model; it cannot be combined with --add-model");
 
@@ -315,6 +324,12 @@ int serve(ServeOptions& o) {
       if (specs[i].name == specs[j].name)
         return report_error("invalid option: two models are served as '" + specs[i].name +
                             "'; name one with --add-model PATH=NAME");
+  for (const server::ModelSpec& spec : specs)
+    if (set_options.max_bytes > 0 && spec.file_bytes > set_options.max_bytes)
+      return report_error(
+          fmt::format("invalid option: model '{}' ({:.2f} GiB) cannot fit in --models-memory {:.2f} GiB", spec.name,
+                      double(spec.file_bytes) / double(int64_t(1) << 30),
+                      double(set_options.max_bytes) / double(int64_t(1) << 30)));
 
   server::RequestLog log(stderr, log_format);
   server::IdGenerator ids;  // one for every model this server serves
@@ -338,7 +353,11 @@ int serve(ServeOptions& o) {
       PAGODA_ASSIGN_OR_RETURN(PreparedEngine prepared, prepare_engine(common, o.engine));
       p = std::make_shared<PreparedEngine>(std::move(prepared));
     }
-    return build_served_model(o, std::move(p), spec.name, is_first, log, ids);
+    const int64_t file_bytes = spec.file_bytes;
+    PAGODA_ASSIGN_OR_RETURN(std::shared_ptr<server::ServedModel> served,
+                            build_served_model(o, std::move(p), spec.name, is_first, log, ids));
+    served->bytes = file_bytes + served->engine->kv_total_bytes() + served->engine->state_total_bytes();
+    return served;
   };
   set_options.note = [&log](const std::string& line) { log.message(line); };
   server::ModelSet models(specs, loader, set_options);
@@ -369,15 +388,22 @@ int serve(ServeOptions& o) {
     std::fprintf(stderr,
                  "pagoda: serving %zu models (%s; the first for requests that name none), each loaded on first use; "
                  "unloaded after %s idle (--keep-alive, or a request's keep_alive); at most %s loaded at once "
-                 "(--models-max); flags that describe a model (--served-model-name, --chat-template, "
+                 "(--models-max)%s; flags that describe a model (--served-model-name, --chat-template, "
                  "--chat-template-file, --pooling, --matryoshka-dimensions) apply to the first\n",
                  specs.size(), names.c_str(),
                  set_options.keep_alive.count() < 0
                      ? "never"
                      : fmt::format("{:.3g} s", double(set_options.keep_alive.count()) / 1e3).c_str(),
-                 set_options.max_loaded > 0 ? std::to_string(set_options.max_loaded).c_str() : "any number");
+                 set_options.max_loaded > 0 ? std::to_string(set_options.max_loaded).c_str() : "any number",
+                 set_options.max_bytes > 0
+                     ? fmt::format(", taking at most {:.3g} GiB together, each its file and its KV and state pools "
+                                   "(--models-memory)",
+                                   double(set_options.max_bytes) / double(int64_t(1) << 30))
+                           .c_str()
+                     : "");
   }
-  std::fprintf(stderr, "pagoda: listening on http://%s:%d (OpenAI API at /v1, Ollama's at /api, chat page at /, metrics at "
+  std::fprintf(stderr,
+               "pagoda: listening on http://%s:%d (OpenAI API at /v1, Ollama's at /api, chat page at /, metrics at "
                "/metrics)%s\n",
                o.http.host.c_str(), http->port(), o.api_key ? ", API key required" : "");
   std::fflush(stderr);
@@ -462,6 +488,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--models-max", o->models_max,
                   "with --add-model: models loaded at once at most; loading one more first unloads the least "
                   "recently used idle one (default 4, 0 = no limit)");
+  cmd->add_option("--models-memory", o->models_memory_gib,
+                  "with --add-model: GiB the loaded models may take together (each its file and its KV and state "
+                  "pools); loading one more first unloads the least recently used idle ones (default: no limit)");
   add_llama_server_flags(*cmd, o->common, o->engine, o->llama_server);
   cmd->callback([o, &exit_code] { exit_code = serve(*o); });
 }

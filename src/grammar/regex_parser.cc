@@ -53,7 +53,8 @@ class RegexParser {
         body = with_lookaheads(std::move(lookaheads), search && !anchored_end ? any_string() : b_.empty());
         if (search && !anchored_start) body = b_.sequence({any_string(), body});
       } else if (search) {
-        body = b_.sequence({anchored_start ? b_.empty() : any_string(), body, anchored_end ? b_.empty() : any_string()});
+        body =
+            b_.sequence({anchored_start ? b_.empty() : any_string(), body, anchored_end ? b_.empty() : any_string()});
       }
       alts.push_back(body);
       if (at_end()) break;

@@ -102,27 +102,42 @@ Status ModelSet::load_now(size_t index) {
   return Status::ok_status();
 }
 
-bool ModelSet::make_room(size_t loading_index, std::vector<std::shared_ptr<ServedModel>>* evicted) {
-  if (options_.max_loaded <= 0) return true;
+int64_t ModelSet::loaded_bytes() const {
+  int64_t total = 0;
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].model) total += entries_[i].model->bytes > 0 ? entries_[i].model->bytes : specs_[i].file_bytes;
+  return total;
+}
+
+std::optional<std::string> ModelSet::make_room(size_t keep, bool loading, int64_t incoming_bytes,
+                                               std::vector<std::shared_ptr<ServedModel>>* evicted) {
   int32_t num_loaded = 0;
   for (const Entry& e : entries_) num_loaded += e.model ? 1 : 0;
-  while (num_loaded >= options_.max_loaded) {
+  int64_t bytes = loaded_bytes();
+  auto too_many = [&] { return loading && options_.max_loaded > 0 && num_loaded >= options_.max_loaded; };
+  auto too_big = [&] { return options_.max_bytes > 0 && bytes + incoming_bytes > options_.max_bytes; };
+  while (too_many() || too_big()) {
+    const std::string limit =
+        too_many() ? fmt::format("--models-max {}", options_.max_loaded)
+                   : fmt::format("--models-memory {:.2f} GiB", double(options_.max_bytes) / double(int64_t(1) << 30));
     Entry* lru = nullptr;
     for (size_t i = 0; i < entries_.size(); ++i) {
       Entry& e = entries_[i];
-      if (i == loading_index || !e.model || busy(e)) continue;
+      if (i == keep || !e.model || busy(e)) continue;
       if (lru == nullptr || e.last_used < lru->last_used) lru = &e;
     }
-    if (lru == nullptr) return false;
+    if (lru == nullptr) return limit;
+    const size_t lru_index = size_t(lru - entries_.data());
     if (options_.note)
-      options_.note(fmt::format("unloading model '{}' to load '{}' (--models-max {})",
-                                specs_[lru - entries_.data()].name, specs_[loading_index].name, options_.max_loaded));
+      options_.note(fmt::format("unloading model '{}' {} '{}' ({})", specs_[lru_index].name,
+                                loading ? "to load" : "to make room for", specs_[keep].name, limit));
+    bytes -= lru->model->bytes > 0 ? lru->model->bytes : specs_[lru_index].file_bytes;
     evicted->push_back(std::move(lru->model));
     lru->model = nullptr;
     lru->keep_alive.reset();
     --num_loaded;
   }
-  return true;
+  return std::nullopt;
 }
 
 void ModelSet::load(size_t index) {
@@ -132,10 +147,10 @@ void ModelSet::load(size_t index) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopped_)
       refused = make_error("the server is shutting down", StatusCode::kUnavailable);
-    else if (!make_room(index, &evicted))
-      refused = make_error(fmt::format("the server holds its {} models at once (--models-max), all of them serving "
+    else if (const std::optional<std::string> limit = make_room(index, true, specs_[index].file_bytes, &evicted))
+      refused = make_error(fmt::format("loading model '{}' would exceed {} and every other loaded model is serving "
                                        "requests; retry later",
-                                       options_.max_loaded),
+                                       specs_[index].name, *limit),
                            StatusCode::kUnavailable);
     else
       ++num_loads_;
@@ -154,6 +169,10 @@ void ModelSet::load(size_t index) {
     if (model.ok()) {
       e.model = *model;
       e.last_used = clock_();
+      // Loaded, its KV pool counts too: other idle models may have to go after all (busy ones stay; the note says).
+      if (std::optional<std::string> limit = make_room(index, false, 0, &evicted); limit && options_.note)
+        options_.note(fmt::format("model '{}' loaded beyond {}: the other loaded models are serving requests",
+                                  specs_[index].name, *limit));
       for (size_t i = 0; i < waiters.size(); ++i) {
         ++e.leases;
         leases.emplace_back(new Lease(this, index, e.model));

@@ -1,8 +1,8 @@
 // ModelSet: the models a server may serve (name -> how to load it) and the ones loaded now, each with its engine
 // and ApiServer (ServedModel), its leases and its keep-alive. Loads on first use, on its own loading thread (requests
 // for loaded models keep flowing; requests for a model being loaded wait for that one load), unloads a model idle
-// past its keep-alive, and the least recently used idle one when --models-max would be exceeded. How a model is
-// loaded is the caller's (a Loader: the CLI's, or a test's fake); the set knows no files. Thread-safe.
+// past its keep-alive, and the least recently used idle ones when --models-max or --models-memory would be exceeded.
+// How a model is loaded is the caller's (a Loader: the CLI's, or a test's fake); the set knows no files. Thread-safe.
 #pragma once
 
 #include <pagoda/status.h>
@@ -31,6 +31,7 @@ struct ServedModel {
   std::shared_ptr<void> files;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<ApiServer> api;
+  int64_t bytes = 0;  // its weights' file and its KV and state pools: what --models-memory counts
   ~ServedModel() {
     engine.reset();
     api.reset();
@@ -49,7 +50,10 @@ struct ModelSetOptions {
   // How long a model stays loaded after its last request ended; negative: for the server's life. Ollama's
   // keep_alive on a request replaces it for that model.
   std::chrono::milliseconds keep_alive{std::chrono::minutes(5)};
-  int32_t max_loaded = 0;                        // models loaded at once at most (--models-max); 0: no limit
+  int32_t max_loaded = 0;  // models loaded at once at most (--models-max); 0: no limit
+  // What the loaded models' bytes (ServedModel::bytes) may add up to (--models-memory); a model about to load counts
+  // its file's bytes, and once loaded its own. 0: no limit.
+  int64_t max_bytes = 0;
   std::function<void(const std::string&)> note;  // told of each unload (the server's log), when set
 };
 
@@ -126,9 +130,12 @@ class ModelSet {
   void load(size_t index);  // on the loading thread
   bool busy(const Entry& e) const;
   std::chrono::milliseconds keep_alive_of(const Entry& e) const;
-  // Detaches the least recently used idle model to make room for one more, when --models-max asks; mutex_ held.
-  // False: no room (every loaded model busy).
-  bool make_room(size_t loading_index, std::vector<std::shared_ptr<ServedModel>>* evicted);
+  // Detaches the least recently used idle models but `keep` while --models-max or --models-memory would be exceeded
+  // with `incoming_bytes` more (and, when `loading`, one more model); mutex_ held. Returns why there is no room
+  // (every other loaded model busy), or nullopt.
+  std::optional<std::string> make_room(size_t keep, bool loading, int64_t incoming_bytes,
+                                       std::vector<std::shared_ptr<ServedModel>>* evicted);
+  int64_t loaded_bytes() const;  // mutex_ held
 
   const std::vector<ModelSpec> specs_;
   const Loader loader_;

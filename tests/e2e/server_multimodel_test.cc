@@ -1,7 +1,8 @@
 // Several models served at once: `pagoda serve` with the bundled model and a `pagoda gen-model` file
 // (--add-model); requests pick one by `model` (OpenAI's, Anthropic's and Ollama's endpoints), /v1/models, /api/tags
 // and /api/ps list them, the added one is loaded on first use and unloaded after its keep-alive (a request's
-// keep_alive), an unknown name is a 404 in each protocol's shape; the flags' errors.
+// keep_alive) or when a byte budget needs its room, an unknown name is a 404 in each protocol's shape; the flags'
+// errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -128,6 +129,30 @@ TEST(ServerMultiModelTest, TheOllamaAndOpenAiClientsPickTheirModel) {
       "node " + clients + "/multimodel_test.mjs http://127.0.0.1:" + std::to_string(server.port()) + " tiny 2>&1");
   EXPECT_THAT(out, HasSubstr("all checks passed")) << out;
   EXPECT_THAT(server.log(), HasSubstr("unloading model 'tiny': idle for its keep-alive of 0 s"));
+}
+
+// --models-memory: the bundled model (a 1 MiB file and a 40 MiB KV pool here) and tiny (0.3 MiB and 16 MiB) do not
+// fit in 51 MiB together, so each load unloads the other, idle one; a model whose file alone exceeds it is refused.
+TEST(ServerMultiModelTest, AByteBudgetUnloadsTheIdleModelToMakeRoom) {
+  const TempDir dir;
+  const std::string tiny = dir.path() + "/tiny.gguf";
+  ASSERT_EQ(run_pagoda({"gen-model", "--shape", "tiny", "--type", "f16", "-o", tiny}).exit_code, 0);
+  ServerProcess server({"--add-model", tiny + "=tiny", "--max-seq-len", "256", "--models-memory", "0.05"});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("taking at most 0.05 GiB together"));
+  HttpReply r = http_request(server.port(), "POST", "/v1/chat/completions", chat_body("tiny"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(names_in(json::parse(http_request(server.port(), "GET", "/api/ps").body), "models", "name"),
+            std::vector<std::string>{"tiny:latest"});
+  r = http_request(server.port(), "POST", "/v1/chat/completions", chat_body("stories260K"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(names_in(json::parse(http_request(server.port(), "GET", "/api/ps").body), "models", "name"),
+            std::vector<std::string>{"stories260K:latest"});
+  EXPECT_THAT(server.log(), HasSubstr("unloading model 'stories260K' to make room for 'tiny' (--models-memory"));
+  EXPECT_THAT(server.log(), HasSubstr("unloading model 'tiny' to make room for 'stories260K' (--models-memory"));
+  const ProcessResult small = run_pagoda({"serve", "--port", "0", "--add-model", tiny, "--models-memory", "0.0001"});
+  EXPECT_NE(small.exit_code, 0);
+  EXPECT_THAT(small.err, HasSubstr("cannot fit in --models-memory"));
 }
 
 TEST(ServerMultiModelTest, FlagsActOnlyWithSeveralModelsAndBadOnesAreRefused) {

@@ -129,19 +129,20 @@ TEST(RegexParser, TopLevelLookaheadsAgreeWithStdRegex) {
   std::vector<std::string> texts = {""};
   for (size_t i = 0; i < texts.size() && texts[i].size() < 5; ++i)
     for (const char c : std::string("abc.")) texts.push_back(texts[i] + c);
-  for (const std::string pattern : {"(?!a)[a-c]*", "(?=.*b)[a-c]{0,4}", "a(?!b)[a-c.]*", "(?!.*aa)[a-c]*",
-                                    "(?=a)(?!ab)[a-c]+|c", "[ab]+(?!c)", "(?=.*\\.)(?=.*c).*",
-                                    "(?!)a|b"}) {  // (?!) never holds: only "b"
+  for (const std::string pattern :
+       {"(?!a)[a-c]*", "(?=.*b)[a-c]{0,4}", "a(?!b)[a-c.]*", "(?!.*aa)[a-c]*", "(?=a)(?!ab)[a-c]+|c", "[ab]+(?!c)",
+        "(?=.*\\.)(?=.*c).*", "(?!)a|b"}) {  // (?!) never holds: only "b"
     Result<Grammar> g = parse_regex(pattern);
     ASSERT_TRUE(g.ok()) << pattern << ": " << g.error();
     auto cg = with_bytes(std::move(g).value());
     const std::regex re(pattern, std::regex::ECMAScript);
-    for (const std::string& t : texts) EXPECT_EQ(matches(cg, t), std::regex_match(t, re)) << "/" << pattern << "/ " << t;
+    for (const std::string& t : texts)
+      EXPECT_EQ(matches(cg, t), std::regex_match(t, re)) << "/" << pattern << "/ " << t;
   }
   const std::string email =
       "^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$";
-  std::vector<std::string> addresses = {"a@b.co", ".a@b.co", "a..b@c.de", "a.b@c.de", "ab.@c.de", "a@b", "a@.b.co",
-                                        "x'y+z@q-r.st.uv", "a@b.c", "@b.co", "a.@b.co"};
+  std::vector<std::string> addresses = {"a@b.co",  ".a@b.co",         "a..b@c.de", "a.b@c.de", "ab.@c.de", "a@b",
+                                        "a@.b.co", "x'y+z@q-r.st.uv", "a@b.c",     "@b.co",    "a.@b.co"};
   for (const std::string pattern : {std::string("(?=b)bc"), std::string("^(?!\\.)(?!.*\\.\\.)[a-c.]+$"), email}) {
     auto cg = json_string_pattern(pattern);
     const std::regex re(pattern, std::regex::ECMAScript);

@@ -21,6 +21,7 @@ struct FakeLoader {
   std::atomic<int> unloads{0};
   std::chrono::milliseconds delay{0};
   std::atomic<bool> fail{false};
+  int64_t extra_bytes = 0;  // a loaded model's bytes beyond its file (its KV pool)
 
   ModelSet::Loader loader() {
     return [this](const ModelSpec& spec) -> Result<std::shared_ptr<ServedModel>> {
@@ -28,6 +29,7 @@ struct FakeLoader {
       ++loads;
       if (fail) return make_error("cannot read " + spec.source);
       auto m = std::make_shared<ServedModel>();
+      m->bytes = spec.file_bytes + extra_bytes;
       m->files = std::shared_ptr<void>(new int(0), [this](void* p) {
         delete static_cast<int*>(p);
         ++unloads;
@@ -115,6 +117,56 @@ TEST(ModelSetTest, EvictsTheLeastRecentlyUsedIdleModelAtMaxLoaded) {
   EXPECT_EQ(loaded_indices(set), (std::vector<size_t>{0, 2}));
   EXPECT_EQ(fake.loads.load(), 3);
   EXPECT_EQ(fake.unloads.load(), 1);
+}
+
+// --models-memory: a model about to load counts its file's bytes; idle models go, least recently used first,
+// until it fits.
+TEST(ModelSetTest, EvictsIdleModelsToStayWithinTheByteBudget) {
+  FakeLoader fake;
+  ManualClock clock;
+  ModelSetOptions options;
+  options.max_bytes = 5;
+  options.keep_alive = -1ms;
+  ModelSet set(three_specs(), fake.loader(), options, clock.clock());  // files of 1, 2 and 3 bytes
+  ASSERT_TRUE(acquire(set, 0).ok());
+  clock.now += 1s;
+  ASSERT_TRUE(acquire(set, 1).ok());
+  clock.now += 1s;
+  ASSERT_TRUE(acquire(set, 2).ok());  // 1 + 2 + 3 > 5: a (the least recently used) goes, 2 + 3 fits
+  EXPECT_EQ(loaded_indices(set), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(fake.unloads.load(), 1);
+}
+
+// Once loaded, a model's own bytes (its KV pool too) count: others idle go after the load.
+TEST(ModelSetTest, ALoadedModelsKvPoolCountsAgainstTheByteBudget) {
+  FakeLoader fake;
+  fake.extra_bytes = 10;
+  ManualClock clock;
+  ModelSetOptions options;
+  options.max_bytes = 15;
+  options.keep_alive = -1ms;
+  ModelSet set(three_specs(), fake.loader(), options, clock.clock());
+  ASSERT_TRUE(acquire(set, 0).ok());  // 11 bytes loaded
+  clock.now += 1s;
+  ASSERT_TRUE(acquire(set, 1).ok());  // its file fits beside a (11 + 2); loaded it takes 12: a goes
+  EXPECT_EQ(loaded_indices(set), (std::vector<size_t>{1}));
+  EXPECT_TRUE(wait_for([&] { return fake.unloads.load() == 1; }));
+}
+
+TEST(ModelSetTest, RefusesALoadBeyondTheByteBudgetWhileTheOthersAreBusy) {
+  FakeLoader fake;
+  ModelSetOptions options;
+  options.max_bytes = 4;
+  ModelSet set(three_specs(), fake.loader(), options);
+  auto b = acquire(set, 1);  // 2 bytes, held
+  ASSERT_TRUE(b.ok());
+  auto c = acquire(set, 2);  // 2 + 3 > 4 and b is busy
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(c.error().find("--models-memory"), std::string::npos) << c.error();
+  b = make_error("released");
+  EXPECT_TRUE(acquire(set, 2).ok());
+  EXPECT_EQ(loaded_indices(set), (std::vector<size_t>{2}));
 }
 
 TEST(ModelSetTest, RefusesALoadWhenEveryLoadedModelIsBusy) {
