@@ -33,14 +33,6 @@ struct LoadBF16 {
   static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 
-// v, kept in a register: GCC otherwise folds a loaded vector into each FMA that uses it as a memory operand and
-// reloads the weight vector for each (two loads an FMA, which held 1-4 tokens to one FMA a cycle; with the vectors in
-// registers they reach two).
-inline __m512 in_register(__m512 v) {
-  __asm__("" : "+v"(v));
-  return v;
-}
-
 // in[0..kRows) (each token's) folded from level kLevel up until one register a token is left, into out.
 template <int kTokens, int kRows, int kLevel>
 __attribute__((always_inline)) inline void fold_block(__m512 (&in)[kRows][kTokens], __m512 (&out)[kTokens]) {
