@@ -191,15 +191,16 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
 
 }  // namespace
 
+// Prefill-sized calls take matmul_float_tiled.cc's GEMM, which reads each weight once per call (f16: widens it once)
+// rather than once per pass of a few tokens; it gives a token the same bits.
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  if (num_tokens >= kTiledMinTokens) return matmul_f32_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
 }
 // f16 weights four tokens a pass: eight tokens' f32 rows of 2048 (64 KiB) overflow L1 and each weight's fmas wait on
 // L2; four fit, and four a pass ran faster than eight (and than the avx2 level's kernel). A decode step's
 // speculative tokens then take two passes (still cheaper than one pass of up to eight, computed from the kernel's
 // rates, not measured on a model).
-// Prefill-sized calls take matmul_float_tiled.cc's GEMM, which widens each weight once per call rather than once
-// per pass of four tokens; it gives a token the same bits.
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   if (num_tokens >= kTiledMinTokens) return matmul_f16_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadF16, 4>(w, x, y, num_out, num_in, num_tokens);

@@ -1,9 +1,9 @@
-// AVX-512 prefill GEMM for f16 weights: each group of 16 rows is widened once (F16C, exact) into a per-thread f32
-// panel, then tiles of 4 rows x up to 6 tokens run over input chunks small enough that the panel's and the tokens'
-// chunks stay in L1, the 24 accumulators saved between chunks. Each (row, token) sums its products on 16 lanes in
-// input order, the tail masked, and a token's 16 rows reduce through transpose_sum16: the order of
-// matmul_float.cc's passes, so a token's result is the bits it gets alone (speculative verification relies on it).
-// Owns only this tiling; the decode-sized passes stay in matmul_float.cc.
+// AVX-512 prefill GEMM for f32 and f16 weights: each group of 16 rows is copied once (f16 widened by F16C, exact)
+// into a per-thread f32 panel, then tiles of 4 rows x up to 6 tokens run over input chunks small enough that the
+// panel's and the tokens' chunks stay in L1, the 24 accumulators saved between chunks. Each (row, token) sums its
+// products on 16 lanes in input order, the tail masked, and a token's 16 rows reduce through transpose_sum16: the
+// order of matmul_float.cc's passes, so a token's result is the bits it gets alone (speculative verification relies
+// on it). Owns only this tiling; the decode-sized passes stay in matmul_float.cc.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -79,18 +79,28 @@ void tokens_times_panel(const float* panel, int64_t panel_stride, const float* x
   for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, rows, transpose_sum16(sums[t]));
 }
 
-// Row o of f16 weights widened into out[0 .. num_in), zeros after it up to the next 16.
-void widen_f16_row(const uint16_t* row, int64_t num_in, float* out) {
-  for (int64_t i = 0; i < num_in; i += 16) {
-    const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
-    _mm512_store_ps(out + i, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i)));
+// A weight row as f32 in out[0 .. num_in), zeros after it up to the next 16.
+struct WidenF32 {
+  static void row(const void* w, int64_t o, int64_t num_in, float* out) {
+    const float* row = static_cast<const float*>(w) + o * num_in;
+    for (int64_t i = 0; i < num_in; i += 16) {
+      const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
+      _mm512_store_ps(out + i, _mm512_maskz_loadu_ps(m, row + i));
+    }
   }
-}
+};
+struct WidenF16 {
+  static void row(const void* w, int64_t o, int64_t num_in, float* out) {
+    const uint16_t* row = static_cast<const uint16_t*>(w) + o * num_in;
+    for (int64_t i = 0; i < num_in; i += 16) {
+      const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
+      _mm512_store_ps(out + i, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i)));
+    }
+  }
+};
 
-}  // namespace
-
-void matmul_f16_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  const auto* rows = static_cast<const uint16_t*>(w);
+template <class Widen>
+void tiled_matmul(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   // A line past a whole number of vectors, so the panel's rows do not all fall in one L1 set.
   const int64_t panel_stride = (num_in + 15) / 16 * 16 + 16;
   auto* panel = static_cast<float*>(packed_activation_scratch(16 * panel_stride * int64_t(sizeof(float))));
@@ -98,8 +108,7 @@ void matmul_f16_tiled(const void* w, const float* x, float* y, int64_t num_out, 
     const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
     // Whole tiles of 4 rows; a partial tile's extra rows repeat the last one (their lanes are dropped).
     const int tile_rows = (nr + kTileRows - 1) / kTileRows * kTileRows;
-    for (int r = 0; r < tile_rows; ++r)
-      widen_f16_row(rows + (o0 + std::min(r, nr - 1)) * num_in, num_in, panel + r * panel_stride);
+    for (int r = 0; r < tile_rows; ++r) Widen::row(w, o0 + std::min(r, nr - 1), num_in, panel + r * panel_stride);
     for (int64_t t = 0; t < num_tokens; t += kTileTokens) {
       const float* xt = x + t * num_in;
       float* yt = y + t * num_out;
@@ -113,6 +122,15 @@ void matmul_f16_tiled(const void* w, const float* x, float* y, int64_t num_out, 
       }
     }
   }
+}
+
+}  // namespace
+
+void matmul_f32_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  tiled_matmul<WidenF32>(w, x, y, num_out, num_in, num_tokens);
+}
+void matmul_f16_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  tiled_matmul<WidenF16>(w, x, y, num_out, num_in, num_tokens);
 }
 
 }  // namespace pagoda::kernels::avx512
