@@ -1,6 +1,6 @@
 // AVX-512 prefill GEMM for f32 and f16 weights: each group of 16 rows is copied once (f16 widened by F16C, exact)
-// into a per-thread f32 panel, then tiles of 4 rows x up to 6 tokens run over input chunks small enough that the
-// panel's and the tokens' chunks stay in L1, the 24 accumulators saved between chunks. Each (row, token) sums its
+// into a per-thread f32 panel, then tiles of 4 rows x up to 6 tokens run over input chunks small enough that a
+// tile's panel rows and tokens stay in L1, the 24 accumulators saved between chunks. Each (row, token) sums its
 // products on 16 lanes in input order, the tail masked, and a token's 16 rows reduce through transpose_sum16: the
 // order of matmul_float.cc's passes, so a token's result is the bits it gets alone (speculative verification relies
 // on it). Owns only this tiling; the decode-sized passes stay in matmul_float.cc.
@@ -17,8 +17,9 @@ namespace {
 
 constexpr int kTileRows = 4;
 constexpr int kTileTokens = 6;  // 24 accumulators, 6 x vectors and a weight vector: 31 of the 32 zmm registers
-// Inputs per chunk: 16 panel rows and 6 tokens of 256 f32 are 22 KiB, inside L1 with the weights' next lines.
-constexpr int64_t kChunk = 256;
+// Inputs per chunk: a tile's 4 panel rows and 6 tokens of 1024 f32 are 40 KiB, inside L1, and the tokens' part is
+// read again by the group's next tiles. Shorter chunks (256) ran slower: more accumulator saves per FMA.
+constexpr int64_t kChunk = 1024;
 
 // sums[t][r0 + r] += rows r0 .. r0 + 3 of the panel . token t over inputs [k0, k1) (k1 < num_in only at chunk ends,
 // which are whole vectors).
