@@ -33,14 +33,6 @@ struct LoadBF16 {
   static const void* address(const void* w, int64_t k) { return static_cast<const uint16_t*>(w) + k; }
 };
 
-// v, kept in a register: GCC otherwise folds a loaded vector into each FMA that uses it as a memory operand and
-// reloads the weight vector for each (two loads an FMA, which held 1-4 tokens to one FMA a cycle; with the vectors in
-// registers they reach two).
-inline __m512 in_register(__m512 v) {
-  __asm__("" : "+v"(v));
-  return v;
-}
-
 // in[0..kRows) (each token's) folded from level kLevel up until one register a token is left, into out.
 template <int kTokens, int kRows, int kLevel>
 __attribute__((always_inline)) inline void fold_block(__m512 (&in)[kRows][kTokens], __m512 (&out)[kTokens]) {
@@ -199,7 +191,10 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
 
 }  // namespace
 
+// Prefill-sized calls take matmul_float_tiled.cc's GEMM, which reads each weight once per call (f16: widens it once)
+// rather than once per pass of a few tokens; it gives a token the same bits.
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  if (num_tokens >= kTiledMinTokens) return matmul_f32_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
 }
 // f16 weights four tokens a pass: eight tokens' f32 rows of 2048 (64 KiB) overflow L1 and each weight's fmas wait on
@@ -207,6 +202,7 @@ void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_
 // speculative tokens then take two passes (still cheaper than one pass of up to eight, computed from the kernel's
 // rates, not measured on a model).
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  if (num_tokens >= kTiledMinTokens) return matmul_f16_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadF16, 4>(w, x, y, num_out, num_in, num_tokens);
 }
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {

@@ -1,6 +1,6 @@
-// Helpers of the avx512/ kernels: 4-byte broadcasts into zmm, tokens per pass, the weight prefetch, the sums of 16
-// registers' lanes at once (whole, or a level of the tree at a time). Internal linkage (an unnamed namespace), so no
-// copy compiled with -mavx512* is ever merged with another folder's.
+// Helpers of the avx512/ kernels: 4-byte broadcasts into zmm, tokens per pass, the weight prefetch, a vector pinned
+// to a register, the sums of 16 registers' lanes at once (whole, or a level of the tree at a time). Internal linkage
+// (an unnamed namespace), so no copy compiled with -mavx512* is ever merged with another folder's.
 #pragma once
 
 #include <immintrin.h>
@@ -31,6 +31,14 @@ inline constexpr int64_t kWeightPrefetchBytes = kTokens <= 2 ? 4096 : 2048;
 template <int kTokens>
 __attribute__((always_inline)) inline void prefetch_weights_ahead(const void* p) {
   _mm_prefetch(static_cast<const char*>(p) + kWeightPrefetchBytes<kTokens>, _MM_HINT_T0);
+}
+
+// v, kept in a register: GCC otherwise folds a loaded vector into each FMA that uses it as a memory operand and
+// reloads the weight vector for each (two loads an FMA, which held 1-4 tokens to one FMA a cycle; with the vectors in
+// registers they reach two).
+inline __m512 in_register(__m512 v) {
+  __asm__("" : "+v"(v));
+  return v;
 }
 
 // One level of transpose_sum16's tree: level 1 folds two registers (a, b), level 2 two such folds, levels 3 and 4

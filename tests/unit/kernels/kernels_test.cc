@@ -54,44 +54,46 @@ TEST_P(KernelsTest, MatmulF32MatchesScalar) {
 }
 
 TEST_P(KernelsTest, MatmulF16AndBF16MatchScalar) {
-  for (int64_t num_in : kSizes) {
-    const int64_t num_out = 7, num_tokens = 5;
-    auto wf = random_vector(size_t(num_out * num_in));
-    std::vector<uint16_t> w16(wf.size()), wbf(wf.size());
-    for (size_t i = 0; i < wf.size(); ++i) {
-      w16[i] = float_to_fp16(wf[i]);
-      wbf[i] = float_to_bf16(wf[i]);
-    }
-    auto x = random_vector(size_t(num_tokens * num_in));
-    std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
-    ref::matmul_f16(w16.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
-    simd_->matmul_for(DType::kF16).f32(w16.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
-    expect_close(y_simd, y_ref, 1e-5f);
-    // The AVX512-BF16 kernel rounds the activations to bf16 (KernelTable's contract): it matches the reference on
-    // bf16-rounded activations to f32 rounding, and the reference on the f32 ones within 2^-8 of sum |w x|.
-    const bool rounds_x = GetParam() >= Isa::kAvx512 && cpu_features().avx512_bf16;
-    std::vector<float> x_used = x;
-    if (rounds_x)
-      for (float& v : x_used) v = bf16_to_float(float_to_bf16(v));
-    ref::matmul_bf16(wbf.data(), x_used.data(), y_ref.data(), num_out, num_in, num_tokens);
-    simd_->matmul_for(DType::kBF16).f32(wbf.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
-    for (int64_t t = 0; t < num_tokens; ++t) {
-      for (int64_t o = 0; o < num_out; ++o) {
-        double abs_sum = 0.0;
-        for (int64_t i = 0; i < num_in; ++i)
-          abs_sum += std::fabs(double(bf16_to_float(wbf[size_t(o * num_in + i)])) * x[size_t(t * num_in + i)]);
-        const size_t k = size_t(t * num_out + o);
-        ASSERT_NEAR(y_simd[k], y_ref[k], 1e-5 * (1.0 + abs_sum)) << "num_in " << num_in << " at " << k;
+  // 13 tokens: prefill-sized calls take the tiled GEMMs (two tiles of 6 tokens and a tile of one); 21 rows, a
+  // partial tile of 4 rows.
+  for (auto [num_out, num_tokens] : {std::pair<int64_t, int64_t>{7, 5}, {21, 13}})
+    for (int64_t num_in : kSizes) {
+      auto wf = random_vector(size_t(num_out * num_in));
+      std::vector<uint16_t> w16(wf.size()), wbf(wf.size());
+      for (size_t i = 0; i < wf.size(); ++i) {
+        w16[i] = float_to_fp16(wf[i]);
+        wbf[i] = float_to_bf16(wf[i]);
+      }
+      auto x = random_vector(size_t(num_tokens * num_in));
+      std::vector<float> y_ref(size_t(num_tokens * num_out)), y_simd(y_ref.size());
+      ref::matmul_f16(w16.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+      simd_->matmul_for(DType::kF16).f32(w16.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+      expect_close(y_simd, y_ref, 1e-5f);
+      // The AVX512-BF16 kernel rounds the activations to bf16 (KernelTable's contract): it matches the reference on
+      // bf16-rounded activations to f32 rounding, and the reference on the f32 ones within 2^-8 of sum |w x|.
+      const bool rounds_x = GetParam() >= Isa::kAvx512 && cpu_features().avx512_bf16;
+      std::vector<float> x_used = x;
+      if (rounds_x)
+        for (float& v : x_used) v = bf16_to_float(float_to_bf16(v));
+      ref::matmul_bf16(wbf.data(), x_used.data(), y_ref.data(), num_out, num_in, num_tokens);
+      simd_->matmul_for(DType::kBF16).f32(wbf.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+      for (int64_t t = 0; t < num_tokens; ++t) {
+        for (int64_t o = 0; o < num_out; ++o) {
+          double abs_sum = 0.0;
+          for (int64_t i = 0; i < num_in; ++i)
+            abs_sum += std::fabs(double(bf16_to_float(wbf[size_t(o * num_in + i)])) * x[size_t(t * num_in + i)]);
+          const size_t k = size_t(t * num_out + o);
+          ASSERT_NEAR(y_simd[k], y_ref[k], 1e-5 * (1.0 + abs_sum)) << "num_in " << num_in << " at " << k;
+        }
+      }
+      if (rounds_x) {
+        std::vector<float> y_f32(y_ref.size());
+        ref::matmul_bf16(wbf.data(), x.data(), y_f32.data(), num_out, num_in, num_tokens);
+        double worst = 0.0;
+        for (size_t k = 0; k < y_f32.size(); ++k) worst = std::max(worst, double(std::fabs(y_simd[k] - y_f32[k])));
+        EXPECT_LT(worst, std::ldexp(1.0, -8) * double(num_in)) << "num_in " << num_in;  // |w x| <= 1 each
       }
     }
-    if (rounds_x) {
-      std::vector<float> y_f32(y_ref.size());
-      ref::matmul_bf16(wbf.data(), x.data(), y_f32.data(), num_out, num_in, num_tokens);
-      double worst = 0.0;
-      for (size_t k = 0; k < y_f32.size(); ++k) worst = std::max(worst, double(std::fabs(y_simd[k] - y_f32[k])));
-      EXPECT_LT(worst, std::ldexp(1.0, -8) * double(num_in)) << "num_in " << num_in;  // |w x| <= 1 each
-    }
-  }
 }
 
 // A token's outputs are the bits it gets alone, whatever the tokens beside it (how many, in which group of the
@@ -100,9 +102,10 @@ TEST_P(KernelsTest, MatmulF16AndBF16MatchScalar) {
 TEST_P(KernelsTest, FloatMatmulGivesATokenItsOwnBitsInAnyBatch) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     // 1100: rows over 4 KiB, with a tail (one token's such rows take a row-at-a-time kernel at the avx2 and avx512
-    // levels). Batches of 2 to 8 tokens take passes whose row blocks differ by size; 19 is several passes.
+    // levels), and several of the tiled GEMMs' input chunks. Batches of 2 to 8 tokens take passes whose row blocks
+    // differ by size; 19 is several passes; 12 and more take the tiled GEMMs, in tiles of 6 and a tail tile.
     for (int64_t num_in : {8, 64, 172, 1100})
-      for (int64_t num_tokens : {2, 3, 4, 5, 6, 7, 8, 19}) {
+      for (int64_t num_tokens : {2, 3, 4, 5, 6, 7, 8, 12, 19, 31}) {
         const int64_t num_out = 37;
         auto wf = random_vector(size_t(num_out * num_in));
         std::vector<uint16_t> w16(wf.size());

@@ -1,9 +1,14 @@
 // AVX512-BF16 matmul for bf16 weights: the activations are rounded to bf16 once per call (round to nearest even,
-// vcvtne2ps2bf16), then vdpbf16ps multiplies 32 weight/activation pairs per instruction into 16 f32 lanes, twice
-// the multiplies of an f32 fma and no widening of the weights. The rounded activations change results by up to
-// about 2^-9 of each product (the tests allow that, KernelTable's bf16 contract says so); each token is computed
-// alone, so its result never depends on the tokens beside it. Row tails through masked loads.
+// vcvtne2ps2bf16, as llama.cpp rounds them for its bf16 dot products), then vdpbf16ps multiplies 32 weight/activation
+// pairs per instruction into 16 f32 lanes, twice the multiplies of an f32 fma and no widening of the weights. The
+// rounded activations change results by up to about 2^-9 of each product (the tests allow that, KernelTable's bf16
+// contract says so). Tiles of 4 rows x up to 6 tokens; for prefill-sized calls the inputs run in chunks that keep a
+// 16-row group's and the tokens' chunks in L1, the accumulators saved between chunks. Each (row, token) sums in
+// input order on 16 lanes and a token's 16 rows reduce through transpose_sum16, whatever the tile or chunk, so a
+// token's result is the bits it gets alone. Row tails through masked loads.
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/zmm_util.h"
@@ -12,12 +17,21 @@
 namespace pagoda::kernels::avx512_bf16 {
 namespace {
 
+using avx512::in_register;
 using avx512::prefetch_weights_ahead;
+using avx512::transpose_sum16;
 
-// x: f32 [num_tokens, num_in] -> bf16 [num_tokens, padded] in this thread's packed scratch, padded = num_in rounded
-// up to 32 with zeros.
-const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int64_t padded) {
-  auto* out = static_cast<uint16_t*>(packed_activation_scratch(num_tokens * padded * 2));
+constexpr int kTileRows = 4;
+constexpr int kTileTokens = 6;  // 24 accumulators, 6 x vectors and a weight vector: 31 of the 32 zmm registers
+// Inputs per chunk when a group of 16 rows is reused across token tiles: 16 rows and 6 tokens of 512 bf16 are
+// 22 KiB, inside L1.
+constexpr int64_t kChunk = 512;
+
+// x: f32 [num_tokens, num_in] -> bf16 [num_tokens, x_stride] in this thread's packed scratch, each row zero-padded
+// to a multiple of 32.
+const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int64_t x_stride) {
+  auto* out = static_cast<uint16_t*>(packed_activation_scratch(num_tokens * x_stride * 2));
+  const int64_t padded = (num_in + 31) / 32 * 32;
   for (int64_t t = 0; t < num_tokens; ++t) {
     for (int64_t i = 0; i < padded; i += 32) {
       const int64_t left = num_in - i;
@@ -27,40 +41,95 @@ const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int6
                                        : __mmask16(0);
       const __m512 a = _mm512_maskz_loadu_ps(lo, x + t * num_in + i);
       const __m512 b = _mm512_maskz_loadu_ps(hi, x + t * num_in + i + 16);
-      _mm512_storeu_si512(out + t * padded + i, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a)));
+      _mm512_storeu_si512(out + t * x_stride + i, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a)));
     }
   }
   return out;
 }
 
+// sums[t][r0 + r] += rows[r0 + r] . token t over inputs [k0, k1) (k1 < num_in only at chunk ends, whole steps).
 template <int kTokens>
-inline void row_times_tokens(const uint16_t* w_row, const uint16_t* xb, int64_t padded, float* y, int64_t num_out,
-                             int64_t num_in) {
-  __m512 acc[kTokens];
-  for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
-  for (int64_t i = 0; i < num_in; i += 32) {
-    const __mmask32 m = num_in - i >= 32 ? __mmask32(0xffffffff) : __mmask32((uint64_t(1) << (num_in - i)) - 1);
-    prefetch_weights_ahead<kTokens>(w_row + i);
-    const __m512bh wv = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, w_row + i));
+__attribute__((always_inline)) inline void tile(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride,
+                                                int64_t num_in, int64_t k0, int64_t k1, __m512 (*sums)[16], int r0) {
+  __m512 acc[kTileRows][kTokens];
+#pragma GCC unroll 4
+  for (int r = 0; r < kTileRows; ++r)
+#pragma GCC unroll 6
+    for (int t = 0; t < kTokens; ++t) acc[r][t] = sums[t][r0 + r];
+  int64_t i = k0;
+  const int64_t whole_end = std::min(k1, num_in / 32 * 32);
+  for (; i < whole_end; i += 32) {
+    __m512bh xv[kTokens];
+#pragma GCC unroll 6
     for (int t = 0; t < kTokens; ++t)
-      acc[t] = _mm512_dpbf16_ps(acc[t], wv, reinterpret_cast<__m512bh>(_mm512_loadu_si512(xb + t * padded + i)));
+      xv[t] = reinterpret_cast<__m512bh>(in_register(_mm512_castsi512_ps(_mm512_loadu_si512(xb + t * x_stride + i))));
+#pragma GCC unroll 4
+    for (int r = 0; r < kTileRows; ++r) {
+      prefetch_weights_ahead<kTokens>(rows[r0 + r] + i);
+      const __m512bh wv =
+          reinterpret_cast<__m512bh>(in_register(_mm512_castsi512_ps(_mm512_loadu_si512(rows[r0 + r] + i))));
+#pragma GCC unroll 6
+      for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv, xv[t]);
+    }
   }
-  for (int t = 0; t < kTokens; ++t) y[t * num_out] = _mm512_reduce_add_ps(acc[t]);
+  if (i < k1) {  // the row's tail: x is zero-padded, the weights masked
+    const __mmask32 m = __mmask32((uint64_t(1) << (num_in - i)) - 1);
+#pragma GCC unroll 4
+    for (int r = 0; r < kTileRows; ++r) {
+      const __m512bh wv = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, rows[r0 + r] + i));
+#pragma GCC unroll 6
+      for (int t = 0; t < kTokens; ++t)
+        acc[r][t] =
+            _mm512_dpbf16_ps(acc[r][t], wv, reinterpret_cast<__m512bh>(_mm512_loadu_si512(xb + t * x_stride + i)));
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < kTileRows; ++r)
+#pragma GCC unroll 6
+    for (int t = 0; t < kTokens; ++t) sums[t][r0 + r] = acc[r][t];
+}
+
+// y[t * num_out + o0 + r] for kTokens tokens at xb and the nr rows at rows (padded to whole tiles by repeats).
+template <int kTokens>
+void tokens_times_rows(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride, float* y, int64_t num_out,
+                       int64_t num_in, int64_t chunk, int64_t o0, int nr) {
+  alignas(64) __m512 sums[kTokens][16];
+  for (int t = 0; t < kTokens; ++t)
+    for (int r = 0; r < 16; ++r) sums[t][r] = _mm512_setzero_ps();
+  for (int64_t k0 = 0; k0 < num_in; k0 += chunk) {
+    const int64_t k1 = std::min(k0 + chunk, num_in);
+    for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<kTokens>(rows, xb, x_stride, num_in, k0, k1, sums, r0);
+  }
+  const __mmask16 keep = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
+  for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, keep, transpose_sum16(sums[t]));
 }
 
 }  // namespace
 
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  const int64_t padded = (num_in + 31) / 32 * 32;
-  const uint16_t* xb = to_bf16(x, num_in, num_tokens, padded);
-  const auto* rows = static_cast<const uint16_t*>(w);
-  int64_t t = 0;
-  for (; t + 4 <= num_tokens; t += 4)
-    for (int64_t o = 0; o < num_out; ++o)
-      row_times_tokens<4>(rows + o * num_in, xb + t * padded, padded, y + t * num_out + o, num_out, num_in);
-  for (; t < num_tokens; ++t)
-    for (int64_t o = 0; o < num_out; ++o)
-      row_times_tokens<1>(rows + o * num_in, xb + t * padded, padded, y + t * num_out + o, num_out, num_in);
+  // A line past a whole number of 32-value steps, so the tokens' rows do not all fall in one L1 set.
+  const int64_t x_stride = (num_in + 31) / 32 * 32 + 32;
+  const uint16_t* xb = to_bf16(x, num_in, num_tokens, x_stride);
+  const auto* weights = static_cast<const uint16_t*>(w);
+  // Decode-sized calls stream each row start to end; larger ones reuse a row group's chunks across token tiles.
+  const int64_t chunk = num_tokens > kTileTokens ? kChunk : num_in;
+  for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
+    const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
+    const uint16_t* rows[16];
+    for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in;
+    for (int64_t t = 0; t < num_tokens; t += kTileTokens) {
+      const uint16_t* xt = xb + t * x_stride;
+      float* yt = y + t * num_out;
+      switch (std::min<int64_t>(kTileTokens, num_tokens - t)) {
+        case 1: tokens_times_rows<1>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+        case 2: tokens_times_rows<2>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+        case 3: tokens_times_rows<3>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+        case 4: tokens_times_rows<4>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+        case 5: tokens_times_rows<5>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+        default: tokens_times_rows<6>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+      }
+    }
+  }
 }
 
 }  // namespace pagoda::kernels::avx512_bf16
