@@ -1,12 +1,16 @@
 // build_state_token_mask (state_token_mask.h): one preorder walk of the vocabulary trie from a single state above
 // an unknown caller, keeping two configurations per trie depth: the stacks still inside the state's rule (ctx),
-// and those that left it and go on in some caller (ext).
+// and those that left it and go on in some caller (ext). A subtree is accepted whole, unwalked, where a stack
+// inside the rule stays in a state that takes every byte below it back to itself, or every ASCII byte below and
+// every well-formed character where the subtree is well-formed UTF-8 (free string content in a byte-level BPE
+// vocabulary); its tokens are kept as ranges of the sorted order until the mask is written.
 #include "grammar/state_token_mask.h"
 
 #include <algorithm>
 #include <array>
 
 #include "grammar/stack_set.h"
+#include "grammar/utf8_automaton.h"
 
 namespace pagoda::grammar {
 
@@ -23,6 +27,36 @@ ReturnSites ReturnSites::of(const Grammar& grammar) {
   }
   return r;
 }
+
+namespace {
+
+// Whether `s` takes every well-formed multi-byte UTF-8 character and comes back to itself: a walk over the pairs
+// (decoder state, grammar state) inside a character, from the lead bytes on.
+bool takes_every_character(const Grammar& grammar, uint32_t s) {
+  std::vector<std::pair<uint8_t, uint32_t>> seen{{utf8::kBoundary, s}}, work{{utf8::kBoundary, s}};
+  while (!work.empty()) {
+    const auto [k, q] = work.back();
+    work.pop_back();
+    for (uint32_t b = 0x80; b < 256; ++b) {
+      const uint8_t nk = utf8::next(k, uint8_t(b));
+      if (nk == utf8::kDead) continue;
+      const uint32_t nq = grammar.next_state(q, uint8_t(b));
+      if (nq == kNoState) return false;
+      if (nk == utf8::kBoundary) {
+        if (nq != s) return false;
+        continue;
+      }
+      const std::pair<uint8_t, uint32_t> pair{nk, nq};
+      if (std::find(seen.begin(), seen.end(), pair) == seen.end()) {
+        seen.push_back(pair);
+        work.push_back(pair);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
                                       uint32_t state) {
@@ -60,23 +94,40 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
   stepper.start(state, bottom_of(grammar.states[state].rule_id), ctx[0]);
   if (ctx[0].escaped) add_callers(ctx[0].escaped_rules, ext[0]);
 
-  // Per state, the bytes that lead back to it (a loop such as free string content), computed when first needed.
-  std::vector<std::array<uint64_t, 4>> loop_bytes;
-  std::vector<uint32_t> loop_state;
-  auto loops_on = [&](uint32_t s) -> const std::array<uint64_t, 4>& {
-    for (size_t k = 0; k < loop_state.size(); ++k) {
-      if (loop_state[k] == s) return loop_bytes[k];
+  // Per state, the bytes that lead back to it (a loop such as free string content) and whether it takes every
+  // well-formed multi-byte character back to itself, computed when first needed.
+  struct Loop {
+    uint32_t state;
+    std::array<uint64_t, 4> bytes;
+    bool every_character;
+  };
+  std::vector<Loop> loops;
+  auto loops_on = [&](uint32_t s) -> const Loop& {
+    for (const Loop& l : loops) {
+      if (l.state == s) return l;
     }
-    std::array<uint64_t, 4> bytes{0, 0, 0, 0};
+    Loop l{s, {0, 0, 0, 0}, takes_every_character(grammar, s)};
     for (uint32_t b = 0; b < 256; ++b) {
-      if (grammar.next_state(s, uint8_t(b)) == s) bytes[b >> 6] |= uint64_t(1) << (b & 63);
+      if (grammar.next_state(s, uint8_t(b)) == s) l.bytes[b >> 6] |= uint64_t(1) << (b & 63);
     }
-    loop_state.push_back(s);
-    loop_bytes.push_back(bytes);
-    return loop_bytes.back();
+    loops.push_back(l);
+    return loops.back();
   };
 
-  std::vector<int32_t> accepted_sorted;
+  // Accepted tokens as ranges of sorted indices, ascending (the walk is in preorder): a subtree accepted whole is
+  // one range, however many tokens it holds.
+  std::vector<std::pair<uint32_t, uint32_t>> accepted;
+  size_t num_accepted = 0;
+  auto accept = [&](uint32_t begin, uint32_t end) {
+    if (begin >= end) return;
+    num_accepted += end - begin;
+    if (!accepted.empty() && accepted.back().second == begin) {
+      accepted.back().second = end;
+    } else {
+      accepted.emplace_back(begin, end);
+    }
+  };
+  std::vector<uint32_t> escaped;
   StateTokenMask out;
   for (uint32_t i = 0; i < trie.size();) {
     const TrieNode& node = trie[i];
@@ -84,7 +135,7 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     stepper.step(ctx[d - 1], node.byte, ctx[d]);
     stepper.step(ext[d - 1], node.byte, ext[d]);
     if (ext[d].escaped) {
-      const std::vector<uint32_t> escaped = ext[d].escaped_rules;
+      escaped.assign(ext[d].escaped_rules.begin(), ext[d].escaped_rules.end());
       add_callers(escaped, ext[d]);
     }
     if (ctx[d].escaped) add_callers(ctx[d].escaped_rules, ext[d]);
@@ -97,18 +148,20 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     // A stack inside the rule whose state loops on every byte below this node accepts the whole subtree.
     if (ctx[d].tops.size() == 1 && node.subtree_end > i + 1) {
       const std::array<uint64_t, 4>& below = vocab.subtree_bytes(i);
-      const std::array<uint64_t, 4>& loop = loops_on(ctx[d].tops[0].state);
-      if ((below[0] & ~loop[0]) == 0 && (below[1] & ~loop[1]) == 0 && (below[2] & ~loop[2]) == 0 &&
-          (below[3] & ~loop[3]) == 0) {
-        for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
-          accepted_sorted.push_back(int32_t(k));
-        }
+      const Loop& loop = loops_on(ctx[d].tops[0].state);
+      const bool ascii_loops = (below[0] & ~loop.bytes[0]) == 0 && (below[1] & ~loop.bytes[1]) == 0;
+      const bool rest_loops = ((below[2] & ~loop.bytes[2]) == 0 && (below[3] & ~loop.bytes[3]) == 0) ||
+                              (loop.every_character && vocab.utf8_below(i));
+      if (ascii_loops && rest_loops) {
+        accept(node.tokens_begin, vocab.subtree_tokens_begin(node.subtree_end));
         i = node.subtree_end;
         continue;
       }
     }
-    for (uint32_t k = 0; k < node.num_tokens_here; ++k) {
-      (inside ? accepted_sorted : out.uncertain).push_back(int32_t(node.tokens_begin + k));
+    if (inside) {
+      accept(node.tokens_begin, node.tokens_begin + node.num_tokens_here);
+    } else {
+      for (uint32_t k = 0; k < node.num_tokens_here; ++k) out.uncertain.push_back(int32_t(node.tokens_begin + k));
     }
     if (ctx[d].tops.empty() && ext[d].tops.empty()) {
       i = node.subtree_end;  // nothing can take another byte
@@ -117,16 +170,38 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     ++i;
   }
 
-  const size_t words = vocab.mask_words();
-  if (accepted_sorted.size() * 32 > size_t(vocab.vocab_size())) {
-    out.accepted_bits.assign(words, 0);
-    for (const int32_t k : accepted_sorted) {
-      const TokenId id = vocab.sorted_id(k);
-      out.accepted_bits[size_t(id) >> 5] |= 1u << (id & 31);
+  const size_t num_sorted = size_t(vocab.num_sorted());
+  if (num_accepted * 32 > size_t(vocab.vocab_size())) {
+    std::vector<uint32_t>& bits = out.accepted_bits;
+    if (num_accepted * 2 > num_sorted) {
+      // Most text tokens: every text token, less those between the ranges.
+      bits = vocab.text_token_bits();
+      uint32_t next = 0;
+      auto drop = [&](uint32_t begin, uint32_t end) {
+        for (uint32_t k = begin; k < end; ++k) {
+          const TokenId id = vocab.sorted_id(int32_t(k));
+          bits[size_t(id) >> 5] &= ~(1u << (id & 31));
+        }
+      };
+      for (const auto& [begin, end] : accepted) {
+        drop(next, begin);
+        next = end;
+      }
+      drop(next, uint32_t(num_sorted));
+    } else {
+      bits.assign(vocab.mask_words(), 0);
+      for (const auto& [begin, end] : accepted) {
+        for (uint32_t k = begin; k < end; ++k) {
+          const TokenId id = vocab.sorted_id(int32_t(k));
+          bits[size_t(id) >> 5] |= 1u << (id & 31);
+        }
+      }
     }
   } else {
-    out.accepted_ids.reserve(accepted_sorted.size());
-    for (const int32_t k : accepted_sorted) out.accepted_ids.push_back(vocab.sorted_id(k));
+    out.accepted_ids.reserve(num_accepted);
+    for (const auto& [begin, end] : accepted) {
+      for (uint32_t k = begin; k < end; ++k) out.accepted_ids.push_back(vocab.sorted_id(int32_t(k)));
+    }
   }
   out.uncertain.shrink_to_fit();
   return out;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "grammar/utf8_automaton.h"
 #include "tokenizer/tokenizer.h"
 
 namespace pagoda::grammar {
@@ -49,7 +50,7 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vect
     } else {
       for (size_t d = lcp; d < w.size(); ++d) {
         open.push_back(uint32_t(trie_.size()));
-        trie_.push_back({uint8_t(w[d]), uint16_t(d + 1), 0, k, d + 1 == w.size() ? 1u : 0u});
+        trie_.push_back({uint8_t(w[d]), 0, uint16_t(d + 1), 0, k, d + 1 == w.size() ? 1u : 0u});
       }
     }
     prev = w;
@@ -66,6 +67,20 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vect
       subtree_bytes_[i][trie_[c].byte >> 6] |= uint64_t(1) << (trie_[c].byte & 63);
     }
   }
+  // The same backward pass for well-formed UTF-8: bit k of ok[i] says every path below node i is well-formed when
+  // read from decoder state k.
+  std::vector<uint8_t> ok(trie_.size(), 0xFF);
+  for (uint32_t i = uint32_t(trie_.size()); i-- > 0;) {
+    for (uint32_t c = i + 1; c < trie_[i].subtree_end; c = trie_[c].subtree_end) {
+      for (uint8_t k = 0; k < utf8::kNumStates; ++k) {
+        const uint8_t nk = utf8::next(k, trie_[c].byte);
+        if (nk == utf8::kDead || !((ok[c] >> nk) & 1)) ok[i] &= uint8_t(~(1u << k));
+      }
+    }
+  }
+  for (size_t i = 0; i < trie_.size(); ++i) trie_[i].utf8_below = (ok[i] >> utf8::kBoundary) & 1;
+  text_token_bits_.assign(mask_words(), 0);
+  for (const TokenId id : sorted_ids_) text_token_bits_[size_t(id) >> 5] |= 1u << (id & 31);
 }
 
 std::shared_ptr<const TokenVocabulary> TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {

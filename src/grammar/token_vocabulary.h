@@ -25,6 +25,7 @@ namespace pagoda::grammar {
 
 struct TrieNode {
   uint8_t byte;              // the byte on the edge from the parent
+  uint8_t utf8_below;        // 1 when every path below, read from a character boundary, is well-formed UTF-8
   uint16_t depth;            // 1 for the children of the (implicit) root
   uint32_t subtree_end;      // index of the first node after this node's subtree
   uint32_t tokens_begin;     // sorted index of the first token in this subtree
@@ -62,6 +63,12 @@ class TokenVocabulary {
   // The bytes on the edges below `node_idx` (its descendants' bytes, not its own), as 4 x 64 bits: a state that loops
   // on all of them accepts every token of the subtree without walking it.
   const std::array<uint64_t, 4>& subtree_bytes(uint32_t node_idx) const { return subtree_bytes_[node_idx]; }
+  // Whether every path below `node_idx`, read from a character boundary, is well-formed UTF-8 (a token may end
+  // inside a character): a state that takes every ASCII byte below and every well-formed character, coming back to
+  // itself, accepts every token of the subtree without walking it. Kept in the node, which the walk reads anyway.
+  bool utf8_below(uint32_t node_idx) const { return trie_[node_idx].utf8_below != 0; }
+  // Bit `id` set for every text token (the tokens of the sorted order): [mask_words()].
+  const std::vector<uint32_t>& text_token_bits() const { return text_token_bits_; }
   int32_t max_token_bytes() const { return max_token_bytes_; }
 
  private:
@@ -72,6 +79,7 @@ class TokenVocabulary {
   std::vector<TokenId> sorted_ids_;
   std::vector<TrieNode> trie_;
   std::vector<std::array<uint64_t, 4>> subtree_bytes_;  // [trie nodes]
+  std::vector<uint32_t> text_token_bits_;
   int32_t max_token_bytes_ = 0;
 };
 

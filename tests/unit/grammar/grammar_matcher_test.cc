@@ -1,7 +1,7 @@
 // Tests for GrammarMatcher (src/grammar/grammar_matcher.h) and the per-state token masks behind it: every mask
 // equals a brute-force check (each token's bytes tried on a copy of the matcher) on random states of several
 // grammars (ambiguous ones with many stacks included) and vocabularies (the bundled model's, random ones with
-// duplicate, control and stop tokens); EOS exactly when the grammar can end; rollback; copies; frame collection.
+// duplicate, control and stop tokens, random ones of well-formed and malformed UTF-8); EOS exactly when the grammar can end; rollback; copies; frame collection.
 #include "grammar/grammar_matcher.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +60,29 @@ std::shared_ptr<const TokenVocabulary> random_vocab(uint64_t seed, const std::st
   std::vector<TokenId> stops{TokenId(bytes.size() - 1)};
   return std::make_shared<const TokenVocabulary>(std::move(bytes), std::move(stops));
 }
+
+// Tokens made of 1 to 4 random pieces: whole characters, ASCII, and bytes that break UTF-8 (lone lead and
+// continuation bytes, a surrogate, an overlong, bytes never in UTF-8), so that some trie subtrees are well-formed
+// text and others are not.
+std::shared_ptr<const TokenVocabulary> random_piece_vocab(uint64_t seed, const std::vector<std::string>& pieces,
+                                                          int32_t num_tokens) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> bytes(pieces);
+  std::uniform_int_distribution<size_t> pick(0, pieces.size() - 1);
+  std::uniform_int_distribution<int32_t> len(1, 4);
+  while (int32_t(bytes.size()) < num_tokens) {
+    std::string t;
+    for (int32_t i = len(rng); i > 0; --i) t += pieces[pick(rng)];
+    bytes.push_back(t);
+  }
+  bytes.push_back("");  // the stop token
+  std::vector<TokenId> stops{TokenId(bytes.size() - 1)};
+  return std::make_shared<const TokenVocabulary>(std::move(bytes), std::move(stops));
+}
+
+const std::vector<std::string> kUtf8Pieces = {
+    "a", "b", "z", " ", "\"", "\\", ":", ",", "{", "}", "\n", "\x01", "u", "0", "7", "é", "€", "😀", "ß", "\xC3",
+    "\xA9", "\xE2\x82", "\xF0\x9F", "\x98\x80", "\xED\xA0\x80", "\xC0\xAF", "\xFF", "\xF5", "\x7F", "ab", "ba"};
 
 std::vector<uint32_t> brute_force_mask(const GrammarMatcher& m, const TokenVocabulary& vocab) {
   std::vector<uint32_t> mask(vocab.mask_words(), 0);
@@ -135,6 +158,19 @@ TEST(GrammarMatcher, UnicodeMasksEqualBruteForce) {
   alphabet += "é€😀ß";
   auto g = compile(kUnicodeGbnf, random_vocab(3, alphabet, 400));
   EXPECT_GT(check_random_walks(g, 13, 20, 40), 100);
+}
+
+TEST(GrammarMatcher, Utf8StringMasksEqualBruteForce) {
+  // String content takes every well-formed character: whole subtrees of well-formed tokens are accepted without
+  // a walk, and must still exclude every token with a quote, a control byte or a malformed sequence.
+  auto g = compile(kJsonGbnf, random_piece_vocab(4, kUtf8Pieces, 700));
+  EXPECT_GT(check_random_walks(g, 15, 8, 40), 100);
+  // Content that leaves out some characters (é, the emoji's block) and some ASCII: no such shortcut may apply.
+  auto narrow = compile(R"gbnf(
+root ::= "\"" [^"\\\x00-\x1Fé\U0001F600-\U0001F64F]* "\"" ("," root)?
+)gbnf",
+                        random_piece_vocab(5, kUtf8Pieces, 700));
+  EXPECT_GT(check_random_walks(narrow, 16, 8, 40), 100);
 }
 
 TEST(GrammarMatcher, BundledVocabularyMasksEqualBruteForce) {
