@@ -2,8 +2,8 @@
 // a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
 // (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. The carried types
-// (tq1_0, tq2_0) load re-encoded in q2_K, computing what the file re-encoded by hand computes. A type pagoda cannot
-// run is refused with its name and the tensor's.
+// (tq1_0, tq2_0; iq3_xxs, iq3_s, iq1_s) load re-encoded in q2_K or q6_K, computing what the file re-encoded by hand
+// computes. A type pagoda cannot run is refused with its name and the tensor's.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -54,6 +54,9 @@ std::vector<size_t> fp16_scale_offsets(GgmlType t) {
     case GgmlType::kQ2_K: return {80, 82};
     case GgmlType::kQ3_K: return {108};
     case GgmlType::kQ6_K: return {208};
+    case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ3_S:
+    case GgmlType::kIQ1_S: return {0};
     case GgmlType::kTQ1_0: return {52};
     case GgmlType::kTQ2_0: return {64};
     default: return {};
@@ -67,7 +70,9 @@ std::vector<uint8_t> random_blocks(GgmlType type, int64_t num_elements, std::mt1
   for (uint8_t& b : bytes) b = uint8_t(rng());
   for (size_t at = 0; at < bytes.size(); at += block_bytes) {
     for (size_t offset : fp16_scale_offsets(type)) {
-      const uint16_t d = float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * 1.0e-4f * float(1 + rng() % 8));
+      // (iq1_s's d / 8 must stay a normal fp16 for its q6_K carrier.)
+      const float base = type == GgmlType::kIQ1_S ? 1.0e-3f : 1.0e-4f;
+      const uint16_t d = float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * base * float(1 + rng() % 8));
       std::memcpy(&bytes[at + offset], &d, 2);
     }
     if (type == GgmlType::kQ8_K) {
@@ -261,9 +266,9 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
 }
 
 TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
-  // tq1_0 and tq2_0 matrices (and a tq2_0 vector: f32) load re-encoded as q2_K, computing the logits of the file
-  // re-encoded by hand at every kernel level, and the carried values are the file's.
-  const GgmlType types[] = {GgmlType::kTQ1_0, GgmlType::kTQ2_0};
+  // tq1_0 and tq2_0 matrices load re-encoded as q2_K, iq3_xxs, iq3_s and iq1_s ones as q6_K, computing the logits
+  // of the file re-encoded by hand at every kernel level, and the carried values are the file's.
+  const GgmlType types[] = {GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S};
   std::mt19937 rng(43);
   format::GgufWriter quantized, by_hand;
   for (const auto& [key, value] : base_->metadata()) {
@@ -284,16 +289,17 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
     const std::vector<uint8_t>& src = keep.back();
     quantized.add_tensor(t.name, type, t.dims, src.data(), src.size());
     const size_t src_row_bytes = format::ggml_row_bytes(type, uint64_t(row_len));
-    const size_t dst_row_bytes = format::ggml_row_bytes(GgmlType::kQ2_K, uint64_t(row_len));
+    const GgmlType carrier = *format::ggml_carrier_type(type);
+    const size_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
     keep.emplace_back(dst_row_bytes * size_t(num_rows));
     for (int64_t r = 0; r < num_rows; ++r)
       ASSERT_TRUE(format::carry_ggml_row(type, src.data() + size_t(r) * src_row_bytes,
                                          keep.back().data() + size_t(r) * dst_row_bytes, row_len));
-    by_hand.add_tensor(t.name, GgmlType::kQ2_K, t.dims, keep.back().data(), keep.back().size());
+    by_hand.add_tensor(t.name, carrier, t.dims, keep.back().data(), keep.back().size());
     // The carrier's values are the file's.
-    std::vector<float> want(size_t(row_len)), got(size_t(row_len));
+    std::vector<float> want(static_cast<size_t>(row_len)), got(static_cast<size_t>(row_len));
     format::dequantize_ggml_row(type, src.data(), want.data(), row_len);
-    format::dequantize_ggml_row(GgmlType::kQ2_K, keep.back().data(), got.data(), row_len);
+    format::dequantize_ggml_row(carrier, keep.back().data(), got.data(), row_len);
     EXPECT_EQ(got, want) << t.name;
   }
   const std::string quantized_path = (dir_ / "quantized.gguf").string(),
@@ -305,6 +311,7 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("re-encoded losslessly at load for another type's kernels"));
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("tq1_0 as q2_K"));
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("tq2_0 as q2_K"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("iq3_s as q6_K"));
   for (kernels::Isa isa : kernels::kAllLevels) {
     const kernels::KernelTable* table = kernels::kernels_for(isa);
     if (table == nullptr) {

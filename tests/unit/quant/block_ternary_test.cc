@@ -78,7 +78,7 @@ TEST(BlockTernaryTest, Tq2_0) {
 // The carrier's values are the source's (compared as numbers: a zero's sign may differ, d * 1 - d being +0).
 template <typename Block, typename Dequantize>
 void expect_carried_exactly(Dequantize dequantize, uint64_t seed) {
-  std::mt19937 rng(uint32_t(seed));
+  std::mt19937 rng{uint32_t(seed)};
   constexpr int kBlocks = 4;
   for (uint16_t d : testing::kFp16Scales) {
     std::vector<Block> x(kBlocks);
