@@ -286,19 +286,19 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
     const GgmlType type = types[next_type++ % std::size(types)];
     const int64_t row_len = t.dims[0], num_rows = t.num_elements() / row_len;
     keep.push_back(random_blocks(type, t.num_elements(), rng));
-    const std::vector<uint8_t>& src = keep.back();
-    quantized.add_tensor(t.name, type, t.dims, src.data(), src.size());
+    const uint8_t* src = keep.back().data();  // the buffer stays put when keep grows; its element does not
+    quantized.add_tensor(t.name, type, t.dims, src, keep.back().size());
     const size_t src_row_bytes = format::ggml_row_bytes(type, uint64_t(row_len));
     const GgmlType carrier = *format::ggml_carrier_type(type);
     const size_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
     keep.emplace_back(dst_row_bytes * size_t(num_rows));
     for (int64_t r = 0; r < num_rows; ++r)
-      ASSERT_TRUE(format::carry_ggml_row(type, src.data() + size_t(r) * src_row_bytes,
+      ASSERT_TRUE(format::carry_ggml_row(type, src + size_t(r) * src_row_bytes,
                                          keep.back().data() + size_t(r) * dst_row_bytes, row_len));
     by_hand.add_tensor(t.name, carrier, t.dims, keep.back().data(), keep.back().size());
     // The carrier's values are the file's.
     std::vector<float> want(static_cast<size_t>(row_len)), got(static_cast<size_t>(row_len));
-    format::dequantize_ggml_row(type, src.data(), want.data(), row_len);
+    format::dequantize_ggml_row(type, src, want.data(), row_len);
     format::dequantize_ggml_row(carrier, keep.back().data(), got.data(), row_len);
     EXPECT_EQ(got, want) << t.name;
   }
