@@ -27,6 +27,15 @@ PAGODA_GGML_DEQUANT(q8_K)
 PAGODA_GGML_DEQUANT(iq4_nl)
 PAGODA_GGML_DEQUANT(iq4_xs)
 PAGODA_GGML_DEQUANT(mxfp4)
+PAGODA_GGML_DEQUANT(tq1_0)
+PAGODA_GGML_DEQUANT(tq2_0)
+PAGODA_GGML_DEQUANT(iq3_xxs)
+PAGODA_GGML_DEQUANT(iq3_s)
+PAGODA_GGML_DEQUANT(iq1_s)
+PAGODA_GGML_DEQUANT(iq1_m)
+PAGODA_GGML_DEQUANT(iq2_xxs)
+PAGODA_GGML_DEQUANT(iq2_xs)
+PAGODA_GGML_DEQUANT(iq2_s)
 }
 
 int main() {
@@ -36,13 +45,18 @@ int main() {
     void (*ggml)(const void*, float*, int64_t);
   };
   const Case cases[] = {
-      {GgmlType::kQ4_0, dequantize_row_q4_0},     {GgmlType::kQ8_0, dequantize_row_q8_0},
-      {GgmlType::kQ4_1, dequantize_row_q4_1},     {GgmlType::kQ5_0, dequantize_row_q5_0},
-      {GgmlType::kQ5_1, dequantize_row_q5_1},     {GgmlType::kQ2_K, dequantize_row_q2_K},
-      {GgmlType::kQ3_K, dequantize_row_q3_K},     {GgmlType::kQ4_K, dequantize_row_q4_K},
-      {GgmlType::kQ5_K, dequantize_row_q5_K},     {GgmlType::kQ6_K, dequantize_row_q6_K},
-      {GgmlType::kQ8_K, dequantize_row_q8_K},     {GgmlType::kIQ4_NL, dequantize_row_iq4_nl},
-      {GgmlType::kIQ4_XS, dequantize_row_iq4_xs}, {GgmlType::kMXFP4, dequantize_row_mxfp4},
+      {GgmlType::kQ4_0, dequantize_row_q4_0},       {GgmlType::kQ8_0, dequantize_row_q8_0},
+      {GgmlType::kQ4_1, dequantize_row_q4_1},       {GgmlType::kQ5_0, dequantize_row_q5_0},
+      {GgmlType::kQ5_1, dequantize_row_q5_1},       {GgmlType::kQ2_K, dequantize_row_q2_K},
+      {GgmlType::kQ3_K, dequantize_row_q3_K},       {GgmlType::kQ4_K, dequantize_row_q4_K},
+      {GgmlType::kQ5_K, dequantize_row_q5_K},       {GgmlType::kQ6_K, dequantize_row_q6_K},
+      {GgmlType::kQ8_K, dequantize_row_q8_K},       {GgmlType::kIQ4_NL, dequantize_row_iq4_nl},
+      {GgmlType::kIQ4_XS, dequantize_row_iq4_xs},   {GgmlType::kMXFP4, dequantize_row_mxfp4},
+      {GgmlType::kTQ1_0, dequantize_row_tq1_0},     {GgmlType::kTQ2_0, dequantize_row_tq2_0},
+      {GgmlType::kIQ3_XXS, dequantize_row_iq3_xxs}, {GgmlType::kIQ3_S, dequantize_row_iq3_s},
+      {GgmlType::kIQ1_S, dequantize_row_iq1_s},     {GgmlType::kIQ1_M, dequantize_row_iq1_m},
+      {GgmlType::kIQ2_XXS, dequantize_row_iq2_xxs}, {GgmlType::kIQ2_XS, dequantize_row_iq2_xs},
+      {GgmlType::kIQ2_S, dequantize_row_iq2_s},
   };
   std::mt19937 rng(1);
   int failed = 0;

@@ -10,7 +10,8 @@
 # unless RECORD=0.
 # Usage: scripts/check/kquant_parity.sh F16.gguf [FTYPE...]   (default: Q4_K_M Q6_K Q5_K_M Q4_0)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (default tests/data/story.txt), CTX (default 256),
-#        N (greedy tokens, default 32), OUT (work folder, default a fresh temp folder), VOCAB (default: the logits file's row size)
+#        N (greedy tokens, default 32), OUT (work folder, default a fresh temp folder), VOCAB (default: the logits file's row size),
+#        IMATRIX (an imatrix GGUF from `llama.sh imatrix`, passed to llama-quantize: the i-quants below 4 bits need one)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 P=${PAGODA:-$root/build/src/cli/pagoda}
@@ -28,7 +29,7 @@ rows=""
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out; text: $text; ctx $ctx"
 for t in "${types[@]}"; do
   q=$out/$(basename "$f16" .gguf)-$t.gguf
-  [ -s "$q" ] || "$peer/llama.sh" quantize "$f16" "$q" "$t" >"$out/$t.quantize.log" 2>&1
+  [ -s "$q" ] || "$peer/llama.sh" quantize ${IMATRIX:+--imatrix "$IMATRIX"} "$f16" "$q" "$t" >"$out/$t.quantize.log" 2>&1
   ours=$("$P" perplexity -m "$q" -f "$text" --ctx $ctx --threads 2 2>"$out/$t.pagoda.err" |
     sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
   note=$(sed -n 's/^pagoda: weights: //p' "$out/$t.pagoda.err" | head -1)
@@ -74,7 +75,7 @@ PY
   rows+="$t|${note:-as stored}|$ours|$theirs|$diff_pct|${same:-?}|${margin:-none}"$'\n'
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
-  command="$(for v in CTX N; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
+  command="$(for v in CTX N IMATRIX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
   python3 "$root/scripts/bench/results.py" record --id kquant-parity --command "$command" \
     --columns "file|pagoda runs it as|pagoda PPL|llama.cpp PPL|difference|same greedy tokens|pagoda's margin at the parting" \
     --note "llama-quantize's output of the f16 file, perplexity on $(basename "$text") at ctx $ctx, greedy tokens after \"hello world\"." <<<"$rows"

@@ -6,10 +6,12 @@
 #include "core/check.h"
 #include "core/half.h"
 #include "quant/block_iq4_mxfp4.h"
+#include "quant/block_iquants.h"
 #include "quant/block_kquants.h"
 #include "quant/block_legacy_quants.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
+#include "quant/block_ternary.h"
 
 namespace pagoda::format {
 
@@ -18,7 +20,10 @@ bool ggml_type_converted_at_load(GgmlType type) {
     case GgmlType::kQ4_1:
     case GgmlType::kQ5_0:
     case GgmlType::kQ5_1:
-    case GgmlType::kQ8_K: return true;
+    case GgmlType::kQ8_K:
+    case GgmlType::kIQ2_XXS:
+    case GgmlType::kIQ2_XS:
+    case GgmlType::kIQ2_S: return true;
     default: return false;
   }
 }
@@ -27,7 +32,9 @@ bool ggml_type_has_dequantizer(GgmlType type) {
   return ggml_type_converted_at_load(type) || type == GgmlType::kF32 || type == GgmlType::kF16 ||
          type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ2_K ||
          type == GgmlType::kQ3_K || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K ||
-         type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS || type == GgmlType::kMXFP4;
+         type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS || type == GgmlType::kMXFP4 ||
+         type == GgmlType::kTQ1_0 || type == GgmlType::kTQ2_0 || type == GgmlType::kIQ3_XXS ||
+         type == GgmlType::kIQ3_S || type == GgmlType::kIQ1_S || type == GgmlType::kIQ1_M;
 }
 
 void dequantize_ggml_row(GgmlType type, const void* src, float* dst, int64_t n) {
@@ -57,6 +64,15 @@ void dequantize_ggml_row(GgmlType type, const void* src, float* dst, int64_t n) 
     case GgmlType::kIQ4_NL: q::dequantize_row_iq4_nl(static_cast<const q::BlockIQ4_NL*>(src), dst, n); return;
     case GgmlType::kIQ4_XS: q::dequantize_row_iq4_xs(static_cast<const q::BlockIQ4_XS*>(src), dst, n); return;
     case GgmlType::kMXFP4: q::dequantize_row_mxfp4(static_cast<const q::BlockMXFP4*>(src), dst, n); return;
+    case GgmlType::kTQ1_0: q::dequantize_row_tq1_0(static_cast<const q::BlockTQ1_0*>(src), dst, n); return;
+    case GgmlType::kTQ2_0: q::dequantize_row_tq2_0(static_cast<const q::BlockTQ2_0*>(src), dst, n); return;
+    case GgmlType::kIQ3_XXS: q::dequantize_row_iq3_xxs(static_cast<const q::BlockIQ3_XXS*>(src), dst, n); return;
+    case GgmlType::kIQ3_S: q::dequantize_row_iq3_s(static_cast<const q::BlockIQ3_S*>(src), dst, n); return;
+    case GgmlType::kIQ1_S: q::dequantize_row_iq1_s(static_cast<const q::BlockIQ1_S*>(src), dst, n); return;
+    case GgmlType::kIQ1_M: q::dequantize_row_iq1_m(static_cast<const q::BlockIQ1_M*>(src), dst, n); return;
+    case GgmlType::kIQ2_XXS: q::dequantize_row_iq2_xxs(static_cast<const q::BlockIQ2_XXS*>(src), dst, n); return;
+    case GgmlType::kIQ2_XS: q::dequantize_row_iq2_xs(static_cast<const q::BlockIQ2_XS*>(src), dst, n); return;
+    case GgmlType::kIQ2_S: q::dequantize_row_iq2_s(static_cast<const q::BlockIQ2_S*>(src), dst, n); return;
     default: break;
   }
   PAGODA_CHECK(false, "no dequantizer for ggml type {}", ggml_type_name(type));

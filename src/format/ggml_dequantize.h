@@ -9,12 +9,12 @@
 
 namespace pagoda::format {
 
-// True for every type whose rows dequantize_ggml_row can read: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
-// q2_K ... q6_K, q8_K, iq4_nl, iq4_xs, mxfp4 (not pagoda's own int8 and AWQ types, whose rows carry extra data).
+// True for every ggml type whose rows dequantize_ggml_row can read: the float types, the legacy and K-quants, and
+// the i-quants, ternary and 4-bit codebook types (not pagoda's own int8 and AWQ types, whose rows carry extra data).
 bool ggml_type_has_dequantizer(GgmlType type);
 
 // True for the types the GGUF reader accepts but no kernel runs as stored, so the loader converts them:
-// q4_1, q5_0, q5_1, q8_K (q2_K ... q6_K, iq4_nl, iq4_xs and mxfp4 have kernels).
+// q4_1, q5_0, q5_1, q8_K, iq2_xxs, iq2_xs, iq2_s (the types with kernels, or with a carrier: format/ggml_carrier.h).
 bool ggml_type_converted_at_load(GgmlType type);
 
 // src: the first n elements of a row of `type` -> dst: f32 [n]. n must be a multiple of ggml_block_size(type);

@@ -1,6 +1,7 @@
 // The GGUF/ggml vocabulary tables: value type names, ggml type names and block layouts, GgufValue factories.
 #include "format/gguf_types.h"
 
+#include "format/ggml_carrier.h"
 #include "format/ggml_dequantize.h"
 
 namespace pagoda::format {
@@ -129,8 +130,9 @@ bool ggml_type_is_supported(GgmlType type) {
     case GgmlType::kPagodaAwqInt4G32:
     case GgmlType::kPagodaAwqInt4G64:
     case GgmlType::kPagodaAwqInt4G128: return true;
-    // The types converted at load (model/tensor_set.h) are listed once, beside their dequantizers.
-    default: return ggml_type_converted_at_load(type);
+    // The types converted or re-encoded at load (model/tensor_set.h) are listed once, beside their dequantizers
+    // and carriers.
+    default: return ggml_type_converted_at_load(type) || ggml_carrier_type(type).has_value();
   }
 }
 

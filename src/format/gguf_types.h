@@ -30,9 +30,9 @@ enum class GgufValueType : uint32_t {
 };
 std::string_view gguf_value_type_name(GgufValueType type);
 
-// ggml tensor type ids (the numbers llama.cpp writes), and pagoda's own from 1000 on. F32, F16, BF16, Q8_0, Q4_0
-// and pagoda's INT8 and AWQ INT4 types run as stored; Q4_1, Q5_0, Q5_1, the K-quants, IQ4_NL, IQ4_XS and MXFP4 load
-// converted (format/ggml_dequantize.h); the rest are named in messages but refused.
+// ggml tensor type ids (the numbers llama.cpp writes), and pagoda's own from 1000 on. Which ones pagoda runs as
+// stored, converts at load (format/ggml_dequantize.h) or re-encodes for another type's kernels (format/ggml_carrier.h)
+// is ggml_type_is_supported's; the rest are named in messages but refused.
 enum class GgmlType : uint32_t {
   kF32 = 0,
   kF16 = 1,

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/half.h"
+#include "format/ggml_carrier.h"
 #include "format/ggml_dequantize.h"
 #include "quant/block_q8_0.h"
 
@@ -73,6 +74,28 @@ std::shared_ptr<const void> convert(const format::GgufTensorInfo& t, TensorRef& 
   return out;
 }
 
+// One matrix of a carried type -> owned data in its carrier type, set on `r`; a vector, or a matrix with a block the
+// carrier cannot hold exactly (a non-finite scale), is converted as the converted types are.
+std::shared_ptr<const void> carry(const format::GgufTensorInfo& t, format::GgmlType carrier, TensorRef& r,
+                                  QuantizeRowQ8_0Fn quantize) {
+  if (t.dims.size() < 2) return convert(t, r, quantize);  // a vector runs as f32, as a converted one does
+  const int64_t row_len = t.dims[0];
+  int64_t num_rows = 1;
+  for (size_t d = 1; d < t.dims.size(); ++d) num_rows *= t.dims[d];
+  const uint64_t src_row_bytes = format::ggml_row_bytes(t.type, uint64_t(row_len));
+  const uint64_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
+  const auto* src = static_cast<const uint8_t*>(t.data);
+  std::shared_ptr<uint8_t[]> out(new uint8_t[size_t(dst_row_bytes * uint64_t(num_rows))]);
+  for (int64_t i = 0; i < num_rows; ++i) {
+    if (!format::carry_ggml_row(t.type, src + uint64_t(i) * src_row_bytes, out.get() + uint64_t(i) * dst_row_bytes,
+                                row_len))
+      return convert(t, r, quantize);
+  }
+  r.dtype = dtype_of(carrier);
+  r.data = out.get();
+  return out;
+}
+
 }  // namespace
 
 TensorSet tensor_set_from_gguf(const format::GgufFile& file, QuantizeRowQ8_0Fn quantize_row_q8_0) {
@@ -87,6 +110,8 @@ TensorSet tensor_set_from_gguf(const format::GgufFile& file, QuantizeRowQ8_0Fn q
     r.data = t.data;
     if (format::ggml_type_converted_at_load(t.type) && t.data != nullptr) {
       set.owned.push_back(convert(t, r, quantize_row_q8_0));
+    } else if (const auto carrier = format::ggml_carrier_type(t.type); carrier && t.data != nullptr) {
+      set.owned.push_back(carry(t, *carrier, r, quantize_row_q8_0));
     }
     set.tensors.emplace(t.name, std::move(r));
   }
@@ -94,20 +119,33 @@ TensorSet tensor_set_from_gguf(const format::GgufFile& file, QuantizeRowQ8_0Fn q
 }
 
 std::string tensor_conversion_note(const format::GgufFile& file) {
-  std::map<std::string, int> counts;
-  int total = 0;
+  std::map<std::string, int> converted, carried;
+  int total_converted = 0, total_carried = 0;
   for (const format::GgufTensorInfo& t : file.tensors()) {
-    if (!format::ggml_type_converted_at_load(t.type)) continue;
-    ++counts[std::string(format::ggml_type_name(t.type))];
-    ++total;
+    if (format::ggml_type_converted_at_load(t.type)) {
+      ++converted[std::string(format::ggml_type_name(t.type))];
+      ++total_converted;
+    } else if (const auto carrier = format::ggml_carrier_type(t.type)) {
+      ++carried[fmt::format("{} as {}", format::ggml_type_name(t.type), format::ggml_type_name(*carrier))];
+      ++total_carried;
+    }
   }
-  if (total == 0) return "";
-  std::string types;
-  for (const auto& [type, count] : counts) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, type);
-  return fmt::format(
-      "converted at load: {} {} ({}) of types no kernel runs as stored yet, dequantized exactly, then "
-      "matrices requantized to q8_0 and vectors kept as f32",
-      total, total == 1 ? "tensor" : "tensors", types);
+  const auto list = [](const std::map<std::string, int>& counts) {
+    std::string types;
+    for (const auto& [type, count] : counts) types += fmt::format("{}{} {}", types.empty() ? "" : ", ", count, type);
+    return types;
+  };
+  std::string note;
+  if (total_converted > 0)
+    note = fmt::format(
+        "converted at load: {} {} ({}) of types no kernel runs as stored yet, dequantized exactly, then "
+        "matrices requantized to q8_0 and vectors kept as f32",
+        total_converted, total_converted == 1 ? "tensor" : "tensors", list(converted));
+  if (total_carried > 0)
+    note +=
+        fmt::format("{}re-encoded losslessly at load for another type's kernels: {} {} ({})", note.empty() ? "" : "; ",
+                    total_carried, total_carried == 1 ? "tensor" : "tensors", list(carried));
+  return note;
 }
 
 }  // namespace pagoda

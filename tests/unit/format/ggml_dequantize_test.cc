@@ -38,7 +38,16 @@ TEST(GgmlDequantizeTest, WhichTypes) {
     EXPECT_TRUE(ggml_type_converted_at_load(t)) << ggml_type_name(t);
     EXPECT_TRUE(ggml_type_is_supported(t)) << "the reader maps " << ggml_type_name(t);
   }
-  for (GgmlType t : {GgmlType::kIQ2_XXS, GgmlType::kIQ1_M, GgmlType::kTQ2_0, GgmlType::kPagodaInt8}) {
+  for (GgmlType t :
+       {GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
+    EXPECT_TRUE(ggml_type_has_dequantizer(t)) << ggml_type_name(t);
+    EXPECT_FALSE(ggml_type_converted_at_load(t)) << "re-encoded for a carrier instead: " << ggml_type_name(t);
+  }
+  for (GgmlType t : {GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S}) {
+    EXPECT_TRUE(ggml_type_has_dequantizer(t)) << ggml_type_name(t);
+    EXPECT_TRUE(ggml_type_converted_at_load(t)) << "no carrier holds coordinates up to 43: " << ggml_type_name(t);
+  }
+  for (GgmlType t : {GgmlType::kNVFP4, GgmlType::kQ1_0, GgmlType::kPagodaInt8}) {
     EXPECT_FALSE(ggml_type_has_dequantizer(t)) << ggml_type_name(t);
     EXPECT_FALSE(ggml_type_converted_at_load(t)) << ggml_type_name(t);
   }
@@ -100,15 +109,26 @@ TEST(GgmlDequantizeTest, EachTypeReachesItsFormat) {
   fp4[0] = 128;   // 2^1
   fp4[1] = 0x07;  // element 0: 6
   EXPECT_EQ(dequantize(GgmlType::kMXFP4, fp4)[0], 12.0f);
+  std::vector<uint8_t> tq1 = unit_block(GgmlType::kTQ1_0);
+  set_u16(tq1, 52, 0x3c00);
+  tq1[0] = 242;  // trits 2, 2, 1, 1, 1: elements 0, 32, 64, 96, 128
+  EXPECT_EQ(dequantize(GgmlType::kTQ1_0, tq1)[32], 1.0f);
+  EXPECT_EQ(dequantize(GgmlType::kTQ1_0, tq1)[64], 0.0f);
+  EXPECT_EQ(dequantize(GgmlType::kTQ1_0, tq1)[1], -1.0f);
+  std::vector<uint8_t> tq2 = unit_block(GgmlType::kTQ2_0);
+  set_u16(tq2, 64, 0x4000);  // d = 2
+  tq2[0] = 0x02;             // element 0: q 2
+  EXPECT_EQ(dequantize(GgmlType::kTQ2_0, tq2)[0], 2.0f);
+  EXPECT_EQ(dequantize(GgmlType::kTQ2_0, tq2)[32], -2.0f);
   std::vector<uint8_t> f16 = {0x00, 0xc0};
   EXPECT_EQ(dequantize(GgmlType::kF16, f16)[0], -2.0f);
 }
 
 TEST(GgmlDequantizeDeathTest, RefusesTypesWithoutDequantizer) {
-  std::vector<uint8_t> block(66, 0);
+  std::vector<uint8_t> block(144, 0);
   std::vector<float> y(256);
-  EXPECT_DEATH(dequantize_ggml_row(GgmlType::kIQ2_XXS, block.data(), y.data(), 256),
-               "no dequantizer for ggml type iq2_xxs");
+  EXPECT_DEATH(dequantize_ggml_row(GgmlType::kNVFP4, block.data(), y.data(), 256),
+               "no dequantizer for ggml type nvfp4");
 }
 
 }  // namespace

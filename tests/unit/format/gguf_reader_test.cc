@@ -132,13 +132,15 @@ TEST(GgufReaderTest, BigEndian) {
 TEST(GgufReaderTest, UnsupportedTensorType) {
   // Written by hand (the writer refuses the type too), so the file is otherwise valid: only the type is refused.
   TinyFile f;
-  f.type_id = uint32_t(GgmlType::kIQ2_XXS);
+  f.type_id = uint32_t(GgmlType::kNVFP4);
   f.dims = {256, 1};
-  f.num_data_bytes = 66;
-  EXPECT_THAT(parse_error(f.bytes()),
-              HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type iq2_xxs, which pagoda cannot load yet "
-                        "(supported: f32, f16, bf16, q8_0, q4_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, "
-                        "int8, awq_int4_g32|g64|g128; converted at load: q4_1, q5_0, q5_1, q8_K)"));
+  f.num_data_bytes = 144;
+  EXPECT_THAT(
+      parse_error(f.bytes()),
+      HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type nvfp4, which pagoda cannot load yet "
+                "(supported: f32, f16, bf16, q8_0, q4_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, "
+                "int8, awq_int4_g32|g64|g128; converted at load: q4_1, q5_0, q5_1, q8_K, iq2_xxs, iq2_xs, iq2_s; "
+                "re-encoded losslessly for q2_K's and q6_K's kernels: tq1_0, tq2_0, iq3_xxs, iq3_s, iq1_s, iq1_m)"));
 }
 
 TEST(GgufReaderTest, KQuantTensorsAreMapped) {

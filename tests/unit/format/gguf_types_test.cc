@@ -23,15 +23,16 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kBF16));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ8_0));
   EXPECT_TRUE(ggml_type_is_supported(GgmlType::kQ4_0));
-  // Converted at load (format/ggml_dequantize.h).
-  for (GgmlType t :
-       {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
-        GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4})
+  // Run as stored, or converted or re-encoded at load (format/ggml_dequantize.h, ggml_carrier.h).
+  for (GgmlType t : {GgmlType::kQ4_1,   GgmlType::kQ5_0,  GgmlType::kQ5_1,  GgmlType::kQ2_K,    GgmlType::kQ3_K,
+                     GgmlType::kQ4_K,   GgmlType::kQ5_K,  GgmlType::kQ6_K,  GgmlType::kQ8_K,    GgmlType::kIQ4_NL,
+                     GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kTQ1_0, GgmlType::kTQ2_0,   GgmlType::kIQ3_XXS,
+                     GgmlType::kIQ3_S,  GgmlType::kIQ1_S, GgmlType::kIQ1_M, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
+                     GgmlType::kIQ2_S})
     EXPECT_TRUE(ggml_type_is_supported(t)) << ggml_type_name(t);
   // Known (named in messages) but refused.
-  for (GgmlType t : {GgmlType::kQ8_1, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kIQ3_XXS,
-                     GgmlType::kIQ3_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M, GgmlType::kTQ1_0, GgmlType::kTQ2_0,
-                     GgmlType::kNVFP4, GgmlType::kQ1_0, GgmlType::kQ2_0, GgmlType::kF64, GgmlType::kI8}) {
+  for (GgmlType t :
+       {GgmlType::kQ8_1, GgmlType::kNVFP4, GgmlType::kQ1_0, GgmlType::kQ2_0, GgmlType::kF64, GgmlType::kI8}) {
     EXPECT_TRUE(ggml_type_is_known(t)) << ggml_type_name(t);
     EXPECT_FALSE(ggml_type_is_supported(t)) << ggml_type_name(t);
   }
@@ -44,7 +45,7 @@ TEST(GgufTypesTest, SupportedTypesAndRowBytes) {
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ8_0, 32), 34u);
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_0, 33), 0u);  // not whole blocks
   EXPECT_EQ(ggml_row_bytes(GgmlType::kQ4_1, 32), 20u);
-  EXPECT_EQ(ggml_row_bytes(GgmlType::kIQ2_XXS, 256), 0u);            // not loadable
+  EXPECT_EQ(ggml_row_bytes(GgmlType::kNVFP4, 256), 0u);              // not loadable
   EXPECT_EQ(ggml_row_bytes(GgmlType::kF32, uint64_t{1} << 62), 0u);  // overflow
   EXPECT_EQ(ggml_block_size(GgmlType::kQ4_0), 32u);
   EXPECT_EQ(ggml_type_size(GgmlType::kQ4_0), 18u);

@@ -1,8 +1,9 @@
-// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q8_K):
+// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q8_K, iq2_xxs, iq2_xs, iq2_s):
 // a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
-// (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. A type pagoda
-// cannot run is refused with its name and the tensor's.
+// (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. The carried types
+// (tq1_0, tq2_0; iq3_xxs, iq3_s, iq1_s) load re-encoded in q2_K or q6_K, computing what the file re-encoded by hand
+// computes. A type pagoda cannot run is refused with its name and the tensor's.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "format/ggml_carrier.h"
 #include "format/ggml_dequantize.h"
 #include "format/gguf_writer.h"
 #include "kernels/kernels.h"
@@ -45,10 +47,18 @@ std::vector<size_t> fp16_scale_offsets(GgmlType t) {
     case GgmlType::kQ5_K: return {0, 2};
     case GgmlType::kQ5_0:
     case GgmlType::kIQ4_NL:
-    case GgmlType::kIQ4_XS: return {0};
+    case GgmlType::kIQ4_XS:
+    case GgmlType::kIQ2_XXS:
+    case GgmlType::kIQ2_XS:
+    case GgmlType::kIQ2_S: return {0};
     case GgmlType::kQ2_K: return {80, 82};
     case GgmlType::kQ3_K: return {108};
     case GgmlType::kQ6_K: return {208};
+    case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ3_S:
+    case GgmlType::kIQ1_S: return {0};
+    case GgmlType::kTQ1_0: return {52};
+    case GgmlType::kTQ2_0: return {64};
     default: return {};
   }
 }
@@ -60,7 +70,9 @@ std::vector<uint8_t> random_blocks(GgmlType type, int64_t num_elements, std::mt1
   for (uint8_t& b : bytes) b = uint8_t(rng());
   for (size_t at = 0; at < bytes.size(); at += block_bytes) {
     for (size_t offset : fp16_scale_offsets(type)) {
-      const uint16_t d = float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * 1.0e-4f * float(1 + rng() % 8));
+      // (iq1_s's d / 8 must stay a normal fp16 for its q6_K carrier.)
+      const float base = type == GgmlType::kIQ1_S ? 1.0e-3f : 1.0e-4f;
+      const uint16_t d = float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * base * float(1 + rng() % 8));
       std::memcpy(&bytes[at + offset], &d, 2);
     }
     if (type == GgmlType::kQ8_K) {
@@ -117,7 +129,8 @@ class ConvertedTypesTest : public ::testing::Test {
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   // (q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 run as stored: tests/e2e/cli_kquant_test.cc.)
-  const GgmlType types[] = {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_K};
+  const GgmlType types[] = {GgmlType::kQ4_1,    GgmlType::kQ5_0,   GgmlType::kQ5_1, GgmlType::kQ8_K,
+                            GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
   for (const auto& [key, value] : base_->metadata()) {
@@ -252,16 +265,103 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q4_1, 1 q5_0, 1 q8_K)"));
 }
 
+TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
+  // tq1_0 and tq2_0 matrices load re-encoded as q2_K, iq3_xxs, iq3_s and iq1_s ones as q6_K, computing the logits
+  // of the file re-encoded by hand at every kernel level, and the carried values are the file's.
+  const GgmlType types[] = {GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S};
+  std::mt19937 rng(43);
+  format::GgufWriter quantized, by_hand;
+  for (const auto& [key, value] : base_->metadata()) {
+    quantized.set(key, value);
+    by_hand.set(key, value);
+  }
+  std::vector<std::vector<uint8_t>> keep;
+  size_t next_type = 0;
+  for (const format::GgufTensorInfo& t : base_->tensors()) {
+    if (t.dims.size() != 2) {
+      quantized.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+      by_hand.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+      continue;
+    }
+    const GgmlType type = types[next_type++ % std::size(types)];
+    const int64_t row_len = t.dims[0], num_rows = t.num_elements() / row_len;
+    keep.push_back(random_blocks(type, t.num_elements(), rng));
+    const uint8_t* src = keep.back().data();  // the buffer stays put when keep grows; its element does not
+    quantized.add_tensor(t.name, type, t.dims, src, keep.back().size());
+    const size_t src_row_bytes = format::ggml_row_bytes(type, uint64_t(row_len));
+    const GgmlType carrier = *format::ggml_carrier_type(type);
+    const size_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
+    keep.emplace_back(dst_row_bytes * size_t(num_rows));
+    for (int64_t r = 0; r < num_rows; ++r)
+      ASSERT_TRUE(format::carry_ggml_row(type, src + size_t(r) * src_row_bytes,
+                                         keep.back().data() + size_t(r) * dst_row_bytes, row_len));
+    by_hand.add_tensor(t.name, carrier, t.dims, keep.back().data(), keep.back().size());
+    // The carrier's values are the file's.
+    std::vector<float> want(static_cast<size_t>(row_len)), got(static_cast<size_t>(row_len));
+    format::dequantize_ggml_row(type, src, want.data(), row_len);
+    format::dequantize_ggml_row(carrier, keep.back().data(), got.data(), row_len);
+    EXPECT_EQ(got, want) << t.name;
+  }
+  const std::string quantized_path = (dir_ / "quantized.gguf").string(),
+                    by_hand_path = (dir_ / "by_hand.gguf").string();
+  ASSERT_TRUE(quantized.write(quantized_path).ok());
+  ASSERT_TRUE(by_hand.write(by_hand_path).ok());
+  auto file = format::GgufFile::open(quantized_path);
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("re-encoded losslessly at load for another type's kernels"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("tq1_0 as q2_K"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("tq2_0 as q2_K"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("iq3_s as q6_K"));
+  for (kernels::Isa isa : kernels::kAllLevels) {
+    const kernels::KernelTable* table = kernels::kernels_for(isa);
+    if (table == nullptr) {
+      std::printf("[ NOTE     ] %s is not available on this CPU: not compared\n", kernels::isa_name(isa).data());
+      continue;
+    }
+    Result<LoadedModel> carried = load_model(quantized_path, *table);
+    ASSERT_TRUE(carried.ok()) << carried.error();
+    Result<LoadedModel> reference = load_model(by_hand_path, *table);
+    ASSERT_TRUE(reference.ok()) << reference.error();
+    const std::vector<float> logits = prompt_logits(*carried->model);
+    EXPECT_EQ(logits, prompt_logits(*reference->model)) << kernels::isa_name(isa);
+    float max_abs = 0.0f;
+    for (float v : logits) max_abs = std::max(max_abs, std::fabs(v));
+    EXPECT_GT(max_abs, 0.0f);
+    EXPECT_TRUE(std::isfinite(max_abs));
+  }
+}
+
+TEST_F(ConvertedTypesTest, ACarriedTensorWithANonFiniteScaleIsConvertedInstead) {
+  std::mt19937 rng(8);
+  std::vector<uint8_t> tq = random_blocks(GgmlType::kTQ2_0, 512, rng);
+  const uint16_t inf = 0x7c00;
+  std::memcpy(tq.data() + 66 + 64, &inf, 2);  // row 1's scale
+  format::GgufWriter w;
+  w.add_tensor("t", GgmlType::kTQ2_0, {256, 2}, tq.data(), tq.size());
+  const std::vector<uint8_t> bytes = w.to_bytes();
+  auto file = format::GgufFile::from_memory(bytes, "inf.gguf");
+  ASSERT_TRUE(file.ok()) << file.error();
+  const TensorSet set = tensor_set_from_gguf(*file);
+  const TensorRef* t = set.find("t");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->dtype, DType::kF32) << "q8_0 cannot hold an infinity either";
+  std::vector<float> exact(512);
+  format::dequantize_ggml_row(GgmlType::kTQ2_0, tq.data(), exact.data(), 512);
+  EXPECT_EQ(std::memcmp(t->data, exact.data(), 512 * sizeof(float)), 0);
+}
+
 TEST_F(ConvertedTypesTest, ATypePagodaCannotRunIsRefusedWithItsNameAndTheTensors) {
-  for (GgmlType type : {GgmlType::kIQ2_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_M, GgmlType::kTQ2_0}) {
+  for (GgmlType type : {GgmlType::kNVFP4, GgmlType::kQ1_0, GgmlType::kQ2_0}) {
     format::GgufWriter w;
     for (const auto& [key, value] : base_->metadata()) w.set(key, value);
-    std::vector<uint8_t> bytes(512 * format::ggml_type_size(type), 0);  // 512 rows of one 256-value block
+    std::vector<uint8_t> bytes;  // borrowed by the writer until written
     for (const format::GgufTensorInfo& t : base_->tensors()) {
-      if (t.name == "blk.1.ffn_up.weight")
+      if (t.name == "blk.1.ffn_up.weight") {
+        bytes.assign(size_t(t.num_elements()) / format::ggml_block_size(type) * format::ggml_type_size(type), 0);
         w.add_tensor(t.name, type, t.dims, bytes.data(), bytes.size());
-      else
+      } else {
         w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+      }
     }
     const std::string path = (dir_ / "refused.gguf").string();
     ASSERT_TRUE(w.write(path).ok());
