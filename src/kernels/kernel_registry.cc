@@ -188,6 +188,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .paged_attention = avx2::paged_attention,
              .softmax = avx2::softmax,
              .rope = avx2::rope,
+             .short_conv = avx2::short_conv,
              .gated_delta_net = avx2::gated_delta_net,
              .gated_delta_net_chunked = avx2::gated_delta_net_chunked},
     .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
@@ -202,6 +203,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
                .paged_attention = avx512::paged_attention,
                .softmax = avx512::softmax,
                .rope = avx512::rope,
+               .short_conv = avx512::short_conv,
                .gated_delta_net = avx512::gated_delta_net,
                .gated_delta_net_chunked = avx512::gated_delta_net_chunked},
 };
