@@ -79,6 +79,7 @@ KernelTable build_table(Isa isa) {
     overlay(t.rope, v.rope);
     overlay(t.short_conv, v.short_conv);
     overlay(t.gated_delta_net, v.gated_delta_net);
+    overlay(t.gated_delta_net_chunked, v.gated_delta_net_chunked);
     for (const WeightTypeTraits& traits : weight_type_traits()) {
       MatmulKernels& m = t.matmul[size_t(traits.dtype)];
       overlay(m.f32, traits.kernels[set].f32);

@@ -174,7 +174,8 @@ const PerKernelSet<VectorKernels> kVectorKernels{
             .softmax = ref::softmax,
             .rope = ref::rope,
             .short_conv = ref::short_conv,
-            .gated_delta_net = ref::gated_delta_net},
+            .gated_delta_net = ref::gated_delta_net,
+            .gated_delta_net_chunked = ref::gated_delta_net_chunked},
     .avx2 = {.quantize_row_q8_0 = avx2::quantize_row_q8_0,
              .quantize_row_int8 = avx2::quantize_row_int8,
              .rmsnorm = avx2::rmsnorm,
@@ -187,7 +188,9 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .paged_attention = avx2::paged_attention,
              .softmax = avx2::softmax,
              .rope = avx2::rope,
-             .gated_delta_net = avx2::gated_delta_net},
+             .short_conv = avx2::short_conv,
+             .gated_delta_net = avx2::gated_delta_net,
+             .gated_delta_net_chunked = avx2::gated_delta_net_chunked},
     .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
                .quantize_row_int8 = avx512::quantize_row_int8,
                .rmsnorm = avx512::rmsnorm,
@@ -200,7 +203,9 @@ const PerKernelSet<VectorKernels> kVectorKernels{
                .paged_attention = avx512::paged_attention,
                .softmax = avx512::softmax,
                .rope = avx512::rope,
-               .gated_delta_net = avx512::gated_delta_net},
+               .short_conv = avx512::short_conv,
+               .gated_delta_net = avx512::gated_delta_net,
+               .gated_delta_net_chunked = avx512::gated_delta_net_chunked},
 };
 
 }  // namespace

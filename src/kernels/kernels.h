@@ -24,6 +24,8 @@ enum class Isa : uint8_t { kScalar, kAvx2, kAvxVnni, kAvx512, kAmx };
 inline constexpr int kNumIsas = 5;
 // The widest gated DeltaNet head a kernel takes (Qwen3.5's are 128).
 inline constexpr int32_t kMaxDeltaNetHeadDim = 512;
+// The tokens of one chunk of gated_delta_net_chunked: its intra-chunk matrices are kDeltaNetChunk square.
+inline constexpr int64_t kDeltaNetChunk = 64;
 std::string_view isa_name(Isa isa);                   // "scalar" | "avx2" | "avx_vnni" | "avx512" | "amx"
 std::optional<Isa> parse_isa(std::string_view name);  // the inverse; nullopt for any other name
 
@@ -90,6 +92,17 @@ struct VectorKernels {
   void (*gated_delta_net)(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride,
                           const float* g, const float* beta, int64_t gate_stride, float* out, int64_t out_stride,
                           int32_t head_dim, int64_t num_tokens, float scale) = nullptr;
+  // The same recurrence over a prefill's tokens in chunks of kDeltaNetChunk (the WY/UT form of flash-linear-attention
+  // and llama.cpp's chunked path): within a chunk, with G[t] the sum of g from the chunk's start through t and
+  // A[t][s] = beta[t] exp(G[t] - G[s]) k[t].k[s] for s < t, the deltas solve (I + A) U = beta (V - exp(G) K S0), so
+  // U = T beta V - T beta exp(G) K S0 with T = (I + A)^-1 (forward substitution); then
+  // out[t] = scale (exp(G[t]) S0^T q[t] + sum_{s <= t} exp(G[t] - G[s]) (q[t].k[s]) U[s]) and
+  // S = exp(G[last]) S0 + sum_s exp(G[last] - G[s]) k[s] U[s]^T carries to the next chunk. Arguments as
+  // gated_delta_net's; g <= 0 (a decay). Equal to it within float rounding, not bit for bit, and not to itself when
+  // a sequence is cut at other places (its chunks then differ).
+  void (*gated_delta_net_chunked)(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride,
+                                  const float* g, const float* beta, int64_t gate_stride, float* out,
+                                  int64_t out_stride, int32_t head_dim, int64_t num_tokens, float scale) = nullptr;
 };
 
 // A weight dtype's matmul entry points (null where a form does not exist for it): on f32 activations (any dtype,

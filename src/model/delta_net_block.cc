@@ -1,6 +1,7 @@
 // Qwen3.5's gated DeltaNet block (LlamaModel::delta_net_block), as llama.cpp's qwen35 graph computes it: the
 // projections of the normed input, each sequence's causal convolution from its window and SiLU, L2-normed Q and K,
-// the recurrence per value head (kernels.h's gated_delta_net) from the head's matrix in the sequence's state slot,
+// the recurrence per value head (kernels.h's gated_delta_net, or its chunked form over a prefill's tokens) from the
+// head's matrix in the sequence's state slot,
 // the gated RMSNorm and the output projection with its residual add. Touches no K/V: its state is the slot's.
 #include <cmath>
 
@@ -9,6 +10,10 @@
 
 namespace pagoda {
 namespace {
+
+// A sequence's tokens of one step from which the recurrence runs in chunks (kernels.h's gated_delta_net_chunked):
+// fewer, a decode step's one among them, take the token-by-token step.
+constexpr int32_t kChunkedFromTokens = 8;
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
@@ -71,15 +76,15 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
       const int32_t s = int32_t(item / v_heads), h = int32_t(item % v_heads), hk = h % k_heads;
       const int32_t first = batch.seq_starts[s], len = batch.seq_starts[s + 1] - first;
       if (len == 0) continue;
-      float* matrix = kv.state.slot(batch.state_slots[s]) + state_offset + c.delta_net_window_floats() +
-                      int64_t(h) * matrix_floats;
+      float* matrix =
+          kv.state.slot(batch.state_slots[s]) + state_offset + c.delta_net_window_floats() + int64_t(h) * matrix_floats;
       const float* row = ws.dn_qkv.data() + int64_t(first) * conv_dim;
-      kernels_.gated_delta_net(matrix, row + int64_t(hk) * head_dim, row + key_dim + int64_t(hk) * head_dim,
-                               row + 2 * key_dim + int64_t(h) * head_dim, conv_dim,
-                               ws.dn_g.data() + int64_t(first) * v_heads + h,
-                               ws.dn_beta.data() + int64_t(first) * v_heads + h, v_heads,
-                               ws.dn_out.data() + int64_t(first) * value_dim + int64_t(h) * head_dim, value_dim,
-                               head_dim, len, scale);
+      const auto recurrence = len >= kChunkedFromTokens ? kernels_.gated_delta_net_chunked : kernels_.gated_delta_net;
+      recurrence(matrix, row + int64_t(hk) * head_dim, row + key_dim + int64_t(hk) * head_dim,
+                 row + 2 * key_dim + int64_t(h) * head_dim, conv_dim, ws.dn_g.data() + int64_t(first) * v_heads + h,
+                 ws.dn_beta.data() + int64_t(first) * v_heads + h, v_heads,
+                 ws.dn_out.data() + int64_t(first) * value_dim + int64_t(h) * head_dim, value_dim, head_dim, len,
+                 scale);
     }
   });
   // Gated RMSNorm per head: rmsnorm(out, ssm_norm) * silu(z).

@@ -44,9 +44,14 @@ void paged_attention(const AttentionArgs& args);
 void softmax(const float* x, float* y, int64_t n);
 void rope(const float* in, float* out, int32_t num_heads, int32_t head_dim, int32_t half_rope, const float* cs,
           const float* sn, bool neox);
+void short_conv(const float* taps, float* state, const float* x, float* y, int64_t dim, int32_t num_taps,
+                int64_t num_tokens);
 void gated_delta_net(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
                      const float* beta, int64_t gate_stride, float* out, int64_t out_stride, int32_t head_dim,
                      int64_t num_tokens, float scale);
+void gated_delta_net_chunked(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride,
+                             const float* g, const float* beta, int64_t gate_stride, float* out, int64_t out_stride,
+                             int32_t head_dim, int64_t num_tokens, float scale);
 void matmul_q2_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q2_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                         int64_t num_tokens, int64_t y_stride);

@@ -1,6 +1,8 @@
-// AVX-512 gated DeltaNet recurrence: gated_delta_net_impl.h over 16 lanes.
+// AVX-512 gated DeltaNet recurrence and its chunked form: gated_delta_net_impl.h and
+// gated_delta_net_chunked_impl.h (with this level's f32 matmul) over 16 lanes.
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/vec_f32x16.h"
+#include "kernels/gated_delta_net_chunked_impl.h"
 #include "kernels/gated_delta_net_impl.h"
 
 namespace pagoda::kernels::avx512 {
@@ -10,6 +12,13 @@ void gated_delta_net(float* state, const float* q, const float* k, const float* 
                      int64_t num_tokens, float scale) {
   detail::gated_delta_net<F32x16>(state, q, k, v, qkv_stride, g, beta, gate_stride, out, out_stride, head_dim,
                                   num_tokens, scale);
+}
+
+void gated_delta_net_chunked(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride,
+                             const float* g, const float* beta, int64_t gate_stride, float* out, int64_t out_stride,
+                             int32_t head_dim, int64_t num_tokens, float scale) {
+  detail::gated_delta_net_chunked<F32x16>(matmul_f32, state, q, k, v, qkv_stride, g, beta, gate_stride, out, out_stride,
+                                          head_dim, num_tokens, scale);
 }
 
 }  // namespace pagoda::kernels::avx512

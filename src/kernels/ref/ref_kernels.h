@@ -9,6 +9,9 @@ void short_conv(const float* taps, float* state, const float* x, float* y, int64
 void gated_delta_net(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride, const float* g,
                      const float* beta, int64_t gate_stride, float* out, int64_t out_stride, int32_t head_dim,
                      int64_t num_tokens, float scale);
+void gated_delta_net_chunked(float* state, const float* q, const float* k, const float* v, int64_t qkv_stride,
+                             const float* g, const float* beta, int64_t gate_stride, float* out, int64_t out_stride,
+                             int32_t head_dim, int64_t num_tokens, float scale);
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);

@@ -2,8 +2,10 @@
 // - the family's keys become its switches (DeltaNet heads and convolution, every fourth layer gated attention with a
 //   quarter of its head rotated, the pre-FFN norm under its llama.cpp name), the state a sequence needs is every
 //   DeltaNet layer's window and head matrices, and every DeltaNet and gated-attention tensor is loaded;
-// - a prompt gives the same logits, bit for bit, whole, in chunks and one token at a time (the state carries over),
-//   and two sequences in one batch each get the logits they get alone;
+// - a prompt gives the same logits, within float rounding, whole, in chunks and one token at a time (the state
+//   carries over; steps of 8 tokens or more run the recurrence's chunked form, shorter ones its token-by-token step,
+//   and the two sum in different orders), and sequences in one batch each get, bit for bit, the logits they get
+//   alone, through either form;
 // - qwen35moe (tiny-qwen35moe) has its experts and gated shared expert, and prefills alike whole and chunked;
 // - a file whose layers are all DeltaNet, or whose value heads are not a multiple of its key heads, is refused by
 //   name.
@@ -84,7 +86,8 @@ class Qwen35Test : public testing_support::TempDirTest {
           const int32_t p = begin + i;
           tokens.push_back(prompt_[size_t(p)]);
           positions.push_back(p);
-          slots.push_back(table[size_t(s * blocks_per_seq + p / kQwen35BlockSize)] * kQwen35BlockSize + p % kQwen35BlockSize);
+          slots.push_back(table[size_t(s * blocks_per_seq + p / kQwen35BlockSize)] * kQwen35BlockSize +
+                          p % kQwen35BlockSize);
           rows.push_back(int32_t(rows.size()));
         }
         seq_starts.push_back(seq_starts.back() + len);
@@ -158,20 +161,32 @@ TEST_F(Qwen35Test, KeysBecomeTheFamilysSwitches) {
   }
 }
 
-TEST_F(Qwen35Test, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogitsBitForBit) {
+// The largest difference between two runs' logits; the logits are of order 1.
+float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float most = 0.0f;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) most = std::max(most, std::abs(a[i] - b[i]));
+  return most;
+}
+
+TEST_F(Qwen35Test, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogits) {
   auto m = model();
   ASSERT_TRUE(m);
   const std::vector<float> whole = logits(*m, kQwen35PromptLength);
   ASSERT_EQ(whole.size(), size_t(kQwen35PromptLength) * kQwen35Vocab);
   EXPECT_GT(*std::max_element(whole.begin(), whole.end()), 0.0f);
-  for (int32_t chunk : {1, 5, 16}) EXPECT_EQ(logits(*m, chunk), whole) << "chunks of " << chunk;
+  for (int32_t chunk : {1, 5, 16})
+    EXPECT_LT(max_abs_difference(logits(*m, chunk), whole), 1e-5f) << "chunks of " << chunk;
 }
 
 TEST_F(Qwen35Test, SequencesInOneBatchGetTheirSoloLogits) {
   auto m = model();
   ASSERT_TRUE(m);
-  const std::vector<float> alone = logits(*m, 7);
-  for (int32_t keep : {0, 2}) EXPECT_EQ(logits(*m, 7, 3, keep), alone) << "sequence " << keep << " of 3";
+  for (int32_t chunk : {7, 12}) {
+    const std::vector<float> alone = logits(*m, chunk);
+    for (int32_t keep : {0, 2})
+      EXPECT_EQ(logits(*m, chunk, 3, keep), alone) << "sequence " << keep << " of 3, chunks of " << chunk;
+  }
 }
 
 TEST_F(Qwen35Test, TheMoeFileHasExpertsAndAGatedSharedExpertBesideTheDeltaNetLayers) {
@@ -192,7 +207,7 @@ TEST_F(Qwen35Test, TheMoeFileHasExpertsAndAGatedSharedExpertBesideTheDeltaNetLay
   auto m = create_model(*file, kernels::best_kernels(), {});
   ASSERT_TRUE(m.ok()) << m.error();
   const std::vector<float> whole = logits(**m, kQwen35PromptLength);
-  EXPECT_EQ(logits(**m, 6), whole) << "chunks of 6";
+  EXPECT_LT(max_abs_difference(logits(**m, 6), whole), 1e-5f) << "chunks of 6";
 }
 
 TEST_F(Qwen35Test, BadShapesAreRefusedByName) {

@@ -1,0 +1,13 @@
+// AVX-512 short causal convolution (LFM2's, Qwen3.5's DeltaNet window): short_conv_impl.h over 16 lanes.
+#include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/vec_f32x16.h"
+#include "kernels/short_conv_impl.h"
+
+namespace pagoda::kernels::avx512 {
+
+void short_conv(const float* taps, float* state, const float* x, float* y, int64_t dim, int32_t num_taps,
+                int64_t num_tokens) {
+  detail::short_conv<F32x16>(taps, state, x, y, dim, num_taps, num_tokens);
+}
+
+}  // namespace pagoda::kernels::avx512
