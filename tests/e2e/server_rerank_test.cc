@@ -7,7 +7,8 @@
 // mean-pooled vectors; otherwise that part is skipped, visibly. Random weights carry no notion of relevance, so there
 // the order of the documents is compared with llama-server's; gen-model's constructed tiny-bert-overlap-reranker
 // (its head scores a query word seen again in the document) ranks a relevant document above unrelated ones, through
-// pagoda and through llama-server alike.
+// pagoda and through llama-server alike. The jina-bert-v2 and nomic-bert families' tiny shapes (a jina reranker, two
+// embedders) give llama-server's scores and vectors too.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -259,6 +260,50 @@ TEST(ServerRerankTest, ScoresAndEmbeddingsEqualLlamaServers) {
     double max_diff = 0.0;
     for (size_t k = 0; k < a.size(); ++k) max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
     EXPECT_LT(max_diff, 1e-3) << "input " << i;
+  }
+}
+
+// jina-bert-v2 (ALiBi, GEGLU, Q/K LayerNorms; a one-row head as jina-reranker-v1's) and nomic-bert (RoPE, fused QKV,
+// SwiGLU): rerank scores and mean-pooled embeddings equal llama-server's on the same files.
+TEST(ServerRerankTest, JinaBertAndNomicBertEqualLlamaServers) {
+  const TempDir tmp;
+  {
+    const std::string reranker = gen_model(tmp, "tiny-jina-bert-reranker");
+    PeerServer peer({"-m", reranker, "--reranking", "-c", "1024", "-ub", "1024", "-b", "1024"},
+                    tmp.path() + "/peer.log");
+    if (!peer.present()) GTEST_SKIP() << "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+    ServerProcess server({"-m", reranker});
+    ASSERT_TRUE(server.started()) << server.log();
+    for (const json& body : {json{{"query", kQuery}, {"documents", kDocuments}}, kRelevance}) {
+      const json want = post(peer.port(), "/v1/rerank", body);
+      const json got = post(server.port(), "/v1/rerank", body);
+      ASSERT_EQ(got["results"].size(), want["results"].size()) << read_file(tmp.path() + "/peer.log");
+      EXPECT_EQ(got["usage"]["prompt_tokens"], want["usage"]["prompt_tokens"]);
+      std::map<int, double> want_by_index;
+      for (const json& r : want["results"]) want_by_index[r["index"].get<int>()] = r["relevance_score"].get<double>();
+      for (const json& r : got["results"])
+        EXPECT_NEAR(r["relevance_score"].get<double>(), want_by_index.at(r["index"].get<int>()), 1e-3) << r.dump();
+    }
+  }
+  for (const char* shape : {"tiny-jina-bert", "tiny-nomic-bert"}) {
+    const std::string embedder = gen_model(tmp, shape);
+    const std::string log = tmp.path() + "/" + shape + ".log";
+    PeerServer peer({"-m", embedder, "--embeddings", "-c", "1024", "-ub", "1024", "-b", "1024"}, log);
+    ServerProcess server({"-m", embedder});
+    ASSERT_TRUE(server.started()) << server.log();
+    const json body = {{"input", kDocuments}, {"encoding_format", "float"}};
+    const json want = post(peer.port(), "/v1/embeddings", body);
+    const json got = post(server.port(), "/v1/embeddings", body);
+    ASSERT_EQ(got["data"].size(), want["data"].size()) << read_file(log);
+    for (size_t i = 0; i < want["data"].size(); ++i) {
+      const json& a = got["data"][i]["embedding"];
+      const json& b = want["data"][i]["embedding"];
+      ASSERT_EQ(a.size(), b.size()) << shape;
+      double max_diff = 0.0;
+      for (size_t k = 0; k < a.size(); ++k)
+        max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
+      EXPECT_LT(max_diff, 1e-3) << shape << " input " << i;
+    }
   }
 }
 
