@@ -8,7 +8,8 @@
 // the order of the documents is compared with llama-server's; gen-model's constructed tiny-bert-overlap-reranker
 // (its head scores a query word seen again in the document) ranks a relevant document above unrelated ones, through
 // pagoda and through llama-server alike. The jina-bert-v2 and nomic-bert families' tiny shapes (a jina reranker, two
-// embedders) give llama-server's scores and vectors too.
+// embedders) give llama-server's scores and vectors too, and so do tiny-bert's Q8_0 and Q4_0 files, quantized by
+// llama-quantize and by `pagoda quantize`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -303,6 +304,57 @@ TEST(ServerRerankTest, JinaBertAndNomicBertEqualLlamaServers) {
       for (size_t k = 0; k < a.size(); ++k)
         max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
       EXPECT_LT(max_diff, 1e-3) << shape << " input " << i;
+    }
+  }
+}
+
+// Quantized BERT: tiny-bert's Q8_0 and Q4_0 made by llama.cpp's llama-quantize and by `pagoda quantize` (the same
+// bytes) load and embed as llama-server does on the same file, and close to the f32 model's vectors.
+TEST(ServerRerankTest, QuantizedBertFilesLoadAndEqualLlamaServers) {
+  const TempDir tmp;
+  const std::string f32 = gen_model(tmp, "tiny-bert");
+  const char* env = std::getenv("PAGODA_LLAMA_CPP_DIR");
+  const char* home = std::getenv("HOME");
+  const fs::path quantizer =
+      (env != nullptr && *env != '\0' ? fs::path(env)
+                                      : fs::path(home != nullptr ? home : "") / ".cache/pagoda-peer/llama.cpp") /
+      "build/bin/llama-quantize";
+  if (!fs::exists(quantizer)) GTEST_SKIP() << "llama.cpp's llama-quantize is not built (set PAGODA_LLAMA_CPP_DIR)";
+  const json body = {{"input", kDocuments}, {"encoding_format", "float"}};
+  json reference;
+  {
+    ServerProcess server({"-m", f32});
+    ASSERT_TRUE(server.started()) << server.log();
+    reference = post(server.port(), "/v1/embeddings", body);
+  }
+  for (const char* type : {"Q8_0", "Q4_0"}) {
+    const std::string by_llama = tmp.path() + "/llama-" + type + ".gguf",
+                      by_pagoda = tmp.path() + "/pagoda-" + type + ".gguf";
+    const std::string out = run_command(quantizer.string() + " '" + f32 + "' '" + by_llama + "' " + type + " 1 2>&1");
+    ASSERT_TRUE(fs::exists(by_llama)) << out;
+    const ProcessResult q = run_pagoda({"quantize", f32, by_pagoda, "--type", type});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    EXPECT_TRUE(read_file(by_llama) == read_file(by_pagoda)) << type << ": pagoda quantize differs from llama-quantize";
+    for (const std::string& file : {by_llama, by_pagoda}) {
+      PeerServer peer({"-m", file, "--embeddings", "-c", "512", "-ub", "512", "-b", "512"}, tmp.path() + "/q.log");
+      ServerProcess server({"-m", file});
+      ASSERT_TRUE(server.started()) << server.log();
+      const json want = post(peer.port(), "/v1/embeddings", body);
+      const json got = post(server.port(), "/v1/embeddings", body);
+      ASSERT_EQ(got["data"].size(), want["data"].size()) << read_file(tmp.path() + "/q.log");
+      for (size_t i = 0; i < want["data"].size(); ++i) {
+        const json& a = got["data"][i]["embedding"];
+        const json& b = want["data"][i]["embedding"];
+        const json& r = reference["data"][i]["embedding"];
+        ASSERT_EQ(a.size(), b.size());
+        double max_diff = 0.0, cosine = 0.0;
+        for (size_t k = 0; k < a.size(); ++k) {
+          max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
+          cosine += a[k].get<double>() * r[k].get<double>();  // both of norm 1
+        }
+        EXPECT_LT(max_diff, 1e-3) << file << " input " << i;
+        EXPECT_GT(cosine, std::string(type) == "Q8_0" ? 0.999 : 0.98) << file << " input " << i;
+      }
     }
   }
 }
