@@ -9,7 +9,8 @@
 // (its head scores a query word seen again in the document) ranks a relevant document above unrelated ones, through
 // pagoda and through llama-server alike. The jina-bert-v2 and nomic-bert families' tiny shapes (a jina reranker, two
 // embedders) give llama-server's scores and vectors too, and so do tiny-bert's Q8_0 and Q4_0 files, quantized by
-// llama-quantize and by `pagoda quantize`.
+// llama-quantize and by `pagoda quantize`. A decoder GGUF marked for rank pooling (a Qwen3-Reranker) is refused
+// by name.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,6 +24,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
 #include "run_binary.h"
 #include "server_process.h"
 
@@ -357,6 +360,27 @@ TEST(ServerRerankTest, QuantizedBertFilesLoadAndEqualLlamaServers) {
       }
     }
   }
+}
+
+// A decoder GGUF that says rank pooling (as llama.cpp's converter marks a Qwen3-Reranker) is refused by name when
+// serve starts, rather than served with a pooling it does not have.
+TEST(ServerRerankTest, ADecoderRerankerIsRefusedByName) {
+  const TempDir tmp;
+  const std::string plain = gen_model(tmp, "tiny-qwen3"), marked = tmp.path() + "/qwen3-rank.gguf";
+  {
+    auto f = format::GgufFile::open(plain);
+    ASSERT_TRUE(f.ok()) << f.error();
+    format::GgufWriter w;
+    for (const auto& [key, value] : f->metadata()) w.set(key, value);
+    w.set("qwen3.pooling_type", format::GgufValue::u32(4));
+    for (const format::GgufTensorInfo& t : f->tensors()) w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+    ASSERT_TRUE(w.write(marked).ok());
+  }
+  ServerProcess server({"-m", marked});
+  EXPECT_FALSE(server.started());
+  EXPECT_NE(server.wait_exit(std::chrono::seconds(30)), 0);
+  EXPECT_THAT(server.log(), HasSubstr("qwen3.pooling_type = 4 (rank) on a qwen3 decoder"));
+  EXPECT_THAT(server.log(), HasSubstr("Qwen3-Reranker"));
 }
 
 }  // namespace
