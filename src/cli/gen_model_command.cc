@@ -101,14 +101,14 @@ int gen_model(const GenModelOptions& o) {
     return 0;
   };
   if (!shape->gguf_architecture.empty()) {
-    // gpt-oss, bert and qwen35: written straight as GGUF (pagoda reads no HF folder of them).
+    // gpt-oss, the encoders and qwen35: written straight as GGUF (pagoda reads no HF folder of them).
     if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
     if (!o.tokenizer.empty())
       return report_error(fmt::format("--tokenizer needs an HF-family shape, not {}", shape->name));
     synth::RandomModelOptions options{
         *shape, *type, o.seed, o.output,
         [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
-    Status st = shape->gguf_architecture == "bert"     ? synth::write_random_bert_model(options)
+    Status st = shape->is_encoder()                    ? synth::write_random_bert_model(options)
                 : shape->gguf_architecture == "qwen35" ? synth::write_random_qwen35_model(options)
                                                        : synth::write_random_gpt_oss_model(options);
     return finish_written(st, shape->gguf_architecture);

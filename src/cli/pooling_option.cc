@@ -22,6 +22,15 @@ Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, con
   auto type = loaded.file->get_u32(key);
   if (!type.ok() || !*type) return c;
   std::optional<Pooling> from_file = pooling_from_gguf_type(**type);
+  // A decoder with rank pooling is a Qwen3-Reranker-style model (llama.cpp scores it by its last token's yes/no logits,
+  // cls.output, framed by tokenizer.chat_template.rerank), which pagoda does not run: refused, not served as
+  // something else.
+  if (from_file == Pooling::kRank && !loaded.model->config().encoder)
+    return make_error(
+        fmt::format("{} = 4 (rank) on a {} decoder: a decoder reranker (Qwen3-Reranker's yes/no logits "
+                    "through cls.output and tokenizer.chat_template.rerank) is not supported yet; pagoda "
+                    "reranks with encoder cross-encoders (bert, jina-bert-v2)",
+                    key, **arch));
   // A reranker's embeddings are its classification head's input, the CLS row; its head scores /v1/rerank's pairs.
   if (from_file == Pooling::kRank)
     return PoolingChoice{Pooling::kCls, fmt::format("{} = 4 (rank): embeddings are the CLS row the head reads", key)};

@@ -20,7 +20,8 @@ struct PoolingChoice {
   std::string source;  // for the start-up line: "--pooling", "qwen3.pooling_type", "the default ..."
 };
 
-// Errors: a --pooling that is not last, mean or cls.
+// Errors: a --pooling that is not last, mean or cls; a decoder whose GGUF says rank pooling (a Qwen3-Reranker-style
+// model, which pagoda cannot score).
 Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, const LoadedModel& loaded);
 
 // The token each text to embed ends with, when the model's tokenizer appends one: its EOS where

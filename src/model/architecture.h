@@ -3,9 +3,10 @@
 // and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
 // config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
 // arch_gemma.cc, arch_gemma4.cc, arch_phi3.cc, arch_granite.cc, arch_smollm3.cc, arch_olmo2.cc, arch_mistral3.cc,
-// arch_exaone4.cc, arch_lfm2.cc, arch_gpt_oss.cc, arch_qwen35.cc, arch_bert.cc); architecture.cc lists them. A mixture of experts,
-// with or without a shared expert, is a property of a family's layers that these helpers read and write alike for any family. Plain data
-// and functions; no state.
+// arch_exaone4.cc, arch_lfm2.cc, arch_gpt_oss.cc, arch_qwen35.cc, arch_bert.cc, arch_jina_bert_v2.cc,
+// arch_nomic_bert.cc); architecture.cc lists them. A mixture of experts, with or without a shared expert, is a
+// property of a family's layers that these helpers read and write alike for any family. Plain data and functions; no
+// state.
 #pragma once
 
 #include <pagoda/status.h>
@@ -133,6 +134,10 @@ void write_gguf_swa_layers(const ModelConfig& config, format::GgufWriter& writer
 Status read_hf_layer_types(const HfConfigFields& fields, ModelConfig& config);
 // layer_is_swa for a period (llama.cpp's set_swa_pattern: layer l is windowed unless l % period == period - 1).
 std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period);
+// The encoder families' common keys (arch_bert.cc; jina-bert-v2 and nomic-bert share them): the LayerNorm epsilon
+// (into rms_eps), attention.causal (absent or false), the token-type count; sets ModelConfig::encoder.
+Status read_gguf_encoder(const format::GgufFile& file, ModelConfig& config);
+void write_gguf_encoder(const ModelConfig& config, format::GgufWriter& writer);
 // The MoE keys: expert_count, expert_used_count, expert_feed_forward_length (default: feed_forward_length).
 Status read_gguf_experts(const format::GgufFile& file, ModelConfig& config);
 void write_gguf_experts(const ModelConfig& config, format::GgufWriter& writer);

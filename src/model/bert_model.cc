@@ -1,16 +1,40 @@
-// The encoder forward pass (llama.cpp's bert graph, computed directly over the step's rows).
+// The encoder forward pass (llama.cpp's bert, jina-bert-v2 and nomic-bert graphs, computed directly over the step's
+// rows).
 #include "model/bert_model.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
+#include "model/rope_tables.h"
 
 namespace pagoda {
 
+namespace {
+
+// ggml's ALiBi slopes (ggml_soft_max_ext with max_bias): heads below the largest power of two n <= num_heads get
+// m0^(h + 1), m0 = 2^(-max_bias / n); the rest m1^(2 (h - n) + 1), m1 = 2^(-max_bias / 2 / n).
+std::vector<float> alibi_slopes(int32_t num_heads, float max_bias) {
+  std::vector<float> slopes(size_t(num_heads), 0.0f);
+  if (max_bias <= 0.0f) return slopes;
+  const uint32_t n = 1u << uint32_t(std::floor(std::log2(double(num_heads))));
+  const float m0 = std::pow(2.0f, -max_bias / float(n));
+  const float m1 = std::pow(2.0f, -(max_bias / 2.0f) / float(n));
+  for (int32_t h = 0; h < num_heads; ++h)
+    slopes[size_t(h)] = uint32_t(h) < n ? std::pow(m0, float(h + 1)) : std::pow(m1, float(2 * (h - int32_t(n)) + 1));
+  return slopes;
+}
+
+}  // namespace
+
 BertModel::BertModel(ModelConfig config, BertWeights weights, const kernels::KernelTable& kernels)
-    : config_(std::move(config)), weights_(std::move(weights)), kernels_(kernels),
-      ones_(size_t(config_.hidden_dim), 1.0f) {}
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      kernels_(kernels),
+      ones_(size_t(config_.hidden_dim), 1.0f),
+      alibi_slopes_(weights_.positions == EncoderPositions::kAlibi
+                        ? alibi_slopes(config_.num_heads, weights_.alibi_max_bias)
+                        : std::vector<float>()) {}
 
 void BertModel::linear(const WeightView& w, const std::vector<float>& bias, const float* x, float* y,
                        int32_t num_tokens, ThreadPool& pool) const {
@@ -62,9 +86,11 @@ void BertModel::embed(const BatchView& batch, Workspace& ws, ThreadPool& pool) c
     for (int64_t t = begin; t < end; ++t) {
       float* x = ws.x.data() + t * dim;
       dequantize_row(weights_.token_embd.dtype, weights_.token_embd.row(batch.tokens[size_t(t)]), x, dim);
-      dequantize_row(weights_.position_embd.dtype, weights_.position_embd.row(batch.positions[size_t(t)]),
-                     row.data(), dim);
-      for (int64_t i = 0; i < dim; ++i) x[i] += row[size_t(i)];
+      if (weights_.position_embd.data != nullptr) {
+        dequantize_row(weights_.position_embd.dtype, weights_.position_embd.row(batch.positions[size_t(t)]), row.data(),
+                       dim);
+        for (int64_t i = 0; i < dim; ++i) x[i] += row[size_t(i)];
+      }
       // Every token is of type 0 (sentence A), as llama.cpp runs it: a pair is told apart by its SEP token only.
       if (types.data != nullptr) {
         dequantize_row(types.dtype, types.row(0), row.data(), dim);
@@ -90,6 +116,13 @@ void BertModel::attention(const BatchView& batch, Workspace& ws, ThreadPool& poo
       const float* q = ws.q.data() + int64_t(t) * dim + int64_t(h) * hd;
       for (int32_t j = first; j < last; ++j)
         scores[j - first] = kernels_.dot(q, ws.k.data() + int64_t(j) * dim + int64_t(h) * hd, hd) * scale;
+      if (!alibi_slopes_.empty()) {
+        // ALiBi: the mask llama.cpp builds, -|p_t - p_j|, times the head's slope, added to the scaled score.
+        const float slope = alibi_slopes_[size_t(h)];
+        const Pos p = batch.positions[size_t(t)];
+        for (int32_t j = first; j < last; ++j)
+          scores[j - first] += slope * -float(std::abs(p - batch.positions[size_t(j)]));
+      }
       kernels_.softmax(scores, scores, last - first);
       float* out = ws.xb.data() + int64_t(t) * dim + int64_t(h) * hd;
       std::fill(out, out + hd, 0.0f);
@@ -118,18 +151,62 @@ const float* BertModel::forward_hidden(const BatchView& batch, const float* hidd
     PAGODA_CHECK(token >= 0 && token < config_.vocab_size, "token {} outside the vocabulary", token);
   embed(batch, ws, pool);
   const int32_t hidden = config_.hidden_dim;
+  const bool rope = weights_.positions == EncoderPositions::kRope;
+  const int32_t half_rope = config_.rope_dim / 2;
+  if (rope)
+    fill_rope_tables(config_, batch.positions, rope_params(config_, false), ws.rope_context, ws.rope_cos.data(),
+                     ws.rope_sin.data());
   for (const BertLayerWeights& lw : weights_.layers) {
     linear(lw.wq, lw.bq, ws.x.data(), ws.q.data(), n, pool);
     linear(lw.wk, lw.bk, ws.x.data(), ws.k.data(), n, pool);
     linear(lw.wv, lw.bv, ws.x.data(), ws.v.data(), n, pool);
+    if (!lw.q_norm.empty()) add_layer_norm(ws.q.data(), nullptr, lw.q_norm, lw.q_norm_b, n, pool);
+    if (!lw.k_norm.empty()) add_layer_norm(ws.k.data(), nullptr, lw.k_norm, lw.k_norm_b, n, pool);
+    if (rope) {
+      pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const float* cs = ws.rope_cos.data() + t * half_rope;
+          const float* sn = ws.rope_sin.data() + t * half_rope;
+          float* q = ws.q.data() + t * config_.dim;
+          float* k = ws.k.data() + t * config_.dim;
+          kernels_.rope(q, q, config_.num_heads, config_.head_dim, half_rope, cs, sn, config_.rope_neox);
+          kernels_.rope(k, k, config_.num_heads, config_.head_dim, half_rope, cs, sn, config_.rope_neox);
+        }
+      });
+    }
     attention(batch, ws, pool);
     linear(lw.wo, lw.bo, ws.xb.data(), ws.proj.data(), n, pool);
-    add_layer_norm(ws.x.data(), ws.proj.data(), lw.attn_out_norm, lw.attn_out_norm_b, n, pool);
+    if (!lw.attn_norm_2.empty()) {
+      // jina-bert-v2: LayerNorm(LayerNorm(attention + input) + input); xb (attention's output, read) keeps the input.
+      std::copy(ws.x.begin(), ws.x.begin() + int64_t(n) * config_.dim, ws.xb.begin());
+      add_layer_norm(ws.x.data(), ws.proj.data(), lw.attn_out_norm, lw.attn_out_norm_b, n, pool);
+      add_layer_norm(ws.x.data(), ws.xb.data(), lw.attn_norm_2, lw.attn_norm_2_b, n, pool);
+    } else {
+      add_layer_norm(ws.x.data(), ws.proj.data(), lw.attn_out_norm, lw.attn_out_norm_b, n, pool);
+    }
     linear(lw.w_up, lw.b_up, ws.x.data(), ws.up.data(), n, pool);
-    pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) kernels_.gelu_mul(ws.up.data() + t * hidden, ones_.data(), hidden);
-    });
-    linear(lw.w_down, lw.b_down, ws.up.data(), ws.proj.data(), n, pool);
+    float* act = ws.up.data();
+    if (lw.w_gate.data != nullptr) {
+      // Gated: act(gate x) * (up x), GEGLU or SwiGLU by the family's activation.
+      linear(lw.w_gate, lw.b_gate, ws.x.data(), ws.gate.data(), n, pool);
+      const bool silu = config_.activation == FfnActivation::kSilu;
+      pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          float* g = ws.gate.data() + t * hidden;
+          const float* u = ws.up.data() + t * hidden;
+          if (silu)
+            kernels_.silu_mul(g, u, hidden);
+          else
+            kernels_.gelu_mul(g, u, hidden);
+        }
+      });
+      act = ws.gate.data();
+    } else {
+      pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) kernels_.gelu_mul(ws.up.data() + t * hidden, ones_.data(), hidden);
+      });
+    }
+    linear(lw.w_down, lw.b_down, act, ws.proj.data(), n, pool);
     add_layer_norm(ws.x.data(), ws.proj.data(), lw.out_norm, lw.out_norm_b, n, pool);
   }
   return ws.x.data();

@@ -1,7 +1,9 @@
-// BertModel: the forward pass of an encoder (the bert family): token + position + token-type embeddings and their
-// LayerNorm, then per block Q/K/V with biases, attention over every token of the sequence (no causal mask), the
-// output projection, residual add and LayerNorm, a GELU FFN, residual add and LayerNorm (post-LN); and a
-// cross-encoder's classification head (rank). Its attention reads the K/V of the step's own rows, never the KV
+// BertModel: the forward pass of an encoder (the bert, jina-bert-v2 and nomic-bert families): token (+ BERT's
+// position) + token-type embeddings and their LayerNorm, then per block Q/K/V with biases (jina-bert-v2: LayerNorms of
+// Q and K; nomic-bert: RoPE of Q and K), attention over every token of the sequence (no causal mask; jina-bert-v2:
+// ALiBi's distance bias), the output projection, residual add and LayerNorm (jina-bert-v2 may add a second), a GELU
+// FFN (or a gated one: GEGLU, SwiGLU), residual add and LayerNorm (post-LN); and a cross-encoder's classification
+// head (rank). Its attention reads the K/V of the step's own rows, never the KV
 // cache: the engine computes an encoder's sequence whole in one step (ModelConfig::encoder), which forward checks.
 // No LM head: a step asks it for hidden rows (pooling), never for logits. Owns its weight views and a reference to
 // the process's kernel table; no threads, no state.
@@ -40,6 +42,7 @@ class BertModel final : public Model {
   BertWeights weights_;
   const kernels::KernelTable& kernels_;
   std::vector<float> ones_;  // [hidden_dim]: GELU through gelu_mul's second factor
+  std::vector<float> alibi_slopes_;  // [num_heads] under ALiBi; empty otherwise
 };
 
 }  // namespace pagoda

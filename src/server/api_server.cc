@@ -87,8 +87,8 @@ bool is_api_route(std::string_view path) {
          path.starts_with("/v1/models/") || path == "/v1/embeddings" || path == "/v1/messages" ||
          path == "/v1/responses" || path == "/tokenize" || path == "/detokenize" ||
          path == "/v1/messages/count_tokens" || path == "/completion" || path == "/completions" || path == "/props" ||
-         path == "/slots" || path == "/infill" || path == "/apply-template" || is_rerank_route(path) ||
-         is_ollama_endpoint(path);
+         path == "/slots" || path == "/infill" || path == "/apply-template" || path == "/embedding" ||
+         path == "/embeddings" || is_rerank_route(path) || is_ollama_endpoint(path);
 }
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, RequestLog& log, IdGenerator& ids,
@@ -343,11 +343,11 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return run_on_worker(ex, [this, ex](int64_t received_us) { handle_apply_template(*ex, received_us); });
   if (path == "/v1/messages/count_tokens")
     return run_on_worker(ex, [this, ex](int64_t received_us) { handle_count_tokens(*ex, received_us); });
-  if (path == "/api/embed" || path == "/api/embeddings") {
-    const bool legacy = path == "/api/embeddings";
-    return run_on_worker(ex, [this, ex, legacy](int64_t received_us) mutable {
-      handle_embeddings(ex, received_us, true, legacy);
-    });
+  if (path == "/api/embed" || path == "/api/embeddings" || path == "/embedding" || path == "/embeddings") {
+    const EmbeddingParams::Api api = path == "/api/embed"        ? EmbeddingParams::Api::kOllama
+                                     : path == "/api/embeddings" ? EmbeddingParams::Api::kOllamaLegacy
+                                                                 : EmbeddingParams::Api::kLlama;
+    return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_embeddings(ex, received_us, api); });
   }
   if (path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/messages" ||
       path == "/v1/responses") {
@@ -358,7 +358,9 @@ void ApiServer::route(std::shared_ptr<HttpExchange>& ex) {
     return run_on_worker(ex, [this, ex, api](int64_t received_us) mutable { handle_completion(ex, api, received_us); });
   }
   if (path == "/v1/embeddings")
-    return run_on_worker(ex, [this, ex](int64_t received_us) mutable { handle_embeddings(ex, received_us); });
+    return run_on_worker(ex, [this, ex](int64_t received_us) mutable {
+      handle_embeddings(ex, received_us, EmbeddingParams::Api::kOpenAi);
+    });
   if (is_rerank_route(path))
     return run_on_worker(ex, [this, ex](int64_t received_us) mutable { handle_rerank(ex, received_us); });
   if (path == "/tokenize")
@@ -741,19 +743,21 @@ void ApiServer::launch_job(const std::shared_ptr<HttpExchange>& ex, int64_t rece
   });
 }
 
-void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, bool ollama,
-                                  bool legacy) {
+void ApiServer::handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, EmbeddingParams::Api api) {
   EmbeddingParams params;
-  if (ollama) {
+  if (api == EmbeddingParams::Api::kOllama || api == EmbeddingParams::Api::kOllamaLegacy) {
+    const bool legacy = api == EmbeddingParams::Api::kOllamaLegacy;
     std::string model;
     if (std::optional<ApiError> e = parse_ollama_embed(ex->request().body, legacy, &params, &model))
       return reply_error(*ex, *e);
     if (!ollama_model_matches(model, options_.model_name)) return reply_error(*ex, ollama_model_not_found(model));
-    params.api = legacy ? EmbeddingParams::Api::kOllamaLegacy : EmbeddingParams::Api::kOllama;
+    params.api = api;
     // Ollama's legacy endpoint returns the pooled vector as it is.
     params.normalize = !legacy;
     params.ollama_model = std::move(model);
-  } else if (std::optional<ApiError> e = parse_embedding_params(ex->request().body, &params)) {
+  } else if (std::optional<ApiError> e = api == EmbeddingParams::Api::kLlama
+                                             ? parse_llama_embedding_params(ex->request().body, &params)
+                                             : parse_embedding_params(ex->request().body, &params)) {
     return reply_error(*ex, *e);
   }
   if (params.model && *params.model != options_.model_name)

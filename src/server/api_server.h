@@ -25,6 +25,7 @@
 #include "engine/pooling.h"
 #include "grammar/grammar_compiler.h"
 #include "server/completion_job.h"
+#include "server/embeddings_protocol.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/matryoshka_dimensions.h"
@@ -165,9 +166,8 @@ class ApiServer {
   void launch_completion(const std::shared_ptr<HttpExchange>& ex, PreparedCompletion prepared,
                          std::shared_ptr<const grammar::CompiledGrammar> constraint);
   JobContext job_context();  // what every job borrows (--tool-call-parser's format, else the template's)
-  // /v1/embeddings, or Ollama's /api/embed (`ollama`) and /api/embeddings (`legacy`).
-  void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, bool ollama = false,
-                         bool legacy = false);
+  // /v1/embeddings, Ollama's /api/embed and /api/embeddings, or llama-server's /embedding: `api` says whose.
+  void handle_embeddings(std::shared_ptr<HttpExchange>& ex, int64_t received_us, EmbeddingParams::Api api);
   // /v1/rerank, /rerank, /v1/reranking, /reranking: a model without a classification head answers 400.
   void handle_rerank(std::shared_ptr<HttpExchange>& ex, int64_t received_us);
   // Ollama's GET /api/tags, /api/ps, /api/version and POST /api/show; false when `path` is none of them.

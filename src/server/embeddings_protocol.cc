@@ -109,6 +109,67 @@ std::optional<ApiError> parse_embedding_params(std::string_view body_text, Embed
   return std::nullopt;
 }
 
+std::optional<ApiError> parse_llama_embedding_params(std::string_view body_text, EmbeddingParams* out) {
+  nlohmann::json body;
+  if (auto e = parse_json_object(body_text, &body)) return e;
+  EmbeddingParams p;
+  p.api = EmbeddingParams::Api::kLlama;
+  for (const auto& [key, value] : body.items()) {
+    if (key == "input" || key == "content" || key == "model" || key == "encoding_format" || key == "embd_normalize")
+      continue;
+    return invalid_request(fmt::format("'{}' is not supported by this server's /embedding endpoint", key), key);
+  }
+  auto input = body.find("input");
+  const char* field = "input";
+  if (input == body.end() || input->is_null()) {
+    input = body.find("content");
+    field = "content";
+  }
+  if (input == body.end() || input->is_null())
+    return invalid_request("\"input\" or \"content\" must be provided", "input");
+  if (auto e = parse_embedding_inputs(*input, &p.inputs)) {
+    e->param = field;
+    return e;
+  }
+  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return invalid_request("'model' must be a string", "model");
+    p.model = it->get<std::string>();
+  }
+  if (auto it = body.find("encoding_format"); it != body.end() && !it->is_null() && *it != "float")
+    return invalid_request(fmt::format("'encoding_format' must be \"float\" on /embedding (its vectors are JSON "
+                                       "numbers; /v1/embeddings sends base64), got {}",
+                                       it->dump()),
+                           "encoding_format");
+  if (auto it = body.find("embd_normalize"); it != body.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < -1 || it->get<int64_t>() > 1000)
+      return invalid_request("'embd_normalize' must be an integer from -1 to 1000", "embd_normalize");
+    p.embd_normalize = int32_t(it->get<int64_t>());
+  }
+  *out = std::move(p);
+  return std::nullopt;
+}
+
+void llama_embd_normalize(std::vector<float>& v, int32_t embd_normalize) {
+  double sum = 0.0;
+  switch (embd_normalize) {
+    case -1: sum = 1.0; break;
+    case 0:  // the largest magnitude maps to 32760 (int16's range)
+      for (float x : v) sum = std::max(sum, double(std::fabs(x)));
+      sum /= 32760.0;
+      break;
+    case 2:
+      for (float x : v) sum += x * x;  // each square in float, as llama.cpp sums them
+      sum = std::sqrt(sum);
+      break;
+    default:  // the p-norm (1: taxicab)
+      for (float x : v) sum += std::pow(std::fabs(double(x)), double(embd_normalize));
+      sum = std::pow(sum, 1.0 / double(embd_normalize));
+      break;
+  }
+  const float norm = sum > 0.0 ? float(1.0 / sum) : 0.0f;
+  for (float& x : v) x *= norm;
+}
+
 void l2_normalize(std::vector<float>& v) {
   double sum_sq = 0.0;
   for (float x : v) sum_sq += double(x) * double(x);
@@ -149,6 +210,13 @@ std::string embeddings_response(const std::vector<std::vector<float>>& vectors, 
                     {"data", std::move(data)},
                     {"model", model},
                     {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}});
+}
+
+std::string llama_embedding_response(const std::vector<std::vector<float>>& vectors) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < vectors.size(); ++i)
+    out.push_back({{"index", i}, {"embedding", nlohmann::json::array({nlohmann::json(vectors[i])})}});
+  return json_text(out);
 }
 
 }  // namespace pagoda::server

@@ -494,6 +494,69 @@ const ModelShape kShapes[] = {
      .embedding_pooling = "rank",
      .gguf_architecture = "bert",
      .word_overlap_head = true},
+    // jina-bert-v2 (synth/random_bert_writer.h; ALiBi, GEGLU): jina-reranker-v1-tiny-en's shape, a test-sized
+    // embedder, and a test-sized reranker with Q/K LayerNorms, the second attention LayerNorm and 6 heads (ALiBi's
+    // slopes past the largest power of two).
+    {.name = "jina-reranker-v1-tiny-en",
+     .dim = 384,
+     .hidden_dim = 1536,
+     .num_layers = 4,
+     .num_heads = 12,
+     .num_kv_heads = 12,
+     .vocab_size = 61056,
+     .context_length = 8192,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "rank",
+     .gguf_architecture = "jina-bert-v2"},
+    {.name = "tiny-jina-bert",
+     .dim = 64,
+     .hidden_dim = 128,
+     .num_layers = 2,
+     .num_heads = 4,
+     .num_kv_heads = 4,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "mean",
+     .gguf_architecture = "jina-bert-v2"},
+    {.name = "tiny-jina-bert-reranker",
+     .dim = 96,
+     .hidden_dim = 128,
+     .num_layers = 2,
+     .num_heads = 6,
+     .num_kv_heads = 6,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "rank",
+     .gguf_architecture = "jina-bert-v2",
+     .encoder_qk_norms = true},
+    // nomic-bert (synth/random_bert_writer.h; RoPE, fused QKV, SwiGLU): nomic-embed-text-v1.5's shape and a
+    // test-sized one.
+    {.name = "nomic-embed-text-v1.5",
+     .dim = 768,
+     .hidden_dim = 3072,
+     .num_layers = 12,
+     .num_heads = 12,
+     .num_kv_heads = 12,
+     .vocab_size = 30528,
+     .context_length = 2048,
+     .rope_theta = 1000.0f,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "mean",
+     .gguf_architecture = "nomic-bert"},
+    {.name = "tiny-nomic-bert",
+     .dim = 64,
+     .hidden_dim = 128,
+     .num_layers = 2,
+     .num_heads = 4,
+     .num_kv_heads = 4,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 1000.0f,
+     .rms_eps = 1e-12f,
+     .embedding_pooling = "mean",
+     .gguf_architecture = "nomic-bert"},
     // gpt-oss's features at a test's size: 8 query heads over 1 KV head (a group of 8, as the real model's), a
     // 16-position window, YaRN over an original context of 32 (so most of a 64-token test runs past it).
     {.name = "tiny-gpt-oss",
@@ -735,13 +798,19 @@ const ModelShape kShapes[] = {
 }  // namespace
 
 int64_t ModelShape::num_params() const {
-  if (gguf_architecture == "bert") {
-    // Token, position and two token-type embeddings with their norm; per layer Q/K/V/output and the FFN with biases,
-    // two LayerNorms; a reranker's head (dense + one output).
+  if (is_encoder()) {
+    // Token (bert: and position) and two token-type embeddings with their norm; per layer Q/K/V/output (with biases
+    // but nomic-bert's), the FFN (bert: up and down with biases; jina-bert-v2: up twice as wide, the gate's half,
+    // with biases; nomic-bert: gate, up, down), two LayerNorms (jina-bert-v2 with Q/K norms: five); a reranker's head
+    // (bert: dense + one output; jina-bert-v2: one output).
     const int64_t d = dim, h = hidden_dim;
-    const int64_t per_layer = 4 * (d * d + d) + 2 * d * h + h + d + 4 * d;
-    const int64_t head = embedding_pooling == "rank" ? d * d + d + d + 1 : 0;
-    return (int64_t(vocab_size) + context_length + 2) * d + 2 * d + per_layer * num_layers + head;
+    const bool bert = gguf_architecture == "bert", jina = gguf_architecture == "jina-bert-v2";
+    const int64_t attention = 4 * d * d + (gguf_architecture == "nomic-bert" ? 0 : 4 * d);
+    const int64_t ffn = bert ? 2 * d * h + h + d : jina ? 3 * d * h + 2 * h + d : 3 * d * h;
+    const int64_t norms = (jina && encoder_qk_norms ? 10 : 4) * d;
+    const int64_t head = embedding_pooling != "rank" ? 0 : bert ? d * d + d + d + 1 : d + 1;
+    const int64_t positions = bert ? context_length : 0;
+    return (int64_t(vocab_size) + positions + 2) * d + 2 * d + (attention + ffn + norms) * num_layers + head;
   }
   const int64_t kv_dim = int64_t(head_size()) * num_kv_heads, q_dim = int64_t(head_size()) * num_heads;
   const int64_t shared = shared_expert_hidden_dim > 0 ? 3 * int64_t(dim) * shared_expert_hidden_dim + dim : 0;

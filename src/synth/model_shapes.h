@@ -48,8 +48,8 @@ struct ModelShape {
   std::string embedding_pooling{};
   // config.json's matryoshka_dimensions (vLLM's declaration of truncatable embeddings); empty: not written.
   std::vector<int32_t> matryoshka_dimensions{};
-  // For "bert" (below), the GGUF's pooling_type: "mean", "cls", or "rank" (a reranker: the classification head).
-  // A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h; "bert":
+  // For an encoder (is_encoder), the GGUF's pooling_type: "mean", "cls", or "rank" (a reranker: the classification
+  // head). A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h; "bert":
   // synth/random_bert_writer.h), with
   // its sliding window (alternate layers) and YaRN scaling (factor over an original context; 0: none). Empty: the
   // HF folder or the llama writer.
@@ -57,6 +57,8 @@ struct ModelShape {
   int32_t sliding_window = 0;
   float yarn_factor = 0.0f;
   int32_t yarn_original_context = 0;
+  // jina-bert-v2: each block's LayerNorms of Q and K and its second LayerNorm after attention (attn_norm_2).
+  bool encoder_qk_norms = false;
   // bert with rank pooling: constructed weights in place of random ones, whose head scores a query word seen again
   // in the document (synth/random_bert_writer.h), so that a relevant document ranks first. f32 only.
   bool word_overlap_head = false;
@@ -70,6 +72,10 @@ struct ModelShape {
   int32_t rope_dim = 0;  // 0: the whole head
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
+  // The encoder families written by synth/random_bert_writer.h: bert, jina-bert-v2, nomic-bert.
+  bool is_encoder() const {
+    return gguf_architecture == "bert" || gguf_architecture == "jina-bert-v2" || gguf_architecture == "nomic-bert";
+  }
   int64_t num_params() const;         // weights of all matrices and norms
   int64_t num_active_params() const;  // those one token reads (its chosen experts only)
 };

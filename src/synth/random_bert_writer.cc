@@ -1,4 +1,4 @@
-// Random-weight bert GGUFs.
+// Random-weight encoder GGUFs (bert, jina-bert-v2, nomic-bert).
 #include "synth/random_bert_writer.h"
 
 #include <fmt/format.h>
@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "format/gguf_names.h"
 #include "format/gguf_writer.h"
+#include "model/bert_weights.h"
 #include "model/hf_gguf.h"
 #include "model/model_config.h"
 
@@ -128,7 +129,9 @@ bool fill_overlap_reranker(const std::string& name, const std::vector<int64_t>& 
 
 Status write_random_bert_model(const RandomModelOptions& o) {
   const ModelShape& s = o.shape;
-  if (s.gguf_architecture != "bert") return make_error(fmt::format("shape {} is not a bert shape", s.name));
+  if (!s.is_encoder()) return make_error(fmt::format("shape {} is not an encoder shape", s.name));
+  const bool bert = s.gguf_architecture == "bert", jina = s.gguf_architecture == "jina-bert-v2",
+             nomic = s.gguf_architecture == "nomic-bert";
   if (!random_model_supports(o.weight_type))
     return make_error(fmt::format("gen-model cannot write {} weights (supported: f32, f16, q8_0, q4_0)",
                                   format::ggml_type_name(o.weight_type)));
@@ -141,7 +144,8 @@ Status write_random_bert_model(const RandomModelOptions& o) {
       s.vocab_size < 200)
     return make_error(fmt::format("shape {} is inconsistent", s.name));
   ModelConfig c;
-  c.architecture = "bert";
+  c.architecture = s.gguf_architecture;
+  c.rope_theta = s.rope_theta;
   c.dim = s.dim;
   c.hidden_dim = s.hidden_dim;
   c.num_layers = s.num_layers;
@@ -157,11 +161,12 @@ Status write_random_bert_model(const RandomModelOptions& o) {
           c, s.word_overlap_head ? fmt::format("{} (constructed weights)", s.name)
                                  : fmt::format("{} (random weights, seed {})", s.name, o.seed),
           o.weight_type);
-  w.set(format::gguf_key::arch_key("bert", format::gguf_key::kPoolingType), GgufValue::u32(pooling));
+  w.set(format::gguf_key::arch_key(c.architecture, format::gguf_key::kPoolingType), GgufValue::u32(pooling));
   const std::vector<int32_t> token_types = add_wordpiece_vocabulary(w, s.vocab_size);
-  if (s.word_overlap_head && (pooling != 4 || o.weight_type != GgmlType::kF32 || s.dim < 8 || (s.dim & (s.dim - 1)) != 0))
-    return make_error(fmt::format("shape {}: the word-overlap reranker is rank pooling, f32, a power-of-two width",
-                                  s.name));
+  if (s.word_overlap_head &&
+      (!bert || pooling != 4 || o.weight_type != GgmlType::kF32 || s.dim < 8 || (s.dim & (s.dim - 1)) != 0))
+    return make_error(
+        fmt::format("shape {}: the word-overlap reranker is bert, rank pooling, f32, a power-of-two width", s.name));
 
   using format::gguf_tensor::block_tensor;
   namespace t = format::gguf_tensor;
@@ -169,26 +174,49 @@ Status write_random_bert_model(const RandomModelOptions& o) {
   std::vector<BertSpec> specs;
   specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, BertValues::kMatrix});
   specs.push_back({t::kTokenTypes, {dim, c.num_token_types}, BertValues::kTable});
-  specs.push_back({t::kPositionEmbedding, {dim, c.context_length}, BertValues::kTable});
+  if (bert) specs.push_back({t::kPositionEmbedding, {dim, c.context_length}, BertValues::kTable});
   specs.push_back({fmt::format("{}.weight", t::kTokenEmbeddingNormStem), {dim}, BertValues::kNorm});
   specs.push_back({fmt::format("{}.bias", t::kTokenEmbeddingNormStem), {dim}, BertValues::kBias});
+  auto layer_norm = [&](int32_t l, const char* stem) {
+    specs.push_back({block_tensor(l, stem), {dim}, BertValues::kNorm});
+    specs.push_back({block_tensor(l, stem, "bias"), {dim}, BertValues::kBias});
+  };
   for (int32_t l = 0; l < c.num_layers; ++l) {
-    for (const char* proj : {t::kAttnQ, t::kAttnK, t::kAttnV}) {
-      specs.push_back({block_tensor(l, proj), {dim, dim}, BertValues::kMatrix});
-      specs.push_back({block_tensor(l, proj, "bias"), {dim}, BertValues::kBias});
+    if (nomic) {
+      specs.push_back({block_tensor(l, t::kAttnQkv), {dim, 3 * dim}, BertValues::kMatrix});
+    } else {
+      for (const char* proj : {t::kAttnQ, t::kAttnK, t::kAttnV}) {
+        specs.push_back({block_tensor(l, proj), {dim, dim}, BertValues::kMatrix});
+        specs.push_back({block_tensor(l, proj, "bias"), {dim}, BertValues::kBias});
+      }
+    }
+    if (jina && s.encoder_qk_norms) {
+      layer_norm(l, t::kAttnQNorm);
+      layer_norm(l, t::kAttnKNorm);
     }
     specs.push_back({block_tensor(l, t::kAttnOutput), {dim, dim}, BertValues::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnOutput, "bias"), {dim}, BertValues::kBias});
-    specs.push_back({block_tensor(l, t::kAttnOutputNorm), {dim}, BertValues::kNorm});
-    specs.push_back({block_tensor(l, t::kAttnOutputNorm, "bias"), {dim}, BertValues::kBias});
-    specs.push_back({block_tensor(l, t::kFfnUp), {dim, hidden}, BertValues::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnUp, "bias"), {hidden}, BertValues::kBias});
-    specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, BertValues::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnDown, "bias"), {dim}, BertValues::kBias});
-    specs.push_back({block_tensor(l, t::kLayerOutputNorm), {dim}, BertValues::kNorm});
-    specs.push_back({block_tensor(l, t::kLayerOutputNorm, "bias"), {dim}, BertValues::kBias});
+    if (!nomic) specs.push_back({block_tensor(l, t::kAttnOutput, "bias"), {dim}, BertValues::kBias});
+    layer_norm(l, t::kAttnOutputNorm);
+    if (jina && s.encoder_qk_norms) layer_norm(l, kBertAttnNorm2Stem);
+    if (nomic) {
+      specs.push_back({block_tensor(l, t::kFfnGate), {dim, hidden}, BertValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUp), {dim, hidden}, BertValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, BertValues::kMatrix});
+    } else {
+      // jina-bert-v2's ffn_up holds the gate's rows first, then the up rows (its converter's gated_layers).
+      const int64_t up_rows = jina ? 2 * hidden : hidden;
+      specs.push_back({block_tensor(l, t::kFfnUp), {dim, up_rows}, BertValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUp, "bias"), {up_rows}, BertValues::kBias});
+      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, BertValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDown, "bias"), {dim}, BertValues::kBias});
+    }
+    layer_norm(l, t::kLayerOutputNorm);
   }
-  if (pooling == 4) {
+  if (pooling == 4 && jina) {
+    // jina-reranker-v1's head: one row, its output the score (llama.cpp: tanh of it).
+    specs.push_back({fmt::format("{}.weight", t::kClassifierStem), {dim, 1}, BertValues::kMatrix});
+    specs.push_back({fmt::format("{}.bias", t::kClassifierStem), {1}, BertValues::kBias});
+  } else if (pooling == 4) {
     specs.push_back({fmt::format("{}.weight", t::kClassifierStem), {dim, dim}, BertValues::kMatrix});
     specs.push_back({fmt::format("{}.bias", t::kClassifierStem), {dim}, BertValues::kBias});
     specs.push_back({fmt::format("{}.weight", t::kClassifierOutputStem), {dim, 1}, BertValues::kMatrix});

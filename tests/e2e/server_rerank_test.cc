@@ -7,7 +7,10 @@
 // mean-pooled vectors; otherwise that part is skipped, visibly. Random weights carry no notion of relevance, so there
 // the order of the documents is compared with llama-server's; gen-model's constructed tiny-bert-overlap-reranker
 // (its head scores a query word seen again in the document) ranks a relevant document above unrelated ones, through
-// pagoda and through llama-server alike.
+// pagoda and through llama-server alike. The jina-bert-v2 and nomic-bert families' tiny shapes (a jina reranker, two
+// embedders) give llama-server's scores and vectors too, and so do tiny-bert's Q8_0 and Q4_0 files, quantized by
+// llama-quantize and by `pagoda quantize`. A decoder GGUF marked for rank pooling (a Qwen3-Reranker) is refused
+// by name.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -21,6 +24,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
 #include "run_binary.h"
 #include "server_process.h"
 
@@ -260,6 +265,122 @@ TEST(ServerRerankTest, ScoresAndEmbeddingsEqualLlamaServers) {
     for (size_t k = 0; k < a.size(); ++k) max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
     EXPECT_LT(max_diff, 1e-3) << "input " << i;
   }
+}
+
+// jina-bert-v2 (ALiBi, GEGLU, Q/K LayerNorms; a one-row head as jina-reranker-v1's) and nomic-bert (RoPE, fused QKV,
+// SwiGLU): rerank scores and mean-pooled embeddings equal llama-server's on the same files.
+TEST(ServerRerankTest, JinaBertAndNomicBertEqualLlamaServers) {
+  const TempDir tmp;
+  {
+    const std::string reranker = gen_model(tmp, "tiny-jina-bert-reranker");
+    PeerServer peer({"-m", reranker, "--reranking", "-c", "1024", "-ub", "1024", "-b", "1024"},
+                    tmp.path() + "/peer.log");
+    if (!peer.present()) GTEST_SKIP() << "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+    ServerProcess server({"-m", reranker});
+    ASSERT_TRUE(server.started()) << server.log();
+    for (const json& body : {json{{"query", kQuery}, {"documents", kDocuments}}, kRelevance}) {
+      const json want = post(peer.port(), "/v1/rerank", body);
+      const json got = post(server.port(), "/v1/rerank", body);
+      ASSERT_EQ(got["results"].size(), want["results"].size()) << read_file(tmp.path() + "/peer.log");
+      EXPECT_EQ(got["usage"]["prompt_tokens"], want["usage"]["prompt_tokens"]);
+      std::map<int, double> want_by_index;
+      for (const json& r : want["results"]) want_by_index[r["index"].get<int>()] = r["relevance_score"].get<double>();
+      for (const json& r : got["results"])
+        EXPECT_NEAR(r["relevance_score"].get<double>(), want_by_index.at(r["index"].get<int>()), 1e-3) << r.dump();
+    }
+  }
+  for (const char* shape : {"tiny-jina-bert", "tiny-nomic-bert"}) {
+    const std::string embedder = gen_model(tmp, shape);
+    const std::string log = tmp.path() + "/" + shape + ".log";
+    PeerServer peer({"-m", embedder, "--embeddings", "-c", "1024", "-ub", "1024", "-b", "1024"}, log);
+    ServerProcess server({"-m", embedder});
+    ASSERT_TRUE(server.started()) << server.log();
+    const json body = {{"input", kDocuments}, {"encoding_format", "float"}};
+    const json want = post(peer.port(), "/v1/embeddings", body);
+    const json got = post(server.port(), "/v1/embeddings", body);
+    ASSERT_EQ(got["data"].size(), want["data"].size()) << read_file(log);
+    for (size_t i = 0; i < want["data"].size(); ++i) {
+      const json& a = got["data"][i]["embedding"];
+      const json& b = want["data"][i]["embedding"];
+      ASSERT_EQ(a.size(), b.size()) << shape;
+      double max_diff = 0.0;
+      for (size_t k = 0; k < a.size(); ++k)
+        max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
+      EXPECT_LT(max_diff, 1e-3) << shape << " input " << i;
+    }
+  }
+}
+
+// Quantized BERT: tiny-bert's Q8_0 and Q4_0 made by llama.cpp's llama-quantize and by `pagoda quantize` (the same
+// bytes) load and embed as llama-server does on the same file, and close to the f32 model's vectors.
+TEST(ServerRerankTest, QuantizedBertFilesLoadAndEqualLlamaServers) {
+  const TempDir tmp;
+  const std::string f32 = gen_model(tmp, "tiny-bert");
+  const char* env = std::getenv("PAGODA_LLAMA_CPP_DIR");
+  const char* home = std::getenv("HOME");
+  const fs::path quantizer =
+      (env != nullptr && *env != '\0' ? fs::path(env)
+                                      : fs::path(home != nullptr ? home : "") / ".cache/pagoda-peer/llama.cpp") /
+      "build/bin/llama-quantize";
+  if (!fs::exists(quantizer)) GTEST_SKIP() << "llama.cpp's llama-quantize is not built (set PAGODA_LLAMA_CPP_DIR)";
+  const json body = {{"input", kDocuments}, {"encoding_format", "float"}};
+  json reference;
+  {
+    ServerProcess server({"-m", f32});
+    ASSERT_TRUE(server.started()) << server.log();
+    reference = post(server.port(), "/v1/embeddings", body);
+  }
+  for (const char* type : {"Q8_0", "Q4_0"}) {
+    const std::string by_llama = tmp.path() + "/llama-" + type + ".gguf",
+                      by_pagoda = tmp.path() + "/pagoda-" + type + ".gguf";
+    const std::string out = run_command(quantizer.string() + " '" + f32 + "' '" + by_llama + "' " + type + " 1 2>&1");
+    ASSERT_TRUE(fs::exists(by_llama)) << out;
+    const ProcessResult q = run_pagoda({"quantize", f32, by_pagoda, "--type", type});
+    ASSERT_EQ(q.exit_code, 0) << q.err;
+    EXPECT_TRUE(read_file(by_llama) == read_file(by_pagoda)) << type << ": pagoda quantize differs from llama-quantize";
+    for (const std::string& file : {by_llama, by_pagoda}) {
+      PeerServer peer({"-m", file, "--embeddings", "-c", "512", "-ub", "512", "-b", "512"}, tmp.path() + "/q.log");
+      ServerProcess server({"-m", file});
+      ASSERT_TRUE(server.started()) << server.log();
+      const json want = post(peer.port(), "/v1/embeddings", body);
+      const json got = post(server.port(), "/v1/embeddings", body);
+      ASSERT_EQ(got["data"].size(), want["data"].size()) << read_file(tmp.path() + "/q.log");
+      for (size_t i = 0; i < want["data"].size(); ++i) {
+        const json& a = got["data"][i]["embedding"];
+        const json& b = want["data"][i]["embedding"];
+        const json& r = reference["data"][i]["embedding"];
+        ASSERT_EQ(a.size(), b.size());
+        double max_diff = 0.0, cosine = 0.0;
+        for (size_t k = 0; k < a.size(); ++k) {
+          max_diff = std::max(max_diff, std::fabs(a[k].get<double>() - b[k].get<double>()));
+          cosine += a[k].get<double>() * r[k].get<double>();  // both of norm 1
+        }
+        EXPECT_LT(max_diff, 1e-3) << file << " input " << i;
+        EXPECT_GT(cosine, std::string(type) == "Q8_0" ? 0.999 : 0.98) << file << " input " << i;
+      }
+    }
+  }
+}
+
+// A decoder GGUF that says rank pooling (as llama.cpp's converter marks a Qwen3-Reranker) is refused by name when
+// serve starts, rather than served with a pooling it does not have.
+TEST(ServerRerankTest, ADecoderRerankerIsRefusedByName) {
+  const TempDir tmp;
+  const std::string plain = gen_model(tmp, "tiny-qwen3"), marked = tmp.path() + "/qwen3-rank.gguf";
+  {
+    auto f = format::GgufFile::open(plain);
+    ASSERT_TRUE(f.ok()) << f.error();
+    format::GgufWriter w;
+    for (const auto& [key, value] : f->metadata()) w.set(key, value);
+    w.set("qwen3.pooling_type", format::GgufValue::u32(4));
+    for (const format::GgufTensorInfo& t : f->tensors()) w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+    ASSERT_TRUE(w.write(marked).ok());
+  }
+  ServerProcess server({"-m", marked});
+  EXPECT_FALSE(server.started());
+  EXPECT_NE(server.wait_exit(std::chrono::seconds(30)), 0);
+  EXPECT_THAT(server.log(), HasSubstr("qwen3.pooling_type = 4 (rank) on a qwen3 decoder"));
+  EXPECT_THAT(server.log(), HasSubstr("Qwen3-Reranker"));
 }
 
 }  // namespace

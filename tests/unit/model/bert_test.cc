@@ -1,9 +1,11 @@
-// The bert family (model/arch_bert.cc, model/bert_model.h) on gen-model's tiny BERT GGUFs
-// (synth/random_bert_writer.h):
+// The encoder families (model/arch_bert.cc, arch_jina_bert_v2.cc, arch_nomic_bert.cc, model/bert_model.h) on
+// gen-model's tiny GGUFs (synth/random_bert_writer.h):
 // - the keys become an encoder's config (LayerNorm epsilon, token types), and a reranker's head is found;
 // - the forward pass equals a plain reference written here from the file's tensors (embeddings + LayerNorm, biased
 //   Q/K/V, softmax attention over the whole sequence, post-LayerNorms, tanh-GELU FFN; the head's dense + tanh +
-//   output), so the kernels' split and the model's bookkeeping change nothing;
+//   output), so the kernels' split and the model's bookkeeping change nothing; likewise jina-bert-v2's (ALiBi, Q/K
+//   LayerNorms, GEGLU, a one-row head) and nomic-bert's (RoPE, fused QKV, SwiGLU), and a nomic-bert FFN without its
+//   gate is refused by name;
 // - attention is not causal: changing the last token changes the first token's state; and two sequences in one
 //   step see only themselves;
 // - a step that would chunk a sequence (context past the step's rows) stops the process (an engine bug), never
@@ -20,6 +22,7 @@
 #include "kv/kv_storage.h"
 #include "model/bert_model.h"
 #include "model/registry.h"
+#include "model/tensor_set.h"
 #include "support/temp_dir_test.h"
 #include "synth/model_shapes.h"
 #include "synth/random_bert_writer.h"
@@ -86,29 +89,34 @@ class BertTest : public testing_support::TempDirTest {
     return result;
   }
 
-  // The plain reference, from the f32 file's tensors.
+  // The plain reference, from the f32 file's tensors, for each family's differences (optional tensors read where the
+  // file has them).
   struct Reference {
     const format::GgufFile& f;
     int64_t dim, hidden, heads;
     float eps;
+    std::string arch = "bert";
+    double rope_theta = 10000.0;
 
+    bool has(const std::string& name) const { return f.find_tensor(name) != nullptr; }
     Vec tensor(const std::string& name) const {
       const format::GgufTensorInfo* t = f.find_tensor(name);
       EXPECT_NE(t, nullptr) << name;
+      if (t == nullptr) return {};
       int64_t n = 1;
       for (int64_t d : t->dims) n *= d;
       const float* p = static_cast<const float*>(t->data);
       return Vec(p, p + n);
     }
-    // y[o] = sum_i W[o][i] x[i] + b[o] for a GGUF matrix [in, out].
+    // y[o] = sum_i W[o][i] x[i] (+ b[o] where the file has b) for a GGUF matrix [in, out].
     Vec linear(const std::string& w, const std::string& b, const Vec& x) const {
-      const Vec W = tensor(w), B = tensor(b);
-      const int64_t in = int64_t(x.size()), out = int64_t(B.size());
+      const Vec W = tensor(w), B = has(b) ? tensor(b) : Vec();
+      const int64_t in = int64_t(x.size()), out = int64_t(W.size()) / in;
       Vec y(static_cast<size_t>(out));
       for (int64_t o = 0; o < out; ++o) {
         double s = 0.0;
         for (int64_t i = 0; i < in; ++i) s += double(W[size_t(o * in + i)]) * x[size_t(i)];
-        y[size_t(o)] = float(s) + B[size_t(o)];
+        y[size_t(o)] = float(s) + (B.empty() ? 0.0f : B[size_t(o)]);
       }
       return y;
     }
@@ -122,24 +130,61 @@ class BertTest : public testing_support::TempDirTest {
       for (size_t i = 0; i < x.size(); ++i) x[i] = float((x[i] - mean) / std::sqrt(var + eps)) * w[i] + b[i];
       return x;
     }
+    static float gelu(float u) { return 0.5f * u * (1.0f + std::tanh(0.7978845608f * (u + 0.044715f * u * u * u))); }
+    // NeoX RoPE of every head of a row at position p.
+    void rope(Vec& x, int64_t p) const {
+      const int64_t hd = dim / heads, half = hd / 2;
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < half; ++i) {
+          const double angle = double(p) * std::pow(rope_theta, -2.0 * double(i) / double(hd));
+          float& a = x[size_t(h * hd + i)];
+          float& b = x[size_t(h * hd + i + half)];
+          const double ra = a * std::cos(angle) - b * std::sin(angle), rb = a * std::sin(angle) + b * std::cos(angle);
+          a = float(ra);
+          b = float(rb);
+        }
+    }
+    // ALiBi's slope of head h (the ALiBi paper's geometric sequence over the largest power of two of the heads, then
+    // the odd powers of the next one's for the rest), maximum bias 8.
+    double alibi_slope(int64_t h) const {
+      int64_t n = 1;
+      while (n * 2 <= heads) n *= 2;
+      if (h < n) return std::pow(2.0, -8.0 * double(h + 1) / double(n));
+      return std::pow(2.0, -4.0 * double(2 * (h - n) + 1) / double(n));
+    }
     std::vector<Vec> forward(const std::vector<TokenId>& tokens, int32_t num_layers) const {
-      const Vec embd = tensor("token_embd.weight"), pos = tensor("position_embd.weight"),
-                types = tensor("token_types.weight");
+      const Vec embd = tensor("token_embd.weight"), types = tensor("token_types.weight");
+      const Vec pos = has("position_embd.weight") ? tensor("position_embd.weight") : Vec();
       std::vector<Vec> x;
       for (size_t t = 0; t < tokens.size(); ++t) {
         Vec row(static_cast<size_t>(dim));
         for (int64_t i = 0; i < dim; ++i)
-          row[size_t(i)] = embd[size_t(tokens[t] * dim + i)] + pos[size_t(int64_t(t) * dim + i)] + types[size_t(i)];
+          row[size_t(i)] = embd[size_t(tokens[t] * dim + i)] +
+                           (pos.empty() ? 0.0f : pos[size_t(int64_t(t) * dim + i)]) + types[size_t(i)];
         x.push_back(layer_norm(row, "token_embd_norm"));
       }
       const int64_t hd = dim / heads, n = int64_t(x.size());
       for (int32_t l = 0; l < num_layers; ++l) {
         const std::string b = "blk." + std::to_string(l) + ".";
         std::vector<Vec> q, k, v;
-        for (const Vec& row : x) {
-          q.push_back(linear(b + "attn_q.weight", b + "attn_q.bias", row));
-          k.push_back(linear(b + "attn_k.weight", b + "attn_k.bias", row));
-          v.push_back(linear(b + "attn_v.weight", b + "attn_v.bias", row));
+        for (int64_t t = 0; t < n; ++t) {
+          const Vec& row = x[size_t(t)];
+          if (has(b + "attn_qkv.weight")) {
+            const Vec qkv = linear(b + "attn_qkv.weight", b + "attn_qkv.bias", row);
+            q.emplace_back(qkv.begin(), qkv.begin() + dim);
+            k.emplace_back(qkv.begin() + dim, qkv.begin() + 2 * dim);
+            v.emplace_back(qkv.begin() + 2 * dim, qkv.end());
+          } else {
+            q.push_back(linear(b + "attn_q.weight", b + "attn_q.bias", row));
+            k.push_back(linear(b + "attn_k.weight", b + "attn_k.bias", row));
+            v.push_back(linear(b + "attn_v.weight", b + "attn_v.bias", row));
+          }
+          if (has(b + "attn_q_norm.weight")) q.back() = layer_norm(q.back(), b + "attn_q_norm");
+          if (has(b + "attn_k_norm.weight")) k.back() = layer_norm(k.back(), b + "attn_k_norm");
+          if (arch == "nomic-bert") {
+            rope(q.back(), t);
+            rope(k.back(), t);
+          }
         }
         for (int64_t t = 0; t < n; ++t) {
           Vec att(size_t(dim), 0.0f);
@@ -149,7 +194,9 @@ class BertTest : public testing_support::TempDirTest {
             for (int64_t j = 0; j < n; ++j) {
               double s = 0.0;
               for (int64_t i = 0; i < hd; ++i) s += double(q[t][size_t(h * hd + i)]) * k[j][size_t(h * hd + i)];
-              p[size_t(j)] = float(s / std::sqrt(double(hd)));
+              s /= std::sqrt(double(hd));
+              if (arch == "jina-bert-v2") s -= alibi_slope(h) * double(std::abs(t - j));
+              p[size_t(j)] = float(s);
               mx = std::max(mx, double(p[size_t(j)]));
             }
             for (float& e : p) sum += (e = float(std::exp(e - mx)));
@@ -159,18 +206,35 @@ class BertTest : public testing_support::TempDirTest {
           Vec o = linear(b + "attn_output.weight", b + "attn_output.bias", att);
           for (int64_t i = 0; i < dim; ++i) o[size_t(i)] += x[t][size_t(i)];
           Vec mid = layer_norm(o, b + "attn_output_norm");
-          Vec up = linear(b + "ffn_up.weight", b + "ffn_up.bias", mid);
-          for (float& u : up) u = 0.5f * u * (1.0f + std::tanh(0.7978845608f * (u + 0.044715f * u * u * u)));
-          Vec down = linear(b + "ffn_down.weight", b + "ffn_down.bias", up);
+          if (has(b + "attn_norm_2.weight")) {
+            for (int64_t i = 0; i < dim; ++i) mid[size_t(i)] += x[t][size_t(i)];
+            mid = layer_norm(mid, b + "attn_norm_2");
+          }
+          Vec act;
+          if (has(b + "ffn_gate.weight")) {  // nomic-bert: SwiGLU
+            act = linear(b + "ffn_gate.weight", b + "ffn_gate.bias", mid);
+            const Vec up = linear(b + "ffn_up.weight", b + "ffn_up.bias", mid);
+            for (size_t i = 0; i < act.size(); ++i) act[i] = act[i] / (1.0f + std::exp(-act[i])) * up[i];
+          } else if (arch == "jina-bert-v2") {  // GEGLU: the gate is ffn_up's first half
+            const Vec both = linear(b + "ffn_up.weight", b + "ffn_up.bias", mid);
+            act.assign(both.begin(), both.begin() + hidden);
+            for (int64_t i = 0; i < hidden; ++i) act[size_t(i)] = gelu(act[size_t(i)]) * both[size_t(hidden + i)];
+          } else {
+            act = linear(b + "ffn_up.weight", b + "ffn_up.bias", mid);
+            for (float& u : act) u = gelu(u);
+          }
+          Vec down = linear(b + "ffn_down.weight", b + "ffn_down.bias", act);
           for (int64_t i = 0; i < dim; ++i) down[size_t(i)] += mid[size_t(i)];
           x[t] = layer_norm(down, b + "layer_output_norm");
         }
       }
       return x;
     }
+    // The head: tanh of cls, then cls.output where the file has it (jina-reranker-v1: cls's one row alone).
     float score(const Vec& cls_row) const {
       Vec h = linear("cls.weight", "cls.bias", cls_row);
       for (float& e : h) e = std::tanh(e);
+      if (!has("cls.output.weight")) return h[0];
       return linear("cls.output.weight", "cls.output.bias", h)[0];
     }
   };
@@ -217,6 +281,55 @@ TEST_F(BertTest, ForwardAndHeadEqualAPlainReference) {
   float score = 0.0f;
   m->rank(got[0], std::span<float>(&score, 1));
   EXPECT_NEAR(score, ref.score(want[0]), 1e-4f);
+}
+
+// jina-bert-v2 (ALiBi over 6 heads, Q/K LayerNorms, the second attention LayerNorm, GEGLU, a one-row head) and
+// nomic-bert (NeoX RoPE, fused QKV, SwiGLU without biases) against the same reference.
+TEST_F(BertTest, JinaAndNomicForwardsEqualAPlainReference) {
+  {
+    auto f = write("tiny-jina-bert-reranker");
+    auto c = model_config_from_gguf(*f);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_TRUE(c->encoder);
+    EXPECT_EQ(c->architecture, "jina-bert-v2");
+    auto m = model(*f);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->num_rank_outputs(), 1);
+    const std::vector<TokenId> tokens = {2, 60, 71, 90, 3, 95, 66, 77, 120, 3};
+    const Reference ref{*f, 96, 128, 6, 1e-12f, "jina-bert-v2"};
+    const std::vector<Vec> want = ref.forward(tokens, 2);
+    const std::vector<Vec> got = run(*m, {tokens})[0];
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t t = 0; t < got.size(); ++t) EXPECT_LT(max_diff(got[t], want[t]), 2e-4f) << "token " << t;
+    float score = 0.0f;
+    m->rank(got[0], std::span<float>(&score, 1));
+    EXPECT_NEAR(score, ref.score(want[0]), 1e-4f);
+  }
+  for (const char* shape : {"tiny-jina-bert", "tiny-nomic-bert"}) {
+    auto f = write(shape);
+    auto m = model(*f);
+    ASSERT_NE(m, nullptr) << shape;
+    EXPECT_EQ(m->num_rank_outputs(), 0);
+    const std::string arch = std::string(shape) == "tiny-jina-bert" ? "jina-bert-v2" : "nomic-bert";
+    const std::vector<TokenId> tokens = {2, 60, 71, 90, 3, 95, 66, 77, 120, 3, 61, 70};
+    const Reference ref{*f, 64, 128, 4, 1e-12f, arch, 1000.0};
+    const std::vector<Vec> want = ref.forward(tokens, 2);
+    const std::vector<Vec> got = run(*m, {tokens})[0];
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t t = 0; t < got.size(); ++t) EXPECT_LT(max_diff(got[t], want[t]), 2e-4f) << shape << " token " << t;
+  }
+}
+
+// A nomic-bert file without its FFN gate is refused by name.
+TEST_F(BertTest, NomicBertWithoutAGateIsRefused) {
+  auto f = write("tiny-nomic-bert");
+  TensorSet tensors = tensor_set_from_gguf(*f);
+  auto c = model_config_from_gguf(*f);
+  ASSERT_TRUE(c.ok()) << c.error();
+  tensors.tensors.erase("blk.1.ffn_gate.weight");
+  auto m = create_model(*c, tensors, kernels::best_kernels(), ModelOptions{});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("blk.1.ffn_gate.weight"), std::string::npos) << m.error();
 }
 
 TEST_F(BertTest, AttentionIsNotCausalAndSequencesStayApart) {

@@ -1,6 +1,7 @@
 // The embeddings API's parsing (every input shape, each field's type and range, the error's param), L2
 // normalization, base64 of f32, the response's shape; and /v1/embeddings through the in-process server: the
-// vectors equal the engine's own pooling request's, normalized, in float and base64 alike.
+// vectors equal the engine's own pooling request's, normalized, in float and base64 alike. llama-server's
+// /embedding: "input" or "content", embd_normalize's norms, its array response, through the server too.
 #include "server/embeddings_protocol.h"
 
 #include <gmock/gmock.h>
@@ -108,6 +109,45 @@ TEST(EmbeddingsProtocolTest, ResponseShape) {
   EXPECT_EQ(b["data"][0]["embedding"], "AACAPwAAAEA=");
 }
 
+TEST(EmbeddingsProtocolTest, LlamaServersEmbeddingRequestNormsAndResponse) {
+  EmbeddingParams p;
+  ASSERT_FALSE(parse_llama_embedding_params(R"({"content": ["a", "b"], "embd_normalize": -1})", &p));
+  EXPECT_EQ(p.api, EmbeddingParams::Api::kLlama);
+  EXPECT_EQ(p.inputs.size(), 2u);
+  EXPECT_EQ(p.embd_normalize, -1);
+  ASSERT_FALSE(parse_llama_embedding_params(R"({"input": [1, 2, 3]})", &p));
+  EXPECT_EQ(p.inputs[0].tokens, (std::vector<TokenId>{1, 2, 3}));
+  EXPECT_EQ(p.embd_normalize, 2);
+  for (const char* bad :
+       {R"({})", R"({"input": "a", "embd_normalize": -2})", R"({"input": "a", "embd_normalize": 1.5})",
+        R"({"input": "a", "encoding_format": "base64"})", R"({"input": "a", "dimensions": 2})"}) {
+    std::optional<ApiError> e = parse_llama_embedding_params(bad, &p);
+    ASSERT_TRUE(e.has_value()) << bad;
+    EXPECT_EQ(e->http_status, 400);
+    EXPECT_TRUE(e->param.has_value()) << bad;
+  }
+  // llama.cpp's common_embd_normalize: none, max-abs to 32760, taxicab, Euclidean, the 3-norm.
+  const std::vector<float> v = {3.0f, -4.0f};
+  auto normed = [&](int32_t n) {
+    std::vector<float> w = v;
+    llama_embd_normalize(w, n);
+    return w;
+  };
+  EXPECT_EQ(normed(-1), v);
+  EXPECT_FLOAT_EQ(normed(0)[1], -32760.0f);
+  EXPECT_FLOAT_EQ(normed(1)[0], 3.0f / 7.0f);
+  EXPECT_FLOAT_EQ(normed(2)[0], 0.6f);
+  EXPECT_NEAR(normed(3)[1], -4.0 / std::cbrt(91.0), 1e-6);
+  std::vector<float> zero = {0.0f, 0.0f};
+  llama_embd_normalize(zero, 2);
+  EXPECT_EQ(zero, (std::vector<float>{0.0f, 0.0f}));
+  const json r = json::parse(llama_embedding_response({{0.5f, -0.25f}, {1.0f, 0.0f}}));
+  ASSERT_TRUE(r.is_array());
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[1]["index"], 1);
+  EXPECT_EQ(r[0]["embedding"], json::array({json::array({0.5, -0.25})}));
+}
+
 std::vector<float> decode_base64_f32(const std::string& s) {
   std::vector<uint8_t> bytes;
   uint32_t acc = 0;
@@ -169,6 +209,43 @@ TEST(EmbeddingsEndpointTest, VectorsAreTheEnginesPoolingNormalizedInFloatAndBase
   double raw_norm = 0.0;
   for (float x : rr["data"][0]["embedding"].get<std::vector<float>>()) raw_norm += double(x) * x;
   EXPECT_GT(std::fabs(raw_norm - 1.0), 1e-3);
+}
+
+// llama-server's /embedding and /embeddings: the same pooled vectors as /v1/embeddings, Euclidean-normed by default,
+// raw with embd_normalize -1, as [{"index", "embedding": [[...]]}].
+TEST(EmbeddingsEndpointTest, LlamaServersEmbeddingRouteGivesTheSameVectorsInItsShape) {
+  InProcessServer server;
+  ASSERT_TRUE(server.started());
+  const std::vector<std::string> texts = {"Once upon a time", "The cat sat"};
+  const json oai = json::parse(
+      raw_http::http_request(server.port(), "POST", "/v1/embeddings", json({{"input", texts}}).dump()).body);
+  const json raw = json::parse(raw_http::http_request(server.port(), "POST", "/v1/embeddings",
+                                                      json({{"input", texts}, {"normalize", false}}).dump())
+                                   .body);
+  for (const char* route : {"/embedding", "/embeddings"}) {
+    const raw_http::HttpReply r =
+        raw_http::http_request(server.port(), "POST", route, json({{"content", texts}}).dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = json::parse(r.body);
+    ASSERT_TRUE(j.is_array()) << r.body;
+    ASSERT_EQ(j.size(), texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      EXPECT_EQ(j[i]["index"], i);
+      ASSERT_EQ(j[i]["embedding"].size(), 1u);
+      const std::vector<float> got = j[i]["embedding"][0].get<std::vector<float>>();
+      const std::vector<float> want = oai["data"][i]["embedding"].get<std::vector<float>>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t d = 0; d < got.size(); ++d) EXPECT_NEAR(got[d], want[d], 1e-6) << route << " " << i << " " << d;
+    }
+  }
+  const json none = json::parse(raw_http::http_request(server.port(), "POST", "/embedding",
+                                                       json({{"input", texts[0]}, {"embd_normalize", -1}}).dump())
+                                    .body);
+  EXPECT_EQ(none[0]["embedding"][0].get<std::vector<float>>(), raw["data"][0]["embedding"].get<std::vector<float>>());
+  const raw_http::HttpReply bad =
+      raw_http::http_request(server.port(), "POST", "/embedding", json({{"input", "a"}, {"normalize", true}}).dump());
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("normalize"));
 }
 
 TEST(EmbeddingsEndpointTest, WhatItCannotDoIsA400NamingTheField) {

@@ -53,6 +53,13 @@ TEST(ModelShapes, PublishedSizesOfWellKnownModels) {
   const std::optional<ModelShape> bge = find_model_shape("bge-small-en-v1.5");
   ASSERT_TRUE(bge);
   EXPECT_NEAR(double(bge->num_params()) / 1e6, 33.2, 0.05);
+  // jina-reranker-v1-tiny-en (jina-bert-v2): its card's 33.0 M; nomic-embed-text-v1.5 (nomic-bert): its card's 137 M.
+  const std::optional<ModelShape> jina = find_model_shape("jina-reranker-v1-tiny-en");
+  ASSERT_TRUE(jina);
+  EXPECT_NEAR(double(jina->num_params()) / 1e6, 33.0, 0.15);
+  const std::optional<ModelShape> nomic = find_model_shape("nomic-embed-text-v1.5");
+  ASSERT_TRUE(nomic);
+  EXPECT_NEAR(double(nomic->num_params()) / 1e6, 137.0, 0.5);
 }
 
 }  // namespace
