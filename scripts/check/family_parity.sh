@@ -9,7 +9,8 @@
 #   (q8_0, q4_0; gpt-oss also MXFP4_MOE, by llama.cpp's quantizer), within 0.1%.
 # Prints one line per model and check; exits non-zero if any check fails. The table is recorded in
 # docs/results/family-parity.json and written into docs/BENCHMARKS.md (scripts/bench/results.py) unless RECORD=0.
-# Usage: scripts/check/family_parity.sh [SHAPE...]   (default: every tiny-* family shape)
+# Usage: scripts/check/family_parity.sh [SHAPE...]   (default: every tiny-* family shape; SHAPE:hf runs pagoda on
+#   gen-model's HF folder of the shape and llama.cpp on the GGUF `pagoda convert` makes of it, f32 only)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (the text to score; default tests/data/story.txt),
 #        CTX (perplexity chunk, default 128), OUT (work folder, default a fresh temp folder)
 # YaRN (tiny-qwen3-yarn, tiny-mistral3): an original context of 32, so most of the 64 tokens and of each perplexity
@@ -30,19 +31,28 @@ shapes=("$@")
 failed=0
 rows=""
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out"
-for s in "${shapes[@]}"; do
-  m=$out/$s.gguf
+for spec in "${shapes[@]}"; do
+  s=${spec%:hf}
+  m=$out/$spec.gguf
   seed=7
   [ "$s" = tiny-olmo3 ] && seed=1  # seed 7's third greedy token is the end of text, where llama.cpp's generation stops
-  "$P" gen-model --shape "$s" --format gguf -o "$m" --seed $seed 2>/dev/null
+  if [ "$s" != "$spec" ]; then
+    # SHAPE:hf: pagoda runs gen-model's HF folder, llama.cpp the GGUF `pagoda convert` makes of it (f32 only).
+    "$P" gen-model --shape "$s" --format hf -o "$out/$spec-folder" --seed $seed 2>/dev/null
+    "$P" convert --from hf "$out/$spec-folder" -o "$m" 2>/dev/null
+    ours_model=$out/$spec-folder
+  else
+    "$P" gen-model --shape "$s" --format gguf -o "$m" --seed $seed 2>/dev/null
+    ours_model=$m
+  fi
   context=1024 compare=64 c=$ctx
   [ "$s" = tiny-phi3 ] && context=4096  # generate.sh's context (LongRoPE's long factor set)
   [ "$s" = tiny-mistral ] && compare=7 c=16
   # Greedy tokens.
-  "$P" run -m "$m" -p "hello world" -n 64 --temp 0 --ignore-eos --threads 2 --max-seq-len $context -q \
-    --logits-out "$out/$s.logits" >/dev/null 2>&1
-  "$peer/generate.sh" "$m" "hello world" 64 2>&1 >/dev/null | tail -n 1 > "$out/$s.peer.json"
-  verdict=$(python3 - "$out/$s.logits" "$out/$s.peer.json" "$compare" <<'PY'
+  "$P" run -m "$ours_model" -p "hello world" -n 64 --temp 0 --ignore-eos --threads 2 --max-seq-len $context -q \
+    --logits-out "$out/$spec.logits" >/dev/null 2>&1
+  "$peer/generate.sh" "$m" "hello world" 64 2>&1 >/dev/null | tail -n 1 > "$out/$spec.peer.json"
+  verdict=$(python3 - "$out/$spec.logits" "$out/$spec.peer.json" "$compare" <<'PY'
 import json, struct, sys
 data = open(sys.argv[1], 'rb').read()
 vocab = 512
@@ -66,22 +76,25 @@ else:
     print(f"DIFF at token {first}")
 PY
 )
-  echo "$s greedy tokens vs llama.cpp: $verdict"
+  echo "$spec greedy tokens vs llama.cpp: $verdict"
   [[ $verdict == SAME* ]] || failed=1
   # Perplexity, f32 and quantized (gpt-oss also as llama.cpp's MXFP4_MOE: MXFP4 experts, quantized by the peer).
   types="f32 q8_0 q4_0"
   [ "$s" = tiny-gpt-oss ] && types="$types mxfp4_moe"
+  [ "$s" != "$spec" ] && types="f32"
   declare -A diff=([f32]=- [q8_0]=- [q4_0]=- [mxfp4_moe]=-)
   for type in $types; do
     q=$m
     if [ $type = mxfp4_moe ]; then
-      q=$out/$s-$type.gguf
+      q=$out/$spec-$type.gguf
       "$peer/llama.sh" quantize "$m" "$q" MXFP4_MOE >/dev/null 2>&1
     elif [ $type != f32 ]; then
-      q=$out/$s-$type.gguf
+      q=$out/$spec-$type.gguf
       "$P" quantize "$m" "$q" --type $type >/dev/null 2>&1
     fi
-    ours=$("$P" perplexity -m "$q" -f "$text" --ctx $c --threads 2 2>/dev/null | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+    ours_q=$q
+    [ $type = f32 ] && ours_q=$ours_model
+    ours=$("$P" perplexity -m "$ours_q" -f "$text" --ctx $c --threads 2 2>/dev/null | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
     # Under a terminal (script): with its output on pipes, llama-perplexity's last lines never arrive (and now and
     # then not under a terminal either: up to three tries).
     theirs=
@@ -92,12 +105,12 @@ PY
     done
     line=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (a == "" || b == "") { print "n/a"; exit }
       d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.4f%% %s", d, (d <= 0.1 ? "OK" : "OVER 0.1%") }')
-    echo "$s $type perplexity (ctx $c): pagoda $ours, llama.cpp $theirs, difference $line"
+    echo "$spec $type perplexity (ctx $c): pagoda $ours, llama.cpp $theirs, difference $line"
     [[ $line == *OK ]] || failed=1
     diff[$type]=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (a == "" || b == "") print "n/a"; else printf "%+.4f %%", (a / b - 1) * 100 }')
     [[ $line == *OK ]] || diff[$type]="**${diff[$type]}**"
   done
-  rows+="$s|${verdict#SAME }|${diff[f32]}|${diff[q8_0]}|${diff[q4_0]}|${diff[mxfp4_moe]}"$'\n'
+  rows+="$spec|${verdict#SAME }|${diff[f32]}|${diff[q8_0]}|${diff[q4_0]}|${diff[mxfp4_moe]}"$'\n'
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
   command="$(for v in CTX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/family_parity.sh${1:+ ${shapes[*]}}"

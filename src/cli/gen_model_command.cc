@@ -100,8 +100,8 @@ int gen_model(const GenModelOptions& o) {
                  double(shape->num_params()) / 1e9, double(shape->num_active_params()) / 1e9, o.type.c_str());
     return 0;
   };
-  if (!shape->gguf_architecture.empty()) {
-    // gpt-oss, the encoders and qwen35: written straight as GGUF (pagoda reads no HF folder of them).
+  if (!shape->gguf_architecture.empty() && (o.format == "gguf" || shape->hf_architecture.empty())) {
+    // gpt-oss, the encoders and qwen35: their GGUFs written straight (any --type); gpt-oss's HF folder below.
     if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
     if (!o.tokenizer.empty())
       return report_error(fmt::format("--tokenizer needs an HF-family shape, not {}", shape->name));

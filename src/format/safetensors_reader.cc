@@ -94,8 +94,9 @@ Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
     t.name = name;
     const std::string dtype = entry["dtype"].get<std::string>();
     std::optional<DType> dt = safetensors_dtype(dtype);
-    if (!dt) return bad(fmt::format("dtype {} is not supported (F32, F16, BF16)", dtype));
-    t.dtype = *dt;
+    t.bytes = dtype == "U8";
+    if (!dt && !t.bytes) return bad(fmt::format("dtype {} is not supported (F32, F16, BF16, U8)", dtype));
+    t.dtype = dt.value_or(DType::kF32);
     uint64_t num_elements = 1;
     for (const json& d : entry["shape"]) {
       if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t(1) << 40))
@@ -109,7 +110,7 @@ Status SafetensorsFile::parse(std::span<const uint8_t> bytes) {
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       return bad("data_offsets must be non-negative integers");
     const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
-    const uint64_t expected = num_elements * (t.dtype == DType::kF32 ? 4 : 2);
+    const uint64_t expected = num_elements * (t.bytes ? 1 : t.dtype == DType::kF32 ? 4 : 2);
     if (begin > end || end - begin != expected)
       return bad(fmt::format("data_offsets [{}, {}] hold {} bytes but dtype {} x shape {} is {} bytes", begin, end,
                              end >= begin ? end - begin : 0, dtype, shape_string(t.shape), expected));

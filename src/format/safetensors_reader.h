@@ -22,7 +22,10 @@ namespace pagoda::format {
 
 struct SafetensorsTensor {
   std::string name;
-  DType dtype = DType::kF32;   // F32, F16 or BF16
+  DType dtype = DType::kF32;   // F32, F16 or BF16; meaningless when `bytes` is set
+  // U8: raw bytes with no number type of pagoda's (gpt-oss's MXFP4 blocks and scales), read only by a family that
+  // names them so.
+  bool bytes = false;
   std::vector<int64_t> shape;  // row-major, outermost first (PyTorch order; the reverse of ggml's)
   const void* data = nullptr;  // into the mapping
   uint64_t size_bytes = 0;

@@ -14,13 +14,23 @@ namespace pagoda::format {
 
 void SafetensorsWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape, TensorFill fill) {
   PAGODA_CHECK(dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16, "safetensors dtype");
+  add_pending(name, std::string(safetensors_dtype_name(dtype)), dtype == DType::kF32 ? 4 : 2, std::move(shape),
+              std::move(fill));
+}
+
+void SafetensorsWriter::add_byte_tensor(const std::string& name, std::vector<int64_t> shape, TensorFill fill) {
+  add_pending(name, "U8", 1, std::move(shape), std::move(fill));
+}
+
+void SafetensorsWriter::add_pending(const std::string& name, std::string dtype, uint64_t element_bytes,
+                                    std::vector<int64_t> shape, TensorFill fill) {
   for (const PendingTensor& t : tensors_) PAGODA_CHECK(t.name != name, "duplicate tensor {}", name);
   uint64_t n = 1;
   for (int64_t d : shape) {
     PAGODA_CHECK(d >= 0);
     n *= uint64_t(d);
   }
-  tensors_.push_back({name, dtype, std::move(shape), n * (dtype == DType::kF32 ? 4 : 2), std::move(fill)});
+  tensors_.push_back({name, std::move(dtype), std::move(shape), n * element_bytes, std::move(fill)});
 }
 
 Status SafetensorsWriter::write(const std::string& path) const {
@@ -28,7 +38,7 @@ Status SafetensorsWriter::write(const std::string& path) const {
   if (!metadata_.empty()) header["__metadata__"] = metadata_;
   uint64_t offset = 0;
   for (const PendingTensor& t : tensors_) {
-    header[t.name] = {{"dtype", safetensors_dtype_name(t.dtype)},
+    header[t.name] = {{"dtype", t.dtype},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + t.size_bytes}}};
     offset += t.size_bytes;

@@ -21,14 +21,18 @@ class SafetensorsWriter {
   using TensorFill = std::function<void(std::span<uint8_t> dst)>;
   // dtype F32, F16 or BF16; shape row-major (PyTorch order). A duplicate name is a caller bug (PAGODA_CHECK).
   void add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape, TensorFill fill);
+  // A tensor of raw bytes (safetensors' U8: gpt-oss's MXFP4 blocks and scales).
+  void add_byte_tensor(const std::string& name, std::vector<int64_t> shape, TensorFill fill);
   void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
   // Written via a temporary file renamed into place.
   Status write(const std::string& path) const;
 
  private:
+  void add_pending(const std::string& name, std::string dtype, uint64_t element_bytes, std::vector<int64_t> shape,
+                   TensorFill fill);
   struct PendingTensor {
     std::string name;
-    DType dtype;
+    std::string dtype;  // safetensors' name
     std::vector<int64_t> shape;
     uint64_t size_bytes;
     TensorFill fill;

@@ -8,11 +8,15 @@
 // rope.dimension_sections: interleaved M-RoPE, which on text (every section at the token's position) is NeoX RoPE
 // over rope.dimension_count dims. qwen35moe's FFN is a mixture of experts (softmax router, top-k renormalized, as
 // llama.cpp always does for it) with a shared expert gated by sigmoid(x . ffn_gate_inp_shexp) when the file has
-// expert_shared_feed_forward_length. Reads no HF folder (llama.cpp's converter reorders the value heads; not done here).
+// expert_shared_feed_forward_length. Its HF folders: below, read_qwen35_config and qwen35_layer_tensors.
 #include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 
 #include "kernels/kernels.h"
 #include "model/architecture.h"
+#include "model/hf_config.h"
+#include "model/hf_config_fields.h"
 
 namespace pagoda {
 namespace {
@@ -132,9 +136,176 @@ void write_qwen35moe_gguf(const ModelConfig& c, format::GgufWriter& w) {
   write_gguf_shared_expert(c, w);
 }
 
+// Qwen3.5's HF folders (Qwen3_5ForCausalLM, Qwen3_5MoeForCausalLM), read as llama.cpp's converter writes them:
+// the value heads of the DeltaNet tensors from grouped by key head to tiled order (value head r * K + g is the
+// folder's g * R + r, for K key heads of R value heads each: in_proj_qkv's V rows, in_proj_z's rows, in_proj_a/b's,
+// A_log and dt_bias, conv1d's V channels, out_proj's columns), A_log as -exp(A_log), conv1d's [C, 1, L] taps as
+// [L, C] f32, every RMSNorm but the DeltaNet output norm as 1 + w.
+
+Status read_qwen35_config(const HfConfigFields& f, HfConfig& h) {
+  ModelConfig& c = h.config;
+  PAGODA_ASSIGN_OR_RETURN(c.delta_net_conv_kernel, f.positive_int("linear_conv_kernel_dim", kMaxConvKernel));
+  if (c.delta_net_conv_kernel < 2) return f.error("linear_conv_kernel_dim must be at least 2");
+  PAGODA_ASSIGN_OR_RETURN(c.delta_net_head_dim, f.positive_int("linear_key_head_dim", kernels::kMaxDeltaNetHeadDim));
+  PAGODA_ASSIGN_OR_RETURN(const int32_t value_head_dim,
+                          f.positive_int("linear_value_head_dim", kernels::kMaxDeltaNetHeadDim));
+  if (value_head_dim != c.delta_net_head_dim)
+    return f.error(fmt::format("linear_value_head_dim {} differs from linear_key_head_dim {} (pagoda needs them equal)",
+                               value_head_dim, c.delta_net_head_dim));
+  PAGODA_ASSIGN_OR_RETURN(c.delta_net_k_heads, f.positive_int("linear_num_key_heads", kMaxDeltaNetHeads));
+  PAGODA_ASSIGN_OR_RETURN(c.delta_net_v_heads, f.positive_int("linear_num_value_heads", kMaxDeltaNetHeads));
+  if (c.delta_net_v_heads % c.delta_net_k_heads != 0)
+    return f.error(fmt::format("linear_num_value_heads {} is not a multiple of linear_num_key_heads {}",
+                               c.delta_net_v_heads, c.delta_net_k_heads));
+  c.layer_is_conv.clear();
+  if (f.has("layer_types")) {
+    PAGODA_ASSIGN_OR_RETURN(const std::vector<std::string> types, f.strings("layer_types"));
+    if (types.size() != size_t(c.num_layers))
+      return f.error(fmt::format("layer_types has {} entries for {} layers", types.size(), c.num_layers));
+    for (const std::string& t : types) {
+      if (t != "linear_attention" && t != "full_attention")
+        return f.error(fmt::format("layer_types entry \"{}\" is not supported (linear_attention, full_attention)", t));
+      c.layer_is_conv.push_back(t == "linear_attention");
+    }
+  } else {
+    PAGODA_ASSIGN_OR_RETURN(const int32_t interval,
+                            f.positive_int_or("full_attention_interval", kDefaultFullAttentionInterval,
+                                              ModelConfigLimits::kMaxBlockCount));
+    for (int32_t l = 0; l < c.num_layers; ++l) c.layer_is_conv.push_back((l + 1) % interval != 0);
+  }
+  if (c.num_conv_layers() == c.num_layers)
+    return f.error(fmt::format("no full-attention layer among the {} layers (pagoda needs one)", c.num_layers));
+  // partial_rotary_factor: in rope_parameters (transformers' newer layout) or beside it.
+  double factor = 0.25;
+  if (f.has("rope_parameters")) {
+    PAGODA_ASSIGN_OR_RETURN(const HfConfigFields rp, f.object("rope_parameters"));
+    PAGODA_ASSIGN_OR_RETURN(factor, rp.positive_number_or("partial_rotary_factor", factor, 1.0));
+  }
+  PAGODA_ASSIGN_OR_RETURN(factor, f.positive_number_or("partial_rotary_factor", factor, 1.0));
+  c.rope_dim = int32_t(double(c.head_dim) * factor);
+  if (c.rope_dim < 2 || c.rope_dim % 2 != 0)
+    return f.error(fmt::format("partial_rotary_factor {} of head_dim {} is not an even count of dims", factor,
+                               c.head_dim));
+  if (h.qkv_bias) return f.error("attention_bias is not supported for Qwen3.5");
+  h.norms_plus_one = true;
+  c.attn_output_gate = true;
+  c.ffn_norm_is_post_attention_norm = true;
+  return Status::ok_status();
+}
+
+Status read_qwen35moe_config(const HfConfigFields& f, HfConfig& h) {
+  PAGODA_RETURN_IF_ERROR(read_qwen35_config(f, h));
+  ModelConfig& c = h.config;
+  PAGODA_ASSIGN_OR_RETURN(c.num_experts, f.positive_int("num_experts", ModelConfigLimits::kMaxExperts));
+  PAGODA_ASSIGN_OR_RETURN(c.num_experts_used, f.positive_int("num_experts_per_tok", c.num_experts));
+  PAGODA_ASSIGN_OR_RETURN(c.expert_hidden_dim,
+                          f.positive_int("moe_intermediate_size", ModelConfigLimits::kMaxFeedForwardLength));
+  PAGODA_ASSIGN_OR_RETURN(c.shared_expert_hidden_dim,
+                          f.int_or("shared_expert_intermediate_size", 0, ModelConfigLimits::kMaxFeedForwardLength));
+  c.shared_expert_gated = c.shared_expert_hidden_dim > 0;
+  c.expert_weights_norm = true;  // llama.cpp renormalizes qwen35moe's top-k whatever norm_topk_prob says
+  return Status::ok_status();
+}
+
+void write_qwen35_config(const HfConfig& h, nlohmann::ordered_json& j) {
+  const ModelConfig& c = h.config;
+  j["model_type"] = c.num_experts > 0 ? "qwen3_5_moe_text" : "qwen3_5_text";
+  j["linear_conv_kernel_dim"] = c.delta_net_conv_kernel;
+  j["linear_key_head_dim"] = c.delta_net_head_dim;
+  j["linear_value_head_dim"] = c.delta_net_head_dim;
+  j["linear_num_key_heads"] = c.delta_net_k_heads;
+  j["linear_num_value_heads"] = c.delta_net_v_heads;
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (int32_t l = 0; l < c.num_layers; ++l) types.push_back(c.is_conv_layer(l) ? "linear_attention" : "full_attention");
+  j["layer_types"] = types;
+  j["rope_parameters"] = {{"rope_type", "default"},
+                          {"rope_theta", c.rope_theta},
+                          {"partial_rotary_factor", double(c.rope_dim) / double(c.head_dim)},
+                          {"mrope_interleaved", true}};
+  if (c.num_experts > 0) {
+    j["num_experts"] = c.num_experts;
+    j["num_experts_per_tok"] = c.num_experts_used;
+    j["moe_intermediate_size"] = c.expert_hidden_dim;
+    j["shared_expert_intermediate_size"] = c.shared_expert_hidden_dim;
+    j["norm_topk_prob"] = true;
+  }
+}
+
+void qwen35_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>& out) {
+  using Kind = HfTensor::Kind;
+  using Rewrite = HfTensor::Rewrite;
+  namespace t = format::gguf_tensor;
+  const ModelConfig& c = h.config;
+  const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
+  const int64_t conv_dim = c.delta_net_conv_dim(), value_dim = c.delta_net_value_dim(), v_heads = c.delta_net_v_heads;
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  out.push_back({p + "input_layernorm.weight", {}, t::block_tensor(layer, t::kAttnNorm), {dim}, "hidden_size",
+                 Kind::kNorm, Rewrite::kAddOne});
+  if (c.is_conv_layer(layer)) {
+    const std::string a = p + "linear_attn.";
+    const char* heads = "linear_num_value_heads";
+    out.push_back({a + "in_proj_qkv.weight", {}, t::block_tensor(layer, t::kAttnQkv), {conv_dim, dim},
+                   "2 * linear_num_key_heads * linear_key_head_dim + linear_num_value_heads * linear_value_head_dim, "
+                   "hidden_size",
+                   Kind::kMatrix, Rewrite::kTileQkvVHeads});
+    out.push_back({a + "in_proj_z.weight", {}, t::block_tensor(layer, t::kAttnGate), {value_dim, dim},
+                   "linear_num_value_heads * linear_value_head_dim, hidden_size", Kind::kMatrix,
+                   Rewrite::kTileVHeadRows});
+    out.push_back({a + "conv1d.weight", {}, t::block_tensor(layer, t::kSsmConv1d), {conv_dim, 1, c.delta_net_conv_kernel},
+                   "conv channels, 1, linear_conv_kernel_dim", Kind::kNorm, Rewrite::kTileConvVHeads});
+    out.push_back({a + "dt_bias", {}, t::block_tensor(layer, t::kSsmDt, "bias"), {v_heads}, heads, Kind::kBias,
+                   Rewrite::kTileVHeadRows});
+    out.push_back({a + "A_log", {}, t::block_tensor(layer, t::kSsmA, ""), {v_heads}, heads, Kind::kBias,
+                   Rewrite::kTileNegExpVHeads});
+    out.push_back({a + "in_proj_b.weight", {}, t::block_tensor(layer, t::kSsmBeta), {v_heads, dim},
+                   "linear_num_value_heads, hidden_size", Kind::kMatrix, Rewrite::kTileVHeadRows});
+    out.push_back({a + "in_proj_a.weight", {}, t::block_tensor(layer, t::kSsmAlpha), {v_heads, dim},
+                   "linear_num_value_heads, hidden_size", Kind::kMatrix, Rewrite::kTileVHeadRows});
+    out.push_back({a + "norm.weight", {}, t::block_tensor(layer, t::kSsmNorm), {c.delta_net_head_dim},
+                   "linear_value_head_dim", Kind::kNorm});
+    out.push_back({a + "out_proj.weight", {}, t::block_tensor(layer, t::kSsmOut), {dim, value_dim},
+                   "hidden_size, linear_num_value_heads * linear_value_head_dim", Kind::kMatrix,
+                   Rewrite::kTileVHeadCols});
+  } else {
+    const std::string a = p + "self_attn.";
+    out.push_back({a + "q_proj.weight", {}, t::block_tensor(layer, t::kAttnQ), {2 * q_dim, dim},
+                   "2 * num_attention_heads * head_dim (query and gate), hidden_size"});
+    out.push_back({a + "k_proj.weight", {}, t::block_tensor(layer, t::kAttnK), {kv_dim, dim},
+                   "num_key_value_heads * head_dim, hidden_size"});
+    out.push_back({a + "v_proj.weight", {}, t::block_tensor(layer, t::kAttnV), {kv_dim, dim},
+                   "num_key_value_heads * head_dim, hidden_size"});
+    out.push_back({a + "o_proj.weight", {}, t::block_tensor(layer, t::kAttnOutput), {dim, q_dim},
+                   "hidden_size, num_attention_heads * head_dim"});
+    out.push_back({a + "q_norm.weight", {}, t::block_tensor(layer, t::kAttnQNorm), {c.head_dim}, "head_dim",
+                   Kind::kNorm, Rewrite::kAddOne});
+    out.push_back({a + "k_norm.weight", {}, t::block_tensor(layer, t::kAttnKNorm), {c.head_dim}, "head_dim",
+                   Kind::kNorm, Rewrite::kAddOne});
+  }
+  const size_t ffn_begin = out.size();
+  if (c.num_experts > 0) {
+    append_hf_moe_tensors(h, layer, "mlp.gate.weight", "mlp.experts.{expert}.{proj}.weight", "gate_proj", "up_proj",
+                          "down_proj", out);
+    if (c.shared_expert_hidden_dim > 0)
+      append_hf_shared_expert_tensors(h, layer, "mlp.shared_expert.{proj}.weight", "gate_proj", "up_proj",
+                                      "down_proj", "mlp.shared_expert_gate.weight", out);
+  } else {
+    append_hf_dense_ffn_tensors(h, layer, out);
+  }
+  // The pre-FFN norm is GGUF's post_attention_norm here, and 1 + w like the others.
+  for (size_t i = ffn_begin; i < out.size(); ++i)
+    if (out[i].hf_name == p + "post_attention_layernorm.weight") {
+      out[i].gguf_name = t::block_tensor(layer, t::kPostAttentionNorm);
+      out[i].rewrite = Rewrite::kAddOne;
+    }
+}
+
 }  // namespace
 
 extern const ArchitectureFamily kQwen35Family{"qwen35", true, read_qwen35_gguf, write_qwen35_gguf};
 extern const ArchitectureFamily kQwen35MoeFamily{"qwen35moe", true, read_qwen35moe_gguf, write_qwen35moe_gguf};
+extern const HfFamily kQwen35Hf{"Qwen3_5ForCausalLM", "qwen35", "", read_qwen35_config, write_qwen35_config,
+                                qwen35_layer_tensors};
+extern const HfFamily kQwen35MoeHf{"Qwen3_5MoeForCausalLM", "qwen35moe", "", read_qwen35moe_config,
+                                   write_qwen35_config, qwen35_layer_tensors};
 
 }  // namespace pagoda

@@ -17,7 +17,8 @@ extern const ArchitectureFamily kLlamaFamily, kQwen2Family, kQwen2MoeFamily, kQw
     kMistral3Family, kExaone4Family, kLfm2Family, kGptOssFamily, kBertFamily, kJinaBertV2Family, kNomicBertFamily,
     kQwen35Family, kQwen35MoeFamily;
 extern const HfFamily kLlamaHf, kMistralHf, kMixtralHf, kQwen2Hf, kQwen2MoeHf, kQwen3Hf, kQwen3MoeHf, kGemma2Hf,
-    kGemma3Hf, kGemma4Hf, kPhi3Hf, kGraniteHf, kSmolLm3Hf, kOlmo2Hf, kOlmo3Hf, kMinistral3Hf, kExaone4Hf, kLfm2Hf;
+    kGemma3Hf, kGemma4Hf, kPhi3Hf, kGraniteHf, kSmolLm3Hf, kOlmo2Hf, kOlmo3Hf, kMinistral3Hf, kExaone4Hf, kLfm2Hf,
+    kGptOssHf, kQwen35Hf, kQwen35MoeHf;
 
 namespace {
 
@@ -28,7 +29,8 @@ const ArchitectureFamily* const kFamilies[] = {
     &kNomicBertFamily, &kQwen35Family,  &kQwen35MoeFamily};
 const HfFamily* const kHfFamilies[] = {&kLlamaHf,    &kMistralHf, &kMixtralHf, &kQwen2Hf, &kQwen2MoeHf, &kQwen3Hf,
                                        &kQwen3MoeHf, &kGemma2Hf,  &kGemma3Hf,  &kGemma4Hf, &kPhi3Hf,  &kGraniteHf,
-                                       &kSmolLm3Hf,  &kOlmo2Hf,   &kOlmo3Hf,   &kMinistral3Hf, &kExaone4Hf, &kLfm2Hf};
+                                       &kSmolLm3Hf,  &kOlmo2Hf,   &kOlmo3Hf,   &kMinistral3Hf, &kExaone4Hf, &kLfm2Hf,
+                                       &kGptOssHf, &kQwen35Hf, &kQwen35MoeHf};
 
 }  // namespace
 

@@ -59,7 +59,10 @@ struct ArchitectureFamily {
 // One tensor of an HF checkpoint and its GGUF name. `shape` is PyTorch's order (of each slice, for stacked
 // experts); `fields` names the config.json fields it comes from, for errors.
 struct HfTensor {
-  enum class Kind : uint8_t { kMatrix, kNorm, kBias };
+  // kMxfp4: stacked experts stored as OpenAI's MXFP4, hf_name + "_blocks" (U8 [shape..., cols / 32, 16]: nibbles
+  // of values 2i and 2i + 1 in byte i) and hf_name + "_scales" (U8 [shape..., cols / 32]: e8m0 exponents), made
+  // into ggml's MXFP4 blocks (the exponent, then value i and i + 16 in byte i) as llama.cpp's converter repacks them.
+  enum class Kind : uint8_t { kMatrix, kNorm, kBias, kMxfp4 };
   // How the GGUF tensor is made from the HF one(s).
   enum class Rewrite : uint8_t {
     kNone,
@@ -68,6 +71,18 @@ struct HfTensor {
     kAddOne,    // w + 1: Gemma's RMSNorm scales by (1 + w); GGUF stores the sum
     kToF32,     // stored as f32 whatever the checkpoint's type (llama.cpp's converter keeps the gate vectors f32)
     kSqueezeToF32,  // the same, without its unit dimensions (LFM2's depthwise conv taps [dim, 1, L] -> [L, dim])
+    // gpt-oss's gate_up_proj holds gate and up interleaved along shape[1]: its even entries (gate) or its odd ones
+    // (up), shape[1] / 2 of them; a bias is stored f32.
+    kEvenRows,
+    kOddRows,
+    // Qwen3.5's DeltaNet value heads from grouped by key head to llama.cpp's tiled order (arch_qwen35.cc): the rows
+    // of the V part of in_proj_qkv (after the Q and K rows), every row (in_proj_z, in_proj_a/b, dt_bias), the
+    // columns (out_proj), the V channels of conv1d ([C, 1, L] -> f32 [L, C]), and A_log as f32 -exp(A_log).
+    kTileQkvVHeads,
+    kTileVHeadRows,
+    kTileVHeadCols,
+    kTileConvVHeads,
+    kTileNegExpVHeads,
   };
   std::string hf_name;                 // empty when hf_slices is used
   std::vector<std::string> hf_slices;  // stacked: one HF tensor per expert, GGUF dims gain num_experts outermost

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -35,6 +36,43 @@ std::vector<uint8_t> permute_rows_for_adjacent_rope(const uint8_t* src, int64_t 
   return out;
 }
 
+// OpenAI's MXFP4 ([outer, rows, nb] blocks of 16 bytes, value 2i in byte i's low nibble and 2i + 1 in its high one,
+// and [outer, rows, nb] e8m0 exponents) as ggml's MXFP4 blocks (the exponent, then value i in byte i's low nibble and
+// i + 16 in its high one), the rows of `parity` only (0 even, 1 odd, -1 every row).
+std::vector<uint8_t> repack_mxfp4(const uint8_t* blocks, const uint8_t* scales, int64_t outer, int64_t rows,
+                                  int64_t nb, int parity) {
+  constexpr int64_t kBlockBytes = 17;
+  const int64_t out_rows = parity < 0 ? rows : rows / 2;
+  std::vector<uint8_t> out(size_t(outer * out_rows * nb * kBlockBytes));
+  uint8_t* dst = out.data();
+  for (int64_t e = 0; e < outer; ++e)
+    for (int64_t r = 0; r < out_rows; ++r) {
+      const int64_t src_row = e * rows + (parity < 0 ? r : 2 * r + parity);
+      for (int64_t b = 0; b < nb; ++b, dst += kBlockBytes) {
+        const uint8_t* q = blocks + (src_row * nb + b) * 16;
+        const auto value = [q](int k) { return uint8_t((q[k / 2] >> (4 * (k % 2))) & 0x0F); };
+        dst[0] = scales[src_row * nb + b];
+        for (int i = 0; i < 16; ++i) dst[1 + i] = uint8_t(value(i) | (value(i + 16) << 4));
+      }
+    }
+  return out;
+}
+
+// llama.cpp's _reorder_v_heads: value heads grouped by key head (group g's r-th at g * R + r) to tiled order (at
+// r * K + g), for K key heads of R value heads each. `rows` rows of `row_bytes`, the heads after `offset_rows`.
+std::vector<uint8_t> tile_v_head_rows(const uint8_t* src, int64_t rows, int64_t row_bytes, int64_t offset_rows,
+                                      int64_t k_heads, int64_t v_heads) {
+  std::vector<uint8_t> out(src, src + rows * row_bytes);
+  const int64_t per_k = v_heads / k_heads, head_rows = (rows - offset_rows) / v_heads;
+  const int64_t head_bytes = head_rows * row_bytes;
+  for (int64_t n = 0; n < v_heads; ++n) {
+    const int64_t r = n / k_heads, g = n % k_heads, old = g * per_k + r;
+    std::memcpy(out.data() + offset_rows * row_bytes + n * head_bytes, src + offset_rows * row_bytes + old * head_bytes,
+                size_t(head_bytes));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_hf_model_folder(const std::string& path) {
@@ -58,8 +96,10 @@ Status HfCheckpoint::map_tensors() {
   tensors_.source = dir_;
   const std::string config_path = (std::filesystem::path(dir_) / "config.json").string();
   using Rewrite = HfTensor::Rewrite;
-  // One HF tensor, shape-checked against config.json (PyTorch order).
-  auto find = [&](const std::string& hf_name, const HfTensor& spec) -> Result<const format::SafetensorsTensor*> {
+  // One HF tensor, shape-checked against config.json (PyTorch order): `shape` (the spec's unless given), raw bytes
+  // (U8) exactly when `bytes`.
+  auto find_shaped = [&](const std::string& hf_name, const HfTensor& spec, const std::vector<int64_t>& shape,
+                         bool bytes) -> Result<const format::SafetensorsTensor*> {
     const format::SafetensorsTensor* t = safetensors_->find(hf_name);
     // Embedding checkpoints saved from the bare backbone (Qwen3-Embedding) name its tensors without "model.", as
     // llama.cpp's tensor map also accepts.
@@ -67,10 +107,17 @@ Status HfCheckpoint::map_tensors() {
     if (t == nullptr)
       return make_error(
           fmt::format("{}: missing tensor {} (needed by {})", safetensors_->describe(), hf_name, hf_.hf_architecture));
-    if (t->shape != spec.shape)
+    if (t->shape != shape)
       return make_error(fmt::format("{}: {} has shape {} but {} gives {} ({})", *t->file, hf_name,
-                                    shape_string(t->shape), config_path, shape_string(spec.shape), spec.fields));
+                                    shape_string(t->shape), config_path, shape_string(shape), spec.fields));
+    if (t->bytes != bytes)
+      return make_error(fmt::format("{}: {} is {} but {} needs {}", *t->file, hf_name,
+                                    t->bytes ? "U8" : format::safetensors_dtype_name(t->dtype), hf_.hf_architecture,
+                                    bytes ? "U8 (MXFP4)" : "F32, F16 or BF16"));
     return t;
+  };
+  auto find = [&](const std::string& hf_name, const HfTensor& spec) {
+    return find_shaped(hf_name, spec, spec.shape, false);
   };
   auto add_owned_f32 = [&](const std::string& gguf_name, const std::vector<float>& values) {
     std::vector<uint8_t> bytes(values.size() * sizeof(float));
@@ -81,7 +128,83 @@ Status HfCheckpoint::map_tensors() {
   };
   auto add = [&](const HfTensor& spec) -> Status {
     TensorRef r;
-    if (!spec.hf_slices.empty()) {
+    const bool split_rows = spec.rewrite == Rewrite::kEvenRows || spec.rewrite == Rewrite::kOddRows;
+    const int parity = spec.rewrite == Rewrite::kEvenRows ? 0 : spec.rewrite == Rewrite::kOddRows ? 1 : -1;
+    if (split_rows && (spec.shape.size() < 2 || spec.shape[1] % 2 != 0))
+      return make_error(fmt::format("{}: {} has no even count of interleaved rows to split", config_path, spec.hf_name));
+    if (spec.kind == HfTensor::Kind::kMxfp4) {
+      // [outer, rows, cols] as blocks [outer, rows, cols / 32, 16] and exponents [outer, rows, cols / 32].
+      PAGODA_CHECK(spec.shape.size() == 3, "MXFP4 experts are [experts, rows, cols]");
+      const int64_t outer = spec.shape[0], rows = spec.shape[1], cols = spec.shape[2];
+      if (cols % 32 != 0)
+        return make_error(fmt::format("{}: {} rows of {} values are not whole MXFP4 blocks of 32 ({})", config_path,
+                                      spec.hf_name, cols, spec.fields));
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* blocks,
+                              find_shaped(spec.hf_name + "_blocks", spec, {outer, rows, cols / 32, 16}, true));
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* scales,
+                              find_shaped(spec.hf_name + "_scales", spec, {outer, rows, cols / 32}, true));
+      owned_.push_back(repack_mxfp4(static_cast<const uint8_t*>(blocks->data),
+                                    static_cast<const uint8_t*>(scales->data), outer, rows, cols / 32, parity));
+      tensors_.tensors[spec.gguf_name] =
+          TensorRef{DType::kMXFP4, "mxfp4", {cols, split_rows ? rows / 2 : rows, outer}, owned_.back().data(), {}};
+      order_.push_back(spec.gguf_name);
+      return Status::ok_status();
+    }
+    if (split_rows) {
+      // An interleaved bias [outer, rows, inner...]: the rows of one parity, in f32.
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(spec.hf_name, spec));
+      const int64_t outer = spec.shape[0], rows = spec.shape[1], inner = t->num_elements() / (outer * rows);
+      const int64_t element_bytes = t->dtype == DType::kF32 ? 4 : 2;
+      std::vector<float> values(size_t(outer * (rows / 2) * inner));
+      for (int64_t e = 0; e < outer; ++e)
+        for (int64_t r = 0; r < rows / 2; ++r)
+          dequantize_row(t->dtype,
+                         static_cast<const uint8_t*>(t->data) + ((e * rows + 2 * r + parity) * inner) * element_bytes,
+                         values.data() + (e * (rows / 2) + r) * inner, inner);
+      add_owned_f32(spec.gguf_name, values);
+      std::vector<int64_t> dims(spec.shape.rbegin(), spec.shape.rend());
+      dims[dims.size() - 2] = rows / 2;
+      tensors_.tensors[spec.gguf_name].dims = dims;
+      return Status::ok_status();
+    }
+    if (spec.rewrite >= Rewrite::kTileQkvVHeads && spec.rewrite <= Rewrite::kTileNegExpVHeads) {
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(spec.hf_name, spec));
+      const int64_t k_heads = c.delta_net_k_heads, v_heads = c.delta_net_v_heads;
+      const int64_t qk_rows = 2 * k_heads * c.delta_net_head_dim;
+      const auto* src = static_cast<const uint8_t*>(t->data);
+      if (spec.rewrite == Rewrite::kTileConvVHeads || spec.rewrite == Rewrite::kTileNegExpVHeads) {
+        const int64_t n = t->num_elements(), rows = spec.shape[0];
+        std::vector<float> values(static_cast<size_t>(n));
+        dequantize_row(t->dtype, src, values.data(), n);
+        if (spec.rewrite == Rewrite::kTileNegExpVHeads)
+          for (float& v : values) v = -std::exp(v);
+        const bool conv = spec.rewrite == Rewrite::kTileConvVHeads;
+        const std::vector<uint8_t> tiled =
+            tile_v_head_rows(reinterpret_cast<const uint8_t*>(values.data()), rows, n / rows * 4, conv ? qk_rows : 0,
+                             k_heads, v_heads);
+        std::memcpy(values.data(), tiled.data(), tiled.size());
+        add_owned_f32(spec.gguf_name, values);
+        if (conv) tensors_.tensors[spec.gguf_name].dims = {spec.shape.back(), rows};
+        return Status::ok_status();
+      }
+      r.dtype = t->dtype;
+      r.type_name = std::string(format::safetensors_dtype_name(t->dtype));
+      r.dims.assign(t->shape.rbegin(), t->shape.rend());
+      const int64_t rows = spec.shape[0], row_bytes = int64_t(t->size_bytes) / rows;
+      if (spec.rewrite == Rewrite::kTileVHeadCols) {
+        const int64_t cols = spec.shape[1], element_bytes = row_bytes / cols;
+        std::vector<uint8_t> out(t->size_bytes);
+        for (int64_t i = 0; i < rows; ++i) {
+          const std::vector<uint8_t> row = tile_v_head_rows(src + i * row_bytes, cols, element_bytes, 0, k_heads, v_heads);
+          std::memcpy(out.data() + i * row_bytes, row.data(), row.size());
+        }
+        owned_.push_back(std::move(out));
+      } else {
+        owned_.push_back(tile_v_head_rows(src, rows, row_bytes, spec.rewrite == Rewrite::kTileQkvVHeads ? qk_rows : 0,
+                                          k_heads, v_heads));
+      }
+      r.data = owned_.back().data();
+    } else if (!spec.hf_slices.empty()) {
       // Stacked experts: one HF tensor per expert, the GGUF tensor [.., num_experts] points at each.
       for (const std::string& name : spec.hf_slices) {
         PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(name, spec));

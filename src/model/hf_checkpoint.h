@@ -3,8 +3,9 @@
 // family's HfFamily (model/architecture.h) names the tensors (each found with or without the "model." prefix, which
 // embedding checkpoints such as Qwen3-Embedding's leave out). Owns the safetensors mappings and the few tensors it
 // must rewrite: Llama-style Q/K rows permuted as llama.cpp's convert_hf_to_gguf.py does (RoPE on adjacent pairs),
-// Gemma's norms as w + 1, rope_freqs.weight for llama3 rope scaling and Phi-3's LongRoPE factors; every other tensor
-// is borrowed from the mapping (a stacked expert tensor points at each expert's). Never touches tokenizer files.
+// Gemma's norms as w + 1, rope_freqs.weight for llama3 rope scaling and Phi-3's LongRoPE factors, gpt-oss's MXFP4
+// experts repacked into ggml's blocks with gate and up split out of their interleaving, Qwen3.5's DeltaNet value
+// heads in llama.cpp's tiled order (its A_log as -exp, its conv taps squeezed); every other tensor is borrowed from the mapping (a stacked expert tensor points at each expert's). Never touches tokenizer files.
 #pragma once
 
 #include <pagoda/status.h>

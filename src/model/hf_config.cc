@@ -54,10 +54,6 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
     return make_error(fmt::format("{}: missing field architectures (e.g. [\"LlamaForCausalLM\"])", path));
   h.hf_architecture = j["architectures"][0].get<std::string>();
   const HfFamily* family = find_hf_family(h.hf_architecture);
-  if (family == nullptr && h.hf_architecture == "GptOssForCausalLM")
-    return make_error(fmt::format("{}: GptOssForCausalLM folders are not read (their experts are stored transposed and "
-                                  "interleaved); convert it with llama.cpp's convert_hf_to_gguf.py and load the GGUF",
-                                  path));
   if (family == nullptr)
     return make_error(fmt::format("{}: architectures[0] = \"{}\" is not supported ({})", path, h.hf_architecture,
                                   supported_hf_architecture_names()));

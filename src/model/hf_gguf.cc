@@ -21,6 +21,7 @@ GgmlType ggml_type_of(DType dtype) {
   switch (dtype) {
     case DType::kF16: return GgmlType::kF16;
     case DType::kBF16: return GgmlType::kBF16;
+    case DType::kMXFP4: return GgmlType::kMXFP4;
     default: return GgmlType::kF32;
   }
 }
@@ -85,6 +86,7 @@ Status write_hf_gguf(const HfCheckpoint& ckpt, format::GgufWriter& metadata, con
     const TensorRef& t = *ckpt.tensors().find(tensor_name);
     int64_t n = 1;
     for (int64_t d : t.dims) n *= d;
+    const uint64_t bytes = uint64_t(dtype_row_bytes(*t.dtype, t.dims[0])) * uint64_t(n / t.dims[0]);
     if (!t.slices.empty()) {
       // Stacked experts: the slices one after another, copied as the file is written.
       const uint64_t slice_bytes = uint64_t(n / t.dims.back()) * (*t.dtype == DType::kF32 ? 4 : 2);
@@ -102,8 +104,7 @@ Status write_hf_gguf(const HfCheckpoint& ckpt, format::GgufWriter& metadata, con
       }
       metadata.add_tensor(tensor_name, GgmlType::kF32, t.dims, f.data(), uint64_t(n) * 4);
     } else {
-      metadata.add_tensor(tensor_name, ggml_type_of(*t.dtype), t.dims, t.data,
-                          uint64_t(n) * (*t.dtype == DType::kF32 ? 4 : 2));
+      metadata.add_tensor(tensor_name, ggml_type_of(*t.dtype), t.dims, t.data, bytes);
     }
   }
   return metadata.write(output);

@@ -19,7 +19,7 @@ format::GgufWriter hf_gguf_metadata(const HfCheckpoint& checkpoint, const std::s
 format::GgufWriter model_gguf_metadata(const ModelConfig& config, const std::string& name, format::GgmlType file_type);
 
 // Adds every tensor of the checkpoint to `metadata` in GGUF names and order and writes `output`; matrices keep
-// their dtype (F32/F16/BF16), 1-D tensors are written as F32, as llama.cpp's converter does.
+// their dtype (F32/F16/BF16; gpt-oss's experts MXFP4), 1-D tensors are written as F32, as llama.cpp's converter does.
 Status write_hf_gguf(const HfCheckpoint& checkpoint, format::GgufWriter& metadata, const std::string& output);
 
 }  // namespace pagoda

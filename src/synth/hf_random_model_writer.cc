@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,12 @@ Result<HfConfig> hf_config_of(const ModelShape& s) {
                          {"low_freq_factor", 1.0},
                          {"high_freq_factor", 4.0},
                          {"original_max_position_embeddings", 8192}};
+  if (s.yarn_factor > 0)
+    j["rope_scaling"] = {{"rope_type", "yarn"},
+                         {"factor", s.yarn_factor},
+                         {"original_max_position_embeddings", s.yarn_original_context},
+                         {"beta_fast", 32.0},
+                         {"beta_slow", 1.0}};
   if (s.kv_shared_layers > 0) j["num_kv_shared_layers"] = s.kv_shared_layers;
   if (!s.hf_extra_json.empty()) j.update(nlohmann::ordered_json::parse(s.hf_extra_json));
   return parse_hf_config(j.dump(), "shape " + s.name);
@@ -132,7 +139,9 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
     layer.clear();
     family->layer_tensors(h, l, layer);
     for (const HfTensor& t : layer) {
-      if (t.hf_slices.empty()) specs.push_back({t.hf_name, t.shape, t.kind});
+      // gpt-oss's gate and up come from one interleaved tensor: written once.
+      const bool seen = std::any_of(specs.begin(), specs.end(), [&t](const Spec& s) { return s.name == t.hf_name; });
+      if (t.hf_slices.empty() && !seen) specs.push_back({t.hf_name, t.shape, t.kind});
       for (const std::string& slice : t.hf_slices) specs.push_back({slice, t.shape, t.kind});
     }
   }
@@ -152,6 +161,23 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
     const DType dtype = spec.kind == Kind::kMatrix ? o.weight_type : DType::kF32;
     const uint64_t seed = o.seed * 0x100000001B3ull + uint64_t(i);
     const bool norm_plus_one = h.norms_plus_one;
+    if (spec.kind == Kind::kMxfp4) {
+      // MXFP4 experts: random nibbles, and exponents 2^-8 .. 2^-7 so that the values (at most 6 times that) are about
+      // as large as the float matrices' (std 0.02).
+      std::vector<int64_t> blocks_shape = spec.shape, scales_shape = spec.shape;
+      blocks_shape.back() /= 32;
+      blocks_shape.push_back(16);
+      scales_shape.back() /= 32;
+      w.add_byte_tensor(spec.name + "_blocks", blocks_shape, [seed](std::span<uint8_t> dst) {
+        fill_random_bytes(dst, seed);
+      });
+      w.add_byte_tensor(spec.name + "_scales", scales_shape, [&o, spec, seed, i, num_tensors](std::span<uint8_t> dst) {
+        fill_random_bytes(dst, seed ^ 0x5CA1E5u);
+        for (uint8_t& e : dst) e = uint8_t(119 + (e & 1));
+        if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
+      });
+      continue;
+    }
     w.add_tensor(
         spec.name, dtype, spec.shape, [&o, spec, dtype, seed, i, num_tensors, norm_plus_one](std::span<uint8_t> dst) {
           if (spec.kind == Kind::kNorm) {

@@ -49,7 +49,8 @@ struct ModelShape {
   // config.json's matryoshka_dimensions (vLLM's declaration of truncatable embeddings); empty: not written.
   std::vector<int32_t> matryoshka_dimensions{};
   // For an encoder (is_encoder), the GGUF's pooling_type: "mean", "cls", or "rank" (a reranker: the classification
-  // head). A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h; "bert":
+  // head). A family written straight as a GGUF in llama.cpp's layout ("gpt-oss": synth/random_gpt_oss_writer.h, or
+  // its HF folder through hf_architecture for `--format hf`; "bert":
   // synth/random_bert_writer.h), with
   // its sliding window (alternate layers) and YaRN scaling (factor over an original context; 0: none). Empty: the
   // HF folder or the llama writer.

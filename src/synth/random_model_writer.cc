@@ -39,6 +39,11 @@ constexpr float kHalfWidth = 0.034641016f;
 
 }  // namespace
 
+void fill_random_bytes(std::span<uint8_t> dst, uint64_t seed) {
+  SplitMix64 rng{seed};
+  for (uint8_t& b : dst) b = uint8_t(rng.next() >> 56);
+}
+
 void fill_random_weights(std::span<uint8_t> dst, GgmlType type, uint64_t seed) {
   SplitMix64 rng{seed};
   switch (type) {

@@ -25,6 +25,8 @@ struct RandomModelOptions {
 
 // dst = uniform random values of std 0.02 in `type` (f32, f16, q8_0, q4_0), deterministic for `seed`.
 void fill_random_weights(std::span<uint8_t> dst, format::GgmlType type, uint64_t seed);
+// dst = uniform random bytes, deterministic for `seed` (gpt-oss's MXFP4 nibbles in an HF folder).
+void fill_random_bytes(std::span<uint8_t> dst, uint64_t seed);
 // Types gen-model can write for the matrices.
 bool random_model_supports(format::GgmlType type);
 // Llama-family shapes only (hf_architecture empty); the other families: write_random_hf_model.
