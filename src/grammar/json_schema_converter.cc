@@ -121,6 +121,17 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
     {"hostname", "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,2}$"},
 };
 
+// Formats JSON Schema defines that kFormats lacks: refused, since a validator asserting formats checks them. Any
+// other name is no JSON Schema format; validators ignore it (an annotation), and so does the grammar.
+const std::set<std::string, std::less<>> kUnsupportedFormats = {
+    "duration",      "idn-email",    "idn-hostname", "ipv6",          "uri-reference",        "iri",
+    "iri-reference", "uri-template", "json-pointer", "relative-json-pointer", "regex"};
+
+// A string's length beyond kMaxCount: blocks of kLengthBlock characters (one rule, called a counted number of times)
+// and the rest, up to kMaxLongLength.
+constexpr uint32_t kLengthBlock = 256;
+constexpr uint64_t kMaxLongLength = uint64_t(kLengthBlock) * 4096;
+
 bool has_assertions(const json& s) {
   if (!s.is_object()) return true;
   for (auto it = s.begin(); it != s.end(); ++it) {
@@ -890,7 +901,7 @@ class SchemaConverter {
     if (s.contains("pattern") && s["pattern"].is_string()) patterns.push_back(s["pattern"].get<std::string>());
     if (s.contains("format") && s["format"].is_string()) {
       auto it = kFormats.find(s["format"].get<std::string>());
-      if (it == kFormats.end() &&
+      if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()) &&
           std::any_of(values.begin(), values.end(), [](const json& v) { return v.is_string(); }))
         return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
       if (it != kFormats.end()) patterns.push_back(it->second);
@@ -1518,10 +1529,68 @@ class SchemaConverter {
   }
 
   Expr convert_string(const json& s, const std::string& path) {
+    if (const std::optional<std::pair<uint64_t, uint64_t>> lengths = long_lengths(s)) {
+      if (lengths->first > lengths->second) return b_.nothing();
+      return long_string(lengths->first, lengths->second);
+    }
     Result<std::vector<Expr>> parts = string_content_parts(s, b_);
     if (!parts.ok()) return fail(path, parts.error());
     if (parts->empty()) return b_.rule_ref(string_rule());
     return b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
+  }
+
+  // minLength/maxLength (maxLength kUnbounded when absent) when one is above kMaxCount, at most kMaxLongLength, and
+  // nothing else constrains the content (a pattern's or format's intersection needs the lengths inline).
+  std::optional<std::pair<uint64_t, uint64_t>> long_lengths(const json& s) {
+    if (s.contains("pattern") || s.contains(kNotPatterns) || s.contains(kNotStrings)) return std::nullopt;
+    if (s.contains("format") && (!s["format"].is_string() || kFormats.count(s["format"].get<std::string>()) ||
+                                 kUnsupportedFormats.count(s["format"].get<std::string>())))
+      return std::nullopt;
+    uint64_t bound[2] = {0, kUnbounded};
+    bool long_one = false;
+    for (const int i : {0, 1}) {
+      const char* key = i == 0 ? "minLength" : "maxLength";
+      if (!s.contains(key)) continue;
+      const json& v = s[key];
+      if (!v.is_number() || !is_integral(v) || v.get<double>() < 0 || v.get<double>() > double(kMaxLongLength))
+        return std::nullopt;  // string_content_parts names the problem
+      bound[i] = uint64_t(v.get<double>());
+      long_one = long_one || bound[i] > kMaxCount;
+    }
+    if (!long_one) return std::nullopt;
+    return std::pair{bound[0], bound[1]};
+  }
+
+  // A JSON string of lo..hi code points (hi kUnbounded: no maximum), hi beyond what a counted repeat copies: q full
+  // blocks of kLengthBlock characters (a rule, each call one automaton edge) and a shorter rest, so the automaton
+  // grows with hi / kLengthBlock + kLengthBlock rather than with hi.
+  Expr long_string(uint64_t lo, uint64_t hi) {
+    const Expr c = json_string_chars(b_, CodePointSet::all());
+    if (length_block_rule_ < 0) {
+      length_block_rule_ = b_.add_rule(b_.unique_rule_name("string-block"));
+      b_.set_body(length_block_rule_, b_.repeat(c, kLengthBlock, kLengthBlock));
+    }
+    const Expr block = b_.rule_ref(length_block_rule_);
+    auto blocks = [&](uint64_t min, uint64_t max) { return b_.repeat(block, uint32_t(min), uint32_t(max)); };
+    auto chars = [&](uint64_t min, uint64_t max) { return b_.repeat(c, uint32_t(min), uint32_t(max)); };
+    const uint64_t qlo = lo / kLengthBlock, rlo = lo % kLengthBlock;
+    Expr content;
+    if (hi == kUnbounded) {
+      content = b_.sequence({blocks(qlo, qlo), chars(rlo, rlo), b_.star(c)});
+    } else {
+      const uint64_t qhi = hi / kLengthBlock, rhi = hi % kLengthBlock;
+      if (qlo == qhi) {
+        content = b_.sequence({blocks(qlo, qlo), chars(rlo, rhi)});
+      } else {
+        // qlo full blocks, then: the rest of a length with qlo blocks; or 1..qhi-qlo-1 more blocks and any shorter
+        // rest; or qhi - qlo more blocks and at most rhi characters.
+        std::vector<Expr> alts = {chars(rlo, kLengthBlock - 1)};
+        if (qhi - qlo >= 2) alts.push_back(b_.sequence({blocks(1, qhi - qlo - 1), chars(0, kLengthBlock - 1)}));
+        alts.push_back(b_.sequence({blocks(qhi - qlo, qhi - qlo), chars(0, rhi)}));
+        content = b_.sequence({blocks(qlo, qlo), b_.choice(std::move(alts))});
+      }
+    }
+    return b_.sequence({b_.literal("\""), content, b_.literal("\"")});
   }
 
   // `pattern`, `format` and the lengths each give a regular language of a string's content; together, the string
@@ -1538,11 +1607,13 @@ class SchemaConverter {
     if (s.contains("format")) {
       if (!s["format"].is_string()) return error("'format' must be a string");
       auto it = kFormats.find(s["format"].get<std::string>());
-      if (it == kFormats.end())
+      if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()))
         return error(fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
-      Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b);
-      if (!e.ok()) return error(e.error());
-      parts.push_back(*e);
+      if (it != kFormats.end()) {
+        Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b);
+        if (!e.ok()) return error(e.error());
+        parts.push_back(*e);
+      }
     }
     if (s.contains("minLength") || s.contains("maxLength")) {
       uint32_t bound[2] = {0, kUnbounded};  // minLength, maxLength
@@ -1553,7 +1624,8 @@ class SchemaConverter {
         if (!v.is_number() || !is_integral(v) || v.get<double>() < 0)
           return error(fmt::format("'{}' must be a non-negative integer", key));
         if (v.get<double>() > double(kMaxCount))
-          return error(fmt::format("'{}' {} is larger than the enforceable limit {}", key, v.get<double>(), kMaxCount));
+          return error(fmt::format("'{}' {} is larger than the enforceable limit {} ({} without a pattern or format)",
+                                   key, v.get<double>(), kMaxCount, kMaxLongLength));
         bound[i] = uint32_t(v.get<double>());
       }
       parts.push_back(b.repeat(json_string_chars(b, CodePointSet::all()), bound[0], bound[1]));
@@ -1667,6 +1739,7 @@ class SchemaConverter {
   uint64_t any_order_states_ = 0;  // any_order_members' estimated automaton states so far
   JsonSchemaNotes notes_;
   std::optional<bool> multiple_integral_;  // multiple_of's last answer
+  int32_t length_block_rule_ = -1;
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };

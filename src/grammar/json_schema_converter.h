@@ -18,8 +18,9 @@
 // lone integer, enum/const of strings, numbers, booleans and null, numeric bounds, lengths and counts, pattern,
 // required, properties of expressible complements, and anyOf/allOf/not of those); if/then/else as (if and then)
 // or (not if and else); $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion
-// included, $ref with siblings (merged); string minLength, maxLength, pattern (regex_parser.h), format (date, time,
-// date-time, uuid, email, uri, ipv4, hostname); integer and number minimum, maximum, exclusiveMinimum,
+// included, $ref with siblings (merged); string minLength, maxLength (above 10000 and up to 2^20 only without a
+// pattern or format: blocks of a rule), pattern (regex_parser.h), format (date, time, date-time, uuid, email, uri,
+// ipv4, hostname; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see
 // json_number_range.h), multipleOf (10^-n: fraction digits; a divisor of 1000: last digits); boolean schemas.
 // Properties come in `properties` order (as written in the text; see the ordered_json overload), optional ones may
