@@ -1,5 +1,6 @@
 // MaskBench (guidance-ai/jsonschemabench, maskbench/): its files (a JSON schema with valid and invalid instances)
-// run through the grammar module as its runner does: compile each schema, then per instance serialize the data as
+// run through the grammar module as its runner does: compile each schema (properties in any order, since a valid
+// document may list them in any), then per instance serialize the data as
 // Python's json.dumps does, tokenize it, and walk the matcher token by token, timing each mask computation and
 // token commit. Counts per category and overall (passing, compile errors, timeouts, validation errors: a valid
 // instance rejected; invalidation errors: an invalid instance accepted), the time to first mask and per mask, and the
@@ -48,6 +49,9 @@ struct MaskbenchSchemaResult {
   // counts them as accepted (its runner never asks whether the grammar can end), and so does this harness.
   int32_t num_invalid_accepted_as_prefix = 0;
   std::vector<double> mask_us;  // each token's mask computation and commit
+  // Objects whose properties the grammar keeps in `properties` order, over the any-order budget (see
+  // grammar::JsonGrammarOptions::any_property_order): a valid instance listing them otherwise is rejected.
+  int32_t objects_schema_order = 0;
 };
 
 struct MaskbenchOptions {
@@ -70,6 +74,7 @@ struct MaskbenchTally {
   int32_t schemas = 0, passing = 0, compile_errors = 0, timeouts = 0, validation_errors = 0,
           invalidation_errors = 0;
   int32_t tests = 0, invalid_accepted_as_prefix = 0;
+  int32_t schema_order_schemas = 0, schema_order_validation_errors = 0;  // objects_schema_order > 0
   MaskbenchPercentiles ttfm_us, mask_us;
 };
 

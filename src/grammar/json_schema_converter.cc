@@ -43,6 +43,12 @@ constexpr size_t kMaxPatterns = 4;               // patternProperties: each subs
 constexpr size_t kMaxAnyOfProduct = 64;          // allOf of two anyOf lists: their pairs, up to this many
 constexpr size_t kMaxDependencies = 6;           // each is a choice of two, combined as such pairs are
 constexpr uint64_t kMaxComplementSteps = 20000;  // schema nodes one conversion may complement
+// any_property_order: one rule per set of listed properties already written, so an object of n properties costs
+// 2^n rules of about n - |set| + 2 states; bounded per object and per schema (the rest keep `properties` order).
+// The per-object bound is also the matcher's: a token that runs past the object's end is checked against every
+// caller chain (state_token_mask.h), and the sets' rules call one another along every order written, n! chains.
+constexpr size_t kAnyOrderMaxMembers = 7;
+constexpr uint64_t kAnyOrderStateBudget = uint64_t(1) << 15;
 const std::set<std::string, std::less<>> kArrayKeywords = {"items",    "prefixItems", "additionalItems",
                                                            "minItems", "maxItems",    "uniqueItems"};
 const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength",  "pattern",
@@ -114,6 +120,17 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
     {"hostname", "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,2}$"},
 };
+
+// Formats JSON Schema defines that kFormats lacks: refused, since a validator asserting formats checks them. Any
+// other name is no JSON Schema format; validators ignore it (an annotation), and so does the grammar.
+const std::set<std::string, std::less<>> kUnsupportedFormats = {
+    "duration",      "idn-email",    "idn-hostname", "ipv6",          "uri-reference",        "iri",
+    "iri-reference", "uri-template", "json-pointer", "relative-json-pointer", "regex"};
+
+// A string's length beyond kMaxCount: blocks of kLengthBlock characters (one rule, called a counted number of times)
+// and the rest, up to kMaxLongLength.
+constexpr uint32_t kLengthBlock = 256;
+constexpr uint64_t kMaxLongLength = uint64_t(kLengthBlock) * 4096;
 
 bool has_assertions(const json& s) {
   if (!s.is_object()) return true;
@@ -190,6 +207,8 @@ class SchemaConverter {
     if (!g.ok()) return make_error("schema: " + g.error(), g.status().code());
     return g;
   }
+
+  const JsonSchemaNotes& notes() const { return notes_; }
 
   Result<Grammar> any_object() {
     const int32_t root = b_.add_rule("root");
@@ -882,7 +901,7 @@ class SchemaConverter {
     if (s.contains("pattern") && s["pattern"].is_string()) patterns.push_back(s["pattern"].get<std::string>());
     if (s.contains("format") && s["format"].is_string()) {
       auto it = kFormats.find(s["format"].get<std::string>());
-      if (it == kFormats.end() &&
+      if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()) &&
           std::any_of(values.begin(), values.end(), [](const json& v) { return v.is_string(); }))
         return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
       if (it != kFormats.end()) patterns.push_back(it->second);
@@ -1121,6 +1140,13 @@ class SchemaConverter {
     return uint64_t(d);
   }
 
+  // A property an object lists (in `properties`, or only in `required`) and its value's grammar.
+  struct Member {
+    std::string key;
+    Expr value;
+    bool required;
+  };
+
   Expr convert_object(const json& s, const std::string& path, int32_t depth) {
     const json props = s.value("properties", json::object());
     if (!props.is_object()) return fail(path, "'properties' must be an object");
@@ -1178,11 +1204,6 @@ class SchemaConverter {
       }
       return all.size() == 1 ? all[0] : json{{"allOf", all}};
     };
-    struct Member {
-      std::string key;
-      Expr value;
-      bool required;
-    };
     std::vector<Member> members;
     for (auto it = props.begin(); it != props.end(); ++it) {
       const bool req = std::find(required.begin(), required.end(), it.key()) != required.end();
@@ -1232,8 +1253,17 @@ class SchemaConverter {
       extra = extra_members(keys, patterns, additional, names, path, depth);
       if (failed()) return b_.nothing();
     }
-    // tail[i]: members i.. after at least one member was written (each behind a comma).
     const size_t n = members.size();
+    if (o_.any_property_order && (n >= 2 || (n == 1 && extra))) {
+      const uint64_t states = n > kAnyOrderMaxMembers ? ~uint64_t(0) : (uint64_t(n) << (n - 1)) + (uint64_t(2) << n);
+      if (states <= kAnyOrderStateBudget - any_order_states_) {
+        any_order_states_ += states;
+        ++notes_.objects_any_order;
+        return container("{", any_order_members(members, kv, extra), can_be_empty, "}");
+      }
+      ++notes_.objects_schema_order;
+    }
+    // tail[i]: members i.. after at least one member was written (each behind a comma).
     size_t first_required = n;
     for (size_t i = 0; i < n; ++i) {
       if (members[i].required) {
@@ -1259,6 +1289,50 @@ class SchemaConverter {
     for (size_t i = 0; i < n && i <= first_required; ++i) firsts.push_back(b_.sequence({kv[i], tail[i + 1]}));
     if (extra && first_required == n) firsts.push_back(b_.sequence({*extra, tail[n]}));
     return container("{", b_.choice(std::move(firsts)), can_be_empty, "}");
+  }
+
+  // An object's members in any order: each listed one at most once, every required one present, extra ones (when
+  // `extra` is set) anywhere between. rest[S], a rule per set S of listed members already written: more extra
+  // members, then a listed member not in S and rest[S + it], or the end once S holds every required member. Each
+  // member (with its value) is a rule of its own, called from every rest[S], so the value's automaton exists once.
+  Expr any_order_members(const std::vector<Member>& members, const std::vector<Expr>& kv, std::optional<Expr> extra) {
+    const size_t n = members.size();
+    uint32_t required = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (members[i].required) required |= 1u << i;
+    auto rule_of = [&](Expr body) {
+      const int32_t rule = b_.add_rule(b_.unique_rule_name("member"));
+      b_.set_body(rule, body);
+      return rule;
+    };
+    // first[i]: member i as the object's first; later[i]: behind a comma.
+    std::vector<Expr> first(n), later(n);
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t rule = rule_of(kv[i]);
+      first[i] = b_.rule_ref(rule);
+      later[i] = b_.rule_ref(rule_of(b_.sequence({sep(), first[i]})));
+    }
+    std::optional<Expr> extra_first, extra_later;
+    if (extra) {
+      const int32_t rule = rule_of(*extra);
+      extra_first = b_.rule_ref(rule);
+      extra_later = b_.rule_ref(rule_of(b_.sequence({sep(), *extra_first})));
+    }
+    const uint32_t num_sets = 1u << n;
+    std::vector<int32_t> rest(num_sets);
+    for (uint32_t set = 0; set < num_sets; ++set) rest[set] = b_.add_rule(b_.unique_rule_name("members-rest"));
+    for (uint32_t set = 0; set < num_sets; ++set) {
+      std::vector<Expr> next;
+      for (size_t i = 0; i < n; ++i)
+        if (!(set & (1u << i))) next.push_back(b_.sequence({later[i], b_.rule_ref(rest[set | (1u << i)])}));
+      if ((set & required) == required) next.push_back(b_.empty());
+      const Expr body = b_.choice(std::move(next));
+      b_.set_body(rest[set], extra_later ? b_.sequence({b_.star(*extra_later), body}) : body);
+    }
+    std::vector<Expr> firsts;
+    for (size_t i = 0; i < n; ++i) firsts.push_back(b_.sequence({first[i], b_.rule_ref(rest[1u << i])}));
+    if (extra_first) firsts.push_back(b_.sequence({*extra_first, b_.rule_ref(rest[0])}));
+    return b_.choice(std::move(firsts));
   }
 
   // An extra property (a name not in `keys`), ": " and its value. Each subset of the patterns is one kind of name:
@@ -1455,10 +1529,68 @@ class SchemaConverter {
   }
 
   Expr convert_string(const json& s, const std::string& path) {
+    if (const std::optional<std::pair<uint64_t, uint64_t>> lengths = long_lengths(s)) {
+      if (lengths->first > lengths->second) return b_.nothing();
+      return long_string(lengths->first, lengths->second);
+    }
     Result<std::vector<Expr>> parts = string_content_parts(s, b_);
     if (!parts.ok()) return fail(path, parts.error());
     if (parts->empty()) return b_.rule_ref(string_rule());
     return b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
+  }
+
+  // minLength/maxLength (maxLength kUnbounded when absent) when one is above kMaxCount, at most kMaxLongLength, and
+  // nothing else constrains the content (a pattern's or format's intersection needs the lengths inline).
+  std::optional<std::pair<uint64_t, uint64_t>> long_lengths(const json& s) {
+    if (s.contains("pattern") || s.contains(kNotPatterns) || s.contains(kNotStrings)) return std::nullopt;
+    if (s.contains("format") && (!s["format"].is_string() || kFormats.count(s["format"].get<std::string>()) ||
+                                 kUnsupportedFormats.count(s["format"].get<std::string>())))
+      return std::nullopt;
+    uint64_t bound[2] = {0, kUnbounded};
+    bool long_one = false;
+    for (const int i : {0, 1}) {
+      const char* key = i == 0 ? "minLength" : "maxLength";
+      if (!s.contains(key)) continue;
+      const json& v = s[key];
+      if (!v.is_number() || !is_integral(v) || v.get<double>() < 0 || v.get<double>() > double(kMaxLongLength))
+        return std::nullopt;  // string_content_parts names the problem
+      bound[i] = uint64_t(v.get<double>());
+      long_one = long_one || bound[i] > kMaxCount;
+    }
+    if (!long_one) return std::nullopt;
+    return std::pair{bound[0], bound[1]};
+  }
+
+  // A JSON string of lo..hi code points (hi kUnbounded: no maximum), hi beyond what a counted repeat copies: q full
+  // blocks of kLengthBlock characters (a rule, each call one automaton edge) and a shorter rest, so the automaton
+  // grows with hi / kLengthBlock + kLengthBlock rather than with hi.
+  Expr long_string(uint64_t lo, uint64_t hi) {
+    const Expr c = json_string_chars(b_, CodePointSet::all());
+    if (length_block_rule_ < 0) {
+      length_block_rule_ = b_.add_rule(b_.unique_rule_name("string-block"));
+      b_.set_body(length_block_rule_, b_.repeat(c, kLengthBlock, kLengthBlock));
+    }
+    const Expr block = b_.rule_ref(length_block_rule_);
+    auto blocks = [&](uint64_t min, uint64_t max) { return b_.repeat(block, uint32_t(min), uint32_t(max)); };
+    auto chars = [&](uint64_t min, uint64_t max) { return b_.repeat(c, uint32_t(min), uint32_t(max)); };
+    const uint64_t qlo = lo / kLengthBlock, rlo = lo % kLengthBlock;
+    Expr content;
+    if (hi == kUnbounded) {
+      content = b_.sequence({blocks(qlo, qlo), chars(rlo, rlo), b_.star(c)});
+    } else {
+      const uint64_t qhi = hi / kLengthBlock, rhi = hi % kLengthBlock;
+      if (qlo == qhi) {
+        content = b_.sequence({blocks(qlo, qlo), chars(rlo, rhi)});
+      } else {
+        // qlo full blocks, then: the rest of a length with qlo blocks; or 1..qhi-qlo-1 more blocks and any shorter
+        // rest; or qhi - qlo more blocks and at most rhi characters.
+        std::vector<Expr> alts = {chars(rlo, kLengthBlock - 1)};
+        if (qhi - qlo >= 2) alts.push_back(b_.sequence({blocks(1, qhi - qlo - 1), chars(0, kLengthBlock - 1)}));
+        alts.push_back(b_.sequence({blocks(qhi - qlo, qhi - qlo), chars(0, rhi)}));
+        content = b_.sequence({blocks(qlo, qlo), b_.choice(std::move(alts))});
+      }
+    }
+    return b_.sequence({b_.literal("\""), content, b_.literal("\"")});
   }
 
   // `pattern`, `format` and the lengths each give a regular language of a string's content; together, the string
@@ -1475,11 +1607,13 @@ class SchemaConverter {
     if (s.contains("format")) {
       if (!s["format"].is_string()) return error("'format' must be a string");
       auto it = kFormats.find(s["format"].get<std::string>());
-      if (it == kFormats.end())
+      if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()))
         return error(fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
-      Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b);
-      if (!e.ok()) return error(e.error());
-      parts.push_back(*e);
+      if (it != kFormats.end()) {
+        Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b);
+        if (!e.ok()) return error(e.error());
+        parts.push_back(*e);
+      }
     }
     if (s.contains("minLength") || s.contains("maxLength")) {
       uint32_t bound[2] = {0, kUnbounded};  // minLength, maxLength
@@ -1490,7 +1624,8 @@ class SchemaConverter {
         if (!v.is_number() || !is_integral(v) || v.get<double>() < 0)
           return error(fmt::format("'{}' must be a non-negative integer", key));
         if (v.get<double>() > double(kMaxCount))
-          return error(fmt::format("'{}' {} is larger than the enforceable limit {}", key, v.get<double>(), kMaxCount));
+          return error(fmt::format("'{}' {} is larger than the enforceable limit {} ({} without a pattern or format)",
+                                   key, v.get<double>(), kMaxCount, kMaxLongLength));
         bound[i] = uint32_t(v.get<double>());
       }
       parts.push_back(b.repeat(json_string_chars(b, CodePointSet::all()), bound[0], bound[1]));
@@ -1601,7 +1736,10 @@ class SchemaConverter {
   std::unordered_map<const json*, std::unordered_map<std::string_view, const json*>> member_index_;
   std::vector<std::pair<int32_t, std::string>> pending_;
   uint64_t complement_steps_ = 0;
+  uint64_t any_order_states_ = 0;  // any_order_members' estimated automaton states so far
+  JsonSchemaNotes notes_;
   std::optional<bool> multiple_integral_;  // multiple_of's last answer
+  int32_t length_block_rule_ = -1;
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };
@@ -1609,15 +1747,18 @@ class SchemaConverter {
 }  // namespace
 
 Result<Grammar> json_schema_to_grammar(const nlohmann::ordered_json& schema, const JsonGrammarOptions& options,
-                                       const BuildLimits& limits) {
-  return SchemaConverter(schema, options).convert(limits);
+                                       const BuildLimits& limits, JsonSchemaNotes* notes) {
+  SchemaConverter converter(schema, options);
+  Result<Grammar> g = converter.convert(limits);
+  if (notes) *notes = converter.notes();
+  return g;
 }
 
 Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonGrammarOptions& options,
-                                       const BuildLimits& limits) {
+                                       const BuildLimits& limits, JsonSchemaNotes* notes) {
   Result<json> schema = parse_ordered_json(schema_text);
   if (!schema.ok()) return make_error("schema: not valid JSON (" + schema.error() + ")", StatusCode::kInvalidArgument);
-  return json_schema_to_grammar(*schema, options, limits);
+  return json_schema_to_grammar(*schema, options, limits, notes);
 }
 
 Result<Grammar> json_object_grammar(const JsonGrammarOptions& options) {

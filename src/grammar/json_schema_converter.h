@@ -18,12 +18,14 @@
 // lone integer, enum/const of strings, numbers, booleans and null, numeric bounds, lengths and counts, pattern,
 // required, properties of expressible complements, and anyOf/allOf/not of those); if/then/else as (if and then)
 // or (not if and else); $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion
-// included, $ref with siblings (merged); string minLength, maxLength, pattern (regex_parser.h), format (date, time,
-// date-time, uuid, email, uri, ipv4, hostname); integer and number minimum, maximum, exclusiveMinimum,
+// included, $ref with siblings (merged); string minLength, maxLength (above 10000 and up to 2^20 only without a
+// pattern or format: blocks of a rule), pattern (regex_parser.h), format (date, time, date-time, uuid, email, uri,
+// ipv4, hostname; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see
 // json_number_range.h), multipleOf (10^-n: fraction digits; a divisor of 1000: last digits); boolean schemas.
-// Properties are generated in `properties` order (as written in the text; see the ordered_json overload); optional ones
-// may be left out. Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
+// Properties come in `properties` order (as written in the text; see the ordered_json overload), optional ones may
+// be left out; or, with JsonGrammarOptions::any_property_order, in any order as a validator accepts them (each at
+// most once, every required one present, extra ones anywhere between), for objects small enough (see the option). Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
 // one newline and up to max_indent spaces or tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 15
 // integer digits, 16 fraction digits and a 2-digit exponent (every such number fits a double); bounded ones: see
 // json_number_range.h.
@@ -45,14 +47,25 @@ struct JsonGrammarOptions {
   // An object schema without additionalProperties: false (default) allows other properties of any value, as JSON
   // Schema says; true allows only its listed ones (OpenAI's `"strict": true`, where every object must list all).
   bool closed_objects = false;
+  // false: an object's listed properties come in `properties` order (OpenAI's documented behaviour, and vLLM's and
+  // llguidance's). true: in any order, each at most once (one rule per set of properties already written), for
+  // objects of at most 7 listed properties while the schema's total of such rules' states stays under 2^15; larger
+  // objects keep `properties` order (JsonSchemaNotes counts them).
+  bool any_property_order = false;
+};
+
+// What a conversion decided that its grammar does not say.
+struct JsonSchemaNotes {
+  int32_t objects_any_order = 0;     // objects whose properties may come in any order
+  int32_t objects_schema_order = 0;  // objects kept in `properties` order although any_property_order asked otherwise
 };
 
 // An ordered_json keeps the order of `properties` as written (nlohmann::json would sort the keys).
 Result<Grammar> json_schema_to_grammar(const nlohmann::ordered_json& schema, const JsonGrammarOptions& options = {},
-                                       const BuildLimits& limits = {});
+                                       const BuildLimits& limits = {}, JsonSchemaNotes* notes = nullptr);
 // Parses `schema_text` first, keeping key order (an error names the JSON syntax problem).
 Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonGrammarOptions& options = {},
-                                       const BuildLimits& limits = {});
+                                       const BuildLimits& limits = {}, JsonSchemaNotes* notes = nullptr);
 // Any JSON object.
 Result<Grammar> json_object_grammar(const JsonGrammarOptions& options = {});
 

@@ -139,7 +139,7 @@ std::vector<TokenId> allowed(const std::vector<uint32_t>& mask, int32_t n) {
   return ids;
 }
 
-TEST(JsonSchemaProperty, RandomSchemasRandomWalksProduceValidJson) {
+void random_walks_produce_valid_json(const JsonGrammarOptions& options) {
   const auto vocab = json_vocab();
   const TokenId stop = vocab->stop_ids()[0];
   SchemaGenerator gen(2024);
@@ -147,7 +147,7 @@ TEST(JsonSchemaProperty, RandomSchemasRandomWalksProduceValidJson) {
   int32_t num_outputs = 0, num_schemas = 0;
   for (int32_t s = 0; s < 100; ++s) {
     const json schema = gen.schema();
-    Result<Grammar> g = json_schema_to_grammar(schema);
+    Result<Grammar> g = json_schema_to_grammar(schema, options);
     if (!g.ok()) {
       // Random bounds can make a schema unsatisfiable; anything else is a bug.
       EXPECT_NE(g.error().find("matches no string"), std::string::npos) << g.error() << "\n" << schema.dump();
@@ -198,11 +198,19 @@ TEST(JsonSchemaProperty, RandomSchemasRandomWalksProduceValidJson) {
       const json value = json::parse(text, nullptr, false);
       ASSERT_FALSE(value.is_discarded()) << "not JSON: '" << text << "' under " << schema.dump();
       EXPECT_EQ(testing::validate(schema, value), "") << text << "\nunder " << schema.dump();
+      EXPECT_EQ(testing::duplicate_listed_key(text, testing::listed_property_names(schema)), "")
+          << text << "\nunder " << schema.dump();
       ++num_outputs;
     }
   }
   EXPECT_GT(num_schemas, 70);
   EXPECT_EQ(num_outputs, 2 * num_schemas);
+}
+
+TEST(JsonSchemaProperty, RandomSchemasRandomWalksProduceValidJson) { random_walks_produce_valid_json({}); }
+
+TEST(JsonSchemaProperty, RandomSchemasRandomWalksProduceValidJsonInAnyPropertyOrder) {
+  random_walks_produce_valid_json({.any_property_order = true});
 }
 
 }  // namespace

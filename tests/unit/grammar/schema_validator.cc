@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <regex>
+#include <set>
+#include <vector>
 
 #include "grammar/code_point_set.h"
 
@@ -236,5 +238,35 @@ class Validator {
 }  // namespace
 
 std::string validate(const json& schema, const json& instance) { return Validator(schema).check(schema, instance); }
+
+std::string duplicate_listed_key(const std::string& text, const std::set<std::string>& listed) {
+  std::vector<std::set<std::string>> open;
+  std::string duplicate;
+  json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open.emplace_back();
+    if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+    if (event == json::parse_event_t::key && !open.empty() && listed.count(parsed.get<std::string>()) &&
+        !open.back().insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
+  (void)json::parse(text, cb, false);
+  return duplicate;
+}
+
+std::set<std::string> listed_property_names(const json& schema) {
+  std::set<std::string> names;
+  if (schema.is_object()) {
+    for (auto it = schema.begin(); it != schema.end(); ++it) {
+      if (it.key() == "properties" && it.value().is_object())
+        for (auto p = it.value().begin(); p != it.value().end(); ++p) names.insert(p.key());
+      for (const std::string& n : listed_property_names(it.value())) names.insert(n);
+    }
+  } else if (schema.is_array()) {
+    for (const json& x : schema)
+      for (const std::string& n : listed_property_names(x)) names.insert(n);
+  }
+  return names;
+}
 
 }  // namespace pagoda::grammar::testing

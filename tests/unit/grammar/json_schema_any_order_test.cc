@@ -1,0 +1,189 @@
+// Tests for JsonGrammarOptions::any_property_order (json_schema_converter.h): every order of an object's listed
+// properties is accepted, none twice, never without a required one, extra properties anywhere between; exhaustively
+// over small objects, against random outputs that must validate and hold no key twice; the per-object and
+// per-schema budgets, beyond which objects keep `properties` order and JsonSchemaNotes says how many.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "grammar/json_schema_converter.h"
+#include "grammar/random_sentence.h"
+#include "grammar_test_util.h"
+#include "schema_validator.h"
+
+namespace pagoda::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+using testing::matches;
+
+constexpr JsonGrammarOptions kAnyOrder{.any_property_order = true};
+
+std::shared_ptr<const CompiledGrammar> compile_any_order(const json& schema, JsonGrammarOptions options = kAnyOrder,
+                                               JsonSchemaNotes* notes = nullptr) {
+  Result<Grammar> g = json_schema_to_grammar(schema, options, {}, notes);
+  EXPECT_TRUE(g.ok()) << g.error() << "\n" << schema.dump();
+  if (!g.ok()) return nullptr;
+  return testing::with_bytes(std::move(g).value());
+}
+
+void expect_outputs_valid_any_order(const json& schema, int32_t count = 80) {
+  auto g = compile_any_order(schema);
+  ASSERT_TRUE(g);
+  std::mt19937_64 rng(3);
+  std::set<std::string> orders;
+  for (int32_t i = 0; i < count; ++i) {
+    std::optional<std::string> text = random_sentence(g, rng, {.soft_max_bytes = 64, .hard_max_bytes = 20000});
+    ASSERT_TRUE(text.has_value()) << schema.dump();
+    const json value = json::parse(*text, nullptr, false);
+    ASSERT_FALSE(value.is_discarded()) << "not JSON: " << *text;
+    EXPECT_EQ(testing::validate(schema, value), "") << *text << "\nschema " << schema.dump();
+    EXPECT_EQ(testing::duplicate_listed_key(*text, testing::listed_property_names(schema)), "") << *text;
+    std::string order;
+    for (auto it = value.begin(); value.is_object() && it != value.end(); ++it) order += it.key() + ",";
+    orders.insert(order);
+  }
+  EXPECT_GT(orders.size(), 2u) << "the outputs should show several property orders";
+}
+
+TEST(JsonSchemaAnyOrder, EveryOrderOnceEachRequiredPresent) {
+  // Every sequence of up to 5 keys over {a, b, c, d}: accepted exactly when no key repeats and a and c are there.
+  const json schema = {{"type", "object"},
+                       {"properties",
+                        {{"a", {{"type", "integer"}}},
+                         {"b", {{"type", "string"}}},
+                         {"c", {{"type", "boolean"}}},
+                         {"d", {{"type", "null"}}}}},
+                       {"required", {"a", "c"}},
+                       {"additionalProperties", false}};
+  auto g = compile_any_order(schema);
+  ASSERT_TRUE(g);
+  const std::map<char, std::string> values = {{'a', "1"}, {'b', "\"x\""}, {'c', "true"}, {'d', "null"}};
+  int32_t accepted = 0;
+  for (int32_t len = 0; len <= 5; ++len) {
+    int32_t total = 1;
+    for (int32_t i = 0; i < len; ++i) total *= 4;
+    for (int32_t code = 0; code < total; ++code) {
+      std::string keys;
+      for (int32_t i = 0, c = code; i < len; ++i, c /= 4) keys += char('a' + c % 4);
+      std::string text = "{";
+      for (const char k : keys) text += fmt::format("{}\"{}\":{}", text.size() > 1 ? "," : "", k, values.at(k));
+      text += "}";
+      const bool distinct = std::set<char>(keys.begin(), keys.end()).size() == keys.size();
+      const bool complete = keys.find('a') != std::string::npos && keys.find('c') != std::string::npos;
+      EXPECT_EQ(matches(g, text), distinct && complete) << text;
+      accepted += distinct && complete;
+    }
+  }
+  EXPECT_EQ(accepted, 2 + 6 + 6 + 24);  // {a,c} with neither, one or both of b, d: 2! + 2 * 3! + 4!
+  EXPECT_TRUE(matches(g, "{\n  \"c\": false,\n  \"a\": 2\n}"));
+  EXPECT_FALSE(matches(g, R"({"c":1,"a":2})"));  // each value still has its own schema
+  expect_outputs_valid_any_order(schema);
+}
+
+TEST(JsonSchemaAnyOrder, ExtraPropertiesAnywhereButNeverAListedName) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"a", {{"type", "string"}}}, {"b", {{"type", "integer"}}}}},
+                       {"required", {"b"}},
+                       {"additionalProperties", {{"type", "boolean"}}}};
+  auto g = compile_any_order(schema);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(matches(g, R"({"x":true,"b":1,"y":false,"a":"s","z":true})"));
+  EXPECT_TRUE(matches(g, R"({"b":1})"));
+  EXPECT_TRUE(matches(g, R"({"x":true,"b":1})"));
+  EXPECT_FALSE(matches(g, R"({"x":true})"));            // b missing
+  EXPECT_FALSE(matches(g, R"({"b":1,"x":1})"));         // an extra takes additionalProperties' schema
+  EXPECT_FALSE(matches(g, R"({"b":1,"b":2})"));         // a listed name never twice...
+  EXPECT_FALSE(matches(g, R"({"b":1,"x":true,"b":2})"));
+  EXPECT_FALSE(matches(g, R"({"a":true,"b":1})"));      // ...nor as an extra with the extra's schema
+  expect_outputs_valid_any_order(schema);
+  // One listed property among extras: any order too.
+  auto one = compile_any_order({{"type", "object"}, {"properties", {{"a", {{"type", "integer"}}}}}, {"required", {"a"}}});
+  EXPECT_TRUE(matches(one, R"({"z":[1],"a":1})"));
+  EXPECT_FALSE(matches(one, R"({"z":[1]})"));
+  EXPECT_FALSE(matches(one, R"({"a":1,"a":1})"));
+}
+
+TEST(JsonSchemaAnyOrder, NestedAndRecursiveObjects) {
+  const json schema = {
+      {"$defs",
+       {{"node",
+         {{"type", "object"},
+          {"properties",
+           {{"name", {{"type", "string"}}},
+            {"children", {{"type", "array"}, {"items", {{"$ref", "#/$defs/node"}}}}},
+            {"size", {{"type", "integer"}, {"minimum", 0}}}}},
+          {"required", {"name"}},
+          {"additionalProperties", false}}}}},
+      {"$ref", "#/$defs/node"}};
+  auto g = compile_any_order(schema);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(matches(g, R"({"children":[{"size":1,"name":"b"}],"name":"a"})"));
+  EXPECT_FALSE(matches(g, R"({"children":[{"size":1}],"name":"a"})"));
+  expect_outputs_valid_any_order(schema);
+}
+
+TEST(JsonSchemaAnyOrder, DefaultKeepsPropertiesOrder) {
+  const json schema = {{"type", "object"},
+                       {"properties", {{"a", {{"type", "integer"}}}, {"b", {{"type", "integer"}}}}},
+                       {"additionalProperties", false}};
+  JsonSchemaNotes notes;
+  auto ordered = compile_any_order(schema, {}, &notes);
+  EXPECT_TRUE(matches(ordered, R"({"a":1,"b":2})"));
+  EXPECT_FALSE(matches(ordered, R"({"b":2,"a":1})"));
+  EXPECT_EQ(notes.objects_any_order, 0);
+  EXPECT_EQ(notes.objects_schema_order, 0);  // not asked for: nothing kept back
+  auto any = compile_any_order(schema, kAnyOrder, &notes);
+  EXPECT_TRUE(matches(any, R"({"b":2,"a":1})"));
+  EXPECT_EQ(notes.objects_any_order, 1);
+}
+
+json integer_object(int32_t n, const std::string& prefix) {
+  json s = {{"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}};
+  for (int32_t i = 0; i < n; ++i) s["properties"][fmt::format("{}{}", prefix, i)] = {{"type", "integer"}};
+  s["required"] = {fmt::format("{}0", prefix)};
+  return s;
+}
+
+std::string reversed_object_text(int32_t n, const std::string& prefix) {
+  std::string text = "{";
+  for (int32_t i = n; i-- > 0;) text += fmt::format("{}\"{}{}\":{}", i + 1 < n ? "," : "", prefix, i, i);
+  return text + "}";
+}
+
+TEST(JsonSchemaAnyOrder, BudgetPerObjectThenPropertiesOrder) {
+  JsonSchemaNotes notes;
+  auto seven = compile_any_order(integer_object(7, "p"), kAnyOrder, &notes);
+  EXPECT_EQ(notes.objects_any_order, 1);
+  EXPECT_EQ(notes.objects_schema_order, 0);
+  EXPECT_TRUE(matches(seven, reversed_object_text(7, "p")));
+  auto eight = compile_any_order(integer_object(8, "p"), kAnyOrder, &notes);
+  EXPECT_EQ(notes.objects_any_order, 0);
+  EXPECT_EQ(notes.objects_schema_order, 1);
+  EXPECT_FALSE(matches(eight, reversed_object_text(8, "p")));  // over the budget: `properties` order
+  std::string ordered = "{";
+  for (int32_t i = 0; i < 8; ++i) ordered += fmt::format("{}\"p{}\":{}", i ? "," : "", i, i);
+  EXPECT_TRUE(matches(eight, ordered + "}"));
+}
+
+TEST(JsonSchemaAnyOrder, BudgetPerSchemaBoundsManyObjects) {
+  // 60 objects of 7 properties (7 * 2^6 + 2 * 2^7 = 704 states each): the first 46 fit the schema's budget of 2^15,
+  // the others (and the outer object of 60) keep `properties` order, and the compile stays small.
+  json schema = {{"type", "object"}, {"properties", json::object()}};
+  for (int32_t k = 0; k < 60; ++k) schema["properties"][fmt::format("o{}", k)] = integer_object(7, fmt::format("k{}_", k));
+  JsonSchemaNotes notes;
+  Result<Grammar> g = json_schema_to_grammar(schema, kAnyOrder, {}, &notes);
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_EQ(notes.objects_any_order, 46);
+  EXPECT_EQ(notes.objects_schema_order, 15);
+  EXPECT_LT(g->states.size(), 200000u);
+  auto cg = testing::with_bytes(std::move(g).value());
+  EXPECT_TRUE(matches(cg, "{\"o0\":" + reversed_object_text(7, "k0_") + ",\"o45\":" + reversed_object_text(7, "k45_") + "}"));
+  EXPECT_FALSE(matches(cg, "{\"o46\":" + reversed_object_text(7, "k46_") + "}"));
+}
+
+}  // namespace
+}  // namespace pagoda::grammar

@@ -1,0 +1,97 @@
+// Tests for json_schema_to_grammar's long string lengths (minLength/maxLength above 10000, counted in blocks of a
+// rule instead of copied) and its formats: JSON Schema formats it has no regex for are refused by name, names JSON
+// Schema does not define are annotations, as validators treat them.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "grammar/json_schema_converter.h"
+#include "grammar_test_util.h"
+
+namespace pagoda::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+using testing::matches;
+
+std::shared_ptr<const CompiledGrammar> compile_lengths(const json& schema) {
+  Result<Grammar> g = json_schema_to_grammar(schema);
+  EXPECT_TRUE(g.ok()) << g.error() << "\n" << schema.dump();
+  if (!g.ok()) return nullptr;
+  return testing::with_bytes(std::move(g).value());
+}
+
+std::string quoted(size_t n, const std::string& unit = "a") {
+  std::string s = "\"";
+  for (size_t i = 0; i < n; ++i) s += unit;
+  return s + "\"";
+}
+
+TEST(JsonSchemaLengths, MaxLengthAboveTenThousandIsExactAndSmall) {
+  Result<Grammar> g = json_schema_to_grammar(json{{"type", "string"}, {"maxLength", 32767}});
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_LT(g->states.size(), 40000u);  // not one copy of a character's automaton per allowed character
+  auto cg = testing::with_bytes(std::move(g).value());
+  for (const size_t n : {0, 1, 255, 256, 257, 511, 512, 32511, 32512, 32766, 32767})
+    EXPECT_TRUE(matches(cg, quoted(n))) << n;
+  EXPECT_FALSE(matches(cg, quoted(32768)));
+  EXPECT_FALSE(matches(cg, quoted(40000)));
+  // Characters, not bytes: escapes and multi-byte code points count once each.
+  EXPECT_TRUE(matches(cg, quoted(32767, "\\n")));
+  EXPECT_TRUE(matches(cg, quoted(32767, "\xc3\xa9")));
+  EXPECT_FALSE(matches(cg, quoted(32768, "\\n")));
+}
+
+TEST(JsonSchemaLengths, MinAndMaxLengthTogether) {
+  auto both = compile_lengths({{"type", "string"}, {"minLength", 10300}, {"maxLength", 20000}});
+  ASSERT_TRUE(both);
+  for (const size_t n : {0, 10299, 20001}) EXPECT_FALSE(matches(both, quoted(n))) << n;
+  for (const size_t n : {10300, 10301, 10495, 10496, 10497, 15000, 19967, 19968, 20000})
+    EXPECT_TRUE(matches(both, quoted(n))) << n;
+  auto same_block = compile_lengths({{"type", "string"}, {"minLength", 10250}, {"maxLength", 10260}});
+  ASSERT_TRUE(same_block);
+  EXPECT_FALSE(matches(same_block, quoted(10249)));
+  EXPECT_TRUE(matches(same_block, quoted(10250)));
+  EXPECT_TRUE(matches(same_block, quoted(10260)));
+  EXPECT_FALSE(matches(same_block, quoted(10261)));
+  auto at_least = compile_lengths({{"type", "string"}, {"minLength", 10001}});
+  ASSERT_TRUE(at_least);
+  EXPECT_FALSE(matches(at_least, quoted(10000)));
+  EXPECT_TRUE(matches(at_least, quoted(10001)));
+  EXPECT_TRUE(matches(at_least, quoted(30000)));
+  auto none = json_schema_to_grammar(json{{"type", "string"}, {"minLength", 20000}, {"maxLength", 10001}});
+  EXPECT_FALSE(none.ok());
+}
+
+TEST(JsonSchemaLengths, LimitsStillRefusedByName) {
+  for (const json& schema : {json{{"type", "string"}, {"maxLength", 2000000}},
+                             json{{"type", "string"}, {"maxLength", 20000}, {"pattern", "^a+$"}}}) {
+    Result<Grammar> g = json_schema_to_grammar(schema);
+    ASSERT_FALSE(g.ok()) << schema.dump();
+    EXPECT_NE(g.error().find("enforceable limit"), std::string::npos) << g.error();
+  }
+}
+
+TEST(JsonSchemaFormats, UnknownNamesAreAnnotationsDefinedOnesWithoutRegexAreRefused) {
+  for (const char* name : {"chickenbutt", "html-selector", "byte", ""}) {
+    auto g = compile_lengths({{"type", "string"}, {"format", name}});
+    ASSERT_TRUE(g) << name;
+    EXPECT_TRUE(matches(g, R"("anything at all")")) << name;
+    EXPECT_FALSE(matches(g, "1")) << name;
+  }
+  // Beside other keywords, the unknown format constrains nothing and the others still do.
+  auto bounded = compile_lengths({{"type", "string"}, {"format", "topic"}, {"maxLength", 3}});
+  EXPECT_TRUE(matches(bounded, R"("abc")"));
+  EXPECT_FALSE(matches(bounded, R"("abcd")"));
+  auto listed = compile_lengths({{"enum", {"x", "y"}}, {"format", "code"}});
+  EXPECT_TRUE(matches(listed, R"("x")"));
+  for (const char* name : {"ipv6", "uri-reference", "regex", "duration", "json-pointer"}) {
+    Result<Grammar> g = json_schema_to_grammar(json{{"type", "string"}, {"format", name}});
+    ASSERT_FALSE(g.ok()) << name;
+    EXPECT_NE(g.error().find(std::string("format '") + name + "' is not supported"), std::string::npos) << g.error();
+  }
+}
+
+}  // namespace
+}  // namespace pagoda::grammar
