@@ -1,7 +1,8 @@
 // Tests for the recurrent-state slots of a hybrid model: StateSlotPool (kv/state_slot_pool.h), StateStorage
 // (kv/state_storage.h) and KvCacheManager with Options::num_state_slots: a slot with a sequence's first allocation,
 // none taken twice, back with free(); running out is a `false` that changes nothing; a fork gives the child its own
-// slot and queues the copy of the parent's state; the prefix cache is off.
+// slot and queues the copy of the parent's state; without state snapshots the prefix cache is off (with them:
+// state_snapshot_test.cc).
 #include <gtest/gtest.h>
 
 #include <algorithm>
