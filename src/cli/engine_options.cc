@@ -133,9 +133,12 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
                           c.kv.num_state_snapshots,
                           double(r.state_bytes_per_seq) * c.kv.num_state_snapshots / double(1 << 20))
             : std::string("prefix cache off");
-    std::fprintf(out, "pagoda: recurrent state: %lld bytes per sequence, %d slots (%.1f MiB); %s\n",
-                 static_cast<long long>(r.state_bytes_per_seq), c.kv.num_state_slots,
-                 double(r.state_bytes_per_seq) * c.kv.num_state_slots / double(1 << 20), snapshots.c_str());
+    // Speculative decoding backs each sequence's state up before a verification (kv_cache_manager.h).
+    const int32_t num_slots = c.kv.num_state_slots * (c.spec.method != SpecMethod::kNone ? 2 : 1);
+    std::fprintf(out, "pagoda: recurrent state: %lld bytes per sequence, %d slots%s (%.1f MiB); %s\n",
+                 static_cast<long long>(r.state_bytes_per_seq), num_slots,
+                 c.spec.method != SpecMethod::kNone ? " (half of them backups for speculative decoding)" : "",
+                 double(r.state_bytes_per_seq) * num_slots / double(1 << 20), snapshots.c_str());
   }
   if (r.state_snapshots_unused)
     std::fprintf(out, "pagoda: --state-snapshots ignored: this model has no recurrent layers\n");

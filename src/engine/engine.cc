@@ -76,6 +76,8 @@ KvCacheManager::Options kv_manager_options(const EngineConfig& c, const ModelCon
   KvCacheManager::Options o = c.kv;
   o.num_state_slots = std::max(o.num_state_slots, state_slots_needed(model, c.scheduler.max_num_seqs));
   if (o.num_state_slots == 0) o.num_state_snapshots = 0;
+  // Speculative decoding rolls a hybrid model's state back to a backup taken before each verification.
+  o.state_backups = o.num_state_slots > 0 && c.spec.method != SpecMethod::kNone;
   // An encoder's K/V rows depend on the whole prompt: no other prompt may reuse them.
   if (model.encoder) o.enable_prefix_cache = false;
   return o;
@@ -157,11 +159,6 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       return make_error(fmt::format("the draft KV pool needs at least {} blocks (one sequence of {} tokens), got {}",
                                     least, draft_max_context(config), config.spec.draft_kv_blocks));
   }
-  if (model.config().has_recurrent_state() && config.spec.method != SpecMethod::kNone)
-    return make_error(fmt::format("speculative decoding is not supported on the hybrid model {} (its recurrent state "
-                                  "cannot be rolled back to the accepted drafts)",
-                                  model.config().architecture),
-                      StatusCode::kInvalidArgument);
   if (config.spec.draft_model != nullptr && config.spec.draft_model->config().has_recurrent_state())
     return make_error("a hybrid model cannot be the draft model", StatusCode::kInvalidArgument);
   if (config.kv.num_blocks < 1)

@@ -181,7 +181,8 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
 }
 
 int32_t Scheduler::align_prompt_chunk(const Sequence& seq, int32_t first_pos, int32_t n) const {
-  if (!config_.chunked_prefill || config_.whole_prompts || !kv_.has_state_slots() || !kv_.prefix_cache_enabled())
+  if (!config_.chunked_prefill || config_.whole_prompts || !kv_.has_state_slots() || !kv_.prefix_cache_enabled() ||
+      first_pos >= seq.num_prompt_tokens)
     return n;
   const int32_t block_size = kv_.block_size();
   const int32_t end = first_pos + n;
@@ -283,6 +284,8 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
         seq->draft_chances.clear();
         num_drafts = 0;
       }
+      // A recurrent state cannot be cut back to the accepted drafts: keep it as it is before the verification.
+      if (num_drafts > 0 && seq->kv.state_slot >= 0) kv_.back_up_state(seq->kv, first_pos);
     }
     bool allocated = num_drafts > 0 || kv_.allocate_slots(seq->kv, n);
     bool preempted_self = false;

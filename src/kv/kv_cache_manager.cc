@@ -17,13 +17,14 @@ KvCacheManager::KvCacheManager(const Options& options)
       pool_(options.num_blocks, enable_prefix_cache_ ? &prefix_cache_ : nullptr),
       state_slots_(options.num_state_slots),
       state_snapshots_(options.num_state_slots, options.num_state_slots > 0 ? options.num_state_snapshots : 0),
+      state_backups_(options.state_backups && options.num_state_slots > 0),
       block_fills_(size_t(options.num_blocks), 0) {
   PAGODA_CHECK(options.block_size > 0, "block size must be positive, got {}", options.block_size);
   // Each copy's destination is a block taken from the pool, so between per-step clears there are at most
   // num_blocks of them: queuing one never allocates.
   pending_copies_.reserve(size_t(options.num_blocks));
-  // Per step and sequence slot at most a fork's copy, a restore and a save.
-  pending_state_copies_.reserve(3 * size_t(options.num_state_slots));
+  // Per step and sequence slot at most a fork's copy, a restore, a save and a backup.
+  pending_state_copies_.reserve(4 * size_t(options.num_state_slots));
 }
 
 PrefixHit KvCacheManager::lookup_prefix(std::span<const TokenId> prompt) const {
@@ -208,12 +209,28 @@ void KvCacheManager::discard_pending_copies() {
   state_snapshots_.clear();
 }
 
+void KvCacheManager::back_up_state(SeqKvState& seq, int32_t covered_tokens) {
+  PAGODA_CHECK(state_backups_ && seq.state_slot >= 0, "no backup slot for sequence state slot {}", seq.state_slot);
+  const int32_t backup_slot = state_slots_.num_total() + state_snapshots_.capacity() + seq.state_slot;
+  pending_state_copies_.push_back(StateCopy{seq.state_slot, backup_slot});
+  PAGODA_CHECK(covered_tokens >= 0 && covered_tokens <= seq.num_computed_tokens);
+  seq.state_backup_pos = covered_tokens;
+}
+
 void KvCacheManager::roll_back(SeqKvState& seq, int32_t num_tokens) {
   PAGODA_CHECK(num_tokens >= 0 && num_tokens <= seq.num_computed_tokens, "roll back to {} of {} computed tokens",
                num_tokens, seq.num_computed_tokens);
-  PAGODA_CHECK(seq.state_slot < 0 || num_tokens == seq.num_computed_tokens,
-               "a recurrent state cannot be rolled back ({} of {} computed tokens)", num_tokens,
-               seq.num_computed_tokens);
+  if (seq.state_slot >= 0) {
+    const int32_t backup_pos = seq.state_backup_pos;
+    seq.state_backup_pos = -1;
+    if (num_tokens == seq.num_computed_tokens) return;
+    PAGODA_CHECK(backup_pos >= 0 && backup_pos <= num_tokens,
+                 "a recurrent state cannot be rolled back to {} of {} computed tokens without a backup at or before it",
+                 num_tokens, seq.num_computed_tokens);
+    pending_state_copies_.push_back(
+        StateCopy{state_slots_.num_total() + state_snapshots_.capacity() + seq.state_slot, seq.state_slot});
+    num_tokens = backup_pos;
+  }
   PAGODA_CHECK(int32_t(seq.block_hashes.size()) * block_size_ <= num_tokens,
                "roll back to {} tokens would drop a hashed block ({} hashed)", num_tokens, seq.block_hashes.size());
   BlockTable& table = seq.block_table;
@@ -232,6 +249,7 @@ void KvCacheManager::free(SeqKvState& seq) {
   seq.block_hashes.clear();
   if (seq.state_slot >= 0) state_slots_.release(seq.state_slot);
   seq.state_slot = -1;
+  seq.state_backup_pos = -1;
 }
 
 KvCacheStats KvCacheManager::stats() const {

@@ -117,7 +117,7 @@ TEST(KvCacheManagerStateTest, NoPrefixHitsAndNoRollBack) {
   ASSERT_TRUE(kv.allocate_slots(a, 12, kv.lookup_prefix(prompt)));
   kv.cache_full_blocks(a, prompt);
   EXPECT_EQ(kv.lookup_prefix(prompt).num_cached_tokens, 0);
-  EXPECT_DEATH(kv.roll_back(a, 8), "recurrent state cannot be rolled back");
+  EXPECT_DEATH(kv.roll_back(a, 8), "recurrent state cannot be rolled back");  // no backup (state_backup_pos)
   kv.roll_back(a, 12);  // keeping every token is no roll back
   kv.free(a);
 }

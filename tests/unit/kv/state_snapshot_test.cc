@@ -2,7 +2,8 @@
 // dropped on request) and KvCacheManager with Options::num_state_snapshots: a state saved only at a hashed block
 // boundary, into a snapshot slot after the sequences'; a lookup cut to the deepest block with a snapshot (none: no
 // hit); admitting the hit queues the snapshot's copy into the sequence's slot; a block's eviction drops its
-// snapshot; a failed step's discarded copies drop every snapshot.
+// snapshot; a failed step's discarded copies drop every snapshot. With Options::state_backups (speculative decoding):
+// a backup before a verification, and a roll back that drops drafts restores it and goes back to its position.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -163,6 +164,44 @@ TEST(KvCacheManagerSnapshotTest, NoSnapshotsNoPrefixCache) {
   SeqKvState a = kv.make_seq_state();
   ASSERT_TRUE(kv.allocate_slots(a, 8));
   EXPECT_FALSE(kv.save_state_snapshot(a));
+  kv.free(a);
+}
+
+TEST(KvCacheManagerSnapshotTest, ARollBackRestoresTheBackupAndGoesBackToIt) {
+  KvCacheManager::Options o = snapshot_options(16, 2, 0);
+  o.state_backups = true;
+  KvCacheManager kv(o);
+  EXPECT_EQ(kv.num_state_storage_slots(), 4);  // 2 sequences' and their 2 backups
+  SeqKvState a = kv.make_seq_state();
+  ASSERT_TRUE(kv.allocate_slots(a, 6));
+  kv.clear_pending_copies();
+  // A verification of the token at 6 and 3 drafts: the state covering 6 positions is backed up first.
+  ASSERT_TRUE(kv.allocate_slots(a, 4));
+  kv.back_up_state(a, 6);
+  ASSERT_EQ(kv.pending_state_copies().size(), 1u);
+  const KvCacheManager::StateCopy backup = kv.pending_state_copies()[0];
+  EXPECT_EQ(backup.src_slot, a.state_slot);
+  EXPECT_EQ(backup.dst_slot, 2 + a.state_slot);
+  kv.clear_pending_copies();
+  // One draft accepted: 8 positions to keep, but the state holds 10: back to 6, the backup restored.
+  kv.roll_back(a, 8);
+  EXPECT_EQ(a.num_computed_tokens, 6);
+  EXPECT_EQ(a.block_table.num_blocks(), 2);
+  ASSERT_EQ(kv.pending_state_copies().size(), 1u);
+  EXPECT_EQ(kv.pending_state_copies()[0].src_slot, backup.dst_slot);
+  EXPECT_EQ(kv.pending_state_copies()[0].dst_slot, a.state_slot);
+  EXPECT_EQ(a.state_backup_pos, -1);
+  kv.clear_pending_copies();
+  // Every draft accepted: nothing to restore.
+  ASSERT_TRUE(kv.allocate_slots(a, 3));
+  kv.back_up_state(a, 6);
+  kv.clear_pending_copies();
+  kv.roll_back(a, 9);
+  EXPECT_EQ(a.num_computed_tokens, 9);
+  EXPECT_TRUE(kv.pending_state_copies().empty());
+  // Without a backup a state cannot go back.
+  ASSERT_TRUE(kv.allocate_slots(a, 2));
+  EXPECT_DEATH(kv.roll_back(a, 10), "without a backup");
   kv.free(a);
 }
 
