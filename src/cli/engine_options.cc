@@ -24,6 +24,11 @@ void add_engine_options(CLI::App& app, EngineCliOptions& o, bool decodes) {
   app.add_option("--kv-memory", o.kv_memory_gib, "KV pool size in GiB (instead of --kv-blocks)");
   app.add_option("--block-size", o.block_size, "tokens per KV block (default: kv_cache.block_size)");
   app.add_flag("--no-prefix-cache", o.no_prefix_cache, "do not reuse the KV of shared prompt prefixes");
+  app.add_option("--state-snapshots", o.state_snapshots,
+                 fmt::format("hybrid models (recurrent layers): recurrent states kept at block boundaries for the "
+                             "prefix cache, LRU (default {}, fewer if they would take over a quarter of the KV pool; "
+                             "0 = no prefix cache for such a model)",
+                             kDefaultStateSnapshots));
   app.add_flag("--no-chunked-prefill", o.no_chunked_prefill, "compute each prompt in one step");
   o.decodes = decodes;
   if (!decodes) return;
@@ -50,6 +55,9 @@ Result<ResolvedEngine> resolve_engine_config(const PagodaConfig& config, const E
   s.num_threads = config.threads;
   s.chunked_prefill = !o.no_chunked_prefill;
   s.prefix_cache = !o.no_prefix_cache;
+  if (o.state_snapshots && *o.state_snapshots < 0)
+    return make_error("invalid option: --state-snapshots must be at least 0");
+  s.state_snapshots = o.state_snapshots;
   if (o.max_prefill_with_decodes != "auto") {
     int32_t cap = -1;
     const std::string& v = o.max_prefill_with_decodes;
@@ -118,12 +126,22 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
                c.max_seq_len, c.scheduler.max_num_seqs, c.scheduler.max_batched_tokens,
                c.scheduler.chunked_prefill ? "on" : "off", prefill_cap.c_str(), c.kv.enable_prefix_cache ? "on" : "off",
                describe_spec(c).c_str());
-  if (r.state_bytes_per_seq > 0)
-    std::fprintf(out,
-                 "pagoda: recurrent state: %lld bytes per sequence, %d slots (%.1f MiB); prefix cache off for this "
-                 "hybrid model (its states are not snapshotted at block boundaries)\n",
-                 static_cast<long long>(r.state_bytes_per_seq), c.kv.num_state_slots,
-                 double(r.state_bytes_per_seq) * c.kv.num_state_slots / double(1 << 20));
+  if (r.state_bytes_per_seq > 0) {
+    const std::string snapshots =
+        c.kv.enable_prefix_cache
+            ? fmt::format("prefix cache: {} state snapshots at block boundaries ({:.1f} MiB, --state-snapshots)",
+                          c.kv.num_state_snapshots,
+                          double(r.state_bytes_per_seq) * c.kv.num_state_snapshots / double(1 << 20))
+            : std::string("prefix cache off");
+    // Speculative decoding backs each sequence's state up before a verification (kv_cache_manager.h).
+    const int32_t num_slots = c.kv.num_state_slots * (c.spec.method != SpecMethod::kNone ? 2 : 1);
+    std::fprintf(out, "pagoda: recurrent state: %lld bytes per sequence, %d slots%s (%.1f MiB); %s\n",
+                 static_cast<long long>(r.state_bytes_per_seq), num_slots,
+                 c.spec.method != SpecMethod::kNone ? " (half of them backups for speculative decoding)" : "",
+                 double(r.state_bytes_per_seq) * num_slots / double(1 << 20), snapshots.c_str());
+  }
+  if (r.state_snapshots_unused)
+    std::fprintf(out, "pagoda: --state-snapshots ignored: this model has no recurrent layers\n");
 }
 
 }  // namespace pagoda::cli

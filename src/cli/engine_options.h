@@ -24,6 +24,7 @@ struct EngineCliOptions {
   std::optional<double> kv_memory_gib;
   std::optional<int32_t> block_size;  // overrides kv_cache.block_size
   bool no_prefix_cache = false;
+  std::optional<int32_t> state_snapshots;  // EngineSettings::state_snapshots
   bool no_chunked_prefill = false;
   std::string max_prefill_with_decodes = "auto";  // SchedulerConfig::max_prefill_tokens_with_decodes
   std::optional<double> tpot_slo_ms;              // SchedulerConfig::tpot_slo_ms

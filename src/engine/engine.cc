@@ -70,11 +70,14 @@ std::unique_ptr<Drafter> make_drafter(const EngineConfig& c, const Model& target
   return nullptr;
 }
 
-// The manager's options: a hybrid model's sequences each hold a recurrent-state slot, and get no prefix-cache hits.
+// The manager's options: a hybrid model's sequences each hold a recurrent-state slot; its prefix cache needs state
+// snapshots (kv_cache_manager.h).
 KvCacheManager::Options kv_manager_options(const EngineConfig& c, const ModelConfig& model) {
   KvCacheManager::Options o = c.kv;
   o.num_state_slots = std::max(o.num_state_slots, state_slots_needed(model, c.scheduler.max_num_seqs));
-  if (o.num_state_slots > 0) o.enable_prefix_cache = false;
+  if (o.num_state_slots == 0) o.num_state_snapshots = 0;
+  // Speculative decoding rolls a hybrid model's state back to a backup taken before each verification.
+  o.state_backups = o.num_state_slots > 0 && c.spec.method != SpecMethod::kNone;
   // An encoder's K/V rows depend on the whole prompt: no other prompt may reuse them.
   if (model.encoder) o.enable_prefix_cache = false;
   return o;
@@ -156,11 +159,6 @@ Result<std::unique_ptr<Engine>> Engine::create_impl(const Model& model, const To
       return make_error(fmt::format("the draft KV pool needs at least {} blocks (one sequence of {} tokens), got {}",
                                     least, draft_max_context(config), config.spec.draft_kv_blocks));
   }
-  if (model.config().has_recurrent_state() && config.spec.method != SpecMethod::kNone)
-    return make_error(fmt::format("speculative decoding is not supported on the hybrid model {} (its recurrent state "
-                                  "cannot be rolled back to the accepted drafts)",
-                                  model.config().architecture),
-                      StatusCode::kInvalidArgument);
   if (config.spec.draft_model != nullptr && config.spec.draft_model->config().has_recurrent_state())
     return make_error("a hybrid model cannot be the draft model", StatusCode::kInvalidArgument);
   if (config.kv.num_blocks < 1)
@@ -177,7 +175,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       pool_(config.num_threads),
       kv_storage_(model.config().kv_shape(), config.kv.num_blocks, config.kv.block_size, config.kv_types),
       kv_manager_(kv_manager_options(config, model.config())),
-      state_storage_(model.config().state_floats_per_seq(), kv_manager_.state_slots().num_total()),
+      state_storage_(model.config().state_floats_per_seq(), kv_manager_.num_state_storage_slots()),
       drafter_(make_drafter(config, model, pool_)),
       end_of_generation_ids_(end_of_generation_ids(tokenizer)),
       scheduler_(scheduler_config_of(config, model.config()), kv_manager_, end_of_generation_ids_, drafter_.get()),
@@ -441,7 +439,7 @@ void Engine::fail_all(const std::string& what) {
   std::fflush(stderr);
   sampled_.clear();
   try {
-    kv_manager_.clear_pending_copies();
+    kv_manager_.discard_pending_copies();
     std::vector<SeqEvent> aborted = scheduler_.abort_all(now_us());
     publish(aborted);
   } catch (...) {

@@ -141,7 +141,7 @@ class Engine {
   ThreadPool pool_;
   KvStorage kv_storage_;
   KvCacheManager kv_manager_;
-  StateStorage state_storage_;  // a hybrid model's recurrent states, one slot per kv_manager_'s state slot
+  StateStorage state_storage_;  // a hybrid model's recurrent states: kv_manager_'s sequence slots, then its snapshots
   std::unique_ptr<Drafter> drafter_;  // null without speculative decoding; before scheduler_, which borrows it
   std::vector<TokenId> end_of_generation_ids_;  // the tokenizer's (none without one)
   Scheduler scheduler_;

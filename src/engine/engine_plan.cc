@@ -37,6 +37,9 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
     return invalid(fmt::format("max_batched_tokens must be at least 1, got {}", *s.max_batched_tokens));
   if (s.max_prefill_tokens_with_decodes < 0 && s.max_prefill_tokens_with_decodes != kAutoPrefillCap)
     return invalid("max_prefill_tokens_with_decodes must be automatic, 0 (off) or a positive count");
+  if (s.state_snapshots && *s.state_snapshots < 0)
+    return invalid(fmt::format("state_snapshots must be >= 0 (0 = no prefix cache for a hybrid model), got {}",
+                               *s.state_snapshots));
   if (s.max_queue < 1) return invalid(fmt::format("max_queue must be at least 1, got {}", s.max_queue));
   if (!(s.tpot_slo_ms >= 0.0) || !(s.ttft_slo_ms >= 0.0)) return invalid("latency targets must be >= 0 ms (0 = none)");
 
@@ -73,12 +76,20 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
 
   c.kv.num_blocks = plan.kv_pool.num_blocks;
   c.kv.block_size = s.block_size;
-  // A hybrid model's states are not snapshotted at block boundaries: its prefix cache is off (kv_cache_manager.h).
-  c.kv.enable_prefix_cache = s.prefix_cache && !model.has_recurrent_state();
+  c.kv.enable_prefix_cache = s.prefix_cache;
   // Automatic: every sequence needs a block and a token of the step.
   c.scheduler.max_num_seqs = s.max_num_seqs.value_or(std::min(plan.kv_pool.num_blocks, c.scheduler.max_batched_tokens));
   c.kv.num_state_slots = state_slots_needed(model, c.scheduler.max_num_seqs);
   plan.state_bytes_per_seq = model.state_floats_per_seq() * int64_t(sizeof(float));
+  if (!model.has_recurrent_state()) {
+    plan.state_snapshots_unused = s.state_snapshots.has_value();
+  } else if (s.prefix_cache) {
+    // A hybrid model's prefix hits restore a snapshot of the state at their last block (kv_cache_manager.h).
+    const int64_t fit = plan.kv_pool.total_bytes / 4 / std::max<int64_t>(1, plan.state_bytes_per_seq);
+    c.kv.num_state_snapshots =
+        s.state_snapshots.value_or(int32_t(std::clamp<int64_t>(fit, 1, kDefaultStateSnapshots)));
+    c.kv.enable_prefix_cache = c.kv.num_state_snapshots > 0;
+  }
   return plan;
 }
 

@@ -18,6 +18,9 @@ namespace pagoda {
 // Tokens per step unless told otherwise: on 2 cores a step of 128 tokens of a 1B model takes a few seconds of
 // prefill at most, which bounds how long running streams wait for a chunk.
 inline constexpr int32_t kDefaultMaxBatchedTokens = 128;
+// A hybrid model's state snapshots by default: this many, fewer where they would take more than a quarter of the KV
+// pool's bytes (a snapshot is a whole per-sequence state), one at least.
+inline constexpr int32_t kDefaultStateSnapshots = 32;
 // threads = 0 ("all cores") becomes 1 for a model under kMinParamsPerExtraThread weights: splitting its tiny
 // matmuls costs more in barriers than it buys (stories260K: 1 thread decodes faster than 2, and far faster when
 // the cores are shared). An explicit count is kept.
@@ -37,6 +40,9 @@ struct EngineSettings {
   double ttft_slo_ms = 0.0;
   bool chunked_prefill = true;
   bool prefix_cache = true;
+  // A hybrid model's prefix cache: recurrent-state snapshots kept at block boundaries (nullopt: automatic, see
+  // kDefaultStateSnapshots; 0: that model's prefix cache off). Nothing for other models (EnginePlan says so).
+  std::optional<int32_t> state_snapshots;
   int32_t max_queue = kDefaultMaxQueue;
   int32_t ranks_sharing_ram = 1;  // processes of one split run on this machine share the free RAM's share
 };
@@ -47,6 +53,9 @@ struct EnginePlan {
   // A hybrid model's recurrent state (model/model_config.h): bytes per sequence, and the slots the engine holds
   // (config.kv.num_state_slots); 0 for any other model.
   int64_t state_bytes_per_seq = 0;
+  // EngineSettings::state_snapshots was given for a model without recurrent state: it does nothing there, and
+  // start-up says so.
+  bool state_snapshots_unused = false;
 };
 
 // The recurrent-state slots an engine of `max_num_seqs` sequences needs for `model`: one per sequence of a step

@@ -180,6 +180,18 @@ void Scheduler::preempt(Sequence* seq, SchedulePlan& plan) {
   plan.preempted.push_back(seq);
 }
 
+int32_t Scheduler::align_prompt_chunk(const Sequence& seq, int32_t first_pos, int32_t n) const {
+  if (!config_.chunked_prefill || config_.whole_prompts || !kv_.has_state_slots() || !kv_.prefix_cache_enabled() ||
+      first_pos >= seq.num_prompt_tokens)
+    return n;
+  const int32_t block_size = kv_.block_size();
+  const int32_t end = first_pos + n;
+  if (seq.snapshot_pos > first_pos && seq.snapshot_pos < end) return seq.snapshot_pos - first_pos;
+  const int32_t boundary =
+      end < seq.num_tokens() ? end / block_size * block_size : (seq.num_tokens() - 1) / block_size * block_size;
+  return boundary > first_pos ? boundary - first_pos : n;
+}
+
 int32_t Scheduler::compute_prefill_budget(int32_t num_decoding, int64_t now_us) const {
   PrefillBudgetInputs in;
   in.num_decoding = num_decoding;
@@ -232,7 +244,9 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     Sequence* seq = running_[i];
     const int32_t remaining = seq->num_uncomputed_tokens();
     PAGODA_CHECK(remaining >= 1, "running sequence {} has nothing to compute", seq->request_id);
-    const int32_t n = chunked ? std::min({remaining, budget, remaining > 1 ? prefill_budget : 1}) : remaining;
+    const int32_t n = chunked ? align_prompt_chunk(*seq, seq->kv.num_computed_tokens,
+                                                   std::min({remaining, budget, remaining > 1 ? prefill_budget : 1}))
+                              : remaining;
     if (n == 0) {  // a prompt still prefilling, but this step's prompt tokens are spent
       ++i;
       continue;
@@ -270,6 +284,8 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
         seq->draft_chances.clear();
         num_drafts = 0;
       }
+      // A recurrent state cannot be cut back to the accepted drafts: keep it as it is before the verification.
+      if (num_drafts > 0 && seq->kv.state_slot >= 0) kv_.back_up_state(seq->kv, first_pos);
     }
     bool allocated = num_drafts > 0 || kv_.allocate_slots(seq->kv, n);
     bool preempted_self = false;
@@ -310,10 +326,14 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
     const PrefixHit hit =
         seq->needs_every_prompt_row() || whole ? PrefixHit{} : kv_.lookup_prefix(seq->tokens);
     const int32_t remaining = seq->num_tokens() - hit.num_cached_tokens;
+    seq->snapshot_pos = hit.num_chain_tokens > hit.num_cached_tokens ? hit.num_chain_tokens : 0;
     // An encoder's prompt waits for a step with room for all of it (Engine::submit bounds it by the step budget).
     if (whole && remaining > budget && prefill_in_plan) break;
-    const int32_t n = chunked && !whole ? std::min({remaining, budget, remaining > 1 ? prefill_budget : budget})
-                                        : remaining;
+    const int32_t n =
+        chunked && !whole
+            ? align_prompt_chunk(*seq, hit.num_cached_tokens,
+                                 std::min({remaining, budget, remaining > 1 ? prefill_budget : budget}))
+            : remaining;
     if (!chunked && n > budget && prefill_in_plan) break;
     const bool first_admission = seq->timing.first_scheduled_us < 0 && seq->timing.num_preemptions == 0;
     if (!kv_.allocate_slots(seq->kv, n, hit)) break;  // wait for blocks to come back
@@ -345,9 +365,14 @@ const SchedulePlan& Scheduler::schedule(int64_t now_us) {
 
 std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<SampledToken> sampled, int64_t now_us) {
   // Index the blocks the step filled first, so a sequence that finishes now leaves its prompt findable. A
-  // sequence that verified drafts is indexed once its rejected drafts are rolled back (below).
-  for (const ScheduledSeq& s : plan.seqs)
-    if (s.num_draft_tokens == 0) kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+  // sequence that verified drafts is indexed once its rejected drafts are rolled back (below). A hybrid model's
+  // prompt chunk that ended at a block boundary leaves the state there for the prefix cache (decode steps do not:
+  // a state is far larger than a block).
+  for (const ScheduledSeq& s : plan.seqs) {
+    if (s.num_draft_tokens != 0) continue;
+    kv_.cache_full_blocks(s.seq->kv, s.seq->tokens);
+    if (s.first_pos < s.seq->num_prompt_tokens) kv_.save_state_snapshot(s.seq->kv);
+  }
   // Fork parents whose prompt this step finished: their samples, sampled from the parent's row, take their place.
   for (const ScheduledSeq& s : plan.seqs)
     if (s.samples && s.seq->is_fork_parent()) fork(s.seq);

@@ -11,7 +11,9 @@
 // max_tokens, the end of the context) leaves with its blocks freed; one whose grammar allowed no token leaves
 // aborted. With a drafter, a decoding sequence may compute its last token and up to num_speculative_tokens drafts
 // in one step (the drafter proposes them inside schedule(): a draft model's forward passes run there and count in
-// the step's time); update() keeps the accepted ones and rolls the rest's KV back. Invariants: a running sequence holds
+// the step's time); update() keeps the accepted ones and rolls the rest's KV back (a hybrid model's sequence that
+// rejected a draft goes back to its state before the step and computes its accepted tokens again in the next). A hybrid model's prompt chunks end at
+// block boundaries, where update() has the KV manager snapshot their states for the prefix cache. Invariants: a running sequence holds
 // KV for exactly kv.num_computed_tokens positions; a waiting one holds none. n samples of one prompt are prefilled once
 // by a fork parent and forked after it (add_group).
 #pragma once
@@ -108,6 +110,11 @@ class Scheduler {
   // Among running_[first_idx..]: the lowest priority, newest among equals; nullptr when that range is empty.
   Sequence* pick_victim(size_t first_idx) const;
   void insert_waiting(Sequence* seq, bool at_front_of_its_priority);
+  // A hybrid model's prefix cache snapshots recurrent states only where a step ends: a prompt chunk of `n` tokens
+  // from `first_pos` (in the prompt: a recomputation of accepted drafts is not cut) is cut to end at the sequence's snapshot_pos (a prefix already cached for others), else at a
+  // block boundary, or, in the chunk that would finish the tokens, at the last boundary before the last token (the
+  // deepest one a lookup of the same tokens can use). n itself otherwise.
+  int32_t align_prompt_chunk(const Sequence& seq, int32_t first_pos, int32_t n) const;
 
   SchedulerConfig config_;
   KvCacheManager& kv_;

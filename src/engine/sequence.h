@@ -82,6 +82,10 @@ struct Sequence {
   SeqKvState kv;
   SeqStatus status = SeqStatus::kWaiting;
   int32_t num_cached_tokens = 0;  // prompt tokens the prefix cache served at the first admission
+  // A hybrid model's: the end of the cached block chain its last admission's lookup found past the deepest state
+  // snapshot (PrefixHit::num_chain_tokens). A prompt chunk ends there so that the state there is snapshotted: the
+  // prefix other prompts share. 0: none.
+  int32_t snapshot_pos = 0;
   Sampler sampler;
   // The request's output constraint (GenerateRequest::grammar): where the output stands in the grammar. It
   // advances with each sampled token and survives preemption (a recompute samples nothing).

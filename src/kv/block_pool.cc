@@ -65,6 +65,11 @@ std::optional<BlockId> BlockPool::allocate_one() {
   return block_id;
 }
 
+std::optional<BlockId> BlockPool::next_free() const {
+  if (num_free_ == 0) return std::nullopt;
+  return next_[size_t(num_blocks_)];
+}
+
 void BlockPool::retain(BlockId block_id) {
   int32_t& ref_count = ref_counts_[checked(block_id)];
   if (ref_count == 0) {

@@ -27,6 +27,8 @@ class BlockPool {
   std::optional<std::vector<BlockId>> allocate(int32_t num_blocks);
   // One block with ref count 1, or nullopt when none is free. Evicting a cached block unindexes its hash.
   std::optional<BlockId> allocate_one();
+  // The block allocate_one() would take next (perhaps a cached one it would evict), or nullopt when none is free.
+  std::optional<BlockId> next_free() const;
   // Ref count + 1. A free block may be retained only while it is cached (a prefix hit revives it).
   void retain(BlockId block_id);
   // Ref count - 1; at 0 the block is freed: a cached one to the most-recent end of the LRU, an uncached one

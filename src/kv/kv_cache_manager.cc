@@ -10,17 +10,21 @@ namespace pagoda {
 
 KvCacheManager::KvCacheManager(const Options& options)
     : block_size_(options.block_size),
-      enable_prefix_cache_(options.enable_prefix_cache && options.num_state_slots == 0),
+      enable_prefix_cache_(options.enable_prefix_cache &&
+                           (options.num_state_slots == 0 || options.num_state_snapshots > 0)),
       extra_key_(options.extra_key),
       prefix_cache_(options.num_blocks),
       pool_(options.num_blocks, enable_prefix_cache_ ? &prefix_cache_ : nullptr),
       state_slots_(options.num_state_slots),
+      state_snapshots_(options.num_state_slots, options.num_state_slots > 0 ? options.num_state_snapshots : 0),
+      state_backups_(options.state_backups && options.num_state_slots > 0),
       block_fills_(size_t(options.num_blocks), 0) {
   PAGODA_CHECK(options.block_size > 0, "block size must be positive, got {}", options.block_size);
   // Each copy's destination is a block taken from the pool, so between per-step clears there are at most
   // num_blocks of them: queuing one never allocates.
   pending_copies_.reserve(size_t(options.num_blocks));
-  pending_state_copies_.reserve(size_t(options.num_state_slots));
+  // Per step and sequence slot at most a fork's copy, a restore, a save and a backup.
+  pending_state_copies_.reserve(4 * size_t(options.num_state_slots));
 }
 
 PrefixHit KvCacheManager::lookup_prefix(std::span<const TokenId> prompt) const {
@@ -29,7 +33,22 @@ PrefixHit KvCacheManager::lookup_prefix(std::span<const TokenId> prompt) const {
     miss.num_prompt_tokens = int32_t(prompt.size());
     return miss;
   }
-  return prefix_cache_.lookup(prompt, block_size_, extra_key_);
+  PrefixHit hit = prefix_cache_.lookup(prompt, block_size_, extra_key_);
+  if (!has_state_slots()) return hit;
+  hit.num_chain_tokens = hit.num_cached_tokens;
+  // The recurrent layers must start from the state after the hit's last block: keep the deepest block with a
+  // snapshot.
+  size_t num_kept = hit.block_hashes.size();
+  for (; num_kept > 0; --num_kept) {
+    if (const std::optional<int32_t> slot = state_snapshots_.find(hit.block_hashes[num_kept - 1])) {
+      hit.state_snapshot_slot = *slot;
+      break;
+    }
+  }
+  hit.block_ids.resize(num_kept);
+  hit.block_hashes.resize(num_kept);
+  hit.num_cached_tokens = int32_t(num_kept) * block_size_;
+  return hit;
 }
 
 void KvCacheManager::set_fill(BlockId block_id, int32_t num_filled) {
@@ -44,6 +63,10 @@ void KvCacheManager::retain_block(BlockId block_id) {
 }
 
 BlockId KvCacheManager::take_fresh_block() {
+  // Evicting a cached block makes every chain through it unreachable, so a snapshot under its hash is dropped.
+  if (state_snapshots_.size() > 0)
+    if (const std::optional<BlockId> next = pool_.next_free())
+      if (const std::optional<BlockHash> evicted = pool_.block_hash(*next)) state_snapshots_.erase(*evicted);
   const std::optional<BlockId> block_id = pool_.allocate_one();
   PAGODA_CHECK(block_id, "the pool ran dry after allocate_slots counted enough free blocks");
   // A free block's old count left num_filled_slots_ when it was freed; whatever it held is garbage now.
@@ -85,6 +108,10 @@ bool KvCacheManager::allocate_slots_impl(SeqKvState& seq, int32_t num_new_tokens
                    block_id);
       if (pool_.ref_count(block_id) == 0) ++num_revived;
     }
+    if (has_state_slots())
+      PAGODA_CHECK(hit->state_snapshot_slot >= 0 &&
+                       state_snapshots_.find(hit->block_hashes.back()) == hit->state_snapshot_slot,
+                   "stale PrefixHit: the state snapshot of its last block was dropped since the lookup");
   }
   const int32_t first_pos = use_hit ? hit->num_cached_tokens : seq.num_computed_tokens;
   const int32_t end_pos = first_pos + num_new_tokens;
@@ -106,6 +133,10 @@ bool KvCacheManager::allocate_slots_impl(SeqKvState& seq, int32_t num_new_tokens
     }
     seq.block_hashes = hit->block_hashes;
     seq.num_computed_tokens = hit->num_cached_tokens;
+    if (has_state_slots()) {
+      state_snapshots_.touch(hit->block_hashes.back());
+      pending_state_copies_.push_back(StateCopy{hit->state_snapshot_slot, seq.state_slot});
+    }
     num_prefix_query_tokens_ += hit->num_prompt_tokens;
     num_prefix_hit_tokens_ += hit->num_cached_tokens;
   } else if (hit != nullptr && enable_prefix_cache_) {
@@ -159,12 +190,47 @@ void KvCacheManager::cache_full_blocks(SeqKvState& seq, std::span<const TokenId>
     pool_.cache_block(seq.block_table.block_id(block_idx), seq.block_hashes[size_t(block_idx)]);
 }
 
+bool KvCacheManager::save_state_snapshot(const SeqKvState& seq) {
+  if (!enable_prefix_cache_ || seq.state_slot < 0 || state_snapshots_.capacity() == 0) return false;
+  const int32_t n = seq.num_computed_tokens;
+  if (n == 0 || n % block_size_ != 0 || int32_t(seq.block_hashes.size()) != n / block_size_) return false;
+  const BlockHash hash = seq.block_hashes.back();
+  if (state_snapshots_.find(hash)) {
+    state_snapshots_.touch(hash);
+    return false;
+  }
+  pending_state_copies_.push_back(StateCopy{seq.state_slot, state_snapshots_.insert(hash)});
+  return true;
+}
+
+void KvCacheManager::discard_pending_copies() {
+  pending_copies_.clear();
+  pending_state_copies_.clear();
+  state_snapshots_.clear();
+}
+
+void KvCacheManager::back_up_state(SeqKvState& seq, int32_t covered_tokens) {
+  PAGODA_CHECK(state_backups_ && seq.state_slot >= 0, "no backup slot for sequence state slot {}", seq.state_slot);
+  const int32_t backup_slot = state_slots_.num_total() + state_snapshots_.capacity() + seq.state_slot;
+  pending_state_copies_.push_back(StateCopy{seq.state_slot, backup_slot});
+  PAGODA_CHECK(covered_tokens >= 0 && covered_tokens <= seq.num_computed_tokens);
+  seq.state_backup_pos = covered_tokens;
+}
+
 void KvCacheManager::roll_back(SeqKvState& seq, int32_t num_tokens) {
   PAGODA_CHECK(num_tokens >= 0 && num_tokens <= seq.num_computed_tokens, "roll back to {} of {} computed tokens",
                num_tokens, seq.num_computed_tokens);
-  PAGODA_CHECK(seq.state_slot < 0 || num_tokens == seq.num_computed_tokens,
-               "a recurrent state cannot be rolled back ({} of {} computed tokens)", num_tokens,
-               seq.num_computed_tokens);
+  if (seq.state_slot >= 0) {
+    const int32_t backup_pos = seq.state_backup_pos;
+    seq.state_backup_pos = -1;
+    if (num_tokens == seq.num_computed_tokens) return;
+    PAGODA_CHECK(backup_pos >= 0 && backup_pos <= num_tokens,
+                 "a recurrent state cannot be rolled back to {} of {} computed tokens without a backup at or before it",
+                 num_tokens, seq.num_computed_tokens);
+    pending_state_copies_.push_back(
+        StateCopy{state_slots_.num_total() + state_snapshots_.capacity() + seq.state_slot, seq.state_slot});
+    num_tokens = backup_pos;
+  }
   PAGODA_CHECK(int32_t(seq.block_hashes.size()) * block_size_ <= num_tokens,
                "roll back to {} tokens would drop a hashed block ({} hashed)", num_tokens, seq.block_hashes.size());
   BlockTable& table = seq.block_table;
@@ -183,6 +249,7 @@ void KvCacheManager::free(SeqKvState& seq) {
   seq.block_hashes.clear();
   if (seq.state_slot >= 0) state_slots_.release(seq.state_slot);
   seq.state_slot = -1;
+  seq.state_backup_pos = -1;
 }
 
 KvCacheStats KvCacheManager::stats() const {

@@ -5,8 +5,12 @@
 // cached block is never written again. Running out of blocks is a `false`, never an abort, and changes nothing.
 // A hybrid model's manager also hands each sequence a recurrent-state slot (Options::num_state_slots) with its first
 // allocation, takes it back in free(), and gives a fork's child a slot of its own with a copy of the parent's state
-// queued (pending_state_copies()); a state holds no per-block snapshots, so such a manager serves no prefix-cache
-// hits and cannot roll a sequence back.
+// queued (pending_state_copies()). Its prefix cache needs the state after a hit's last block too: with
+// Options::num_state_snapshots it keeps copies of states at block boundaries (save_state_snapshot, kv/state_snapshot_cache.h),
+// dropped with their block's eviction or LRU; a hit is cut to the deepest block with one, and admitting it queues
+// the copy of that snapshot into the sequence's slot. Without snapshots its prefix cache is off. With
+// Options::state_backups it rolls a sequence back too: back_up_state keeps the state before a verification, and a
+// roll back that drops drafts restores it and goes back to that position, so the accepted tokens are computed again.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include "kv/prefix_hit.h"
 #include "kv/seq_kv_state.h"
 #include "kv/state_slot_pool.h"
+#include "kv/state_snapshot_cache.h"
 
 namespace pagoda {
 
@@ -31,11 +36,17 @@ class KvCacheManager {
     int32_t block_size = 16;          // tokens per block (kv_cache.block_size)
     bool enable_prefix_cache = true;  // false: --no-prefix-cache
     uint64_t extra_key = 0;           // mixed into every block hash: whatever else decides K/V (model id)
-    // Recurrent-state slots (a hybrid model's); 0: none. With slots the prefix cache is off whatever
-    // enable_prefix_cache says.
+    // Recurrent-state slots (a hybrid model's); 0: none.
     int32_t num_state_slots = 0;
+    // With state slots: snapshots of states at block boundaries kept for the prefix cache, in StateStorage's slots
+    // after the sequences' ([num_state_slots, num_state_slots + num_state_snapshots)). 0: the prefix cache is off
+    // for this model whatever enable_prefix_cache says.
+    int32_t num_state_snapshots = 0;
+    // With state slots: a backup slot per sequence slot (after the snapshots), for speculative decoding's roll back.
+    bool state_backups = false;
   };
-  // A state slot's copy for a fork: StateStorage must perform it before the next forward step.
+  // A state slot's copy (a fork's, a snapshot saved or restored): StateStorage must perform it before the next
+  // forward step, in order.
   struct StateCopy {
     int32_t src_slot = -1;
     int32_t dst_slot = -1;
@@ -74,11 +85,27 @@ class KvCacheManager {
   // sequence's tokens (at least num_computed_tokens). Call it only once the step that wrote them has run.
   void cache_full_blocks(SeqKvState& seq, std::span<const TokenId> all_tokens);
 
+  // A hybrid model's prefix cache: keeps a copy of `seq`'s state, which must cover exactly its
+  // num_computed_tokens (call it once the step that computed them has run), under the hash of its last full block.
+  // Only at a block boundary whose block is hashed, and only with snapshots; a snapshot already held under that
+  // hash is only marked used. True when a copy was queued.
+  bool save_state_snapshot(const SeqKvState& seq);
+  // After a step that failed: the copies it did not perform are dropped, and with them every snapshot (one whose
+  // save was dropped would hold garbage).
+  void discard_pending_copies();
+
+  // Speculative decoding on a hybrid model: queues the copy of `seq`'s state into its backup slot (performed before
+  // the step's forward, when the state covers `covered_tokens`, the positions computed before the step) and notes
+  // that position. Call it when a step verifies drafts for `seq`; needs Options::state_backups.
+  void back_up_state(SeqKvState& seq, int32_t covered_tokens);
+
   // Speculative decoding's rollback: `seq` keeps only its first `num_tokens` computed positions (at most
   // num_computed_tokens, and never fewer than its hashed full blocks hold: a cached block is never rolled back).
   // Blocks past them are released (they were allocated for rejected drafts, so nothing else holds them); what
-  // the kept last block held past `num_tokens` is garbage that later steps overwrite. Not with state slots (a
-  // recurrent state cannot be rolled back): checked.
+  // the kept last block held past `num_tokens` is garbage that later steps overwrite. With a state slot, a recurrent
+  // state cannot be cut: unless every computed position is kept, `seq` goes back to its backup's position (at most
+  // num_tokens; a backup must be held, checked) and the backup's copy into its slot is queued, so the positions
+  // from there to num_tokens are computed again. The backup is released either way.
   void roll_back(SeqKvState& seq, int32_t num_tokens);
 
   // Releases every block of `seq` (last block first, so a cached chain is evicted from its end) and empties it.
@@ -95,6 +122,11 @@ class KvCacheManager {
   std::span<const StateCopy> pending_state_copies() const { return pending_state_copies_; }
   bool has_state_slots() const { return state_slots_.num_total() > 0; }
   const StateSlotPool& state_slots() const { return state_slots_; }
+  const StateSnapshotCache& state_snapshots() const { return state_snapshots_; }
+  // StateStorage's slots for this manager: the sequences' and then the snapshots'.
+  int32_t num_state_storage_slots() const {
+    return state_slots_.num_total() + state_snapshots_.capacity() + (state_backups_ ? state_slots_.num_total() : 0);
+  }
 
   float usage() const { return float(pool_.num_used()) / float(pool_.num_total()); }  // used / total blocks
   KvCacheStats stats() const;
@@ -115,6 +147,8 @@ class KvCacheManager {
   BlockPool pool_;
   std::vector<BlockCopy> pending_copies_;
   StateSlotPool state_slots_;
+  StateSnapshotCache state_snapshots_;
+  bool state_backups_;
   std::vector<StateCopy> pending_state_copies_;
   // Tokens held by each block; a used block's count is part of num_filled_slots_, so wasted slots are O(1).
   std::vector<int32_t> block_fills_;  // [num_blocks]

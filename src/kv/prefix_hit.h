@@ -15,6 +15,11 @@ struct PrefixHit {
   std::vector<BlockHash> block_hashes;  // [num_hit_blocks] their chained hashes
   int32_t num_cached_tokens = 0;        // num_hit_blocks * block_size: tokens the sequence need not compute
   int32_t num_prompt_tokens = 0;        // tokens looked up, for the query/hit figures
+  // A hybrid model's: the snapshot slot (kv/state_snapshot_cache.h) holding the state after the last hit block; -1
+  // for other models.
+  int32_t state_snapshot_slot = -1;
+  // A hybrid model's: tokens of the cached chain before the cut to the deepest snapshot (>= num_cached_tokens).
+  int32_t num_chain_tokens = 0;
 
   bool empty() const { return block_ids.empty(); }
 };

@@ -24,6 +24,9 @@ struct SeqKvState {
   // A hybrid model's recurrent-state slot (kv/state_storage.h), held from the first allocation to free(); -1: none.
   // The state in it covers positions [0, num_computed_tokens) once the step that computes them has run.
   int32_t state_slot = -1;
+  // Speculative decoding on a hybrid model: the computed tokens the state covered when it was backed up before a
+  // verification (KvCacheManager::back_up_state); -1: no backup held.
+  int32_t state_backup_pos = -1;
 };
 
 }  // namespace pagoda

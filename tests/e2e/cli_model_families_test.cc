@@ -145,8 +145,34 @@ TEST_P(ModelFamilyTest, FolderAndGgufAreOneModelAndFlashEqualsNaive) {
 }
 
 // A hybrid model (tiny-lfm2: 4 short-convolution layers of 128 channels and 3 taps, 2 attention layers) in the
-// engine's batch: every request served, the start-up summary saying the recurrent state's bytes per sequence and the
-// prefix cache off, K/V bytes for the attention layers only; speculative decoding refused by name.
+// engine's batch: every request served, the start-up summary saying the recurrent state's bytes per sequence and its
+// prefix cache's state snapshots, K/V bytes for the attention layers only; speculative decoding giving the plain output.
+// `bench prefix` on it serves the shared prefix's blocks from the cache (a state snapshot at its end restored), none
+// with --state-snapshots 0.
+// `run --spec ngram` on it prints the plain greedy output (rejected drafts undone by restoring the state's backup).
+void expect_spec_gives_the_plain_output(const std::string& model) {
+  const std::vector<std::string> greedy = {"run", "-m", model, "-p", kPrompt, "-n", "24", "--temp", "0"};
+  ProcessResult plain = run_pagoda(greedy);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::vector<std::string> with_spec = greedy;
+  with_spec.insert(with_spec.end(), {"--spec", "ngram", "--spec-fixed", "--spec-tokens", "3"});
+  ProcessResult spec = run_pagoda(with_spec);
+  ASSERT_EQ(spec.exit_code, 0) << spec.err;
+  EXPECT_EQ(spec.out, plain.out);
+}
+
+void expect_hybrid_prefix_hits(const std::string& model) {
+  ProcessResult hit = run_pagoda({"bench", "prefix", "-m", model, "--prefix-len", "64", "--suffix-len", "8",
+                                  "--rounds", "2", "--block-size", "16", "--threads", "2", "--json"});
+  ASSERT_EQ(hit.exit_code, 0) << hit.err;
+  EXPECT_EQ(nlohmann::json::parse(hit.out)["second_cached_tokens"].get<double>(), 64.0);  // four blocks of 16
+  ProcessResult off = run_pagoda({"bench", "prefix", "-m", model, "--prefix-len", "64", "--suffix-len", "8",
+                                  "--rounds", "1", "--state-snapshots", "0", "--threads", "2", "--json"});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(nlohmann::json::parse(off.out)["second_cached_tokens"].get<double>(), 0.0);
+  EXPECT_THAT(off.err, ::testing::HasSubstr("prefix cache off\n"));
+}
+
 TEST(HybridModelTest, ABatchRunsAndStartUpSaysTheStateSize) {
   TempDir dir;
   const std::string model = dir.path() + "/tiny-lfm2.gguf";
@@ -159,11 +185,10 @@ TEST(HybridModelTest, ABatchRunsAndStartUpSaysTheStateSize) {
   EXPECT_EQ(j["num_requests"], 6);
   EXPECT_EQ(j["num_output_tokens"], 30);
   EXPECT_THAT(bench.err, ::testing::HasSubstr("pagoda: recurrent state: 4096 bytes per sequence"));
-  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache off for this hybrid model"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache: 32 state snapshots at block boundaries (0.1 MiB"));
   EXPECT_THAT(bench.err, ::testing::HasSubstr("512 bytes per token"));  // 2 attention layers x K and V x 64 f16
-  ProcessResult spec = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--spec", "ngram"});
-  EXPECT_NE(spec.exit_code, 0);
-  EXPECT_THAT(spec.err, ::testing::HasSubstr("speculative decoding is not supported on the hybrid model lfm2"));
+  expect_spec_gives_the_plain_output(model);
+  expect_hybrid_prefix_hits(model);
 }
 
 // The same for Qwen3.5's hybrid (tiny-qwen35: 6 gated DeltaNet layers, each keeping 3 convolution inputs of 256
@@ -181,11 +206,10 @@ TEST(HybridModelTest, DeltaNetLayersRunInABatchAndStartUpSaysTheStateSize) {
   EXPECT_EQ(j["num_requests"], 6);
   EXPECT_EQ(j["num_output_tokens"], 30);
   EXPECT_THAT(bench.err, ::testing::HasSubstr("pagoda: recurrent state: 116736 bytes per sequence"));
-  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache off for this hybrid model"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr("prefix cache: 32 state snapshots at block boundaries (3.6 MiB"));
   EXPECT_THAT(bench.err, ::testing::HasSubstr("512 bytes per token"));  // 2 attention layers x K and V x 64 f16
-  ProcessResult spec = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--spec", "ngram"});
-  EXPECT_NE(spec.exit_code, 0);
-  EXPECT_THAT(spec.err, ::testing::HasSubstr("speculative decoding is not supported on the hybrid model qwen35"));
+  expect_spec_gives_the_plain_output(model);
+  expect_hybrid_prefix_hits(model);
 }
 
 // llama.cpp's RoPE flags over a file's settings: tiny-qwen3 (base 1e6, no scaling) run with --rope-freq-base 10000

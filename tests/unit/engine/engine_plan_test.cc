@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kv/kv_storage.h"
 
 namespace pagoda {
@@ -156,6 +158,54 @@ TEST(EnginePlanTest, OneSequenceRunsAreRefusedBeyondHalfTheRam) {
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.error(), HasSubstr("more than half of this machine's 8.0 GiB"));
   EXPECT_FALSE(plan_single_sequence_engine(64, 3, KvDType::kF32, 256, 1, m.kv_shape(), 8 * kGiB).ok());
+}
+
+// A hybrid model (LFM2's shape: conv layers with a state per sequence): its prefix cache comes with state snapshots,
+// 32 by default, fewer where they would take over a quarter of the KV pool; --state-snapshots 0 turns it off; the
+// setting on a model without recurrent layers is flagged as unused.
+TEST(EnginePlanTest, AHybridModelsPrefixCacheTakesStateSnapshots) {
+  ModelConfig m = small_model();
+  m.layer_is_conv = {1, 0, 1, 0};
+  m.shortconv_l_cache = 3;
+  ASSERT_TRUE(m.has_recurrent_state());
+  const int64_t state_bytes = m.state_floats_per_seq() * int64_t(sizeof(float));
+  Result<EnginePlan> p = plan_engine({}, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->state_bytes_per_seq, state_bytes);
+  EXPECT_TRUE(p->config.kv.enable_prefix_cache);
+  EXPECT_EQ(p->config.kv.num_state_snapshots, kDefaultStateSnapshots);
+  EXPECT_FALSE(p->state_snapshots_unused);
+  // A pool of 4 blocks: a quarter of it holds fewer states than the default, and at least one is kept.
+  EngineSettings small;
+  small.kv_blocks = 4;
+  p = plan_engine(small, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  const int64_t fit = p->kv_pool.total_bytes / 4 / state_bytes;
+  ASSERT_LT(fit, kDefaultStateSnapshots);
+  EXPECT_EQ(p->config.kv.num_state_snapshots, std::max<int64_t>(1, fit));
+  EngineSettings off;
+  off.state_snapshots = 0;
+  p = plan_engine(off, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_FALSE(p->config.kv.enable_prefix_cache);
+  EngineSettings five;
+  five.state_snapshots = 5;
+  p = plan_engine(five, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(p->config.kv.num_state_snapshots, 5);
+  five.prefix_cache = false;
+  p = plan_engine(five, m, 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_FALSE(p->config.kv.enable_prefix_cache);
+  EngineSettings bad;
+  bad.state_snapshots = -1;
+  p = plan_engine(bad, m, 8 * kGiB);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(p.error(), HasSubstr("state_snapshots must be >= 0"));
+  p = plan_engine(five, small_model(), 8 * kGiB);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_TRUE(p->state_snapshots_unused);
+  EXPECT_EQ(p->config.kv.num_state_snapshots, 0);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // prefill within the token budget, decode before admission, preemption of the newest when blocks run out (and
 // recompute of everything it had), prefix-cache hits on admission, whole-prompt prefill; and update(), the one
 // place a sequence finishes: end-of-generation tokens, max_tokens, the context's end, a stop string the output
-// processor found, cancels, and what each event reports.
+// processor found, cancels, and what each event reports. With state slots and snapshots (a hybrid model's prefix
+// cache): prompt chunks cut to block boundaries, each chunk end snapshotted, a hit restoring one, and a chunk
+// stopped at the end of a cached chain that has no snapshot yet.
 #include "engine/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -20,11 +22,14 @@ constexpr int32_t kMaxSeqLen = 1024;
 
 class SchedulerTest : public ::testing::Test {
  protected:
-  void make(int32_t num_blocks, SchedulerConfig config, bool prefix_cache = true) {
+  void make(int32_t num_blocks, SchedulerConfig config, bool prefix_cache = true, int32_t num_state_slots = 0,
+            int32_t num_state_snapshots = 0) {
     KvCacheManager::Options o;
     o.num_blocks = num_blocks;
     o.block_size = kBlockSize;
     o.enable_prefix_cache = prefix_cache;
+    o.num_state_slots = num_state_slots;
+    o.num_state_snapshots = num_state_snapshots;
     scheduler_.reset();
     kv_ = std::make_unique<KvCacheManager>(o);
     scheduler_ = std::make_unique<Scheduler>(config, *kv_, std::vector<TokenId>{kEos});
@@ -65,6 +70,68 @@ class SchedulerTest : public ::testing::Test {
   RequestId next_id_ = 1;
   int64_t now_us_ = 0;
 };
+
+TEST_F(SchedulerTest, AHybridModelsPromptChunksEndAtBlockBoundariesAndLeaveSnapshots) {
+  make(32, SchedulerConfig{.max_num_seqs = 4, .max_batched_tokens = 7}, true, 5, 4);
+  Sequence* a = add(iota_tokens(14), 0, 1);
+  // Budget 7: chunks [0, 4) and [4, 8) (cut to the block), then [8, 12) (the chunk reaching the end stops at the last
+  // boundary before the last token) and [12, 14).
+  std::vector<std::pair<int32_t, int32_t>> chunks;
+  std::vector<size_t> saves;
+  for (int step = 0; step < 4; ++step) {
+    const SchedulePlan p = schedule();
+    ASSERT_EQ(p.seqs.size(), 1u);
+    chunks.emplace_back(p.seqs[0].first_pos, p.seqs[0].num_new_tokens);
+    kv_->clear_pending_copies();
+    finish_step(p, kEos);
+    saves.push_back(kv_->pending_state_copies().size());
+  }
+  EXPECT_EQ(chunks, (std::vector<std::pair<int32_t, int32_t>>{{0, 4}, {4, 4}, {8, 4}, {12, 2}}));
+  EXPECT_EQ(saves, (std::vector<size_t>{1, 1, 1, 0}));  // a snapshot at 4, 8 and 12
+  EXPECT_EQ(scheduler_->num_running(), 0);
+  (void)a;
+
+  // The same 12 tokens then others: restored at 12.
+  std::vector<TokenId> b_prompt = iota_tokens(12);
+  b_prompt.push_back(90);
+  b_prompt.push_back(91);
+  Sequence* b = add(b_prompt, 0, 1);
+  kv_->clear_pending_copies();
+  const SchedulePlan pb = schedule();
+  ASSERT_EQ(pb.seqs.size(), 1u);
+  EXPECT_EQ(pb.seqs[0].first_pos, 12);
+  EXPECT_EQ(b->num_cached_tokens, 12);
+  ASSERT_EQ(kv_->pending_state_copies().size(), 1u);  // the restore
+  EXPECT_EQ(kv_->pending_state_copies()[0].dst_slot, b->kv.state_slot);
+  finish_step(pb, kEos);
+}
+
+TEST_F(SchedulerTest, AHybridModelsChunkStopsWhereACachedChainHasNoSnapshot) {
+  make(32, SchedulerConfig{.max_num_seqs = 4, .max_batched_tokens = 64}, true, 5, 4);
+  std::vector<TokenId> first = iota_tokens(10);
+  first.push_back(80);
+  first.push_back(81);
+  first.push_back(82);
+  add(first, 0, 1);
+  SchedulePlan p = schedule();  // [0, 12): the last boundary before the last token
+  ASSERT_EQ(p.seqs[0].num_new_tokens, 12);
+  finish_step(p);
+  p = schedule();
+  finish_step(p, kEos);
+  // Shares 8 tokens (2 cached blocks) but no snapshot there: computed from 0, its first chunk stopping at 8.
+  std::vector<TokenId> second = iota_tokens(8);
+  for (TokenId t : {50, 51, 52, 53, 54, 55}) second.push_back(t);
+  Sequence* b = add(second, 0, 1);
+  p = schedule();
+  ASSERT_EQ(p.seqs.size(), 1u);
+  EXPECT_EQ(p.seqs[0].first_pos, 0);
+  EXPECT_EQ(p.seqs[0].num_new_tokens, 8);
+  EXPECT_EQ(b->num_cached_tokens, 0);
+  kv_->clear_pending_copies();
+  finish_step(p);
+  EXPECT_EQ(kv_->pending_state_copies().size(), 1u);  // its state at 8 saved
+  EXPECT_EQ(kv_->state_snapshots().size(), 2);        // the first prompt's at 12 and the shared prefix's at 8
+}
 
 TEST_F(SchedulerTest, ChunksAPromptToTheTokenBudget) {
   make(16, SchedulerConfig{.max_num_seqs = 8, .max_batched_tokens = 8});

@@ -1,7 +1,8 @@
 // Tests for the recurrent-state slots of a hybrid model: StateSlotPool (kv/state_slot_pool.h), StateStorage
 // (kv/state_storage.h) and KvCacheManager with Options::num_state_slots: a slot with a sequence's first allocation,
 // none taken twice, back with free(); running out is a `false` that changes nothing; a fork gives the child its own
-// slot and queues the copy of the parent's state; the prefix cache is off.
+// slot and queues the copy of the parent's state; without state snapshots the prefix cache is off (with them:
+// state_snapshot_test.cc).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -116,7 +117,7 @@ TEST(KvCacheManagerStateTest, NoPrefixHitsAndNoRollBack) {
   ASSERT_TRUE(kv.allocate_slots(a, 12, kv.lookup_prefix(prompt)));
   kv.cache_full_blocks(a, prompt);
   EXPECT_EQ(kv.lookup_prefix(prompt).num_cached_tokens, 0);
-  EXPECT_DEATH(kv.roll_back(a, 8), "recurrent state cannot be rolled back");
+  EXPECT_DEATH(kv.roll_back(a, 8), "recurrent state cannot be rolled back");  // no backup (state_backup_pos)
   kv.roll_back(a, 12);  // keeping every token is no roll back
   kv.free(a);
 }
