@@ -40,7 +40,7 @@ class ResultsPageTest(unittest.TestCase):
         self.assertEqual(self.render(check=False), 0)
         text = self.page.read_text()
         self.assertIn("| a | b |\n|---|---|\n| 1 | 2 |\n<!-- /results -->", text)
-        self.assertIn("measured 2026-12-06, pagoda abc1234. `scripts/bench/demo.sh`:", text)
+        self.assertIn("recorded 2026-12-06, pagoda abc1234. `scripts/bench/demo.sh`:", text)
         self.assertTrue(text.startswith("intro\n") and text.endswith("after\n"))
         self.assertEqual(self.render(check=True), 0)
 

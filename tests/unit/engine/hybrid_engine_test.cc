@@ -2,8 +2,8 @@
 // layers, each with a recurrent state per sequence beside attention layers), tiny-lfm2 written as an HF folder and as
 // its converted GGUF, tiny-qwen35 as a GGUF:
 // - the GGUF and the folder are one model: the same logits (tiny-lfm2);
-// - a prompt in chunks of any size gives the logits of the whole prompt in one call, bit for bit (the state carries
-//   over chunks);
+// - a prompt in chunks of any size gives the logits of the whole prompt in one call, bit for bit for LFM2 and
+//   within 1e-5 for Qwen3.5, whose chunked DeltaNet prefill sums in another order (the state carries over chunks);
 // - a batch of 16 mixed requests gives each the tokens it gets alone through the reference loop
 //   (tests/support/reference_greedy.h), with chunked prefill, and again under KV pressure that preempts
 //   (states dropped and recomputed);
@@ -12,13 +12,14 @@
 // - speculative decoding (prompt lookup) gives the plain greedy tokens, its rejected drafts undone by restoring the
 //   state backed up before the verification;
 // - with state snapshots (the prefix cache of a hybrid model), a prompt sharing a cached prefix restores the state
-//   at its deepest snapshotted block and gives the logits of a cold prefill with the prefix cache off, bit for bit,
+//   at its deepest snapshotted block and gives the logits of a cold prefill with the prefix cache off (as closely),
 //   with the cached tokens counted as skipped; n = 4 samples of such a prompt share the prefix; a batch under KV
 //   pressure (preemption, cached blocks and their snapshots evicted, a snapshot pool smaller than the prefixes)
 //   still gives every request its solo tokens.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -48,12 +49,29 @@ struct HybridCase {
   int32_t recurrent_layers;
   int32_t kv_layers;
   int64_t state_floats;
+  // How far logits computed in other chunks may part: 0 for LFM2's short convolutions (one order of sums whatever
+  // the chunking); Qwen3.5's DeltaNet prefill runs chunked (the WY form) from 8 tokens a step and token by token
+  // below, which sum in other orders.
+  float chunking_tolerance;
 };
 
+// Two logit rows (or runs of rows) equal within `tolerance` (0: bit for bit).
+void expect_logits_match(const std::vector<float>& got, const std::vector<float>& want, float tolerance,
+                         const std::string& what) {
+  if (tolerance == 0.0f) {
+    EXPECT_EQ(got, want) << what;
+    return;
+  }
+  ASSERT_EQ(got.size(), want.size()) << what;
+  float worst = 0.0f;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+  EXPECT_LE(worst, tolerance) << what;
+}
+
 const HybridCase kHybridCases[] = {
-    {"tiny-lfm2", "lfm2", true, 4, 2, 4 * 2 * 128},  // 4 conv layers x 2 kept inputs x 128 channels
+    {"tiny-lfm2", "lfm2", true, 4, 2, 4 * 2 * 128, 0.0f},  // 4 conv layers x 2 kept inputs x 128 channels
     // 6 DeltaNet layers x (3 kept inputs of 256 channels + 4 value heads of 32 x 32)
-    {"tiny-qwen35", "qwen35", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32)},
+    {"tiny-qwen35", "qwen35", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32), 1e-5f},
 };
 
 class HybridEngineTest : public ::testing::TestWithParam<HybridCase> {
@@ -164,8 +182,8 @@ class HybridEngineTest : public ::testing::TestWithParam<HybridCase> {
       const int32_t len = std::min(chunk, n - first);
       std::vector<Pos> positions(static_cast<size_t>(len));
       std::iota(positions.begin(), positions.end(), first);
-      const std::vector<int32_t> slots(positions.begin(), positions.end()), seq_starts = {0, len},
-          context_lens = {first + len}, last = {len - 1}, state_slots = {0};
+      const std::vector<int32_t> slots(positions.begin(), positions.end()),
+          seq_starts = {0, len}, context_lens = {first + len}, last = {len - 1}, state_slots = {0};
       BatchView batch;
       batch.tokens = std::span<const TokenId>(prompt).subspan(size_t(first), size_t(len));
       batch.positions = positions;
@@ -223,12 +241,13 @@ TEST_P(HybridEngineTest, GgufAndFolderGiveTheSameLogits) {
   EXPECT_EQ(prompt_logits(*gguf_->model, prompt, 64), prompt_logits(*folder_->model, prompt, 64));
 }
 
-TEST_P(HybridEngineTest, ChunkedPrefillGivesTheWholePromptsLogitsBitForBit) {
+TEST_P(HybridEngineTest, ChunkedPrefillGivesTheWholePromptsLogits) {
   std::vector<TokenId> prompt;
   for (int32_t i = 0; i < 37; ++i) prompt.push_back(TokenId(5 + (i * 37) % 500));
   const std::vector<float> whole = prompt_logits(*gguf_->model, prompt, 64);
   for (int32_t chunk : {1, 2, 3, 5, 16})
-    EXPECT_EQ(prompt_logits(*gguf_->model, prompt, chunk), whole) << "chunks of " << chunk;
+    expect_logits_match(prompt_logits(*gguf_->model, prompt, chunk), whole, GetParam().chunking_tolerance,
+                        "chunks of " + std::to_string(chunk));
 }
 
 TEST_P(HybridEngineTest, ABatchOf16GivesEachRequestItsSoloTokens) {
@@ -337,7 +356,8 @@ TEST_P(HybridEngineTest, APrefixHitRestoresTheSnapshotAndGivesTheColdLogits) {
     EXPECT_EQ(warm->stats().num_prefill_tokens - prefill_before, 5) << "budget " << budget;
     EXPECT_EQ(warm->stats().kv.num_prefix_hit_tokens, 40);
     EXPECT_EQ(hit.new_tokens, cold_second.new_tokens) << "budget " << budget;
-    EXPECT_EQ(hit.logits, cold_second.logits) << "budget " << budget;
+    expect_logits_match(hit.logits, cold_second.logits, GetParam().chunking_tolerance,
+                        "budget " + std::to_string(budget));
     // The first prompt again: its own snapshot at 40, the same tokens and logits as the first time.
     const RequestOutput again = run_batch(*warm, {first}).front();
     EXPECT_EQ(again.num_cached_tokens, 40);
