@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PEER = Path(os.environ.get("PEER_DIR", Path.home() / ".cache" / "pagoda-peer"))
 
 
-def pct(part, whole):
-    return f"{100.0 * part / whole:.1f} %" if whole else "-"
+def pct(part, whole, digits=1):
+    return f"{100.0 * part / whole:.{digits}f} %" if whole else "-"
 
 
 def main():
@@ -56,7 +56,7 @@ def main():
     def row(name, t):
         return " | ".join([
             name, f"{t['passing']} / {t['schemas']} ({pct(t['passing'], t['schemas'])})", str(t["compile_errors"]),
-            f"{t['validation_errors']} ({pct(t['validation_errors'], t['tests'])})", str(t["invalidation_errors"]),
+            f"{t['validation_errors']} ({pct(t['validation_errors'], t['tests'], 2)})", str(t["invalidation_errors"]),
             str(t["timeouts"]), f"{t['ttfm_us']['p50'] / 1000:.1f} / {t['ttfm_us']['p99'] / 1000:.1f}",
             f"{t['mask_us']['p50']:.1f} / {t['mask_us']['p99']:.0f}"])
 
