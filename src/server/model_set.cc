@@ -102,10 +102,15 @@ Status ModelSet::load_now(size_t index) {
   return Status::ok_status();
 }
 
+int64_t ModelSet::bytes_of(size_t index) const {
+  const ServedModel& m = *entries_[index].model;
+  return m.bytes > 0 ? m.bytes : specs_[index].file_bytes;
+}
+
 int64_t ModelSet::loaded_bytes() const {
   int64_t total = 0;
   for (size_t i = 0; i < entries_.size(); ++i)
-    if (entries_[i].model) total += entries_[i].model->bytes > 0 ? entries_[i].model->bytes : specs_[i].file_bytes;
+    if (entries_[i].model) total += bytes_of(i);
   return total;
 }
 
@@ -131,7 +136,7 @@ std::optional<std::string> ModelSet::make_room(size_t keep, bool loading, int64_
     if (options_.note)
       options_.note(fmt::format("unloading model '{}' {} '{}' ({})", specs_[lru_index].name,
                                 loading ? "to load" : "to make room for", specs_[keep].name, limit));
-    bytes -= lru->model->bytes > 0 ? lru->model->bytes : specs_[lru_index].file_bytes;
+    bytes -= bytes_of(lru_index);
     evicted->push_back(std::move(lru->model));
     lru->model = nullptr;
     lru->keep_alive.reset();

@@ -136,6 +136,8 @@ class ModelSet {
   std::optional<std::string> make_room(size_t keep, bool loading, int64_t incoming_bytes,
                                        std::vector<std::shared_ptr<ServedModel>>* evicted);
   int64_t loaded_bytes() const;  // mutex_ held
+  // A loaded model's bytes: its own (ServedModel::bytes), or its file's where its loader set none; mutex_ held.
+  int64_t bytes_of(size_t index) const;
 
   const std::vector<ModelSpec> specs_;
   const Loader loader_;
