@@ -90,7 +90,7 @@ def record(args):
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.id}.json").write_text(json.dumps(result, indent=1) + "\n")
     print(f"results.py: wrote docs/results/{args.id}.json", file=sys.stderr)
-    return render(check=False)
+    return render(check=False, strict=False)
 
 
 def load(result_id, results=RESULTS):
@@ -121,7 +121,7 @@ def table(data):
     return "\n".join(lines) + "\n"
 
 
-def render(check, page_path=PAGE, results=RESULTS):
+def render(check, page_path=PAGE, results=RESULTS, strict=True):
     page = page_path.read_text()
     used, errors = set(), []
 
@@ -137,8 +137,11 @@ def render(check, page_path=PAGE, results=RESULTS):
     unused = sorted(p.stem for p in results.glob("*.json") if p.stem not in used)
     errors += [f"docs/results/{u}.json is in no block of docs/BENCHMARKS.md" for u in unused]
     if errors:
-        print("\n".join(errors), file=sys.stderr)
-        return 1
+        # After a record the table is written whatever the rest of the page's state: a script that records
+        # several tables goes on; the page check (`render --check`, a ctest) still fails on these.
+        print("\n".join(("warning: " if not strict else "") + e for e in errors), file=sys.stderr)
+        if strict:
+            return 1
     if check:
         if new != page:
             print("docs/BENCHMARKS.md differs from its docs/results tables: run scripts/bench/results.py render",

@@ -58,6 +58,14 @@ class ResultsPageTest(unittest.TestCase):
         self.write("no blocks\n")
         self.assertEqual(self.render(check=True), 1)
 
+    def test_after_a_record_the_other_blocks_are_filled_and_the_check_still_fails(self):
+        # What record renders with: a table lacking its block (or a block its file) warns and the rest is written,
+        # so a script recording several tables goes on.
+        self.write("<!-- results: demo -->\n<!-- /results -->\n<!-- results: absent -->\n<!-- /results -->\n")
+        self.assertEqual(results.render(False, self.page, self.root / "results", strict=False), 0)
+        self.assertIn("| 1 | 2 |", self.page.read_text())
+        self.assertEqual(self.render(check=True), 1)
+
     def test_a_row_of_the_wrong_width_fails(self):
         self.write("<!-- results: demo -->\n<!-- /results -->\n", dict(RESULT, rows=[["1"]]))
         self.assertEqual(self.render(check=False), 1)
