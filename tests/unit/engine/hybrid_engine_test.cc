@@ -35,6 +35,7 @@
 #include "support/temp_dir_test.h"
 #include "synth/hf_random_model_writer.h"
 #include "synth/random_qwen35_writer.h"
+#include "support/chunked_prompt_logits.h"
 
 namespace pagoda {
 namespace {
@@ -168,35 +169,7 @@ class HybridEngineTest : public ::testing::TestWithParam<HybridCase> {
   // The logits of the last prompt position, the prompt run in calls of `chunk` tokens over a plain KV cache and
   // a one-slot state pool.
   static std::vector<float> prompt_logits(const Model& model, const std::vector<TokenId>& prompt, int32_t chunk) {
-    const int32_t n = int32_t(prompt.size()), num_blocks = (n + 15) / 16;
-    ThreadPool pool(1);
-    KvStorage kv(model.config().kv_shape(), num_blocks, 16, KvDType::kF32);
-    StateStorage states(model.config().state_floats_per_seq(), 1);
-    KvCacheView view = kv.view();
-    view.state = states.view();
-    Workspace ws(model.config(), chunk, n, 1, 1);
-    std::vector<BlockId> table(static_cast<size_t>(num_blocks));
-    std::iota(table.begin(), table.end(), 0);
-    std::vector<float> logits;
-    for (int32_t first = 0; first < n; first += chunk) {
-      const int32_t len = std::min(chunk, n - first);
-      std::vector<Pos> positions(static_cast<size_t>(len));
-      std::iota(positions.begin(), positions.end(), first);
-      const std::vector<int32_t> slots(positions.begin(), positions.end()),
-          seq_starts = {0, len}, context_lens = {first + len}, last = {len - 1}, state_slots = {0};
-      BatchView batch;
-      batch.tokens = std::span<const TokenId>(prompt).subspan(size_t(first), size_t(len));
-      batch.positions = positions;
-      batch.slot_ids = slots;
-      batch.seq_starts = seq_starts;
-      batch.context_lens = context_lens;
-      batch.block_tables = BlockTableView{table.data(), 1, num_blocks};
-      batch.logits_rows = last;
-      batch.state_slots = state_slots;
-      const LogitsView out = model.forward(batch, view, ws, pool);
-      logits.assign(out.row(0).begin(), out.row(0).end());
-    }
-    return logits;
+    return testing::chunked_prompt_logits(model, prompt, chunk, {.every_row = false, .threads = 1});
   }
 
   std::vector<std::vector<TokenId>> references(const std::vector<GenerateRequest>& requests) const {

@@ -27,6 +27,7 @@
 #include "support/temp_dir_test.h"
 #include "synth/hf_random_model_writer.h"
 #include "synth/model_shapes.h"
+#include "support/chunked_prompt_logits.h"
 
 namespace pagoda {
 namespace {
@@ -55,35 +56,7 @@ class GptOssHfTest : public testing_support::TempDirTest {
 
   // Every prompt row's logits, the prompt fed `chunk` tokens a step.
   std::vector<float> logits(const Model& m, int32_t chunk) const {
-    const int32_t n = int32_t(prompt_.size()), num_blocks = (n + kGptOssHfBlockSize - 1) / kGptOssHfBlockSize;
-    ThreadPool pool(2);
-    KvStorage kv(m.config().kv_shape(), num_blocks, kGptOssHfBlockSize);
-    Workspace ws(m.config(), chunk, num_blocks * kGptOssHfBlockSize, chunk, 2);
-    std::vector<BlockId> table(static_cast<size_t>(num_blocks));
-    std::iota(table.begin(), table.end(), 0);
-    std::vector<float> out;
-    for (int32_t begin = 0; begin < n; begin += chunk) {
-      const int32_t len = std::min(chunk, n - begin);
-      std::vector<Pos> positions(static_cast<size_t>(len));
-      std::vector<int32_t> slots(static_cast<size_t>(len)), rows(static_cast<size_t>(len));
-      for (int32_t i = 0; i < len; ++i) {
-        positions[size_t(i)] = begin + i;
-        slots[size_t(i)] = begin + i;
-        rows[size_t(i)] = i;
-      }
-      const int32_t seq_starts[] = {0, len}, context_lens[] = {begin + len};
-      BatchView batch{std::span<const TokenId>(prompt_).subspan(size_t(begin), size_t(len)),
-                      positions,
-                      slots,
-                      seq_starts,
-                      context_lens,
-                      BlockTableView{table.data(), 1, num_blocks},
-                      rows,
-                      {}};
-      const LogitsView l = m.forward(batch, kv.view(), ws, pool);
-      for (int32_t r = 0; r < l.num_rows; ++r) out.insert(out.end(), l.row(r).begin(), l.row(r).end());
-    }
-    return out;
+    return testing::chunked_prompt_logits(m, prompt_, chunk, {.block_size = kGptOssHfBlockSize});
   }
 
   std::string folder_;

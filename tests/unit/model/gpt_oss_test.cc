@@ -23,6 +23,7 @@
 #include "support/temp_dir_test.h"
 #include "synth/model_shapes.h"
 #include "synth/random_gpt_oss_writer.h"
+#include "support/chunked_prompt_logits.h"
 
 namespace pagoda {
 namespace {
@@ -54,36 +55,7 @@ class GptOssTest : public testing_support::TempDirTest {
 
   // Every prompt row's logits, the prompt fed `chunk` tokens a step into one sequence's blocks.
   std::vector<float> logits(const Model& m, int32_t chunk) const {
-    const int32_t n = int32_t(prompt_.size()), num_blocks = (n + kBlockSize - 1) / kBlockSize;
-    ThreadPool pool(2);
-    KvStorage kv(m.config().kv_shape(), num_blocks, kBlockSize);
-    Workspace ws(m.config(), chunk, num_blocks * kBlockSize, chunk, 2);
-    std::vector<BlockId> table(static_cast<size_t>(num_blocks));
-    std::iota(table.rbegin(), table.rend(), 0);  // blocks in reverse: not laid out in order
-    std::vector<float> out;
-    for (int32_t begin = 0; begin < n; begin += chunk) {
-      const int32_t len = std::min(chunk, n - begin);
-      std::vector<Pos> positions(static_cast<size_t>(len));
-      std::vector<int32_t> slots(static_cast<size_t>(len)), rows(static_cast<size_t>(len));
-      for (int32_t i = 0; i < len; ++i) {
-        const int32_t p = begin + i;
-        positions[size_t(i)] = p;
-        slots[size_t(i)] = table[size_t(p / kBlockSize)] * kBlockSize + p % kBlockSize;
-        rows[size_t(i)] = i;
-      }
-      const int32_t seq_starts[] = {0, len}, context_lens[] = {begin + len};
-      BatchView batch{std::span<const TokenId>(prompt_).subspan(size_t(begin), size_t(len)),
-                      positions,
-                      slots,
-                      seq_starts,
-                      context_lens,
-                      BlockTableView{table.data(), 1, num_blocks},
-                      rows,
-                      {}};
-      const LogitsView l = m.forward(batch, kv.view(), ws, pool);
-      for (int32_t r = 0; r < l.num_rows; ++r) out.insert(out.end(), l.row(r).begin(), l.row(r).end());
-    }
-    return out;
+    return testing::chunked_prompt_logits(m, prompt_, chunk, {.block_size = kBlockSize, .blocks_reversed = true});
   }
 
   static float max_abs(const std::vector<float>& v) {

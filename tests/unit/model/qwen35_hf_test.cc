@@ -26,6 +26,7 @@
 #include "support/temp_dir_test.h"
 #include "synth/hf_random_model_writer.h"
 #include "synth/model_shapes.h"
+#include "support/chunked_prompt_logits.h"
 
 namespace pagoda {
 namespace {
@@ -51,39 +52,7 @@ class Qwen35HfTest : public testing_support::TempDirTest {
   static std::vector<float> logits(const Model& m, int32_t chunk) {
     std::vector<TokenId> prompt;
     for (int32_t i = 0; i < kQwen35HfPromptLength; ++i) prompt.push_back(TokenId((i * 37 + 11) % kQwen35HfVocab));
-    const int32_t n = kQwen35HfPromptLength, num_blocks = (n + kQwen35HfBlockSize - 1) / kQwen35HfBlockSize;
-    ThreadPool pool(2);
-    KvStorage kv(m.config().kv_shape(), num_blocks, kQwen35HfBlockSize);
-    StateStorage states(m.config().state_floats_per_seq(), 1);
-    KvCacheView view = kv.view();
-    view.state = states.view();
-    Workspace ws(m.config(), chunk, num_blocks * kQwen35HfBlockSize, chunk, 2);
-    std::vector<BlockId> table(static_cast<size_t>(num_blocks));
-    std::iota(table.begin(), table.end(), 0);
-    std::vector<float> out;
-    for (int32_t begin = 0; begin < n; begin += chunk) {
-      const int32_t len = std::min(chunk, n - begin);
-      std::vector<Pos> positions;
-      std::vector<int32_t> slots, rows;
-      for (int32_t i = 0; i < len; ++i) {
-        positions.push_back(begin + i);
-        slots.push_back(begin + i);
-        rows.push_back(i);
-      }
-      const std::vector<int32_t> seq_starts{0, len}, context_lens{begin + len}, state_slots{0};
-      BatchView batch;
-      batch.tokens = std::span<const TokenId>(prompt).subspan(size_t(begin), size_t(len));
-      batch.positions = positions;
-      batch.slot_ids = slots;
-      batch.seq_starts = seq_starts;
-      batch.context_lens = context_lens;
-      batch.block_tables = BlockTableView{table.data(), 1, num_blocks};
-      batch.logits_rows = rows;
-      batch.state_slots = state_slots;
-      const LogitsView l = m.forward(batch, view, ws, pool);
-      for (int32_t r = 0; r < l.num_rows; ++r) out.insert(out.end(), l.row(r).begin(), l.row(r).end());
-    }
-    return out;
+    return testing::chunked_prompt_logits(m, prompt, chunk, {.block_size = kQwen35HfBlockSize});
   }
 
   void expect_gguf_gives_the_folders_logits(const HfCheckpoint& ckpt, const std::string& gguf) {
