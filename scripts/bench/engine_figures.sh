@@ -11,7 +11,8 @@
 #   5. KV concurrency (with KV_MODEL, a model of context >= 2048: e.g. gen-model --shape tinyllama-1.1b
 #      --layers 1): peak running sequences at one KV budget, paged vs contiguous (and INT8 KV), wasted slots
 # Usage: scripts/bench/engine_figures.sh MODEL.gguf [THREADS]
-#   env: PAGODA, PEER, KV_MODEL, KV_GIB, ONLY (ONLY=1,3 runs only those sections), RECORD (1: sections 2 and 3 go
+#   env: PAGODA, PEER, KV_MODEL, KV_GIB, ONLY (ONLY=1,3 runs only those sections), RESULTS_ID (section 1's table goes
+#   to docs/results/RESULTS_ID.json and its block in docs/BENCHMARKS.md), RECORD (1: sections 2 and 3 go
 #   to docs/results/continuous-batching.json and chunked-prefill.json and docs/BENCHMARKS.md; 0: print only;
 #   the page's model is `pagoda gen-model --shape tinyllama-1.1b --type q4_0 -o tinyllama-q4_0.gguf`), LLAMA_BIN (a directory with
 #   llama-batched-bench; default: the peer's llama.sh build). On a VM whose CPU advertises AMX it cannot run,
@@ -45,13 +46,21 @@ if want 1; then
            awk -F'|' '$2 ~ /^ *[0-9]+ *$/ { gsub(/ /, "", $4); gsub(/ /, "", $9); print $4, $9 }')
   echo "   B   pagoda S_TG   llama.cpp S_TG   ratio"
   one=""
+  batched_rows=""
   for b in 1 4 8 16; do
     s=$(jq -r --argjson b "$b" '.rows[] | select(.b == $b) | .s_tg' <<<"$ours")
     l=$(awk -v b="$b" '$1 == b { print $2 }' <<<"$theirs")
     [ "$b" = 1 ] && one=$s
     printf "%4d %13.2f %16s %7s\n" "$b" "$s" "${l:-n/a}" "$(ratio "$s" "${l:-0}")"
+    batched_rows+="$b|$(printf %.1f "$s")|${l:-n/a}|**$(ratio "$s" "${l:-0}")**"$'\n'
     [ "$b" = 16 ] && echo "   pagoda S_TG(16) / S_TG(1) = $(ratio "$s" "$one")"
   done
+  # With RESULTS_ID the table is recorded against the peer (the page's other tables are sections 2 and 3's).
+  if [ -n "${RESULTS_ID:-}" ] && [ "${RECORD:-1}" != 0 ]; then
+    python3 "$root/scripts/bench/results.py" record --id "$RESULTS_ID" --columns "sequences|pagoda S_TG|llama.cpp S_TG|ratio" \
+      --note "Model $(basename "$model"), $threads threads, -npp 128 -ntg 64, tokens/s; load at the script's start $load_at_start." \
+      --command "RESULTS_ID=$RESULTS_ID ONLY=1 scripts/bench/engine_figures.sh $(basename "$model")" <<<"$batched_rows"
+  fi
 fi
 
 if want 2; then
