@@ -286,7 +286,6 @@ void ReasoningParser::route_body(std::string_view text, ReasoningPieces* out) {
 void ReasoningParser::end_message(ReasoningPieces* out) {
   if (route_ == Route::kCall) {
     ToolCall call;
-    call.id = new_tool_call_id();
     call.name = call_name_;
     const std::string_view args = rtrim(ltrim(call_arguments_));
     call.arguments = args.empty() ? "{}" : std::string(args);

@@ -28,7 +28,6 @@ std::optional<ToolCall> call_from_json(const nlohmann::ordered_json& j) {
   auto args = j.find("arguments");
   if (args == j.end()) args = j.find("parameters");
   ToolCall c;
-  c.id = new_tool_call_id();
   c.name = name->get<std::string>();
   if (args == j.end() || args->is_null()) {
     c.arguments = "{}";
@@ -50,7 +49,6 @@ std::optional<ToolCall> call_from_xml(std::string_view body) {
   const size_t name_end = body.find('>');
   if (name_end == std::string_view::npos || name_end == 0) return std::nullopt;
   ToolCall c;
-  c.id = new_tool_call_id();
   c.name = std::string(trim(body.substr(0, name_end)));
   if (c.name.empty()) return std::nullopt;
   body.remove_prefix(name_end + 1);
@@ -148,7 +146,6 @@ std::optional<std::vector<ToolCall>> salvage_call_array(std::string_view held) {
                             : nlohmann::ordered_json::parse(t.substr(k, name_end - k), nullptr, false);
       if (name.is_string() && !name.get<std::string>().empty()) {
         ToolCall c;
-        c.id = new_tool_call_id();
         c.name = name.get<std::string>();
         k = skip(name_end, " \t\r\n,");
         if (t.substr(k).starts_with("\"arguments\"")) c.arguments = std::string(t.substr(skip(k + 11, " \t\r\n:")));

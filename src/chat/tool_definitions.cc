@@ -1,9 +1,6 @@
 // Tool definitions: the template value, the default tool prompt and the forcing schemas (tool_definitions.h).
 #include "chat/tool_definitions.h"
 
-#include <atomic>
-#include <random>
-
 namespace pagoda {
 
 nlohmann::ordered_json tools_json(std::span<const ToolFunction> tools) {
@@ -45,12 +42,5 @@ nlohmann::ordered_json required_tool_calls_schema(std::span<const ToolFunction> 
   return schema;
 }
 
-std::string new_tool_call_id() {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return id;
-}
 
 }  // namespace pagoda

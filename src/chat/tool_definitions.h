@@ -20,7 +20,7 @@ struct ToolFunction {
 };
 
 struct ToolCall {
-  std::string id;  // call_...
+  std::string id;  // call_...: empty from the parsers here; the server names each call (its one id generator)
   std::string name;
   std::string arguments;  // a JSON object, as text
 };
@@ -36,8 +36,5 @@ std::string default_tool_prompt(std::span<const ToolFunction> tools);
 // "required": a JSON array of one call or more ([{"name": ..., "arguments": {...}}], at most one without
 // parallel calls), each item one of the tools.
 nlohmann::ordered_json required_tool_calls_schema(std::span<const ToolFunction> tools, bool parallel_tool_calls);
-
-// A fresh call id: "call_" and 24 random letters and digits.
-std::string new_tool_call_id();
 
 }  // namespace pagoda

@@ -281,7 +281,10 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     c.sent_first = true;
     c.text += out.text;
     c.reasoning += split.reasoning;
-    for (ToolCall& call : split.calls) c.harmony_calls.push_back(std::move(call));
+    for (ToolCall& call : split.calls) {
+      call.id = new_call_id();
+      c.harmony_calls.push_back(std::move(call));
+    }
     c.token_ids.insert(c.token_ids.end(), out.new_tokens.begin(), out.new_tokens.end());
     for (TokenLogprobInfo& i : infos) c.logprobs.push_back(std::move(i));
     return;
@@ -301,7 +304,7 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
   if (params_.chat && params_.tools.active() && !aborted)
     stream_tool_output(c, out.text, out.finished, out.finished && out.finish_reason == FinishReason::kStop, &r);
   for (const ToolCall& call : split.calls)
-    r.tool_call_deltas.push_back({c.num_harmony_calls++, call.id, call.name, call.arguments});
+    r.tool_call_deltas.push_back({c.num_harmony_calls++, new_call_id(), call.name, call.arguments});
   if (out.finished && out.finish_reason == FinishReason::kStop && c.num_harmony_calls > 0) r.called_tools = true;
   c.called_tools = c.called_tools || r.called_tools;
   const bool first = !c.sent_first;
@@ -325,7 +328,7 @@ void CompletionJob::stream_tool_output(Choice& c, const std::string& text, bool 
     // The whole output is the call's arguments: its first piece carries the id and name.
     r->text.clear();
     if (c.named_call_id.empty()) {
-      c.named_call_id = new_tool_call_id();
+      c.named_call_id = new_call_id();
       r->tool_call_deltas.push_back({0, c.named_call_id, params_.tools.named, text});
     } else if (!text.empty()) {
       r->tool_call_deltas.push_back({0, {}, {}, text});
@@ -340,7 +343,7 @@ void CompletionJob::stream_tool_output(Choice& c, const std::string& text, bool 
   r->text += parsed.content;
   for (size_t i = 0; i < parsed.calls.size(); ++i) {
     const ToolCall& call = parsed.calls[i];
-    r->tool_call_deltas.push_back({int32_t(i), call.id, call.name, call.arguments});
+    r->tool_call_deltas.push_back({int32_t(i), new_call_id(), call.name, call.arguments});
   }
   r->called_tools = stopped && !parsed.calls.empty();
 }
@@ -348,7 +351,7 @@ void CompletionJob::stream_tool_output(Choice& c, const std::string& text, bool 
 void CompletionJob::finish_tool_output(Choice& c, ChoiceResult* r) {
   const bool stopped = c.finish_reason == FinishReason::kStop;
   if (named_tool_call()) {
-    r->tool_calls.push_back({new_tool_call_id(), params_.tools.named, std::move(r->text)});
+    r->tool_calls.push_back({new_call_id(), params_.tools.named, std::move(r->text)});
     r->text.clear();
     r->called_tools = stopped;
     return;
@@ -357,6 +360,7 @@ void CompletionJob::finish_tool_output(Choice& c, ChoiceResult* r) {
   ToolCallParser::Result parsed = parse_tool_calls(r->text, c.tool_parser->format());
   r->text = std::move(parsed.content);
   r->tool_calls = std::move(parsed.calls);
+  for (ToolCall& call : r->tool_calls) call.id = new_call_id();
   r->called_tools = stopped && !r->tool_calls.empty();
 }
 

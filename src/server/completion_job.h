@@ -121,6 +121,8 @@ class CompletionJob : public ServerJob, public std::enable_shared_from_this<Comp
   // The streamed chunk's tool-call pieces and content for `text`, the output the event added (its end when
   // `finished`); r->text is what may go out as content.
   void stream_tool_output(Choice& c, const std::string& text, bool finished, bool stopped, ChoiceResult* r);
+  // A tool call's id (call_...), from the server's one generator: the chat parsers leave calls unnamed.
+  std::string new_call_id() { return ctx_.ids->next("call_"); }
   // A whole response's choice: the calls in its text, and what remains of it as content.
   void finish_tool_output(Choice& c, ChoiceResult* r);
   bool named_tool_call() const { return params_.tools.active() && params_.tools.choice == ToolChoice::kNamed; }

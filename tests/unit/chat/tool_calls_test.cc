@@ -32,9 +32,7 @@ TEST(ToolCallParserTest, HermesCallsAfterContentWholeAndByteByByte) {
   EXPECT_EQ(nlohmann::json::parse(whole.calls[0].arguments), nlohmann::json({{"city", "Paris"}}));
   EXPECT_EQ(whole.calls[1].name, "get_time");
   EXPECT_EQ(whole.calls[1].arguments, "{}");
-  EXPECT_EQ(whole.calls[0].id.rfind("call_", 0), 0u);
-  EXPECT_EQ(whole.calls[0].id.size(), 29u);
-  EXPECT_NE(whole.calls[0].id, whole.calls[1].id);
+  EXPECT_TRUE(whole.calls[0].id.empty() && whole.calls[1].id.empty()) << "the server names calls, not the parser";
   const auto [streamed, result] = stream_bytes(text, ToolCallFormat::kHermes);
   EXPECT_EQ(streamed, "Let me look.\n") << "the content streams before the call, and nothing of the call";
   EXPECT_EQ(result.calls.size(), 2u);
