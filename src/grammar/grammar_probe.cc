@@ -84,6 +84,10 @@ std::string probe_grammar_json_line(std::string_view request_line) {
   req.num_samples = int32_t(*samples);
   req.seed = *seed;
   req.soft_max_bytes = *max_bytes;
+  if (r.contains("any_property_order")) {
+    if (!r["any_property_order"].is_boolean()) return fail("'any_property_order' must be a boolean");
+    req.spec.json_options.any_property_order = r["any_property_order"].get<bool>();
+  }
   if (r.contains("texts")) {
     if (!r["texts"].is_array()) return fail("'texts' must be an array");
     for (const json& t : r["texts"]) {

@@ -3,7 +3,8 @@
 // grammar, and whether given texts are sentences. One request and one answer per JSON line:
 //   request: {"kind": "json_schema"|"json_object"|"gbnf"|"regex"|"choice", "schema": {...} (json_schema) or
 //             "text": "..." (gbnf, regex; a schema as text also works) or "choices": [...], "samples": N,
-//             "seed": S, "max_bytes": B, "texts": ["...", ...]}
+//             "seed": S, "max_bytes": B, "texts": ["...", ...], "any_property_order": false (json_schema: objects'
+//             properties in any order, JsonGrammarOptions::any_property_order)}
 //   answer:  {"ok": true, "samples": [...], "accepted": [true, ...]} or {"ok": false, "error": "..."}
 // Not used when serving.
 #pragma once

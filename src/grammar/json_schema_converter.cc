@@ -118,7 +118,9 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
      "(:[0-9]{1,5})?(/([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
      "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?$"},
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
-    {"hostname", "^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?){0,2}$"},
+    // Labels of letters, digits and inner hyphens, none with "--" in its 3rd and 4th places: those are IDNA's
+    // reserved forms (xn-- A-labels among them), which only a punycode decoder could tell valid from not.
+    {"hostname", "^[A-Za-z0-9]([A-Za-z0-9]|[A-Za-z0-9-]([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]{0,59}[A-Za-z0-9]|-[A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?))?(\\.[A-Za-z0-9]([A-Za-z0-9]|[A-Za-z0-9-]([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]{0,59}[A-Za-z0-9]|-[A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?))?){0,2}$"},
 };
 
 // Formats JSON Schema defines that kFormats lacks: refused, since a validator asserting formats checks them. Any
@@ -526,6 +528,57 @@ class SchemaConverter {
     return b;
   }
 
+  // The items of allOf(members): each member's positional list (prefixItems, or a draft-04..2019 items array) and
+  // the schema of the items after it (items, or additionalItems beside an items array) hold for that member alone,
+  // so position i takes every member's schema for i (its list's entry, else its rest) and the items past every
+  // list take every member's rest. Writes prefixItems and items into `merged`; false on a malformed list.
+  bool merge_array_items(const std::vector<json>& members, json* merged) {
+    struct Part {
+      std::vector<json> prefix;
+      json rest = true;
+    };
+    std::vector<Part> parts;
+    size_t longest = 0;
+    for (const json& m : members) {
+      if (!m.is_object()) continue;
+      Part part;
+      const json* list = m.contains("prefixItems") ? &m["prefixItems"]
+                         : m.contains("items") && m["items"].is_array() ? &m["items"]
+                                                                        : nullptr;
+      if (list) {
+        if (!list->is_array()) return false;
+        part.prefix.assign(list->begin(), list->end());
+        const char* rest_key = m.contains("prefixItems") ? "items" : "additionalItems";
+        if (m.contains(rest_key)) part.rest = m[rest_key];
+      } else if (m.contains("items")) {
+        part.rest = m["items"];
+      } else {
+        continue;
+      }
+      longest = std::max(longest, part.prefix.size());
+      parts.push_back(std::move(part));
+    }
+    if (parts.empty()) return true;
+    auto both = [](const json& a, const json& b) {
+      if (a == json(true)) return b;
+      if (b == json(true)) return a;
+      return json{{"allOf", json::array({a, b})}};
+    };
+    json rest = true;
+    for (const Part& p : parts) rest = both(rest, p.rest);
+    if (longest > 0) {
+      json prefix = json::array();
+      for (size_t i = 0; i < longest; ++i) {
+        json at = true;
+        for (const Part& p : parts) at = both(at, i < p.prefix.size() ? p.prefix[i] : p.rest);
+        prefix.push_back(at);
+      }
+      (*merged)["prefixItems"] = prefix;
+    }
+    if (rest != json(true)) (*merged)["items"] = rest;
+    return true;
+  }
+
   // One schema equivalent to allOf(members) (members are plain: no allOf, no $ref at the top).
   json merge(const std::vector<json>& members, const std::string& path) {
     json merged = json::object();
@@ -578,9 +631,8 @@ class SchemaConverter {
           if (v.is_boolean() && !v.get<bool>()) closed.push_back(&m);
           if (v.is_object()) constrained.push_back(&m);
           if (v.is_boolean() && v.get<bool>() && !merged.contains("additionalProperties")) merged[k] = true;
-        } else if (k == "items" && v.is_object()) {
-          json& slot = merged["items"];
-          slot = slot.is_null() ? v : json{{"allOf", json::array({slot, v})}};
+        } else if (k == "items" || k == "prefixItems" || k == "additionalItems") {
+          continue;  // positions depend on the member's own list: combined after the loop
         } else if (k == "minimum" || k == "maximum" || k == "exclusiveMinimum" || k == "exclusiveMaximum") {
           any_bounds = true;
         } else if (k == "minLength" || k == "minItems" || k == "minProperties") {
@@ -633,6 +685,8 @@ class SchemaConverter {
           bounds.hi = mb.hi;
       }
     }
+    if (!merge_array_items(members, &merged))
+      return fail(path, "'prefixItems' and 'items' lists must be arrays"), json(false);
     // A member's additionalProperties depends on its own properties and patterns: merged with patterns of another
     // member, or with properties of another when it has patterns, a name could escape one member's constraint.
     size_t with_patterns = 0, with_properties = 0;

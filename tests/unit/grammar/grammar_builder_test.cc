@@ -44,7 +44,7 @@ std::vector<std::string> all_strings(size_t max_len) {
 TEST(GrammarBuilder, CountedRepeatsOfAnAmbiguousItemMatchTheirSplits) {
   const std::vector<std::string> items{"a", "ab", "bca", "c"};
   const std::vector<std::string> texts = all_strings(8);
-  for (const auto [min, max] : {std::pair<uint32_t, uint32_t>{0, 4}, {2, 5}, {4, 4}, {5, kUnbounded}, {0, 7}}) {
+  for (const auto& [min, max] : {std::pair<uint32_t, uint32_t>{0, 4}, {2, 5}, {4, 4}, {5, kUnbounded}, {0, 7}}) {
     GrammarBuilder b;
     const int32_t root = b.add_rule("root");
     std::vector<GrammarBuilder::Expr> alts;

@@ -294,6 +294,36 @@ TEST(JsonSchemaConverter, Formats) {
             std::string::npos);
 }
 
+// IDNA's reserved labels ("--" in the 3rd and 4th places: xn-- A-labels among them) are left out: telling a valid
+// punycode label from an invalid one needs a decoder, not a pattern.
+TEST(JsonSchemaConverter, HostnamesLeaveOutReservedLabels) {
+  auto host = compile_schema({{"type", "string"}, {"format", "hostname"}});
+  // a--b: "-" in its 2nd and 3rd places, which IDNA leaves alone.
+  for (const char* ok : {R"("example.com")", R"("a-b.c")", R"("ab-c")", R"("a")", R"("a--b")"})
+    EXPECT_TRUE(matches(host, ok)) << ok;
+  for (const char* reserved : {R"("xn--ihqwcrb4cv8a8dqg056pqjye")", R"("XN--aa---o47jg78q")", R"("ab--c.com")"})
+    EXPECT_FALSE(matches(host, reserved)) << reserved;
+}
+
+// allOf: a member's positional items and the items after them hold for that member alone (JSON Schema 2020-12's
+// "items does not look in applicators"), in both spellings.
+TEST(JsonSchemaConverter, AllOfKeepsEachMembersItemPositions) {
+  const json prefix_in_member = json::parse(R"({"allOf": [{"prefixItems": [{"minimum": 3}]}], "items": {"minimum": 5}})");
+  auto g = compile_schema(prefix_in_member);
+  EXPECT_TRUE(matches(g, "[5,6]"));
+  EXPECT_FALSE(matches(g, "[3,5]")) << "items applies to every item of the outer schema";
+  EXPECT_FALSE(matches(g, "[4]"));
+  expect_generated_valid(prefix_in_member);
+  const json draft4 =
+      json::parse(R"({"allOf": [{"items": [{"type": "integer"}], "additionalItems": false}, {"items": {"maximum": 3}}]})");
+  auto d = compile_schema(draft4);
+  EXPECT_TRUE(matches(d, "[2]"));
+  EXPECT_TRUE(matches(d, "[]"));
+  EXPECT_FALSE(matches(d, "[4]"));
+  EXPECT_FALSE(matches(d, "[1,2]")) << "the first member allows one item";
+  expect_generated_valid(draft4);
+}
+
 // Every integer in [-1200, 1200] is accepted exactly when it satisfies the bounds.
 void expect_integer_bounds(const json& extra) {
   json schema = {{"type", "integer"}};

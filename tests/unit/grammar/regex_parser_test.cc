@@ -143,7 +143,7 @@ TEST(RegexParser, TopLevelLookaheadsAgreeWithStdRegex) {
       "^(?!\\.)(?!.*\\.\\.)([A-Za-z0-9_'+\\-\\.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9\\-]*\\.)+[A-Za-z]{2,}$";
   std::vector<std::string> addresses = {"a@b.co",  ".a@b.co",         "a..b@c.de", "a.b@c.de", "ab.@c.de", "a@b",
                                         "a@.b.co", "x'y+z@q-r.st.uv", "a@b.c",     "@b.co",    "a.@b.co"};
-  for (const std::string pattern : {std::string("(?=b)bc"), std::string("^(?!\\.)(?!.*\\.\\.)[a-c.]+$"), email}) {
+  for (const std::string& pattern : {std::string("(?=b)bc"), std::string("^(?!\\.)(?!.*\\.\\.)[a-c.]+$"), email}) {
     auto cg = json_string_pattern(pattern);
     const std::regex re(pattern, std::regex::ECMAScript);
     std::vector<std::string> cases = pattern == email ? addresses : texts;
