@@ -1,6 +1,7 @@
 // AVX2 prefill GEMM for f16 (F16C) and bf16 (shift) weights: the tokens in blocks whose f32 activations stay in L2,
-// and within a block, per group of 16 rows, tiles of 4 rows x up to 3 tokens over the inputs' whole vectors (12
-// accumulators, 3 x vectors and a weight vector: the 16 ymm registers), the weights widened in the loop. Each
+// and within a block, per group of 15 rows, tiles of 3 rows x up to 3 tokens over the inputs' whole vectors (9
+// accumulators, 3 x vectors, a weight vector and the widening's temporaries in the 16 ymm registers; 4 x 3 spilled an
+// accumulator), the weights widened in the loop. Each
 // (row, token) sums its products on 8 lanes in input order, reduces them in hsum's order and adds the row's tail one
 // fma at a time: matmul.cc's order, so a token's result is the bits it gets alone (speculative verification relies on
 // it). Owns only this tiling; the decode-sized passes stay in matmul.cc.
@@ -12,9 +13,9 @@
 namespace pagoda::kernels::avx2 {
 namespace {
 
-constexpr int kTileRows = 4;
+constexpr int kTileRows = 3;
 constexpr int kTileTokens = 3;
-constexpr int kGroupRows = 16;
+constexpr int kGroupRows = 15;
 // 48 tokens of 2048 f32 are 384 KiB, inside a 1 MiB L2 (and most of a 512 KiB one) while every row group passes over
 // them; the weights are read once per block.
 constexpr int64_t kBlockTokens = 48;
@@ -45,7 +46,7 @@ template <class Load, int kTokens>
 __attribute__((always_inline)) inline void tile(const uint16_t* const* row, const float* x, float* y,
                                                 int64_t num_out, int64_t num_in, int64_t o0, int nr) {
   __m256 acc[kTileRows][kTokens];
-#pragma GCC unroll 4
+#pragma GCC unroll 3
   for (int r = 0; r < kTileRows; ++r)
 #pragma GCC unroll 3
     for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm256_setzero_ps();
@@ -54,7 +55,7 @@ __attribute__((always_inline)) inline void tile(const uint16_t* const* row, cons
     __m256 xv[kTokens];
 #pragma GCC unroll 3
     for (int t = 0; t < kTokens; ++t) xv[t] = in_register(_mm256_loadu_ps(x + t * num_in + i));
-#pragma GCC unroll 4
+#pragma GCC unroll 3
     for (int r = 0; r < kTileRows; ++r) {
       const __m256 wv = in_register(Load::load8(row[r], i));
 #pragma GCC unroll 3
