@@ -177,10 +177,14 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
 }
+// Prefill-sized calls take matmul_half_tiled.cc's GEMM, which reads each weight once per block of tokens rather than
+// once per pass of four; it gives a token the same bits.
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  if (num_tokens >= kTiledMinTokens) return matmul_f16_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadF16>(w, x, y, num_out, num_in, num_tokens);
 }
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  if (num_tokens >= kTiledMinTokens) return matmul_bf16_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadBF16>(w, x, y, num_out, num_in, num_tokens);
 }
 

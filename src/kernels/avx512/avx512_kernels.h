@@ -25,11 +25,12 @@ void matmul_int8x16_int8(const void* w, const int8_t* xq, const float* x_scales,
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
-// matmul_f32's and matmul_f16's path for calls of kTiledMinTokens tokens or more (matmul_float_tiled.cc): the same
-// bits a token.
+// matmul_f32's, matmul_f16's and matmul_bf16's path for calls of kTiledMinTokens tokens or more
+// (matmul_float_tiled.cc for f32, matmul_half_tiled.cc for f16 and bf16): the same bits a token.
 inline constexpr int64_t kTiledMinTokens = 12;
 void matmul_f32_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_f16_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_bf16_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 // Vector ops and activation quantizers (the same bytes as the scalar quantizers).
 float dot(const float* a, const float* b, int64_t n);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);

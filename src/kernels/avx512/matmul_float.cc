@@ -191,8 +191,9 @@ void matmul_any(const void* w, const float* x, float* y, int64_t num_out, int64_
 
 }  // namespace
 
-// Prefill-sized calls take matmul_float_tiled.cc's GEMM, which reads each weight once per call (f16: widens it once)
-// rather than once per pass of a few tokens; it gives a token the same bits.
+// Prefill-sized calls take the tiled GEMMs (matmul_float_tiled.cc for f32, matmul_half_tiled.cc for f16 and bf16),
+// which read each weight once per call or per block of tokens rather than once per pass of a few; they give a token
+// the same bits.
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   if (num_tokens >= kTiledMinTokens) return matmul_f32_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadF32>(w, x, y, num_out, num_in, num_tokens);
@@ -206,6 +207,7 @@ void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_
   matmul_any<LoadF16, 4>(w, x, y, num_out, num_in, num_tokens);
 }
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  if (num_tokens >= kTiledMinTokens) return matmul_bf16_tiled(w, x, y, num_out, num_in, num_tokens);
   matmul_any<LoadBF16>(w, x, y, num_out, num_in, num_tokens);
 }
 

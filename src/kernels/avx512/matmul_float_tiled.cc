@@ -1,5 +1,4 @@
-// AVX-512 prefill GEMM for f32 and f16 weights: each group of 16 rows is copied once (f16 widened by F16C, exact)
-// into a per-thread f32 panel, then tiles of 4 rows x up to 6 tokens run over input chunks small enough that a
+// AVX-512 prefill GEMM for f32 weights: each group of 16 rows is copied once into a per-thread f32 panel, then tiles of 4 rows x up to 6 tokens run over input chunks small enough that a
 // tile's panel rows and tokens stay in L1, the 24 accumulators saved between chunks. Each (row, token) sums its
 // products on 16 lanes in input order, the tail masked, and a token's 16 rows reduce through transpose_sum16: the
 // order of matmul_float.cc's passes, so a token's result is the bits it gets alone (speculative verification relies
@@ -90,15 +89,6 @@ struct WidenF32 {
     }
   }
 };
-struct WidenF16 {
-  static void row(const void* w, int64_t o, int64_t num_in, float* out) {
-    const uint16_t* row = static_cast<const uint16_t*>(w) + o * num_in;
-    for (int64_t i = 0; i < num_in; i += 16) {
-      const __mmask16 m = num_in - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (num_in - i)) - 1);
-      _mm512_store_ps(out + i, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + i)));
-    }
-  }
-};
 
 template <class Widen>
 void tiled_matmul(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
@@ -129,9 +119,6 @@ void tiled_matmul(const void* w, const float* x, float* y, int64_t num_out, int6
 
 void matmul_f32_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   tiled_matmul<WidenF32>(w, x, y, num_out, num_in, num_tokens);
-}
-void matmul_f16_tiled(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  tiled_matmul<WidenF16>(w, x, y, num_out, num_in, num_tokens);
 }
 
 }  // namespace pagoda::kernels::avx512

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "kernels/avx512/avx512_kernels.h"
 #include "kernels/cpu_features.h"
 #include "kernels/ref/ref_kernels.h"
 #include "support/simd_levels.h"
@@ -103,9 +104,10 @@ TEST_P(KernelsTest, FloatMatmulGivesATokenItsOwnBitsInAnyBatch) {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     // 1100: rows over 4 KiB, with a tail (one token's such rows take a row-at-a-time kernel at the avx2 and avx512
     // levels), and several of the tiled GEMMs' input chunks. Batches of 2 to 8 tokens take passes whose row blocks
-    // differ by size; 19 is several passes; 12 and more take the tiled GEMMs, in tiles of 6 and a tail tile.
+    // differ by size; 19 is several passes; 12 and more take the tiled GEMMs, in tiles of 6 and a tail tile; 103
+    // crosses their blocks of tokens (48 for f16, 96 for bf16) with a partial block and a partial tile.
     for (int64_t num_in : {8, 64, 172, 1100})
-      for (int64_t num_tokens : {2, 3, 4, 5, 6, 7, 8, 12, 19, 31}) {
+      for (int64_t num_tokens : {2, 3, 4, 5, 6, 7, 8, 12, 19, 31, 103}) {
         const int64_t num_out = 37;
         auto wf = random_vector(size_t(num_out * num_in));
         std::vector<uint16_t> w16(wf.size());
@@ -123,6 +125,33 @@ TEST_P(KernelsTest, FloatMatmulGivesATokenItsOwnBitsInAnyBatch) {
         }
       }
   }
+}
+
+// The avx512 level's bf16 kernel for CPUs without AVX512-BF16 (shift-widened weights, f32 fmas): the table of a CPU
+// with AVX512-BF16 layers vdpbf16ps over it, so it is called here directly. It matches the reference to f32 rounding
+// and gives a token its own bits in any batch (decode passes and the tiled GEMM alike).
+TEST(KernelsAvx512Test, Bf16WithoutAvx512Bf16MatchesScalarAndGivesATokenItsOwnBits) {
+  if (!cpu_supports(Isa::kAvx512)) GTEST_SKIP() << "avx512 is not available on this CPU";
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t num_in : {8, 172, 1100})
+    for (int64_t num_tokens : {5, 13, 103}) {
+      const int64_t num_out = 37;
+      std::vector<uint16_t> w(size_t(num_out * num_in));
+      for (uint16_t& v : w) v = float_to_bf16(dist(rng));
+      std::vector<float> x(size_t(num_tokens * num_in));
+      for (float& v : x) v = dist(rng);
+      std::vector<float> together(size_t(num_tokens * num_out)), y_ref(together.size());
+      avx512::matmul_bf16(w.data(), x.data(), together.data(), num_out, num_in, num_tokens);
+      ref::matmul_bf16(w.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+      expect_close(together, y_ref, 1e-5f * float(num_in));
+      for (int64_t t = 0; t < num_tokens; ++t) {
+        std::vector<float> alone(static_cast<size_t>(num_out));
+        avx512::matmul_bf16(w.data(), x.data() + t * num_in, alone.data(), num_out, num_in, 1);
+        ASSERT_EQ(std::memcmp(alone.data(), together.data() + t * num_out, alone.size() * sizeof(float)), 0)
+            << "num_in " << num_in << " of " << num_tokens << " tokens, token " << t;
+      }
+    }
 }
 
 TEST(KernelsRefTest, MatmulReferenceIsARealMatmul) {

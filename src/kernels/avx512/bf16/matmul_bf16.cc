@@ -2,9 +2,9 @@
 // vcvtne2ps2bf16, as llama.cpp rounds them for its bf16 dot products), then vdpbf16ps multiplies 32 weight/activation
 // pairs per instruction into 16 f32 lanes, twice the multiplies of an f32 fma and no widening of the weights. The
 // rounded activations change results by up to about 2^-9 of each product (the tests allow that, KernelTable's bf16
-// contract says so). Tiles of 4 rows x up to 6 tokens; for prefill-sized calls the inputs run in chunks that keep a
-// 16-row group's and the tokens' chunks in L1, the accumulators saved between chunks. Each (row, token) sums in
-// input order on 16 lanes and a token's 16 rows reduce through transpose_sum16, whatever the tile or chunk, so a
+// contract says so). Tiles of 4 rows x up to 6 tokens over the whole input; the tokens in blocks whose bf16
+// activations stay in L2 while every group of 16 rows passes over them. Each (row, token) sums in
+// input order on 16 lanes and a token's 16 rows reduce through transpose_sum16, whatever the tile or block, so a
 // token's result is the bits it gets alone. Row tails through masked loads.
 #include <immintrin.h>
 
@@ -23,9 +23,9 @@ using avx512::transpose_sum16;
 
 constexpr int kTileRows = 4;
 constexpr int kTileTokens = 6;  // 24 accumulators, 6 x vectors and a weight vector: 31 of the 32 zmm registers
-// Inputs per chunk when a group of 16 rows is reused across token tiles: 16 rows and 6 tokens of 512 bf16 are
-// 22 KiB, inside L1.
-constexpr int64_t kChunk = 512;
+// Tokens per block: 96 tokens of 2048 bf16 are 384 KiB of the 1 MiB L2; the weights are read once per block. Whole
+// inputs per tile ran faster than chunks of 512 or 1024 inputs with the accumulators saved between them.
+constexpr int64_t kBlockTokens = 96;
 
 // x: f32 [num_tokens, num_in] -> bf16 [num_tokens, x_stride] in this thread's packed scratch, each row zero-padded
 // to a multiple of 32.
@@ -47,7 +47,7 @@ const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int6
   return out;
 }
 
-// sums[t][r0 + r] += rows[r0 + r] . token t over inputs [k0, k1) (k1 < num_in only at chunk ends, whole steps).
+// sums[t][r0 + r] += rows[r0 + r] . token t over inputs [k0, k1) (k0 a whole number of steps).
 template <int kTokens>
 __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride,
                                                 int64_t num_in, int64_t k0, int64_t k1, __m512 (*sums)[16], int r0) {
@@ -92,14 +92,11 @@ __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, con
 // y[t * num_out + o0 + r] for kTokens tokens at xb and the nr rows at rows (padded to whole tiles by repeats).
 template <int kTokens>
 void tokens_times_rows(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride, float* y, int64_t num_out,
-                       int64_t num_in, int64_t chunk, int64_t o0, int nr) {
+                       int64_t num_in, int64_t o0, int nr) {
   alignas(64) __m512 sums[kTokens][16];
   for (int t = 0; t < kTokens; ++t)
     for (int r = 0; r < 16; ++r) sums[t][r] = _mm512_setzero_ps();
-  for (int64_t k0 = 0; k0 < num_in; k0 += chunk) {
-    const int64_t k1 = std::min(k0 + chunk, num_in);
-    for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<kTokens>(rows, xb, x_stride, num_in, k0, k1, sums, r0);
-  }
+  for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<kTokens>(rows, xb, x_stride, num_in, 0, num_in, sums, r0);
   const __mmask16 keep = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
   for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, keep, transpose_sum16(sums[t]));
 }
@@ -111,22 +108,23 @@ void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64
   const int64_t x_stride = (num_in + 31) / 32 * 32 + 32;
   const uint16_t* xb = to_bf16(x, num_in, num_tokens, x_stride);
   const auto* weights = static_cast<const uint16_t*>(w);
-  // Decode-sized calls stream each row start to end; larger ones reuse a row group's chunks across token tiles.
-  const int64_t chunk = num_tokens > kTileTokens ? kChunk : num_in;
-  for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
-    const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
-    const uint16_t* rows[16];
-    for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in;
-    for (int64_t t = 0; t < num_tokens; t += kTileTokens) {
-      const uint16_t* xt = xb + t * x_stride;
-      float* yt = y + t * num_out;
-      switch (std::min<int64_t>(kTileTokens, num_tokens - t)) {
-        case 1: tokens_times_rows<1>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
-        case 2: tokens_times_rows<2>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
-        case 3: tokens_times_rows<3>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
-        case 4: tokens_times_rows<4>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
-        case 5: tokens_times_rows<5>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
-        default: tokens_times_rows<6>(rows, xt, x_stride, yt, num_out, num_in, chunk, o0, nr); break;
+  for (int64_t b0 = 0; b0 < num_tokens; b0 += kBlockTokens) {
+    const int64_t b1 = std::min(b0 + kBlockTokens, num_tokens);
+    for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
+      const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
+      const uint16_t* rows[16];
+      for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in;
+      for (int64_t t = b0; t < b1; t += kTileTokens) {
+        const uint16_t* xt = xb + t * x_stride;
+        float* yt = y + t * num_out;
+        switch (std::min<int64_t>(kTileTokens, b1 - t)) {
+          case 1: tokens_times_rows<1>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+          case 2: tokens_times_rows<2>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+          case 3: tokens_times_rows<3>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+          case 4: tokens_times_rows<4>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+          case 5: tokens_times_rows<5>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+          default: tokens_times_rows<6>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+        }
       }
     }
   }
