@@ -2,7 +2,8 @@
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers,
-// experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, gpt-oss's sinks,
+// experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, its experts beside a
+// dense FFN, gpt-oss's sinks,
 // biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention, Qwen3.5's gated DeltaNet
 // layers beside gated attention):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss is
@@ -55,7 +56,7 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
-                            {"tiny-gemma4"},     {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
+                            {"tiny-gemma4"},     {"tiny-gemma4-moe"}, {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
                             {"tiny-qwen35", 1024, kNumTokens, "7", true}, {"tiny-qwen35moe", 1024, kNumTokens, "7", true}};
 
 std::vector<float> read_floats(const std::string& path) {
