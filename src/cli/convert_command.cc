@@ -36,6 +36,7 @@ int convert(const ConvertOptions& o) {
     if (o.inputs.size() != 1) return report_error("--from hf takes one input: the model folder");
     Result<std::unique_ptr<HfCheckpoint>> ckpt = HfCheckpoint::open(o.inputs[0]);
     if (!ckpt.ok()) return report_error(ckpt.error());
+    if (!(*ckpt)->note().empty()) std::fprintf(stderr, "pagoda: note: %s\n", (*ckpt)->note().c_str());
     Result<std::string> note = convert_hf_folder(**ckpt, o.output, o.name, chat_template);
     if (!note.ok()) return report_error(note.error());
     if (!note->empty()) std::fprintf(stderr, "pagoda: warning: %s\n", note->c_str());

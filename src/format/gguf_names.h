@@ -121,12 +121,17 @@ inline constexpr const char* kFfnGateInp = "ffn_gate_inp";
 inline constexpr const char* kFfnGateExps = "ffn_gate_exps";
 inline constexpr const char* kFfnUpExps = "ffn_up_exps";
 inline constexpr const char* kFfnDownExps = "ffn_down_exps";
+inline constexpr const char* kFfnGateUpExps = "ffn_gate_up_exps";  // gate's rows, then up's, per expert (Gemma 4)
 inline constexpr const char* kFfnGateInpShexp = "ffn_gate_inp_shexp";
 inline constexpr const char* kFfnGateShexp = "ffn_gate_shexp";
 inline constexpr const char* kFfnUpShexp = "ffn_up_shexp";
 inline constexpr const char* kFfnDownShexp = "ffn_down_shexp";
 inline constexpr const char* kPostAttentionNorm = "post_attention_norm";
 inline constexpr const char* kPostFfwNorm = "post_ffw_norm";
+// Gemma 4's MoE layers: the experts' pre-norm and each branch's post-norm (dense FFN: 1, experts: 2).
+inline constexpr const char* kPreFfwNorm2 = "pre_ffw_norm_2";
+inline constexpr const char* kPostFfwNorm1 = "post_ffw_norm_1";
+inline constexpr const char* kPostFfwNorm2 = "post_ffw_norm_2";
 // Gemma 4's per-layer token embeddings (the model's table, projection and norm; each block's gate, projection and
 // norm) and each block's output scale.
 inline constexpr const char* kPerLayerTokenEmbedding = "per_layer_token_embd.weight";

@@ -19,6 +19,7 @@ Result<LoadedModel> load_model(const std::string& path, const kernels::KernelTab
   if (is_hf_model_folder(path)) {
     loaded.source = path;
     PAGODA_ASSIGN_OR_RETURN(loaded.checkpoint, HfCheckpoint::open(path));
+    if (!loaded.checkpoint->note().empty()) std::fprintf(stderr, "pagoda: note: %s\n", loaded.checkpoint->note().c_str());
     PAGODA_ASSIGN_OR_RETURN(HfFolderMetadata metadata, hf_folder_metadata(*loaded.checkpoint));
     if (!metadata.tokenizer_note.empty())
       std::fprintf(stderr, "pagoda: warning: %s\n", metadata.tokenizer_note.c_str());

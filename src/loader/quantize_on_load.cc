@@ -76,6 +76,7 @@ Result<LoadedModel> load_model_quantized(const std::string& path, const LoadQuan
     if (!out) return make_error(fmt::format("{}: cannot write the bundled model for quantizing", float_path));
   } else if (is_hf_model_folder(path)) {
     PAGODA_ASSIGN_OR_RETURN(std::unique_ptr<HfCheckpoint> ckpt, HfCheckpoint::open(path));
+    if (!ckpt->note().empty()) std::fprintf(stderr, "pagoda: note: %s\n", ckpt->note().c_str());
     PAGODA_ASSIGN_OR_RETURN(float_path, temporaries.create("hf"));
     PAGODA_ASSIGN_OR_RETURN(const std::string note, convert_hf_folder(*ckpt, float_path));
     if (!note.empty()) std::fprintf(stderr, "pagoda: warning: %s\n", note.c_str());

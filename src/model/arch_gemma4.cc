@@ -4,11 +4,15 @@
 // head size and RoPE on the full layers (a larger head, "proportional" RoPE: only the first fraction of each head's
 // pairs rotate, the rest get frequency divisors of 1e30, as llama.cpp's converter writes rope_freqs.weight), the last
 // num_kv_shared_layers layers reading an earlier layer's K/V, wider FFNs in those layers (use_double_wide_mlp),
-// per-layer token embeddings and a scalar on each block's output. Owns the family's GGUF keys, config.json fields
-// and HF tensor names; the forward pass is model/llama_model.cc's.
-// Not here: the MoE size (26B-A4B) and the K-as-V attention of the 31B (attention_k_eq_v), refused by name.
+// per-layer token embeddings and a scalar on each block's output. The MoE size (26B-A4B, enable_moe_block): every
+// layer's experts beside its dense FFN (ModelConfig::moe_beside_dense_ffn; softmax router, top-k renormalized, a scale
+// per expert), gate and up stacked in one tensor. Owns the family's GGUF keys, config.json fields and HF tensor names;
+// the forward pass is model/llama_model.cc's and model/moe_ffn.cc's.
+// The 31B's and 26B-A4B's full layers: their own count of KV heads (num_global_key_value_heads; GGUF: head_count_kv
+// per layer) and no V projection (attention_k_eq_v; GGUF: no attn_v on those layers), V being K's projection.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +49,17 @@ std::string kv_sharing_problem(const ModelConfig& c) {
   return "";
 }
 
+// Each kind of layer (windowed, full) one count of KV heads, since a sharing layer reads the K/V of an earlier layer
+// of its kind. Returns what is wrong, or "".
+std::string kv_heads_problem(const ModelConfig& c) {
+  for (int32_t l = 0; l < c.num_layers; ++l)
+    for (int32_t m = 0; m < l; ++m)
+      if (c.is_swa_layer(m) == c.is_swa_layer(l) && c.layer_num_kv_heads(m) != c.layer_num_kv_heads(l))
+        return fmt::format("layers {} and {} are of one kind with {} and {} KV heads", m, l, c.layer_num_kv_heads(m),
+                           c.layer_num_kv_heads(l));
+  return "";
+}
+
 // What every Gemma 4 config implies, read from GGUF or config.json alike.
 void set_gemma4_switches(ModelConfig& c) {
   c.activation = FfnActivation::kGeluTanh;
@@ -54,6 +69,14 @@ void set_gemma4_switches(ModelConfig& c) {
   c.v_norm = true;
   c.rope_factors_full_only = true;
   c.rope_freq_scale_swa = 1.0f;
+}
+
+// Gemma 4's MoE layers (llama.cpp's gemma4 graph): the top-k softmax weights renormalized, unscaled, the experts
+// beside the dense FFN.
+void set_gemma4_moe_switches(ModelConfig& c) {
+  c.expert_weights_norm = true;
+  c.expert_weights_scale = 0.0f;
+  c.moe_beside_dense_ffn = true;
 }
 
 // The head sizes the cache rows and the forward's per-head buffers take. Returns what is wrong, or "".
@@ -69,8 +92,10 @@ Status read_gemma4_gguf(const format::GgufFile& file, ModelConfig& c) {
   const std::string where = file.name();
   set_gemma4_switches(c);
   PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> experts, gguf_arch_u32(file, c, family_key::kExpertCount));
-  if (experts && *experts > 0)
-    return make_error(fmt::format("{}: Gemma 4's mixture-of-experts size is not supported yet", where));
+  if (experts && *experts > 0) {
+    PAGODA_RETURN_IF_ERROR(read_gguf_experts(file, c));
+    set_gemma4_moe_switches(c);
+  }
   PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> window, gguf_arch_u32(file, c, family_key::kSlidingWindow));
   if (!window || *window == 0 || *window > uint32_t(Limits::kMaxContextLength))
     return make_error(fmt::format("{}: gemma4.attention.sliding_window must be set (1..{})", where,
@@ -99,6 +124,14 @@ Status read_gemma4_gguf(const format::GgufFile& file, ModelConfig& c) {
   PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> shared, gguf_arch_u32(file, c, gemma4_key::kSharedKvLayers));
   c.num_kv_shared_layers = int32_t(shared.value_or(0));
   if (const std::string p = kv_sharing_problem(c); !p.empty()) return make_error(where + ": " + p);
+  if (const std::string p = kv_heads_problem(c); !p.empty()) return make_error(where + ": " + p);
+  // K as V (llama.cpp reads V from K where a layer has no attn_v): the full layers that write K/V have none.
+  for (int32_t l = 0; l < c.first_shared_kv_layer(); ++l)
+    if (!c.is_swa_layer(l)) {
+      c.full_layers_v_is_k =
+          file.find_tensor(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV)) == nullptr;
+      break;
+    }
   PAGODA_ASSIGN_OR_RETURN(std::optional<uint32_t> per_layer, gguf_arch_u32(file, c, gemma4_key::kEmbeddingLengthPerLayer));
   if (per_layer && *per_layer > uint32_t(Limits::kMaxEmbeddingLength))
     return make_error(fmt::format("{}: gemma4.embedding_length_per_layer_input is out of range", where));
@@ -111,6 +144,7 @@ Status read_gemma4_gguf(const format::GgufFile& file, ModelConfig& c) {
 }
 
 void write_gemma4_gguf(const ModelConfig& c, format::GgufWriter& w) {
+  write_gguf_experts(c, w);
   w.set(arch_key(c, family_key::kSlidingWindow), format::GgufValue::u32(uint32_t(c.sliding_window)));
   write_gguf_swa_layers(c, w);
   w.set(arch_key(c, gemma4_key::kRopeFreqBaseSwa), format::GgufValue::f32(c.rope_theta_swa));
@@ -124,6 +158,8 @@ void write_gemma4_gguf(const ModelConfig& c, format::GgufWriter& w) {
   if (c.final_softcap > 0.0f) w.set(arch_key(c, gemma4_key::kFinalLogitSoftcapping), format::GgufValue::f32(c.final_softcap));
   if (!c.layer_hidden_dims.empty())
     w.set(arch_key(c, gguf_key::kFeedForwardLength), format::GgufValue::i32_array(c.layer_hidden_dims));
+  if (!c.layer_kv_heads.empty())
+    w.set(arch_key(c, gguf_key::kHeadCountKv), format::GgufValue::i32_array(c.layer_kv_heads));
 }
 
 // config.json (Gemma4TextConfig's fields). The common reader took head_dim as the windowed layers' head size.
@@ -138,14 +174,14 @@ Status read_gemma4_config(const HfConfigFields& f, HfConfig& h) {
   if (act != "gelu_pytorch_tanh" && act != "gelu_tanh")
     return f.error(fmt::format("hidden_activation \"{}\" is not supported (gelu_pytorch_tanh)", act));
   PAGODA_ASSIGN_OR_RETURN(const bool moe, f.bool_or("enable_moe_block", false));
-  if (moe) return f.error("enable_moe_block: Gemma 4's mixture-of-experts size is not supported yet");
-  PAGODA_ASSIGN_OR_RETURN(const bool k_eq_v, f.bool_or("attention_k_eq_v", false));
-  if (k_eq_v) return f.error("attention_k_eq_v (K used as V) is not supported yet");
-  if (f.has("num_global_key_value_heads")) {
-    PAGODA_ASSIGN_OR_RETURN(const int32_t global_kv, f.positive_int("num_global_key_value_heads", c.num_heads));
-    if (global_kv != c.num_kv_heads)
-      return f.error("num_global_key_value_heads different from num_key_value_heads is not supported yet");
+  if (moe) {
+    PAGODA_ASSIGN_OR_RETURN(c.num_experts, f.positive_int("num_experts", Limits::kMaxExperts));
+    PAGODA_ASSIGN_OR_RETURN(c.num_experts_used, f.positive_int("top_k_experts", c.num_experts));
+    const char* width = f.has("moe_intermediate_size") ? "moe_intermediate_size" : "expert_intermediate_size";
+    PAGODA_ASSIGN_OR_RETURN(c.expert_hidden_dim, f.positive_int(width, Limits::kMaxFeedForwardLength));
+    set_gemma4_moe_switches(c);
   }
+  PAGODA_ASSIGN_OR_RETURN(c.full_layers_v_is_k, f.bool_or("attention_k_eq_v", false));
   const int32_t head_swa = c.head_dim;
   PAGODA_ASSIGN_OR_RETURN(c.head_dim, f.positive_int_or("global_head_dim", head_swa, Limits::kMaxHeadDim));
   c.rope_dim = c.head_dim;
@@ -162,6 +198,18 @@ Status read_gemma4_config(const HfConfigFields& f, HfConfig& h) {
   } else {
     PAGODA_ASSIGN_OR_RETURN(int32_t period, f.int_or("sliding_window_pattern", 5, Limits::kMaxBlockCount));
     c.layer_is_swa = swa_pattern_of_period(c.num_layers, period);
+  }
+  // The full layers' own count of KV heads (llama.cpp's converter: head_count_kv per layer).
+  if (f.has("num_global_key_value_heads")) {
+    PAGODA_ASSIGN_OR_RETURN(const int32_t global_kv, f.positive_int("num_global_key_value_heads", c.num_heads));
+    if (c.num_heads % global_kv != 0)
+      return f.error(fmt::format("num_attention_heads {} is not a multiple of num_global_key_value_heads {}",
+                                 c.num_heads, global_kv));
+    if (global_kv != c.num_kv_heads) {
+      const int32_t swa_kv = c.num_kv_heads;
+      for (int32_t l = 0; l < c.num_layers; ++l) c.layer_kv_heads.push_back(c.is_swa_layer(l) ? swa_kv : global_kv);
+      c.num_kv_heads = std::max(swa_kv, global_kv);
+    }
   }
   PAGODA_ASSIGN_OR_RETURN(c.num_kv_shared_layers, f.int_or("num_kv_shared_layers", 0, Limits::kMaxBlockCount));
   if (const std::string p = kv_sharing_problem(c); !p.empty()) return f.error(p);
@@ -216,6 +264,11 @@ void write_gemma4_config(const HfConfig& h, nlohmann::ordered_json& j) {
   j["hidden_act"] = "gelu_pytorch_tanh";
   j["tie_word_embeddings"] = true;
   j["head_dim"] = c.head_dim_swa > 0 ? c.head_dim_swa : c.head_dim;
+  j["attention_k_eq_v"] = c.full_layers_v_is_k;
+  if (!c.layer_kv_heads.empty()) {
+    for (int32_t l = 0; l < c.num_layers; ++l)
+      j[c.is_swa_layer(l) ? "num_key_value_heads" : "num_global_key_value_heads"] = c.layer_num_kv_heads(l);
+  }
   j["global_head_dim"] = c.head_dim;
   j["intermediate_size"] = c.layer_hidden_dims.empty() ? c.hidden_dim : c.layer_hidden_dims.front();
   j["use_double_wide_mlp"] = !c.layer_hidden_dims.empty();
@@ -224,6 +277,12 @@ void write_gemma4_config(const HfConfig& h, nlohmann::ordered_json& j) {
   j["vocab_size_per_layer_input"] = c.vocab_size;
   j["final_logit_softcapping"] = c.final_softcap > 0.0f ? nlohmann::ordered_json(c.final_softcap) : nullptr;
   j["sliding_window"] = c.sliding_window;
+  j["enable_moe_block"] = c.num_experts > 0;
+  if (c.num_experts > 0) {
+    j["num_experts"] = c.num_experts;
+    j["top_k_experts"] = c.num_experts_used;
+    j["moe_intermediate_size"] = c.expert_hidden_dim;
+  }
   nlohmann::ordered_json types = nlohmann::ordered_json::array();
   for (int32_t l = 0; l < c.num_layers; ++l) types.push_back(c.is_swa_layer(l) ? "sliding_attention" : "full_attention");
   j["layer_types"] = std::move(types);
@@ -254,7 +313,9 @@ void gemma4_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor
   // A KV-sharing layer has no K/V of its own to compute.
   if (c.writes_kv(layer)) {
     add("self_attn.k_proj.weight", t::kAttnK, {kv_dim, dim}, "num_key_value_heads * head_dim, hidden_size");
-    add("self_attn.v_proj.weight", t::kAttnV, {kv_dim, dim}, "num_key_value_heads * head_dim, hidden_size");
+    // A full layer of attention_k_eq_v takes K's projection as V.
+    if (!c.layer_v_is_k(layer))
+      add("self_attn.v_proj.weight", t::kAttnV, {kv_dim, dim}, "num_key_value_heads * head_dim, hidden_size");
   }
   add("self_attn.o_proj.weight", t::kAttnOutput, {dim, q_dim}, "hidden_size, num_attention_heads * head_dim");
   add("self_attn.q_norm.weight", t::kAttnQNorm, {head}, "head_dim", Kind::kNorm);
@@ -265,6 +326,26 @@ void gemma4_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor
   add("mlp.up_proj.weight", t::kFfnUp, {hidden, dim}, "intermediate_size, hidden_size");
   add("mlp.down_proj.weight", t::kFfnDown, {dim, hidden}, "hidden_size, intermediate_size");
   add("post_feedforward_layernorm.weight", t::kPostFfwNorm, {dim}, "hidden_size", Kind::kNorm);
+  if (c.num_experts > 0) {
+    // The experts beside the dense FFN: the router (its projection, input scale and per-expert output scale), gate
+    // and up stacked per expert [experts, 2 * moe_intermediate_size, hidden_size] (llama.cpp's ffn_gate_up_exps),
+    // down, and the branches' norms.
+    const int64_t experts = c.num_experts, expert_hidden = c.expert_hidden_dim;
+    auto add_named = [&](std::string hf, std::string gguf, std::vector<int64_t> shape, const char* fields, Kind kind) {
+      out.push_back({p + hf, {}, std::move(gguf), std::move(shape), fields, kind});
+    };
+    add("router.proj.weight", t::kFfnGateInp, {experts, dim}, "num_experts, hidden_size");
+    add_named("router.scale", t::block_tensor(layer, t::kFfnGateInp, "scale"), {dim}, "hidden_size", Kind::kNorm);
+    add_named("router.per_expert_scale", t::block_tensor(layer, t::kFfnDownExps, "scale"), {experts}, "num_experts",
+              Kind::kNorm);
+    add("experts.gate_up_proj", t::kFfnGateUpExps, {experts, 2 * expert_hidden, dim},
+        "num_experts, 2 * moe_intermediate_size, hidden_size");
+    add("experts.down_proj", t::kFfnDownExps, {experts, dim, expert_hidden},
+        "num_experts, hidden_size, moe_intermediate_size");
+    add("pre_feedforward_layernorm_2.weight", t::kPreFfwNorm2, {dim}, "hidden_size", Kind::kNorm);
+    add("post_feedforward_layernorm_1.weight", t::kPostFfwNorm1, {dim}, "hidden_size", Kind::kNorm);
+    add("post_feedforward_layernorm_2.weight", t::kPostFfwNorm2, {dim}, "hidden_size", Kind::kNorm);
+  }
   if (pl > 0) {
     add("per_layer_input_gate.weight", t::kPerLayerInpGate, {pl, dim}, "hidden_size_per_layer_input, hidden_size");
     add("per_layer_projection.weight", t::kPerLayerProj, {dim, pl}, "hidden_size, hidden_size_per_layer_input");

@@ -303,9 +303,11 @@ void qwen35_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor
 
 extern const ArchitectureFamily kQwen35Family{"qwen35", true, read_qwen35_gguf, write_qwen35_gguf};
 extern const ArchitectureFamily kQwen35MoeFamily{"qwen35moe", true, read_qwen35moe_gguf, write_qwen35moe_gguf};
+// Qwen's published checkpoints are the multimodal ones (model/architecture.h's multimodal_architecture).
 extern const HfFamily kQwen35Hf{"Qwen3_5ForCausalLM", "qwen35", "", read_qwen35_config, write_qwen35_config,
-                                qwen35_layer_tensors};
+                                qwen35_layer_tensors, nullptr, "Qwen3_5ForConditionalGeneration"};
 extern const HfFamily kQwen35MoeHf{"Qwen3_5MoeForCausalLM", "qwen35moe", "", read_qwen35moe_config,
-                                   write_qwen35_config, qwen35_layer_tensors};
+                                   write_qwen35_config, qwen35_layer_tensors, nullptr,
+                                   "Qwen3_5MoeForConditionalGeneration"};
 
 }  // namespace pagoda

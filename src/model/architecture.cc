@@ -46,6 +46,12 @@ const HfFamily* find_hf_family(std::string_view hf_architecture) {
   return nullptr;
 }
 
+const HfFamily* find_multimodal_hf_family(std::string_view hf_architecture) {
+  for (const HfFamily* f : kHfFamilies)
+    if (!f->multimodal_architecture.empty() && f->multimodal_architecture == hf_architecture) return f;
+  return nullptr;
+}
+
 std::string supported_architecture_names() {
   std::string names;
   for (const ArchitectureFamily* f : kFamilies) names += (names.empty() ? "" : ", ") + std::string(f->gguf_name);
@@ -54,7 +60,10 @@ std::string supported_architecture_names() {
 
 std::string supported_hf_architecture_names() {
   std::string names;
-  for (const HfFamily* f : kHfFamilies) names += (names.empty() ? "" : ", ") + std::string(f->hf_architecture);
+  for (const HfFamily* f : kHfFamilies) {
+    names += (names.empty() ? "" : ", ") + std::string(f->hf_architecture);
+    if (!f->multimodal_architecture.empty()) names += ", " + std::string(f->multimodal_architecture);
+  }
   return names;
 }
 

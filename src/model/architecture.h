@@ -107,12 +107,18 @@ struct HfFamily {
   // The model's tensors besides the embeddings, final norm and classifier (Gemma 4's per-layer embeddings); null:
   // none.
   void (*model_tensors)(const HfConfig& config, std::vector<HfTensor>& out) = nullptr;
+  // The architectures[0] of the family's checkpoints as published with a vision tower (Qwen3.5's
+  // Qwen3_5ForConditionalGeneration): the text model's fields nested in text_config, its tensors under
+  // "model.language_model.", the tower's (vision_config, "model.visual.") not loaded. Empty: none.
+  std::string_view multimodal_architecture = "";
 };
 
 // The family of a GGUF architecture name, or nullptr.
 const ArchitectureFamily* find_architecture(std::string_view gguf_name);
 // The family of an HF architectures[0], or nullptr.
 const HfFamily* find_hf_family(std::string_view hf_architecture);
+// The family whose multimodal checkpoints carry this architectures[0], or nullptr.
+const HfFamily* find_multimodal_hf_family(std::string_view hf_architecture);
 // "llama, qwen2, ..." and "LlamaForCausalLM, ..." for error messages.
 std::string supported_architecture_names();
 std::string supported_hf_architecture_names();

@@ -88,6 +88,10 @@ Result<std::unique_ptr<HfCheckpoint>> HfCheckpoint::open(const std::string& dir)
   PAGODA_ASSIGN_OR_RETURN(format::SafetensorsCheckpoint st, format::SafetensorsCheckpoint::open_folder(dir));
   c->safetensors_ = std::make_unique<format::SafetensorsCheckpoint>(std::move(st));
   PAGODA_RETURN_IF_ERROR(c->map_tensors());
+  if (!c->hf_.multimodal_architecture.empty())
+    c->note_ = fmt::format("{}: a {} checkpoint: its text model ({}) is loaded, its vision tower (vision_config, "
+                           "model.visual.*) is not, so the model reads text only",
+                           dir, c->hf_.multimodal_architecture, c->hf_.hf_architecture);
   return c;
 }
 
@@ -101,6 +105,9 @@ Status HfCheckpoint::map_tensors() {
   auto find_shaped = [&](const std::string& hf_name, const HfTensor& spec, const std::vector<int64_t>& shape,
                          bool bytes) -> Result<const format::SafetensorsTensor*> {
     const format::SafetensorsTensor* t = safetensors_->find(hf_name);
+    // A multimodal checkpoint keeps its text model under "model.language_model." (lm_head stays on top).
+    if (t == nullptr && !hf_.multimodal_architecture.empty() && hf_name.starts_with("model."))
+      t = safetensors_->find("model.language_model." + hf_name.substr(6));
     // Embedding checkpoints saved from the bare backbone (Qwen3-Embedding) name its tensors without "model.", as
     // llama.cpp's tensor map also accepts.
     if (t == nullptr && hf_name.starts_with("model.")) t = safetensors_->find(hf_name.substr(6));

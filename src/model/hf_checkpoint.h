@@ -1,7 +1,8 @@
 // HfCheckpoint: a Hugging Face model folder (config.json + safetensors) opened as a TensorSet in llama.cpp's
 // GGUF names and dim order, so the loader and the GGUF converter see exactly what a converted file holds. The
 // family's HfFamily (model/architecture.h) names the tensors (each found with or without the "model." prefix, which
-// embedding checkpoints such as Qwen3-Embedding's leave out). Owns the safetensors mappings and the few tensors it
+// embedding checkpoints such as Qwen3-Embedding's leave out, or under "model.language_model." in a multimodal
+// checkpoint, whose vision tower it leaves unread). Owns the safetensors mappings and the few tensors it
 // must rewrite: Llama-style Q/K rows permuted as llama.cpp's convert_hf_to_gguf.py does (RoPE on adjacent pairs),
 // Gemma's norms as w + 1, rope_freqs.weight for llama3 rope scaling and Phi-3's LongRoPE factors, gpt-oss's MXFP4
 // experts repacked into ggml's blocks with gate and up split out of their interleaving, Qwen3.5's DeltaNet value
@@ -32,6 +33,8 @@ class HfCheckpoint {
   const TensorSet& tensors() const { return tensors_; }
   // GGUF tensor names in llama.cpp's order (token_embd, blk.0.*, ..., output_norm, output).
   const std::vector<std::string>& tensor_order() const { return order_; }
+  // What of the folder is not loaded, for a start-up line (a multimodal checkpoint's vision tower); "" when all is.
+  const std::string& note() const { return note_; }
 
  private:
   HfCheckpoint() = default;
@@ -42,6 +45,7 @@ class HfCheckpoint {
   std::vector<std::vector<uint8_t>> owned_;  // rewritten tensors' bytes; TensorRef::data points here
   TensorSet tensors_;
   std::vector<std::string> order_;
+  std::string note_;
 };
 
 // True when `path` is a directory holding config.json (an HF model folder rather than a GGUF file).

@@ -46,7 +46,7 @@ std::vector<float> llama3_rope_freq_factors(double theta, int32_t rope_dim, doub
 Result<HfConfig> parse_hf_config(const std::string& text, const std::string& path) {
   Result<nlohmann::json> parsed = parse_untrusted_json(text);
   if (!parsed.ok()) return make_error(fmt::format("{}: {}", path, parsed.error()));
-  const nlohmann::json& j = *parsed;
+  nlohmann::json j = std::move(*parsed);
   if (!j.is_object()) return make_error(fmt::format("{}: not a JSON object", path));
   HfConfig h;
   if (!j.contains("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
@@ -54,6 +54,16 @@ Result<HfConfig> parse_hf_config(const std::string& text, const std::string& pat
     return make_error(fmt::format("{}: missing field architectures (e.g. [\"LlamaForCausalLM\"])", path));
   h.hf_architecture = j["architectures"][0].get<std::string>();
   const HfFamily* family = find_hf_family(h.hf_architecture);
+  if (family == nullptr && (family = find_multimodal_hf_family(h.hf_architecture)) != nullptr) {
+    // The text model of a multimodal checkpoint: text_config's fields over the top level's.
+    if (!j.contains("text_config") || !j["text_config"].is_object())
+      return make_error(fmt::format("{}: {} needs a text_config object", path, h.hf_architecture));
+    nlohmann::json text = std::move(j["text_config"]);
+    j.erase("text_config");
+    for (auto& [key, value] : text.items()) j[key] = std::move(value);
+    h.multimodal_architecture = h.hf_architecture;
+    h.hf_architecture = std::string(family->hf_architecture);
+  }
   if (family == nullptr)
     return make_error(fmt::format("{}: architectures[0] = \"{}\" is not supported ({})", path, h.hf_architecture,
                                   supported_hf_architecture_names()));

@@ -14,6 +14,10 @@ namespace pagoda {
 
 struct HfConfig {
   std::string hf_architecture;  // "Qwen3ForCausalLM"
+  // A multimodal checkpoint's architectures[0] ("Qwen3_5ForConditionalGeneration") when the folder is one: its text
+  // model is hf_architecture's, read from text_config (over the top level's fields, as llama.cpp's converter reads
+  // them) and from the tensors under "model.language_model."; its vision tower is not loaded. Empty otherwise.
+  std::string multimodal_architecture;
   // config.architecture is the GGUF one: "llama" (Llama, Mistral, Mixtral), "qwen2", "qwen3", "qwen3moe", "gemma2",
   // "gemma3", "phi3", "granite", "smollm3", "olmo2", "mistral3" or "exaone4".
   ModelConfig config;

@@ -26,7 +26,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
   shard_.hidden_len = config_.hidden_dim;
   shard_.vocab_len = config_.vocab_size;
   shard_.vocab_counts = {config_.vocab_size};
-  unit_weights_.assign(size_t(config_.max_head_dim()), 1.0f);
+  unit_weights_.assign(size_t(std::max(config_.max_head_dim(), config_.dim)), 1.0f);
 }
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::KernelTable& kernels,
@@ -36,7 +36,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
       kernels_(kernels),
       options_(options),
       shard_(std::move(shard)) {
-  unit_weights_.assign(size_t(config_.max_head_dim()), 1.0f);
+  unit_weights_.assign(size_t(std::max(config_.max_head_dim(), config_.dim)), 1.0f);
   PAGODA_CHECK(
       shard_.size == 1 || (options_.tensor_parallel != nullptr && options_.tensor_parallel->size() == shard_.size &&
                            options_.tensor_parallel->rank() == shard_.rank),
@@ -192,7 +192,7 @@ void store_int8_heads(const float* x, int8_t* q, float* scales, int32_t num_head
 void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t layer, int32_t t, const float* cs,
                           const float* sn, Workspace& ws) const {
   const int32_t kv_dim = config_.layer_kv_dim(layer), head_dim = config_.layer_head_dim(layer);
-  const int32_t half_rope = config_.layer_rope_dim(layer) / 2, num_kv_heads = config_.num_kv_heads;
+  const int32_t half_rope = config_.layer_rope_dim(layer) / 2, num_kv_heads = config_.layer_num_kv_heads(layer);
   const int32_t kvl = config_.kv_layer(layer);  // the cache's layer: only writing attention layers get here
   const int64_t slot = batch.slot_ids[t];
   PAGODA_CHECK(slot >= 0 && slot < kv.num_slots, "slot {} outside the KV cache", slot);
@@ -243,7 +243,7 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
 void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
   constexpr int32_t kQueryBlock = 32;
-  const int32_t head_dim = config_.layer_head_dim(layer), num_kv_heads = config_.num_kv_heads;
+  const int32_t head_dim = config_.layer_head_dim(layer), num_kv_heads = config_.layer_num_kv_heads(layer);
   const int32_t q_dim = config_.layer_q_dim(layer);
   const int32_t window = config_.is_swa_layer(layer) ? config_.sliding_window : 0;
   const int32_t group = config_.num_heads / num_kv_heads;
@@ -307,7 +307,7 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
 void LlamaModel::attention_naive(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
   const int32_t head_dim = config_.layer_head_dim(layer), q_dim = config_.layer_q_dim(layer);
-  const int32_t group = config_.num_heads / config_.num_kv_heads;
+  const int32_t group = config_.num_heads / config_.layer_num_kv_heads(layer);
   const int32_t block_size = kv.block_size;
   const int32_t kvl = config_.kv_layer(layer);  // the cache's layer this one reads
   const float scale = attention_scale(), softcap = config_.attn_softcap;
@@ -418,10 +418,10 @@ void LlamaModel::add_qkv_bias_and_norm(const LayerWeights& lw, int32_t layer, in
     };
     for (int32_t t = 0; t < n; ++t) {
       norm_heads(ws.q.data() + int64_t(t) * q_dim, config_.num_heads, lw.q_norm.data());
-      if (has_kv) norm_heads(ws.k.data() + int64_t(t) * kv_dim, config_.num_kv_heads, lw.k_norm.data());
+      if (has_kv) norm_heads(ws.k.data() + int64_t(t) * kv_dim, config_.layer_num_kv_heads(layer), lw.k_norm.data());
       // Gemma 4's V: per head, no weight (a weight of ones: the same bits).
       if (has_kv && config_.v_norm)
-        norm_heads(ws.v.data() + int64_t(t) * kv_dim, config_.num_kv_heads, unit_weights_.data());
+        norm_heads(ws.v.data() + int64_t(t) * kv_dim, config_.layer_num_kv_heads(layer), unit_weights_.data());
     }
   }
 }
@@ -540,7 +540,11 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       }
       if (writes_kv) {
         linear(lw.wk, ws.xb.data(), ws.k.data(), n, ws, pool);
-        linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
+        if (config_.layer_v_is_k(l)) {
+          std::memcpy(ws.v.data(), ws.k.data(), sizeof(float) * size_t(n) * size_t(config_.layer_kv_dim(l)));
+        } else {
+          linear(lw.wv, ws.xb.data(), ws.v.data(), n, ws, pool);
+        }
       }
     }
     add_qkv_bias_and_norm(lw, l, n, ws);

@@ -134,8 +134,12 @@ class LlamaModel final : public Model {
   void delta_net_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                        ThreadPool& pool) const;
   // Mixture of experts (moe_ffn.cc): x += sum over each token's chosen experts of weight * expert(rmsnorm(x)), plus the
-  // layer's shared expert (times its sigmoid gate) when it has one.
+  // layer's shared expert (times its sigmoid gate) when it has one; Gemma 4's (ModelConfig::moe_beside_dense_ffn):
+  // x += rmsnorm(rmsnorm(dense FFN) + rmsnorm(experts' sum)).
   void moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const;
+  // Gemma 4's dense branch beside the experts: ws.moe_dense_out = rmsnorm(w_down(act(w_gate x) * w_up x)) of
+  // rmsnorm(x), through ws.xb, ws.gate and ws.up; then the router's input, rmsnorm(x) / sqrt(dim) * scale, in ws.xb.
+  void dense_branch_and_router_input(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const;
   // ws.proj = the shared expert `ex` of the `n` normed rows in ws.xb (and their Q8_0 blocks in ws.xq when it reads
   // them), through ws.gate, ws.up and ws.hq.
   void shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace& ws, ThreadPool& pool) const;
@@ -154,7 +158,8 @@ class LlamaModel final : public Model {
   const kernels::KernelTable& kernels_;
   ModelOptions options_;
   TensorParallelShard shard_;  // size 1: the whole model
-  std::vector<float> unit_weights_;  // ones [max_head_dim]: the weight of a norm that has none (Gemma 4's V)
+  // ones [max(max_head_dim, dim)]: the weight of a norm that has none (Gemma 4's V and router input)
+  std::vector<float> unit_weights_;
 };
 
 }  // namespace pagoda

@@ -67,16 +67,21 @@ Result<ModelConfig> model_config_from_gguf(const format::GgufFile& f) {
     if (counts->size() != size_t(c.num_layers))
       return make_error(fmt::format("{}: {} has {} entries for {} blocks", f.name(), kv_heads_key, counts->size(),
                                     c.num_layers));
+    // Attention layers of different counts (Gemma 4's full layers) keep them per layer.
     c.num_kv_heads = 0;
+    bool differ = false;
     for (int32_t n : *counts) {
-      if (n < 0 || n > c.num_heads || (n > 0 && c.num_kv_heads > 0 && n != c.num_kv_heads))
-        return make_error(fmt::format("{}: {} must hold 0 (a recurrent layer) or one count in 1..{} for every other "
-                                      "layer",
+      if (n < 0 || n > c.num_heads || (n > 0 && c.num_heads % n != 0))
+        return make_error(fmt::format("{}: {} must hold 0 (a recurrent layer) or a divisor of head_count {} for every "
+                                      "other layer",
                                       f.name(), kv_heads_key, c.num_heads));
-      if (n > 0) c.num_kv_heads = n;
-      c.layer_is_conv.push_back(n == 0);
+      differ |= n > 0 && c.num_kv_heads > 0 && n != c.num_kv_heads;
+      c.num_kv_heads = std::max(c.num_kv_heads, n);
     }
     if (c.num_kv_heads == 0) return make_error(fmt::format("{}: {} has no attention layer", f.name(), kv_heads_key));
+    for (int32_t n : *counts) c.layer_is_conv.push_back(n == 0);
+    if (differ) c.layer_kv_heads = *counts;
+    if (std::find(counts->begin(), counts->end(), 0) == counts->end()) c.layer_is_conv.clear();
   } else if (v != nullptr) {
     PAGODA_ASSIGN_OR_RETURN(c.num_kv_heads, required_u32(f, kv_heads_key, c.num_heads));
   }

@@ -111,6 +111,11 @@ struct ModelConfig {
   // gpt-oss's router: the top-k experts by logit, their weights the softmax over those k logits only (llama.cpp's
   // SOFTMAX_WEIGHT gating); false: the softmax over every expert, then the top-k of it.
   bool expert_softmax_after_topk = false;
+  // Gemma 4's MoE layers: the dense FFN (hidden_dim units on ffn_norm) runs beside the experts (on their own
+  // pre-norm, pre_ffw_norm_2), each branch's output RMS-normed (post_ffw_norm_1, post_ffw_norm_2) before the two are
+  // summed and post-normed (post_ffw_norm); the router reads rmsnorm(x) / sqrt(dim) times a learned vector
+  // (ffn_gate_inp.scale) instead of the experts' normed input.
+  bool moe_beside_dense_ffn = false;
   // The pre-FFN RMSNorm's weights are stored as blk.N.post_attention_norm (gpt-oss, llama.cpp's name), not ffn_norm.
   bool ffn_norm_is_post_attention_norm = false;
   // Hybrid models (LFM2): layer_is_conv[l] = 1 makes layer l a short-convolution block in place of attention
@@ -143,6 +148,13 @@ struct ModelConfig {
   // which is then their maximum).
   int32_t head_dim_swa = 0;
   int32_t rope_dim_swa = 0;
+  // KV heads per layer where they differ (llama.cpp's head_count_kv array; Gemma 4's full layers:
+  // num_global_key_value_heads), 0 on a recurrent layer; empty: num_kv_heads on every layer. num_kv_heads is then
+  // their maximum.
+  std::vector<int32_t> layer_kv_heads;
+  // Gemma 4's attention_k_eq_v: the full-attention layers have no V projection; V is K's projection (before K's norm
+  // and RoPE), RMS-normed as any V.
+  bool full_layers_v_is_k = false;
   bool rope_factors_full_only = false;
   std::vector<int32_t> layer_hidden_dims;
   // Layers that share another layer's K/V (Gemma 4): the last num_kv_shared_layers layers write no K/V and read
@@ -177,14 +189,19 @@ struct ModelConfig {
   int32_t layer_rope_dim(int32_t layer) const {
     return rope_dim_swa > 0 && is_swa_layer(layer) ? rope_dim_swa : rope_dim;
   }
+  int32_t layer_num_kv_heads(int32_t layer) const {
+    return layer_kv_heads.empty() ? num_kv_heads : layer_kv_heads[size_t(layer)];
+  }
   int32_t layer_q_dim(int32_t layer) const { return num_heads * layer_head_dim(layer); }
-  int32_t layer_kv_dim(int32_t layer) const { return num_kv_heads * layer_head_dim(layer); }
+  int32_t layer_kv_dim(int32_t layer) const { return layer_num_kv_heads(layer) * layer_head_dim(layer); }
+  bool layer_v_is_k(int32_t layer) const { return full_layers_v_is_k && !is_swa_layer(layer); }
   int32_t layer_hidden_dim(int32_t layer) const {
     return layer_hidden_dims.empty() ? hidden_dim : layer_hidden_dims[size_t(layer)];
   }
   // Layers that differ from one another in shape or in what they compute (the fused ops assume they do not).
   bool has_layer_shapes() const {
-    return head_dim_swa > 0 || rope_dim_swa > 0 || !layer_hidden_dims.empty() || num_kv_shared_layers > 0;
+    return head_dim_swa > 0 || rope_dim_swa > 0 || !layer_hidden_dims.empty() || num_kv_shared_layers > 0 ||
+           !layer_kv_heads.empty() || full_layers_v_is_k;
   }
   bool is_conv_layer(int32_t layer) const { return !layer_is_conv.empty() && layer_is_conv[size_t(layer)] != 0; }
   int32_t num_conv_layers() const {
@@ -234,9 +251,14 @@ struct ModelConfig {
   }
   int64_t state_floats_per_seq() const { return num_conv_layers() * conv_state_floats(); }
   bool has_recurrent_state() const { return state_floats_per_seq() > 0; }
-  // The widest of the layers': a cache row holds max_kv_dim() values (a narrower layer uses the front of it).
+  // The widest of the layers': a cache row holds kv_dim() values (a narrower layer uses the front of it).
   int32_t max_head_dim() const { return head_dim_swa > head_dim ? head_dim_swa : head_dim; }
-  int32_t kv_dim() const { return num_kv_heads * max_head_dim(); }
+  int32_t kv_dim() const {
+    if (layer_kv_heads.empty()) return num_kv_heads * max_head_dim();
+    int32_t widest = 0;
+    for (int32_t l = 0; l < num_layers; ++l) widest = layer_kv_dim(l) > widest ? layer_kv_dim(l) : widest;
+    return widest;
+  }
   KvShape kv_shape() const { return {num_kv_layers(), kv_dim(), num_kv_heads}; }
   int32_t q_dim() const { return num_heads * max_head_dim(); }
 };

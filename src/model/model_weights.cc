@@ -283,8 +283,10 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
         if (c.writes_kv(l)) {
           PAGODA_ASSIGN_OR_RETURN(
               lw.wk, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnK), kv_dim, dim));
-          PAGODA_ASSIGN_OR_RETURN(
-              lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
+          if (!c.layer_v_is_k(l)) {  // else V is K's projection
+            PAGODA_ASSIGN_OR_RETURN(
+                lw.wv, matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnV), kv_dim, dim));
+          }
         }
       }
       PAGODA_ASSIGN_OR_RETURN(
@@ -334,12 +336,27 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
           matrix(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateInp), num_experts, dim));
       if (lw.router.input_scale != nullptr)
         return make_error(fmt::format("{}: {}ffn_gate_inp.weight has an AWQ input scale", f.source, p));
-      PAGODA_ASSIGN_OR_RETURN(
-          auto gates, expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateExps),
-                                      num_experts, expert_hidden, dim));
-      PAGODA_ASSIGN_OR_RETURN(auto ups,
-                              expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUpExps),
-                                              num_experts, expert_hidden, dim));
+      std::vector<WeightView> gates, ups;
+      const std::string gate_up_name = format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateUpExps);
+      if (f.find(gate_up_name) != nullptr) {
+        // Gate and up in one stacked tensor (llama.cpp's converter for Gemma 4): each expert's gate rows, then its up
+        // rows, each a view of its rows.
+        PAGODA_ASSIGN_OR_RETURN(const std::vector<WeightView> gate_ups,
+                                expert_matrices(f, gate_up_name, num_experts, 2 * expert_hidden, dim));
+        for (const WeightView& gu : gate_ups) {
+          if (dtype_is_row_interleaved(gu.dtype))
+            return make_error(fmt::format("{}: {} cannot be split in its type", f.source, gate_up_name));
+          gates.push_back(row_range(gu, 0, expert_hidden));
+          ups.push_back(row_range(gu, expert_hidden, expert_hidden));
+        }
+      } else {
+        PAGODA_ASSIGN_OR_RETURN(gates,
+                                expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGateExps),
+                                                num_experts, expert_hidden, dim));
+        PAGODA_ASSIGN_OR_RETURN(ups,
+                                expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUpExps),
+                                                num_experts, expert_hidden, dim));
+      }
       PAGODA_ASSIGN_OR_RETURN(
           auto downs, expert_matrices(f, format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnDownExps),
                                       num_experts, dim, expert_hidden));
@@ -358,9 +375,22 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       PAGODA_ASSIGN_OR_RETURN(
           lw.expert_down_bias,
           optional_expert_biases(f, block_tensor(l, format::gguf_tensor::kFfnDownExps, "bias"), dim, num_experts));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.expert_down_scale,
+          optional_vector_f32(f, block_tensor(l, format::gguf_tensor::kFfnDownExps, "scale"), num_experts));
       if (c.shared_expert_hidden_dim > 0) PAGODA_RETURN_IF_ERROR(load_shared_expert(f, c, l, lw));
-      continue;
+      if (c.moe_beside_dense_ffn) {
+        PAGODA_ASSIGN_OR_RETURN(lw.router_input_scale,
+                                vector_f32(f, block_tensor(l, format::gguf_tensor::kFfnGateInp, "scale"), dim));
+        PAGODA_ASSIGN_OR_RETURN(lw.ffn_pre_norm_2, vector_f32(f, block_tensor(l, format::gguf_tensor::kPreFfwNorm2), dim));
+        PAGODA_ASSIGN_OR_RETURN(lw.ffn_post_norm_1,
+                                vector_f32(f, block_tensor(l, format::gguf_tensor::kPostFfwNorm1), dim));
+        PAGODA_ASSIGN_OR_RETURN(lw.ffn_post_norm_2,
+                                vector_f32(f, block_tensor(l, format::gguf_tensor::kPostFfwNorm2), dim));
+      }
     }
+    // The dense FFN: every layer's but an MoE layer's, whose experts replace it (Gemma 4's run beside it).
+    if (c.num_experts > 0 && !c.moe_beside_dense_ffn) continue;
     if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate)) == nullptr &&
         f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp)) != nullptr &&
         f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp))->dims ==

@@ -61,7 +61,7 @@ struct LayerWeights {
   // f32 [dim]: Gemma's RMSNorm of the attention output and of the FFN output, before each residual add; empty = none.
   std::vector<float> attn_post_norm, ffn_post_norm;
   std::vector<float> ffn_norm;  // f32 [dim]; empty without pre-norms
-  WeightView w_gate, w_up;      // [hidden, dim] (absent in an MoE layer)
+  WeightView w_gate, w_up;      // [hidden, dim] (absent in an MoE layer but Gemma 4's)
   WeightView w_down;            // [dim, hidden]
   // Mixture of experts (ModelConfig::num_experts > 0): the router [num_experts, dim] and every expert's FFN.
   WeightView router;
@@ -73,6 +73,12 @@ struct LayerWeights {
   // units, and its gate vector, f32 [dim] (ModelConfig::shared_expert_gated; else empty).
   ExpertWeights shared_expert;
   std::vector<float> shared_expert_gate;
+  // f32 [num_experts]: each expert's output multiplied by its scale (ffn_down_exps.scale, Gemma 4's
+  // per_expert_scale); empty = none.
+  std::vector<float> expert_down_scale;
+  // ModelConfig::moe_beside_dense_ffn (else empty): the router input's scale f32 [dim] (ffn_gate_inp.scale), the
+  // experts' pre-norm and the two branches' post-norms, f32 [dim] each; the dense FFN is w_gate, w_up, w_down.
+  std::vector<float> router_input_scale, ffn_pre_norm_2, ffn_post_norm_1, ffn_post_norm_2;
   // Gemma 4's per-layer input (ModelConfig::per_layer_input_dim > 0; else null views and empty): the gate
   // [per_layer_input_dim, dim], the projection back [dim, per_layer_input_dim], its output norm f32 [dim].
   WeightView per_layer_gate, per_layer_proj;

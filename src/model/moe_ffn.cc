@@ -7,7 +7,10 @@
 // chosen expert; each token's outputs are then summed in its top-k order. A layer with a shared expert runs it over
 // every token in two more jobs (the same split) and adds its output, times sigmoid(x . gate) when gated (Qwen2-MoE),
 // to that sum; the sum is then added to the residual stream. An expert's biases (gpt-oss) are added to its gate, up
-// and down rows as each slice is computed.
+// and down rows as each slice is computed, after its output scale (Gemma 4's per-expert scale). Gemma 4 runs its
+// dense FFN beside the experts instead of a shared expert: each branch on its own pre-norm, the router on a scaled
+// plain RMSNorm of the residual, the branches' outputs post-normed, summed and post-normed again, as llama.cpp's
+// gemma4 graph orders it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -76,8 +79,14 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
   const int32_t dim = config_.dim, k = config_.num_experts_used;
   const int64_t hidden = config_.expert_hidden_dim;
   PAGODA_CHECK(int64_t(ws.moe_x.size()) >= int64_t(n) * k * dim, "workspace sized for another model");
-  pre_norm(lw.ffn_norm, n, ws);
-  linear(lw.router, ws.xb.data(), ws.router_logits.data(), n, ws, pool);
+  if (config_.moe_beside_dense_ffn) {
+    dense_branch_and_router_input(lw, n, ws, pool);
+    linear(lw.router, ws.xb.data(), ws.router_logits.data(), n, ws, pool);
+    pre_norm(lw.ffn_pre_norm_2, n, ws);
+  } else {
+    pre_norm(lw.ffn_norm, n, ws);
+    linear(lw.router, ws.xb.data(), ws.router_logits.data(), n, ws, pool);
+  }
   if (!lw.router_bias.empty())
     for (int32_t t = 0; t < n; ++t)
       kernels_.axpy(1.0f, lw.router_bias.data(), ws.router_logits.data() + int64_t(t) * config_.num_experts,
@@ -150,6 +159,12 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       matmul_rows(lw.experts[size_t(e)].w_down, ws.moe_gate.data() + int64_t(r0) * hidden,
                   ws.moe_hq.data() + int64_t(r0) * hidden_blocks, ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end,
                   0, count);
+      if (!lw.expert_down_scale.empty())
+        for (int32_t r = 0; r < count; ++r) {
+          float* out = ws.moe_out.data() + (int64_t(r0) + r) * dim;
+          const float s = lw.expert_down_scale[size_t(e)];
+          for (int64_t i = o_begin; i < o_end; ++i) out[i] *= s;
+        }
       if (!lw.expert_down_bias.empty())
         for (int32_t r = 0; r < count; ++r)
           kernels_.axpy(1.0f, lw.expert_down_bias.data() + int64_t(e) * dim + o_begin,
@@ -175,9 +190,35 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
         }
       }
       if (shared) kernels_.axpy(shared_scale, ws.proj.data() + t * dim, sum, dim);
+      if (config_.moe_beside_dense_ffn) {
+        kernels_.rmsnorm(sum, lw.ffn_post_norm_2.data(), sum, dim, config_.rms_eps);
+        kernels_.axpy(1.0f, ws.moe_dense_out.data() + t * dim, sum, dim);
+        kernels_.rmsnorm(sum, lw.ffn_post_norm.data(), sum, dim, config_.rms_eps);
+      }
       kernels_.axpy(1.0f, sum, ws.x.data() + t * dim, dim);
     }
   });
+}
+
+void LlamaModel::dense_branch_and_router_input(const LayerWeights& lw, int32_t n, Workspace& ws,
+                                               ThreadPool& pool) const {
+  const int32_t dim = config_.dim;
+  const int64_t hidden = lw.w_gate.num_rows;
+  PAGODA_CHECK(int64_t(ws.moe_dense_out.size()) >= int64_t(n) * dim && int64_t(ws.gate.size()) >= n * hidden,
+               "workspace sized for another model");
+  pre_norm(lw.ffn_norm, n, ws);
+  linear(lw.w_gate, ws.xb.data(), ws.gate.data(), n, ws, pool);
+  linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
+  activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * hidden);
+  linear(lw.w_down, ws.gate.data(), ws.moe_dense_out.data(), n, ws, pool);
+  const float inv_sqrt_dim = 1.0f / std::sqrt(float(dim));
+  for (int32_t t = 0; t < n; ++t) {
+    float* dense = ws.moe_dense_out.data() + int64_t(t) * dim;
+    kernels_.rmsnorm(dense, lw.ffn_post_norm_1.data(), dense, dim, config_.rms_eps);
+    float* in = ws.xb.data() + int64_t(t) * dim;
+    kernels_.rmsnorm(ws.x.data() + int64_t(t) * dim, unit_weights_.data(), in, dim, config_.rms_eps);
+    for (int32_t i = 0; i < dim; ++i) in[i] = in[i] * inv_sqrt_dim * lw.router_input_scale[size_t(i)];
+  }
 }
 
 void LlamaModel::shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace& ws, ThreadPool& pool) const {

@@ -79,6 +79,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
     moe_up.resize(rows * expert_hidden);
     moe_hq.resize(rows * (expert_hidden / kQk));
     moe_out.resize(rows * dim);
+    if (c.moe_beside_dense_ffn) moe_dense_out.resize(t * dim);
   }
 }
 

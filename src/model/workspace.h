@@ -79,6 +79,9 @@ struct Workspace {
   std::vector<float> moe_gate, moe_up;   // f32 [max_tokens * k, expert_hidden]
   std::vector<quant::BlockQ8_0> moe_hq;  // Q8_0 [max_tokens * k, expert_hidden / 32]: act(gate) * up
   std::vector<float> moe_out;            // f32 [max_tokens * k, dim]: each row's expert output
+  // f32 [max_tokens, dim]: the dense FFN's post-normed output beside the experts (ModelConfig::moe_beside_dense_ffn;
+  // else empty).
+  std::vector<float> moe_dense_out;
   // Short-convolution layers only (ModelConfig::layer_is_conv; else empty): f32 [max_tokens, 3 * dim], in_proj's B,
   // C and x of each token.
   std::vector<float> conv_bcx;

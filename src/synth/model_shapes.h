@@ -36,7 +36,8 @@ struct ModelShape {
   int32_t num_experts = 0;
   int32_t num_experts_used = 0;
   int32_t expert_hidden_dim = 0;
-  int32_t shared_expert_hidden_dim = 0;  // the shared expert's FFN width (Qwen2-MoE); 0: none
+  // The shared expert's FFN width (Qwen2-MoE; Gemma 4's MoE: the dense FFN beside the experts); 0: none.
+  int32_t shared_expert_hidden_dim = 0;
   // Gemma 4: the last layers that read an earlier layer's K/V (config.json's num_kv_shared_layers; `--layers N`
   // keeps the first N layers, so the count shrinks with the cut), and the per-layer embeddings' width (for
   // num_params; the config field is in hf_extra_json). 0: none.

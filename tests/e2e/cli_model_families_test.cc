@@ -2,7 +2,8 @@
 // `pagoda gen-model` writes with every feature of the family on (tiny-* shapes: windows of 16 positions so that 64
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers,
-// experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, gpt-oss's sinks,
+// experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, its experts beside a
+// dense FFN, gpt-oss's sinks,
 // biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention, Qwen3.5's gated DeltaNet
 // layers beside gated attention):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss is
@@ -55,7 +56,7 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-qwen3moe"}, {"tiny-mixtral"},          {"tiny-qwen2moe"},
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
-                            {"tiny-gemma4"},     {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
+                            {"tiny-gemma4"},     {"tiny-gemma4-moe"}, {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
                             {"tiny-qwen35", 1024, kNumTokens, "7", true}, {"tiny-qwen35moe", 1024, kNumTokens, "7", true}};
 
 std::vector<float> read_floats(const std::string& path) {
@@ -353,13 +354,15 @@ TEST(ModelFamilyExpertsTest, RepackedQuantizedExpertsEqualTheFileLayout) {
   }
 }
 
-// Gemma 4's K/V-sharing layers read what earlier layers wrote, in the same step or before: chunks of 64 tokens
-// (past the 16-position windows) scored with the whole chunk in one forward call, or 5 or 7 tokens a call, give the
-// same perplexity and mean log-likelihood to the printed digits.
+// Gemma 4's K/V-sharing layers read what earlier layers wrote, in the same step or before, and its MoE layers route
+// each token alone: chunks of 64 tokens (past the 16-position windows) scored with the whole chunk in one forward
+// call, or 5 or 7 tokens a call, give the same perplexity and mean log-likelihood to the printed digits.
 TEST(Gemma4PrefillTest, WholeAndChunkedPrefillGiveTheSameScores) {
+  for (const char* shape : {"tiny-gemma4", "tiny-gemma4-moe"}) {
+  SCOPED_TRACE(shape);
   TempDir dir;
   const std::string model = dir.path() + "/g4.gguf";
-  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-gemma4", "--format", "gguf", "-o", model, "--seed", "7"});
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", shape, "--format", "gguf", "-o", model, "--seed", "7"});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   auto score = [&](const char* batch) {
     ProcessResult r = run_pagoda({"perplexity", "-m", model, "-f", PAGODA_TEST_STORY,
@@ -374,6 +377,57 @@ TEST(Gemma4PrefillTest, WholeAndChunkedPrefillGiveTheSameScores) {
   EXPECT_GT(whole.first, 1.0);
   EXPECT_EQ(score("5"), whole);
   EXPECT_EQ(score("7"), whole);
+  }
+}
+
+// Qwen3.5 as Qwen publishes it (Qwen3_5ForConditionalGeneration: the text fields in text_config beside a
+// vision_config, the text weights under model.language_model., a vision tower's under model.visual.), made from
+// gen-model's folder: pagoda runs its text model, says so on stderr, and gives the plain folder's logits.
+TEST(Qwen35PublishedLayoutTest, MultimodalFolderRunsItsTextModelAndSaysTheVisionTowerIsNotLoaded) {
+  TempDir dir;
+  const std::string plain = dir.path() + "/plain", multimodal = dir.path() + "/multimodal";
+  ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-qwen35", "--format", "hf", "-o", plain, "--seed", "7"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  std::filesystem::create_directories(multimodal);
+  for (const auto& entry : std::filesystem::directory_iterator(plain))
+    if (entry.is_regular_file() && entry.path().filename() != "config.json" &&
+        entry.path().filename() != "model.safetensors")
+      std::filesystem::copy_file(entry.path(), multimodal + "/" + entry.path().filename().string());
+  nlohmann::ordered_json text = nlohmann::ordered_json::parse(read_file(plain + "/config.json"));
+  nlohmann::ordered_json config;
+  config["architectures"] = {"Qwen3_5ForConditionalGeneration"};
+  config["tie_word_embeddings"] = text["tie_word_embeddings"];
+  text.erase("architectures");
+  config["text_config"] = text;
+  config["vision_config"] = {{"depth", 1}, {"hidden_size", 16}};
+  write_file(multimodal + "/config.json", config.dump(2));
+  // The safetensors header renamed ("model." -> "model.language_model.") with one more tensor after the data.
+  const std::string st = read_file(plain + "/model.safetensors");
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, st.data(), 8);
+  nlohmann::ordered_json header = nlohmann::ordered_json::parse(st.substr(8, header_len)), renamed;
+  for (const auto& [name, value] : header.items())
+    renamed[name.starts_with("model.") ? "model.language_model." + name.substr(6) : name] = value;
+  const std::string data = st.substr(8 + header_len);
+  renamed["model.visual.patch_embed.proj.weight"] = {
+      {"dtype", "F32"}, {"shape", {2, 2}}, {"data_offsets", {data.size(), data.size() + 16}}};
+  std::string new_header = renamed.dump();
+  new_header.append((8 - new_header.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  const uint64_t new_len = new_header.size();
+  std::memcpy(out.data(), &new_len, 8);
+  write_file(multimodal + "/model.safetensors", out + new_header + data + std::string(16, '\0'));
+
+  const RunOutput from_plain = run_greedy(plain, 1024, dir.path() + "/plain.f32", {});
+  ASSERT_EQ(from_plain.logits.size(), size_t(kNumTokens) * kVocab);
+  ProcessResult r = run_pagoda({"run", "-m", multimodal, "-p", kPrompt, "-n", std::to_string(kNumTokens), "--temp", "0",
+                                "--ignore-eos", "--threads", "2", "--max-seq-len", "1024", "--logits-out",
+                                dir.path() + "/multimodal.f32"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("Qwen3_5ForConditionalGeneration checkpoint"));
+  EXPECT_THAT(r.err, ::testing::HasSubstr("vision tower"));
+  EXPECT_EQ(r.out, from_plain.text);
+  EXPECT_EQ(read_floats(dir.path() + "/multimodal.f32"), from_plain.logits);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Gemma 4's forward pass (model/llama_model.cc with arch_gemma4.cc's switches) on gen-model's tiny-gemma4 GGUF
 // (windowed and full layers of two head sizes, the last 3 layers reading earlier layers' K/V, per-layer token
-// embeddings), f32 and q8_0: a prompt that runs past the 16-position window gives every row the same logits, bit
+// embeddings) and tiny-gemma4-moe (experts beside each layer's dense FFN, model/moe_ffn.cc), f32 and q8_0: a prompt that runs past the 16-position window gives every row the same logits, bit
 // for bit, whole, in chunks, one token at a time, and when prefilled in part, dropped (preempted) and recomputed
 // into other blocks of a cache that still holds the dropped rows; the flash kernels and the naive reference agree
 // (closely in f32, within 2% of the logits' scale in q8_0). llama.cpp's tokens and perplexity on the same file are
@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "format/gguf_quantizer.h"
@@ -36,11 +38,17 @@ struct Step {
   int32_t len;
 };
 
-class Gemma4PrefillTest : public testing_support::TempDirTest, public ::testing::WithParamInterface<bool> {
+// The shape, and whether its GGUF is quantized to q8_0.
+using Param = std::tuple<const char*, bool>;
+
+class Gemma4PrefillTest : public testing_support::TempDirTest, public ::testing::WithParamInterface<Param> {
  protected:
+  static bool quantized() { return std::get<1>(GetParam()); }
+  static bool moe() { return std::string(std::get<0>(GetParam())) == "tiny-gemma4-moe"; }
+
   void SetUp() override {
     TempDirTest::SetUp();
-    std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-gemma4");
+    std::optional<synth::ModelShape> shape = synth::find_model_shape(std::get<0>(GetParam()));
     ASSERT_TRUE(shape.has_value());
     synth::RandomHfModelOptions o;
     o.shape = *shape;
@@ -50,7 +58,7 @@ class Gemma4PrefillTest : public testing_support::TempDirTest, public ::testing:
     const Status written = synth::write_random_hf_model(o);
     ASSERT_TRUE(written.ok()) << written.message();
     std::string file_path = o.output_path;
-    if (GetParam()) {
+    if (quantized()) {
       file_path = path("tiny-gemma4-q8_0.gguf");
       auto report = format::quantize_gguf({o.output_path, file_path, format::GgmlType::kQ8_0, nullptr});
       ASSERT_TRUE(report.ok()) << report.error();
@@ -132,8 +140,13 @@ TEST_P(Gemma4PrefillTest, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogitsFl
   auto flash = model();
   auto naive = model(AttentionKind::kNaive);
   ASSERT_TRUE(flash && naive);
-  ASSERT_GT(flash->config().num_kv_shared_layers, 0);
-  ASSERT_GT(flash->config().per_layer_input_dim, 0);
+  if (moe()) {
+    ASSERT_GT(flash->config().num_experts, 0);
+    ASSERT_TRUE(flash->config().moe_beside_dense_ffn);
+  } else {
+    ASSERT_GT(flash->config().num_kv_shared_layers, 0);
+    ASSERT_GT(flash->config().per_layer_input_dim, 0);
+  }
   const std::vector<float> whole = prefill(*flash, kPromptLength);
   ASSERT_EQ(whole.size(), size_t(kPromptLength) * kVocab);
   const float scale = max_abs(whole);
@@ -142,7 +155,7 @@ TEST_P(Gemma4PrefillTest, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogitsFl
   // The two attention loops add in other orders. With q8_0 weights, a last-bit difference in an attention output can
   // move a value of the next matmul's q8_0 activations across a rounding step, and the post-norms rescale each
   // block's small output to the residual's size, so the logits part by up to about 1% of their scale.
-  const float bound = (GetParam() ? 2e-2f : 1e-4f) * scale;
+  const float bound = (quantized() ? 2e-2f : 1e-4f) * scale;
   EXPECT_LE(max_diff(whole, prefill(*naive, kPromptLength)), bound) << "flash vs naive";
   EXPECT_LE(max_diff(whole, prefill(*naive, 5)), bound) << "flash vs naive in chunks of 5";
 }
@@ -162,8 +175,12 @@ TEST_P(Gemma4PrefillTest, PreemptedPrefillRecomputedInOtherBlocksGivesTheSameLog
   EXPECT_EQ(max_diff(whole, recomputed), 0.0f);
 }
 
-INSTANTIATE_TEST_SUITE_P(F32AndQ8_0, Gemma4PrefillTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Q8_0" : "F32"; });
+INSTANTIATE_TEST_SUITE_P(DenseAndMoeF32AndQ8_0, Gemma4PrefillTest,
+                         ::testing::Combine(::testing::Values("tiny-gemma4", "tiny-gemma4-moe"), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<Param>& p) {
+                           return std::string(std::get<0>(p.param)) == "tiny-gemma4" ? (std::get<1>(p.param) ? "DenseQ8_0" : "DenseF32")
+                                                                                    : (std::get<1>(p.param) ? "MoeQ8_0" : "MoeF32");
+                         });
 
 }  // namespace
 }  // namespace gemma4_prefill_test

@@ -1,7 +1,7 @@
 // Gemma 4 (model/arch_gemma4.cc): config.json read as the published E2B config says (two head sizes, proportional
 // RoPE on the full layers, the K/V-sharing last layers and their double-wide FFNs, per-layer embeddings), the layer ->
 // KV-layer mapping that keeps the sharing layers out of the cache, the tensor list, what gen-model writes reading
-// back the same, and the sizes not supported yet refused by name. The forward pass is checked end to end against
+// back the same, the MoE size's config (26B-A4B's fields) and tensors, and the sizes not supported yet refused by name. The forward pass is checked end to end against
 // llama.cpp in tests/e2e/cli_model_families_test.cc (tiny-gemma4).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -163,15 +163,109 @@ TEST(Gemma4Test, WrittenConfigReadsBackTheSame) {
   EXPECT_FLOAT_EQ(b.final_softcap, a.final_softcap);
 }
 
+// Gemma-4-26B-A4B's text fields that pagoda runs (its K-as-V full layers with their own KV-head count aside): every
+// layer's 128 experts of 704, 8 a token, beside a dense FFN of 2112.
+std::string moe_config() {
+  return R"({"architectures": ["Gemma4ForCausalLM"], "hidden_size": 2816, "intermediate_size": 2112,
+    "num_hidden_layers": 30, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256,
+    "global_head_dim": 512, "vocab_size": 262144, "hidden_size_per_layer_input": 0, "max_position_embeddings": 262144,
+    "rms_norm_eps": 1e-06, "sliding_window": 1024, "sliding_window_pattern": 6, "num_kv_shared_layers": 0,
+    "use_double_wide_mlp": false, "final_logit_softcapping": 30.0, "hidden_activation": "gelu_pytorch_tanh",
+    "tie_word_embeddings": true, "enable_moe_block": true, "num_experts": 128, "top_k_experts": 8,
+    "moe_intermediate_size": 704,
+    "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+      "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}})";
+}
+
+TEST(Gemma4Test, MoeConfigPutsExpertsBesideTheDenseFfnWithLlamaCppsRouting) {
+  auto h = parse_hf_config(moe_config(), "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.num_experts, 128);
+  EXPECT_EQ(c.num_experts_used, 8);
+  EXPECT_EQ(c.expert_hidden_dim, 704);
+  EXPECT_EQ(c.hidden_dim, 2112);
+  EXPECT_TRUE(c.moe_beside_dense_ffn);
+  EXPECT_TRUE(c.expert_weights_norm);  // the top-k softmax weights renormalized, as build_moe_ffn's norm_w
+  EXPECT_FALSE(c.expert_softmax_after_topk);
+  EXPECT_EQ(c.shared_expert_hidden_dim, 0);  // the dense FFN is not a shared expert on the experts' input
+  for (int32_t l = 0; l < 30; ++l) EXPECT_EQ(c.is_swa_layer(l), l % 6 != 5) << l;
+  // Every layer: the dense FFN and its norm, the router with its input scale and per-expert output scale, gate and
+  // up stacked, down, and the branches' three norms.
+  const HfFamily* family = find_hf_family("Gemma4ForCausalLM");
+  ASSERT_NE(family, nullptr);
+  std::vector<HfTensor> out;
+  family->layer_tensors(*h, 3, out);
+  auto shape_of = [&](const std::string& gguf) {
+    for (const HfTensor& t : out)
+      if (t.gguf_name == gguf) return t.shape;
+    return std::vector<int64_t>{};
+  };
+  EXPECT_EQ(shape_of("blk.3.ffn_gate.weight"), (std::vector<int64_t>{2112, 2816}));
+  EXPECT_EQ(shape_of("blk.3.ffn_gate_inp.weight"), (std::vector<int64_t>{128, 2816}));
+  EXPECT_EQ(shape_of("blk.3.ffn_gate_inp.scale"), (std::vector<int64_t>{2816}));
+  EXPECT_EQ(shape_of("blk.3.ffn_down_exps.scale"), (std::vector<int64_t>{128}));
+  EXPECT_EQ(shape_of("blk.3.ffn_gate_up_exps.weight"), (std::vector<int64_t>{128, 2 * 704, 2816}));
+  EXPECT_EQ(shape_of("blk.3.ffn_down_exps.weight"), (std::vector<int64_t>{128, 2816, 704}));
+  for (const char* norm : {"blk.3.pre_ffw_norm_2.weight", "blk.3.post_ffw_norm_1.weight", "blk.3.post_ffw_norm_2.weight",
+                           "blk.3.ffn_norm.weight", "blk.3.post_ffw_norm.weight"})
+    EXPECT_EQ(shape_of(norm), (std::vector<int64_t>{2816})) << norm;
+  bool found = false;
+  for (const HfTensor& t : out) found |= t.hf_name == "model.layers.3.experts.gate_up_proj";
+  EXPECT_TRUE(found);
+  // Written back, the same experts.
+  auto back = parse_hf_config(hf_config_json(*h), "written.json");
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->config.num_experts, 128);
+  EXPECT_EQ(back->config.num_experts_used, 8);
+  EXPECT_EQ(back->config.expert_hidden_dim, 704);
+  EXPECT_TRUE(back->config.moe_beside_dense_ffn);
+}
+
+// The 26B-A4B's and 31B's full layers: 2 KV heads of 512 (the windowed ones 8 of 256), and K's projection as V (no
+// v_proj); the cache rows as wide as the widest layer's K/V.
+TEST(Gemma4Test, FullLayersTakeTheirOwnKvHeadCountAndKAsV) {
+  std::string text = moe_config();
+  text.insert(text.size() - 1, R"(, "num_global_key_value_heads": 2, "attention_k_eq_v": true)");
+  auto h = parse_hf_config(text, "config.json");
+  ASSERT_TRUE(h.ok()) << h.error();
+  const ModelConfig& c = h->config;
+  EXPECT_EQ(c.num_kv_heads, 8);
+  EXPECT_TRUE(c.full_layers_v_is_k);
+  for (int32_t l = 0; l < 30; ++l) {
+    EXPECT_EQ(c.layer_num_kv_heads(l), c.is_swa_layer(l) ? 8 : 2) << l;
+    EXPECT_EQ(c.layer_kv_dim(l), c.is_swa_layer(l) ? 8 * 256 : 2 * 512) << l;
+    EXPECT_EQ(c.layer_v_is_k(l), !c.is_swa_layer(l)) << l;
+  }
+  EXPECT_EQ(c.kv_dim(), 2048);
+  EXPECT_EQ(c.kv_shape().num_kv_heads, 8);
+  const HfFamily* family = find_hf_family("Gemma4ForCausalLM");
+  ASSERT_NE(family, nullptr);
+  auto names = [&](int32_t layer) {
+    std::vector<HfTensor> out;
+    family->layer_tensors(*h, layer, out);
+    std::vector<std::string> n;
+    for (const HfTensor& t : out) n.push_back(t.gguf_name);
+    return n;
+  };
+  using ::testing::Contains;
+  using ::testing::Not;
+  EXPECT_THAT(names(4), Contains("blk.4.attn_v.weight"));
+  EXPECT_THAT(names(5), Contains("blk.5.attn_k.weight"));
+  EXPECT_THAT(names(5), Not(Contains("blk.5.attn_v.weight")));
+  auto back = parse_hf_config(hf_config_json(*h), "written.json");
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->config.layer_kv_heads, c.layer_kv_heads);
+  EXPECT_EQ(back->config.num_kv_heads, 8);
+  EXPECT_TRUE(back->config.full_layers_v_is_k);
+}
+
 TEST(Gemma4Test, SizesNotSupportedYetAndImpossibleSharingAreRefusedByName) {
+  // The MoE size needs its experts' sizes.
   auto moe = parse_hf_config(e2b_config(R"(, "enable_moe_block": true)"), "config.json");
   ASSERT_FALSE(moe.ok());
-  EXPECT_THAT(moe.error(), HasSubstr("enable_moe_block"));
-  auto k_eq_v = parse_hf_config(e2b_config(R"(, "attention_k_eq_v": true)"), "config.json");
-  ASSERT_FALSE(k_eq_v.ok());
-  EXPECT_THAT(k_eq_v.error(), HasSubstr("attention_k_eq_v"));
-  auto global_kv = parse_hf_config(e2b_config(R"(, "num_global_key_value_heads": 2)"),
-                                   "config.json");
+  EXPECT_THAT(moe.error(), HasSubstr("num_experts"));
+  auto global_kv = parse_hf_config(e2b_config(R"(, "num_global_key_value_heads": 3)"), "config.json");
   ASSERT_FALSE(global_kv.ok());
   EXPECT_THAT(global_kv.error(), HasSubstr("num_global_key_value_heads"));
   // Sharing every layer leaves none to share from; a full layer among the sharing ones needs an earlier full one.

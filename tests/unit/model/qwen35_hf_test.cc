@@ -5,16 +5,25 @@
 // - the tensors are llama.cpp's converter's: value heads moved from grouped by key head to tiled order (checked here
 //   by the converter's index rule, head r * K + g from the folder's g * R + r) in in_proj_qkv's V rows, conv1d's V
 //   channels, A_log (as -exp) and out_proj's columns, every norm but the DeltaNet output norm as 1 + w;
-// - the GGUF written from the folder gives the folder's logits, dense and MoE.
+// - the GGUF written from the folder gives the folder's logits, dense and MoE;
+// - the layout Qwen publishes (Qwen3_5ForConditionalGeneration / Qwen3_5MoeForConditionalGeneration: text_config
+//   nested beside a vision_config, the text weights under model.language_model., the vision tower's under
+//   model.visual.), made here from gen-model's folder, loads as the same text model, the tower left out and said so.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
+#include <sstream>
 #include <vector>
 
 #include "format/gguf_reader.h"
 #include "format/safetensors_reader.h"
+#include "format/safetensors_writer.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
 #include "kv/state_storage.h"
@@ -161,6 +170,82 @@ TEST_F(Qwen35HfTest, TheConvertedGgufGivesTheFoldersLogits) {
   auto moe = folder("tiny-qwen35moe", path("moe"));
   ASSERT_TRUE(moe);
   expect_gguf_gives_the_folders_logits(*moe, path("moe.gguf"));
+}
+
+// gen-model's folder `from` rewritten at `to` as Qwen publishes Qwen3.5: architectures[0] the multimodal one,
+// the text fields in text_config (tie_word_embeddings on top too), a vision_config, every "model." tensor under
+// "model.language_model." (lm_head on top), and a vision tower's tensor.
+void write_multimodal_layout(const std::string& from, const std::string& to, const std::string& architecture) {
+  std::ifstream in(from + "/config.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::ordered_json causal = nlohmann::ordered_json::parse(text.str());
+  nlohmann::ordered_json mm;
+  mm["architectures"] = {architecture};
+  mm["model_type"] = "qwen3_5";
+  mm["tie_word_embeddings"] = causal["tie_word_embeddings"];
+  causal.erase("architectures");
+  mm["text_config"] = causal;
+  mm["vision_config"] = {{"depth", 2}, {"hidden_size", 64}, {"out_hidden_size", causal["hidden_size"]}};
+  std::filesystem::create_directories(to);
+  std::ofstream(to + "/config.json") << mm.dump(2);
+  auto st = format::SafetensorsFile::open(from + "/model.safetensors");
+  ASSERT_TRUE(st.ok()) << st.error();
+  format::SafetensorsWriter w;
+  for (const format::SafetensorsTensor& t : (*st)->tensors()) {
+    const std::string name = t.name.starts_with("model.") ? "model.language_model." + t.name.substr(6) : t.name;
+    const format::SafetensorsTensor* src = &t;
+    w.add_tensor(name, t.dtype, t.shape,
+                 [src](std::span<uint8_t> dst) { std::memcpy(dst.data(), src->data, dst.size()); });
+  }
+  w.add_tensor("model.visual.patch_embed.proj.weight", DType::kF32, {64, 3, 2, 16, 16},
+               [](std::span<uint8_t> dst) { std::memset(dst.data(), 0, dst.size()); });
+  ASSERT_TRUE(w.write(to + "/model.safetensors").ok());
+}
+
+TEST_F(Qwen35HfTest, PublishedMultimodalLayoutLoadsAsTheSameTextModel) {
+  for (const auto& [shape, architecture] : {std::pair{"tiny-qwen35", "Qwen3_5ForConditionalGeneration"},
+                                            std::pair{"tiny-qwen35moe", "Qwen3_5MoeForConditionalGeneration"}}) {
+    auto causal = folder(shape, path(std::string(shape) + "-causal"));
+    ASSERT_TRUE(causal);
+    const std::string mm_dir = path(std::string(shape) + "-multimodal");
+    write_multimodal_layout(path(std::string(shape) + "-causal"), mm_dir, architecture);
+    auto mm = HfCheckpoint::open(mm_dir);
+    ASSERT_TRUE(mm.ok()) << mm.error();
+    const HfCheckpoint& m = **mm;
+    EXPECT_EQ(m.hf_config().multimodal_architecture, architecture);
+    EXPECT_EQ(m.hf_config().hf_architecture, causal->hf_config().hf_architecture);
+    EXPECT_THAT(m.note(), ::testing::HasSubstr("vision tower"));
+    EXPECT_TRUE(causal->note().empty());
+    EXPECT_EQ(m.config().architecture, causal->config().architecture);
+    EXPECT_EQ(m.config().num_layers, causal->config().num_layers);
+    EXPECT_EQ(m.config().layer_is_conv, causal->config().layer_is_conv);
+    EXPECT_EQ(m.config().num_experts, causal->config().num_experts);
+    EXPECT_EQ(m.config().rope_dim, causal->config().rope_dim);
+    // The same tensors, byte for byte, in the same order.
+    ASSERT_EQ(m.tensor_order(), causal->tensor_order());
+    for (const std::string& name : m.tensor_order()) {
+      const TensorRef *a = m.tensors().find(name), *b = causal->tensors().find(name);
+      ASSERT_TRUE(a != nullptr && b != nullptr) << name;
+      EXPECT_EQ(a->dims, b->dims) << name;
+      int64_t n = 1;
+      for (int64_t d : a->dims) n *= d;
+      const size_t bytes = size_t(dtype_row_bytes(*a->dtype, a->dims[0]) * (n / a->dims[0]));
+      ASSERT_EQ(a->slices.size(), b->slices.size()) << name;
+      if (a->slices.empty()) {
+        EXPECT_EQ(std::memcmp(a->data, b->data, bytes), 0) << name;
+      } else {
+        for (size_t e = 0; e < a->slices.size(); ++e)
+          EXPECT_EQ(std::memcmp(a->slices[e], b->slices[e], bytes / a->slices.size()), 0) << name << " expert " << e;
+      }
+    }
+  }
+  // A multimodal architecture without its text_config is refused by name.
+  std::filesystem::create_directories(path("bare"));
+  std::ofstream(path("bare") + "/config.json") << R"({"architectures": ["Qwen3_5ForConditionalGeneration"]})";
+  auto bare = read_hf_config(path("bare"));
+  ASSERT_FALSE(bare.ok());
+  EXPECT_THAT(bare.error(), ::testing::HasSubstr("text_config"));
 }
 
 }  // namespace
