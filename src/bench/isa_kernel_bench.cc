@@ -106,6 +106,13 @@ void linear(ThreadPool& pool, const KernelTable& k, DType layout, const uint8_t*
     pool.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
       m.q8_0(w + b * row_bytes, xq.data(), y + b, e - b, cols, num_tokens, rows);
     });
+  } else if (m.q8_K != nullptr && num_tokens <= kMaxRowSplitTokens) {
+    const int64_t blocks = cols / quant::kQK_K;
+    std::vector<quant::BlockQ8_K> xq(static_cast<size_t>(num_tokens * blocks));
+    for (int64_t t = 0; t < num_tokens; ++t) k.quantize_row_q8_K(x + t * cols, xq.data() + t * blocks, cols);
+    pool.parallel_for(rows, kRowGrain, [&](int64_t b, int64_t e) {
+      m.q8_K(w + b * row_bytes, xq.data(), y + b, e - b, cols, num_tokens, rows);
+    });
   } else {
     pool.parallel_for(num_tokens, 4,
                       [&](int64_t b, int64_t e) { m.f32(w, x + b * cols, y + b * rows, rows, cols, e - b); });

@@ -66,6 +66,7 @@ KernelTable build_table(Isa isa) {
   for (KernelSet set : kernel_sets(isa)) {
     const VectorKernels& v = vector_kernels()[set];
     overlay(t.quantize_row_q8_0, v.quantize_row_q8_0);
+    overlay(t.quantize_row_q8_K, v.quantize_row_q8_K);
     overlay(t.quantize_row_int8, v.quantize_row_int8);
     overlay(t.rmsnorm, v.rmsnorm);
     overlay(t.rmsnorm_q8_0, v.rmsnorm_q8_0);
@@ -85,6 +86,7 @@ KernelTable build_table(Isa isa) {
       overlay(m.f32, traits.kernels[set].f32);
       overlay(m.q8_0, traits.kernels[set].q8_0);
       overlay(m.int8, traits.kernels[set].int8);
+      overlay(m.q8_K, traits.kernels[set].q8_K);
       if (traits.layouts[set][0].has_value()) t.layouts[size_t(traits.dtype)] = traits.layouts[set];
     }
   }

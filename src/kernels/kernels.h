@@ -13,6 +13,7 @@
 #include "core/types.h"
 #include "kernels/attention_args.h"
 #include "quant/block_q8_0.h"
+#include "quant/block_q8_K.h"
 
 namespace pagoda::kernels {
 
@@ -36,6 +37,9 @@ using MatmulFn = void (*)(const void* w, const float* x, float* y, int64_t num_o
 // outputs go to y[t * y_stride + o], so a thread can compute a slice of the rows for every token.
 using MatmulQ8Fn = void (*)(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                             int64_t num_tokens, int64_t y_stride);
+// The same for the K-quants' activations: xq: q8_K [num_tokens, num_in / 256] blocks.
+using MatmulQ8KFn = void (*)(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
+                             int64_t num_tokens, int64_t y_stride);
 // The same for per-token INT8 activations: xq: int8 [num_tokens, num_in], token t's values are xq[t * num_in + i]
 // * x_scales[t] (quant/row_int8.h).
 using MatmulInt8Fn = void (*)(const void* w, const int8_t* xq, const float* x_scales, float* y, int64_t num_out,
@@ -46,6 +50,9 @@ struct VectorKernels {
   // x: f32 [n] -> y: Q8_0 [n / 32]; n a multiple of 32. Every table's version writes the same bytes as
   // quant::quantize_row_q8_0 for any x without nan, so scalar and SIMD matmuls see identical integers.
   void (*quantize_row_q8_0)(const float* x, quant::BlockQ8_0* y, int64_t n) = nullptr;
+  // x: f32 [n] -> y: q8_K [n / 256]; n a multiple of 256. The same bytes as quant::quantize_row_q8_K for any x without
+  // nan: what every K-quant matmul reads.
+  void (*quantize_row_q8_K)(const float* x, quant::BlockQ8_K* y, int64_t n) = nullptr;
   // x: f32 [n] -> q: int8 [n], returns the scale; the same bytes as quant::quantize_int8_values for x without nan.
   float (*quantize_row_int8)(const float* x, int8_t* q, int64_t n) = nullptr;
   // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
@@ -107,11 +114,12 @@ struct VectorKernels {
 
 // A weight dtype's matmul entry points (null where a form does not exist for it): on f32 activations (any dtype,
 // quantizing them itself where it needs to), on activations already quantized to Q8_0 (the dtypes whose kernels
-// read Q8_0), on per-token INT8 activations (the INT8 dtypes).
+// read Q8_0), on per-token INT8 activations (the INT8 dtypes), on q8_K activations (the K-quants, as ggml's).
 struct MatmulKernels {
   MatmulFn f32 = nullptr;
   MatmulQ8Fn q8_0 = nullptr;
   MatmulInt8Fn int8 = nullptr;
+  MatmulQ8KFn q8_K = nullptr;
 };
 
 struct KernelTable : VectorKernels {
@@ -130,6 +138,10 @@ struct KernelTable : VectorKernels {
   //   acc = fma(d_w * d_x, float(isum), acc) in block order, so every table gives the same bits (not the plain
   //   layout's, whose float sums go in another order) and a token's result never depends on the tokens beside
   //   it. AWQ's per-input-channel scale is the caller's (model/llama_model.cc multiplies x by it first).
+  // - Q2_K ... Q6_K and their 8-row interleaved layouts (quant/block_kquant_x8.h): activations as q8_K (one f32
+  //   scale per 256 values, quantize_row_q8_K above), as ggml's; per row and super-block an exact int32 sum over
+  //   its sub-blocks with the weight's integer scales (and mins), then one float step each (ref/matmul_kquant.cc),
+  //   so every table gives the same bits; the q8_K form takes activations the caller quantized, as q8_0's does.
   // - INT8 and INT8x8 (quant/row_int8.h, row_int8x8.h; per-channel weights against per-token INT8 activations,
   //   W8A8): y = float(sum_i w_q * x_q) * (w_scale * x_scale), exact in int32, the same bits in every table.
   // - AWQ INT4 groups of 32/64/128 (quant/block_awq_int4.h): per 32-value sub-block an integer dot product of

@@ -1,15 +1,16 @@
 // kquant_x8_impl: the K-quant matmuls (Q2_K ... Q6_K) over the 8-row interleaved layouts (quant/block_kquant_x8.h)
-// against Q8_0 activations, written once over a small vector abstraction V and instantiated per instruction set, as
-// the bodies of kernels/x8_matmul_driver.h's loop: V::I and V::F
-// are an int32 and an f32 vector of one lane per row of V::kGroups row groups (a ymm: one group of 8 rows; a zmm:
-// two groups side by side), V::dot the set's u8 x s8 dot product (acc + the four products of each 32-bit lane;
-// vpdpbusd, or maddubs + madd on AVX2), V::load the 32 bytes at p of each group (groups `stride` bytes apart), and
-// the handful of element-wise ops below. One 32-byte load holds four quants of each of a group's 8 rows, so each
-// row's integer sum of a 32-value block builds up in its own lane; the rows' scales are one vector multiply, and
-// the float steps are the scalar reference's (ref/matmul_kquant.cc), so every level gives its bits. The 2-bit
-// types (Q2_K, Q3_K) shift and mask four quants of each row out of one byte lane per step. V256 (AVX2 intrinsics, the
-// dot product left to the including file) is defined here; a 512-bit V lives with its folder. Include it only from an
-// instruction set's folder: everything here is in an unnamed namespace, so each compilation keeps its own copy.
+// against q8_K activations (quant/block_q8_K.h, packed by kernels/packed_activations.h), written once over a small
+// vector abstraction V and instantiated per instruction set: V::I and V::F are an int32 and an f32 vector of one lane
+// per row of V::kGroups row groups (a ymm: one group of 8 rows; a zmm: two groups side by side), V::dot the set's
+// u8 x s8 dot product (acc + the four products of each 32-bit lane; vpdpbusd, or maddubs + madd on AVX2), V::load the
+// 32 bytes at p of each group (groups `stride` bytes apart), and the handful of element-wise ops below. One 32-byte
+// load holds four quants of each of a group's 8 rows, so each row's integer sum of a sub-block builds up in its own
+// lane; the rows' integer sub-block scales and mins multiply those sums in int32 over the whole super-block, and
+// one or two float steps per super-block (the scalar reference's, ref/matmul_kquant.cc) scale it, so every level
+// gives its bits. The 2-bit types (Q2_K, Q3_K) shift and mask four quants of each row out of one byte lane per step.
+// V256 (AVX2 intrinsics, the dot product left to the including file) is defined here, as is the 4-bit codebook
+// matmuls' (codebook_x8_impl.h) use of it; a 512-bit V lives with its folder. Include it only from an instruction
+// set's folder: everything here is in an unnamed namespace, so each compilation keeps its own copy.
 #pragma once
 
 #include <immintrin.h>
@@ -59,6 +60,7 @@ struct V256 {
   static I slli16(I a, int n) { return _mm256_slli_epi16(a, n); }
   static I srli32(I a, int n) { return _mm256_srli_epi32(a, n); }
   static I mullo(I a, I b) { return _mm256_mullo_epi32(a, b); }
+  static I add(I a, I b) { return _mm256_add_epi32(a, b); }
   static F cvt(I a) { return _mm256_cvtepi32_ps(a); }
   static F zero_f() { return _mm256_setzero_ps(); }
   static F set1_f(float v) { return _mm256_set1_ps(v); }
@@ -82,153 +84,218 @@ struct V256 {
   }
 };
 
+template <class Block>
+struct KquantBody;
+
+// Where one token group's packed q8_K super-block keeps its parts (kernels/packed_activations.h).
+template <int kPack>
+struct PackedQ8K {
+  const int8_t* qs;      // block j, token t: qs + (j * kPack + t) * 32
+  const float* d;        // d[t]
+  const int32_t* bsums;  // bsums[k * kPack + t]
+  explicit PackedQ8K(const uint8_t* x)
+      : qs(reinterpret_cast<const int8_t*>(x)),
+        d(reinterpret_cast<const float*>(x + kPack * 256)),
+        bsums(reinterpret_cast<const int32_t*>(x + kPack * 260)) {}
+  const int8_t* block(int j, int t) const { return qs + (j * kPack + t) * 32; }
+  int32_t bsum(int k, int t) const { return bsums[k * kPack + t]; }
+};
+
 // Q4_K and Q5_K: a scale and a min per 32 values.
 template <class Block>
 struct KquantMinsBody {
   static constexpr bool kQ5 = std::is_same_v<Block, quant::BlockQ5_Kx8>;
-  static void check_shape(int64_t num_out, int64_t num_in) { check_kquant_shape(num_out, num_in, quant::kX8Rows); }
-  template <class V>
-  struct Unit {
-    typename V::F d, dmin;
-  };
-  template <class V>
-  static Unit<V> unit(const Block& blk, int64_t stride) {
-    return {V::load_ph(blk.d, stride), V::load_ph(blk.dmin, stride)};
-  }
   template <class V, int kPack, int kTokens>
-  static void block(const Block& blk, const Unit<V>& u, int j, const uint8_t* x, int64_t stride, typename V::F* acc) {
+  static void super_block(const Block& blk, const uint8_t* packed, int64_t stride, typename V::F* acc) {
     using I = typename V::I;
-    using F = typename V::F;
-    const auto* qs = reinterpret_cast<const int8_t*>(x);
-    const auto* dx = reinterpret_cast<const float*>(x + kPack * 32);
-    const auto* xs = reinterpret_cast<const float*>(x + kPack * 36);
+    const PackedQ8K<kPack> x(packed);
     const I low = V::set1_i8(0x0f);
     I isum[kTokens];
     for (int t = 0; t < kTokens; ++t) isum[t] = V::zero_i();
-    I h = V::zero_i();
-    if constexpr (kQ5) h = V::load(blk.qh[j], stride);
+    for (int j = 0; j < 8; ++j) {
+      I part[kTokens];
+      for (int t = 0; t < kTokens; ++t) part[t] = V::zero_i();
+      I h = V::zero_i();
+      if constexpr (kQ5) h = V::load(blk.qh[j], stride);
 #pragma GCC unroll 4
-    for (int word = 0; word < 4; ++word) {
-      const I v = V::load(blk.qs[j] + 32 * word, stride);
-      I lo = V::and_(v, low), hi = V::and_(V::srli16(v, 4), low);
-      if constexpr (kQ5) {  // the fifth bits: bit `word` (low nibble's) and 4 + word (high nibble's), to bit 4
-        lo = V::or_(lo, V::and_(V::slli16(h, 4 - word), V::set1_i8(0x10)));
-        hi = V::or_(hi, V::and_(V::srli16(h, word), V::set1_i8(0x10)));
+      for (int word = 0; word < 4; ++word) {
+        const I v = V::load(blk.qs[j] + 32 * word, stride);
+        I lo = V::and_(v, low), hi = V::and_(V::srli16(v, 4), low);
+        if constexpr (kQ5) {  // the fifth bits: bit `word` (low nibble's) and 4 + word (high nibble's), to bit 4
+          lo = V::or_(lo, V::and_(V::slli16(h, 4 - word), V::set1_i8(0x10)));
+          hi = V::or_(hi, V::and_(V::srli16(h, word), V::set1_i8(0x10)));
+        }
+        for (int t = 0; t < kTokens; ++t) {
+          part[t] = V::dot(part[t], lo, V::broadcast4(x.block(j, t) + 4 * word));
+          part[t] = V::dot(part[t], hi, V::broadcast4(x.block(j, t) + 16 + 4 * word));
+        }
       }
-      for (int t = 0; t < kTokens; ++t) {
-        isum[t] = V::dot(isum[t], lo, V::broadcast4(qs + 32 * t + 4 * word));
-        isum[t] = V::dot(isum[t], hi, V::broadcast4(qs + 32 * t + 16 + 4 * word));
-      }
+      const I sc = V::load_u8(blk.scales[j], stride);
+      for (int t = 0; t < kTokens; ++t) isum[t] = V::add(isum[t], V::mullo(sc, part[t]));
     }
-    const F dsc = V::mul(u.d, V::load_u8_ps(blk.scales[j], stride));
-    const F dm = V::mul(u.dmin, V::load_u8_ps(blk.mins[j], stride));
+    I msum[kTokens];
+    for (int t = 0; t < kTokens; ++t) msum[t] = V::zero_i();
+    for (int j = 0; j < 8; ++j) {
+      const I m = V::load_u8(blk.mins[j], stride);
+      for (int t = 0; t < kTokens; ++t)
+        msum[t] = V::add(msum[t], V::mullo(m, V::set1_i32(x.bsum(2 * j, t) + x.bsum(2 * j + 1, t))));
+    }
+    const typename V::F d = V::load_ph(blk.d, stride), dmin = V::load_ph(blk.dmin, stride);
     for (int t = 0; t < kTokens; ++t) {
-      acc[t] = V::fmadd(V::mul(dsc, V::set1_f(dx[t])), V::cvt(isum[t]), acc[t]);
-      acc[t] = V::fnmadd(dm, V::set1_f(xs[t]), acc[t]);
+      const typename V::F dx = V::set1_f(x.d[t]);
+      acc[t] = V::fmadd(V::mul(d, dx), V::cvt(isum[t]), acc[t]);
+      acc[t] = V::fnmadd(V::mul(dmin, dx), V::cvt(msum[t]), acc[t]);
     }
   }
 };
 
 // Q6_K, Q3_K and Q2_K: a scale per 16 values, so each 32-value block runs as two halves; Q6_K's offset of 32 and
-// Q3_K's of 4 start each half's integer sum (the packed -32 x sum(x), divided by 8 for Q3_K), Q2_K's mins are a
-// second float step per half.
+// Q3_K's of 4 start each half's integer sum (-z times the half's bsum), Q2_K's mins are a second integer sum.
 template <class Block>
 struct KquantSub16Body {
   static constexpr bool kQ6 = std::is_same_v<Block, quant::BlockQ6_Kx8>;
   static constexpr bool kQ3 = std::is_same_v<Block, quant::BlockQ3_Kx8>;
   static constexpr bool kQ2 = std::is_same_v<Block, quant::BlockQ2_Kx8>;
-  static void check_shape(int64_t num_out, int64_t num_in) { check_kquant_shape(num_out, num_in, quant::kX8Rows); }
-  template <class V>
-  struct Unit {
-    typename V::F d, dmin;
-  };
-  template <class V>
-  static Unit<V> unit(const Block& blk, int64_t stride) {
-    if constexpr (kQ2)
-      return {V::load_ph(blk.d, stride), V::load_ph(blk.dmin, stride)};
-    else
-      return {V::load_ph(blk.d, stride), V::zero_f()};
-  }
   template <class V, int kPack, int kTokens>
-  static void block(const Block& blk, const Unit<V>& u, int j, const uint8_t* x, int64_t stride, typename V::F* acc) {
+  static void super_block(const Block& blk, const uint8_t* packed, int64_t stride, typename V::F* acc) {
     using I = typename V::I;
-    using F = typename V::F;
-    const auto* qs = reinterpret_cast<const int8_t*>(x);
-    const auto* dx = reinterpret_cast<const float*>(x + kPack * 32);
-    const auto* starts = reinterpret_cast<const int32_t*>(x + kPack * 40);
-    I w0 = V::zero_i(), w1 = V::zero_i(), h3 = V::zero_i();
-    if constexpr (!kQ6) {
-      w0 = V::load(blk.qs[j], stride);
-      w1 = V::load(blk.qs[j] + 32, stride);
-    }
-    if constexpr (kQ3) h3 = V::load(blk.qh[j], stride);
-    for (int half = 0; half < 2; ++half) {
-      I isum[kTokens];
-      for (int t = 0; t < kTokens; ++t) {
-        if constexpr (kQ6) isum[t] = V::set1_i32(starts[half * kPack + t]);
-        if constexpr (kQ3) isum[t] = V::set1_i32(starts[half * kPack + t] / 8);
-        if constexpr (kQ2) isum[t] = V::zero_i();
+    const PackedQ8K<kPack> x(packed);
+    I isum[kTokens];
+    for (int t = 0; t < kTokens; ++t) isum[t] = V::zero_i();
+    for (int j = 0; j < 8; ++j) {
+      I w0 = V::zero_i(), w1 = V::zero_i(), h3 = V::zero_i();
+      if constexpr (!kQ6) {
+        w0 = V::load(blk.qs[j], stride);
+        w1 = V::load(blk.qs[j] + 32, stride);
       }
-      I h6 = V::zero_i();
-      if constexpr (kQ6) h6 = V::load(blk.qh[j] + 32 * half, stride);
-#pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {  // values 16 half + 4c .. + 3 of each row
-        I q;
-        if constexpr (kQ6) {
-          // The low nibbles hold the first half, the high nibbles the second; the two high bits of word c sit at
-          // bits 2c, 2c + 1.
-          I v = V::load(blk.ql[j] + 32 * c, stride);
-          if (half == 1) v = V::srli16(v, 4);
-          const I top = c == 3 ? V::srli16(h6, 2) : V::slli16(h6, 4 - 2 * c);
-          q = V::or_(V::and_(v, V::set1_i8(0x0f)), V::and_(top, V::set1_i8(0x30)));
-        } else {
-          // Bit pair p = 2 half + c / 2 of word c % 2; Q3_K's third bit is bit b = 2p + c % 2 of its word, to bit 2.
-          const int p = 2 * half + c / 2, b = 2 * p + c % 2;
-          q = V::and_(V::srli16(c % 2 ? w1 : w0, 2 * p), V::set1_i8(0x03));
-          if constexpr (kQ3) {
-            const I top = b >= 2 ? V::srli16(h3, b - 2) : V::slli16(h3, 2 - b);
-            q = V::or_(q, V::and_(top, V::set1_i8(0x04)));
-          }
-        }
-        for (int t = 0; t < kTokens; ++t) isum[t] = V::dot(isum[t], q, V::broadcast4(qs + 32 * t + 16 * half + 4 * c));
-      }
-      I scale;
-      if constexpr (kQ2)
-        scale = V::and_(V::load_u8(blk.scales[2 * j + half], stride), V::set1_i32(15));
-      else
-        scale = V::load_i8(blk.scales[2 * j + half], stride);
-      for (int t = 0; t < kTokens; ++t)
-        acc[t] = V::fmadd(V::mul(u.d, V::set1_f(dx[t])), V::cvt(V::mullo(scale, isum[t])), acc[t]);
-      if constexpr (kQ2) {
-        const F dm = V::mul(u.dmin, V::cvt(V::srli32(V::load_u8(blk.scales[2 * j + half], stride), 4)));
+      if constexpr (kQ3) h3 = V::load(blk.qh[j], stride);
+      for (int half = 0; half < 2; ++half) {
+        const int k = 2 * j + half;
+        I part[kTokens];
         for (int t = 0; t < kTokens; ++t) {
-          const float xs = dx[t] * float(-(starts[half * kPack + t] / 32));
-          acc[t] = V::fnmadd(dm, V::set1_f(xs), acc[t]);
+          if constexpr (kQ6) part[t] = V::set1_i32(-32 * x.bsum(k, t));
+          if constexpr (kQ3) part[t] = V::set1_i32(-4 * x.bsum(k, t));
+          if constexpr (kQ2) part[t] = V::zero_i();
         }
+        I h6 = V::zero_i();
+        if constexpr (kQ6) h6 = V::load(blk.qh[j] + 32 * half, stride);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {  // values 16 half + 4c .. + 3 of each row
+          I q;
+          if constexpr (kQ6) {
+            // The low nibbles hold the first half, the high nibbles the second; the two high bits of word c sit at
+            // bits 2c, 2c + 1.
+            I v = V::load(blk.ql[j] + 32 * c, stride);
+            if (half == 1) v = V::srli16(v, 4);
+            const I top = c == 3 ? V::srli16(h6, 2) : V::slli16(h6, 4 - 2 * c);
+            q = V::or_(V::and_(v, V::set1_i8(0x0f)), V::and_(top, V::set1_i8(0x30)));
+          } else {
+            // Bit pair p = 2 half + c / 2 of word c % 2; Q3_K's third bit is bit b = 2p + c % 2 of its word, to bit 2.
+            const int p = 2 * half + c / 2, b = 2 * p + c % 2;
+            q = V::and_(V::srli16(c % 2 ? w1 : w0, 2 * p), V::set1_i8(0x03));
+            if constexpr (kQ3) {
+              const I top = b >= 2 ? V::srli16(h3, b - 2) : V::slli16(h3, 2 - b);
+              q = V::or_(q, V::and_(top, V::set1_i8(0x04)));
+            }
+          }
+          for (int t = 0; t < kTokens; ++t)
+            part[t] = V::dot(part[t], q, V::broadcast4(x.block(j, t) + 16 * half + 4 * c));
+        }
+        I scale;
+        if constexpr (kQ2)
+          scale = V::and_(V::load_u8(blk.scales[k], stride), V::set1_i32(15));
+        else
+          scale = V::load_i8(blk.scales[k], stride);
+        for (int t = 0; t < kTokens; ++t) isum[t] = V::add(isum[t], V::mullo(scale, part[t]));
       }
+    }
+    const typename V::F d = V::load_ph(blk.d, stride);
+    for (int t = 0; t < kTokens; ++t) acc[t] = V::fmadd(V::mul(d, V::set1_f(x.d[t])), V::cvt(isum[t]), acc[t]);
+    if constexpr (kQ2) {
+      I msum[kTokens];
+      for (int t = 0; t < kTokens; ++t) msum[t] = V::zero_i();
+      for (int k = 0; k < 16; ++k) {
+        const I m = V::srli32(V::load_u8(blk.scales[k], stride), 4);
+        for (int t = 0; t < kTokens; ++t) msum[t] = V::add(msum[t], V::mullo(m, V::set1_i32(x.bsum(k, t))));
+      }
+      const typename V::F dmin = V::load_ph(blk.dmin, stride);
+      for (int t = 0; t < kTokens; ++t)
+        acc[t] = V::fnmadd(V::mul(dmin, V::set1_f(x.d[t])), V::cvt(msum[t]), acc[t]);
     }
   }
 };
 
 template <>
-struct X8Body<quant::BlockQ2_Kx8> : KquantSub16Body<quant::BlockQ2_Kx8> {};
+struct KquantBody<quant::BlockQ2_Kx8> : KquantSub16Body<quant::BlockQ2_Kx8> {};
 template <>
-struct X8Body<quant::BlockQ3_Kx8> : KquantSub16Body<quant::BlockQ3_Kx8> {};
+struct KquantBody<quant::BlockQ3_Kx8> : KquantSub16Body<quant::BlockQ3_Kx8> {};
 template <>
-struct X8Body<quant::BlockQ4_Kx8> : KquantMinsBody<quant::BlockQ4_Kx8> {};
+struct KquantBody<quant::BlockQ4_Kx8> : KquantMinsBody<quant::BlockQ4_Kx8> {};
 template <>
-struct X8Body<quant::BlockQ5_Kx8> : KquantMinsBody<quant::BlockQ5_Kx8> {};
+struct KquantBody<quant::BlockQ5_Kx8> : KquantMinsBody<quant::BlockQ5_Kx8> {};
 template <>
-struct X8Body<quant::BlockQ6_Kx8> : KquantSub16Body<quant::BlockQ6_Kx8> {};
+struct KquantBody<quant::BlockQ6_Kx8> : KquantSub16Body<quant::BlockQ6_Kx8> {};
+
+// y[t * y_stride + 8 g + r] for r < 8, g < V::kGroups = row r of group g (num_units super-blocks, groups num_units
+// apart from `groups`) . token t, t < kTokens; x: this token group's packed super-blocks.
+template <class V, class Block, int kPack, int kTokens>
+inline void kquant_groups_times_tokens(const Block* groups, const uint8_t* x, int64_t num_units, float* y,
+                                       int64_t y_stride) {
+  using F = typename V::F;
+  const int64_t stride = num_units * int64_t(sizeof(Block));
+  F acc[kTokens];
+  for (int t = 0; t < kTokens; ++t) acc[t] = V::zero_f();
+  for (int64_t u = 0; u < num_units; ++u, x += packed_q8_K_unit_bytes(kPack)) {
+    const Block& blk = groups[u];
+    for (int g = 0; g < V::kGroups; ++g)
+      for (int64_t offset = 0; offset < int64_t(sizeof(Block)); offset += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(&blk) + g * stride + offset + kX8PrefetchBytes, _MM_HINT_T0);
+    KquantBody<Block>::template super_block<V, kPack, kTokens>(blk, x, stride, acc);
+  }
+  for (int t = 0; t < kTokens; ++t) V::store(y + t * y_stride, acc[t]);
+}
+
+// Row groups in units of V::kGroups (an odd one left over through Tail, a one-group V of the same instruction set),
+// kPack tokens per pass over the packed activations.
+template <class V, class Tail, int kPack, class Block>
+void kquant_matmul_xq(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride) {
+  check_kquant_shape(num_out, num_in, quant::kX8Rows);
+  const int64_t num_units = num_in / quant::kQK_K, num_groups = num_out / quant::kX8Rows;
+  const auto* groups = static_cast<const Block*>(w);
+  const uint8_t* packed = pack_q8_K_activations(xq, num_tokens, num_units, kPack);
+  const int64_t num_vectors = (num_groups + V::kGroups - 1) / V::kGroups;
+  for_each_row_and_token_group<kPack>(
+      V::kGroups * num_units * int64_t(sizeof(Block)), num_vectors, num_tokens, [&]<int kTokens>(int64_t p, int64_t t) {
+        const int64_t g = V::kGroups * p;
+        const uint8_t* x = packed + t / kPack * num_units * packed_q8_K_unit_bytes(kPack);
+        float* y_unit = y + t * y_stride + quant::kX8Rows * g;
+        if (g + V::kGroups <= num_groups)
+          kquant_groups_times_tokens<V, Block, kPack, kTokens>(groups + g * num_units, x, num_units, y_unit, y_stride);
+        else
+          kquant_groups_times_tokens<Tail, Block, kPack, kTokens>(groups + g * num_units, x, num_units, y_unit,
+                                                                  y_stride);
+      });
+}
 
 }  // namespace
 }  // namespace pagoda::kernels
 
-// A level's ten entry points (matmul_q2_Kx8 ... _q6_Kx8 from f32 activations, and their _q8_0 twins from quantized
-// ones; PAGODA_X8_ENTRY in x8_matmul_driver.h).
-#define PAGODA_KQUANT_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)  \
-  PAGODA_X8_ENTRY(q2_Kx8, BlockQ2_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(q3_Kx8, BlockQ3_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(q4_Kx8, BlockQ4_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(q5_Kx8, BlockQ5_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(q6_Kx8, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE)
+// A level's ten entry points (matmul_q2_Kx8 ... _q6_Kx8 from f32 activations, quantized to q8_K by QUANTIZE, and
+// their _q8_K twins from quantized ones), defined in the including file's namespace: V and TAIL its vectors, TOKENS
+// its token group.
+#define PAGODA_KQUANT_X8_ENTRY(name, Block, V, TAIL, TOKENS, QUANTIZE)                                                \
+  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
+    kquant_matmul_xq<V, TAIL, TOKENS, quant::Block>(w, quantize_activations_q8_K(QUANTIZE, x, num_in, num_tokens), y, \
+                                                    num_out, num_in, num_tokens, num_out);                           \
+  }                                                                                                                  \
+  void matmul_##name##_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,    \
+                            int64_t num_tokens, int64_t y_stride) {                                                  \
+    kquant_matmul_xq<V, TAIL, TOKENS, quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                \
+  }
+#define PAGODA_KQUANT_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)         \
+  PAGODA_KQUANT_X8_ENTRY(q2_Kx8, BlockQ2_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_KQUANT_X8_ENTRY(q3_Kx8, BlockQ3_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_KQUANT_X8_ENTRY(q4_Kx8, BlockQ4_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_KQUANT_X8_ENTRY(q5_Kx8, BlockQ5_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_KQUANT_X8_ENTRY(q6_Kx8, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE)

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "quant/block_q8_0.h"
+#include "quant/block_q8_K.h"
 
 namespace pagoda::kernels {
 
@@ -19,7 +20,15 @@ inline constexpr int64_t packed_q8_block_bytes(int64_t group) { return group * (
 const uint8_t* pack_q8_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks, int64_t group,
                                    int32_t start_scale);
 
-// The same for the K-quant kernels (kernels/kquant_x8_impl.h): token group g's block b is `group` x 32 int8, then
+// q8_K activations for the K-quant kernels (kernels/kquant_x8_impl.h): token group g's super-block b is, for each
+// 32-value block j < 8, `group` x 32 int8 (token after token), then `group` f32 d, then for each 16-value sum k < 16
+// `group` int32 bsums[k]; packed_q8_K_unit_bytes(group) bytes, at (g * num_super + b) of them. Slots past the last
+// token are unset.
+inline constexpr int64_t packed_q8_K_unit_bytes(int64_t group) { return group * (256 + 4 + 64); }
+const uint8_t* pack_q8_K_activations(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_super,
+                                     int64_t group);
+
+// The same for the 4-bit codebook kernels (kernels/codebook_x8_impl.h): token group g's block b is `group` x 32 int8, then
 // `group` f32 d, `group` f32 d x float(sum of the 32 values) (the mins' term), `group` int32 -32 x the sum of the
 // first 16 values and `group` int32 -32 x the sum of the last 16 (Q6_K's offset of 32, per 16-value scale).
 inline constexpr int64_t packed_kquant_block_bytes(int64_t group) { return group * (32 + 16); }

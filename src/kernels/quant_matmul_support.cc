@@ -101,6 +101,18 @@ const quant::BlockQ8_0* quantize_activations_q8_0(QuantizeRowQ8_0Fn quantize_row
   return xq;
 }
 
+const quant::BlockQ8_K* quantize_activations_q8_K(QuantizeRowQ8_KFn quantize_row, const float* x, int64_t num_in,
+                                                  int64_t num_tokens) {
+  PAGODA_CHECK(num_in > 0 && num_in % quant::kQK_K == 0,
+               "q8_K activations need whole 256-value blocks, got num_in = {}", num_in);
+  PAGODA_CHECK(num_tokens >= 0, "num_tokens = {}", num_tokens);
+  thread_local std::vector<quant::BlockQ8_K> scratch;  // q8_K [num_tokens, num_in / 256], grow-only
+  const int64_t num_blocks = num_in / quant::kQK_K;
+  if (scratch.size() < size_t(num_tokens * num_blocks)) scratch.resize(size_t(num_tokens * num_blocks));
+  for (int64_t t = 0; t < num_tokens; ++t) quantize_row(x + t * num_in, scratch.data() + t * num_blocks, num_in);
+  return scratch.data();
+}
+
 Int8Activations quantize_activations_int8(QuantizeRowInt8Fn quantize_row, const float* x, int64_t num_in,
                                           int64_t num_tokens) {
   const Int8Activations xq = activation_scratch_int8(num_tokens, num_in);
@@ -153,6 +165,27 @@ const uint8_t* pack_kquant_activations(const quant::BlockQ8_0* xq, int64_t num_t
       std::memcpy(out + group * 36 + slot * 4, &xs, 4);
       std::memcpy(out + group * 40 + slot * 4, &start_low, 4);
       std::memcpy(out + group * 44 + slot * 4, &start_high, 4);
+    }
+  }
+  return packed;
+}
+
+const uint8_t* pack_q8_K_activations(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_super,
+                                     int64_t group) {
+  const int64_t num_groups = (num_tokens + group - 1) / group;
+  const int64_t unit_bytes = packed_q8_K_unit_bytes(group);
+  auto* packed = static_cast<uint8_t*>(packed_activation_scratch(num_groups * num_super * unit_bytes));
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    const int64_t g = t / group, slot = t % group;
+    for (int64_t b = 0; b < num_super; ++b) {
+      const quant::BlockQ8_K& x = xq[t * num_super + b];
+      uint8_t* out = packed + (g * num_super + b) * unit_bytes;
+      for (int64_t j = 0; j < 8; ++j) std::memcpy(out + (j * group + slot) * 32, x.qs + 32 * j, 32);
+      std::memcpy(out + group * 256 + slot * 4, &x.d, 4);
+      for (int64_t k = 0; k < 16; ++k) {
+        const int32_t sum = x.bsums[k];
+        std::memcpy(out + group * 260 + (k * group + slot) * 4, &sum, 4);
+      }
     }
   }
   return packed;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "quant/block_q8_0.h"
+#include "quant/block_q8_K.h"
 #include "quant/row_int8.h"
 
 namespace pagoda::kernels {
@@ -62,6 +63,11 @@ quant::BlockQ8_0* activation_scratch_q8_0(int64_t num_tokens, int64_t num_in);
 // point would be given). Valid until the next call on the same thread.
 using QuantizeRowQ8_0Fn = void (*)(const float* x, quant::BlockQ8_0* y, int64_t n);
 const quant::BlockQ8_0* quantize_activations_q8_0(QuantizeRowQ8_0Fn quantize_row, const float* x, int64_t num_in,
+                                                  int64_t num_tokens);
+// The same for the K-quants' q8_K activations: [num_tokens, num_in / 256] blocks in this thread's own q8_K scratch
+// (num_in a multiple of 256), each row by `quantize_row`.
+using QuantizeRowQ8_KFn = void (*)(const float* x, quant::BlockQ8_K* y, int64_t n);
+const quant::BlockQ8_K* quantize_activations_q8_K(QuantizeRowQ8_KFn quantize_row, const float* x, int64_t num_in,
                                                   int64_t num_tokens);
 // The same for per-token INT8 activations, each row by `quantize_row` (values and scale), into the INT8 scratch.
 using QuantizeRowInt8Fn = float (*)(const float* x, int8_t* q, int64_t n);

@@ -1,6 +1,6 @@
-// x8_matmul_driver: the loop the 8-row interleaved matmuls against Q8_0 activations share (the K-quants',
-// kquant_x8_impl.h, and the 4-bit codebook types', codebook_x8_impl.h): row groups in units of V::kGroups (an odd
-// one left over through Tail, a one-group V of the same instruction set), kPack tokens per pass over the packed
+// x8_matmul_driver: the loop of the 8-row interleaved matmuls against Q8_0 activations (the 4-bit codebook types',
+// codebook_x8_impl.h; the K-quants read q8_K and have their own in kquant_x8_impl.h): row groups in units of
+// V::kGroups (an odd one left over through Tail, a one-group V of the same instruction set), kPack tokens per pass over the packed
 // activations (kernels/packed_activations.h), and per unit of Block (Block::kNumBlocks 32-value blocks of 8 rows)
 // the prefetch, one f32 accumulator per token and the stores. What a block holds and how its products reach the
 // accumulators is the block type's X8Body specialization:

@@ -98,7 +98,7 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
       for (int64_t i = 0; i < value_dim; ++i) out[i] *= silu(z[i]);
     }
   });
-  add_projection(lw.dn_out, ws.dn_out.data(), nullptr, false, lw.attn_post_norm, n, ws, pool);
+  add_projection(lw.dn_out, ws.dn_out.data(), {}, false, lw.attn_post_norm, n, ws, pool);
 }
 
 }  // namespace pagoda

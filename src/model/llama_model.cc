@@ -46,7 +46,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, const kernels::
 
 void LlamaModel::all_reduce(float* x, int64_t n) const { options_.tensor_parallel->all_reduce_sum(x, n); }
 
-void LlamaModel::add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
+void LlamaModel::add_projection(const WeightView& w, const float* in, QuantizedInput in_q8, bool fuse,
                                 const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool,
                                 const std::vector<float>& bias) const {
   // Under tensor parallelism each rank's projection is a partial sum over its heads (or its FFN units): the ranks
@@ -104,7 +104,7 @@ void LlamaModel::tensor_parallel_logits(int32_t num_rows, Workspace& ws, ThreadP
 LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
   const kernels::MatmulKernels& k = kernels_.matmul_for(dtype);
   PAGODA_CHECK(k.f32 != nullptr, "no matmul for dtype {}", dtype_name(dtype));
-  return {k.f32, k.q8_0};
+  return {k.f32, k.q8_0, k.q8_K};
 }
 
 // Decode and small batches split the output rows, so every thread streams its own part of the weights once
@@ -114,7 +114,7 @@ LlamaModel::MatmulKernels LlamaModel::matmul_kernels(DType dtype) const {
 void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws,
                         ThreadPool& pool) const {
   if (options_.linear_observer != nullptr) options_.linear_observer->observe(w, x, num_tokens);
-  auto [fn, fn_xq] = matmul_kernels(w.dtype);
+  auto [fn, fn_xq, fn_xqk] = matmul_kernels(w.dtype);
   if (w.input_scale != nullptr) {
     // AWQ: the weights are W diag(s), so the product needs x diag(s)^-1 (input_scale holds s^-1).
     PAGODA_CHECK(int64_t(ws.x_scaled.size()) >= int64_t(num_tokens) * w.num_cols);
@@ -150,6 +150,17 @@ void LlamaModel::linear(const WeightView& w, const float* x, float* y, int32_t n
     });
     pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
       fn_xq(w.row(begin), xq, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
+    });
+  } else if (fn_xqk != nullptr && num_tokens <= Workspace::kMaxRowSplitTokens) {
+    const int64_t num_blocks = w.num_cols / quant::kQK_K;
+    PAGODA_CHECK(int64_t(ws.xqk.size()) >= num_tokens * num_blocks);
+    quant::BlockQ8_K* xq = ws.xqk.data();
+    pool.parallel_for(num_tokens, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t)
+        kernels_.quantize_row_q8_K(x + t * w.num_cols, xq + t * num_blocks, w.num_cols);
+    });
+    pool.parallel_for(w.num_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+      fn_xqk(w.row(begin), xq, y + begin, end - begin, w.num_cols, num_tokens, w.num_rows);
     });
   } else {
     pool.parallel_for(num_tokens, kTokenGrain, [&](int64_t begin, int64_t end) {
@@ -564,7 +575,7 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     if (config_.attn_output_gate)
       for (int64_t i = 0; i < int64_t(n) * q_dim; ++i)
         ws.xb[size_t(i)] *= 1.0f / (1.0f + std::exp(-ws.attn_gate[size_t(i)]));
-    add_projection(lw.wo, ws.xb.data(), nullptr, fuse, lw.attn_post_norm, n, ws, pool, lw.bo);
+    add_projection(lw.wo, ws.xb.data(), {}, fuse, lw.attn_post_norm, n, ws, pool, lw.bo);
 
     ffn_block(lw, l, fuse, n, ws, pool);
   }
@@ -622,7 +633,10 @@ void LlamaModel::ffn_block(const LayerWeights& lw, int32_t layer, bool fuse, int
       linear(lw.w_up, ws.xb.data(), ws.up.data(), n, ws, pool);
       activation_mul(ws.gate.data(), ws.up.data(), int64_t(n) * config_.layer_hidden_dim(layer));
     }
-    add_projection(lw.w_down, ws.gate.data(), reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr, fuse,
+    add_projection(lw.w_down, ws.gate.data(),
+                   {reads_q8(lw.w_down.dtype) ? ws.hq.data() : nullptr,
+                    reads_q8_K(lw.w_down.dtype) ? ws.hqk.data() : nullptr},
+                   fuse,
                    lw.ffn_post_norm, n, ws, pool);
   }
   if (config_.per_layer_input_dim > 0) add_per_layer_input(lw, layer, n, ws, pool);
@@ -657,7 +671,7 @@ void LlamaModel::short_conv_block(const BatchView& batch, const KvCacheView& kv,
     const float* c_gate = bcx + int64_t(t) * 3 * dim + dim;
     for (int32_t c = 0; c < dim; ++c) bx[int64_t(t) * dim + c] *= c_gate[c];
   }
-  add_projection(lw.conv_out, bx, nullptr, fuses(lw), lw.attn_post_norm, n, ws, pool);
+  add_projection(lw.conv_out, bx, {}, fuses(lw), lw.attn_post_norm, n, ws, pool);
 }
 
 LogitsView LlamaModel::forward_logits(const BatchView& batch, Workspace& ws, ThreadPool& pool) const {

@@ -39,14 +39,22 @@ class LlamaModel final : public Model {
   static constexpr int64_t kTokenGrain = 4;  // the kernels reuse each weight row across 4 tokens
   static_assert(kRowGrain % 16 == 0, "row splits must start at groups of 8 or 16 rows (model/weight_repack.h)");
 
-  // The two matmul entry points of a weight dtype: on f32 activations (any dtype), and on activations already
-  // quantized to Q8_0 (quantized dtypes only; null otherwise).
+  // The matmul entry points of a weight dtype: on f32 activations (any dtype), and on activations already quantized
+  // to Q8_0 (q8_input) or to q8_K (q8k_input: the K-quants); a dtype has at most one of the two, null otherwise.
   struct MatmulKernels {
     kernels::MatmulFn f32_input = nullptr;
     kernels::MatmulQ8Fn q8_input = nullptr;
+    kernels::MatmulQ8KFn q8k_input = nullptr;
   };
   MatmulKernels matmul_kernels(DType dtype) const;
   bool reads_q8(DType dtype) const { return matmul_kernels(dtype).q8_input != nullptr; }
+  bool reads_q8_K(DType dtype) const { return matmul_kernels(dtype).q8k_input != nullptr; }
+  // An input's quantized rows, each form set where the caller made it: Q8_0 (num_cols / 32 blocks a row) and q8_K
+  // (num_cols / 256). A weight whose form is missing reads the f32 rows.
+  struct QuantizedInput {
+    const quant::BlockQ8_0* q8_0 = nullptr;
+    const quant::BlockQ8_K* q8_K = nullptr;
+  };
   // Whether layer `lw` runs the fused ops: fusion on, no linear observer, no AWQ input scales.
   bool fuses(const LayerWeights& lw) const;
 
@@ -59,19 +67,19 @@ class LlamaModel final : public Model {
   // gate = silu(W_gate h) * (W_up h) with h = rmsnorm(x, ffn_norm), as one pool job; also writes gate's Q8_0
   // blocks to ws.hq when w_down is quantized.
   void gate_up_fused(const LayerWeights& lw, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
-  // x += W h (the residual add) as one pool job, each thread adding the slice of W h it computed. hq: h as Q8_0
-  // when the caller has it, else null.
-  void linear_add_fused(const WeightView& w, const float* h, const quant::BlockQ8_0* hq, int32_t num_tokens,
-                        Workspace& ws, ThreadPool& pool) const;
-  // Token rows [t_begin, t_end) of ws.x normalized by `weight`: f32 into ws.xb when `to_f32`, Q8_0 into ws.xq
-  // when `to_q8` (in one pass when only that).
+  // x += W h (the residual add) as one pool job, each thread adding the slice of W h it computed. hq: h quantized
+  // in the forms the caller has (none: quantized here into ws.xq or ws.xqk as w reads it).
+  void linear_add_fused(const WeightView& w, const float* h, QuantizedInput hq, int32_t num_tokens, Workspace& ws,
+                        ThreadPool& pool) const;
+  // Token rows [t_begin, t_end) of ws.x normalized by `weight`: f32 into ws.xb when `to_f32` or `to_q8k`, Q8_0 into
+  // ws.xq when `to_q8` (in one pass when only that), q8_K into ws.xqk when `to_q8k`.
   void norm_rows(const std::vector<float>& weight, int32_t t_begin, int32_t t_end, bool to_f32, bool to_q8,
-                 Workspace& ws) const;
+                 bool to_q8k, Workspace& ws) const;
   // y[t][o] = W[o] . x[t] for o in [o_begin, o_end) and t in [t_begin, t_end), y of row stride w.num_rows;
-  // from xq (Q8_0 rows of w.num_cols / 32 blocks) when the dtype has a Q8_0 kernel, else from x (f32 rows).
+  // from xq's form of the dtype's quantized kernel when there is one and xq has it, else from x (f32 rows).
   // The f32 kernels write whole rows, so a slice of the rows takes one token at a time.
-  void matmul_rows(const WeightView& w, const float* x, const quant::BlockQ8_0* xq, float* y, int64_t o_begin,
-                   int64_t o_end, int32_t t_begin, int32_t t_end) const;
+  void matmul_rows(const WeightView& w, const float* x, QuantizedInput xq, float* y, int64_t o_begin, int64_t o_end,
+                   int32_t t_begin, int32_t t_end) const;
   void embed(TokenId token, float* out) const;
   // forward()'s preconditions on the batch's shape, the KV cache's and the workspace's.
   void check_batch(const BatchView& batch, const KvCacheView& kv, const Workspace& ws) const;
@@ -82,7 +90,7 @@ class LlamaModel final : public Model {
   // With a post-norm or residual scale (transforms_residual), never fused: the projection is normed and scaled first.
   // A `bias` ([dim], gpt-oss's attn_output.bias) is added to each token's projection before the residual add (never
   // fused either).
-  void add_projection(const WeightView& w, const float* in, const quant::BlockQ8_0* in_q8, bool fuse,
+  void add_projection(const WeightView& w, const float* in, QuantizedInput in_q8, bool fuse,
                       const std::vector<float>& post_norm, int32_t n, Workspace& ws, ThreadPool& pool,
                       const std::vector<float>& bias = {}) const;
   // Tensor parallel: the classifier's rows of this rank's vocabulary, for `num_rows` rows of ws.final_x; on

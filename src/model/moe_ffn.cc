@@ -132,8 +132,8 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       float* up = ws.moe_up.data() + int64_t(r0) * hidden;
       const float* x = ws.moe_x.data() + int64_t(r0) * dim;
       const quant::BlockQ8_0* xq = ws.moe_xq.data() + int64_t(r0) * dim_blocks;
-      matmul_rows(ex.w_gate, x, xq, gate, o_begin, o_end, 0, count);
-      matmul_rows(ex.w_up, x, xq, up, o_begin, o_end, 0, count);
+      matmul_rows(ex.w_gate, x, {xq, nullptr}, gate, o_begin, o_end, 0, count);
+      matmul_rows(ex.w_up, x, {xq, nullptr}, up, o_begin, o_end, 0, count);
       for (int64_t r = 0; r < count; ++r) {
         if (!lw.expert_gate_bias.empty())
           kernels_.axpy(1.0f, lw.expert_gate_bias.data() + e * hidden + o_begin, gate + r * hidden + o_begin,
@@ -157,7 +157,7 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       const int64_t o_end = std::min(end - int64_t(a) * dim, int64_t(dim));
       const int32_t r0 = ws.moe_offset[size_t(e)], count = ws.moe_offset[size_t(e) + 1] - r0;
       matmul_rows(lw.experts[size_t(e)].w_down, ws.moe_gate.data() + int64_t(r0) * hidden,
-                  ws.moe_hq.data() + int64_t(r0) * hidden_blocks, ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end,
+                  {ws.moe_hq.data() + int64_t(r0) * hidden_blocks, nullptr}, ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end,
                   0, count);
       if (!lw.expert_down_scale.empty())
         for (int32_t r = 0; r < count; ++r) {
@@ -231,8 +231,8 @@ void LlamaModel::shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace
   // Gate and up over every token, split by rows (a slice never crosses a Q8_0 block of the hidden row when w_down
   // reads them quantized), each thread applying the activation to its slice and quantizing it.
   pool.parallel_for(hidden, down_q8 ? kQk : kRowGrain, [&](int64_t o_begin, int64_t o_end) {
-    matmul_rows(ex.w_gate, ws.xb.data(), ws.xq.data(), ws.gate.data(), o_begin, o_end, 0, n);
-    matmul_rows(ex.w_up, ws.xb.data(), ws.xq.data(), ws.up.data(), o_begin, o_end, 0, n);
+    matmul_rows(ex.w_gate, ws.xb.data(), {ws.xq.data(), nullptr}, ws.gate.data(), o_begin, o_end, 0, n);
+    matmul_rows(ex.w_up, ws.xb.data(), {ws.xq.data(), nullptr}, ws.up.data(), o_begin, o_end, 0, n);
     for (int64_t t = 0; t < n; ++t) {
       float* gate = ws.gate.data() + t * hidden + o_begin;
       activation_mul(gate, ws.up.data() + t * hidden + o_begin, o_end - o_begin);
@@ -240,7 +240,7 @@ void LlamaModel::shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace
     }
   });
   pool.parallel_for(dim, kRowGrain, [&](int64_t o_begin, int64_t o_end) {
-    matmul_rows(ex.w_down, ws.gate.data(), ws.hq.data(), ws.proj.data(), o_begin, o_end, 0, n);
+    matmul_rows(ex.w_down, ws.gate.data(), {ws.hq.data(), nullptr}, ws.proj.data(), o_begin, o_end, 0, n);
   });
 }
 

@@ -46,6 +46,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   const size_t widest = size_t(std::max({c.dim, c.ffn_width(), c.q_dim(), c.delta_net_value_dim()}));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
   hq.resize(t * size_t(c.ffn_width() / quant::BlockQ8_0::kNumValues));
+  xqk.resize(t * (widest / quant::kQK_K + 1));
+  hqk.resize(t * size_t(c.ffn_width() / quant::kQK_K));
   const size_t row_split_tokens = size_t(std::min(max_tokens, kMaxRowSplitTokens));
   xq_int8.resize(row_split_tokens * widest);
   xq_int8_scales.resize(row_split_tokens);

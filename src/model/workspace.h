@@ -8,6 +8,7 @@
 
 #include "model/model_config.h"
 #include "quant/block_q8_0.h"
+#include "quant/block_q8_K.h"
 
 namespace pagoda {
 
@@ -55,6 +56,10 @@ struct Workspace {
   // Q8_0 [max_tokens, ffn_width / 32]: silu(gate) * up quantized for a quantized w_down, by the fused gate/up job
   // while xq still holds its input.
   std::vector<quant::BlockQ8_0> hq;
+  // The same two as q8_K for the K-quant weights: [max_tokens, max(dim, ffn_width) / 256] and
+  // [max_tokens, ffn_width / 256].
+  std::vector<quant::BlockQ8_K> xqk;
+  std::vector<quant::BlockQ8_K> hqk;
   // The same for INT8 weights: int8 [min(max_tokens, kMaxRowSplitTokens), max(dim, ffn_width)] values and their
   // f32 [min(max_tokens, kMaxRowSplitTokens)] per-token scales.
   std::vector<int8_t> xq_int8;

@@ -2,8 +2,9 @@
 // super-blocks
 // (gen-model's tiny-256 shape) with its matrices rewritten as random K-quant blocks, against the same model with
 // those blocks dequantized exactly to f32: nothing is converted at load, and its perplexity and next-token
-// distributions match the f32 model's up to the Q8_0 rounding of the activations (`perplexity --kl-base`); and
-// every kernel level runs it.
+// distributions match the f32 model's up to the q8_K rounding of the activations (`perplexity --kl-base`); the
+// fused forward ops give the unfused ones' logits bit for bit (q8_K activations quantized after the norm and per
+// slice of the FFN's hidden row); and every kernel level runs it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,22 @@ TEST_F(CliKquantTest, RunsNativelyWithTheDequantizedModelsDistributions) {
   EXPECT_LT(std::abs(ppl / base_ppl - 1.0), 0.005) << r.out;
   EXPECT_LT(double(j["kl"]["mean_kl"]), 0.001) << r.out;
   EXPECT_GT(double(j["kl"]["top1_agreement"]), 0.9) << r.out;
+}
+
+TEST_F(CliKquantTest, FusedAndUnfusedOpsGiveTheSameLogits) {
+  // A prompt of several tokens (rows split over the threads) then decode steps, on two threads.
+  std::string logits[2];
+  for (int fused = 0; fused < 2; ++fused) {
+    const std::string out = dir_.path() + (fused ? "/fused.logits" : "/plain.logits");
+    std::vector<std::string> args = {"run", "-q", "-m", kquant_, "-p", "Once upon a time there was", "-n", "8",
+                                     "--temp", "0", "--ignore-eos", "--threads", "2", "--logits-out", out};
+    if (!fused) args.push_back("--no-fusion");
+    const ProcessResult r = run_pagoda(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    logits[fused] = read_file(out);
+  }
+  ASSERT_FALSE(logits[0].empty());
+  EXPECT_TRUE(logits[0] == logits[1]) << "fusion changed the K-quant model's logits";
 }
 
 TEST_F(CliKquantTest, EveryLevelGenerates) {

@@ -1,5 +1,5 @@
-// The avx512 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q6_Kx8; IQ4_NLx8, IQ4_XSx8, MXFP4x8 against Q8_0
-// activations): kernels/kquant_x8_impl.h and codebook_x8_impl.h over
+// The avx512 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q6_Kx8 against q8_K activations; IQ4_NLx8, IQ4_XSx8,
+// MXFP4x8 against Q8_0 ones): kernels/kquant_x8_impl.h and codebook_x8_impl.h over
 // zmm registers holding two 8-row groups side by side (each 512-bit load joins the same 32 bytes of two groups),
 // vpdpbusd on 16 rows at once, eight tokens per pass; an odd last group runs through the ymm instantiation.
 #include <immintrin.h>
@@ -52,6 +52,7 @@ struct V512 {
   static I slli16(I a, int n) { return _mm512_slli_epi16(a, n); }
   static I srli32(I a, int n) { return _mm512_srli_epi32(a, n); }
   static I mullo(I a, I b) { return _mm512_mullo_epi32(a, b); }
+  static I add(I a, I b) { return _mm512_add_epi32(a, b); }
   static F cvt(I a) { return _mm512_cvtepi32_ps(a); }
   static F zero_f() { return _mm512_setzero_ps(); }
   static F set1_f(float v) { return _mm512_set1_ps(v); }
@@ -84,7 +85,7 @@ using Tail = V256<EvexDot>;
 
 }  // namespace
 
-PAGODA_KQUANT_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
+PAGODA_KQUANT_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quant::quantize_row_q8_K)
 PAGODA_CODEBOOK_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
 
 }  // namespace pagoda::kernels::avx512

@@ -23,19 +23,19 @@
   void matmul_int8x8_int8(const void* w, const int8_t* xq, const float* x_scales, float* y, int64_t num_out,        \
                           int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
   void matmul_q2_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens); \
-  void matmul_q2_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,     \
+  void matmul_q2_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,     \
                           int64_t num_tokens, int64_t y_stride);                                                    \
   void matmul_q3_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens); \
-  void matmul_q3_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,     \
+  void matmul_q3_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,     \
                           int64_t num_tokens, int64_t y_stride);                                                    \
   void matmul_q4_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens); \
-  void matmul_q4_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,     \
+  void matmul_q4_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,     \
                           int64_t num_tokens, int64_t y_stride);                                                    \
   void matmul_q5_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens); \
-  void matmul_q5_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,     \
+  void matmul_q5_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,     \
                           int64_t num_tokens, int64_t y_stride);                                                    \
   void matmul_q6_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens); \
-  void matmul_q6_Kx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,     \
+  void matmul_q6_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,     \
                           int64_t num_tokens, int64_t y_stride);                                                    \
   void matmul_iq4_nlx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                    \
                      int64_t num_tokens);                                                                           \

@@ -1,13 +1,14 @@
 // Scalar references for the K-quant matmuls (Q2_K ... Q6_K as a GGUF stores them, and their 8-row interleaved
-// copies, quant/block_kquant_x8.h) against Q8_0 activations. Both layouts decode a super-block to the same integers
-// (quant::DecodedSuperBlock), so they give the same bits, and so does every SIMD level (kernels/kquant_x8_impl.h):
-// per row and 32-value activation block j, in block order,
-//   Q4_K, Q5_K: isum = sum(q x), then acc = fma(d * sc_j * d_x, isum, acc), acc = fma(-(dmin * m_j), d_x * sum(x), acc)
-//   Q6_K, Q3_K: per 16-value half h of the block, isum = sc_2j+h (sum(q x) - z sum(x)) (exact in int32; z = 32 for
-//               Q6_K, 4 for Q3_K), then acc = fma(d * d_x, isum, acc)
-//   Q2_K:       per 16-value half h, isum = sc_2j+h sum(q x), then acc = fma(d * d_x, isum, acc),
-//               acc = fma(-(dmin * m_2j+h), d_x * sum_h(x), acc)
-// with every product rounded to f32 before it is used (the parenthesised ones first).
+// copies, quant/block_kquant_x8.h) against q8_K activations (quant/block_q8_K.h), as ggml's vec_dot_q*_K_q8_K do:
+// the weight's integer sub-block scales are applied in int32, one float step per super-block. Both layouts decode a
+// super-block to the same integers (quant::DecodedSuperBlock), so they give the same bits, and so does every SIMD
+// level (kernels/kquant_x8_impl.h): per row and super-block, in super-block order, with x the token's q8_K block
+// (d_x, q_x, bsums),
+//   Q4_K, Q5_K: isum = sum_j sc_j sum_32(q q_x), msum = sum_j m_j (bsums_2j + bsums_2j+1)          (j < 8)
+//   Q2_K:       isum = sum_k sc_k sum_16(q q_x), msum = sum_k m_k bsums_k                          (k < 16)
+//   Q6_K, Q3_K: isum = sum_k sc_k (sum_16(q q_x) - z bsums_k), msum = 0 (z = 32 for Q6_K, 4 for Q3_K)
+// all exact in int32, then acc = fma(d * d_x, float(isum), acc) and, with mins, acc = fma(-(dmin * d_x),
+// float(msum), acc), every product rounded to f32 before it is used.
 #include <cmath>
 #include <type_traits>
 
@@ -19,71 +20,58 @@
 namespace pagoda::kernels::ref {
 namespace {
 
-using quant::BlockQ8_0;
+using quant::BlockQ8_K;
 using quant::DecodedSuperBlock;
 using quant::kQK_K;
 
-constexpr int64_t kBlocksPerSuper = kQK_K / BlockQ8_0::kNumValues;
+// The integer sums of one decoded super-block against one q8_K block.
+struct SuperBlockSums {
+  int32_t isum = 0, msum = 0;
+};
 
-// One decoded super-block times its eight activation blocks, added to acc.
-float super_block_with_mins(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc) {
-  const float d = fp16_to_float(s.d), dmin = fp16_to_float(s.dmin);
-  for (int64_t j = 0; j < kBlocksPerSuper; ++j) {
-    int32_t isum = 0, xsum = 0;
-    for (int64_t i = 0; i < 32; ++i) {
-      isum += int32_t(s.q[32 * j + i]) * x[j].qs[i];
-      xsum += x[j].qs[i];
-    }
-    const float dx = fp16_to_float(x[j].d);
-    const float dsc = d * float(s.scales[j]), dm = dmin * float(s.mins[j]);
-    const float xs = dx * float(xsum);
-    acc = std::fma(dsc * dx, float(isum), acc);
-    acc = std::fma(-dm, xs, acc);
+SuperBlockSums sums_with_mins(const DecodedSuperBlock& s, const BlockQ8_K& x) {
+  SuperBlockSums r;
+  for (int64_t j = 0; j < 8; ++j) {
+    int32_t part = 0;
+    for (int64_t i = 32 * j; i < 32 * j + 32; ++i) part += int32_t(s.q[i]) * x.qs[i];
+    r.isum += int32_t(s.scales[j]) * part;
+    r.msum += int32_t(s.mins[j]) * (int32_t(x.bsums[2 * j]) + x.bsums[2 * j + 1]);
   }
-  return acc;
+  return r;
 }
 
-// Q6_K (offset 32) and Q3_K (offset 4): a signed scale per 16 values, no mins.
-float super_block_with_offset(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc, int32_t offset) {
-  const float d = fp16_to_float(s.d);
-  for (int64_t j = 0; j < kBlocksPerSuper; ++j) {
-    for (int64_t half = 0; half < 2; ++half) {
-      int32_t part = 0;
-      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) part += (int32_t(s.q[32 * j + i]) - offset) * x[j].qs[i];
-      acc = std::fma(d * fp16_to_float(x[j].d), float(int32_t(s.scales[2 * j + half]) * part), acc);
-    }
+// Per 16 values: Q2_K's scale and min, or Q6_K's and Q3_K's signed scale with their quants' offset.
+SuperBlockSums sums_per_16(const DecodedSuperBlock& s, const BlockQ8_K& x, int32_t offset, bool mins) {
+  SuperBlockSums r;
+  for (int64_t k = 0; k < 16; ++k) {
+    int32_t part = 0;
+    for (int64_t i = 16 * k; i < 16 * k + 16; ++i) part += int32_t(s.q[i]) * x.qs[i];
+    r.isum += int32_t(s.scales[k]) * (part - offset * x.bsums[k]);
+    if (mins) r.msum += int32_t(s.mins[k]) * x.bsums[k];
   }
-  return acc;
-}
-
-float super_block_q2(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc) {
-  const float d = fp16_to_float(s.d), dmin = fp16_to_float(s.dmin);
-  for (int64_t j = 0; j < kBlocksPerSuper; ++j) {
-    const float dx = fp16_to_float(x[j].d);
-    for (int64_t half = 0; half < 2; ++half) {
-      int32_t part = 0, xsum = 0;
-      for (int64_t i = 16 * half; i < 16 * half + 16; ++i) {
-        part += int32_t(s.q[32 * j + i]) * x[j].qs[i];
-        xsum += x[j].qs[i];
-      }
-      const int64_t sub = 2 * j + half;
-      acc = std::fma(d * dx, float(int32_t(s.scales[sub]) * part), acc);
-      const float dm = dmin * float(s.mins[sub]), xs = dx * float(xsum);
-      acc = std::fma(-dm, xs, acc);
-    }
-  }
-  return acc;
+  return r;
 }
 
 template <class Block, class A, class B>
 constexpr bool kIs = std::is_same_v<Block, A> || std::is_same_v<Block, B>;
 
 template <class Block>
-float super_block(const DecodedSuperBlock& s, const BlockQ8_0* x, float acc) {
-  if constexpr (kIs<Block, quant::BlockQ6_K, quant::BlockQ6_Kx8>) return super_block_with_offset(s, x, acc, 32);
-  if constexpr (kIs<Block, quant::BlockQ3_K, quant::BlockQ3_Kx8>) return super_block_with_offset(s, x, acc, 4);
-  if constexpr (kIs<Block, quant::BlockQ2_K, quant::BlockQ2_Kx8>) return super_block_q2(s, x, acc);
-  return super_block_with_mins(s, x, acc);
+float super_block(const DecodedSuperBlock& s, const BlockQ8_K& x, float acc) {
+  constexpr bool kQ6 = kIs<Block, quant::BlockQ6_K, quant::BlockQ6_Kx8>;
+  constexpr bool kQ3 = kIs<Block, quant::BlockQ3_K, quant::BlockQ3_Kx8>;
+  constexpr bool kQ2 = kIs<Block, quant::BlockQ2_K, quant::BlockQ2_Kx8>;
+  SuperBlockSums r;
+  if constexpr (kQ6)
+    r = sums_per_16(s, x, 32, false);
+  else if constexpr (kQ3)
+    r = sums_per_16(s, x, 4, false);
+  else if constexpr (kQ2)
+    r = sums_per_16(s, x, 0, true);
+  else
+    r = sums_with_mins(s, x);
+  acc = std::fma(fp16_to_float(s.d) * x.d, float(r.isum), acc);
+  if constexpr (!kQ6 && !kQ3) acc = std::fma(-(fp16_to_float(s.dmin) * x.d), float(r.msum), acc);
+  return acc;
 }
 
 // Row o's super-block b, decoded: plain blocks row-major, or row o % 8 of group o / 8.
@@ -96,11 +84,11 @@ void decode(const Block* w, int64_t o, int64_t b, int64_t num_super, DecodedSupe
 }
 
 template <class Block>
-void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+void matmul_xq(const void* w, const BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
                int64_t y_stride) {
   check_kquant_shape(
       num_out, num_in, requires { Block::kNumRows; } ? quant::kX8Rows : 1);
-  const int64_t num_super = num_in / kQK_K, num_blocks = num_in / BlockQ8_0::kNumValues;
+  const int64_t num_super = num_in / kQK_K;
   const auto* blocks = static_cast<const Block*>(w);
   DecodedSuperBlock s;
   for (int64_t o = 0; o < num_out; ++o)
@@ -108,8 +96,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
       float acc = 0.0f;
       for (int64_t b = 0; b < num_super; ++b) {
         decode(blocks, o, b, num_super, s);
-        const BlockQ8_0* x = xq + t * num_blocks + b * kBlocksPerSuper;
-        acc = super_block<Block>(s, x, acc);
+        acc = super_block<Block>(s, xq[t * num_super + b], acc);
       }
       y[t * y_stride + o] = acc;
     }
@@ -117,7 +104,7 @@ void matmul_xq(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, in
 
 template <class Block>
 void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
-  matmul_xq<Block>(w, quantize_activations_q8_0(quant::quantize_row_q8_0, x, num_in, num_tokens), y, num_out, num_in,
+  matmul_xq<Block>(w, quantize_activations_q8_K(quant::quantize_row_q8_K, x, num_in, num_tokens), y, num_out, num_in,
                    num_tokens, num_out);
 }
 
@@ -127,7 +114,7 @@ void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int
   void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
     matmul_f32_in<quant::Block>(w, x, y, num_out, num_in, num_tokens);                                               \
   }                                                                                                                  \
-  void matmul_##name##_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,           \
+  void matmul_##name##_q8_K(const void* w, const BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,           \
                             int64_t num_tokens, int64_t y_stride) {                                                  \
     matmul_xq<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                        \
   }

@@ -258,6 +258,7 @@ TEST(KernelDispatchTest, EveryTableIsComplete) {
     if (t == nullptr) continue;
     SCOPED_TRACE(isa_name(isa));
     EXPECT_NE(t->quantize_row_q8_0, nullptr);
+    EXPECT_NE(t->quantize_row_q8_K, nullptr);
     EXPECT_NE(t->quantize_row_int8, nullptr);
     EXPECT_NE(t->rmsnorm, nullptr);
     EXPECT_NE(t->rmsnorm_q8_0, nullptr);
@@ -270,9 +271,14 @@ TEST(KernelDispatchTest, EveryTableIsComplete) {
       const DType dtype = DType(d);
       EXPECT_NE(t->matmul_for(dtype).f32, nullptr) << dtype_name(dtype);
       const bool int8 = dtype == DType::kInt8 || dtype == DType::kInt8x8 || dtype == DType::kInt8x16;
-      const bool q8 = !int8 && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16;
+      const bool kquant = dtype == DType::kQ2_K || dtype == DType::kQ3_K || dtype == DType::kQ4_K ||
+                          dtype == DType::kQ5_K || dtype == DType::kQ6_K || dtype == DType::kQ2_Kx8 ||
+                          dtype == DType::kQ3_Kx8 || dtype == DType::kQ4_Kx8 || dtype == DType::kQ5_Kx8 ||
+                          dtype == DType::kQ6_Kx8;
+      const bool q8 = !int8 && !kquant && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16;
       EXPECT_EQ(t->matmul_for(dtype).int8 != nullptr, int8) << dtype_name(dtype);
       EXPECT_EQ(t->matmul_for(dtype).q8_0 != nullptr, q8) << dtype_name(dtype);
+      EXPECT_EQ(t->matmul_for(dtype).q8_K != nullptr, kquant) << dtype_name(dtype);
       for (const std::optional<DType>& layout : t->layouts[d])
         EXPECT_TRUE(!layout || t->matmul_for(*layout).f32 != nullptr) << dtype_name(dtype);
     }

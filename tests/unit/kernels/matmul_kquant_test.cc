@@ -1,7 +1,7 @@
-// The K-quant matmuls (Q2_K ... Q6_K, plain and 8-row interleaved) against Q8_0 activations: the plain and the
+// The K-quant matmuls (Q2_K ... Q6_K, plain and 8-row interleaved) against q8_K activations: the plain and the
 // interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
 // tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the reference
-// is the product of ggml's dequantized weights with the Q8_0 activations up to f32 rounding.
+// is the product of ggml's dequantized weights with the q8_K activations up to f32 rounding.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,10 +93,18 @@ KquantWeights make_kquant_weights(const KquantType& type, std::mt19937& rng, int
   return w;
 }
 
-std::vector<quant::BlockQ8_0> quantize_kquant_tokens(const std::vector<float>& x) {
-  std::vector<quant::BlockQ8_0> xq(x.size() / kQk);
-  quant::quantize_row_q8_0(x.data(), xq.data(), int64_t(x.size()));
+constexpr int64_t kQkK = quant::kQK_K;
+
+std::vector<quant::BlockQ8_K> quantize_kquant_tokens(const std::vector<float>& x) {
+  std::vector<quant::BlockQ8_K> xq(x.size() / kQkK);
+  quant::quantize_row_q8_K(x.data(), xq.data(), int64_t(x.size()));
   return xq;
+}
+
+std::vector<float> q8_K_round_trip(const std::vector<float>& x) {
+  std::vector<float> out(x.size());
+  quant::dequantize_row_q8_K(quantize_kquant_tokens(x).data(), out.data(), int64_t(x.size()));
+  return out;
 }
 
 TEST(KquantMatmulTest, PlainAndInterleavedReferencesGiveTheSameBits) {
@@ -121,7 +129,7 @@ TEST(KquantMatmulTest, ReferenceIsTheProductOfTheDequantizedWeights) {
     const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
     std::vector<float> wf(size_t(num_out * num_in));
     type.dequantize(w.plain.data(), wf.data(), num_out * num_in);
-    const std::vector<float> xr = q8_0_round_trip(x);
+    const std::vector<float> xr = q8_K_round_trip(x);
     const std::vector<double> magnitude = abs_products(wf, xr, num_out, num_in, num_tokens);
     std::vector<float> y(size_t(num_tokens * num_out));
     kernels_for(Isa::kScalar)
@@ -189,20 +197,20 @@ TEST_P(KquantSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
   for (const KquantType& type : kKquantTypes) {
     const KquantWeights w = make_kquant_weights(type, rng_, num_out, num_in);
     const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 1.0f);
-    const std::vector<quant::BlockQ8_0> xq = quantize_kquant_tokens(x);
+    const std::vector<quant::BlockQ8_K> xq = quantize_kquant_tokens(x);
     const MatmulKernels& k = simd_->matmul_for(type.packed);
     std::vector<float> whole(size_t(num_tokens * num_out)), from_f32(whole.size()), sliced(whole.size(), -1.0f);
-    k.q8_0(w.packed.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+    k.q8_K(w.packed.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
     k.f32(w.packed.data(), x.data(), from_f32.data(), num_out, num_in, num_tokens);
     EXPECT_EQ(std::memcmp(whole.data(), from_f32.data(), whole.size() * sizeof(float)), 0) << type.name;
     // A thread's share: 16 rows, pointer at its first group, same y_stride.
     const int64_t row_bytes = dtype_row_bytes(type.packed, num_in);
     for (int64_t begin = 0; begin < num_out; begin += 16)
-      k.q8_0(w.packed.data() + begin * row_bytes, xq.data(), sliced.data() + begin, 16, num_in, num_tokens, num_out);
+      k.q8_K(w.packed.data() + begin * row_bytes, xq.data(), sliced.data() + begin, 16, num_in, num_tokens, num_out);
     EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0) << type.name;
     // One token alone gives the bits it got inside the batch of eleven.
     std::vector<float> alone(static_cast<size_t>(num_out));
-    k.q8_0(w.packed.data(), xq.data() + 9 * num_in / kQk, alone.data(), num_out, num_in, 1, num_out);
+    k.q8_K(w.packed.data(), xq.data() + 9 * num_in / kQkK, alone.data(), num_out, num_in, 1, num_out);
     EXPECT_EQ(std::memcmp(alone.data(), whole.data() + 9 * num_out, alone.size() * sizeof(float)), 0) << type.name;
   }
 }
@@ -213,7 +221,7 @@ TEST(KquantMatmulTest, EveryLevelPrefersTheInterleavedLayouts) {
     if (table == nullptr) continue;
     for (const KquantType& type : kKquantTypes) {
       EXPECT_EQ(table->layouts[size_t(type.plain)][0], type.packed) << isa_name(isa) << " " << type.name;
-      EXPECT_NE(table->matmul_for(type.packed).q8_0, nullptr) << isa_name(isa) << " " << type.name;
+      EXPECT_NE(table->matmul_for(type.packed).q8_K, nullptr) << isa_name(isa) << " " << type.name;
     }
   }
 }
