@@ -98,6 +98,7 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
         stepper.start(t, bottom_of(grammar.states[t].rule_id), scratch);
         out.tops.insert(out.tops.end(), scratch.tops.begin(), scratch.tops.end());
         out.can_end = out.can_end || scratch.can_end;
+        out.overflowed = out.overflowed || scratch.overflowed;
         work.insert(work.end(), scratch.escaped_rules.begin(), scratch.escaped_rules.end());
       }
     }
@@ -152,6 +153,14 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
       add_callers(escaped, ext[d]);
     }
     if (ctx[d].escaped) add_callers(ctx[d].escaped_rules, ext[d]);
+    if (ctx[d].overflowed || ext[d].overflowed) {
+      // Past the stepper's work bound: the matcher decides these tokens with the real stacks.
+      for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
+        if (vocab.sorted_bytes(int32_t(k)).size() >= min_token_bytes) result.uncertain.push_back(int32_t(k));
+      }
+      i = node.subtree_end;
+      continue;
+    }
     const bool inside = !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
     const bool outside = !ext[d].tops.empty() || ext[d].can_end;
     if (!inside && !outside) {
