@@ -15,6 +15,7 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar, i
   Entry first;
   const Grammar& g = grammar_->grammar();
   stepper_.start(g.rules[g.root_rule].start_state, kRootBottom, first.set);
+  overflowed_ = first.set.overflowed;
   history_.push_back(std::move(first));
 }
 
@@ -24,7 +25,8 @@ GrammarMatcher::GrammarMatcher(const GrammarMatcher& other)
       pool_(other.pool_),
       stepper_(grammar_->grammar(), pool_),
       history_(other.history_),
-      gc_threshold_(other.gc_threshold_) {}
+      gc_threshold_(other.gc_threshold_),
+      overflowed_(other.overflowed_) {}
 
 GrammarMatcher& GrammarMatcher::operator=(const GrammarMatcher& other) {
   if (this != &other) {
@@ -33,6 +35,7 @@ GrammarMatcher& GrammarMatcher::operator=(const GrammarMatcher& other) {
     pool_ = other.pool_;
     history_ = other.history_;
     gc_threshold_ = other.gc_threshold_;
+    overflowed_ = other.overflowed_;
     stepper_.bind(grammar_->grammar(), pool_);
   }
   return *this;
@@ -44,7 +47,8 @@ GrammarMatcher::GrammarMatcher(GrammarMatcher&& other) noexcept
       pool_(std::move(other.pool_)),
       stepper_(grammar_->grammar(), pool_),
       history_(std::move(other.history_)),
-      gc_threshold_(other.gc_threshold_) {}
+      gc_threshold_(other.gc_threshold_),
+      overflowed_(other.overflowed_) {}
 
 GrammarMatcher& GrammarMatcher::operator=(GrammarMatcher&& other) noexcept {
   if (this != &other) {
@@ -53,15 +57,21 @@ GrammarMatcher& GrammarMatcher::operator=(GrammarMatcher&& other) noexcept {
     pool_ = std::move(other.pool_);
     history_ = std::move(other.history_);
     gc_threshold_ = other.gc_threshold_;
+    overflowed_ = other.overflowed_;
     stepper_.bind(grammar_->grammar(), pool_);
   }
   return *this;
 }
 
 bool GrammarMatcher::advance(const StackSet& from, std::string_view bytes, StackSet& out) const {
+  if (overflowed_) return false;
   StackSet a = from, b;
   for (size_t i = 0; i < bytes.size(); ++i) {
     stepper_.step(a, uint8_t(bytes[i]), b);
+    if (b.overflowed) {
+      overflowed_ = true;
+      return false;
+    }
     if (b.tops.empty() && !(i + 1 == bytes.size() && b.can_end)) return false;
     std::swap(a, b);
   }
@@ -82,7 +92,7 @@ bool GrammarMatcher::accept_token(TokenId token) {
   const TokenVocabulary& vocab = grammar_->vocabulary();
   if (token < 0 || token >= vocab.vocab_size()) return false;
   if (vocab.is_stop(token)) {
-    if (!can_end() || history_.back().stopped) return false;
+    if (!can_end() || history_.back().stopped || overflowed_) return false;
     Entry next{history_.back().set, true};
     push(std::move(next));
     return true;
@@ -96,7 +106,7 @@ bool GrammarMatcher::is_token_allowed(TokenId token) const {
   const TokenVocabulary& vocab = grammar_->vocabulary();
   if (token < 0 || token >= vocab.vocab_size()) return false;
   const Entry& cur = history_.back();
-  if (vocab.is_stop(token)) return can_end();
+  if (vocab.is_stop(token)) return can_end() && !overflowed_;
   const std::string_view bytes = vocab.token_bytes(token);
   StackSet out;
   return !cur.stopped && !bytes.empty() && advance(cur.set, bytes, out);
@@ -167,7 +177,10 @@ void GrammarMatcher::fill_mask(std::span<uint32_t> mask) {
       check_uncertain(cur.set, mask);
     }
   }
-  if (!cleared) std::fill(mask.begin(), mask.end(), 0u);
+  if (!cleared || overflowed_) {
+    std::fill(mask.begin(), mask.end(), 0u);
+    if (overflowed_) return;
+  }
   if (can_end()) {
     for (const TokenId id : vocab.stop_ids()) mask[size_t(id) >> 5] |= 1u << (id & 31);
   }
@@ -200,6 +213,10 @@ void GrammarMatcher::check_uncertain(const StackSet& set, std::span<uint32_t> ma
     dead_at = ~size_t(0);
     for (; d < w.size(); ++d) {
       stepper_.step(levels_[d], uint8_t(w[d]), levels_[d + 1]);
+      if (levels_[d + 1].overflowed) {
+        overflowed_ = true;
+        return;
+      }
       if (levels_[d + 1].tops.empty()) {
         dead_at = d + 1;
         ++d;

@@ -5,8 +5,9 @@
 //
 // Mask: bit `id` of word id / 32 is 1 when token `id` may come next. Text tokens are allowed when the grammar
 // accepts their bytes; stop tokens (EOS, end of turn) exactly when the text so far is a complete sentence; other
-// tokens (control tokens) never. In a grammar so ambiguous that a configuration would hold more than kMaxStacks
-// stacks, the extra stacks are dropped (stack_set.h); then accept_token may refuse a token the mask allowed.
+// tokens (control tokens) never. In a grammar so ambiguous that one move passes the stepper's work bound
+// (kMaxExpansionWork, stack_set.h), the matcher is overflowed(): an error, not a narrower grammar. From then on it
+// accepts nothing and its mask allows nothing (the engine ends the sequence as a grammar dead end).
 #pragma once
 
 #include <bitset>
@@ -50,6 +51,8 @@ class GrammarMatcher {
     return e.stopped || (e.set.can_end && e.set.tops.empty());
   }
   bool is_stopped() const { return history_.back().stopped; }
+  // A move passed the stepper's work bound: the grammar is too ambiguous to follow (see above).
+  bool overflowed() const { return overflowed_; }
   // Undoes the last `num_tokens` accepted tokens; false (and no change) when fewer are kept.
   bool rollback(int32_t num_tokens);
   int32_t num_rollback_tokens() const { return int32_t(history_.size()) - 1; }
@@ -78,6 +81,7 @@ class GrammarMatcher {
   mutable StackStepper stepper_;
   std::deque<Entry> history_;  // back(): the current configuration
   uint32_t gc_threshold_ = 4096;
+  mutable bool overflowed_ = false;
   // Scratch for fill_mask.
   std::vector<uint32_t> top_states_;
   std::vector<int32_t> uncertain_;

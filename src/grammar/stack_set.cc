@@ -66,10 +66,11 @@ void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
     if (!insert_seen((uint64_t(top.state) << 32) | top.parent)) continue;
     if (++work_done_ > kMaxExpansionWork) {
       work_.clear();
+      out.overflowed = true;
       break;
     }
     const GrammarState& st = g_->states[top.state];
-    if (st.has_byte_edges() && out.tops.size() < kMaxStacks) out.tops.push_back(top);
+    if (st.has_byte_edges()) out.tops.push_back(top);
     if (st.accepting) {
       if (top.parent == kRootBottom) {
         out.can_end = true;
@@ -85,7 +86,12 @@ void StackStepper::expand(uint32_t state, uint32_t parent, StackSet& out) {
     }
     for (uint32_t i = st.rule_edges_begin; i < st.rule_edges_end; ++i) {
       const RuleEdge e = g_->rule_edges[i];
-      const uint32_t ret = pool_->intern(e.target, top.parent);
+      // A return into a state that only ends its rule goes straight on to the frame below (a tail call), so that
+      // stacks differing only in such frames are one: right recursion keeps a number of stacks linear in its depth.
+      // Not above an unknown caller, whose escape names the rule it leaves.
+      const GrammarState& t = g_->states[e.target];
+      const bool tail = t.accepting && !t.has_byte_edges() && !t.has_rule_edges() && top.parent != kUnknownBottom;
+      const uint32_t ret = tail ? top.parent : pool_->intern(e.target, top.parent);
       work_.push_back({g_->rules[e.rule_id].start_state, ret});
     }
   }
@@ -99,6 +105,10 @@ void StackStepper::start(uint32_t state, uint32_t parent, StackSet& out) {
 
 void StackStepper::step(const StackSet& in, uint8_t byte, StackSet& out) {
   out.clear();
+  if (in.overflowed) {
+    out.overflowed = true;
+    return;
+  }
   if (in.tops.empty()) return;
   if (in.tops.size() == 1) {
     // One stack (the common case): a target that only consumes bytes needs no expansion or duplicate check.

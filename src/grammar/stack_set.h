@@ -24,20 +24,22 @@ struct StackSet {
   bool can_end = false;                 // some stack returned below the root: the bytes so far are a complete sentence
   bool escaped = false;                 // some stack returned into kUnknownBottom (mask cache building)...
   std::vector<uint32_t> escaped_rules;  // ...from the frames of these rules
-  bool dead() const { return tops.empty() && !can_end && !escaped; }
+  // A move passed kMaxExpansionWork: the configuration is unknown (its stacks are incomplete), and so is every one
+  // stepped from it. The matcher makes this an error; the mask walk leaves such tokens to the matcher.
+  bool overflowed = false;
+  bool dead() const { return tops.empty() && !can_end && !escaped && !overflowed; }
   void clear() {
     tops.clear();
-    can_end = escaped = false;
+    can_end = escaped = overflowed = false;
     escaped_rules.clear();
   }
 };
 
-// At most this many stacks per configuration, and this much expansion work per move: a very ambiguous grammar
-// (one whose distinct parses multiply with each byte) keeps the first stacks and drops the rest. Dropping stacks
-// only narrows what may follow (every kept stack can still finish, so the output stays a sentence of the grammar);
-// the grammars the front ends write stay far below (JSON needs a handful).
-inline constexpr size_t kMaxStacks = 256;
-inline constexpr size_t kMaxExpansionWork = 1u << 14;
+// The expansion work (stacks visited) of one move. Every stack of a configuration is kept, however many: a very
+// ambiguous grammar (one whose distinct parses multiply with each byte) is bounded by this instead, and a move
+// past it marks its configuration overflowed rather than dropping stacks, which would refuse valid text. The
+// grammars the front ends write stay far below (JSON needs a handful; an anyOf of many rules one per branch).
+inline constexpr size_t kMaxExpansionWork = 1u << 16;
 
 class StackStepper {
  public:

@@ -4,10 +4,13 @@
 // inside the rule stays in a state that takes every byte below it back to itself, or every ASCII byte below and
 // every well-formed character where the subtree is well-formed UTF-8 (free string content in a byte-level BPE
 // vocabulary); its tokens are kept as ranges of the sorted order until the mask is written.
+// build_state_token_mask_above walks only the subtrees that hold tokens of some length or more, and takes the
+// shorter tokens' classes from another state's mask.
 #include "grammar/state_token_mask.h"
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "grammar/stack_set.h"
 #include "grammar/utf8_automaton.h"
@@ -56,10 +59,18 @@ bool takes_every_character(const Grammar& grammar, uint32_t s) {
   return true;
 }
 
-}  // namespace
+// A walk's outcome: accepted tokens as ranges of sorted indices, ascending (a subtree accepted whole is one range,
+// however many tokens it holds), and the uncertain ones.
+struct WalkResult {
+  std::vector<std::pair<uint32_t, uint32_t>> accepted;
+  size_t num_accepted = 0;
+  std::vector<int32_t> uncertain;
+};
 
-StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
-                                      uint32_t state) {
+// The walk of the trie from `state`, classifying the tokens of at least `min_token_bytes` bytes (a subtree of
+// shorter tokens only is skipped; a range accepted whole may still hold some, which are accepted indeed).
+WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab, uint32_t state,
+                      uint32_t min_token_bytes) {
   const std::vector<TrieNode>& trie = vocab.trie();
   StackPool pool;
   StackStepper stepper(grammar, pool);
@@ -87,6 +98,7 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
         stepper.start(t, bottom_of(grammar.states[t].rule_id), scratch);
         out.tops.insert(out.tops.end(), scratch.tops.begin(), scratch.tops.end());
         out.can_end = out.can_end || scratch.can_end;
+        out.overflowed = out.overflowed || scratch.overflowed;
         work.insert(work.end(), scratch.escaped_rules.begin(), scratch.escaped_rules.end());
       }
     }
@@ -114,10 +126,9 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     return loops.back();
   };
 
-  // Accepted tokens as ranges of sorted indices, ascending (the walk is in preorder): a subtree accepted whole is
-  // one range, however many tokens it holds.
-  std::vector<std::pair<uint32_t, uint32_t>> accepted;
-  size_t num_accepted = 0;
+  WalkResult result;
+  std::vector<std::pair<uint32_t, uint32_t>>& accepted = result.accepted;  // ascending: the walk is in preorder
+  size_t& num_accepted = result.num_accepted;
   auto accept = [&](uint32_t begin, uint32_t end) {
     if (begin >= end) return;
     num_accepted += end - begin;
@@ -128,10 +139,13 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     }
   };
   std::vector<uint32_t> escaped;
-  StateTokenMask out;
   for (uint32_t i = 0; i < trie.size();) {
     const TrieNode& node = trie[i];
     const size_t d = node.depth;
+    if (vocab.subtree_max_bytes(i) < min_token_bytes) {
+      i = node.subtree_end;
+      continue;
+    }
     stepper.step(ctx[d - 1], node.byte, ctx[d]);
     stepper.step(ext[d - 1], node.byte, ext[d]);
     if (ext[d].escaped) {
@@ -139,6 +153,14 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
       add_callers(escaped, ext[d]);
     }
     if (ctx[d].escaped) add_callers(ctx[d].escaped_rules, ext[d]);
+    if (ctx[d].overflowed || ext[d].overflowed) {
+      // Past the stepper's work bound: the matcher decides these tokens with the real stacks.
+      for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
+        if (vocab.sorted_bytes(int32_t(k)).size() >= min_token_bytes) result.uncertain.push_back(int32_t(k));
+      }
+      i = node.subtree_end;
+      continue;
+    }
     const bool inside = !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
     const bool outside = !ext[d].tops.empty() || ext[d].can_end;
     if (!inside && !outside) {
@@ -158,10 +180,12 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
         continue;
       }
     }
-    if (inside) {
+    if (d < min_token_bytes) {
+      // this node's own tokens are left to the caller
+    } else if (inside) {
       accept(node.tokens_begin, node.tokens_begin + node.num_tokens_here);
     } else {
-      for (uint32_t k = 0; k < node.num_tokens_here; ++k) out.uncertain.push_back(int32_t(node.tokens_begin + k));
+      for (uint32_t k = 0; k < node.num_tokens_here; ++k) result.uncertain.push_back(int32_t(node.tokens_begin + k));
     }
     if (ctx[d].tops.empty() && ext[d].tops.empty()) {
       i = node.subtree_end;  // nothing can take another byte
@@ -169,7 +193,18 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     }
     ++i;
   }
+  return result;
+}
 
+}  // namespace
+
+StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
+                                      uint32_t state) {
+  WalkResult walked = walk_state(grammar, returns, vocab, state, 0);
+  const std::vector<std::pair<uint32_t, uint32_t>>& accepted = walked.accepted;
+  const size_t num_accepted = walked.num_accepted;
+  StateTokenMask out;
+  out.uncertain = std::move(walked.uncertain);
   const size_t num_sorted = size_t(vocab.num_sorted());
   if (num_accepted * 32 > size_t(vocab.vocab_size())) {
     std::vector<uint32_t>& bits = out.accepted_bits;
@@ -204,6 +239,45 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
     }
   }
   out.uncertain.shrink_to_fit();
+  return out;
+}
+
+StateTokenMask build_state_token_mask_above(const Grammar& grammar, const ReturnSites& returns,
+                                            const TokenVocabulary& vocab, uint32_t state,
+                                            const StateTokenMask& same_below, uint32_t below_bytes) {
+  const WalkResult walked = walk_state(grammar, returns, vocab, state, below_bytes);
+  std::vector<uint32_t> bits;
+  if (!same_below.accepted_bits.empty()) {
+    bits = same_below.accepted_bits;
+  } else {
+    bits.assign(vocab.mask_words(), 0);
+    for (const TokenId id : same_below.accepted_ids) bits[size_t(id) >> 5] |= 1u << (id & 31);
+  }
+  for (const TokenId id : vocab.tokens_of_at_least(below_bytes)) bits[size_t(id) >> 5] &= ~(1u << (id & 31));
+  for (const auto& [begin, end] : walked.accepted) {
+    for (uint32_t k = begin; k < end; ++k) {
+      const TokenId id = vocab.sorted_id(int32_t(k));
+      bits[size_t(id) >> 5] |= 1u << (id & 31);
+    }
+  }
+  size_t num_accepted = 0;
+  for (const uint32_t w : bits) num_accepted += size_t(std::popcount(w));
+  StateTokenMask out;
+  if (num_accepted * 32 > size_t(vocab.vocab_size())) {
+    out.accepted_bits = std::move(bits);
+  } else {
+    out.accepted_ids.reserve(num_accepted);
+    for (size_t w = 0; w < bits.size(); ++w) {
+      for (uint32_t word = bits[w]; word != 0; word &= word - 1)
+        out.accepted_ids.push_back(TokenId(w * 32 + size_t(std::countr_zero(word))));
+    }
+  }
+  std::vector<int32_t> shorter;
+  for (const int32_t k : same_below.uncertain) {
+    if (vocab.sorted_bytes(k).size() < below_bytes) shorter.push_back(k);
+  }
+  out.uncertain.resize(shorter.size() + walked.uncertain.size());
+  std::merge(shorter.begin(), shorter.end(), walked.uncertain.begin(), walked.uncertain.end(), out.uncertain.begin());
   return out;
 }
 

@@ -43,5 +43,10 @@ struct ReturnSites {
 
 StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
                                       uint32_t state);
+// The same mask, given the mask of a state that classifies every token shorter than `below_bytes` bytes as `state`
+// does (state_equivalence.h): those tokens are taken from `same_below`, and only the longer ones are walked.
+StateTokenMask build_state_token_mask_above(const Grammar& grammar, const ReturnSites& returns,
+                                            const TokenVocabulary& vocab, uint32_t state,
+                                            const StateTokenMask& same_below, uint32_t below_bytes);
 
 }  // namespace pagoda::grammar

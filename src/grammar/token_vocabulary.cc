@@ -61,7 +61,11 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vect
   }
   // Children come after their parent in preorder: one backward pass folds each node into its parent's set.
   subtree_bytes_.assign(trie_.size(), {0, 0, 0, 0});
+  subtree_max_bytes_.assign(trie_.size(), 0);
   for (uint32_t i = uint32_t(trie_.size()); i-- > 0;) {
+    subtree_max_bytes_[i] = std::max(subtree_max_bytes_[i], trie_[i].depth);
+    for (uint32_t c = i + 1; c < trie_[i].subtree_end; c = trie_[c].subtree_end)
+      subtree_max_bytes_[i] = std::max(subtree_max_bytes_[i], subtree_max_bytes_[c]);
     for (uint32_t c = i + 1; c < trie_[i].subtree_end; c = trie_[c].subtree_end) {
       for (int32_t w = 0; w < 4; ++w) subtree_bytes_[i][size_t(w)] |= subtree_bytes_[c][size_t(w)];
       subtree_bytes_[i][trie_[c].byte >> 6] |= uint64_t(1) << (trie_[c].byte & 63);
@@ -79,6 +83,13 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vect
     }
   }
   for (size_t i = 0; i < trie_.size(); ++i) trie_[i].utf8_below = (ok[i] >> utf8::kBoundary) & 1;
+  ids_by_length_ = sorted_ids_;
+  std::stable_sort(ids_by_length_.begin(), ids_by_length_.end(),
+                   [&](TokenId a, TokenId b) { return token_bytes(a).size() < token_bytes(b).size(); });
+  by_length_begin_.assign(size_t(max_token_bytes_) + 2, ids_by_length_.size());
+  for (size_t k = ids_by_length_.size(); k-- > 0;) by_length_begin_[token_bytes(ids_by_length_[k]).size()] = k;
+  for (size_t n = by_length_begin_.size() - 1; n-- > 0;)
+    by_length_begin_[n] = std::min(by_length_begin_[n], by_length_begin_[n + 1]);
   text_token_bits_.assign(mask_words(), 0);
   for (const TokenId id : sorted_ids_) text_token_bits_[size_t(id) >> 5] |= 1u << (id & 31);
 }

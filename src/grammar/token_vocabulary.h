@@ -67,6 +67,14 @@ class TokenVocabulary {
   // inside a character): a state that takes every ASCII byte below and every well-formed character, coming back to
   // itself, accepts every token of the subtree without walking it. Kept in the node, which the walk reads anyway.
   bool utf8_below(uint32_t node_idx) const { return trie_[node_idx].utf8_below != 0; }
+  // The most bytes of any token in the subtree whose first node is `node_idx` (the node's own depth included): a
+  // walk that classifies only tokens of at least n bytes skips a subtree below n.
+  uint32_t subtree_max_bytes(uint32_t node_idx) const { return subtree_max_bytes_[node_idx]; }
+  // The text tokens of at least `n` bytes (any order).
+  std::span<const TokenId> tokens_of_at_least(uint32_t n) const {
+    const size_t from = n < by_length_begin_.size() ? by_length_begin_[n] : ids_by_length_.size();
+    return std::span<const TokenId>(ids_by_length_).subspan(from);
+  }
   // Bit `id` set for every text token (the tokens of the sorted order): [mask_words()].
   const std::vector<uint32_t>& text_token_bits() const { return text_token_bits_; }
   int32_t max_token_bytes() const { return max_token_bytes_; }
@@ -79,6 +87,9 @@ class TokenVocabulary {
   std::vector<TokenId> sorted_ids_;
   std::vector<TrieNode> trie_;
   std::vector<std::array<uint64_t, 4>> subtree_bytes_;  // [trie nodes]
+  std::vector<uint16_t> subtree_max_bytes_;             // [trie nodes]
+  std::vector<TokenId> ids_by_length_;                  // text tokens by byte length, ascending
+  std::vector<size_t> by_length_begin_;                 // [max_token_bytes + 2]: first index of each length
   std::vector<uint32_t> text_token_bits_;
   int32_t max_token_bytes_ = 0;
 };

@@ -1,8 +1,12 @@
 // Fuzz tests of the front ends (GBNF, regex, JSON Schema): random and mutated inputs, bounded counts and fixed
 // seeds. Every input must give a grammar or an error, never a crash, hang or unbounded memory (the ASan+UBSan
-// build runs these); a grammar that compiles gets a short random walk through its matcher. Also a grammar whose
-// parses multiply with every byte, which the stack cap keeps tractable.
+// build runs these); a grammar that compiles gets a short random walk through its matcher. Also ambiguous
+// grammars: right recursion kept linear by tail returns, parses that multiply with every byte (the work bound is
+// an error, never dropped stacks), and more than 256 stacks at once, every one kept.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 #include <random>
@@ -64,10 +68,10 @@ void walk(Grammar g, std::mt19937_64& rng) {
     }
     ASSERT_FALSE(ids.empty());
     const TokenId id = ids[std::uniform_int_distribution<size_t>(0, ids.size() - 1)(rng)];
-    if (m.num_stacks() < kMaxStacks)
-      ASSERT_TRUE(m.accept_token(id));
-    else if (!m.accept_token(id))
+    if (!m.accept_token(id)) {
+      ASSERT_TRUE(m.overflowed());  // the one way a token the mask allowed is refused
       break;
+    }
   }
   m.rollback(std::min(2, m.num_rollback_tokens()));
 }
@@ -142,18 +146,68 @@ TEST(GrammarFuzz, JsonSchema) {
   EXPECT_GT(num_ok, 100);
 }
 
-TEST(GrammarFuzz, ExponentiallyAmbiguousGrammarStaysTractable) {
-  // After n a's, the parses differ in how many b's are still owed: the distinct stacks would double per byte.
+TEST(GrammarFuzz, RightRecursiveAmbiguityStaysTractable) {
+  // After n a's, the parses differ in which calls still owe a "b": 2^n stacks, were every return kept; a return
+  // into the end of a rule goes straight on (a tail call), so they are at most n + 1, by how many b's are owed.
   auto g = testing::with_bytes(parse_gbnf("root ::= s\ns ::= \"a\" s | \"a\" s \"b\" | \"c\"").value());
   GrammarMatcher m(g);
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(m.accept_token('a'));
-  EXPECT_LE(m.num_stacks(), kMaxStacks);
+  EXPECT_LE(m.num_stacks(), 201u);
+  EXPECT_FALSE(m.overflowed());
   ASSERT_TRUE(m.accept_token('c'));
   std::vector<uint32_t> mask(g->vocabulary().mask_words());
   m.fill_mask(mask);
   EXPECT_TRUE(mask[size_t('b') >> 5] >> ('b' & 31) & 1);
   while (!m.can_end()) ASSERT_TRUE(m.accept_token('b'));
   EXPECT_TRUE(m.can_end());
+}
+
+TEST(GrammarFuzz, ExponentialAmbiguityIsAnErrorNotADroppedStack) {
+  // After n a's, each call owes a "b" (called as s) or a "c" (called through t): 2^n distinct stacks. The matcher
+  // follows them until a move passes its work bound, then is overflowed: it accepts nothing more and allows
+  // nothing, rather than dropping stacks and refusing valid text.
+  auto g = testing::with_bytes(
+      parse_gbnf("root ::= s\ns ::= \"a\" s \"b\" | \"a\" t \"c\" | \"d\"\nt ::= s | \"e\"").value());
+  GrammarMatcher m(g);
+  int accepted = 0;
+  while (accepted < 64 && m.accept_token('a')) ++accepted;
+  EXPECT_GT(accepted, 8);  // every stack kept while within the bound
+  EXPECT_LT(accepted, 64);
+  EXPECT_TRUE(m.overflowed());
+  std::vector<uint32_t> mask(g->vocabulary().mask_words(), 0xFFFFFFFFu);
+  m.fill_mask(mask);
+  EXPECT_TRUE(std::all_of(mask.begin(), mask.end(), [](uint32_t w) { return w == 0; }));
+  EXPECT_FALSE(m.accept_token('d'));
+  EXPECT_FALSE(m.accept_token(256));
+}
+
+TEST(GrammarFuzz, MoreThan256StacksAcceptEveryValidText) {
+  // 300 alternatives, each a rule of its own, alike up to their last byte: 300 stacks live at once, and the text of
+  // each alternative, the last ones included, must be accepted.
+  std::string gbnf = "root ::= r0";
+  for (int k = 1; k < 300; ++k) gbnf += fmt::format(" | r{}", k);
+  gbnf += "\n";
+  for (int k = 0; k < 300; ++k) gbnf += fmt::format("r{} ::= \"x\" [a-z]* \"{};\"\n", k, k);
+  Result<Grammar> parsed = parse_gbnf(gbnf);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  auto g = testing::with_bytes(std::move(parsed).value());
+  GrammarMatcher probe(g);
+  ASSERT_TRUE(probe.accept_bytes("xab"));
+  EXPECT_GE(probe.num_stacks(), 300u);
+  for (int k = 0; k < 300; ++k) {
+    const std::string text = fmt::format("xab{};", k);
+    EXPECT_TRUE(testing::matches(g, text)) << text;
+    // Byte by byte through the mask, too.
+    GrammarMatcher m(g);
+    std::vector<uint32_t> mask(g->vocabulary().mask_words());
+    for (const char c : text) {
+      m.fill_mask(mask);
+      ASSERT_TRUE(mask[uint8_t(c) >> 5] >> (uint8_t(c) & 31) & 1) << text;
+      ASSERT_TRUE(m.accept_token(uint8_t(c)));
+    }
+    EXPECT_TRUE(m.can_end());
+  }
+  EXPECT_FALSE(testing::matches(g, "xab300;"));
 }
 
 }  // namespace
