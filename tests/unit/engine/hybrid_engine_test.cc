@@ -73,8 +73,9 @@ const HybridCase kHybridCases[] = {
     {"tiny-lfm2", "lfm2", true, 4, 2, 4 * 2 * 128, 0.0f},  // 4 conv layers x 2 kept inputs x 128 channels
     // 6 DeltaNet layers x (3 kept inputs of 256 channels + 4 value heads of 32 x 32)
     {"tiny-qwen35", "qwen35", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32), 1e-5f},
-    // The same layers with Qwen3-Next's grouped value heads, and experts with a gated shared expert.
-    {"tiny-qwen3next", "qwen3next", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32), 1e-5f},
+    // The same layers with Qwen3-Next's grouped value heads, and experts with a gated shared expert (whose larger
+    // logits carry the summation-order differences a little further).
+    {"tiny-qwen3next", "qwen3next", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32), 2e-5f},
 };
 
 class HybridEngineTest : public ::testing::TestWithParam<HybridCase> {
