@@ -101,7 +101,8 @@ int gen_model(const GenModelOptions& o) {
     return 0;
   };
   if (!shape->gguf_architecture.empty() && (o.format == "gguf" || shape->hf_architecture.empty())) {
-    // gpt-oss, the encoders and qwen35: their GGUFs written straight (any --type); gpt-oss's HF folder below.
+    // gpt-oss, the encoders, qwen35 and qwen3next: their GGUFs written straight (any --type); gpt-oss's HF folder
+    // below.
     if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
     if (!o.tokenizer.empty())
       return report_error(fmt::format("--tokenizer needs an HF-family shape, not {}", shape->name));
@@ -109,8 +110,9 @@ int gen_model(const GenModelOptions& o) {
         *shape, *type, o.seed, o.output,
         [&progress](int32_t done, int32_t total, const std::string& name) { progress.update(done, total, name); }};
     Status st = shape->is_encoder()                    ? synth::write_random_bert_model(options)
-                : shape->gguf_architecture == "qwen35" ? synth::write_random_qwen35_model(options)
-                                                       : synth::write_random_gpt_oss_model(options);
+                : shape->gguf_architecture == "qwen35" || shape->gguf_architecture == "qwen3next"
+                    ? synth::write_random_qwen35_model(options)
+                    : synth::write_random_gpt_oss_model(options);
     return finish_written(st, shape->gguf_architecture);
   }
   // The HF families (and --format hf) go through an HF folder; the GGUF of one is that folder converted.

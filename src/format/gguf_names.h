@@ -162,6 +162,10 @@ inline constexpr const char* kSsmDt = "ssm_dt";          // .bias [v_heads]
 inline constexpr const char* kSsmA = "ssm_a";            // [v_heads]: -exp(A_log)
 inline constexpr const char* kSsmBeta = "ssm_beta";      // [dim, v_heads]
 inline constexpr const char* kSsmAlpha = "ssm_alpha";    // [dim, v_heads]
+// Qwen3-Next's beta and alpha in one matrix [dim, 2 * v_heads]: per key head, its value heads' beta rows, then their
+// alpha rows; and the fused [q, k, v, z] per key head of its older GGUFs (not read: pagoda refuses it by name).
+inline constexpr const char* kSsmBetaAlpha = "ssm_ba";
+inline constexpr const char* kSsmIn = "ssm_in";
 inline constexpr const char* kSsmNorm = "ssm_norm";      // [head_dim]
 inline constexpr const char* kSsmOut = "ssm_out";        // [value_dim, dim]
 inline constexpr const char* kAttnGate = "attn_gate";

@@ -8,7 +8,9 @@
 // rope.dimension_sections: interleaved M-RoPE, which on text (every section at the token's position) is NeoX RoPE
 // over rope.dimension_count dims. qwen35moe's FFN is a mixture of experts (softmax router, top-k renormalized, as
 // llama.cpp always does for it) with a shared expert gated by sigmoid(x . ffn_gate_inp_shexp) when the file has
-// expert_shared_feed_forward_length. Its HF folders: below, read_qwen35_config and qwen35_layer_tensors.
+// expert_shared_feed_forward_length. Its HF folders: below, read_qwen35_config and qwen35_layer_tensors. The keys and
+// config.json fields it shares with qwen3next (arch_qwen3next.cc) are defined here: read_gguf_gated_delta_net,
+// read_hf_gated_delta_net (architecture.h).
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -42,7 +44,9 @@ Result<int32_t> required(const format::GgufFile& file, const ModelConfig& c, con
   return int32_t(*v);
 }
 
-Status read_qwen35_gguf(const format::GgufFile& file, ModelConfig& c) {
+}  // namespace
+
+Status read_gguf_gated_delta_net(const format::GgufFile& file, ModelConfig& c) {
   PAGODA_ASSIGN_OR_RETURN(c.delta_net_conv_kernel, required(file, c, kConvKernel, kMaxConvKernel));
   if (c.delta_net_conv_kernel < 2)
     return make_error(fmt::format("{}: {} must be at least 2", file.name(), arch_key(c, kConvKernel)));
@@ -78,24 +82,12 @@ Status read_qwen35_gguf(const format::GgufFile& file, ModelConfig& c) {
   if (c.num_conv_layers() == c.num_layers)
     return make_error(fmt::format("{}: no full-attention layer among the {} layers (pagoda needs one)", file.name(),
                                   c.num_layers));
-  // Text positions put every M-RoPE section at the token's position: the sections only need to fit the rotation.
-  if (file.find(arch_key(c, kRopeSections)) != nullptr) {
-    PAGODA_ASSIGN_OR_RETURN(auto sections, file.get_i32_array(arch_key(c, kRopeSections)));
-    int64_t sum = 0;
-    for (int32_t s : *sections) {
-      if (s < 0) return make_error(fmt::format("{}: {} holds a negative count", file.name(), arch_key(c, kRopeSections)));
-      sum += s;
-    }
-    if (sum > c.rope_dim / 2)
-      return make_error(fmt::format("{}: {} sum to {} pairs, past rope.dimension_count {}", file.name(),
-                                    arch_key(c, kRopeSections), sum, c.rope_dim));
-  }
   c.attn_output_gate = true;
   c.ffn_norm_is_post_attention_norm = true;
   return Status::ok_status();
 }
 
-void write_qwen35_gguf(const ModelConfig& c, format::GgufWriter& w) {
+void write_gguf_gated_delta_net(const ModelConfig& c, format::GgufWriter& w) {
   using format::GgufValue;
   w.set(arch_key(c, kConvKernel), GgufValue::u32(uint32_t(c.delta_net_conv_kernel)));
   w.set(arch_key(c, kStateSize), GgufValue::u32(uint32_t(c.delta_net_head_dim)));
@@ -112,6 +104,30 @@ void write_qwen35_gguf(const ModelConfig& c, format::GgufWriter& w) {
     for (int32_t l = 0; l < c.num_layers; ++l) recurrent.push_back(GgufValue::boolean(c.is_conv_layer(l)));
     w.set(arch_key(c, kRecurrentLayers), GgufValue::array_of(format::GgufValueType::kBool, std::move(recurrent)));
   }
+}
+
+namespace {
+
+Status read_qwen35_gguf(const format::GgufFile& file, ModelConfig& c) {
+  PAGODA_RETURN_IF_ERROR(read_gguf_gated_delta_net(file, c));
+  // Text positions put every M-RoPE section at the token's position: the sections only need to fit the rotation.
+  if (file.find(arch_key(c, kRopeSections)) != nullptr) {
+    PAGODA_ASSIGN_OR_RETURN(auto sections, file.get_i32_array(arch_key(c, kRopeSections)));
+    int64_t sum = 0;
+    for (int32_t s : *sections) {
+      if (s < 0) return make_error(fmt::format("{}: {} holds a negative count", file.name(), arch_key(c, kRopeSections)));
+      sum += s;
+    }
+    if (sum > c.rope_dim / 2)
+      return make_error(fmt::format("{}: {} sum to {} pairs, past rope.dimension_count {}", file.name(),
+                                    arch_key(c, kRopeSections), sum, c.rope_dim));
+  }
+  return Status::ok_status();
+}
+
+void write_qwen35_gguf(const ModelConfig& c, format::GgufWriter& w) {
+  using format::GgufValue;
+  write_gguf_gated_delta_net(c, w);
   // Qwen3.5's interleaved M-RoPE sections (llama.cpp's converter's default), scaled to the rotated pairs.
   const int32_t pairs = c.rope_dim / 2, t = (pairs * 11 + 31) / 32, h = (pairs * 11 + 31) / 32;
   std::vector<GgufValue> sections;
@@ -142,7 +158,9 @@ void write_qwen35moe_gguf(const ModelConfig& c, format::GgufWriter& w) {
 // A_log and dt_bias, conv1d's V channels, out_proj's columns), A_log as -exp(A_log), conv1d's [C, 1, L] taps as
 // [L, C] f32, every RMSNorm but the DeltaNet output norm as 1 + w.
 
-Status read_qwen35_config(const HfConfigFields& f, HfConfig& h) {
+}  // namespace
+
+Status read_hf_gated_delta_net(const HfConfigFields& f, HfConfig& h) {
   ModelConfig& c = h.config;
   PAGODA_ASSIGN_OR_RETURN(c.delta_net_conv_kernel, f.positive_int("linear_conv_kernel_dim", kMaxConvKernel));
   if (c.delta_net_conv_kernel < 2) return f.error("linear_conv_kernel_dim must be at least 2");
@@ -186,12 +204,16 @@ Status read_qwen35_config(const HfConfigFields& f, HfConfig& h) {
   if (c.rope_dim < 2 || c.rope_dim % 2 != 0)
     return f.error(fmt::format("partial_rotary_factor {} of head_dim {} is not an even count of dims", factor,
                                c.head_dim));
-  if (h.qkv_bias) return f.error("attention_bias is not supported for Qwen3.5");
+  if (h.qkv_bias) return f.error("attention_bias is not supported for the gated DeltaNet hybrids");
   h.norms_plus_one = true;
   c.attn_output_gate = true;
   c.ffn_norm_is_post_attention_norm = true;
   return Status::ok_status();
 }
+
+namespace {
+
+Status read_qwen35_config(const HfConfigFields& f, HfConfig& h) { return read_hf_gated_delta_net(f, h); }
 
 Status read_qwen35moe_config(const HfConfigFields& f, HfConfig& h) {
   PAGODA_RETURN_IF_ERROR(read_qwen35_config(f, h));
@@ -236,7 +258,7 @@ void qwen35_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor
   using Rewrite = HfTensor::Rewrite;
   namespace t = format::gguf_tensor;
   const ModelConfig& c = h.config;
-  const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
+  const int64_t dim = c.dim;
   const int64_t conv_dim = c.delta_net_conv_dim(), value_dim = c.delta_net_value_dim(), v_heads = c.delta_net_v_heads;
   const std::string p = fmt::format("model.layers.{}.", layer);
   out.push_back({p + "input_layernorm.weight", {}, t::block_tensor(layer, t::kAttnNorm), {dim}, "hidden_size",
@@ -267,20 +289,38 @@ void qwen35_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor
                    "hidden_size, linear_num_value_heads * linear_value_head_dim", Kind::kMatrix,
                    Rewrite::kTileVHeadCols});
   } else {
-    const std::string a = p + "self_attn.";
-    out.push_back({a + "q_proj.weight", {}, t::block_tensor(layer, t::kAttnQ), {2 * q_dim, dim},
-                   "2 * num_attention_heads * head_dim (query and gate), hidden_size"});
-    out.push_back({a + "k_proj.weight", {}, t::block_tensor(layer, t::kAttnK), {kv_dim, dim},
-                   "num_key_value_heads * head_dim, hidden_size"});
-    out.push_back({a + "v_proj.weight", {}, t::block_tensor(layer, t::kAttnV), {kv_dim, dim},
-                   "num_key_value_heads * head_dim, hidden_size"});
-    out.push_back({a + "o_proj.weight", {}, t::block_tensor(layer, t::kAttnOutput), {dim, q_dim},
-                   "hidden_size, num_attention_heads * head_dim"});
-    out.push_back({a + "q_norm.weight", {}, t::block_tensor(layer, t::kAttnQNorm), {c.head_dim}, "head_dim",
-                   Kind::kNorm, Rewrite::kAddOne});
-    out.push_back({a + "k_norm.weight", {}, t::block_tensor(layer, t::kAttnKNorm), {c.head_dim}, "head_dim",
-                   Kind::kNorm, Rewrite::kAddOne});
+    append_hf_gated_attention_tensors(h, layer, out);
   }
+  append_hf_gated_hybrid_ffn_tensors(h, layer, out);
+}
+
+}  // namespace
+
+void append_hf_gated_attention_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>& out) {
+  using Kind = HfTensor::Kind;
+  using Rewrite = HfTensor::Rewrite;
+  namespace t = format::gguf_tensor;
+  const ModelConfig& c = h.config;
+  const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim();
+  const std::string a = fmt::format("model.layers.{}.self_attn.", layer);
+  out.push_back({a + "q_proj.weight", {}, t::block_tensor(layer, t::kAttnQ), {2 * q_dim, dim},
+                 "2 * num_attention_heads * head_dim (query and gate), hidden_size"});
+  out.push_back({a + "k_proj.weight", {}, t::block_tensor(layer, t::kAttnK), {kv_dim, dim},
+                 "num_key_value_heads * head_dim, hidden_size"});
+  out.push_back({a + "v_proj.weight", {}, t::block_tensor(layer, t::kAttnV), {kv_dim, dim},
+                 "num_key_value_heads * head_dim, hidden_size"});
+  out.push_back({a + "o_proj.weight", {}, t::block_tensor(layer, t::kAttnOutput), {dim, q_dim},
+                 "hidden_size, num_attention_heads * head_dim"});
+  out.push_back({a + "q_norm.weight", {}, t::block_tensor(layer, t::kAttnQNorm), {c.head_dim}, "head_dim",
+                 Kind::kNorm, Rewrite::kAddOne});
+  out.push_back({a + "k_norm.weight", {}, t::block_tensor(layer, t::kAttnKNorm), {c.head_dim}, "head_dim",
+                 Kind::kNorm, Rewrite::kAddOne});
+}
+
+void append_hf_gated_hybrid_ffn_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor>& out) {
+  namespace t = format::gguf_tensor;
+  const ModelConfig& c = h.config;
+  const std::string p = fmt::format("model.layers.{}.", layer);
   const size_t ffn_begin = out.size();
   if (c.num_experts > 0) {
     append_hf_moe_tensors(h, layer, "mlp.gate.weight", "mlp.experts.{expert}.{proj}.weight", "gate_proj", "up_proj",
@@ -295,11 +335,9 @@ void qwen35_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTensor
   for (size_t i = ffn_begin; i < out.size(); ++i)
     if (out[i].hf_name == p + "post_attention_layernorm.weight") {
       out[i].gguf_name = t::block_tensor(layer, t::kPostAttentionNorm);
-      out[i].rewrite = Rewrite::kAddOne;
+      out[i].rewrite = HfTensor::Rewrite::kAddOne;
     }
 }
-
-}  // namespace
 
 extern const ArchitectureFamily kQwen35Family{"qwen35", true, read_qwen35_gguf, write_qwen35_gguf};
 extern const ArchitectureFamily kQwen35MoeFamily{"qwen35moe", true, read_qwen35moe_gguf, write_qwen35moe_gguf};

@@ -3,8 +3,8 @@
 // and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
 // config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
 // arch_gemma.cc, arch_gemma4.cc, arch_phi3.cc, arch_granite.cc, arch_smollm3.cc, arch_olmo2.cc, arch_mistral3.cc,
-// arch_exaone4.cc, arch_lfm2.cc, arch_gpt_oss.cc, arch_qwen35.cc, arch_bert.cc, arch_jina_bert_v2.cc,
-// arch_nomic_bert.cc); architecture.cc lists them. A mixture of experts, with or without a shared expert, is a
+// arch_exaone4.cc, arch_lfm2.cc, arch_gpt_oss.cc, arch_qwen35.cc, arch_qwen3next.cc, arch_bert.cc,
+// arch_jina_bert_v2.cc, arch_nomic_bert.cc); architecture.cc lists them. A mixture of experts, with or without a shared expert, is a
 // property of a family's layers that these helpers read and write alike for any family. Plain data and functions; no
 // state.
 #pragma once
@@ -83,6 +83,12 @@ struct HfTensor {
     kTileVHeadCols,
     kTileConvVHeads,
     kTileNegExpVHeads,
+    // Qwen3-Next's in_proj_qkvz, per key head its q, k, v (its value heads') and z rows, split as llama.cpp's
+    // converter splits it: attn_qkv (every key head's q, then every k, then every v) or attn_gate (every z); and
+    // A_log as f32 -exp(A_log), its heads in place.
+    kQkvzToQkv,
+    kQkvzToZ,
+    kNegExpToF32,
   };
   std::string hf_name;                 // empty when hf_slices is used
   std::vector<std::string> hf_slices;  // stacked: one HF tensor per expert, GGUF dims gain num_experts outermost
@@ -159,6 +165,18 @@ std::vector<uint8_t> swa_pattern_of_period(int32_t num_layers, int32_t period);
 // (into rms_eps), attention.causal (absent or false), the token-type count; sets ModelConfig::encoder.
 Status read_gguf_encoder(const format::GgufFile& file, ModelConfig& config);
 void write_gguf_encoder(const ModelConfig& config, format::GgufWriter& writer);
+// The gated DeltaNet hybrids' common keys (arch_qwen35.cc; Qwen3.5 and Qwen3-Next share them): ssm.conv_kernel,
+// ssm.state_size, ssm.group_count, ssm.time_step_rank, ssm.inner_size, the recurrent layers (full_attention_interval
+// or attention.recurrent_layers); sets the gated attention and the pre-FFN norm under post_attention_norm.
+Status read_gguf_gated_delta_net(const format::GgufFile& file, ModelConfig& config);
+void write_gguf_gated_delta_net(const ModelConfig& config, format::GgufWriter& writer);
+// Their config.json fields: linear_conv_kernel_dim, linear_{key,value}_head_dim, linear_num_{key,value}_heads,
+// layer_types or full_attention_interval, partial_rotary_factor; norms stored as 1 + w.
+Status read_hf_gated_delta_net(const HfConfigFields& fields, HfConfig& config);
+// Their full-attention layers' HF tensors (self_attn's q_proj of query and gate, k/v/o_proj, q/k_norm as 1 + w) and
+// their FFN's (dense, or experts with the gated shared expert; post_attention_layernorm as post_attention_norm).
+void append_hf_gated_attention_tensors(const HfConfig& config, int32_t layer, std::vector<HfTensor>& out);
+void append_hf_gated_hybrid_ffn_tensors(const HfConfig& config, int32_t layer, std::vector<HfTensor>& out);
 // The MoE keys: expert_count, expert_used_count, expert_feed_forward_length (default: feed_forward_length).
 Status read_gguf_experts(const format::GgufFile& file, ModelConfig& config);
 void write_gguf_experts(const ModelConfig& config, format::GgufWriter& writer);

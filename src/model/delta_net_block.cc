@@ -1,8 +1,9 @@
-// Qwen3.5's gated DeltaNet block (LlamaModel::delta_net_block), as llama.cpp's qwen35 graph computes it: the
-// projections of the normed input, each sequence's causal convolution from its window and SiLU, L2-normed Q and K,
-// the recurrence per value head (kernels.h's gated_delta_net, or its chunked form over a prefill's tokens) from the
-// head's matrix in the sequence's state slot,
-// the gated RMSNorm and the output projection with its residual add. Touches no K/V: its state is the slot's.
+// Qwen3.5's and Qwen3-Next's gated DeltaNet block (LlamaModel::delta_net_block), as llama.cpp's qwen35 and qwen3next
+// graphs compute it: the projections of the normed input (Qwen3-Next's beta and alpha from one fused matrix), each
+// sequence's causal convolution from its window and SiLU, L2-normed Q and K, the recurrence per value head
+// (kernels.h's gated_delta_net, or its chunked form over a prefill's tokens) from the head's matrix in the sequence's
+// state slot, the gated RMSNorm and the output projection with its residual add. Touches no K/V: its state is the
+// slot's.
 #include <cmath>
 
 #include "core/check.h"
@@ -42,8 +43,24 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
   pre_norm(lw.attn_norm, n, ws);
   linear(lw.dn_qkv, ws.xb.data(), ws.dn_qkv.data(), n, ws, pool);
   linear(lw.dn_z, ws.xb.data(), ws.dn_z.data(), n, ws, pool);
-  linear(lw.dn_beta, ws.xb.data(), ws.dn_beta.data(), n, ws, pool);
-  linear(lw.dn_alpha, ws.xb.data(), ws.dn_g.data(), n, ws, pool);
+  const int32_t v_per_k = v_heads / k_heads;
+  if (c.delta_net_grouped_v_heads) {
+    // ssm_ba's row of a token: per key head g, beta of its value heads g * v_per_k + r, then their alpha.
+    linear(lw.dn_beta_alpha, ws.xb.data(), ws.dn_beta_alpha.data(), n, ws, pool);
+    for (int32_t t = 0; t < n; ++t) {
+      const float* ba = ws.dn_beta_alpha.data() + int64_t(t) * 2 * v_heads;
+      float* beta = ws.dn_beta.data() + int64_t(t) * v_heads;
+      float* alpha = ws.dn_g.data() + int64_t(t) * v_heads;
+      for (int32_t g = 0; g < k_heads; ++g)
+        for (int32_t r = 0; r < v_per_k; ++r) {
+          beta[g * v_per_k + r] = ba[2 * g * v_per_k + r];
+          alpha[g * v_per_k + r] = ba[2 * g * v_per_k + v_per_k + r];
+        }
+    }
+  } else {
+    linear(lw.dn_beta, ws.xb.data(), ws.dn_beta.data(), n, ws, pool);
+    linear(lw.dn_alpha, ws.xb.data(), ws.dn_g.data(), n, ws, pool);
+  }
   for (int32_t t = 0; t < n; ++t) {
     float* beta = ws.dn_beta.data() + int64_t(t) * v_heads;
     float* g = ws.dn_g.data() + int64_t(t) * v_heads;
@@ -68,12 +85,14 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
       for (int32_t h = 0; h < 2 * k_heads; ++h) l2_norm(row + int64_t(h) * head_dim, head_dim, c.rms_eps);
     }
   });
-  // The recurrence, one (sequence, value head) at a time: value head h reads key head h % k_heads.
+  // The recurrence, one (sequence, value head) at a time: value head h reads key head h % k_heads, or h / v_per_k
+  // where the value heads are grouped by key head.
   const float scale = 1.0f / std::sqrt(float(head_dim));
   const int64_t matrix_floats = int64_t(head_dim) * head_dim;
   pool.parallel_for(int64_t(batch.num_seqs()) * v_heads, 1, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      const int32_t s = int32_t(item / v_heads), h = int32_t(item % v_heads), hk = h % k_heads;
+      const int32_t s = int32_t(item / v_heads), h = int32_t(item % v_heads);
+      const int32_t hk = c.delta_net_grouped_v_heads ? h / v_per_k : h % k_heads;
       const int32_t first = batch.seq_starts[s], len = batch.seq_starts[s + 1] - first;
       if (len == 0) continue;
       float* matrix =

@@ -73,6 +73,28 @@ std::vector<uint8_t> tile_v_head_rows(const uint8_t* src, int64_t rows, int64_t 
   return out;
 }
 
+// Qwen3-Next's in_proj_qkvz rows (per key head: q and k of head_dim rows each, then v and z of v_per_k * head_dim
+// rows each), regrouped as llama.cpp's converter does: every q, every k, every v (attn_qkv), or every z (attn_gate).
+std::vector<uint8_t> split_qkvz_rows(const uint8_t* src, int64_t row_bytes, int64_t k_heads, int64_t head_dim,
+                                     int64_t v_per_k, bool z) {
+  const int64_t v_rows = v_per_k * head_dim, group_rows = 2 * head_dim + 2 * v_rows;
+  std::vector<uint8_t> out;
+  const auto take = [&](int64_t offset, int64_t rows) {
+    for (int64_t g = 0; g < k_heads; ++g) {
+      const uint8_t* from = src + (g * group_rows + offset) * row_bytes;
+      out.insert(out.end(), from, from + rows * row_bytes);
+    }
+  };
+  if (z) {
+    take(2 * head_dim + v_rows, v_rows);
+  } else {
+    take(0, head_dim);
+    take(head_dim, head_dim);
+    take(2 * head_dim, v_rows);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_hf_model_folder(const std::string& path) {
@@ -172,6 +194,27 @@ Status HfCheckpoint::map_tensors() {
       std::vector<int64_t> dims(spec.shape.rbegin(), spec.shape.rend());
       dims[dims.size() - 2] = rows / 2;
       tensors_.tensors[spec.gguf_name].dims = dims;
+      return Status::ok_status();
+    }
+    if (spec.rewrite == Rewrite::kQkvzToQkv || spec.rewrite == Rewrite::kQkvzToZ) {
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(spec.hf_name, spec));
+      const int64_t rows = spec.shape[0], row_bytes = int64_t(t->size_bytes) / rows;
+      const bool z = spec.rewrite == Rewrite::kQkvzToZ;
+      owned_.push_back(split_qkvz_rows(static_cast<const uint8_t*>(t->data), row_bytes, c.delta_net_k_heads,
+                                       c.delta_net_head_dim, c.delta_net_v_heads / c.delta_net_k_heads, z));
+      const int64_t out_rows = z ? c.delta_net_value_dim() : c.delta_net_conv_dim();
+      tensors_.tensors[spec.gguf_name] = TensorRef{t->dtype, std::string(format::safetensors_dtype_name(t->dtype)),
+                                                   {spec.shape[1], out_rows}, owned_.back().data(), {}};
+      order_.push_back(spec.gguf_name);
+      return Status::ok_status();
+    }
+    if (spec.rewrite == Rewrite::kNegExpToF32) {
+      PAGODA_ASSIGN_OR_RETURN(const format::SafetensorsTensor* t, find(spec.hf_name, spec));
+      std::vector<float> values(static_cast<size_t>(t->num_elements()));
+      dequantize_row(t->dtype, t->data, values.data(), t->num_elements());
+      for (float& v : values) v = -std::exp(v);
+      add_owned_f32(spec.gguf_name, values);
+      tensors_.tensors[spec.gguf_name].dims.assign(spec.shape.rbegin(), spec.shape.rend());
       return Status::ok_status();
     }
     if (spec.rewrite >= Rewrite::kTileQkvVHeads && spec.rewrite <= Rewrite::kTileNegExpVHeads) {

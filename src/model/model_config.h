@@ -128,14 +128,17 @@ struct ModelConfig {
   // DeltaNet blocks instead of short convolutions. A token's attn_qkv row [conv_dim()] (Q of delta_net_k_heads heads,
   // K likewise, V of delta_net_v_heads heads, each delta_net_head_dim wide) runs through a depthwise causal
   // convolution of delta_net_conv_kernel taps and SiLU; Q and K are L2-normed; value head h reads key head
-  // h % delta_net_k_heads; each value head keeps a [head_dim x head_dim] state, decayed by exp(g) with
-  // g = ssm_a * softplus(alpha + dt_bias), corrected by the delta rule with strength sigmoid(beta); the output is
-  // RMS-normed per head (ssm_norm), times SiLU(z) (attn_gate), then ssm_out. A recurrent layer's state: the last
-  // delta_net_conv_kernel - 1 inputs of its convolution and the value heads' matrices.
+  // h % delta_net_k_heads (llama.cpp's tiled order, Qwen3.5), or h / (v_heads / k_heads) when
+  // delta_net_grouped_v_heads (the value heads grouped by key head, Qwen3-Next); each value head keeps a
+  // [head_dim x head_dim] state, decayed by exp(g) with g = ssm_a * softplus(alpha + dt_bias), corrected by the
+  // delta rule with strength sigmoid(beta); the output is RMS-normed per head (ssm_norm), times SiLU(z) (attn_gate),
+  // then ssm_out. A recurrent layer's state: the last delta_net_conv_kernel - 1 inputs of its convolution and the
+  // value heads' matrices.
   int32_t delta_net_conv_kernel = 0;  // ssm.conv_kernel
   int32_t delta_net_k_heads = 0;      // ssm.group_count
   int32_t delta_net_v_heads = 0;      // ssm.time_step_rank
   int32_t delta_net_head_dim = 0;     // ssm.state_size (key and value heads alike)
+  bool delta_net_grouped_v_heads = false;
   // Gated attention (Qwen3.5): attn_q gives each head's query and then its output gate (2 * head_dim rows a head);
   // the attention output is multiplied by sigmoid(gate) before attn_output.
   bool attn_output_gate = false;

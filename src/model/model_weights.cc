@@ -158,10 +158,18 @@ Status load_delta_net(const TensorSet& f, const ModelConfig& c, int32_t l, Layer
   namespace t = format::gguf_tensor;
   const int64_t dim = c.dim, conv_dim = c.delta_net_conv_dim(), value_dim = c.delta_net_value_dim();
   const int64_t v_heads = c.delta_net_v_heads, taps = c.delta_net_conv_kernel;
+  if (f.find(t::block_tensor(l, t::kSsmIn)) != nullptr)
+    return make_error(fmt::format("{}: {} is the older fused [q, k, v, z] projection, which pagoda does not read; "
+                                  "convert the model again with a current converter (attn_qkv and attn_gate)",
+                                  f.source, t::block_tensor(l, t::kSsmIn)));
   PAGODA_ASSIGN_OR_RETURN(lw.dn_qkv, matrix(f, t::block_tensor(l, t::kAttnQkv), conv_dim, dim));
   PAGODA_ASSIGN_OR_RETURN(lw.dn_z, matrix(f, t::block_tensor(l, t::kAttnGate), value_dim, dim));
-  PAGODA_ASSIGN_OR_RETURN(lw.dn_beta, matrix(f, t::block_tensor(l, t::kSsmBeta), v_heads, dim));
-  PAGODA_ASSIGN_OR_RETURN(lw.dn_alpha, matrix(f, t::block_tensor(l, t::kSsmAlpha), v_heads, dim));
+  if (c.delta_net_grouped_v_heads) {
+    PAGODA_ASSIGN_OR_RETURN(lw.dn_beta_alpha, matrix(f, t::block_tensor(l, t::kSsmBetaAlpha), 2 * v_heads, dim));
+  } else {
+    PAGODA_ASSIGN_OR_RETURN(lw.dn_beta, matrix(f, t::block_tensor(l, t::kSsmBeta), v_heads, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.dn_alpha, matrix(f, t::block_tensor(l, t::kSsmAlpha), v_heads, dim));
+  }
   PAGODA_ASSIGN_OR_RETURN(lw.dn_out, matrix(f, t::block_tensor(l, t::kSsmOut), dim, value_dim));
   PAGODA_ASSIGN_OR_RETURN(lw.dn_dt_bias, vector_f32(f, t::block_tensor(l, t::kSsmDt, "bias"), v_heads));
   PAGODA_ASSIGN_OR_RETURN(lw.dn_a, vector_f32(f, t::block_tensor(l, t::kSsmA, ""), v_heads));

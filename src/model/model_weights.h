@@ -91,8 +91,10 @@ struct LayerWeights {
   std::vector<float> conv_taps;
   // A gated DeltaNet layer (ModelConfig::is_delta_net; conv_taps holds its convolution's taps, f32
   // [conv_kernel][conv_dim]): attn_qkv [conv_dim, dim], attn_gate (z) [value_dim, dim], ssm_beta and ssm_alpha
-  // [v_heads, dim], ssm_out [dim, value_dim]; f32 ssm_dt's bias and ssm_a [v_heads], ssm_norm [head_dim].
-  WeightView dn_qkv, dn_z, dn_beta, dn_alpha, dn_out;
+  // [v_heads, dim] or in their place Qwen3-Next's ssm_ba [2 * v_heads, dim] (dn_beta_alpha; per key head its value
+  // heads' beta rows, then their alpha rows), ssm_out [dim, value_dim]; f32 ssm_dt's bias and ssm_a [v_heads],
+  // ssm_norm [head_dim].
+  WeightView dn_qkv, dn_z, dn_beta, dn_alpha, dn_beta_alpha, dn_out;
   std::vector<float> dn_dt_bias, dn_a, dn_norm;
 };
 

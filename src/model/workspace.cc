@@ -59,6 +59,7 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
     dn_out.resize(t * size_t(c.delta_net_value_dim()));
     dn_beta.resize(t * size_t(c.delta_net_v_heads));
     dn_g.resize(t * size_t(c.delta_net_v_heads));
+    if (c.delta_net_grouped_v_heads) dn_beta_alpha.resize(t * 2 * size_t(c.delta_net_v_heads));
   }
   if (c.attn_output_gate) {
     q_and_gate.resize(t * 2 * size_t(c.q_dim()));

@@ -92,8 +92,9 @@ struct Workspace {
   std::vector<float> conv_bcx;
   // Gated DeltaNet layers only (ModelConfig::is_delta_net; else empty), per token: f32 [max_tokens, conv_dim]
   // attn_qkv's row (convolved in place), [max_tokens, value_dim] the gate z and the heads' output, [max_tokens,
-  // v_heads] beta and the log decay g.
-  std::vector<float> dn_qkv, dn_z, dn_out, dn_beta, dn_g;
+  // v_heads] beta and the log decay g; Qwen3-Next's (ModelConfig::delta_net_grouped_v_heads) [max_tokens,
+  // 2 * v_heads] ssm_ba's rows, before they are split into beta and alpha.
+  std::vector<float> dn_qkv, dn_z, dn_out, dn_beta, dn_g, dn_beta_alpha;
   // Gated attention only (ModelConfig::attn_output_gate; else empty): f32 [max_tokens, 2 * q_dim] attn_q's rows
   // (query and gate per head), and [max_tokens, q_dim] the gates.
   std::vector<float> q_and_gate, attn_gate;

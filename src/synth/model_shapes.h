@@ -64,9 +64,9 @@ struct ModelShape {
   // bert with rank pooling: constructed weights in place of random ones, whose head scores a query word seen again
   // in the document (synth/random_bert_writer.h), so that a relevant document ranks first. f32 only.
   bool word_overlap_head = false;
-  // Gated DeltaNet hybrids ("qwen35": synth/random_qwen35_writer.h): every fourth layer full attention (gated, with
-  // rope_dim of the head's dims rotated), the others DeltaNet layers of these heads (key heads, value heads, both of
-  // delta_net_head_dim) after a convolution of delta_net_conv_kernel taps. 0: none.
+  // Gated DeltaNet hybrids ("qwen35", "qwen3next": synth/random_qwen35_writer.h): every fourth layer full attention
+  // (gated, with rope_dim of the head's dims rotated), the others DeltaNet layers of these heads (key heads, value
+  // heads, both of delta_net_head_dim) after a convolution of delta_net_conv_kernel taps. 0: none.
   int32_t delta_net_k_heads = 0;
   int32_t delta_net_v_heads = 0;
   int32_t delta_net_head_dim = 0;

@@ -1,4 +1,4 @@
-// Random-weight qwen35 GGUFs.
+// Random-weight qwen35, qwen35moe and qwen3next GGUFs.
 #include "synth/random_qwen35_writer.h"
 
 #include <fmt/format.h>
@@ -29,7 +29,9 @@ struct Qwen35Spec {
 
 ModelConfig qwen35_config_of(const ModelShape& s) {
   ModelConfig c;
-  c.architecture = s.num_experts > 0 ? "qwen35moe" : "qwen35";
+  const bool next = s.gguf_architecture == "qwen3next";
+  c.architecture = next ? "qwen3next" : s.num_experts > 0 ? "qwen35moe" : "qwen35";
+  c.delta_net_grouped_v_heads = next;
   c.num_experts = s.num_experts;
   c.num_experts_used = s.num_experts_used;
   c.expert_hidden_dim = s.expert_hidden_dim;
@@ -60,8 +62,10 @@ ModelConfig qwen35_config_of(const ModelShape& s) {
 
 Status write_random_qwen35_model(const RandomModelOptions& o) {
   const ModelShape& s = o.shape;
-  if (s.gguf_architecture != "qwen35")
-    return make_error(fmt::format("shape {} is not a qwen35 / qwen35moe shape", s.name));
+  if (s.gguf_architecture != "qwen35" && s.gguf_architecture != "qwen3next")
+    return make_error(fmt::format("shape {} is not a qwen35 / qwen35moe / qwen3next shape", s.name));
+  if (s.gguf_architecture == "qwen3next" && (s.num_experts == 0 || s.shared_expert_hidden_dim <= 0))
+    return make_error(fmt::format("shape {}: qwen3next needs experts and a shared expert", s.name));
   if (s.num_experts > 0 && (s.num_experts_used <= 0 || s.num_experts_used > s.num_experts || s.expert_hidden_dim <= 0))
     return make_error(fmt::format("shape {} has inconsistent experts", s.name));
   if (!random_model_supports(o.weight_type))
@@ -96,8 +100,12 @@ Status write_random_qwen35_model(const RandomModelOptions& o) {
       specs.push_back({block_tensor(l, t::kSsmConv1d), {c.delta_net_conv_kernel, conv_dim}, Qwen35Values::kTaps});
       specs.push_back({block_tensor(l, t::kSsmDt, "bias"), {v_heads}, Qwen35Values::kSmall});
       specs.push_back({block_tensor(l, t::kSsmA, ""), {v_heads}, Qwen35Values::kDecay});
-      specs.push_back({block_tensor(l, t::kSsmBeta), {dim, v_heads}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kSsmAlpha), {dim, v_heads}, Qwen35Values::kMatrix});
+      if (c.delta_net_grouped_v_heads) {
+        specs.push_back({block_tensor(l, t::kSsmBetaAlpha), {dim, 2 * v_heads}, Qwen35Values::kMatrix});
+      } else {
+        specs.push_back({block_tensor(l, t::kSsmBeta), {dim, v_heads}, Qwen35Values::kMatrix});
+        specs.push_back({block_tensor(l, t::kSsmAlpha), {dim, v_heads}, Qwen35Values::kMatrix});
+      }
       specs.push_back({block_tensor(l, t::kSsmNorm), {c.delta_net_head_dim}, Qwen35Values::kNorm});
       specs.push_back({block_tensor(l, t::kSsmOut), {value_dim, dim}, Qwen35Values::kMatrix});
     } else {

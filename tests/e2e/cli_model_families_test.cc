@@ -3,11 +3,10 @@
 // generated tokens go past them, soft-caps, multipliers, LongRoPE, YaRN past a 32-position original context,
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers,
 // experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, its experts beside a
-// dense FFN, gpt-oss's sinks,
-// biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention, Qwen3.5's gated DeltaNet
-// layers beside gated attention):
-// - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss is
-//   and Qwen3.5 are written as GGUF only);
+// dense FFN, gpt-oss's sinks, biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention,
+// Qwen3.5's and Qwen3-Next's gated DeltaNet layers beside gated attention):
+// - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss,
+//   Qwen3.5 and Qwen3-Next are written as GGUF only here; their folders are model_tests');
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
 //   visibly, unless PAGODA_PEER_TESTS=1 and the peer is installed (node-llama-cpp takes about a minute a model on a
@@ -57,7 +56,8 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-qwen3-yarn"}, {"tiny-smollm3"},        {"tiny-olmo2"},
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
                             {"tiny-gemma4"},     {"tiny-gemma4-moe"}, {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
-                            {"tiny-qwen35", 1024, kNumTokens, "7", true}, {"tiny-qwen35moe", 1024, kNumTokens, "7", true}};
+                            {"tiny-qwen35", 1024, kNumTokens, "7", true}, {"tiny-qwen35moe", 1024, kNumTokens, "7", true},
+                            {"tiny-qwen3next", 1024, kNumTokens, "3", true}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);

@@ -1,6 +1,6 @@
-// The Engine on the hybrid models (synth's tiny-lfm2: short-convolution layers, and tiny-qwen35: gated DeltaNet
-// layers, each with a recurrent state per sequence beside attention layers), tiny-lfm2 written as an HF folder and as
-// its converted GGUF, tiny-qwen35 as a GGUF:
+// The Engine on the hybrid models (synth's tiny-lfm2: short-convolution layers, and tiny-qwen35 and tiny-qwen3next:
+// gated DeltaNet layers, each with a recurrent state per sequence beside attention layers), tiny-lfm2 written as an
+// HF folder and as its converted GGUF, tiny-qwen35 and tiny-qwen3next as GGUFs:
 // - the GGUF and the folder are one model: the same logits (tiny-lfm2);
 // - a prompt in chunks of any size gives the logits of the whole prompt in one call, bit for bit for LFM2 and
 //   within 1e-5 for Qwen3.5, whose chunked DeltaNet prefill sums in another order (the state carries over chunks);
@@ -73,6 +73,9 @@ const HybridCase kHybridCases[] = {
     {"tiny-lfm2", "lfm2", true, 4, 2, 4 * 2 * 128, 0.0f},  // 4 conv layers x 2 kept inputs x 128 channels
     // 6 DeltaNet layers x (3 kept inputs of 256 channels + 4 value heads of 32 x 32)
     {"tiny-qwen35", "qwen35", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32), 1e-5f},
+    // The same layers with Qwen3-Next's grouped value heads, and experts with a gated shared expert (whose larger
+    // logits carry the summation-order differences a little further).
+    {"tiny-qwen3next", "qwen3next", false, 6, 2, 6 * (3 * 256 + 4 * 32 * 32), 2e-5f},
 };
 
 class HybridEngineTest : public ::testing::TestWithParam<HybridCase> {
