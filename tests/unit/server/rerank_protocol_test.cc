@@ -84,9 +84,9 @@ TEST(RerankProtocolTest, PairFramingIsLlamaServersForABertVocabulary) {
   vocab.sep_id = 3;
   const WordPieceTokenizer tok(std::move(vocab));
   // A BERT vocabulary adds BOS ([CLS]) and SEP, not EOS.
-  const RerankFraming bert{.bos = 2, .eos = std::nullopt, .sep = 3};  // no template
+  const RerankFraming bert{.prompt_template = "", .bos = 2, .eos = std::nullopt, .sep = 3};  // no template
   EXPECT_THAT(rerank_pair_tokens(tok, bert, "Hello", "world [SEP]"), ElementsAre(2, 4, 3, 5, 1, 1, 1));
-  const RerankFraming with_eos{.bos = 2, .eos = 3, .sep = std::nullopt};
+  const RerankFraming with_eos{.prompt_template = "", .bos = 2, .eos = 3, .sep = std::nullopt};
   EXPECT_THAT(rerank_pair_tokens(tok, with_eos, "hello", "world"), ElementsAre(2, 4, 3, 5, 3));
 }
 
