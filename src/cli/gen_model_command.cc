@@ -81,6 +81,9 @@ int gen_model(const GenModelOptions& o) {
     shape->vocab_size = *o.vocab_size;
   }
   if (o.format != "gguf" && o.format != "hf") return report_error("--format must be gguf or hf");
+  if (shape->decoder_reranker && o.format != "gguf")
+    return report_error(fmt::format("{} is written as GGUF only (its reranker head and keys are llama.cpp's)",
+                                    shape->name));
   if (!o.tokenizer.empty() && !std::filesystem::is_regular_file(o.tokenizer))
     return report_error(fmt::format("--tokenizer {}: no such file", o.tokenizer));
   if (o.splits < 1) return report_error("--splits must be at least 1");

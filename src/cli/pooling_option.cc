@@ -22,15 +22,17 @@ Result<PoolingChoice> choose_pooling(const std::optional<std::string>& flag, con
   auto type = loaded.file->get_u32(key);
   if (!type.ok() || !*type) return c;
   std::optional<Pooling> from_file = pooling_from_gguf_type(**type);
-  // A decoder with rank pooling is a Qwen3-Reranker-style model (llama.cpp scores it by its last token's yes/no logits,
-  // cls.output, framed by tokenizer.chat_template.rerank), which pagoda does not run: refused, not served as
-  // something else.
-  if (from_file == Pooling::kRank && !loaded.model->config().encoder)
-    return make_error(
-        fmt::format("{} = 4 (rank) on a {} decoder: a decoder reranker (Qwen3-Reranker's yes/no logits "
-                    "through cls.output and tokenizer.chat_template.rerank) is not supported yet; pagoda "
-                    "reranks with encoder cross-encoders (bert, jina-bert-v2)",
-                    key, **arch));
+  // A decoder with rank pooling is a Qwen3-Reranker: llama.cpp scores a qwen3 file's last token through its
+  // cls.output rows (model/llama_model.h). One without that head would pool something it does not have: refused.
+  if (from_file == Pooling::kRank && !loaded.model->config().encoder) {
+    if (loaded.model->num_rank_outputs() == 0)
+      return make_error(fmt::format(
+          "{} = 4 (rank) on a {} decoder without a reranker head: pagoda scores a decoder reranker as llama.cpp "
+          "does, a qwen3 file with cls.output.weight (Qwen3-Reranker as llama.cpp's converter writes it)",
+          key, **arch));
+    return PoolingChoice{Pooling::kLast,
+                         fmt::format("{} = 4 (rank): embeddings are the last token's row the head reads", key)};
+  }
   // A reranker's embeddings are its classification head's input, the CLS row; its head scores /v1/rerank's pairs.
   if (from_file == Pooling::kRank)
     return PoolingChoice{Pooling::kCls, fmt::format("{} = 4 (rank): embeddings are the CLS row the head reads", key)};
@@ -59,6 +61,11 @@ server::RerankFraming rerank_framing(const LoadedModel& loaded) {
   auto model = f.get_string(format::gguf_key::kTokenizerModel);
   const bool wordpiece = model.ok() && *model && **model == "bert";
   server::RerankFraming framing;
+  auto rerank_template = f.get_string(format::gguf_key::kRerankTemplate);
+  if (rerank_template.ok() && *rerank_template) {
+    framing.prompt_template = std::string(**rerank_template);
+    return framing;
+  }
   const std::optional<TokenId> sep = id(format::gguf_key::kSeparatorId);
   if (flag(format::gguf_key::kAddBos, true) && loaded.tokenizer->bos_id() >= 0) framing.bos = loaded.tokenizer->bos_id();
   if (flag(format::gguf_key::kAddEos, false)) {

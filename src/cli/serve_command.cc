@@ -217,7 +217,14 @@ Result<std::shared_ptr<server::ServedModel>> build_served_model(const ServeOptio
                  server::describe_matryoshka_dimensions(matryoshka.dimensions, loaded.model->config().dim).c_str(),
                  matryoshka.source.c_str());
   if (ec.pooling && served->engine->num_rank_outputs() > 0)
-    std::fprintf(stderr, "pagoda: rerank: /v1/rerank scores each query/document pair with the classification head\n");
+    std::fprintf(stderr, "pagoda: rerank: /v1/rerank scores each query/document pair with the classification head%s%s\n",
+                 served->engine->rank_reads_last_token()
+                     ? " (the last token's row through cls.output, softmax over its outputs)"
+                     : "",
+                 api.rerank_framing.prompt_template.empty() ? "" : ", framed by tokenizer.chat_template.rerank");
+  if (ec.pooling && served->engine->rank_reads_last_token() && served->engine->num_rank_outputs() == 1)
+    std::fprintf(stderr, "pagoda: warning: the reranker's cls.output has one row: every score is 1, as llama.cpp's "
+                         "softmax over one output gives\n");
   std::fflush(stderr);
   served->api = std::make_unique<server::ApiServer>(*served->engine, *loaded.tokenizer, log, ids, std::move(api));
   served->files = std::move(p);

@@ -384,6 +384,7 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
         h.stream = std::make_shared<RequestStream>();
         sub.samples.push_back(std::make_unique<Sequence>(h.id, std::move(r), config_.kv.block_size, config_.max_seq_len,
                                                          next_arrival_idx_++, now_us()));
+        sub.samples.back()->rank_reads_last = model_.rank_reads_last_token();
         sub.streams.push_back(h.stream);
         handles.push_back(std::move(h));
       }
@@ -604,7 +605,8 @@ void Engine::pool(const SchedulePlan& plan, const LogitsView& output) {
       if (seq.pooling == Pooling::kMean)
         for (float& v : seq.pooled) v /= float(seq.num_prompt_tokens);
       if (seq.pooling == Pooling::kRank) {
-        // The first token's hidden state through the classification head: the vector becomes its scores.
+        // The pooled row (the first token's, or a decoder reranker's last) through the classification head: the
+        // vector becomes its scores.
         std::vector<float> scores(size_t(model_.num_rank_outputs()));
         model_.rank(seq.pooled, scores);
         seq.pooled = std::move(scores);

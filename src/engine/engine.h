@@ -73,6 +73,7 @@ class Engine {
   int32_t model_dim() const { return model_.config().dim; }  // a pooled vector's length
   // The model's classification-head outputs (a reranker's; Pooling::kRank), 0 when it has none.
   int32_t num_rank_outputs() const { return model_.num_rank_outputs(); }
+  bool rank_reads_last_token() const { return model_.rank_reads_last_token(); }
   int64_t kv_bytes_per_block() const { return kv_storage_.bytes_per_block(); }
   int64_t kv_total_bytes() const { return kv_storage_.total_bytes(); }
   // A hybrid model's recurrent states: bytes per sequence and in all (0 for any other model).

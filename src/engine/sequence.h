@@ -60,8 +60,8 @@ struct Sequence {
     switch (pooling) {
       case Pooling::kNone: return false;
       case Pooling::kLast: return pos == num_prompt_tokens - 1 && num_pooled_rows == 0;
-      case Pooling::kCls:
-      case Pooling::kRank: return pos == 0 && num_pooled_rows == 0;
+      case Pooling::kRank: return pos == (rank_reads_last ? num_prompt_tokens - 1 : 0) && num_pooled_rows == 0;
+      case Pooling::kCls: return pos == 0 && num_pooled_rows == 0;
       case Pooling::kMean: return pos < num_prompt_tokens && pos >= num_pooled_rows;
     }
     return false;
@@ -111,6 +111,8 @@ struct Sequence {
   // computed; a pooling one (always prefill-only) pools its prompt's final hidden states.
   bool prefill_only;
   Pooling pooling;
+  // Rank pooling's row: the last prompt token's (a decoder reranker, Model::rank_reads_last_token) or the first's.
+  bool rank_reads_last = false;
   std::vector<float> pooled;  // f32 [dim]: the sum (mean) or the row (last, CLS) of the rows collected so far
   int32_t num_pooled_rows = 0;
 

@@ -49,6 +49,10 @@ inline constexpr const char* kAddEos = "tokenizer.ggml.add_eos_token";
 inline constexpr const char* kAddSep = "tokenizer.ggml.add_sep_token";
 inline constexpr const char* kAddSpacePrefix = "tokenizer.ggml.add_space_prefix";
 inline constexpr const char* kChatTemplate = "tokenizer.chat_template";
+// A named template (llama.cpp's tokenizer.chat_template.NAME, listed in tokenizer.chat_templates): a reranker's
+// query/document prompt, with {query} and {document} in it (Qwen3-Reranker's, written by llama.cpp's converter).
+inline constexpr const char* kRerankTemplate = "tokenizer.chat_template.rerank";
+inline constexpr const char* kChatTemplateNames = "tokenizer.chat_templates";
 
 // Under "<arch>.": arch_key("llama", kContextLength) = "llama.context_length".
 inline constexpr const char* kContextLength = "context_length";

@@ -3,7 +3,8 @@
 // llama.cpp never does and no released model's norm_topk_prob asks, plus a shared expert gated by
 // sigmoid(x . ffn_gate_inp_shexp)), qwen3 (per-head Q/K RMSNorm) and qwen3moe (Qwen3 attention with a mixture of
 // experts: softmax router, top-k renormalized unless qwen3moe.expert_weights_norm is false; llama.cpp always
-// renormalizes, as Qwen3-30B-A3B's norm_topk_prob asks). All run NeoX RoPE on unpermuted rows; the Q/K norms and
+// renormalizes, as Qwen3-30B-A3B's norm_topk_prob asks). A qwen3 GGUF may carry a reranker's head (cls.output, read
+// as llama.cpp does for rank pooling: ModelConfig::last_token_rank_head). All run NeoX RoPE on unpermuted rows; the Q/K norms and
 // biases are found by tensor name.
 #include <fmt/format.h>
 
@@ -24,6 +25,12 @@ Status read_qwen3moe_gguf(const format::GgufFile& file, ModelConfig& c) {
     return make_error(fmt::format("{}: qwen3moe needs qwen3moe.expert_count and expert_used_count", file.name()));
   PAGODA_ASSIGN_OR_RETURN(std::optional<bool> norm, file.get_bool("qwen3moe.expert_weights_norm"));
   c.expert_weights_norm = norm.value_or(true);
+  return Status::ok_status();
+}
+
+// llama.cpp reads a qwen3 file's cls.output.weight (Qwen3-Reranker's yes/no rows) for rank pooling.
+Status read_qwen3_gguf(const format::GgufFile&, ModelConfig& c) {
+  c.last_token_rank_head = true;
   return Status::ok_status();
 }
 
@@ -154,7 +161,7 @@ void qwen2moe_layer_tensors(const HfConfig& h, int32_t layer, std::vector<HfTens
 
 extern const ArchitectureFamily kQwen2Family{"qwen2", true, nullptr, nullptr};
 extern const ArchitectureFamily kQwen2MoeFamily{"qwen2moe", true, read_qwen2moe_gguf, write_qwen2moe_gguf};
-extern const ArchitectureFamily kQwen3Family{"qwen3", true, nullptr, nullptr};
+extern const ArchitectureFamily kQwen3Family{"qwen3", true, read_qwen3_gguf, nullptr};
 extern const ArchitectureFamily kQwen3MoeFamily{"qwen3moe", true, read_qwen3moe_gguf, write_qwen3moe_gguf};
 
 extern const HfFamily kQwen2Hf{"Qwen2ForCausalLM", "qwen2", "", read_qwen2_config, write_qwen2_config,

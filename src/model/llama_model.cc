@@ -712,4 +712,20 @@ LogitsView LlamaModel::forward_logits(const BatchView& batch, Workspace& ws, Thr
   return LogitsView{ws.logits.data(), num_rows, config_.vocab_size, ws.hidden.data(), num_hidden_rows, dim};
 }
 
+void LlamaModel::rank(std::span<const float> pooled, std::span<float> out) const {
+  PAGODA_CHECK(num_rank_outputs() > 0, "this model has no classification head");
+  PAGODA_CHECK(int64_t(pooled.size()) == config_.dim && int32_t(out.size()) == num_rank_outputs(),
+               "rank head: {} in, {} out", pooled.size(), out.size());
+  const WeightView& head = weights_.cls_out;
+  matmul_kernels(head.dtype).f32_input(head.data, pooled.data(), out.data(), head.num_rows, head.num_cols, 1);
+  // ggml's soft_max: the exponentials of the outputs less their maximum, over their sum.
+  const float max = *std::max_element(out.begin(), out.end());
+  double sum = 0.0;
+  for (float& v : out) {
+    v = std::exp(v - max);
+    sum += v;
+  }
+  for (float& v : out) v = float(double(v) / sum);
+}
+
 }  // namespace pagoda

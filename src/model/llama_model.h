@@ -33,6 +33,11 @@ class LlamaModel final : public Model {
   // workspace are sized from it; the vocabulary is always whole.
   const ModelConfig& config() const override { return config_; }
   const ModelOptions& options() const { return options_; }
+  // A decoder reranker (Qwen3-Reranker, ModelWeights::cls_out): the last token's final hidden state through
+  // cls.output, then a softmax over its outputs, as llama.cpp scores a qwen3 file with rank pooling.
+  int32_t num_rank_outputs() const override { return int32_t(weights_.cls_out.num_rows); }
+  bool rank_reads_last_token() const override { return true; }
+  void rank(std::span<const float> pooled, std::span<float> out) const override;
 
  private:
   static constexpr int64_t kRowGrain = 16;   // output rows: a thread's share of a row split is a multiple

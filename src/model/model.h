@@ -35,10 +35,12 @@ class Model {
                                       Workspace& workspace, ThreadPool& pool) const = 0;
   virtual LogitsView forward_logits(const BatchView& batch, Workspace& workspace, ThreadPool& pool) const = 0;
 
-  // A cross-encoder's classification head (llama.cpp's rank pooling): the number of its outputs (the relevance score
-  // first), 0 for a model without one; and the head over the pooled hidden state (the first token's, f32 [dim]) into
-  // `out` (f32 [num_rank_outputs()]).
+  // A reranker's classification head (llama.cpp's rank pooling): the number of its outputs (the relevance score
+  // first), 0 for a model without one; and the head over the pooled hidden state (f32 [dim]: the first token's final
+  // hidden state for a cross-encoder, the last token's for a decoder reranker, rank_reads_last_token()) into `out`
+  // (f32 [num_rank_outputs()]).
   virtual int32_t num_rank_outputs() const { return 0; }
+  virtual bool rank_reads_last_token() const { return false; }
   virtual void rank(std::span<const float> pooled, std::span<float> out) const {
     PAGODA_CHECK(false, "this model has no classification head ({} in, {} out)", pooled.size(), out.size());
   }

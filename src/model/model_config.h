@@ -175,6 +175,9 @@ struct ModelConfig {
   // head (an optional classification head scores a cross-encoder's pair). num_token_types: token_types.weight's rows.
   bool encoder = false;
   int32_t num_token_types = 0;
+  // A decoder reranker's head as llama.cpp reads it for qwen3 (a Qwen3-Reranker): cls.output.weight, when the file
+  // has it, scores the last prompt token's final hidden state, and a softmax over its rows gives the scores.
+  bool last_token_rank_head = false;
 
   bool skips_rope(int32_t layer) const { return !layer_skips_rope.empty() && layer_skips_rope[size_t(layer)] != 0; }
   bool is_swa_layer(int32_t layer) const {

@@ -18,6 +18,9 @@
 namespace pagoda {
 namespace {
 
+// A reranker's head scores a pair with a few outputs (Qwen3-Reranker's: yes and no).
+constexpr int64_t kMaxRankOutputs = 64;
+
 Result<const TensorRef*> find(const TensorSet& f, const std::string& name, std::vector<int64_t> expected_dims) {
   const TensorRef* t = f.find(name);
   if (t == nullptr) return make_error(fmt::format("{}: missing tensor {}", f.source, name));
@@ -446,6 +449,14 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
     PAGODA_ASSIGN_OR_RETURN(w.output, matrix(f, format::gguf_tensor::kOutput, vocab, dim));
   } else {
     w.output = w.token_embd;  // tied embeddings, as llama.cpp does when output.weight is absent
+  }
+  const std::string cls_out_name = std::string(format::gguf_tensor::kClassifierOutputStem) + ".weight";
+  if (const TensorRef* head = f.find(cls_out_name); head != nullptr && c.last_token_rank_head) {
+    const int64_t outputs = head->dims.size() == 2 ? head->dims[1] : 0;
+    if (outputs < 1 || outputs > kMaxRankOutputs)
+      return make_error(fmt::format("{}: {} has shape {}, expected [{}, n] with n in 1..{}", f.source, cls_out_name,
+                                    format::dims_string(head->dims), dim, kMaxRankOutputs));
+    PAGODA_ASSIGN_OR_RETURN(w.cls_out, matrix(f, cls_out_name, outputs, dim));
   }
   return w;
 }

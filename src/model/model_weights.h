@@ -103,6 +103,9 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   std::vector<float> output_norm;  // f32 [dim]
   WeightView output;               // [vocab, dim]; token_embd when the classifier is shared
+  // A decoder reranker's head (ModelConfig::last_token_rank_head and cls.output.weight in the file; else null):
+  // [outputs, dim], Qwen3-Reranker's "yes" and "no" rows of its LM head.
+  WeightView cls_out;
   // Gemma 4's per-layer token embeddings (ModelConfig::per_layer_input_dim = P > 0; else null and empty): the table
   // [vocab, num_layers * P], the projection of the embedded token [num_layers * P, dim] and its norm f32 [P].
   WeightView per_layer_token_embd, per_layer_model_proj;
@@ -118,7 +121,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n);
 // Errors name the tensor: "model.gguf: blk.3.attn_k.weight has shape [64, 64], expected [64, 32]".
 // Biases (attn_{q,k,v,output}.bias, ffn_gate_inp.bias, ffn_{gate,up,down}_exps.bias), attention sinks
 // (attn_sinks.weight) and Q/K norms (attn_{q,k}_norm.weight) are loaded when present; an MoE layer's shared
-// expert (ffn_{gate,up,down}_shexp, gate vector ffn_gate_inp_shexp [dim] or [dim, 1]) when the config has one.
+// expert (ffn_{gate,up,down}_shexp, gate vector ffn_gate_inp_shexp [dim] or [dim, 1]) when the config has one; a
+// reranker's cls.output.weight [dim, outputs] where the family reads one (ModelConfig::last_token_rank_head).
 Result<ModelWeights> model_weights_from_tensors(const TensorSet& tensors, const ModelConfig& config);
 Result<ModelWeights> model_weights_from_gguf(const format::GgufFile& file, const ModelConfig& config);
 

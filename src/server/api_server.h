@@ -67,7 +67,7 @@ struct ApiServerOptions {
   Pooling pooling = Pooling::kLast;      // how /v1/embeddings pools (the model's metadata, or --pooling)
   MatryoshkaDimensions matryoshka;       // the shorter `dimensions` it gives (the model's metadata, or the flag)
   std::optional<TokenId> embedding_eos;  // appended to each text input of /v1/embeddings (the tokenizer adds EOS)
-  RerankFraming rerank_framing;          // how /v1/rerank frames a query and a document (the vocabulary's tokens)
+  RerankFraming rerank_framing;          // how /v1/rerank frames a query and a document (template or vocabulary)
   // Why the engine computes no prompt logprobs (EngineConfig::prompt_logits off), for the 400 of a request that
   // asks for them; empty: it says only that they are off.
   std::string prompt_logprobs_off;

@@ -35,6 +35,18 @@ std::optional<ApiError> parse_documents(const nlohmann::json& docs, const char* 
   return std::nullopt;
 }
 
+// Every occurrence of `from` in `text` replaced by `to`, left to right, the replacement never searched again.
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(from, pos)) != std::string_view::npos; pos = hit + from.size()) {
+    out.append(text.substr(pos, hit - pos));
+    out.append(to);
+  }
+  out.append(text.substr(pos));
+  return out;
+}
+
 std::optional<ApiError> read_bool(const nlohmann::json& body, const char* key, bool* out) {
   const auto it = body.find(key);
   if (it == body.end() || it->is_null()) return std::nullopt;
@@ -98,6 +110,11 @@ std::optional<ApiError> parse_rerank_params(std::string_view body_text, RerankPa
 
 std::vector<TokenId> rerank_pair_tokens(const Tokenizer& tokenizer, const RerankFraming& framing,
                                         std::string_view query, std::string_view document) {
+  if (!framing.prompt_template.empty()) {
+    const std::string prompt =
+        replace_all(replace_all(framing.prompt_template, "{query}", query), "{document}", document);
+    return tokenizer.encode(prompt, /*add_bos=*/false, /*parse_special=*/true);
+  }
   std::vector<TokenId> ids;
   if (framing.bos) ids.push_back(*framing.bos);
   const std::vector<TokenId> q = tokenizer.encode(query, /*add_bos=*/false, /*parse_special=*/false);

@@ -33,9 +33,12 @@ struct RerankParams {
 // kMaxRerankDocuments of them and both "documents" and "texts" are errors naming the field.
 std::optional<ApiError> parse_rerank_params(std::string_view body, RerankParams* out);
 
-// How a vocabulary frames a query and a document, as llama-server's format_prompt_rerank does it without a
-// rerank template: BOS, the query, EOS, SEP, the document, EOS, each where the vocabulary adds it.
+// How a model frames a query and a document, as llama-server's format_prompt_rerank does it: with a rerank template
+// (non-empty prompt_template), every "{query}" in it replaced by the query, then every "{document}" in that by the
+// document, tokenized with its special tokens' texts read as those tokens and nothing added; without one, BOS, the
+// query, EOS, SEP, the document, EOS, each where the vocabulary adds it.
 struct RerankFraming {
+  std::string prompt_template;
   std::optional<TokenId> bos;
   std::optional<TokenId> eos;  // the vocabulary's EOS, or its SEP where it has none
   std::optional<TokenId> sep;

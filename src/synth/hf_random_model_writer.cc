@@ -9,11 +9,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "format/gguf_names.h"
 #include "format/safetensors_writer.h"
 #include "loader/hf_folder_metadata.h"
 #include "model/architecture.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_config.h"
+#include "model/hf_gguf.h"
 #include "synth/random_model_writer.h"
 
 namespace pagoda::synth {
@@ -196,6 +198,35 @@ Status write_folder(const RandomHfModelOptions& o, const std::string& dir) {
   return w.write((fs::path(dir) / "model.safetensors").string());
 }
 
+// Qwen3-Reranker's prompt, as llama.cpp's converter writes it into tokenizer.chat_template.rerank.
+constexpr const char* kQwen3RerankTemplate =
+    "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct "
+    "provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n<Instruct>: Given "
+    "a web search query, retrieve relevant passages that answer the query\n<Query>: {query}\n<Document>: "
+    "{document}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+
+// The folder's GGUF with what llama.cpp's converter adds for a Qwen3-Reranker: rank pooling, the yes/no labels, the
+// rerank template and the head cls.output.weight [dim, 2] (random rows in the matrices' type).
+Status write_decoder_reranker_gguf(const RandomHfModelOptions& o, const HfCheckpoint& ckpt, const std::string& name) {
+  const ModelShape& s = o.shape;
+  if (s.hf_architecture != "Qwen3ForCausalLM")
+    return make_error(fmt::format("shape {}: a decoder reranker is a qwen3 model, not {}", s.name, s.hf_architecture));
+  PAGODA_ASSIGN_OR_RETURN(HfFolderMetadata m, hf_folder_metadata(ckpt, name));
+  const std::string arch = ckpt.config().architecture;
+  m.writer.set(format::gguf_key::arch_key(arch, format::gguf_key::kPoolingType), format::GgufValue::u32(4));
+  m.writer.set(format::gguf_key::arch_key(arch, format::gguf_key::kClassifierOutputLabels),
+               format::GgufValue::string_array({"yes", "no"}));
+  m.writer.set(format::gguf_key::kRerankTemplate, format::GgufValue::string(kQwen3RerankTemplate));
+  m.writer.set(format::gguf_key::kChatTemplateNames, format::GgufValue::string_array({"rerank"}));
+  const format::GgmlType type = o.weight_type == DType::kF16 ? format::GgmlType::kF16 : format::GgmlType::kF32;
+  const uint64_t bytes = uint64_t(2) * uint64_t(s.dim) * (type == format::GgmlType::kF16 ? 2 : 4);
+  const uint64_t seed = o.seed * 0x100000001B3ull + 0xC1A55u;
+  m.writer.add_tensor_generated(std::string(format::gguf_tensor::kClassifierOutputStem) + ".weight", type,
+                                {s.dim, 2}, bytes,
+                                [type, seed](std::span<uint8_t> dst) { fill_random_weights(dst, type, seed); });
+  return write_hf_gguf(ckpt, m.writer, o.output_path);
+}
+
 }  // namespace
 
 Status write_random_hf_model(const RandomHfModelOptions& o) {
@@ -207,9 +238,13 @@ Status write_random_hf_model(const RandomHfModelOptions& o) {
     if (!ckpt.ok()) {
       st = ckpt.status();
     } else {
-      Result<std::string> r =
-          convert_hf_folder(**ckpt, o.output_path, fmt::format("{} (random weights, seed {})", o.shape.name, o.seed));
-      if (!r.ok()) st = r.status();
+      const std::string name = fmt::format("{} (random weights, seed {})", o.shape.name, o.seed);
+      if (o.shape.decoder_reranker) {
+        st = write_decoder_reranker_gguf(o, **ckpt, name);
+      } else {
+        Result<std::string> r = convert_hf_folder(**ckpt, o.output_path, name);
+        if (!r.ok()) st = r.status();
+      }
     }
   }
   std::error_code ec;

@@ -2,7 +2,8 @@
 // a tokenizer.json when given) with a ModelShape's HF architecture, or that folder converted to GGUF. Same
 // weight distribution as write_random_model (std 0.02, norms 1, biases random); deterministic for a seed. An
 // embedding shape adds sentence-transformers' pooling files and its Matryoshka sizes, and names its tensors as
-// Qwen3-Embedding does (no "model." prefix).
+// Qwen3-Embedding does (no "model." prefix). A decoder reranker shape (ModelShape::decoder_reranker) is written as
+// GGUF only, with the keys and head llama.cpp's converter adds for Qwen3-Reranker.
 #pragma once
 
 #include <pagoda/status.h>

@@ -21,6 +21,23 @@ const ModelShape kShapes[] = {
     // Qwen3-0.6B: head_dim 128 though hidden / heads is 64, per-head Q/K norm, tied.
     {"qwen3-0.6b", 1024, 3072, 28, 16, 8, 151936, 40960, 1000000.0f, 1e-6f, "Qwen3ForCausalLM", 128, true, 0.0f, 151643,
      151645},
+    // Qwen3-Reranker-0.6B: Qwen3-0.6B's shape with its vocabulary of 151669, as a reranker GGUF (see tiny-qwen3-reranker).
+    {.name = "qwen3-reranker-0.6b",
+     .dim = 1024,
+     .hidden_dim = 3072,
+     .num_layers = 28,
+     .num_heads = 16,
+     .num_kv_heads = 8,
+     .vocab_size = 151669,
+     .context_length = 40960,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Qwen3ForCausalLM",
+     .head_dim = 128,
+     .tied_embeddings = true,
+     .bos_token_id = 151643,
+     .eos_token_id = 151645,
+     .decoder_reranker = true},
     // Qwen2.5-0.5B: QKV bias, tied.
     {"qwen2.5-0.5b", 896, 4864, 24, 14, 2, 151936, 32768, 1000000.0f, 1e-6f, "Qwen2ForCausalLM", 64, true, 0.0f, 151643,
      151643},
@@ -486,6 +503,21 @@ const ModelShape kShapes[] = {
      .hf_architecture = "Qwen3ForCausalLM",
      .head_dim = 48,  // q/k widths (192, 96) differ from hidden_size, as Qwen3-0.6B's do
      .tied_embeddings = true},
+    // tiny-qwen3 as a Qwen3-Reranker GGUF (rank pooling, the yes/no head, the rerank template).
+    {.name = "tiny-qwen3-reranker",
+     .dim = 128,
+     .hidden_dim = 256,
+     .num_layers = 2,
+     .num_heads = 4,
+     .num_kv_heads = 2,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 1000000.0f,
+     .rms_eps = 1e-6f,
+     .hf_architecture = "Qwen3ForCausalLM",
+     .head_dim = 48,
+     .tied_embeddings = true,
+     .decoder_reranker = true},
     // tiny-qwen3 laid out as Qwen3-Embedding is published (last-token pooling, unprefixed tensors), declaring
     // Matryoshka sizes so that /v1/embeddings' `dimensions` has something to accept and refuse.
     {.name = "tiny-qwen3-embedding",

@@ -47,6 +47,11 @@ struct ModelShape {
   // and sentence-transformers' modules.json + 1_Pooling/config.json naming this pooling mode ("lasttoken", "mean"
   // or "cls"). Empty: a causal LM's folder.
   std::string embedding_pooling{};
+  // A decoder reranker as llama.cpp's converter writes Qwen3-Reranker (a qwen3 shape, GGUF only): rank pooling, a
+  // classification head cls.output.weight of two rows (random, as every matrix; the converter copies the LM head's
+  // "yes" and "no" rows), classifier labels yes and no, and the rerank prompt template
+  // (tokenizer.chat_template.rerank).
+  bool decoder_reranker = false;
   // config.json's matryoshka_dimensions (vLLM's declaration of truncatable embeddings); empty: not written.
   std::vector<int32_t> matryoshka_dimensions{};
   // For an encoder (is_encoder), the GGUF's pooling_type: "mean", "cls", or "rank" (a reranker: the classification

@@ -9,8 +9,9 @@
 // (its head scores a query word seen again in the document) ranks a relevant document above unrelated ones, through
 // pagoda and through llama-server alike. The jina-bert-v2 and nomic-bert families' tiny shapes (a jina reranker, two
 // embedders) give llama-server's scores and vectors too, and so do tiny-bert's Q8_0 and Q4_0 files, quantized by
-// llama-quantize and by `pagoda quantize`. A decoder GGUF marked for rank pooling (a Qwen3-Reranker) is refused
-// by name.
+// llama-quantize and by `pagoda quantize`. A decoder reranker (gen-model's tiny-qwen3-reranker, Qwen3-Reranker's
+// layout) gives llama-server's scores too; a decoder GGUF marked for rank pooling without that head is refused by
+// name.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -362,9 +363,9 @@ TEST(ServerRerankTest, QuantizedBertFilesLoadAndEqualLlamaServers) {
   }
 }
 
-// A decoder GGUF that says rank pooling (as llama.cpp's converter marks a Qwen3-Reranker) is refused by name when
-// serve starts, rather than served with a pooling it does not have.
-TEST(ServerRerankTest, ADecoderRerankerIsRefusedByName) {
+// A decoder GGUF that says rank pooling without the head pagoda scores it with (a qwen3 file's cls.output.weight) is
+// refused by name when serve starts, rather than served with a pooling it does not have.
+TEST(ServerRerankTest, ADecoderMarkedForRankWithoutAHeadIsRefusedByName) {
   const TempDir tmp;
   const std::string plain = gen_model(tmp, "tiny-qwen3"), marked = tmp.path() + "/qwen3-rank.gguf";
   {
@@ -379,8 +380,56 @@ TEST(ServerRerankTest, ADecoderRerankerIsRefusedByName) {
   ServerProcess server({"-m", marked});
   EXPECT_FALSE(server.started());
   EXPECT_NE(server.wait_exit(std::chrono::seconds(30)), 0);
-  EXPECT_THAT(server.log(), HasSubstr("qwen3.pooling_type = 4 (rank) on a qwen3 decoder"));
-  EXPECT_THAT(server.log(), HasSubstr("Qwen3-Reranker"));
+  EXPECT_THAT(server.log(), HasSubstr("qwen3.pooling_type = 4 (rank) on a qwen3 decoder without a reranker head"));
+  EXPECT_THAT(server.log(), HasSubstr("cls.output.weight"));
+}
+
+// A decoder reranker (gen-model's tiny-qwen3-reranker: a qwen3 GGUF as llama.cpp's converter writes Qwen3-Reranker,
+// with rank pooling, a yes/no head and the rerank template; random weights): each pair is framed by the template,
+// its last token's row goes through the head, and the score is the softmax's "yes". llama-server --reranking on the
+// same file gives the same scores within 1e-3 and the same token counts. Random weights carry no notion of
+// relevance (the last token is the template's, so every document scores near the others), so no order is asserted
+// beyond llama-server's: the scores are compared by document, each a probability.
+TEST(ServerRerankTest, TheQwen3RerankerEqualsLlamaServers) {
+  const TempDir tmp;
+  const std::string reranker = gen_model(tmp, "tiny-qwen3-reranker");
+  ServerProcess server({"-m", reranker});
+  ASSERT_TRUE(server.started()) << server.log();
+  EXPECT_THAT(server.log(), HasSubstr("the last token's row through cls.output"));
+  EXPECT_THAT(server.log(), HasSubstr("framed by tokenizer.chat_template.rerank"));
+  EXPECT_THAT(server.log(), HasSubstr("embeddings: last pooling (qwen3.pooling_type = 4 (rank)"));
+  const std::vector<json> bodies = {json{{"query", kQuery}, {"documents", kDocuments}}, kRelevance,
+                                    json{{"query", "pandas"}, {"documents", {"pandas", "pandas eat bamboo", "x"}}}};
+  std::vector<json> got;
+  for (const json& body : bodies) {
+    got.push_back(post(server.port(), "/v1/rerank", body));
+    ASSERT_EQ(got.back()["results"].size(), body["documents"].size()) << got.back().dump();
+    for (const json& r : got.back()["results"]) {
+      EXPECT_GT(r["relevance_score"].get<double>(), 0.0) << r.dump();
+      EXPECT_LT(r["relevance_score"].get<double>(), 1.0) << r.dump();
+    }
+  }
+  // The template frames the pair: its tokens, the query's and the document's.
+  auto count = [&](const std::string& text) {
+    return post(server.port(), "/tokenize", {{"content", text}})["tokens"].size();
+  };
+  const json usage = post(server.port(), "/rerank", {{"query", "pandas"}, {"documents", {"bamboo"}}});
+  EXPECT_GT(usage["usage"]["prompt_tokens"].get<size_t>(), count("pandas") + count("bamboo") + 40);
+  // Embeddings are the row the head reads.
+  const json emb = post(server.port(), "/v1/embeddings", {{"input", "pandas"}, {"encoding_format", "float"}});
+  EXPECT_EQ(emb["data"][0]["embedding"].size(), 128u);
+
+  PeerServer peer({"-m", reranker, "--reranking", "-c", "1024", "-ub", "1024", "-b", "1024"}, tmp.path() + "/peer.log");
+  if (!peer.present()) GTEST_SKIP() << "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+  for (size_t b = 0; b < bodies.size(); ++b) {
+    const json want = post(peer.port(), "/v1/rerank", bodies[b]);
+    ASSERT_EQ(got[b]["results"].size(), want["results"].size()) << read_file(tmp.path() + "/peer.log");
+    EXPECT_EQ(got[b]["usage"]["prompt_tokens"], want["usage"]["prompt_tokens"]) << bodies[b].dump();
+    std::map<int, double> want_by_index;
+    for (const json& r : want["results"]) want_by_index[r["index"].get<int>()] = r["relevance_score"].get<double>();
+    for (const json& r : got[b]["results"])
+      EXPECT_NEAR(r["relevance_score"].get<double>(), want_by_index.at(r["index"].get<int>()), 1e-3) << r.dump();
+  }
 }
 
 }  // namespace

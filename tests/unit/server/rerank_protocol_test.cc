@@ -1,7 +1,7 @@
 // The rerank API's parsing (llama-server's own test requests: Jina's "documents", TEI's "texts", top_n, the bad
 // documents it refuses; Cohere's {"text"} documents; each field's type and range, the error's param), the
 // cross-encoder framing of a query and a document (llama-server's for a BERT vocabulary: [CLS] query [SEP]
-// document), and the response's shapes: highest score first, cut to top_n, documents returned on request.
+// document; with a rerank template, the template with the pair put in, nothing added), and the response's shapes: highest score first, cut to top_n, documents returned on request.
 #include "server/rerank_protocol.h"
 
 #include <gmock/gmock.h>
@@ -84,10 +84,29 @@ TEST(RerankProtocolTest, PairFramingIsLlamaServersForABertVocabulary) {
   vocab.sep_id = 3;
   const WordPieceTokenizer tok(std::move(vocab));
   // A BERT vocabulary adds BOS ([CLS]) and SEP, not EOS.
-  const RerankFraming bert{.bos = 2, .eos = std::nullopt, .sep = 3};
+  const RerankFraming bert{.prompt_template = "", .bos = 2, .eos = std::nullopt, .sep = 3};  // no template
   EXPECT_THAT(rerank_pair_tokens(tok, bert, "Hello", "world [SEP]"), ElementsAre(2, 4, 3, 5, 1, 1, 1));
-  const RerankFraming with_eos{.bos = 2, .eos = 3, .sep = std::nullopt};
+  const RerankFraming with_eos{.prompt_template = "", .bos = 2, .eos = 3, .sep = std::nullopt};
   EXPECT_THAT(rerank_pair_tokens(tok, with_eos, "hello", "world"), ElementsAre(2, 4, 3, 5, 3));
+}
+
+TEST(RerankProtocolTest, ARerankTemplateFramesThePairAsLlamaServerDoes) {
+  WordPieceVocab vocab;
+  vocab.pieces = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "\xE2\x96\x81hello", "\xE2\x96\x81world"};
+  vocab.types = {TokenType::kControl, TokenType::kControl, TokenType::kControl, TokenType::kControl,
+                 TokenType::kNormal, TokenType::kNormal};
+  vocab.pad_id = 0;
+  vocab.unk_id = 1;
+  vocab.cls_id = 2;
+  vocab.sep_id = 3;
+  const WordPieceTokenizer tok(std::move(vocab));
+  // The template alone: nothing added (no BOS, EOS or SEP of the vocabulary's), its special tokens' texts read as
+  // those tokens.
+  const RerankFraming framing{.prompt_template = "{query} [SEP] {document}", .bos = 2, .eos = 3, .sep = 3};
+  EXPECT_THAT(rerank_pair_tokens(tok, framing, "Hello", "world"), ElementsAre(4, 3, 5));
+  // string_replace_all's order: every {query}, then every {document} in the result, the query's own included.
+  EXPECT_THAT(rerank_pair_tokens(tok, framing, "hello {document}", "world"), ElementsAre(4, 5, 3, 5));
+  EXPECT_THAT(rerank_pair_tokens(tok, framing, "hello", "world [SEP]"), ElementsAre(4, 3, 5, 3));
 }
 
 TEST(RerankProtocolTest, ResponsesSortCutAndReturnDocumentsInEachShape) {

@@ -60,6 +60,11 @@ TEST(ModelShapes, PublishedSizesOfWellKnownModels) {
   const std::optional<ModelShape> nomic = find_model_shape("nomic-embed-text-v1.5");
   ASSERT_TRUE(nomic);
   EXPECT_NEAR(double(nomic->num_params()) / 1e6, 137.0, 0.5);
+  // Qwen3-Reranker-0.6B (a qwen3 decoder reranker): Qwen3-0.6B's layers over its 151669 tokens, 0.596 B weights.
+  const std::optional<ModelShape> reranker = find_model_shape("qwen3-reranker-0.6b");
+  ASSERT_TRUE(reranker);
+  EXPECT_TRUE(reranker->decoder_reranker);
+  EXPECT_NEAR(double(reranker->num_params()) / 1e9, 0.596, 0.002);
 }
 
 }  // namespace
