@@ -1304,9 +1304,9 @@ class SchemaConverter {
   }
 
   // An object's members in any order, or nullopt when its required ones are too many for the budgets. Tracked
-  // members (every required one, then optional ones in `properties` order while the budgets allow) come at most
-  // once each; the optional ones left untracked join the extra members, which come any number of times anywhere
-  // between. So only an untracked name may be written twice, each time with a value its schema allows: a parser
+  // members (every required one; the optional ones too in an object of at most kAnyOrderMaxMembers, in
+  // `properties` order while the budgets allow) come at most once each; the optional ones left untracked join the
+  // extra members, which come any number of times anywhere between. So only an untracked name may be written twice, each time with a value its schema allows: a parser
   // keeps one of them (JSON.parse and json.loads the last), which validates; and fewer distinct names than
   // written break no count (minProperties counts only required names or asks for one; maxProperties is refused
   // unless every listed name may appear at once).
@@ -1319,7 +1319,8 @@ class SchemaConverter {
     // Optional members are tracked only while a quarter of the budget stays for the required ones of the objects
     // still to come (inner objects are converted first).
     const uint64_t left = kAnyOrderStateBudget - any_order_states_;
-    size_t tracked = std::min(n, kAnyOrderMaxMembers);
+    // A larger object tracks its required members alone: its masks reach across every tracked set's rule.
+    size_t tracked = n <= kAnyOrderMaxMembers ? n : num_required;
     while (tracked > num_required && states_of(tracked) + kAnyOrderStateBudget / 4 > left) --tracked;
     if (tracked < num_required || states_of(tracked) > left) return std::nullopt;
     any_order_states_ += states_of(tracked);

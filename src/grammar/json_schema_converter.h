@@ -50,11 +50,11 @@ struct JsonGrammarOptions {
   // Schema says; true allows only its listed ones (OpenAI's `"strict": true`, where every object must list all).
   bool closed_objects = false;
   // false: an object's listed properties come in `properties` order (OpenAI's documented behaviour, and vLLM's and
-  // llguidance's). true: in any order. Up to 7 listed properties (every required one first) are tracked, one rule
-  // per set of them already written, so each comes at most once, while the schema's total of such rules' states
-  // stays under 2^15; the others, optional, may come anywhere like extra properties, so one of them may be written
-  // twice (each value valid: a parser keeps one). An object of more than 7 required properties, or over the
-  // budget, keeps `properties` order (JsonSchemaNotes counts them).
+  // llguidance's). true: in any order. An object of at most 7 listed properties tracks them all, a larger one its
+  // required ones alone: one rule per set of them already written, so each comes at most once, while the schema's
+  // total of such rules' states stays under 2^15. Untracked (optional) ones come anywhere, like extra properties,
+  // so one may be written twice (each value valid: a parser keeps one). An object of more than 7 required
+  // properties, or over the budget, keeps `properties` order (JsonSchemaNotes counts them).
   bool any_property_order = false;
 };
 
