@@ -1320,6 +1320,7 @@ class SchemaConverter {
     // still to come (inner objects are converted first).
     const uint64_t left = kAnyOrderStateBudget - any_order_states_;
     // A larger object tracks its required members alone: its masks reach across every tracked set's rule.
+    if (num_required > kAnyOrderMaxMembers) return std::nullopt;
     size_t tracked = n <= kAnyOrderMaxMembers ? n : num_required;
     while (tracked > num_required && states_of(tracked) + kAnyOrderStateBudget / 4 > left) --tracked;
     if (tracked < num_required || states_of(tracked) > left) return std::nullopt;
