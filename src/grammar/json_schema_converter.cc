@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -33,9 +34,8 @@ const std::set<std::string, std::less<>> kAnnotations = {
 // these strings (the complements of `pattern` and of a string enum).
 constexpr const char* kNotPatterns = "$pagoda:notPatterns";
 constexpr const char* kNotStrings = "$pagoda:notStrings";
-const std::set<std::string, std::less<>> kUnsupported = {
-    "unevaluatedProperties", "unevaluatedItems", "contains",       "minContains",     "maxContains",
-    "$dynamicRef",           "$recursiveRef",    "$dynamicAnchor", "$recursiveAnchor"};
+const std::set<std::string, std::less<>> kUnsupported = {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef",
+                                                         "$recursiveRef",         "$dynamicAnchor",   "$recursiveAnchor"};
 const std::set<std::string, std::less<>> kObjectKeywords = {"properties",    "required",      "additionalProperties",
                                                             "minProperties", "maxProperties", "patternProperties",
                                                             "propertyNames"};
@@ -49,8 +49,12 @@ constexpr uint64_t kMaxComplementSteps = 20000;  // schema nodes one conversion 
 // caller chain (state_token_mask.h), and the sets' rules call one another along every order written, n! chains.
 constexpr size_t kAnyOrderMaxMembers = 7;
 constexpr uint64_t kAnyOrderStateBudget = uint64_t(1) << 15;
-const std::set<std::string, std::less<>> kArrayKeywords = {"items",    "prefixItems", "additionalItems",
-                                                           "minItems", "maxItems",    "uniqueItems"};
+const std::set<std::string, std::less<>> kArrayKeywords = {"items",    "prefixItems", "additionalItems", "minItems",
+                                                           "maxItems", "uniqueItems", "contains"};
+// uniqueItems: items of at most this many distinct values, and at most this many sets of them an array may hold
+// (one rule each); their states count against kAnyOrderStateBudget too.
+constexpr size_t kUniqueMaxValues = 24;
+constexpr uint64_t kUniqueMaxSets = 4096;
 const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength",  "pattern",
                                                             "format",    kNotPatterns, kNotStrings};
 const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
@@ -114,7 +118,7 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
      "([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"},
     {"uri",
      "^[A-Za-z][A-Za-z0-9+.-]*://"
-     "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+     "([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)?"
      "(:[0-9]{1,5})?(/([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
      "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?$"},
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
@@ -773,6 +777,9 @@ class SchemaConverter {
     if (types.empty()) {  // inferred from the keywords present; none: any value
       for (auto it = s.begin(); it != s.end(); ++it) {
         const std::string& k = it.key();
+        if (k == "format" && it.value().is_string() && !kFormats.count(it.value().get<std::string>()) &&
+            !kUnsupportedFormats.count(it.value().get<std::string>()))
+          continue;  // a name JSON Schema does not define: an annotation, which implies no type
         const char* t = kObjectKeywords.count(k)   ? "object"
                         : kArrayKeywords.count(k)  ? "array"
                         : kStringKeywords.count(k) ? "string"
@@ -928,8 +935,18 @@ class SchemaConverter {
   }
 
   Expr convert_enum(const json& s, const std::string& path) {
+    const std::optional<json> values = enum_values(s, path);
+    if (!values) return b_.nothing();
+    std::vector<Expr> alts;
+    for (const json& v : *values) alts.push_back(value_literal(v, 0));
+    return b_.choice(std::move(alts));
+  }
+
+  // The values an enum/const schema allows: those listed that its siblings accept; nullopt (and fail) when a
+  // sibling cannot be checked.
+  std::optional<json> enum_values(const json& s, const std::string& path) {
     json values = s.contains("const") ? json::array({s["const"]}) : s["enum"];
-    if (!values.is_array()) return fail(path, "'enum' must be an array");
+    if (!values.is_array()) return fail(path, "'enum' must be an array"), std::nullopt;
     if (s.contains("const") && s.contains("enum")) {
       if (std::find(s["enum"].begin(), s["enum"].end(), s["const"]) == s["enum"].end()) values = json::array();
     }
@@ -947,7 +964,7 @@ class SchemaConverter {
       if (type != kKeywordType.end() &&
           std::none_of(values.begin(), values.end(), [&](const json& v) { return value_has_type(v, type->second); }))
         continue;
-      return fail(path, fmt::format("'enum'/'const' together with '{}' is not supported", it.key()));
+      return fail(path, fmt::format("'enum'/'const' together with '{}' is not supported", it.key())), std::nullopt;
     }
     const std::vector<std::string> types = types_of(s);
     const Bounds bounds = bounds_of(s);
@@ -957,12 +974,12 @@ class SchemaConverter {
       auto it = kFormats.find(s["format"].get<std::string>());
       if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()) &&
           std::any_of(values.begin(), values.end(), [](const json& v) { return v.is_string(); }))
-        return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
+        return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>())), std::nullopt;
       if (it != kFormats.end()) patterns.push_back(it->second);
     }
     const json not_patterns = s.value(kNotPatterns, json::array());
     const json not_strings = s.value(kNotStrings, json::array());
-    std::vector<Expr> alts;
+    json allowed = json::array();
     for (const json& v : values) {
       if (!types.empty() &&
           std::none_of(types.begin(), types.end(), [&](const std::string& t) { return value_has_type(v, t); }))
@@ -985,12 +1002,12 @@ class SchemaConverter {
         bool ok = true;
         for (const std::string& p : patterns) {
           const std::optional<bool> m = string_matches(str, p, path);
-          if (!m) return b_.nothing();
+          if (!m) return std::nullopt;
           ok = ok && *m;
         }
         for (const json& p : not_patterns) {
           const std::optional<bool> m = string_matches(str, p.get<std::string>(), path);
-          if (!m) return b_.nothing();
+          if (!m) return std::nullopt;
           ok = ok && !*m;
         }
         if (!ok) continue;
@@ -1001,9 +1018,9 @@ class SchemaConverter {
         if (s.contains("maxItems") && s["maxItems"].is_number() && double(v.size()) > s["maxItems"].get<double>())
           continue;
       }
-      alts.push_back(value_literal(v, 0));
+      allowed.push_back(v);
     }
-    return b_.choice(std::move(alts));
+    return allowed;
   }
 
   // One JSON value as text, with the whitespace the grammar allows between an array's or object's tokens.
@@ -1309,12 +1326,7 @@ class SchemaConverter {
     }
     const size_t n = members.size();
     if (o_.any_property_order && (n >= 2 || (n == 1 && extra))) {
-      const uint64_t states = n > kAnyOrderMaxMembers ? ~uint64_t(0) : (uint64_t(n) << (n - 1)) + (uint64_t(2) << n);
-      if (states <= kAnyOrderStateBudget - any_order_states_) {
-        any_order_states_ += states;
-        ++notes_.objects_any_order;
-        return container("{", any_order_members(members, kv, extra), can_be_empty, "}");
-      }
+      if (std::optional<Expr> any = any_order_object(members, kv, extra)) return container("{", *any, can_be_empty, "}");
       ++notes_.objects_schema_order;
     }
     // tail[i]: members i.. after at least one member was written (each behind a comma).
@@ -1343,6 +1355,48 @@ class SchemaConverter {
     for (size_t i = 0; i < n && i <= first_required; ++i) firsts.push_back(b_.sequence({kv[i], tail[i + 1]}));
     if (extra && first_required == n) firsts.push_back(b_.sequence({*extra, tail[n]}));
     return container("{", b_.choice(std::move(firsts)), can_be_empty, "}");
+  }
+
+  // An object's members in any order, or nullopt when its required ones are too many for the budgets. Tracked
+  // members (every required one; the optional ones too in an object of at most kAnyOrderMaxMembers, in
+  // `properties` order while the budgets allow) come at most once each; the optional ones left untracked join the
+  // extra members, which come any number of times anywhere between. So only an untracked name may be written twice, each time with a value its schema allows: a parser
+  // keeps one of them (JSON.parse and json.loads the last), which validates; and fewer distinct names than
+  // written break no count (minProperties counts only required names or asks for one; maxProperties is refused
+  // unless every listed name may appear at once).
+  std::optional<Expr> any_order_object(const std::vector<Member>& members, const std::vector<Expr>& kv,
+                                       std::optional<Expr> extra) {
+    auto states_of = [](uint64_t t) { return t == 0 ? 2 : (t << (t - 1)) + (uint64_t(2) << t); };
+    const size_t n = members.size();
+    const size_t num_required =
+        size_t(std::count_if(members.begin(), members.end(), [](const Member& m) { return m.required; }));
+    // Optional members are tracked only while a quarter of the budget stays for the required ones of the objects
+    // still to come (inner objects are converted first).
+    const uint64_t left = kAnyOrderStateBudget - any_order_states_;
+    // A larger object tracks its required members alone: its masks reach across every tracked set's rule.
+    if (num_required > kAnyOrderMaxMembers) return std::nullopt;
+    size_t tracked = n <= kAnyOrderMaxMembers ? n : num_required;
+    while (tracked > num_required && states_of(tracked) + kAnyOrderStateBudget / 4 > left) --tracked;
+    if (tracked < num_required || states_of(tracked) > left) return std::nullopt;
+    any_order_states_ += states_of(tracked);
+    ++notes_.objects_any_order;
+    std::vector<Member> kept;
+    std::vector<Expr> kept_kv, loose;
+    size_t optional_kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (members[i].required || optional_kept++ < tracked - num_required) {
+        kept.push_back(members[i]);
+        kept_kv.push_back(kv[i]);
+      } else {
+        loose.push_back(kv[i]);
+      }
+    }
+    if (!loose.empty()) {
+      ++notes_.objects_repeatable;
+      if (extra) loose.push_back(*extra);
+      extra = b_.choice(std::move(loose));
+    }
+    return any_order_members(kept, kept_kv, extra);
   }
 
   // An object's members in any order: each listed one at most once, every required one present, extra ones (when
@@ -1550,9 +1604,23 @@ class SchemaConverter {
       max = count_keyword(s, "maxItems", path);
       if (!max) return b_.nothing();
     }
-    if (s.contains("uniqueItems") && s["uniqueItems"].is_boolean() && s["uniqueItems"].get<bool>() &&
-        (!max || *max > 1)) {
-      return fail(path, "'uniqueItems' is not supported (unless maxItems <= 1)");
+    const bool unique =
+        s.contains("uniqueItems") && s["uniqueItems"].is_boolean() && s["uniqueItems"].get<bool>() && (!max || *max > 1);
+    if (s.contains("contains")) {
+      if (prefix_list) return fail(path, fmt::format("'contains' beside '{}' is not supported", prefix_key));
+      if (unique) return fail(path, "'contains' beside 'uniqueItems' is not supported");
+      if (max) return fail(path, "'contains' beside 'maxItems' is not supported");
+      return contains_array(s, rest, min, path, depth);
+    }
+    if (unique && (prefix_list || rest)) {
+      if (prefix_list) return fail(path, fmt::format("'uniqueItems' beside '{}' is not supported", prefix_key));
+      const std::optional<std::vector<json>> values = finite_scalars(*rest, path + "/items", depth + 1);
+      if (failed()) return b_.nothing();
+      if (!values)
+        return fail(path,
+                    "'uniqueItems' is supported only for items of a few listed scalars (enum, const, boolean, null) "
+                    "or with maxItems <= 1");
+      return unique_items(*values, min, max ? *max : kUnbounded, path);
     }
     const Expr rest_item =
         rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1) : b_.nothing();
@@ -1580,6 +1648,126 @@ class SchemaConverter {
       }
     }
     return container("[", nonempty, min == 0, "]");
+  }
+
+  // An array of distinct values out of `values` (distinct scalars), min..max of them: one rule per set of values
+  // already written, which offers each value not in it.
+  Expr unique_items(const std::vector<json>& values, uint64_t min, uint64_t max, const std::string& path) {
+    const size_t k = values.size();
+    max = std::min<uint64_t>(max, k);
+    if (min > max) return b_.nothing();
+    uint64_t sets = 0, states = 0, binomial = 1;  // sets of at most max values, and their rules' states
+    for (uint64_t size = 0; size <= max && sets <= kUniqueMaxSets; ++size) {
+      sets += binomial;
+      states += binomial * (k - size + 2);
+      binomial = binomial * (k - size) / (size + 1);
+    }
+    if (sets > kUniqueMaxSets || states > kAnyOrderStateBudget - any_order_states_)
+      return fail(path, fmt::format("'uniqueItems' over {} values{} is over the grammar's budget", k,
+                                    max < k ? fmt::format(" (at most {} of them)", max) : std::string()));
+    any_order_states_ += states;
+    std::vector<Expr> literal;
+    for (const json& v : values) literal.push_back(value_literal(v, 0));
+    std::unordered_map<uint32_t, int32_t> rule_of;
+    std::function<int32_t(uint32_t)> rest = [&](uint32_t set) -> int32_t {
+      if (auto it = rule_of.find(set); it != rule_of.end()) return it->second;
+      const int32_t rule = b_.add_rule(b_.unique_rule_name("unique-items"));
+      rule_of[set] = rule;
+      const uint64_t size = uint64_t(std::popcount(set));
+      std::vector<Expr> next;
+      for (size_t i = 0; i < k && size < max; ++i)
+        if (!(set & (1u << i))) next.push_back(b_.sequence({sep(), literal[i], b_.rule_ref(rest(set | (1u << i)))}));
+      if (size >= min) next.push_back(b_.empty());
+      b_.set_body(rule, b_.choice(std::move(next)));
+      return rule;
+    };
+    std::vector<Expr> firsts;
+    for (size_t i = 0; i < k && max >= 1; ++i) firsts.push_back(b_.sequence({literal[i], b_.rule_ref(rest(1u << i))}));
+    return container("[", b_.choice(std::move(firsts)), min == 0, "]");
+  }
+
+  // The values `item` allows when they are a finite set of scalars (an enum or const of strings, numbers, booleans
+  // and null; type boolean or null), each once by JSON's equality (1 and 1.0 are one value); nullopt otherwise.
+  std::optional<std::vector<json>> finite_scalars(const json& item, const std::string& path, int32_t depth) {
+    std::vector<json> members;
+    if (!collect_members(item, path, depth, members)) return std::nullopt;
+    const json s = merge(members, path);
+    if (failed()) return std::nullopt;
+    if (s.is_boolean()) return s.get<bool>() ? std::nullopt : std::optional(std::vector<json>{});
+    if (s.contains("anyOf") || s.contains("oneOf")) return std::nullopt;
+    json listed = json::array();
+    if (s.contains("enum") || s.contains("const")) {
+      std::optional<json> v = enum_values(s, path);
+      if (!v) return std::nullopt;
+      listed = std::move(*v);
+    } else {
+      // Only a type of finitely many values; every keyword beside it constrains other types.
+      const std::vector<std::string> types = types_of(s);
+      if (types.empty()) return std::nullopt;
+      for (const std::string& t : types) {
+        if (t == "boolean") listed.insert(listed.end(), {json(false), json(true)});
+        else if (t == "null") listed.push_back(nullptr);
+        else return std::nullopt;
+      }
+    }
+    std::vector<json> distinct;
+    for (const json& v : listed) {
+      if (v.is_object() || v.is_array()) return std::nullopt;
+      if (std::find(distinct.begin(), distinct.end(), v) == distinct.end()) distinct.push_back(v);
+    }
+    if (distinct.size() > kUniqueMaxValues) return std::nullopt;
+    return distinct;
+  }
+
+  // An array with minContains..maxContains items matching `contains` (1.. when absent), every item of `rest`'s
+  // schema (none when nullopt), at least `min` items in all (at most minContains: more is refused). Items are
+  // matching ones (item and contains) and the others (item and the complement of contains), counted.
+  Expr contains_array(const json& s, const std::optional<json>& rest, uint64_t min, const std::string& path,
+                      int32_t depth) {
+    uint64_t lo = 1;
+    uint64_t hi = kUnbounded;
+    if (s.contains("minContains")) {
+      const std::optional<uint64_t> v = count_keyword(s, "minContains", path);
+      if (!v) return b_.nothing();
+      lo = *v;
+    }
+    if (s.contains("maxContains")) {
+      const std::optional<uint64_t> v = count_keyword(s, "maxContains", path);
+      if (!v) return b_.nothing();
+      hi = *v;
+    }
+    if (min > lo) return fail(path, "'minItems' above 'minContains' (1 when absent) beside 'contains' is not supported");
+    if (lo > hi) return b_.nothing();
+    if (!rest) return lo == 0 ? container("[", b_.nothing(), true, "]") : b_.nothing();
+    const std::string cpath = path + "/contains";
+    const json others = complement(s["contains"], cpath, depth + 1);
+    if (failed()) {
+      *error_ = fmt::format("schema at {}: 'contains' is supported where its complement is expressible ({})", path,
+                            *error_);
+      return b_.nothing();
+    }
+    auto item_rule = [&](const json& both, const char* name) -> std::optional<Expr> {
+      if (both.is_boolean() && !both.get<bool>()) return std::nullopt;
+      const int32_t rule = b_.add_rule(b_.unique_rule_name(name));
+      b_.set_body(rule, convert_schema(json{{"allOf", json::array({*rest, both})}}, cpath, depth + 1));
+      return b_.rule_ref(rule);
+    };
+    const std::optional<Expr> match = item_rule(s["contains"], "contained");
+    const std::optional<Expr> other = item_rule(others, "not-contained");
+    if (failed()) return b_.nothing();
+    const Expr others_after = other ? b_.star(b_.sequence({sep(), *other})) : b_.empty();
+    std::vector<Expr> starts;
+    if (match) {
+      const Expr block = b_.sequence({sep(), *match, others_after});  // a match behind a comma, then others
+      if (other) starts.push_back(b_.sequence({*other, others_after, b_.repeat(block, uint32_t(lo), uint32_t(hi))}));
+      if (hi >= 1) {
+        const uint32_t more_max = hi == kUnbounded ? kUnbounded : uint32_t(hi - 1);
+        starts.push_back(b_.sequence({*match, others_after, b_.repeat(block, uint32_t(lo > 0 ? lo - 1 : 0), more_max)}));
+      }
+    } else if (lo == 0 && other) {
+      starts.push_back(b_.sequence({*other, others_after}));
+    }
+    return container("[", b_.choice(std::move(starts)), lo == 0, "]");
   }
 
   Expr convert_string(const json& s, const std::string& path) {
@@ -1708,9 +1896,11 @@ class SchemaConverter {
 
   Expr convert_number(const json& s, bool integer, const std::string& path) {
     std::optional<Expr> multiple;
+    bool zero_fractions = false;  // a number whose multiples are integers: also spelled with a fraction of zeros
     if (s.contains("multipleOf")) {
       multiple = multiple_of(s["multipleOf"], integer, path);
       if (!multiple) return b_.nothing();
+      zero_fractions = !integer && *multiple_integral_;
       if (*multiple_integral_) integer = true;
     }
     for (const char* key : {"minimum", "maximum"}) {
@@ -1726,7 +1916,14 @@ class SchemaConverter {
     Result<Expr> e =
         integer ? json_integer_in_range(b_, bounds.lo, bounds.hi) : json_number_in_range(b_, bounds.lo, bounds.hi);
     if (!e.ok()) return fail(path, e.error());
-    return multiple ? b_.intersection({*e, *multiple}) : *e;
+    if (!multiple) return *e;
+    const Expr integers = b_.intersection({*e, *multiple});
+    if (!zero_fractions) return integers;
+    // 6000.0 is a number and a multiple of 1: within the number bounds where they are enforceable (+-1e15).
+    Result<Expr> numbers = json_number_in_range(b_, bounds.lo, bounds.hi);
+    if (!numbers.ok()) return integers;
+    const Expr zeros = b_.sequence({*multiple, b_.literal("."), b_.repeat(b_.literal("0"), 1, 16)});
+    return b_.choice({integers, b_.intersection({*numbers, zeros})});
   }
 
   // multipleOf d = k / 10^f (its decimal spelling): the numbers whose text shows they are multiples. f > 0 and

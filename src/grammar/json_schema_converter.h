@@ -12,8 +12,10 @@
 // schema's pattern, format, lengths, or an enum), minProperties (up to the required count, or 1), maxProperties
 // (when no more properties may appear); dependencies, dependentRequired, dependentSchemas (up to 6: each trigger
 // absent, or present with what it needs); items, prefixItems, draft-04..2019 items arrays and additionalItems,
-// minItems, maxItems; anyOf; allOf (merged; anyOf lists in several members combined pairwise); oneOf, made
-// exclusive: branches not provably disjoint (distinct types, or a required property with distinct const/enum
+// minItems, maxItems; uniqueItems over items of a few listed scalars (enum, const, boolean, null: one rule per set
+// of values written); contains with minContains/maxContains where the complement of its schema is expressible (see
+// `not`), without maxItems or prefix items; anyOf; allOf (merged; anyOf lists in several members combined
+// pairwise); oneOf, made exclusive: branches not provably disjoint (distinct types, or a required property with distinct const/enum
 // values) each exclude the others through `not`; not, where the complement is expressible (types other than a
 // lone integer, enum/const of strings, numbers, booleans and null, numeric bounds, lengths and counts, pattern,
 // required, properties of expressible complements, and anyOf/allOf/not of those); if/then/else as (if and then)
@@ -24,8 +26,8 @@
 // exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see
 // json_number_range.h), multipleOf (10^-n: fraction digits; a divisor of 1000: last digits); boolean schemas.
 // Properties come in `properties` order (as written in the text; see the ordered_json overload), optional ones may
-// be left out; or, with JsonGrammarOptions::any_property_order, in any order as a validator accepts them (each at
-// most once, every required one present, extra ones anywhere between), for objects small enough (see the option). Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
+// be left out; or, with JsonGrammarOptions::any_property_order, in any order as a validator accepts them (every
+// required one present once, extra ones anywhere between; see the option for when an optional one may repeat). Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
 // one newline and up to max_indent spaces or tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 15
 // integer digits, 16 fraction digits and a 2-digit exponent (every such number fits a double); bounded ones: see
 // json_number_range.h.
@@ -48,9 +50,11 @@ struct JsonGrammarOptions {
   // Schema says; true allows only its listed ones (OpenAI's `"strict": true`, where every object must list all).
   bool closed_objects = false;
   // false: an object's listed properties come in `properties` order (OpenAI's documented behaviour, and vLLM's and
-  // llguidance's). true: in any order, each at most once (one rule per set of properties already written), for
-  // objects of at most 7 listed properties while the schema's total of such rules' states stays under 2^15; larger
-  // objects keep `properties` order (JsonSchemaNotes counts them).
+  // llguidance's). true: in any order. An object of at most 7 listed properties tracks them all, a larger one its
+  // required ones alone: one rule per set of them already written, so each comes at most once, while the schema's
+  // total of such rules' states stays under 2^15. Untracked (optional) ones come anywhere, like extra properties,
+  // so one may be written twice (each value valid: a parser keeps one). An object of more than 7 required
+  // properties, or over the budget, keeps `properties` order (JsonSchemaNotes counts them).
   bool any_property_order = false;
 };
 
@@ -58,6 +62,7 @@ struct JsonGrammarOptions {
 struct JsonSchemaNotes {
   int32_t objects_any_order = 0;     // objects whose properties may come in any order
   int32_t objects_schema_order = 0;  // objects kept in `properties` order although any_property_order asked otherwise
+  int32_t objects_repeatable = 0;    // any-order objects with optional properties untracked (they may repeat)
 };
 
 // An ordered_json keeps the order of `properties` as written (nlohmann::json would sort the keys).

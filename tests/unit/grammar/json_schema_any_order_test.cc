@@ -1,7 +1,8 @@
 // Tests for JsonGrammarOptions::any_property_order (json_schema_converter.h): every order of an object's listed
 // properties is accepted, none twice, never without a required one, extra properties anywhere between; exhaustively
-// over small objects, against random outputs that must validate and hold no key twice; the per-object and
-// per-schema budgets, beyond which objects keep `properties` order and JsonSchemaNotes says how many.
+// over small objects, against random outputs that must validate and hold no key twice; past 7 listed properties
+// (or the per-schema budget) the untracked optional ones, which may repeat; too many required ones keep
+// `properties` order, and JsonSchemaNotes says how many of each.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -30,7 +31,9 @@ std::shared_ptr<const CompiledGrammar> compile_any_order(const json& schema, Jso
   return testing::with_bytes(std::move(g).value());
 }
 
-void expect_outputs_valid_any_order(const json& schema, int32_t count = 80) {
+// Random outputs validate (a name written twice: as parsed, the last value) and repeat no listed name but those of
+// `may_repeat` (optional properties past the tracked ones).
+void expect_outputs_valid_any_order(const json& schema, int32_t count = 80, const std::set<std::string>& may_repeat = {}) {
   auto g = compile_any_order(schema);
   ASSERT_TRUE(g);
   std::mt19937_64 rng(3);
@@ -41,7 +44,9 @@ void expect_outputs_valid_any_order(const json& schema, int32_t count = 80) {
     const json value = json::parse(*text, nullptr, false);
     ASSERT_FALSE(value.is_discarded()) << "not JSON: " << *text;
     EXPECT_EQ(testing::validate(schema, value), "") << *text << "\nschema " << schema.dump();
-    EXPECT_EQ(testing::duplicate_listed_key(*text, testing::listed_property_names(schema)), "") << *text;
+    std::set<std::string> once = testing::listed_property_names(schema);
+    for (const std::string& name : may_repeat) once.erase(name);
+    EXPECT_EQ(testing::duplicate_listed_key(*text, once), "") << *text;
     std::string order;
     for (auto it = value.begin(); value.is_object() && it != value.end(); ++it) order += it.key() + ",";
     orders.insert(order);
@@ -154,35 +159,90 @@ std::string reversed_object_text(int32_t n, const std::string& prefix) {
   return text + "}";
 }
 
-TEST(JsonSchemaAnyOrder, BudgetPerObjectThenPropertiesOrder) {
+TEST(JsonSchemaAnyOrder, LargeObjectsTrackTheirRequiredOnesAndLetTheRestRepeat) {
   JsonSchemaNotes notes;
   auto seven = compile_any_order(integer_object(7, "p"), kAnyOrder, &notes);
   EXPECT_EQ(notes.objects_any_order, 1);
   EXPECT_EQ(notes.objects_schema_order, 0);
+  EXPECT_EQ(notes.objects_repeatable, 0);
   EXPECT_TRUE(matches(seven, reversed_object_text(7, "p")));
+  EXPECT_FALSE(matches(seven, R"({"p6":1,"p0":0,"p6":2})"));
+  // Eight: the required p0 tracked, p1..p7 free to come anywhere, also twice.
   auto eight = compile_any_order(integer_object(8, "p"), kAnyOrder, &notes);
+  EXPECT_EQ(notes.objects_any_order, 1);
+  EXPECT_EQ(notes.objects_schema_order, 0);
+  EXPECT_EQ(notes.objects_repeatable, 1);
+  EXPECT_TRUE(matches(eight, reversed_object_text(8, "p")));
+  EXPECT_TRUE(matches(eight, R"({"p7":1,"p0":0,"p7":2})"));
+  EXPECT_FALSE(matches(eight, R"({"p7":1})"));             // p0 missing
+  EXPECT_FALSE(matches(eight, R"({"p0":0,"p0":1})"));      // the required one once
+  EXPECT_TRUE(matches(eight, R"({"p0":0,"p3":1,"p3":1})"));
+  EXPECT_FALSE(matches(eight, R"({"p0":0,"p7":"x"})"));    // each value its own schema
+  EXPECT_FALSE(matches(eight, R"({"p0":0,"q":1})"));       // additionalProperties: false
+  expect_outputs_valid_any_order(integer_object(8, "p"), 80, {"p1", "p2", "p3", "p4", "p5", "p6", "p7"});
+}
+
+TEST(JsonSchemaAnyOrder, ManyRequiredAmongManyOptional) {
+  // 14 listed properties, 3 of them required (listed late), extras of their own schema: any order, every required
+  // one exactly once.
+  json schema = {{"type", "object"}, {"properties", json::object()}, {"additionalProperties", {{"type", "boolean"}}}};
+  std::set<std::string> untracked;
+  for (int32_t i = 0; i < 14; ++i) {
+    schema["properties"][fmt::format("k{}", i)] = i % 2 ? json{{"type", "string"}, {"maxLength", 2}} : json{{"type", "integer"}};
+    untracked.insert(fmt::format("k{}", i));  // tracked: the 3 required alone
+  }
+  schema["required"] = {"k13", "k10", "k11"};
+  untracked.erase("k13");
+  untracked.erase("k10");
+  untracked.erase("k11");
+  JsonSchemaNotes notes;
+  auto g = compile_any_order(schema, kAnyOrder, &notes);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(notes.objects_repeatable, 1);
+  EXPECT_TRUE(matches(g, R"({"x":true,"k11":"a","k5":"b","k13":"c","k0":1,"k10":2,"k12":3,"y":false})"));
+  EXPECT_TRUE(matches(g, R"({"k13":"c","k11":"a","k10":2,"k12":3,"k12":4})"));
+  EXPECT_FALSE(matches(g, R"({"k13":"c","k11":"a","k12":3})"));           // k10 missing
+  EXPECT_FALSE(matches(g, R"({"k13":"c","k11":"a","k10":2,"k11":"b"})"));  // a required one twice
+  EXPECT_TRUE(matches(g, R"({"k13":"c","k11":"a","k10":2,"k0":1,"k0":1})"));
+  EXPECT_FALSE(matches(g, R"({"k13":"c","k11":"a","k10":2,"k12":"s"})"));
+  EXPECT_FALSE(matches(g, R"({"k13":"c","k11":"a","k10":2,"k12":true})"));  // a listed name never takes extras' schema
+  expect_outputs_valid_any_order(schema, 120, untracked);
+}
+
+TEST(JsonSchemaAnyOrder, TooManyRequiredKeepPropertiesOrder) {
+  json schema = integer_object(9, "r");
+  schema["required"] = json::array();
+  for (int32_t i = 0; i < 8; ++i) schema["required"].push_back(fmt::format("r{}", i));
+  JsonSchemaNotes notes;
+  auto g = compile_any_order(schema, kAnyOrder, &notes);
   EXPECT_EQ(notes.objects_any_order, 0);
   EXPECT_EQ(notes.objects_schema_order, 1);
-  EXPECT_FALSE(matches(eight, reversed_object_text(8, "p")));  // over the budget: `properties` order
+  EXPECT_FALSE(matches(g, reversed_object_text(9, "r")));
   std::string ordered = "{";
-  for (int32_t i = 0; i < 8; ++i) ordered += fmt::format("{}\"p{}\":{}", i ? "," : "", i, i);
-  EXPECT_TRUE(matches(eight, ordered + "}"));
+  for (int32_t i = 0; i < 9; ++i) ordered += fmt::format("{}\"r{}\":{}", i ? "," : "", i, i);
+  EXPECT_TRUE(matches(g, ordered + "}"));
 }
 
 TEST(JsonSchemaAnyOrder, BudgetPerSchemaBoundsManyObjects) {
-  // 60 objects of 7 properties (7 * 2^6 + 2 * 2^7 = 704 states each): the first 46 fit the schema's budget of 2^15,
-  // the others (and the outer object of 60) keep `properties` order, and the compile stays small.
+  // 60 objects of 7 properties (7 * 2^6 + 2 * 2^7 = 704 states each, all tracked) would pass the schema's budget of
+  // 2^15: the later ones track fewer optional properties (those may repeat), down to their one required property,
+  // and the compile stays small. Every object takes any order.
   json schema = {{"type", "object"}, {"properties", json::object()}};
   for (int32_t k = 0; k < 60; ++k) schema["properties"][fmt::format("o{}", k)] = integer_object(7, fmt::format("k{}_", k));
   JsonSchemaNotes notes;
   Result<Grammar> g = json_schema_to_grammar(schema, kAnyOrder, {}, &notes);
   ASSERT_TRUE(g.ok()) << g.error();
-  EXPECT_EQ(notes.objects_any_order, 46);
-  EXPECT_EQ(notes.objects_schema_order, 15);
+  EXPECT_EQ(notes.objects_any_order, 61);
+  EXPECT_EQ(notes.objects_schema_order, 0);
+  EXPECT_GT(notes.objects_repeatable, 10);
   EXPECT_LT(g->states.size(), 200000u);
   auto cg = testing::with_bytes(std::move(g).value());
-  EXPECT_TRUE(matches(cg, "{\"o0\":" + reversed_object_text(7, "k0_") + ",\"o45\":" + reversed_object_text(7, "k45_") + "}"));
-  EXPECT_FALSE(matches(cg, "{\"o46\":" + reversed_object_text(7, "k46_") + "}"));
+  std::string text = "{";
+  for (int32_t k = 60; k-- > 0;) text += fmt::format("{}\"o{}\":{}", k < 59 ? "," : "", k, reversed_object_text(7, fmt::format("k{}_", k)));
+  EXPECT_TRUE(matches(cg, text + "}"));
+  EXPECT_FALSE(matches(cg, R"({"o0":{"k0_0":1,"k0_1":1,"k0_1":1}})"));  // the first objects track all seven
+  EXPECT_TRUE(matches(cg, R"({"o59":{"k59_0":1,"k59_1":1,"k59_1":1}})"));
+  EXPECT_FALSE(matches(cg, R"({"o59":{"k59_0":1,"k59_0":1}})"));
 }
 
 }  // namespace

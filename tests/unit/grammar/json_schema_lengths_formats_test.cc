@@ -86,6 +86,15 @@ TEST(JsonSchemaFormats, UnknownNamesAreAnnotationsDefinedOnesWithoutRegexAreRefu
   EXPECT_FALSE(matches(bounded, R"("abcd")"));
   auto listed = compile_lengths({{"enum", {"x", "y"}}, {"format", "code"}});
   EXPECT_TRUE(matches(listed, R"("x")"));
+  // Without a type, an unknown format implies none: any value (a defined format still makes its schema a string's).
+  auto untyped = compile_lengths({{"format", "positiveInteger"}});
+  for (const char* ok : {"2", R"("s")", "[1]", "null"}) EXPECT_TRUE(matches(untyped, ok)) << ok;
+  EXPECT_FALSE(matches(compile_lengths({{"format", "date"}}), "2"));
+  // A uri's authority may be empty (file:///path), as RFC 3986 allows.
+  auto uri = compile_lengths({{"type", "string"}, {"format", "uri"}});
+  EXPECT_TRUE(matches(uri, R"("file:///path/to/file1.js")"));
+  EXPECT_TRUE(matches(uri, R"("https://example.com:8080/a?b=c#d")"));
+  EXPECT_FALSE(matches(uri, R"("file:/x y")"));
   for (const char* name : {"ipv6", "uri-reference", "regex", "duration", "json-pointer"}) {
     Result<Grammar> g = json_schema_to_grammar(json{{"type", "string"}, {"format", name}});
     ASSERT_FALSE(g.ok()) << name;

@@ -173,6 +173,18 @@ class Validator {
       for (size_t i = num_prefix; rest && i < x.size(); ++i) {
         if (std::string e = check(*rest, x[i], depth + 1); !e.empty()) return "item " + std::to_string(i) + ": " + e;
       }
+      if (s.value("uniqueItems", false)) {
+        for (size_t i = 0; i < x.size(); ++i)
+          for (size_t j = i + 1; j < x.size(); ++j)
+            if (x[i] == x[j]) return "items " + std::to_string(i) + " and " + std::to_string(j) + " are equal";
+      }
+      if (s.contains("contains")) {
+        size_t found = 0;
+        for (const json& item : x) found += check(s["contains"], item, depth + 1).empty();
+        if (found < s.value("minContains", size_t(1))) return "too few items match 'contains': " + x.dump();
+        if (s.contains("maxContains") && found > s["maxContains"].get<size_t>())
+          return "too many items match 'contains': " + x.dump();
+      }
     }
     if (x.is_object()) {
       if (s.contains("required")) {

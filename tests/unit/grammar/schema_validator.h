@@ -1,6 +1,7 @@
 // A small JSON Schema validator for the grammar tests, written independently of the converter: the keywords the
 // converter supports (type, enum, const, properties, required, additionalProperties, items/prefixItems/
-// additionalItems, min/maxItems, uniqueItems, patternProperties (std::wregex search), propertyNames, min/maxProperties,
+// additionalItems, min/maxItems, uniqueItems, contains with min/maxContains, patternProperties (std::wregex search),
+// propertyNames, min/maxProperties,
 // dependentRequired/dependentSchemas/dependencies, not, if/then/else, anyOf, oneOf, allOf, $ref to local pointers,
 // min/maxLength, pattern (std::wregex search), the supported formats (dates checked with calendar arithmetic), numeric
 // bounds in both draft-04 and later spellings, boolean schemas). Returns "" when valid, else why not.
