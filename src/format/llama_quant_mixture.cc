@@ -25,6 +25,7 @@ constexpr std::array kFileTypeNames = {
     FileTypeName{FT::kQ4_K_M, "Q4_K_M"}, FileTypeName{FT::kQ5_K_S, "Q5_K_S"}, FileTypeName{FT::kQ5_K_M, "Q5_K_M"},
     FileTypeName{FT::kQ6_K, "Q6_K"},     FileTypeName{FT::kQ3_K_S, "Q3_K_S"}, FileTypeName{FT::kQ3_K_M, "Q3_K_M"},
     FileTypeName{FT::kQ3_K_L, "Q3_K_L"}, FileTypeName{FT::kQ2_K, "Q2_K"},     FileTypeName{FT::kIQ4_XS, "IQ4_XS"},
+    FileTypeName{FT::kIQ4_NL, "IQ4_NL"},
 };
 
 GgmlType default_type(LlamaFileType t) {
@@ -41,6 +42,7 @@ GgmlType default_type(LlamaFileType t) {
     case FT::kQ5_K_M: return GgmlType::kQ5_K;
     case FT::kQ6_K: return GgmlType::kQ6_K;
     case FT::kIQ4_XS: return GgmlType::kIQ4_XS;
+    case FT::kIQ4_NL: return GgmlType::kIQ4_NL;
   }
   return GgmlType::kQ8_0;
 }
@@ -157,7 +159,7 @@ Result<GgmlType> mixture_type(MixtureState& s, const MixtureTensor& t, Category 
       new_type = s.i_attention_wv < 2 ? GgmlType::kQ5_K : GgmlType::kQ4_K;
     else if (ft == FT::kQ3_K_L)
       new_type = GgmlType::kQ5_K;
-    else if (ft == FT::kIQ4_XS && n_gqa >= 4)
+    else if ((ft == FT::kIQ4_NL || ft == FT::kIQ4_XS) && n_gqa >= 4)
       new_type = GgmlType::kQ5_K;
     else if ((ft == FT::kQ4_K_M || ft == FT::kQ5_K_M) && use_more_bits(s.i_attention_wv, s.n_attention_wv))
       new_type = GgmlType::kQ6_K;
@@ -188,7 +190,7 @@ Result<GgmlType> mixture_type(MixtureState& s, const MixtureTensor& t, Category 
                                                      : GgmlType::kQ4_K;
       else if (use_more_bits(i_layer, n_layer))
         new_type = GgmlType::kQ6_K;
-    } else if (ft == FT::kIQ4_XS && !has_imatrix && i_layer < n_layer / 8) {
+    } else if ((ft == FT::kIQ4_NL || ft == FT::kIQ4_XS) && !has_imatrix && i_layer < n_layer / 8) {
       new_type = GgmlType::kQ5_K;
     } else if (ft == FT::kQ5_K_M && use_more_bits(i_layer, n_layer)) {
       new_type = GgmlType::kQ6_K;
@@ -203,7 +205,7 @@ Result<GgmlType> mixture_type(MixtureState& s, const MixtureTensor& t, Category 
       if (ft == FT::kQ3_K_L) new_type = GgmlType::kQ4_K;
     } else if (facts.num_experts == 8) {
       if (ft == FT::kQ2_K || ft == FT::kQ3_K_S || ft == FT::kQ3_K_M || ft == FT::kQ4_K_S || ft == FT::kQ4_K_M ||
-          ft == FT::kIQ4_XS)
+          ft == FT::kIQ4_NL || ft == FT::kIQ4_XS)
         new_type = GgmlType::kQ5_K;
     } else if (ft == FT::kQ2_K) {
       new_type = GgmlType::kQ3_K;

@@ -1,6 +1,6 @@
 // llama.cpp's per-tensor type choice for a file type (llama-quantize's Q2_K, Q3_K_M, Q4_K_M, Q6_K, ...): which
 // tensors are quantized at all, which get more bits (output.weight in Q6_K; attn_v, attn_output and ffn_down in some
-// or all layers of Q2_K, Q3_K_M/L, Q4_K_M and Q5_K_M), the fallbacks for rows that are not whole blocks, and the order llama-quantize writes tensors in. Pure
+// or all layers of Q2_K, Q3_K_M/L, Q4_K_M, Q5_K_M, IQ4_NL and IQ4_XS), the fallbacks for rows that are not whole blocks, and the order llama-quantize writes tensors in. Pure
 // functions of names, shapes and a few model facts; must not read files or quantize anything.
 #pragma once
 
@@ -29,6 +29,7 @@ enum class LlamaFileType : uint32_t {
   kQ5_K_S = 16,
   kQ5_K_M = 17,
   kQ6_K = 18,
+  kIQ4_NL = 25,
   kIQ4_XS = 30,
 };
 

@@ -1,5 +1,6 @@
-// `pagoda quantize --type Q4_K_M|Q5_K_M|Q6_K|Q8_0|Q4_0|Q3_K_M|Q2_K|IQ4_XS|...` through the real binary: the file
-// llama-quantize writes. Always: the bundled model's Q4_K_M and Q4_0 files and tiny-256's Q2_K, Q3_K_S/M/L and IQ4_XS
+// `pagoda quantize --type Q4_K_M|Q5_K_M|Q6_K|Q8_0|Q4_0|Q3_K_M|Q2_K|IQ4_XS|IQ4_NL|...` through the real binary: the file
+// llama-quantize writes. Always: the bundled model's Q4_K_M and Q4_0 files and tiny-256's Q2_K, Q3_K_S/M/L, IQ4_XS
+// and IQ4_NL
 // against checksums of llama-quantize's own output (FNV-1a 64 of the whole file, generated here with the peer:
 // `scripts/peer/llama.sh quantize stories260K.gguf OUT Q4_K_M 1`),
 // the imatrix path's tensors against llama-quantize's with the committed imatrix (tests/data; FNV-1a of each
@@ -81,7 +82,7 @@ TEST(CliLlamaQuantizeTest, BundledModelIsLlamaQuantizesFileByteForByte) {
   }
 }
 
-// The 2- and 3-bit file types and IQ4_XS on gen-model's tiny-256 (rows of 256, so the q2_K, q3_K and iq4_xs
+// The 2- and 3-bit file types, IQ4_XS and IQ4_NL on gen-model's tiny-256 (rows of 256, so the q2_K, q3_K and iq4_xs
 // quantizers run rather than the bundled model's 32-value fallbacks) against checksums of llama-quantize's output for the same f16 file
 // (`scripts/peer/llama.sh quantize tiny-256.f16.gguf OUT Q3_K_M 1`).
 TEST(CliLlamaQuantizeTest, LowBitTypesAreLlamaQuantizesFilesByteForByte) {
@@ -95,7 +96,7 @@ TEST(CliLlamaQuantizeTest, LowBitTypesAreLlamaQuantizesFilesByteForByte) {
   };
   for (const Case c : {Case{"Q2_K", 0xa36af055da5024f0ull}, Case{"Q3_K_S", 0xc685e4fa041af91aull},
                        Case{"Q3_K_M", 0xc6e36905112d1cccull}, Case{"Q3_K_L", 0xfdb3f9e21ba9912cull},
-                       Case{"IQ4_XS", 0x0c851948bcd655faull}}) {
+                       Case{"IQ4_XS", 0x0c851948bcd655faull}, Case{"IQ4_NL", 0x1c3d2ff541b057e5ull}}) {
     const std::string out = dir.path() + "/" + c.type + ".gguf";
     ProcessResult q = run_pagoda({"quantize", f16, out, "--type", c.type});
     ASSERT_EQ(q.exit_code, 0) << q.err;
@@ -182,7 +183,7 @@ TEST(CliLlamaQuantizeTest, EveryFileTypeMatchesLlamaQuantize) {
   ProcessResult gen = run_pagoda({"gen-model", "--shape", "tiny-256", "--type", "f16", "-o", f16});
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   for (const char* type :
-       {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q4_K_S", "Q5_K_S", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q2_K", "IQ4_XS"}) {
+       {"Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_0", "Q4_K_S", "Q5_K_S", "Q3_K_S", "Q3_K_M", "Q3_K_L", "Q2_K", "IQ4_XS", "IQ4_NL"}) {
     SCOPED_TRACE(type);
     const std::string theirs = dir.path() + "/theirs.gguf", ours = dir.path() + "/ours.gguf";
     const std::string log = run_command("'" + script.string() + "' quantize '" + f16 + "' '" + theirs + "' " + type +

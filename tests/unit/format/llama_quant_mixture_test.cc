@@ -133,6 +133,34 @@ TEST(LlamaQuantMixtureTest, IQ4_XSStepsUpAttnVAndTheFirstFfnDown) {
   EXPECT_EQ((*fallback)[0], GgmlType::kIQ4_NL);
 }
 
+// IQ4_NL: IQ4_XS's rules with 32-value blocks, so a row of 288 stays iq4_nl; a row that is not whole blocks of 32 is
+// f16.
+TEST(LlamaQuantMixtureTest, IQ4_NLFollowsIQ4_XSsRules) {
+  EXPECT_EQ(parse_llama_file_type("iq4_nl"), LlamaFileType::kIQ4_NL);
+  EXPECT_EQ(uint32_t(LlamaFileType::kIQ4_NL), 25u) << "llama.cpp's LLAMA_FTYPE_MOSTLY_IQ4_NL";
+  const auto t = ordered(llama_tensors(8, 2048, 256, 5632, 4096, false));
+  const MixtureModelFacts facts{"llama", 8, 0, 32, 4};
+  auto types = llama_tensor_types(t, LlamaFileType::kIQ4_NL, facts, false);
+  ASSERT_TRUE(types.ok()) << types.error();
+  EXPECT_EQ(type_of(t, *types, "output.weight"), GgmlType::kQ6_K);
+  EXPECT_EQ(type_of(t, *types, "token_embd.weight"), GgmlType::kIQ4_NL);
+  for (int l = 0; l < 8; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ(type_of(t, *types, b + "attn_v.weight"), GgmlType::kQ5_K) << l;
+    EXPECT_EQ(type_of(t, *types, b + "ffn_down.weight"), l == 0 ? GgmlType::kQ5_K : GgmlType::kIQ4_NL) << l;
+    EXPECT_EQ(type_of(t, *types, b + "attn_q.weight"), GgmlType::kIQ4_NL) << l;
+  }
+  auto weighted = llama_tensor_types(t, LlamaFileType::kIQ4_NL, facts, true);
+  ASSERT_TRUE(weighted.ok());
+  EXPECT_EQ(type_of(t, *weighted, "blk.0.ffn_down.weight"), GgmlType::kIQ4_NL);
+  const std::vector<MixtureTensor> rows = {{"blk.0.attn_q.weight", {288, 288}, GgmlType::kF16},
+                                           {"blk.0.attn_k.weight", {100, 288}, GgmlType::kF16}};
+  auto fallback = llama_tensor_types(rows, LlamaFileType::kIQ4_NL, MixtureModelFacts{"llama", 1, 0, 6, 6}, false);
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_EQ((*fallback)[0], GgmlType::kIQ4_NL);
+  EXPECT_EQ((*fallback)[1], GgmlType::kF16);
+}
+
 // tinyllama-1.1b's shapes, 8 layers: llama-quantize Q4_K_M gave attn_v and ffn_down q6_K in layers 0, 3, 6, 7
 // (use_more_bits), q4_K elsewhere, output q6_K, token_embd q4_K, norms f32.
 TEST(LlamaQuantMixtureTest, Q4_K_MStepsUpAttnVAndFfnDownInTheLlamaQuantizeLayers) {
