@@ -53,11 +53,9 @@ TEST(CliGenModelTest, BadArgumentsAreClearErrors) {
   ProcessResult shape = run_pagoda({"gen-model", "--shape", "gpt5", "-o", "/tmp/x.gguf"});
   EXPECT_EQ(shape.exit_code, 1);
   EXPECT_THAT(shape.err,
-              HasSubstr("unknown shape 'gpt5' (known: tiny, tiny-256, stories15m, tinyllama-1.1b, llama2-7b, "
-                        "llama3.2-1b, qwen3-0.6b, qwen2.5-0.5b, gemma2-2b, gemma3-1b, phi3-mini, "
-                        "granite3-2b, mistral-7b, qwen3-30b-a3b, mixtral-8x7b, qwen1.5-moe-a2.7b, smollm3-3b, "
-                        "olmo2-1b, mistral3-3b, exaone4-1.2b, lfm2-1.2b, qwen3.5-4b, qwen3.5-35b-a3b, gpt-oss-20b, "
-                        "tiny-gemma2"));
+              HasSubstr("unknown shape 'gpt5' (known: tiny, tiny-256, stories15m, tinyllama-1.1b, llama2-7b, "));
+  for (const char* listed : {"qwen3.5-4b, ", "qwen3-next-80b-a3b, ", "gpt-oss-20b, ", "gemma4-26b-a4b)"})
+    EXPECT_THAT(shape.err, HasSubstr(listed));
   ProcessResult type = run_pagoda({"gen-model", "--shape", "tiny", "--type", "q3_k", "-o", "/tmp/x.gguf"});
   EXPECT_EQ(type.exit_code, 1);
   EXPECT_THAT(type.err, HasSubstr("unknown --type 'q3_k'"));
