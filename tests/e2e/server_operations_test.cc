@@ -4,8 +4,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -226,24 +224,11 @@ TEST(ServerOperationsTest, EveryMetricTheGrafanaDashboardUsesIsExported) {
   EXPECT_NE(scrape.find("model_name=\"stories260K\""), std::string::npos);
 }
 
-// A free loopback port (bound and released: the caller takes it at once).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST(ServerOperationsTest, APageOnAnotherOriginCallsTheApiOnlyWhenAllowed) {
   const std::string dir = std::string(PAGODA_TEST_E2E_DIR) + "/node_clients";
   ASSERT_TRUE(std::filesystem::exists(dir + "/node_modules/playwright-core"))
       << "playwright-core is missing: `make test` installs it (npm ci in " << dir << ")";
-  const int page_port = free_port();
+  const int page_port = free_loopback_port();
   const std::string origin = "http://127.0.0.1:" + std::to_string(page_port);
   for (const bool allowed : {true, false}) {
     std::vector<std::string> args = {"--api-key", "k"};

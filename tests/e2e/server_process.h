@@ -53,6 +53,7 @@ bool wait_idle(const ServerProcess& server, std::chrono::milliseconds timeout);
 
 // The raw-socket client (tests/support/raw_http_client.h), under the names these tests use.
 using raw_http::connect_loopback;
+using raw_http::free_loopback_port;
 using raw_http::http_request;
 using raw_http::HttpReply;
 using raw_http::metric_value;

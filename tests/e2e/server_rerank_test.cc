@@ -177,7 +177,8 @@ TEST(ServerRerankTest, TheOverlapRerankerRanksTheRelevantDocumentFirst) {
         << r.dump();
 }
 
-// llama.cpp's llama-server on the same file, when it is built.
+// llama.cpp's llama-server on the same file, when it is built and runs here (a peer built for another CPU, or one
+// that cannot start, is a visible skip with its log's last line, not a failure of pagoda).
 class PeerServer {
  public:
   PeerServer(const std::vector<std::string>& args, const std::string& log) {
@@ -186,24 +187,34 @@ class PeerServer {
     const fs::path bin = (env != nullptr && *env != '\0' ? fs::path(env) : fs::path(home != nullptr ? home : "") /
                                                                                ".cache/pagoda-peer/llama.cpp") /
                          "build/bin/llama-server";
-    if (!fs::exists(bin)) return;
-    present_ = true;
-    port_ = 20000 + int(::getpid() % 20000);
-    std::string cmd = bin.string() + " --port " + std::to_string(port_) + " -t 2 -np 1";
+    if (!fs::exists(bin)) {
+      absent_ = "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+      return;
+    }
+    port_ = free_loopback_port();
+    std::string cmd = bin.string() + " --host 127.0.0.1 --port " + std::to_string(port_) + " -t 2 -np 1";
     for (const std::string& a : args) cmd += " '" + a + "'";
     pid_ = std::atoi(run_command(cmd + " > " + log + " 2>&1 & echo $!").c_str());
-    for (int i = 0; i < 600 && http_request(port_, "GET", "/health", "", {}, std::chrono::seconds(1)).status != 200;
-         ++i)
+    for (int i = 0; i < 600; ++i) {
+      if (http_request(port_, "GET", "/health", "", {}, std::chrono::seconds(1)).status == 200) return;
+      if (pid_ <= 0 || ::kill(pid_, 0) != 0) break;  // it exited
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::string said = read_file(log);
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    const size_t last = said.rfind('\n');
+    absent_ = "llama-server did not come up on port " + std::to_string(port_) + ": " +
+              (last == std::string::npos ? said : said.substr(last + 1));
   }
   ~PeerServer() {
     if (pid_ > 0) ::kill(pid_, SIGKILL);
   }
-  bool present() const { return present_; }
+  // Empty when the peer answers; otherwise why it does not.
+  const std::string& absent() const { return absent_; }
   int port() const { return port_; }
 
  private:
-  bool present_ = false;
+  std::string absent_;
   int port_ = 0;
   int pid_ = 0;
 };
@@ -213,7 +224,7 @@ TEST(ServerRerankTest, ScoresAndEmbeddingsEqualLlamaServers) {
   const std::string reranker = gen_model(tmp, "tiny-bert-reranker");
   {
     PeerServer peer({"-m", reranker, "--reranking", "-c", "512", "-ub", "512", "-b", "512"}, tmp.path() + "/peer.log");
-    if (!peer.present()) GTEST_SKIP() << "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+    if (!peer.absent().empty()) GTEST_SKIP() << peer.absent();
     std::vector<std::string> args = {"-m", reranker};
     args.insert(args.end(), kServeArgs.begin(), kServeArgs.end());
     ServerProcess server(args);
@@ -234,6 +245,7 @@ TEST(ServerRerankTest, ScoresAndEmbeddingsEqualLlamaServers) {
   {
     const std::string overlap = gen_model(tmp, "tiny-bert-overlap-reranker");
     PeerServer peer({"-m", overlap, "--reranking", "-c", "512", "-ub", "512", "-b", "512"}, tmp.path() + "/peer1.log");
+    ASSERT_TRUE(peer.absent().empty()) << peer.absent();
     std::vector<std::string> args = {"-m", overlap};
     args.insert(args.end(), kServeArgs.begin(), kServeArgs.end());
     ServerProcess server(args);
@@ -250,6 +262,7 @@ TEST(ServerRerankTest, ScoresAndEmbeddingsEqualLlamaServers) {
   }
   const std::string embedder = gen_model(tmp, "tiny-bert");
   PeerServer peer({"-m", embedder, "--embeddings", "-c", "512", "-ub", "512", "-b", "512"}, tmp.path() + "/peer2.log");
+  ASSERT_TRUE(peer.absent().empty()) << peer.absent();
   std::vector<std::string> args = {"-m", embedder};
   args.insert(args.end(), kServeArgs.begin(), kServeArgs.end());
   ServerProcess server(args);
@@ -276,7 +289,7 @@ TEST(ServerRerankTest, JinaBertAndNomicBertEqualLlamaServers) {
     const std::string reranker = gen_model(tmp, "tiny-jina-bert-reranker");
     PeerServer peer({"-m", reranker, "--reranking", "-c", "1024", "-ub", "1024", "-b", "1024"},
                     tmp.path() + "/peer.log");
-    if (!peer.present()) GTEST_SKIP() << "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+    if (!peer.absent().empty()) GTEST_SKIP() << peer.absent();
     ServerProcess server({"-m", reranker});
     ASSERT_TRUE(server.started()) << server.log();
     for (const json& body : {json{{"query", kQuery}, {"documents", kDocuments}}, kRelevance}) {
@@ -294,6 +307,7 @@ TEST(ServerRerankTest, JinaBertAndNomicBertEqualLlamaServers) {
     const std::string embedder = gen_model(tmp, shape);
     const std::string log = tmp.path() + "/" + shape + ".log";
     PeerServer peer({"-m", embedder, "--embeddings", "-c", "1024", "-ub", "1024", "-b", "1024"}, log);
+    ASSERT_TRUE(peer.absent().empty()) << peer.absent();
     ServerProcess server({"-m", embedder});
     ASSERT_TRUE(server.started()) << server.log();
     const json body = {{"input", kDocuments}, {"encoding_format", "float"}};
@@ -341,6 +355,7 @@ TEST(ServerRerankTest, QuantizedBertFilesLoadAndEqualLlamaServers) {
     EXPECT_TRUE(read_file(by_llama) == read_file(by_pagoda)) << type << ": pagoda quantize differs from llama-quantize";
     for (const std::string& file : {by_llama, by_pagoda}) {
       PeerServer peer({"-m", file, "--embeddings", "-c", "512", "-ub", "512", "-b", "512"}, tmp.path() + "/q.log");
+      if (!peer.absent().empty()) GTEST_SKIP() << peer.absent();
       ServerProcess server({"-m", file});
       ASSERT_TRUE(server.started()) << server.log();
       const json want = post(peer.port(), "/v1/embeddings", body);
@@ -420,7 +435,7 @@ TEST(ServerRerankTest, TheQwen3RerankerEqualsLlamaServers) {
   EXPECT_EQ(emb["data"][0]["embedding"].size(), 128u);
 
   PeerServer peer({"-m", reranker, "--reranking", "-c", "1024", "-ub", "1024", "-b", "1024"}, tmp.path() + "/peer.log");
-  if (!peer.present()) GTEST_SKIP() << "llama.cpp's llama-server is not built (set PAGODA_LLAMA_CPP_DIR)";
+  if (!peer.absent().empty()) GTEST_SKIP() << peer.absent();
   for (size_t b = 0; b < bodies.size(); ++b) {
     const json want = post(peer.port(), "/v1/rerank", bodies[b]);
     ASSERT_EQ(got[b]["results"].size(), want["results"].size()) << read_file(tmp.path() + "/peer.log");

@@ -17,6 +17,8 @@ struct HttpReply {
   std::string raw;   // every byte received, for failure messages
 };
 
+// A free loopback port (bound and released: the caller takes it at once).
+int free_loopback_port();
 // Opens a connection to 127.0.0.1:port; -1 on failure.
 int connect_loopback(int port);
 // Writes all of `bytes` to `fd` (stops early if the peer is gone); whether all were written.
