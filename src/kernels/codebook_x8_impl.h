@@ -24,16 +24,22 @@ template <class Block>
 struct CodebookBody {
   static constexpr bool kMxfp4 = std::is_same_v<Block, quant::BlockMXFP4x8>;
   static constexpr bool kSubScales = std::is_same_v<Block, quant::BlockIQ4_XSx8>;
+  using Activations = quant::BlockQ8_0;
   static void check_shape(int64_t num_out, int64_t num_in) {
     check_codebook_shape(num_out, num_in, 32 * Block::kNumBlocks, quant::kX8Rows);
   }
-  template <class V>
-  static typename V::F unit(const Block& blk, int64_t stride) {
-    if constexpr (kMxfp4)
-      return V::zero_f();
-    else
-      return V::load_ph(blk.d, stride);
+  static const uint8_t* pack(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_units, int64_t group) {
+    return pack_q8_codebook_activations(xq, num_tokens, num_units * Block::kNumBlocks, group);
   }
+  static constexpr int64_t unit_bytes(int64_t group) { return Block::kNumBlocks * packed_q8_codebook_block_bytes(group); }
+  template <class V, int kPack, int kTokens>
+  static void unit(const Block& blk, const uint8_t* x, int64_t stride, typename V::F* acc) {
+    typename V::F d = V::zero_f();
+    if constexpr (!kMxfp4) d = V::load_ph(blk.d, stride);
+    for (int j = 0; j < Block::kNumBlocks; ++j, x += packed_q8_codebook_block_bytes(kPack))
+      block<V, kPack, kTokens>(blk, d, j, x, stride, acc);
+  }
+  // Block j's 32 values of the 8 rows times each token's packed Q8_0 block x (qs, then d), into acc.
   template <class V, int kPack, int kTokens>
   static void block(const Block& blk, typename V::F d, int j, const uint8_t* x, int64_t stride, typename V::F* acc) {
     using I = typename V::I;
@@ -73,7 +79,7 @@ struct X8Body<quant::BlockMXFP4x8> : CodebookBody<quant::BlockMXFP4x8> {};
 
 // A level's six entry points (matmul_iq4_nlx8, _iq4_xsx8, _mxfp4x8 from f32 activations, and their _q8_0 twins),
 // as PAGODA_KQUANT_X8_ENTRY_POINTS defines the K-quants'.
-#define PAGODA_CODEBOOK_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)    \
-  PAGODA_X8_ENTRY(iq4_nlx8, BlockIQ4_NLx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(iq4_xsx8, BlockIQ4_XSx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(mxfp4x8, BlockMXFP4x8, V, TAIL, TOKENS, QUANTIZE)
+#define PAGODA_CODEBOOK_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)          \
+  PAGODA_X8_ENTRY(iq4_nlx8, q8_0, BlockIQ4_NLx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(iq4_xsx8, q8_0, BlockIQ4_XSx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(mxfp4x8, q8_0, BlockMXFP4x8, V, TAIL, TOKENS, QUANTIZE)

@@ -193,6 +193,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
              .gated_delta_net = avx2::gated_delta_net,
              .gated_delta_net_chunked = avx2::gated_delta_net_chunked},
     .avx512 = {.quantize_row_q8_0 = avx512::quantize_row_q8_0,
+               .quantize_row_q8_K = avx512::quantize_row_q8_K,
                .quantize_row_int8 = avx512::quantize_row_int8,
                .rmsnorm = avx512::rmsnorm,
                .rmsnorm_q8_0 = avx512::rmsnorm_q8_0,

@@ -1,5 +1,6 @@
 // kquant_x8_impl: the K-quant matmuls (Q2_K ... Q6_K) over the 8-row interleaved layouts (quant/block_kquant_x8.h)
-// against q8_K activations (quant/block_q8_K.h, packed by kernels/packed_activations.h), written once over a small
+// against q8_K activations (quant/block_q8_K.h, packed by kernels/packed_activations.h), the bodies of
+// kernels/x8_matmul_driver.h's loop, written once over a small
 // vector abstraction V and instantiated per instruction set: V::I and V::F are an int32 and an f32 vector of one lane
 // per row of V::kGroups row groups (a ymm: one group of 8 rows; a zmm: two groups side by side), V::dot the set's
 // u8 x s8 dot product (acc + the four products of each 32-bit lane; vpdpbusd, or maddubs + madd on AVX2), V::load the
@@ -83,9 +84,6 @@ struct V256 {
     return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
   }
 };
-
-template <class Block>
-struct KquantBody;
 
 // Where one token group's packed q8_K super-block keeps its parts (kernels/packed_activations.h).
 template <int kPack>
@@ -225,58 +223,32 @@ struct KquantSub16Body {
   }
 };
 
-template <>
-struct KquantBody<quant::BlockQ2_Kx8> : KquantSub16Body<quant::BlockQ2_Kx8> {};
-template <>
-struct KquantBody<quant::BlockQ3_Kx8> : KquantSub16Body<quant::BlockQ3_Kx8> {};
-template <>
-struct KquantBody<quant::BlockQ4_Kx8> : KquantMinsBody<quant::BlockQ4_Kx8> {};
-template <>
-struct KquantBody<quant::BlockQ5_Kx8> : KquantMinsBody<quant::BlockQ5_Kx8> {};
-template <>
-struct KquantBody<quant::BlockQ6_Kx8> : KquantSub16Body<quant::BlockQ6_Kx8> {};
-
-// y[t * y_stride + 8 g + r] for r < 8, g < V::kGroups = row r of group g (num_units super-blocks, groups num_units
-// apart from `groups`) . token t, t < kTokens; x: this token group's packed super-blocks.
-template <class V, class Block, int kPack, int kTokens>
-inline void kquant_groups_times_tokens(const Block* groups, const uint8_t* x, int64_t num_units, float* y,
-                                       int64_t y_stride) {
-  using F = typename V::F;
-  const int64_t stride = num_units * int64_t(sizeof(Block));
-  F acc[kTokens];
-  for (int t = 0; t < kTokens; ++t) acc[t] = V::zero_f();
-  for (int64_t u = 0; u < num_units; ++u, x += packed_q8_K_unit_bytes(kPack)) {
-    const Block& blk = groups[u];
-    for (int g = 0; g < V::kGroups; ++g)
-      for (int64_t offset = 0; offset < int64_t(sizeof(Block)); offset += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(&blk) + g * stride + offset + kX8PrefetchBytes, _MM_HINT_T0);
-    KquantBody<Block>::template super_block<V, kPack, kTokens>(blk, x, stride, acc);
+// What x8_matmul_driver.h's loop needs of a K-quant block besides its super-block: q8_K activations, one unit per
+// super-block.
+template <class Body>
+struct KquantX8Body : Body {
+  using Activations = quant::BlockQ8_K;
+  static void check_shape(int64_t num_out, int64_t num_in) { check_kquant_shape(num_out, num_in, quant::kX8Rows); }
+  static const uint8_t* pack(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_units, int64_t group) {
+    return pack_q8_K_activations(xq, num_tokens, num_units, group);
   }
-  for (int t = 0; t < kTokens; ++t) V::store(y + t * y_stride, acc[t]);
-}
+  static constexpr int64_t unit_bytes(int64_t group) { return packed_q8_K_unit_bytes(group); }
+  template <class V, int kPack, int kTokens>
+  static void unit(const auto& blk, const uint8_t* x, int64_t stride, typename V::F* acc) {
+    Body::template super_block<V, kPack, kTokens>(blk, x, stride, acc);
+  }
+};
 
-// Row groups in units of V::kGroups (an odd one left over through Tail, a one-group V of the same instruction set),
-// kPack tokens per pass over the packed activations.
-template <class V, class Tail, int kPack, class Block>
-void kquant_matmul_xq(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
-                      int64_t num_tokens, int64_t y_stride) {
-  check_kquant_shape(num_out, num_in, quant::kX8Rows);
-  const int64_t num_units = num_in / quant::kQK_K, num_groups = num_out / quant::kX8Rows;
-  const auto* groups = static_cast<const Block*>(w);
-  const uint8_t* packed = pack_q8_K_activations(xq, num_tokens, num_units, kPack);
-  const int64_t num_vectors = (num_groups + V::kGroups - 1) / V::kGroups;
-  for_each_row_and_token_group<kPack>(
-      V::kGroups * num_units * int64_t(sizeof(Block)), num_vectors, num_tokens, [&]<int kTokens>(int64_t p, int64_t t) {
-        const int64_t g = V::kGroups * p;
-        const uint8_t* x = packed + t / kPack * num_units * packed_q8_K_unit_bytes(kPack);
-        float* y_unit = y + t * y_stride + quant::kX8Rows * g;
-        if (g + V::kGroups <= num_groups)
-          kquant_groups_times_tokens<V, Block, kPack, kTokens>(groups + g * num_units, x, num_units, y_unit, y_stride);
-        else
-          kquant_groups_times_tokens<Tail, Block, kPack, kTokens>(groups + g * num_units, x, num_units, y_unit,
-                                                                  y_stride);
-      });
-}
+template <>
+struct X8Body<quant::BlockQ2_Kx8> : KquantX8Body<KquantSub16Body<quant::BlockQ2_Kx8>> {};
+template <>
+struct X8Body<quant::BlockQ3_Kx8> : KquantX8Body<KquantSub16Body<quant::BlockQ3_Kx8>> {};
+template <>
+struct X8Body<quant::BlockQ4_Kx8> : KquantX8Body<KquantMinsBody<quant::BlockQ4_Kx8>> {};
+template <>
+struct X8Body<quant::BlockQ5_Kx8> : KquantX8Body<KquantMinsBody<quant::BlockQ5_Kx8>> {};
+template <>
+struct X8Body<quant::BlockQ6_Kx8> : KquantX8Body<KquantSub16Body<quant::BlockQ6_Kx8>> {};
 
 }  // namespace
 }  // namespace pagoda::kernels
@@ -284,18 +256,9 @@ void kquant_matmul_xq(const void* w, const quant::BlockQ8_K* xq, float* y, int64
 // A level's ten entry points (matmul_q2_Kx8 ... _q6_Kx8 from f32 activations, quantized to q8_K by QUANTIZE, and
 // their _q8_K twins from quantized ones), defined in the including file's namespace: V and TAIL its vectors, TOKENS
 // its token group.
-#define PAGODA_KQUANT_X8_ENTRY(name, Block, V, TAIL, TOKENS, QUANTIZE)                                                \
-  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
-    kquant_matmul_xq<V, TAIL, TOKENS, quant::Block>(w, quantize_activations_q8_K(QUANTIZE, x, num_in, num_tokens), y, \
-                                                    num_out, num_in, num_tokens, num_out);                           \
-  }                                                                                                                  \
-  void matmul_##name##_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,    \
-                            int64_t num_tokens, int64_t y_stride) {                                                  \
-    kquant_matmul_xq<V, TAIL, TOKENS, quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                \
-  }
-#define PAGODA_KQUANT_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)         \
-  PAGODA_KQUANT_X8_ENTRY(q2_Kx8, BlockQ2_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_KQUANT_X8_ENTRY(q3_Kx8, BlockQ3_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_KQUANT_X8_ENTRY(q4_Kx8, BlockQ4_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_KQUANT_X8_ENTRY(q5_Kx8, BlockQ5_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_KQUANT_X8_ENTRY(q6_Kx8, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE)
+#define PAGODA_KQUANT_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)          \
+  PAGODA_X8_ENTRY(q2_Kx8, q8_K, BlockQ2_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(q3_Kx8, q8_K, BlockQ3_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(q4_Kx8, q8_K, BlockQ4_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(q5_Kx8, q8_K, BlockQ5_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(q6_Kx8, q8_K, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE)

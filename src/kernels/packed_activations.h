@@ -28,12 +28,12 @@ inline constexpr int64_t packed_q8_K_unit_bytes(int64_t group) { return group * 
 const uint8_t* pack_q8_K_activations(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_super,
                                      int64_t group);
 
-// The same for the 4-bit codebook kernels (kernels/codebook_x8_impl.h): token group g's block b is `group` x 32 int8, then
-// `group` f32 d, `group` f32 d x float(sum of the 32 values) (the mins' term), `group` int32 -32 x the sum of the
-// first 16 values and `group` int32 -32 x the sum of the last 16 (Q6_K's offset of 32, per 16-value scale).
-inline constexpr int64_t packed_kquant_block_bytes(int64_t group) { return group * (32 + 16); }
-const uint8_t* pack_kquant_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks,
-                                       int64_t group);
+// Q8_0 activations for the 4-bit codebook kernels (kernels/codebook_x8_impl.h), which need only the quants and the
+// scale: token group g's block b is `group` x 32 int8 (token after token), then `group` f32 d;
+// packed_q8_codebook_block_bytes(group) bytes, at (g * num_blocks + b) of them. Slots past the last token are unset.
+inline constexpr int64_t packed_q8_codebook_block_bytes(int64_t group) { return group * (32 + 4); }
+const uint8_t* pack_q8_codebook_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks,
+                                            int64_t group);
 
 // Per-token INT8 activations of num_tokens tokens in groups of `group`: token group g's word w (4 values) is
 // `group` x 4 int8 (token after token), at (g * (num_in / 4) + w) * 4 * group bytes; then, after all groups, each

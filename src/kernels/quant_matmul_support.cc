@@ -142,29 +142,19 @@ const uint8_t* pack_q8_activations(const quant::BlockQ8_0* xq, int64_t num_token
   return packed;
 }
 
-const uint8_t* pack_kquant_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks,
-                                       int64_t group) {
+const uint8_t* pack_q8_codebook_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks,
+                                            int64_t group) {
   const int64_t num_groups = (num_tokens + group - 1) / group;
-  const int64_t block_bytes = packed_kquant_block_bytes(group);
+  const int64_t block_bytes = packed_q8_codebook_block_bytes(group);
   auto* packed = static_cast<uint8_t*>(packed_activation_scratch(num_groups * num_blocks * block_bytes));
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int64_t g = t / group, slot = t % group;
     for (int64_t b = 0; b < num_blocks; ++b) {
       const quant::BlockQ8_0& x = xq[t * num_blocks + b];
       uint8_t* out = packed + (g * num_blocks + b) * block_bytes;
-      int32_t low = 0, high = 0;
-      for (int i = 0; i < 16; ++i) {
-        low += x.qs[i];
-        high += x.qs[16 + i];
-      }
       const float d = fp16_to_float(x.d);
-      const float xs = d * float(low + high);
-      const int32_t start_low = -32 * low, start_high = -32 * high;
       std::memcpy(out + slot * 32, x.qs, 32);
       std::memcpy(out + group * 32 + slot * 4, &d, 4);
-      std::memcpy(out + group * 36 + slot * 4, &xs, 4);
-      std::memcpy(out + group * 40 + slot * 4, &start_low, 4);
-      std::memcpy(out + group * 44 + slot * 4, &start_high, 4);
     }
   }
   return packed;

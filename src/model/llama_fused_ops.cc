@@ -75,8 +75,30 @@ void LlamaModel::qkv_fused(const LayerWeights& lw, int32_t n, Workspace& ws, Thr
     pool.parallel_for(n, kNormTokenGrain, [&](int64_t begin, int64_t end) {
       norm_rows(lw.attn_norm, int32_t(begin), int32_t(end), any_f32, any_q8, any_q8k, ws);
     });
+    // The shares are cut by bytes, not rows: a V in a wider type than Q and K (Q4_K_M's Q6_K) would otherwise
+    // leave the thread holding it last while the other waits.
     const int64_t total_rows = lw.wq.num_rows + lw.wk.num_rows + lw.wv.num_rows;
-    pool.parallel_for(total_rows, kRowGrain, [&](int64_t begin, int64_t end) {
+    int64_t total_bytes = 0;
+    for (const Projection& p : parts) total_bytes += p.w->num_rows * p.w->row_bytes();
+    // The first row (of the rows laid end to end; a weight's first, last or a multiple of kRowGrain into it) at or
+    // past `bytes` into them.
+    auto row_at = [&](int64_t bytes) {
+      int64_t offset = 0;
+      for (const Projection& p : parts) {
+        const int64_t part_bytes = p.w->num_rows * p.w->row_bytes();
+        if (bytes < part_bytes) {
+          const int64_t rows = (bytes + p.w->row_bytes() - 1) / p.w->row_bytes();
+          return offset + std::min((rows + kRowGrain - 1) / kRowGrain * kRowGrain, p.w->num_rows);
+        }
+        bytes -= part_bytes;
+        offset += p.w->num_rows;
+      }
+      return total_rows;
+    };
+    const int64_t num_threads = pool.num_threads();
+    pool.run([&](int32_t thread_idx) {
+      const int64_t begin = row_at(total_bytes * thread_idx / num_threads);
+      const int64_t end = thread_idx + 1 == num_threads ? total_rows : row_at(total_bytes * (thread_idx + 1) / num_threads);
       int64_t offset = 0;
       for (const Projection& p : parts) {
         const int64_t o_begin = std::max(begin, offset) - offset;

@@ -39,6 +39,7 @@ void silu_mul(float* gate, const float* up, int64_t n);
 void gelu_mul(float* gate, const float* up, int64_t n);
 void swiglu_oai_mul(float* gate, const float* up, int64_t n, float alpha, float limit);
 void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n);
+void quantize_row_q8_K(const float* x, quant::BlockQ8_K* y, int64_t n);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float quantize_row_int8(const float* x, int8_t* q, int64_t n);
 void paged_attention(const AttentionArgs& args);

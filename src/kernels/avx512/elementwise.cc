@@ -1,9 +1,12 @@
 // AVX-512 vector ops: rmsnorm, dot, axpy, silu_mul, gelu_mul, swiglu_oai_mul, softmax (vector_ops_impl.h over 16
-// lanes), and the activation quantizers (Q8_0 blocks, RMSNorm fused with them, per-token INT8) in the same exact
-// arithmetic as the scalar references: the same bytes as quant::quantize_row_q8_0 / quantize_int8_values for any
-// input without nan.
+// lanes), and the activation quantizers (Q8_0 blocks, RMSNorm fused with them, q8_K super-blocks, per-token INT8) in
+// the same exact arithmetic as the scalar references: the same bytes as quant::quantize_row_q8_0 / quantize_row_q8_K
+// / quantize_int8_values for any input without nan.
 #include <immintrin.h>
 
+#include <cstring>
+
+#include "core/check.h"
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/vec_f32x16.h"
 #include "kernels/quant_matmul_support.h"
@@ -44,6 +47,45 @@ void quantize_row_q8_0(const float* x, quant::BlockQ8_0* y, int64_t n) {
   check_quant_row_length(n);
   for (int64_t b = 0; b < n / quant::BlockQ8_0::kNumValues; ++b)
     quantize_block_q8_0(_mm512_loadu_ps(x + 32 * b), _mm512_loadu_ps(x + 32 * b + 16), y[b]);
+}
+
+// quant::quantize_row_q8_K's bytes: its float-add rounding is round-to-nearest-even of the same product, which the
+// conversion under the default rounding gives; the first value of the largest magnitude is found by its mask.
+void quantize_row_q8_K(const float* x, quant::BlockQ8_K* y, int64_t n) {
+  PAGODA_CHECK(n % quant::kQK_K == 0, "q8_K rows need whole 256-value blocks, got n = {}", n);
+  constexpr int kVectors = quant::kQK_K / 16;
+  for (int64_t b = 0; b < n / quant::kQK_K; ++b, x += quant::kQK_K) {
+    quant::BlockQ8_K& out = y[b];
+    __m512 vmax = _mm512_setzero_ps();
+    for (int k = 0; k < kVectors; ++k) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(x + 16 * k)));
+    const float amax = _mm512_reduce_max_ps(vmax);
+    if (amax == 0.0f) {
+      out.d = 0.0f;
+      std::memset(out.qs, 0, sizeof out.qs);
+      std::memset(out.bsums, 0, sizeof out.bsums);
+      continue;
+    }
+    float max = 0.0f;
+    for (int k = 0; k < kVectors; ++k) {
+      const __mmask16 at = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + 16 * k)), _mm512_set1_ps(amax),
+                                              _CMP_EQ_OQ);
+      if (at != 0) {
+        max = x[16 * k + __builtin_ctz(at)];
+        break;
+      }
+    }
+    const float iscale = -127.0f / max;
+    const __m512 vscale = _mm512_set1_ps(iscale);
+    for (int k = 0; k < kVectors; ++k) {
+      const __m512i q = _mm512_min_epi32(
+          _mm512_cvt_roundps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * k), vscale),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+          _mm512_set1_epi32(127));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out.qs + 16 * k), _mm512_cvtepi32_epi8(q));
+      out.bsums[k] = int16_t(_mm512_reduce_add_epi32(q));
+    }
+    out.d = 1.0f / iscale;
+  }
 }
 
 // The scale and products of avx512::rmsnorm, each block quantized from registers (the f32 row is never stored).

@@ -215,6 +215,30 @@ TEST_P(KquantSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
   }
 }
 
+TEST_P(KquantSimdTest, QuantizeRowQ8_KGivesTheReferenceBytes) {
+  // Random blocks; one all zero; ties of the rounding (halves of the scale's step); the largest magnitude negative,
+  // positive and both (the first of equals sets the sign); tiny and large values.
+  const int64_t n = 8 * kQkK;
+  std::vector<float> x = random_floats(rng_, n, 3.0f);
+  for (int64_t i = kQkK; i < 2 * kQkK; ++i) x[size_t(i)] = 0.0f;
+  // A scale of 1 (largest magnitude 127): each product is its value, half of them ties.
+  for (int64_t i = 2 * kQkK; i < 3 * kQkK; ++i) x[size_t(i)] = float(i % 253 - 126) + (i % 2 ? 0.5f : 0.0f);
+  x[size_t(2 * kQkK + 17)] = -127.0f;
+  x[size_t(3 * kQkK + 7)] = -9.0f;
+  x[size_t(4 * kQkK + 200)] = 9.0f;
+  x[size_t(5 * kQkK + 3)] = -9.0f;
+  x[size_t(5 * kQkK + 100)] = 9.0f;
+  x[size_t(6 * kQkK + 100)] = 9.0f;
+  x[size_t(6 * kQkK + 3)] = -9.0f;
+  for (int64_t i = 7 * kQkK; i < 8 * kQkK; ++i) x[size_t(i)] *= i % 2 ? 1e-30f : 1e30f;
+  std::vector<quant::BlockQ8_K> ref(size_t(n / kQkK)), simd(ref.size());
+  std::memset(simd.data(), 0x55, simd.size() * sizeof(quant::BlockQ8_K));
+  quant::quantize_row_q8_K(x.data(), ref.data(), n);
+  simd_->quantize_row_q8_K(x.data(), simd.data(), n);
+  for (size_t b = 0; b < ref.size(); ++b)
+    EXPECT_EQ(std::memcmp(&ref[b], &simd[b], sizeof(quant::BlockQ8_K)), 0) << "block " << b;
+}
+
 TEST(KquantMatmulTest, EveryLevelPrefersTheInterleavedLayouts) {
   for (Isa isa : kAllLevels) {
     const KernelTable* table = kernels_for(isa);
