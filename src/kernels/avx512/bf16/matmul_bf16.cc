@@ -1,8 +1,8 @@
 // AVX512-BF16 matmul for bf16 weights: the activations are rounded to bf16 once per call (round to nearest even,
 // vcvtne2ps2bf16, as llama.cpp rounds them for its bf16 dot products), then vdpbf16ps multiplies 32 weight/activation
 // pairs per instruction into 16 f32 lanes, twice the multiplies of an f32 fma and no widening of the weights. The
-// rounded activations change results by up to about 2^-9 of each product (the tests allow that, KernelTable's bf16
-// contract says so). Tiles of 4 rows x up to 6 tokens over the whole input; the tokens in blocks whose bf16
+// rounded activations change results by up to about 2^-9 of each product (KernelTable's bf16 contract says so);
+// ref/matmul_bf16_pairs.cc is this arithmetic in scalar code, the bits the tests ask of it. Tiles of 4 rows x up to 6 tokens over the whole input; the tokens in blocks whose bf16
 // activations stay in L2 while every group of 16 rows passes over them. Each (row, token) sums in
 // input order on 16 lanes and a token's 16 rows reduce through transpose_sum16, whatever the tile or block, so a
 // token's result is the bits it gets alone. Row tails through masked loads.
