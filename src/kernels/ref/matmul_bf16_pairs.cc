@@ -2,9 +2,11 @@
 // so the test can ask that kernel for these bits. The activations rounded to bf16 as vcvtne2ps2bf16 rounds them
 // (nearest even, subnormals to signed zero); per (row, token), 16 lanes, lane j summing the pairs of inputs
 // 32k + 2j and 32k + 2j + 1 in k order as vdpbf16ps does (the odd product first, then the even one, each added with
-// one rounding, subnormal inputs read as zero and subnormal sums flushed to zero); the inputs past the row's end
-// as zeros; then the 16 lanes added in transpose_sum16's tree. Owns only this reference; the plain f32-sum one is
-// ref/matmul.cc's matmul_bf16.
+// one rounding, subnormal inputs read as zero and subnormal sums flushed to zero); then the 16 lanes added in
+// transpose_sum16's tree. The steps of 32 inputs start where the weights' 64-byte lines do when every row starts at
+// the same place in a line (num_in a multiple of 32): input i is then virtual input phase + i, with
+// phase = (address of w mod 64) / 2, and the virtual inputs outside the row are zeros. Owns only this reference; the
+// plain f32-sum one is ref/matmul.cc's matmul_bf16.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -43,13 +45,15 @@ uint16_t bf16_activation(float v) {
 
 void matmul_bf16_pairs(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
   const auto* wb = static_cast<const uint16_t*>(w);
-  const int64_t padded = (num_in + 31) / 32 * 32;
+  const int64_t phase = num_in % 32 == 0 ? int64_t(reinterpret_cast<uintptr_t>(w) % 64) / 2 : 0;
+  const int64_t padded = (phase + num_in + 31) / 32 * 32;
   std::vector<float> xr(static_cast<size_t>(padded)), wr(static_cast<size_t>(padded));
+  const auto in_row = [&](int64_t v) { return v >= phase && v < phase + num_in; };
   for (int64_t t = 0; t < num_tokens; ++t) {
-    for (int64_t i = 0; i < padded; ++i)
-      xr[size_t(i)] = i < num_in ? bf16_operand(bf16_activation(x[t * num_in + i])) : 0.0f;
+    for (int64_t v = 0; v < padded; ++v)
+      xr[size_t(v)] = in_row(v) ? bf16_operand(bf16_activation(x[t * num_in + v - phase])) : 0.0f;
     for (int64_t o = 0; o < num_out; ++o) {
-      for (int64_t i = 0; i < padded; ++i) wr[size_t(i)] = i < num_in ? bf16_operand(wb[o * num_in + i]) : 0.0f;
+      for (int64_t v = 0; v < padded; ++v) wr[size_t(v)] = in_row(v) ? bf16_operand(wb[o * num_in + v - phase]) : 0.0f;
       float lane[16] = {};
       for (int64_t k = 0; k < padded; k += 32)
         for (int j = 0; j < 16; ++j) {

@@ -16,7 +16,8 @@ void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 // The AVX512-BF16 bf16 matmul's arithmetic (ref/matmul_bf16_pairs.cc): activations rounded to bf16, vdpbf16ps's
-// pairs on 16 lanes, its flushes of subnormals, transpose_sum16's reduction. Bit for bit what that kernel gives.
+// pairs on 16 lanes from where w's 64-byte lines start, its flushes of subnormals, transpose_sum16's reduction. Bit
+// for bit what that kernel gives.
 void matmul_bf16_pairs(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 // f32 -> bf16 as vcvtne2ps2bf16 rounds an activation: nearest even, a subnormal to signed zero.
 uint16_t bf16_activation(float v);
