@@ -15,6 +15,12 @@ void gated_delta_net_chunked(float* state, const float* q, const float* k, const
 void matmul_f32(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_f16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+// The AVX512-BF16 bf16 matmul's arithmetic (ref/matmul_bf16_pairs.cc): activations rounded to bf16, vdpbf16ps's
+// pairs on 16 lanes from where w's 64-byte lines start, its flushes of subnormals, transpose_sum16's reduction. Bit
+// for bit what that kernel gives.
+void matmul_bf16_pairs(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+// f32 -> bf16 as vcvtne2ps2bf16 rounds an activation: nearest even, a subnormal to signed zero.
+uint16_t bf16_activation(float v);
 void matmul_q8_0(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q4_0(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q8_0_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "core/half.h"
@@ -152,6 +153,56 @@ TEST(KernelsAvx512Test, Bf16WithoutAvx512Bf16MatchesScalarAndGivesATokenItsOwnBi
             << "num_in " << num_in << " of " << num_tokens << " tokens, token " << t;
       }
     }
+}
+
+// The AVX512-BF16 kernel against its own scalar reference (ref/matmul_bf16_pairs.cc: bf16-rounded activations,
+// vdpbf16ps's pair order and flushes, transpose_sum16's reduction): the same bits, for decode and prefill-sized calls,
+// row tails and partial row groups, activations that are subnormal or large, and weights at every 2-byte offset in
+// a 64-byte line (a GGUF aligns tensors to 32 bytes only; the kernel's steps start at the next line).
+TEST(KernelsAvx512Bf16Test, MatchesItsPairwiseReferenceBitForBit) {
+  if (!cpu_supports(Isa::kAvx512)) GTEST_SKIP() << "avx512 is not available on this CPU";
+  if (!cpu_features().avx512_bf16) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t num_in : {8, 31, 32, 33, 64, 172, 1100, 1152})
+    for (int64_t num_tokens : {1, 2, 5, 13, 103})
+      for (int64_t offset : {0, 1, 7, 16, 31}) {  // in bf16 values past a 64-byte line
+        const int64_t num_out = 37;
+        std::vector<uint16_t> storage(size_t(num_out * num_in + 64));
+        auto* line = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
+        std::span<uint16_t> w(line + offset, size_t(num_out * num_in));
+        for (uint16_t& v : w) v = float_to_bf16(dist(rng));
+        std::vector<float> x(size_t(num_tokens * num_in));
+        for (size_t i = 0; i < x.size(); ++i) {
+          x[i] = dist(rng);
+          if (i % 97 == 3) x[i] = 1e-39f * x[i];  // subnormal: rounds to zero
+          if (i % 89 == 5) x[i] = 3e30f * x[i];   // large: sums whose rounding shows the order
+        }
+        std::vector<float> y_simd(size_t(num_tokens * num_out)), y_ref(y_simd.size());
+        avx512_bf16::matmul_bf16(w.data(), x.data(), y_simd.data(), num_out, num_in, num_tokens);
+        ref::matmul_bf16_pairs(w.data(), x.data(), y_ref.data(), num_out, num_in, num_tokens);
+        ASSERT_EQ(std::memcmp(y_simd.data(), y_ref.data(), y_ref.size() * sizeof(float)), 0)
+            << "num_in " << num_in << ", " << num_tokens << " tokens, weights " << offset << " values past a line";
+      }
+}
+
+// The pairwise reference by hand: an activation of 1.5 + 2^-9 rounds to bf16's 1.5 (nearest even), a subnormal
+// activation reads as zero, and a lane adds a pair's odd product before its even one: lane 0 holds 2^-24 from its
+// first pair, then 2^-24 + 1 rounds to 1 before the even 2^-24 comes (even first, or index order, gives 1 + 2^-23).
+TEST(KernelsRefTest, Bf16PairsReferenceRoundsActivationsAndAddsAsVdpbf16ps) {
+  const float two_m12 = std::ldexp(1.0f, -12);
+  std::vector<uint16_t> w(34, 0);
+  std::vector<float> x(34, 0.0f);
+  w[0] = float_to_bf16(two_m12), x[0] = two_m12;                   // lane 0, first pair, even: 2^-24
+  w[32] = float_to_bf16(two_m12), x[32] = two_m12;                 // lane 0, second pair, even: 2^-24
+  w[33] = float_to_bf16(1.0f), x[33] = 1.0f;                       // lane 0, second pair, odd: 1
+  w[2] = float_to_bf16(2.0f), x[2] = 1.5f + std::ldexp(1.0f, -9);  // lane 1: 2 * 1.5
+  w[4] = float_to_bf16(1.0f), x[4] = 1e-39f;                       // lane 2: zero
+  float y = 0.0f;
+  ref::matmul_bf16_pairs(w.data(), x.data(), &y, 1, 34, 1);
+  EXPECT_EQ(y, 4.0f);  // lanes 1 + 3
+  EXPECT_EQ(ref::bf16_activation(1.5f + std::ldexp(1.0f, -9)), float_to_bf16(1.5f));
+  EXPECT_EQ(ref::bf16_activation(-1e-39f), 0x8000);
 }
 
 TEST(KernelsRefTest, MatmulReferenceIsARealMatmul) {

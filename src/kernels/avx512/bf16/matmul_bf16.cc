@@ -1,14 +1,18 @@
 // AVX512-BF16 matmul for bf16 weights: the activations are rounded to bf16 once per call (round to nearest even,
 // vcvtne2ps2bf16, as llama.cpp rounds them for its bf16 dot products), then vdpbf16ps multiplies 32 weight/activation
 // pairs per instruction into 16 f32 lanes, twice the multiplies of an f32 fma and no widening of the weights. The
-// rounded activations change results by up to about 2^-9 of each product (the tests allow that, KernelTable's bf16
-// contract says so). Tiles of 4 rows x up to 6 tokens over the whole input; the tokens in blocks whose bf16
-// activations stay in L2 while every group of 16 rows passes over them. Each (row, token) sums in
-// input order on 16 lanes and a token's 16 rows reduce through transpose_sum16, whatever the tile or block, so a
-// token's result is the bits it gets alone. Row tails through masked loads.
+// rounded activations change results by up to about 2^-9 of each product (KernelTable's bf16 contract says so);
+// ref/matmul_bf16_pairs.cc is this arithmetic in scalar code, the bits the tests ask of it. Tiles of 4 rows x up to 6
+// tokens over the whole input; the tokens in blocks whose bf16 activations stay in L2 while every group of 16 rows
+// passes over them. Each (row, token) sums in input order on 16 lanes and a token's 16 rows reduce through
+// transpose_sum16, whatever the tile or block, so a token's result is the bits it gets alone. The 32-value steps start
+// where the weights' 64-byte lines do (a GGUF aligns its tensors to 32 bytes only, and a vector load across two lines
+// costs two), the activations shifted alike, the row's head and tail through masked loads; the lanes' pairs depend on
+// the weights' address, never on the batch.
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/avx512/zmm_util.h"
@@ -27,37 +31,59 @@ constexpr int kTileTokens = 6;  // 24 accumulators, 6 x vectors and a weight vec
 // inputs per tile ran faster than chunks of 512 or 1024 inputs with the accumulators saved between them.
 constexpr int64_t kBlockTokens = 96;
 
-// x: f32 [num_tokens, num_in] -> bf16 [num_tokens, x_stride] in this thread's packed scratch, each row zero-padded
-// to a multiple of 32.
-const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int64_t x_stride) {
+// Lanes e of a 32-value step at virtual input i that hold the row: begin <= i + e < end.
+__mmask32 valid_lanes(int64_t i, int64_t begin, int64_t end) {
+  uint64_t m = 0xffffffffu;
+  if (begin > i) m = begin - i >= 32 ? 0 : m << (begin - i);
+  if (end < i + 32) m &= end <= i ? 0 : (uint64_t(1) << (end - i)) - 1;
+  return __mmask32(m);
+}
+
+// x: f32 [num_tokens, num_in] -> bf16 [num_tokens, x_stride] in this thread's packed scratch, each row at virtual
+// inputs [phase, phase + num_in) of a zero-padded multiple of 32.
+const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int64_t x_stride, int64_t phase) {
   auto* out = static_cast<uint16_t*>(packed_activation_scratch(num_tokens * x_stride * 2));
-  const int64_t padded = (num_in + 31) / 32 * 32;
+  const int64_t padded = (phase + num_in + 31) / 32 * 32;
   for (int64_t t = 0; t < num_tokens; ++t) {
+    const float* row = x + t * num_in - phase;  // virtual input i is row[i]
     for (int64_t i = 0; i < padded; i += 32) {
-      const int64_t left = num_in - i;
-      const __mmask16 lo = left >= 16 ? __mmask16(0xffff) : left > 0 ? __mmask16((1u << left) - 1) : __mmask16(0);
-      const __mmask16 hi = left >= 32  ? __mmask16(0xffff)
-                           : left > 16 ? __mmask16((1u << (left - 16)) - 1)
-                                       : __mmask16(0);
-      const __m512 a = _mm512_maskz_loadu_ps(lo, x + t * num_in + i);
-      const __m512 b = _mm512_maskz_loadu_ps(hi, x + t * num_in + i + 16);
+      const __mmask32 valid = valid_lanes(i, phase, phase + num_in);
+      const __m512 a = _mm512_maskz_loadu_ps(__mmask16(valid), row + i);
+      const __m512 b = _mm512_maskz_loadu_ps(__mmask16(valid >> 16), row + i + 16);
       _mm512_storeu_si512(out + t * x_stride + i, reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(b, a)));
     }
   }
   return out;
 }
 
-// sums[t][r0 + r] += rows[r0 + r] . token t over inputs [k0, k1) (k0 a whole number of steps).
+// sums[t][r0 + r] += rows[r0 + r] . token t, the rows' virtual inputs [phase, phase + num_in) (rows point at virtual
+// input 0, phase values before the row's first).
 template <int kTokens>
 __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride,
-                                                int64_t num_in, int64_t k0, int64_t k1, __m512 (*sums)[16], int r0) {
+                                                int64_t num_in, int64_t phase, __m512 (*sums)[16], int r0) {
   __m512 acc[kTileRows][kTokens];
 #pragma GCC unroll 4
   for (int r = 0; r < kTileRows; ++r)
 #pragma GCC unroll 6
     for (int t = 0; t < kTokens; ++t) acc[r][t] = sums[t][r0 + r];
-  int64_t i = k0;
-  const int64_t whole_end = std::min(k1, num_in / 32 * 32);
+  // A step whose weights are partly outside the row: the weights masked (x is zero there).
+  const auto partial_step = [&](int64_t i) {
+    const __mmask32 m = valid_lanes(i, phase, phase + num_in);
+#pragma GCC unroll 4
+    for (int r = 0; r < kTileRows; ++r) {
+      const __m512bh wv = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, rows[r0 + r] + i));
+#pragma GCC unroll 6
+      for (int t = 0; t < kTokens; ++t)
+        acc[r][t] =
+            _mm512_dpbf16_ps(acc[r][t], wv, reinterpret_cast<__m512bh>(_mm512_loadu_si512(xb + t * x_stride + i)));
+    }
+  };
+  int64_t i = 0;
+  if (phase > 0) {
+    partial_step(0);
+    i = 32;
+  }
+  const int64_t whole_end = (phase + num_in) / 32 * 32;
   for (; i < whole_end; i += 32) {
     __m512bh xv[kTokens];
 #pragma GCC unroll 6
@@ -72,17 +98,7 @@ __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, con
       for (int t = 0; t < kTokens; ++t) acc[r][t] = _mm512_dpbf16_ps(acc[r][t], wv, xv[t]);
     }
   }
-  if (i < k1) {  // the row's tail: x is zero-padded, the weights masked
-    const __mmask32 m = __mmask32((uint64_t(1) << (num_in - i)) - 1);
-#pragma GCC unroll 4
-    for (int r = 0; r < kTileRows; ++r) {
-      const __m512bh wv = reinterpret_cast<__m512bh>(_mm512_maskz_loadu_epi16(m, rows[r0 + r] + i));
-#pragma GCC unroll 6
-      for (int t = 0; t < kTokens; ++t)
-        acc[r][t] =
-            _mm512_dpbf16_ps(acc[r][t], wv, reinterpret_cast<__m512bh>(_mm512_loadu_si512(xb + t * x_stride + i)));
-    }
-  }
+  if (i < phase + num_in) partial_step(i);
 #pragma GCC unroll 4
   for (int r = 0; r < kTileRows; ++r)
 #pragma GCC unroll 6
@@ -92,38 +108,46 @@ __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, con
 // y[t * num_out + o0 + r] for kTokens tokens at xb and the nr rows at rows (padded to whole tiles by repeats).
 template <int kTokens>
 void tokens_times_rows(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride, float* y, int64_t num_out,
-                       int64_t num_in, int64_t o0, int nr) {
+                       int64_t num_in, int64_t phase, int64_t o0, int nr) {
   alignas(64) __m512 sums[kTokens][16];
   for (int t = 0; t < kTokens; ++t)
     for (int r = 0; r < 16; ++r) sums[t][r] = _mm512_setzero_ps();
-  for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<kTokens>(rows, xb, x_stride, num_in, 0, num_in, sums, r0);
+  for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<kTokens>(rows, xb, x_stride, num_in, phase, sums, r0);
   const __mmask16 keep = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
   for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, keep, transpose_sum16(sums[t]));
+}
+
+// The virtual input at which the rows' 64-byte lines start: the inputs before it take a masked first step.
+int64_t line_phase(const void* w, int64_t num_in) {
+  if (num_in % 32 != 0) return 0;  // rows of part lines would each start elsewhere in a line
+  return int64_t(reinterpret_cast<uintptr_t>(w) % 64) / 2;
 }
 
 }  // namespace
 
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  const int64_t phase = line_phase(w, num_in);
   // A line past a whole number of 32-value steps, so the tokens' rows do not all fall in one L1 set.
-  const int64_t x_stride = (num_in + 31) / 32 * 32 + 32;
-  const uint16_t* xb = to_bf16(x, num_in, num_tokens, x_stride);
+  const int64_t x_stride = (phase + num_in + 31) / 32 * 32 + 32;
+  const uint16_t* xb = to_bf16(x, num_in, num_tokens, x_stride, phase);
   const auto* weights = static_cast<const uint16_t*>(w);
   for (int64_t b0 = 0; b0 < num_tokens; b0 += kBlockTokens) {
     const int64_t b1 = std::min(b0 + kBlockTokens, num_tokens);
     for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
       const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
+      // Each row as of its virtual input 0, phase values before its first (only read through masks).
       const uint16_t* rows[16];
-      for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in;
+      for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in - phase;
       for (int64_t t = b0; t < b1; t += kTileTokens) {
         const uint16_t* xt = xb + t * x_stride;
         float* yt = y + t * num_out;
         switch (std::min<int64_t>(kTileTokens, b1 - t)) {
-          case 1: tokens_times_rows<1>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
-          case 2: tokens_times_rows<2>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
-          case 3: tokens_times_rows<3>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
-          case 4: tokens_times_rows<4>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
-          case 5: tokens_times_rows<5>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
-          default: tokens_times_rows<6>(rows, xt, x_stride, yt, num_out, num_in, o0, nr); break;
+          case 1: tokens_times_rows<1>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
+          case 2: tokens_times_rows<2>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
+          case 3: tokens_times_rows<3>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
+          case 4: tokens_times_rows<4>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
+          case 5: tokens_times_rows<5>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
+          default: tokens_times_rows<6>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
         }
       }
     }
