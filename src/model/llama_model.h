@@ -54,6 +54,7 @@ class LlamaModel final : public Model {
   MatmulKernels matmul_kernels(DType dtype) const;
   bool reads_q8(DType dtype) const { return matmul_kernels(dtype).q8_input != nullptr; }
   bool reads_q8_K(DType dtype) const { return matmul_kernels(dtype).q8k_input != nullptr; }
+  bool reads_quantized(DType dtype) const { return reads_q8(dtype) || reads_q8_K(dtype); }
   // An input's quantized rows, each form set where the caller made it: Q8_0 (num_cols / 32 blocks a row) and q8_K
   // (num_cols / 256). A weight whose form is missing reads the f32 rows.
   struct QuantizedInput {

@@ -2,15 +2,16 @@
 // token's top-k experts (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled;
 // gpt-oss: the top-k logits, after the router's bias, softmaxed among themselves), the step's
 // tokens are grouped by expert, and each chosen expert runs once over all of its tokens, so its weights are read once
-// per step whatever the batch. Two pool jobs per layer: gate and up of every chosen expert (their rows laid end to
-// end, the activation applied and quantized for w_down by the thread that computed each slice), then down of every
-// chosen expert; each token's outputs are then summed in its top-k order. A layer with a shared expert runs it over
-// every token in two more jobs (the same split) and adds its output, times sigmoid(x . gate) when gated (Qwen2-MoE),
-// to that sum; the sum is then added to the residual stream. An expert's biases (gpt-oss) are added to its gate, up
-// and down rows as each slice is computed, after its output scale (Gemma 4's per-expert scale). Gemma 4 runs its
-// dense FFN beside the experts instead of a shared expert: each branch on its own pre-norm, the router on a scaled
-// plain RMSNorm of the residual, the branches' outputs post-normed, summed and post-normed again, as llama.cpp's
-// gemma4 graph orders it.
+// per step whatever the batch. Each token's normed row is quantized once into the form the experts' kernels read
+// (Q8_0 blocks, the K-quants' q8_K super-blocks, or f32 rows kept as they are). Two pool jobs per layer: gate and up of
+// every chosen expert (their rows laid end to end, the activation applied and quantized for w_down by the thread that
+// computed each slice), then down of every chosen expert; each token's outputs are then summed in its top-k order. A
+// layer with a shared expert runs it over every token in two more jobs (the same split) and adds its output, times
+// sigmoid(x . gate) when gated (Qwen2-MoE), to that sum; the sum is then added to the residual stream. An expert's
+// biases (gpt-oss) are added to its gate, up and down rows as each slice is computed, after its output scale (Gemma 4's
+// per-expert scale). Gemma 4 runs its dense FFN beside the experts instead of a shared expert: each branch on its own
+// pre-norm, the router on a scaled plain RMSNorm of the residual, the branches' outputs post-normed, summed and
+// post-normed again, as llama.cpp's gemma4 graph orders it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,6 +23,7 @@ namespace pagoda {
 namespace {
 
 constexpr int64_t kQk = quant::BlockQ8_0::kNumValues;
+constexpr int64_t kQkK = quant::kQK_K;
 
 }  // namespace
 
@@ -93,21 +95,34 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
                     config_.num_experts);
   route_tokens(n, ws);
 
-  // Every expert of a layer is a slice of one stacked tensor: one dtype, one layout.
+  // Every expert of a layer is a slice of one stacked tensor: one dtype, one layout. Each matrix reads its input in
+  // the form its kernel takes: Q8_0 blocks, q8_K super-blocks (the K-quants) or f32 rows.
   const ExpertWeights& first = lw.experts.front();
-  const bool gate_up_q8 = reads_q8(first.w_gate.dtype) || reads_q8(first.w_up.dtype);
   const bool shared = lw.shared_expert.w_gate.data != nullptr;
+  const bool gate_up_q8 = reads_q8(first.w_gate.dtype) || reads_q8(first.w_up.dtype);
+  const bool gate_up_q8k = reads_q8_K(first.w_gate.dtype) || reads_q8_K(first.w_up.dtype);
   const bool shared_q8 = shared && (reads_q8(lw.shared_expert.w_gate.dtype) || reads_q8(lw.shared_expert.w_up.dtype));
-  const bool gate_up_f32 = !reads_q8(first.w_gate.dtype) || !reads_q8(first.w_up.dtype);
-  const bool down_q8 = reads_q8(first.w_down.dtype);
+  const bool shared_q8k =
+      shared && (reads_q8_K(lw.shared_expert.w_gate.dtype) || reads_q8_K(lw.shared_expert.w_up.dtype));
+  const bool gate_up_f32 = !reads_quantized(first.w_gate.dtype) || !reads_quantized(first.w_up.dtype);
+  const bool down_q8 = reads_q8(first.w_down.dtype), down_q8k = reads_q8_K(first.w_down.dtype);
   const int64_t num_rows = int64_t(n) * k;
   const int64_t dim_blocks = dim / kQk, hidden_blocks = hidden / kQk;
-  // Each grouped row's input: the token's normed row (and its Q8_0 blocks, quantized once per token; the shared expert
-  // reads them in place).
-  if (gate_up_q8 || shared_q8)
+  const int64_t dim_blocks_k = dim / kQkK, hidden_blocks_k = hidden / kQkK;
+  PAGODA_CHECK(!(gate_up_q8k || shared_q8k) || dim % kQkK == 0,
+               "a K-quant expert's gate and up need whole super-blocks");
+  PAGODA_CHECK(!down_q8 || hidden % kQk == 0, "a quantized expert's w_down needs whole blocks");
+  PAGODA_CHECK(!down_q8k || hidden % kQkK == 0, "a K-quant expert's w_down needs whole super-blocks");
+  // Each grouped row's input: the token's normed row (and its Q8_0 blocks or q8_K super-blocks, quantized once per
+  // token; the shared expert reads them in place).
+  if (gate_up_q8 || shared_q8 || gate_up_q8k || shared_q8k)
     pool.parallel_for(n, 4, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t)
-        kernels_.quantize_row_q8_0(ws.xb.data() + t * dim, ws.xq.data() + t * dim_blocks, dim);
+      for (int64_t t = begin; t < end; ++t) {
+        if (gate_up_q8 || shared_q8)
+          kernels_.quantize_row_q8_0(ws.xb.data() + t * dim, ws.xq.data() + t * dim_blocks, dim);
+        if (gate_up_q8k || shared_q8k)
+          kernels_.quantize_row_q8_K(ws.xb.data() + t * dim, ws.xqk.data() + t * dim_blocks_k, dim);
+      }
     });
   for (int64_t r = 0; r < num_rows; ++r) {
     const int64_t t = ws.moe_token[size_t(r)];
@@ -115,13 +130,15 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
     if (gate_up_q8)
       std::memcpy(ws.moe_xq.data() + r * dim_blocks, ws.xq.data() + t * dim_blocks,
                   sizeof(quant::BlockQ8_0) * size_t(dim_blocks));
+    if (gate_up_q8k)
+      std::memcpy(ws.moe_xqk.data() + r * dim_blocks_k, ws.xqk.data() + t * dim_blocks_k,
+                  sizeof(quant::BlockQ8_K) * size_t(dim_blocks_k));
   }
 
   // Gate and up of every chosen expert, their rows laid end to end; a thread's slice never crosses a Q8_0 block
-  // of the hidden row (the grain), so it can quantize its own slice for w_down.
+  // (q8_K super-block) of the hidden row (the grain), so it can quantize its own slice for w_down.
   const int32_t num_active = ws.moe_num_active;
-  const int64_t grain = down_q8 ? kQk : kRowGrain;
-  PAGODA_CHECK(!down_q8 || hidden % kQk == 0, "a quantized expert's w_down needs whole blocks");
+  const int64_t grain = down_q8k ? kQkK : down_q8 ? kQk : kRowGrain;
   pool.parallel_for(int64_t(num_active) * hidden, grain, [&](int64_t begin, int64_t end) {
     for (int32_t a = int32_t(begin / hidden); a < num_active && int64_t(a) * hidden < end; ++a) {
       const int32_t e = ws.moe_active[size_t(a)];
@@ -131,9 +148,10 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       float* gate = ws.moe_gate.data() + int64_t(r0) * hidden;
       float* up = ws.moe_up.data() + int64_t(r0) * hidden;
       const float* x = ws.moe_x.data() + int64_t(r0) * dim;
-      const quant::BlockQ8_0* xq = ws.moe_xq.data() + int64_t(r0) * dim_blocks;
-      matmul_rows(ex.w_gate, x, {xq, nullptr}, gate, o_begin, o_end, 0, count);
-      matmul_rows(ex.w_up, x, {xq, nullptr}, up, o_begin, o_end, 0, count);
+      const QuantizedInput xq{gate_up_q8 ? ws.moe_xq.data() + int64_t(r0) * dim_blocks : nullptr,
+                              gate_up_q8k ? ws.moe_xqk.data() + int64_t(r0) * dim_blocks_k : nullptr};
+      matmul_rows(ex.w_gate, x, xq, gate, o_begin, o_end, 0, count);
+      matmul_rows(ex.w_up, x, xq, up, o_begin, o_end, 0, count);
       for (int64_t r = 0; r < count; ++r) {
         if (!lw.expert_gate_bias.empty())
           kernels_.axpy(1.0f, lw.expert_gate_bias.data() + e * hidden + o_begin, gate + r * hidden + o_begin,
@@ -146,6 +164,10 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
           kernels_.quantize_row_q8_0(gate + r * hidden + o_begin,
                                      ws.moe_hq.data() + (int64_t(r0) + r) * hidden_blocks + o_begin / kQk,
                                      o_end - o_begin);
+        if (down_q8k)
+          kernels_.quantize_row_q8_K(gate + r * hidden + o_begin,
+                                     ws.moe_hqk.data() + (int64_t(r0) + r) * hidden_blocks_k + o_begin / kQkK,
+                                     o_end - o_begin);
       }
     }
   });
@@ -156,9 +178,10 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
       const int64_t o_begin = std::max(begin - int64_t(a) * dim, int64_t(0));
       const int64_t o_end = std::min(end - int64_t(a) * dim, int64_t(dim));
       const int32_t r0 = ws.moe_offset[size_t(e)], count = ws.moe_offset[size_t(e) + 1] - r0;
-      matmul_rows(lw.experts[size_t(e)].w_down, ws.moe_gate.data() + int64_t(r0) * hidden,
-                  {ws.moe_hq.data() + int64_t(r0) * hidden_blocks, nullptr}, ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end,
-                  0, count);
+      const QuantizedInput hq{down_q8 ? ws.moe_hq.data() + int64_t(r0) * hidden_blocks : nullptr,
+                              down_q8k ? ws.moe_hqk.data() + int64_t(r0) * hidden_blocks_k : nullptr};
+      matmul_rows(lw.experts[size_t(e)].w_down, ws.moe_gate.data() + int64_t(r0) * hidden, hq,
+                  ws.moe_out.data() + int64_t(r0) * dim, o_begin, o_end, 0, count);
       if (!lw.expert_down_scale.empty())
         for (int32_t r = 0; r < count; ++r) {
           float* out = ws.moe_out.data() + (int64_t(r0) + r) * dim;
@@ -224,23 +247,29 @@ void LlamaModel::dense_branch_and_router_input(const LayerWeights& lw, int32_t n
 void LlamaModel::shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace& ws, ThreadPool& pool) const {
   const int32_t dim = config_.dim;
   const int64_t hidden = config_.shared_expert_hidden_dim;
-  const int64_t hidden_blocks = hidden / kQk;
-  const bool down_q8 = reads_q8(ex.w_down.dtype);
+  const int64_t hidden_blocks = hidden / kQk, hidden_blocks_k = hidden / kQkK;
+  const bool down_q8 = reads_q8(ex.w_down.dtype), down_q8k = reads_q8_K(ex.w_down.dtype);
   PAGODA_CHECK(!down_q8 || hidden % kQk == 0, "a quantized shared expert's w_down needs whole blocks");
+  PAGODA_CHECK(!down_q8k || hidden % kQkK == 0, "a K-quant shared expert's w_down needs whole super-blocks");
   PAGODA_CHECK(int64_t(ws.gate.size()) >= int64_t(n) * hidden, "workspace sized for another model");
-  // Gate and up over every token, split by rows (a slice never crosses a Q8_0 block of the hidden row when w_down
-  // reads them quantized), each thread applying the activation to its slice and quantizing it.
-  pool.parallel_for(hidden, down_q8 ? kQk : kRowGrain, [&](int64_t o_begin, int64_t o_end) {
-    matmul_rows(ex.w_gate, ws.xb.data(), {ws.xq.data(), nullptr}, ws.gate.data(), o_begin, o_end, 0, n);
-    matmul_rows(ex.w_up, ws.xb.data(), {ws.xq.data(), nullptr}, ws.up.data(), o_begin, o_end, 0, n);
+  // Gate and up over every token, split by rows (a slice never crosses a Q8_0 block or q8_K super-block of the
+  // hidden row when w_down reads them quantized), each thread applying the activation to its slice and quantizing it.
+  const QuantizedInput xq{ws.xq.data(), ws.xqk.data()};
+  const int64_t grain = down_q8k ? kQkK : down_q8 ? kQk : kRowGrain;
+  pool.parallel_for(hidden, grain, [&](int64_t o_begin, int64_t o_end) {
+    matmul_rows(ex.w_gate, ws.xb.data(), xq, ws.gate.data(), o_begin, o_end, 0, n);
+    matmul_rows(ex.w_up, ws.xb.data(), xq, ws.up.data(), o_begin, o_end, 0, n);
     for (int64_t t = 0; t < n; ++t) {
       float* gate = ws.gate.data() + t * hidden + o_begin;
       activation_mul(gate, ws.up.data() + t * hidden + o_begin, o_end - o_begin);
       if (down_q8) kernels_.quantize_row_q8_0(gate, ws.hq.data() + t * hidden_blocks + o_begin / kQk, o_end - o_begin);
+      if (down_q8k)
+        kernels_.quantize_row_q8_K(gate, ws.hqk.data() + t * hidden_blocks_k + o_begin / kQkK, o_end - o_begin);
     }
   });
+  const QuantizedInput hq{ws.hq.data(), ws.hqk.data()};
   pool.parallel_for(dim, kRowGrain, [&](int64_t o_begin, int64_t o_end) {
-    matmul_rows(ex.w_down, ws.gate.data(), {ws.hq.data(), nullptr}, ws.proj.data(), o_begin, o_end, 0, n);
+    matmul_rows(ex.w_down, ws.gate.data(), hq, ws.proj.data(), o_begin, o_end, 0, n);
   });
 }
 

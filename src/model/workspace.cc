@@ -81,6 +81,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
     moe_gate.resize(rows * expert_hidden);
     moe_up.resize(rows * expert_hidden);
     moe_hq.resize(rows * (expert_hidden / kQk));
+    moe_xqk.resize(rows * (dim / quant::kQK_K));
+    moe_hqk.resize(rows * (expert_hidden / quant::kQK_K));
     moe_out.resize(rows * dim);
     if (c.moe_beside_dense_ffn) moe_dense_out.resize(t * dim);
   }

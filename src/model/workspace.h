@@ -83,6 +83,8 @@ struct Workspace {
   std::vector<quant::BlockQ8_0> moe_xq;  // Q8_0 [max_tokens * k, dim / 32]: the same, quantized
   std::vector<float> moe_gate, moe_up;   // f32 [max_tokens * k, expert_hidden]
   std::vector<quant::BlockQ8_0> moe_hq;  // Q8_0 [max_tokens * k, expert_hidden / 32]: act(gate) * up
+  // q8_K [max_tokens * k, dim / 256] and [max_tokens * k, expert_hidden / 256]: the same two for K-quant experts
+  std::vector<quant::BlockQ8_K> moe_xqk, moe_hqk;
   std::vector<float> moe_out;            // f32 [max_tokens * k, dim]: each row's expert output
   // f32 [max_tokens, dim]: the dense FFN's post-normed output beside the experts (ModelConfig::moe_beside_dense_ffn;
   // else empty).

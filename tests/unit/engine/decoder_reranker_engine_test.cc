@@ -10,15 +10,14 @@
 
 #include <cmath>
 #include <filesystem>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
 #include "format/gguf_names.h"
 #include "format/gguf_reader.h"
-#include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
+#include "support/pooling_engine_fixture.h"
 #include "support/temp_dir_test.h"
 #include "synth/hf_random_model_writer.h"
 
@@ -47,49 +46,13 @@ class DecoderRerankerEngineTest : public testing_support::TempDirTest {
     return std::move(*loaded);
   }
   static std::unique_ptr<Engine> make(const LoadedModel& m, int32_t max_batched_tokens) {
-    EngineConfig c;
-    c.max_seq_len = 256;
-    c.scheduler.max_num_seqs = 4;
-    c.scheduler.max_batched_tokens = max_batched_tokens;
-    c.kv.num_blocks = 128;
-    c.kv.block_size = 4;
-    c.kv.enable_prefix_cache = true;
-    c.num_threads = 2;
-    c.pooling = true;
-    c.kv_types = KvDType::kF32;  // as the direct pass's cache below
-    auto engine = Engine::create(*m.model, *m.tokenizer, c);
-    EXPECT_TRUE(engine.ok()) << engine.error();
-    return engine.ok() ? std::move(engine).value() : nullptr;
-  }
-  static GenerateRequest rank_request(const std::vector<TokenId>& prompt) {
-    GenerateRequest r;
-    r.prompt = prompt;
-    r.prefill_only = true;
-    r.pooling = Pooling::kRank;
-    return r;
+    // f32 K/V, as the direct pass's cache (testing::direct_hidden_rows).
+    return testing::make_pooling_engine(m, max_batched_tokens,
+                                        {.max_seq_len = 256, .num_blocks = 128, .kv_types = KvDType::kF32});
   }
   // The last prompt row's final hidden state from one forward call over the prompt alone.
   static std::vector<float> last_hidden_row(const Model& model, const std::vector<TokenId>& prompt) {
-    const int32_t n = int32_t(prompt.size());
-    ThreadPool pool(1);
-    KvStorage kv(model.config().kv_shape(), 16, 16);
-    Workspace ws(model.config(), n, 16 * 16, 1, 1, 1);
-    std::vector<BlockId> table(16);
-    std::iota(table.begin(), table.end(), 0);
-    std::vector<Pos> positions(static_cast<size_t>(n));
-    std::iota(positions.begin(), positions.end(), 0);
-    const std::vector<int32_t> slots(positions.begin(), positions.end()), starts = {0, n}, lens = {n};
-    const std::vector<int32_t> hidden = {n - 1};
-    BatchView batch;
-    batch.tokens = prompt;
-    batch.positions = positions;
-    batch.slot_ids = slots;
-    batch.seq_starts = starts;
-    batch.context_lens = lens;
-    batch.block_tables = BlockTableView{table.data(), 1, 16};
-    batch.hidden_rows = hidden;
-    const LogitsView out = model.forward(batch, kv.view(), ws, pool);
-    return std::vector<float>(out.hidden_row(0).begin(), out.hidden_row(0).end());
+    return testing::direct_hidden_rows(model, prompt, {int32_t(prompt.size()) - 1}).front();
   }
 };
 
@@ -125,7 +88,7 @@ TEST_F(DecoderRerankerEngineTest, ScoresAreTheHeadsSoftmaxOfTheLastTokensHiddenS
     ASSERT_TRUE(engine);
     std::vector<RequestHandle> handles;
     for (const auto& p : prompts) {
-      auto h = engine->submit(rank_request(p));
+      auto h = engine->submit(testing::pooling_request(p, Pooling::kRank));
       ASSERT_TRUE(h.ok()) << h.error();
       handles.push_back(*h);
     }
@@ -150,7 +113,7 @@ TEST_F(DecoderRerankerEngineTest, AQwen3FileWithoutTheHeadRefusesRankRequests) {
   EXPECT_EQ(m.model->num_rank_outputs(), 0);
   auto engine = make(m, 64);
   ASSERT_TRUE(engine);
-  auto refused = engine->submit(rank_request(m.tokenizer->encode("hello", false)));
+  auto refused = engine->submit(testing::pooling_request(m.tokenizer->encode("hello", false), Pooling::kRank));
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("no classification head"), std::string::npos) << refused.error();
 }

@@ -15,8 +15,8 @@
 
 #include "engine/engine.h"
 #include "kernels/kernels.h"
-#include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
+#include "support/pooling_engine_fixture.h"
 #include "support/temp_dir_test.h"
 #include "synth/model_shapes.h"
 #include "synth/random_bert_writer.h"
@@ -37,48 +37,14 @@ class EncoderEngineTest : public testing_support::TempDirTest {
     return std::move(*loaded);
   }
   static std::unique_ptr<Engine> make(const LoadedModel& m, int32_t max_batched_tokens) {
-    EngineConfig c;
-    c.max_seq_len = 64;
-    c.scheduler.max_num_seqs = 4;
-    c.scheduler.max_batched_tokens = max_batched_tokens;
-    c.kv.num_blocks = 64;
-    c.kv.block_size = 4;
-    c.kv.enable_prefix_cache = true;  // asked for; an encoder's engine turns it off
-    c.num_threads = 2;
-    c.pooling = true;
-    auto engine = Engine::create(*m.model, *m.tokenizer, c);
-    EXPECT_TRUE(engine.ok()) << engine.error();
-    return engine.ok() ? std::move(engine).value() : nullptr;
-  }
-  static GenerateRequest pooling(const std::vector<TokenId>& prompt, Pooling method) {
-    GenerateRequest r;
-    r.prompt = prompt;
-    r.prefill_only = true;
-    r.pooling = method;
-    return r;
+    // The prefix cache is asked for; an encoder's engine turns it off.
+    return testing::make_pooling_engine(m, max_batched_tokens);
   }
   // The oracle: every row's final hidden state from one forward call over the prompt alone.
   static std::vector<std::vector<float>> direct_rows(const Model& model, const std::vector<TokenId>& prompt) {
-    const int32_t n = int32_t(prompt.size());
-    ThreadPool pool(1);
-    KvStorage kv(model.config().kv_shape(), 1, 64);
-    Workspace ws(model.config(), n, n, 1, 1, n);
-    const std::vector<BlockId> table = {0};
-    std::vector<Pos> positions(static_cast<size_t>(n));
-    std::iota(positions.begin(), positions.end(), 0);
-    const std::vector<int32_t> slots(positions.begin(), positions.end()), starts = {0, n}, lens = {n};
-    BatchView batch;
-    batch.tokens = prompt;
-    batch.positions = positions;
-    batch.slot_ids = slots;
-    batch.seq_starts = starts;
-    batch.context_lens = lens;
-    batch.block_tables = BlockTableView{table.data(), 1, 1};
-    batch.hidden_rows = slots;
-    const LogitsView out = model.forward(batch, kv.view(), ws, pool);
-    std::vector<std::vector<float>> rows;
-    for (int32_t r = 0; r < n; ++r) rows.emplace_back(out.hidden_row(r).begin(), out.hidden_row(r).end());
-    return rows;
+    std::vector<int32_t> rows(prompt.size());
+    std::iota(rows.begin(), rows.end(), 0);
+    return testing::direct_hidden_rows(model, prompt, rows);
   }
   static void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
     ASSERT_EQ(got.size(), want.size()) << what;
@@ -99,7 +65,7 @@ TEST_F(EncoderEngineTest, PoolingsEqualTheDirectPassWithoutChunksOrPrefixHits) {
   for (Pooling method : {Pooling::kMean, Pooling::kCls, Pooling::kLast, Pooling::kRank}) {
     std::vector<RequestHandle> handles;
     for (const auto& p : prompts) {
-      auto h = engine->submit(pooling(p, method));
+      auto h = engine->submit(testing::pooling_request(p, method));
       ASSERT_TRUE(h.ok()) << h.error();
       handles.push_back(*h);
     }
@@ -138,7 +104,7 @@ TEST_F(EncoderEngineTest, WhatAnEncoderCannotDoIsRefused) {
   auto refused = engine->submit(gen);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("encoder"), std::string::npos) << refused.error();
-  auto too_long = engine->submit(pooling(std::vector<TokenId>(12, 60), Pooling::kMean));
+  auto too_long = engine->submit(testing::pooling_request(std::vector<TokenId>(12, 60), Pooling::kMean));
   ASSERT_FALSE(too_long.ok());
   EXPECT_EQ(too_long.status().code(), StatusCode::kContextLengthExceeded);
   EXPECT_NE(too_long.error().find("at most 8"), std::string::npos) << too_long.error();
@@ -146,7 +112,7 @@ TEST_F(EncoderEngineTest, WhatAnEncoderCannotDoIsRefused) {
   const LoadedModel plain = load("tiny-bert");
   auto plain_engine = make(plain, 16);
   ASSERT_TRUE(plain_engine);
-  auto no_head = plain_engine->submit(pooling({2, 60, 3}, Pooling::kRank));
+  auto no_head = plain_engine->submit(testing::pooling_request({2, 60, 3}, Pooling::kRank));
   ASSERT_FALSE(no_head.ok());
   EXPECT_NE(no_head.error().find("classification head"), std::string::npos) << no_head.error();
 }

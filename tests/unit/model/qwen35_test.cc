@@ -24,6 +24,7 @@
 #include "model/llama_model.h"
 #include "model/model_weights.h"
 #include "model/registry.h"
+#include "support/qwen35_test_files.h"
 #include "support/temp_dir_test.h"
 #include "synth/model_shapes.h"
 #include "synth/random_qwen35_writer.h"
@@ -42,19 +43,9 @@ class Qwen35Test : public testing_support::TempDirTest {
     std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen35");
     ASSERT_TRUE(shape.has_value());
     shape_ = *shape;
-    gguf_path_ = path("tiny-qwen35.gguf");
-    file_ = write(shape_, gguf_path_);
+    file_ = testing::write_random_qwen35_file(shape_, path("tiny-qwen35.gguf"));
     ASSERT_TRUE(file_);
-    for (int32_t i = 0; i < kQwen35PromptLength; ++i) prompt_.push_back(TokenId((i * 37 + 11) % kQwen35Vocab));
-  }
-
-  static std::unique_ptr<format::GgufFile> write(const synth::ModelShape& shape, const std::string& path) {
-    synth::RandomModelOptions o{shape, format::GgmlType::kF32, 7, path};
-    const Status written = synth::write_random_qwen35_model(o);
-    EXPECT_TRUE(written.ok()) << written.message();
-    auto file = format::GgufFile::open(path);
-    EXPECT_TRUE(file.ok()) << file.error();
-    return file.ok() ? std::make_unique<format::GgufFile>(std::move(*file)) : nullptr;
+    prompt_ = testing::strided_prompt(kQwen35PromptLength, kQwen35Vocab);
   }
 
   std::unique_ptr<Model> model() {
@@ -110,7 +101,6 @@ class Qwen35Test : public testing_support::TempDirTest {
   }
 
   synth::ModelShape shape_;
-  std::string gguf_path_;
   std::unique_ptr<format::GgufFile> file_;
   std::vector<TokenId> prompt_;
 };
@@ -161,14 +151,6 @@ TEST_F(Qwen35Test, KeysBecomeTheFamilysSwitches) {
   }
 }
 
-// The largest difference between two runs' logits; the logits are of order 1.
-float max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float most = 0.0f;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) most = std::max(most, std::abs(a[i] - b[i]));
-  return most;
-}
-
 TEST_F(Qwen35Test, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogits) {
   auto m = model();
   ASSERT_TRUE(m);
@@ -176,7 +158,7 @@ TEST_F(Qwen35Test, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogits) {
   ASSERT_EQ(whole.size(), size_t(kQwen35PromptLength) * kQwen35Vocab);
   EXPECT_GT(*std::max_element(whole.begin(), whole.end()), 0.0f);
   for (int32_t chunk : {1, 5, 16})
-    EXPECT_LT(max_abs_difference(logits(*m, chunk), whole), 1e-5f) << "chunks of " << chunk;
+    EXPECT_LT(testing::max_abs_difference(logits(*m, chunk), whole), 1e-5f) << "chunks of " << chunk;
 }
 
 TEST_F(Qwen35Test, SequencesInOneBatchGetTheirSoloLogits) {
@@ -192,7 +174,7 @@ TEST_F(Qwen35Test, SequencesInOneBatchGetTheirSoloLogits) {
 TEST_F(Qwen35Test, TheMoeFileHasExpertsAndAGatedSharedExpertBesideTheDeltaNetLayers) {
   std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen35moe");
   ASSERT_TRUE(shape.has_value());
-  std::unique_ptr<format::GgufFile> file = write(*shape, path("tiny-qwen35moe.gguf"));
+  std::unique_ptr<format::GgufFile> file = testing::write_random_qwen35_file(*shape, path("tiny-qwen35moe.gguf"));
   ASSERT_TRUE(file);
   auto c = model_config_from_gguf(*file);
   ASSERT_TRUE(c.ok()) << c.error();
@@ -207,7 +189,7 @@ TEST_F(Qwen35Test, TheMoeFileHasExpertsAndAGatedSharedExpertBesideTheDeltaNetLay
   auto m = create_model(*file, kernels::best_kernels(), {});
   ASSERT_TRUE(m.ok()) << m.error();
   const std::vector<float> whole = logits(**m, kQwen35PromptLength);
-  EXPECT_LT(max_abs_difference(logits(**m, 6), whole), 1e-5f) << "chunks of 6";
+  EXPECT_LT(testing::max_abs_difference(logits(**m, 6), whole), 1e-5f) << "chunks of 6";
 }
 
 TEST_F(Qwen35Test, BadShapesAreRefusedByName) {
@@ -219,14 +201,11 @@ TEST_F(Qwen35Test, BadShapesAreRefusedByName) {
   ASSERT_FALSE(written.ok());
   EXPECT_NE(written.message().find("at least 4 layers"), std::string::npos) << written.message();
   // Value heads that are not a multiple of the key heads: a file edited to say 3.
-  format::GgufWriter edit;
-  for (const auto& [key, value] : file_->metadata())
-    edit.set(key, key == "qwen35.ssm.time_step_rank" ? format::GgufValue::u32(3) : value);
-  for (const format::GgufTensorInfo& t : file_->tensors())
-    edit.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
-  ASSERT_TRUE(edit.write(path("edited.gguf")).ok());
-  auto edited = format::GgufFile::open(path("edited.gguf"));
-  ASSERT_TRUE(edited.ok()) << edited.error();
+  std::unique_ptr<format::GgufFile> edited = testing::open_gguf_file(
+      testing::rewritten_gguf(*file_, path("edited.gguf"), [](const std::string& key, const format::GgufValue& value) {
+        return key == "qwen35.ssm.time_step_rank" ? format::GgufValue::u32(3) : value;
+      }));
+  ASSERT_TRUE(edited);
   auto c = model_config_from_gguf(*edited);
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().find("qwen35.ssm.time_step_rank 3 is not a multiple of qwen35.ssm.group_count 2"),

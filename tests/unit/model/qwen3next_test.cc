@@ -20,6 +20,7 @@
 #include "model/model_weights.h"
 #include "model/registry.h"
 #include "support/chunked_prompt_logits.h"
+#include "support/qwen35_test_files.h"
 #include "support/temp_dir_test.h"
 #include "synth/model_shapes.h"
 #include "synth/random_qwen35_writer.h"
@@ -37,18 +38,9 @@ class Qwen3NextTest : public testing_support::TempDirTest {
     std::optional<synth::ModelShape> shape = synth::find_model_shape("tiny-qwen3next");
     ASSERT_TRUE(shape.has_value());
     shape_ = *shape;
-    synth::RandomModelOptions o{shape_, format::GgmlType::kF32, 7, path("tiny-qwen3next.gguf")};
-    const Status written = synth::write_random_qwen35_model(o);
-    ASSERT_TRUE(written.ok()) << written.message();
-    file_ = open(path("tiny-qwen3next.gguf"));
+    file_ = testing::write_random_qwen35_file(shape_, path("tiny-qwen3next.gguf"));
     ASSERT_TRUE(file_);
-    for (int32_t i = 0; i < kQwen3NextPromptLength; ++i) prompt_.push_back(TokenId((i * 37 + 11) % kQwen3NextVocab));
-  }
-
-  static std::unique_ptr<format::GgufFile> open(const std::string& path) {
-    auto file = format::GgufFile::open(path);
-    EXPECT_TRUE(file.ok()) << file.error();
-    return file.ok() ? std::make_unique<format::GgufFile>(std::move(*file)) : nullptr;
+    prompt_ = testing::strided_prompt(kQwen3NextPromptLength, kQwen3NextVocab);
   }
 
   std::vector<float> logits(const format::GgufFile& file, int32_t chunk) const {
@@ -62,14 +54,6 @@ class Qwen3NextTest : public testing_support::TempDirTest {
   std::unique_ptr<format::GgufFile> file_;
   std::vector<TokenId> prompt_;
 };
-
-// The largest difference between two runs' logits; the logits are of order 1.
-float qwen3next_max_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float most = 0.0f;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) most = std::max(most, std::abs(a[i] - b[i]));
-  return most;
-}
 
 TEST_F(Qwen3NextTest, KeysBecomeTheFamilysSwitches) {
   auto c = model_config_from_gguf(*file_);
@@ -185,7 +169,7 @@ TEST_F(Qwen3NextTest, GroupedHeadsAreQwen35sTiledHeadsReordered) {
     }
   }
   ASSERT_TRUE(qwen35.write(path("tiled.gguf")).ok());
-  std::unique_ptr<format::GgufFile> tiled = open(path("tiled.gguf"));
+  std::unique_ptr<format::GgufFile> tiled = testing::open_gguf_file(path("tiled.gguf"));
   ASSERT_TRUE(tiled);
   auto c = model_config_from_gguf(*tiled);
   ASSERT_TRUE(c.ok()) << c.error();
@@ -193,7 +177,7 @@ TEST_F(Qwen3NextTest, GroupedHeadsAreQwen35sTiledHeadsReordered) {
   EXPECT_FALSE(c->delta_net_grouped_v_heads);
   const std::vector<float> next = logits(*file_, kQwen3NextPromptLength);
   ASSERT_EQ(next.size(), size_t(kQwen3NextPromptLength) * kQwen3NextVocab);
-  EXPECT_LT(qwen3next_max_difference(logits(*tiled, kQwen3NextPromptLength), next), 1e-5f);
+  EXPECT_LT(testing::max_abs_difference(logits(*tiled, kQwen3NextPromptLength), next), 1e-5f);
 }
 
 TEST_F(Qwen3NextTest, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogits) {
@@ -201,24 +185,23 @@ TEST_F(Qwen3NextTest, WholeChunkedAndTokenByTokenPrefillsGiveTheSameLogits) {
   ASSERT_EQ(whole.size(), size_t(kQwen3NextPromptLength) * kQwen3NextVocab);
   EXPECT_GT(*std::max_element(whole.begin(), whole.end()), 0.0f);
   for (int32_t chunk : {1, 5, 16})
-    EXPECT_LT(qwen3next_max_difference(logits(*file_, chunk), whole), 1e-5f) << "chunks of " << chunk;
+    EXPECT_LT(testing::max_abs_difference(logits(*file_, chunk), whole), 1e-5f) << "chunks of " << chunk;
 }
 
 // The file with one key left out, or with one tensor more.
 std::string qwen3next_edited(const format::GgufFile& file, const std::string& path, const std::string& drop_key,
-                   const std::string& extra_tensor) {
-  format::GgufWriter w;
-  for (const auto& [key, value] : file.metadata())
-    if (key != drop_key) w.set(key, value);
-  for (const format::GgufTensorInfo& t : file.tensors()) w.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
-  static const float zeros[128] = {};
-  if (!extra_tensor.empty()) w.add_tensor(extra_tensor, format::GgmlType::kF32, {128}, zeros, sizeof(zeros));
-  EXPECT_TRUE(w.write(path).ok());
-  return path;
+                             const std::string& extra_tensor) {
+  return testing::rewritten_gguf(
+      file, path,
+      [&](const std::string& key, const format::GgufValue& value) {
+        return key == drop_key ? std::nullopt : std::optional<format::GgufValue>(value);
+      },
+      extra_tensor);
 }
 
 TEST_F(Qwen3NextTest, TheOlderFusedProjectionAndAFileWithoutExpertsAreRefusedByName) {
-  std::unique_ptr<format::GgufFile> fused = open(qwen3next_edited(*file_, path("fused.gguf"), "", "blk.0.ssm_in.weight"));
+  std::unique_ptr<format::GgufFile> fused =
+      testing::open_gguf_file(qwen3next_edited(*file_, path("fused.gguf"), "", "blk.0.ssm_in.weight"));
   ASSERT_TRUE(fused);
   auto c = model_config_from_gguf(*fused);
   ASSERT_TRUE(c.ok()) << c.error();
@@ -227,7 +210,8 @@ TEST_F(Qwen3NextTest, TheOlderFusedProjectionAndAFileWithoutExpertsAreRefusedByN
   EXPECT_NE(w.error().find("blk.0.ssm_in.weight is the older fused [q, k, v, z] projection"), std::string::npos)
       << w.error();
 
-  std::unique_ptr<format::GgufFile> dense = open(qwen3next_edited(*file_, path("dense.gguf"), "qwen3next.expert_count", ""));
+  std::unique_ptr<format::GgufFile> dense =
+      testing::open_gguf_file(qwen3next_edited(*file_, path("dense.gguf"), "qwen3next.expert_count", ""));
   ASSERT_TRUE(dense);
   auto d = model_config_from_gguf(*dense);
   ASSERT_FALSE(d.ok());
