@@ -27,7 +27,7 @@ out=${OUT:-$(mktemp -d)}
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(tiny-gemma2 tiny-gemma3 tiny-phi3 tiny-granite tiny-mistral tiny-qwen3moe tiny-mixtral tiny-qwen2moe
   tiny-qwen3-yarn tiny-smollm3 tiny-olmo2 tiny-mistral3 tiny-exaone4 tiny-olmo3 tiny-gemma4 tiny-gemma4-moe tiny-lfm2 tiny-gpt-oss tiny-qwen35
-  tiny-qwen35moe tiny-qwen3next)
+  tiny-qwen35moe tiny-qwen3next tiny-deepseek2 tiny-deepseek2-lite)
 failed=0
 rows=""
 echo "pagoda: $P; llama.cpp: $peer; work folder: $out"

@@ -15,6 +15,7 @@
 #include "format/gguf_split.h"
 #include "synth/hf_random_model_writer.h"
 #include "synth/random_bert_writer.h"
+#include "synth/random_deepseek2_writer.h"
 #include "synth/random_gpt_oss_writer.h"
 #include "synth/random_qwen35_writer.h"
 #include "synth/random_model_writer.h"
@@ -74,6 +75,7 @@ int gen_model(const GenModelOptions& o) {
     // The first N layers: of Gemma 4's KV-sharing last layers, those that remain.
     shape->kv_shared_layers = std::max(0, shape->kv_shared_layers - (shape->num_layers - *o.num_layers));
     shape->num_layers = *o.num_layers;
+    shape->leading_dense_layers = std::min(shape->leading_dense_layers, shape->num_layers);
   }
   if (o.vocab_size) {
     if (*o.vocab_size < 260 || *o.vocab_size > shape->vocab_size)
@@ -104,7 +106,7 @@ int gen_model(const GenModelOptions& o) {
     return 0;
   };
   if (!shape->gguf_architecture.empty() && (o.format == "gguf" || shape->hf_architecture.empty())) {
-    // gpt-oss, the encoders, qwen35 and qwen3next: their GGUFs written straight (any --type); gpt-oss's HF folder
+    // gpt-oss, the encoders, qwen35, qwen3next and deepseek2: their GGUFs written straight (any --type); gpt-oss's HF folder
     // below.
     if (o.format != "gguf") return report_error(fmt::format("{} is written as GGUF only", shape->name));
     if (!o.tokenizer.empty())
@@ -115,7 +117,8 @@ int gen_model(const GenModelOptions& o) {
     Status st = shape->is_encoder()                    ? synth::write_random_bert_model(options)
                 : shape->gguf_architecture == "qwen35" || shape->gguf_architecture == "qwen3next"
                     ? synth::write_random_qwen35_model(options)
-                    : synth::write_random_gpt_oss_model(options);
+                : shape->gguf_architecture == "deepseek2" ? synth::write_random_deepseek2_model(options)
+                                                          : synth::write_random_gpt_oss_model(options);
     return finish_written(st, shape->gguf_architecture);
   }
   // The HF families (and --format hf) go through an HF folder; the GGUF of one is that folder converted.

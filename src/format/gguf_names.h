@@ -173,6 +173,20 @@ inline constexpr const char* kSsmIn = "ssm_in";
 inline constexpr const char* kSsmNorm = "ssm_norm";      // [head_dim]
 inline constexpr const char* kSsmOut = "ssm_out";        // [value_dim, dim]
 inline constexpr const char* kAttnGate = "attn_gate";
+// Multi-head latent attention (DeepSeek-V2), llama.cpp's names: the q LoRA (attn_q_a [dim, q_lora_rank], its norm,
+// attn_q_b [q_lora_rank, heads * key_length_mla]), the latent and rope key (attn_kv_a_mqa [dim, kv_lora_rank + rope]),
+// the latent's norm, each head's absorbed projections (attn_k_b [nope, kv_lora_rank, heads], attn_v_b [kv_lora_rank,
+// value_length_mla, heads]), the older unsplit attn_kv_b (refused by name); and the experts' selection bias
+// (exp_probs_b.bias [experts]).
+inline constexpr const char* kAttnQA = "attn_q_a";
+inline constexpr const char* kAttnQANorm = "attn_q_a_norm";
+inline constexpr const char* kAttnQB = "attn_q_b";
+inline constexpr const char* kAttnKvAMqa = "attn_kv_a_mqa";
+inline constexpr const char* kAttnKvANorm = "attn_kv_a_norm";
+inline constexpr const char* kAttnKB = "attn_k_b";
+inline constexpr const char* kAttnVB = "attn_v_b";
+inline constexpr const char* kAttnKvB = "attn_kv_b";
+inline constexpr const char* kFfnExpProbsB = "exp_probs_b";
 
 inline std::string block_tensor(int32_t layer, std::string_view name, std::string_view kind = "weight") {
   std::string tensor = "blk." + std::to_string(layer) + ".";

@@ -22,6 +22,9 @@ struct KvShape {
   int32_t num_layers = 0;
   int32_t kv_dim = 0;
   int32_t num_kv_heads = 0;
+  // V is read from K's rows (multi-head latent attention's latent): no V bytes are stored, the view's V side is its
+  // K side, and V's type is K's.
+  bool v_in_k = false;
 };
 
 // The recurrent states of a hybrid model (kv/state_storage.h owns them); empty (no slots) for any other model.

@@ -16,8 +16,9 @@ KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_siz
       num_blocks_(num_blocks),
       block_size_(block_size),
       types_(types),
+      v_in_k_(shape.v_in_k),
       k_row_bytes_(kv_row_bytes(types.k, shape.kv_dim)),
-      v_row_bytes_(kv_row_bytes(types.v, shape.kv_dim)),
+      v_row_bytes_(shape.v_in_k ? 0 : kv_row_bytes(types.v, shape.kv_dim)),
       bytes_per_token_layer_(bytes_per_token_layer(shape, types)) {
   PAGODA_CHECK(num_blocks > 0 && block_size > 0);
   const std::string unfit = kv_types_fit(shape, types);
@@ -26,7 +27,7 @@ KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_siz
   k_.allocate(slots * size_t(k_row_bytes_));
   v_.allocate(slots * size_t(v_row_bytes_));
   if (types.k == KvDType::kInt8) k_scale_.allocate(slots * size_t(num_kv_heads_));
-  if (types.v == KvDType::kInt8) v_scale_.allocate(slots * size_t(num_kv_heads_));
+  if (types.v == KvDType::kInt8 && !v_in_k_) v_scale_.allocate(slots * size_t(num_kv_heads_));
 }
 
 KvCacheView KvStorage::view() {
@@ -34,11 +35,11 @@ KvCacheView KvStorage::view() {
   v.k_dtype = types_.k;
   v.v_dtype = types_.v;
   v.k = k_.data();
-  v.v = v_.data();
+  v.v = v_in_k_ ? k_.data() : v_.data();
   v.k_scale = k_scale_.data();
-  v.v_scale = v_scale_.data();
+  v.v_scale = v_in_k_ ? k_scale_.data() : v_scale_.data();
   v.k_row_bytes = k_row_bytes_;
-  v.v_row_bytes = v_row_bytes_;
+  v.v_row_bytes = v_in_k_ ? k_row_bytes_ : v_row_bytes_;
   v.num_layers = num_layers_;
   v.kv_dim = kv_dim_;
   v.num_kv_heads = num_kv_heads_;
@@ -51,12 +52,16 @@ int64_t KvStorage::bytes_per_token_layer(const KvShape& shape, KvCacheTypes type
   auto side = [&](KvDType t) {
     return kv_row_bytes(t, shape.kv_dim) + (t == KvDType::kInt8 ? shape.num_kv_heads * int64_t(sizeof(float)) : 0);
   };
-  return side(types.k) + side(types.v);
+  return side(types.k) + (shape.v_in_k ? 0 : side(types.v));
 }
 
 std::string KvStorage::kv_types_fit(const KvShape& shape, KvCacheTypes types) {
   if (shape.num_kv_heads <= 0 || shape.kv_dim % shape.num_kv_heads != 0) return {};
   const int32_t head_dim = shape.kv_dim / shape.num_kv_heads;
+  if (shape.v_in_k && types.v != types.k)
+    return fmt::format("this model's V is read from its K cache (multi-head latent attention), so the V cache type is "
+                       "K's: {} V with {} K cannot be stored (give K and V the same type)",
+                       kv_dtype_name(types.v), kv_dtype_name(types.k));
   for (KvDType t : {types.k, types.v}) {
     const int32_t block = kv_dtype_block_values(t);
     if (head_dim % block != 0)
@@ -96,10 +101,10 @@ void KvStorage::copy_block(BlockId src_block_id, BlockId dst_block_id) {
   PAGODA_CHECK(src_block_id != dst_block_id, "copy_block of block {} onto itself", src_block_id);
   const size_t layers = size_t(num_layers_), blocks = size_t(num_blocks_), bs = size_t(block_size_);
   copy_block_rows(k_.data(), size_t(k_row_bytes_), layers, blocks, bs, src_block_id, dst_block_id);
-  copy_block_rows(v_.data(), size_t(v_row_bytes_), layers, blocks, bs, src_block_id, dst_block_id);
+  if (!v_in_k_) copy_block_rows(v_.data(), size_t(v_row_bytes_), layers, blocks, bs, src_block_id, dst_block_id);
   if (types_.k == KvDType::kInt8)
     copy_block_rows(k_scale_.data(), size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
-  if (types_.v == KvDType::kInt8)
+  if (types_.v == KvDType::kInt8 && !v_in_k_)
     copy_block_rows(v_scale_.data(), size_t(num_kv_heads_), layers, blocks, bs, src_block_id, dst_block_id);
 }
 

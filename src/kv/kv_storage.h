@@ -69,6 +69,7 @@ class KvStorage {
   int32_t num_blocks_;
   int32_t block_size_;
   KvCacheTypes types_;
+  bool v_in_k_;  // KvShape::v_in_k: the V side is the K side
   int64_t k_row_bytes_, v_row_bytes_;
   int64_t bytes_per_token_layer_;
   ZeroedArray<uint8_t> k_;      // [num_layers][num_blocks * block_size][k_row_bytes_]

@@ -15,7 +15,7 @@ namespace pagoda {
 extern const ArchitectureFamily kLlamaFamily, kQwen2Family, kQwen2MoeFamily, kQwen3Family, kQwen3MoeFamily,
     kGemma2Family, kGemma3Family, kGemma4Family, kPhi3Family, kGraniteFamily, kSmolLm3Family, kOlmo2Family,
     kMistral3Family, kExaone4Family, kLfm2Family, kGptOssFamily, kBertFamily, kJinaBertV2Family, kNomicBertFamily,
-    kQwen35Family, kQwen35MoeFamily, kQwen3NextFamily;
+    kQwen35Family, kQwen35MoeFamily, kQwen3NextFamily, kDeepseek2Family;
 extern const HfFamily kLlamaHf, kMistralHf, kMixtralHf, kQwen2Hf, kQwen2MoeHf, kQwen3Hf, kQwen3MoeHf, kGemma2Hf,
     kGemma3Hf, kGemma4Hf, kPhi3Hf, kGraniteHf, kSmolLm3Hf, kOlmo2Hf, kOlmo3Hf, kMinistral3Hf, kExaone4Hf, kLfm2Hf,
     kGptOssHf, kQwen35Hf, kQwen35MoeHf, kQwen3NextHf;
@@ -26,7 +26,7 @@ const ArchitectureFamily* const kFamilies[] = {
     &kLlamaFamily,     &kQwen2Family,   &kQwen2MoeFamily, &kQwen3Family,   &kQwen3MoeFamily, &kGemma2Family,
     &kGemma3Family,    &kGemma4Family,  &kPhi3Family,     &kGraniteFamily, &kSmolLm3Family,  &kOlmo2Family,
     &kMistral3Family,  &kExaone4Family, &kLfm2Family,     &kGptOssFamily,  &kBertFamily,     &kJinaBertV2Family,
-    &kNomicBertFamily, &kQwen35Family,  &kQwen35MoeFamily, &kQwen3NextFamily};
+    &kNomicBertFamily, &kQwen35Family,  &kQwen35MoeFamily, &kQwen3NextFamily, &kDeepseek2Family};
 const HfFamily* const kHfFamilies[] = {&kLlamaHf,    &kMistralHf, &kMixtralHf, &kQwen2Hf, &kQwen2MoeHf, &kQwen3Hf,
                                        &kQwen3MoeHf, &kGemma2Hf,  &kGemma3Hf,  &kGemma4Hf, &kPhi3Hf,  &kGraniteHf,
                                        &kSmolLm3Hf,  &kOlmo2Hf,   &kOlmo3Hf,   &kMinistral3Hf, &kExaone4Hf, &kLfm2Hf,

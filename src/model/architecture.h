@@ -3,7 +3,7 @@
 // and written back the same way by the HF converter). HfFamily: a Hugging Face `architectures[0]` of a family: its
 // config.json fields and its tensor names. The families are defined one file each (arch_llama.cc, arch_qwen.cc,
 // arch_gemma.cc, arch_gemma4.cc, arch_phi3.cc, arch_granite.cc, arch_smollm3.cc, arch_olmo2.cc, arch_mistral3.cc,
-// arch_exaone4.cc, arch_lfm2.cc, arch_gpt_oss.cc, arch_qwen35.cc, arch_qwen3next.cc, arch_bert.cc,
+// arch_exaone4.cc, arch_lfm2.cc, arch_gpt_oss.cc, arch_qwen35.cc, arch_qwen3next.cc, arch_deepseek2.cc, arch_bert.cc,
 // arch_jina_bert_v2.cc, arch_nomic_bert.cc); architecture.cc lists them. A mixture of experts, with or without a shared expert, is a
 // property of a family's layers that these helpers read and write alike for any family. Plain data and functions; no
 // state.

@@ -79,6 +79,7 @@ void LlamaModel::add_transformed_residual(const std::vector<float>& post_norm, i
 }
 
 float LlamaModel::attention_scale() const {
+  if (config_.is_mla()) return mla_score_scale(config_);
   return config_.attention_scale > 0.0f ? config_.attention_scale : 1.0f / std::sqrt(float(config_.head_dim));
 }
 
@@ -192,7 +193,7 @@ void LlamaModel::embed(TokenId token, float* out) const {
 
 namespace {
 
-constexpr int32_t kMaxHeadDim = 512;  // stack rows for one head (int8 fused writes, naive int8 reads)
+constexpr int32_t kMaxHeadDim = 1024;  // stack rows for one head (int8 fused writes, naive int8 reads)
 
 void store_int8_heads(const float* x, int8_t* q, float* scales, int32_t num_heads, int32_t head_dim) {
   for (int32_t h = 0; h < num_heads; ++h) scales[h] = quantize_kv_int8(x + h * head_dim, head_dim, q + h * head_dim);
@@ -525,6 +526,11 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
       } else {
         short_conv_block(batch, kv, l, ws, pool);
       }
+      ffn_block(lw, l, fuse, n, ws, pool);
+      continue;
+    }
+    if (config_.is_mla()) {
+      mla_attention_block(batch, kv, l, ws, pool);
       ffn_block(lw, l, fuse, n, ws, pool);
       continue;
     }

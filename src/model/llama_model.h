@@ -4,7 +4,8 @@
 // sliding-window layers and soft-capping, Granite's multipliers, Phi-3's LongRoPE, a mixture of experts in place of
 // the dense FFN, with an optional (gated) shared expert (moe_ffn.cc), LFM2's short-convolution layers in place of
 // attention (their window per sequence in the KV view's recurrent state), Qwen3.5's gated DeltaNet layers beside
-// gated attention (delta_net_block.cc). f32 activations over weights that stay in the
+// gated attention (delta_net_block.cc), DeepSeek-V2's multi-head latent attention (mla_attention.cc). f32
+// activations over weights that stay in the
 // GGUF mapping (or their repacked copies). Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 
@@ -159,7 +160,16 @@ class LlamaModel final : public Model {
   void shared_expert_ffn(const ExpertWeights& ex, int32_t n, Workspace& ws, ThreadPool& pool) const;
   // Each token's top-k experts and their weights from the router logits (ws.router_logits), then the tokens grouped
   // by expert (ws.moe_*): the softmax, top-k and renormalization of llama.cpp's build_moe_ffn.
-  void route_tokens(int32_t n, Workspace& ws) const;
+  // `selection_bias` ([num_experts], DeepSeek's exp_probs_b; empty = none) joins the ranking only.
+  void route_tokens(const std::vector<float>& selection_bias, int32_t n, Workspace& ws) const;
+  // Group-limited routing (ModelConfig::expert_groups > 1): every expert outside the expert_groups_used groups of
+  // highest score (a group's two best values summed) set to -infinity in `selection` ([num_experts]).
+  void mask_expert_groups(float* selection) const;
+  // A multi-head latent attention layer (mla_attention.cc; ModelConfig::is_mla) with its residual add: the latent
+  // and rope key of each token written to the cache as one K row, the queries absorbed into the latent space, the
+  // attention over the cache's rows as one KV head, each head's latent output through its attn_v_b, then attn_output.
+  void mla_attention_block(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
+                           ThreadPool& pool) const;
   // options_.attention picks one: the paged flash kernel, or the naive two-pass reference.
   void attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws, ThreadPool& pool) const;
   void attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,

@@ -111,6 +111,28 @@ struct ModelConfig {
   // gpt-oss's router: the top-k experts by logit, their weights the softmax over those k logits only (llama.cpp's
   // SOFTMAX_WEIGHT gating); false: the softmax over every expert, then the top-k of it.
   bool expert_softmax_after_topk = false;
+  // DeepSeek-V2's router (llama.cpp's expert_gating_func 2): sigmoid(logit) per expert in place of the softmax; the
+  // experts are chosen by that plus the layer's selection bias (exp_probs_b, when it has one), each weighted by the
+  // unbiased sigmoid. expert_groups > 1: the experts in that many equal groups, a group scored by its two best biased
+  // values, and only the best expert_groups_used groups' experts chosen from (DeepSeek-V3's group-limited routing).
+  bool expert_gating_sigmoid = false;
+  int32_t expert_groups = 0;
+  int32_t expert_groups_used = 0;
+  // The first leading_dense_layers layers have a dense FFN of hidden_dim units in place of the experts (DeepSeek's
+  // first_k_dense_replace).
+  int32_t leading_dense_layers = 0;
+  // Multi-head latent attention (DeepSeek-V2, mla_kv_lora_rank > 0), as llama.cpp's deepseek2 graph runs it with
+  // the absorbed projections: the cache holds one row a token, head_dim = mla_kv_lora_rank + rope_dim values (the
+  // RMS-normed latent, then the rotated shared key), read by every query head as K (one KV head) and its latent
+  // part as V (KvShape::v_in_k: no V bytes). A query head's nope part (mla_key_dim - rope_dim values, from attn_q or
+  // the q LoRA attn_q_a, attn_q_a_norm, attn_q_b of mla_q_lora_rank) goes through its attn_k_b into the latent
+  // space, its rope part is rotated; the attention output's latent part goes through the head's attn_v_b to
+  // mla_value_dim values before attn_output. Scores are scaled by 1 / sqrt(mla_key_dim), times YaRN's magnitude
+  // squared (rope_tables.h: mla_score_scale).
+  int32_t mla_q_lora_rank = 0;   // 0: a plain attn_q (DeepSeek-V2-Lite)
+  int32_t mla_kv_lora_rank = 0;
+  int32_t mla_key_dim = 0;       // attention.key_length_mla: a head's nope and rope dims
+  int32_t mla_value_dim = 0;     // attention.value_length_mla
   // Gemma 4's MoE layers: the dense FFN (hidden_dim units on ffn_norm) runs beside the experts (on their own
   // pre-norm, pre_ffw_norm_2), each branch's output RMS-normed (post_ffw_norm_1, post_ffw_norm_2) before the two are
   // summed and post-normed (post_ffw_norm); the router reads rmsnorm(x) / sqrt(dim) times a learned vector
@@ -240,6 +262,9 @@ struct ModelConfig {
       if (!is_conv_layer(l) && is_swa_layer(l) == is_swa_layer(layer)) return l - conv_layers_before(l);
     return -1;
   }
+  bool is_moe_layer(int32_t layer) const { return num_experts > 0 && layer >= leading_dense_layers; }
+  bool is_mla() const { return mla_kv_lora_rank > 0; }
+  int32_t mla_nope_dim() const { return mla_key_dim - rope_dim; }
   bool is_delta_net() const { return delta_net_v_heads > 0; }
   int32_t delta_net_key_dim() const { return delta_net_k_heads * delta_net_head_dim; }
   int32_t delta_net_value_dim() const { return delta_net_v_heads * delta_net_head_dim; }
@@ -265,7 +290,7 @@ struct ModelConfig {
     for (int32_t l = 0; l < num_layers; ++l) widest = layer_kv_dim(l) > widest ? layer_kv_dim(l) : widest;
     return widest;
   }
-  KvShape kv_shape() const { return {num_kv_layers(), kv_dim(), num_kv_heads}; }
+  KvShape kv_shape() const { return {num_kv_layers(), kv_dim(), num_kv_heads, is_mla()}; }
   int32_t q_dim() const { return num_heads * max_head_dim(); }
 };
 

@@ -190,6 +190,37 @@ Status load_delta_net(const TensorSet& f, const ModelConfig& c, int32_t l, Layer
   return Status::ok_status();
 }
 
+// A multi-head latent attention layer's projections (ModelConfig::is_mla): the query's (attn_q, or the q LoRA), the
+// latent's with its norm, and each head's attn_k_b and attn_v_b slice of their stacked [.., .., num_heads] tensors.
+Status load_mla(const TensorSet& f, const ModelConfig& c, int32_t l, LayerWeights& lw) {
+  namespace t = format::gguf_tensor;
+  const int64_t dim = c.dim, heads = c.num_heads, latent = c.mla_kv_lora_rank;
+  if (f.find(t::block_tensor(l, t::kAttnKvB)) != nullptr)
+    return make_error(fmt::format("{}: {} is the unsplit latent projection of a file converted before llama.cpp split "
+                                  "it for the absorbed attention, which pagoda does not read; convert the model again",
+                                  f.source, t::block_tensor(l, t::kAttnKvB)));
+  const int64_t q_rows = heads * c.mla_key_dim;
+  if (c.mla_q_lora_rank > 0) {
+    const int64_t rank = c.mla_q_lora_rank;
+    PAGODA_ASSIGN_OR_RETURN(lw.mla_q_a, matrix(f, t::block_tensor(l, t::kAttnQA), rank, dim));
+    PAGODA_ASSIGN_OR_RETURN(lw.mla_q_a_norm, vector_f32(f, t::block_tensor(l, t::kAttnQANorm), rank));
+    PAGODA_ASSIGN_OR_RETURN(lw.mla_q_b, matrix(f, t::block_tensor(l, t::kAttnQB), q_rows, rank));
+  } else {
+    PAGODA_ASSIGN_OR_RETURN(lw.wq, matrix(f, t::block_tensor(l, t::kAttnQ), q_rows, dim));
+  }
+  PAGODA_ASSIGN_OR_RETURN(lw.mla_kv_a, matrix(f, t::block_tensor(l, t::kAttnKvAMqa), latent + c.rope_dim, dim));
+  PAGODA_ASSIGN_OR_RETURN(lw.mla_kv_a_norm, vector_f32(f, t::block_tensor(l, t::kAttnKvANorm), latent));
+  PAGODA_ASSIGN_OR_RETURN(lw.mla_k_b,
+                          expert_matrices(f, t::block_tensor(l, t::kAttnKB), heads, latent, c.mla_nope_dim()));
+  PAGODA_ASSIGN_OR_RETURN(lw.mla_v_b, expert_matrices(f, t::block_tensor(l, t::kAttnVB), heads, c.mla_value_dim, latent));
+  PAGODA_ASSIGN_OR_RETURN(lw.wo, matrix(f, t::block_tensor(l, t::kAttnOutput), dim, heads * c.mla_value_dim));
+  for (const WeightView* w : {&lw.wq, &lw.mla_q_a, &lw.mla_q_b, &lw.mla_kv_a, &lw.wo})
+    if (w->input_scale != nullptr)
+      return make_error(fmt::format("{}: blk.{}: the latent attention's matrices cannot take an AWQ input scale",
+                                    f.source, l));
+  return Status::ok_status();
+}
+
 }  // namespace
 
 void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
@@ -277,6 +308,8 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       PAGODA_RETURN_IF_ERROR(load_delta_net(f, c, l, lw));
     } else if (c.is_conv_layer(l)) {
       PAGODA_RETURN_IF_ERROR(load_short_conv(f, c, l, lw));
+    } else if (c.is_mla()) {
+      PAGODA_RETURN_IF_ERROR(load_mla(f, c, l, lw));
     } else {
       if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kAttnQkv)) != nullptr) {
         // Phi-3: Q, K and V as one matrix, rows in that order; each is a view of its rows.
@@ -340,7 +373,7 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
                                                                : format::gguf_tensor::kFfnNorm;
       PAGODA_ASSIGN_OR_RETURN(lw.ffn_norm, vector_f32(f, format::gguf_tensor::block_tensor(l, ffn_norm), dim));
     }
-    if (c.num_experts > 0) {
+    if (c.is_moe_layer(l)) {
       const int64_t num_experts = c.num_experts, expert_hidden = c.expert_hidden_dim;
       PAGODA_ASSIGN_OR_RETURN(
           lw.router,
@@ -389,6 +422,9 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       PAGODA_ASSIGN_OR_RETURN(
           lw.expert_down_scale,
           optional_vector_f32(f, block_tensor(l, format::gguf_tensor::kFfnDownExps, "scale"), num_experts));
+      PAGODA_ASSIGN_OR_RETURN(
+          lw.expert_selection_bias,
+          optional_vector_f32(f, block_tensor(l, format::gguf_tensor::kFfnExpProbsB, "bias"), num_experts));
       if (c.shared_expert_hidden_dim > 0) PAGODA_RETURN_IF_ERROR(load_shared_expert(f, c, l, lw));
       if (c.moe_beside_dense_ffn) {
         PAGODA_ASSIGN_OR_RETURN(lw.router_input_scale,
@@ -401,7 +437,7 @@ Result<ModelWeights> model_weights_from_tensors(const TensorSet& f, const ModelC
       }
     }
     // The dense FFN: every layer's but an MoE layer's, whose experts replace it (Gemma 4's run beside it).
-    if (c.num_experts > 0 && !c.moe_beside_dense_ffn) continue;
+    if (c.is_moe_layer(l) && !c.moe_beside_dense_ffn) continue;
     if (f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnGate)) == nullptr &&
         f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp)) != nullptr &&
         f.find(format::gguf_tensor::block_tensor(l, format::gguf_tensor::kFfnUp))->dims ==

@@ -96,6 +96,17 @@ struct LayerWeights {
   // ssm_norm [head_dim].
   WeightView dn_qkv, dn_z, dn_beta, dn_alpha, dn_beta_alpha, dn_out;
   std::vector<float> dn_dt_bias, dn_a, dn_norm;
+  // Multi-head latent attention (ModelConfig::is_mla; wk and wv stay null, wq is attn_q [num_heads * mla_key_dim,
+  // dim] when there is no q LoRA, wo is [dim, num_heads * mla_value_dim]): the q LoRA attn_q_a [q_lora_rank, dim],
+  // its norm f32 [q_lora_rank] and attn_q_b [num_heads * mla_key_dim, q_lora_rank]; attn_kv_a_mqa [kv_lora_rank +
+  // rope_dim, dim] and the latent's norm f32 [kv_lora_rank]; per query head attn_k_b's [kv_lora_rank, nope] and
+  // attn_v_b's [mla_value_dim, kv_lora_rank].
+  WeightView mla_q_a, mla_q_b, mla_kv_a;
+  std::vector<float> mla_q_a_norm, mla_kv_a_norm;
+  std::vector<WeightView> mla_k_b, mla_v_b;
+  // f32 [num_experts]: the experts' selection bias (DeepSeek's exp_probs_b), added to the router's probabilities to
+  // choose experts, not to weight them; empty = none.
+  std::vector<float> expert_selection_bias;
 };
 
 struct ModelWeights {

@@ -1,6 +1,7 @@
-// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen2-MoE, Qwen3-MoE, gpt-oss): the router's softmax picks each
-// token's top-k experts (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks, then scaled;
-// gpt-oss: the top-k logits, after the router's bias, softmaxed among themselves), the step's
+// LlamaModel's mixture-of-experts FFN (Mixtral, Qwen2-MoE, Qwen3-MoE, gpt-oss, DeepSeek-V2): the router's softmax
+// picks each token's top-k experts (llama.cpp's build_moe_ffn: weights renormalized to sum 1 when the family asks,
+// then scaled; gpt-oss: the top-k logits, after the router's bias, softmaxed among themselves; DeepSeek: sigmoids,
+// chosen with a selection bias and by expert group, weighted unbiased), the step's
 // tokens are grouped by expert, and each chosen expert runs once over all of its tokens, so its weights are read once
 // per step whatever the batch. Each token's normed row is quantized once into the form the experts' kernels read
 // (Q8_0 blocks, the K-quants' q8_K super-blocks, or f32 rows kept as they are). Two pool jobs per layer: gate and up of
@@ -27,21 +28,35 @@ constexpr int64_t kQkK = quant::kQK_K;
 
 }  // namespace
 
-void LlamaModel::route_tokens(int32_t n, Workspace& ws) const {
+void LlamaModel::route_tokens(const std::vector<float>& selection_bias, int32_t n, Workspace& ws) const {
   const int32_t num_experts = config_.num_experts, k = config_.num_experts_used;
-  float probs[ModelConfigLimits::kMaxExperts];
+  const bool biased = !selection_bias.empty() || config_.expert_groups > 1;
+  float probs[ModelConfigLimits::kMaxExperts], selection[ModelConfigLimits::kMaxExperts];
   int32_t order[ModelConfigLimits::kMaxExperts];
   for (int32_t t = 0; t < n; ++t) {
     const float* logits = ws.router_logits.data() + int64_t(t) * num_experts;
-    // gpt-oss ranks the logits themselves and softmaxes the chosen k below; the others rank the softmax of all.
-    if (config_.expert_softmax_after_topk)
+    // gpt-oss ranks the logits themselves and softmaxes the chosen k below; DeepSeek's sigmoid router ranks each
+    // expert's sigmoid; the others rank the softmax of all.
+    if (config_.expert_softmax_after_topk) {
       std::memcpy(probs, logits, sizeof(float) * size_t(num_experts));
-    else
+    } else if (config_.expert_gating_sigmoid) {
+      for (int32_t e = 0; e < num_experts; ++e) probs[e] = 1.0f / (1.0f + std::exp(-logits[e]));
+    } else {
       kernels_.softmax(logits, probs, num_experts);
-    // Top-k by probability, highest first (ties: the lower expert id first).
+    }
+    // What the experts are chosen by: the probabilities, or with DeepSeek's selection bias added and, under
+    // group-limited routing, the groups outside the best expert_groups_used (each scored by its two best) masked.
+    const float* rank = probs;
+    if (biased) {
+      for (int32_t e = 0; e < num_experts; ++e)
+        selection[e] = probs[e] + (selection_bias.empty() ? 0.0f : selection_bias[size_t(e)]);
+      if (config_.expert_groups > 1) mask_expert_groups(selection);
+      rank = selection;
+    }
+    // Top-k, highest first (ties: the lower expert id first).
     for (int32_t e = 0; e < num_experts; ++e) order[e] = e;
     std::partial_sort(order, order + k, order + num_experts,
-                      [&](int32_t a, int32_t b) { return probs[a] > probs[b] || (probs[a] == probs[b] && a < b); });
+                      [&](int32_t a, int32_t b) { return rank[a] > rank[b] || (rank[a] == rank[b] && a < b); });
     int32_t* choice = ws.moe_choice.data() + int64_t(t) * k;
     float* weight = ws.moe_weight.data() + int64_t(t) * k;
     float chosen_sum = 0.0f;
@@ -77,6 +92,33 @@ void LlamaModel::route_tokens(int32_t n, Workspace& ws) const {
     }
 }
 
+void LlamaModel::mask_expert_groups(float* selection) const {
+  const int32_t groups = config_.expert_groups, per_group = config_.num_experts / groups;
+  float score[ModelConfigLimits::kMaxExperts];
+  int32_t order[ModelConfigLimits::kMaxExperts];
+  for (int32_t g = 0; g < groups; ++g) {
+    const float* v = selection + g * per_group;
+    float best = v[0] > v[1] ? v[0] : v[1], second = v[0] > v[1] ? v[1] : v[0];
+    for (int32_t i = 2; i < per_group; ++i) {
+      if (v[i] > best) {
+        second = best;
+        best = v[i];
+      } else if (v[i] > second) {
+        second = v[i];
+      }
+    }
+    score[g] = best + second;
+    order[g] = g;
+  }
+  std::partial_sort(order, order + config_.expert_groups_used, order + groups,
+                    [&](int32_t a, int32_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+  bool kept[ModelConfigLimits::kMaxExperts] = {};
+  for (int32_t j = 0; j < config_.expert_groups_used; ++j) kept[order[j]] = true;
+  for (int32_t g = 0; g < groups; ++g)
+    if (!kept[g])
+      for (int32_t i = 0; i < per_group; ++i) selection[g * per_group + i] = -INFINITY;
+}
+
 void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const {
   const int32_t dim = config_.dim, k = config_.num_experts_used;
   const int64_t hidden = config_.expert_hidden_dim;
@@ -93,7 +135,7 @@ void LlamaModel::moe_ffn(const LayerWeights& lw, int32_t n, Workspace& ws, Threa
     for (int32_t t = 0; t < n; ++t)
       kernels_.axpy(1.0f, lw.router_bias.data(), ws.router_logits.data() + int64_t(t) * config_.num_experts,
                     config_.num_experts);
-  route_tokens(n, ws);
+  route_tokens(lw.expert_selection_bias, n, ws);
 
   // Every expert of a layer is a slice of one stacked tensor: one dtype, one layout. Each matrix reads its input in
   // the form its kernel takes: Q8_0 blocks, q8_K super-blocks (the K-quants) or f32 rows.

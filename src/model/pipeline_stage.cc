@@ -11,6 +11,10 @@ Result<PipelineStage> plan_pipeline_stage(const ModelConfig& config, int32_t sta
   if (config.has_recurrent_state() && num_stages > 1)
     return make_error(fmt::format("pipeline parallel: the hybrid model {} cannot be split into stages yet",
                                   config.architecture));
+  if (config.leading_dense_layers > 0 && num_stages > 1)
+    return make_error(fmt::format("pipeline parallel: {} (leading dense layers before its experts) cannot be split "
+                                  "into stages yet",
+                                  config.architecture));
   if (config.num_layers < num_stages)
     return make_error(fmt::format("pipeline parallel {}: {} layers do not split over {} stages", num_stages,
                                   config.num_layers, num_stages));

@@ -39,6 +39,8 @@ RopeParams rope_params(const ModelConfig& c, bool swa_layer) {
     p.attn_factor = c.yarn_log_multiplier != 0.0f
                         ? yarn_get_mscale(factor, 1.0f) / yarn_get_mscale(factor, c.yarn_log_multiplier)
                         : yarn_get_mscale(factor, 1.0f);
+    // llama.cpp reads deepseek2's multiplier as HF's mscale and mscale_all_dim alike, whose ratio is 1.
+    if (c.is_mla() && c.yarn_log_multiplier != 0.0f) p.attn_factor = 1.0f;
     p.attn_factor *= 1.0f / (1.0f + 0.1f * std::log(factor));  // fill_rope_tables multiplies this back in
   }
   p.attn_factor *= c.rope_attn_factor;
@@ -54,6 +56,15 @@ RopeParams rope_params(const ModelConfig& c, bool swa_layer) {
   p.corr_low = dims[0];
   p.corr_high = dims[1];
   return p;
+}
+
+float mla_score_scale(const ModelConfig& c) {
+  const RopeParams p = rope_params(c, false);
+  const float log_inverse_scale = std::log(1.0f / p.freq_scale);
+  const float attn_factor_org = p.attn_factor * (1.0f + 0.1f * log_inverse_scale);
+  // The file's multiplier is 0.1 * mscale_all_dim (llama.cpp's converter); llama.cpp divides it back by 0.1.
+  const float mscale = attn_factor_org * (1.0f + 0.1f * (c.yarn_log_multiplier / 0.1f) * log_inverse_scale);
+  return mscale * mscale / std::sqrt(float(c.mla_key_dim));
 }
 
 void fill_rope_tables(const ModelConfig& c, std::span<const Pos> positions, const RopeParams& p, int32_t rope_context,

@@ -40,8 +40,13 @@ void yarn_corr_dims(int32_t rope_dim, int32_t original_context, float theta, flo
 // family sets them): the ramp on (weight 1) under YaRN unless yarn_ext_factor says otherwise, and then the magnitude
 // get_mscale(factor) (divided by get_mscale(factor, yarn_log_multiplier) when given) over YaRN's own
 // 1 + 0.1 ln(factor), times rope_attn_factor; without the ramp, yarn_attn_factor times rope_attn_factor. Windowed
-// layers of a rope_swa_plain config: no ramp, magnitude 1.
+// layers of a rope_swa_plain config: no ramp, magnitude 1. Multi-head latent attention with a log multiplier (llama.cpp's
+// deepseek2 reading of it): magnitude rope_attn_factor, the rest moved into mla_score_scale.
 RopeParams rope_params(const ModelConfig& config, bool swa_layer);
+// The score scale of multi-head latent attention (llama.cpp's deepseek2 kq_scale): mscale^2 / sqrt(mla_key_dim) with
+// mscale = a (1 + 0.1 ln(1 / s)) (1 + (yarn_log_multiplier / 0.1) 0.1 ln(1 / s)), a the rotation's attn_factor and s
+// its freq_scale (rope_params); 1 / sqrt(mla_key_dim) unscaled.
+float mla_score_scale(const ModelConfig& config);
 
 // Pair i of a token at position p: extrapolated angle p * theta^(-2i / rope_dim) / divisor_i, interpolated angle that
 // times freq_scale; with ext_factor 0 the interpolated one, else the two mixed by ramp_i * ext_factor (ramp 1 below

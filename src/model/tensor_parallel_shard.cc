@@ -71,6 +71,9 @@ Result<TensorParallelShard> plan_tensor_parallel_shard(const ModelConfig& c, int
   auto refuse = [&](int64_t count, const char* what) {
     return make_error(fmt::format("tensor parallel {}: {} {} do not split over {} ranks", size, count, what, size));
   };
+  if (c.is_mla() && size > 1)
+    return make_error(fmt::format("tensor parallel {}: multi-head latent attention ({}) is not split yet", size,
+                                  c.architecture));
   if (c.num_experts > 0 && size > 1)
     return make_error(
         fmt::format("tensor parallel {}: a mixture-of-experts model ({}) is not split yet", size, c.architecture));

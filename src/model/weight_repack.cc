@@ -90,6 +90,11 @@ int64_t repack_weights(const kernels::KernelTable& kernels, ModelWeights& weight
     consider({&lw.dn_qkv});  // null views outside a gated DeltaNet layer
     consider({&lw.dn_z});
     consider({&lw.dn_out});
+    consider({&lw.mla_q_a});  // null views outside a latent attention layer
+    consider({&lw.mla_q_b});
+    consider({&lw.mla_kv_a});
+    for (WeightView& w : lw.mla_k_b) consider({&w});
+    for (WeightView& w : lw.mla_v_b) consider({&w});
   }
   consider({&weights.per_layer_model_proj});
   consider({&weights.output});  // a copy even when it is token_embd's data

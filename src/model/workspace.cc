@@ -43,7 +43,8 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
   final_x.resize(size_t(max_logits_rows) * size_t(c.dim));
   logits.resize(size_t(max_logits_rows) * size_t(c.vocab_size));
   hidden.resize(size_t(max_hidden_rows) * size_t(c.dim));
-  const size_t widest = size_t(std::max({c.dim, c.ffn_width(), c.q_dim(), c.delta_net_value_dim()}));
+  const size_t widest = size_t(std::max({c.dim, c.ffn_width(), c.q_dim(), c.delta_net_value_dim(), c.mla_q_lora_rank,
+                                         c.num_heads * c.mla_value_dim}));
   xq.resize(t * (widest / quant::BlockQ8_0::kNumValues + 1));
   hq.resize(t * size_t(c.ffn_width() / quant::BlockQ8_0::kNumValues));
   xqk.resize(t * (widest / quant::kQK_K + 1));
@@ -60,6 +61,13 @@ Workspace::Workspace(const ModelConfig& c, int32_t max_tokens_, int32_t max_cont
     dn_beta.resize(t * size_t(c.delta_net_v_heads));
     dn_g.resize(t * size_t(c.delta_net_v_heads));
     if (c.delta_net_grouped_v_heads) dn_beta_alpha.resize(t * 2 * size_t(c.delta_net_v_heads));
+  }
+  if (c.is_mla()) {
+    mla_q.resize(t * size_t(c.num_heads) * size_t(c.mla_key_dim));
+    mla_q_a.resize(t * size_t(c.mla_q_lora_rank));
+    mla_head_in.resize(t * size_t(std::max(c.mla_nope_dim(), c.mla_kv_lora_rank)));
+    mla_head_out.resize(t * size_t(std::max(c.mla_kv_lora_rank, c.mla_value_dim)));
+    mla_values.resize(t * size_t(c.num_heads) * size_t(c.mla_value_dim));
   }
   if (c.attn_output_gate) {
     q_and_gate.resize(t * 2 * size_t(c.q_dim()));

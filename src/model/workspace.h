@@ -100,6 +100,11 @@ struct Workspace {
   // Gated attention only (ModelConfig::attn_output_gate; else empty): f32 [max_tokens, 2 * q_dim] attn_q's rows
   // (query and gate per head), and [max_tokens, q_dim] the gates.
   std::vector<float> q_and_gate, attn_gate;
+  // Multi-head latent attention only (ModelConfig::is_mla; else empty): f32 [max_tokens, num_heads * mla_key_dim]
+  // the query heads before absorption, [max_tokens, mla_q_lora_rank] the q LoRA's inner row, [max_tokens,
+  // max(nope, kv_lora_rank)] and [max_tokens, max(kv_lora_rank, mla_value_dim)] one head's rows into and out of its
+  // attn_k_b or attn_v_b, [max_tokens, num_heads * mla_value_dim] the heads' values before attn_output.
+  std::vector<float> mla_q, mla_q_a, mla_head_in, mla_head_out, mla_values;
   static constexpr int32_t kMaxRowSplitTokens = 64;
 };
 

@@ -337,6 +337,33 @@ const ModelShape kShapes[] = {
      .delta_net_head_dim = 128,
      .delta_net_conv_kernel = 4,
      .rope_dim = 64},
+    // DeepSeek-V2-Lite (16B, 2.4B active): 27 layers of 16 heads over a 512-wide latent with 64 rotated dims (192-wide
+    // keys, 128-wide values, no q LoRA); the first layer dense (10944), then 64 experts of 1408 (6 a token, softmax,
+    // not renormalized) beside 2 shared; YaRN 40x over 4096 positions, mscale_all_dim 0.707.
+    {.name = "deepseek-v2-lite",
+     .dim = 2048,
+     .hidden_dim = 10944,
+     .num_layers = 27,
+     .num_heads = 16,
+     .num_kv_heads = 1,
+     .vocab_size = 102400,
+     .context_length = 163840,
+     .rope_theta = 10000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 192,
+     .num_experts = 64,
+     .num_experts_used = 6,
+     .expert_hidden_dim = 1408,
+     .shared_expert_hidden_dim = 2816,
+     .gguf_architecture = "deepseek2",
+     .yarn_factor = 40.0f,
+     .yarn_original_context = 4096,
+     .rope_dim = 64,
+     .mla_kv_lora_rank = 512,
+     .mla_value_dim = 128,
+     .leading_dense_layers = 1,
+     .expert_weights_scale = 1.0f,
+     .yarn_log_multiplier = 0.0707f},
     // gpt-oss-20b: 24 layers of 32 experts (4 per token), 64 query heads of 64 over 8 KV heads, a 128-position window
     // on the even layers, YaRN 32x over 4096 positions.
     {.name = "gpt-oss-20b",
@@ -850,6 +877,61 @@ const ModelShape kShapes[] = {
      .delta_net_head_dim = 32,
      .delta_net_conv_kernel = 4,
      .rope_dim = 8},
+    // DeepSeek-V2 / V3's layout at a test's size: the q LoRA, a latent of 64 with 32 rotated dims (a cache row of
+    // 96), heads of 32 + 32 key and 32 value dims; one dense layer, then 8 experts of 32 units (2 a token) beside one
+    // shared expert, routed by V3's sigmoids with a selection bias in 4 groups of which 2 are chosen from, renormalized
+    // and scaled by 2.5; YaRN 4x past an original context of 256 with V2's mscale_all_dim 0.707.
+    {.name = "tiny-deepseek2",
+     .dim = 128,
+     .hidden_dim = 192,
+     .num_layers = 3,
+     .num_heads = 4,
+     .num_kv_heads = 1,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 10000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 64,
+     .num_experts = 8,
+     .num_experts_used = 2,
+     .expert_hidden_dim = 32,
+     .shared_expert_hidden_dim = 32,
+     .gguf_architecture = "deepseek2",
+     .yarn_factor = 4.0f,
+     .yarn_original_context = 256,
+     .rope_dim = 32,
+     .mla_kv_lora_rank = 64,
+     .mla_q_lora_rank = 64,
+     .mla_value_dim = 32,
+     .leading_dense_layers = 1,
+     .expert_gating_sigmoid = true,
+     .expert_groups = 4,
+     .expert_groups_used = 2,
+     .expert_weights_norm = true,
+     .expert_weights_scale = 2.5f,
+     .yarn_log_multiplier = 0.0707f},
+    // DeepSeek-V2-Lite's features at a test's size: no q LoRA, a softmax router unnormalized, two shared experts.
+    {.name = "tiny-deepseek2-lite",
+     .dim = 128,
+     .hidden_dim = 192,
+     .num_layers = 3,
+     .num_heads = 8,
+     .num_kv_heads = 1,
+     .vocab_size = 512,
+     .context_length = 1024,
+     .rope_theta = 10000.0f,
+     .rms_eps = 1e-6f,
+     .head_dim = 64,
+     .num_experts = 8,
+     .num_experts_used = 3,
+     .expert_hidden_dim = 32,
+     .shared_expert_hidden_dim = 64,
+     .gguf_architecture = "deepseek2",
+     .rope_dim = 32,
+     .mla_kv_lora_rank = 64,
+     .mla_value_dim = 32,
+     .leading_dense_layers = 1,
+     .expert_weights_scale = 1.0f},
     // LFM2's hybrid: conv layers first and last, two attention layers between.
     {.name = "tiny-lfm2",
      .dim = 128,
@@ -1006,6 +1088,17 @@ int64_t ModelShape::num_params() const {
     const int64_t attention = 3 * int64_t(dim) * q_dim + 2 * int64_t(dim) * kv_dim;
     per_layer = (3 * delta + attention) / 4 + ffn + 2 * int64_t(dim);
   }
+  if (mla_kv_lora_rank > 0) {
+    // The latent attention's projections, its two norms, the dense layers' FFN in place of the experts'.
+    const int64_t heads = num_heads, key = head_size(), value = mla_value_dim, latent = mla_kv_lora_rank;
+    const int64_t q = mla_q_lora_rank > 0 ? int64_t(dim) * mla_q_lora_rank + mla_q_lora_rank * heads * key
+                                          : int64_t(dim) * heads * key;
+    const int64_t attention = q + int64_t(dim) * (latent + rope_dim) + latent + heads * (key - rope_dim) * latent +
+                              heads * value * latent + heads * value * dim;
+    const int64_t dense = 3 * int64_t(dim) * hidden_dim;
+    per_layer = attention + ffn + 2 * int64_t(dim);
+    return int64_t(vocab_size) * dim * 2 + per_layer * num_layers + leading_dense_layers * (dense - ffn) + dim;
+  }
   // Gemma 4's per-layer embeddings: the table and projection, each layer's gate and projection back.
   const int64_t per_layer_inputs =
       int64_t(num_layers) * per_layer_input_dim * (int64_t(vocab_size) + 3 * int64_t(dim));
@@ -1015,7 +1108,7 @@ int64_t ModelShape::num_params() const {
 int64_t ModelShape::num_active_params() const {
   if (num_experts == 0) return num_params();
   const int64_t idle = int64_t(num_experts - num_experts_used) * 3 * int64_t(dim) * expert_hidden_dim;
-  return num_params() - idle * num_layers;
+  return num_params() - idle * (num_layers - leading_dense_layers);
 }
 
 std::optional<ModelShape> find_model_shape(std::string_view name) {

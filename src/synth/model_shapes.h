@@ -77,6 +77,23 @@ struct ModelShape {
   int32_t delta_net_head_dim = 0;
   int32_t delta_net_conv_kernel = 0;
   int32_t rope_dim = 0;  // 0: the whole head
+  // DeepSeek-V2's latent attention ("deepseek2": synth/random_deepseek2_writer.h; > 0 on): head_dim is a head's key
+  // size (its nope dims and rope_dim), these the latent's and the q LoRA's ranks (0: a plain attn_q) and a head's
+  // value size. Its FFN: the first leading_dense_layers layers dense (hidden_dim), the others experts beside
+  // shared_expert_hidden_dim shared units (a whole number of experts), routed by sigmoids with a selection bias
+  // (expert_gating_sigmoid; else a softmax), in expert_groups groups of which expert_groups_used are chosen from (0:
+  // none), weights renormalized (expert_weights_norm) and scaled (expert_weights_scale; 0: none); YaRN's log multiplier
+  // as the GGUF key holds it (0.1 * HF's mscale_all_dim).
+  int32_t mla_kv_lora_rank = 0;
+  int32_t mla_q_lora_rank = 0;
+  int32_t mla_value_dim = 0;
+  int32_t leading_dense_layers = 0;
+  bool expert_gating_sigmoid = false;
+  int32_t expert_groups = 0;
+  int32_t expert_groups_used = 0;
+  bool expert_weights_norm = false;
+  float expert_weights_scale = 0.0f;
+  float yarn_log_multiplier = 0.0f;
 
   int32_t head_size() const { return head_dim > 0 ? head_dim : dim / num_heads; }
   // The encoder families written by synth/random_bert_writer.h: bert, jina-bert-v2, nomic-bert.

@@ -54,7 +54,8 @@ TEST(CliGenModelTest, BadArgumentsAreClearErrors) {
   EXPECT_EQ(shape.exit_code, 1);
   EXPECT_THAT(shape.err,
               HasSubstr("unknown shape 'gpt5' (known: tiny, tiny-256, stories15m, tinyllama-1.1b, llama2-7b, "));
-  for (const char* listed : {"qwen3.5-4b, ", "qwen3-next-80b-a3b, ", "gpt-oss-20b, ", "gemma4-26b-a4b)"})
+  for (const char* listed :
+       {"qwen3.5-4b, ", "qwen3-next-80b-a3b, ", "deepseek-v2-lite, ", "gpt-oss-20b, ", "gemma4-26b-a4b)"})
     EXPECT_THAT(shape.err, HasSubstr(listed));
   ProcessResult type = run_pagoda({"gen-model", "--shape", "tiny", "--type", "q3_k", "-o", "/tmp/x.gguf"});
   EXPECT_EQ(type.exit_code, 1);

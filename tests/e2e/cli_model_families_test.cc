@@ -4,9 +4,10 @@
 // NoPE layers, post-norms only, Llama 4's attention temperature, EXAONE 4's windowed RoPE and full NoPE layers,
 // experts, a gated shared expert, Gemma 4's two head sizes, shared K/V and per-layer embeddings, its experts beside a
 // dense FFN, gpt-oss's sinks, biases and clamped SwiGLU experts, LFM2's short-convolution layers beside attention,
-// Qwen3.5's and Qwen3-Next's gated DeltaNet layers beside gated attention):
+// Qwen3.5's and Qwen3-Next's gated DeltaNet layers beside gated attention, DeepSeek-V2's latent attention with its
+// leading dense layer and sigmoid or softmax experts beside shared ones):
 // - the HF folder and its GGUF are one model: the same greedy text and the same logits, step by step (gpt-oss,
-//   Qwen3.5 and Qwen3-Next are written as GGUF only here; their folders are model_tests');
+//   Qwen3.5 and Qwen3-Next are written as GGUF only here, their folders are model_tests'; DeepSeek-V2 has no folder);
 // - the flash attention kernel (sliding windows, soft-capping) gives the naive reference's logits;
 // - llama.cpp (the peer, scripts/peer/generate.sh) gives the same greedy tokens from the GGUF; skipped,
 //   visibly, unless PAGODA_PEER_TESTS=1 and the peer is installed (node-llama-cpp takes about a minute a model on a
@@ -57,7 +58,8 @@ const Family kFamilies[] = {{"tiny-gemma2"},   {"tiny-gemma3"},           {"tiny
                             {"tiny-mistral3"},   {"tiny-exaone4"},        {"tiny-olmo3", 1024, kNumTokens, "1"},
                             {"tiny-gemma4"},     {"tiny-gemma4-moe"}, {"tiny-lfm2"},       {"tiny-gpt-oss", 1024, kNumTokens, "7", true},
                             {"tiny-qwen35", 1024, kNumTokens, "7", true}, {"tiny-qwen35moe", 1024, kNumTokens, "7", true},
-                            {"tiny-qwen3next", 1024, kNumTokens, "3", true}};
+                            {"tiny-qwen3next", 1024, kNumTokens, "3", true},
+                            {"tiny-deepseek2", 1024, kNumTokens, "7", true}, {"tiny-deepseek2-lite", 1024, kNumTokens, "7", true}};
 
 std::vector<float> read_floats(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -378,6 +380,44 @@ TEST(Gemma4PrefillTest, WholeAndChunkedPrefillGiveTheSameScores) {
   EXPECT_EQ(score("5"), whole);
   EXPECT_EQ(score("7"), whole);
   }
+}
+
+// DeepSeek-V2's latent attention through the engine (tiny-deepseek2: 3 layers, a cache row of a 64-wide latent and 32
+// rotated dims): chunks of 64 tokens scored whole or 5 or 7 tokens a call give the same perplexity and mean
+// log-likelihood; a batch runs with one f16 row a token and layer in the cache and no V (3 x 96 x 2 bytes); a V cache
+// type other than K's is refused by name.
+TEST(Deepseek2EngineTest, ChunkedPrefillScoresAsWholeAndTheCacheHoldsTheLatentOnly) {
+  TempDir dir;
+  const std::string model = dir.path() + "/ds2.gguf";
+  ProcessResult gen =
+      run_pagoda({"gen-model", "--shape", "tiny-deepseek2", "--format", "gguf", "-o", model, "--seed", "7"});
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  auto score = [&](const char* batch) {
+    ProcessResult r = run_pagoda({"perplexity", "-m", model, "-f", PAGODA_TEST_STORY, "--ctx", "64", "--chunks", "4",
+                                  "--batch", batch, "--threads", "2", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j.is_discarded() ? std::pair<double, double>{0, 0}
+                            : std::pair<double, double>{j.value("ppl", 0.0), j.value("mean_nll", 0.0)};
+  };
+  const auto whole = score("64");
+  EXPECT_GT(whole.first, 1.0);
+  EXPECT_EQ(score("5"), whole);
+  EXPECT_EQ(score("7"), whole);
+
+  ProcessResult bench = run_pagoda({"bench", "offline", "-m", model, "--num-prompts", "6", "--input-len", "8-40",
+                                    "--output-len", "5", "--threads", "2", "--json"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const nlohmann::json j = nlohmann::json::parse(bench.out);
+  EXPECT_EQ(j["num_output_tokens"], 30);
+  EXPECT_THAT(bench.err, ::testing::HasSubstr(" 576 bytes per token"));
+  expect_spec_gives_the_plain_output(model);
+
+  ProcessResult mixed = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--cache-type-k", "q8_0",
+                                    "--cache-type-v", "f16"});
+  EXPECT_NE(mixed.exit_code, 0);
+  EXPECT_THAT(mixed.err, ::testing::HasSubstr("V is read from its K cache"));
 }
 
 // Qwen3.5 as Qwen publishes it (Qwen3_5ForConditionalGeneration: the text fields in text_config beside a
