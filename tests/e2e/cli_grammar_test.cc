@@ -130,6 +130,33 @@ TEST(CliBenchStructured, MaskbenchSampleCountsEachOutcome) {
   EXPECT_NE(run_pagoda({"bench", "structured", "--maskbench", dir.path(), "--passes", "2"}).exit_code, 0);
 }
 
+TEST(CliBenchStructured, MaskbenchListsTheSlowestSchemasAsAsked) {
+  const ProcessResult r =
+      run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--slowest", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  ASSERT_EQ(report["slowest_ttfm"].size(), 3u);
+  ASSERT_EQ(report["slowest_mask"].size(), 3u);
+  for (const char* key : {"slowest_ttfm", "slowest_mask"}) {
+    const nlohmann::json& list = report[key];
+    EXPECT_GE(list[0]["us"].get<double>(), list[1]["us"].get<double>()) << key;
+    EXPECT_GE(list[1]["us"].get<double>(), list[2]["us"].get<double>()) << key;
+  }
+  // The table lists them under their titles, the same files in the same order.
+  const ProcessResult text =
+      run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--slowest", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t ttfm_at = text.out.find("slowest by time to first mask:");
+  const size_t mask_at = text.out.find("slowest by their slowest mask:");
+  ASSERT_NE(ttfm_at, std::string::npos) << text.out;
+  ASSERT_NE(mask_at, std::string::npos) << text.out;
+  EXPECT_LT(ttfm_at, mask_at);
+  EXPECT_NE(text.out.find(report["slowest_mask"][0]["file"].get<std::string>(), mask_at), std::string::npos);
+  EXPECT_NE(run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--slowest", "-1"}).exit_code,
+            0);
+  EXPECT_NE(run_pagoda({"bench", "structured", "--slowest", "3"}).exit_code, 0);  // --maskbench's option
+}
+
 TEST(CliBenchStructured, TpotWithAndWithoutEachGrammarThroughTheEngine) {
   const ProcessResult r =
       run_pagoda({"bench", "structured", "--tpot", "--requests", "2", "--max-tokens", "24", "--rounds", "1"});
