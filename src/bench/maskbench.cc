@@ -274,7 +274,7 @@ Result<MaskbenchReport> run_maskbench(const Tokenizer& tokenizer, const std::str
     }
   }
   for (auto* slowest : {&report.slowest_ttfm, &report.slowest_mask}) {
-    const size_t keep = std::min<size_t>(10, slowest->size());
+    const size_t keep = std::min<size_t>(size_t(std::max(0, options.num_slowest)), slowest->size());
     std::partial_sort(slowest->begin(), slowest->begin() + std::ptrdiff_t(keep), slowest->end(), std::greater<>());
     slowest->resize(keep);
   }
@@ -310,6 +310,12 @@ std::string maskbench_report_text(const MaskbenchReport& report) {
                      "over {} tokens\n",
                      t.mask_us.p50, t.mask_us.p90, t.mask_us.p99, t.mask_us.p100, t.mask_us.count);
   out += fmt::format("invalid instances accepted token by token but incomplete: {}\n", t.invalid_accepted_as_prefix);
+  for (const auto& [title, slowest] : {std::pair{"slowest by time to first mask", &report.slowest_ttfm},
+                                       std::pair{"slowest by their slowest mask", &report.slowest_mask}}) {
+    if (slowest->empty()) continue;
+    out += fmt::format("{}:\n", title);
+    for (const auto& [us, file] : *slowest) out += fmt::format("  {:>10.1f} us  {}\n", us, file);
+  }
   out += fmt::format("schemas with objects kept in 'properties' order (over the any-order budget): {}, {} of them "
                      "validation errors\n",
                      t.schema_order_schemas, t.schema_order_validation_errors);

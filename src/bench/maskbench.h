@@ -56,6 +56,7 @@ struct MaskbenchSchemaResult {
 
 struct MaskbenchOptions {
   double time_limit_s = 30;  // per schema: compile plus every instance
+  int32_t num_slowest = 10;  // the slowest schemas listed by each time
 };
 
 // One MaskBench file (its text); `file` names it in the result. A file that is not MaskBench's format is an error.
@@ -84,7 +85,8 @@ struct MaskbenchReport {
   MaskbenchTally total;
   std::map<std::string, int32_t> compile_error_reasons;  // the most frequent refusals, by message
   std::vector<MaskbenchSchemaResult> failures;           // every schema that did not pass (no mask times)
-  // The schemas to profile first: the 10 slowest by time to first mask, and by their slowest mask (us, file).
+  // The schemas to profile first: the MaskbenchOptions::num_slowest slowest by time to first mask, and by their
+  // slowest mask (us, file).
   std::vector<std::pair<double, std::string>> slowest_ttfm, slowest_mask;
 };
 

@@ -1,8 +1,8 @@
 // `pagoda bench structured [--tokenizer tokenizer.json|MODEL.gguf] [--passes 3] [--json]`: the time of a token mask
 // under JSON-schema, json_object, GBNF and regex grammars on a tokenizer's vocabulary (the bundled model's
 // by default), cold and warm (structured_bench.h). `--tpot [-m MODEL]`: TPOT of a batch with and without each
-// grammar through the engine (structured_tpot.h). `--maskbench DIR [--vocab GGUF] [--time-limit 30] [--json]`:
-// MaskBench's schemas and instances, mask by mask (maskbench.h).
+// grammar through the engine (structured_tpot.h). `--maskbench DIR [--vocab GGUF] [--time-limit 30] [--slowest 10]
+// [--json]`: MaskBench's schemas and instances, mask by mask (maskbench.h).
 #include "cli/bench_structured_command.h"
 
 #include <algorithm>
@@ -31,6 +31,7 @@ struct StructuredCliOptions {
   bool tpot = false;
   std::string maskbench_dir;
   double time_limit_s = 30;
+  int32_t num_slowest = 10;
   std::string model_path;  // --tpot: the model ("" = bundled)
   int32_t threads = 0;
   bench::StructuredTpotOptions tpot_options;
@@ -78,6 +79,7 @@ Result<std::unique_ptr<Tokenizer>> load_bench_tokenizer(const std::string& path)
 
 int bench_structured_maskbench(const StructuredCliOptions& o) {
   if (!(o.time_limit_s > 0 && o.time_limit_s <= 3600)) return report_error("--time-limit must be in (0, 3600] seconds");
+  if (o.num_slowest < 0 || o.num_slowest > 100000) return report_error("--slowest must be in [0, 100000]");
   Result<std::unique_ptr<Tokenizer>> tokenizer = load_bench_tokenizer(o.tokenizer_path);
   if (!tokenizer.ok()) return report_error(tokenizer.error());
   std::fprintf(stderr, "pagoda: bench structured: MaskBench files in %s, vocabulary %s, %.0f s per schema\n",
@@ -85,6 +87,7 @@ int bench_structured_maskbench(const StructuredCliOptions& o) {
                o.time_limit_s);
   bench::MaskbenchOptions options;
   options.time_limit_s = o.time_limit_s;
+  options.num_slowest = o.num_slowest;
   Result<bench::MaskbenchReport> report = bench::run_maskbench(**tokenizer, o.maskbench_dir, options);
   if (!report.ok()) return report_error(report.error());
   std::printf("%s%s", o.json ? bench::maskbench_report_json(*report).c_str() : bench::maskbench_report_text(*report).c_str(),
@@ -126,6 +129,10 @@ void add_bench_structured_command(CLI::App& bench, int& exit_code) {
                       "a folder of MaskBench files (jsonschemabench's maskbench/data): pass/fail counts and mask times")
           ->excludes(tpot);
   cmd->add_option("--time-limit", o->time_limit_s, "--maskbench: seconds per schema (compile and instances)")
+      ->capture_default_str()
+      ->needs(maskbench);
+  cmd->add_option("--slowest", o->num_slowest,
+                  "--maskbench: list the N slowest schemas by time to first mask and by their slowest mask")
       ->capture_default_str()
       ->needs(maskbench);
   cmd->add_option("--passes", o->num_warm_passes, "warm passes over the documents after the cold one")

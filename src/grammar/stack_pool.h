@@ -14,6 +14,18 @@ namespace pagoda::grammar {
 inline constexpr uint32_t kRootBottom = 0xFFFFFFFF;     // below the root rule: popping it ends the grammar
 inline constexpr uint32_t kUnknownBottom = 0xFFFFFFFE;  // an unknown caller (mask cache): popping it escapes
 
+// The hash of a (state, parent) pair packed in 64 bits, for the open-addressing tables of the pool and the stepper:
+// every bit of the key reaches the low bits (the tables take hash & (size - 1)), so pairs that differ only in their
+// state, as the frames called from one parent do, spread across the table.
+inline uint64_t stack_key_hash(uint64_t k) {
+  k ^= k >> 31;
+  k *= 0x7FB5D329728EA185ull;
+  k ^= k >> 27;
+  k *= 0x81DADEF4BC2DD44Dull;
+  k ^= k >> 33;
+  return k;
+}
+
 struct StackFrame {
   uint32_t state;   // where the caller continues
   uint32_t parent;  // the frame below, or a bottom
@@ -31,7 +43,7 @@ class StackPool {
 
  private:
   static uint64_t key(uint32_t state, uint32_t parent) { return (uint64_t(state) << 32) | parent; }
-  static size_t hash(uint64_t k) { return size_t((k * 0x9E3779B97F4A7C15ull) >> 20); }
+  static size_t hash(uint64_t k) { return size_t(stack_key_hash(k)); }
   void rehash(size_t num_slots);
 
   std::vector<StackFrame> frames_;

@@ -30,7 +30,7 @@ bool StackStepper::insert_seen(uint64_t key) {
     // Switch to the hash set.
     if (seen_slots_.size() < 64) seen_slots_.assign(64, kEmptySlot);
     for (const uint64_t k : seen_list_) {
-      size_t i = size_t((k * 0x9E3779B97F4A7C15ull) >> 20) & (seen_slots_.size() - 1);
+      size_t i = size_t(stack_key_hash(k)) & (seen_slots_.size() - 1);
       while (seen_slots_[i] != kEmptySlot) i = (i + 1) & (seen_slots_.size() - 1);
       seen_slots_[i] = k;
       ++seen_count_;
@@ -42,13 +42,13 @@ bool StackStepper::insert_seen(uint64_t key) {
     seen_slots_.assign(old.size() * 2, kEmptySlot);
     for (const uint64_t k : old) {
       if (k == kEmptySlot) continue;
-      size_t i = size_t((k * 0x9E3779B97F4A7C15ull) >> 20) & (seen_slots_.size() - 1);
+      size_t i = size_t(stack_key_hash(k)) & (seen_slots_.size() - 1);
       while (seen_slots_[i] != kEmptySlot) i = (i + 1) & (seen_slots_.size() - 1);
       seen_slots_[i] = k;
     }
   }
   const size_t mask = seen_slots_.size() - 1;
-  for (size_t i = size_t((key * 0x9E3779B97F4A7C15ull) >> 20) & mask;; i = (i + 1) & mask) {
+  for (size_t i = size_t(stack_key_hash(key)) & mask;; i = (i + 1) & mask) {
     if (seen_slots_[i] == key) return false;
     if (seen_slots_[i] == kEmptySlot) {
       seen_slots_[i] = key;

@@ -130,6 +130,40 @@ TEST(CliBenchStructured, MaskbenchSampleCountsEachOutcome) {
   EXPECT_NE(run_pagoda({"bench", "structured", "--maskbench", dir.path(), "--passes", "2"}).exit_code, 0);
 }
 
+TEST(CliBenchStructured, MaskbenchListsTheSlowestSchemasAsAsked) {
+  const ProcessResult r =
+      run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--slowest", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  ASSERT_EQ(report["slowest_ttfm"].size(), 3u);
+  ASSERT_EQ(report["slowest_mask"].size(), 3u);
+  for (const char* key : {"slowest_ttfm", "slowest_mask"}) {
+    const nlohmann::json& list = report[key];
+    EXPECT_GE(list[0]["us"].get<double>(), list[1]["us"].get<double>()) << key;
+    EXPECT_GE(list[1]["us"].get<double>(), list[2]["us"].get<double>()) << key;
+  }
+  // The table lists as many under each title (which files depends on the run's timings).
+  const ProcessResult text =
+      run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--slowest", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t ttfm_at = text.out.find("slowest by time to first mask:");
+  const size_t mask_at = text.out.find("slowest by their slowest mask:");
+  ASSERT_NE(ttfm_at, std::string::npos) << text.out;
+  ASSERT_NE(mask_at, std::string::npos) << text.out;
+  ASSERT_LT(ttfm_at, mask_at);
+  auto files_listed = [](std::string_view lines) {
+    size_t n = 0;
+    for (size_t at = lines.find(" us  "); at != std::string_view::npos; at = lines.find(" us  ", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(files_listed(std::string_view(text.out).substr(ttfm_at, mask_at - ttfm_at)), 2u) << text.out;
+  const size_t mask_end = text.out.find('\n', text.out.find('\n', text.out.find('\n', mask_at) + 1) + 1);
+  EXPECT_EQ(files_listed(std::string_view(text.out).substr(mask_at, mask_end - mask_at)), 2u) << text.out;
+  EXPECT_NE(run_pagoda({"bench", "structured", "--maskbench", PAGODA_TEST_MASKBENCH_DIR, "--slowest", "-1"}).exit_code,
+            0);
+  EXPECT_NE(run_pagoda({"bench", "structured", "--slowest", "3"}).exit_code, 0);  // --maskbench's option
+}
+
 TEST(CliBenchStructured, TpotWithAndWithoutEachGrammarThroughTheEngine) {
   const ProcessResult r =
       run_pagoda({"bench", "structured", "--tpot", "--requests", "2", "--max-tokens", "24", "--rounds", "1"});
