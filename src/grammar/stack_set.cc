@@ -13,7 +13,11 @@ void StackStepper::clear_seen() {
   work_done_ = 0;
   seen_list_.clear();
   if (seen_count_ > 0) {
-    std::fill(seen_slots_.begin(), seen_slots_.end(), kEmptySlot);
+    // Emptied at the size this move needed: a table grown by one large move is not filled whole by every small
+    // move after it (a larger one grows it again, at a cost in proportion to its own work).
+    size_t fit = 64;
+    while (fit < seen_count_ * 4) fit *= 2;
+    seen_slots_.assign(std::min(fit, seen_slots_.size()), kEmptySlot);
     seen_count_ = 0;
   }
 }
