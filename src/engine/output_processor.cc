@@ -61,6 +61,7 @@ void OutputProcessor::publish(std::span<SeqEvent> events) {
     }
     out.finished = e.finished;
     out.finish_reason = e.finish_reason;
+    out.grammar_error = std::move(e.grammar_error);
     out.num_prompt_tokens = e.num_prompt_tokens;
     out.num_cached_tokens = e.num_cached_tokens;
     out.num_output_tokens = e.num_output_tokens;

@@ -33,6 +33,8 @@ struct RequestOutput {
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished
   std::string stop_string;  // the stop string that ended it (kStop), empty when something else did
+  // kAbort because the request's grammar could not go on (SeqEvent::grammar_error); empty otherwise
+  std::string grammar_error;
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_tokens = 0;        // prompt tokens served by the prefix cache at admission
   int32_t num_output_tokens = 0;        // so far

@@ -6,10 +6,28 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/check.h"
 #include "engine/prefill_budget.h"
 
 namespace pagoda {
+namespace {
+
+// Why a constrained sequence cannot go on, for its client: its grammar's matcher overflowed (a grammar too
+// ambiguous to follow), or the grammar allows no token the vocabulary has.
+std::string grammar_end_error(const Sequence& seq) {
+  if (seq.grammar && seq.grammar->overflowed())
+    return fmt::format(
+        "the output constraint cannot be followed: its grammar is too ambiguous (after {} output tokens, one step "
+        "passed the grammar matcher's work bound); write it with fewer overlapping alternatives",
+        seq.num_output_tokens());
+  return fmt::format("the output constraint allows no token after {} output tokens: no token of the model's vocabulary "
+                     "continues its grammar",
+                     seq.num_output_tokens());
+}
+
+}  // namespace
 
 Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv, std::vector<TokenId> eos_token_ids,
                      Drafter* drafter)
@@ -397,7 +415,9 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
       continue;
     }
     if (sampled[i].grammar_dead_end) {  // no token to append: the grammar allowed none
-      events.push_back(finish(&seq, FinishReason::kAbort, now_us, SeqEvent{}));
+      SeqEvent e;
+      e.grammar_error = grammar_end_error(seq);
+      events.push_back(finish(&seq, FinishReason::kAbort, now_us, std::move(e)));
       i = end;
       continue;
     }
@@ -414,7 +434,9 @@ std::vector<SeqEvent>& Scheduler::update(const SchedulePlan& plan, std::span<Sam
     for (const size_t first = i; i < end; ++i) {
       SampledToken& t = sampled[i];
       if (t.grammar_dead_end) {  // after accepted drafts, the grammar allowed nothing: they stay, the request ends
-        events.push_back(finish(&seq, FinishReason::kAbort, now_us, SeqEvent{}));
+        SeqEvent e;
+        e.grammar_error = grammar_end_error(seq);
+        events.push_back(finish(&seq, FinishReason::kAbort, now_us, std::move(e)));
         i = end;
         break;
       }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/types.h"
@@ -26,6 +27,9 @@ struct SeqEvent {
   std::vector<float> embedding;  // f32 [dim]: a pooling request's pooled hidden state, on its finished event
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // meaningful when finished
+  // kAbort by the engine itself because the request's grammar cannot go on (it allowed no token, or its matcher
+  // overflowed): why, in words for the client; empty for a cancel.
+  std::string grammar_error;
   int32_t num_prompt_tokens = 0;
   int32_t num_cached_tokens = 0;
   int32_t num_output_tokens = 0;        // after this event

@@ -25,6 +25,9 @@ using Expr = GrammarBuilder::Expr;
 constexpr int32_t kMaxSchemaDepth = 128;
 constexpr uint64_t kMaxCount = 10000;       // the largest enforceable minItems/maxItems/minLength/maxLength
 constexpr size_t kInlineMemberLimit = 400;  // optional-property chains inlined up to this size, rules beyond
+// An unbounded integer (or a free number's integer part): up to 19 digits, every 64-bit integer's (an id or a count
+// a document carries whole), still a bound a model cannot loop past.
+constexpr uint32_t kFreeIntegerDigits = 19;
 
 const std::set<std::string, std::less<>> kAnnotations = {
     "title",    "description",      "default",         "examples",      "$comment",    "$schema",       "$id",
@@ -36,9 +39,6 @@ constexpr const char* kNotPatterns = "$pagoda:notPatterns";
 constexpr const char* kNotStrings = "$pagoda:notStrings";
 const std::set<std::string, std::less<>> kUnsupported = {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef",
                                                          "$recursiveRef",         "$dynamicAnchor",   "$recursiveAnchor"};
-const std::set<std::string, std::less<>> kObjectKeywords = {"properties",    "required",      "additionalProperties",
-                                                            "minProperties", "maxProperties", "patternProperties",
-                                                            "propertyNames"};
 constexpr size_t kMaxPatterns = 4;               // patternProperties: each subset of patterns is one kind of name
 constexpr size_t kMaxAnyOfProduct = 64;          // allOf of two anyOf lists: their pairs, up to this many
 constexpr size_t kMaxDependencies = 6;           // each is a choice of two, combined as such pairs are
@@ -49,16 +49,12 @@ constexpr uint64_t kMaxComplementSteps = 20000;  // schema nodes one conversion 
 // caller chain (state_token_mask.h), and the sets' rules call one another along every order written, n! chains.
 constexpr size_t kAnyOrderMaxMembers = 7;
 constexpr uint64_t kAnyOrderStateBudget = uint64_t(1) << 15;
-const std::set<std::string, std::less<>> kArrayKeywords = {"items",    "prefixItems", "additionalItems", "minItems",
-                                                           "maxItems", "uniqueItems", "contains"};
 // uniqueItems: items of at most this many distinct values, and at most this many sets of them an array may hold
 // (one rule each); their states count against kAnyOrderStateBudget too.
 constexpr size_t kUniqueMaxValues = 24;
 constexpr uint64_t kUniqueMaxSets = 4096;
 const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength",  "pattern",
                                                             "format",    kNotPatterns, kNotStrings};
-const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
-                                                            "exclusiveMaximum", "multipleOf"};
 const std::vector<std::string> kAllTypes = {"object", "array", "string", "number", "integer", "boolean", "null"};
 // The one type each keyword constrains (values of other types satisfy it); the keywords this converter knows
 // beside these are the generic ones (type, enum, const, the applicators, $ref).
@@ -263,7 +259,7 @@ class SchemaConverter {
       const Expr integer =
           b_.sequence({b_.optional(b_.literal("-")),
                        b_.choice({b_.literal("0"),
-                                  b_.sequence({b_.byte_range('1', '9'), b_.repeat(digit, 0, kMaxFreeDigits - 1)})})});
+                                  b_.sequence({b_.byte_range('1', '9'), b_.repeat(digit, 0, kFreeIntegerDigits - 1)})})});
       const Expr fraction = b_.optional(b_.sequence({b_.literal("."), b_.repeat(digit, 1, 16)}));
       std::bitset<256> e, sign;
       e.set('e').set('E');
@@ -274,8 +270,10 @@ class SchemaConverter {
     });
   }
   int32_t integer_rule() {
-    return shared_rule(integer_rule_, "integer",
-                       [&] { return *json_integer_in_range(b_, std::nullopt, std::nullopt); });
+    return shared_rule(integer_rule_, "integer", [&] {
+      return b_.choice({b_.literal("0"), b_.sequence({b_.optional(b_.literal("-")), b_.byte_range('1', '9'),
+                                                       b_.repeat(b_.byte_range('0', '9'), 0, kFreeIntegerDigits - 1)})});
+    });
   }
   int32_t value_rule() {
     if (value_rule_ < 0) {
@@ -774,27 +772,42 @@ class SchemaConverter {
         return fail(path, fmt::format("unknown type '{}'", t));
       }
     }
-    if (types.empty()) {  // inferred from the keywords present; none: any value
-      for (auto it = s.begin(); it != s.end(); ++it) {
-        const std::string& k = it.key();
-        if (k == "format" && it.value().is_string() && !kFormats.count(it.value().get<std::string>()) &&
-            !kUnsupportedFormats.count(it.value().get<std::string>()))
-          continue;  // a name JSON Schema does not define: an annotation, which implies no type
-        const char* t = kObjectKeywords.count(k)   ? "object"
-                        : kArrayKeywords.count(k)  ? "array"
-                        : kStringKeywords.count(k) ? "string"
-                        : kNumberKeywords.count(k) ? "number"
-                                                   : nullptr;
-        if (t && std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
-      }
-      if (types.empty()) return b_.rule_ref(value_rule());
-    }
+    if (types.empty()) return convert_untyped(s, path, depth);
     const bool has_number = std::find(types.begin(), types.end(), "number") != types.end();
     std::vector<Expr> alts;
     for (const std::string& t : types) {
       if (t == "integer" && has_number) continue;  // number covers it
       alts.push_back(convert_typed(s, t, path, depth));
     }
+    return b_.choice(std::move(alts));
+  }
+
+  // A schema without `type` allows a value of every type, each held only to the keywords of its own type ({"maximum":
+  // 5} allows any string, object, array...): a type none of whose keywords appear takes its shared free rule.
+  Expr convert_untyped(const json& s, const std::string& path, int32_t depth) {
+    std::set<std::string, std::less<>> constrained;
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      const std::string& k = it.key();
+      if (k == "format" && it.value().is_string() && !kFormats.count(it.value().get<std::string>()) &&
+          !kUnsupportedFormats.count(it.value().get<std::string>()))
+        continue;  // a name JSON Schema does not define: an annotation
+      if (auto t = kKeywordType.find(k); t != kKeywordType.end()) constrained.insert(t->second);
+    }
+    if (constrained.empty()) return b_.rule_ref(value_rule());
+    std::vector<Expr> alts;
+    for (const std::string t : {"object", "array", "string", "number"}) {
+      if (constrained.count(t)) {
+        alts.push_back(convert_typed(s, t, path, depth));
+      } else {
+        alts.push_back(b_.rule_ref(t == "object"   ? object_any_rule()
+                                   : t == "array"  ? array_any_rule()
+                                   : t == "string" ? string_rule()
+                                                   : number_rule()));
+      }
+    }
+    alts.push_back(b_.literal("true"));
+    alts.push_back(b_.literal("false"));
+    alts.push_back(b_.literal("null"));
     return b_.choice(std::move(alts));
   }
 
@@ -1035,6 +1048,19 @@ class SchemaConverter {
       return container("[", b_.sequence(std::move(items)), false, "]");
     }
     if (v.is_object() && !v.empty()) {
+      // A validator compares objects whatever their order: with any_property_order, the members in any order
+      // (within the any-order budgets; past them, as listed).
+      if (o_.any_property_order && v.size() >= 2 && v.size() <= kAnyOrderMaxMembers) {
+        std::vector<Member> listed;
+        std::vector<Expr> kv;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+          listed.push_back({it.key(), value_literal(it.value(), depth + 1), true});
+          kv.push_back(b_.sequence({b_.literal(json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace)),
+                                    colon(), listed.back().value}));
+        }
+        if (std::optional<Expr> any = any_order_object(listed, kv, std::nullopt))
+          return container("{", *any, false, "}");
+      }
       std::vector<Expr> members;
       for (auto it = v.begin(); it != v.end(); ++it) {
         if (!members.empty()) members.push_back(sep());
@@ -1577,11 +1603,11 @@ class SchemaConverter {
     if (s.contains("prefixItems")) {
       prefix_list = &s["prefixItems"];
       prefix_key = "prefixItems";
-      if (s.contains("items")) rest = s["items"];
+      rest = s.contains("items") ? s["items"] : json(true);  // absent: any items after the list
     } else if (s.contains("items") && s["items"].is_array()) {
       prefix_list = &s["items"];
       prefix_key = "items";
-      if (s.contains("additionalItems")) rest = s["additionalItems"];
+      rest = s.contains("additionalItems") ? s["additionalItems"] : json(true);
     } else {
       rest = s.contains("items") ? s["items"] : json(true);
     }

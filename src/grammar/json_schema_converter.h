@@ -28,9 +28,11 @@
 // Properties come in `properties` order (as written in the text; see the ordered_json overload), optional ones may
 // be left out; or, with JsonGrammarOptions::any_property_order, in any order as a validator accepts them (every
 // required one present once, extra ones anywhere between; see the option for when an optional one may repeat). Whitespace: none inside the document's first and last bytes; between tokens at most one space, or
-// one newline and up to max_indent spaces or tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 15
-// integer digits, 16 fraction digits and a 2-digit exponent (every such number fits a double); bounded ones: see
-// json_number_range.h.
+// one newline and up to max_indent spaces or tabs, so a model cannot loop on whitespace. Unbounded numbers: at most 19
+// integer digits (a 64-bit integer's), 16 fraction digits and a 2-digit exponent; bounded ones: see
+// json_number_range.h. A schema without `type` allows every type, each held only to its own keywords ({"maximum":
+// 5} allows any string); absent `items`/`additionalItems` after a positional list allow any further items; an
+// enum/const object may list its members in any order under any_property_order.
 #pragma once
 
 #include <pagoda/status.h>

@@ -252,6 +252,11 @@ void CompletionJob::handle_output(Choice& c, RequestOutput& out) {
     c.done = true;
     ++num_done_;
     const bool aborted = out.finish_reason == FinishReason::kAbort;
+    // The engine ended it because its grammar cannot go on: the request's own constraint is to blame, a 400 (an
+    // error event once the stream has started); the other choices stop with it.
+    if (aborted && !out.grammar_error.empty() && !error_ && !client_gone_) {
+      expire(ApiError{400, out.grammar_error, "invalid_request_error", {}, std::string("grammar_cannot_continue")});
+    }
     c.finish_reason = params_.echo_only && !aborted ? FinishReason::kLength : out.finish_reason;
     c.stop_string = out.stop_string;
     if (out.timing) {

@@ -1,9 +1,10 @@
 // Structured outputs and tool calls through `pagoda serve` with the bundled model, end to end: the real clients
 // (node_clients/structured_test.mjs: the openai SDK's parse and streamed tool calls, LangChain, the Vercel AI
 // SDK), and curl for what clients do not reach: a grammar that can never finish ends by length, schemas and
-// grammars that cannot be enforced are 400s naming their field, vLLM's extra fields on /v1/completions, and
-// logit_bias / min_tokens / stop_token_ids; and the property test (json_schema_suite/served_property_test.mjs): 200
-// random schemas, greedy and sampled, every complete output validates with ajv.
+// grammars that cannot be enforced are 400s naming their field, a grammar that overflows mid-request ends with an
+// error, vLLM's extra fields on /v1/completions, and logit_bias / min_tokens / stop_token_ids; and the property test
+// (json_schema_suite/served_property_test.mjs): 200 random schemas, greedy and sampled, every complete output
+// validates with ajv.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -230,6 +231,39 @@ TEST(ServerStructuredTest, LogitBiasMinTokensAndStopTokenIdsOverCurl) {
   EXPECT_GE(r["usage"]["completion_tokens"].get<int>(), 3) << r.dump();
   r = curl_post_json(server, "/v1/completions", {{"prompt", "x"}, {"logit_bias", {{"99999999", 1}}}});
   EXPECT_EQ(r["error"]["type"], "invalid_request_error") << r.dump();
+}
+
+// A grammar whose parses double with every byte (grammar_fuzz_test's): the matcher's work bound passes after a few
+// dozen "a"s (nothing but "a" may come until then), and the request ends with an error that says so, never a silent end: a 400 error object
+// for a whole response, an error event before [DONE] in a stream.
+TEST(ServerStructuredTest, GrammarThatOverflowsEndsWithAnError) {
+  ServerProcess server({});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string grammar =
+      "root ::= s\ns ::= \"a\" s \"b\" | \"a\" t \"c\" | \"a\"{60} \"d\"\nt ::= s | \"a\"{60} \"e\"";
+  const json body = {{"prompt", "Once upon a time"}, {"max_tokens", 200}, {"temperature", 0}, {"grammar", grammar}};
+  json r = curl_post_json(server, "/v1/completions", body);
+  ASSERT_TRUE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r["error"]["type"], "invalid_request_error") << r.dump();
+  EXPECT_EQ(r["error"]["code"], "grammar_cannot_continue") << r.dump();
+  EXPECT_THAT(r["error"]["message"].get<std::string>(), HasSubstr("too ambiguous")) << r.dump();
+  const std::string dir = make_temp_dir();
+  json streamed = body;
+  streamed["stream"] = true;
+  write_file(dir + "/body.json", streamed.dump());
+  const std::string curl = "curl -s -N -o " + dir + "/out.txt -w '%{http_code}' http://127.0.0.1:" +
+                           std::to_string(server.port()) +
+                           "/v1/completions -H 'Content-Type: application/json' -d @" + dir + "/body.json";
+  const std::string status = run_command(curl);
+  const std::string sse = run_command("cat " + dir + "/out.txt");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(status, "200") << sse;  // the stream had started: its last event carries the error
+  EXPECT_THAT(sse, HasSubstr("data: {\"error\"")) << sse;
+  EXPECT_THAT(sse, HasSubstr("grammar_cannot_continue")) << sse;
+  EXPECT_THAT(sse, HasSubstr("data: [DONE]")) << sse;
+  // A plain request afterwards still runs: the server and its engine go on.
+  r = curl_post_json(server, "/v1/completions", {{"prompt", "Once upon a time"}, {"max_tokens", 3}});
+  EXPECT_TRUE(r.contains("choices")) << r.dump();
 }
 
 }  // namespace

@@ -9,7 +9,8 @@
 //   - no instance the suite marks invalid may be accepted by the grammar (its JSON.stringify text);
 //   - the valid instances it accepts are counted: a schema is "exact" when it accepts every valid one (the grammar
 //     may allow a subset: its number spellings, string escapes, and bounds it cannot express).
-// Prints a table per file and a total per draft; exits 1 on any generated output ajv rejects or any invalid
+// Prints a table per file, the refused schemas with their errors, the narrower ones with the valid instances they
+// reject, and a total per draft; exits 1 on any generated output ajv rejects or any invalid
 // instance accepted.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -98,7 +99,7 @@ for (const draft of drafts) {
   for (const file of files) {
     const name = `${draft}/${file.slice(dir.length + 1)}`;
     const row = { draft, file: name, groups: 0, compiled: 0, refused: 0, exact: 0, unverifiable: 0, samples: 0,
-                  invalidAccepted: 0, validAccepted: 0, valid: 0, refusals: [] };
+                  invalidAccepted: 0, validAccepted: 0, valid: 0, refusals: [], narrower: [] };
     for (const group of JSON.parse(readFileSync(file, 'utf8'))) {
       row.groups++;
       const texts = group.tests.map((t) => JSON.stringify(t.data));
@@ -134,18 +135,19 @@ for (const draft of drafts) {
           failures.push(`${name} / ${group.description}: ajv rejects ${sample}: ${ajv.errorsText(validate.errors)}`);
         }
       }
-      let allValidAccepted = true;
+      const rejected = [];
       group.tests.forEach((t, i) => {
         if (t.valid) {
           row.valid++;
           if (answer.accepted[i]) row.validAccepted++;
-          else allValidAccepted = false;
+          else rejected.push(texts[i].length > 60 ? `${texts[i].slice(0, 57)}...` : texts[i]);
         } else if (answer.accepted[i]) {
           row.invalidAccepted++;
           failures.push(`${name} / ${group.description} / ${t.description}: the grammar accepts the invalid ${texts[i]}`);
         }
       });
-      if (allValidAccepted) row.exact++;
+      if (rejected.length === 0) row.exact++;
+      else row.narrower.push(`${group.description}: rejects the valid ${rejected.join(' ')}`);
     }
     rows.push(row);
   }
@@ -159,6 +161,7 @@ for (const r of rows) {
   console.log(`${pad(r.file, 40)}${num(r.groups, 7)}${num(r.refused, 8)}${num(r.exact, 6)}${num(r.compiled - r.exact - r.unverifiable, 9)}${num(r.samples, 11)}${num(`${r.validAccepted}/${r.valid}`, 15)}`);
 }
 for (const r of rows) for (const why of r.refusals) console.log(`refused: ${r.file} / ${why}`);
+for (const r of rows) for (const what of r.narrower) console.log(`narrower: ${r.file} / ${what}`);
 for (const f of failures) console.log(`FAIL: ${f}`);
 const sum = (list) => list.reduce((t, r) => ({ groups: t.groups + r.groups, compiled: t.compiled + r.compiled,
   refused: t.refused + r.refused, exact: t.exact + r.exact, unverifiable: t.unverifiable + r.unverifiable,

@@ -57,10 +57,14 @@ TEST(JsonSchemaConverter, PrimitiveTypes) {
   EXPECT_FALSE(matches(s, R"("\x")"));
   EXPECT_FALSE(matches(s, "1"));
   auto i = compile_schema({{"type", "integer"}});
-  for (const char* ok : {"0", "-1", "42", "999999999999999"}) EXPECT_TRUE(matches(i, ok)) << ok;
-  for (const char* bad : {"-0", "01", "1.5", "1e3", "9999999999999999", "+1", ""}) EXPECT_FALSE(matches(i, bad)) << bad;
+  // Unbounded: up to 19 digits, a 64-bit integer's (MaskBench's documents carry 18-digit ids).
+  for (const char* ok : {"0", "-1", "42", "999999999999999", "234567890123456789", "-9223372036854775807"})
+    EXPECT_TRUE(matches(i, ok)) << ok;
+  for (const char* bad : {"-0", "01", "1.5", "1e3", "99999999999999999999", "+1", ""})
+    EXPECT_FALSE(matches(i, bad)) << bad;
   auto n = compile_schema({{"type", "number"}});
-  for (const char* ok : {"0", "-0", "1.5", "-0.25", "1e10", "2.5E-3", "7"}) EXPECT_TRUE(matches(n, ok)) << ok;
+  for (const char* ok : {"0", "-0", "1.5", "-0.25", "1e10", "2.5E-3", "7", "234567890123456789"})
+    EXPECT_TRUE(matches(n, ok)) << ok;
   for (const char* bad : {"01", ".5", "1.", "1e", "--1", "NaN"}) EXPECT_FALSE(matches(n, bad)) << bad;
   auto b = compile_schema({{"type", "boolean"}});
   EXPECT_TRUE(matches(b, "true"));
@@ -557,9 +561,32 @@ TEST(JsonSchemaConverter, BooleanAndEmptySchemas) {
   auto prop_false = compile_schema({{"type", "object"}, {"properties", {{"a", false}, {"b", {{"type", "null"}}}}}});
   EXPECT_TRUE(matches(prop_false, R"({"b":null})"));
   EXPECT_FALSE(matches(prop_false, R"({"a":1})"));
-  // Keywords constrain only their own type; without a type, the keywords present decide it.
-  auto inferred = compile_schema({{"properties", {{"x", {{"type", "integer"}}}}}, {"required", {"x"}}});
-  EXPECT_TRUE(matches(inferred, R"({"x":1})"));
+  // Keywords constrain only their own type: without a type, every value of another type is valid.
+  auto untyped_object = compile_schema({{"properties", {{"x", {{"type", "integer"}}}}}, {"required", {"x"}}});
+  for (const char* ok : {R"({"x":1})", "[1]", R"("s")", "12", "1.5", "true", "null"})
+    EXPECT_TRUE(matches(untyped_object, ok)) << ok;
+  for (const char* bad : {"{}", R"({"x":"1"})"}) EXPECT_FALSE(matches(untyped_object, bad)) << bad;
+  auto untyped_number = compile_schema({{"maximum", 5}});
+  for (const char* ok : {"5", "-3.5", R"("x")", "[]", "{}", "false", "null"}) EXPECT_TRUE(matches(untyped_number, ok)) << ok;
+  EXPECT_FALSE(matches(untyped_number, "5.5"));
+  auto untyped_mixed = compile_schema({{"minLength", 2}, {"maxItems", 1}});
+  for (const char* ok : {R"("ab")", "[1]", "7", "{}"}) EXPECT_TRUE(matches(untyped_mixed, ok)) << ok;
+  for (const char* bad : {R"("a")", "[1,2]"}) EXPECT_FALSE(matches(untyped_mixed, bad)) << bad;
+  expect_generated_valid({{"minimum", 2}, {"pattern", "^a"}, {"required", {"k"}}, {"minItems", 1}});
+  // After a positional list, absent items/additionalItems allow any further items.
+  for (const json& tuple : {json{{"prefixItems", {{{"type", "integer"}}}}}, json{{"items", {{{"type", "integer"}}}}}}) {
+    auto g = compile_schema(tuple);
+    for (const char* ok : {"[]", "[1]", R"([1,"foo",false])"}) EXPECT_TRUE(matches(g, ok)) << ok << tuple.dump();
+    EXPECT_FALSE(matches(g, R"(["foo"])")) << tuple.dump();
+  }
+  // An object const compares whatever the members' order once properties may come in any order.
+  JsonGrammarOptions any_order;
+  any_order.any_property_order = true;
+  auto const_object = compile_schema({{"const", {{"foo", "bar"}, {"baz", "bax"}}}}, any_order);
+  for (const char* ok : {R"({"foo":"bar","baz":"bax"})", R"({"baz":"bax","foo":"bar"})"})
+    EXPECT_TRUE(matches(const_object, ok)) << ok;
+  for (const char* bad : {R"({"foo":"bar"})", R"({"baz":"bax","foo":"bar","foo":"bar"})"})
+    EXPECT_FALSE(matches(const_object, bad)) << bad;
   auto annotated =
       compile_schema({{"title", "T"}, {"description", "d"}, {"type", "integer"}, {"examples", {1}}, {"x-vendor", 1}});
   EXPECT_TRUE(matches(annotated, "5"));

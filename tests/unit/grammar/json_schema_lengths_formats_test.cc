@@ -86,10 +86,12 @@ TEST(JsonSchemaFormats, UnknownNamesAreAnnotationsDefinedOnesWithoutRegexAreRefu
   EXPECT_FALSE(matches(bounded, R"("abcd")"));
   auto listed = compile_lengths({{"enum", {"x", "y"}}, {"format", "code"}});
   EXPECT_TRUE(matches(listed, R"("x")"));
-  // Without a type, an unknown format implies none: any value (a defined format still makes its schema a string's).
+  // Without a type, an unknown format is an annotation: any value; a defined one holds strings only.
   auto untyped = compile_lengths({{"format", "positiveInteger"}});
   for (const char* ok : {"2", R"("s")", "[1]", "null"}) EXPECT_TRUE(matches(untyped, ok)) << ok;
-  EXPECT_FALSE(matches(compile_lengths({{"format", "date"}}), "2"));
+  auto untyped_date = compile_lengths({{"format", "date"}});
+  for (const char* ok : {"2", R"("2024-02-29")", "[1]", "null"}) EXPECT_TRUE(matches(untyped_date, ok)) << ok;
+  EXPECT_FALSE(matches(untyped_date, R"("s")"));
   // A uri's authority may be empty (file:///path), as RFC 3986 allows.
   auto uri = compile_lengths({{"type", "string"}, {"format", "uri"}});
   EXPECT_TRUE(matches(uri, R"("file:///path/to/file1.js")"));
