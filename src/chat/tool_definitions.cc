@@ -28,11 +28,18 @@ std::string default_tool_prompt(std::span<const ToolFunction> tools) {
   return out;
 }
 
+nlohmann::ordered_json arguments_schema(const ToolFunction& tool) {
+  if (!tool.parameters.is_object() || tool.parameters.contains("type")) return tool.parameters;
+  nlohmann::ordered_json schema = {{"type", "object"}};
+  for (const auto& [key, value] : tool.parameters.items()) schema[key] = value;
+  return schema;
+}
+
 nlohmann::ordered_json required_tool_calls_schema(std::span<const ToolFunction> tools, bool parallel_tool_calls) {
   nlohmann::ordered_json one_of = nlohmann::ordered_json::array();
   for (const ToolFunction& t : tools) {
     one_of.push_back({{"type", "object"},
-                      {"properties", {{"name", {{"const", t.name}}}, {"arguments", t.parameters}}},
+                      {"properties", {{"name", {{"const", t.name}}}, {"arguments", arguments_schema(t)}}},
                       {"required", {"name", "arguments"}},
                       {"additionalProperties", false}});
   }

@@ -32,6 +32,10 @@ nlohmann::ordered_json tools_json(std::span<const ToolFunction> tools);
 // one <tool_call>{"name": ..., "arguments": {...}}</tool_call> per call. Short: it is part of every such prompt.
 std::string default_tool_prompt(std::span<const ToolFunction> tools);
 
+// The schema a call's arguments are generated under: the function's parameters, and an object whatever else they
+// say (a schema without `type` admits any JSON value, but every API's call arguments are an object).
+nlohmann::ordered_json arguments_schema(const ToolFunction& tool);
+
 // The output of a forced call. A named function: its arguments object (the function's parameters schema).
 // "required": a JSON array of one call or more ([{"name": ..., "arguments": {...}}], at most one without
 // parallel calls), each item one of the tools.

@@ -588,7 +588,7 @@ std::optional<ApiError> ApiServer::validate_completion(PreparedCompletion& prepa
       c.spec.text = required_tool_calls_schema(params.tools.tools, params.tools.parallel_tool_calls).dump();
     } else {
       for (const ToolFunction& t : params.tools.tools)
-        if (t.name == params.tools.named) c.spec.text = t.parameters.dump();
+        if (t.name == params.tools.named) c.spec.text = arguments_schema(t).dump();
     }
     params.constraint = std::move(c);
   }

@@ -165,6 +165,19 @@ TEST(ToolDefinitionsTest, RequiredSchemaAndDefaultPrompt) {
   EXPECT_FALSE(tools_json(tools)[1]["function"].contains("description"));
 }
 
+// A parameters schema without `type` admits any JSON value; a call's arguments are an object all the same.
+TEST(ToolDefinitionsTest, ArgumentsAreAnObjectWhenTheParametersDoNotSayTheType) {
+  ToolFunction untyped{"g", "", nlohmann::ordered_json::parse(R"({"properties":{"x":{"type":"integer"}},"required":["x"]})")};
+  const nlohmann::ordered_json args = arguments_schema(untyped);
+  EXPECT_EQ(args["type"], "object");
+  EXPECT_EQ(args["properties"], untyped.parameters["properties"]);
+  EXPECT_EQ(args["required"], untyped.parameters["required"]);
+  EXPECT_EQ(required_tool_calls_schema(std::vector<ToolFunction>{untyped}, true)["items"]["properties"]["arguments"],
+            args);
+  ToolFunction typed{"h", "", nlohmann::ordered_json::parse(R"({"type":["object","null"]})")};
+  EXPECT_EQ(arguments_schema(typed), typed.parameters);  // what a schema says of its type stands
+}
+
 TEST(ToolDefinitionsTest, TemplatesRenderToolCallsAndToolResults) {
   std::vector<ChatMessage> messages = {{"user", "weather?", {}, {}, {}},
                                        {"assistant", "", {{"call_1", "get_weather", "{\"city\":\"Oslo\"}"}}, {}, {}},
