@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pagoda's dequantizers against llama.cpp's (opt-in: needs the peer's llama.cpp build, which llama.sh makes on first
 # use): compiles dequant_vs_ggml.cc against this tree's built pagoda_format/quant/core libraries and the peer's
-# libggml-base, and runs it. Every type pagoda converts at load, plus q4_0 and q8_0, must give the same bits.
+# libggml-base, and runs it. Every type pagoda converts or carries at load, plus q4_0 and q8_0, must give the same
+# bits, and so must each carried type's carrier.
 # Usage: scripts/check/dequant_vs_ggml.sh   env: BUILD (pagoda build folder, default build), PEER_DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

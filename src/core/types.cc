@@ -38,6 +38,8 @@ std::string_view dtype_name(DType dtype) {
     case DType::kQ3_K: return "q3_K";
     case DType::kQ2_Kx8: return "q2_Kx8";
     case DType::kQ3_Kx8: return "q3_Kx8";
+    case DType::kQ7_K: return "q7_K";
+    case DType::kQ7_Kx8: return "q7_Kx8";
   }
   return "?";
 }
@@ -77,6 +79,8 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kQ2_Kx8: return num_elements / 256 * 84;
     case DType::kQ3_K: return num_elements / 256 * 110;
     case DType::kQ3_Kx8: return num_elements / 256 * 114;
+    case DType::kQ7_K:
+    case DType::kQ7_Kx8: return num_elements / 256 * 274;
   }
   return 0;
 }
@@ -115,7 +119,9 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kQ2_K:
     case DType::kQ3_K:
     case DType::kQ2_Kx8:
-    case DType::kQ3_Kx8: return 256;
+    case DType::kQ3_Kx8:
+    case DType::kQ7_K:
+    case DType::kQ7_Kx8: return 256;
   }
   return 1;
 }
@@ -135,7 +141,8 @@ int64_t dtype_interleave_rows(DType dtype) {
     case DType::kIQ4_XSx8:
     case DType::kMXFP4x8:
     case DType::kQ2_Kx8:
-    case DType::kQ3_Kx8: return 8;
+    case DType::kQ3_Kx8:
+    case DType::kQ7_Kx8: return 8;
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
     case DType::kAwqInt4x16:

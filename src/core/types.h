@@ -61,8 +61,12 @@ enum class DType : uint8_t {
   kQ3_K,
   kQ2_Kx8,
   kQ3_Kx8,
+  // In memory only: pagoda's Q7_K, the lossless carrier of ggml's IQ2_* made at load (quant/block_q7_k.h: Q6_K's
+  // super-block with byte quants, 274 bytes per row and 256 values), and its 8-row interleaved copy.
+  kQ7_K,
+  kQ7_Kx8,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kQ3_Kx8) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kQ7_Kx8) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
 // The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant and
@@ -73,7 +77,7 @@ int64_t dtype_interleave_rows(DType dtype);
 // Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
 // Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0/IQ4_NL/MXFP4, the group for the AWQ types,
-// 256 for the K-quants and IQ4_XS.
+// 256 for the K-quants (Q7_K too) and IQ4_XS.
 int64_t dtype_block_size(DType dtype);
 bool dtype_is_awq_int4(DType dtype);
 

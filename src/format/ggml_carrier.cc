@@ -6,14 +6,17 @@
 
 namespace pagoda::format {
 
-std::optional<GgmlType> ggml_carrier_type(GgmlType type) {
+std::optional<DType> ggml_carrier_type(GgmlType type) {
   switch (type) {
     case GgmlType::kTQ1_0:
-    case GgmlType::kTQ2_0: return GgmlType::kQ2_K;
+    case GgmlType::kTQ2_0: return DType::kQ2_K;
     case GgmlType::kIQ3_XXS:
     case GgmlType::kIQ3_S:
     case GgmlType::kIQ1_S:
-    case GgmlType::kIQ1_M: return GgmlType::kQ6_K;
+    case GgmlType::kIQ1_M: return DType::kQ6_K;
+    case GgmlType::kIQ2_XXS:
+    case GgmlType::kIQ2_XS:
+    case GgmlType::kIQ2_S: return DType::kQ7_K;
     default: return std::nullopt;
   }
 }
@@ -33,6 +36,12 @@ bool carry_ggml_row(GgmlType type, const void* src, void* dst, int64_t n) {
       return q::carry_row_as_q6_K(static_cast<const q::BlockIQ1_S*>(src), static_cast<q::BlockQ6_K*>(dst), n);
     case GgmlType::kIQ1_M:
       return q::carry_row_as_q6_K(static_cast<const q::BlockIQ1_M*>(src), static_cast<q::BlockQ6_K*>(dst), n);
+    case GgmlType::kIQ2_XXS:
+      return q::carry_row_as_q7_K(static_cast<const q::BlockIQ2_XXS*>(src), static_cast<q::BlockQ7_K*>(dst), n);
+    case GgmlType::kIQ2_XS:
+      return q::carry_row_as_q7_K(static_cast<const q::BlockIQ2_XS*>(src), static_cast<q::BlockQ7_K*>(dst), n);
+    case GgmlType::kIQ2_S:
+      return q::carry_row_as_q7_K(static_cast<const q::BlockIQ2_S*>(src), static_cast<q::BlockQ7_K*>(dst), n);
     default: break;
   }
   PAGODA_CHECK(false, "ggml type {} has no carrier", ggml_type_name(type));

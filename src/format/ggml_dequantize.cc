@@ -20,10 +20,7 @@ bool ggml_type_converted_at_load(GgmlType type) {
     case GgmlType::kQ4_1:
     case GgmlType::kQ5_0:
     case GgmlType::kQ5_1:
-    case GgmlType::kQ8_K:
-    case GgmlType::kIQ2_XXS:
-    case GgmlType::kIQ2_XS:
-    case GgmlType::kIQ2_S: return true;
+    case GgmlType::kQ8_K: return true;
     default: return false;
   }
 }
@@ -34,7 +31,8 @@ bool ggml_type_has_dequantizer(GgmlType type) {
          type == GgmlType::kQ3_K || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K ||
          type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS || type == GgmlType::kMXFP4 ||
          type == GgmlType::kTQ1_0 || type == GgmlType::kTQ2_0 || type == GgmlType::kIQ3_XXS ||
-         type == GgmlType::kIQ3_S || type == GgmlType::kIQ1_S || type == GgmlType::kIQ1_M;
+         type == GgmlType::kIQ3_S || type == GgmlType::kIQ1_S || type == GgmlType::kIQ1_M ||
+         type == GgmlType::kIQ2_XXS || type == GgmlType::kIQ2_XS || type == GgmlType::kIQ2_S;
 }
 
 void dequantize_ggml_row(GgmlType type, const void* src, float* dst, int64_t n) {

@@ -1,14 +1,14 @@
-// kquant_x8_impl: the K-quant matmuls (Q2_K ... Q6_K) over the 8-row interleaved layouts (quant/block_kquant_x8.h)
-// against q8_K activations (quant/block_q8_K.h, packed by kernels/packed_activations.h), the bodies of
-// kernels/x8_matmul_driver.h's loop, written once over a small
-// vector abstraction V and instantiated per instruction set: V::I and V::F are an int32 and an f32 vector of one lane
+// kquant_x8_impl: the K-quant matmuls (Q2_K ... Q6_K, and pagoda's Q7_K carrier) over the 8-row interleaved layouts
+// (quant/block_kquant_x8.h) against q8_K activations (quant/block_q8_K.h, packed by kernels/packed_activations.h),
+// the bodies of kernels/x8_matmul_driver.h's loop, written once over a small vector abstraction V and instantiated per instruction set: V::I and V::F are an int32 and an f32 vector of one lane
 // per row of V::kGroups row groups (a ymm: one group of 8 rows; a zmm: two groups side by side), V::dot the set's
 // u8 x s8 dot product (acc + the four products of each 32-bit lane; vpdpbusd, or maddubs + madd on AVX2), V::load the
 // 32 bytes at p of each group (groups `stride` bytes apart), and the handful of element-wise ops below. One 32-byte
 // load holds four quants of each of a group's 8 rows, so each row's integer sum of a sub-block builds up in its own
 // lane; the rows' integer sub-block scales and mins multiply those sums in int32 over the whole super-block, and
 // one or two float steps per super-block (the scalar reference's, ref/matmul_kquant.cc) scale it, so every level
-// gives its bits. The 2-bit types (Q2_K, Q3_K) shift and mask four quants of each row out of one byte lane per step.
+// gives its bits. The 2-bit types (Q2_K, Q3_K) shift and mask four quants of each row out of one byte lane per step;
+// Q7_K's quants are whole bytes, loaded as they are.
 // V256 (AVX2 intrinsics, the dot product left to the including file) is defined here, as is the 4-bit codebook
 // matmuls' (codebook_x8_impl.h) use of it; a 512-bit V lives with its folder. Include it only from an instruction
 // set's folder: everything here is in an unnamed namespace, so each compilation keeps its own copy.
@@ -147,13 +147,15 @@ struct KquantMinsBody {
   }
 };
 
-// Q6_K, Q3_K and Q2_K: a scale per 16 values, so each 32-value block runs as two halves; Q6_K's offset of 32 and
-// Q3_K's of 4 start each half's integer sum (-z times the half's bsum), Q2_K's mins are a second integer sum.
+// Q6_K, Q3_K, Q2_K and Q7_K: a scale per 16 values, so each 32-value block runs as two halves; Q6_K's offset of 32,
+// Q3_K's of 4 and Q7_K's of 64 start each half's integer sum (-z times the half's bsum), Q2_K's mins are a second
+// integer sum. Q7_K's byte quants stay below 128, so maddubs's pair sums (at most 2 x 127 x 128) cannot saturate.
 template <class Block>
 struct KquantSub16Body {
   static constexpr bool kQ6 = std::is_same_v<Block, quant::BlockQ6_Kx8>;
   static constexpr bool kQ3 = std::is_same_v<Block, quant::BlockQ3_Kx8>;
   static constexpr bool kQ2 = std::is_same_v<Block, quant::BlockQ2_Kx8>;
+  static constexpr bool kQ7 = std::is_same_v<Block, quant::BlockQ7_Kx8>;
   template <class V, int kPack, int kTokens>
   static void super_block(const Block& blk, const uint8_t* packed, int64_t stride, typename V::F* acc) {
     using I = typename V::I;
@@ -162,7 +164,7 @@ struct KquantSub16Body {
     for (int t = 0; t < kTokens; ++t) isum[t] = V::zero_i();
     for (int j = 0; j < 8; ++j) {
       I w0 = V::zero_i(), w1 = V::zero_i(), h3 = V::zero_i();
-      if constexpr (!kQ6) {
+      if constexpr (kQ2 || kQ3) {
         w0 = V::load(blk.qs[j], stride);
         w1 = V::load(blk.qs[j] + 32, stride);
       }
@@ -173,6 +175,7 @@ struct KquantSub16Body {
         for (int t = 0; t < kTokens; ++t) {
           if constexpr (kQ6) part[t] = V::set1_i32(-32 * x.bsum(k, t));
           if constexpr (kQ3) part[t] = V::set1_i32(-4 * x.bsum(k, t));
+          if constexpr (kQ7) part[t] = V::set1_i32(-quant::kQ7Offset * x.bsum(k, t));
           if constexpr (kQ2) part[t] = V::zero_i();
         }
         I h6 = V::zero_i();
@@ -180,7 +183,9 @@ struct KquantSub16Body {
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {  // values 16 half + 4c .. + 3 of each row
           I q;
-          if constexpr (kQ6) {
+          if constexpr (kQ7) {
+            q = V::load(blk.qs[j] + 32 * (4 * half + c), stride);
+          } else if constexpr (kQ6) {
             // The low nibbles hold the first half, the high nibbles the second; the two high bits of word c sit at
             // bits 2c, 2c + 1.
             I v = V::load(blk.ql[j] + 32 * c, stride);
@@ -249,11 +254,13 @@ template <>
 struct X8Body<quant::BlockQ5_Kx8> : KquantX8Body<KquantMinsBody<quant::BlockQ5_Kx8>> {};
 template <>
 struct X8Body<quant::BlockQ6_Kx8> : KquantX8Body<KquantSub16Body<quant::BlockQ6_Kx8>> {};
+template <>
+struct X8Body<quant::BlockQ7_Kx8> : KquantX8Body<KquantSub16Body<quant::BlockQ7_Kx8>> {};
 
 }  // namespace
 }  // namespace pagoda::kernels
 
-// A level's ten entry points (matmul_q2_Kx8 ... _q6_Kx8 from f32 activations, quantized to q8_K by QUANTIZE, and
+// A level's twelve entry points (matmul_q2_Kx8 ... _q7_Kx8 from f32 activations, quantized to q8_K by QUANTIZE, and
 // their _q8_K twins from quantized ones), defined in the including file's namespace: V and TAIL its vectors, TOKENS
 // its token group.
 #define PAGODA_KQUANT_X8_ENTRY_POINTS(V, TAIL, TOKENS, QUANTIZE)          \
@@ -261,4 +268,5 @@ struct X8Body<quant::BlockQ6_Kx8> : KquantX8Body<KquantSub16Body<quant::BlockQ6_
   PAGODA_X8_ENTRY(q3_Kx8, q8_K, BlockQ3_Kx8, V, TAIL, TOKENS, QUANTIZE) \
   PAGODA_X8_ENTRY(q4_Kx8, q8_K, BlockQ4_Kx8, V, TAIL, TOKENS, QUANTIZE) \
   PAGODA_X8_ENTRY(q5_Kx8, q8_K, BlockQ5_Kx8, V, TAIL, TOKENS, QUANTIZE) \
-  PAGODA_X8_ENTRY(q6_Kx8, q8_K, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE)
+  PAGODA_X8_ENTRY(q6_Kx8, q8_K, BlockQ6_Kx8, V, TAIL, TOKENS, QUANTIZE) \
+  PAGODA_X8_ENTRY(q7_Kx8, q8_K, BlockQ7_Kx8, V, TAIL, TOKENS, QUANTIZE)

@@ -11,6 +11,7 @@
 #include "quant/block_awq_int4.h"
 #include "quant/block_iq4_mxfp4.h"
 #include "quant/block_kquants.h"
+#include "quant/block_q7_k.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
 #include "quant/row_int8.h"
@@ -242,11 +243,13 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kMXFP4: quant::dequantize_row_mxfp4(static_cast<const quant::BlockMXFP4*>(src), dst, n); break;
     case DType::kQ2_K: quant::dequantize_row_q2_K(static_cast<const quant::BlockQ2_K*>(src), dst, n); break;
     case DType::kQ3_K: quant::dequantize_row_q3_K(static_cast<const quant::BlockQ3_K*>(src), dst, n); break;
+    case DType::kQ7_K: quant::dequantize_row_q7_K(static_cast<const quant::BlockQ7_K*>(src), dst, n); break;
     case DType::kQ2_Kx8:
     case DType::kQ3_Kx8:
     case DType::kQ4_Kx8:
     case DType::kQ5_Kx8:
     case DType::kQ6_Kx8:
+    case DType::kQ7_Kx8:
     case DType::kIQ4_NLx8:
     case DType::kIQ4_XSx8:
     case DType::kMXFP4x8:

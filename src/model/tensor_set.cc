@@ -76,14 +76,14 @@ std::shared_ptr<const void> convert(const format::GgufTensorInfo& t, TensorRef& 
 
 // One matrix of a carried type -> owned data in its carrier type, set on `r`; a vector, or a matrix with a block the
 // carrier cannot hold exactly (a non-finite scale), is converted as the converted types are.
-std::shared_ptr<const void> carry(const format::GgufTensorInfo& t, format::GgmlType carrier, TensorRef& r,
+std::shared_ptr<const void> carry(const format::GgufTensorInfo& t, DType carrier, TensorRef& r,
                                   QuantizeRowQ8_0Fn quantize) {
   if (t.dims.size() < 2) return convert(t, r, quantize);  // a vector runs as f32, as a converted one does
   const int64_t row_len = t.dims[0];
   int64_t num_rows = 1;
   for (size_t d = 1; d < t.dims.size(); ++d) num_rows *= t.dims[d];
   const uint64_t src_row_bytes = format::ggml_row_bytes(t.type, uint64_t(row_len));
-  const uint64_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
+  const uint64_t dst_row_bytes = uint64_t(dtype_row_bytes(carrier, row_len));
   const auto* src = static_cast<const uint8_t*>(t.data);
   std::shared_ptr<uint8_t[]> out(new uint8_t[size_t(dst_row_bytes * uint64_t(num_rows))]);
   for (int64_t i = 0; i < num_rows; ++i) {
@@ -91,7 +91,7 @@ std::shared_ptr<const void> carry(const format::GgufTensorInfo& t, format::GgmlT
                                 row_len))
       return convert(t, r, quantize);
   }
-  r.dtype = dtype_of(carrier);
+  r.dtype = carrier;
   r.data = out.get();
   return out;
 }
@@ -126,7 +126,7 @@ std::string tensor_conversion_note(const format::GgufFile& file) {
       ++converted[std::string(format::ggml_type_name(t.type))];
       ++total_converted;
     } else if (const auto carrier = format::ggml_carrier_type(t.type)) {
-      ++carried[fmt::format("{} as {}", format::ggml_type_name(t.type), format::ggml_type_name(*carrier))];
+      ++carried[fmt::format("{} as {}", format::ggml_type_name(t.type), dtype_name(*carrier))];
       ++total_carried;
     }
   }

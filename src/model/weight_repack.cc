@@ -210,6 +210,11 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
       quant::repack_q6_Kx8(static_cast<const quant::BlockQ6_K*>(src), static_cast<quant::BlockQ6_Kx8*>(dst), num_rows,
                            num_cols / quant::kQK_K);
       return;
+    case DType::kQ7_Kx8:
+      PAGODA_CHECK(dtype == DType::kQ7_K, "{} cannot be repacked into q7_Kx8", dtype_name(dtype));
+      quant::repack_q7_Kx8(static_cast<const quant::BlockQ7_K*>(src), static_cast<quant::BlockQ7_Kx8*>(dst), num_rows,
+                           num_cols / quant::kQK_K);
+      return;
     case DType::kIQ4_NLx8:
       PAGODA_CHECK(dtype == DType::kIQ4_NL, "{} cannot be repacked into iq4_nlx8", dtype_name(dtype));
       quant::repack_iq4_nlx8(static_cast<const quant::BlockIQ4_NL*>(src), static_cast<quant::BlockIQ4_NLx8*>(dst), num_rows,

@@ -1,4 +1,4 @@
-// Reference dequantization of ggml's IQ3_XXS, IQ3_S, IQ1_S and IQ1_M super-blocks (scalar), with ggml's f32
+// Reference dequantization of ggml's IQ3_XXS, IQ3_S, IQ1_S, IQ1_M and IQ2_* super-blocks (scalar), with ggml's f32
 // operations in ggml's order, and their decoding to integers; the traversals follow the layouts in block_iquants.h.
 #include "quant/block_iquants.h"
 
@@ -230,6 +230,50 @@ void decode_iquant_block(const BlockIQ1_M& b, DecodedIquantBlock& out) {
     const int delta8 = iq1_m_delta_negative(b, g) ? -1 : 1;
     for (int j = 0; j < 8; ++j) out.q[8 * g + j] = int8_t(8 * grid_coordinate(point, j) + delta8);
   }
+}
+
+namespace {
+
+// One IQ2 group of 8 values (grid point and sign byte) into out.q[8g ..].
+void put_iq2_group(uint64_t point, uint8_t signs, int g, DecodedIquantBlock& out) {
+  for (int j = 0; j < 8; ++j) {
+    const int q = grid_coordinate(point, j);
+    out.q[8 * g + j] = int8_t((signs >> j) & 1 ? -q : q);
+  }
+}
+
+// IQ2_XS and IQ2_S: the 16-value half h's ls is nibble h % 2 of scales[h / 2].
+void put_iq2_half_scales(const uint8_t* scales, DecodedIquantBlock& out) {
+  for (int h = 0; h < 16; ++h) out.scales[h] = int8_t(2 * ((scales[h / 2] >> (4 * (h % 2))) & 15) + 1);
+}
+
+}  // namespace
+
+void decode_iquant_block(const BlockIQ2_XXS& b, DecodedIquantBlock& out) {
+  out.d = b.d;
+  out.shift = 3;
+  for (int s = 0; s < 8; ++s) {
+    const uint32_t a = uint32_t(b.qs[4 * s]) | uint32_t(b.qs[4 * s + 1]) << 16;
+    const uint32_t w = uint32_t(b.qs[4 * s + 2]) | uint32_t(b.qs[4 * s + 3]) << 16;
+    out.scales[2 * s] = out.scales[2 * s + 1] = int8_t(2 * (w >> 28) + 1);
+    for (int l = 0; l < 4; ++l)
+      put_iq2_group(kIq2XxsGrid[(a >> (8 * l)) & 255], iq_signs_of(w >> (7 * l)), 4 * s + l, out);
+  }
+}
+
+void decode_iquant_block(const BlockIQ2_XS& b, DecodedIquantBlock& out) {
+  out.d = b.d;
+  out.shift = 3;
+  put_iq2_half_scales(b.scales, out);
+  for (int g = 0; g < 32; ++g) put_iq2_group(kIq2XsGrid[b.qs[g] & 511], iq_signs_of(b.qs[g] >> 9), g, out);
+}
+
+void decode_iquant_block(const BlockIQ2_S& b, DecodedIquantBlock& out) {
+  out.d = b.d;
+  out.shift = 3;
+  put_iq2_half_scales(b.scales, out);
+  for (int g = 0; g < 32; ++g)
+    put_iq2_group(kIq2SGrid[b.qs[g] | ((b.qh[g / 4] >> (2 * (g % 4))) & 3) << 8], b.qs[32 + g], g, out);
 }
 
 }  // namespace pagoda::quant

@@ -1,9 +1,8 @@
 // ggml's lattice i-quant super-blocks (256 values each): IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS and IQ2_S,
 // byte-compatible with GGUF tensors of those types, their reference dequantization (bit-identical to ggml's
-// dequantize_row_*: the same f32 operations in the same order), and the first four's blocks decoded to integers
+// dequantize_row_*: the same f32 operations in the same order), and their blocks decoded to integers
 // (DecodedIquantBlock), which quant/kquant_carrier.h re-encodes for the Q6_K kernels (IQ2's coordinates, up to 43,
-// fit no carrier: the loader converts those types). The grids are in
-// quant/lattice_grids.h. No kernel and no quantizer.
+// for pagoda's Q7_K ones). The grids are in quant/lattice_grids.h. No kernel and no quantizer.
 #pragma once
 
 #include <cstddef>
@@ -104,7 +103,8 @@ void dequantize_row_iq2_s(const BlockIQ2_S* x, float* y, int64_t n);
 // A super-block's integers: value i = (d / 2^shift) * scales[i / 16] * q[i] as a real number, which is what the
 // dequantizers above compute, exactly, for a finite d (IQ3_XXS: shift 1, scales 2 * ls + 1, q = grid / 2 * sign;
 // IQ3_S: shift 0, scales 2 * ls + 1, q = grid * sign; IQ1_S and IQ1_M: shift 3, scales 2 * ls + 1, q = 8 *
-// coordinate + 8 * delta). |q| <= 31 and scales <= 31.
+// coordinate + 8 * delta; IQ2_*: shift 3, scales 2 * ls + 1, q = grid * sign). Scales <= 31; |q| <= 31 but for
+// IQ2's |q| <= 43.
 struct DecodedIquantBlock {
   uint16_t d = 0;  // fp16, the block's own
   int shift = 0;
@@ -115,5 +115,8 @@ void decode_iquant_block(const BlockIQ3_XXS& b, DecodedIquantBlock& out);
 void decode_iquant_block(const BlockIQ3_S& b, DecodedIquantBlock& out);
 void decode_iquant_block(const BlockIQ1_S& b, DecodedIquantBlock& out);
 void decode_iquant_block(const BlockIQ1_M& b, DecodedIquantBlock& out);
+void decode_iquant_block(const BlockIQ2_XXS& b, DecodedIquantBlock& out);
+void decode_iquant_block(const BlockIQ2_XS& b, DecodedIquantBlock& out);
+void decode_iquant_block(const BlockIQ2_S& b, DecodedIquantBlock& out);
 
 }  // namespace pagoda::quant

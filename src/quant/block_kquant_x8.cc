@@ -128,6 +128,14 @@ void pack_row(const DecodedSuperBlock& s, int64_t r, BlockQ3_Kx8& g) {
   }
 }
 
+void pack_row(const DecodedSuperBlock& s, int64_t r, BlockQ7_Kx8& g) {
+  g.d[r] = s.d;
+  for (int sub = 0; sub < 16; ++sub) g.scales[sub][r] = s.scales[sub];
+  for (int j = 0; j < 8; ++j)
+    for (int w = 0; w < 8; ++w)
+      for (int k = 0; k < 4; ++k) g.qs[j][32 * w + 4 * r + k] = s.q[32 * j + 4 * w + k];
+}
+
 template <class Plain, class Group>
 void repack(const Plain* src, Group* dst, int64_t num_rows, int64_t num_blocks) {
   PAGODA_CHECK(num_rows % kX8Rows == 0, "repacking K-quants needs whole groups of {} rows, got {}", kX8Rows, num_rows);
@@ -206,6 +214,13 @@ void decode_super_block(const BlockQ6_K& b, DecodedSuperBlock& out) {
     }
 }
 
+void decode_super_block(const BlockQ7_K& b, DecodedSuperBlock& out) {
+  out.d = b.d;
+  out.dmin = 0;
+  for (int s = 0; s < 16; ++s) out.scales[s] = b.scales[s];
+  for (int i = 0; i < kQK_K; ++i) out.q[i] = b.q[i];
+}
+
 void repack_q2_Kx8(const BlockQ2_K* src, BlockQ2_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
   repack(src, dst, num_rows, num_blocks);
 }
@@ -219,6 +234,10 @@ void repack_q5_Kx8(const BlockQ5_K* src, BlockQ5_Kx8* dst, int64_t num_rows, int
   repack(src, dst, num_rows, num_blocks);
 }
 void repack_q6_Kx8(const BlockQ6_K* src, BlockQ6_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
+  repack(src, dst, num_rows, num_blocks);
+}
+
+void repack_q7_Kx8(const BlockQ7_K* src, BlockQ7_Kx8* dst, int64_t num_rows, int64_t num_blocks) {
   repack(src, dst, num_rows, num_blocks);
 }
 
@@ -279,6 +298,15 @@ void decode_super_block(const BlockQ6_Kx8& group, int64_t r, DecodedSuperBlock& 
         }
       }
   }
+}
+
+void decode_super_block(const BlockQ7_Kx8& group, int64_t r, DecodedSuperBlock& out) {
+  out.d = group.d[r];
+  out.dmin = 0;
+  for (int sub = 0; sub < 16; ++sub) out.scales[sub] = group.scales[sub][r];
+  for (int j = 0; j < 8; ++j)
+    for (int w = 0; w < 8; ++w)
+      for (int k = 0; k < 4; ++k) out.q[32 * j + 4 * w + k] = group.qs[j][32 * w + 4 * r + k];
 }
 
 }  // namespace pagoda::quant

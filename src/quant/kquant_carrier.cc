@@ -42,13 +42,24 @@ bool encode_q6_K(const DecodedIquantBlock& in, BlockQ6_K& y) {
   return true;
 }
 
-template <typename Block>
-bool carry_iquant_row(const Block* x, BlockQ6_K* y, int64_t n, const char* type) {
+// A decoded block into Q7_K's layout (block_q7_k.h): q7 = q + 64 in 0..127.
+bool encode_q7_K(const DecodedIquantBlock& in, BlockQ7_K& y) {
+  if (!scaled_fp16(in.d, in.shift, &y.d)) return false;
+  std::memcpy(y.scales, in.scales, sizeof(y.scales));
+  for (int i = 0; i < kQK_K; ++i) y.q[i] = uint8_t(in.q[i] + kQ7Offset);
+  return true;
+}
+
+bool encode(const DecodedIquantBlock& in, BlockQ6_K& y) { return encode_q6_K(in, y); }
+bool encode(const DecodedIquantBlock& in, BlockQ7_K& y) { return encode_q7_K(in, y); }
+
+template <typename Block, typename Carrier>
+bool carry_iquant_row(const Block* x, Carrier* y, int64_t n, const char* type) {
   PAGODA_CHECK(n % kQK_K == 0, "{} rows hold whole super-blocks of {} values, got {}", type, kQK_K, n);
   DecodedIquantBlock decoded;
   for (int64_t b = 0; b < n / kQK_K; ++b) {
     decode_iquant_block(x[b], decoded);
-    if (!encode_q6_K(decoded, y[b])) return false;
+    if (!encode(decoded, y[b])) return false;
   }
   return true;
 }
@@ -59,6 +70,9 @@ bool carry_row_as_q6_K(const BlockIQ3_XXS* x, BlockQ6_K* y, int64_t n) { return 
 bool carry_row_as_q6_K(const BlockIQ3_S* x, BlockQ6_K* y, int64_t n) { return carry_iquant_row(x, y, n, "IQ3_S"); }
 bool carry_row_as_q6_K(const BlockIQ1_S* x, BlockQ6_K* y, int64_t n) { return carry_iquant_row(x, y, n, "IQ1_S"); }
 bool carry_row_as_q6_K(const BlockIQ1_M* x, BlockQ6_K* y, int64_t n) { return carry_iquant_row(x, y, n, "IQ1_M"); }
+bool carry_row_as_q7_K(const BlockIQ2_XXS* x, BlockQ7_K* y, int64_t n) { return carry_iquant_row(x, y, n, "IQ2_XXS"); }
+bool carry_row_as_q7_K(const BlockIQ2_XS* x, BlockQ7_K* y, int64_t n) { return carry_iquant_row(x, y, n, "IQ2_XS"); }
+bool carry_row_as_q7_K(const BlockIQ2_S* x, BlockQ7_K* y, int64_t n) { return carry_iquant_row(x, y, n, "IQ2_S"); }
 
 bool carry_row_as_q2_K(const BlockTQ1_0* x, BlockQ2_K* y, int64_t n) {
   PAGODA_CHECK(n % kQK_K == 0, "TQ1_0 rows hold whole super-blocks of {} values, got {}", kQK_K, n);

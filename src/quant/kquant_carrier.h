@@ -4,13 +4,15 @@
 // Q2_K's d * scale * q - dmin * min with scale = min = 1, dmin = d, q = t. IQ3_XXS, IQ3_S, IQ1_S and IQ1_M ride in
 // Q6_K: their decoded integers (quant/block_iquants.h: (d / 2^shift) * scale * q, |q| and scale <= 31) are Q6_K's
 // d * scale * (q6 - 32) with Q6_K's d = d / 2^shift, which must be exact in fp16 (it is for any |d| >= 2^-11; a
-// smaller one whose low bits would be lost is declined). Must not touch the kernels.
+// smaller one whose low bits would be lost is declined). IQ2_XXS, IQ2_XS and IQ2_S, whose |q| reach 43, ride in
+// pagoda's Q7_K (quant/block_q7_k.h) the same way, q7 = q + 64 and d = d / 8. Must not touch the kernels.
 #pragma once
 
 #include <cstdint>
 
 #include "quant/block_iquants.h"
 #include "quant/block_kquants.h"
+#include "quant/block_q7_k.h"
 #include "quant/block_ternary.h"
 
 namespace pagoda::quant {
@@ -25,5 +27,9 @@ bool carry_row_as_q6_K(const BlockIQ3_XXS* x, BlockQ6_K* y, int64_t n);
 bool carry_row_as_q6_K(const BlockIQ3_S* x, BlockQ6_K* y, int64_t n);
 bool carry_row_as_q6_K(const BlockIQ1_S* x, BlockQ6_K* y, int64_t n);
 bool carry_row_as_q6_K(const BlockIQ1_M* x, BlockQ6_K* y, int64_t n);
+// The same into Q7_K.
+bool carry_row_as_q7_K(const BlockIQ2_XXS* x, BlockQ7_K* y, int64_t n);
+bool carry_row_as_q7_K(const BlockIQ2_XS* x, BlockQ7_K* y, int64_t n);
+bool carry_row_as_q7_K(const BlockIQ2_S* x, BlockQ7_K* y, int64_t n);
 
 }  // namespace pagoda::quant

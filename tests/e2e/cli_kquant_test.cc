@@ -4,7 +4,8 @@
 // those blocks dequantized exactly to f32: nothing is converted at load, and its perplexity and next-token
 // distributions match the f32 model's up to the q8_K rounding of the activations (`perplexity --kl-base`); the
 // fused forward ops give the unfused ones' logits bit for bit (q8_K activations quantized after the norm and per
-// slice of the FFN's hidden row); and every kernel level runs it.
+// slice of the FFN's hidden row); and every kernel level runs it. iq2_xxs, iq2_xs and iq2_s matrices, carried in
+// pagoda's q7_K (no conversion), match their dequantized model the same way.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -31,11 +32,16 @@ using ::testing::Not;
 
 const std::string kKquantStory = PAGODA_TEST_STORY;
 
-// Writes `base`'s tensors to kquant_path with every matrix as q4_K, q5_K, q6_K, q2_K, iq4_nl, iq4_xs, mxfp4, q3_K in
-// turn (random quants and scales, fp16 multipliers of +-2^-13, +-2^-10 for q2_K, q3_K and the IQ4 types,
-// MXFP4 scales 2^-8), and to f32_path
+const GgmlType kKquantTypes[] = {GgmlType::kQ4_K,   GgmlType::kQ5_K,   GgmlType::kQ6_K,  GgmlType::kQ2_K,
+                                  GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kQ3_K};
+const GgmlType kIq2Types[] = {GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S};
+
+// Writes `base`'s tensors to kquant_path with every matrix as `types` in turn (random quants and scales, fp16
+// multipliers of +-2^-13, +-2^-10 for q2_K, q3_K, the IQ4 and the IQ2 types, MXFP4 scales 2^-8), and to f32_path
 // with those matrices dequantized.
-void write_pair(const std::string& base, const std::string& kquant_path, const std::string& f32_path) {
+template <size_t kNumTypes>
+void write_pair(const std::string& base, const std::string& kquant_path, const std::string& f32_path,
+                const GgmlType (&types)[kNumTypes]) {
   auto file = format::GgufFile::open(base);
   ASSERT_TRUE(file.ok()) << file.error();
   format::GgufWriter kq, f32;
@@ -43,8 +49,6 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
     kq.set(key, value);
     f32.set(key, value);
   }
-  const GgmlType types[] = {GgmlType::kQ4_K,   GgmlType::kQ5_K,   GgmlType::kQ6_K,  GgmlType::kQ2_K,
-                            GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4, GgmlType::kQ3_K};
   std::mt19937 rng(5);
   std::deque<std::vector<uint8_t>> keep;  // its elements stay where they are as it grows
   size_t next = 0;
@@ -69,7 +73,8 @@ void write_pair(const std::string& base, const std::string& kquant_path, const s
       } else if (type == GgmlType::kQ2_K) {
         std::memcpy(&blocks[at + 80], &d_iq4, 2);
         std::memcpy(&blocks[at + 82], &d_iq4, 2);
-      } else if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS) {
+      } else if (type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS || type == GgmlType::kIQ2_XXS ||
+                 type == GgmlType::kIQ2_XS || type == GgmlType::kIQ2_S) {
         std::memcpy(&blocks[at], &d_iq4, 2);
       } else if (type == GgmlType::kMXFP4) {
         blocks[at] = 119;
@@ -99,7 +104,7 @@ class CliKquantTest : public ::testing::Test {
     const ProcessResult g =
         run_pagoda({"gen-model", "--shape", "tiny-256", "--type", "f32", "-o", dir_.path() + "/base.gguf"});
     ASSERT_EQ(g.exit_code, 0) << g.err;
-    write_pair(dir_.path() + "/base.gguf", kquant_, f32_);
+    write_pair(dir_.path() + "/base.gguf", kquant_, f32_, kKquantTypes);
   }
   TempDir dir_;
   const std::string kquant_ = dir_.path() + "/kquant.gguf", f32_ = dir_.path() + "/f32.gguf";
@@ -143,6 +148,25 @@ TEST_F(CliKquantTest, EveryLevelGenerates) {
     EXPECT_THAT(r.out, HasSubstr("Once upon a time")) << isa;
     EXPECT_GT(r.out.size(), std::string("Once upon a time").size()) << isa << ": some tokens were generated";
   }
+}
+
+TEST(CliIq2Test, RunsInQ7_KWithTheDequantizedModelsDistributions) {
+  TempDir dir;
+  const std::string base = dir.path() + "/base.gguf", iq2 = dir.path() + "/iq2.gguf", f32 = dir.path() + "/f32.gguf";
+  const ProcessResult g = run_pagoda({"gen-model", "--shape", "tiny-256", "--type", "f32", "-o", base});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  write_pair(base, iq2, f32, kIq2Types);
+  const ProcessResult r = run_pagoda(
+      {"perplexity", "-m", iq2, "-f", kKquantStory, "--ctx", "64", "--chunks", "6", "--kl-base", f32, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("converted at load")));
+  for (const char* carried : {"iq2_xxs as q7_K", "iq2_xs as q7_K", "iq2_s as q7_K"})
+    EXPECT_THAT(r.err, HasSubstr(carried));
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const double ppl = j["ppl"], base_ppl = j["kl"]["base_ppl"];
+  EXPECT_LT(std::abs(ppl / base_ppl - 1.0), 0.005) << r.out;
+  EXPECT_LT(double(j["kl"]["mean_kl"]), 0.001) << r.out;
+  EXPECT_GT(double(j["kl"]["top1_agreement"]), 0.9) << r.out;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The vpdpbusd K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q6_Kx8 against q8_K activations; IQ4_NLx8,
+// The vpdpbusd K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q7_Kx8 against q8_K activations; IQ4_NLx8,
 // IQ4_XSx8, MXFP4x8 against Q8_0 ones): kernels/kquant_x8_impl.h and codebook_x8_impl.h with
 // this compilation's vpdpbusd and token group (vnni_util.h: 4 tokens per pass with the VEX encoding's 16 registers,
 // 8 with the EVEX one's 32).

@@ -1,12 +1,13 @@
-// Scalar references for the K-quant matmuls (Q2_K ... Q6_K as a GGUF stores them, and their 8-row interleaved
-// copies, quant/block_kquant_x8.h) against q8_K activations (quant/block_q8_K.h), as ggml's vec_dot_q*_K_q8_K do:
+// Scalar references for the K-quant matmuls (Q2_K ... Q6_K as a GGUF stores them, pagoda's Q7_K carrier, and their
+// 8-row interleaved copies, quant/block_kquant_x8.h) against q8_K activations (quant/block_q8_K.h), as ggml's vec_dot_q*_K_q8_K do:
 // the weight's integer sub-block scales are applied in int32, one float step per super-block. Both layouts decode a
 // super-block to the same integers (quant::DecodedSuperBlock), so they give the same bits, and so does every SIMD
 // level (kernels/kquant_x8_impl.h): per row and super-block, in super-block order, with x the token's q8_K block
 // (d_x, q_x, bsums),
 //   Q4_K, Q5_K: isum = sum_j sc_j sum_32(q q_x), msum = sum_j m_j (bsums_2j + bsums_2j+1)          (j < 8)
 //   Q2_K:       isum = sum_k sc_k sum_16(q q_x), msum = sum_k m_k bsums_k                          (k < 16)
-//   Q6_K, Q3_K: isum = sum_k sc_k (sum_16(q q_x) - z bsums_k), msum = 0 (z = 32 for Q6_K, 4 for Q3_K)
+//   Q6_K, Q3_K, Q7_K: isum = sum_k sc_k (sum_16(q q_x) - z bsums_k), msum = 0 (z = 32 for Q6_K, 4 for Q3_K, 64
+//                     for Q7_K)
 // all exact in int32, then acc = fma(d * d_x, float(isum), acc) and, with mins, acc = fma(-(dmin * d_x),
 // float(msum), acc), every product rounded to f32 before it is used.
 #include <cmath>
@@ -60,8 +61,11 @@ float super_block(const DecodedSuperBlock& s, const BlockQ8_K& x, float acc) {
   constexpr bool kQ6 = kIs<Block, quant::BlockQ6_K, quant::BlockQ6_Kx8>;
   constexpr bool kQ3 = kIs<Block, quant::BlockQ3_K, quant::BlockQ3_Kx8>;
   constexpr bool kQ2 = kIs<Block, quant::BlockQ2_K, quant::BlockQ2_Kx8>;
+  constexpr bool kQ7 = kIs<Block, quant::BlockQ7_K, quant::BlockQ7_Kx8>;
   SuperBlockSums r;
-  if constexpr (kQ6)
+  if constexpr (kQ7)
+    r = sums_per_16(s, x, quant::kQ7Offset, false);
+  else if constexpr (kQ6)
     r = sums_per_16(s, x, 32, false);
   else if constexpr (kQ3)
     r = sums_per_16(s, x, 4, false);
@@ -70,7 +74,7 @@ float super_block(const DecodedSuperBlock& s, const BlockQ8_K& x, float acc) {
   else
     r = sums_with_mins(s, x);
   acc = std::fma(fp16_to_float(s.d) * x.d, float(r.isum), acc);
-  if constexpr (!kQ6 && !kQ3) acc = std::fma(-(fp16_to_float(s.dmin) * x.d), float(r.msum), acc);
+  if constexpr (!kQ6 && !kQ3 && !kQ7) acc = std::fma(-(fp16_to_float(s.dmin) * x.d), float(r.msum), acc);
   return acc;
 }
 
@@ -128,6 +132,8 @@ PAGODA_REF_KQUANT(q6_K, BlockQ6_K)
 PAGODA_REF_KQUANT(q4_Kx8, BlockQ4_Kx8)
 PAGODA_REF_KQUANT(q5_Kx8, BlockQ5_Kx8)
 PAGODA_REF_KQUANT(q6_Kx8, BlockQ6_Kx8)
+PAGODA_REF_KQUANT(q7_K, BlockQ7_K)
+PAGODA_REF_KQUANT(q7_Kx8, BlockQ7_Kx8)
 #undef PAGODA_REF_KQUANT
 
 }  // namespace pagoda::kernels::ref

@@ -93,6 +93,12 @@ void matmul_q5_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int
 void matmul_q6_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_q6_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
                         int64_t num_tokens, int64_t y_stride);
+void matmul_q7_K(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q7_K_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_q7_Kx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q7_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
 void matmul_iq4_nl(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_iq4_nl_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                         int64_t num_tokens, int64_t y_stride);

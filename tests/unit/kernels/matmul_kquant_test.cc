@@ -1,10 +1,11 @@
-// The K-quant matmuls (Q2_K ... Q6_K, plain and 8-row interleaved) against q8_K activations: the plain and the
-// interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
+// The K-quant matmuls (Q2_K ... Q6_K and pagoda's Q7_K, plain and 8-row interleaved) against q8_K activations: the
+// plain and the interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
 // tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the reference
 // is the product of ggml's dequantized weights with the q8_K activations up to f32 rounding.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -28,6 +29,7 @@ struct KquantType {
   int64_t d_offset, dmin_offset;  // of the fp16 d and dmin in a block (-1: none)
   void (*dequantize)(const void* blocks, float* y, int64_t n);
   void (*repack)(const void* src, void* dst, int64_t num_rows, int64_t num_super);
+  int64_t seven_bit_begin = 0, seven_bit_end = 0;  // a block's bytes that hold 7-bit quants (Q7_K's), masked
 };
 
 const KquantType kKquantTypes[] = {
@@ -66,6 +68,14 @@ const KquantType kKquantTypes[] = {
      [](const void* s, void* d, int64_t r, int64_t n) {
        quant::repack_q6_Kx8(static_cast<const quant::BlockQ6_K*>(s), static_cast<quant::BlockQ6_Kx8*>(d), r, n);
      }},
+    {"q7_K", DType::kQ7_K, DType::kQ7_Kx8, sizeof(quant::BlockQ7_K), 0, -1,
+     [](const void* b, float* y, int64_t n) {
+       quant::dequantize_row_q7_K(static_cast<const quant::BlockQ7_K*>(b), y, n);
+     },
+     [](const void* s, void* d, int64_t r, int64_t n) {
+       quant::repack_q7_Kx8(static_cast<const quant::BlockQ7_K*>(s), static_cast<quant::BlockQ7_Kx8*>(d), r, n);
+     },
+     offsetof(quant::BlockQ7_K, q), sizeof(quant::BlockQ7_K)},
 };
 
 struct KquantWeights {
@@ -87,6 +97,7 @@ KquantWeights make_kquant_weights(const KquantType& type, std::mt19937& rng, int
     const uint16_t dmin = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
     std::memcpy(block + type.d_offset, &d, 2);
     if (type.dmin_offset >= 0) std::memcpy(block + type.dmin_offset, &dmin, 2);
+    for (int64_t i = type.seven_bit_begin; i < type.seven_bit_end; ++i) block[i] &= 127;
   }
   w.packed.resize(size_t(num_out * dtype_row_bytes(type.packed, num_in)));
   type.repack(w.plain.data(), w.packed.data(), num_out, num_in / quant::kQK_K);
@@ -174,8 +185,9 @@ TEST_P(KquantSimdTest, MatchesScalarBitForBit) {
 }
 
 TEST_P(KquantSimdTest, ExtremeIntegersStayExact) {
-  // Every byte 0xff (quants at their maximum, Q6_K scales -1, Q4_K/Q5_K scales 63, Q3_K scales 31, Q2_K scales and
-  // mins 15) or 0x80 (Q6_K scales -128) against activations of +-127: the largest partial sums the kernels form.
+  // Every byte 0xff (quants at their maximum, Q6_K and Q7_K scales -1, Q4_K/Q5_K scales 63, Q3_K scales 31, Q2_K
+  // scales and mins 15) or 0x80 (Q6_K and Q7_K scales -128) against activations of +-127: the largest partial sums the
+  // kernels form.
   const int64_t num_in = 512, num_out = 16, num_tokens = 3;
   std::vector<float> x(size_t(num_tokens * num_in));
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 3 ? 127.0f : -127.0f;

@@ -1,9 +1,11 @@
-// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q8_K, iq2_xxs, iq2_xs, iq2_s):
+// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q8_K):
 // a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
 // (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. The carried types
 // (tq1_0, tq2_0; iq3_xxs, iq3_s, iq1_s) load re-encoded in q2_K or q6_K, computing what the file re-encoded by hand
-// computes. A type pagoda cannot run is refused with its name and the tensor's.
+// computes; iq2_xxs, iq2_xs and iq2_s in pagoda's in-memory q7_K, holding the file's values bit for bit and computing
+// the scalar level's logits, to f32 rounding, at every level. A type pagoda cannot run is refused with its name and
+// the tensor's.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
 #include "loader/loaded_model.h"
+#include "model/model_weights.h"
 #include "model/tensor_set.h"
 #include "model/workspace.h"
 #include "quant/block_q8_0.h"
@@ -36,6 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using format::GgmlType;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Where each converted type keeps its scales, so random quant bytes get finite, small ones: fp16 fields at these
 // byte offsets (q8_K's f32 d and mxfp4's exponent byte are set apart).
@@ -70,8 +75,10 @@ std::vector<uint8_t> random_blocks(GgmlType type, int64_t num_elements, std::mt1
   for (uint8_t& b : bytes) b = uint8_t(rng());
   for (size_t at = 0; at < bytes.size(); at += block_bytes) {
     for (size_t offset : fp16_scale_offsets(type)) {
-      // (iq1_s's d / 8 must stay a normal fp16 for its q6_K carrier.)
-      const float base = type == GgmlType::kIQ1_S ? 1.0e-3f : 1.0e-4f;
+      // (iq1_s's and iq2's d / 8 must stay exact in fp16 for their q6_K and q7_K carriers.)
+      const bool eighths = type == GgmlType::kIQ1_S || type == GgmlType::kIQ2_XXS || type == GgmlType::kIQ2_XS ||
+                           type == GgmlType::kIQ2_S;
+      const float base = eighths ? 1.0e-3f : 1.0e-4f;
       const uint16_t d = float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * base * float(1 + rng() % 8));
       std::memcpy(&bytes[at + offset], &d, 2);
     }
@@ -129,8 +136,7 @@ class ConvertedTypesTest : public ::testing::Test {
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   // (q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 run as stored: tests/e2e/cli_kquant_test.cc.)
-  const GgmlType types[] = {GgmlType::kQ4_1,    GgmlType::kQ5_0,   GgmlType::kQ5_1, GgmlType::kQ8_K,
-                            GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S};
+  const GgmlType types[] = {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_K};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
   for (const auto& [key, value] : base_->metadata()) {
@@ -289,7 +295,10 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
     const uint8_t* src = keep.back().data();  // the buffer stays put when keep grows; its element does not
     quantized.add_tensor(t.name, type, t.dims, src, keep.back().size());
     const size_t src_row_bytes = format::ggml_row_bytes(type, uint64_t(row_len));
-    const GgmlType carrier = *format::ggml_carrier_type(type);
+    // These carriers are GGUF types too, so the file re-encoded by hand can hold them.
+    const DType carrier_dtype = *format::ggml_carrier_type(type);
+    ASSERT_TRUE(carrier_dtype == DType::kQ2_K || carrier_dtype == DType::kQ6_K);
+    const GgmlType carrier = carrier_dtype == DType::kQ2_K ? GgmlType::kQ2_K : GgmlType::kQ6_K;
     const size_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
     keep.emplace_back(dst_row_bytes * size_t(num_rows));
     for (int64_t r = 0; r < num_rows; ++r)
@@ -328,6 +337,77 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
     for (float v : logits) max_abs = std::max(max_abs, std::fabs(v));
     EXPECT_GT(max_abs, 0.0f);
     EXPECT_TRUE(std::isfinite(max_abs));
+  }
+}
+
+TEST_F(ConvertedTypesTest, Iq2TypesLoadInQ7_KWithTheFilesValues) {
+  // q7_K is no GGUF type, so there is no file re-encoded by hand: the loaded tensors hold the file's dequantized
+  // values bit for bit, and every kernel level computes the scalar level's logits from them (to f32 rounding).
+  const GgmlType types[] = {GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S};
+  std::mt19937 rng(47);
+  format::GgufWriter quantized;
+  for (const auto& [key, value] : base_->metadata()) quantized.set(key, value);
+  std::vector<std::vector<uint8_t>> keep;
+  std::map<std::string, GgmlType> type_of;
+  size_t next_type = 0;
+  for (const format::GgufTensorInfo& t : base_->tensors()) {
+    if (t.dims.size() != 2) {
+      quantized.add_tensor(t.name, t.type, t.dims, t.data, t.size_bytes);
+      continue;
+    }
+    const GgmlType type = types[next_type++ % std::size(types)];
+    keep.push_back(random_blocks(type, t.num_elements(), rng));
+    quantized.add_tensor(t.name, type, t.dims, keep.back().data(), keep.back().size());
+    type_of[t.name] = type;
+  }
+  ASSERT_GE(next_type, std::size(types));
+  const std::string path = (dir_ / "iq2.gguf").string();
+  ASSERT_TRUE(quantized.write(path).ok());
+  auto file = format::GgufFile::open(path);
+  ASSERT_TRUE(file.ok()) << file.error();
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("iq2_xxs as q7_K"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("iq2_s as q7_K"));
+  EXPECT_THAT(tensor_conversion_note(*file), Not(HasSubstr("converted at load")));
+  const TensorSet set = tensor_set_from_gguf(*file);
+  for (const auto& [name, type] : type_of) {
+    const TensorRef* r = set.find(name);
+    const format::GgufTensorInfo* info = file->find_tensor(name);
+    ASSERT_NE(r, nullptr);
+    ASSERT_NE(info, nullptr);
+    ASSERT_EQ(r->dtype, DType::kQ7_K) << name;
+    const int64_t row_len = r->dims[0], num_rows = info->num_elements() / row_len;
+    std::vector<float> want(static_cast<size_t>(row_len)), got(static_cast<size_t>(row_len));
+    for (int64_t row = 0; row < num_rows; ++row) {
+      format::dequantize_ggml_row(
+          type, static_cast<const uint8_t*>(info->data) + row * format::ggml_row_bytes(type, uint64_t(row_len)),
+          want.data(), row_len);
+      dequantize_row(DType::kQ7_K, static_cast<const uint8_t*>(r->data) + row * dtype_row_bytes(DType::kQ7_K, row_len),
+                     got.data(), row_len);
+      ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0) << name << " row " << row;
+    }
+  }
+  Result<LoadedModel> scalar = load_model(path, *kernels::kernels_for(kernels::Isa::kScalar));
+  ASSERT_TRUE(scalar.ok()) << scalar.error();
+  EXPECT_THAT(scalar->weights_note, HasSubstr("re-encoded losslessly"));
+  const std::vector<float> want = prompt_logits(*scalar->model);
+  float max_abs = 0.0f;
+  for (float v : want) max_abs = std::max(max_abs, std::fabs(v));
+  EXPECT_GT(max_abs, 0.0f);
+  EXPECT_TRUE(std::isfinite(max_abs));
+  for (kernels::Isa isa : kernels::kAllLevels) {
+    const kernels::KernelTable* table = kernels::kernels_for(isa);
+    if (table == nullptr) {
+      std::printf("[ NOTE     ] %s is not available on this CPU: not compared\n", kernels::isa_name(isa).data());
+      continue;
+    }
+    Result<LoadedModel> at_level = load_model(path, *table);
+    ASSERT_TRUE(at_level.ok()) << at_level.error();
+    // The q7_K matmuls give every level the scalar bits (tests/unit/kernels/matmul_kquant_test.cc); attention and
+    // the other ops may round differently per level, so the logits agree to f32 rounding, not bit for bit.
+    const std::vector<float> got = prompt_logits(*at_level->model);
+    ASSERT_EQ(got.size(), want.size()) << kernels::isa_name(isa);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-5f * max_abs) << kernels::isa_name(isa) << " logit " << i;
   }
 }
 

@@ -1,7 +1,8 @@
 // The lattice i-quants: hand-made blocks whose values follow from the layouts in block_iquants.h (grid point 0 of
-// each table, a sign bit, a sub-block scale, IQ1's delta and IQ1_M's scattered d), and IQ3/IQ1 random blocks whose
-// decoded integers, re-encoded in Q6_K (quant/kquant_carrier.h), give the dequantizer's values; a scale too small
-// for the carrier's fp16 is declined. (Bit-exactness against ggml itself: scripts/check/dequant_vs_ggml.sh.)
+// each table, a sign bit, a sub-block scale, IQ1's delta and IQ1_M's scattered d), and random blocks whose
+// decoded integers, re-encoded in Q6_K (IQ3/IQ1) or Q7_K (IQ2; quant/kquant_carrier.h), give the dequantizer's
+// values; a scale too small for the carrier's fp16 is declined. (Bit-exactness against ggml itself:
+// scripts/check/dequant_vs_ggml.sh.)
 #include "quant/block_iquants.h"
 
 #include <gtest/gtest.h>
@@ -121,7 +122,17 @@ TEST(BlockIquantsTest, Iq2XsAndIq2S) {
 }
 
 // Random blocks with a d of 2^-10 .. 4 of either sign: the carrier's values are the dequantizer's, bit for bit.
-template <typename Block, typename Dequantize>
+void dequantize_carrier(const BlockQ6_K* x, float* y, int64_t n) { dequantize_row_q6_K(x, y, n); }
+void dequantize_carrier(const BlockQ7_K* x, float* y, int64_t n) { dequantize_row_q7_K(x, y, n); }
+bool carry(const BlockIQ2_XXS* x, BlockQ7_K* y, int64_t n) { return carry_row_as_q7_K(x, y, n); }
+bool carry(const BlockIQ2_XS* x, BlockQ7_K* y, int64_t n) { return carry_row_as_q7_K(x, y, n); }
+bool carry(const BlockIQ2_S* x, BlockQ7_K* y, int64_t n) { return carry_row_as_q7_K(x, y, n); }
+template <typename Block>
+bool carry(const Block* x, BlockQ6_K* y, int64_t n) {
+  return carry_row_as_q6_K(x, y, n);
+}
+
+template <typename Block, typename Carrier = BlockQ6_K, typename Dequantize>
 void expect_carried_exactly(Dequantize dequantize, void (*set_d)(Block&, uint16_t), uint32_t seed) {
   std::mt19937 rng(seed);
   constexpr int kBlocks = 16;
@@ -132,11 +143,11 @@ void expect_carried_exactly(Dequantize dequantize, void (*set_d)(Block&, uint16_
     const float mantissa = 1.0f + float(rng() % 1024) / 1024.0f;
     set_d(b, float_to_fp16((rng() % 2 ? 1.0f : -1.0f) * mantissa * float(1 << (rng() % 12)) / 1024.0f));
   }
-  std::vector<BlockQ6_K> carried(kBlocks);
-  ASSERT_TRUE(carry_row_as_q6_K(x.data(), carried.data(), 256 * kBlocks));
+  std::vector<Carrier> carried(kBlocks);
+  ASSERT_TRUE(carry(x.data(), carried.data(), 256 * kBlocks));
   std::vector<float> want(256 * kBlocks), got(256 * kBlocks);
   dequantize(x.data(), want.data(), 256 * kBlocks);
-  dequantize_row_q6_K(carried.data(), got.data(), 256 * kBlocks);
+  dequantize_carrier(carried.data(), got.data(), 256 * kBlocks);
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(f32_bits(got[i]), f32_bits(want[i])) << "element " << i;
 }
 
@@ -158,6 +169,27 @@ TEST(BlockIquantsTest, CarriedInQ6_KExactly) {
   expect_carried_exactly<BlockIQ1_M>(dequantize_row_iq1_m, set_iq1_m_d, 4);
 }
 
+TEST(BlockIquantsTest, Iq2CarriedInQ7_KExactly) {
+  expect_carried_exactly<BlockIQ2_XXS, BlockQ7_K>(dequantize_row_iq2_xxs, set_plain_d<BlockIQ2_XXS>, 5);
+  expect_carried_exactly<BlockIQ2_XS, BlockQ7_K>(dequantize_row_iq2_xs, set_plain_d<BlockIQ2_XS>, 6);
+  expect_carried_exactly<BlockIQ2_S, BlockQ7_K>(dequantize_row_iq2_s, set_plain_d<BlockIQ2_S>, 7);
+}
+
+TEST(BlockIquantsTest, Iq2DecodesToItsCoordinatesAndScales) {
+  BlockIQ2_XXS b{};
+  b.d = kOne;
+  b.qs[2] = 1;       // the first group's sign field 1: values 0 and 7 negative
+  b.qs[3] = 0x5000;  // ls 5
+  DecodedIquantBlock out;
+  decode_iquant_block(b, out);
+  EXPECT_EQ(out.shift, 3);
+  EXPECT_EQ(out.scales[0], 11);
+  EXPECT_EQ(out.scales[1], 11);
+  EXPECT_EQ(out.q[0], -int8_t(grid_coordinate(kIq2XxsGrid[0], 0)));
+  EXPECT_EQ(out.q[1], grid_coordinate(kIq2XxsGrid[0], 1));
+  EXPECT_EQ(out.q[7], -int8_t(grid_coordinate(kIq2XxsGrid[0], 7)));
+}
+
 TEST(BlockIquantsTest, ScalesTheCarrierCannotHoldAreDeclined) {
   BlockIQ1_S b{};
   b.d = 0x0001;  // the smallest subnormal: d / 8 is not an fp16
@@ -168,6 +200,12 @@ TEST(BlockIquantsTest, ScalesTheCarrierCannotHoldAreDeclined) {
   EXPECT_FALSE(carry_row_as_q6_K(&s, &y, 256));
   s.d = 0x0001;  // shift 0: any finite d is carried as it is
   EXPECT_TRUE(carry_row_as_q6_K(&s, &y, 256));
+  BlockIQ2_XS x2{};
+  BlockQ7_K y7{};
+  x2.d = 0x0001;
+  EXPECT_FALSE(carry_row_as_q7_K(&x2, &y7, 256));
+  x2.d = 0x0400;  // 2^-14: d / 8 a subnormal fp16, exact
+  EXPECT_TRUE(carry_row_as_q7_K(&x2, &y7, 256));
 }
 
 }  // namespace

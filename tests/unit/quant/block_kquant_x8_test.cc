@@ -1,10 +1,11 @@
-// K-quant super-blocks (Q2_K ... Q6_K) decoded to integers and repacked 8 rows at a time (quant/block_kquant_x8.h): the
+// K-quant super-blocks (Q2_K ... Q6_K, and pagoda's Q7_K) decoded to integers and repacked 8 rows at a time (quant/block_kquant_x8.h): the
 // decoded integers give ggml's dequantized floats bit for bit (so they describe the blocks completely), and repacking
 // then decoding a row gives back exactly those integers.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "core/half.h"
@@ -23,18 +24,21 @@ std::vector<Block> random_blocks(std::mt19937& rng, int64_t n) {
   for (Block& b : blocks) {
     b.d = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
     if constexpr (requires { b.dmin; }) b.dmin = float_to_fp16(rng() % 2 ? scale(rng) : -scale(rng));
+    if constexpr (std::is_same_v<Block, BlockQ7_K>)
+      for (uint8_t& q : b.q) q &= 127;  // Q7_K's quants are 7 bits
   }
   return blocks;
 }
 
 // How a type's decoded integers make its values: with mins per `sub` values (Q4_K, Q5_K: 32; Q2_K: 16), or with
-// scales per 16 values and a fixed offset (Q6_K: 32; Q3_K: 4).
+// scales per 16 values and a fixed offset (Q6_K: 32; Q3_K: 4; Q7_K: 64).
 struct Formula {
   bool offset_form;
   int sub;     // values per scale (and min)
   int offset;  // offset_form only
 };
-constexpr Formula kWithMins32{false, 32, 0}, kWithMins16{false, 16, 0}, kOffset32{true, 16, 32}, kOffset4{true, 16, 4};
+constexpr Formula kWithMins32{false, 32, 0}, kWithMins16{false, 16, 0}, kOffset32{true, 16, 32}, kOffset4{true, 16, 4},
+                  kOffset64{true, 16, 64};
 
 // ggml's formulas over the decoded integers: d1 = d * scale, m1 = dmin * min, value = d1 * q - m1, or
 // d1 * (q - offset).
@@ -88,6 +92,9 @@ TEST(BlockKquantX8Test, Q2_KDecodesToGgmlsValuesAndRepacksLosslessly) {
 }
 TEST(BlockKquantX8Test, Q3_KDecodesToGgmlsValuesAndRepacksLosslessly) {
   check_type<BlockQ3_K, BlockQ3_Kx8>(dequantize_row_q3_K, repack_q3_Kx8, kOffset4);
+}
+TEST(BlockKquantX8Test, Q7_KDecodesToItsValuesAndRepacksLosslessly) {
+  check_type<BlockQ7_K, BlockQ7_Kx8>(dequantize_row_q7_K, repack_q7_Kx8, kOffset64);
 }
 
 TEST(BlockKquantX8Test, RepackingNeedsWholeGroupsOfEightRows) {
