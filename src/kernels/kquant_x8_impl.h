@@ -1,7 +1,8 @@
 // kquant_x8_impl: the K-quant matmuls (Q2_K ... Q6_K, and pagoda's Q7_K carrier) over the 8-row interleaved layouts
 // (quant/block_kquant_x8.h) against q8_K activations (quant/block_q8_K.h, packed by kernels/packed_activations.h),
-// the bodies of kernels/x8_matmul_driver.h's loop, written once over a small vector abstraction V and instantiated per instruction set: V::I and V::F are an int32 and an f32 vector of one lane
-// per row of V::kGroups row groups (a ymm: one group of 8 rows; a zmm: two groups side by side), V::dot the set's
+// the bodies of kernels/x8_matmul_driver.h's loop, written once over a small vector abstraction V and instantiated
+// per instruction set: V::I and V::F are an int32 and an f32 vector of one lane per row of V::kGroups row groups (a
+// ymm: one group of 8 rows; a zmm: two groups side by side), V::dot the set's
 // u8 x s8 dot product (acc + the four products of each 32-bit lane; vpdpbusd, or maddubs + madd on AVX2), V::load the
 // 32 bytes at p of each group (groups `stride` bytes apart), and the handful of element-wise ops below. One 32-byte
 // load holds four quants of each of a group's 8 rows, so each row's integer sum of a sub-block builds up in its own
