@@ -35,7 +35,7 @@ def run(cmd, cwd=ROOT):
         return ""
 
 
-def machine(pagoda_isa, membw):
+def machine(pagoda_isa, membw, with_peer=True):
     lscpu = run(["lscpu"])
     model = re.search(r"^Model name:\s*(.+)$", lscpu, re.M)
     text = f'lscpu "{model.group(1) if model else "unknown"}", {os.cpu_count()} cores'
@@ -47,7 +47,8 @@ def machine(pagoda_isa, membw):
     # the machine's other work then barely disturbs either side, and the page says so.
     try:
         if os.sched_getscheduler(0) in (os.SCHED_FIFO, os.SCHED_RR):
-            text += f", both sides at real-time priority (chrt -f {os.sched_getparam(0).sched_priority})"
+            who = "both sides" if with_peer else "run"
+            text += f", {who} at real-time priority (chrt -f {os.sched_getparam(0).sched_priority})"
     except (AttributeError, OSError):
         pass
     return text
@@ -87,7 +88,7 @@ def record(args):
         "command": args.command,
         "measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
         "pagoda": pagoda_commit(),
-        "machine": machine(args.pagoda_isa, args.membw),
+        "machine": machine(args.pagoda_isa, args.membw, bool(args.peer)),
         "peer": peer() if args.peer else None,
         "columns": columns,
         "rows": rows,
