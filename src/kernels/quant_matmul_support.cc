@@ -120,44 +120,44 @@ Int8Activations quantize_activations_int8(QuantizeRowInt8Fn quantize_row, const 
   return xq;
 }
 
-const uint8_t* pack_q8_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks, int64_t group,
-                                   int32_t start_scale) {
+namespace {
+
+// Both Q8_0 packings: each token's quants at its slot, then the slots' scales, then (kWithStart) each slot's start
+// value, start_scale times the block's quant sum.
+template <bool kWithStart>
+const uint8_t* pack_q8_blocks(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks, int64_t group,
+                              int64_t block_bytes, int32_t start_scale) {
   const int64_t num_groups = (num_tokens + group - 1) / group;
-  const int64_t block_bytes = packed_q8_block_bytes(group);
   auto* packed = static_cast<uint8_t*>(packed_activation_scratch(num_groups * num_blocks * block_bytes));
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int64_t g = t / group, slot = t % group;
     for (int64_t b = 0; b < num_blocks; ++b) {
       const quant::BlockQ8_0& x = xq[t * num_blocks + b];
       uint8_t* out = packed + (g * num_blocks + b) * block_bytes;
-      int32_t sum = 0;
-      for (int8_t q : x.qs) sum += q;
       const float d = fp16_to_float(x.d);
-      const int32_t start = start_scale * sum;
       std::memcpy(out + slot * 32, x.qs, 32);
       std::memcpy(out + group * 32 + slot * 4, &d, 4);
-      std::memcpy(out + group * 36 + slot * 4, &start, 4);
+      if constexpr (kWithStart) {
+        int32_t sum = 0;
+        for (int8_t q : x.qs) sum += q;
+        const int32_t start = start_scale * sum;
+        std::memcpy(out + group * 36 + slot * 4, &start, 4);
+      }
     }
   }
   return packed;
 }
 
+}  // namespace
+
+const uint8_t* pack_q8_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks, int64_t group,
+                                   int32_t start_scale) {
+  return pack_q8_blocks<true>(xq, num_tokens, num_blocks, group, packed_q8_block_bytes(group), start_scale);
+}
+
 const uint8_t* pack_q8_codebook_activations(const quant::BlockQ8_0* xq, int64_t num_tokens, int64_t num_blocks,
                                             int64_t group) {
-  const int64_t num_groups = (num_tokens + group - 1) / group;
-  const int64_t block_bytes = packed_q8_codebook_block_bytes(group);
-  auto* packed = static_cast<uint8_t*>(packed_activation_scratch(num_groups * num_blocks * block_bytes));
-  for (int64_t t = 0; t < num_tokens; ++t) {
-    const int64_t g = t / group, slot = t % group;
-    for (int64_t b = 0; b < num_blocks; ++b) {
-      const quant::BlockQ8_0& x = xq[t * num_blocks + b];
-      uint8_t* out = packed + (g * num_blocks + b) * block_bytes;
-      const float d = fp16_to_float(x.d);
-      std::memcpy(out + slot * 32, x.qs, 32);
-      std::memcpy(out + group * 32 + slot * 4, &d, 4);
-    }
-  }
-  return packed;
+  return pack_q8_blocks<false>(xq, num_tokens, num_blocks, group, packed_q8_codebook_block_bytes(group), 0);
 }
 
 const uint8_t* pack_q8_K_activations(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_super,
