@@ -14,20 +14,13 @@
 #include "model/bert_weights.h"
 #include "model/hf_gguf.h"
 #include "model/model_config.h"
+#include "synth/random_tensor_specs.h"
 
 namespace pagoda::synth {
 namespace {
 
 using format::GgmlType;
 using format::GgufValue;
-
-enum class BertValues : uint8_t { kMatrix, kTable, kNorm, kBias };
-
-struct BertSpec {
-  std::string name;
-  std::vector<int64_t> dims;  // GGUF order
-  BertValues values;
-};
 
 // llama.cpp's token types.
 constexpr int32_t kBertNormal = 1, kBertUnknown = 2, kBertControl = 3, kBertUnused = 5;
@@ -171,87 +164,65 @@ Status write_random_bert_model(const RandomModelOptions& o) {
   using format::gguf_tensor::block_tensor;
   namespace t = format::gguf_tensor;
   const int64_t dim = c.dim, hidden = c.hidden_dim;
-  std::vector<BertSpec> specs;
-  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, BertValues::kMatrix});
-  specs.push_back({t::kTokenTypes, {dim, c.num_token_types}, BertValues::kTable});
-  if (bert) specs.push_back({t::kPositionEmbedding, {dim, c.context_length}, BertValues::kTable});
-  specs.push_back({fmt::format("{}.weight", t::kTokenEmbeddingNormStem), {dim}, BertValues::kNorm});
-  specs.push_back({fmt::format("{}.bias", t::kTokenEmbeddingNormStem), {dim}, BertValues::kBias});
+  std::vector<RandomTensorSpec> specs;
+  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, RandomValues::kMatrix});
+  specs.push_back({t::kTokenTypes, {dim, c.num_token_types}, RandomValues::kSmall});
+  if (bert) specs.push_back({t::kPositionEmbedding, {dim, c.context_length}, RandomValues::kSmall});
+  specs.push_back({fmt::format("{}.weight", t::kTokenEmbeddingNormStem), {dim}, RandomValues::kNorm});
+  specs.push_back({fmt::format("{}.bias", t::kTokenEmbeddingNormStem), {dim}, RandomValues::kSmall});
   auto layer_norm = [&](int32_t l, const char* stem) {
-    specs.push_back({block_tensor(l, stem), {dim}, BertValues::kNorm});
-    specs.push_back({block_tensor(l, stem, "bias"), {dim}, BertValues::kBias});
+    specs.push_back({block_tensor(l, stem), {dim}, RandomValues::kNorm});
+    specs.push_back({block_tensor(l, stem, "bias"), {dim}, RandomValues::kSmall});
   };
   for (int32_t l = 0; l < c.num_layers; ++l) {
     if (nomic) {
-      specs.push_back({block_tensor(l, t::kAttnQkv), {dim, 3 * dim}, BertValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnQkv), {dim, 3 * dim}, RandomValues::kMatrix});
     } else {
       for (const char* proj : {t::kAttnQ, t::kAttnK, t::kAttnV}) {
-        specs.push_back({block_tensor(l, proj), {dim, dim}, BertValues::kMatrix});
-        specs.push_back({block_tensor(l, proj, "bias"), {dim}, BertValues::kBias});
+        specs.push_back({block_tensor(l, proj), {dim, dim}, RandomValues::kMatrix});
+        specs.push_back({block_tensor(l, proj, "bias"), {dim}, RandomValues::kSmall});
       }
     }
     if (jina && s.encoder_qk_norms) {
       layer_norm(l, t::kAttnQNorm);
       layer_norm(l, t::kAttnKNorm);
     }
-    specs.push_back({block_tensor(l, t::kAttnOutput), {dim, dim}, BertValues::kMatrix});
-    if (!nomic) specs.push_back({block_tensor(l, t::kAttnOutput, "bias"), {dim}, BertValues::kBias});
+    specs.push_back({block_tensor(l, t::kAttnOutput), {dim, dim}, RandomValues::kMatrix});
+    if (!nomic) specs.push_back({block_tensor(l, t::kAttnOutput, "bias"), {dim}, RandomValues::kSmall});
     layer_norm(l, t::kAttnOutputNorm);
     if (jina && s.encoder_qk_norms) layer_norm(l, kBertAttnNorm2Stem);
     if (nomic) {
-      specs.push_back({block_tensor(l, t::kFfnGate), {dim, hidden}, BertValues::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnUp), {dim, hidden}, BertValues::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, BertValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnGate), {dim, hidden}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUp), {dim, hidden}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, RandomValues::kMatrix});
     } else {
       // jina-bert-v2's ffn_up holds the gate's rows first, then the up rows (its converter's gated_layers).
       const int64_t up_rows = jina ? 2 * hidden : hidden;
-      specs.push_back({block_tensor(l, t::kFfnUp), {dim, up_rows}, BertValues::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnUp, "bias"), {up_rows}, BertValues::kBias});
-      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, BertValues::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnDown, "bias"), {dim}, BertValues::kBias});
+      specs.push_back({block_tensor(l, t::kFfnUp), {dim, up_rows}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUp, "bias"), {up_rows}, RandomValues::kSmall});
+      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDown, "bias"), {dim}, RandomValues::kSmall});
     }
     layer_norm(l, t::kLayerOutputNorm);
   }
   if (pooling == 4 && jina) {
     // jina-reranker-v1's head: one row, its output the score (llama.cpp: tanh of it).
-    specs.push_back({fmt::format("{}.weight", t::kClassifierStem), {dim, 1}, BertValues::kMatrix});
-    specs.push_back({fmt::format("{}.bias", t::kClassifierStem), {1}, BertValues::kBias});
+    specs.push_back({fmt::format("{}.weight", t::kClassifierStem), {dim, 1}, RandomValues::kMatrix});
+    specs.push_back({fmt::format("{}.bias", t::kClassifierStem), {1}, RandomValues::kSmall});
   } else if (pooling == 4) {
-    specs.push_back({fmt::format("{}.weight", t::kClassifierStem), {dim, dim}, BertValues::kMatrix});
-    specs.push_back({fmt::format("{}.bias", t::kClassifierStem), {dim}, BertValues::kBias});
-    specs.push_back({fmt::format("{}.weight", t::kClassifierOutputStem), {dim, 1}, BertValues::kMatrix});
-    specs.push_back({fmt::format("{}.bias", t::kClassifierOutputStem), {1}, BertValues::kBias});
+    specs.push_back({fmt::format("{}.weight", t::kClassifierStem), {dim, dim}, RandomValues::kMatrix});
+    specs.push_back({fmt::format("{}.bias", t::kClassifierStem), {dim}, RandomValues::kSmall});
+    specs.push_back({fmt::format("{}.weight", t::kClassifierOutputStem), {dim, 1}, RandomValues::kMatrix});
+    specs.push_back({fmt::format("{}.bias", t::kClassifierOutputStem), {1}, RandomValues::kSmall});
   }
 
-  const int32_t num_tensors = int32_t(specs.size());
-  const bool block_type = o.weight_type == GgmlType::kQ8_0 || o.weight_type == GgmlType::kQ4_0;
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    const BertSpec& spec = specs[size_t(i)];
-    if (spec.values == BertValues::kMatrix && block_type && spec.dims[0] % 32 != 0)
-      return make_error(fmt::format("{}: {} rows of {} values are not whole {} blocks", s.name, spec.name, spec.dims[0],
-                                    format::ggml_type_name(o.weight_type)));
-    const GgmlType type = spec.values == BertValues::kMatrix ? o.weight_type : GgmlType::kF32;
-    uint64_t rows = 1;
-    for (size_t d = 1; d < spec.dims.size(); ++d) rows *= uint64_t(spec.dims[d]);
-    const uint64_t bytes = format::ggml_row_bytes(type, uint64_t(spec.dims[0])) * rows;
-    const uint64_t seed = o.seed * 0x100000001B3ull + uint64_t(i);
-    w.add_tensor_generated(spec.name, type, spec.dims, bytes, [&o, &s, &token_types, spec, type, seed, i, num_tensors](std::span<uint8_t> dst) {
-      if (s.word_overlap_head) {
-        const bool known =
-            fill_overlap_reranker(spec.name, spec.dims, s.dim, token_types, reinterpret_cast<float*>(dst.data()));
-        PAGODA_CHECK(known, "the word-overlap reranker has no values for {}", spec.name);
-        if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
-        return;
-      }
-      fill_random_weights(dst, type, seed);
-      if (spec.values == BertValues::kNorm) {
-        float* v = reinterpret_cast<float*>(dst.data());
-        for (size_t k = 0; k < dst.size() / 4; ++k) v[k] = 1.0f + 0.5f * (v[k] / 0.034641016f);  // [0.5, 1.5)
-      }
-      if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
-    });
-  }
-  return w.write(o.output_path);
+  if (!s.word_overlap_head) return write_random_tensors(w, specs, o);
+  return write_random_tensors(w, specs, o, [&s, &token_types](const RandomTensorSpec& spec, std::span<uint8_t> dst) {
+    const bool known =
+        fill_overlap_reranker(spec.name, spec.dims, s.dim, token_types, reinterpret_cast<float*>(dst.data()));
+    PAGODA_CHECK(known, "the word-overlap reranker has no values for {}", spec.name);
+    return true;
+  });
 }
 
 }  // namespace pagoda::synth

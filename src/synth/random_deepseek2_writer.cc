@@ -11,20 +11,10 @@
 #include "format/placeholder_vocabulary.h"
 #include "model/hf_gguf.h"
 #include "model/model_config.h"
+#include "synth/random_tensor_specs.h"
 
 namespace pagoda::synth {
 namespace {
-
-using format::GgmlType;
-
-// What a tensor's values are: a weight matrix (the options' type), or f32 norm scales or selection biases.
-enum class Deepseek2Values : uint8_t { kMatrix, kNorm, kBias };
-
-struct Deepseek2Spec {
-  std::string name;
-  std::vector<int64_t> dims;  // GGUF order
-  Deepseek2Values values;
-};
 
 ModelConfig deepseek2_config_of(const ModelShape& s) {
   ModelConfig c;
@@ -86,71 +76,46 @@ Status write_random_deepseek2_model(const RandomModelOptions& o) {
   namespace t = format::gguf_tensor;
   const int64_t dim = c.dim, heads = c.num_heads, latent = c.mla_kv_lora_rank, key = c.mla_key_dim;
   const int64_t value = c.mla_value_dim, experts = c.num_experts, hidden = c.expert_hidden_dim;
-  std::vector<Deepseek2Spec> specs;
-  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, Deepseek2Values::kMatrix});
-  specs.push_back({t::kOutputNorm, {dim}, Deepseek2Values::kNorm});
-  specs.push_back({t::kOutput, {dim, c.vocab_size}, Deepseek2Values::kMatrix});
+  std::vector<RandomTensorSpec> specs;
+  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, RandomValues::kMatrix});
+  specs.push_back({t::kOutputNorm, {dim}, RandomValues::kNorm});
+  specs.push_back({t::kOutput, {dim, c.vocab_size}, RandomValues::kMatrix});
   for (int32_t l = 0; l < c.num_layers; ++l) {
-    specs.push_back({block_tensor(l, t::kAttnNorm), {dim}, Deepseek2Values::kNorm});
+    specs.push_back({block_tensor(l, t::kAttnNorm), {dim}, RandomValues::kNorm});
     if (c.mla_q_lora_rank > 0) {
       const int64_t rank = c.mla_q_lora_rank;
-      specs.push_back({block_tensor(l, t::kAttnQA), {dim, rank}, Deepseek2Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kAttnQANorm), {rank}, Deepseek2Values::kNorm});
-      specs.push_back({block_tensor(l, t::kAttnQB), {rank, heads * key}, Deepseek2Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnQA), {dim, rank}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnQANorm), {rank}, RandomValues::kNorm});
+      specs.push_back({block_tensor(l, t::kAttnQB), {rank, heads * key}, RandomValues::kMatrix});
     } else {
-      specs.push_back({block_tensor(l, t::kAttnQ), {dim, heads * key}, Deepseek2Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnQ), {dim, heads * key}, RandomValues::kMatrix});
     }
-    specs.push_back({block_tensor(l, t::kAttnKvAMqa), {dim, latent + c.rope_dim}, Deepseek2Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnKvANorm), {latent}, Deepseek2Values::kNorm});
-    specs.push_back({block_tensor(l, t::kAttnKB), {c.mla_nope_dim(), latent, heads}, Deepseek2Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnVB), {latent, value, heads}, Deepseek2Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnOutput), {heads * value, dim}, Deepseek2Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnNorm), {dim}, Deepseek2Values::kNorm});
+    specs.push_back({block_tensor(l, t::kAttnKvAMqa), {dim, latent + c.rope_dim}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnKvANorm), {latent}, RandomValues::kNorm});
+    specs.push_back({block_tensor(l, t::kAttnKB), {c.mla_nope_dim(), latent, heads}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnVB), {latent, value, heads}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnOutput), {heads * value, dim}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnNorm), {dim}, RandomValues::kNorm});
     if (!c.is_moe_layer(l)) {
-      specs.push_back({block_tensor(l, t::kFfnGate), {dim, c.hidden_dim}, Deepseek2Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnDown), {c.hidden_dim, dim}, Deepseek2Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnUp), {dim, c.hidden_dim}, Deepseek2Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnGate), {dim, c.hidden_dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDown), {c.hidden_dim, dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUp), {dim, c.hidden_dim}, RandomValues::kMatrix});
       continue;
     }
-    specs.push_back({block_tensor(l, t::kFfnGateInp), {dim, experts}, Deepseek2Values::kMatrix});
-    if (c.expert_gating_sigmoid) specs.push_back({block_tensor(l, t::kFfnExpProbsB, "bias"), {experts}, Deepseek2Values::kBias});
-    specs.push_back({block_tensor(l, t::kFfnDownExps), {hidden, dim, experts}, Deepseek2Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnGateExps), {dim, hidden, experts}, Deepseek2Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnUpExps), {dim, hidden, experts}, Deepseek2Values::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnGateInp), {dim, experts}, RandomValues::kMatrix});
+    if (c.expert_gating_sigmoid) specs.push_back({block_tensor(l, t::kFfnExpProbsB, "bias"), {experts}, RandomValues::kSelectionBias});
+    specs.push_back({block_tensor(l, t::kFfnDownExps), {hidden, dim, experts}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnGateExps), {dim, hidden, experts}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnUpExps), {dim, hidden, experts}, RandomValues::kMatrix});
     if (c.shared_expert_hidden_dim > 0) {
       const int64_t shared = c.shared_expert_hidden_dim;
-      specs.push_back({block_tensor(l, t::kFfnGateShexp), {dim, shared}, Deepseek2Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnDownShexp), {shared, dim}, Deepseek2Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnUpShexp), {dim, shared}, Deepseek2Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnGateShexp), {dim, shared}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDownShexp), {shared, dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUpShexp), {dim, shared}, RandomValues::kMatrix});
     }
   }
 
-  const int32_t num_tensors = int32_t(specs.size());
-  const bool block_type = o.weight_type == GgmlType::kQ8_0 || o.weight_type == GgmlType::kQ4_0;
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    const Deepseek2Spec& spec = specs[size_t(i)];
-    if (spec.values == Deepseek2Values::kMatrix && block_type && spec.dims[0] % 32 != 0)
-      return make_error(fmt::format("{}: {} rows of {} values are not whole {} blocks", s.name, spec.name, spec.dims[0],
-                                    format::ggml_type_name(o.weight_type)));
-    const GgmlType type = spec.values == Deepseek2Values::kMatrix ? o.weight_type : GgmlType::kF32;
-    uint64_t rows = 1;
-    for (size_t d = 1; d < spec.dims.size(); ++d) rows *= uint64_t(spec.dims[d]);
-    const uint64_t bytes = format::ggml_row_bytes(type, uint64_t(spec.dims[0])) * rows;
-    const uint64_t seed = o.seed * 0x100000001B3ull + uint64_t(i);
-    w.add_tensor_generated(spec.name, type, spec.dims, bytes,
-                           [&o, spec, type, seed, i, num_tensors](std::span<uint8_t> dst) {
-                             fill_random_weights(dst, type, seed);
-                             if (spec.values != Deepseek2Values::kMatrix) {
-                               float* v = reinterpret_cast<float*>(dst.data());
-                               for (size_t k = 0; k < dst.size() / 4; ++k) {
-                                 const float unit = v[k] / 0.034641016f;  // uniform in [-1, 1)
-                                 v[k] = spec.values == Deepseek2Values::kNorm ? 1.0f + 0.5f * unit : 0.1f * unit;
-                               }
-                             }
-                             if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
-                           });
-  }
-  return w.write(o.output_path);
+  return write_random_tensors(w, specs, o);
 }
 
 }  // namespace pagoda::synth

@@ -11,20 +11,10 @@
 #include "format/placeholder_vocabulary.h"
 #include "model/hf_gguf.h"
 #include "model/model_config.h"
+#include "synth/random_tensor_specs.h"
 
 namespace pagoda::synth {
 namespace {
-
-using format::GgmlType;
-
-// What a tensor's values are: a weight matrix (the options' type), or f32 norm scales, biases or sink logits.
-enum class Values : uint8_t { kMatrix, kNorm, kBias, kSinks };
-
-struct Spec {
-  std::string name;
-  std::vector<int64_t> dims;  // GGUF order
-  Values values;
-};
 
 ModelConfig config_of(const ModelShape& s) {
   ModelConfig c;
@@ -72,58 +62,33 @@ Status write_random_gpt_oss_model(const RandomModelOptions& o) {
   namespace t = format::gguf_tensor;
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), experts = c.num_experts;
   const int64_t hidden = c.expert_hidden_dim;
-  std::vector<Spec> specs;
-  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, Values::kMatrix});
-  specs.push_back({t::kOutputNorm, {dim}, Values::kNorm});
-  specs.push_back({t::kOutput, {dim, c.vocab_size}, Values::kMatrix});
+  std::vector<RandomTensorSpec> specs;
+  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, RandomValues::kMatrix});
+  specs.push_back({t::kOutputNorm, {dim}, RandomValues::kNorm});
+  specs.push_back({t::kOutput, {dim, c.vocab_size}, RandomValues::kMatrix});
   for (int32_t l = 0; l < c.num_layers; ++l) {
-    specs.push_back({block_tensor(l, t::kAttnNorm), {dim}, Values::kNorm});
-    specs.push_back({block_tensor(l, t::kAttnQ), {dim, q_dim}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnQ, "bias"), {q_dim}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kAttnK), {dim, kv_dim}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnK, "bias"), {kv_dim}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kAttnV), {dim, kv_dim}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnV, "bias"), {kv_dim}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kAttnOutput), {q_dim, dim}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kAttnOutput, "bias"), {dim}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kAttnSinks), {c.num_heads}, Values::kSinks});
-    specs.push_back({block_tensor(l, t::kPostAttentionNorm), {dim}, Values::kNorm});
-    specs.push_back({block_tensor(l, t::kFfnGateInp), {dim, experts}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnGateInp, "bias"), {experts}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kFfnGateExps), {dim, hidden, experts}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnGateExps, "bias"), {hidden, experts}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kFfnUpExps), {dim, hidden, experts}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnUpExps, "bias"), {hidden, experts}, Values::kBias});
-    specs.push_back({block_tensor(l, t::kFfnDownExps), {hidden, dim, experts}, Values::kMatrix});
-    specs.push_back({block_tensor(l, t::kFfnDownExps, "bias"), {dim, experts}, Values::kBias});
+    specs.push_back({block_tensor(l, t::kAttnNorm), {dim}, RandomValues::kNorm});
+    specs.push_back({block_tensor(l, t::kAttnQ), {dim, q_dim}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnQ, "bias"), {q_dim}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kAttnK), {dim, kv_dim}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnK, "bias"), {kv_dim}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kAttnV), {dim, kv_dim}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnV, "bias"), {kv_dim}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kAttnOutput), {q_dim, dim}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kAttnOutput, "bias"), {dim}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kAttnSinks), {c.num_heads}, RandomValues::kSinks});
+    specs.push_back({block_tensor(l, t::kPostAttentionNorm), {dim}, RandomValues::kNorm});
+    specs.push_back({block_tensor(l, t::kFfnGateInp), {dim, experts}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnGateInp, "bias"), {experts}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kFfnGateExps), {dim, hidden, experts}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnGateExps, "bias"), {hidden, experts}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kFfnUpExps), {dim, hidden, experts}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnUpExps, "bias"), {hidden, experts}, RandomValues::kSmall});
+    specs.push_back({block_tensor(l, t::kFfnDownExps), {hidden, dim, experts}, RandomValues::kMatrix});
+    specs.push_back({block_tensor(l, t::kFfnDownExps, "bias"), {dim, experts}, RandomValues::kSmall});
   }
 
-  const int32_t num_tensors = int32_t(specs.size());
-  const bool block_type = o.weight_type == GgmlType::kQ8_0 || o.weight_type == GgmlType::kQ4_0;
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    const Spec& spec = specs[size_t(i)];
-    if (spec.values == Values::kMatrix && block_type && spec.dims[0] % 32 != 0)
-      return make_error(fmt::format("{}: {} rows of {} values are not whole {} blocks", s.name, spec.name, spec.dims[0],
-                                    format::ggml_type_name(o.weight_type)));
-    const GgmlType type = spec.values == Values::kMatrix ? o.weight_type : GgmlType::kF32;
-    uint64_t rows = 1;
-    for (size_t d = 1; d < spec.dims.size(); ++d) rows *= uint64_t(spec.dims[d]);
-    const uint64_t bytes = format::ggml_row_bytes(type, uint64_t(spec.dims[0])) * rows;
-    const uint64_t seed = o.seed * 0x100000001B3ull + uint64_t(i);
-    w.add_tensor_generated(spec.name, type, spec.dims, bytes,
-                           [&o, spec, type, seed, i, num_tensors](std::span<uint8_t> dst) {
-                             fill_random_weights(dst, type, seed);
-                             if (spec.values == Values::kNorm || spec.values == Values::kSinks) {
-                               float* v = reinterpret_cast<float*>(dst.data());
-                               for (size_t k = 0; k < dst.size() / 4; ++k) {
-                                 const float unit = v[k] / 0.034641016f;  // uniform in [-1, 1)
-                                 v[k] = spec.values == Values::kNorm ? 1.0f + 0.5f * unit : 1.7f * unit;
-                               }
-                             }
-                             if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
-                           });
-  }
-  return w.write(o.output_path);
+  return write_random_tensors(w, specs, o);
 }
 
 }  // namespace pagoda::synth

@@ -11,21 +11,10 @@
 #include "format/placeholder_vocabulary.h"
 #include "model/hf_gguf.h"
 #include "model/model_config.h"
+#include "synth/random_tensor_specs.h"
 
 namespace pagoda::synth {
 namespace {
-
-using format::GgmlType;
-
-// What a tensor's values are: a weight matrix (the options' type), or f32 norm scales, small f32 values (ssm_dt's
-// bias), convolution taps, or ssm_a's negative decay rates.
-enum class Qwen35Values : uint8_t { kMatrix, kNorm, kSmall, kTaps, kDecay };
-
-struct Qwen35Spec {
-  std::string name;
-  std::vector<int64_t> dims;  // GGUF order
-  Qwen35Values values;
-};
 
 ModelConfig qwen35_config_of(const ModelShape& s) {
   ModelConfig c;
@@ -87,82 +76,55 @@ Status write_random_qwen35_model(const RandomModelOptions& o) {
   namespace t = format::gguf_tensor;
   const int64_t dim = c.dim, q_dim = c.q_dim(), kv_dim = c.kv_dim(), hidden = c.hidden_dim;
   const int64_t conv_dim = c.delta_net_conv_dim(), value_dim = c.delta_net_value_dim(), v_heads = c.delta_net_v_heads;
-  std::vector<Qwen35Spec> specs;
-  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, Qwen35Values::kMatrix});
-  specs.push_back({t::kOutputNorm, {dim}, Qwen35Values::kNorm});
-  if (!s.tied_embeddings) specs.push_back({t::kOutput, {dim, c.vocab_size}, Qwen35Values::kMatrix});
+  std::vector<RandomTensorSpec> specs;
+  specs.push_back({t::kTokenEmbedding, {dim, c.vocab_size}, RandomValues::kMatrix});
+  specs.push_back({t::kOutputNorm, {dim}, RandomValues::kNorm});
+  if (!s.tied_embeddings) specs.push_back({t::kOutput, {dim, c.vocab_size}, RandomValues::kMatrix});
   for (int32_t l = 0; l < c.num_layers; ++l) {
-    specs.push_back({block_tensor(l, t::kAttnNorm), {dim}, Qwen35Values::kNorm});
-    specs.push_back({block_tensor(l, t::kPostAttentionNorm), {dim}, Qwen35Values::kNorm});
+    specs.push_back({block_tensor(l, t::kAttnNorm), {dim}, RandomValues::kNorm});
+    specs.push_back({block_tensor(l, t::kPostAttentionNorm), {dim}, RandomValues::kNorm});
     if (c.is_conv_layer(l)) {
-      specs.push_back({block_tensor(l, t::kAttnQkv), {dim, conv_dim}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kAttnGate), {dim, value_dim}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kSsmConv1d), {c.delta_net_conv_kernel, conv_dim}, Qwen35Values::kTaps});
-      specs.push_back({block_tensor(l, t::kSsmDt, "bias"), {v_heads}, Qwen35Values::kSmall});
-      specs.push_back({block_tensor(l, t::kSsmA, ""), {v_heads}, Qwen35Values::kDecay});
+      specs.push_back({block_tensor(l, t::kAttnQkv), {dim, conv_dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnGate), {dim, value_dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kSsmConv1d), {c.delta_net_conv_kernel, conv_dim}, RandomValues::kTaps});
+      specs.push_back({block_tensor(l, t::kSsmDt, "bias"), {v_heads}, RandomValues::kSmall});
+      specs.push_back({block_tensor(l, t::kSsmA, ""), {v_heads}, RandomValues::kDecay});
       if (c.delta_net_grouped_v_heads) {
-        specs.push_back({block_tensor(l, t::kSsmBetaAlpha), {dim, 2 * v_heads}, Qwen35Values::kMatrix});
+        specs.push_back({block_tensor(l, t::kSsmBetaAlpha), {dim, 2 * v_heads}, RandomValues::kMatrix});
       } else {
-        specs.push_back({block_tensor(l, t::kSsmBeta), {dim, v_heads}, Qwen35Values::kMatrix});
-        specs.push_back({block_tensor(l, t::kSsmAlpha), {dim, v_heads}, Qwen35Values::kMatrix});
+        specs.push_back({block_tensor(l, t::kSsmBeta), {dim, v_heads}, RandomValues::kMatrix});
+        specs.push_back({block_tensor(l, t::kSsmAlpha), {dim, v_heads}, RandomValues::kMatrix});
       }
-      specs.push_back({block_tensor(l, t::kSsmNorm), {c.delta_net_head_dim}, Qwen35Values::kNorm});
-      specs.push_back({block_tensor(l, t::kSsmOut), {value_dim, dim}, Qwen35Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kSsmNorm), {c.delta_net_head_dim}, RandomValues::kNorm});
+      specs.push_back({block_tensor(l, t::kSsmOut), {value_dim, dim}, RandomValues::kMatrix});
     } else {
-      specs.push_back({block_tensor(l, t::kAttnQ), {dim, 2 * q_dim}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kAttnK), {dim, kv_dim}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kAttnV), {dim, kv_dim}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kAttnOutput), {q_dim, dim}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kAttnQNorm), {c.head_dim}, Qwen35Values::kNorm});
-      specs.push_back({block_tensor(l, t::kAttnKNorm), {c.head_dim}, Qwen35Values::kNorm});
+      specs.push_back({block_tensor(l, t::kAttnQ), {dim, 2 * q_dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnK), {dim, kv_dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnV), {dim, kv_dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnOutput), {q_dim, dim}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kAttnQNorm), {c.head_dim}, RandomValues::kNorm});
+      specs.push_back({block_tensor(l, t::kAttnKNorm), {c.head_dim}, RandomValues::kNorm});
     }
     if (c.num_experts > 0) {
       const int64_t experts = c.num_experts, expert_hidden = c.expert_hidden_dim, shared = c.shared_expert_hidden_dim;
-      specs.push_back({block_tensor(l, t::kFfnGateInp), {dim, experts}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnGateExps), {dim, expert_hidden, experts}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnUpExps), {dim, expert_hidden, experts}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnDownExps), {expert_hidden, dim, experts}, Qwen35Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnGateInp), {dim, experts}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnGateExps), {dim, expert_hidden, experts}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUpExps), {dim, expert_hidden, experts}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDownExps), {expert_hidden, dim, experts}, RandomValues::kMatrix});
       if (shared > 0) {
-        specs.push_back({block_tensor(l, t::kFfnGateInpShexp), {dim}, Qwen35Values::kSmall});
-        specs.push_back({block_tensor(l, t::kFfnGateShexp), {dim, shared}, Qwen35Values::kMatrix});
-        specs.push_back({block_tensor(l, t::kFfnUpShexp), {dim, shared}, Qwen35Values::kMatrix});
-        specs.push_back({block_tensor(l, t::kFfnDownShexp), {shared, dim}, Qwen35Values::kMatrix});
+        specs.push_back({block_tensor(l, t::kFfnGateInpShexp), {dim}, RandomValues::kSmall});
+        specs.push_back({block_tensor(l, t::kFfnGateShexp), {dim, shared}, RandomValues::kMatrix});
+        specs.push_back({block_tensor(l, t::kFfnUpShexp), {dim, shared}, RandomValues::kMatrix});
+        specs.push_back({block_tensor(l, t::kFfnDownShexp), {shared, dim}, RandomValues::kMatrix});
       }
     } else {
-      specs.push_back({block_tensor(l, t::kFfnGate), {dim, hidden}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnUp), {dim, hidden}, Qwen35Values::kMatrix});
-      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, Qwen35Values::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnGate), {dim, hidden}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnUp), {dim, hidden}, RandomValues::kMatrix});
+      specs.push_back({block_tensor(l, t::kFfnDown), {hidden, dim}, RandomValues::kMatrix});
     }
   }
 
-  const int32_t num_tensors = int32_t(specs.size());
-  const bool block_type = o.weight_type == GgmlType::kQ8_0 || o.weight_type == GgmlType::kQ4_0;
-  for (int32_t i = 0; i < num_tensors; ++i) {
-    const Qwen35Spec& spec = specs[size_t(i)];
-    if (spec.values == Qwen35Values::kMatrix && block_type && spec.dims[0] % 32 != 0)
-      return make_error(fmt::format("{}: {} rows of {} values are not whole {} blocks", s.name, spec.name, spec.dims[0],
-                                    format::ggml_type_name(o.weight_type)));
-    const GgmlType type = spec.values == Qwen35Values::kMatrix ? o.weight_type : GgmlType::kF32;
-    uint64_t rows = 1;
-    for (size_t d = 1; d < spec.dims.size(); ++d) rows *= uint64_t(spec.dims[d]);
-    const uint64_t bytes = format::ggml_row_bytes(type, uint64_t(spec.dims[0])) * rows;
-    const uint64_t seed = o.seed * 0x100000001B3ull + uint64_t(i);
-    w.add_tensor_generated(spec.name, type, spec.dims, bytes,
-                           [&o, spec, type, seed, i, num_tensors](std::span<uint8_t> dst) {
-                             fill_random_weights(dst, type, seed);
-                             if (spec.values != Qwen35Values::kMatrix && spec.values != Qwen35Values::kSmall) {
-                               float* v = reinterpret_cast<float*>(dst.data());
-                               for (size_t k = 0; k < dst.size() / 4; ++k) {
-                                 const float unit = v[k] / 0.034641016f;  // uniform in [-1, 1)
-                                 v[k] = spec.values == Qwen35Values::kNorm   ? 1.0f + 0.5f * unit
-                                        : spec.values == Qwen35Values::kTaps ? 0.5f * unit
-                                                                       : -1.0f + 0.5f * unit;
-                               }
-                             }
-                             if (o.on_tensor) o.on_tensor(i + 1, num_tensors, spec.name);
-                           });
-  }
-  return w.write(o.output_path);
+  return write_random_tensors(w, specs, o);
 }
 
 }  // namespace pagoda::synth
