@@ -88,6 +88,12 @@ std::string probe_grammar_json_line(std::string_view request_line) {
     if (!r["any_property_order"].is_boolean()) return fail("'any_property_order' must be a boolean");
     req.spec.json_options.any_property_order = r["any_property_order"].get<bool>();
   }
+  if (r.contains("dialect")) {
+    const std::optional<JsonSchemaDialect> d =
+        r["dialect"].is_string() ? parse_json_schema_dialect(r["dialect"].get<std::string>()) : std::nullopt;
+    if (!d) return fail("'dialect' must be one of draft4, draft6, draft7, draft2019-09, draft2020-12, unspecified");
+    req.spec.json_options.dialect = *d;
+  }
   if (r.contains("texts")) {
     if (!r["texts"].is_array()) return fail("'texts' must be an array");
     for (const json& t : r["texts"]) {

@@ -4,7 +4,8 @@
 //   request: {"kind": "json_schema"|"json_object"|"gbnf"|"regex"|"choice", "schema": {...} (json_schema) or
 //             "text": "..." (gbnf, regex; a schema as text also works) or "choices": [...], "samples": N,
 //             "seed": S, "max_bytes": B, "texts": ["...", ...], "any_property_order": false (json_schema: objects'
-//             properties in any order, JsonGrammarOptions::any_property_order)}
+//             properties in any order, JsonGrammarOptions::any_property_order), "dialect": "draft7" (json_schema:
+//             the draft of a schema without $schema, JsonGrammarOptions::dialect)}
 //   answer:  {"ok": true, "samples": [...], "accepted": [true, ...]} or {"ok": false, "error": "..."}
 // Not used when serving.
 #pragma once

@@ -22,8 +22,9 @@ std::string_view kind_name(GrammarSpec::Kind kind) {
 std::string GrammarSpec::cache_key() const {
   // Length-prefixed fields: no two specs share a key.
   std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}:", kind_name(kind), json_options.allow_whitespace, json_options.max_indent,
-                  json_options.closed_objects, json_options.any_property_order, text.size());
+      fmt::format("{}|{}|{}|{}|{}|{}|{}:", kind_name(kind), json_options.allow_whitespace, json_options.max_indent,
+                  json_options.closed_objects, json_options.any_property_order,
+                  json_schema_dialect_name(json_options.dialect), text.size());
   key += text;
   for (const std::string& c : choices) {
     key += fmt::format("|{}:", c.size());

@@ -96,32 +96,76 @@ const std::set<std::string, std::less<>> kGenericKeywords = {
     "type", "enum", "const",       "allOf",         "anyOf",          "oneOf",           "not", "if", "then",
     "else", "$ref", "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor"};
 
-// Anchored regexes for the supported formats (written for JSON string content; all ASCII, nothing to escape).
+// The grammars of the supported formats as regexes, each its RFC's ABNF (written for JSON string content; all
+// ASCII, nothing to escape). The pieces several formats share come first.
+namespace format_regex {
+// RFC 3339 full-date, days per month and leap years included.
+const std::string kDate =
+    "([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))"
+    "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)";
+// RFC 3339 full-time, "Z" in either case (its section 5.6 note). Narrower in two corners: up to 16 fraction digits
+// (as a free number's: a bound a model cannot loop past), and seconds stop at 59: a leap second is valid only at
+// 23:59:60 UTC, which ties the local time to its offset minute by minute (an automaton of thousands of states).
+const std::string kTime =
+    "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,16})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])";
+// RFC 3986's dec-octet, IPv4address, h16, ls32 and IPv6address (RFC 5321's address literals use the same).
+const std::string kDecOctet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+const std::string kIpv4 = "(" + kDecOctet + "\\.){3}" + kDecOctet;
+const std::string kH16 = "[0-9A-Fa-f]{1,4}";
+const std::string kLs32 = "(" + kH16 + ":" + kH16 + "|" + kIpv4 + ")";
+const std::string kIpv6 = "((" + kH16 + ":){6}" + kLs32 +                               //
+                          "|::(" + kH16 + ":){5}" + kLs32 +                              //
+                          "|(" + kH16 + ")?::(" + kH16 + ":){4}" + kLs32 +               //
+                          "|((" + kH16 + ":){0,1}" + kH16 + ")?::(" + kH16 + ":){3}" + kLs32 +  //
+                          "|((" + kH16 + ":){0,2}" + kH16 + ")?::(" + kH16 + ":){2}" + kLs32 +  //
+                          "|((" + kH16 + ":){0,3}" + kH16 + ")?::" + kH16 + ":" + kLs32 +       //
+                          "|((" + kH16 + ":){0,4}" + kH16 + ")?::" + kLs32 +                    //
+                          "|((" + kH16 + ":){0,5}" + kH16 + ")?::" + kH16 +                     //
+                          "|((" + kH16 + ":){0,6}" + kH16 + ")?::)";
+// RFC 3986's unreserved and sub-delims characters (a class body), pct-encoded, pchar, a query's or fragment's.
+const std::string kUnreservedSubDelims = "A-Za-z0-9._~!$&'()*+,;=";
+const std::string kPercent = "%[0-9A-Fa-f]{2}";
+const std::string kPchar = "([" + kUnreservedSubDelims + ":@-]|" + kPercent + ")";
+const std::string kQuery = "([" + kUnreservedSubDelims + ":@/?-]|" + kPercent + ")*";
+// RFC 3986 URI: scheme ":" hier-part ["?" query] ["#" fragment]; hier-part is "//" authority path-abempty,
+// path-absolute, path-rootless or path-empty; a host is an IP-literal (IPv6 or IPvFuture) or a reg-name (of which
+// IPv4address is a case).
+const std::string kUri = "[A-Za-z][A-Za-z0-9+.-]*:"
+                         "(//(([" + kUnreservedSubDelims + ":-]|" + kPercent + ")*@)?" +
+                         "(\\[(" + kIpv6 + "|[Vv][0-9A-Fa-f]+\\.[" + kUnreservedSubDelims + ":-]+)\\]|([" +
+                         kUnreservedSubDelims + "-]|" + kPercent + ")*)(:[0-9]*)?(/" + kPchar + "*)*" +
+                         "|/(" + kPchar + "+(/" + kPchar + "*)*)?|" + kPchar + "+(/" + kPchar + "*)*)?" +
+                         "(\\?" + kQuery + ")?(#" + kQuery + ")?";
+// A host name label (RFC 1123: letters, digits, inner hyphens; at most 63).
+const std::string kLabel = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+// RFC 5321 Mailbox: a Dot-string or Quoted-string local part; a domain of at least two labels, or an IPv4 or IPv6
+// address literal.
+const std::string kEmail = "([A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+                           "|\"([ !#-\\[\\]-~]|\\\\[ -~])*\")@"
+                           "((" + kLabel + "\\.)+" + kLabel + "|\\[" + kIpv4 + "\\]|\\[IPv6:" + kIpv6 + "\\])";
+// Host names of up to 3 labels (so within a name's 253 characters). Draft-04/06 (RFC 1034/1123): any label. From
+// draft-07 on (RFC 5890's rules too): none with "--" in its 3rd and 4th places, IDNA's reserved forms (xn-- A-labels
+// among them), which only a punycode decoder could tell valid from not.
+const std::string kHostnameRfc1123 = kLabel + "(\\." + kLabel + "){0,2}";
+const std::string kIdnaLabel =
+    "[A-Za-z0-9]([A-Za-z0-9]|[A-Za-z0-9-]([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]{0,59}[A-Za-z0-9]|-[A-Za-z0-9]([A-Za-"
+    "z0-9-]{0,58}[A-Za-z0-9])?))?";
+const std::string kHostnameIdna = kIdnaLabel + "(\\." + kIdnaLabel + "){0,2}";
+std::string anchored(const std::string& body) { return "^(" + body + ")$"; }
+}  // namespace format_regex
+
+// The supported formats, by name (hostname: the draft-07 form; draft-04/06 take kHostnameRfc1123Regex).
 const std::map<std::string, std::string, std::less<>> kFormats = {
-    {"date",
-     "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])"
-     ")"
-     "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)$"},
-    {"time", "^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"},
-    {"date-time",
-     "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])"
-     ")"
-     "|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)"
-     "T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"},
+    {"date", format_regex::anchored(format_regex::kDate)},
+    {"time", format_regex::anchored(format_regex::kTime)},
+    {"date-time", format_regex::anchored(format_regex::kDate + "[Tt]" + format_regex::kTime)},
     {"uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},
-    {"email",
-     "^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
-     "([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"},
-    {"uri",
-     "^[A-Za-z][A-Za-z0-9+.-]*://"
-     "([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)?"
-     "(:[0-9]{1,5})?(/([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
-     "(\\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?(#([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?$"},
+    {"email", format_regex::anchored(format_regex::kEmail)},
+    {"uri", format_regex::anchored(format_regex::kUri)},
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
-    // Labels of letters, digits and inner hyphens, none with "--" in its 3rd and 4th places: those are IDNA's
-    // reserved forms (xn-- A-labels among them), which only a punycode decoder could tell valid from not.
-    {"hostname", "^[A-Za-z0-9]([A-Za-z0-9]|[A-Za-z0-9-]([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]{0,59}[A-Za-z0-9]|-[A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?))?(\\.[A-Za-z0-9]([A-Za-z0-9]|[A-Za-z0-9-]([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]{0,59}[A-Za-z0-9]|-[A-Za-z0-9]([A-Za-z0-9-]{0,58}[A-Za-z0-9])?))?){0,2}$"},
+    {"hostname", format_regex::anchored(format_regex::kHostnameIdna)},
 };
+const std::string kHostnameRfc1123Regex = format_regex::anchored(format_regex::kHostnameRfc1123);
 
 // Formats JSON Schema defines that kFormats lacks: refused, since a validator asserting formats checks them. Any
 // other name is no JSON Schema format; validators ignore it (an annotation), and so does the grammar.
@@ -184,13 +228,72 @@ std::string json_pointer_escape(std::string_view key) {
   return out;
 }
 
+// The dialect a `$schema` URI names ("http://json-schema.org/draft-07/schema#" and its spellings), or nullopt.
+std::optional<JsonSchemaDialect> dialect_of_uri(std::string_view uri) {
+  for (const std::string_view scheme : {"https://", "http://"})
+    if (uri.substr(0, scheme.size()) == scheme) uri.remove_prefix(scheme.size());
+  if (!uri.empty() && uri.back() == '#') uri.remove_suffix(1);
+  static const std::map<std::string, JsonSchemaDialect, std::less<>> kUris = {
+      {"json-schema.org/draft-04/schema", JsonSchemaDialect::kDraft4},
+      {"json-schema.org/draft-06/schema", JsonSchemaDialect::kDraft6},
+      {"json-schema.org/draft-07/schema", JsonSchemaDialect::kDraft7},
+      {"json-schema.org/draft/2019-09/schema", JsonSchemaDialect::kDraft2019_09},
+      {"json-schema.org/draft/2020-12/schema", JsonSchemaDialect::kDraft2020_12}};
+  auto it = kUris.find(uri);
+  if (it == kUris.end()) return std::nullopt;
+  return it->second;
+}
+
+JsonSchemaDialect dialect_of(const json& schema, JsonSchemaDialect fallback) {
+  if (schema.is_object() && schema.contains("$schema") && schema["$schema"].is_string())
+    if (std::optional<JsonSchemaDialect> d = dialect_of_uri(schema["$schema"].get<std::string>())) return *d;
+  return fallback;
+}
+
+bool ref_overrides_siblings(JsonSchemaDialect d) {
+  return d == JsonSchemaDialect::kDraft4 || d == JsonSchemaDialect::kDraft6 || d == JsonSchemaDialect::kDraft7;
+}
+
+// Draft-04/06/07: "All other properties in a $ref object MUST be ignored". Every schema of the document with a $ref
+// keeps it alone, with its definitions (a $ref may still point into them). Schemas are reached through the keywords
+// that hold them, never through a value (enum, const) or an unknown keyword.
+void drop_ref_siblings(json& document) {
+  static const std::set<std::string, std::less<>> kOne = {
+      "not",          "if",           "then",          "else",          "additionalItems", "additionalProperties",
+      "contains",     "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "items"};
+  static const std::set<std::string, std::less<>> kList = {"allOf", "anyOf", "oneOf", "prefixItems", "items"};
+  static const std::set<std::string, std::less<>> kMap = {"properties",       "patternProperties", "definitions",
+                                                          "$defs",            "dependentSchemas",  "dependencies"};
+  std::vector<json*> todo = {&document};
+  while (!todo.empty()) {
+    json& s = *todo.back();
+    todo.pop_back();
+    if (!s.is_object()) continue;
+    if (s.contains("$ref")) {
+      json kept = json::object();
+      for (auto it = s.begin(); it != s.end(); ++it)
+        if (it.key() == "$ref" || it.key() == "definitions" || it.key() == "$defs") kept[it.key()] = it.value();
+      s = std::move(kept);
+    }
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      json& v = it.value();
+      if (kOne.count(it.key()) && v.is_object()) todo.push_back(&v);
+      if (kList.count(it.key()) && v.is_array())
+        for (json& m : v) todo.push_back(&m);
+      if (kMap.count(it.key()) && v.is_object())
+        for (json& m : v) todo.push_back(&m);
+    }
+  }
+}
+
 struct Bounds {
   std::optional<NumberBound> lo, hi;
 };
 
 class SchemaConverter {
  public:
-  SchemaConverter(const json& root, const JsonGrammarOptions& options) : root_(root), o_(options) {}
+  SchemaConverter(const json& root, const JsonGrammarOptions& options, JsonSchemaDialect dialect)
+      : root_(root), o_(options), dialect_(dialect) {}
 
   Result<Grammar> convert(const BuildLimits& limits) {
     const int32_t root = b_.add_rule("root");
@@ -222,6 +325,13 @@ class SchemaConverter {
 
  private:
   bool failed() const { return error_.has_value(); }
+  // The regex of a supported format in this schema's dialect; nullptr for another name.
+  const std::string* format_regex_of(std::string_view name) const {
+    if (name == "hostname" && (dialect_ == JsonSchemaDialect::kDraft4 || dialect_ == JsonSchemaDialect::kDraft6))
+      return &kHostnameRfc1123Regex;
+    auto it = kFormats.find(name);
+    return it == kFormats.end() ? nullptr : &it->second;
+  }
   Expr fail(const std::string& path, const std::string& message) {
     if (!error_) error_ = fmt::format("schema at {}: {}", path, message);
     return b_.nothing();
@@ -984,11 +1094,11 @@ class SchemaConverter {
     std::vector<std::string> patterns;  // each must match a string value; the negated ones must not
     if (s.contains("pattern") && s["pattern"].is_string()) patterns.push_back(s["pattern"].get<std::string>());
     if (s.contains("format") && s["format"].is_string()) {
-      auto it = kFormats.find(s["format"].get<std::string>());
-      if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()) &&
+      const std::string* regex = format_regex_of(s["format"].get<std::string>());
+      if (!regex && kUnsupportedFormats.count(s["format"].get<std::string>()) &&
           std::any_of(values.begin(), values.end(), [](const json& v) { return v.is_string(); }))
         return fail(path, fmt::format("format '{}' is not supported", s["format"].get<std::string>())), std::nullopt;
-      if (it != kFormats.end()) patterns.push_back(it->second);
+      if (regex) patterns.push_back(*regex);
     }
     const json not_patterns = s.value(kNotPatterns, json::array());
     const json not_strings = s.value(kNotStrings, json::array());
@@ -1874,11 +1984,11 @@ class SchemaConverter {
     }
     if (s.contains("format")) {
       if (!s["format"].is_string()) return error("'format' must be a string");
-      auto it = kFormats.find(s["format"].get<std::string>());
-      if (it == kFormats.end() && kUnsupportedFormats.count(s["format"].get<std::string>()))
+      const std::string* regex = format_regex_of(s["format"].get<std::string>());
+      if (!regex && kUnsupportedFormats.count(s["format"].get<std::string>()))
         return error(fmt::format("format '{}' is not supported", s["format"].get<std::string>()));
-      if (it != kFormats.end()) {
-        Result<Expr> e = regex_to_expr(it->second, RegexMode::kJsonStringSearch, b);
+      if (regex) {
+        Result<Expr> e = regex_to_expr(*regex, RegexMode::kJsonStringSearch, b);
         if (!e.ok()) return error(e.error());
         parts.push_back(*e);
       }
@@ -2007,6 +2117,7 @@ class SchemaConverter {
 
   const json& root_;
   JsonGrammarOptions o_;
+  JsonSchemaDialect dialect_;
   GrammarBuilder b_;
   std::optional<std::string> error_;
   std::map<std::string, int32_t> refs_;
@@ -2025,10 +2136,17 @@ class SchemaConverter {
 
 Result<Grammar> json_schema_to_grammar(const nlohmann::ordered_json& schema, const JsonGrammarOptions& options,
                                        const BuildLimits& limits, JsonSchemaNotes* notes) {
-  SchemaConverter converter(schema, options);
-  Result<Grammar> g = converter.convert(limits);
-  if (notes) *notes = converter.notes();
-  return g;
+  const JsonSchemaDialect dialect = dialect_of(schema, options.dialect);
+  auto convert = [&](const json& root) {
+    SchemaConverter converter(root, options, dialect);
+    Result<Grammar> g = converter.convert(limits);
+    if (notes) *notes = converter.notes();
+    return g;
+  };
+  if (!ref_overrides_siblings(dialect)) return convert(schema);
+  json document = schema;
+  drop_ref_siblings(document);
+  return convert(document);
 }
 
 Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonGrammarOptions& options,
@@ -2040,7 +2158,27 @@ Result<Grammar> json_schema_to_grammar(std::string_view schema_text, const JsonG
 
 Result<Grammar> json_object_grammar(const JsonGrammarOptions& options) {
   const json empty = json::object();
-  return SchemaConverter(empty, options).any_object();
+  return SchemaConverter(empty, options, options.dialect).any_object();
+}
+
+std::optional<JsonSchemaDialect> parse_json_schema_dialect(std::string_view name) {
+  for (const JsonSchemaDialect d : {JsonSchemaDialect::kUnspecified, JsonSchemaDialect::kDraft4,
+                                    JsonSchemaDialect::kDraft6, JsonSchemaDialect::kDraft7,
+                                    JsonSchemaDialect::kDraft2019_09, JsonSchemaDialect::kDraft2020_12})
+    if (json_schema_dialect_name(d) == name) return d;
+  return std::nullopt;
+}
+
+std::string_view json_schema_dialect_name(JsonSchemaDialect dialect) {
+  switch (dialect) {
+    case JsonSchemaDialect::kUnspecified: return "unspecified";
+    case JsonSchemaDialect::kDraft4: return "draft4";
+    case JsonSchemaDialect::kDraft6: return "draft6";
+    case JsonSchemaDialect::kDraft7: return "draft7";
+    case JsonSchemaDialect::kDraft2019_09: return "draft2019-09";
+    case JsonSchemaDialect::kDraft2020_12: return "draft2020-12";
+  }
+  return "?";
 }
 
 }  // namespace pagoda::grammar

@@ -20,9 +20,10 @@
 // lone integer, enum/const of strings, numbers, booleans and null, numeric bounds, lengths and counts, pattern,
 // required, properties of expressible complements, and anyOf/allOf/not of those); if/then/else as (if and then)
 // or (not if and else); $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion
-// included, $ref with siblings (merged); string minLength, maxLength (above 10000 and up to 2^20 only without a
+// included, $ref with siblings (merged from 2019-09 on; in draft-04/06/7 the siblings are ignored, see
+// JsonSchemaDialect); string minLength, maxLength (above 10000 and up to 2^20 only without a
 // pattern or format: blocks of a rule), pattern (regex_parser.h), format (date, time, date-time, uuid, email, uri,
-// ipv4, hostname; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
+// ipv4, hostname: each its RFC's grammar, see the format table for the corners; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see
 // json_number_range.h), multipleOf (10^-n: fraction digits; a divisor of 1000: last digits); boolean schemas.
 // Properties come in `properties` order (as written in the text; see the ordered_json overload), optional ones may
@@ -38,12 +39,26 @@
 #include <pagoda/status.h>
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string_view>
 
 #include "grammar/grammar.h"
 #include "grammar/grammar_builder.h"
 
 namespace pagoda::grammar {
+
+// The JSON Schema draft a schema is read in: its root's `$schema` when that names one of these, else
+// JsonGrammarOptions::dialect. What differs: in draft-04/06/07 a schema with `$ref` is that reference alone (the
+// keywords beside it are ignored), and their `hostname` is RFC 1123's (draft-07 adds IDNA's reserved forms).
+// Unspecified reads a schema so that every output is valid in every draft: keywords beside `$ref` apply, and
+// `hostname` takes draft-07's rules. `format` is asserted in every draft (2019-09 and 2020-12 make it an annotation
+// unless a vocabulary asks: structured output wants the format it names).
+enum class JsonSchemaDialect { kUnspecified, kDraft4, kDraft6, kDraft7, kDraft2019_09, kDraft2020_12 };
+// "draft4", "draft6", "draft7", "draft2019-09", "draft2020-12" (the JSON Schema Test Suite's folder names), or
+// nullopt.
+std::optional<JsonSchemaDialect> parse_json_schema_dialect(std::string_view name);
+// The name parse_json_schema_dialect reads ("unspecified" for kUnspecified).
+std::string_view json_schema_dialect_name(JsonSchemaDialect dialect);
 
 struct JsonGrammarOptions {
   bool allow_whitespace = true;  // false: compact JSON only
@@ -58,6 +73,8 @@ struct JsonGrammarOptions {
   // so one may be written twice (each value valid: a parser keeps one). An object of more than 7 required
   // properties, or over the budget, keeps `properties` order (JsonSchemaNotes counts them).
   bool any_property_order = false;
+  // The draft of a schema whose `$schema` names none (see JsonSchemaDialect).
+  JsonSchemaDialect dialect = JsonSchemaDialect::kUnspecified;
 };
 
 // What a conversion decided that its grammar does not say.

@@ -35,6 +35,21 @@ TEST(GrammarProbeTest, PropertyOrderFollowsTheSchemaUnlessAnyOrderIsAsked) {
   EXPECT_EQ(any["accepted"], nlohmann::json({true, true, false})) << "any order, every required one still present";
 }
 
+// "dialect": the draft of a schema without $schema (the JSON Schema Test Suite's folders): draft-07 ignores the
+// keywords beside a $ref, 2020-12 applies them.
+TEST(GrammarProbeTest, DialectReadsTheSchemaInThatDraft) {
+  const nlohmann::json schema = {{"definitions", {{"a", {{"type", "array"}}}}},
+                                 {"$ref", "#/definitions/a"},
+                                 {"maxItems", 1}};
+  const nlohmann::json texts = {"[1,2]", "[1]", "2"};
+  const nlohmann::json draft7 = ask({{"schema", schema}, {"texts", texts}, {"dialect", "draft7"}});
+  ASSERT_TRUE(draft7["ok"].get<bool>()) << draft7.dump();
+  EXPECT_EQ(draft7["accepted"], nlohmann::json({true, true, false}));
+  const nlohmann::json later = ask({{"schema", schema}, {"texts", texts}, {"dialect", "draft2020-12"}});
+  ASSERT_TRUE(later["ok"].get<bool>()) << later.dump();
+  EXPECT_EQ(later["accepted"], nlohmann::json({false, true, false}));
+}
+
 TEST(GrammarProbeTest, BadRequestsAreAnswersNamingTheField) {
   for (const auto& [request, field] :
        std::vector<std::pair<std::string, std::string>>{{"not json", "not JSON"},
@@ -42,6 +57,7 @@ TEST(GrammarProbeTest, BadRequestsAreAnswersNamingTheField) {
                                                         {R"({"kind": "nope"})", "unknown kind"},
                                                         {R"({"kind": "regex", "text": "a", "samples": -1})", "samples"},
                                                         {R"({"schema": {}, "any_property_order": 1})", "any_property_order"},
+                                                        {R"({"schema": {}, "dialect": "draft-07"})", "dialect"},
                                                         {R"({"kind": "regex", "text": "a", "texts": [1]})", "texts"}}) {
     const nlohmann::json a = nlohmann::json::parse(probe_grammar_json_line(request));
     EXPECT_FALSE(a["ok"].get<bool>()) << request;

@@ -534,6 +534,54 @@ TEST(JsonSchemaConverter, RefsDefsAndRecursion) {
             std::string::npos);
 }
 
+// Draft-04/06/07 ignore the keywords beside a $ref (the dialect from $schema, or the options' when it names none);
+// 2019-09 on, and a schema of no named draft, apply both. Values that merely look like schemas are left alone.
+TEST(JsonSchemaConverter, RefSiblingsFollowTheDialect) {
+  const json schema = json::parse(R"({"definitions": {"reffed": {"type": "array"}},
+      "properties": {"foo": {"$ref": "#/definitions/reffed", "maxItems": 2}},
+      "required": ["foo"]})");
+  auto merged = compile_schema(schema);
+  EXPECT_TRUE(matches(merged, R"({"foo":[1,2]})"));
+  EXPECT_FALSE(matches(merged, R"({"foo":[1,2,3]})"));
+  EXPECT_FALSE(matches(merged, R"({"foo":"x"})"));
+  for (const char* uri : {"http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#",
+                          "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema"}) {
+    json with_uri = schema;
+    with_uri["$schema"] = uri;
+    auto ref_alone = compile_schema(with_uri);
+    EXPECT_TRUE(matches(ref_alone, R"({"foo":[1,2,3]})")) << uri;
+    EXPECT_FALSE(matches(ref_alone, R"({"foo":"x"})")) << uri;
+  }
+  for (const char* uri : {"https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema"}) {
+    json with_uri = schema;
+    with_uri["$schema"] = uri;
+    EXPECT_FALSE(matches(compile_schema(with_uri), R"({"foo":[1,2,3]})")) << uri;
+  }
+  JsonGrammarOptions draft7;
+  draft7.dialect = JsonSchemaDialect::kDraft7;
+  EXPECT_TRUE(matches(compile_schema(schema, draft7), R"({"foo":[1,2,3]})"));
+  // $schema wins over the options' dialect.
+  json later = schema;
+  later["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  EXPECT_FALSE(matches(compile_schema(later, draft7), R"({"foo":[1,2,3]})"));
+  // A $ref at the root keeps its definitions to point into; one inside allOf, items and patternProperties is alone
+  // too; an enum value with a "$ref" key is data, and a property named "$ref" is a name.
+  const json nested = json::parse(R"({"$ref": "#/definitions/a", "type": "string", "definitions": {
+      "a": {"type": "object", "properties": {"$ref": {"type": "integer"},
+                                            "e": {"enum": [{"$ref": "#/definitions/a", "x": 1}]},
+                                            "l": {"type": "array", "items": {"$ref": "#/definitions/n", "minimum": 5}},
+                                            "p": {"allOf": [{"$ref": "#/definitions/n", "maximum": 0}]}}},
+      "n": {"type": "number"}}})");
+  auto n = compile_schema(nested, draft7);
+  EXPECT_TRUE(matches(n, R"({"$ref":1,"l":[1,2],"p":3})"));
+  EXPECT_FALSE(matches(n, R"({"$ref":"x"})"));
+  EXPECT_FALSE(matches(n, R"("s")"));
+  EXPECT_TRUE(matches(n, R"({"e":{"$ref":"#/definitions/a","x":1}})"));
+  EXPECT_FALSE(matches(n, R"({"e":{"$ref":"#/definitions/a"}})"));
+  EXPECT_EQ(parse_json_schema_dialect("draft2019-09"), JsonSchemaDialect::kDraft2019_09);
+  EXPECT_EQ(parse_json_schema_dialect("draft-07"), std::nullopt);
+}
+
 // A chain of aliases (schemas that are only a $ref) is one rule, however long: the matcher would otherwise descend
 // one call per alias before its first byte and give up past its expansion bound.
 TEST(JsonSchemaConverter, AliasChainsShareTheRuleAtTheirEnd) {

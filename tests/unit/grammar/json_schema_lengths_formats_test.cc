@@ -104,5 +104,61 @@ TEST(JsonSchemaFormats, UnknownNamesAreAnnotationsDefinedOnesWithoutRegexAreRefu
   }
 }
 
+// Each format is its RFC's grammar: the corners the JSON Schema Test Suite checks, valid and invalid.
+TEST(JsonSchemaFormats, FormatsFollowTheirRfcs) {
+  auto dt = compile_lengths({{"type", "string"}, {"format", "date-time"}});
+  for (const char* ok : {R"("1963-06-19t08:30:06.283185z")", R"("1985-04-12T00:59:59.999999999999999Z")",
+                         R"("1937-01-01T12:00:27.87+00:20")"})
+    EXPECT_TRUE(matches(dt, ok)) << ok;
+  for (const char* bad : {R"("1963-06-19T08:30:06.28123+01:00Z")", R"("1985-04-12T23:20:50+01")",
+                          R"("1990-12-31T15:59:59-24:00")", R"("1963-06-19T08:30:06.Z")", R"("1998-12-31T23:59:61Z")",
+                          R"("1985-04-12T00:59:59.99999999999999999Z")"})  // 17 digits: past the bound
+    EXPECT_FALSE(matches(dt, bad)) << bad;
+  auto time = compile_lengths({{"type", "string"}, {"format", "time"}});
+  EXPECT_TRUE(matches(time, R"("08:30:06z")"));
+  EXPECT_FALSE(matches(time, R"("12:00:00")"));
+  EXPECT_FALSE(matches(time, R"("22:59:60Z")"));
+  // RFC 5321: quoted local parts (a quote and a backslash escaped in JSON and in the address) and address literals.
+  auto email = compile_lengths({{"type", "string"}, {"format", "email"}});
+  for (const char* ok : {R"("\"joe bloggs\"@example.com")", R"("\"joe..bloggs\"@example.com")",
+                         R"("\"a\\\"b\"@example.com")", R"("joe.bloggs@[127.0.0.1]")", R"("joe.bloggs@[IPv6:::1]")",
+                         R"("x@[IPv6:2001:db8::192.168.0.1]")", R"("te~st@example.com")"})
+    EXPECT_TRUE(matches(email, ok)) << ok;
+  for (const char* bad : {R"("joe bloggs@example.com")", R"("\"joe\"bloggs\"@example.com")", R"("a@[127.0.0.300]")",
+                          R"("a@[::1]")", R"("te..st@example.com")", R"("a@invalid=domain.com")", R"("\"a\"b@x.com")"})
+    EXPECT_FALSE(matches(email, bad)) << bad;
+  // RFC 3986: every hier-part form, userinfo, IP literals, an empty port.
+  auto uri = compile_lengths({{"type", "string"}, {"format", "uri"}});
+  for (const char* ok : {R"("mailto:John.Doe@example.com")", R"("urn:oasis:names:specification:docbook:dtd:xml:4.1.2")",
+                         R"("tel:+1-816-555-1212")", R"("news:comp.infosystems.www.servers.unix")",
+                         R"("ldap://[2001:db8::7]/c=GB?objectClass?one")", R"("http://[v1.fe80::a+en1]/")",
+                         R"("http://-.~_!$&'()*+,;=:%40:80%2f::::::@example.com")", R"("x:")", R"("http://h:/p")",
+                         R"("http://999.999.999.999/")"})
+    EXPECT_TRUE(matches(uri, ok)) << ok;
+  for (const char* bad : {R"("//foo.bar/?baz=qux#quux")", R"("abc")", R"("http://[::ffff:01.2.3.4]")",
+                          R"("http:/[::1]")", R"("http://example.com/%6G")", R"("http://example.com:abc/path")",
+                          R"("https://[@example.org/test.txt")", R"("1http://example.com")", R"("http://a b")"})
+    EXPECT_FALSE(matches(uri, bad)) << bad;
+}
+
+// Draft-04/06 host names are RFC 1123's: any label, xn-- punycode and "--" inside included; later drafts leave out
+// IDNA's reserved labels (see JsonSchemaConverter.HostnamesLeaveOutReservedLabels).
+TEST(JsonSchemaFormats, HostnameFollowsTheDialect) {
+  for (const JsonSchemaDialect d : {JsonSchemaDialect::kDraft4, JsonSchemaDialect::kDraft6}) {
+    JsonGrammarOptions options;
+    options.dialect = d;
+    Result<Grammar> g = json_schema_to_grammar(json{{"type", "string"}, {"format", "hostname"}}, options);
+    ASSERT_TRUE(g.ok()) << g.error();
+    auto host = testing::with_bytes(std::move(g).value());
+    for (const char* ok : {R"("xn--4gbwdl.xn--wgbh1c")", R"("ab--cd.example")", R"("a.b")"})
+      EXPECT_TRUE(matches(host, ok)) << ok;
+    for (const char* bad : {R"("-a")", R"("a_b")", R"("a-")", R"("a..b")"}) EXPECT_FALSE(matches(host, bad)) << bad;
+  }
+  Result<Grammar> later = json_schema_to_grammar(
+      json{{"$schema", "http://json-schema.org/draft-07/schema#"}, {"type", "string"}, {"format", "hostname"}});
+  ASSERT_TRUE(later.ok()) << later.error();
+  EXPECT_FALSE(matches(testing::with_bytes(std::move(later).value()), R"("ab--cd.example")"));
+}
+
 }  // namespace
 }  // namespace pagoda::grammar

@@ -1,6 +1,8 @@
 // validate (schema_validator.h).
 #include "schema_validator.h"
 
+#include <arpa/inet.h>
+
 #include <cmath>
 #include <regex>
 #include <set>
@@ -34,12 +36,51 @@ bool valid_date(const std::string& s) {
 }
 
 bool valid_time(const std::string& s) {
-  static const std::regex re("^(\\d{2}):(\\d{2}):(\\d{2})(\\.\\d+)?(Z|[+-](\\d{2}):(\\d{2}))$");
+  static const std::regex re("^(\\d{2}):(\\d{2}):(\\d{2})(\\.\\d+)?([Zz]|[+-](\\d{2}):(\\d{2}))$");
   std::smatch m;
   if (!std::regex_match(s, m, re)) return false;
   if (std::stoi(m[1]) > 23 || std::stoi(m[2]) > 59 || std::stoi(m[3]) > 59) return false;
   if (m[6].matched && (std::stoi(m[6]) > 23 || std::stoi(m[7]) > 59)) return false;
   return true;
+}
+
+bool valid_ipv4(const std::string& s) {
+  std::smatch m;
+  bool ok = std::regex_match(s, m, std::regex("^(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})$"));
+  for (int i = 1; ok && i <= 4; ++i) ok = std::stoi(m[i]) <= 255 && (m[i].length() == 1 || m[i].str()[0] != '0');
+  return ok;
+}
+
+// RFC 5321: a dot-atom or a quoted local part; a domain of dotted labels, or an address literal ([IPv4] or
+// [IPv6:...], the latter read by inet_pton).
+bool valid_email(const std::string& s) {
+  size_t at = 0;
+  if (!s.empty() && s[0] == '"') {
+    size_t i = 1;
+    for (; i < s.size() && s[i] != '"'; ++i) {
+      if (s[i] == '\\') ++i;
+      if (i >= s.size() || s[i] < ' ' || s[i] > '~') return false;
+    }
+    if (i + 1 >= s.size() || s[i + 1] != '@') return false;
+    at = i + 1;
+  } else {
+    at = s.find('@');
+    if (at == std::string::npos || at == 0 || s[0] == '.' || s[at - 1] == '.') return false;
+    const std::string local = s.substr(0, at);
+    if (local.find("..") != std::string::npos || local.find_first_of(" \"(),:;<>@[\\]") != std::string::npos)
+      return false;
+  }
+  const std::string domain = s.substr(at + 1);
+  if (domain.size() > 2 && domain.front() == '[' && domain.back() == ']') {
+    const std::string literal = domain.substr(1, domain.size() - 2);
+    if (literal.rfind("IPv6:", 0) == 0) {
+      in6_addr a;
+      return inet_pton(AF_INET6, literal.substr(5).c_str(), &a) == 1;
+    }
+    return valid_ipv4(literal);
+  }
+  return std::regex_match(domain, std::regex("^([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\\.)+"
+                                             "[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$"));
 }
 
 std::string check_format(const std::string& format, const std::string& s) {
@@ -49,23 +90,17 @@ std::string check_format(const std::string& format, const std::string& s) {
   } else if (format == "time") {
     ok = valid_time(s);
   } else if (format == "date-time") {
-    const size_t t = s.find('T');
+    const size_t t = s.find_first_of("Tt");
     ok = t != std::string::npos && valid_date(s.substr(0, t)) && valid_time(s.substr(t + 1));
   } else if (format == "uuid") {
     ok = std::regex_match(s, std::regex("^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$"));
   } else if (format == "email") {
-    const size_t at = s.find('@');
-    ok = at != std::string::npos && at > 0 && s.find('@', at + 1) == std::string::npos && s[0] != '.' &&
-         s[at - 1] != '.' && s.find("..") == std::string::npos && s.find('.', at) != std::string::npos &&
-         s.back() != '.' && s.back() != '-' && s[at + 1] != '-' && s.find(' ') == std::string::npos;
+    ok = valid_email(s);
   } else if (format == "uri") {
-    ok = std::regex_match(s, std::regex("^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]*$")) && s.find("://") != std::string::npos;
+    // The scheme, then characters RFC 3986 allows anywhere and well-formed percent escapes.
+    ok = std::regex_match(s, std::regex("^[A-Za-z][A-Za-z0-9+.-]*:([A-Za-z0-9._~!$&'()*+,;=:@/?#\\[\\]-]|%[0-9A-Fa-f]{2})*$"));
   } else if (format == "ipv4") {
-    std::smatch m;
-    ok = std::regex_match(s, m, std::regex("^(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})$"));
-    for (int i = 1; ok && i <= 4; ++i) {
-      ok = std::stoi(m[i]) <= 255 && (m[i].length() == 1 || m[i].str()[0] != '0');
-    }
+    ok = valid_ipv4(s);
   } else if (format == "hostname") {
     ok = s.size() <= 253 && std::regex_match(s, std::regex("^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
                                                            "(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"));
