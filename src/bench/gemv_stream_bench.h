@@ -28,7 +28,7 @@ struct GemvStreamFigure {
   DType dtype = DType::kF32;
   DType layout = DType::kF32;  // the in-memory layout the kernel ran on
   int32_t num_threads = 0;
-  int64_t stream_bytes = 0;  // bytes of weights in one pass over the set
+  int64_t stream_bytes = 0;  // bytes of weights in one pass over the set, in the layout
   int64_t stream_weights = 0;
   double stream_gbps = 0.0;  // 1e9 bytes/s from DRAM, best pass
   double cached_gbps = 0.0;  // 1e9 bytes/s over a matrix that each thread's L2 holds
