@@ -15,6 +15,7 @@
 #include "bench/latency_bench.h"
 #include "bench/memory_bandwidth.h"
 #include "cli/bench_ablation_command.h"
+#include "cli/bench_gemv_command.h"
 #include "cli/bench_isa_command.h"
 #include "cli/bench_kv_memory_command.h"
 #include "cli/bench_offline_command.h"
@@ -261,6 +262,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_bench_ablation_command(*bench, exit_code);
   add_bench_structured_command(*bench, exit_code);
   add_bench_isa_command(*bench, exit_code);
+  add_bench_gemv_command(*bench, exit_code);
   add_bench_kv_memory_command(*bench, exit_code);
 }
 

@@ -1,9 +1,9 @@
 // x8_matmul_driver: the one loop of the 8-row interleaved matmuls, the K-quants' against q8_K activations
 // (kquant_x8_impl.h) and the 4-bit codebook types' against Q8_0 ones (codebook_x8_impl.h): row groups in units of
 // V::kGroups (an odd one left over through Tail, a one-group V of the same instruction set), kPack tokens per pass
-// over the packed activations (kernels/packed_activations.h), and per unit (one Block: the same values of 8 rows)
-// the prefetch, one f32 accumulator per token and the stores. What a block holds, which activations it reads and how
-// its products reach the accumulators is the block type's X8Body specialization:
+// over the packed activations (kernels/packed_activations.h; a lone token, decode, packed alone), and per unit (one
+// Block: the same values of 8 rows) the prefetch, one f32 accumulator per token and the stores. What a block holds,
+// which activations it reads and how its products reach the accumulators is the block type's X8Body specialization:
 //   using Activations = quant::BlockQ8_0 or quant::BlockQ8_K;
 //   static void check_shape(num_out, num_in);                      aborts on a shape the layout cannot hold
 //   static const uint8_t* pack(const Activations*, num_tokens, num_units, group); this thread's packed activations
@@ -55,10 +55,9 @@ inline void x8_groups_times_tokens(const Block* groups, const uint8_t* x, int64_
 }
 
 template <class V, class Tail, int kPack, class Block>
-void x8_matmul_xq(const void* w, const typename X8Body<Block>::Activations* xq, float* y, int64_t num_out,
-                  int64_t num_in, int64_t num_tokens, int64_t y_stride) {
+void x8_matmul_packed(const void* w, const typename X8Body<Block>::Activations* xq, float* y, int64_t num_out,
+                      int64_t num_in, int64_t num_tokens, int64_t y_stride) {
   using Body = X8Body<Block>;
-  Body::check_shape(num_out, num_in);
   const int64_t num_units = num_in / (32 * Block::kNumBlocks), num_groups = num_out / quant::kX8Rows;
   const auto* groups = static_cast<const Block*>(w);
   const uint8_t* packed = Body::pack(xq, num_tokens, num_units, kPack);
@@ -73,6 +72,18 @@ void x8_matmul_xq(const void* w, const typename X8Body<Block>::Activations* xq, 
         else
           x8_groups_times_tokens<Tail, Block, kPack, kTokens>(groups + g * num_units, x, num_units, y_unit, y_stride);
       });
+}
+
+// One token (decode) packs its activations in groups of one, so a unit's are contiguous (a few cache lines) rather
+// than spread over the slots of kPack tokens.
+template <class V, class Tail, int kPack, class Block>
+void x8_matmul_xq(const void* w, const typename X8Body<Block>::Activations* xq, float* y, int64_t num_out,
+                  int64_t num_in, int64_t num_tokens, int64_t y_stride) {
+  X8Body<Block>::check_shape(num_out, num_in);
+  if (num_tokens == 1)
+    x8_matmul_packed<V, Tail, 1, Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);
+  else
+    x8_matmul_packed<V, Tail, kPack, Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);
 }
 
 // The f32 entry points' quantizing step, by the activations a level's quantizer writes.

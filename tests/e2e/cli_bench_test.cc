@@ -1,5 +1,5 @@
-// `pagoda bench offline|batched|prefix|interference|ablation|isa` on the bundled model and `bench kv-memory` on
-// named shapes: each runs to the end and its figures are consistent with the workload it was given (JSON: counts
+// `pagoda bench offline|batched|prefix|interference|ablation|isa` on the bundled model, `bench kv-memory` on
+// named shapes and `bench gemv` on random 7B-shaped matrices: each runs to the end and its figures are consistent with the workload it was given (JSON: counts
 // exact, rates positive, cache hits where the prompts share blocks; isa's table: a figure a level in each row). Speed itself is never asserted: these are
 // benchmarks, measured, not tested. The ablation's --report page is opened in headless Chromium and its screenshot
 // checked not to be blank.
@@ -69,6 +69,26 @@ TEST(CliBenchTest, KvMemoryComputesBytesPerTokenAndSequencesPerGib) {
   EXPECT_NE(windowed.exit_code, 0);
   EXPECT_NE(windowed.err.find("sliding-window"), std::string::npos) << windowed.err;
   EXPECT_NE(run_pagoda({"bench", "kv-memory", "--shapes", "no-such-shape"}).exit_code, 0);
+}
+
+// gemv: one figure per type and thread count over whole 7B layers (q4_K: 7 matrices, 4 x 4096 x 4096 + 3 x 11008 x
+// 4096 weights at 148 bytes per 256 in q4_Kx8, whose scales are unpacked), rates positive; a type it cannot
+// encode is refused by name.
+TEST(CliBenchTest, GemvStreamsWholeSevenBLayersPerTypeAndThreadCount) {
+  const auto j = run_json({"bench", "gemv", "--types", "q4_K", "--threads", "1", "--mib", "1", "--reps", "1",
+                           "--membw", "40", "--json"});
+  ASSERT_EQ(j["figures"].size(), 1u);
+  const auto& f = j["figures"][0];
+  EXPECT_EQ(f["type"], "q4_K");
+  EXPECT_EQ(f["threads"], 1);
+  EXPECT_EQ(f["stream_bytes"], (4 * 4096 * 4096 + 3 * 11008 * 4096) / 256 * 148);
+  EXPECT_GT(f["stream_gbps"].get<double>(), 0.0);
+  EXPECT_GT(f["cached_gbps"].get<double>(), 0.0);
+  EXPECT_EQ(f["read_gbps"].get<double>(), 40.0);
+  const ProcessResult bad = run_pagoda({"bench", "gemv", "--types", "f32"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("'f32'"), std::string::npos) << bad.err;
+  EXPECT_NE(run_pagoda({"bench", "gemv", "--threads", "0"}).exit_code, 0);
 }
 
 TEST(CliBenchTest, PrefixWithTheCacheOffServesNothingFromIt) {
