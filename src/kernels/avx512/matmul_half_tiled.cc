@@ -1,6 +1,7 @@
 // AVX-512 prefill GEMM for f16 and bf16 weights (the bf16 one for CPUs without AVX512-BF16): the tokens in
 // blocks whose f32 activations stay in L2, and within a block, per group of 16 rows, tiles of 4 rows x up to 6 tokens
-// that run over the whole input (24 accumulators, 6 x vectors and a weight vector: 31 of the 32 zmm registers). The
+// that run over the whole input (24 accumulators, 6 x vectors and a weight vector: 31 of the 32 zmm registers), the
+// next group's weights prefetched into L2 as they run. The
 // weights are read straight from the matrix and widened in the loop (f16 by F16C, bf16 by a shift: both exact), so
 // nothing is copied per call (f32 weights, twice the bytes, run faster from matmul_float_tiled.cc's panel). Each (row, token) sums its products on 16 lanes in input order, the tail masked, and a
 // token's 16 rows reduce through transpose_sum16: the order of matmul_float.cc's passes, so a token's result is the
@@ -18,10 +19,9 @@ namespace {
 
 constexpr int kTileRows = 4;
 constexpr int kTileTokens = 6;
-// Tokens per block: 48 tokens of 2048 f32 are 384 KiB, so a block's activations stay in the 1 MiB L2 while every
-// group of rows passes over them; the weights are read once per block. Larger blocks read the weights fewer times
-// but spill the activations to L3.
-constexpr int64_t kBlockTokens = 48;
+// Tokens per block: the weights are read from memory once per block, the block's activations (768 KiB at 2048
+// inputs) from L2 and L3 once per group of 16 rows.
+constexpr int64_t kBlockTokens = 96;
 
 struct LoadF16 {
   using Elem = uint16_t;
@@ -41,10 +41,12 @@ struct LoadBF16 {
   static __m512 load(const uint16_t* row, int64_t i, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, row + i)); }
 };
 
-// sums[t][r0 + r] = rows[r0 + r] . token t for r < 4 and t < kTokens (x_stride floats apart), over the whole input.
+// sums[t][r0 + r] = rows[r0 + r] . token t for r < 4 and t < kTokens (x_stride floats apart), over the whole input;
+// meanwhile num_in bytes from next into L2, this tile's share of the next group's rows (see tiled_matmul).
 template <class Load, int kTokens>
 __attribute__((always_inline)) inline void tile(const typename Load::Elem* const* rows, const float* x,
-                                                int64_t x_stride, int64_t num_in, __m512 (*sums)[16], int r0) {
+                                                int64_t x_stride, int64_t num_in, __m512 (*sums)[16], int r0,
+                                                const char* next) {
   __m512 acc[kTileRows][kTokens];
 #pragma GCC unroll 4
   for (int r = 0; r < kTileRows; ++r)
@@ -59,6 +61,7 @@ __attribute__((always_inline)) inline void tile(const typename Load::Elem* const
     __m512 xv[kTokens];
 #pragma GCC unroll 6
     for (int t = 0; t < kTokens; ++t) xv[t] = in_register(_mm512_loadu_ps(x + t * x_stride + i));
+    _mm_prefetch(next + i, _MM_HINT_T1);
 #pragma GCC unroll 4
     for (int r = 0; r < kTileRows; ++r) {
       const __m512 wv = in_register(Load::load(row[r], i));
@@ -88,11 +91,12 @@ __attribute__((always_inline)) inline void tile(const typename Load::Elem* const
 // repeats, whose lanes are dropped).
 template <class Load, int kTokens>
 void tokens_times_rows(const typename Load::Elem* const* rows, const float* x, float* y, int64_t num_out,
-                       int64_t num_in, int64_t o0, int nr) {
+                       int64_t num_in, int64_t o0, int nr, const char* next) {
   alignas(64) __m512 sums[kTokens][16];
   for (int t = 0; t < kTokens; ++t)
     for (int r = 0; r < 16; ++r) sums[t][r] = _mm512_setzero_ps();
-  for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<Load, kTokens>(rows, x, num_in, num_in, sums, r0);
+  for (int r0 = 0; r0 < nr; r0 += kTileRows)
+    tile<Load, kTokens>(rows, x, num_in, num_in, sums, r0, next + r0 / kTileRows * num_in);
   const __mmask16 keep = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
   for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, keep, transpose_sum16(sums[t]));
 }
@@ -106,16 +110,22 @@ void tiled_matmul(const void* w, const float* x, float* y, int64_t num_out, int6
       const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
       const typename Load::Elem* rows[16];
       for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in;
+      // The next group's 16 rows (after the last group, the first one's, which the next block reads first) are
+      // num_in * 32 bytes: the first 8 token tiles' 4 row tiles each bring a 32nd of them into L2, so the group
+      // after this one finds its weights there instead of waiting on memory.
+      const int64_t next_o = o0 + 16 < num_out ? o0 + 16 : 0;
+      const char* next = reinterpret_cast<const char*>(weights + next_o * num_in);
       for (int64_t t = b0; t < b1; t += kTileTokens) {
         const float* xt = x + t * num_in;
+        const char* next_t = next + (t - b0) / kTileTokens % 8 * 4 * num_in;
         float* yt = y + t * num_out;
         switch (std::min<int64_t>(kTileTokens, b1 - t)) {
-          case 1: tokens_times_rows<Load, 1>(rows, xt, yt, num_out, num_in, o0, nr); break;
-          case 2: tokens_times_rows<Load, 2>(rows, xt, yt, num_out, num_in, o0, nr); break;
-          case 3: tokens_times_rows<Load, 3>(rows, xt, yt, num_out, num_in, o0, nr); break;
-          case 4: tokens_times_rows<Load, 4>(rows, xt, yt, num_out, num_in, o0, nr); break;
-          case 5: tokens_times_rows<Load, 5>(rows, xt, yt, num_out, num_in, o0, nr); break;
-          default: tokens_times_rows<Load, 6>(rows, xt, yt, num_out, num_in, o0, nr); break;
+          case 1: tokens_times_rows<Load, 1>(rows, xt, yt, num_out, num_in, o0, nr, next_t); break;
+          case 2: tokens_times_rows<Load, 2>(rows, xt, yt, num_out, num_in, o0, nr, next_t); break;
+          case 3: tokens_times_rows<Load, 3>(rows, xt, yt, num_out, num_in, o0, nr, next_t); break;
+          case 4: tokens_times_rows<Load, 4>(rows, xt, yt, num_out, num_in, o0, nr, next_t); break;
+          case 5: tokens_times_rows<Load, 5>(rows, xt, yt, num_out, num_in, o0, nr, next_t); break;
+          default: tokens_times_rows<Load, 6>(rows, xt, yt, num_out, num_in, o0, nr, next_t); break;
         }
       }
     }

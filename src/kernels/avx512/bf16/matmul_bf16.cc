@@ -57,10 +57,13 @@ const uint16_t* to_bf16(const float* x, int64_t num_in, int64_t num_tokens, int6
 }
 
 // sums[t][r0 + r] += rows[r0 + r] . token t, the rows' virtual inputs [phase, phase + num_in) (rows point at virtual
-// input 0, phase values before the row's first).
-template <int kTokens>
+// input 0, phase values before the row's first). A call of a few tokens (kStreamed) prefetches its own rows ahead,
+// as they stream from memory; a prefill tile instead brings num_in / 2 bytes from next into L2, its share of the
+// next group's rows (see matmul_bf16).
+template <int kTokens, bool kStreamed>
 __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride,
-                                                int64_t num_in, int64_t phase, __m512 (*sums)[16], int r0) {
+                                                int64_t num_in, int64_t phase, __m512 (*sums)[16], int r0,
+                                                const char* next) {
   __m512 acc[kTileRows][kTokens];
 #pragma GCC unroll 4
   for (int r = 0; r < kTileRows; ++r)
@@ -89,9 +92,10 @@ __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, con
 #pragma GCC unroll 6
     for (int t = 0; t < kTokens; ++t)
       xv[t] = reinterpret_cast<__m512bh>(in_register(_mm512_castsi512_ps(_mm512_loadu_si512(xb + t * x_stride + i))));
+    if constexpr (!kStreamed) _mm_prefetch(next + i / 2, _MM_HINT_T1);
 #pragma GCC unroll 4
     for (int r = 0; r < kTileRows; ++r) {
-      prefetch_weights_ahead<kTokens>(rows[r0 + r] + i);
+      if constexpr (kStreamed) prefetch_weights_ahead<kTokens>(rows[r0 + r] + i);
       const __m512bh wv =
           reinterpret_cast<__m512bh>(in_register(_mm512_castsi512_ps(_mm512_loadu_si512(rows[r0 + r] + i))));
 #pragma GCC unroll 6
@@ -106,13 +110,14 @@ __attribute__((always_inline)) inline void tile(const uint16_t* const* rows, con
 }
 
 // y[t * num_out + o0 + r] for kTokens tokens at xb and the nr rows at rows (padded to whole tiles by repeats).
-template <int kTokens>
+template <int kTokens, bool kStreamed>
 void tokens_times_rows(const uint16_t* const* rows, const uint16_t* xb, int64_t x_stride, float* y, int64_t num_out,
-                       int64_t num_in, int64_t phase, int64_t o0, int nr) {
+                       int64_t num_in, int64_t phase, int64_t o0, int nr, const char* next) {
   alignas(64) __m512 sums[kTokens][16];
   for (int t = 0; t < kTokens; ++t)
     for (int r = 0; r < 16; ++r) sums[t][r] = _mm512_setzero_ps();
-  for (int r0 = 0; r0 < nr; r0 += kTileRows) tile<kTokens>(rows, xb, x_stride, num_in, phase, sums, r0);
+  for (int r0 = 0; r0 < nr; r0 += kTileRows)
+    tile<kTokens, kStreamed>(rows, xb, x_stride, num_in, phase, sums, r0, next + r0 / kTileRows * (num_in / 2));
   const __mmask16 keep = nr >= 16 ? __mmask16(0xffff) : __mmask16((1u << nr) - 1);
   for (int t = 0; t < kTokens; ++t) _mm512_mask_storeu_ps(y + t * num_out + o0, keep, transpose_sum16(sums[t]));
 }
@@ -123,6 +128,40 @@ int64_t line_phase(const void* w, int64_t num_in) {
   return int64_t(reinterpret_cast<uintptr_t>(w) % 64) / 2;
 }
 
+template <bool kStreamed>
+void tiled_bf16(const uint16_t* weights, const uint16_t* xb, int64_t x_stride, float* y, int64_t num_out,
+                int64_t num_in, int64_t num_tokens, int64_t phase) {
+  for (int64_t b0 = 0; b0 < num_tokens; b0 += kBlockTokens) {
+    const int64_t b1 = std::min(b0 + kBlockTokens, num_tokens);
+    for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
+      const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
+      // Each row as of its virtual input 0, phase values before its first (only read through masks).
+      const uint16_t* rows[16];
+      for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in - phase;
+      // The next group's 16 rows (after the last group, the first one's, which the next block reads first) are
+      // num_in * 32 bytes: the first 16 token tiles' 4 row tiles each bring a 64th of them into L2, so the group
+      // after this one finds its weights there instead of waiting on memory.
+      const char* next = reinterpret_cast<const char*>(weights + (o0 + 16 < num_out ? o0 + 16 : 0) * num_in);
+      for (int64_t t = b0; t < b1; t += kTileTokens) {
+        const uint16_t* xt = xb + t * x_stride;
+        float* yt = y + t * num_out;
+        const char* next_t = next + (t - b0) / kTileTokens % 16 * 4 * (num_in / 2);
+        const auto run = [&]<int kTokens>() {
+          tokens_times_rows<kTokens, kStreamed>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr, next_t);
+        };
+        switch (std::min<int64_t>(kTileTokens, b1 - t)) {
+          case 1: run.template operator()<1>(); break;
+          case 2: run.template operator()<2>(); break;
+          case 3: run.template operator()<3>(); break;
+          case 4: run.template operator()<4>(); break;
+          case 5: run.template operator()<5>(); break;
+          default: run.template operator()<6>(); break;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
@@ -131,27 +170,11 @@ void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64
   const int64_t x_stride = (phase + num_in + 31) / 32 * 32 + 32;
   const uint16_t* xb = to_bf16(x, num_in, num_tokens, x_stride, phase);
   const auto* weights = static_cast<const uint16_t*>(w);
-  for (int64_t b0 = 0; b0 < num_tokens; b0 += kBlockTokens) {
-    const int64_t b1 = std::min(b0 + kBlockTokens, num_tokens);
-    for (int64_t o0 = 0; o0 < num_out; o0 += 16) {
-      const int nr = num_out - o0 < 16 ? int(num_out - o0) : 16;
-      // Each row as of its virtual input 0, phase values before its first (only read through masks).
-      const uint16_t* rows[16];
-      for (int r = 0; r < 16; ++r) rows[r] = weights + (o0 + std::min(r, nr - 1)) * num_in - phase;
-      for (int64_t t = b0; t < b1; t += kTileTokens) {
-        const uint16_t* xt = xb + t * x_stride;
-        float* yt = y + t * num_out;
-        switch (std::min<int64_t>(kTileTokens, b1 - t)) {
-          case 1: tokens_times_rows<1>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
-          case 2: tokens_times_rows<2>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
-          case 3: tokens_times_rows<3>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
-          case 4: tokens_times_rows<4>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
-          case 5: tokens_times_rows<5>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
-          default: tokens_times_rows<6>(rows, xt, x_stride, yt, num_out, num_in, phase, o0, nr); break;
-        }
-      }
-    }
-  }
+  // One token tile a group: its weights stream from memory once, so it prefetches its own rows.
+  if (num_tokens <= kTileTokens)
+    tiled_bf16<true>(weights, xb, x_stride, y, num_out, num_in, num_tokens, phase);
+  else
+    tiled_bf16<false>(weights, xb, x_stride, y, num_out, num_in, num_tokens, phase);
 }
 
 }  // namespace pagoda::kernels::avx512_bf16
