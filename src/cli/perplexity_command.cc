@@ -1,4 +1,4 @@
-// `pagoda perplexity [-m MODEL] -f TEXT [--ctx N] [--chunks N] [--kl-base BASE.gguf] [--json]`.
+// `pagoda perplexity [-m MODEL] -f TEXT [--ctx N] [--chunks N] [--kl-base BASE.gguf | --kl-base-logits FILE] [--json]`.
 // stdout: the running estimate per chunk ("[1]12.3456,[2]...") and the final figures, as llama-perplexity
 // prints them, or one JSON object with --json; stderr: progress and notes.
 #include "cli/perplexity_command.h"
@@ -27,6 +27,7 @@ struct PerplexityCliOptions {
   int32_t max_chunks = 0;
   int32_t batch = 512;
   std::optional<std::string> kl_base;
+  std::optional<std::string> kl_base_logits;
   std::string base_kv_cache_dtype = "f16";
   bool json = false;
 };
@@ -41,9 +42,10 @@ void print_json(const std::string& model, const std::string& text, const eval::P
   if (r.kl) {
     std::printf(
         ",\"kl\":{\"base\":\"%s\",\"base_ppl\":%.6f,\"base_ppl_error\":%.6f,\"mean_kl\":%.8f,\"mean_kl_error\":%.8f,"
-        "\"max_kl\":%.6f,\"top1_agreement\":%.6f,\"top1_agreement_error\":%.6f}",
+        "\"max_kl\":%.6f,\"top1_agreement\":%.6f,\"top1_agreement_error\":%.6f,\"ln_ppl_ratio\":%.8f,"
+        "\"ln_ppl_ratio_error\":%.8f}",
         base.c_str(), r.kl->base_ppl, r.kl->base_ppl_error, r.kl->mean_kl, r.kl->mean_kl_error, r.kl->max_kl,
-        r.kl->top1_agreement, r.kl->top1_agreement_error);
+        r.kl->top1_agreement, r.kl->top1_agreement_error, r.kl->ln_ppl_ratio, r.kl->ln_ppl_ratio_error);
   }
   std::printf("}\n");
 }
@@ -58,6 +60,8 @@ void print_text(const eval::PerplexityReport& r) {
     const eval::KlSummary& k = *r.kl;
     std::printf("Base PPL:            %.4f +/- %.5f\n", k.base_ppl, k.base_ppl_error);
     std::printf("PPL ratio:           %.5f (model / base)\n", k.base_ppl > 0 ? r.ppl / k.base_ppl : 0.0);
+    std::printf("ln(PPL / base PPL):  %.6f +/- %.6f (paired over the scored tokens)\n", k.ln_ppl_ratio,
+                k.ln_ppl_ratio_error);
     std::printf("Mean KL divergence:  %.6f +/- %.6f nats\n", k.mean_kl, k.mean_kl_error);
     std::printf("Max KL divergence:   %.6f nats\n", k.max_kl);
     std::printf("Same top-1 token:    %.3f +/- %.3f %%\n", 100.0 * k.top1_agreement, 100.0 * k.top1_agreement_error);
@@ -84,6 +88,13 @@ int perplexity(const PerplexityCliOptions& o) {
   if (!model_options.ok()) return report_error(model_options.error());
   Result<LoadedModel> loaded = load_configured_model(*config, kernels, *model_options);
   if (!loaded.ok()) return report_error(loaded.error());
+  if (o.kl_base && o.kl_base_logits) return report_error("--kl-base and --kl-base-logits: give one base, not both");
+  std::optional<eval::LlamaLogitsFile> base_logits;
+  if (o.kl_base_logits) {
+    Result<eval::LlamaLogitsFile> f = eval::LlamaLogitsFile::open(*o.kl_base_logits);
+    if (!f.ok()) return report_error("--kl-base-logits: " + f.error());
+    base_logits = std::move(f).value();
+  }
   std::optional<LoadedModel> base;
   if (o.kl_base) {
     // "bundled" names the embedded model, so it can be the base of its own INT8-KV or no-fusion variants.
@@ -94,7 +105,7 @@ int perplexity(const PerplexityCliOptions& o) {
 
   const ModelConfig& mc = loaded->model->config();
   eval::PerplexityOptions options;
-  options.ctx = o.ctx.value_or(std::min(512, mc.context_length));
+  options.ctx = o.ctx.value_or(base_logits ? base_logits->ctx() : std::min(512, mc.context_length));
   options.max_chunks = o.max_chunks;
   options.max_batch = o.batch;
   options.kv_types = *kv_types;
@@ -104,15 +115,23 @@ int perplexity(const PerplexityCliOptions& o) {
   std::fprintf(stderr, "pagoda: perplexity of %s over %s: %zu tokens, ctx %d, %s KV (%lld bytes per token), %d threads%s\n",
                loaded->source.c_str(), o.text_path.c_str(), tokens.size(), options.ctx,
                kv_types_name(*kv_types).c_str(), static_cast<long long>(KvStorage::bytes_per_token(mc.kv_shape(), *kv_types)),
-               num_threads, base ? (", KL against " + base->source).c_str() : "");
+               num_threads,
+               base           ? (", KL against " + base->source).c_str()
+               : base_logits ? (", KL against llama-perplexity's logits in " + *o.kl_base_logits).c_str()
+                             : "");
   Progress progress("perplexity");
-  Result<eval::PerplexityReport> report = eval::evaluate_perplexity(
-      *loaded->model, tokens, loaded->tokenizer->bos_id(), num_threads, options, base ? base->model.get() : nullptr,
-      [&progress](int32_t done, int32_t total) { progress.update(done, total, fmt::format("chunk {}", done)); });
+  const auto on_chunk = [&progress](int32_t done, int32_t total) {
+    progress.update(done, total, fmt::format("chunk {}", done));
+  };
+  Result<eval::PerplexityReport> report =
+      base_logits ? eval::evaluate_perplexity(*loaded->model, tokens, loaded->tokenizer->bos_id(), num_threads,
+                                              options, *base_logits, on_chunk)
+                  : eval::evaluate_perplexity(*loaded->model, tokens, loaded->tokenizer->bos_id(), num_threads,
+                                              options, base ? base->model.get() : nullptr, on_chunk);
   progress.finish();
   if (!report.ok()) return report_error(report.error());
   if (o.json) {
-    print_json(loaded->source, o.text_path, *report, base ? base->source : "");
+    print_json(loaded->source, o.text_path, *report, base ? base->source : o.kl_base_logits.value_or(""));
   } else {
     print_text(*report);
   }
@@ -136,6 +155,9 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--batch", options->batch, "tokens per forward call")->capture_default_str();
   cmd->add_option("--kl-base", options->kl_base,
                   "base model (GGUF path, or 'bundled') to compare next-token distributions against");
+  cmd->add_option("--kl-base-logits", options->kl_base_logits,
+                  "llama-perplexity's saved distributions (its --kl-divergence-base FILE) to compare against: "
+                  "its ctx, chunks and tokens");
   cmd->add_option("--base-kv-cache-dtype", options->base_kv_cache_dtype, "the base model's KV cache: f16 (default), f32, bf16, q8_0, q4_0 or int8")
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "print one JSON object instead of text");

@@ -1,8 +1,9 @@
 // Perplexity of a model over a tokenized text, as llama-perplexity computes it so the figures compare: the
 // text is cut into chunks of `ctx` tokens, each chunk starts afresh (its first token replaced by BOS) and only
 // the second half of each chunk is scored, so every scored token sees at least ctx/2 tokens of context.
-// With a base model it also compares next-token distributions (mean KL(base || model), top-1 agreement), as
-// llama-perplexity's KL mode does, but running both models side by side instead of through a logits file.
+// With a base it also compares next-token distributions (mean KL(base || model), top-1 agreement, the paired
+// log-ratio of the perplexities), as llama-perplexity's KL mode does: a base model run side by side, or the
+// distributions llama-perplexity saved (`llama_logits_file.h`), which pins the text's tokens to llama.cpp's.
 // Each chunk is one request through an Engine per model (prompt logits from ctx/2 on): the same step loop every
 // other subcommand runs. Borrows the models.
 #pragma once
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "core/types.h"
+#include "eval/llama_logits_file.h"
 #include "kv/kv_cache_view.h"
 #include "model/model.h"
 
@@ -38,6 +40,10 @@ struct KlSummary {
   double top1_agreement_error = 0.0;
   double base_ppl = 0.0;
   double base_ppl_error = 0.0;
+  // mean(nll - base nll) over the scored tokens: ln(ppl / base ppl), with its standard error from the paired
+  // differences (which tells a systematic gap from noise far better than the two perplexities' own errors).
+  double ln_ppl_ratio = 0.0;
+  double ln_ppl_ratio_error = 0.0;
 };
 
 struct PerplexityReport {
@@ -59,6 +65,14 @@ struct PerplexityReport {
 Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const TokenId> tokens, TokenId bos_id,
                                              int32_t num_threads, const PerplexityOptions& options,
                                              const Model* base = nullptr,
+                                             const std::function<void(int32_t, int32_t)>& on_chunk = {});
+
+// KL mode against llama-perplexity's saved distributions: the chunks are the file's (options.ctx must be its n_ctx),
+// at most its n_chunk, and `tokens` must begin with the file's ids (else an error naming the
+// first that differs, so a tokenization difference is never taken for an arithmetic one).
+Result<PerplexityReport> evaluate_perplexity(const Model& model, std::span<const TokenId> tokens, TokenId bos_id,
+                                             int32_t num_threads, const PerplexityOptions& options,
+                                             LlamaLogitsFile& base_logits,
                                              const std::function<void(int32_t, int32_t)>& on_chunk = {});
 
 }  // namespace pagoda::eval

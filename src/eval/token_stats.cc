@@ -17,10 +17,11 @@ void log_softmax(std::span<const float> logits, std::span<double> out) {
   for (size_t i = 0; i < logits.size(); ++i) out[i] = double(logits[i]) - log_sum;
 }
 
-double kl_divergence(std::span<const double> log_p, std::span<const double> log_q) {
+double kl_divergence(std::span<const double> log_p, std::span<const double> log_q, double min_log_p) {
   PAGODA_CHECK(log_p.size() == log_q.size());
   double kl = 0.0;
   for (size_t i = 0; i < log_p.size(); ++i) {
+    if (log_p[i] <= min_log_p) continue;
     const double p = std::exp(log_p[i]);
     if (p > 0.0) kl += p * (log_p[i] - log_q[i]);
   }

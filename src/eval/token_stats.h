@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 
 namespace pagoda::eval {
@@ -11,8 +12,10 @@ namespace pagoda::eval {
 // out[i] = logits[i] - log(sum_j exp(logits[j])), computed in double around the max for stability.
 void log_softmax(std::span<const float> logits, std::span<double> out);
 
-// KL(P || Q) in nats for log-probabilities `log_p` and `log_q` of one vocabulary.
-double kl_divergence(std::span<const double> log_p, std::span<const double> log_q);
+// KL(P || Q) in nats for log-probabilities `log_p` and `log_q` of one vocabulary; terms with log_p at or below
+// `min_log_p` are left out (llama-perplexity's saved rows clip their tail, so its KL skips log p <= -16).
+double kl_divergence(std::span<const double> log_p, std::span<const double> log_q,
+                     double min_log_p = -std::numeric_limits<double>::infinity());
 
 // Index of the largest value (the first one on ties).
 int32_t argmax(std::span<const double> values);

@@ -1,5 +1,5 @@
 // `pagoda perplexity` through the real binary: llama-perplexity's figure and output format, JSON, KL mode
-// against a base model, and clean errors for bad input.
+// against a base model, and clean errors (a bad llama-perplexity logits file among them) for bad input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -53,6 +53,7 @@ TEST(CliPerplexityTest, BadInputIsAClearError) {
   const std::string& dir = dir_holder.path();
   write_file(dir + "/empty.txt", "");
   write_file(dir + "/short.txt", "Once upon a time.");
+  write_file(dir + "/not-logits.bin", "_logitz_ not llama-perplexity's file");
   struct Case {
     std::vector<std::string> args;
     std::string message;
@@ -66,6 +67,9 @@ TEST(CliPerplexityTest, BadInputIsAClearError) {
       {{"perplexity", "-f", kStory, "--kl-base", dir + "/missing.gguf"}, "--kl-base"},
       {{"perplexity", "-f", kStory, "--base-kv-cache-dtype", "int2"}, "int2"},
       {{"perplexity", "-f", kStory, "--chunks", "-1"}, "--chunks"},
+      {{"perplexity", "-f", kStory, "--kl-base-logits", dir + "/missing.bin"}, "--kl-base-logits: cannot read"},
+      {{"perplexity", "-f", kStory, "--kl-base-logits", dir + "/not-logits.bin"}, "not a logits file"},
+      {{"perplexity", "-f", kStory, "--kl-base", "bundled", "--kl-base-logits", dir + "/not-logits.bin"}, "not both"},
   };
   for (const Case& c : cases) {
     ProcessResult r = run_pagoda(c.args);
