@@ -56,7 +56,7 @@ TEST_P(Mxfp4OneTokenTest, MatchesScalarBitForBit) {
       const std::vector<uint8_t> w = make_weights(rng_, num_out, num_in);
       const std::vector<float> x = random_floats(rng_, num_in, 3.0f);
       const std::vector<quant::BlockQ8_0> xq = quantize(x);
-      std::vector<float> y_ref(size_t(num_out)), y_f32(y_ref.size(), NAN), y_q8(y_ref.size(), NAN);
+      std::vector<float> y_ref(static_cast<size_t>(num_out)), y_f32(y_ref.size(), NAN), y_q8(y_ref.size(), NAN);
       scalar().q8_0(w.data(), xq.data(), y_ref.data(), num_out, num_in, 1, num_out);
       simd().f32(w.data(), x.data(), y_f32.data(), num_out, num_in, 1);
       simd().q8_0(w.data(), xq.data(), y_q8.data(), num_out, num_in, 1, num_out);
@@ -71,7 +71,7 @@ TEST_P(Mxfp4OneTokenTest, RowSlicesGiveTheWholeProductsBits) {
   const int64_t num_in = 2880, num_out = 2880;
   const std::vector<uint8_t> w = make_weights(rng_, num_out, num_in);
   const std::vector<quant::BlockQ8_0> xq = quantize(random_floats(rng_, num_in, 1.0f));
-  std::vector<float> whole(size_t(num_out)), sliced(whole.size(), NAN);
+  std::vector<float> whole(static_cast<size_t>(num_out)), sliced(whole.size(), NAN);
   simd().q8_0(w.data(), xq.data(), whole.data(), num_out, num_in, 1, num_out);
   const int64_t row_bytes = dtype_row_bytes(DType::kMXFP4x8, num_in);
   for (int64_t begin = 0; begin < num_out; begin += 1440)  // the two halves of a two-thread split
@@ -86,12 +86,12 @@ TEST_P(Mxfp4OneTokenTest, ExtremeLevelsScalesAndActivationsStayExact) {
   // Every quant 0x77 (+-12, the largest level) or 0x00 / 0x88 (+0 / -0) against activations of +-127, exponents 0 and
   // 1 (the subnormal scales), 2 and 130; an odd block count for the one-block tail.
   const int64_t num_in = 32 * 17, num_out = 16;
-  std::vector<float> x(size_t(num_in));
+  std::vector<float> x(static_cast<size_t>(num_in));
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i / 5) % 3 ? 127.0f : -127.0f;
   const std::vector<quant::BlockQ8_0> xq = quantize(x);
   for (int fill : {0x77, 0x00, 0x88, 0xf7}) {
     const std::vector<uint8_t> w = make_weights(rng_, num_out, num_in, fill, {0, 1, 2, 130});
-    std::vector<float> y_ref(size_t(num_out)), y_simd(y_ref.size(), NAN);
+    std::vector<float> y_ref(static_cast<size_t>(num_out)), y_simd(y_ref.size(), NAN);
     scalar().q8_0(w.data(), xq.data(), y_ref.data(), num_out, num_in, 1, num_out);
     simd().q8_0(w.data(), xq.data(), y_simd.data(), num_out, num_in, 1, num_out);
     ASSERT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0) << "fill " << fill;
@@ -104,7 +104,7 @@ TEST_P(Mxfp4OneTokenTest, WideRowsAndManyTokensAgreeWithOneToken) {
     const int64_t num_in = 32 * 1056, num_out = 8;
     const std::vector<uint8_t> w = make_weights(rng_, num_out, num_in);
     const std::vector<quant::BlockQ8_0> xq = quantize(random_floats(rng_, num_in, 1.0f));
-    std::vector<float> y_ref(size_t(num_out)), y_simd(y_ref.size(), NAN);
+    std::vector<float> y_ref(static_cast<size_t>(num_out)), y_simd(y_ref.size(), NAN);
     scalar().q8_0(w.data(), xq.data(), y_ref.data(), num_out, num_in, 1, num_out);
     simd().q8_0(w.data(), xq.data(), y_simd.data(), num_out, num_in, 1, num_out);
     EXPECT_EQ(std::memcmp(y_ref.data(), y_simd.data(), y_ref.size() * sizeof(float)), 0);
@@ -113,7 +113,7 @@ TEST_P(Mxfp4OneTokenTest, WideRowsAndManyTokensAgreeWithOneToken) {
   const int64_t num_in = 2880, num_out = 64, num_tokens = 3;
   const std::vector<uint8_t> w = make_weights(rng_, num_out, num_in);
   const std::vector<quant::BlockQ8_0> xq = quantize(random_floats(rng_, num_tokens * num_in, 2.0f));
-  std::vector<float> batch(size_t(num_tokens * num_out)), alone(size_t(num_out), NAN);
+  std::vector<float> batch(static_cast<size_t>(num_tokens * num_out)), alone(size_t(num_out), NAN);
   simd().q8_0(w.data(), xq.data(), batch.data(), num_out, num_in, num_tokens, num_out);
   simd().q8_0(w.data(), xq.data() + 2 * num_in / 32, alone.data(), num_out, num_in, 1, num_out);
   EXPECT_EQ(std::memcmp(alone.data(), batch.data() + 2 * num_out, alone.size() * sizeof(float)), 0);
