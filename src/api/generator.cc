@@ -114,10 +114,11 @@ Result<std::unique_ptr<Generator>> Generator::load(const GeneratorOptions& o) {
 
   impl->description = fmt::format("model: {}\n", impl->loaded.source);
   if (!impl->loaded.weights_note.empty()) impl->description += fmt::format("weights: {}\n", impl->loaded.weights_note);
-  impl->description += fmt::format("KV cache: {}, K {} + V {}, {} bytes per token\nkernels: {}, {} threads\n",
-                                   describe_kv_pool(plan.kv_pool), kv_dtype_name(c.kv_types.k),
-                                   kv_dtype_name(c.kv_types.v), plan.kv_pool.bytes_per_block / plan.kv_pool.block_size, kernels::isa_name(kernels::best_kernels().isa),
-                                   impl->engine->num_threads());
+  impl->description += fmt::format("KV cache: {}, {}, {} bytes per token\nkernels: {}, {} threads\n",
+                                   describe_kv_pool(plan.kv_pool),
+                                   kv_stored_types_name(c.kv_types, plan.kv_pool.v_in_k),
+                                   plan.kv_pool.bytes_per_block / plan.kv_pool.block_size,
+                                   kernels::isa_name(kernels::best_kernels().isa), impl->engine->num_threads());
   return std::unique_ptr<Generator>(new Generator(std::move(impl)));
 }
 

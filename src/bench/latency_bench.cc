@@ -124,6 +124,7 @@ Result<LatencyReport> run_latency_bench(const LoadedModel& model, int32_t num_th
   r.kv_bytes_per_token = mean_context * double(KvStorage::bytes_per_token(c.kv_shape(), o.kv_types));
   r.kv_types = o.kv_types;
   r.kv_cache_bytes_per_token = KvStorage::bytes_per_token(c.kv_shape(), o.kv_types);
+  r.kv_v_in_k = c.kv_shape().v_in_k;
   r.kv_capacity = kv_capacity_by_type(c.kv_shape(), kKvCapacityBudgetBytes, o.block_size, prompt_len + o.num_generated);
   r.membw_gbps = (bw_before + bw_after) / 2.0;
   r.mbu = (r.weight_bytes_per_token + r.kv_bytes_per_token) / (r.tpot_ms_mean / 1000.0) / (r.membw_gbps * 1e9);

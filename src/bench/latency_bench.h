@@ -49,6 +49,7 @@ struct LatencyReport {
   double kv_bytes_per_token = 0.0;      // K and V of the mean decode context
   KvCacheTypes kv_types;                 // the cache's
   int64_t kv_cache_bytes_per_token = 0;  // what one token of context takes in it
+  bool kv_v_in_k = false;                // it holds K alone, V read from it (KvShape::v_in_k)
   // f32, f16, q8_0 and q4_0: bytes per token and sequences of prompt_len + num_generated in kKvCapacityBudgetBytes.
   std::vector<KvTypeCapacity> kv_capacity;
   double membw_gbps = 0.0;              // read-only stream, mean of before and after the decode

@@ -210,8 +210,8 @@ int bench_latency(const LatencyCliOptions& o) {
         loaded->source.c_str(), r.num_threads, kernels::isa_summary(kernels::best_kernels()).c_str(), r.prompt_len,
         r.prefill_tok_s, r.num_generated, r.decode_tok_s, r.ttft_ms, r.tpot_ms_mean, r.tpot_ms_p50, r.tpot_ms_p99,
         r.weight_bytes_per_token / 1e6, r.kv_bytes_per_token / 1e6, r.membw_gbps, r.mbu * 100.0);
-    std::printf("  KV cache      K %s + V %s, %lld bytes per token\n", kv_dtype_name(r.kv_types.k),
-                kv_dtype_name(r.kv_types.v), static_cast<long long>(r.kv_cache_bytes_per_token));
+    std::printf("  KV cache      %s, %lld bytes per token\n", kv_stored_types_name(r.kv_types, r.kv_v_in_k).c_str(),
+                static_cast<long long>(r.kv_cache_bytes_per_token));
     std::printf("  max concurrent sequences of %d tokens in %lld MiB of KV:", r.prompt_len + r.num_generated,
                 static_cast<long long>(bench::kKvCapacityBudgetBytes >> 20));
     for (const bench::KvTypeCapacity& c : r.kv_capacity) {

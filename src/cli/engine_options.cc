@@ -117,8 +117,8 @@ void print_engine_summary(const ResolvedEngine& r, std::FILE* out) {
   } else if (cap > 0) {
     prefill_cap = std::to_string(cap);
   }
-  std::fprintf(out, "pagoda: KV cache: %s, K %s + V %s, %lld bytes per token\n", describe_kv_pool(r.kv_pool).c_str(),
-               kv_dtype_name(c.kv_types.k), kv_dtype_name(c.kv_types.v),
+  std::fprintf(out, "pagoda: KV cache: %s, %s, %lld bytes per token\n", describe_kv_pool(r.kv_pool).c_str(),
+               kv_stored_types_name(c.kv_types, r.kv_pool.v_in_k).c_str(),
                static_cast<long long>(r.kv_pool.bytes_per_block / std::max(1, r.kv_pool.block_size)));
   std::fprintf(out,
                "pagoda: scheduler: max_seq_len %d, batch_size %d, max_batched_tokens %d, chunked prefill %s (%s "

@@ -73,6 +73,7 @@ Result<EnginePlan> plan_engine(const EngineSettings& s, const ModelConfig& model
   pool.max_num_seqs = s.max_num_seqs.value_or(256);
   pool.free_ram_share /= double(std::max(1, s.ranks_sharing_ram));
   PAGODA_ASSIGN_OR_RETURN(plan.kv_pool, plan_kv_pool(pool, available_ram_bytes));
+  plan.kv_pool.v_in_k = model.kv_shape().v_in_k;
 
   c.kv.num_blocks = plan.kv_pool.num_blocks;
   c.kv.block_size = s.block_size;

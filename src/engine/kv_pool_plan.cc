@@ -63,4 +63,9 @@ std::string describe_kv_pool(const KvPoolPlan& p) {
       p.max_full_length_seqs, p.source);
 }
 
+std::string kv_stored_types_name(KvCacheTypes types, bool v_in_k) {
+  if (v_in_k) return fmt::format("K {} (V read from K: no V cache)", kv_dtype_name(types.k));
+  return fmt::format("K {} + V {}", kv_dtype_name(types.k), kv_dtype_name(types.v));
+}
+
 }  // namespace pagoda

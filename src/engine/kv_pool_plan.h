@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "core/types.h"
+
 namespace pagoda {
 
 struct KvPoolRequest {
@@ -28,6 +30,7 @@ struct KvPoolPlan {
   int64_t total_bytes = 0;
   int64_t num_tokens = 0;            // num_blocks * block_size
   int32_t max_full_length_seqs = 0;  // sequences of max_seq_len that fit at once
+  bool v_in_k = false;               // the cache holds K alone and V is read from it (KvShape::v_in_k)
   std::string source;                // how num_blocks was chosen, for the start-up line
 };
 
@@ -38,5 +41,8 @@ Result<KvPoolPlan> plan_kv_pool(const KvPoolRequest& request, int64_t available_
 // "KV cache: 1024 blocks x 16 tokens = 16384 tokens, 40.0 MiB (40 KiB per block; 32 sequences of 512 tokens
 // at once); from --kv-blocks"
 std::string describe_kv_pool(const KvPoolPlan& plan);
+// What a cache of these types stores, for start-up lines: "K q8_0 + V f16", or "K f16 (V read from K: no V cache)"
+// where it holds no V bytes (KvPoolPlan::v_in_k).
+std::string kv_stored_types_name(KvCacheTypes types, bool v_in_k);
 
 }  // namespace pagoda

@@ -6,6 +6,7 @@
 #include "kernels/amx/amx_kernels.h"
 #include "kernels/avx2/avx2_kernels.h"
 #include "kernels/avx512/avx512_kernels.h"
+#include "kernels/avx512/matmul_mxfp4x8_one_token.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/row_int8.h"
@@ -153,7 +154,7 @@ const WeightTypeTraits kWeightTypes[] = {
                  .avx2 = {avx2::matmul_mxfp4x8, avx2::matmul_mxfp4x8_q8_0},
                  .avx_vnni = {avx_vnni::matmul_mxfp4x8, avx_vnni::matmul_mxfp4x8_q8_0},
                  .avx_vnni_evex = {avx_vnni_evex::matmul_mxfp4x8, avx_vnni_evex::matmul_mxfp4x8_q8_0},
-                 .avx512 = {avx512::matmul_mxfp4x8, avx512::matmul_mxfp4x8_q8_0}}},
+                 .avx512 = {avx512::matmul_mxfp4x8_decode, avx512::matmul_mxfp4x8_decode_q8_0}}},
     {.dtype = DType::kQ4_0x16,
      .kernels = {.ref = {ref::matmul_q4_0x16, ref::matmul_q4_0x16_q8_0},
                  .avx512 = {avx512::matmul_q4_0x16, avx512::matmul_q4_0x16_q8_0}}},

@@ -384,8 +384,8 @@ TEST(Gemma4PrefillTest, WholeAndChunkedPrefillGiveTheSameScores) {
 
 // DeepSeek-V2's latent attention through the engine (tiny-deepseek2: 3 layers, a cache row of a 64-wide latent and 32
 // rotated dims): chunks of 64 tokens scored whole or 5 or 7 tokens a call give the same perplexity and mean
-// log-likelihood; a batch runs with one f16 row a token and layer in the cache and no V (3 x 96 x 2 bytes); a V cache
-// type other than K's is refused by name.
+// log-likelihood; a batch runs with one f16 row a token and layer in the cache and no V (3 x 96 x 2 bytes), as its
+// start-up line says; a V cache type other than K's is refused by name.
 TEST(Deepseek2EngineTest, ChunkedPrefillScoresAsWholeAndTheCacheHoldsTheLatentOnly) {
   TempDir dir;
   const std::string model = dir.path() + "/ds2.gguf";
@@ -411,7 +411,7 @@ TEST(Deepseek2EngineTest, ChunkedPrefillScoresAsWholeAndTheCacheHoldsTheLatentOn
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const nlohmann::json j = nlohmann::json::parse(bench.out);
   EXPECT_EQ(j["num_output_tokens"], 30);
-  EXPECT_THAT(bench.err, ::testing::HasSubstr(" 576 bytes per token"));
+  EXPECT_THAT(bench.err, ::testing::HasSubstr(", K f16 (V read from K: no V cache), 576 bytes per token"));
   expect_spec_gives_the_plain_output(model);
 
   ProcessResult mixed = run_pagoda({"run", "-m", model, "-p", kPrompt, "-n", "4", "--cache-type-k", "q8_0",

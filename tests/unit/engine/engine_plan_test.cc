@@ -53,6 +53,22 @@ TEST(EnginePlanTest, DefaultsComeFromTheModelAndTheFreeRam) {
   EXPECT_EQ(c.scheduler.max_num_seqs, kDefaultMaxBatchedTokens);
 }
 
+TEST(EnginePlanTest, ALatentCacheSaysItHoldsNoV) {
+  ModelConfig m = small_model();
+  Result<EnginePlan> plain = plan_engine({}, m, 8 * kGiB);
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_FALSE(plain->kv_pool.v_in_k);
+  EXPECT_EQ(kv_stored_types_name(KvCacheTypes(KvDType::kQ8_0, KvDType::kF16), plain->kv_pool.v_in_k),
+            "K q8_0 + V f16");
+  m.mla_kv_lora_rank = 64;  // DeepSeek-V2's latent attention: one K row a token, V read from it
+  m.num_kv_heads = 1;
+  Result<EnginePlan> latent = plan_engine({}, m, 8 * kGiB);
+  ASSERT_TRUE(latent.ok()) << latent.error();
+  EXPECT_TRUE(latent->kv_pool.v_in_k);
+  EXPECT_EQ(kv_stored_types_name(latent->config.kv_types, latent->kv_pool.v_in_k),
+            "K f16 (V read from K: no V cache)");
+}
+
 TEST(EnginePlanTest, ABatchLargerThanTheStepBudgetRaisesIt) {
   EngineSettings s;
   s.max_num_seqs = 300;
