@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <unordered_map>
 
 #include "grammar/stack_set.h"
 #include "grammar/utf8_automaton.h"
@@ -107,20 +108,25 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
   if (ctx[0].escaped) add_callers(ctx[0].escaped_rules, ext[0]);
 
   // Per state, the bytes that lead back to it (a loop such as free string content) and whether it takes every
-  // well-formed multi-byte character back to itself, computed when first needed.
+  // well-formed multi-byte character back to itself, each computed when first needed and found by state: a walk
+  // through a bounded string meets a new state at every depth. The loop bytes come from the byte classes.
+  std::array<std::array<uint64_t, 4>, 256> class_bytes{};
+  for (uint32_t b = 0; b < 256; ++b) class_bytes[grammar.byte_class[b]][b >> 6] |= uint64_t(1) << (b & 63);
   struct Loop {
-    uint32_t state;
     std::array<uint64_t, 4> bytes;
-    bool every_character;
+    int8_t every_character;  // -1: not computed yet
   };
   std::vector<Loop> loops;
-  auto loops_on = [&](uint32_t s) -> const Loop& {
-    for (const Loop& l : loops) {
-      if (l.state == s) return l;
-    }
-    Loop l{s, {0, 0, 0, 0}, takes_every_character(grammar, s)};
-    for (uint32_t b = 0; b < 256; ++b) {
-      if (grammar.next_state(s, uint8_t(b)) == s) l.bytes[b >> 6] |= uint64_t(1) << (b & 63);
+  std::unordered_map<uint32_t, uint32_t> loop_of;  // state -> index in loops
+  const uint32_t classes = grammar.num_byte_classes;
+  auto loops_on = [&](uint32_t s) -> Loop& {
+    auto [it, fresh] = loop_of.try_emplace(s, uint32_t(loops.size()));
+    if (!fresh) return loops[it->second];
+    Loop l{{0, 0, 0, 0}, -1};
+    const uint32_t* next = grammar.next_states.data() + size_t(s) * classes;
+    for (uint32_t c = 0; c < classes; ++c) {
+      if (next[c] != s) continue;
+      for (size_t w = 0; w < 4; ++w) l.bytes[w] |= class_bytes[c][w];
     }
     loops.push_back(l);
     return loops.back();
@@ -168,12 +174,20 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
       continue;
     }
     // A stack inside the rule whose state loops on every byte below this node accepts the whole subtree.
-    if (ctx[d].tops.size() == 1 && node.subtree_end > i + 1) {
+    // The first child's byte, when ASCII, must lead back to the state: a cheap test that spares most nodes of a
+    // state without such a loop (a bounded string's) the lookup.
+    const uint8_t first_below = node.subtree_end > i + 1 ? trie[i + 1].byte : 0;
+    if (ctx[d].tops.size() == 1 && node.subtree_end > i + 1 &&
+        (first_below >= 0x80 || grammar.next_state(ctx[d].tops[0].state, first_below) == ctx[d].tops[0].state)) {
       const std::array<uint64_t, 4>& below = vocab.subtree_bytes(i);
-      const Loop& loop = loops_on(ctx[d].tops[0].state);
+      const uint32_t top = ctx[d].tops[0].state;
+      Loop& loop = loops_on(top);
       const bool ascii_loops = (below[0] & ~loop.bytes[0]) == 0 && (below[1] & ~loop.bytes[1]) == 0;
-      const bool rest_loops = ((below[2] & ~loop.bytes[2]) == 0 && (below[3] & ~loop.bytes[3]) == 0) ||
-                              (loop.every_character && vocab.utf8_below(i));
+      bool rest_loops = (below[2] & ~loop.bytes[2]) == 0 && (below[3] & ~loop.bytes[3]) == 0;
+      if (ascii_loops && !rest_loops && vocab.utf8_below(i)) {
+        if (loop.every_character < 0) loop.every_character = takes_every_character(grammar, top) ? 1 : 0;
+        rest_loops = loop.every_character == 1;
+      }
       if (ascii_loops && rest_loops) {
         accept(node.tokens_begin, vocab.subtree_tokens_begin(node.subtree_end));
         i = node.subtree_end;

@@ -1,7 +1,8 @@
 // Tests for the per-state token masks as CompiledGrammar builds them (src/grammar/compiled_grammar.h): shared whole
 // with an equivalent state, or taken in part from one (src/grammar/state_equivalence.h) and walked for the longer
 // tokens only, every mask equals the eager, uncached build_state_token_mask of the same state, in any order the
-// states are reached; and same_behaviour_depth on states whose distance is known.
+// states are reached; the trie walk equals a token-by-token classification; and same_behaviour_depth on states whose
+// distance is known.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "grammar/compiled_grammar.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/json_schema_converter.h"
+#include "grammar/stack_pool.h"
+#include "grammar/stack_set.h"
 #include "grammar/state_equivalence.h"
 #include "grammar/state_token_mask.h"
 #include "tokenizer/vocab_loader.h"
@@ -148,6 +151,105 @@ TEST(StateTokenMask, BundledVocabularyEqualsTheEagerWalk) {
       "words": {"type": "array", "items": {"type": "string", "maxLength": 6}}}})");
   const Counts counts = check_every_order(g, TokenVocabulary::from_tokenizer(**tokenizer), 10);
   EXPECT_GT(counts.shared + counts.partly, 0u);
+}
+
+// The trie walk's classification computed token by token, without the trie or any of its shortcuts (whole
+// subtrees accepted under a looping state, pruning): each token's bytes stepped from the state above an unknown
+// caller (ctx) and through every caller the rule may return to, outwards to any depth (ext), as
+// state_token_mask.h defines accepted, rejected and uncertain.
+MaskSets token_by_token(const Grammar& g, const ReturnSites& returns, const TokenVocabulary& vocab, uint32_t state) {
+  StackPool pool;
+  StackStepper stepper(g, pool);
+  auto bottom_of = [&](uint32_t rule) {
+    return rule == g.root_rule && !returns.root_is_called ? kRootBottom : kUnknownBottom;
+  };
+  auto add_callers = [&](std::vector<uint32_t> work, StackSet& out) {
+    std::vector<bool> done(g.rules.size(), false);
+    StackSet scratch;
+    while (!work.empty()) {
+      const uint32_t rule = work.back();
+      work.pop_back();
+      if (done[rule]) continue;
+      done[rule] = true;
+      if (rule == g.root_rule) out.can_end = true;
+      for (const uint32_t t : returns.by_rule[rule]) {
+        stepper.start(t, bottom_of(g.states[t].rule_id), scratch);
+        out.tops.insert(out.tops.end(), scratch.tops.begin(), scratch.tops.end());
+        out.can_end = out.can_end || scratch.can_end;
+        out.overflowed = out.overflowed || scratch.overflowed;
+        work.insert(work.end(), scratch.escaped_rules.begin(), scratch.escaped_rules.end());
+      }
+    }
+  };
+  StackSet ctx0, ext0;
+  stepper.start(state, bottom_of(g.states[state].rule_id), ctx0);
+  if (ctx0.escaped) add_callers(ctx0.escaped_rules, ext0);
+  MaskSets out;
+  for (int32_t k = 0; k < vocab.num_sorted(); ++k) {
+    const std::string_view w = vocab.sorted_bytes(k);
+    StackSet ctx = ctx0, ext = ext0, next_ctx, next_ext;
+    enum { kAccepted, kRejected, kUncertain } verdict = kRejected;
+    for (size_t i = 0; i < w.size(); ++i) {
+      stepper.step(ctx, uint8_t(w[i]), next_ctx);
+      stepper.step(ext, uint8_t(w[i]), next_ext);
+      if (next_ext.escaped) add_callers(next_ext.escaped_rules, next_ext);
+      if (next_ctx.escaped) add_callers(next_ctx.escaped_rules, next_ext);
+      std::swap(ctx, next_ctx);
+      std::swap(ext, next_ext);
+      if (ctx.overflowed || ext.overflowed) {
+        verdict = kUncertain;
+        break;
+      }
+      const bool inside = !ctx.tops.empty() || ctx.escaped || ctx.can_end;
+      const bool outside = !ext.tops.empty() || ext.can_end;
+      if (!inside && !outside) break;
+      if (i + 1 == w.size()) verdict = inside ? kAccepted : kUncertain;
+    }
+    if (verdict == kAccepted) out.accepted.push_back(vocab.sorted_id(k));
+    if (verdict == kUncertain) out.uncertain.push_back(k);
+  }
+  std::sort(out.accepted.begin(), out.accepted.end());
+  return out;
+}
+
+void expect_walk_equals_token_by_token(const Grammar& g, const std::shared_ptr<const TokenVocabulary>& vocab) {
+  const ReturnSites returns = ReturnSites::of(g);
+  size_t checked = 0, accepted = 0, uncertain = 0;
+  for (uint32_t s = 0; s < g.states.size(); ++s) {
+    if (!g.states[s].has_byte_edges()) continue;
+    const MaskSets want = token_by_token(g, returns, *vocab, s);
+    const MaskSets got = sets_of(build_state_token_mask(g, returns, *vocab, s), *vocab);
+    ASSERT_EQ(got.accepted, want.accepted) << "state " << s;
+    ASSERT_EQ(got.uncertain, want.uncertain) << "state " << s;
+    ++checked;
+    accepted += want.accepted.size();
+    uncertain += want.uncertain.size();
+  }
+  EXPECT_GT(checked, 0u);
+  EXPECT_GT(accepted, 0u);
+}
+
+TEST(StateTokenMask, TrieWalkEqualsTokenByToken) {
+  // Free strings (whole subtrees accepted under their looping state, multi-byte characters included), bounded
+  // strings (a new state at every depth), patterns, enums and numbers.
+  expect_walk_equals_token_by_token(schema_grammar(R"({"type": "object", "properties": {
+      "free": {"type": "string"},
+      "name": {"type": "string", "minLength": 2, "maxLength": 9},
+      "id": {"type": "string", "pattern": "^[a-z]{3,5}-[0-9]{2}$"},
+      "kind": {"enum": ["alpha", "alphabet", "beta"]},
+      "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}},
+      "required": ["name"]})"),
+                                    piece_vocab(4, kJsonPieces, 500, 5));
+  // Rules called from many places (tokens that run past a rule's end into its callers), nullable calls.
+  Result<Grammar> g = parse_gbnf(R"gbnf(
+root ::= item ("," item){0,6}
+item ::= word | word word | "[" root? "]" | q{2,9}
+word ::= [a-z]{1,7} " "?
+q ::= "\"" [a-z]{0,5} "\""
+)gbnf");
+  ASSERT_TRUE(g.ok()) << g.error();
+  expect_walk_equals_token_by_token(
+      *g, piece_vocab(5, {"a", "b", "z", " ", ",", "[", "]", "\"", "ab", "\"a", "a\"", "zz", "é"}, 400, 6));
 }
 
 TEST(StateEquivalence, DepthOfABoundedRepeat) {
