@@ -1,13 +1,56 @@
 // KvStorage allocation.
 #include "kv/kv_storage.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "core/check.h"
 
 namespace pagoda {
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+}  // namespace
+
+ZeroedBytes::ZeroedBytes(size_t bytes) {
+  if (bytes == 0) return;
+  const size_t align = bytes >= kHugePage ? kHugePage : 0;
+  const size_t mapped = bytes + align;
+  void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return;
+  mapping_ = p;
+  mapped_ = mapped;
+  data_ = p;
+  if (align > 0) {
+    data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + align - 1) / align * align);
+    // Advice only: where THP is off this is a no-op and the cache works on 4 KiB pages.
+    (void)::madvise(data_, bytes, MADV_HUGEPAGE);
+  }
+}
+
+ZeroedBytes::~ZeroedBytes() {
+  if (mapping_ != nullptr) ::munmap(mapping_, mapped_);
+}
+
+ZeroedBytes::ZeroedBytes(ZeroedBytes&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      mapping_(std::exchange(other.mapping_, nullptr)),
+      mapped_(std::exchange(other.mapped_, 0)) {}
+
+ZeroedBytes& ZeroedBytes::operator=(ZeroedBytes&& other) noexcept {
+  if (this != &other) {
+    if (mapping_ != nullptr) ::munmap(mapping_, mapped_);
+    data_ = std::exchange(other.data_, nullptr);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mapped_ = std::exchange(other.mapped_, 0);
+  }
+  return *this;
+}
 
 KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvCacheTypes types)
     : num_layers_(shape.num_layers),
