@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 
 #include <fmt/format.h>
@@ -20,34 +21,26 @@ constexpr size_t kHugePage = size_t(2) << 20;
 ZeroedBytes::ZeroedBytes(size_t bytes) {
   if (bytes == 0) return;
   const size_t align = bytes >= kHugePage ? kHugePage : 0;
-  const size_t mapped = bytes + align;
-  void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return;
-  mapping_ = p;
-  mapped_ = mapped;
-  data_ = p;
+  allocation_ = std::calloc(bytes + align, 1);
+  if (allocation_ == nullptr) return;
+  data_ = allocation_;
   if (align > 0) {
-    data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(p) + align - 1) / align * align);
+    data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(allocation_) + align - 1) / align * align);
     // Advice only: where THP is off this is a no-op and the cache works on 4 KiB pages.
     (void)::madvise(data_, bytes, MADV_HUGEPAGE);
   }
 }
 
-ZeroedBytes::~ZeroedBytes() {
-  if (mapping_ != nullptr) ::munmap(mapping_, mapped_);
-}
+ZeroedBytes::~ZeroedBytes() { std::free(allocation_); }
 
 ZeroedBytes::ZeroedBytes(ZeroedBytes&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      mapping_(std::exchange(other.mapping_, nullptr)),
-      mapped_(std::exchange(other.mapped_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)), allocation_(std::exchange(other.allocation_, nullptr)) {}
 
 ZeroedBytes& ZeroedBytes::operator=(ZeroedBytes&& other) noexcept {
   if (this != &other) {
-    if (mapping_ != nullptr) ::munmap(mapping_, mapped_);
+    std::free(allocation_);
     data_ = std::exchange(other.data_, nullptr);
-    mapping_ = std::exchange(other.mapping_, nullptr);
-    mapped_ = std::exchange(other.mapped_, 0);
+    allocation_ = std::exchange(other.allocation_, nullptr);
   }
   return *this;
 }

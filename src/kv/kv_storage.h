@@ -15,11 +15,11 @@
 
 namespace pagoda {
 
-// Zero-filled bytes from an anonymous mapping: the kernel hands out zero pages as each is first written, so a pool
-// of gigabytes costs nothing to create (a std::vector would write every byte first, seconds at start-up, and on
+// Zero-filled bytes from calloc: a large block comes straight from the kernel as zero pages, each touched when it is
+// first written, so a pool of gigabytes costs nothing to create (a std::vector would write every byte first, seconds at start-up, and on
 // another rank in the middle of the first step). A region of 2 MiB or more starts on a 2 MiB boundary with huge
 // pages advised: decode attention walks one KV head's rows a whole cache row apart, one 4 KiB page per row, and
-// on 4 KiB pages each of those reads would also miss the TLB. nullptr when the system refuses the mapping.
+// on 4 KiB pages each of those reads would also miss the TLB. nullptr when the allocation fails.
 class ZeroedBytes {
  public:
   ZeroedBytes() = default;
@@ -33,8 +33,7 @@ class ZeroedBytes {
 
  private:
   void* data_ = nullptr;
-  void* mapping_ = nullptr;  // what munmap takes back: data_ rounded down past its alignment
-  size_t mapped_ = 0;
+  void* allocation_ = nullptr;  // what free takes back: data_ is it rounded up to its alignment
 };
 
 template <class T>
