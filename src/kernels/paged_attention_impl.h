@@ -189,8 +189,74 @@ void paged_attention_query_block(const AttentionArgs& a, int32_t i0, int32_t nq)
   }
 }
 
+// One query over several KV heads of a cache row (AttentionArgs::num_kv_heads), tile by tile: each tile's positions
+// for every head before the next tile, so the rows are read in address order (each position's share of the row is
+// one contiguous run) and the next tile's runs are prefetched as this one is computed. Per head and per chunk of
+// kMaxHeads query heads, the same tiles go through attend_tile as in paged_attention_one_query, with the same state:
+// each head gets the bits of its own item.
+inline constexpr int32_t kTogetherMaxStates = 64;  // query heads walked together; more are split into several walks
+
+// The next tile's K and V runs (n_bytes each from every row's start) towards the caches, one request a cache line.
+inline void prefetch_tile(const AttentionArgs& a, int32_t j0, int32_t nt, int64_t k_bytes, int64_t v_bytes) {
+  int64_t slots[kTile];
+  tile_slots(a, j0, nt, slots);
+  for (int32_t jj = 0; jj < nt; ++jj) {
+    const uint8_t* k = a.k + slots[jj] * a.k_row_bytes;
+    const uint8_t* v = a.v + slots[jj] * a.v_row_bytes;
+    for (int64_t b = 0; b < k_bytes; b += 64) __builtin_prefetch(k + b, 0, 2);
+    for (int64_t b = 0; b < v_bytes; b += 64) __builtin_prefetch(v + b, 0, 2);
+  }
+}
+
 template <class Ops>
-void paged_attention(const AttentionArgs& a) {
+void paged_attention_heads_together(const AttentionArgs& a) {
+  const int32_t hd = a.head_dim, group = a.num_q_heads, nkv = a.num_kv_heads;
+  const int32_t total = nkv * group;
+  const int64_t k_head_bytes = kv_row_bytes(a.k_type, hd), v_head_bytes = kv_row_bytes(a.v_type, hd);
+  const int32_t begin = window_begin(a.num_ctx, a.window);
+  float running_max[kTogetherMaxStates], running_sum[kTogetherMaxStates];
+  float p[kMaxHeads][kTile];
+  for (int32_t h = 0; h < total; ++h) running_max[h] = -INFINITY, running_sum[h] = 0.0f;
+  std::memset(a.out, 0, sizeof(float) * size_t(total) * size_t(hd));
+  prefetch_tile(a, begin, a.num_ctx - begin < kTile ? a.num_ctx - begin : kTile, nkv * k_head_bytes,
+                nkv * v_head_bytes);
+  for (int32_t j0 = begin; j0 < a.num_ctx; j0 += kTile) {
+    const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
+    const int32_t next = j0 + kTile;
+    if (next < a.num_ctx)
+      prefetch_tile(a, next, a.num_ctx - next < kTile ? a.num_ctx - next : kTile, nkv * k_head_bytes,
+                    nkv * v_head_bytes);
+    int64_t slots[kTile];
+    tile_slots(a, j0, nt, slots);
+    for (int32_t g = 0; g < nkv; ++g) {
+      const AttentionArgs one = one_kv_head<Ops>(a, g);
+      const uint8_t* k_rows[kTile];
+      const uint8_t* v_rows[kTile];
+      float k_scales[kTile], v_scales[kTile];
+      tile_scales(one, slots, nt, k_scales, v_scales);
+      for (int32_t jj = 0; jj < nt; ++jj) {
+        k_rows[jj] = one.k + slots[jj] * a.k_row_bytes;
+        v_rows[jj] = one.v + slots[jj] * a.v_row_bytes;
+      }
+      for (int32_t h0 = 0; h0 < group; h0 += kMaxHeads) {
+        const int32_t nh = group - h0 < kMaxHeads ? group - h0 : kMaxHeads;
+        const int32_t state = g * group + h0;
+        attend_tile<Ops>(a, one.q + int64_t(h0) * hd, one.out + int64_t(h0) * hd, nh, nt, k_rows, k_scales, v_rows,
+                         v_scales, running_max + state, running_sum + state, p);
+      }
+    }
+  }
+  for (int32_t g = 0; g < nkv; ++g) {
+    const AttentionArgs one = one_kv_head<Ops>(a, g);
+    for (int32_t h = 0; h < group; ++h)
+      Ops::scale(one.out + int64_t(h) * hd,
+                 1.0f / with_sink<Ops>(one, h, running_max[g * group + h], running_sum[g * group + h]), hd);
+  }
+}
+
+// An item of one KV head, by the loops above.
+template <class Ops>
+void paged_attention_one_kv_head(const AttentionArgs& a) {
   const int32_t per_block = a.num_q_heads <= kBlockMaxStates ? kBlockMaxStates / a.num_q_heads : 0;
   if (a.num_queries == 1 || a.window > 0 || per_block < 2 || a.head_dim > kBlockMaxHeadDim) {
     for (int32_t i = 0; i < a.num_queries; ++i) paged_attention_one_query<Ops>(one_query(a, i));
@@ -198,6 +264,23 @@ void paged_attention(const AttentionArgs& a) {
   }
   for (int32_t i = 0; i < a.num_queries; i += per_block)
     paged_attention_query_block<Ops>(a, i, a.num_queries - i < per_block ? a.num_queries - i : per_block);
+}
+
+// Any item: several KV heads of one query walked together (in walks of at most kTogetherMaxStates query heads),
+// several queries KV head by KV head.
+template <class Ops>
+void paged_attention(const AttentionArgs& a) {
+  if (a.num_kv_heads == 1) return paged_attention_one_kv_head<Ops>(a);
+  if (a.num_queries == 1 && a.num_q_heads <= kTogetherMaxStates) {
+    const int32_t per_walk = kTogetherMaxStates / a.num_q_heads;
+    for (int32_t g0 = 0; g0 < a.num_kv_heads; g0 += per_walk) {
+      AttentionArgs walk = one_kv_head<Ops>(a, g0);
+      walk.num_kv_heads = a.num_kv_heads - g0 < per_walk ? a.num_kv_heads - g0 : per_walk;
+      paged_attention_heads_together<Ops>(walk);
+    }
+    return;
+  }
+  for (int32_t g = 0; g < a.num_kv_heads; ++g) paged_attention_one_kv_head<Ops>(one_kv_head<Ops>(a, g));
 }
 
 }  // namespace pagoda::kernels::detail

@@ -1,13 +1,49 @@
 // KvStorage allocation.
 #include "kv/kv_storage.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "core/check.h"
 
 namespace pagoda {
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+}  // namespace
+
+ZeroedBytes::ZeroedBytes(size_t bytes) {
+  if (bytes == 0) return;
+  const size_t align = bytes >= kHugePage ? kHugePage : 0;
+  allocation_ = std::calloc(bytes + align, 1);
+  if (allocation_ == nullptr) return;
+  data_ = allocation_;
+  if (align > 0) {
+    data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(allocation_) + align - 1) / align * align);
+    // Advice only: where THP is off this is a no-op and the cache works on 4 KiB pages.
+    (void)::madvise(data_, bytes, MADV_HUGEPAGE);
+  }
+}
+
+ZeroedBytes::~ZeroedBytes() { std::free(allocation_); }
+
+ZeroedBytes::ZeroedBytes(ZeroedBytes&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), allocation_(std::exchange(other.allocation_, nullptr)) {}
+
+ZeroedBytes& ZeroedBytes::operator=(ZeroedBytes&& other) noexcept {
+  if (this != &other) {
+    std::free(allocation_);
+    data_ = std::exchange(other.data_, nullptr);
+    allocation_ = std::exchange(other.allocation_, nullptr);
+  }
+  return *this;
+}
 
 KvStorage::KvStorage(const KvShape& shape, int32_t num_blocks, int32_t block_size, KvCacheTypes types)
     : num_layers_(shape.num_layers),

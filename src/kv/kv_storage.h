@@ -5,9 +5,8 @@
 // bookkeeping's business (a block table today; the BlockPool of the paged-KV work later).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 #include <string>
 
 #include "core/check.h"
@@ -16,23 +15,38 @@
 
 namespace pagoda {
 
-// A zero-filled array from calloc: a large one comes straight from the kernel as zero pages, each touched when a
-// block is first written, so a pool of gigabytes costs nothing to create (a std::vector would write every byte
-// first, seconds at start-up, and on another rank in the middle of the first step).
+// Zero-filled bytes from calloc: a large block comes straight from the kernel as zero pages, each touched when it is
+// first written, so a pool of gigabytes costs nothing to create (a std::vector would write every byte first, seconds at start-up, and on
+// another rank in the middle of the first step). A region of 2 MiB or more starts on a 2 MiB boundary with huge
+// pages advised: decode attention walks one KV head's rows a whole cache row apart, one 4 KiB page per row, and
+// on 4 KiB pages each of those reads would also miss the TLB. nullptr when the allocation fails.
+class ZeroedBytes {
+ public:
+  ZeroedBytes() = default;
+  explicit ZeroedBytes(size_t bytes);
+  ~ZeroedBytes();
+  ZeroedBytes(ZeroedBytes&& other) noexcept;
+  ZeroedBytes& operator=(ZeroedBytes&& other) noexcept;
+  ZeroedBytes(const ZeroedBytes&) = delete;
+  ZeroedBytes& operator=(const ZeroedBytes&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+  void* allocation_ = nullptr;  // what free takes back: data_ is it rounded up to its alignment
+};
+
 template <class T>
 class ZeroedArray {
  public:
   void allocate(size_t n) {
-    data_.reset(n > 0 ? static_cast<T*>(std::calloc(n, sizeof(T))) : nullptr);
-    PAGODA_CHECK(n == 0 || data_ != nullptr, "could not allocate {} bytes of KV cache", n * sizeof(T));
+    bytes_ = ZeroedBytes(n * sizeof(T));
+    PAGODA_CHECK(n == 0 || bytes_.data() != nullptr, "could not allocate {} bytes of KV cache", n * sizeof(T));
   }
-  T* data() const { return data_.get(); }
+  T* data() const { return static_cast<T*>(bytes_.data()); }
 
  private:
-  struct Free {
-    void operator()(T* p) const { std::free(p); }
-  };
-  std::unique_ptr<T, Free> data_;
+  ZeroedBytes bytes_;
 };
 
 class KvStorage {

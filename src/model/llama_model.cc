@@ -251,7 +251,10 @@ void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_
 }
 
 // One work item per (query block, KV head): the kernel reads each K/V row once for the whole query group and for up
-// to kQueryBlock consecutive tokens of one sequence (a prefill chunk), each token getting the bits it would alone.
+// to kQueryBlock consecutive tokens of one sequence (a prefill chunk), each token getting the bits it would alone. A
+// sequence's single token (decode) is one item per thread instead, a run of consecutive KV heads each: one KV head's
+// rows lie a whole cache row apart, and its thread's share of the row read position by position is one contiguous
+// run (the kernel gives each head the same bits as an item of its own).
 void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,
                                  ThreadPool& pool) const {
   constexpr int32_t kQueryBlock = 32;
@@ -260,13 +263,17 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
   const int32_t window = config_.is_swa_layer(layer) ? config_.sliding_window : 0;
   const int32_t group = config_.num_heads / num_kv_heads;
   const int32_t kvl = config_.kv_layer(layer);  // the cache's layer this one reads
-  // Each sequence's tokens in blocks of kQueryBlock from its first.
+  const int32_t decode_runs = std::min(pool.num_threads(), num_kv_heads);
+  // Each sequence's tokens in blocks of kQueryBlock from its first, each block's KV heads in runs.
   auto blocks_of = [&](int32_t s) {
     return (batch.seq_starts[s + 1] - batch.seq_starts[s] + kQueryBlock - 1) / kQueryBlock;
   };
-  int64_t num_blocks = 0;
-  for (int32_t s = 0; s < batch.num_seqs(); ++s) num_blocks += blocks_of(s);
-  const int64_t num_items = num_blocks * num_kv_heads;
+  auto runs_of = [&](int32_t s) {
+    return batch.seq_starts[s + 1] - batch.seq_starts[s] == 1 ? decode_runs : num_kv_heads;
+  };
+  auto items_of = [&](int32_t s) { return int64_t(blocks_of(s)) * runs_of(s); };
+  int64_t num_items = 0;
+  for (int32_t s = 0; s < batch.num_seqs(); ++s) num_items += items_of(s);
   pool.run([&](int32_t thread_idx) {
     kernels::AttentionArgs a;
     a.num_q_heads = group;
@@ -285,12 +292,15 @@ void LlamaModel::attention_flash(const BatchView& batch, const KvCacheView& kv, 
     a.window = window;
     const std::vector<float>& sinks = weights_.layers[size_t(layer)].sinks;
     int32_t s = 0;
-    int64_t first_block = 0;  // of sequence s
+    int64_t first_item = 0;  // of sequence s
     for (int64_t item = thread_idx; item < num_items; item += pool.num_threads()) {
-      const int64_t block = item / num_kv_heads;
-      const int32_t kvh = int32_t(item % num_kv_heads);
-      while (block >= first_block + blocks_of(s)) first_block += blocks_of(s++);  // items rise: s only moves forward
-      const int32_t t0 = batch.seq_starts[s] + int32_t(block - first_block) * kQueryBlock;
+      while (item >= first_item + items_of(s)) first_item += items_of(s++);  // items rise: s only moves forward
+      const int32_t runs = runs_of(s);
+      const int64_t block = (item - first_item) / runs;
+      const int32_t run = int32_t((item - first_item) % runs);
+      const int32_t kvh = int32_t(int64_t(run) * num_kv_heads / runs);
+      a.num_kv_heads = int32_t(int64_t(run + 1) * num_kv_heads / runs) - kvh;
+      const int32_t t0 = batch.seq_starts[s] + int32_t(block) * kQueryBlock;
       const int32_t t_end = std::min(t0 + kQueryBlock, batch.seq_starts[s + 1]);
       a.k = kv.k_row(kvl, 0) + kvh * k_head_bytes;
       a.v = kv.v_row(kvl, 0) + kvh * v_head_bytes;

@@ -111,13 +111,14 @@ struct Avx2Ops {
 // at group 4 and the slower at group 8 (measured: see the commit that introduced it).
 // Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes;
 // attention_small_heads_impl.h).
+// Only the keys-in-lanes loop walks an item's several KV heads together; the others take them one at a time.
 void paged_attention(const AttentionArgs& args) {
   if (args.num_q_heads <= detail::kSmallHeadMaxGroup && args.head_dim <= detail::kSmallHeadMaxDim)
-    detail::attention_small_heads<F32x8>(args);
+    for_each_kv_head<Avx2Ops>(args, [](const AttentionArgs& one) { detail::attention_small_heads<F32x8>(one); });
   else if (args.num_q_heads < F32x8::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx2Ops>(args);
   else
-    detail::attention_heads_all<F32x8>(args);
+    for_each_kv_head<Avx2Ops>(args, [](const AttentionArgs& one) { detail::attention_heads_all<F32x8>(one); });
 }
 
 }  // namespace pagoda::kernels::avx2

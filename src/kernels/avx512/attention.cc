@@ -104,15 +104,16 @@ struct Avx512Ops {
 // its lanes idle was slower than F32x8Vl at group 8 (measured: see the commit that introduced it).
 // Heads of at most 8 values in groups under 8 take the small-heads kernel (positions in lanes, query heads in pairs;
 // attention_small_head_pairs.h).
+// Only the keys-in-lanes loop walks an item's several KV heads together; the others take them one at a time.
 void paged_attention(const AttentionArgs& args) {
   if (args.num_q_heads <= detail::kSmallHeadMaxGroup && args.head_dim <= detail::kSmallHeadMaxDim)
-    attention_small_head_pairs(args);
+    for_each_kv_head<Avx512Ops>(args, [](const AttentionArgs& one) { attention_small_head_pairs(one); });
   else if (args.num_q_heads < F32x8Vl::kWidth || args.head_dim > detail::kHeadsMaxHeadDim)
     detail::paged_attention<Avx512Ops>(args);
   else if (args.num_q_heads == F32x8Vl::kWidth)
-    detail::attention_heads_all<F32x8Vl>(args);
+    for_each_kv_head<Avx512Ops>(args, [](const AttentionArgs& one) { detail::attention_heads_all<F32x8Vl>(one); });
   else
-    detail::attention_heads_all<F32x16>(args);
+    for_each_kv_head<Avx512Ops>(args, [](const AttentionArgs& one) { detail::attention_heads_all<F32x16>(one); });
 }
 
 }  // namespace pagoda::kernels::avx512

@@ -1,7 +1,8 @@
 // paged_attention (flash-style, kernels/attention_args.h) against a direct softmax computed in double from the
 // same K/V, on random data: ragged context lengths around block edges, grouped-query heads (1, 2, 4 and 20 per
 // KV head, the last past the kernel's 16-head pass), block sizes 1/4/16 with shuffled (non-contiguous) block
-// tables, caches of every KV type (and K and V of different types); and every SIMD level against the scalar one.
+// tables, caches of every KV type (and K and V of different types); and every SIMD level against the scalar one. An
+// item of several KV heads (a decoded token's share of a thread) gives each head the bits of its own item.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -252,6 +253,70 @@ TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
       }
     }
   }
+}
+
+// An item of several consecutive KV heads (AttentionArgs::num_kv_heads, walked together position by position by the
+// keys-in-lanes loop, head by head by the others) gives each head the bits of its own one-KV-head item, at every
+// level, with windows, soft caps and sinks; and without them, each head matches the direct softmax. Group 20 over 5
+// heads (100 query heads) and 70 heads of group 1 take several walks.
+TEST(PagedAttentionTest, SeveralKvHeadsGiveEachHeadTheBitsOfItsOwnItem) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  struct Shape {
+    int32_t group, head_dim, cache_heads, first, heads;
+  };
+  const Shape shapes[] = {{1, 128, 6, 1, 5}, {2, 64, 6, 0, 6}, {4, 17, 5, 2, 3}, {1, 8, 4, 1, 3},
+                          {8, 64, 4, 1, 3},  {12, 32, 3, 0, 3}, {20, 32, 6, 1, 5}, {1, 17, 72, 1, 70},
+                          {2, 288, 3, 1, 2}};
+  int32_t cases = 0;
+  for (Isa isa : kAllLevels) {
+    const KernelTable* kt = kernels_for(isa);
+    if (kt == nullptr) continue;
+    for (const Shape& sh : shapes) {
+      for (int32_t ctx : {1, 33, 100}) {
+        Cache cache(sh.head_dim, sh.cache_heads, 16, ctx, rng);
+        const size_t per_head = size_t(sh.group) * size_t(sh.head_dim), n = per_head * size_t(sh.heads);
+        std::vector<float> q(n), sinks(size_t(sh.group) * size_t(sh.heads));
+        for (float& x : q) x = dist(rng) * 2.0f;
+        for (float& x : sinks) x = dist(rng) * 4.0f;
+        for (KvCacheTypes types : kv_type_cases(sh.head_dim)) {
+          for (int32_t window : {0, 20}) {
+            for (float softcap : {0.0f, 3.0f}) {
+              for (bool with_sinks : {false, true}) {
+                SCOPED_TRACE(testing::Message() << isa_name(isa) << " group " << sh.group << " head_dim "
+                                                << sh.head_dim << " heads " << sh.heads << " ctx " << ctx << " window "
+                                                << window << " softcap " << softcap << " sinks " << with_sinks
+                                                << types_label(types));
+                auto item = [&](float* out, int32_t first, int32_t heads) {
+                  const int64_t offset = int64_t(first - sh.first) * int64_t(per_head);
+                  AttentionArgs a = cache.args(q.data() + offset, out + offset, sh.group, first, ctx, types);
+                  a.num_kv_heads = heads;
+                  a.window = window;
+                  a.softcap = softcap;
+                  if (with_sinks) a.sinks = sinks.data() + int64_t(first - sh.first) * sh.group;
+                  return a;
+                };
+                std::vector<float> together(n, NAN), alone(n, NAN);
+                kt->paged_attention(item(together.data(), sh.first, sh.heads));
+                for (int32_t g = 0; g < sh.heads; ++g) kt->paged_attention(item(alone.data(), sh.first + g, 1));
+                ASSERT_EQ(std::memcmp(together.data(), alone.data(), n * sizeof(float)), 0);
+                if (window == 0 && softcap == 0.0f && !with_sinks)
+                  for (int32_t g = 0; g < sh.heads; ++g) {
+                    const std::vector<float> want =
+                        cache.reference(q.data() + g * per_head, sh.group, sh.first + g, ctx, types);
+                    for (size_t k = 0; k < per_head; ++k)
+                      ASSERT_NEAR(together[g * per_head + k], want[k], 1e-5f * (1.0f + std::fabs(want[k])))
+                          << "head " << g;
+                  }
+                ++cases;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 2000);
 }
 
 // What each type costs: the attention output over its K/V stays within its bound of the f32 output's scale (f16

@@ -1,9 +1,12 @@
 // Tests for KvStorage (src/kv/kv_storage.h): copy_block moves every layer's K and V (and, for INT8, the
 // scales) of the source block into the destination and changes no other block, for every KV type and K and V of
-// different types; block sizes per type; the types a model's heads refuse.
+// different types; block sizes per type; the types a model's heads refuse; a large cache starts on a 2 MiB boundary
+// (huge pages) and every byte of any cache reads zero before it is written.
 #include "kv/kv_storage.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdint>
 
 namespace pagoda {
 namespace {
@@ -32,6 +35,27 @@ TEST(KvStorage, CopyBlockCopiesEveryLayerOfKAndV) {
         ASSERT_EQ(view.v_at(layer, slot)[i], -k_value(layer, src_slot, i)) << layer << " " << slot << " " << i;
       }
     }
+}
+
+TEST(KvStorage, StartsZeroedAndALargeCacheOnA2MiBBoundary) {
+  // 4 layers x 1024 slots x 1024 f32 values: 16 MiB a side; the tiny cache's sides are a few bytes.
+  KvStorage large(KvShape{.num_layers = 4, .kv_dim = 1024, .num_kv_heads = 8}, 64, 16);
+  KvStorage tiny(tiny_shape(), 2, 2, KvDType::kInt8);
+  const KvCacheView lv = large.view(), tv = tiny.view();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(lv.k) % (uintptr_t(2) << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(lv.v) % (uintptr_t(2) << 20), 0u);
+  for (const KvCacheView* view : {&lv, &tv})
+    for (int32_t layer = 0; layer < view->num_layers; ++layer)
+      for (int64_t slot = 0; slot < view->num_slots; slot += 7)
+        for (int64_t b = 0; b < view->k_row_bytes; ++b)
+          ASSERT_EQ(view->k_row(layer, slot)[b] | view->v_row(layer, slot)[b], 0) << layer << " " << slot << " " << b;
+  for (int64_t i = 0; i < int64_t(tv.num_layers) * tv.num_slots * tv.num_kv_heads; ++i)
+    ASSERT_EQ(tv.k_scale[i] + tv.v_scale[i], 0.0f);
+  // Written and read back at both ends.
+  lv.k_at(0, 0)[0] = 1.5f;
+  lv.v_at(3, lv.num_slots - 1)[1023] = -2.5f;
+  EXPECT_EQ(lv.k_at(0, 0)[0], 1.5f);
+  EXPECT_EQ(lv.v_at(3, lv.num_slots - 1)[1023], -2.5f);
 }
 
 TEST(KvStorage, CopyBlockCopiesInt8ValuesAndScales) {
