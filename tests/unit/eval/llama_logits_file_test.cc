@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "eval/perplexity.h"
-#include "support/bundled_engine_fixture.h"
+#include "story_tokens_fixture.h"
 
 namespace pagoda::eval {
 namespace {
@@ -114,19 +114,8 @@ TEST(LlamaLogitsFile, MalformedFilesAreErrors) {
   std::filesystem::remove(path);
 }
 
-class LlamaLogitsKlTest : public BundledEngineTest {
+class LlamaLogitsKlTest : public StoryTokensTest {
  protected:
-  static void SetUpTestSuite() {
-    BundledEngineTest::SetUpTestSuite();
-    std::ifstream in(PAGODA_TEST_STORY);
-    std::ostringstream text;
-    text << in.rdbuf();
-    tokens_ = new std::vector<TokenId>(loaded_->tokenizer->encode(text.str(), true));
-  }
-  static void TearDownTestSuite() {
-    delete tokens_;
-    BundledEngineTest::TearDownTestSuite();
-  }
   // The bundled model's logits of each chunk's scored rows, as perplexity computes them.
   static std::vector<std::vector<float>> own_logits(int32_t ctx, int32_t num_chunks) {
     EngineConfig c = config((ctx + 16) / 16 + 1);
@@ -153,10 +142,7 @@ class LlamaLogitsKlTest : public BundledEngineTest {
     }
     return out;
   }
-  static std::vector<TokenId>* tokens_;
 };
-
-std::vector<TokenId>* LlamaLogitsKlTest::tokens_ = nullptr;
 
 TEST_F(LlamaLogitsKlTest, OwnDistributionsGiveZeroKlAndUniformGivesLnVocab) {
   const int32_t ctx = 64, num_chunks = 4, num_threads = 2;

@@ -10,33 +10,19 @@
 #include <sstream>
 
 #include "loader/loaded_model.h"
-#include "support/bundled_engine_fixture.h"
+#include "story_tokens_fixture.h"
 
 namespace pagoda::eval {
 namespace {
 
-class PerplexityTest : public BundledEngineTest {
+class PerplexityTest : public StoryTokensTest {
  protected:
-  static void SetUpTestSuite() {
-    BundledEngineTest::SetUpTestSuite();
-    std::ifstream in(PAGODA_TEST_STORY);
-    std::ostringstream text;
-    text << in.rdbuf();
-    tokens_ = new std::vector<TokenId>(loaded_->tokenizer->encode(text.str(), true));
-  }
-  static void TearDownTestSuite() {
-    delete tokens_;
-    BundledEngineTest::TearDownTestSuite();
-  }
   static Result<PerplexityReport> evaluate(const PerplexityOptions& options, int32_t num_threads,
                                            const Model* base = nullptr) {
     return evaluate_perplexity(*loaded_->model, *tokens_, loaded_->tokenizer->bos_id(), num_threads, options, base);
   }
 
-  static std::vector<TokenId>* tokens_;
 };
-
-std::vector<TokenId>* PerplexityTest::tokens_ = nullptr;
 
 TEST_F(PerplexityTest, MatchesLlamaPerplexityOnTheSameFileAndText) {
   // llama-perplexity (llama.cpp, AVX2 build) on assets/models/stories260K/stories260K.gguf and
