@@ -89,6 +89,16 @@ inline void tile_scales(const AttentionArgs& a, const int64_t* slots, int32_t nt
   }
 }
 
+// A tile's K and V row pointers with their scales (tile_scales), for the loops that hand a tile to attend_tile.
+inline void tile_rows(const AttentionArgs& a, const int64_t* slots, int32_t nt, const uint8_t** k_rows,
+                      const uint8_t** v_rows, float* k_scales, float* v_scales) {
+  tile_scales(a, slots, nt, k_scales, v_scales);
+  for (int32_t jj = 0; jj < nt; ++jj) {
+    k_rows[jj] = a.k + slots[jj] * a.k_row_bytes;
+    v_rows[jj] = a.v + slots[jj] * a.v_row_bytes;
+  }
+}
+
 // A head's softmax denominator with its sink (AttentionArgs::sinks) added, relative to the head's running max. A
 // template of Ops only to keep each level's copy apart.
 template <class Ops>
@@ -116,11 +126,7 @@ void paged_attention_one_query(const AttentionArgs& a) {
       const uint8_t* k_rows[kTile];
       const uint8_t* v_rows[kTile];
       float k_scales[kTile], v_scales[kTile];
-      tile_scales(a, slots, nt, k_scales, v_scales);
-      for (int32_t jj = 0; jj < nt; ++jj) {
-        k_rows[jj] = a.k + slots[jj] * a.k_row_bytes;
-        v_rows[jj] = a.v + slots[jj] * a.v_row_bytes;
-      }
+      tile_rows(a, slots, nt, k_rows, v_rows, k_scales, v_scales);
       attend_tile<Ops>(a, a.q + int64_t(h0) * hd, a.out + int64_t(h0) * hd, nh, nt, k_rows, k_scales, v_rows,
                        v_scales, running_max, running_sum, p);
     }
@@ -233,11 +239,7 @@ void paged_attention_heads_together(const AttentionArgs& a) {
       const uint8_t* k_rows[kTile];
       const uint8_t* v_rows[kTile];
       float k_scales[kTile], v_scales[kTile];
-      tile_scales(one, slots, nt, k_scales, v_scales);
-      for (int32_t jj = 0; jj < nt; ++jj) {
-        k_rows[jj] = one.k + slots[jj] * a.k_row_bytes;
-        v_rows[jj] = one.v + slots[jj] * a.v_row_bytes;
-      }
+      tile_rows(one, slots, nt, k_rows, v_rows, k_scales, v_scales);
       for (int32_t h0 = 0; h0 < group; h0 += kMaxHeads) {
         const int32_t nh = group - h0 < kMaxHeads ? group - h0 : kMaxHeads;
         const int32_t state = g * group + h0;
