@@ -105,6 +105,15 @@ Grammar schema_grammar(const char* schema) {
   return g.ok() ? std::move(g).value() : Grammar{};
 }
 
+// Rules called from several places (tokens that run past a rule's end into its callers), nullable calls and bounded
+// repeats of calls: the two walks' shared GBNF case.
+constexpr const char* kGbnfWithCalls = R"gbnf(
+root ::= item ("," item){0,6}
+item ::= word | word word | "[" root? "]" | q{2,9}
+word ::= [a-z]{1,7} " "?
+q ::= "\"" [a-z]{0,5} "\""
+)gbnf";
+
 TEST(StateTokenMask, BoundedStringsShareMasksAndEqualTheEagerWalk) {
   // maxLength 40 outlasts every token (at most 12 pieces of up to 6 bytes, some longer): its first states share one
   // mask; the last ones, and the short strings', take their shorter tokens from a neighbour.
@@ -130,12 +139,7 @@ TEST(StateTokenMask, PatternsEnumsAndNumbersEqualTheEagerWalk) {
 
 TEST(StateTokenMask, GbnfWithCallsAndAmbiguityEqualsTheEagerWalk) {
   // Rules called from several places (uncertain tokens at their ends), nullable calls and bounded repeats of calls.
-  Result<Grammar> g = parse_gbnf(R"gbnf(
-root ::= item ("," item){0,6}
-item ::= word | word word | "[" root? "]" | q{2,9}
-word ::= [a-z]{1,7} " "?
-q ::= "\"" [a-z]{0,5} "\""
-)gbnf");
+  Result<Grammar> g = parse_gbnf(kGbnfWithCalls);
   ASSERT_TRUE(g.ok()) << g.error();
   check_every_order(*g, piece_vocab(3, {"a", "b", "z", " ", ",", "[", "]", "\"", "ab", "\"a", "a\"", "zz"}, 600, 7),
                     9);
@@ -241,12 +245,7 @@ TEST(StateTokenMask, TrieWalkEqualsTokenByToken) {
       "required": ["name"]})"),
                                     piece_vocab(4, kJsonPieces, 500, 5));
   // Rules called from many places (tokens that run past a rule's end into its callers), nullable calls.
-  Result<Grammar> g = parse_gbnf(R"gbnf(
-root ::= item ("," item){0,6}
-item ::= word | word word | "[" root? "]" | q{2,9}
-word ::= [a-z]{1,7} " "?
-q ::= "\"" [a-z]{0,5} "\""
-)gbnf");
+  Result<Grammar> g = parse_gbnf(kGbnfWithCalls);
   ASSERT_TRUE(g.ok()) << g.error();
   expect_walk_equals_token_by_token(
       *g, piece_vocab(5, {"a", "b", "z", " ", ",", "[", "]", "\"", "ab", "\"a", "a\"", "zz", "é"}, 400, 6));
