@@ -22,7 +22,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 depth0=${DEPTH0:-0}
 printf "%-28s %10s %10s %7s %10s %10s %7s %6s %7s" model "pp512 pag" "pp512 lcp" ratio "tg128 pag" "tg128 lcp" \
   ratio MBU "GB/s"
-[ "$depth0" = 1 ] && printf " %10s %10s %7s" "tg d0 pag" "tg d0 lcp" ratio
+[ "$depth0" = 1 ] && printf " %10s %10s %7s %6s" "tg d0 pag" "tg d0 lcp" ratio "MBU d0"
 printf "\n"
 table_rows=""
 for model in "$@"; do
@@ -45,10 +45,11 @@ for model in "$@"; do
     l0=$("${llama_bench[@]}" -m "$model" -t "$threads" -p 0 -n 128 -r "${REPS:-3}" -o json 2>/dev/null |
          jq -r '.[0].avg_ts // 0' 2>/dev/null) || l0=0
     # shellcheck disable=SC2086
-    p0=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json ${PAGODA_ARGS:-} \
-         2>/dev/null | jq -r '.decode_tok_s // 0') || fail "pagoda bench latency at depth 0"
-    printf " %10.2f %10.2f %7s" "$p0" "$l0" "$(ratio "$p0" "$l0")"
-    row+=$(printf "|%.1f|%.1f|**%s**" "$p0" "$l0" "$(ratio "$p0" "$l0")")
+    p0j=$("$P" bench latency -m "$model" --threads "$threads" --prompt-len 1 --gen 128 --json ${PAGODA_ARGS:-} \
+         2>/dev/null) || fail "pagoda bench latency at depth 0"
+    p0=$(jq -r '.decode_tok_s // 0' <<<"$p0j"); mbu0=$(jq -r '(.mbu // 0) * 100' <<<"$p0j")
+    printf " %10.2f %10.2f %7s %5.1f%%" "$p0" "$l0" "$(ratio "$p0" "$l0")" "$mbu0"
+    row+=$(printf "|%.1f|%.1f|**%s**|%.1f %%" "$p0" "$l0" "$(ratio "$p0" "$l0")" "$mbu0")
   fi
   printf "\n"
   table_rows+="$row"$'\n'
@@ -57,7 +58,7 @@ for model in "$@"; do
 done
 if [ -n "${RESULTS_ID:-}" ]; then
   python3 "$root/scripts/bench/results.py" record --id "$RESULTS_ID" \
-    --columns "model (file)|pp512 pagoda|llama.cpp|ratio|tg128 d512 pagoda|llama.cpp|ratio|pagoda MBU$([ "$depth0" = 1 ] && echo "|tg128 d0 pagoda|llama.cpp|ratio")" \
+    --columns "model (file)|pp512 pagoda|llama.cpp|ratio|tg128 d512 pagoda|llama.cpp|ratio|pagoda MBU$([ "$depth0" = 1 ] && echo "|tg128 d0 pagoda|llama.cpp|ratio|pagoda MBU d0")" \
     --note "$threads threads; llama-bench's mean of ${REPS:-3} repetitions, pagoda one run; tokens/s." \
     ${isa:+--pagoda-isa "$isa"} --membw "$membw" \
     --command "$(for v in RESULTS_ID REPS THREADS PAGODA_ARGS DEPTH0; do if [ -n "${!v:-}" ]; then printf '%s=%q ' "$v" "${!v}"; fi; done)scripts/bench/latency_vs_llama.sh $*" \
