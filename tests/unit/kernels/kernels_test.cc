@@ -106,8 +106,10 @@ TEST_P(KernelsTest, FloatMatmulGivesATokenItsOwnBitsInAnyBatch) {
     // 1100: rows over 4 KiB, with a tail (one token's such rows take a row-at-a-time kernel at the avx2 and avx512
     // levels), and several of the tiled GEMMs' input chunks. Batches of 2 to 8 tokens take passes whose row blocks
     // differ by size; 19 is several passes; 12 and more take the tiled GEMMs, in tiles of 6 and a tail tile; 103
-    // crosses their blocks of tokens (48 for f16, 96 for bf16) with a partial block and a partial tile.
-    for (int64_t num_in : {8, 64, 172, 1100})
+    // crosses their blocks of tokens (48 or 96) with a partial block and a partial tile. 2800: rows too long for
+    // a block of 48 tokens to stay in L2, which the avx512 f16 GEMM runs in blocks of 96 and passes of 32 rows (37
+    // rows: one whole pass, then a pass of one partial group).
+    for (int64_t num_in : {8, 64, 172, 1100, 2800})
       for (int64_t num_tokens : {2, 3, 4, 5, 6, 7, 8, 12, 19, 31, 103}) {
         const int64_t num_out = 37;
         auto wf = random_vector(size_t(num_out * num_in));
@@ -135,7 +137,7 @@ TEST(KernelsAvx512Test, Bf16WithoutAvx512Bf16MatchesScalarAndGivesATokenItsOwnBi
   if (!cpu_supports(Isa::kAvx512)) GTEST_SKIP() << "avx512 is not available on this CPU";
   std::mt19937 rng(99);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int64_t num_in : {8, 172, 1100})
+  for (int64_t num_in : {8, 172, 1100, 2800})  // 2800: the tiled GEMM's blocks of 96 tokens and passes of 32 rows
     for (int64_t num_tokens : {5, 13, 103}) {
       const int64_t num_out = 37;
       std::vector<uint16_t> w(size_t(num_out * num_in));
