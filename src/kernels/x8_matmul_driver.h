@@ -31,7 +31,7 @@ namespace {
 template <class Block>
 struct X8Body;
 
-inline constexpr int64_t kX8PrefetchBytes = 2048;
+inline constexpr int64_t kX8PrefetchBytes = 4096;
 
 // y[t * y_stride + 8 g + r] for r < 8, g < V::kGroups = row r of group g (num_units units, groups num_units apart
 // from `groups`) . token t, t < kTokens; x: this token group's packed units.

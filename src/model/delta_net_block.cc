@@ -40,13 +40,34 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
   const int32_t n = batch.num_tokens();
   const int32_t head_dim = c.delta_net_head_dim, k_heads = c.delta_net_k_heads, v_heads = c.delta_net_v_heads;
   const int64_t conv_dim = c.delta_net_conv_dim(), key_dim = c.delta_net_key_dim(), value_dim = c.delta_net_value_dim();
-  pre_norm(lw.attn_norm, n, ws);
-  linear(lw.dn_qkv, ws.xb.data(), ws.dn_qkv.data(), n, ws, pool);
-  linear(lw.dn_z, ws.xb.data(), ws.dn_z.data(), n, ws, pool);
+  // The fused path reads the normed input straight into the matmuls, so it needs no AWQ input scale on them.
+  bool fuse = fuses(lw);
+  for (const WeightView* w : {&lw.dn_qkv, &lw.dn_z, &lw.dn_beta, &lw.dn_alpha, &lw.dn_beta_alpha, &lw.dn_out})
+    if (w->input_scale != nullptr) fuse = false;
+  if (fuse) {
+    // The input projections as one pool job over one normed (and quantized) input.
+    const FusedProjection qkv{&lw.dn_qkv, ws.dn_qkv.data()}, z{&lw.dn_z, ws.dn_z.data()};
+    if (c.delta_net_grouped_v_heads) {
+      const FusedProjection parts[] = {qkv, z, {&lw.dn_beta_alpha, ws.dn_beta_alpha.data()}};
+      norm_and_project(lw.attn_norm, parts, n, ws, pool);
+    } else {
+      const FusedProjection parts[] = {qkv, z, {&lw.dn_beta, ws.dn_beta.data()}, {&lw.dn_alpha, ws.dn_g.data()}};
+      norm_and_project(lw.attn_norm, parts, n, ws, pool);
+    }
+  } else {
+    pre_norm(lw.attn_norm, n, ws);
+    linear(lw.dn_qkv, ws.xb.data(), ws.dn_qkv.data(), n, ws, pool);
+    linear(lw.dn_z, ws.xb.data(), ws.dn_z.data(), n, ws, pool);
+    if (c.delta_net_grouped_v_heads) {
+      linear(lw.dn_beta_alpha, ws.xb.data(), ws.dn_beta_alpha.data(), n, ws, pool);
+    } else {
+      linear(lw.dn_beta, ws.xb.data(), ws.dn_beta.data(), n, ws, pool);
+      linear(lw.dn_alpha, ws.xb.data(), ws.dn_g.data(), n, ws, pool);
+    }
+  }
   const int32_t v_per_k = v_heads / k_heads;
   if (c.delta_net_grouped_v_heads) {
     // ssm_ba's row of a token: per key head g, beta of its value heads g * v_per_k + r, then their alpha.
-    linear(lw.dn_beta_alpha, ws.xb.data(), ws.dn_beta_alpha.data(), n, ws, pool);
     for (int32_t t = 0; t < n; ++t) {
       const float* ba = ws.dn_beta_alpha.data() + int64_t(t) * 2 * v_heads;
       float* beta = ws.dn_beta.data() + int64_t(t) * v_heads;
@@ -57,9 +78,6 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
           alpha[g * v_per_k + r] = ba[2 * g * v_per_k + v_per_k + r];
         }
     }
-  } else {
-    linear(lw.dn_beta, ws.xb.data(), ws.dn_beta.data(), n, ws, pool);
-    linear(lw.dn_alpha, ws.xb.data(), ws.dn_g.data(), n, ws, pool);
   }
   for (int32_t t = 0; t < n; ++t) {
     float* beta = ws.dn_beta.data() + int64_t(t) * v_heads;
@@ -117,7 +135,7 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
       for (int64_t i = 0; i < value_dim; ++i) out[i] *= silu(z[i]);
     }
   });
-  add_projection(lw.dn_out, ws.dn_out.data(), {}, false, lw.attn_post_norm, n, ws, pool);
+  add_projection(lw.dn_out, ws.dn_out.data(), {}, fuse, lw.attn_post_norm, n, ws, pool);
 }
 
 }  // namespace pagoda

@@ -1,5 +1,6 @@
 // LlamaModel's fused forward ops (ModelOptions::fusion): RMSNorm writes the Q8_0 blocks the quantized matmuls
-// read in the same pass (the K-quants' q8_K blocks right after it); Q, K and V (and gate and up) are one pool job over one quantized input; SiLU(gate)·up (or
+// read in the same pass (the K-quants' q8_K blocks right after it); Q, K and V (a DeltaNet layer's input projections,
+// gate and up) are one pool job over one quantized input; SiLU(gate)·up (or
 // GELU's) is applied to each slice of rows right after the thread computed it (and quantized there for w_down); the
 // output projections add into the residual stream from inside their job. Each op gives the bits of its unfused
 // sequence: the kernels compute every output row and every token alone, rmsnorm_q8_0 writes the bytes of rmsnorm
@@ -17,12 +18,6 @@ constexpr int64_t kQkK = quant::kQK_K;
 
 // Below this many tokens, normalizing (and quantizing) them on the calling thread is cheaper than a pool job.
 constexpr int64_t kNormTokenGrain = 4;
-
-// One weight of a fused job and where its outputs go: f32 [num_tokens, w.num_rows].
-struct Projection {
-  const WeightView* w;
-  float* y;
-};
 
 }  // namespace
 
@@ -63,28 +58,35 @@ void LlamaModel::matmul_rows(const WeightView& w, const float* x, QuantizedInput
 }
 
 void LlamaModel::qkv_fused(const LayerWeights& lw, int32_t n, Workspace& ws, ThreadPool& pool) const {
-  const Projection parts[] = {{&lw.wq, ws.q.data()}, {&lw.wk, ws.k.data()}, {&lw.wv, ws.v.data()}};
+  const FusedProjection parts[] = {{&lw.wq, ws.q.data()}, {&lw.wk, ws.k.data()}, {&lw.wv, ws.v.data()}};
+  norm_and_project(lw.attn_norm, parts, n, ws, pool);
+}
+
+void LlamaModel::norm_and_project(const std::vector<float>& norm, std::span<const FusedProjection> parts, int32_t n,
+                                  Workspace& ws, ThreadPool& pool) const {
   bool any_f32 = false, any_q8 = false, any_q8k = false;  // which forms of the normed input some weight reads
-  for (const Projection& p : parts)
+  for (const FusedProjection& p : parts)
     (reads_q8(p.w->dtype) ? any_q8 : reads_q8_K(p.w->dtype) ? any_q8k : any_f32) = true;
   const float* xb = ws.xb.data();
   const QuantizedInput xq{ws.xq.data(), ws.xqk.data()};
   if (n == 1 || (!any_f32 && n <= Workspace::kMaxRowSplitTokens)) {
-    // Row split: the inputs first (every thread reads every token), then one job over the three weights' rows
-    // laid end to end, so each thread streams one contiguous share of Q, K and V.
+    // Row split: the inputs first (every thread reads every token), then one job over the weights' rows laid end
+    // to end, so each thread streams one contiguous share of them (of Q, K and V).
     pool.parallel_for(n, kNormTokenGrain, [&](int64_t begin, int64_t end) {
-      norm_rows(lw.attn_norm, int32_t(begin), int32_t(end), any_f32, any_q8, any_q8k, ws);
+      norm_rows(norm, int32_t(begin), int32_t(end), any_f32, any_q8, any_q8k, ws);
     });
     // The shares are cut by bytes, not rows: a V in a wider type than Q and K (Q4_K_M's Q6_K) would otherwise
     // leave the thread holding it last while the other waits.
-    const int64_t total_rows = lw.wq.num_rows + lw.wk.num_rows + lw.wv.num_rows;
-    int64_t total_bytes = 0;
-    for (const Projection& p : parts) total_bytes += p.w->num_rows * p.w->row_bytes();
+    int64_t total_rows = 0, total_bytes = 0;
+    for (const FusedProjection& p : parts) {
+      total_rows += p.w->num_rows;
+      total_bytes += p.w->num_rows * p.w->row_bytes();
+    }
     // The first row (of the rows laid end to end; a weight's first, last or a multiple of kRowGrain into it) at or
     // past `bytes` into them.
     auto row_at = [&](int64_t bytes) {
       int64_t offset = 0;
-      for (const Projection& p : parts) {
+      for (const FusedProjection& p : parts) {
         const int64_t part_bytes = p.w->num_rows * p.w->row_bytes();
         if (bytes < part_bytes) {
           const int64_t rows = (bytes + p.w->row_bytes() - 1) / p.w->row_bytes();
@@ -100,7 +102,7 @@ void LlamaModel::qkv_fused(const LayerWeights& lw, int32_t n, Workspace& ws, Thr
       const int64_t begin = row_at(total_bytes * thread_idx / num_threads);
       const int64_t end = thread_idx + 1 == num_threads ? total_rows : row_at(total_bytes * (thread_idx + 1) / num_threads);
       int64_t offset = 0;
-      for (const Projection& p : parts) {
+      for (const FusedProjection& p : parts) {
         const int64_t o_begin = std::max(begin, offset) - offset;
         const int64_t o_end = std::min(end, offset + p.w->num_rows) - offset;
         if (o_begin < o_end) matmul_rows(*p.w, xb, xq, p.y, o_begin, o_end, 0, n);
@@ -110,8 +112,8 @@ void LlamaModel::qkv_fused(const LayerWeights& lw, int32_t n, Workspace& ws, Thr
   } else {
     // Token split: a thread's tokens need no other thread's input, so their norm runs in the same job.
     pool.parallel_for(n, kTokenGrain, [&](int64_t begin, int64_t end) {
-      norm_rows(lw.attn_norm, int32_t(begin), int32_t(end), any_f32, any_q8, any_q8k, ws);
-      for (const Projection& p : parts) matmul_rows(*p.w, xb, xq, p.y, 0, p.w->num_rows, int32_t(begin), int32_t(end));
+      norm_rows(norm, int32_t(begin), int32_t(end), any_f32, any_q8, any_q8k, ws);
+      for (const FusedProjection& p : parts) matmul_rows(*p.w, xb, xq, p.y, 0, p.w->num_rows, int32_t(begin), int32_t(end));
     });
   }
 }

@@ -548,20 +548,27 @@ const float* LlamaModel::forward_hidden(const BatchView& batch, const float* hid
     const int32_t q_dim = config_.layer_q_dim(l);
     const bool writes_kv = config_.writes_kv(l);  // else it reads an earlier layer's K/V
     // Attention block.
+    // Gated attention's projection rows: each head's query, then its gate; split into ws.q and ws.attn_gate.
+    auto split_query_and_gate = [&] {
+      for (int32_t t = 0; t < n; ++t)
+        for (int32_t h = 0; h < config_.num_heads; ++h) {
+          const float* from = ws.q_and_gate.data() + (int64_t(t) * config_.num_heads + h) * 2 * head_dim;
+          const int64_t to = int64_t(t) * q_dim + int64_t(h) * head_dim;
+          std::memcpy(ws.q.data() + to, from, sizeof(float) * size_t(head_dim));
+          std::memcpy(ws.attn_gate.data() + to, from + head_dim, sizeof(float) * size_t(head_dim));
+        }
+    };
     if (fuse && !config_.attn_output_gate) {
       qkv_fused(lw, n, ws, pool);
+    } else if (fuse && writes_kv && !config_.layer_v_is_k(l)) {
+      const FusedProjection parts[] = {{&lw.wq, ws.q_and_gate.data()}, {&lw.wk, ws.k.data()}, {&lw.wv, ws.v.data()}};
+      norm_and_project(lw.attn_norm, parts, n, ws, pool);
+      split_query_and_gate();
     } else {
       pre_norm(lw.attn_norm, n, ws);
       if (config_.attn_output_gate) {
-        // Each head's query, then its gate.
         linear(lw.wq, ws.xb.data(), ws.q_and_gate.data(), n, ws, pool);
-        for (int32_t t = 0; t < n; ++t)
-          for (int32_t h = 0; h < config_.num_heads; ++h) {
-            const float* from = ws.q_and_gate.data() + (int64_t(t) * config_.num_heads + h) * 2 * head_dim;
-            const int64_t to = int64_t(t) * q_dim + int64_t(h) * head_dim;
-            std::memcpy(ws.q.data() + to, from, sizeof(float) * size_t(head_dim));
-            std::memcpy(ws.attn_gate.data() + to, from + head_dim, sizeof(float) * size_t(head_dim));
-          }
+        split_query_and_gate();
       } else {
         linear(lw.wq, ws.xb.data(), ws.q.data(), n, ws, pool);
       }

@@ -9,6 +9,9 @@
 // GGUF mapping (or their repacked copies). Owns its ModelWeights views and a reference to the process's kernel table.
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "model/model_options.h"
@@ -69,6 +72,15 @@ class LlamaModel final : public Model {
   void linear(const WeightView& w, const float* x, float* y, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
 
   // The fused ops (llama_fused_ops.cc), run when options_.fusion is set; each gives its unfused sequence's bits.
+  // One weight of norm_and_project and where its outputs go: f32 [num_tokens, w->num_rows].
+  struct FusedProjection {
+    const WeightView* w;
+    float* y;
+  };
+  // Each part's y = W rmsnorm(x, norm) for every token, as one pool job over the parts' rows laid end to end: the
+  // attention's Q, K and V (and gated attention's Q with its gate), a gated DeltaNet layer's input projections.
+  void norm_and_project(const std::vector<float>& norm, std::span<const FusedProjection> parts, int32_t num_tokens,
+                        Workspace& ws, ThreadPool& pool) const;
   // q, k, v = W_{q,k,v} rmsnorm(x, attn_norm) for every token, as one pool job.
   void qkv_fused(const LayerWeights& lw, int32_t num_tokens, Workspace& ws, ThreadPool& pool) const;
   // gate = silu(W_gate h) * (W_up h) with h = rmsnorm(x, ffn_norm), as one pool job; also writes gate's Q8_0

@@ -56,7 +56,9 @@ class Qwen35Test : public testing_support::TempDirTest {
 
   // Every prompt row's logits for `num_seqs` copies of the prompt run side by side in one batch (sequence s in
   // blocks of its own and state slot s), `chunk` tokens of each a step; the rows of sequence `keep`.
-  std::vector<float> logits(const Model& m, int32_t chunk, int32_t num_seqs = 1, int32_t keep = 0) const {
+  // `last_step_jobs`, when given, receives the pool jobs the last step dispatched.
+  std::vector<float> logits(const Model& m, int32_t chunk, int32_t num_seqs = 1, int32_t keep = 0,
+                            uint64_t* last_step_jobs = nullptr) const {
     const int32_t n = int32_t(prompt_.size()), blocks_per_seq = (n + kQwen35BlockSize - 1) / kQwen35BlockSize;
     ThreadPool pool(2);
     KvStorage kv(m.config().kv_shape(), blocks_per_seq * num_seqs, kQwen35BlockSize);
@@ -94,7 +96,9 @@ class Qwen35Test : public testing_support::TempDirTest {
       batch.block_tables = BlockTableView{table.data(), num_seqs, blocks_per_seq};
       batch.logits_rows = rows;
       batch.state_slots = state_slots;
+      const uint64_t jobs_before = pool.num_jobs_dispatched();
       const LogitsView l = m.forward(batch, view, ws, pool);
+      if (last_step_jobs != nullptr) *last_step_jobs = pool.num_jobs_dispatched() - jobs_before;
       for (int32_t r = keep * len; r < (keep + 1) * len; ++r) out.insert(out.end(), l.row(r).begin(), l.row(r).end());
     }
     return out;
@@ -169,6 +173,42 @@ TEST_F(Qwen35Test, SequencesInOneBatchGetTheirSoloLogits) {
     for (int32_t keep : {0, 2})
       EXPECT_EQ(logits(*m, chunk, 3, keep), alone) << "sequence " << keep << " of 3, chunks of " << chunk;
   }
+}
+
+TEST_F(Qwen35Test, FusionOnAndOffGiveBitIdenticalLogits) {
+  // The fused DeltaNet input projections and gated attention's fused Q (with its gate), K and V compute what their
+  // unfused sequences compute, for f32 weights (the f32 rows) and Q8_0 ones (the normed input quantized once), one
+  // token a step (decode), a few (rows split), and the whole prompt (tokens split).
+  for (format::GgmlType type : {format::GgmlType::kF32, format::GgmlType::kQ8_0}) {
+    const std::string name = std::string(format::ggml_type_name(type));
+    synth::RandomModelOptions o{shape_, type, 7, path("tiny-qwen35-" + name + ".gguf")};
+    ASSERT_TRUE(synth::write_random_qwen35_model(o).ok());
+    std::unique_ptr<format::GgufFile> file = testing::open_gguf_file(o.output_path);
+    ASSERT_TRUE(file);
+    auto fused = create_model(*file, kernels::best_kernels(), ModelOptions{.fusion = true});
+    auto plain = create_model(*file, kernels::best_kernels(), ModelOptions{.fusion = false});
+    ASSERT_TRUE(fused.ok() && plain.ok());
+    for (int32_t chunk : {1, 5, kQwen35PromptLength}) {
+      const std::vector<float> expected = logits(**plain, chunk);
+      EXPECT_GT(*std::max_element(expected.begin(), expected.end()), 0.0f);
+      EXPECT_EQ(logits(**fused, chunk), expected) << name << ", chunks of " << chunk;
+    }
+  }
+}
+
+TEST_F(Qwen35Test, FusionCutsTheDecodeStepsPoolJobs) {
+  // A decode step unfused: per DeltaNet layer the QKV and Z projections are a job each (beta's and alpha's 4 rows
+  // run inline), per attention layer Q with its gate, K and V; fused, each layer's input projections are one job.
+  // Six DeltaNet and two attention layers: 6 + 2 * 2 jobs fewer, and every layer's FFN gate and up one job, not
+  // two (gate_up_fused): 8 more.
+  auto fused = create_model(*file_, kernels::best_kernels(), ModelOptions{.fusion = true});
+  auto plain = create_model(*file_, kernels::best_kernels(), ModelOptions{.fusion = false});
+  ASSERT_TRUE(fused.ok() && plain.ok());
+  uint64_t fused_jobs = 0, plain_jobs = 0;
+  logits(**fused, 1, 1, 0, &fused_jobs);
+  logits(**plain, 1, 1, 0, &plain_jobs);
+  EXPECT_GT(fused_jobs, 0u);
+  EXPECT_EQ(plain_jobs - fused_jobs, 6u + 2u * 2u + 8u) << fused_jobs << " fused, " << plain_jobs << " unfused";
 }
 
 TEST_F(Qwen35Test, TheMoeFileHasExpertsAndAGatedSharedExpertBesideTheDeltaNetLayers) {
