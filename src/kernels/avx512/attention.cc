@@ -68,9 +68,43 @@ struct Avx512Ops {
     }
     for (int k = 0; k < R; ++k) _mm512_mask_storeu_ps(y + i + 16 * k, mask[k], acc[k]);
   }
+  // weighted_block over 128 values with no tail, its sums in eight named registers: every lane loaded, so no mask is
+  // kept (eight do not fit beside the loop's other mask registers), and no array of sums that the compiler stores back
+  // to the stack after every row.
+  template <KvDType T>
+  static void weighted_block_full(const float* w, const uint8_t* const* rows, int32_t m, float* y, int32_t i) {
+    constexpr __mmask16 kAll = 0xffff;
+    __m512 a0 = _mm512_loadu_ps(y + i), a1 = _mm512_loadu_ps(y + i + 16), a2 = _mm512_loadu_ps(y + i + 32),
+           a3 = _mm512_loadu_ps(y + i + 48), a4 = _mm512_loadu_ps(y + i + 64), a5 = _mm512_loadu_ps(y + i + 80),
+           a6 = _mm512_loadu_ps(y + i + 96), a7 = _mm512_loadu_ps(y + i + 112);
+    for (int32_t j = 0; j < m; ++j) {
+      const __m512 wj = _mm512_set1_ps(w[j]);
+      const uint8_t* r = rows[j];
+      a0 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i, kAll), a0);
+      a1 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 16, kAll), a1);
+      a2 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 32, kAll), a2);
+      a3 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 48, kAll), a3);
+      a4 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 64, kAll), a4);
+      a5 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 80, kAll), a5);
+      a6 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 96, kAll), a6);
+      a7 = _mm512_fmadd_ps(wj, kv_load16<T>(r, i + 112, kAll), a7);
+    }
+    _mm512_storeu_ps(y + i, a0);
+    _mm512_storeu_ps(y + i + 16, a1);
+    _mm512_storeu_ps(y + i + 32, a2);
+    _mm512_storeu_ps(y + i + 48, a3);
+    _mm512_storeu_ps(y + i + 64, a4);
+    _mm512_storeu_ps(y + i + 80, a5);
+    _mm512_storeu_ps(y + i + 96, a6);
+    _mm512_storeu_ps(y + i + 112, a7);
+  }
   template <KvDType T>
   static void weighted_rows_of(const float* w, const uint8_t* const* rows, int32_t m, float* y, int32_t n) {
     for (int32_t i = 0; i < n; i += 128) {
+      if (n - i >= 128) {
+        weighted_block_full<T>(w, rows, m, y, i);
+        continue;
+      }
       switch ((n - i + 15) / 16) {
         case 1: weighted_block<1, T>(w, rows, m, y, i, n); break;
         case 2: weighted_block<2, T>(w, rows, m, y, i, n); break;

@@ -190,7 +190,7 @@ TEST_P(PagedAttentionSimdTest, EqualsScalar) {
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (int32_t group : {4, 8, 16}) {  // keys in lanes; heads in lanes (8 lanes, and 16 from AVX-512)
-    for (int32_t head_dim : {1, 7, 8, 9, 31, 64, 80, 128}) {
+    for (int32_t head_dim : {1, 7, 8, 9, 31, 64, 80, 128, 160, 256}) {
       for (int32_t ctx : {1, 31, 32, 33, 257}) {
         SCOPED_TRACE(testing::Message() << "group " << group << " head_dim " << head_dim << " ctx " << ctx);
         Cache cache(head_dim, 1, 16, ctx, rng);
