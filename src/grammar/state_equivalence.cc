@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <deque>
-#include <unordered_map>
+#include <vector>
+
+#include "grammar/stack_pool.h"
 
 namespace pagoda::grammar {
 namespace {
@@ -14,6 +16,51 @@ uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
   return h * 0xBF58476D1CE4E5B9ull;
 }
+
+// Pair of states -> the smallest depth it was queued at: open addressing over a power-of-two table (a compare
+// queues thousands of pairs, each looked up twice).
+class PairDepths {
+ public:
+  PairDepths() : keys_(64, kEmpty), depths_(64, 0) {}
+  // The slot of `key`, inserted with `depth` when absent; `fresh` says whether it was.
+  uint32_t& find_or_insert(uint64_t key, uint32_t depth, bool& fresh) {
+    if ((count_ + 1) * 2 > keys_.size()) grow();
+    const size_t mask = keys_.size() - 1;
+    for (size_t i = size_t(stack_key_hash(key)) & mask;; i = (i + 1) & mask) {
+      if (keys_[i] == key) {
+        fresh = false;
+        return depths_[i];
+      }
+      if (keys_[i] == kEmpty) {
+        keys_[i] = key;
+        depths_[i] = depth;
+        ++count_;
+        fresh = true;
+        return depths_[i];
+      }
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t(0);
+  void grow() {
+    std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+    std::vector<uint32_t> depths(keys.size(), 0);
+    const size_t mask = keys.size() - 1;
+    for (size_t j = 0; j < keys_.size(); ++j) {
+      if (keys_[j] == kEmpty) continue;
+      size_t i = size_t(stack_key_hash(keys_[j])) & mask;
+      while (keys[i] != kEmpty) i = (i + 1) & mask;
+      keys[i] = keys_[j];
+      depths[i] = depths_[j];
+    }
+    keys_ = std::move(keys);
+    depths_ = std::move(depths);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> depths_;
+  size_t count_ = 0;
+};
 
 }  // namespace
 
@@ -36,14 +83,15 @@ uint32_t same_behaviour_depth(const Grammar& grammar, uint32_t p, uint32_t q, ui
     uint32_t a, b, depth;
   };
   std::deque<Pair> work;
-  std::unordered_map<uint64_t, uint32_t> best;  // pair -> the smallest depth it was queued at
+  PairDepths best;
   auto queue = [&](uint32_t a, uint32_t b, uint32_t depth, bool front) {
     if (a == b) return;  // the same state reads alike below, at any depth
     const uint64_t key = uint64_t(a) << 32 | b;
-    auto [it, fresh] = best.try_emplace(key, depth);
+    bool fresh = false;
+    uint32_t& queued_at = best.find_or_insert(key, depth, fresh);
     if (!fresh) {
-      if (it->second <= depth) return;
-      it->second = depth;
+      if (queued_at <= depth) return;
+      queued_at = depth;
     }
     if (front) {
       work.push_front({a, b, depth});
@@ -59,7 +107,8 @@ uint32_t same_behaviour_depth(const Grammar& grammar, uint32_t p, uint32_t q, ui
     const Pair pair = work.front();
     work.pop_front();
     if (pair.depth >= same) break;  // the queue is in depth order: nothing left can lower `same`
-    if (best[uint64_t(pair.a) << 32 | pair.b] < pair.depth) continue;
+    bool fresh = false;
+    if (best.find_or_insert(uint64_t(pair.a) << 32 | pair.b, pair.depth, fresh) < pair.depth) continue;
     if (++pairs > max_pairs) return pair.depth;
     const GrammarState& sa = grammar.states[pair.a];
     const GrammarState& sb = grammar.states[pair.b];

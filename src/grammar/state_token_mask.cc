@@ -3,7 +3,9 @@
 // and those that left it and go on in some caller (ext). A subtree is accepted whole, unwalked, where a stack
 // inside the rule stays in a state that takes every byte below it back to itself, or every ASCII byte below and
 // every well-formed character where the subtree is well-formed UTF-8 (free string content in a byte-level BPE
-// vocabulary); its tokens are kept as ranges of the sorted order until the mask is written.
+// vocabulary); its tokens are kept as ranges of the sorted order until the mask is written. A depth with one stack
+// inside and nothing outside is stepped through the byte table alone; the configurations outside are interned and
+// their moves memoized, since a rule shared by many callers leaves into the same caller stacks under every node.
 // build_state_token_mask_above walks only the subtrees that hold tokens of some length or more, and takes the
 // shorter tokens' classes from another state's mask.
 #include "grammar/state_token_mask.h"
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <map>
 #include <unordered_map>
 
 #include "grammar/stack_set.h"
@@ -80,7 +83,7 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
   auto bottom_of = [&](uint32_t rule) {
     return rule == grammar.root_rule && !returns.root_is_called ? kRootBottom : kUnknownBottom;
   };
-  std::vector<StackSet> ctx(max_depth), ext(max_depth);
+  std::vector<StackSet> ctx(max_depth);
   StackSet scratch;
   std::vector<uint32_t> expanded(grammar.rules.size(), 0);  // stamp: rule's callers already added at this depth
   uint32_t stamp = 0;
@@ -104,8 +107,79 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
       }
     }
   };
+
+  // The configurations outside the rule, interned (id 0: the empty one) with their moves memoized: a rule called
+  // from many places (a JSON string or number shared by every property) leaves into the same caller stacks under
+  // every node where it ends, and those stacks take the next bytes alike each time.
+  std::vector<StackSet> outside_sets(1);
+  std::unordered_map<uint64_t, std::vector<uint32_t>> outside_by_hash;
+  std::unordered_map<uint64_t, uint32_t> outside_step, outside_union;
+  std::map<std::vector<uint32_t>, uint32_t> outside_callers;
+  auto intern_outside = [&](StackSet& set) -> uint32_t {
+    std::sort(set.tops.begin(), set.tops.end(), [](const StackTop& a, const StackTop& b) {
+      return a.state != b.state ? a.state < b.state : a.parent < b.parent;
+    });
+    set.tops.erase(std::unique(set.tops.begin(), set.tops.end()), set.tops.end());
+    set.escaped = false;
+    set.escaped_rules.clear();
+    if (set.tops.empty() && !set.can_end && !set.overflowed) return 0;
+    uint64_t h = uint64_t(set.can_end) | uint64_t(set.overflowed) << 1;
+    for (const StackTop& t : set.tops) h = stack_key_hash(h ^ (uint64_t(t.state) << 32 | t.parent));
+    std::vector<uint32_t>& same_hash = outside_by_hash[h];
+    for (const uint32_t id : same_hash) {
+      const StackSet& o = outside_sets[id];
+      if (o.can_end == set.can_end && o.overflowed == set.overflowed && o.tops == set.tops) return id;
+    }
+    same_hash.push_back(uint32_t(outside_sets.size()));
+    outside_sets.push_back(std::move(set));
+    return uint32_t(outside_sets.size() - 1);
+  };
+  // The configuration in the callers of the rules in `rules` (and of their callers where those end).
+  auto callers_outside = [&](const std::vector<uint32_t>& rules) -> uint32_t {
+    std::vector<uint32_t> key = rules;
+    std::sort(key.begin(), key.end());
+    auto it = outside_callers.find(key);
+    if (it != outside_callers.end()) return it->second;
+    StackSet set;
+    add_callers(key, set);
+    const uint32_t id = intern_outside(set);
+    outside_callers.emplace(std::move(key), id);
+    return id;
+  };
+  StackSet outside_scratch;
+  auto step_outside = [&](uint32_t id, uint8_t byte) -> uint32_t {
+    if (id == 0) return 0;
+    const uint64_t key = uint64_t(id) << 8 | byte;
+    auto it = outside_step.find(key);
+    if (it != outside_step.end()) return it->second;
+    stepper.step(outside_sets[id], byte, outside_scratch);
+    if (outside_scratch.escaped) {
+      const std::vector<uint32_t> rules = outside_scratch.escaped_rules;
+      add_callers(rules, outside_scratch);
+    }
+    const uint32_t next = intern_outside(outside_scratch);
+    outside_step.emplace(key, next);
+    return next;
+  };
+  auto union_outside = [&](uint32_t a, uint32_t b) -> uint32_t {
+    if (a == 0 || a == b) return b;
+    if (b == 0) return a;
+    const uint64_t key = uint64_t(std::min(a, b)) << 32 | std::max(a, b);
+    auto it = outside_union.find(key);
+    if (it != outside_union.end()) return it->second;
+    StackSet set = outside_sets[a];
+    const StackSet& other = outside_sets[b];
+    set.tops.insert(set.tops.end(), other.tops.begin(), other.tops.end());
+    set.can_end = set.can_end || other.can_end;
+    set.overflowed = set.overflowed || other.overflowed;
+    const uint32_t id = intern_outside(set);
+    outside_union.emplace(key, id);
+    return id;
+  };
+  std::vector<uint32_t> ext(max_depth, 0);  // per depth: the outside configuration's id
+
   stepper.start(state, bottom_of(grammar.states[state].rule_id), ctx[0]);
-  if (ctx[0].escaped) add_callers(ctx[0].escaped_rules, ext[0]);
+  if (ctx[0].escaped) ext[0] = callers_outside(ctx[0].escaped_rules);
 
   // Per state, the bytes that lead back to it (a loop such as free string content) and whether it takes every
   // well-formed multi-byte character back to itself, each computed when first needed and found by state: a walk
@@ -119,8 +193,12 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
   std::vector<Loop> loops;
   std::unordered_map<uint32_t, uint32_t> loop_of;  // state -> index in loops
   const uint32_t classes = grammar.num_byte_classes;
+  uint32_t last_state = kNoState, last_index = 0;  // the state asked last: most nodes ask for the same one
   auto loops_on = [&](uint32_t s) -> Loop& {
+    if (s == last_state) return loops[last_index];
     auto [it, fresh] = loop_of.try_emplace(s, uint32_t(loops.size()));
+    last_state = s;
+    last_index = it->second;
     if (!fresh) return loops[it->second];
     Loop l{{0, 0, 0, 0}, -1};
     const uint32_t* next = grammar.next_states.data() + size_t(s) * classes;
@@ -144,51 +222,101 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
       accepted.emplace_back(begin, end);
     }
   };
-  std::vector<uint32_t> escaped;
+  // The configuration per depth in its compact form where it has one: a single stack inside the rule whose top
+  // only consumes bytes, nothing outside. The walk steps a compact configuration through the byte table alone and
+  // writes ctx/ext only when a step calls, returns or ends a rule (`sets` says whether ctx[d]/ext[d] hold it).
+  struct Compact {
+    uint32_t state, parent;
+    bool valid, sets;
+  };
+  std::vector<Compact> compact(max_depth);
+  auto only_consumes = [&](uint32_t s) {
+    const GrammarState& st = grammar.states[s];
+    return !st.accepting && !st.has_rule_edges();
+  };
+  auto compact_of = [&](size_t d) {
+    const StackSet& c = ctx[d];
+    const bool one = c.tops.size() == 1 && !c.escaped && !c.can_end && !c.overflowed && ext[d] == 0;
+    compact[d] = {one ? c.tops[0].state : kNoState, one ? c.tops[0].parent : kNoState, one, true};
+  };
+  compact_of(0);
+
   for (uint32_t i = 0; i < trie.size();) {
     const TrieNode& node = trie[i];
     const size_t d = node.depth;
-    if (vocab.subtree_max_bytes(i) < min_token_bytes) {
+    if (min_token_bytes > 0 && vocab.subtree_max_bytes(i) < min_token_bytes) {
       i = node.subtree_end;
       continue;
     }
-    stepper.step(ctx[d - 1], node.byte, ctx[d]);
-    stepper.step(ext[d - 1], node.byte, ext[d]);
-    if (ext[d].escaped) {
-      escaped.assign(ext[d].escaped_rules.begin(), ext[d].escaped_rules.end());
-      add_callers(escaped, ext[d]);
-    }
-    if (ctx[d].escaped) add_callers(ctx[d].escaped_rules, ext[d]);
-    if (ctx[d].overflowed || ext[d].overflowed) {
-      // Past the stepper's work bound: the matcher decides these tokens with the real stacks.
-      for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
-        if (vocab.sorted_bytes(int32_t(k)).size() >= min_token_bytes) result.uncertain.push_back(int32_t(k));
+    bool stepped = false;
+    if (compact[d - 1].valid) {
+      const uint32_t next = grammar.next_state(compact[d - 1].state, node.byte);
+      if (next == kNoState) {
+        i = node.subtree_end;  // nothing inside the rule takes the byte, and nothing is outside
+        continue;
       }
-      i = node.subtree_end;
-      continue;
+      if (only_consumes(next)) {
+        compact[d] = {next, compact[d - 1].parent, true, false};
+        ext[d] = 0;
+        stepped = true;
+      } else if (!compact[d - 1].sets) {
+        ctx[d - 1].clear();
+        ctx[d - 1].tops.push_back({compact[d - 1].state, compact[d - 1].parent});
+        compact[d - 1].sets = true;
+      }
     }
-    const bool inside = !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
-    const bool outside = !ext[d].tops.empty() || ext[d].can_end;
-    if (!inside && !outside) {
-      i = node.subtree_end;
-      continue;
+    if (!stepped) {
+      stepper.step(ctx[d - 1], node.byte, ctx[d]);
+      ext[d] = step_outside(ext[d - 1], node.byte);
+      if (ctx[d].escaped) ext[d] = union_outside(ext[d], callers_outside(ctx[d].escaped_rules));
+      compact_of(d);
     }
-    // A stack inside the rule whose state loops on every byte below this node accepts the whole subtree.
-    // The first child's byte, when ASCII, must lead back to the state: a cheap test that spares most nodes of a
-    // state without such a loop (a bounded string's) the lookup.
-    const uint8_t first_below = node.subtree_end > i + 1 ? trie[i + 1].byte : 0;
-    if (ctx[d].tops.size() == 1 && node.subtree_end > i + 1 &&
-        (first_below >= 0x80 || grammar.next_state(ctx[d].tops[0].state, first_below) == ctx[d].tops[0].state)) {
+    const StackSet& outside_set = outside_sets[ext[d]];
+    if (!compact[d].valid) {
+      if (ctx[d].overflowed || outside_set.overflowed) {
+        // Past the stepper's work bound: the matcher decides these tokens with the real stacks.
+        for (uint32_t k = node.tokens_begin; k < vocab.subtree_tokens_begin(node.subtree_end); ++k) {
+          if (vocab.sorted_bytes(int32_t(k)).size() >= min_token_bytes) result.uncertain.push_back(int32_t(k));
+        }
+        i = node.subtree_end;
+        continue;
+      }
+      const bool inside = !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
+      const bool outside = !outside_set.tops.empty() || outside_set.can_end;
+      if (!inside && !outside) {
+        i = node.subtree_end;
+        continue;
+      }
+    }
+    // A stack inside the rule whose state loops on every byte below this node keeps every token of the subtree
+    // inside: the whole subtree is accepted, whatever the other stacks do. The first child's byte, when ASCII, must
+    // lead back to the state: a cheap test that spares most nodes of a state without such a loop (a bounded
+    // string's) the lookup.
+    auto loops_below = [&](uint32_t top) {
+      const uint8_t first_below = trie[i + 1].byte;
+      if (first_below < 0x80 && grammar.next_state(top, first_below) != top) return false;
       const std::array<uint64_t, 4>& below = vocab.subtree_bytes(i);
-      const uint32_t top = ctx[d].tops[0].state;
       Loop& loop = loops_on(top);
       const bool ascii_loops = (below[0] & ~loop.bytes[0]) == 0 && (below[1] & ~loop.bytes[1]) == 0;
-      bool rest_loops = (below[2] & ~loop.bytes[2]) == 0 && (below[3] & ~loop.bytes[3]) == 0;
-      if (ascii_loops && !rest_loops && vocab.utf8_below(i)) {
-        if (loop.every_character < 0) loop.every_character = takes_every_character(grammar, top) ? 1 : 0;
-        rest_loops = loop.every_character == 1;
+      if (!ascii_loops) return false;
+      if ((below[2] & ~loop.bytes[2]) == 0 && (below[3] & ~loop.bytes[3]) == 0) return true;
+      if (!vocab.utf8_below(i)) return false;
+      if (loop.every_character < 0) loop.every_character = takes_every_character(grammar, top) ? 1 : 0;
+      return loop.every_character == 1;
+    };
+    if (node.subtree_end > i + 1) {
+      bool whole = false;
+      if (compact[d].valid) {
+        whole = loops_below(compact[d].state);
+      } else {
+        for (const StackTop& t : ctx[d].tops) {
+          if (loops_below(t.state)) {
+            whole = true;
+            break;
+          }
+        }
       }
-      if (ascii_loops && rest_loops) {
+      if (whole) {
         accept(node.tokens_begin, vocab.subtree_tokens_begin(node.subtree_end));
         i = node.subtree_end;
         continue;
@@ -196,12 +324,12 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
     }
     if (d < min_token_bytes) {
       // this node's own tokens are left to the caller
-    } else if (inside) {
+    } else if (compact[d].valid || !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end) {
       accept(node.tokens_begin, node.tokens_begin + node.num_tokens_here);
     } else {
       for (uint32_t k = 0; k < node.num_tokens_here; ++k) result.uncertain.push_back(int32_t(node.tokens_begin + k));
     }
-    if (ctx[d].tops.empty() && ext[d].tops.empty()) {
+    if (!compact[d].valid && ctx[d].tops.empty() && outside_set.tops.empty()) {
       i = node.subtree_end;  // nothing can take another byte
       continue;
     }

@@ -251,6 +251,25 @@ TEST(StateTokenMask, TrieWalkEqualsTokenByToken) {
       *g, piece_vocab(5, {"a", "b", "z", " ", ",", "[", "]", "\"", "ab", "\"a", "a\"", "zz", "é"}, 400, 6));
 }
 
+TEST(StateTokenMask, TrieWalkEqualsTokenByTokenThroughSharedAndAmbiguousRules) {
+  // `str` and `num` are called from many places, so tokens that end them go on in every caller (the walk's interned
+  // configurations outside the rule); `str`'s two branches read the same content, so its states sit under two
+  // stacks at once, each looping on the content bytes (a subtree accepted whole under one of several stacks).
+  Result<Grammar> g = parse_gbnf(R"gbnf(
+root ::= obj
+obj ::= "{" (pair ("," pair)*)? "}"
+pair ::= str ":" val
+val ::= str | num | obj | "[" (val ("," val)*)? "]" | "<" str str ">"
+str ::= "\"" [a-z ]* "\"" | "\"" [a-z é]* "x\""
+num ::= "-"? [0-9]+ ("." [0-9]+)?
+)gbnf");
+  ASSERT_TRUE(g.ok()) << g.error();
+  expect_walk_equals_token_by_token(
+      *g, piece_vocab(6, {"a", "b", "x", " ", ",", ":", "{", "}", "[", "]", "<", ">", "\"", "0", "7", "-", ".", "é",
+                          "\":", "\",", "x\"", "\"}", "ab", "12", "\xC3"},
+                      700, 6));
+}
+
 TEST(StateEquivalence, DepthOfABoundedRepeat) {
   // root ::= [a-z]{0,5} ";" : the state with k letters left reads like the one with m > k left for every string of up
   // to k + 1 bytes but k + 1 letters, which only the second takes: strings shorter than k + 1 bytes read alike.
