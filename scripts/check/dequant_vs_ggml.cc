@@ -60,6 +60,7 @@ void dequantize_carrier(pagoda::DType carrier, const void* src, float* dst, int6
   switch (carrier) {
     case pagoda::DType::kQ2_K: pagoda::format::dequantize_ggml_row(GgmlType::kQ2_K, src, dst, n); return;
     case pagoda::DType::kQ6_K: pagoda::format::dequantize_ggml_row(GgmlType::kQ6_K, src, dst, n); return;
+    case pagoda::DType::kQ8_0: pagoda::format::dequantize_ggml_row(GgmlType::kQ8_0, src, dst, n); return;
     case pagoda::DType::kQ7_K:
       pagoda::quant::dequantize_row_q7_K(static_cast<const pagoda::quant::BlockQ7_K*>(src), dst, n);
       return;

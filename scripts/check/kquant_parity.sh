@@ -19,7 +19,9 @@
 # Usage: scripts/check/kquant_parity.sh F16.gguf [FTYPE...]   (default: Q4_K_M Q6_K Q5_K_M Q4_0)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (default tests/data/story.txt), CTX (default 256),
 #        N (greedy tokens, default 32), OUT (work folder, default a fresh temp folder), VOCAB (default: the logits file's row size),
-#        IMATRIX (an imatrix GGUF from `llama.sh imatrix`, passed to llama-quantize: the i-quants below 4 bits need one)
+#        IMATRIX (an imatrix GGUF from `llama.sh imatrix`, passed to llama-quantize: the i-quants below 4 bits need one),
+#        PEER_ONLY=1 (run llama.cpp's side alone: a later run with the same OUT, text, ctx and N reuses its quantized
+#        files, perplexities, saved distributions and greedy ids, which depend on nothing of pagoda's)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 P=${PAGODA:-$root/build/src/cli/pagoda}
@@ -38,15 +40,25 @@ echo "pagoda: $P; llama.cpp: $peer; work folder: $out; text: $text; ctx $ctx"
 for t in "${types[@]}"; do
   q=$out/$(basename "$f16" .gguf)-$t.gguf
   [ -s "$q" ] || "$peer/llama.sh" quantize ${IMATRIX:+--imatrix "$IMATRIX"} "$f16" "$q" "$t" >"$out/$t.quantize.log" 2>&1
+  # llama.cpp's side of this file, text and ctx, kept for a later run.
+  base=$out/$t.$(cat "$text" | sha1sum | cut -c1-12).c$ctx
+  theirs=$(cat "$base.llama.ppl" 2>/dev/null || true)
+  [ -s "$base.llama.logits" ] || theirs=
   # Under a terminal (script): with its output on pipes, llama-perplexity's last lines never arrive.
-  theirs=
   for try in 1 2 3; do
-    theirs=$(script -qec "'$peer/llama.sh' perplexity -m '$q' -f '$text' -c $ctx -t 2 -fa off -ctk f32 -ctv f32 \
-      --kl-divergence-base '$out/$t.llama.logits'" /dev/null 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
     [ -n "$theirs" ] && break
+    theirs=$(script -qec "'$peer/llama.sh' perplexity -m '$q' -f '$text' -c $ctx -t 2 -fa off -ctk f32 -ctv f32 \
+      --kl-divergence-base '$base.llama.logits'" /dev/null 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')
+    [ -n "$theirs" ] && echo "$theirs" >"$base.llama.ppl"
   done
+  peer_json=$out/$t.n$n.peer.json
+  [ -s "$peer_json" ] || "$peer/generate.sh" "$q" "hello world" $n 2>&1 >/dev/null | tail -n 1 >"$peer_json" || true
+  if [ "${PEER_ONLY:-0}" = 1 ]; then
+    echo "$t llama.cpp: perplexity ${theirs:-n/a}, greedy ids in $peer_json"
+    continue
+  fi
   pj=$("$P" perplexity -m "$q" -f "$text" --ctx $ctx --threads 2 --kv-cache-dtype f32 --json \
-    ${theirs:+--kl-base-logits "$out/$t.llama.logits"} 2>"$out/$t.pagoda.err" || true)
+    ${theirs:+--kl-base-logits "$base.llama.logits"} 2>"$out/$t.pagoda.err" || true)
   ours=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ppl"])' "$pj" 2>/dev/null || true)
   paired=$(python3 -c 'import json, sys; k = json.loads(sys.argv[1])["kl"]
 print("%+.3f ± %.3f %%|%.2e" % (k["ln_ppl_ratio"] * 100, k["ln_ppl_ratio_error"] * 100, k["mean_kl"]))' "$pj" \
@@ -61,8 +73,7 @@ print("%+.3f ± %.3f %%|%.2e" % (k["ln_ppl_ratio"] * 100, k["ln_ppl_ratio_error"
   # Greedy tokens.
   "$P" run -m "$q" -p "hello world" -n $n --temp 0 --ignore-eos --threads 2 -q --logits-out "$out/$t.logits" \
     >/dev/null 2>&1 || true
-  "$peer/generate.sh" "$q" "hello world" $n 2>&1 >/dev/null | tail -n 1 > "$out/$t.peer.json" || true
-  greedy=$(python3 - "$out/$t.logits" "$out/$t.peer.json" "$n" "${VOCAB:-0}" <<'PY' || true
+  greedy=$(python3 - "$out/$t.logits" "$peer_json" "$n" "${VOCAB:-0}" <<'PY' || true
 import json, struct, sys
 data = open(sys.argv[1], 'rb').read()
 n, vocab = int(sys.argv[3]), int(sys.argv[4])
@@ -87,7 +98,7 @@ PY
   rows+="$t|${note:-as stored}|$ours|$theirs|$diff_pct|$paired|${same:-?}|${margin:-none}"$'\n'
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
-  command="$(for v in CTX N IMATRIX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
+  command="$(for v in TEXT CTX N IMATRIX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
   python3 "$root/scripts/bench/results.py" record --id kquant-parity --command "$command" \
     --columns "file|pagoda runs it as|pagoda PPL|llama.cpp PPL|difference|paired ln(PPL ratio)|mean KL (nats)|same greedy tokens|pagoda's margin at the parting" \
     --note "llama-quantize's output of the f16 file, perplexity on $(basename "$text") at ctx $ctx with flash attention off and f32 KV on both sides (llama.cpp's most exact arithmetic), the paired ln(PPL ratio) and KL against llama-perplexity's saved distributions, greedy tokens after \"hello world\"." <<<"$rows"

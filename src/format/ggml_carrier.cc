@@ -17,6 +17,7 @@ std::optional<DType> ggml_carrier_type(GgmlType type) {
     case GgmlType::kIQ2_XXS:
     case GgmlType::kIQ2_XS:
     case GgmlType::kIQ2_S: return DType::kQ7_K;
+    case GgmlType::kQ5_0: return DType::kQ8_0;
     default: return std::nullopt;
   }
 }
@@ -42,6 +43,8 @@ bool carry_ggml_row(GgmlType type, const void* src, void* dst, int64_t n) {
       return q::carry_row_as_q7_K(static_cast<const q::BlockIQ2_XS*>(src), static_cast<q::BlockQ7_K*>(dst), n);
     case GgmlType::kIQ2_S:
       return q::carry_row_as_q7_K(static_cast<const q::BlockIQ2_S*>(src), static_cast<q::BlockQ7_K*>(dst), n);
+    case GgmlType::kQ5_0:
+      return q::carry_row_as_q8_0(static_cast<const q::BlockQ5_0*>(src), static_cast<q::BlockQ8_0*>(dst), n);
     default: break;
   }
   PAGODA_CHECK(false, "ggml type {} has no carrier", ggml_type_name(type));

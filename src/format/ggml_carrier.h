@@ -12,7 +12,7 @@
 namespace pagoda::format {
 
 // kQ2_K for tq1_0 and tq2_0, kQ6_K for iq3_xxs, iq3_s, iq1_s and iq1_m, pagoda's in-memory kQ7_K for iq2_xxs,
-// iq2_xs and iq2_s; nullopt for every other type.
+// iq2_xs and iq2_s, kQ8_0 for q5_0; nullopt for every other type.
 std::optional<DType> ggml_carrier_type(GgmlType type);
 
 // src: a row of n values of `type` (a carried type, checked) -> dst: dtype_row_bytes(carrier, n) bytes of the

@@ -114,7 +114,8 @@ struct VectorKernels {
 
 // A weight dtype's matmul entry points (null where a form does not exist for it): on f32 activations (any dtype,
 // quantizing them itself where it needs to), on activations already quantized to Q8_0 (the dtypes whose kernels
-// read Q8_0), on per-token INT8 activations (the INT8 dtypes), on q8_K activations (the K-quants, as ggml's).
+// read Q8_0), on per-token INT8 activations (the INT8 dtypes), on q8_K activations (the K-quants and IQ4_XS, as
+// ggml's).
 struct MatmulKernels {
   MatmulFn f32 = nullptr;
   MatmulQ8Fn q8_0 = nullptr;

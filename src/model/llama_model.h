@@ -49,7 +49,8 @@ class LlamaModel final : public Model {
   static_assert(kRowGrain % 16 == 0, "row splits must start at groups of 8 or 16 rows (model/weight_repack.h)");
 
   // The matmul entry points of a weight dtype: on f32 activations (any dtype), and on activations already quantized
-  // to Q8_0 (q8_input) or to q8_K (q8k_input: the K-quants); a dtype has at most one of the two, null otherwise.
+  // to Q8_0 (q8_input) or to q8_K (q8k_input: the K-quants and IQ4_XS); a dtype has at most one of the two, null
+  // otherwise.
   struct MatmulKernels {
     kernels::MatmulFn f32_input = nullptr;
     kernels::MatmulQ8Fn q8_input = nullptr;

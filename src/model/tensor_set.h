@@ -45,12 +45,13 @@ struct TensorSet {
 
 // Every tensor of `file`, by name. Data stays in its mapping (q2_K ... q6_K, iq4_nl, iq4_xs and mxfp4 included:
 // their kernels read them as stored, or repacked at load), except for the types no kernel runs as stored
-// (format::ggml_type_converted_at_load: q4_1, q5_0, q5_1, q8_K), converted here: each row dequantized exactly
+// (format::ggml_type_converted_at_load: q4_1, q5_1, q8_K), converted here: each row dequantized exactly
 // (format/ggml_dequantize.h), then a matrix (2+ dims) requantized to q8_0 with ggml's rounding (a far finer grid than
 // the source's) and a vector kept f32 (so is a matrix beyond q8_0's fp16 scales); and the carried types
-// (format::ggml_carrier_type: tq1_0, tq2_0 in q2_K, iq3_*, iq1_* in q6_K, iq2_* in pagoda's q7_K), re-encoded losslessly into their carrier
-// (a vector, or a block the carrier cannot hold: a non-finite scale, an i-quant scale below what the carrier's fp16
-// holds exactly, is converted instead). TensorRef::type_name keeps the file's type.
+// (format::ggml_carrier_type: tq1_0, tq2_0 in q2_K, iq3_*, iq1_* in q6_K, iq2_* in pagoda's q7_K, q5_0 in q8_0),
+// re-encoded losslessly into their carrier (a vector, or a block the carrier cannot hold: a non-finite scale, an
+// i-quant scale below what the carrier's fp16 holds exactly, is converted instead). TensorRef::type_name keeps the
+// file's type.
 // `quantize_row_q8_0` does the requantization: quant::quantize_row_q8_0 or a kernel table's SIMD twin (the same
 // bytes, kernels/kernels.h): the requantization is most of a conversion's time, and the SIMD one is far quicker.
 using QuantizeRowQ8_0Fn = void (*)(const float* x, quant::BlockQ8_0* y, int64_t n);

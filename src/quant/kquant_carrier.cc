@@ -99,4 +99,18 @@ bool carry_row_as_q2_K(const BlockTQ2_0* x, BlockQ2_K* y, int64_t n) {
   return true;
 }
 
+bool carry_row_as_q8_0(const BlockQ5_0* x, BlockQ8_0* y, int64_t n) {
+  PAGODA_CHECK(n % BlockQ5_0::kNumValues == 0, "Q5_0 rows hold whole blocks of 32 values, got {}", n);
+  for (int64_t b = 0; b < n / BlockQ5_0::kNumValues; ++b) {
+    const uint32_t qh = uint32_t(x[b].qh[0]) | uint32_t(x[b].qh[1]) << 8 | uint32_t(x[b].qh[2]) << 16 |
+                        uint32_t(x[b].qh[3]) << 24;  // the file's byte order, whatever the host's
+    y[b].d = x[b].d;
+    for (int j = 0; j < 16; ++j) {
+      y[b].qs[j] = int8_t(((x[b].qs[j] & 0x0f) | (((qh >> j) & 1) << 4)) - 16);
+      y[b].qs[j + 16] = int8_t(((x[b].qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16);
+    }
+  }
+  return true;
+}
+
 }  // namespace pagoda::quant

@@ -1,6 +1,6 @@
-// GGUF tensor types pagoda converts at load, through the real binary: the bundled model with its matrices rewritten
-// as q4_1, q5_0 and q5_1 blocks (random quants, small scales) generates, and stderr says what was converted; a
-// type pagoda cannot run (q8_1) is one clean error naming the type and the tensor.
+// GGUF tensor types pagoda converts (or re-encodes) at load, through the real binary: the bundled model with its
+// matrices rewritten as q4_1, q5_0 and q5_1 blocks (random quants, small scales) generates, and stderr says what was
+// converted; a type pagoda cannot run (q8_1) is one clean error naming the type and the tensor.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

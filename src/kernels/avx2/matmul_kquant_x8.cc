@@ -1,4 +1,4 @@
-// The AVX2 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q7_Kx8 against q8_K activations; IQ4_NLx8, IQ4_XSx8,
+// The AVX2 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q7_Kx8 and IQ4_XSx8 against q8_K activations; IQ4_NLx8,
 // MXFP4x8 against Q8_0 ones): kernels/kquant_x8_impl.h and codebook_x8_impl.h with maddubs
 // + madd as the u8 x s8 dot product (exact: a weight of at most 127 times two activations of at most 128 stays inside
 // int16) and four tokens per pass (16 ymm registers).
@@ -22,6 +22,6 @@ constexpr int kTokenGroup = 4;
 }  // namespace
 
 PAGODA_KQUANT_X8_ENTRY_POINTS(V, V, kTokenGroup, quant::quantize_row_q8_K)
-PAGODA_CODEBOOK_X8_ENTRY_POINTS(V, V, kTokenGroup, quantize_row_q8_0)
+PAGODA_CODEBOOK_X8_ENTRY_POINTS(V, V, kTokenGroup, quantize_row_q8_0, quant::quantize_row_q8_K)
 
 }  // namespace pagoda::kernels::avx2

@@ -1,4 +1,4 @@
-// The avx512 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q7_Kx8 against q8_K activations; IQ4_NLx8, IQ4_XSx8,
+// The avx512 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q7_Kx8 and IQ4_XSx8 against q8_K activations; IQ4_NLx8,
 // MXFP4x8 against Q8_0 ones): kernels/kquant_x8_impl.h and codebook_x8_impl.h over
 // zmm registers holding two 8-row groups side by side (each 512-bit load joins the same 32 bytes of two groups),
 // vpdpbusd on 16 rows at once, eight tokens per pass; an odd last group runs through the ymm instantiation.
@@ -86,6 +86,6 @@ using Tail = V256<EvexDot>;
 }  // namespace
 
 PAGODA_KQUANT_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quant::quantize_row_q8_K)
-PAGODA_CODEBOOK_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
+PAGODA_CODEBOOK_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0, quant::quantize_row_q8_K)
 
 }  // namespace pagoda::kernels::avx512

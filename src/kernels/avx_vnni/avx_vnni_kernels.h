@@ -46,7 +46,7 @@
                           int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
   void matmul_iq4_xsx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                    \
                      int64_t num_tokens);                                                                           \
-  void matmul_iq4_xsx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                   \
+  void matmul_iq4_xsx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out,                   \
                           int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
   void matmul_mxfp4x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                     \
                      int64_t num_tokens);                                                                           \

@@ -1,9 +1,12 @@
 // Scalar references for the 4-bit codebook matmuls (IQ4_NL, IQ4_XS, MXFP4 as a GGUF stores them, and their 8-row
-// interleaved copies, quant/block_iq4_x8.h) against Q8_0 activations. Both layouts decode a 32-value block to the
-// same integers and scale (quant::DecodedCodebookBlock), so they give the same bits, and so does every SIMD level
-// (kernels/codebook_x8_impl.h): per row and 32-value activation block j, in block order,
+// interleaved copies, quant/block_iq4_x8.h). Both layouts decode a 32-value block to the same integers and scale
+// (quant::DecodedCodebookBlock), so they give the same bits, and so does every SIMD level
+// (kernels/codebook_x8_impl.h). IQ4_NL and MXFP4 read Q8_0 activations: per row and 32-value activation block j, in
+// block order,
 //   isum = sum(level_i x_i) (exact in int32), acc = fma(scale_j * d_x, float(isum), acc)
-// with the product scale_j * d_x rounded to f32 first.
+// with the product scale_j * d_x rounded to f32 first. IQ4_XS reads q8_K activations, as ggml's
+// vec_dot_iq4_xs_q8_K: per row and super-block, in super-block order, with ls_j its eight 6-bit sub-block scales,
+//   isum = sum_j (ls_j - 32) sum_32(level_i x_i) (exact in int32), acc = fma(d * d_x, float(isum), acc).
 #include <cmath>
 
 #include "core/half.h"
@@ -15,6 +18,7 @@ namespace pagoda::kernels::ref {
 namespace {
 
 using quant::BlockQ8_0;
+using quant::BlockQ8_K;
 using quant::DecodedCodebookBlock;
 
 // Values per block of the type (a group's block covers the same columns as one stored block).
@@ -65,6 +69,63 @@ void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int
                    num_tokens, num_out);
 }
 
+// IQ4_XS's integer parts of row o's super-block b: its fp16 d and the sub-block scales ls_j - 32.
+struct Iq4XsScales {
+  uint16_t d = 0;
+  int32_t sub[8] = {};
+};
+
+Iq4XsScales iq4_xs_scales(const quant::BlockIQ4_XS* w, int64_t o, int64_t b, int64_t num_super) {
+  const quant::BlockIQ4_XS& blk = w[o * num_super + b];
+  Iq4XsScales s;
+  s.d = blk.d;
+  for (int j = 0; j < 8; ++j)
+    s.sub[j] = int32_t(((blk.scales_l[j / 2] >> (4 * (j % 2))) & 0x0f) | (((blk.scales_h >> (2 * j)) & 3) << 4)) - 32;
+  return s;
+}
+
+Iq4XsScales iq4_xs_scales(const quant::BlockIQ4_XSx8* w, int64_t o, int64_t b, int64_t num_super) {
+  const quant::BlockIQ4_XSx8& g = w[o / quant::kX8Rows * num_super + b];
+  Iq4XsScales s;
+  s.d = g.d[o % quant::kX8Rows];
+  for (int j = 0; j < 8; ++j) s.sub[j] = g.scales[j][o % quant::kX8Rows];
+  return s;
+}
+
+template <class Block>
+void matmul_xq_q8_K(const void* w, const BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens,
+                    int64_t y_stride) {
+  constexpr int64_t kValues = quant::kQK_K;
+  check_codebook_shape(
+      num_out, num_in, kValues, requires { Block::kNumRows; } ? quant::kX8Rows : 1);
+  const int64_t num_super = num_in / kValues;
+  const auto* blocks = static_cast<const Block*>(w);
+  DecodedCodebookBlock s;
+  for (int64_t o = 0; o < num_out; ++o)
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < num_super; ++b) {
+        const Iq4XsScales sc = iq4_xs_scales(blocks, o, b, num_super);
+        const BlockQ8_K& x = xq[t * num_super + b];
+        int32_t isum = 0;
+        for (int64_t j = 0; j < kValues / 32; ++j) {
+          decode(blocks, o, b, j, num_super, s);
+          int32_t part = 0;
+          for (int64_t i = 0; i < 32; ++i) part += int32_t(s.levels[i]) * x.qs[32 * j + i];
+          isum += sc.sub[j] * part;
+        }
+        acc = std::fma(fp16_to_float(sc.d) * x.d, float(isum), acc);
+      }
+      y[t * y_stride + o] = acc;
+    }
+}
+
+template <class Block>
+void matmul_f32_in_q8_K(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) {
+  matmul_xq_q8_K<Block>(w, quantize_activations_q8_K(quant::quantize_row_q8_K, x, num_in, num_tokens), y, num_out,
+                        num_in, num_tokens, num_out);
+}
+
 }  // namespace
 
 #define PAGODA_REF_CODEBOOK(name, Block)                                                                             \
@@ -76,11 +137,21 @@ void matmul_f32_in(const void* w, const float* x, float* y, int64_t num_out, int
     matmul_xq<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                        \
   }
 PAGODA_REF_CODEBOOK(iq4_nl, BlockIQ4_NL)
-PAGODA_REF_CODEBOOK(iq4_xs, BlockIQ4_XS)
 PAGODA_REF_CODEBOOK(mxfp4, BlockMXFP4)
 PAGODA_REF_CODEBOOK(iq4_nlx8, BlockIQ4_NLx8)
-PAGODA_REF_CODEBOOK(iq4_xsx8, BlockIQ4_XSx8)
 PAGODA_REF_CODEBOOK(mxfp4x8, BlockMXFP4x8)
 #undef PAGODA_REF_CODEBOOK
+
+#define PAGODA_REF_CODEBOOK_Q8_K(name, Block)                                                                        \
+  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
+    matmul_f32_in_q8_K<quant::Block>(w, x, y, num_out, num_in, num_tokens);                                          \
+  }                                                                                                                  \
+  void matmul_##name##_q8_K(const void* w, const BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,           \
+                            int64_t num_tokens, int64_t y_stride) {                                                  \
+    matmul_xq_q8_K<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                   \
+  }
+PAGODA_REF_CODEBOOK_Q8_K(iq4_xs, BlockIQ4_XS)
+PAGODA_REF_CODEBOOK_Q8_K(iq4_xsx8, BlockIQ4_XSx8)
+#undef PAGODA_REF_CODEBOOK_Q8_K
 
 }  // namespace pagoda::kernels::ref

@@ -33,13 +33,13 @@ TEST(GgmlDequantizeTest, WhichTypes) {
     EXPECT_TRUE(ggml_type_has_dequantizer(t));
     EXPECT_FALSE(ggml_type_converted_at_load(t)) << "runs as stored";
   }
-  for (GgmlType t : {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_K}) {
+  for (GgmlType t : {GgmlType::kQ4_1, GgmlType::kQ5_1, GgmlType::kQ8_K}) {
     EXPECT_TRUE(ggml_type_has_dequantizer(t)) << ggml_type_name(t);
     EXPECT_TRUE(ggml_type_converted_at_load(t)) << ggml_type_name(t);
     EXPECT_TRUE(ggml_type_is_supported(t)) << "the reader maps " << ggml_type_name(t);
   }
   for (GgmlType t : {GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S,
-                     GgmlType::kIQ1_M, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S}) {
+                     GgmlType::kIQ1_M, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S, GgmlType::kQ5_0}) {
     EXPECT_TRUE(ggml_type_has_dequantizer(t)) << ggml_type_name(t);
     EXPECT_FALSE(ggml_type_converted_at_load(t)) << "re-encoded for a carrier instead: " << ggml_type_name(t);
     EXPECT_TRUE(ggml_type_is_supported(t)) << ggml_type_name(t);

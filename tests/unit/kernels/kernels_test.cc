@@ -327,7 +327,8 @@ TEST(KernelDispatchTest, EveryTableIsComplete) {
       const bool kquant = dtype == DType::kQ2_K || dtype == DType::kQ3_K || dtype == DType::kQ4_K ||
                           dtype == DType::kQ5_K || dtype == DType::kQ6_K || dtype == DType::kQ2_Kx8 ||
                           dtype == DType::kQ3_Kx8 || dtype == DType::kQ4_Kx8 || dtype == DType::kQ5_Kx8 ||
-                          dtype == DType::kQ6_Kx8 || dtype == DType::kQ7_K || dtype == DType::kQ7_Kx8;
+                          dtype == DType::kQ6_Kx8 || dtype == DType::kQ7_K || dtype == DType::kQ7_Kx8 ||
+                          dtype == DType::kIQ4_XS || dtype == DType::kIQ4_XSx8;  // q8_K, as ggml's
       const bool q8 = !int8 && !kquant && dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16;
       EXPECT_EQ(t->matmul_for(dtype).int8 != nullptr, int8) << dtype_name(dtype);
       EXPECT_EQ(t->matmul_for(dtype).q8_0 != nullptr, q8) << dtype_name(dtype);

@@ -1,8 +1,10 @@
-// The 4-bit codebook matmuls (IQ4_NL, IQ4_XS, MXFP4, stored and 8-row interleaved) against Q8_0 activations: the
-// stored and the interleaved reference give the same bits; every SIMD level gives the reference's bits on random
-// shapes (token tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme levels and
-// scales, MXFP4's subnormal ones included); and the reference is the product of ggml's dequantized weights with the
-// Q8_0 activations up to f32 rounding.
+// The 4-bit codebook matmuls (IQ4_NL, IQ4_XS, MXFP4, stored and 8-row interleaved), IQ4_NL and MXFP4 against Q8_0
+// activations and IQ4_XS against q8_K ones (ggml's vec_dot_type for each): the stored and the interleaved reference
+// give the same bits; every SIMD level gives the reference's bits on random shapes (token tails, row tiles, row
+// slices as a thread pool cuts them, both entry points, extreme levels and scales, MXFP4's subnormal ones included);
+// the reference is the product of ggml's dequantized weights with the quantized activations up to f32 rounding; and
+// IQ4_XS's reference is ggml's integer arithmetic of vec_dot_iq4_xs_q8_K (written out here from the stored bits),
+// bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "quant/block_iq4_x8.h"
+#include "quant/block_q8_K.h"
 #include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
@@ -27,26 +30,27 @@ struct CodebookType {
   DType plain, packed;
   int64_t block_values, block_bytes;
   bool e8m0;  // MXFP4: a one-byte exponent at offset 0; else an fp16 d there
+  bool q8_K;  // reads q8_K activations (IQ4_XS, as ggml's); else Q8_0
   void (*dequantize)(const void* blocks, float* y, int64_t n);
   void (*repack)(const void* src, void* dst, int64_t num_rows, int64_t num_blocks);
 };
 
 const CodebookType kCodebookTypes[] = {
-    {"iq4_nl", DType::kIQ4_NL, DType::kIQ4_NLx8, 32, sizeof(quant::BlockIQ4_NL), false,
+    {"iq4_nl", DType::kIQ4_NL, DType::kIQ4_NLx8, 32, sizeof(quant::BlockIQ4_NL), false, false,
      [](const void* b, float* y, int64_t n) {
        quant::dequantize_row_iq4_nl(static_cast<const quant::BlockIQ4_NL*>(b), y, n);
      },
      [](const void* s, void* d, int64_t r, int64_t n) {
        quant::repack_iq4_nlx8(static_cast<const quant::BlockIQ4_NL*>(s), static_cast<quant::BlockIQ4_NLx8*>(d), r, n);
      }},
-    {"iq4_xs", DType::kIQ4_XS, DType::kIQ4_XSx8, 256, sizeof(quant::BlockIQ4_XS), false,
+    {"iq4_xs", DType::kIQ4_XS, DType::kIQ4_XSx8, 256, sizeof(quant::BlockIQ4_XS), false, true,
      [](const void* b, float* y, int64_t n) {
        quant::dequantize_row_iq4_xs(static_cast<const quant::BlockIQ4_XS*>(b), y, n);
      },
      [](const void* s, void* d, int64_t r, int64_t n) {
        quant::repack_iq4_xsx8(static_cast<const quant::BlockIQ4_XS*>(s), static_cast<quant::BlockIQ4_XSx8*>(d), r, n);
      }},
-    {"mxfp4", DType::kMXFP4, DType::kMXFP4x8, 32, sizeof(quant::BlockMXFP4), true,
+    {"mxfp4", DType::kMXFP4, DType::kMXFP4x8, 32, sizeof(quant::BlockMXFP4), true, false,
      [](const void* b, float* y, int64_t n) {
        quant::dequantize_row_mxfp4(static_cast<const quant::BlockMXFP4*>(b), y, n);
      },
@@ -54,6 +58,16 @@ const CodebookType kCodebookTypes[] = {
        quant::repack_mxfp4x8(static_cast<const quant::BlockMXFP4*>(s), static_cast<quant::BlockMXFP4x8*>(d), r, n);
      }},
 };
+
+// x through the type's activation form and back: what its kernels multiply.
+std::vector<float> activation_round_trip(const CodebookType& type, const std::vector<float>& x) {
+  if (!type.q8_K) return q8_0_round_trip(x);
+  std::vector<quant::BlockQ8_K> blocks(x.size() / quant::kQK_K);
+  std::vector<float> out(x.size());
+  quant::quantize_row_q8_K(x.data(), blocks.data(), int64_t(x.size()));
+  quant::dequantize_row_q8_K(blocks.data(), out.data(), int64_t(x.size()));
+  return out;
+}
 
 struct CodebookWeights {
   std::vector<uint8_t> plain, packed;
@@ -105,7 +119,7 @@ TEST(CodebookMatmulTest, ReferenceIsTheProductOfTheDequantizedWeights) {
     const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
     std::vector<float> wf(size_t(num_out * num_in));
     type.dequantize(w.plain.data(), wf.data(), num_out * num_in);
-    const std::vector<float> xr = q8_0_round_trip(x);
+    const std::vector<float> xr = activation_round_trip(type, x);
     const std::vector<double> magnitude = abs_products(wf, xr, num_out, num_in, num_tokens);
     std::vector<float> y(size_t(num_tokens * num_out));
     kernels_for(Isa::kScalar)
@@ -174,18 +188,29 @@ TEST_P(CodebookSimdTest, RowSlicesAndPrequantizedInputGiveTheSameBits) {
     const CodebookWeights w = make_weights(type, rng_, num_out, num_in);
     const std::vector<float> x = random_floats(rng_, num_tokens * num_in, 1.0f);
     std::vector<quant::BlockQ8_0> xq(x.size() / kQk);
+    std::vector<quant::BlockQ8_K> xqk(x.size() / quant::kQK_K);
     quant::quantize_row_q8_0(x.data(), xq.data(), int64_t(x.size()));
+    quant::quantize_row_q8_K(x.data(), xqk.data(), int64_t(x.size()));
     const MatmulKernels& k = simd_->matmul_for(type.packed);
+    ASSERT_EQ(k.q8_0 == nullptr, type.q8_K) << type.name;
+    ASSERT_EQ(k.q8_K == nullptr, !type.q8_K) << type.name;
+    // Token t's quantized rows from `first` on, the one form the type reads.
+    const auto run = [&](const uint8_t* w_rows, int64_t rows, int64_t first, int64_t tokens, float* y) {
+      if (type.q8_K)
+        k.q8_K(w_rows, xqk.data() + first * num_in / quant::kQK_K, y, rows, num_in, tokens, num_out);
+      else
+        k.q8_0(w_rows, xq.data() + first * num_in / kQk, y, rows, num_in, tokens, num_out);
+    };
     std::vector<float> whole(size_t(num_tokens * num_out)), from_f32(whole.size()), sliced(whole.size(), -1.0f);
-    k.q8_0(w.packed.data(), xq.data(), whole.data(), num_out, num_in, num_tokens, num_out);
+    run(w.packed.data(), num_out, 0, num_tokens, whole.data());
     k.f32(w.packed.data(), x.data(), from_f32.data(), num_out, num_in, num_tokens);
     EXPECT_EQ(std::memcmp(whole.data(), from_f32.data(), whole.size() * sizeof(float)), 0) << type.name;
     const int64_t row_bytes = dtype_row_bytes(type.packed, num_in);
     for (int64_t begin = 0; begin < num_out; begin += 16)
-      k.q8_0(w.packed.data() + begin * row_bytes, xq.data(), sliced.data() + begin, 16, num_in, num_tokens, num_out);
+      run(w.packed.data() + begin * row_bytes, 16, 0, num_tokens, sliced.data() + begin);
     EXPECT_EQ(std::memcmp(whole.data(), sliced.data(), whole.size() * sizeof(float)), 0) << type.name;
     std::vector<float> alone(static_cast<size_t>(num_out));
-    k.q8_0(w.packed.data(), xq.data() + 9 * num_in / kQk, alone.data(), num_out, num_in, 1, num_out);
+    run(w.packed.data(), num_out, 9, 1, alone.data());
     EXPECT_EQ(std::memcmp(alone.data(), whole.data() + 9 * num_out, alone.size() * sizeof(float)), 0) << type.name;
   }
 }
@@ -196,9 +221,52 @@ TEST(CodebookMatmulTest, EveryLevelPrefersTheInterleavedLayouts) {
     if (table == nullptr) continue;
     for (const CodebookType& type : kCodebookTypes) {
       EXPECT_EQ(table->layouts[size_t(type.plain)][0], type.packed) << isa_name(isa) << " " << type.name;
-      EXPECT_NE(table->matmul_for(type.packed).q8_0, nullptr) << isa_name(isa) << " " << type.name;
+      const MatmulKernels& k = table->matmul_for(type.packed);
+      EXPECT_TRUE(type.q8_K ? k.q8_K != nullptr : k.q8_0 != nullptr) << isa_name(isa) << " " << type.name;
     }
   }
+}
+
+TEST(CodebookMatmulTest, Iq4XsReferenceIsGgmlsVecDotIq4XsQ8K) {
+  // ggml's vec_dot_iq4_xs_q8_K from the stored bits: per super-block, sub-block scale ls = 4 bits of scales_l
+  // (low nibble for even sub-blocks) and 2 of scales_h, each sub-block's integer sum of level x q8 times ls - 32,
+  // summed in int32, then one float step with fp16(d) * d_x; the activations quantized by ggml's
+  // quantize_row_q8_K (pinned in tests/unit/quant).
+  static constexpr int8_t kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  std::mt19937 rng(17);
+  const int64_t num_in = 1024, num_out = 16, num_tokens = 3, num_super = num_in / 256;
+  const CodebookWeights w = make_weights(kCodebookTypes[1], rng, num_out, num_in);
+  const std::vector<float> x = random_floats(rng, num_tokens * num_in, 2.0f);
+  std::vector<quant::BlockQ8_K> xq(size_t(num_tokens * num_super));
+  quant::quantize_row_q8_K(x.data(), xq.data(), num_tokens * num_in);
+  const auto* blocks = reinterpret_cast<const quant::BlockIQ4_XS*>(w.plain.data());
+  std::vector<float> want(size_t(num_tokens * num_out)), got(want.size()), got_packed(want.size());
+  for (int64_t t = 0; t < num_tokens; ++t)
+    for (int64_t o = 0; o < num_out; ++o) {
+      float sumf = 0.0f;
+      for (int64_t b = 0; b < num_super; ++b) {
+        const quant::BlockIQ4_XS& blk = blocks[o * num_super + b];
+        const quant::BlockQ8_K& y = xq[size_t(t * num_super + b)];
+        int32_t sumi = 0;
+        for (int ib = 0; ib < 8; ++ib) {
+          const int ls = ((blk.scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((blk.scales_h >> 2 * ib) & 3) << 4);
+          int32_t part = 0;
+          for (int j = 0; j < 16; ++j) {
+            part += y.qs[32 * ib + j] * kLevels[blk.qs[16 * ib + j] & 0xf];
+            part += y.qs[32 * ib + 16 + j] * kLevels[blk.qs[16 * ib + j] >> 4];
+          }
+          sumi += (ls - 32) * part;
+        }
+        sumf = std::fma(fp16_to_float(blk.d) * y.d, float(sumi), sumf);
+      }
+      want[size_t(t * num_out + o)] = sumf;
+    }
+  const KernelTable& scalar = *kernels_for(Isa::kScalar);
+  scalar.matmul_for(DType::kIQ4_XS).f32(w.plain.data(), x.data(), got.data(), num_out, num_in, num_tokens);
+  EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0);
+  scalar.matmul_for(DType::kIQ4_XSx8)
+      .q8_K(w.packed.data(), xq.data(), got_packed.data(), num_out, num_in, num_tokens, num_out);
+  EXPECT_EQ(std::memcmp(want.data(), got_packed.data(), want.size() * sizeof(float)), 0);
 }
 
 }  // namespace

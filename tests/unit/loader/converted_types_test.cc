@@ -1,9 +1,9 @@
-// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_0, q5_1, q8_K):
+// GGUF files with tensors of the types pagoda converts at load (q4_1, q5_1, q8_K):
 // a random-weight model whose matrices use every one of them loads through load_model, says what it
 // converted, and computes the same logits, bit for bit, as the same model written with the conversion done by hand
 // (each row dequantized, then quantized to q8_0; vectors as f32), at every kernel level the CPU has. The carried types
-// (tq1_0, tq2_0; iq3_xxs, iq3_s, iq1_s) load re-encoded in q2_K or q6_K, computing what the file re-encoded by hand
-// computes; iq2_xxs, iq2_xs and iq2_s in pagoda's in-memory q7_K, holding the file's values bit for bit and computing
+// (tq1_0, tq2_0; iq3_xxs, iq3_s, iq1_s; q5_0) load re-encoded in q2_K, q6_K or q8_0, computing what the file
+// re-encoded by hand computes; iq2_xxs, iq2_xs and iq2_s in pagoda's in-memory q7_K, holding the file's values bit for bit and computing
 // the scalar level's logits, to f32 rounding, at every level. A type pagoda cannot run is refused with its name and
 // the tensor's.
 #include <fmt/format.h>
@@ -136,7 +136,7 @@ class ConvertedTypesTest : public ::testing::Test {
 
 TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   // (q4_K, q5_K, q6_K, iq4_nl, iq4_xs and mxfp4 run as stored: tests/e2e/cli_kquant_test.cc.)
-  const GgmlType types[] = {GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_K};
+  const GgmlType types[] = {GgmlType::kQ4_1, GgmlType::kQ5_1, GgmlType::kQ8_K};
   std::mt19937 rng(41);
   format::GgufWriter quantized, by_hand;
   for (const auto& [key, value] : base_->metadata()) {
@@ -185,7 +185,7 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
   Result<LoadedModel> reference = load_model(by_hand_path, kernels::best_kernels());
   ASSERT_TRUE(reference.ok()) << reference.error();
   EXPECT_THAT(converted->weights_note, HasSubstr("converted at load"));
-  EXPECT_THAT(converted->weights_note, HasSubstr("q5_0"));
+  EXPECT_THAT(converted->weights_note, HasSubstr("q8_K"));
   EXPECT_THAT(converted->weights_note, HasSubstr("q5_1"));
   EXPECT_THAT(converted->weights_note, HasSubstr("q8_0"));
   EXPECT_EQ(reference->weights_note, "") << "q8_0 and f32 run as stored";
@@ -212,9 +212,11 @@ TEST_F(ConvertedTypesTest, EveryConvertedTypeLoadsAsItsQ8_0Conversion) {
 }
 
 TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
-  // A q5_0 matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
-  // fp16 scale range (127 * 65504) f32 as well; a q8_0 and a q6_K matrix stay in the file's mapping.
+  // A q5_1 matrix becomes q8_0 of its exact values; a q4_1 vector f32 of them; a q8_K matrix whose values pass q8_0's
+  // fp16 scale range (127 * 65504) f32 as well; a q5_0 matrix is carried in q8_0 with the file's d and values; a q8_0
+  // and a q6_K matrix stay in the file's mapping.
   std::mt19937 rng(7);
+  const std::vector<uint8_t> q51 = random_blocks(GgmlType::kQ5_1, 512, rng);
   const std::vector<uint8_t> q50 = random_blocks(GgmlType::kQ5_0, 512, rng);
   const std::vector<uint8_t> q6k = random_blocks(GgmlType::kQ6_K, 512, rng);
   const std::vector<uint8_t> q41 = random_blocks(GgmlType::kQ4_1, 64, rng);
@@ -223,23 +225,24 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   std::memcpy(q8k.data(), &huge, 4);
   std::vector<uint8_t> q80(2 * 34, 0);
   format::GgufWriter w;
-  w.add_tensor("m5", GgmlType::kQ5_0, {256, 2}, q50.data(), q50.size());
+  w.add_tensor("m5", GgmlType::kQ5_1, {256, 2}, q51.data(), q51.size());
   w.add_tensor("v", GgmlType::kQ4_1, {64}, q41.data(), q41.size());
   w.add_tensor("big", GgmlType::kQ8_K, {256, 2}, q8k.data(), q8k.size());
   w.add_tensor("plain", GgmlType::kQ8_0, {32, 2}, q80.data(), q80.size());
   w.add_tensor("k6", GgmlType::kQ6_K, {256, 2}, q6k.data(), q6k.size());
+  w.add_tensor("c5", GgmlType::kQ5_0, {256, 2}, q50.data(), q50.size());
   const std::vector<uint8_t> bytes = w.to_bytes();
   auto file = format::GgufFile::from_memory(bytes, "shapes.gguf");
   ASSERT_TRUE(file.ok()) << file.error();
   const TensorSet set = tensor_set_from_gguf(*file);
-  EXPECT_EQ(set.owned.size(), 3u);
+  EXPECT_EQ(set.owned.size(), 4u);
 
   const TensorRef* m5 = set.find("m5");
   ASSERT_NE(m5, nullptr);
   EXPECT_EQ(m5->dtype, DType::kQ8_0);
-  EXPECT_EQ(m5->type_name, "q5_0");
+  EXPECT_EQ(m5->type_name, "q5_1");
   std::vector<float> exact(512);
-  format::dequantize_ggml_row(GgmlType::kQ5_0, q50.data(), exact.data(), 512);
+  format::dequantize_ggml_row(GgmlType::kQ5_1, q51.data(), exact.data(), 512);
   std::vector<quant::BlockQ8_0> want(16);
   quant::quantize_row_q8_0(exact.data(), want.data(), 512);
   EXPECT_EQ(std::memcmp(m5->data, want.data(), want.size() * sizeof(quant::BlockQ8_0)), 0);
@@ -268,13 +271,30 @@ TEST_F(ConvertedTypesTest, TheConversionOfEachTensorShape) {
   EXPECT_EQ(k6->dtype, DType::kQ6_K);
   EXPECT_EQ(k6->data, file->tensors()[4].data) << "a K-quant kernel runs it from the mapping";
 
-  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q4_1, 1 q5_0, 1 q8_K)"));
+  const TensorRef* c5 = set.find("c5");
+  ASSERT_NE(c5, nullptr);
+  EXPECT_EQ(c5->dtype, DType::kQ8_0);
+  EXPECT_EQ(c5->type_name, "q5_0");
+  std::vector<float> c5_exact(512), c5_carried(512);
+  format::dequantize_ggml_row(GgmlType::kQ5_0, q50.data(), c5_exact.data(), 512);
+  format::dequantize_ggml_row(GgmlType::kQ8_0, c5->data, c5_carried.data(), 512);
+  EXPECT_EQ(c5_carried, c5_exact);
+  const auto* c5_blocks = static_cast<const quant::BlockQ8_0*>(c5->data);
+  for (int b = 0; b < 16; ++b) {
+    uint16_t d;
+    std::memcpy(&d, q50.data() + 22 * b, 2);
+    EXPECT_EQ(c5_blocks[b].d, d) << "block " << b << " keeps the file's scale";
+  }
+
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("converted at load: 3 tensors (1 q4_1, 1 q5_1, 1 q8_K)"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("1 q5_0 as q8_0"));
 }
 
 TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
-  // tq1_0 and tq2_0 matrices load re-encoded as q2_K, iq3_xxs, iq3_s and iq1_s ones as q6_K, computing the logits
-  // of the file re-encoded by hand at every kernel level, and the carried values are the file's.
-  const GgmlType types[] = {GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ1_S};
+  // tq1_0 and tq2_0 matrices load re-encoded as q2_K, iq3_xxs, iq3_s and iq1_s ones as q6_K, q5_0 ones as q8_0,
+  // computing the logits of the file re-encoded by hand at every kernel level, and the carried values are the file's.
+  const GgmlType types[] = {GgmlType::kTQ1_0, GgmlType::kTQ2_0, GgmlType::kIQ3_XXS,
+                            GgmlType::kIQ3_S, GgmlType::kIQ1_S,  GgmlType::kQ5_0};
   std::mt19937 rng(43);
   format::GgufWriter quantized, by_hand;
   for (const auto& [key, value] : base_->metadata()) {
@@ -297,8 +317,10 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
     const size_t src_row_bytes = format::ggml_row_bytes(type, uint64_t(row_len));
     // These carriers are GGUF types too, so the file re-encoded by hand can hold them.
     const DType carrier_dtype = *format::ggml_carrier_type(type);
-    ASSERT_TRUE(carrier_dtype == DType::kQ2_K || carrier_dtype == DType::kQ6_K);
-    const GgmlType carrier = carrier_dtype == DType::kQ2_K ? GgmlType::kQ2_K : GgmlType::kQ6_K;
+    ASSERT_TRUE(carrier_dtype == DType::kQ2_K || carrier_dtype == DType::kQ6_K || carrier_dtype == DType::kQ8_0);
+    const GgmlType carrier = carrier_dtype == DType::kQ2_K   ? GgmlType::kQ2_K
+                             : carrier_dtype == DType::kQ6_K ? GgmlType::kQ6_K
+                                                             : GgmlType::kQ8_0;
     const size_t dst_row_bytes = format::ggml_row_bytes(carrier, uint64_t(row_len));
     keep.emplace_back(dst_row_bytes * size_t(num_rows));
     for (int64_t r = 0; r < num_rows; ++r)
@@ -321,6 +343,7 @@ TEST_F(ConvertedTypesTest, EveryCarriedTypeLoadsAsItsCarrier) {
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("tq1_0 as q2_K"));
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("tq2_0 as q2_K"));
   EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("iq3_s as q6_K"));
+  EXPECT_THAT(tensor_conversion_note(*file), HasSubstr("q5_0 as q8_0"));
   for (kernels::Isa isa : kernels::kAllLevels) {
     const kernels::KernelTable* table = kernels::kernels_for(isa);
     if (table == nullptr) {

@@ -1,6 +1,7 @@
 // Q4_1, Q5_0, Q5_1 dequantization against values computed from each format's definition on blocks the test packs
 // itself (nibble order, the fifth bits' little-endian u32), bit for bit with ggml's f32 arithmetic: negative and
-// subnormal d, negative m, quants at both ends.
+// subnormal d, negative m, quants at both ends. Q5_0 carried in Q8_0 (quant/kquant_carrier.h) keeps the block's d and
+// every value, bit for bit.
 #include "quant/block_legacy_quants.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 
 #include "core/half.h"
 #include "ggml_block_test_util.h"
+#include "quant/block_q8_0.h"
+#include "quant/kquant_carrier.h"
 
 namespace pagoda::quant {
 namespace {
@@ -80,6 +83,32 @@ TEST(BlockLegacyQuantsTest, AllThreeRandomAndEdges) {
           ASSERT_EQ(f32_bits(y51[size_t(i)]), f32_bits(float(q5[k][j]) * df + mf)) << "q5_1 " << i;
         }
       }
+    }
+  }
+}
+
+TEST(BlockLegacyQuantsTest, Q5_0CarriedInQ8_0KeepsEveryValue) {
+  std::mt19937 rng(9);
+  for (uint16_t d : testing::kFp16Scales) {
+    for (const bool extremes : {false, true}) {
+      int q[3][32];
+      BlockQ5_0 src[3]{};
+      for (int k = 0; k < 3; ++k) {
+        for (int j = 0; j < 32; ++j) q[k][j] = extremes ? 31 * ((j + k) % 2) : int(rng() % 32);
+        src[k].d = d;
+        pack_nibbles(q[k], src[k].qs);
+        pack_fifth_bits(q[k], src[k].qh);
+      }
+      BlockQ8_0 carried[3];
+      ASSERT_TRUE(carry_row_as_q8_0(src, carried, 96));
+      std::vector<float> want(96), got(96);
+      dequantize_row_q5_0(src, want.data(), 96);
+      dequantize_row_q8_0(carried, got.data(), 96);
+      for (int i = 0; i < 96; ++i) {
+        ASSERT_EQ(carried[i / 32].qs[i % 32], q[i / 32][i % 32] - 16) << i;
+        ASSERT_EQ(f32_bits(got[size_t(i)]), f32_bits(want[size_t(i)])) << "value " << i << " d " << d;
+      }
+      for (const BlockQ8_0& b : carried) EXPECT_EQ(b.d, d);
     }
   }
 }
