@@ -128,30 +128,22 @@ void matmul_f32_in_q8_K(const void* w, const float* x, float* y, int64_t num_out
 
 }  // namespace
 
-#define PAGODA_REF_CODEBOOK(name, Block)                                                                             \
+// One entry pair per type: the f32-input matmul and the one over activations already quantized to the type's partner
+// format (act: q8_0 or q8_K, ActBlock its block), each through the reference of that format.
+#define PAGODA_REF_CODEBOOK(name, Block, act, ActBlock, f32_in, over_xq)                                            \
   void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
-    matmul_f32_in<quant::Block>(w, x, y, num_out, num_in, num_tokens);                                               \
+    f32_in<quant::Block>(w, x, y, num_out, num_in, num_tokens);                                                      \
   }                                                                                                                  \
-  void matmul_##name##_q8_0(const void* w, const BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,           \
-                            int64_t num_tokens, int64_t y_stride) {                                                  \
-    matmul_xq<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                        \
+  void matmul_##name##_##act(const void* w, const ActBlock* xq, float* y, int64_t num_out, int64_t num_in,           \
+                             int64_t num_tokens, int64_t y_stride) {                                                 \
+    over_xq<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                          \
   }
-PAGODA_REF_CODEBOOK(iq4_nl, BlockIQ4_NL)
-PAGODA_REF_CODEBOOK(mxfp4, BlockMXFP4)
-PAGODA_REF_CODEBOOK(iq4_nlx8, BlockIQ4_NLx8)
-PAGODA_REF_CODEBOOK(mxfp4x8, BlockMXFP4x8)
+PAGODA_REF_CODEBOOK(iq4_nl, BlockIQ4_NL, q8_0, BlockQ8_0, matmul_f32_in, matmul_xq)
+PAGODA_REF_CODEBOOK(mxfp4, BlockMXFP4, q8_0, BlockQ8_0, matmul_f32_in, matmul_xq)
+PAGODA_REF_CODEBOOK(iq4_nlx8, BlockIQ4_NLx8, q8_0, BlockQ8_0, matmul_f32_in, matmul_xq)
+PAGODA_REF_CODEBOOK(mxfp4x8, BlockMXFP4x8, q8_0, BlockQ8_0, matmul_f32_in, matmul_xq)
+PAGODA_REF_CODEBOOK(iq4_xs, BlockIQ4_XS, q8_K, BlockQ8_K, matmul_f32_in_q8_K, matmul_xq_q8_K)
+PAGODA_REF_CODEBOOK(iq4_xsx8, BlockIQ4_XSx8, q8_K, BlockQ8_K, matmul_f32_in_q8_K, matmul_xq_q8_K)
 #undef PAGODA_REF_CODEBOOK
-
-#define PAGODA_REF_CODEBOOK_Q8_K(name, Block)                                                                        \
-  void matmul_##name(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens) { \
-    matmul_f32_in_q8_K<quant::Block>(w, x, y, num_out, num_in, num_tokens);                                          \
-  }                                                                                                                  \
-  void matmul_##name##_q8_K(const void* w, const BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,           \
-                            int64_t num_tokens, int64_t y_stride) {                                                  \
-    matmul_xq_q8_K<quant::Block>(w, xq, y, num_out, num_in, num_tokens, y_stride);                                   \
-  }
-PAGODA_REF_CODEBOOK_Q8_K(iq4_xs, BlockIQ4_XS)
-PAGODA_REF_CODEBOOK_Q8_K(iq4_xsx8, BlockIQ4_XSx8)
-#undef PAGODA_REF_CODEBOOK_Q8_K
 
 }  // namespace pagoda::kernels::ref
