@@ -198,14 +198,15 @@ void paged_attention_query_block(const AttentionArgs& a, int32_t i0, int32_t nq)
 // One query over several KV heads of a cache row (AttentionArgs::num_kv_heads), tile by tile: each tile's positions
 // for every head before the next tile, so a tile's rows are read in address order (each position's share of the row
 // is one contiguous run), the first tile's prefetched whole and each later tile's head by head as the tile before it is
-// computed (prefetch_head_rows). Per head and per chunk of kMaxHeads query heads, the same tiles go through attend_tile
+// computed (prefetch_rows). Per head and per chunk of kMaxHeads query heads, the same tiles go through attend_tile
 // as in paged_attention_one_query, with the same state: each head gets the bits of its own item.
 inline constexpr int32_t kTogetherMaxStates = 64;  // query heads walked together; more are split into several walks
 
-// The next tile's K and V runs (n_bytes each from every row's start) towards the caches, one request a cache line.
-inline void prefetch_tile(const AttentionArgs& a, int32_t j0, int32_t nt, int64_t k_bytes, int64_t v_bytes) {
-  int64_t slots[kTile];
-  tile_slots(a, j0, nt, slots);
+// The K and V runs (k_bytes, v_bytes from each row's start) of the given slots towards the caches, one request a
+// cache line. The walk below asks for a head's rows of the next tile (one_kv_head's view) as it computes the head's
+// rows of this one, so the requests go out spread over the tile's work, as many per head as the head reads, rather
+// than a whole tile's in one burst; the first tile goes out whole (prefetch_tile).
+inline void prefetch_rows(const AttentionArgs& a, const int64_t* slots, int32_t nt, int64_t k_bytes, int64_t v_bytes) {
   for (int32_t jj = 0; jj < nt; ++jj) {
     const uint8_t* k = a.k + slots[jj] * a.k_row_bytes;
     const uint8_t* v = a.v + slots[jj] * a.v_row_bytes;
@@ -214,17 +215,11 @@ inline void prefetch_tile(const AttentionArgs& a, int32_t j0, int32_t nt, int64_
   }
 }
 
-// One KV head's K and V runs (k_bytes, v_bytes) of the given slots towards the caches, one request a cache line. The
-// walk below asks for a head's rows of the next tile as it computes the head's rows of this one, so the requests go
-// out spread over the tile's work, as many per head as the head reads, rather than a whole tile's in one burst.
-inline void prefetch_head_rows(const AttentionArgs& one, const int64_t* slots, int32_t nt, int64_t k_bytes,
-                               int64_t v_bytes) {
-  for (int32_t jj = 0; jj < nt; ++jj) {
-    const uint8_t* k = one.k + slots[jj] * one.k_row_bytes;
-    const uint8_t* v = one.v + slots[jj] * one.v_row_bytes;
-    for (int64_t b = 0; b < k_bytes; b += 64) __builtin_prefetch(k + b, 0, 2);
-    for (int64_t b = 0; b < v_bytes; b += 64) __builtin_prefetch(v + b, 0, 2);
-  }
+// The tile at j0's K and V runs (k_bytes, v_bytes of every row) towards the caches.
+inline void prefetch_tile(const AttentionArgs& a, int32_t j0, int32_t nt, int64_t k_bytes, int64_t v_bytes) {
+  int64_t slots[kTile];
+  tile_slots(a, j0, nt, slots);
+  prefetch_rows(a, slots, nt, k_bytes, v_bytes);
 }
 
 template <class Ops>
@@ -248,7 +243,7 @@ void paged_attention_heads_together(const AttentionArgs& a) {
     if (next_nt > 0) tile_slots(a, next, next_nt, next_slots);
     for (int32_t g = 0; g < nkv; ++g) {
       const AttentionArgs one = one_kv_head<Ops>(a, g);
-      prefetch_head_rows(one, next_slots, next_nt, k_head_bytes, v_head_bytes);
+      prefetch_rows(one, next_slots, next_nt, k_head_bytes, v_head_bytes);
       const uint8_t* k_rows[kTile];
       const uint8_t* v_rows[kTile];
       float k_scales[kTile], v_scales[kTile];
