@@ -80,16 +80,11 @@ struct CodebookBody {
 
 // IQ4_XS: a super-block of eight 32-value blocks against q8_K activations (packed as the K-quants'), the signed
 // sub-block scales ls - 32 applied in int32 (|sum| < 8 * 32 * 32 * 127 * 127 < 2^31), one float step per super-block.
-struct Iq4XsBody {
+struct Iq4XsBody : Q8KUnits {
   using Block = quant::BlockIQ4_XSx8;
-  using Activations = quant::BlockQ8_K;
   static void check_shape(int64_t num_out, int64_t num_in) {
     check_codebook_shape(num_out, num_in, 32 * Block::kNumBlocks, quant::kX8Rows);
   }
-  static const uint8_t* pack(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_units, int64_t group) {
-    return pack_q8_K_activations(xq, num_tokens, num_units, group);
-  }
-  static constexpr int64_t unit_bytes(int64_t group) { return packed_q8_K_unit_bytes(group); }
   template <class V, int kPack, int kTokens>
   static void unit(const Block& blk, const uint8_t* packed, int64_t stride, typename V::F* acc) {
     using I = typename V::I;

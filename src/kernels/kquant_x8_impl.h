@@ -229,16 +229,20 @@ struct KquantSub16Body {
   }
 };
 
-// What x8_matmul_driver.h's loop needs of a K-quant block besides its super-block: q8_K activations, one unit per
-// super-block.
-template <class Body>
-struct KquantX8Body : Body {
+// What x8_matmul_driver.h's loop needs of a body over q8_K activations (the K-quants', codebook_x8_impl.h's IQ4_XS):
+// the activations packed one unit per 256-value super-block.
+struct Q8KUnits {
   using Activations = quant::BlockQ8_K;
-  static void check_shape(int64_t num_out, int64_t num_in) { check_kquant_shape(num_out, num_in, quant::kX8Rows); }
   static const uint8_t* pack(const quant::BlockQ8_K* xq, int64_t num_tokens, int64_t num_units, int64_t group) {
     return pack_q8_K_activations(xq, num_tokens, num_units, group);
   }
   static constexpr int64_t unit_bytes(int64_t group) { return packed_q8_K_unit_bytes(group); }
+};
+
+// A K-quant block's body for that loop: its shape check and its super-block as the unit.
+template <class Body>
+struct KquantX8Body : Body, Q8KUnits {
+  static void check_shape(int64_t num_out, int64_t num_in) { check_kquant_shape(num_out, num_in, quant::kX8Rows); }
   template <class V, int kPack, int kTokens>
   static void unit(const auto& blk, const uint8_t* x, int64_t stride, typename V::F* acc) {
     Body::template super_block<V, kPack, kTokens>(blk, x, stride, acc);
