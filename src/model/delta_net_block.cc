@@ -5,6 +5,7 @@
 // state slot, the gated RMSNorm and the output projection with its residual add. Touches no K/V: its state is the
 // slot's.
 #include <cmath>
+#include <span>
 
 #include "core/check.h"
 #include "model/llama_model.h"
@@ -40,30 +41,18 @@ void LlamaModel::delta_net_block(const BatchView& batch, const KvCacheView& kv, 
   const int32_t n = batch.num_tokens();
   const int32_t head_dim = c.delta_net_head_dim, k_heads = c.delta_net_k_heads, v_heads = c.delta_net_v_heads;
   const int64_t conv_dim = c.delta_net_conv_dim(), key_dim = c.delta_net_key_dim(), value_dim = c.delta_net_value_dim();
-  // The fused path reads the normed input straight into the matmuls, so it needs no AWQ input scale on them.
-  bool fuse = fuses(lw);
-  for (const WeightView* w : {&lw.dn_qkv, &lw.dn_z, &lw.dn_beta, &lw.dn_alpha, &lw.dn_beta_alpha, &lw.dn_out})
-    if (w->input_scale != nullptr) fuse = false;
+  // The input projections: fused, one pool job over one normed (and quantized) input; else the pre-norm, then each.
+  const bool fuse = fuses(lw);
+  const FusedProjection qkv{&lw.dn_qkv, ws.dn_qkv.data()}, z{&lw.dn_z, ws.dn_z.data()};
+  const FusedProjection grouped[] = {qkv, z, {&lw.dn_beta_alpha, ws.dn_beta_alpha.data()}};
+  const FusedProjection separate[] = {qkv, z, {&lw.dn_beta, ws.dn_beta.data()}, {&lw.dn_alpha, ws.dn_g.data()}};
+  const std::span<const FusedProjection> parts =
+      c.delta_net_grouped_v_heads ? std::span<const FusedProjection>(grouped) : std::span<const FusedProjection>(separate);
   if (fuse) {
-    // The input projections as one pool job over one normed (and quantized) input.
-    const FusedProjection qkv{&lw.dn_qkv, ws.dn_qkv.data()}, z{&lw.dn_z, ws.dn_z.data()};
-    if (c.delta_net_grouped_v_heads) {
-      const FusedProjection parts[] = {qkv, z, {&lw.dn_beta_alpha, ws.dn_beta_alpha.data()}};
-      norm_and_project(lw.attn_norm, parts, n, ws, pool);
-    } else {
-      const FusedProjection parts[] = {qkv, z, {&lw.dn_beta, ws.dn_beta.data()}, {&lw.dn_alpha, ws.dn_g.data()}};
-      norm_and_project(lw.attn_norm, parts, n, ws, pool);
-    }
+    norm_and_project(lw.attn_norm, parts, n, ws, pool);
   } else {
     pre_norm(lw.attn_norm, n, ws);
-    linear(lw.dn_qkv, ws.xb.data(), ws.dn_qkv.data(), n, ws, pool);
-    linear(lw.dn_z, ws.xb.data(), ws.dn_z.data(), n, ws, pool);
-    if (c.delta_net_grouped_v_heads) {
-      linear(lw.dn_beta_alpha, ws.xb.data(), ws.dn_beta_alpha.data(), n, ws, pool);
-    } else {
-      linear(lw.dn_beta, ws.xb.data(), ws.dn_beta.data(), n, ws, pool);
-      linear(lw.dn_alpha, ws.xb.data(), ws.dn_g.data(), n, ws, pool);
-    }
+    for (const FusedProjection& p : parts) linear(*p.w, ws.xb.data(), p.y, n, ws, pool);
   }
   const int32_t v_per_k = v_heads / k_heads;
   if (c.delta_net_grouped_v_heads) {

@@ -176,7 +176,8 @@ bool LlamaModel::fuses(const LayerWeights& lw) const {
   if (!options_.fusion || options_.linear_observer != nullptr) return false;
   if (!config_.pre_norms) return false;  // the fused ops begin with the pre-norm
   if (config_.has_layer_shapes()) return false;  // they size every layer alike
-  for (const WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down})
+  for (const WeightView* w : {&lw.wq, &lw.wk, &lw.wv, &lw.wo, &lw.w_gate, &lw.w_up, &lw.w_down, &lw.dn_qkv, &lw.dn_z,
+                              &lw.dn_beta, &lw.dn_alpha, &lw.dn_beta_alpha, &lw.dn_out})
     if (w->input_scale != nullptr) return false;
   return true;
 }
