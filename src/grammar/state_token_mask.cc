@@ -272,6 +272,7 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
       compact_of(d);
     }
     const StackSet& outside_set = outside_sets[ext[d]];
+    const bool inside = compact[d].valid || !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
     if (!compact[d].valid) {
       if (ctx[d].overflowed || outside_set.overflowed) {
         // Past the stepper's work bound: the matcher decides these tokens with the real stacks.
@@ -281,7 +282,6 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
         i = node.subtree_end;
         continue;
       }
-      const bool inside = !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end;
       const bool outside = !outside_set.tops.empty() || outside_set.can_end;
       if (!inside && !outside) {
         i = node.subtree_end;
@@ -324,7 +324,7 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
     }
     if (d < min_token_bytes) {
       // this node's own tokens are left to the caller
-    } else if (compact[d].valid || !ctx[d].tops.empty() || ctx[d].escaped || ctx[d].can_end) {
+    } else if (inside) {
       accept(node.tokens_begin, node.tokens_begin + node.num_tokens_here);
     } else {
       for (uint32_t k = 0; k < node.num_tokens_here; ++k) result.uncertain.push_back(int32_t(node.tokens_begin + k));
