@@ -87,13 +87,4 @@ void matmul_mxfp4x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, in
 namespace pagoda::kernels::avx512_bf16 {
 // bf16 weights by vdpbf16ps, the activations rounded to bf16 (results within about 2^-9 per product of f32's).
 void matmul_bf16(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
-void matmul_iq4_nlx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
-void matmul_iq4_nlx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                          int64_t num_tokens, int64_t y_stride);
-void matmul_iq4_xsx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
-void matmul_iq4_xsx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                          int64_t num_tokens, int64_t y_stride);
-void matmul_mxfp4x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
-void matmul_mxfp4x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
-                         int64_t num_tokens, int64_t y_stride);
 }  // namespace pagoda::kernels::avx512_bf16
