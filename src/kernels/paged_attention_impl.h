@@ -31,15 +31,13 @@ inline AttentionArgs one_query(const AttentionArgs& a, int32_t i) {
 inline constexpr int32_t kTile = 32;      // positions scored before one rescale: a stack tile, not a score row
 inline constexpr int32_t kMaxHeads = 16;  // query heads handled together per pass over K/V
 
-// One query's heads over one tile of nt positions: their scores against the tile's K rows, the online-softmax
-// update (a larger max rescales what was summed so far), and the weighted V rows into their outputs. Both loops
-// below run a query through this same code, so a query's bits never depend on the loop or its neighbours.
+// The online-softmax step of one tile's scores p[h][0..nt) of nh heads (their outputs at out + h * head_dim): the soft
+// cap, then per head the tile's max, a larger max rescaling what was summed so far, and p turned into the weights
+// exp(p - max) that the V rows take. Every loop below runs a tile's scores through this one step.
 template <class Ops>
-inline void attend_tile(const AttentionArgs& a, const float* q, float* out, int32_t nh, int32_t nt,
-                        const uint8_t* const* k_rows, const float* k_scales, const uint8_t* const* v_rows,
-                        const float* v_scales, float* running_max, float* running_sum, float (*p)[kTile]) {
+inline void tile_softmax(const AttentionArgs& a, float* out, int32_t nh, int32_t nt, float* running_max,
+                         float* running_sum, float (*p)[kTile]) {
   const int32_t hd = a.head_dim;
-  for (int32_t h = 0; h < nh; ++h) Ops::scores(a.k_type, q + int64_t(h) * hd, k_rows, k_scales, nt, hd, p[h]);
   if (a.softcap > 0.0f) {
     const float inv_cap = 1.0f / a.softcap;
     for (int32_t h = 0; h < nh; ++h)
@@ -57,6 +55,18 @@ inline void attend_tile(const AttentionArgs& a, const float* q, float* out, int3
     running_max[h] = new_max;
     running_sum[h] = Ops::exp_sum(p[h], nt, new_max, running_sum[h]);
   }
+}
+
+// One query's heads over one tile of nt positions: their scores against the tile's K rows, the online-softmax
+// update (a larger max rescales what was summed so far), and the weighted V rows into their outputs. Both loops
+// below run a query through this same code, so a query's bits never depend on the loop or its neighbours.
+template <class Ops>
+inline void attend_tile(const AttentionArgs& a, const float* q, float* out, int32_t nh, int32_t nt,
+                        const uint8_t* const* k_rows, const float* k_scales, const uint8_t* const* v_rows,
+                        const float* v_scales, float* running_max, float* running_sum, float (*p)[kTile]) {
+  const int32_t hd = a.head_dim;
+  for (int32_t h = 0; h < nh; ++h) Ops::scores(a.k_type, q + int64_t(h) * hd, k_rows, k_scales, nt, hd, p[h]);
+  tile_softmax<Ops>(a, out, nh, nt, running_max, running_sum, p);
   // The tile's rows into each head's output in one pass, which keeps a slice of the output in registers across
   // the tile rather than loading and storing it once per row. An int8 V row's scale goes into its weight.
   float w[kTile];
@@ -264,6 +274,57 @@ void paged_attention_heads_together(const AttentionArgs& a) {
   }
 }
 
+// One query over several KV heads of a cache row (as paged_attention_heads_together) with the rows read in address
+// order: each tile's K rows position by position, every query head's score of a position from the position's share
+// of the row read front to back, then the V rows the same way; the next tile's rows (ahead, nullptr past the context)
+// are requested share by share as the same share of this tile is computed, so the requests go out spread over the
+// work and in the order the rows are read. An Ops that has scores_in_order(type, q, n, m, group, rows, head_bytes, nt,
+// p, ahead) and weighted_in_order(type, w, rows, head_bytes, m, group, nt, y, n, ahead) takes this walk: query head s
+// < m (of KV head s / group, its row share at rows[jj] + (s / group) * head_bytes, its query at q + s * n) gets p[s][jj]
+// = its unscaled score, summed as Ops::scores sums a key, for jj < nt in that order; then y[s][i] += w[s][jj] *
+// share[i] for jj = 0..nt-1 in that order, as weighted_rows adds them. The scores are scaled and go through
+// tile_softmax as in attend_tile, so each head gets the bits of its own item.
+template <class Ops>
+concept OrderedRowOps = requires { &Ops::scores_in_order; &Ops::weighted_in_order; };
+
+template <class Ops>
+void paged_attention_in_address_order(const AttentionArgs& a) {
+  const int32_t hd = a.head_dim, group = a.num_q_heads, total = a.num_kv_heads * group;
+  const int64_t k_head_bytes = kv_row_bytes(a.k_type, hd), v_head_bytes = kv_row_bytes(a.v_type, hd);
+  const int32_t begin = window_begin(a.num_ctx, a.window);
+  float running_max[kTogetherMaxStates], running_sum[kTogetherMaxStates];
+  alignas(64) float p[kTogetherMaxStates][kTile];
+  for (int32_t s = 0; s < total; ++s) running_max[s] = -INFINITY, running_sum[s] = 0.0f;
+  std::memset(a.out, 0, sizeof(float) * size_t(total) * size_t(hd));
+  for (int32_t j0 = begin; j0 < a.num_ctx; j0 += kTile) {
+    const int32_t nt = a.num_ctx - j0 < kTile ? a.num_ctx - j0 : kTile;
+    int64_t slots[kTile], next_slots[kTile];
+    tile_slots(a, j0, nt, slots);
+    const int32_t next = j0 + kTile;
+    const int32_t next_nt = next >= a.num_ctx ? 0 : a.num_ctx - next < kTile ? a.num_ctx - next : kTile;
+    if (next_nt > 0) tile_slots(a, next, next_nt, next_slots);
+    const uint8_t* rows[kTile];
+    const uint8_t* ahead[kTile];
+    for (int32_t jj = 0; jj < nt; ++jj) rows[jj] = a.k + slots[jj] * a.k_row_bytes;
+    for (int32_t jj = 0; jj < nt; ++jj) ahead[jj] = jj < next_nt ? a.k + next_slots[jj] * a.k_row_bytes : nullptr;
+    Ops::scores_in_order(a.k_type, a.q, hd, total, group, rows, k_head_bytes, nt, p, ahead);
+    // The scale of each score, as tile_scales gives it: an int8 K row's own scale is its KV head's.
+    for (int32_t s = 0; s < total; ++s)
+      for (int32_t jj = 0; jj < nt; ++jj)
+        p[s][jj] *=
+            a.k_type == KvDType::kInt8 ? a.k_scale[slots[jj] * a.scale_stride + s / group] * a.scale : a.scale;
+    tile_softmax<Ops>(a, a.out, total, nt, running_max, running_sum, p);
+    if (a.v_type == KvDType::kInt8)
+      for (int32_t s = 0; s < total; ++s)
+        for (int32_t jj = 0; jj < nt; ++jj) p[s][jj] *= a.v_scale[slots[jj] * a.scale_stride + s / group];
+    for (int32_t jj = 0; jj < nt; ++jj) rows[jj] = a.v + slots[jj] * a.v_row_bytes;
+    for (int32_t jj = 0; jj < nt; ++jj) ahead[jj] = jj < next_nt ? a.v + next_slots[jj] * a.v_row_bytes : nullptr;
+    Ops::weighted_in_order(a.v_type, p, rows, v_head_bytes, total, group, nt, a.out, hd, ahead);
+  }
+  for (int32_t s = 0; s < total; ++s)
+    Ops::scale(a.out + int64_t(s) * hd, 1.0f / with_sink<Ops>(a, s, running_max[s], running_sum[s]), hd);
+}
+
 // An item of one KV head, by the loops above.
 template <class Ops>
 void paged_attention_one_kv_head(const AttentionArgs& a) {
@@ -286,7 +347,10 @@ void paged_attention(const AttentionArgs& a) {
     for (int32_t g0 = 0; g0 < a.num_kv_heads; g0 += per_walk) {
       AttentionArgs walk = one_kv_head<Ops>(a, g0);
       walk.num_kv_heads = a.num_kv_heads - g0 < per_walk ? a.num_kv_heads - g0 : per_walk;
-      paged_attention_heads_together<Ops>(walk);
+      if constexpr (OrderedRowOps<Ops>)
+        paged_attention_in_address_order<Ops>(walk);
+      else
+        paged_attention_heads_together<Ops>(walk);
     }
     return;
   }

@@ -17,6 +17,11 @@ namespace {
 
 inline __mmask16 first_lanes(int32_t n) { return n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1); }
 
+// The lines of [p, p + bytes) towards L2.
+inline void prefetch_lines(const uint8_t* p, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T1);
+}
+
 struct Avx512Ops {
   // Sixteen keys at a time, one accumulator each (16 of the 32 registers), their sums transposed into one vector of
   // sixteen scores; the row's last 1..15 values through masked loads; a last partial group repeats its last row.
@@ -120,6 +125,101 @@ struct Avx512Ops {
   static void weighted_rows(KvDType type, const float* w, const uint8_t* const* rows, int32_t m, float* y,
                             int32_t n) {
     detail::with_kv_type(type, [&]<KvDType T>() { weighted_rows_of<T>(w, rows, m, y, n); });
+  }
+  // paged_attention_impl.h's address-order walk. Scores: per position, query heads sixteen at a time, each head's
+  // share of the row read front to back into its own accumulator (summed over the values as scores_of sums a key),
+  // four heads interleaved; their sums transposed into one vector of sixteen scores (a last partial group repeats its
+  // last head). The same shares of the next tile's row go towards L2 as each KV head's is first read.
+  template <KvDType T>
+  static void scores_in_order_of(const float* q, int32_t n, int32_t m, int32_t group, const uint8_t* const* rows,
+                                 int64_t head_bytes, int32_t nt, float (*p)[detail::kTile],
+                                 const uint8_t* const* ahead) {
+    for (int32_t jj = 0; jj < nt; ++jj) {
+      for (int32_t s0 = 0; s0 < m; s0 += 16) {
+        const int32_t ms = m - s0 < 16 ? m - s0 : 16;
+        __m512 acc[16];
+        for (int s = 0; s < 16; s += 4) {
+          const float* qs[4];
+          const uint8_t* r[4];
+          for (int k = 0; k < 4; ++k) {
+            const int32_t st = s0 + (s + k < ms ? s + k : ms - 1);
+            qs[k] = q + int64_t(st) * n;
+            r[k] = rows[jj] + (st / group) * head_bytes;
+            if (ahead[jj] != nullptr && s + k < ms && st % group == 0)
+              prefetch_lines(ahead[jj] + (st / group) * head_bytes, head_bytes);
+          }
+          __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+                 a3 = _mm512_setzero_ps();
+          for (int32_t i = 0; i < n; i += 16) {
+            const __mmask16 mask = first_lanes(n - i);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, qs[0] + i), kv_load16<T>(r[0], i, mask), a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, qs[1] + i), kv_load16<T>(r[1], i, mask), a1);
+            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, qs[2] + i), kv_load16<T>(r[2], i, mask), a2);
+            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, qs[3] + i), kv_load16<T>(r[3], i, mask), a3);
+          }
+          acc[s] = a0, acc[s + 1] = a1, acc[s + 2] = a2, acc[s + 3] = a3;
+        }
+        alignas(64) float sums[16];
+        _mm512_store_ps(sums, transpose_sum16(acc));
+        for (int32_t s = 0; s < ms; ++s) p[s0 + s][jj] = sums[s];
+      }
+    }
+  }
+  static void scores_in_order(KvDType type, const float* q, int32_t n, int32_t m, int32_t group,
+                              const uint8_t* const* rows, int64_t head_bytes, int32_t nt, float (*p)[detail::kTile],
+                              const uint8_t* const* ahead) {
+    detail::with_kv_type(type,
+                         [&]<KvDType T>() { scores_in_order_of<T>(q, n, m, group, rows, head_bytes, nt, p, ahead); });
+  }
+  // Weighted V rows: per four positions, each query head's share of the rows added into its output (the output's
+  // values loaded once for the four, the rows added in position order), the next tile's same four shares going
+  // towards L2 as each KV head's are first read.
+  template <KvDType T>
+  static void weighted_in_order_of(const float (*w)[detail::kTile], const uint8_t* const* rows, int64_t head_bytes,
+                                   int32_t m, int32_t group, int32_t nt, float* y, int32_t n,
+                                   const uint8_t* const* ahead) {
+    int32_t jj = 0;
+    for (; jj + 4 <= nt; jj += 4) {
+      for (int32_t s = 0; s < m; ++s) {
+        const int64_t off = (s / group) * head_bytes;
+        if (s % group == 0)
+          for (int k = 0; k < 4; ++k)
+            if (ahead[jj + k] != nullptr) prefetch_lines(ahead[jj + k] + off, head_bytes);
+        const uint8_t *r0 = rows[jj] + off, *r1 = rows[jj + 1] + off, *r2 = rows[jj + 2] + off,
+                      *r3 = rows[jj + 3] + off;
+        const __m512 w0 = _mm512_set1_ps(w[s][jj]), w1 = _mm512_set1_ps(w[s][jj + 1]),
+                     w2 = _mm512_set1_ps(w[s][jj + 2]), w3 = _mm512_set1_ps(w[s][jj + 3]);
+        float* ys = y + int64_t(s) * n;
+        for (int32_t i = 0; i < n; i += 16) {
+          const __mmask16 mask = first_lanes(n - i);
+          __m512 acc = _mm512_maskz_loadu_ps(mask, ys + i);
+          acc = _mm512_fmadd_ps(w0, kv_load16<T>(r0, i, mask), acc);
+          acc = _mm512_fmadd_ps(w1, kv_load16<T>(r1, i, mask), acc);
+          acc = _mm512_fmadd_ps(w2, kv_load16<T>(r2, i, mask), acc);
+          acc = _mm512_fmadd_ps(w3, kv_load16<T>(r3, i, mask), acc);
+          _mm512_mask_storeu_ps(ys + i, mask, acc);
+        }
+      }
+    }
+    for (; jj < nt; ++jj) {
+      for (int32_t s = 0; s < m; ++s) {
+        const uint8_t* r = rows[jj] + (s / group) * head_bytes;
+        if (ahead[jj] != nullptr && s % group == 0) prefetch_lines(ahead[jj] + (s / group) * head_bytes, head_bytes);
+        const __m512 wj = _mm512_set1_ps(w[s][jj]);
+        float* ys = y + int64_t(s) * n;
+        for (int32_t i = 0; i < n; i += 16) {
+          const __mmask16 mask = first_lanes(n - i);
+          _mm512_mask_storeu_ps(ys + i, mask,
+                                _mm512_fmadd_ps(wj, kv_load16<T>(r, i, mask), _mm512_maskz_loadu_ps(mask, ys + i)));
+        }
+      }
+    }
+  }
+  static void weighted_in_order(KvDType type, const float (*w)[detail::kTile], const uint8_t* const* rows,
+                                int64_t head_bytes, int32_t m, int32_t group, int32_t nt, float* y, int32_t n,
+                                const uint8_t* const* ahead) {
+    detail::with_kv_type(
+        type, [&]<KvDType T>() { weighted_in_order_of<T>(w, rows, head_bytes, m, group, nt, y, n, ahead); });
   }
   static void scale(float* y, float a, int32_t n) {
     const __m512 va = _mm512_set1_ps(a);

@@ -255,10 +255,12 @@ TEST(PagedAttentionTest, ConsecutiveQueriesGiveEachTheBitsOfItsOwnItem) {
   }
 }
 
-// An item of several consecutive KV heads (AttentionArgs::num_kv_heads, walked together position by position by the
-// keys-in-lanes loop, head by head by the others) gives each head the bits of its own one-KV-head item, at every
-// level, with windows, soft caps and sinks; and without them, each head matches the direct softmax. Group 20 over 5
-// heads (100 query heads) and 70 heads of group 1 take several walks.
+// An item of several consecutive KV heads (AttentionArgs::num_kv_heads, walked together tile by tile by the
+// keys-in-lanes loop, position by position at the AVX-512 level; head by head by the others) gives each head the bits
+// of its own one-KV-head item, at every level, with windows, soft caps and sinks; and without them, each head matches
+// the direct softmax. Group 20 over 5 heads (100 query heads) and 70 heads of group 1 take several walks; 32 heads of
+// group 1 fill two whole groups of sixteen query heads of the address-order walk's scores, 7 heads of group 3 (21
+// query heads) a whole group and a part of one.
 TEST(PagedAttentionTest, SeveralKvHeadsGiveEachHeadTheBitsOfItsOwnItem) {
   std::mt19937 rng(17);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -267,7 +269,7 @@ TEST(PagedAttentionTest, SeveralKvHeadsGiveEachHeadTheBitsOfItsOwnItem) {
   };
   const Shape shapes[] = {{1, 128, 6, 1, 5}, {2, 64, 6, 0, 6}, {4, 17, 5, 2, 3}, {1, 8, 4, 1, 3},
                           {8, 64, 4, 1, 3},  {12, 32, 3, 0, 3}, {20, 32, 6, 1, 5}, {1, 17, 72, 1, 70},
-                          {2, 288, 3, 1, 2}};
+                          {2, 288, 3, 1, 2},  {1, 128, 34, 1, 32}, {3, 40, 8, 0, 7}};
   int32_t cases = 0;
   for (Isa isa : kAllLevels) {
     const KernelTable* kt = kernels_for(isa);
