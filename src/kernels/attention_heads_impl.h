@@ -70,15 +70,27 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
     V::storeu(running_max[q], V::set1(kMaskedScore)), V::storeu(running_sum[q], V::zero());
   alignas(64) float p[kQueries][kHeadsTile][W];        // scores, then weights, of the tile's positions
   alignas(64) float kv[kHeadsTile][kHeadsMaxHeadDim];  // caches not in f32: the tile's K (then V) rows as f32
-  // From the tile holding the first query's first position (the earliest of all the queries').
-  for (int32_t j0 = begin[0] / kHeadsTile * kHeadsTile; j0 < a.num_ctx; j0 += kHeadsTile) {
-    const int32_t nt = a.num_ctx - j0 < kHeadsTile ? a.num_ctx - j0 : kHeadsTile;
-    int64_t slots[kHeadsTile];
+  // The slots of positions j0 .. j0 + n - 1.
+  auto slots_of = [&](int32_t j0, int32_t n, int64_t* slots) {
     int32_t b = j0 / a.block_size, offset = j0 % a.block_size;
-    for (int32_t jj = 0; jj < nt; ++jj) {
+    for (int32_t jj = 0; jj < n; ++jj) {
       slots[jj] = int64_t(a.blocks[b]) * a.block_size + offset;
       if (++offset == a.block_size) offset = 0, ++b;
     }
+  };
+  const int64_t k_head_bytes = kv_row_bytes(a.k_type, hd), v_head_bytes = kv_row_bytes(a.v_type, hd);
+  // From the tile holding the first query's first position (the earliest of all the queries').
+  for (int32_t j0 = begin[0] / kHeadsTile * kHeadsTile; j0 < a.num_ctx; j0 += kHeadsTile) {
+    const int32_t nt = a.num_ctx - j0 < kHeadsTile ? a.num_ctx - j0 : kHeadsTile;
+    int64_t slots[kHeadsTile], next_slots[kHeadsTile];
+    slots_of(j0, nt, slots);
+    // The next tile's rows go towards the caches as this one is computed (its K rows now, its V rows before this
+    // tile's V): one KV head's rows lie a whole cache row apart, a stride the hardware prefetchers do not run ahead on.
+    const int32_t next_nt = a.num_ctx - j0 - nt < kHeadsTile ? a.num_ctx - j0 - nt : kHeadsTile;
+    slots_of(j0 + nt, next_nt, next_slots);
+    for (int32_t jj = 0; jj < next_nt; ++jj)
+      for (int64_t byte = 0; byte < k_head_bytes; byte += 64)
+        __builtin_prefetch(a.k + next_slots[jj] * a.k_row_bytes + byte, 0, 2);
     const float* k_rows[kHeadsTile];
     tile_rows<V>(a.k_type, a.k, a.k_row_bytes, slots, nt, hd, kv, k_rows);
     // Scores: p[q][jj] = sum_i qT[q][i] * k[jj][i], kStep positions at a time.
@@ -139,6 +151,9 @@ void attention_heads(const AttentionArgs& a, int32_t h0, int32_t nh) {
       V::storeu(running_sum[q], sum);
     }
     // outT[q][i] += p[q][jj] * v[jj][i], kStep dimensions at a time in registers across the tile's positions.
+    for (int32_t jj = 0; jj < next_nt; ++jj)
+      for (int64_t byte = 0; byte < v_head_bytes; byte += 64)
+        __builtin_prefetch(a.v + next_slots[jj] * a.v_row_bytes + byte, 0, 2);
     const float* v_rows[kHeadsTile];
     tile_rows<V>(a.v_type, a.v, a.v_row_bytes, slots, nt, hd, kv, v_rows);
     int32_t i = 0;
