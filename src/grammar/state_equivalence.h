@@ -19,8 +19,10 @@ uint64_t state_local_key(const Grammar& grammar, uint32_t state);
 // or dead. Then a token shorter than d bytes is accepted, rejected or uncertain alike from both. Compared by a
 // walk over pairs of states (a call pairs the two return states at the same depth, which only makes d smaller
 // than the truth: a conservative answer); 0 for states of different rules. At most `max_pairs` pairs are compared:
-// past that, the depth reached so far.
+// past that, the depth reached so far. The default is small because a mask build compares up to four candidates
+// before its walk, and a compare that runs long (states of a key automaton pair off by the thousand) costs more
+// than the few extra trie nodes its shallower depth leaves to the walk.
 uint32_t same_behaviour_depth(const Grammar& grammar, uint32_t p, uint32_t q, uint32_t limit,
-                              uint32_t max_pairs = 1u << 14);
+                              uint32_t max_pairs = 1u << 10);
 
 }  // namespace pagoda::grammar
