@@ -1906,15 +1906,33 @@ class SchemaConverter {
     return container("[", b_.choice(std::move(starts)), lo == 0, "]");
   }
 
+  // A string schema's grammar. Each distinct set of string keywords is one rule, called from every place that
+  // uses it: twenty properties of maxLength 100 share one automaton of a hundred characters instead of copying it
+  // twenty times (the copies' states never merge: each copy is its own part of the automaton).
   Expr convert_string(const json& s, const std::string& path) {
+    json keywords = json::object();
+    for (const std::string& k : kStringKeywords) {
+      if (s.contains(k)) keywords[k] = s[k];
+    }
+    const std::string key = keywords.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (auto it = string_rules_.find(key); it != string_rules_.end()) return b_.rule_ref(it->second);
+    Expr content;
     if (const std::optional<std::pair<uint64_t, uint64_t>> lengths = long_lengths(s)) {
       if (lengths->first > lengths->second) return b_.nothing();
-      return long_string(lengths->first, lengths->second);
+      content = long_string(lengths->first, lengths->second);
+    } else {
+      Result<std::vector<Expr>> parts = string_content_parts(s, b_);
+      if (!parts.ok()) return fail(path, parts.error());
+      if (parts->empty()) {
+        string_rules_.emplace(key, string_rule());
+        return b_.rule_ref(string_rule());
+      }
+      content = b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
     }
-    Result<std::vector<Expr>> parts = string_content_parts(s, b_);
-    if (!parts.ok()) return fail(path, parts.error());
-    if (parts->empty()) return b_.rule_ref(string_rule());
-    return b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
+    const int32_t rule = b_.add_rule(b_.unique_rule_name("string-constrained"));
+    b_.set_body(rule, content);
+    string_rules_.emplace(key, rule);
+    return b_.rule_ref(rule);
   }
 
   // minLength/maxLength (maxLength kUnbounded when absent) when one is above kMaxCount, at most kMaxLongLength, and
@@ -2030,7 +2048,24 @@ class SchemaConverter {
     return parts;
   }
 
+  // A number schema's grammar; as convert_string's, one rule per distinct set of numeric keywords (and type).
   Expr convert_number(const json& s, bool integer, const std::string& path) {
+    json keywords = json::object();
+    for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}) {
+      if (s.contains(k)) keywords[k] = s[k];
+    }
+    if (keywords.empty()) return b_.rule_ref(integer ? integer_rule() : number_rule());
+    const std::string key = (integer ? "i" : "n") + keywords.dump();
+    if (auto it = number_rules_.find(key); it != number_rules_.end()) return b_.rule_ref(it->second);
+    const Expr body = number_in_bounds(s, integer, path);
+    if (failed()) return body;
+    const int32_t rule = b_.add_rule(b_.unique_rule_name(integer ? "integer-constrained" : "number-constrained"));
+    b_.set_body(rule, body);
+    number_rules_.emplace(key, rule);
+    return b_.rule_ref(rule);
+  }
+
+  Expr number_in_bounds(const json& s, bool integer, const std::string& path) {
     std::optional<Expr> multiple;
     bool zero_fractions = false;  // a number whose multiples are integers: also spelled with a fraction of zeros
     if (s.contains("multipleOf")) {
@@ -2128,6 +2163,8 @@ class SchemaConverter {
   JsonSchemaNotes notes_;
   std::optional<bool> multiple_integral_;  // multiple_of's last answer
   int32_t length_block_rule_ = -1;
+  std::unordered_map<std::string, int32_t> string_rules_;  // convert_string's rules by their keywords' text
+  std::unordered_map<std::string, int32_t> number_rules_;  // convert_number's, by type and keywords
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };
