@@ -1669,13 +1669,17 @@ class SchemaConverter {
     return std::nullopt;
   }
 
-  // Canonical JSON string content whose decoded value is none of `keys`.
+  // Canonical JSON string content whose decoded value is none of `keys`: a path of the keys' trie that ends at a
+  // node no key ends at, or that leaves the trie with some character and goes on with any text. A character no key
+  // uses leaves every node the same way, so it is read after the trie as one piece, and the text after leaving is
+  // one piece too: the automaton grows with the trie, not with the trie times a character's automaton.
   Expr not_keys(const std::vector<std::string>& keys) {
     struct Node {
       std::map<uint32_t, size_t> children;
       bool terminal = false;
     };
     std::vector<Node> trie(1);
+    CodePointSet used;  // every character on a trie edge
     for (const std::string& k : keys) {
       size_t node = 0, pos = 0;
       uint32_t cp;
@@ -1684,25 +1688,32 @@ class SchemaConverter {
         if (it == trie[node].children.end()) {
           trie.push_back({});
           it = trie[node].children.emplace(cp, trie.size() - 1).first;
+          used.add(cp, cp);
         }
         node = it->second;
       }
       trie[node].terminal = true;
     }
-    const Expr any_tail = b_.star(json_string_chars(b_, CodePointSet::all()));
-    std::function<Expr(size_t, int32_t)> build = [&](size_t node, int32_t level) -> Expr {
+    // The trie's paths from `node` that end where `end` says (kept whole, cut short, or left by a used character).
+    enum class Ends { kNotAKey, kAnywhere, kLeavingByUsed };
+    std::function<Expr(size_t, int32_t, Ends)> paths = [&](size_t node, int32_t level, Ends end) -> Expr {
       if (level > 1000) return fail("#", "a property name longer than 1000 characters");
-      CodePointSet others = CodePointSet::all();
       std::vector<Expr> alts;
-      if (!trie[node].terminal) alts.push_back(b_.empty());
-      for (const auto& [cp, child] : trie[node].children) {
-        others.remove(cp, cp);
-        alts.push_back(b_.sequence({json_string_chars(b_, CodePointSet::single(cp)), build(child, level + 1)}));
+      if ((end == Ends::kNotAKey && !trie[node].terminal) || end == Ends::kAnywhere) alts.push_back(b_.empty());
+      if (end == Ends::kLeavingByUsed) {
+        CodePointSet leaving = used;
+        for (const auto& [cp, child] : trie[node].children) leaving.remove(cp, cp);
+        if (!leaving.empty()) alts.push_back(json_string_chars(b_, leaving));
       }
-      alts.push_back(b_.sequence({json_string_chars(b_, others), any_tail}));
-      return b_.choice(std::move(alts));
+      for (const auto& [cp, child] : trie[node].children)
+        alts.push_back(b_.sequence({json_string_chars(b_, CodePointSet::single(cp)), paths(child, level + 1, end)}));
+      return alts.empty() ? b_.nothing() : b_.choice(std::move(alts));
     };
-    return build(0, 0);
+    const CodePointSet unused = used.complement();
+    std::vector<Expr> leave = {paths(0, 0, Ends::kLeavingByUsed)};
+    if (!unused.empty()) leave.push_back(b_.sequence({paths(0, 0, Ends::kAnywhere), json_string_chars(b_, unused)}));
+    const Expr any_tail = b_.star(json_string_chars(b_, CodePointSet::all()));
+    return b_.choice({paths(0, 0, Ends::kNotAKey), b_.sequence({b_.choice(std::move(leave)), any_tail})});
   }
 
   Expr convert_array(const json& s, const std::string& path, int32_t depth) {
