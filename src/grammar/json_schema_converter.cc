@@ -173,9 +173,11 @@ const std::set<std::string, std::less<>> kUnsupportedFormats = {
     "duration",      "idn-email",    "idn-hostname", "ipv6",          "uri-reference",        "iri",
     "iri-reference", "uri-template", "json-pointer", "relative-json-pointer", "regex"};
 
-// A string's length beyond kMaxCount: blocks of kLengthBlock characters (one rule, called a counted number of times)
-// and the rest, up to kMaxLongLength.
+// A string's length from kLongStringFrom on: blocks of kLengthBlock characters (one rule, called a counted number of
+// times) and the rest, up to kMaxLongLength. Below it the characters are copied inline (about 25 automaton states
+// each), which costs fewer states than the blocks' rule and two rests.
 constexpr uint32_t kLengthBlock = 256;
+constexpr uint64_t kLongStringFrom = 8 * kLengthBlock;
 constexpr uint64_t kMaxLongLength = uint64_t(kLengthBlock) * 4096;
 
 bool has_assertions(const json& s) {
@@ -1946,8 +1948,9 @@ class SchemaConverter {
     return b_.rule_ref(rule);
   }
 
-  // minLength/maxLength (maxLength kUnbounded when absent) when one is above kMaxCount, at most kMaxLongLength, and
-  // nothing else constrains the content (a pattern's or format's intersection needs the lengths inline).
+  // minLength/maxLength (maxLength kUnbounded when absent) when one is kLongStringFrom or more (each at most
+  // kMaxLongLength) and nothing else constrains the content (a pattern's or format's intersection needs the lengths
+  // inline).
   std::optional<std::pair<uint64_t, uint64_t>> long_lengths(const json& s) {
     if (s.contains("pattern") || s.contains(kNotPatterns) || s.contains(kNotStrings)) return std::nullopt;
     if (s.contains("format") && (!s["format"].is_string() || kFormats.count(s["format"].get<std::string>()) ||
@@ -1962,7 +1965,7 @@ class SchemaConverter {
       if (!v.is_number() || !is_integral(v) || v.get<double>() < 0 || v.get<double>() > double(kMaxLongLength))
         return std::nullopt;  // string_content_parts names the problem
       bound[i] = uint64_t(v.get<double>());
-      long_one = long_one || bound[i] > kMaxCount;
+      long_one = long_one || bound[i] >= kLongStringFrom;
     }
     if (!long_one) return std::nullopt;
     return std::pair{bound[0], bound[1]};
