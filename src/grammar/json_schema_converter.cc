@@ -173,9 +173,11 @@ const std::set<std::string, std::less<>> kUnsupportedFormats = {
     "duration",      "idn-email",    "idn-hostname", "ipv6",          "uri-reference",        "iri",
     "iri-reference", "uri-template", "json-pointer", "relative-json-pointer", "regex"};
 
-// A string's length beyond kMaxCount: blocks of kLengthBlock characters (one rule, called a counted number of times)
-// and the rest, up to kMaxLongLength.
+// A string's length from kLongStringFrom on: blocks of kLengthBlock characters (one rule, called a counted number of
+// times) and the rest, up to kMaxLongLength. Below it the characters are copied inline (about 25 automaton states
+// each), which costs fewer states than the blocks' rule and two rests.
 constexpr uint32_t kLengthBlock = 256;
+constexpr uint64_t kLongStringFrom = 8 * kLengthBlock;
 constexpr uint64_t kMaxLongLength = uint64_t(kLengthBlock) * 4096;
 
 bool has_assertions(const json& s) {
@@ -1669,13 +1671,17 @@ class SchemaConverter {
     return std::nullopt;
   }
 
-  // Canonical JSON string content whose decoded value is none of `keys`.
+  // Canonical JSON string content whose decoded value is none of `keys`: a path of the keys' trie that ends at a
+  // node no key ends at, or that leaves the trie with some character and goes on with any text. A character no key
+  // uses leaves every node the same way, so it is read after the trie as one piece, and the text after leaving is
+  // one piece too: the automaton grows with the trie, not with the trie times a character's automaton.
   Expr not_keys(const std::vector<std::string>& keys) {
     struct Node {
       std::map<uint32_t, size_t> children;
       bool terminal = false;
     };
     std::vector<Node> trie(1);
+    CodePointSet used;  // every character on a trie edge
     for (const std::string& k : keys) {
       size_t node = 0, pos = 0;
       uint32_t cp;
@@ -1684,25 +1690,32 @@ class SchemaConverter {
         if (it == trie[node].children.end()) {
           trie.push_back({});
           it = trie[node].children.emplace(cp, trie.size() - 1).first;
+          used.add(cp, cp);
         }
         node = it->second;
       }
       trie[node].terminal = true;
     }
-    const Expr any_tail = b_.star(json_string_chars(b_, CodePointSet::all()));
-    std::function<Expr(size_t, int32_t)> build = [&](size_t node, int32_t level) -> Expr {
+    // The trie's paths from `node` that end where `end` says (kept whole, cut short, or left by a used character).
+    enum class Ends { kNotAKey, kAnywhere, kLeavingByUsed };
+    std::function<Expr(size_t, int32_t, Ends)> paths = [&](size_t node, int32_t level, Ends end) -> Expr {
       if (level > 1000) return fail("#", "a property name longer than 1000 characters");
-      CodePointSet others = CodePointSet::all();
       std::vector<Expr> alts;
-      if (!trie[node].terminal) alts.push_back(b_.empty());
-      for (const auto& [cp, child] : trie[node].children) {
-        others.remove(cp, cp);
-        alts.push_back(b_.sequence({json_string_chars(b_, CodePointSet::single(cp)), build(child, level + 1)}));
+      if ((end == Ends::kNotAKey && !trie[node].terminal) || end == Ends::kAnywhere) alts.push_back(b_.empty());
+      if (end == Ends::kLeavingByUsed) {
+        CodePointSet leaving = used;
+        for (const auto& [cp, child] : trie[node].children) leaving.remove(cp, cp);
+        if (!leaving.empty()) alts.push_back(json_string_chars(b_, leaving));
       }
-      alts.push_back(b_.sequence({json_string_chars(b_, others), any_tail}));
-      return b_.choice(std::move(alts));
+      for (const auto& [cp, child] : trie[node].children)
+        alts.push_back(b_.sequence({json_string_chars(b_, CodePointSet::single(cp)), paths(child, level + 1, end)}));
+      return alts.empty() ? b_.nothing() : b_.choice(std::move(alts));
     };
-    return build(0, 0);
+    const CodePointSet unused = used.complement();
+    std::vector<Expr> leave = {paths(0, 0, Ends::kLeavingByUsed)};
+    if (!unused.empty()) leave.push_back(b_.sequence({paths(0, 0, Ends::kAnywhere), json_string_chars(b_, unused)}));
+    const Expr any_tail = b_.star(json_string_chars(b_, CodePointSet::all()));
+    return b_.choice({paths(0, 0, Ends::kNotAKey), b_.sequence({b_.choice(std::move(leave)), any_tail})});
   }
 
   Expr convert_array(const json& s, const std::string& path, int32_t depth) {
@@ -1906,19 +1919,38 @@ class SchemaConverter {
     return container("[", b_.choice(std::move(starts)), lo == 0, "]");
   }
 
+  // A string schema's grammar. Each distinct set of string keywords is one rule, called from every place that
+  // uses it: twenty properties of maxLength 100 share one automaton of a hundred characters instead of copying it
+  // twenty times (the copies' states never merge: each copy is its own part of the automaton).
   Expr convert_string(const json& s, const std::string& path) {
+    json keywords = json::object();
+    for (const std::string& k : kStringKeywords) {
+      if (s.contains(k)) keywords[k] = s[k];
+    }
+    const std::string key = keywords.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (auto it = string_rules_.find(key); it != string_rules_.end()) return b_.rule_ref(it->second);
+    Expr content;
     if (const std::optional<std::pair<uint64_t, uint64_t>> lengths = long_lengths(s)) {
       if (lengths->first > lengths->second) return b_.nothing();
-      return long_string(lengths->first, lengths->second);
+      content = long_string(lengths->first, lengths->second);
+    } else {
+      Result<std::vector<Expr>> parts = string_content_parts(s, b_);
+      if (!parts.ok()) return fail(path, parts.error());
+      if (parts->empty()) {
+        string_rules_.emplace(key, string_rule());
+        return b_.rule_ref(string_rule());
+      }
+      content = b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
     }
-    Result<std::vector<Expr>> parts = string_content_parts(s, b_);
-    if (!parts.ok()) return fail(path, parts.error());
-    if (parts->empty()) return b_.rule_ref(string_rule());
-    return b_.sequence({b_.literal("\""), b_.intersection(std::move(*parts)), b_.literal("\"")});
+    const int32_t rule = b_.add_rule(b_.unique_rule_name("string-constrained"));
+    b_.set_body(rule, content);
+    string_rules_.emplace(key, rule);
+    return b_.rule_ref(rule);
   }
 
-  // minLength/maxLength (maxLength kUnbounded when absent) when one is above kMaxCount, at most kMaxLongLength, and
-  // nothing else constrains the content (a pattern's or format's intersection needs the lengths inline).
+  // minLength/maxLength (maxLength kUnbounded when absent) when one is kLongStringFrom or more (each at most
+  // kMaxLongLength) and nothing else constrains the content (a pattern's or format's intersection needs the lengths
+  // inline).
   std::optional<std::pair<uint64_t, uint64_t>> long_lengths(const json& s) {
     if (s.contains("pattern") || s.contains(kNotPatterns) || s.contains(kNotStrings)) return std::nullopt;
     if (s.contains("format") && (!s["format"].is_string() || kFormats.count(s["format"].get<std::string>()) ||
@@ -1933,7 +1965,7 @@ class SchemaConverter {
       if (!v.is_number() || !is_integral(v) || v.get<double>() < 0 || v.get<double>() > double(kMaxLongLength))
         return std::nullopt;  // string_content_parts names the problem
       bound[i] = uint64_t(v.get<double>());
-      long_one = long_one || bound[i] > kMaxCount;
+      long_one = long_one || bound[i] >= kLongStringFrom;
     }
     if (!long_one) return std::nullopt;
     return std::pair{bound[0], bound[1]};
@@ -2030,7 +2062,24 @@ class SchemaConverter {
     return parts;
   }
 
+  // A number schema's grammar; as convert_string's, one rule per distinct set of numeric keywords (and type).
   Expr convert_number(const json& s, bool integer, const std::string& path) {
+    json keywords = json::object();
+    for (const char* k : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}) {
+      if (s.contains(k)) keywords[k] = s[k];
+    }
+    if (keywords.empty()) return b_.rule_ref(integer ? integer_rule() : number_rule());
+    const std::string key = (integer ? "i" : "n") + keywords.dump();
+    if (auto it = number_rules_.find(key); it != number_rules_.end()) return b_.rule_ref(it->second);
+    const Expr body = number_in_bounds(s, integer, path);
+    if (failed()) return body;
+    const int32_t rule = b_.add_rule(b_.unique_rule_name(integer ? "integer-constrained" : "number-constrained"));
+    b_.set_body(rule, body);
+    number_rules_.emplace(key, rule);
+    return b_.rule_ref(rule);
+  }
+
+  Expr number_in_bounds(const json& s, bool integer, const std::string& path) {
     std::optional<Expr> multiple;
     bool zero_fractions = false;  // a number whose multiples are integers: also spelled with a fraction of zeros
     if (s.contains("multipleOf")) {
@@ -2128,6 +2177,8 @@ class SchemaConverter {
   JsonSchemaNotes notes_;
   std::optional<bool> multiple_integral_;  // multiple_of's last answer
   int32_t length_block_rule_ = -1;
+  std::unordered_map<std::string, int32_t> string_rules_;  // convert_string's rules by their keywords' text
+  std::unordered_map<std::string, int32_t> number_rules_;  // convert_number's, by type and keywords
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };

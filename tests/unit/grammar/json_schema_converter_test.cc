@@ -148,6 +148,53 @@ TEST(JsonSchemaConverter, AdditionalProperties) {
   expect_generated_valid(undeclared);
 }
 
+// An open object's extra names (every name but the listed ones) cost about a state per character of the listed
+// names: leaving the names' trie anywhere leads to one shared rest of the name, not a copy of it per trie node.
+TEST(JsonSchemaConverter, ExtraNamesGrowWithTheListedNamesOnly) {
+  json props = json::object();
+  for (int32_t i = 0; i < 40; ++i) props[fmt::format("property_{}_with_a_rather_long_name", i)] = {{"type", "boolean"}};
+  const json schema = {{"type", "object"}, {"properties", props}};
+  JsonGrammarOptions any_order;  // as MaskBench compiles: the listed names join the extra ones, in any order
+  any_order.any_property_order = true;
+  Result<Grammar> g = json_schema_to_grammar(schema, any_order);
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_LT(g->states.size(), 8000u);  // a copy of the rest of a name per trie node: about 50,000
+  auto cg = testing::with_bytes(std::move(g).value());
+  EXPECT_TRUE(matches(cg, R"({"property_1_with_a_rather_long_name":true})"));
+  EXPECT_TRUE(matches(cg, R"({"property_1_with_a_rather_long_nam":[1]})"));     // a listed name's prefix
+  EXPECT_TRUE(matches(cg, R"({"property_1_with_a_rather_long_namee":"x"})"));  // and extension
+  EXPECT_TRUE(matches(cg, R"({"property_7_with_é":null})"));                    // left by a character no name uses
+  EXPECT_TRUE(matches(cg, R"({"property_7_wit_":null})"));                      // and by one other names use
+  EXPECT_TRUE(matches(cg, R"({"":1,"\"":2})"));
+  EXPECT_FALSE(matches(cg, R"({"property_1_with_a_rather_long_name":1})"));  // a listed name keeps its schema
+  EXPECT_FALSE(matches(cg, R"({"property_1_with_a_rather_lon\u0067_name":1})"));  // however it is spelled
+  expect_generated_valid(schema);
+}
+
+// Each distinct string or number constraint is one rule, called by every property that has it: twenty strings of at
+// most 200 characters cost about one such string's states, not twenty.
+TEST(JsonSchemaConverter, RepeatedStringAndNumberConstraintsShareOneRule) {
+  json props = json::object();
+  for (int32_t i = 0; i < 20; ++i) {
+    props[fmt::format("s{}", i)] = {{"type", "string"}, {"maxLength", 200}};
+    props[fmt::format("n{}", i)] = {{"type", "integer"}, {"minimum", 0}, {"maximum", 32767}};
+  }
+  props["other"] = {{"type", "string"}, {"maxLength", 3}};
+  const json schema = {{"type", "object"}, {"properties", props}, {"additionalProperties", false}};
+  Result<Grammar> g = json_schema_to_grammar(schema);
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_LT(g->states.size(), 15000u);  // one copy per property: about 100,000
+  auto cg = testing::with_bytes(std::move(g).value());
+  const std::string a200(200, 'a');
+  EXPECT_TRUE(matches(cg, fmt::format(R"({{"s0":"{}","n0":32767,"s1":"","n1":0,"other":"abc"}})", a200)));
+  EXPECT_TRUE(matches(cg, fmt::format(R"({{"s19":"{}","n19":5}})", a200)));
+  EXPECT_FALSE(matches(cg, fmt::format(R"({{"s0":"{}a"}})", a200)));
+  EXPECT_FALSE(matches(cg, R"({"n0":32768})"));
+  EXPECT_FALSE(matches(cg, R"({"n3":-1})"));
+  EXPECT_FALSE(matches(cg, R"({"other":"abcd"})"));  // its own constraint, not the 200-character one
+  expect_generated_valid(schema);
+}
+
 // additionalProperties absent allows any other property, as JSON Schema says; closed_objects (OpenAI's strict
 // mode, forced tool calls) allows only the listed ones.
 TEST(JsonSchemaConverter, AbsentAdditionalPropertiesAllowsAnyUnlessObjectsAreClosed) {

@@ -1,4 +1,4 @@
-// Tests for json_schema_to_grammar's long string lengths (minLength/maxLength above 10000, counted in blocks of a
+// Tests for json_schema_to_grammar's long string lengths (minLength/maxLength from 2048 on, counted in blocks of a
 // rule instead of copied) and its formats: JSON Schema formats it has no regex for are refused by name, names JSON
 // Schema does not define are annotations, as validators treat them.
 #include <gtest/gtest.h>
@@ -41,6 +41,18 @@ TEST(JsonSchemaLengths, MaxLengthAboveTenThousandIsExactAndSmall) {
   EXPECT_TRUE(matches(cg, quoted(32767, "\\n")));
   EXPECT_TRUE(matches(cg, quoted(32767, "\xc3\xa9")));
   EXPECT_FALSE(matches(cg, quoted(32768, "\\n")));
+}
+
+TEST(JsonSchemaLengths, LengthsFromTwoThousandAndFortyEightAreCountedInBlocks) {
+  Result<Grammar> g = json_schema_to_grammar(json{{"type", "string"}, {"minLength", 22}, {"maxLength", 4096}});
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_LT(g->states.size(), 30000u);  // copied inline, 4096 characters take about 100,000 states
+  auto cg = testing::with_bytes(std::move(g).value());
+  for (const size_t n : {22, 255, 256, 257, 2048, 3839, 3840, 4095, 4096}) EXPECT_TRUE(matches(cg, quoted(n))) << n;
+  for (const size_t n : {0, 21, 4097}) EXPECT_FALSE(matches(cg, quoted(n))) << n;
+  EXPECT_TRUE(matches(cg, quoted(4096, "\\n")));
+  EXPECT_TRUE(matches(cg, quoted(4096, "\xc3\xa9")));
+  EXPECT_FALSE(matches(cg, quoted(4097, "\xc3\xa9")));
 }
 
 TEST(JsonSchemaLengths, MinAndMaxLengthTogether) {
