@@ -43,9 +43,10 @@ void print_json(const std::string& model, const std::string& text, const eval::P
     std::printf(
         ",\"kl\":{\"base\":\"%s\",\"base_ppl\":%.6f,\"base_ppl_error\":%.6f,\"mean_kl\":%.8f,\"mean_kl_error\":%.8f,"
         "\"max_kl\":%.6f,\"top1_agreement\":%.6f,\"top1_agreement_error\":%.6f,\"ln_ppl_ratio\":%.8f,"
-        "\"ln_ppl_ratio_error\":%.8f}",
+        "\"ln_ppl_ratio_error\":%.8f,\"ln_ppl_ratio_chunk_error\":%.8f}",
         base.c_str(), r.kl->base_ppl, r.kl->base_ppl_error, r.kl->mean_kl, r.kl->mean_kl_error, r.kl->max_kl,
-        r.kl->top1_agreement, r.kl->top1_agreement_error, r.kl->ln_ppl_ratio, r.kl->ln_ppl_ratio_error);
+        r.kl->top1_agreement, r.kl->top1_agreement_error, r.kl->ln_ppl_ratio, r.kl->ln_ppl_ratio_error,
+        r.kl->ln_ppl_ratio_chunk_error);
   }
   std::printf("}\n");
 }
@@ -60,8 +61,8 @@ void print_text(const eval::PerplexityReport& r) {
     const eval::KlSummary& k = *r.kl;
     std::printf("Base PPL:            %.4f +/- %.5f\n", k.base_ppl, k.base_ppl_error);
     std::printf("PPL ratio:           %.5f (model / base)\n", k.base_ppl > 0 ? r.ppl / k.base_ppl : 0.0);
-    std::printf("ln(PPL / base PPL):  %.6f +/- %.6f (paired over the scored tokens)\n", k.ln_ppl_ratio,
-                k.ln_ppl_ratio_error);
+    std::printf("ln(PPL / base PPL):  %.6f +/- %.6f (paired over the scored tokens; +/- %.6f over the chunks)\n",
+                k.ln_ppl_ratio, k.ln_ppl_ratio_error, k.ln_ppl_ratio_chunk_error);
     std::printf("Mean KL divergence:  %.6f +/- %.6f nats\n", k.mean_kl, k.mean_kl_error);
     std::printf("Max KL divergence:   %.6f nats\n", k.max_kl);
     std::printf("Same top-1 token:    %.3f +/- %.3f %%\n", 100.0 * k.top1_agreement, 100.0 * k.top1_agreement_error);

@@ -78,7 +78,7 @@ Result<PerplexityReport> evaluate(const Model& model, std::span<const TokenId> t
   const int32_t first = ctx / 2;  // score positions first..ctx-2, each predicting the next token
   std::vector<TokenId> chunk(static_cast<size_t>(ctx));
   std::vector<double> log_p(static_cast<size_t>(vocab)), base_log_probs;
-  RunningMean nll, base_nll, nll_difference, kl, top1;
+  RunningMean nll, base_nll, nll_difference, chunk_difference, kl, top1;
   double max_kl = 0.0;
   PerplexityReport report;
   report.ctx = ctx;
@@ -89,6 +89,7 @@ Result<PerplexityReport> evaluate(const Model& model, std::span<const TokenId> t
     chunk[0] = bos_id;
     PAGODA_ASSIGN_OR_RETURN(const std::vector<float> logits, score_chunk(*engine, chunk, first));
     if (base_rows) PAGODA_RETURN_IF_ERROR(base_rows(c, chunk, base_log_probs));
+    RunningMean this_chunk_difference;
     for (int32_t pos = first; pos + 1 < ctx; ++pos) {  // the chunk's last token predicts nothing inside it
       const TokenId next = chunk[size_t(pos + 1)];
       const size_t row = size_t(pos - first) * size_t(vocab);
@@ -98,12 +99,14 @@ Result<PerplexityReport> evaluate(const Model& model, std::span<const TokenId> t
         const std::span<const double> log_base(base_log_probs.data() + row, size_t(vocab));
         base_nll.add(-log_base[size_t(next)]);
         nll_difference.add(log_base[size_t(next)] - log_p[size_t(next)]);
+        this_chunk_difference.add(log_base[size_t(next)] - log_p[size_t(next)]);
         const double d = kl_divergence(log_base, log_p, base_min_log_p);
         kl.add(d);
         max_kl = std::max(max_kl, d);
         top1.add(argmax(log_p) == argmax(log_base) ? 1.0 : 0.0);
       }
     }
+    if (base_rows) chunk_difference.add(this_chunk_difference.mean());
     report.running_ppl.push_back(std::exp(nll.mean()));
     if (on_chunk) on_chunk(c + 1, num_chunks);
   }
@@ -122,6 +125,7 @@ Result<PerplexityReport> evaluate(const Model& model, std::span<const TokenId> t
     k.base_ppl_error = k.base_ppl * base_nll.standard_error();
     k.ln_ppl_ratio = nll_difference.mean();
     k.ln_ppl_ratio_error = nll_difference.standard_error();
+    k.ln_ppl_ratio_chunk_error = chunk_difference.standard_error();
     report.kl = k;
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

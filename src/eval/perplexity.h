@@ -44,6 +44,10 @@ struct KlSummary {
   // differences (which tells a systematic gap from noise far better than the two perplexities' own errors).
   double ln_ppl_ratio = 0.0;
   double ln_ppl_ratio_error = 0.0;
+  // The same mean's standard error from the chunks' own means: a chunk's tokens share its context, so a rounding
+  // difference early in a chunk moves the later tokens' differences with it and the per-token error above reads too
+  // small; the chunks start afresh and are independent.
+  double ln_ppl_ratio_chunk_error = 0.0;
 };
 
 struct PerplexityReport {

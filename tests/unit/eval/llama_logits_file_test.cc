@@ -1,7 +1,8 @@
 // Tests for LlamaLogitsFile (src/eval/llama_logits_file.h) and perplexity's KL mode against it: files written here
 // in llama-perplexity's --kl-divergence-base layout (its 16-bit encoding of each row) decode to the rows written,
 // the bundled model against a file of its own distributions gives its perplexity and a KL of (nearly) zero, a
-// uniform base gives exactly ln(vocab), and malformed files, other tokens or another ctx are errors.
+// uniform base gives exactly ln(vocab) and a chunk error from the chunks' own perplexities, and malformed files,
+// other tokens or another ctx are errors.
 #include "eval/llama_logits_file.h"
 
 #include <gtest/gtest.h>
@@ -176,6 +177,21 @@ TEST_F(LlamaLogitsKlTest, OwnDistributionsGiveZeroKlAndUniformGivesLnVocab) {
   EXPECT_NEAR(u->kl->base_ppl, double(vocab), vocab * 1e-6);
   EXPECT_NEAR(u->kl->ln_ppl_ratio, u->mean_nll - std::log(double(vocab)), 1e-5);
   EXPECT_GT(u->kl->mean_kl, 0.0);
+  // Against that base each chunk's mean difference is its own mean nll - ln vocab, which the running perplexity
+  // gives (equal chunks: chunk c's mean nll = (c + 1) ln running[c] - c ln running[c - 1]); the chunk error is the
+  // standard error of those num_chunks means.
+  ASSERT_EQ(u->running_ppl.size(), size_t(num_chunks));
+  std::vector<double> chunk_means;
+  for (int32_t c = 0; c < num_chunks; ++c)
+    chunk_means.push_back((c + 1) * std::log(u->running_ppl[size_t(c)]) -
+                          (c > 0 ? c * std::log(u->running_ppl[size_t(c - 1)]) : 0.0) - std::log(double(vocab)));
+  double mean = 0.0, sum_sq = 0.0;
+  for (double m : chunk_means) mean += m / num_chunks;
+  for (double m : chunk_means) sum_sq += (m - mean) * (m - mean);
+  const double chunk_error = std::sqrt(sum_sq / (num_chunks - 1) / num_chunks);
+  EXPECT_GT(chunk_error, 0.0);
+  EXPECT_NEAR(u->kl->ln_ppl_ratio_chunk_error, chunk_error, chunk_error * 1e-6);
+  EXPECT_NE(u->kl->ln_ppl_ratio_chunk_error, u->kl->ln_ppl_ratio_error);
 
   // Another ctx, or a text whose tokens are not the file's, is refused before anything runs.
   options.ctx = 32;

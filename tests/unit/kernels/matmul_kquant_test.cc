@@ -1,7 +1,9 @@
 // The K-quant matmuls (Q2_K ... Q6_K and pagoda's Q7_K, plain and 8-row interleaved) against q8_K activations: the
 // plain and the interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
 // tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the reference
-// is the product of ggml's dequantized weights with the q8_K activations up to f32 rounding.
+// is the product of ggml's dequantized weights with the q8_K activations up to f32 rounding; IQ2_XXS and IQ3_XXS
+// blocks carried in Q7_K and Q6_K give, one super-block a row, the bits of ggml's own vec_dot of the i-quant block
+// with the same q8_K block.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,7 +15,10 @@
 #include "core/half.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "quant/block_iquants.h"
 #include "quant/block_kquant_x8.h"
+#include "quant/kquant_carrier.h"
+#include "quant/lattice_grids.h"
 #include "support/kernel_test_values.h"
 #include "support/simd_levels.h"
 
@@ -156,6 +161,94 @@ TEST(KquantMatmulTest, ReferenceIsTheProductOfTheDequantizedWeights) {
   }
 }
 
+// ggml's scalar vec_dot of one IQ2_XXS super-block with a q8_K block, from its definition: each 32-value sub-block
+// adds (2 ls + 1) * sum(grid * sign * q8) to an int32 bsum, and the result is 0.125 * ((d * y.d) * bsum) in f32.
+float ggml_dot_iq2_xxs(const quant::BlockIQ2_XXS& x, const quant::BlockQ8_K& y) {
+  int32_t bsum = 0;
+  for (int s = 0; s < 8; ++s) {
+    uint32_t a, b;
+    std::memcpy(&a, &x.qs[4 * s], 4);
+    std::memcpy(&b, &x.qs[4 * s + 2], 4);
+    int32_t sumi = 0;
+    for (int l = 0; l < 4; ++l) {
+      const uint64_t point = quant::kIq2XxsGrid[(a >> (8 * l)) & 255];
+      const uint8_t signs = quant::iq_signs_of(b >> (7 * l));
+      for (int j = 0; j < 8; ++j)
+        sumi += int32_t(uint8_t(point >> (8 * j))) * y.qs[32 * s + 8 * l + j] * ((signs >> j) & 1 ? -1 : 1);
+    }
+    bsum += sumi * int32_t(2 * (b >> 28) + 1);
+  }
+  const float d = fp16_to_float(x.d) * y.d;
+  return 0.125f * (d * float(bsum));
+}
+
+// The same for IQ3_XXS: 4-value grid points, two a group of 8, and 0.25 * ((d * y.d) * bsum).
+float ggml_dot_iq3_xxs(const quant::BlockIQ3_XXS& x, const quant::BlockQ8_K& y) {
+  int32_t bsum = 0;
+  for (int s = 0; s < 8; ++s) {
+    uint32_t w;
+    std::memcpy(&w, &x.qs[64 + 4 * s], 4);
+    int32_t sumi = 0;
+    for (int l = 0; l < 4; ++l) {
+      const uint8_t signs = quant::iq_signs_of(w >> (7 * l));
+      for (int j = 0; j < 8; ++j) {
+        const uint32_t point = quant::kIq3XxsGrid[x.qs[8 * s + 2 * l + j / 4]];
+        sumi += int32_t(uint8_t(point >> (8 * (j % 4)))) * y.qs[32 * s + 8 * l + j] * ((signs >> j) & 1 ? -1 : 1);
+      }
+    }
+    bsum += sumi * int32_t(2 * (w >> 28) + 1);
+  }
+  const float d = fp16_to_float(x.d) * y.d;
+  return 0.25f * (d * float(bsum));
+}
+
+// Random i-quant blocks (any bytes; a d in [2^-6, 1) whose carrier scale d / 8 or d / 2 is exact in fp16), their
+// carriers' plain and interleaved rows, and q8_K tokens; `level`'s kernels on the carriers must give ggml's dot of
+// each i-quant block with each token's block, bit for bit.
+template <typename Block, typename Carrier, typename CarrierX8>
+void expect_carried_iquant_gives_ggml_dot(const KernelTable& level, std::mt19937& rng, DType plain, DType packed,
+                                          bool (*carry)(const Block*, Carrier*, int64_t),
+                                          void (*repack)(const Carrier*, CarrierX8*, int64_t, int64_t),
+                                          float (*ggml_dot)(const Block&, const quant::BlockQ8_K&)) {
+  const int64_t num_out = 16, num_tokens = 5;
+  std::vector<Block> blocks(num_out);
+  std::uniform_real_distribution<float> scale(1.0f / 64, 1.0f);
+  for (Block& b : blocks) {
+    auto* bytes = reinterpret_cast<uint8_t*>(&b);
+    for (size_t i = 0; i < sizeof(Block); ++i) bytes[i] = uint8_t(rng());
+    b.d = float_to_fp16(scale(rng));
+  }
+  std::vector<Carrier> carried(num_out);
+  for (int64_t o = 0; o < num_out; ++o) ASSERT_TRUE(carry(&blocks[size_t(o)], &carried[size_t(o)], kQkK));
+  std::vector<uint8_t> interleaved(size_t(dtype_row_bytes(packed, kQkK) * num_out));
+  repack(carried.data(), reinterpret_cast<CarrierX8*>(interleaved.data()), num_out, 1);
+  const std::vector<quant::BlockQ8_K> xq = quantize_kquant_tokens(random_floats(rng, num_tokens * kQkK, 3.0f));
+  for (const auto& [dtype, w] : {std::pair{plain, static_cast<const void*>(carried.data())},
+                                 std::pair{packed, static_cast<const void*>(interleaved.data())}}) {
+    std::vector<float> y(size_t(num_tokens * num_out), NAN);
+    level.matmul_for(dtype).q8_K(w, xq.data(), y.data(), num_out, kQkK, num_tokens, num_out);
+    for (int64_t t = 0; t < num_tokens; ++t)
+      for (int64_t o = 0; o < num_out; ++o) {
+        const float expected = ggml_dot(blocks[size_t(o)], xq[size_t(t)]);
+        const float got = y[size_t(t * num_out + o)];
+        EXPECT_EQ(std::memcmp(&got, &expected, sizeof(float)), 0)
+            << dtype_name(dtype) << " token " << t << " row " << o << ": " << got << " vs ggml's " << expected;
+      }
+  }
+}
+
+void expect_carried_iquants_give_ggml_dots(const KernelTable& level, std::mt19937& rng) {
+  expect_carried_iquant_gives_ggml_dot<quant::BlockIQ2_XXS, quant::BlockQ7_K, quant::BlockQ7_Kx8>(
+      level, rng, DType::kQ7_K, DType::kQ7_Kx8, quant::carry_row_as_q7_K, quant::repack_q7_Kx8, ggml_dot_iq2_xxs);
+  expect_carried_iquant_gives_ggml_dot<quant::BlockIQ3_XXS, quant::BlockQ6_K, quant::BlockQ6_Kx8>(
+      level, rng, DType::kQ6_K, DType::kQ6_Kx8, quant::carry_row_as_q6_K, quant::repack_q6_Kx8, ggml_dot_iq3_xxs);
+}
+
+TEST(KquantMatmulTest, CarriedIquantsGiveGgmlsVecDotBitForBit) {
+  std::mt19937 rng(41);
+  expect_carried_iquants_give_ggml_dots(*kernels_for(Isa::kScalar), rng);
+}
+
 class KquantSimdTest : public SimdLevelTest {
  protected:
   std::mt19937 rng_{31};
@@ -183,6 +276,8 @@ TEST_P(KquantSimdTest, MatchesScalarBitForBit) {
     }
   }
 }
+
+TEST_P(KquantSimdTest, CarriedIquantsGiveGgmlsVecDotBitForBit) { expect_carried_iquants_give_ggml_dots(*simd_, rng_); }
 
 TEST_P(KquantSimdTest, ExtremeIntegersStayExact) {
   // Every byte 0xff (quants at their maximum, Q6_K and Q7_K scales -1, Q4_K/Q5_K scales 63, Q3_K scales 31, Q2_K
