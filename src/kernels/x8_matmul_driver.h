@@ -22,6 +22,7 @@
 #include "kernels/packed_activations.h"
 #include "kernels/quant_matmul_support.h"
 #include "kernels/row_tiling.h"
+#include "kernels/x8_prefetch.h"
 #include "quant/block_kquant_x8.h"
 #include "quant/block_q8_0.h"
 
@@ -44,11 +45,27 @@ inline void x8_groups_times_tokens(const Block* groups, const uint8_t* x, int64_
   const int64_t stride = num_units * int64_t(sizeof(Block));
   F acc[kTokens];
   for (int t = 0; t < kTokens; ++t) acc[t] = V::zero_f();
+  constexpr int64_t kBlockBytes = sizeof(Block);
+  // Decode (one token, packed alone) reads each row vector once, in order, so a window past a group's end follows
+  // its slot into the next vector; a prefill's token groups pass over a tile's vectors again and again
+  // (row_tiling.h), the tile already in L2, and there the window stays in memory order (as for one group), adding
+  // no lines to L1 beyond the next group's.
+  constexpr int kStreamGroups = kPack == 1 ? V::kGroups : 1;
   for (int64_t u = 0; u < num_units; ++u, x += kUnitBytes) {
     const Block& blk = groups[u];
-    for (int g = 0; g < V::kGroups; ++g)
-      for (int64_t offset = 0; offset < int64_t(sizeof(Block)); offset += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(&blk) + g * stride + offset + kX8PrefetchBytes, _MM_HINT_T0);
+    const X8PrefetchWindow window = x8_prefetch_window(stride, kBlockBytes, u, kStreamGroups, kX8PrefetchBytes);
+    const char* ahead = reinterpret_cast<const char*>(&blk) + kX8PrefetchBytes;
+    // Only a window that straddles two vectors splits its lines, so every other unit runs one loop of the same
+    // length (a loop exit the branch predictor knows).
+    const bool straddles = window.split < kBlockBytes;
+    for (int g = 0; g < V::kGroups; ++g) {
+      int64_t offset = 0;
+      if (straddles)
+        for (; offset < window.split; offset += 64)
+          _mm_prefetch(ahead + g * stride + window.jump_before + offset, _MM_HINT_T0);
+      const char* rest = ahead + g * stride + (straddles ? window.jump_after : window.jump_before);
+      for (; offset < kBlockBytes; offset += 64) _mm_prefetch(rest + offset, _MM_HINT_T0);
+    }
     Body::template unit<V, kPack, kTokens>(blk, x, stride, acc);
   }
   for (int t = 0; t < kTokens; ++t) V::store(y + t * y_stride, acc[t]);
