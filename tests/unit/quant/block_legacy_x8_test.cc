@@ -1,16 +1,19 @@
 // Q4_1 and Q5_1 blocks decoded to integers, scale and minimum and repacked 8 rows at a time
 // (quant/block_legacy_x8.h): q * d + m gives ggml's dequantized floats bit for bit (so the decoding describes the
 // blocks completely), repacking then decoding a row gives back exactly the same integers, scale and minimum, and a
-// hand-built Q5_1 block's fifth bits land on the values they belong to.
+// hand-built Q5_1 block's fifth bits land on the values they belong to. The Q8_0 activations the Q4_1/Q5_1 kernels
+// read are ggml's quantize_row_q8_1 blocks (written out here) but for q8_1's fp16 sum, which they keep exact.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/half.h"
 #include "quant/block_legacy_x8.h"
+#include "quant/block_q8_0.h"
 
 namespace pagoda::quant {
 namespace {
@@ -85,6 +88,36 @@ TEST(BlockLegacyX8Test, Q5_1FifthBitsLandOnTheirValues) {
   // Value 5 is word 1's low nibble k = 1 (byte 4 * 3 + 1, bit 1); value 22 word 1's high nibble k = 2 (bit 5).
   EXPECT_EQ(group.qh[0][13], 1u << 1);
   EXPECT_EQ(group.qh[0][14], 1u << 5);
+}
+
+TEST(BlockLegacyX8Test, Q8_0ActivationsAreGgmlsQ8_1WithItsSumExact) {
+  // ggml's quantize_row_q8_1_ref per 32 values: d = amax / 127, id = 1 / d (0 for d = 0), q = roundf(x id), fp16 d,
+  // s = fp16(d * sum(q)). Fixed inputs: a seeded random row (values of both signs, one block of them small), and an
+  // all-zero block.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  std::vector<float> x(32 * 6);
+  for (float& v : x) v = value(rng);
+  for (int i = 64; i < 96; ++i) x[size_t(i)] *= 1.0e-3f;
+  for (int i = 96; i < 128; ++i) x[size_t(i)] = 0.0f;
+  std::vector<BlockQ8_0> ours(x.size() / 32);
+  quantize_row_q8_0(x.data(), ours.data(), int64_t(x.size()));
+  for (size_t b = 0; b < ours.size(); ++b) {
+    const float* xb = x.data() + 32 * b;
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const int q = int(std::roundf(xb[j] * id));
+      ASSERT_EQ(int(ours[b].qs[j]), q) << "block " << b << " value " << j;
+      sum += q;
+    }
+    EXPECT_EQ(ours[b].d, float_to_fp16(d)) << "block " << b;
+    // The kernels' f32 sum term, fp16_to_float(d) * sum, rounds to ggml's fp16 s up to the scale's own rounding.
+    const float s_ours = fp16_to_float(ours[b].d) * float(sum), s_ggml = fp16_to_float(float_to_fp16(d * float(sum)));
+    EXPECT_NEAR(s_ours, s_ggml, 2e-3f * std::fabs(s_ggml) + 1e-30f) << "block " << b;
+  }
 }
 
 }  // namespace
