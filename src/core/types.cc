@@ -40,6 +40,10 @@ std::string_view dtype_name(DType dtype) {
     case DType::kQ3_Kx8: return "q3_Kx8";
     case DType::kQ7_K: return "q7_K";
     case DType::kQ7_Kx8: return "q7_Kx8";
+    case DType::kQ4_1: return "q4_1";
+    case DType::kQ5_1: return "q5_1";
+    case DType::kQ4_1x8: return "q4_1x8";
+    case DType::kQ5_1x8: return "q5_1x8";
   }
   return "?";
 }
@@ -81,6 +85,10 @@ int64_t dtype_row_bytes(DType dtype, int64_t num_elements) {
     case DType::kQ3_Kx8: return num_elements / 256 * 114;
     case DType::kQ7_K:
     case DType::kQ7_Kx8: return num_elements / 256 * 274;
+    case DType::kQ4_1:
+    case DType::kQ4_1x8: return num_elements / 32 * 20;
+    case DType::kQ5_1:
+    case DType::kQ5_1x8: return num_elements / 32 * 24;
   }
   return 0;
 }
@@ -105,7 +113,11 @@ int64_t dtype_block_size(DType dtype) {
     case DType::kIQ4_NL:
     case DType::kIQ4_NLx8:
     case DType::kMXFP4:
-    case DType::kMXFP4x8: return 32;
+    case DType::kMXFP4x8:
+    case DType::kQ4_1:
+    case DType::kQ5_1:
+    case DType::kQ4_1x8:
+    case DType::kQ5_1x8: return 32;
     case DType::kAwqInt4G64: return 64;
     case DType::kAwqInt4G128: return 128;
     case DType::kQ4_K:
@@ -142,7 +154,9 @@ int64_t dtype_interleave_rows(DType dtype) {
     case DType::kMXFP4x8:
     case DType::kQ2_Kx8:
     case DType::kQ3_Kx8:
-    case DType::kQ7_Kx8: return 8;
+    case DType::kQ7_Kx8:
+    case DType::kQ4_1x8:
+    case DType::kQ5_1x8: return 8;
     case DType::kQ4_0x16:
     case DType::kQ8_0x16:
     case DType::kAwqInt4x16:

@@ -65,18 +65,25 @@ enum class DType : uint8_t {
   // super-block with byte quants, 274 bytes per row and 256 values), and its 8-row interleaved copy.
   kQ7_K,
   kQ7_Kx8,
+  // ggml's legacy blocks with a minimum (quant/block_legacy_quants.h: q * d + m, 4- or 5-bit q) as a GGUF stores
+  // them, and their 8-row interleaved copies made at load (quant/block_legacy_x8.h; 20 and 24 bytes per row and 32
+  // values, as the file's).
+  kQ4_1,
+  kQ5_1,
+  kQ4_1x8,
+  kQ5_1x8,
 };
-inline constexpr size_t kNumDTypes = size_t(DType::kQ7_Kx8) + 1;  // keep the last enumerator here
+inline constexpr size_t kNumDTypes = size_t(DType::kQ5_1x8) + 1;  // keep the last enumerator here
 
 std::string_view dtype_name(DType dtype);
-// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant and
-// 4-bit codebook x8s).
+// The in-memory row-interleaved types (kQ4_0x8, kQ8_0x8, kInt8x8, kAwqInt4x8, their x16 twins, the K-quant,
+// 4-bit codebook and Q4_1/Q5_1 x8s).
 bool dtype_is_row_interleaved(DType dtype);
 // Rows per interleaved group (8 or 16); 1 for the other types. A row pointer is meaningful only at group starts.
 int64_t dtype_interleave_rows(DType dtype);
 // Bytes of a row of `num_elements` (a multiple of the group for the block types).
 int64_t dtype_row_bytes(DType dtype, int64_t num_elements);
-// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0/IQ4_NL/MXFP4, the group for the AWQ types,
+// Values per block: 1 for the float types and kInt8, 32 for Q8_0/Q4_0/Q4_1/Q5_1/IQ4_NL/MXFP4, the group for the AWQ types,
 // 256 for the K-quants (Q7_K too) and IQ4_XS.
 int64_t dtype_block_size(DType dtype);
 bool dtype_is_awq_int4(DType dtype);

@@ -17,15 +17,13 @@ namespace pagoda::format {
 
 bool ggml_type_converted_at_load(GgmlType type) {
   switch (type) {
-    case GgmlType::kQ4_1:
-    case GgmlType::kQ5_1:
     case GgmlType::kQ8_K: return true;
     default: return false;
   }
 }
 
 bool ggml_type_has_dequantizer(GgmlType type) {
-  return ggml_type_converted_at_load(type) || type == GgmlType::kQ5_0 || type == GgmlType::kF32 || type == GgmlType::kF16 ||
+  return ggml_type_converted_at_load(type) || type == GgmlType::kQ4_1 || type == GgmlType::kQ5_0 || type == GgmlType::kQ5_1 || type == GgmlType::kF32 || type == GgmlType::kF16 ||
          type == GgmlType::kBF16 || type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ2_K ||
          type == GgmlType::kQ3_K || type == GgmlType::kQ4_K || type == GgmlType::kQ5_K || type == GgmlType::kQ6_K ||
          type == GgmlType::kIQ4_NL || type == GgmlType::kIQ4_XS || type == GgmlType::kMXFP4 ||

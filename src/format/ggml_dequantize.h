@@ -14,7 +14,7 @@ namespace pagoda::format {
 bool ggml_type_has_dequantizer(GgmlType type);
 
 // True for the types the GGUF reader accepts but no kernel runs as stored, so the loader converts them:
-// q4_1, q5_1, q8_K (not the types with kernels, or with a carrier: format/ggml_carrier.h).
+// q8_K (not the types with kernels, or with a carrier: format/ggml_carrier.h).
 bool ggml_type_converted_at_load(GgmlType type);
 
 // src: the first n elements of a row of `type` -> dst: f32 [n]. n must be a multiple of ggml_block_size(type);

@@ -28,8 +28,9 @@ constexpr uint64_t kMaxMetadataElements = uint64_t{1} << 24;
 constexpr uint64_t kMinMetadataEntryBytes = 8 + 4 + 1;       // empty key, type, one-byte value
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;  // empty name, n_dims, one dim, type, offset
 constexpr std::string_view kSupportedTypes =
-    "f32, f16, bf16, q8_0, q4_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, int8, awq_int4_g32|g64|g128; "
-    "converted at load: q4_1, q5_1, q8_K; re-encoded losslessly for q2_K's, q6_K's, q7_K's and q8_0's kernels: tq1_0, "
+    "f32, f16, bf16, q8_0, q4_0, q4_1, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, int8, "
+    "awq_int4_g32|g64|g128; "
+    "converted at load: q8_K; re-encoded losslessly for q2_K's, q6_K's, q7_K's and q8_0's kernels: tq1_0, "
     "tq2_0, iq3_xxs, iq3_s, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, q5_0";
 
 bool is_known_value_type(uint32_t type_id) { return type_id <= static_cast<uint32_t>(GgufValueType::kFloat64); }

@@ -143,6 +143,10 @@ struct KernelTable : VectorKernels {
   //   scale per 256 values, quantize_row_q8_K above), as ggml's; per row and super-block an exact int32 sum over
   //   its sub-blocks with the weight's integer scales (and mins), then one float step each (ref/matmul_kquant.cc),
   //   so every table gives the same bits; the q8_K form takes activations the caller quantized, as q8_0's does.
+  // - Q4_1, Q5_1 (GGUF's blocks) and their 8-row interleaved layouts (quant/block_legacy_x8.h): Q8_0 activations,
+  //   per row and block exact integer sums of q x and of x, then acc = fma(d_w * d_x, float(sum(q x)), acc) and
+  //   acc = fma(m_w, d_x * float(sum(x)), acc) in block order (ggml's vec_dot_q4_1_q8_1 with q8_1's activation sum
+  //   unrounded; ref/matmul_legacy.cc), so every table gives the same bits.
   // - INT8 and INT8x8 (quant/row_int8.h, row_int8x8.h; per-channel weights against per-token INT8 activations,
   //   W8A8): y = float(sum_i w_q * x_q) * (w_scale * x_scale), exact in int32, the same bits in every table.
   // - AWQ INT4 groups of 32/64/128 (quant/block_awq_int4.h): per 32-value sub-block an integer dot product of

@@ -11,6 +11,7 @@
 #include "quant/block_awq_int4.h"
 #include "quant/block_iq4_mxfp4.h"
 #include "quant/block_kquants.h"
+#include "quant/block_legacy_quants.h"
 #include "quant/block_q7_k.h"
 #include "quant/block_q4_0.h"
 #include "quant/block_q8_0.h"
@@ -244,6 +245,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kQ2_K: quant::dequantize_row_q2_K(static_cast<const quant::BlockQ2_K*>(src), dst, n); break;
     case DType::kQ3_K: quant::dequantize_row_q3_K(static_cast<const quant::BlockQ3_K*>(src), dst, n); break;
     case DType::kQ7_K: quant::dequantize_row_q7_K(static_cast<const quant::BlockQ7_K*>(src), dst, n); break;
+    case DType::kQ4_1: quant::dequantize_row_q4_1(static_cast<const quant::BlockQ4_1*>(src), dst, n); break;
+    case DType::kQ5_1: quant::dequantize_row_q5_1(static_cast<const quant::BlockQ5_1*>(src), dst, n); break;
     case DType::kQ2_Kx8:
     case DType::kQ3_Kx8:
     case DType::kQ4_Kx8:
@@ -253,6 +256,8 @@ void dequantize_row(DType dtype, const void* src, float* dst, int64_t n) {
     case DType::kIQ4_NLx8:
     case DType::kIQ4_XSx8:
     case DType::kMXFP4x8:
+    case DType::kQ4_1x8:
+    case DType::kQ5_1x8:
     case DType::kQ4_0x8:
     case DType::kQ8_0x8:
     case DType::kInt8x8:

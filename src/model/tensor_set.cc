@@ -23,6 +23,8 @@ std::optional<DType> dtype_of(format::GgmlType type) {
     case format::GgmlType::kBF16: return DType::kBF16;
     case format::GgmlType::kQ8_0: return DType::kQ8_0;
     case format::GgmlType::kQ4_0: return DType::kQ4_0;
+    case format::GgmlType::kQ4_1: return DType::kQ4_1;
+    case format::GgmlType::kQ5_1: return DType::kQ5_1;
     case format::GgmlType::kQ2_K: return DType::kQ2_K;
     case format::GgmlType::kQ3_K: return DType::kQ3_K;
     case format::GgmlType::kQ4_K: return DType::kQ4_K;

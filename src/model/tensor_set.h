@@ -43,9 +43,9 @@ struct TensorSet {
   }
 };
 
-// Every tensor of `file`, by name. Data stays in its mapping (q2_K ... q6_K, iq4_nl, iq4_xs and mxfp4 included:
-// their kernels read them as stored, or repacked at load), except for the types no kernel runs as stored
-// (format::ggml_type_converted_at_load: q4_1, q5_1, q8_K), converted here: each row dequantized exactly
+// Every tensor of `file`, by name. Data stays in its mapping (q4_1, q5_1, q2_K ... q6_K, iq4_nl, iq4_xs and mxfp4
+// included: their kernels read them as stored, or repacked at load), except for the types no kernel runs as stored
+// (format::ggml_type_converted_at_load: q8_K), converted here: each row dequantized exactly
 // (format/ggml_dequantize.h), then a matrix (2+ dims) requantized to q8_0 with ggml's rounding (a far finer grid than
 // the source's) and a vector kept f32 (so is a matrix beyond q8_0's fp16 scales); and the carried types
 // (format::ggml_carrier_type: tq1_0, tq2_0 in q2_K, iq3_*, iq1_* in q6_K, iq2_* in pagoda's q7_K, q5_0 in q8_0),

@@ -15,6 +15,7 @@
 #include "quant/block_awq_int4x8.h"
 #include "quant/block_iq4_x8.h"
 #include "quant/block_kquant_x8.h"
+#include "quant/block_legacy_x8.h"
 #include "quant/block_q4_0x8.h"
 #include "quant/block_q8_0x8.h"
 #include "quant/row_int8x8.h"
@@ -228,6 +229,16 @@ void repack_matrix(DType dtype, DType layout, const void* src, void* dst, int64_
     case DType::kMXFP4x8:
       PAGODA_CHECK(dtype == DType::kMXFP4, "{} cannot be repacked into mxfp4x8", dtype_name(dtype));
       quant::repack_mxfp4x8(static_cast<const quant::BlockMXFP4*>(src), static_cast<quant::BlockMXFP4x8*>(dst), num_rows,
+                           num_cols / 32);
+      return;
+    case DType::kQ4_1x8:
+      PAGODA_CHECK(dtype == DType::kQ4_1, "{} cannot be repacked into q4_1x8", dtype_name(dtype));
+      quant::repack_q4_1x8(static_cast<const quant::BlockQ4_1*>(src), static_cast<quant::BlockQ4_1x8*>(dst), num_rows,
+                           num_cols / 32);
+      return;
+    case DType::kQ5_1x8:
+      PAGODA_CHECK(dtype == DType::kQ5_1, "{} cannot be repacked into q5_1x8", dtype_name(dtype));
+      quant::repack_q5_1x8(static_cast<const quant::BlockQ5_1*>(src), static_cast<quant::BlockQ5_1x8*>(dst), num_rows,
                            num_cols / 32);
       return;
     default: PAGODA_CHECK(false, "no repacking into {}", dtype_name(layout));

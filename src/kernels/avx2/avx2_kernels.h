@@ -85,6 +85,12 @@ void matmul_q7_Kx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int
 void matmul_iq4_nlx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_iq4_nlx8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                           int64_t num_tokens, int64_t y_stride);
+void matmul_q4_1x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q4_1x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
+void matmul_q5_1x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q5_1x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
 void matmul_iq4_xsx8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_iq4_xsx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, int64_t num_out, int64_t num_in,
                           int64_t num_tokens, int64_t y_stride);

@@ -1,5 +1,6 @@
 // The avx512 K-quant and 4-bit codebook matmuls (Q2_Kx8 ... Q7_Kx8 and IQ4_XSx8 against q8_K activations; IQ4_NLx8,
-// MXFP4x8 against Q8_0 ones): kernels/kquant_x8_impl.h and codebook_x8_impl.h over
+// MXFP4x8, Q4_1x8, Q5_1x8 against Q8_0 ones): kernels/kquant_x8_impl.h, codebook_x8_impl.h and
+// legacy_x8_impl.h over
 // zmm registers holding two 8-row groups side by side (each 512-bit load joins the same 32 bytes of two groups),
 // vpdpbusd on 16 rows at once, eight tokens per pass; an odd last group runs through the ymm instantiation.
 #include <immintrin.h>
@@ -8,6 +9,7 @@
 #include "kernels/avx512/avx512_kernels.h"
 #include "kernels/codebook_x8_impl.h"
 #include "kernels/kquant_x8_impl.h"
+#include "kernels/legacy_x8_impl.h"
 
 namespace pagoda::kernels::avx512 {
 namespace {
@@ -87,5 +89,6 @@ using Tail = V256<EvexDot>;
 
 PAGODA_KQUANT_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quant::quantize_row_q8_K)
 PAGODA_CODEBOOK_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0, quant::quantize_row_q8_K)
+PAGODA_LEGACY_X8_ENTRY_POINTS(V512, Tail, kTokenGroup, quantize_row_q8_0)
 
 }  // namespace pagoda::kernels::avx512

@@ -52,6 +52,14 @@
                      int64_t num_tokens);                                                                           \
   void matmul_mxfp4x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                    \
                           int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
+  void matmul_q4_1x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                      \
+                     int64_t num_tokens);                                                                           \
+  void matmul_q4_1x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                     \
+                          int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
+  void matmul_q5_1x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in,                      \
+                     int64_t num_tokens);                                                                           \
+  void matmul_q5_1x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out,                     \
+                          int64_t num_in, int64_t num_tokens, int64_t y_stride);                                    \
   }
 
 PAGODA_DECLARE_AVX_VNNI_KERNELS(avx_vnni)

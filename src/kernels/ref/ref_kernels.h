@@ -117,6 +117,18 @@ void matmul_iq4_xsx8_q8_K(const void* w, const quant::BlockQ8_K* xq, float* y, i
 void matmul_mxfp4x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
 void matmul_mxfp4x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                          int64_t num_tokens, int64_t y_stride);
+void matmul_q4_1(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q4_1_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_q5_1(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q5_1_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                      int64_t num_tokens, int64_t y_stride);
+void matmul_q4_1x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q4_1x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
+void matmul_q5_1x8(const void* w, const float* x, float* y, int64_t num_out, int64_t num_in, int64_t num_tokens);
+void matmul_q5_1x8_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
+                        int64_t num_tokens, int64_t y_stride);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float dot(const float* a, const float* b, int64_t n);

@@ -138,8 +138,8 @@ TEST(GgufReaderTest, UnsupportedTensorType) {
   EXPECT_THAT(
       parse_error(f.bytes()),
       HasSubstr("model.gguf: tensor 'blk.0.attn_q.weight' has type nvfp4, which pagoda cannot load yet "
-                "(supported: f32, f16, bf16, q8_0, q4_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, "
-                "int8, awq_int4_g32|g64|g128; converted at load: q4_1, q5_1, q8_K; re-encoded losslessly for q2_K's, "
+                "(supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, "
+                "mxfp4, int8, awq_int4_g32|g64|g128; converted at load: q8_K; re-encoded losslessly for q2_K's, "
                 "q6_K's, q7_K's and q8_0's kernels: tq1_0, tq2_0, iq3_xxs, iq3_s, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, "
                 "q5_0)"));
 }
