@@ -17,7 +17,7 @@
 # pagoda converts types it has no kernel for at load (model/tensor_set.h), which its stderr line "weights: ..." says.
 # Prints one line per type and check; exits non-zero if a perplexity is off by more than 0.1% or a file fails to load.
 # The table is recorded in docs/results/kquant-parity.json and written into docs/BENCHMARKS.md (scripts/bench/results.py)
-# unless RECORD=0.
+# unless RECORD=0 (RESULTS_ID names another block: a re-check of some types on another text beside the full table).
 # Usage: scripts/check/kquant_parity.sh F16.gguf [FTYPE...]   (default: Q4_K_M Q6_K Q5_K_M Q4_0)
 #   env: PAGODA (binary), PEER (the peer tools folder), TEXT (default tests/data/parity-text.txt), CTX (default 256),
 #        N (greedy tokens, default 32), OUT (work folder, default a fresh temp folder), VOCAB (default: the logits file's row size),
@@ -101,7 +101,7 @@ PY
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
   command="$(for v in TEXT CTX N IMATRIX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
-  python3 "$root/scripts/bench/results.py" record --id kquant-parity --command "$command" \
+  python3 "$root/scripts/bench/results.py" record --id "${RESULTS_ID:-kquant-parity}" --command "$command" \
     --columns "file|pagoda runs it as|pagoda PPL|llama.cpp PPL|difference|paired ln(PPL ratio)|mean KL (nats)|same greedy tokens|pagoda's margin at the parting" \
     --note "llama-quantize's output of the f16 file, perplexity on $(basename "$text") at ctx $ctx with flash attention off and f32 KV on both sides (llama.cpp's most exact arithmetic), the paired ln(PPL ratio) (± one standard error over the $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["chunks"])' "$pj" 2>/dev/null || echo ?) chunks) and KL against llama-perplexity's saved distributions, greedy tokens after \"hello world\"." <<<"$rows"
 fi
