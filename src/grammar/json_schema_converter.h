@@ -21,7 +21,7 @@
 // required, properties of expressible complements, and anyOf/allOf/not of those); if/then/else as (if and then)
 // or (not if and else); $ref to local JSON pointers (#, #/$defs/..., #/definitions/..., any #/... path), recursion
 // included, $ref with siblings (merged from 2019-09 on; in draft-04/06/7 the siblings are ignored, see
-// JsonSchemaDialect); string minLength, maxLength (above 10000 and up to 2^20 only without a
+// JsonSchemaDialect); string minLength, maxLength (from 2048 and up to 2^20 only without a
 // pattern or format: blocks of a rule), pattern (regex_parser.h), format (date, time, date-time, uuid, email, uri,
 // ipv4, hostname: each its RFC's grammar, see the format table for the corners; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see

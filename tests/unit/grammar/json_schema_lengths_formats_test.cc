@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "grammar/json_schema_converter.h"
 #include "grammar_test_util.h"
@@ -46,10 +47,18 @@ TEST(JsonSchemaLengths, MaxLengthAboveTenThousandIsExactAndSmall) {
 TEST(JsonSchemaLengths, LengthsFromTwoThousandAndFortyEightAreCountedInBlocks) {
   Result<Grammar> g = json_schema_to_grammar(json{{"type", "string"}, {"minLength", 22}, {"maxLength", 4096}});
   ASSERT_TRUE(g.ok()) << g.error();
-  EXPECT_LT(g->states.size(), 30000u);  // copied inline, 4096 characters take about 100,000 states
+  EXPECT_LT(g->states.size(), 30000u);  // not 4096 characters copied inline
   auto cg = testing::with_bytes(std::move(g).value());
   for (const size_t n : {22, 255, 256, 257, 2048, 3839, 3840, 4095, 4096}) EXPECT_TRUE(matches(cg, quoted(n))) << n;
   for (const size_t n : {0, 21, 4097}) EXPECT_FALSE(matches(cg, quoted(n))) << n;
+  // Bounds on either side of where counting in blocks starts, and on a block's edge.
+  for (const auto& [lo, hi] : {std::pair<size_t, size_t>{2047, 2048}, {2048, 2303}, {2049, 2304}, {2047, 2049}}) {
+    Result<Grammar> h = json_schema_to_grammar(json{{"type", "string"}, {"minLength", lo}, {"maxLength", hi}});
+    ASSERT_TRUE(h.ok()) << h.error();
+    auto ch = testing::with_bytes(std::move(h).value());
+    for (const size_t n : {lo - 1, lo, hi, hi + 1})
+      EXPECT_EQ(matches(ch, quoted(n)), n >= lo && n <= hi) << lo << ".." << hi << " length " << n;
+  }
   EXPECT_TRUE(matches(cg, quoted(4096, "\\n")));
   EXPECT_TRUE(matches(cg, quoted(4096, "\xc3\xa9")));
   EXPECT_FALSE(matches(cg, quoted(4097, "\xc3\xa9")));

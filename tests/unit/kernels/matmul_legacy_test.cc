@@ -85,7 +85,7 @@ TEST(AffineMatmulTest, StoredAndInterleavedReferencesGiveTheSameBits) {
   }
 }
 
-TEST(AffineMatmulTest, ReferenceIsGgmlsVecDotWithTheActivationSumInF32) {
+TEST(AffineMatmulTest, ReferenceReadsTheStoredBitsAsGgmlsVecDot) {
   // ggml's vec_dot_q4_1_q8_1 / q5_1_q8_1 from the stored bits: per block, the integer sum of q (nibble, plus bit j of
   // qh as bit 4 for Q5_1) times the q8 values, then sumf += d_w d_x sumi + m_w s, s = d_x sum(q8). ggml stores s as
   // fp16; here it is f32, and each block's two terms are added to the running sum one fused step at a time.
