@@ -62,8 +62,9 @@ for t in "${types[@]}"; do
   pj=$("$P" perplexity -m "$q" -f "$text" --ctx $ctx --threads 2 --kv-cache-dtype f32 --json \
     ${theirs:+--kl-base-logits "$base.llama.logits"} 2>"$out/$t.pagoda.err" || true)
   ours=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ppl"])' "$pj" 2>/dev/null || true)
-  paired=$(python3 -c 'import json, sys; k = json.loads(sys.argv[1])["kl"]
-print("%+.3f ± %.3f %%|%.2e" % (k["ln_ppl_ratio"] * 100, k["ln_ppl_ratio_chunk_error"] * 100, k["mean_kl"]))' "$pj" \
+  paired=$(python3 -c 'import json, sys; j = json.loads(sys.argv[1]); k = j["kl"]
+error = "± %.3f %%" % (k["ln_ppl_ratio_chunk_error"] * 100) if j["chunks"] > 1 else "(one chunk: no error)"
+print("%+.3f %s|%.2e" % (k["ln_ppl_ratio"] * 100, error, k["mean_kl"]))' "$pj" \
     2>/dev/null || echo "n/a|n/a")
   note=$(sed -n 's/^pagoda: weights: //p' "$out/$t.pagoda.err" | head -1)
   line=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { if (a == "" || b == "") { print "n/a FAILED"; exit }
@@ -100,7 +101,7 @@ PY
   rows+="$t|${note:-as stored}|$ours|$theirs|$diff_pct|$paired|${same:-?}|${margin:-none}"$'\n'
 done
 if [ "${RECORD:-1}" != 0 ] && [ -n "$rows" ]; then
-  command="$(for v in TEXT CTX N IMATRIX; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
+  command="$(for v in TEXT CTX N IMATRIX RESULTS_ID; do if [ -n "${!v:-}" ]; then printf '%s=%s ' "$v" "${!v}"; fi; done)scripts/check/kquant_parity.sh $f16 ${types[*]}"
   python3 "$root/scripts/bench/results.py" record --id "${RESULTS_ID:-kquant-parity}" --command "$command" \
     --columns "file|pagoda runs it as|pagoda PPL|llama.cpp PPL|difference|paired ln(PPL ratio)|mean KL (nats)|same greedy tokens|pagoda's margin at the parting" \
     --note "llama-quantize's output of the f16 file, perplexity on $(basename "$text") at ctx $ctx with flash attention off and f32 KV on both sides (llama.cpp's most exact arithmetic), the paired ln(PPL ratio) (± one standard error over the $(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["chunks"])' "$pj" 2>/dev/null || echo ?) chunks) and KL against llama-perplexity's saved distributions, greedy tokens after \"hello world\"." <<<"$rows"
