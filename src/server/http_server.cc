@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace pagoda::server {
 
@@ -821,11 +822,16 @@ void HttpServer::stop() {
     impl->acceptor.close(ignored);
     for (auto& t : impl->tickers) t->timer.cancel();
     for (auto& w : impl->signal_watches) w->set.cancel(ignored);
+    // The sessions are taken under the lock but told to close, and let go, outside it: dropping the last reference
+    // to a session (its request finished meanwhile on a worker) runs its destructor, which takes the same lock.
+    std::vector<std::shared_ptr<Session>> live;
     {
       std::lock_guard<std::mutex> lock(impl->sessions_mutex);
       for (const std::weak_ptr<Session>& w : impl->sessions)
-        if (auto s = w.lock()) s->close_when_idle();
+        if (auto s = w.lock()) live.push_back(std::move(s));
     }
+    for (const std::shared_ptr<Session>& s : live) s->close_when_idle();
+    live.clear();
     // Responses already queued get a moment to reach their clients; then the loop ends whatever is left.
     auto timer = std::make_shared<asio::steady_timer>(impl->ioc);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
