@@ -13,20 +13,17 @@ Result<BatchedRow> run_batched_round(Engine& engine, const Tokenizer& tokenizer,
                                      int32_t num_parallel, std::mt19937_64& rng) {
   if (prompt_len < 1 || gen_len < 2 || num_parallel < 1)
     return make_error("batched bench needs a prompt of at least 1 token, at least 2 generated, 1 sequence");
-  std::vector<RequestHandle> handles;
-  for (int32_t i = 0; i < num_parallel; ++i) {
-    GenerateRequest r;
+  // All B at once, as llama-batched-bench decodes them: the first step sees every prompt.
+  std::vector<GenerateRequest> requests(static_cast<size_t>(num_parallel));
+  for (GenerateRequest& r : requests) {
     r.prompt = random_prompt(tokenizer, prompt_len, rng);
     r.sampling.temperature = 0.0f;
     r.sampling.ignore_eos = true;
     r.sampling.max_tokens = gen_len;
-    Result<RequestHandle> h = engine.submit(std::move(r));
-    if (!h.ok()) {
-      for (const RequestHandle& done : handles) engine.cancel(done.id);
-      return make_error(fmt::format("request {} of {} was refused: {}", i + 1, num_parallel, h.status().message()));
-    }
-    handles.push_back(*h);
   }
+  Result<std::vector<RequestHandle>> queued = engine.submit_batch(std::move(requests));
+  if (!queued.ok()) return make_error(fmt::format("the batch of {} was refused: {}", num_parallel, queued.status().message()));
+  std::vector<RequestHandle>& handles = *queued;
   std::vector<RequestTiming> timings;
   for (RequestHandle& h : handles) timings.push_back(*h.stream->wait_all().timing);
 

@@ -254,6 +254,35 @@ Result<RequestHandle> Engine::submit(GenerateRequest request) {
 
 Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest request, int32_t n) {
   if (n < 1) return make_error(fmt::format("n must be at least 1, got {}", n), StatusCode::kInvalidArgument);
+  if (Status valid = check_request(request, n); !valid.ok()) return valid;
+  std::vector<RequestHandle> handles;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (Status room = check_queue_room_locked(num_submissions(n)); !room.ok()) return room;
+    enqueue_locked(std::move(request), n, handles);
+  }
+  wake_.notify_one();
+  return handles;
+}
+
+Result<std::vector<RequestHandle>> Engine::submit_batch(std::vector<GenerateRequest> requests) {
+  int32_t num_queued = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (Status valid = check_request(requests[i], 1); !valid.ok())
+      return make_error(fmt::format("request {} of the batch: {}", i, valid.message()), valid.code());
+    num_queued += num_submissions(1);
+  }
+  std::vector<RequestHandle> handles;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (Status room = check_queue_room_locked(num_queued); !room.ok()) return room;
+    for (GenerateRequest& r : requests) enqueue_locked(std::move(r), 1, handles);
+  }
+  wake_.notify_one();
+  return handles;
+}
+
+Status Engine::check_request(GenerateRequest& request, int32_t n) const {
   const ModelConfig& mc = model_.config();
   const int32_t num_prompt = int32_t(request.prompt.size());
   if (num_prompt == 0) return make_error("the prompt is empty (no tokens)", StatusCode::kInvalidArgument);
@@ -360,39 +389,42 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
                                   "or give the KV cache more memory",
                                   blocks_needed, config_.kv.num_blocks),
                       StatusCode::kInvalidArgument);
-  std::vector<RequestHandle> handles;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return make_error("the engine is shutting down", StatusCode::kUnavailable);
-    // n > 1: groups of at most batch_size samples (a step must seat a whole group), each prefilled once by a fork
-    // parent and waiting as one sequence; sample i of a seeded request draws with seed + i.
-    const int32_t group_size = config_.scheduler.max_num_seqs;
-    const int32_t num_groups = ceil_div(n, group_size);
-    if (stats_.num_waiting + int32_t(inbox_.size()) + num_groups > config_.max_queue)
-      return make_error(fmt::format("the queue is full ({} requests waiting); retry later", config_.max_queue),
-                        StatusCode::kResourceExhausted);
-    for (int32_t first = 0; first < n; first += group_size) {
-      Submission sub;
-      if (std::min(n, first + group_size) - first > 1)
-        sub.parent = std::make_unique<Sequence>(-next_request_id_, request, config_.kv.block_size, config_.max_seq_len,
-                                                next_arrival_idx_++, now_us());
-      for (int32_t i = first; i < std::min(n, first + group_size); ++i) {
-        GenerateRequest r = request;
-        if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
-        RequestHandle h;
-        h.id = next_request_id_++;
-        h.stream = std::make_shared<RequestStream>();
-        sub.samples.push_back(std::make_unique<Sequence>(h.id, std::move(r), config_.kv.block_size, config_.max_seq_len,
-                                                         next_arrival_idx_++, now_us()));
-        sub.samples.back()->rank_reads_last = model_.rank_reads_last_token();
-        sub.streams.push_back(h.stream);
-        handles.push_back(std::move(h));
-      }
-      inbox_.push_back(std::move(sub));
+  return Status::ok_status();
+}
+
+int32_t Engine::num_submissions(int32_t n) const { return ceil_div(n, config_.scheduler.max_num_seqs); }
+
+Status Engine::check_queue_room_locked(int32_t num_submissions) const {
+  if (stopping_) return make_error("the engine is shutting down", StatusCode::kUnavailable);
+  if (stats_.num_waiting + int32_t(inbox_.size()) + num_submissions > config_.max_queue)
+    return make_error(fmt::format("the queue is full ({} requests waiting); retry later", config_.max_queue),
+                      StatusCode::kResourceExhausted);
+  return Status::ok_status();
+}
+
+void Engine::enqueue_locked(GenerateRequest request, int32_t n, std::vector<RequestHandle>& handles) {
+  // n > 1: groups of at most batch_size samples (a step must seat a whole group), each prefilled once by a fork
+  // parent and waiting as one sequence; sample i of a seeded request draws with seed + i.
+  const int32_t group_size = config_.scheduler.max_num_seqs;
+  for (int32_t first = 0; first < n; first += group_size) {
+    Submission sub;
+    if (std::min(n, first + group_size) - first > 1)
+      sub.parent = std::make_unique<Sequence>(-next_request_id_, request, config_.kv.block_size, config_.max_seq_len,
+                                              next_arrival_idx_++, now_us());
+    for (int32_t i = first; i < std::min(n, first + group_size); ++i) {
+      GenerateRequest r = request;
+      if (r.sampling.seed && i > 0) r.sampling.seed = *r.sampling.seed + uint64_t(i);
+      RequestHandle h;
+      h.id = next_request_id_++;
+      h.stream = std::make_shared<RequestStream>();
+      sub.samples.push_back(std::make_unique<Sequence>(h.id, std::move(r), config_.kv.block_size, config_.max_seq_len,
+                                                       next_arrival_idx_++, now_us()));
+      sub.samples.back()->rank_reads_last = model_.rank_reads_last_token();
+      sub.streams.push_back(h.stream);
+      handles.push_back(std::move(h));
     }
+    inbox_.push_back(std::move(sub));
   }
-  wake_.notify_one();
-  return handles;
 }
 
 void Engine::cancel(RequestId request_id) {

@@ -64,6 +64,10 @@ class Engine {
   // stream, cancel). The prompt is computed once and its blocks are shared by the samples until written (copy on
   // write), in groups of at most batch_size; with a seed, sample i draws with seed + i. Errors: as submit.
   Result<std::vector<RequestHandle>> submit_samples(GenerateRequest request, int32_t n);
+  // Queues several requests at once (an offline batch, llama-batched-bench's B sequences): all or none, in order,
+  // and the loop's next step sees every one of them, so what is scheduled together does not depend on how fast the
+  // caller submits. Errors: as submit, for the first request that has one (its index in the message).
+  Result<std::vector<RequestHandle>> submit_batch(std::vector<GenerateRequest> requests);
   // Stops a request at the next step boundary and frees its blocks; its stream ends with an "abort" event.
   // Unknown or finished ids are ignored.
   void cancel(RequestId request_id);
@@ -94,6 +98,12 @@ class Engine {
   Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config);
   static Result<std::unique_ptr<Engine>> create_impl(const Model& model, const Tokenizer* tokenizer,
                                                      const EngineConfig& config);
+  // submit's checks of one request (n samples of it); normalizes what a prefill-only request does not read.
+  Status check_request(GenerateRequest& request, int32_t n) const;
+  // The inbox entries n samples take (one per group of max_num_seqs).
+  int32_t num_submissions(int32_t n) const;
+  Status check_queue_room_locked(int32_t num_submissions) const;
+  void enqueue_locked(GenerateRequest request, int32_t n, std::vector<RequestHandle>& handles);
   void loop();
   // A step threw: every request in flight ends (aborted), and the loop goes on.
   void fail_all(const std::string& what);

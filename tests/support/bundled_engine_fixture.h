@@ -63,16 +63,14 @@ class BundledEngineTest : public BundledModelTest {
     EXPECT_TRUE(h.ok()) << h.error();
     return h.ok() ? h->stream->wait_all() : RequestOutput{};
   }
-  // Submits all at once, then waits for each: they share the engine's steps.
+  // Submits all at once (Engine::submit_batch: the loop's next step sees every one, so what runs together, and
+  // preemption under a small pool, does not depend on this thread's speed), then waits for each.
   static std::vector<RequestOutput> run_batch(Engine& engine, const std::vector<GenerateRequest>& requests) {
-    std::vector<RequestHandle> handles;
-    for (const GenerateRequest& r : requests) {
-      auto h = engine.submit(r);
-      EXPECT_TRUE(h.ok()) << h.error();
-      if (h.ok()) handles.push_back(*h);
-    }
+    auto handles = engine.submit_batch(requests);
+    EXPECT_TRUE(handles.ok()) << handles.error();
     std::vector<RequestOutput> out;
-    for (RequestHandle& h : handles) out.push_back(h.stream->wait_all());
+    if (!handles.ok()) return out;
+    for (RequestHandle& h : *handles) out.push_back(h.stream->wait_all());
     return out;
   }
 };

@@ -183,16 +183,16 @@ TEST_F(ConstrainedSamplingTest, ConstrainedBatchUnderPreemptionStaysValid) {
   ASSERT_TRUE(engine);
   auto g = compile(GrammarSpec::Kind::kJsonSchema, kPersonSchema);
   ASSERT_TRUE(g);
-  std::vector<RequestHandle> handles;
+  std::vector<GenerateRequest> requests;
   for (int i = 0; i < 8; ++i) {
     GenerateRequest r = request(i % 2 ? "Lily and Ben went to the park. They" : "The sun", 60, 0.8f);
     r.sampling.seed = uint64_t(i);
     r.grammar = g;
-    auto h = engine->submit(std::move(r));
-    ASSERT_TRUE(h.ok()) << h.error();
-    handles.push_back(*h);
+    requests.push_back(std::move(r));
   }
-  for (auto& h : handles) {
+  auto handles = engine->submit_batch(std::move(requests));
+  ASSERT_TRUE(handles.ok()) << handles.error();
+  for (auto& h : *handles) {
     const RequestOutput out = h.stream->wait_all();
     if (out.finish_reason == FinishReason::kStop) {
       expect_person(out.text);

@@ -81,8 +81,7 @@ class EngineKvBlockTypesTest : public ::testing::TestWithParam<KvCacheTypes> {
     return out;
   }
   static std::vector<std::vector<TokenId>> run_batch(Engine& engine) {
-    std::vector<RequestHandle> handles;
-    for (const GenerateRequest& r : requests()) handles.push_back(*engine.submit(r));
+    std::vector<RequestHandle> handles = *engine.submit_batch(requests());
     std::vector<std::vector<TokenId>> out;
     for (RequestHandle& h : handles) out.push_back(h.stream->wait_all().new_tokens);
     EXPECT_EQ(engine.stats().kv.num_used_blocks, 0);

@@ -154,10 +154,12 @@ TEST_F(EnginePoolingTest, MeanPoolingUnderPreemptionCountsEachRowOnce) {
   gen.sampling.temperature = 0.0f;
   gen.sampling.max_tokens = 40;
   gen.sampling.ignore_eos = true;
-  std::vector<RequestHandle> gens = {*engine->submit(gen), *engine->submit(gen)};
-  std::vector<RequestHandle> handles;
   const std::vector<TokenId> prompt = tokens(kTexts[0]);
-  for (int i = 0; i < 3; ++i) handles.push_back(*engine->submit(pooling(prompt, Pooling::kMean)));
+  // One batch, so the generations and the pooling requests meet in the pool whatever this thread's speed.
+  std::vector<RequestHandle> all = *engine->submit_batch({gen, gen, pooling(prompt, Pooling::kMean),
+                                                          pooling(prompt, Pooling::kMean),
+                                                          pooling(prompt, Pooling::kMean)});
+  std::vector<RequestHandle> gens(all.begin(), all.begin() + 2), handles(all.begin() + 2, all.end());
   const std::vector<float> want = direct_pooled(prompt, Pooling::kMean);
   int32_t num_preempted = 0;
   for (RequestHandle& h : handles) {

@@ -103,9 +103,7 @@ TEST_P(EngineKvTypesTest, PreemptionUnderATinyPoolKeepsEveryText) {
   auto tiny = make(typed_config(40, 4));  // 160 slots for 16 requests of up to ~100 tokens each
   ASSERT_TRUE(roomy && tiny);
   std::vector<GenerateRequest> requests = mixed_requests();
-  std::vector<RequestHandle> a, b;
-  for (const GenerateRequest& r : requests) a.push_back(*roomy->submit(r));
-  for (const GenerateRequest& r : requests) b.push_back(*tiny->submit(r));
+  std::vector<RequestHandle> a = *roomy->submit_batch(requests), b = *tiny->submit_batch(requests);
   for (size_t i = 0; i < requests.size(); ++i) {
     RequestOutput x = a[i].stream->wait_all(), y = b[i].stream->wait_all();
     EXPECT_EQ(x.new_tokens, y.new_tokens) << "request " << i;
@@ -198,6 +196,40 @@ TEST_F(EngineTest, SubmitRefusesWhatCanNeverRunAndAFullQueue) {
   GenerateRequest bad_sampling = greedy("x", 4);
   bad_sampling.sampling.top_p = 2.0f;
   EXPECT_EQ(engine->submit(bad_sampling).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(EngineTest, SubmitBatchQueuesAllOrNoneAndTheFirstStepSeesEveryOne) {
+  EngineConfig c = config(64, 4);
+  c.max_queue = 3;
+  auto engine = make(c);
+  ASSERT_TRUE(engine);
+  GenerateRequest bad = greedy("x", 4);
+  bad.prompt.push_back(100000);
+  auto refused = engine->submit_batch({greedy("The cat", 4), bad, greedy("The sun", 4)});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.error().find("request 1 of the batch"), std::string::npos) << refused.error();
+  auto too_many = engine->submit_batch(std::vector<GenerateRequest>(4, greedy("The cat", 4)));
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(engine->stats().num_waiting, 0);  // neither batch left anything queued
+  EXPECT_EQ(engine->stats().num_steps, 0);
+  // Three that fit: in order, and all three in the first step (each prompt fits the step's token budget).
+  const std::vector<GenerateRequest> three = {greedy("The cat", 4), greedy("The sun", 5), greedy("One day", 6)};
+  auto queued = engine->submit_batch(three);
+  ASSERT_TRUE(queued.ok()) << queued.error();
+  ASSERT_EQ(queued->size(), 3u);
+  size_t longest = 0;
+  for (size_t i = 0; i < three.size(); ++i) {
+    EXPECT_EQ((*queued)[i].id, (*queued)[0].id + RequestId(i));
+    const RequestOutput out = (*queued)[i].stream->wait_all();
+    EXPECT_EQ(out.new_tokens, testing::reference_greedy(*loaded_->model, *loaded_->tokenizer, three[i].prompt,
+                                                        three[i].sampling.max_tokens));
+    longest = std::max(longest, out.new_tokens.size());
+  }
+  EXPECT_EQ(engine->stats().peak_num_running, 3);
+  // One step prefills the three and samples their first tokens; each later token is one decode step.
+  EXPECT_EQ(engine->stats().num_steps, int64_t(longest));
 }
 
 TEST_F(EngineTest, CreateRefusesAStepBudgetSmallerThanTheBatch) {
