@@ -22,7 +22,8 @@ Result<BatchedRow> run_batched_round(Engine& engine, const Tokenizer& tokenizer,
     r.sampling.max_tokens = gen_len;
   }
   Result<std::vector<RequestHandle>> queued = engine.submit_batch(std::move(requests));
-  if (!queued.ok()) return make_error(fmt::format("the batch of {} was refused: {}", num_parallel, queued.status().message()));
+  if (!queued.ok())
+    return make_error(fmt::format("the batch of {} was refused: {}", num_parallel, queued.status().message()));
   std::vector<RequestHandle>& handles = *queued;
   std::vector<RequestTiming> timings;
   for (RequestHandle& h : handles) timings.push_back(*h.stream->wait_all().timing);

@@ -72,12 +72,19 @@ Result<DriveReport> drive_requests(Engine& engine, std::vector<DrivenRequest> re
   const int64_t start_us = engine.now_us();
 
   if (mode == BatchingMode::kContinuous) {
+    // Those whose arrival time has come go in together (Engine::submit_batch), so requests arriving at the same
+    // moment meet the scheduler at the same step however slowly this thread runs.
     std::vector<RequestHandle> handles;
-    for (size_t i = 0; i < num_requests; ++i) {
+    for (size_t i = 0; i < num_requests;) {
       std::this_thread::sleep_until(at(start, requests[i].arrival_s));
-      Result<RequestHandle> h = engine.submit(std::move(requests[i].request));
-      if (!h.ok()) return make_error(fmt::format("request {} was refused: {}", i, h.status().message()));
-      handles.push_back(*h);
+      std::vector<GenerateRequest> arrived;
+      const size_t first = i;
+      for (; i < num_requests && Clock::now() >= at(start, requests[i].arrival_s); ++i)
+        arrived.push_back(std::move(requests[i].request));
+      Result<std::vector<RequestHandle>> h = engine.submit_batch(std::move(arrived));
+      if (!h.ok())
+        return make_error(fmt::format("requests {} to {} were refused: {}", first, i - 1, h.status().message()));
+      handles.insert(handles.end(), h->begin(), h->end());
     }
     for (size_t i = 0; i < num_requests; ++i) {
       const RequestOutput all = handles[i].stream->wait_all();
@@ -106,27 +113,29 @@ Result<DriveReport> drive_requests(Engine& engine, std::vector<DrivenRequest> re
       const EngineConfig& ec = engine.config();
       const bool whole_context_fits = (ec.max_seq_len + ec.kv.block_size - 1) / ec.kv.block_size <= ec.kv.num_blocks;
       auto signal = std::make_shared<BatchSignal>();
-      std::vector<RequestHandle> handles;
+      std::vector<GenerateRequest> members;
       std::vector<int32_t> num_own;
       for (size_t i : batch) {
         GenerateRequest r = requests[i].request;
         num_own.push_back(r.sampling.max_tokens);
         if (mode == BatchingMode::kStatic)
           r.sampling.max_tokens = std::max(longest, whole_context_fits ? ec.max_seq_len - int32_t(r.prompt.size()) : 0);
-        Result<RequestHandle> h = engine.submit(std::move(r));
-        if (!h.ok()) {
-          for (const RequestHandle& sent : handles) engine.cancel(sent.id);
-          return make_error(fmt::format("request {} was refused: {}", i, h.status().message()));
-        }
-        h->stream->set_listener([signal] {
+        members.push_back(std::move(r));
+      }
+      // A fixed batch starts together: one submission, so its first step holds every member.
+      Result<std::vector<RequestHandle>> queued = engine.submit_batch(std::move(members));
+      if (!queued.ok())
+        return make_error(
+            fmt::format("the batch from request {} was refused: {}", batch.front(), queued.status().message()));
+      std::vector<RequestHandle>& handles = *queued;
+      for (RequestHandle& h : handles)
+        h.stream->set_listener([signal] {
           {
             std::lock_guard<std::mutex> lock(signal->mutex);
             ++signal->num_pushes;
           }
           signal->changed.notify_all();
         });
-        handles.push_back(*h);
-      }
       // Take outputs as they come; once every member has its own answer, the padding rows left are cancelled.
       std::vector<RequestOutput> all(batch.size());
       bool cancelled = false;

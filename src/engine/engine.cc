@@ -291,8 +291,7 @@ Status Engine::check_request(GenerateRequest& request, int32_t n) const {
       return make_error(fmt::format("prompt token id {} is outside the vocabulary (0..{})", t, mc.vocab_size - 1),
                         StatusCode::kInvalidArgument);
   if (request.prefill_only) {
-    if (n != 1 || request.grammar || request.reasoning_gate || request.sampling.logprobs >= 0 ||
-        request.output_logits)
+    if (n != 1 || request.grammar || request.reasoning_gate || request.sampling.logprobs >= 0 || request.output_logits)
       return make_error("a prefill-only request samples nothing: no n > 1, grammar, logprobs or output logits",
                         StatusCode::kInvalidArgument);
     request.sampling = SamplingParams{};  // not read: its defaults stand in for whatever the caller left there
@@ -354,30 +353,31 @@ Status Engine::check_request(GenerateRequest& request, int32_t n) const {
       return make_error("a pooling request is prefill-only and asks for no prompt logits or logprobs",
                         StatusCode::kInvalidArgument);
     if (request.pooling == Pooling::kRank && model_.num_rank_outputs() == 0)
-      return make_error("this model has no classification head (a reranker's cls.output), so it cannot score "
-                        "query/document pairs",
-                        StatusCode::kInvalidArgument);
+      return make_error(
+          "this model has no classification head (a reranker's cls.output), so it cannot score "
+          "query/document pairs",
+          StatusCode::kInvalidArgument);
   }
   if (mc.encoder) {
     if (request.pooling == Pooling::kNone)
-      return make_error(fmt::format("{} is an encoder: it computes embeddings and rerank scores, not text",
-                                    mc.architecture),
-                        StatusCode::kInvalidArgument);
+      return make_error(
+          fmt::format("{} is an encoder: it computes embeddings and rerank scores, not text", mc.architecture),
+          StatusCode::kInvalidArgument);
     // The whole prompt in one step, within the encoder's position embeddings.
-    const int32_t limit = std::min(config_.scheduler.chunked_prefill ? config_.scheduler.max_batched_tokens
-                                                                     : step_token_capacity(config_),
-                                   mc.context_length);
+    const int32_t limit = std::min(
+        config_.scheduler.chunked_prefill ? config_.scheduler.max_batched_tokens : step_token_capacity(config_),
+        mc.context_length);
     if (num_prompt > limit)
-      return make_error(fmt::format("the input is {} tokens but this encoder computes at most {} at once ({})",
-                                    num_prompt, limit,
-                                    limit == mc.context_length ? "its position embeddings" : "--max-batched-tokens"),
-                        StatusCode::kContextLengthExceeded);
+      return make_error(
+          fmt::format("the input is {} tokens but this encoder computes at most {} at once ({})", num_prompt, limit,
+                      limit == mc.context_length ? "its position embeddings" : "--max-batched-tokens"),
+          StatusCode::kContextLengthExceeded);
   }
   if (request.prefill_only ? num_prompt > config_.max_seq_len : num_prompt >= config_.max_seq_len)
-    return make_error(fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len){}; shorten the prompt",
-                                  num_prompt, config_.max_seq_len,
-                                  request.prefill_only ? "" : ", with room for at least one new token"),
-                      StatusCode::kContextLengthExceeded);
+    return make_error(
+        fmt::format("the prompt is {} tokens but the context holds {} (max_seq_len){}; shorten the prompt", num_prompt,
+                    config_.max_seq_len, request.prefill_only ? "" : ", with room for at least one new token"),
+        StatusCode::kContextLengthExceeded);
   // A sequence alone must be able to reach its end in the pool, or preemption could never make room for it.
   const int32_t max_len =
       request.prefill_only

@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <set>
 
-#include "support/bundled_engine_fixture.h"
 #include "grammar/grammar_compiler.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_vocabulary.h"
+#include "support/bundled_engine_fixture.h"
 
 namespace pagoda {
 namespace {
@@ -326,9 +326,9 @@ TEST_F(ConstrainedSamplingTest, AReasoningGateLeavesTheReasoningFreeAndTheGramma
     const RequestOutput out = run(*e, r);
     ASSERT_GT(out.new_tokens.size(), at + 2) << out.text;
     const std::vector<TokenId> reasoning(out.new_tokens.begin(), out.new_tokens.begin() + std::ptrdiff_t(at + 2));
-    EXPECT_EQ(reasoning, std::vector<TokenId>(story.new_tokens.begin(), story.new_tokens.begin() + std::ptrdiff_t(at + 2)));
-    const std::string answer = loaded_->tokenizer->decode(
-        std::span<const TokenId>(out.new_tokens).subspan(at + 2));
+    EXPECT_EQ(reasoning,
+              std::vector<TokenId>(story.new_tokens.begin(), story.new_tokens.begin() + std::ptrdiff_t(at + 2)));
+    const std::string answer = loaded_->tokenizer->decode(std::span<const TokenId>(out.new_tokens).subspan(at + 2));
     EXPECT_EQ(out.finish_reason, FinishReason::kStop) << out.text;
     expect_person(answer);
     EXPECT_TRUE(matches(g, answer)) << answer;

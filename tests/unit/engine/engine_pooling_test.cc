@@ -156,9 +156,8 @@ TEST_F(EnginePoolingTest, MeanPoolingUnderPreemptionCountsEachRowOnce) {
   gen.sampling.ignore_eos = true;
   const std::vector<TokenId> prompt = tokens(kTexts[0]);
   // One batch, so the generations and the pooling requests meet in the pool whatever this thread's speed.
-  std::vector<RequestHandle> all = *engine->submit_batch({gen, gen, pooling(prompt, Pooling::kMean),
-                                                          pooling(prompt, Pooling::kMean),
-                                                          pooling(prompt, Pooling::kMean)});
+  std::vector<RequestHandle> all = *engine->submit_batch(
+      {gen, gen, pooling(prompt, Pooling::kMean), pooling(prompt, Pooling::kMean), pooling(prompt, Pooling::kMean)});
   std::vector<RequestHandle> gens(all.begin(), all.begin() + 2), handles(all.begin() + 2, all.end());
   const std::vector<float> want = direct_pooled(prompt, Pooling::kMean);
   int32_t num_preempted = 0;

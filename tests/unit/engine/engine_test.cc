@@ -43,12 +43,9 @@ TEST_F(EngineTest, GreedyTextAloneEqualsTheReferenceLoopsAndTheTextInABatchOf16)
     EXPECT_EQ(out.new_tokens, reference[i]) << "request " << i;
   }
   // All at once.
-  std::vector<RequestHandle> handles;
-  for (const GenerateRequest& r : requests) {
-    auto h = engine->submit(r);
-    ASSERT_TRUE(h.ok()) << h.error();
-    handles.push_back(*h);
-  }
+  auto queued = engine->submit_batch(requests);
+  ASSERT_TRUE(queued.ok()) << queued.error();
+  std::vector<RequestHandle>& handles = *queued;
   for (size_t i = 0; i < handles.size(); ++i) {
     RequestOutput out = handles[i].stream->wait_all();
     EXPECT_TRUE(out.finished);
@@ -129,11 +126,10 @@ TEST_P(EngineKvTypesTest, PrefixCacheHitsDoNotChangeTheText) {
 
 INSTANTIATE_TEST_SUITE_P(KvTypes, EngineKvTypesTest,
                          ::testing::Values(KvCacheTypes(KvDType::kF32), KvCacheTypes(KvDType::kF16),
-                                         KvCacheTypes(KvDType::kBF16), KvCacheTypes(KvDType::kInt8),
-                                         KvCacheTypes(KvDType::kF16, KvDType::kInt8)),
+                                           KvCacheTypes(KvDType::kBF16), KvCacheTypes(KvDType::kInt8),
+                                           KvCacheTypes(KvDType::kF16, KvDType::kInt8)),
                          [](const ::testing::TestParamInfo<KvCacheTypes>& info) {
-                           return std::string("K_") + kv_dtype_name(info.param.k) + "_V_" +
-                                  kv_dtype_name(info.param.v);
+                           return std::string("K_") + kv_dtype_name(info.param.k) + "_V_" + kv_dtype_name(info.param.v);
                          });
 
 TEST_F(EngineTest, CreateRefusesABlockTypeTheModelsHeadsCannotHold) {
@@ -141,8 +137,9 @@ TEST_F(EngineTest, CreateRefusesABlockTypeTheModelsHeadsCannotHold) {
   c.kv_types = KvCacheTypes(KvDType::kF16, KvDType::kQ8_0);
   auto engine = Engine::create(*loaded_->model, *loaded_->tokenizer, c);
   ASSERT_FALSE(engine.ok());
-  EXPECT_EQ(engine.error(), "q8_0 KV cache needs heads of a multiple of 32 values; this model's have 8 (use f16, bf16, "
-                            "int8 or f32)");
+  EXPECT_EQ(engine.error(),
+            "q8_0 KV cache needs heads of a multiple of 32 values; this model's have 8 (use f16, bf16, "
+            "int8 or f32)");
 }
 
 TEST_F(EngineTest, CancelMidPrefillAndMidDecodeFreesEveryBlock) {

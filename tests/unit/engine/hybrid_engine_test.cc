@@ -31,11 +31,11 @@
 #include "kv/kv_storage.h"
 #include "kv/state_storage.h"
 #include "loader/loaded_model.h"
+#include "support/chunked_prompt_logits.h"
 #include "support/reference_greedy.h"
 #include "support/temp_dir_test.h"
 #include "synth/hf_random_model_writer.h"
 #include "synth/random_qwen35_writer.h"
-#include "support/chunked_prompt_logits.h"
 
 namespace pagoda {
 namespace {
