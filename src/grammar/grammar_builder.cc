@@ -1033,13 +1033,7 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
     return make_error(fmt::format("grammar too large: {} states x {} byte classes", n, g.num_byte_classes),
                       StatusCode::kInvalidArgument);
   }
-  g.next_states.assign(size_t(n) * g.num_byte_classes, kNoState);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (const ByteEdge& e : g.byte_edges_of(s)) {
-      for (uint32_t b = e.lo; b <= e.hi; ++b)
-        g.next_states[size_t(s) * g.num_byte_classes + g.byte_class[b]] = e.target;
-    }
-  }
+  g.transitions.reset(n, g.num_byte_classes);  // rows filled on first use
   return g;
 }
 
