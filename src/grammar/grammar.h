@@ -1,7 +1,8 @@
 // Grammar: a context-free grammar over bytes in its compiled, immutable form: one deterministic automaton per
 // rule whose edges either consume a byte range or call another rule (a pushdown automaton once the calls are
 // stacked). Built only by GrammarBuilder::build, which also fills the analyses below; shared read-only by every
-// matcher of every sequence (no mutable state, thread-safe).
+// matcher of every sequence (thread-safe: its only mutable part, the transition table's rows, fills each row once
+// under a per-row flag, transition_table.h).
 //
 // Invariants (established by build): every state can reach an accepting state of its rule (dead states and
 // edges into them are removed), every rule matches at least one string, no rule is left-recursive, and the
@@ -12,6 +13,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "grammar/transition_table.h"
 
 namespace pagoda::grammar {
 
@@ -51,15 +54,15 @@ struct Grammar {
   std::vector<RuleEdge> rule_edges;
   uint32_t root_rule = 0;
 
-  // Byte classes: bytes no edge of the grammar tells apart share a class; next_states[state * num_byte_classes
-  // + byte_class[b]] is the target of byte b from state, or kNoState. The stepping hot path is two loads.
+  // Byte classes: bytes no edge of the grammar tells apart share a class; next_states_of(state)[byte_class[b]] is
+  // the target of byte b from state, or kNoState. A state's row is filled from its byte edges when first asked
+  // for; after that the stepping hot path is a flag test and two loads.
   std::vector<uint8_t> byte_class;  // [256]
   uint32_t num_byte_classes = 0;
-  std::vector<uint32_t> next_states;  // [states.size() * num_byte_classes]
+  TransitionTable transitions;  // [states.size()] rows of num_byte_classes
 
-  uint32_t next_state(uint32_t state, uint8_t byte) const {
-    return next_states[size_t(state) * num_byte_classes + byte_class[byte]];
-  }
+  const uint32_t* next_states_of(uint32_t state) const { return transitions.row(*this, state); }
+  uint32_t next_state(uint32_t state, uint8_t byte) const { return next_states_of(state)[byte_class[byte]]; }
   std::span<const ByteEdge> byte_edges_of(uint32_t state) const {
     const GrammarState& s = states[state];
     return {byte_edges.data() + s.byte_edges_begin, s.byte_edges_end - s.byte_edges_begin};

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <queue>
+#include <span>
 #include <unordered_map>
 
 namespace pagoda::grammar {
@@ -17,6 +18,27 @@ namespace {
 constexpr uint32_t kEpsilon = 0xFFFFFFFF;
 constexpr uint32_t kRuleLabel = 0x10000;  // labels below: a byte range lo | hi << 8; above: kRuleLabel + rule id
 constexpr int32_t kMaxExprDepth = 2000;
+
+// Ids grouped by a key in [0, num_keys), in one array (a counting sort): the reverse edges of a whole grammar
+// without an allocation per state.
+struct GroupedIds {
+  std::vector<uint32_t> begin;  // [num_keys + 1]
+  std::vector<uint32_t> ids;
+  std::span<const uint32_t> of(uint32_t key) const { return {ids.data() + begin[key], begin[key + 1] - begin[key]}; }
+};
+
+// `for_each(emit)` calls emit(key, id) for every pair; it is called twice (a count, then a fill), alike each time.
+template <class ForEach>
+GroupedIds group_ids(uint32_t num_keys, const ForEach& for_each) {
+  GroupedIds out;
+  out.begin.assign(size_t(num_keys) + 1, 0);
+  for_each([&](uint32_t key, uint32_t) { ++out.begin[size_t(key) + 1]; });
+  for (uint32_t k = 0; k < num_keys; ++k) out.begin[k + 1] += out.begin[k];
+  out.ids.resize(out.begin[num_keys]);
+  std::vector<uint32_t> next(out.begin.begin(), out.begin.end() - 1);
+  for_each([&](uint32_t key, uint32_t id) { out.ids[next[key]++] = id; });
+  return out;
+}
 
 }  // namespace
 
@@ -811,12 +833,14 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
 
   // Liveness: a state is live when an accepting state of its rule is reachable through byte edges and calls of
   // rules whose start is live. Worklist over reverse edges.
-  std::sort(byte_preds.begin(), byte_preds.end());
-  std::vector<std::vector<uint32_t>> calls_by_rule(order.size()), calls_by_target(num_states);
-  for (uint32_t i = 0; i < calls.size(); ++i) {
-    calls_by_rule[calls[i].rule].push_back(i);
-    calls_by_target[calls[i].to].push_back(i);
-  }
+  const GroupedIds byte_preds_of = group_ids(num_states, [&](const auto& emit) {
+    for (const auto& [to, from] : byte_preds) emit(to, from);
+  });
+  const GroupedIds calls_by_target = group_ids(num_states, [&](const auto& emit) {
+    for (uint32_t i = 0; i < calls.size(); ++i) emit(calls[i].to, i);
+  });
+  std::vector<std::vector<uint32_t>> calls_by_rule(order.size());
+  for (uint32_t i = 0; i < calls.size(); ++i) calls_by_rule[calls[i].rule].push_back(i);
   std::vector<uint8_t> live(num_states, 0);
   std::vector<uint32_t> work;
   auto make_live = [&](uint32_t s) {
@@ -831,9 +855,8 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
   while (!work.empty()) {
     const uint32_t x = work.back();
     work.pop_back();
-    auto it = std::lower_bound(byte_preds.begin(), byte_preds.end(), std::make_pair(x, 0u));
-    for (; it != byte_preds.end() && it->first == x; ++it) make_live(it->second);
-    for (const uint32_t c : calls_by_target[x]) {
+    for (const uint32_t p : byte_preds_of.of(x)) make_live(p);
+    for (const uint32_t c : calls_by_target.of(x)) {
       if (live[base[calls[c].rule]]) make_live(calls[c].from);
     }
     if (x == base[rule_of[x]]) {  // x starts its rule: its callers may now be live
@@ -971,14 +994,17 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
     constexpr uint32_t kInf = 0xFFFFFFFF;
     std::vector<uint32_t> dist(n, kInf);
     std::vector<uint8_t> done(n, 0);
-    std::vector<std::vector<uint32_t>> byte_pred(n), call_pred(n), start_callers(num_rules);
-    for (uint32_t s = 0; s < n; ++s) {
-      for (const ByteEdge& e : g.byte_edges_of(s)) byte_pred[e.target].push_back(s);
-      for (uint32_t i = g.states[s].rule_edges_begin; i < g.states[s].rule_edges_end; ++i) {
-        call_pred[g.rule_edges[i].target].push_back(i);
-        start_callers[g.rule_edges[i].rule_id].push_back(i);
+    const GroupedIds byte_pred = group_ids(n, [&](const auto& emit) {
+      for (uint32_t s = 0; s < n; ++s) {
+        for (const ByteEdge& e : g.byte_edges_of(s)) emit(e.target, s);
       }
-    }
+    });
+    const GroupedIds call_pred = group_ids(n, [&](const auto& emit) {
+      for (uint32_t i = 0; i < g.rule_edges.size(); ++i) emit(g.rule_edges[i].target, i);
+    });
+    const GroupedIds start_callers = group_ids(num_rules, [&](const auto& emit) {
+      for (uint32_t i = 0; i < g.rule_edges.size(); ++i) emit(g.rule_edges[i].rule_id, i);
+    });
     std::vector<uint32_t> edge_from(g.rule_edges.size());
     for (uint32_t s = 0; s < n; ++s) {
       for (uint32_t i = g.states[s].rule_edges_begin; i < g.states[s].rule_edges_end; ++i) edge_from[i] = s;
@@ -999,13 +1025,13 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
       pq.pop();
       if (done[x] || d != dist[x]) continue;
       done[x] = 1;
-      for (const uint32_t p : byte_pred[x]) relax(p, uint64_t(d) + 1);
-      for (const uint32_t i : call_pred[x]) {
+      for (const uint32_t p : byte_pred.of(x)) relax(p, uint64_t(d) + 1);
+      for (const uint32_t i : call_pred.of(x)) {
         const uint32_t sr = start_of(g.rule_edges[i].rule_id);
         if (dist[sr] != kInf) relax(edge_from[i], uint64_t(dist[sr]) + d);
       }
       if (x == start_of(g.states[x].rule_id)) {
-        for (const uint32_t i : start_callers[g.states[x].rule_id]) {
+        for (const uint32_t i : start_callers.of(g.states[x].rule_id)) {
           const uint32_t t = g.rule_edges[i].target;
           if (dist[t] != kInf) relax(edge_from[i], uint64_t(dist[t]) + d);
         }
@@ -1033,13 +1059,7 @@ Result<Grammar> GrammarBuilder::build(int32_t root_rule_id, const BuildLimits& l
     return make_error(fmt::format("grammar too large: {} states x {} byte classes", n, g.num_byte_classes),
                       StatusCode::kInvalidArgument);
   }
-  g.next_states.assign(size_t(n) * g.num_byte_classes, kNoState);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (const ByteEdge& e : g.byte_edges_of(s)) {
-      for (uint32_t b = e.lo; b <= e.hi; ++b)
-        g.next_states[size_t(s) * g.num_byte_classes + g.byte_class[b]] = e.target;
-    }
-  }
+  g.transitions.reset(n, g.num_byte_classes);  // rows filled on first use
   return g;
 }
 

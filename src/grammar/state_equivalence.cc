@@ -68,8 +68,9 @@ uint64_t state_local_key(const Grammar& grammar, uint32_t state) {
   const GrammarState& s = grammar.states[state];
   uint64_t h = mix(s.rule_id, uint64_t(s.accepting) | uint64_t(s.has_byte_edges()) << 1);
   uint64_t bits = 0;
+  const uint32_t* next = grammar.next_states_of(state);
   for (uint32_t c = 0; c < grammar.num_byte_classes; ++c) {
-    bits = bits << 1 | uint64_t(grammar.next_states[size_t(state) * grammar.num_byte_classes + c] != kNoState);
+    bits = bits << 1 | uint64_t(next[c] != kNoState);
     if ((c & 63) == 63) h = mix(h, bits);
   }
   h = mix(h, bits);
@@ -119,8 +120,8 @@ uint32_t same_behaviour_depth(const Grammar& grammar, uint32_t p, uint32_t q, ui
       if (ra[i].rule_id != rb[i].rule_id) return pair.depth;
       queue(ra[i].target, rb[i].target, pair.depth, true);
     }
-    const uint32_t* na = grammar.next_states.data() + size_t(pair.a) * classes;
-    const uint32_t* nb = grammar.next_states.data() + size_t(pair.b) * classes;
+    const uint32_t* na = grammar.next_states_of(pair.a);
+    const uint32_t* nb = grammar.next_states_of(pair.b);
     for (uint32_t c = 0; c < classes; ++c) {
       if ((na[c] == kNoState) != (nb[c] == kNoState)) {
         same = std::min(same, pair.depth + 1);  // a string of depth + 1 bytes tells them apart

@@ -201,7 +201,7 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
     last_index = it->second;
     if (!fresh) return loops[it->second];
     Loop l{{0, 0, 0, 0}, -1};
-    const uint32_t* next = grammar.next_states.data() + size_t(s) * classes;
+    const uint32_t* next = grammar.next_states_of(s);
     for (uint32_t c = 0; c < classes; ++c) {
       if (next[c] != s) continue;
       for (size_t w = 0; w < 4; ++w) l.bytes[w] |= class_bytes[c][w];
