@@ -28,8 +28,11 @@ std::shared_ptr<const StateTokenMask> CompiledGrammar::build_mask(uint32_t state
     auto it = built_by_key_.find(key);
     if (it != built_by_key_.end()) candidates = it->second;
   }
+  // The latest candidate first; the first that reads alike for kMinSameBytes or more ends the search: a compare
+  // that stops short of every token has mostly run out of its pairs (a state whose automaton branches widely, as
+  // a counted string's does), and the older candidates, of the same key, run out alike at the same cost each.
   uint32_t best = kNoState, best_depth = 0;
-  for (size_t i = candidates.size(); i-- > 0 && best_depth < every_token;) {
+  for (size_t i = candidates.size(); i-- > 0 && best_depth < kMinSameBytes;) {
     const uint32_t depth = same_behaviour_depth(grammar_, state, candidates[i], every_token);
     if (depth > best_depth) {
       best = candidates[i];
