@@ -13,10 +13,12 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
 }
 
 namespace {
-// The built states of one key a new state is compared with (the latest ones), and the fewest bytes two states must
-// read alike for the shorter tokens to be taken from the other's mask rather than walked.
+// The built states of one key a new state is compared with (the latest ones), the fewest bytes two states must
+// read alike for the shorter tokens to be taken from the other's mask rather than walked, and the bytes read alike
+// that end the comparisons short of every token (see build_mask).
 constexpr size_t kCandidates = 4;
 constexpr uint32_t kMinSameBytes = 3;
+constexpr uint32_t kEnoughSameBytes = 32;
 }  // namespace
 
 std::shared_ptr<const StateTokenMask> CompiledGrammar::build_mask(uint32_t state) const {
@@ -28,8 +30,12 @@ std::shared_ptr<const StateTokenMask> CompiledGrammar::build_mask(uint32_t state
     auto it = built_by_key_.find(key);
     if (it != built_by_key_.end()) candidates = it->second;
   }
+  // The latest candidate first; one that reads alike for kEnoughSameBytes or more ends the search: a compare that
+  // gets that deep but stops short of every token has mostly run out of its pairs (a state whose automaton branches
+  // widely, as a counted string's does), and the older candidates, of the same key, run out alike at the same cost
+  // each. A shallower one may be a state of another part of the rule: the older ones are compared too.
   uint32_t best = kNoState, best_depth = 0;
-  for (size_t i = candidates.size(); i-- > 0 && best_depth < every_token;) {
+  for (size_t i = candidates.size(); i-- > 0 && best_depth < kEnoughSameBytes && best_depth < every_token;) {
     const uint32_t depth = same_behaviour_depth(grammar_, state, candidates[i], every_token);
     if (depth > best_depth) {
       best = candidates[i];

@@ -7,7 +7,9 @@
 // inside and nothing outside is stepped through the byte table alone; the configurations outside are interned and
 // their moves memoized, since a rule shared by many callers leaves into the same caller stacks under every node.
 // build_state_token_mask_above walks only the subtrees that hold tokens of some length or more, and takes the
-// shorter tokens' classes from another state's mask.
+// shorter tokens' classes from another state's mask. A state that takes every token of the vocabulary's string
+// slice back to itself (free string content) accepts the slice's bits at once and walks only the trie of the
+// tokens outside it.
 #include "grammar/state_token_mask.h"
 
 #include <algorithm>
@@ -61,6 +63,12 @@ bool takes_every_character(const Grammar& grammar, uint32_t s) {
     }
   }
   return true;
+}
+
+// The vocabulary to walk from `s`: the tokens outside the string slice where `s` takes the slice (all accepted),
+// else every token (nullptr).
+const TokenVocabulary* outside_slice_of(const Grammar& grammar, const TokenVocabulary& vocab, uint32_t s) {
+  return takes_string_slice(grammar, vocab, s) ? vocab.outside_string_slice() : nullptr;
 }
 
 // A walk's outcome: accepted tokens as ranges of sorted indices, ascending (a subtree accepted whole is one range,
@@ -340,8 +348,33 @@ WalkResult walk_state(const Grammar& grammar, const ReturnSites& returns, const 
 
 }  // namespace
 
+bool takes_string_slice(const Grammar& grammar, const TokenVocabulary& vocab, uint32_t state) {
+  if (vocab.outside_string_slice() == nullptr || !grammar.states[state].has_byte_edges()) return false;
+  for (uint32_t b = 0; b < 0x80; ++b) {
+    if (TokenVocabulary::in_string_slice(uint8_t(b)) && grammar.next_state(state, uint8_t(b)) != state) return false;
+  }
+  return takes_every_character(grammar, state);
+}
+
 StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
                                       uint32_t state) {
+  const TokenVocabulary* outside = outside_slice_of(grammar, vocab, state);
+  if (outside != nullptr) {
+    // The slice is accepted whole; the walk classifies the other tokens, in the outside vocabulary's order.
+    WalkResult walked = walk_state(grammar, returns, *outside, state, 0);
+    StateTokenMask out;
+    out.accepted_bits = vocab.string_slice_bits();
+    for (const auto& [begin, end] : walked.accepted) {
+      for (uint32_t k = begin; k < end; ++k) {
+        const TokenId id = outside->sorted_id(int32_t(k));
+        out.accepted_bits[size_t(id) >> 5] |= 1u << (id & 31);
+      }
+    }
+    out.uncertain = std::move(walked.uncertain);
+    for (int32_t& k : out.uncertain) k = vocab.sorted_index_outside_slice(k);
+    out.uncertain.shrink_to_fit();
+    return out;
+  }
   WalkResult walked = walk_state(grammar, returns, vocab, state, 0);
   const std::vector<std::pair<uint32_t, uint32_t>>& accepted = walked.accepted;
   const size_t num_accepted = walked.num_accepted;
@@ -387,7 +420,12 @@ StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites&
 StateTokenMask build_state_token_mask_above(const Grammar& grammar, const ReturnSites& returns,
                                             const TokenVocabulary& vocab, uint32_t state,
                                             const StateTokenMask& same_below, uint32_t below_bytes) {
-  const WalkResult walked = walk_state(grammar, returns, vocab, state, below_bytes);
+  const TokenVocabulary* outside = outside_slice_of(grammar, vocab, state);
+  const TokenVocabulary& walked_vocab = outside != nullptr ? *outside : vocab;
+  WalkResult walked = walk_state(grammar, returns, walked_vocab, state, below_bytes);
+  if (outside != nullptr) {
+    for (int32_t& k : walked.uncertain) k = vocab.sorted_index_outside_slice(k);
+  }
   std::vector<uint32_t> bits;
   if (!same_below.accepted_bits.empty()) {
     bits = same_below.accepted_bits;
@@ -398,9 +436,13 @@ StateTokenMask build_state_token_mask_above(const Grammar& grammar, const Return
   for (const TokenId id : vocab.tokens_of_at_least(below_bytes)) bits[size_t(id) >> 5] &= ~(1u << (id & 31));
   for (const auto& [begin, end] : walked.accepted) {
     for (uint32_t k = begin; k < end; ++k) {
-      const TokenId id = vocab.sorted_id(int32_t(k));
+      const TokenId id = walked_vocab.sorted_id(int32_t(k));
       bits[size_t(id) >> 5] |= 1u << (id & 31);
     }
+  }
+  if (outside != nullptr) {
+    const std::vector<uint32_t>& slice = vocab.string_slice_bits();
+    for (size_t w = 0; w < bits.size(); ++w) bits[w] |= slice[w];
   }
   size_t num_accepted = 0;
   for (const uint32_t w : bits) num_accepted += size_t(std::popcount(w));

@@ -41,6 +41,11 @@ struct ReturnSites {
   static ReturnSites of(const Grammar& grammar);
 };
 
+// Whether `state` takes every token of the vocabulary's string slice (token_vocabulary.h) back to itself: each
+// ASCII byte of the slice and every well-formed multi-byte character lead back to `state` (free string content,
+// not a bounded string's counting states). Its mask is then the slice plus a walk of the other tokens alone.
+bool takes_string_slice(const Grammar& grammar, const TokenVocabulary& vocab, uint32_t state);
+
 StateTokenMask build_state_token_mask(const Grammar& grammar, const ReturnSites& returns, const TokenVocabulary& vocab,
                                       uint32_t state);
 // The same mask, given the mask of a state that classifies every token shorter than `below_bytes` bytes as `state`

@@ -9,7 +9,26 @@
 
 namespace pagoda::grammar {
 
-TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vector<TokenId> stop_ids) {
+namespace {
+
+// A token of the string slice: well-formed UTF-8 characters, whole, with no byte outside in_string_slice.
+bool whole_in_string_slice(std::string_view bytes) {
+  uint8_t k = utf8::kBoundary;
+  for (const char c : bytes) {
+    if (!TokenVocabulary::in_string_slice(uint8_t(c))) return false;
+    k = utf8::next(k, uint8_t(c));
+    if (k == utf8::kDead) return false;
+  }
+  return k == utf8::kBoundary;
+}
+
+}  // namespace
+
+TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vector<TokenId> stop_ids)
+    : TokenVocabulary(std::move(bytes_by_id), std::move(stop_ids), true) {}
+
+TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vector<TokenId> stop_ids,
+                                 bool split_string_slice) {
   constexpr size_t kMaxTokenBytes = 65535;
   const size_t n = bytes_by_id.size();
   offsets_.reserve(n + 1);
@@ -92,6 +111,29 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes_by_id, std::vect
     by_length_begin_[n] = std::min(by_length_begin_[n], by_length_begin_[n + 1]);
   text_token_bits_.assign(mask_words(), 0);
   for (const TokenId id : sorted_ids_) text_token_bits_[size_t(id) >> 5] |= 1u << (id & 31);
+
+  string_slice_bits_.assign(mask_words(), 0);
+  if (!split_string_slice) return;
+  std::vector<std::string> outside(n);
+  bool any_in_slice = false;
+  for (const TokenId id : sorted_ids_) {
+    const std::string_view b = token_bytes(id);
+    if (whole_in_string_slice(b)) {
+      string_slice_bits_[size_t(id) >> 5] |= 1u << (id & 31);
+      any_in_slice = true;
+    } else {
+      outside[size_t(id)] = std::string(b);
+    }
+  }
+  if (!any_in_slice) return;
+  outside_slice_.reset(new TokenVocabulary(std::move(outside), stop_ids_, false));
+  // Both orders sort by (bytes, id): the rest's is a subsequence of this one's.
+  outside_slice_sorted_.reserve(size_t(outside_slice_->num_sorted()));
+  int32_t k = 0;
+  for (int32_t j = 0; j < outside_slice_->num_sorted(); ++j) {
+    while (sorted_ids_[size_t(k)] != outside_slice_->sorted_id(j)) ++k;
+    outside_slice_sorted_.push_back(k);
+  }
 }
 
 std::shared_ptr<const TokenVocabulary> TokenVocabulary::from_tokenizer(const Tokenizer& tokenizer) {

@@ -2,6 +2,11 @@
 // trie laid out in preorder (walking it with a grammar state prunes every token under a dead prefix at once).
 // Built once per tokenizer and shared read-only by every compiled grammar and matcher (immutable, thread-safe).
 //
+// The string slice (LLGuidance's "slices"): the text tokens that free JSON string content takes whole, each a run
+// of well-formed UTF-8 characters with no '"', no '\\' and no control byte (< 0x20). A grammar state that takes
+// each such character back to itself accepts every one of them, so its mask is the slice plus a walk of the other
+// tokens alone, kept as a vocabulary of their own (outside_string_slice()).
+//
 // A token is one of: text (non-empty bytes: allowed when the grammar accepts them), a stop token (EOS and the
 // end-of-turn tokens: allowed exactly when the grammar can end) or neither (control tokens, tokens without
 // bytes: never allowed under a grammar).
@@ -75,11 +80,25 @@ class TokenVocabulary {
     const size_t from = n < by_length_begin_.size() ? by_length_begin_[n] : ids_by_length_.size();
     return std::span<const TokenId>(ids_by_length_).subspan(from);
   }
+  // Whether `byte` may stand in a token of the string slice (an ASCII byte of it, or any byte >= 0x80 of a
+  // well-formed character).
+  static constexpr bool in_string_slice(uint8_t byte) { return byte >= 0x20 && byte != '"' && byte != '\\'; }
+  // Bit `id` set for every token of the string slice: [mask_words()].
+  const std::vector<uint32_t>& string_slice_bits() const { return string_slice_bits_; }
+  // The text tokens outside the string slice, as a vocabulary of their own (the same ids and stop tokens; its
+  // sorted order is a subsequence of this one's); nullptr when this vocabulary is such a rest itself, or its slice
+  // is empty.
+  const TokenVocabulary* outside_string_slice() const { return outside_slice_.get(); }
+  // The index in this vocabulary's sorted order of outside_string_slice()'s sorted token `k`.
+  int32_t sorted_index_outside_slice(int32_t k) const { return outside_slice_sorted_[size_t(k)]; }
   // Bit `id` set for every text token (the tokens of the sorted order): [mask_words()].
   const std::vector<uint32_t>& text_token_bits() const { return text_token_bits_; }
   int32_t max_token_bytes() const { return max_token_bytes_; }
 
  private:
+  // `split_string_slice`: whether to find the string slice and build the vocabulary of the tokens outside it.
+  TokenVocabulary(std::vector<std::string> bytes_by_id, std::vector<TokenId> stop_ids, bool split_string_slice);
+
   std::string blob_;
   std::vector<size_t> offsets_;  // [vocab_size + 1] into blob_
   std::vector<uint8_t> is_stop_;
@@ -91,6 +110,9 @@ class TokenVocabulary {
   std::vector<TokenId> ids_by_length_;                  // text tokens by byte length, ascending
   std::vector<size_t> by_length_begin_;                 // [max_token_bytes + 2]: first index of each length
   std::vector<uint32_t> text_token_bits_;
+  std::vector<uint32_t> string_slice_bits_;               // [mask_words()]
+  std::unique_ptr<const TokenVocabulary> outside_slice_;  // the text tokens outside the slice
+  std::vector<int32_t> outside_slice_sorted_;             // [outside_slice_->num_sorted()]: index in sorted_ids_
   int32_t max_token_bytes_ = 0;
 };
 

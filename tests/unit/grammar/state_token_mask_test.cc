@@ -1,8 +1,8 @@
 // Tests for the per-state token masks as CompiledGrammar builds them (src/grammar/compiled_grammar.h): shared whole
 // with an equivalent state, or taken in part from one (src/grammar/state_equivalence.h) and walked for the longer
 // tokens only, every mask equals the eager, uncached build_state_token_mask of the same state, in any order the
-// states are reached; the trie walk equals a token-by-token classification; and same_behaviour_depth on states whose
-// distance is known.
+// states are reached; the trie walk equals a token-by-token classification, with the string slice taken whole by
+// free string content and by nothing else; and same_behaviour_depth on states whose distance is known.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -268,6 +268,47 @@ num ::= "-"? [0-9]+ ("." [0-9]+)?
       *g, piece_vocab(6, {"a", "b", "x", " ", ",", ":", "{", "}", "[", "]", "<", ">", "\"", "0", "7", "-", ".", "é",
                           "\":", "\",", "x\"", "\"}", "ab", "12", "\xC3"},
                       700, 6));
+}
+
+// The states of `g` whose masks take the vocabulary's string slice whole.
+size_t num_slice_states(const Grammar& g, const TokenVocabulary& vocab) {
+  size_t n = 0;
+  for (uint32_t s = 0; s < g.states.size(); ++s) n += takes_string_slice(g, vocab, s) ? 1 : 0;
+  return n;
+}
+
+TEST(StateTokenMask, StringSliceTakenByFreeStringContentOnly) {
+  const std::shared_ptr<const TokenVocabulary> vocab = piece_vocab(11, kJsonPieces, 700, 5);
+  ASSERT_NE(vocab->outside_string_slice(), nullptr);
+  // Free strings, strings of a minimum length only (their last state loops), and a pattern that takes every
+  // character: each content loop takes the slice, escapes (\n, \u00e9 in the vocabulary) go through the walk.
+  const Grammar free = schema_grammar(R"({"type": "object", "properties": {
+      "free": {"type": "string"},
+      "long": {"type": "string", "minLength": 3},
+      "any": {"type": "string", "pattern": "^a.*$"},
+      "tags": {"type": "array", "items": {"type": "string"}}}})");
+  EXPECT_GE(num_slice_states(free, *vocab), 3u);
+  expect_walk_equals_token_by_token(free, vocab);
+  check_every_order(free, vocab, 12);
+  // Bounded strings count characters (no state loops), a pattern's class leaves characters out, an enum is a
+  // finite set, a string format has its own automaton, and no other key is allowed: none takes the slice.
+  const Grammar bounded = schema_grammar(R"({"type": "object", "properties": {
+      "name": {"type": "string", "maxLength": 40},
+      "code": {"type": "string", "minLength": 2, "maxLength": 9},
+      "id": {"type": "string", "pattern": "^[a-z ]+$"},
+      "not_quote": {"type": "string", "pattern": "^[^b]*$"},
+      "kind": {"enum": ["alpha", "alphabet", "beta"]},
+      "day": {"type": "string", "format": "date"}}, "additionalProperties": false})");
+  EXPECT_EQ(num_slice_states(bounded, *vocab), 0u);
+  expect_walk_equals_token_by_token(bounded, vocab);
+  // GBNF content that takes every character but '"' and '\\' raw, and escapes: its loop takes the slice too.
+  Result<Grammar> gbnf = parse_gbnf(R"gbnf(
+root ::= "[" (str ("," str)*)? "]"
+str ::= "\"" ([^"\\\x00-\x1F] | "\\" ["\\/bfnrt])* "\""
+)gbnf");
+  ASSERT_TRUE(gbnf.ok()) << gbnf.error();
+  EXPECT_EQ(num_slice_states(*gbnf, *vocab), 1u);
+  expect_walk_equals_token_by_token(*gbnf, vocab);
 }
 
 TEST(StateEquivalence, DepthOfABoundedRepeat) {

@@ -1,9 +1,11 @@
 // Tests for TokenVocabulary (src/grammar/token_vocabulary.h): the preorder trie's per-node facts the mask builder
-// relies on, here whether every path below a node is well-formed UTF-8 read from a character boundary.
+// relies on, here whether every path below a node is well-formed UTF-8 read from a character boundary; the string
+// slice and the vocabulary of the tokens outside it.
 #include "grammar/token_vocabulary.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,40 @@ TEST(TokenVocabulary, Utf8BelowEachNode) {
   EXPECT_FALSE(below("\xC3"));
   EXPECT_TRUE(below("f"));   // an emoji then ASCII, ASCII, U+10FFFF
   EXPECT_FALSE(below("h"));  // above U+10FFFF
+}
+
+TEST(TokenVocabulary, StringSliceHoldsWholeCharactersWithoutQuotesEscapesOrControlBytes) {
+  // ids:                          0    1      2     3        4       5     6       7            8      9
+  std::vector<std::string> bytes = {"ab", "a b", "\"", "a\"b", "a\\n", "\n", "\x7F~", "\xC3\xA9t", "\xC3", "\xA9",
+                                    //  10 (U+20AC)      11 (overlong)  12 (surrogate)    13    14: stop  15: never
+                                    "\xE2\x82\xAC", "\xC0\xAF", "\xED\xA0\x80", "ab", "", ""};
+  const TokenVocabulary vocab(bytes, {14});
+  const std::vector<TokenId> in_slice = {0, 1, 6, 7, 10, 13};
+  std::vector<TokenId> got;
+  for (TokenId id = 0; id < vocab.vocab_size(); ++id) {
+    if (vocab.string_slice_bits()[size_t(id) >> 5] >> (id & 31) & 1) got.push_back(id);
+  }
+  EXPECT_EQ(got, in_slice);
+  // The rest: the other text tokens, same ids, in this vocabulary's sorted order.
+  const TokenVocabulary* outside = vocab.outside_string_slice();
+  ASSERT_NE(outside, nullptr);
+  EXPECT_EQ(outside->outside_string_slice(), nullptr);
+  EXPECT_EQ(outside->vocab_size(), vocab.vocab_size());
+  ASSERT_EQ(outside->num_sorted(), vocab.num_sorted() - int32_t(in_slice.size()));
+  std::vector<TokenId> rest;
+  int32_t prev = -1;
+  for (int32_t k = 0; k < outside->num_sorted(); ++k) {
+    const TokenId id = outside->sorted_id(k);
+    rest.push_back(id);
+    const int32_t index = vocab.sorted_index_outside_slice(k);
+    EXPECT_GT(index, prev);
+    EXPECT_EQ(vocab.sorted_id(index), id);
+    EXPECT_EQ(outside->token_bytes(id), vocab.token_bytes(id));
+    prev = index;
+  }
+  std::sort(rest.begin(), rest.end());
+  EXPECT_EQ(rest, (std::vector<TokenId>{2, 3, 4, 5, 8, 9, 11, 12}));
+  EXPECT_TRUE(outside->is_stop(14));
 }
 
 }  // namespace
