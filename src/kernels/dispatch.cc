@@ -68,6 +68,7 @@ KernelTable build_table(Isa isa) {
     overlay(t.quantize_row_q8_0, v.quantize_row_q8_0);
     overlay(t.quantize_row_q8_K, v.quantize_row_q8_K);
     overlay(t.quantize_row_int8, v.quantize_row_int8);
+    overlay(t.quantize_kv_row, v.quantize_kv_row);
     overlay(t.rmsnorm, v.rmsnorm);
     overlay(t.rmsnorm_q8_0, v.rmsnorm_q8_0);
     overlay(t.dot, v.dot);

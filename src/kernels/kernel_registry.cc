@@ -9,6 +9,7 @@
 #include "kernels/avx512/matmul_mxfp4x8_one_token.h"
 #include "kernels/avx_vnni/avx_vnni_kernels.h"
 #include "kernels/ref/ref_kernels.h"
+#include "quant/kv_row.h"
 #include "quant/row_int8.h"
 
 namespace pagoda::kernels {
@@ -193,6 +194,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
     .ref = {.quantize_row_q8_0 = quant::quantize_row_q8_0,
             .quantize_row_q8_K = quant::quantize_row_q8_K,
             .quantize_row_int8 = quant::quantize_int8_values,
+            .quantize_kv_row = pagoda::quantize_kv_row,
             .rmsnorm = ref::rmsnorm,
             .rmsnorm_q8_0 = ref::rmsnorm_q8_0,
             .dot = ref::dot,
@@ -208,6 +210,7 @@ const PerKernelSet<VectorKernels> kVectorKernels{
             .gated_delta_net_chunked = ref::gated_delta_net_chunked},
     .avx2 = {.quantize_row_q8_0 = avx2::quantize_row_q8_0,
              .quantize_row_int8 = avx2::quantize_row_int8,
+             .quantize_kv_row = avx2::quantize_kv_row,
              .rmsnorm = avx2::rmsnorm,
              .rmsnorm_q8_0 = avx2::rmsnorm_q8_0,
              .dot = avx2::dot,

@@ -55,6 +55,9 @@ struct VectorKernels {
   void (*quantize_row_q8_K)(const float* x, quant::BlockQ8_K* y, int64_t n) = nullptr;
   // x: f32 [n] -> q: int8 [n], returns the scale; the same bytes as quant::quantize_int8_values for x without nan.
   float (*quantize_row_int8)(const float* x, int8_t* q, int64_t n) = nullptr;
+  // A token's K or V row into the cache: x: f32 [n] -> `row` in `type` (not kInt8), the bytes quant/kv_row.h's
+  // quantize_kv_row writes, nans included; n a multiple of kv_dtype_block_values(type).
+  void (*quantize_kv_row)(KvDType type, const float* x, int32_t n, uint8_t* row) = nullptr;
   // y = x / rms(x) * weight; x, weight, y: f32 [n]. y may alias x.
   void (*rmsnorm)(const float* x, const float* weight, float* y, int64_t n, float eps) = nullptr;
   // y = quantize_row_q8_0(rmsnorm(x)) in one pass over x, without the f32 row: x, weight: f32 [n] -> y: Q8_0

@@ -228,12 +228,12 @@ void LlamaModel::write_kv(const BatchView& batch, const KvCacheView& kv, int32_t
     if (kv.k_dtype == KvDType::kInt8)
       store_int8_heads(k, kv.k8_at(kvl, slot), kv.k_scale_at(kvl, slot), num_kv_heads, head_dim);
     else
-      quantize_kv_row(kv.k_dtype, k, kv_dim, kv.k_row(kvl, slot));
+      kernels_.quantize_kv_row(kv.k_dtype, k, kv_dim, kv.k_row(kvl, slot));
   }
   if (kv.v_dtype == KvDType::kInt8)
     store_int8_heads(v, kv.v8_at(kvl, slot), kv.v_scale_at(kvl, slot), num_kv_heads, head_dim);
   else
-    quantize_kv_row(kv.v_dtype, v, kv_dim, kv.v_row(kvl, slot));
+    kernels_.quantize_kv_row(kv.v_dtype, v, kv_dim, kv.v_row(kvl, slot));
 }
 
 void LlamaModel::attention(const BatchView& batch, const KvCacheView& kv, int32_t layer, Workspace& ws,

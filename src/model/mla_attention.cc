@@ -9,7 +9,6 @@
 #include "core/check.h"
 #include "model/llama_model.h"
 #include "quant/kv_int8.h"
-#include "quant/kv_row.h"
 
 namespace pagoda {
 
@@ -56,7 +55,7 @@ void LlamaModel::mla_attention_block(const BatchView& batch, const KvCacheView& 
     if (kv.k_dtype == KvDType::kInt8)
       kv.k_scale_at(kvl, slot)[0] = quantize_kv_int8(k, row, kv.k8_at(kvl, slot));
     else
-      quantize_kv_row(kv.k_dtype, k, row, kv.k_row(kvl, slot));
+      kernels_.quantize_kv_row(kv.k_dtype, k, row, kv.k_row(kvl, slot));
   }
   // Absorption: head h's nope part times its attn_k_b, into the front of its query row.
   for (int32_t h = 0; h < heads; ++h) {

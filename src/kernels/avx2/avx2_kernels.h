@@ -45,6 +45,7 @@ void matmul_awq_int4_g64_q8_0(const void* w, const quant::BlockQ8_0* xq, float* 
 void matmul_awq_int4_g128_q8_0(const void* w, const quant::BlockQ8_0* xq, float* y, int64_t num_out, int64_t num_in,
                                int64_t num_tokens, int64_t y_stride);
 float quantize_row_int8(const float* x, int8_t* q, int64_t n);
+void quantize_kv_row(KvDType type, const float* x, int32_t n, uint8_t* row);
 void rmsnorm(const float* x, const float* weight, float* y, int64_t n, float eps);
 void rmsnorm_q8_0(const float* x, const float* weight, quant::BlockQ8_0* y, int64_t n, float eps);
 float dot(const float* a, const float* b, int64_t n);
