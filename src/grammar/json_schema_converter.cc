@@ -162,6 +162,7 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
     {"uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},
     {"email", format_regex::anchored(format_regex::kEmail)},
     {"uri", format_regex::anchored(format_regex::kUri)},
+    {"ipv6", format_regex::anchored(format_regex::kIpv6)},
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
     {"hostname", format_regex::anchored(format_regex::kHostnameIdna)},
 };
@@ -170,7 +171,7 @@ const std::string kHostnameRfc1123Regex = format_regex::anchored(format_regex::k
 // Formats JSON Schema defines that kFormats lacks: refused, since a validator asserting formats checks them. Any
 // other name is no JSON Schema format; validators ignore it (an annotation), and so does the grammar.
 const std::set<std::string, std::less<>> kUnsupportedFormats = {
-    "duration",      "idn-email",    "idn-hostname", "ipv6",          "uri-reference",        "iri",
+    "duration",      "idn-email",    "idn-hostname", "uri-reference",        "iri",
     "iri-reference", "uri-template", "json-pointer", "relative-json-pointer", "regex"};
 
 // A string's length from kLongStringFrom on: blocks of kLengthBlock characters (one rule, called a counted number of
