@@ -1,6 +1,8 @@
 // json_schema_to_grammar / json_object_grammar (json_schema_converter.h). One SchemaConverter per schema: each
 // schema node becomes an expression inlined into its parent's rule, except $ref targets (one rule each, which is
-// what makes recursion possible) and the shared free-form pieces (string, number, integer, any value).
+// what makes recursion possible), the shared free-form pieces (string, number, integer, any value), a sub-schema
+// with objects or arrays in it met a second time (annotations aside) or an array item counted by minItems/maxItems
+// (one rule each, called from every place: see convert_schema).
 #include "grammar/json_schema_converter.h"
 
 #include <fmt/format.h>
@@ -40,6 +42,10 @@ constexpr const char* kNotStrings = "$pagoda:notStrings";
 const std::set<std::string, std::less<>> kUnsupported = {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef",
                                                          "$recursiveRef",         "$dynamicAnchor",   "$recursiveAnchor"};
 constexpr size_t kMaxPatterns = 4;               // patternProperties: each subset of patterns is one kind of name
+// A sub-schema met again becomes a rule from this size of its normalized text (smaller ones are copied).
+constexpr size_t kShareSchemaFromBytes = 48;
+constexpr size_t kMaxSchemaKeyBytes = size_t(1) << 18;   // the longest normalized text shared
+constexpr uint64_t kMaxSchemaKeyTotal = uint64_t(1) << 26;  // normalized text written per conversion
 constexpr size_t kMaxAnyOfProduct = 64;          // allOf of two anyOf lists: their pairs, up to this many
 constexpr size_t kMaxDependencies = 6;           // each is a choice of two, combined as such pairs are
 constexpr uint64_t kMaxComplementSteps = 20000;  // schema nodes one conversion may complement
@@ -301,14 +307,14 @@ class SchemaConverter {
   Result<Grammar> convert(const BuildLimits& limits) {
     const int32_t root = b_.add_rule("root");
     refs_["#"] = root;
-    b_.set_body(root, convert_schema(root_, "#", 0));
+    b_.set_body(root, convert_schema(root_, "#", 0, root));
     for (size_t converted = 0; !failed() && !pending_.empty(); ++converted) {
       if (converted % 256 == 0 && limits.should_stop && limits.should_stop())
         return make_error("the grammar's compile was stopped", StatusCode::kCancelled);
       const auto [rule, pointer] = pending_.back();
       pending_.pop_back();
       const json* target = resolve(pointer, pointer);
-      b_.set_body(rule, target ? convert_schema(*target, pointer, 0) : b_.nothing());
+      b_.set_body(rule, target ? convert_schema(*target, pointer, 0, rule) : b_.nothing());
     }
     if (failed()) return make_error(*error_, StatusCode::kInvalidArgument);
     Result<Grammar> g = b_.build(root, limits);
@@ -852,7 +858,107 @@ class SchemaConverter {
 
   // ---- conversion ----
 
-  Expr convert_schema(const json& s, const std::string& path, int32_t depth) {
+  // ---- identical sub-schemas ----
+
+  // Text that two schemas share exactly when they convert to the same grammar: the schema written out, with the
+  // annotations of every schema in it left out (a property named "title" is kept: only schema positions are
+  // stripped). Sets *structured when the schema has an object or array in it (its grammar calls rules). False once
+  // the text passes kMaxSchemaKeyBytes (the schema is then converted where it is, unshared).
+  static bool normalized_text(const json& s, std::string& out, bool* structured) {
+    static const std::set<std::string, std::less<>> kSchemaMaps = {"properties", "patternProperties",
+                                                                   "dependentSchemas", "dependencies"};
+    static const std::set<std::string, std::less<>> kSchemaValues = {
+        "items", "prefixItems", "additionalItems", "additionalProperties", "allOf", "anyOf", "oneOf", "not",
+        "if",    "then",        "else",            "contains",             "propertyNames"};
+    static const std::set<std::string, std::less<>> kStructured = {"properties", "patternProperties", "items",
+                                                                   "prefixItems", "additionalProperties", "$ref"};
+    if (out.size() > kMaxSchemaKeyBytes) return false;
+    if (!s.is_object()) {
+      out += s.dump();
+      return true;
+    }
+    out += '{';
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      const std::string& k = it.key();
+      const json& v = it.value();
+      if (kAnnotations.count(k)) continue;
+      out += json(k).dump();
+      out += ':';
+      if (kStructured.count(k) ||
+          (k == "type" && (v == "object" || v == "array" ||
+                           (v.is_array() && (std::find(v.begin(), v.end(), json("object")) != v.end() ||
+                                             std::find(v.begin(), v.end(), json("array")) != v.end())))))
+        *structured = true;
+      if (kSchemaMaps.count(k) && v.is_object()) {
+        out += '{';
+        for (auto m = v.begin(); m != v.end(); ++m) {
+          out += json(m.key()).dump();
+          out += ':';
+          if (!normalized_text(m.value(), out, structured)) return false;
+          out += ',';
+        }
+        out += '}';
+      } else if (kSchemaValues.count(k) && v.is_array()) {
+        out += '[';
+        for (const json& x : v) {
+          if (!normalized_text(x, out, structured)) return false;
+          out += ',';
+        }
+        out += ']';
+      } else if (kSchemaValues.count(k)) {
+        if (!normalized_text(v, out, structured)) return false;
+      } else {
+        out += v.dump();
+      }
+      out += ',';
+    }
+    out += '}';
+    return out.size() <= kMaxSchemaKeyBytes;
+  }
+
+  // A schema met before converts to the same expression; one with an object or array in it (big, and calling
+  // rules, so its copies would not merge) becomes one rule, called from each place it appears, instead of a copy
+  // of its automaton per place. `own_rule`: the rule whose body this schema is ($ref targets, the root), which
+  // later copies call. The texts written for keys are bounded per schema (kMaxSchemaKeyBytes) and in all
+  // (kMaxSchemaKeyTotal), past which schemas convert unshared, as they would without this. `repeated`: the caller
+  // writes the expression several times (an array's items), so a schema worth a rule is one from its first use.
+  Expr convert_schema(const json& s, const std::string& path, int32_t depth, int32_t own_rule = -1,
+                      bool repeated = false) {
+    if (failed()) return b_.nothing();
+    if (!s.is_object() || alias_of(s) || schema_key_bytes_ > kMaxSchemaKeyTotal)
+      return convert_schema_body(s, path, depth);
+    std::string key;
+    bool structured = false;
+    const bool keyed = normalized_text(s, key, &structured);
+    schema_key_bytes_ += key.size();
+    if (!keyed) return convert_schema_body(s, path, depth);
+    if (auto it = converted_.find(key); it != converted_.end()) {
+      SharedSchema& shared = it->second;
+      const bool worth_a_rule = structured && key.size() >= kShareSchemaFromBytes;
+      if (shared.rule < 0 && own_rule >= 0 && worth_a_rule) {
+        shared.rule = own_rule;  // this copy is a rule's whole body already
+        return shared.expr;
+      }
+      if (shared.rule < 0 && worth_a_rule) {
+        shared.rule = b_.add_rule(b_.unique_rule_name("schema"));
+        b_.set_body(shared.rule, shared.expr);
+      }
+      return shared.rule >= 0 ? b_.rule_ref(shared.rule) : shared.expr;
+    }
+    if (repeated && own_rule < 0 && structured && key.size() >= kShareSchemaFromBytes) {
+      const int32_t rule = b_.add_rule(b_.unique_rule_name("items"));
+      converted_.emplace(key, SharedSchema{b_.nothing(), rule});
+      const Expr e = convert_schema_body(s, path, depth);
+      b_.set_body(rule, e);
+      converted_.at(key).expr = e;
+      return b_.rule_ref(rule);
+    }
+    const Expr e = convert_schema_body(s, path, depth);
+    if (!failed()) converted_.emplace(std::move(key), SharedSchema{e, own_rule});
+    return e;
+  }
+
+  Expr convert_schema_body(const json& s, const std::string& path, int32_t depth) {
     if (failed()) return b_.nothing();
     if (depth > kMaxSchemaDepth) return fail(path, fmt::format("schema nested deeper than {} levels", kMaxSchemaDepth));
     if (s.is_boolean()) return s.get<bool>() ? b_.rule_ref(value_rule()) : b_.nothing();
@@ -1772,10 +1878,16 @@ class SchemaConverter {
                     "or with maxItems <= 1");
       return unique_items(*values, min, max ? *max : kUnbounded, path);
     }
-    const Expr rest_item =
-        rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1) : b_.nothing();
-    if (failed()) return b_.nothing();
+    // The rest's item is written once per item minItems/maxItems count past the prefix, and once more for an
+    // unbounded tail (a first item comes apart from the tail's loop): more than a plain array's two copies make it
+    // a rule.
     const uint64_t k = prefix.size();
+    const uint64_t rest_copies = max ? *max - std::min<uint64_t>(*max, k)
+                                     : std::max<uint64_t>(min, std::max<uint64_t>(k, 1)) - k + 1;
+    const Expr rest_item = rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1,
+                                                 -1, rest_copies > 2)
+                                : b_.nothing();
+    if (failed()) return b_.nothing();
     const uint64_t limit = max ? *max : ~uint64_t(0);
     // after(i): items i.. (1-based) once item i-1 was written, each behind a comma.
     std::function<Expr(uint64_t)> after = [&](uint64_t i) -> Expr {
@@ -2180,6 +2292,12 @@ class SchemaConverter {
   int32_t length_block_rule_ = -1;
   std::unordered_map<std::string, int32_t> string_rules_;  // convert_string's rules by their keywords' text
   std::unordered_map<std::string, int32_t> number_rules_;  // convert_number's, by type and keywords
+  struct SharedSchema {
+    Expr expr;
+    int32_t rule;  // -1 until the schema is met a second time (and is worth a rule)
+  };
+  std::unordered_map<std::string, SharedSchema> converted_;  // convert_schema's, by normalized_text
+  uint64_t schema_key_bytes_ = 0;                            // normalized text written so far
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };
