@@ -39,6 +39,9 @@ const std::set<std::string, std::less<>> kAnnotations = {
 // these strings (the complements of `pattern` and of a string enum).
 constexpr const char* kNotPatterns = "$pagoda:notPatterns";
 constexpr const char* kNotStrings = "$pagoda:notStrings";
+// Internal keyword: an object's dependencies of names on names ({"trigger": ["needed", ...]}), which an object whose
+// members may come in any order enforces in the sets of members it tracks (see convert_object).
+constexpr const char* kNeeds = "$pagoda:needs";
 const std::set<std::string, std::less<>> kUnsupported = {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef",
                                                          "$recursiveRef",         "$dynamicAnchor",   "$recursiveAnchor"};
 constexpr size_t kMaxPatterns = 4;               // patternProperties: each subset of patterns is one kind of name
@@ -92,6 +95,7 @@ const std::map<std::string, std::string, std::less<>> kKeywordType = {
     {"format", "string"},
     {kNotPatterns, "string"},
     {kNotStrings, "string"},
+    {kNeeds, "object"},
     {"minimum", "number"},
     {"maximum", "number"},
     {"exclusiveMinimum", "number"},
@@ -580,6 +584,16 @@ class SchemaConverter {
       rest.erase(k);
       if (!s[k].is_object()) return fail(path, fmt::format("'{}' must be an object", k)), false;
       for (auto it = s[k].begin(); it != s[k].end(); ++it) {
+        if (o_.any_property_order && it.value().is_array()) {
+          // Enforced by the object's member sets, or else expanded as below (convert_object).
+          json names = json::array();
+          for (const json& r : it.value()) {
+            if (!r.is_string()) return fail(path, fmt::format("'{}' must list property names", k)), false;
+            names.push_back(r);
+          }
+          out.push_back(json{{kNeeds, {{it.key(), names}}}});
+          continue;
+        }
         if (++num_dependencies > kMaxDependencies)
           return fail(path, fmt::format("more than {} dependencies are not supported", kMaxDependencies)), false;
         json present = {{"required", {it.key()}}};
@@ -786,6 +800,9 @@ class SchemaConverter {
           merged[k] = v;
         } else if ((k == kNotPatterns || k == kNotStrings) && v.is_array()) {
           for (const json& x : v) merged[k].push_back(x);
+        } else if (k == kNeeds && v.is_object()) {
+          for (auto d = v.begin(); d != v.end(); ++d)
+            for (const json& name : d.value()) merged[k][d.key()].push_back(name);
         } else if (k == "uniqueItems") {
           merged[k] = merged.value(k, false) || (v.is_boolean() && v.get<bool>());
         } else if (!kKeywordType.count(k) && !kGenericKeywords.count(k)) {
@@ -1277,7 +1294,7 @@ class SchemaConverter {
           kv.push_back(b_.sequence({b_.literal(json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace)),
                                     colon(), listed.back().value}));
         }
-        if (std::optional<Expr> any = any_order_object(listed, kv, std::nullopt))
+        if (std::optional<Expr> any = any_order_object(listed, kv, std::nullopt, {}))
           return container("{", *any, false, "}");
       }
       std::vector<Expr> members;
@@ -1312,6 +1329,11 @@ class SchemaConverter {
       return fail(path, "'not' of a schema too large to express its complement"), json(false);
     if (s.is_boolean()) return json(!s.get<bool>());
     if (!s.is_object()) return fail(path, "a schema must be an object or a boolean"), json(false);
+    if (s.contains(kNeeds)) {
+      if (!needs_well_formed(s[kNeeds]))
+        return fail(path, fmt::format("'{}' must map names to lists of names", kNeeds)), json(false);
+      return complement(expand_needs(s), path, depth + 1);
+    }
     if (s.contains("$ref") || s.contains("allOf")) {
       std::vector<json> members;
       if (!collect_members(s, path, depth + 1, members)) return json(false);
@@ -1560,6 +1582,29 @@ class SchemaConverter {
       }
     }
 
+    // Dependencies of names on names (kNeeds), as (trigger bit, needed bits) over the members; enforced only by an
+    // any-order object that tracks every member, else the object is converted with each as a choice instead.
+    std::vector<std::pair<uint32_t, uint32_t>> needs;
+    if (s.contains(kNeeds) && !needs_well_formed(s[kNeeds]))
+      return fail(path, fmt::format("'{}' must map names to lists of names", kNeeds));
+    if (s.contains(kNeeds)) {
+      auto bit_of = [&](const std::string& key) -> uint32_t {
+        for (size_t i = 0; i < members.size() && i < 32; ++i)
+          if (members[i].key == key) return 1u << i;
+        return 0;
+      };
+      for (auto d = s[kNeeds].begin(); d != s[kNeeds].end(); ++d) {
+        uint32_t trigger = bit_of(d.key()), needed = 0;
+        for (const json& name : d.value()) {
+          const uint32_t bit = bit_of(name.get<std::string>());
+          if (bit == 0) trigger = 0;
+          needed |= bit;
+        }
+        if (trigger == 0) return object_with_expanded_needs(s, path, depth);
+        needs.push_back({trigger, needed});
+      }
+    }
+
     std::vector<Expr> kv;
     for (const Member& m : members) kv.push_back(b_.sequence({b_.literal(json(m.key).dump()), colon(), m.value}));
     std::optional<Expr> extra;
@@ -1571,9 +1616,12 @@ class SchemaConverter {
     }
     const size_t n = members.size();
     if (o_.any_property_order && (n >= 2 || (n == 1 && extra))) {
-      if (std::optional<Expr> any = any_order_object(members, kv, extra)) return container("{", *any, can_be_empty, "}");
+      if (std::optional<Expr> any = any_order_object(members, kv, extra, needs))
+        return container("{", *any, can_be_empty, "}");
+      if (!needs.empty()) return object_with_expanded_needs(s, path, depth);
       ++notes_.objects_schema_order;
     }
+    // Here a dependency's trigger and needed names are the one member (or it has none): it holds.
     // tail[i]: members i.. after at least one member was written (each behind a comma).
     size_t first_required = n;
     for (size_t i = 0; i < n; ++i) {
@@ -1609,8 +1657,10 @@ class SchemaConverter {
   // keeps one of them (JSON.parse and json.loads the last), which validates; and fewer distinct names than
   // written break no count (minProperties counts only required names or asks for one; maxProperties is refused
   // unless every listed name may appear at once).
+  // Dependencies (`needs`) are enforced only when every member is tracked: else nullopt.
   std::optional<Expr> any_order_object(const std::vector<Member>& members, const std::vector<Expr>& kv,
-                                       std::optional<Expr> extra) {
+                                       std::optional<Expr> extra,
+                                       const std::vector<std::pair<uint32_t, uint32_t>>& needs) {
     auto states_of = [](uint64_t t) { return t == 0 ? 2 : (t << (t - 1)) + (uint64_t(2) << t); };
     const size_t n = members.size();
     const size_t num_required =
@@ -1623,6 +1673,7 @@ class SchemaConverter {
     size_t tracked = n <= kAnyOrderMaxMembers ? n : num_required;
     while (tracked > num_required && states_of(tracked) + kAnyOrderStateBudget / 4 > left) --tracked;
     if (tracked < num_required || states_of(tracked) > left) return std::nullopt;
+    if (!needs.empty() && tracked < n) return std::nullopt;
     any_order_states_ += states_of(tracked);
     ++notes_.objects_any_order;
     std::vector<Member> kept;
@@ -1641,14 +1692,46 @@ class SchemaConverter {
       if (extra) loose.push_back(*extra);
       extra = b_.choice(std::move(loose));
     }
-    return any_order_members(kept, kept_kv, extra);
+    return any_order_members(kept, kept_kv, extra, needs);
+  }
+
+  // An object with dependencies of names on names that its member sets cannot enforce: each dependency a choice of
+  // its trigger absent, or present with the names it needs (combined as allOf members' anyOf lists are).
+  Expr object_with_expanded_needs(const json& s, const std::string& path, int32_t depth) {
+    json expanded = expand_needs(s);
+    expanded["type"] = "object";
+    return convert_schema(expanded, path, depth + 1);
+  }
+  static bool needs_well_formed(const json& v) {
+    if (!v.is_object()) return false;
+    for (auto d = v.begin(); d != v.end(); ++d) {
+      if (!d.value().is_array()) return false;
+      for (const json& name : d.value())
+        if (!name.is_string()) return false;
+    }
+    return true;
+  }
+  static json expand_needs(const json& s) {
+    if (!s.is_object() || !s.contains(kNeeds) || !needs_well_formed(s[kNeeds])) return s;
+    json expanded = s;
+    expanded.erase(kNeeds);
+    json all = expanded.contains("allOf") ? expanded["allOf"] : json::array();
+    for (auto d = s[kNeeds].begin(); d != s[kNeeds].end(); ++d) {
+      json present = {{"required", json::array({d.key()})}};
+      for (const json& name : d.value()) present["required"].push_back(name);
+      all.push_back(json{{"anyOf", {json{{"properties", {{d.key(), false}}}}, present}}});
+    }
+    expanded["allOf"] = all;
+    return expanded;
   }
 
   // An object's members in any order: each listed one at most once, every required one present, extra ones (when
   // `extra` is set) anywhere between. rest[S], a rule per set S of listed members already written: more extra
   // members, then a listed member not in S and rest[S + it], or the end once S holds every required member. Each
   // member (with its value) is a rule of its own, called from every rest[S], so the value's automaton exists once.
-  Expr any_order_members(const std::vector<Member>& members, const std::vector<Expr>& kv, std::optional<Expr> extra) {
+  // The end also needs, for each (trigger, needed) of `needs`, the needed members in S whenever the trigger is.
+  Expr any_order_members(const std::vector<Member>& members, const std::vector<Expr>& kv, std::optional<Expr> extra,
+                         const std::vector<std::pair<uint32_t, uint32_t>>& needs = {}) {
     const size_t n = members.size();
     uint32_t required = 0;
     for (size_t i = 0; i < n; ++i)
@@ -1678,7 +1761,10 @@ class SchemaConverter {
       std::vector<Expr> next;
       for (size_t i = 0; i < n; ++i)
         if (!(set & (1u << i))) next.push_back(b_.sequence({later[i], b_.rule_ref(rest[set | (1u << i)])}));
-      if ((set & required) == required) next.push_back(b_.empty());
+      const bool needs_met = std::all_of(needs.begin(), needs.end(), [&](const std::pair<uint32_t, uint32_t>& d) {
+        return !(set & d.first) || (set & d.second) == d.second;
+      });
+      if ((set & required) == required && needs_met) next.push_back(b_.empty());
       const Expr body = b_.choice(std::move(next));
       b_.set_body(rest[set], extra_later ? b_.sequence({b_.star(*extra_later), body}) : body);
     }

@@ -11,7 +11,7 @@
 // patterns: each subset of them is one kind of name, by DFA products and differences), propertyNames (a string
 // schema's pattern, format, lengths, or an enum), minProperties (up to the required count, or 1), maxProperties
 // (when no more properties may appear); dependencies, dependentRequired, dependentSchemas (up to 6: each trigger
-// absent, or present with what it needs); items, prefixItems, draft-04..2019 items arrays and additionalItems,
+// absent, or present with what it needs; lists of names, any number, held in an any-order object's tracked sets); items, prefixItems, draft-04..2019 items arrays and additionalItems,
 // minItems, maxItems; uniqueItems over items of a few listed scalars (enum, const, boolean, null: one rule per set
 // of values written); contains with minContains/maxContains where the complement of its schema is expressible (see
 // `not`), without maxItems or prefix items; anyOf; allOf (merged; anyOf lists in several members combined
