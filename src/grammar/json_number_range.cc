@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace pagoda::grammar {
@@ -235,11 +236,20 @@ Expr decimal_range(GrammarBuilder& b, uint64_t lo, std::optional<uint64_t> hi, i
 
 Result<Expr> json_integer_in_range(GrammarBuilder& b, std::optional<NumberBound> lo, std::optional<NumberBound> hi) {
   std::optional<int64_t> l, h;
-  if (lo) {
+  // A bound past every 64-bit integer on its own side (at 2^63 only when inclusive: an integer rounds to a double
+  // up to 2^63) holds for every integer written: the range is int64's on that side.
+  constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+  if (lo && std::isfinite(lo->value) &&
+      (lo->value < -kMaxIntegerBound || (lo->value == -kMaxIntegerBound && !lo->exclusive))) {
+    l = -kInt64Max;
+  } else if (lo) {
     PAGODA_RETURN_IF_ERROR(check_integer_bound(lo->value, "minimum"));
     l = integer_lower_bound(*lo);
   }
-  if (hi) {
+  if (hi && std::isfinite(hi->value) &&
+      (hi->value > kMaxIntegerBound || (hi->value == kMaxIntegerBound && !hi->exclusive))) {
+    h = kInt64Max;
+  } else if (hi) {
     PAGODA_RETURN_IF_ERROR(check_integer_bound(hi->value, "maximum"));
     h = integer_upper_bound(*hi);
   }
@@ -259,6 +269,9 @@ Result<Expr> json_integer_in_range(GrammarBuilder& b, std::optional<NumberBound>
 }
 
 Result<Expr> json_number_in_range(GrammarBuilder& b, std::optional<NumberBound> lo, std::optional<NumberBound> hi) {
+  // A bound at or past 1e15 on its own side holds for every number written here (under 1e15 in magnitude).
+  if (hi && std::isfinite(hi->value) && hi->value >= kMaxBound) hi.reset();
+  if (lo && std::isfinite(lo->value) && lo->value <= -kMaxBound) lo.reset();
   if (lo) PAGODA_RETURN_IF_ERROR(check_bound(lo->value, "minimum"));
   if (hi) PAGODA_RETURN_IF_ERROR(check_bound(hi->value, "maximum"));
   std::vector<Expr> alts;

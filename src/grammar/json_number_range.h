@@ -9,7 +9,9 @@
 //             with at most 15 significant digits (integer and fraction digits together), so that a JSON parser's
 //             double keeps it on the right side of the bound (15 digits survive the trip through a double).
 //   Integer bounds may be any value a signed 64-bit integer holds (a double's rounding is monotonic, so an integer
-//   within them parses to a double within them); number bounds must lie within +-1e15 (15 significant digits).
+//   within them parses to a double within them); number bounds must lie within +-1e15 (15 significant digits). A
+//   bound past those on its own side (a maximum from 1e15 up, past 2^63 for integers) is met by every number the
+//   grammar writes and so bounds nothing; one past them on the other side is refused.
 #pragma once
 
 #include <pagoda/status.h>

@@ -1,6 +1,8 @@
 // json_schema_to_grammar / json_object_grammar (json_schema_converter.h). One SchemaConverter per schema: each
 // schema node becomes an expression inlined into its parent's rule, except $ref targets (one rule each, which is
-// what makes recursion possible) and the shared free-form pieces (string, number, integer, any value).
+// what makes recursion possible), the shared free-form pieces (string, number, integer, any value), a sub-schema
+// with objects or arrays in it met a second time (annotations aside) or an array item counted by minItems/maxItems
+// (one rule each, called from every place: see convert_schema).
 #include "grammar/json_schema_converter.h"
 
 #include <fmt/format.h>
@@ -37,9 +39,16 @@ const std::set<std::string, std::less<>> kAnnotations = {
 // these strings (the complements of `pattern` and of a string enum).
 constexpr const char* kNotPatterns = "$pagoda:notPatterns";
 constexpr const char* kNotStrings = "$pagoda:notStrings";
+// Internal keyword: an object's dependencies of names on names ({"trigger": ["needed", ...]}), which an object whose
+// members may come in any order enforces in the sets of members it tracks (see convert_object).
+constexpr const char* kNeeds = "$pagoda:needs";
 const std::set<std::string, std::less<>> kUnsupported = {"unevaluatedProperties", "unevaluatedItems", "$dynamicRef",
                                                          "$recursiveRef",         "$dynamicAnchor",   "$recursiveAnchor"};
 constexpr size_t kMaxPatterns = 4;               // patternProperties: each subset of patterns is one kind of name
+// A sub-schema met again becomes a rule from this size of its normalized text (smaller ones are copied).
+constexpr size_t kShareSchemaFromBytes = 48;
+constexpr size_t kMaxSchemaKeyBytes = size_t(1) << 18;   // the longest normalized text shared
+constexpr uint64_t kMaxSchemaKeyTotal = uint64_t(1) << 26;  // normalized text written per conversion
 constexpr size_t kMaxAnyOfProduct = 64;          // allOf of two anyOf lists: their pairs, up to this many
 constexpr size_t kMaxDependencies = 6;           // each is a choice of two, combined as such pairs are
 constexpr uint64_t kMaxComplementSteps = 20000;  // schema nodes one conversion may complement
@@ -86,6 +95,7 @@ const std::map<std::string, std::string, std::less<>> kKeywordType = {
     {"format", "string"},
     {kNotPatterns, "string"},
     {kNotStrings, "string"},
+    {kNeeds, "object"},
     {"minimum", "number"},
     {"maximum", "number"},
     {"exclusiveMinimum", "number"},
@@ -162,6 +172,7 @@ const std::map<std::string, std::string, std::less<>> kFormats = {
     {"uuid", "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},
     {"email", format_regex::anchored(format_regex::kEmail)},
     {"uri", format_regex::anchored(format_regex::kUri)},
+    {"ipv6", format_regex::anchored(format_regex::kIpv6)},
     {"ipv4", "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$"},
     {"hostname", format_regex::anchored(format_regex::kHostnameIdna)},
 };
@@ -170,7 +181,7 @@ const std::string kHostnameRfc1123Regex = format_regex::anchored(format_regex::k
 // Formats JSON Schema defines that kFormats lacks: refused, since a validator asserting formats checks them. Any
 // other name is no JSON Schema format; validators ignore it (an annotation), and so does the grammar.
 const std::set<std::string, std::less<>> kUnsupportedFormats = {
-    "duration",      "idn-email",    "idn-hostname", "ipv6",          "uri-reference",        "iri",
+    "duration",      "idn-email",    "idn-hostname", "uri-reference",        "iri",
     "iri-reference", "uri-template", "json-pointer", "relative-json-pointer", "regex"};
 
 // A string's length from kLongStringFrom on: blocks of kLengthBlock characters (one rule, called a counted number of
@@ -300,14 +311,14 @@ class SchemaConverter {
   Result<Grammar> convert(const BuildLimits& limits) {
     const int32_t root = b_.add_rule("root");
     refs_["#"] = root;
-    b_.set_body(root, convert_schema(root_, "#", 0));
+    b_.set_body(root, convert_schema(root_, "#", 0, root));
     for (size_t converted = 0; !failed() && !pending_.empty(); ++converted) {
       if (converted % 256 == 0 && limits.should_stop && limits.should_stop())
         return make_error("the grammar's compile was stopped", StatusCode::kCancelled);
       const auto [rule, pointer] = pending_.back();
       pending_.pop_back();
       const json* target = resolve(pointer, pointer);
-      b_.set_body(rule, target ? convert_schema(*target, pointer, 0) : b_.nothing());
+      b_.set_body(rule, target ? convert_schema(*target, pointer, 0, rule) : b_.nothing());
     }
     if (failed()) return make_error(*error_, StatusCode::kInvalidArgument);
     Result<Grammar> g = b_.build(root, limits);
@@ -573,6 +584,16 @@ class SchemaConverter {
       rest.erase(k);
       if (!s[k].is_object()) return fail(path, fmt::format("'{}' must be an object", k)), false;
       for (auto it = s[k].begin(); it != s[k].end(); ++it) {
+        if (o_.any_property_order && it.value().is_array()) {
+          // Enforced by the object's member sets, or else expanded as below (convert_object).
+          json names = json::array();
+          for (const json& r : it.value()) {
+            if (!r.is_string()) return fail(path, fmt::format("'{}' must list property names", k)), false;
+            names.push_back(r);
+          }
+          out.push_back(json{{kNeeds, {{it.key(), names}}}});
+          continue;
+        }
         if (++num_dependencies > kMaxDependencies)
           return fail(path, fmt::format("more than {} dependencies are not supported", kMaxDependencies)), false;
         json present = {{"required", {it.key()}}};
@@ -779,6 +800,9 @@ class SchemaConverter {
           merged[k] = v;
         } else if ((k == kNotPatterns || k == kNotStrings) && v.is_array()) {
           for (const json& x : v) merged[k].push_back(x);
+        } else if (k == kNeeds && v.is_object()) {
+          for (auto d = v.begin(); d != v.end(); ++d)
+            for (const json& name : d.value()) merged[k][d.key()].push_back(name);
         } else if (k == "uniqueItems") {
           merged[k] = merged.value(k, false) || (v.is_boolean() && v.get<bool>());
         } else if (!kKeywordType.count(k) && !kGenericKeywords.count(k)) {
@@ -851,7 +875,107 @@ class SchemaConverter {
 
   // ---- conversion ----
 
-  Expr convert_schema(const json& s, const std::string& path, int32_t depth) {
+  // ---- identical sub-schemas ----
+
+  // Text that two schemas share exactly when they convert to the same grammar: the schema written out, with the
+  // annotations of every schema in it left out (a property named "title" is kept: only schema positions are
+  // stripped). Sets *structured when the schema has an object or array in it (its grammar calls rules). False once
+  // the text passes kMaxSchemaKeyBytes (the schema is then converted where it is, unshared).
+  static bool normalized_text(const json& s, std::string& out, bool* structured) {
+    static const std::set<std::string, std::less<>> kSchemaMaps = {"properties", "patternProperties",
+                                                                   "dependentSchemas", "dependencies"};
+    static const std::set<std::string, std::less<>> kSchemaValues = {
+        "items", "prefixItems", "additionalItems", "additionalProperties", "allOf", "anyOf", "oneOf", "not",
+        "if",    "then",        "else",            "contains",             "propertyNames"};
+    static const std::set<std::string, std::less<>> kStructured = {"properties", "patternProperties", "items",
+                                                                   "prefixItems", "additionalProperties", "$ref"};
+    if (out.size() > kMaxSchemaKeyBytes) return false;
+    if (!s.is_object()) {
+      out += s.dump();
+      return true;
+    }
+    out += '{';
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      const std::string& k = it.key();
+      const json& v = it.value();
+      if (kAnnotations.count(k)) continue;
+      out += json(k).dump();
+      out += ':';
+      if (kStructured.count(k) ||
+          (k == "type" && (v == "object" || v == "array" ||
+                           (v.is_array() && (std::find(v.begin(), v.end(), json("object")) != v.end() ||
+                                             std::find(v.begin(), v.end(), json("array")) != v.end())))))
+        *structured = true;
+      if (kSchemaMaps.count(k) && v.is_object()) {
+        out += '{';
+        for (auto m = v.begin(); m != v.end(); ++m) {
+          out += json(m.key()).dump();
+          out += ':';
+          if (!normalized_text(m.value(), out, structured)) return false;
+          out += ',';
+        }
+        out += '}';
+      } else if (kSchemaValues.count(k) && v.is_array()) {
+        out += '[';
+        for (const json& x : v) {
+          if (!normalized_text(x, out, structured)) return false;
+          out += ',';
+        }
+        out += ']';
+      } else if (kSchemaValues.count(k)) {
+        if (!normalized_text(v, out, structured)) return false;
+      } else {
+        out += v.dump();
+      }
+      out += ',';
+    }
+    out += '}';
+    return out.size() <= kMaxSchemaKeyBytes;
+  }
+
+  // A schema met before converts to the same expression; one with an object or array in it (big, and calling
+  // rules, so its copies would not merge) becomes one rule, called from each place it appears, instead of a copy
+  // of its automaton per place. `own_rule`: the rule whose body this schema is ($ref targets, the root), which
+  // later copies call. The texts written for keys are bounded per schema (kMaxSchemaKeyBytes) and in all
+  // (kMaxSchemaKeyTotal), past which schemas convert unshared, as they would without this. `repeated`: the caller
+  // writes the expression several times (an array's items), so a schema worth a rule is one from its first use.
+  Expr convert_schema(const json& s, const std::string& path, int32_t depth, int32_t own_rule = -1,
+                      bool repeated = false) {
+    if (failed()) return b_.nothing();
+    if (!s.is_object() || alias_of(s) || schema_key_bytes_ > kMaxSchemaKeyTotal)
+      return convert_schema_body(s, path, depth);
+    std::string key;
+    bool structured = false;
+    const bool keyed = normalized_text(s, key, &structured);
+    schema_key_bytes_ += key.size();
+    if (!keyed) return convert_schema_body(s, path, depth);
+    if (auto it = converted_.find(key); it != converted_.end()) {
+      SharedSchema& shared = it->second;
+      const bool worth_a_rule = structured && key.size() >= kShareSchemaFromBytes;
+      if (shared.rule < 0 && own_rule >= 0 && worth_a_rule) {
+        shared.rule = own_rule;  // this copy is a rule's whole body already
+        return shared.expr;
+      }
+      if (shared.rule < 0 && worth_a_rule) {
+        shared.rule = b_.add_rule(b_.unique_rule_name("schema"));
+        b_.set_body(shared.rule, shared.expr);
+      }
+      return shared.rule >= 0 ? b_.rule_ref(shared.rule) : shared.expr;
+    }
+    if (repeated && own_rule < 0 && structured && key.size() >= kShareSchemaFromBytes) {
+      const int32_t rule = b_.add_rule(b_.unique_rule_name("items"));
+      converted_.emplace(key, SharedSchema{b_.nothing(), rule});
+      const Expr e = convert_schema_body(s, path, depth);
+      b_.set_body(rule, e);
+      converted_.at(key).expr = e;
+      return b_.rule_ref(rule);
+    }
+    const Expr e = convert_schema_body(s, path, depth);
+    if (!failed()) converted_.emplace(std::move(key), SharedSchema{e, own_rule});
+    return e;
+  }
+
+  Expr convert_schema_body(const json& s, const std::string& path, int32_t depth) {
     if (failed()) return b_.nothing();
     if (depth > kMaxSchemaDepth) return fail(path, fmt::format("schema nested deeper than {} levels", kMaxSchemaDepth));
     if (s.is_boolean()) return s.get<bool>() ? b_.rule_ref(value_rule()) : b_.nothing();
@@ -1170,7 +1294,7 @@ class SchemaConverter {
           kv.push_back(b_.sequence({b_.literal(json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace)),
                                     colon(), listed.back().value}));
         }
-        if (std::optional<Expr> any = any_order_object(listed, kv, std::nullopt))
+        if (std::optional<Expr> any = any_order_object(listed, kv, std::nullopt, {}))
           return container("{", *any, false, "}");
       }
       std::vector<Expr> members;
@@ -1205,6 +1329,11 @@ class SchemaConverter {
       return fail(path, "'not' of a schema too large to express its complement"), json(false);
     if (s.is_boolean()) return json(!s.get<bool>());
     if (!s.is_object()) return fail(path, "a schema must be an object or a boolean"), json(false);
+    if (s.contains(kNeeds)) {
+      if (!needs_well_formed(s[kNeeds]))
+        return fail(path, fmt::format("'{}' must map names to lists of names", kNeeds)), json(false);
+      return complement(expand_needs(s), path, depth + 1);
+    }
     if (s.contains("$ref") || s.contains("allOf")) {
       std::vector<json> members;
       if (!collect_members(s, path, depth + 1, members)) return json(false);
@@ -1453,6 +1582,29 @@ class SchemaConverter {
       }
     }
 
+    // Dependencies of names on names (kNeeds), as (trigger bit, needed bits) over the members; enforced only by an
+    // any-order object that tracks every member, else the object is converted with each as a choice instead.
+    std::vector<std::pair<uint32_t, uint32_t>> needs;
+    if (s.contains(kNeeds) && !needs_well_formed(s[kNeeds]))
+      return fail(path, fmt::format("'{}' must map names to lists of names", kNeeds));
+    if (s.contains(kNeeds)) {
+      auto bit_of = [&](const std::string& key) -> uint32_t {
+        for (size_t i = 0; i < members.size() && i < 32; ++i)
+          if (members[i].key == key) return 1u << i;
+        return 0;
+      };
+      for (auto d = s[kNeeds].begin(); d != s[kNeeds].end(); ++d) {
+        uint32_t trigger = bit_of(d.key()), needed = 0;
+        for (const json& name : d.value()) {
+          const uint32_t bit = bit_of(name.get<std::string>());
+          if (bit == 0) trigger = 0;
+          needed |= bit;
+        }
+        if (trigger == 0) return object_with_expanded_needs(s, path, depth);
+        needs.push_back({trigger, needed});
+      }
+    }
+
     std::vector<Expr> kv;
     for (const Member& m : members) kv.push_back(b_.sequence({b_.literal(json(m.key).dump()), colon(), m.value}));
     std::optional<Expr> extra;
@@ -1464,9 +1616,12 @@ class SchemaConverter {
     }
     const size_t n = members.size();
     if (o_.any_property_order && (n >= 2 || (n == 1 && extra))) {
-      if (std::optional<Expr> any = any_order_object(members, kv, extra)) return container("{", *any, can_be_empty, "}");
+      if (std::optional<Expr> any = any_order_object(members, kv, extra, needs))
+        return container("{", *any, can_be_empty, "}");
+      if (!needs.empty()) return object_with_expanded_needs(s, path, depth);
       ++notes_.objects_schema_order;
     }
+    // Here a dependency's trigger and needed names are the one member (or it has none): it holds.
     // tail[i]: members i.. after at least one member was written (each behind a comma).
     size_t first_required = n;
     for (size_t i = 0; i < n; ++i) {
@@ -1502,8 +1657,10 @@ class SchemaConverter {
   // keeps one of them (JSON.parse and json.loads the last), which validates; and fewer distinct names than
   // written break no count (minProperties counts only required names or asks for one; maxProperties is refused
   // unless every listed name may appear at once).
+  // Dependencies (`needs`) are enforced only when every member is tracked: else nullopt.
   std::optional<Expr> any_order_object(const std::vector<Member>& members, const std::vector<Expr>& kv,
-                                       std::optional<Expr> extra) {
+                                       std::optional<Expr> extra,
+                                       const std::vector<std::pair<uint32_t, uint32_t>>& needs) {
     auto states_of = [](uint64_t t) { return t == 0 ? 2 : (t << (t - 1)) + (uint64_t(2) << t); };
     const size_t n = members.size();
     const size_t num_required =
@@ -1516,6 +1673,7 @@ class SchemaConverter {
     size_t tracked = n <= kAnyOrderMaxMembers ? n : num_required;
     while (tracked > num_required && states_of(tracked) + kAnyOrderStateBudget / 4 > left) --tracked;
     if (tracked < num_required || states_of(tracked) > left) return std::nullopt;
+    if (!needs.empty() && tracked < n) return std::nullopt;
     any_order_states_ += states_of(tracked);
     ++notes_.objects_any_order;
     std::vector<Member> kept;
@@ -1534,14 +1692,46 @@ class SchemaConverter {
       if (extra) loose.push_back(*extra);
       extra = b_.choice(std::move(loose));
     }
-    return any_order_members(kept, kept_kv, extra);
+    return any_order_members(kept, kept_kv, extra, needs);
+  }
+
+  // An object with dependencies of names on names that its member sets cannot enforce: each dependency a choice of
+  // its trigger absent, or present with the names it needs (combined as allOf members' anyOf lists are).
+  Expr object_with_expanded_needs(const json& s, const std::string& path, int32_t depth) {
+    json expanded = expand_needs(s);
+    expanded["type"] = "object";
+    return convert_schema(expanded, path, depth + 1);
+  }
+  static bool needs_well_formed(const json& v) {
+    if (!v.is_object()) return false;
+    for (auto d = v.begin(); d != v.end(); ++d) {
+      if (!d.value().is_array()) return false;
+      for (const json& name : d.value())
+        if (!name.is_string()) return false;
+    }
+    return true;
+  }
+  static json expand_needs(const json& s) {
+    if (!s.is_object() || !s.contains(kNeeds) || !needs_well_formed(s[kNeeds])) return s;
+    json expanded = s;
+    expanded.erase(kNeeds);
+    json all = expanded.contains("allOf") ? expanded["allOf"] : json::array();
+    for (auto d = s[kNeeds].begin(); d != s[kNeeds].end(); ++d) {
+      json present = {{"required", json::array({d.key()})}};
+      for (const json& name : d.value()) present["required"].push_back(name);
+      all.push_back(json{{"anyOf", {json{{"properties", {{d.key(), false}}}}, present}}});
+    }
+    expanded["allOf"] = all;
+    return expanded;
   }
 
   // An object's members in any order: each listed one at most once, every required one present, extra ones (when
   // `extra` is set) anywhere between. rest[S], a rule per set S of listed members already written: more extra
   // members, then a listed member not in S and rest[S + it], or the end once S holds every required member. Each
   // member (with its value) is a rule of its own, called from every rest[S], so the value's automaton exists once.
-  Expr any_order_members(const std::vector<Member>& members, const std::vector<Expr>& kv, std::optional<Expr> extra) {
+  // The end also needs, for each (trigger, needed) of `needs`, the needed members in S whenever the trigger is.
+  Expr any_order_members(const std::vector<Member>& members, const std::vector<Expr>& kv, std::optional<Expr> extra,
+                         const std::vector<std::pair<uint32_t, uint32_t>>& needs = {}) {
     const size_t n = members.size();
     uint32_t required = 0;
     for (size_t i = 0; i < n; ++i)
@@ -1571,7 +1761,10 @@ class SchemaConverter {
       std::vector<Expr> next;
       for (size_t i = 0; i < n; ++i)
         if (!(set & (1u << i))) next.push_back(b_.sequence({later[i], b_.rule_ref(rest[set | (1u << i)])}));
-      if ((set & required) == required) next.push_back(b_.empty());
+      const bool needs_met = std::all_of(needs.begin(), needs.end(), [&](const std::pair<uint32_t, uint32_t>& d) {
+        return !(set & d.first) || (set & d.second) == d.second;
+      });
+      if ((set & required) == required && needs_met) next.push_back(b_.empty());
       const Expr body = b_.choice(std::move(next));
       b_.set_body(rest[set], extra_later ? b_.sequence({b_.star(*extra_later), body}) : body);
     }
@@ -1771,10 +1964,16 @@ class SchemaConverter {
                     "or with maxItems <= 1");
       return unique_items(*values, min, max ? *max : kUnbounded, path);
     }
-    const Expr rest_item =
-        rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1) : b_.nothing();
-    if (failed()) return b_.nothing();
+    // The rest's item is written once per item minItems/maxItems count past the prefix, and once more for an
+    // unbounded tail (a first item comes apart from the tail's loop): more than a plain array's two copies make it
+    // a rule.
     const uint64_t k = prefix.size();
+    const uint64_t rest_copies = max ? *max - std::min<uint64_t>(*max, k)
+                                     : std::max<uint64_t>(min, std::max<uint64_t>(k, 1)) - k + 1;
+    const Expr rest_item = rest ? convert_schema(*rest, path + (prefix_list ? "/additionalItems" : "/items"), depth + 1,
+                                                 -1, rest_copies > 2)
+                                : b_.nothing();
+    if (failed()) return b_.nothing();
     const uint64_t limit = max ? *max : ~uint64_t(0);
     // after(i): items i.. (1-based) once item i-1 was written, each behind a comma.
     std::function<Expr(uint64_t)> after = [&](uint64_t i) -> Expr {
@@ -2179,6 +2378,12 @@ class SchemaConverter {
   int32_t length_block_rule_ = -1;
   std::unordered_map<std::string, int32_t> string_rules_;  // convert_string's rules by their keywords' text
   std::unordered_map<std::string, int32_t> number_rules_;  // convert_number's, by type and keywords
+  struct SharedSchema {
+    Expr expr;
+    int32_t rule;  // -1 until the schema is met a second time (and is worth a rule)
+  };
+  std::unordered_map<std::string, SharedSchema> converted_;  // convert_schema's, by normalized_text
+  uint64_t schema_key_bytes_ = 0;                            // normalized text written so far
   int32_t string_rule_ = -1, number_rule_ = -1, integer_rule_ = -1, value_rule_ = -1, object_rule_ = -1,
           array_rule_ = -1;
 };

@@ -11,7 +11,7 @@
 // patterns: each subset of them is one kind of name, by DFA products and differences), propertyNames (a string
 // schema's pattern, format, lengths, or an enum), minProperties (up to the required count, or 1), maxProperties
 // (when no more properties may appear); dependencies, dependentRequired, dependentSchemas (up to 6: each trigger
-// absent, or present with what it needs); items, prefixItems, draft-04..2019 items arrays and additionalItems,
+// absent, or present with what it needs; lists of names, any number, held in an any-order object's tracked sets); items, prefixItems, draft-04..2019 items arrays and additionalItems,
 // minItems, maxItems; uniqueItems over items of a few listed scalars (enum, const, boolean, null: one rule per set
 // of values written); contains with minContains/maxContains where the complement of its schema is expressible (see
 // `not`), without maxItems or prefix items; anyOf; allOf (merged; anyOf lists in several members combined
@@ -23,7 +23,7 @@
 // included, $ref with siblings (merged from 2019-09 on; in draft-04/06/7 the siblings are ignored, see
 // JsonSchemaDialect); string minLength, maxLength (from 2048 and up to 2^20 only without a
 // pattern or format: blocks of a rule), pattern (regex_parser.h), format (date, time, date-time, uuid, email, uri,
-// ipv4, hostname: each its RFC's grammar, see the format table for the corners; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
+// ipv4, ipv6, hostname: each its RFC's grammar, see the format table for the corners; JSON Schema's other formats are refused, names it does not define are annotations); integer and number minimum, maximum, exclusiveMinimum,
 // exclusiveMaximum (draft-04 boolean and draft-06+ numeric forms, decimal bounds included; see
 // json_number_range.h), multipleOf (10^-n: fraction digits; a divisor of 1000: last digits); boolean schemas.
 // Properties come in `properties` order (as written in the text; see the ordered_json overload), optional ones may

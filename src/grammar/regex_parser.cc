@@ -39,32 +39,7 @@ class RegexParser {
 
   Result<GrammarBuilder::Expr> parse() {
     std::vector<GrammarBuilder::Expr> alts;
-    while (true) {
-      bool anchored_start = false, anchored_end = false;
-      if (peek() == '^') {
-        ++pos_;
-        anchored_start = true;
-      }
-      std::vector<Lookahead> lookaheads;
-      GrammarBuilder::Expr body = parse_alternative(0, &anchored_end, &lookaheads);
-      if (failed_) break;
-      const bool search = mode_ == RegexMode::kJsonStringSearch;
-      if (!lookaheads.empty()) {
-        body = with_lookaheads(std::move(lookaheads), search && !anchored_end ? any_string() : b_.empty());
-        if (search && !anchored_start) body = b_.sequence({any_string(), body});
-      } else if (search) {
-        body =
-            b_.sequence({anchored_start ? b_.empty() : any_string(), body, anchored_end ? b_.empty() : any_string()});
-      }
-      alts.push_back(body);
-      if (at_end()) break;
-      if (peek() == '|') {
-        ++pos_;
-        continue;
-      }
-      fail(peek() == ')' ? "unmatched ')'" : fmt::format("unexpected '{}'", peek()));
-      break;
-    }
+    parse_top(alts, false, 0);
     if (failed_) return make_error(error_, StatusCode::kInvalidArgument);
     return b_.choice(std::move(alts));
   }
@@ -72,10 +47,84 @@ class RegexParser {
  private:
   using Expr = GrammarBuilder::Expr;
 
+  // The top-level alternatives into `alts`: to the pattern's end, or (`in_group`) to the ')' of a group that is a
+  // whole top-level alternative, whose alternatives are top-level ones too: `^$|(^a+$)` is `^$|^a+$`.
+  void parse_top(std::vector<Expr>& alts, bool in_group, int32_t depth) {
+    while (true) {
+      if (const size_t open = whole_group_here(); open > 0) {
+        if (depth >= kMaxGroupNesting) {
+          fail(fmt::format("groups nested deeper than {}", kMaxGroupNesting));
+          return;
+        }
+        pos_ += open;
+        parse_top(alts, true, depth + 1);
+        if (failed_) return;
+        ++pos_;  // its ')'
+      } else {
+        parse_top_alternative(alts, in_group, depth);
+        if (failed_) return;
+      }
+      if (in_group ? peek() == ')' : at_end()) return;
+      if (peek() == '|') {
+        ++pos_;
+        continue;
+      }
+      fail(peek() == ')' ? "unmatched ')'" : fmt::format("unexpected '{}'", peek()));
+      return;
+    }
+  }
+
+  // The length of the opening of a group, "(" or "(?:", that starts here and is the whole alternative (its ')'
+  // followed by the end, '|', or the ')' of a group it is inside); 0 if none.
+  size_t whole_group_here() const {
+    if (peek() != '(') return 0;
+    const size_t open = peek(1) == '?' ? (peek(2) == ':' ? 3 : 0) : 1;
+    if (open == 0) return 0;
+    int32_t depth = 0;
+    bool in_class = false;
+    for (size_t i = pos_; i < p_.size(); ++i) {
+      const char c = p_[i];
+      if (c == '\\') {
+        ++i;
+      } else if (in_class) {
+        in_class = c != ']';
+      } else if (c == '[') {
+        in_class = true;
+      } else if (c == '(') {
+        ++depth;
+      } else if (c == ')' && --depth == 0) {
+        const char next = i + 1 < p_.size() ? p_[i + 1] : '\0';
+        return next == '\0' || next == '|' || next == ')' ? open : 0;
+      }
+    }
+    return 0;
+  }
+
+  // One top-level alternative: its anchors, its lookaheads, and (searching) any text around it.
+  void parse_top_alternative(std::vector<Expr>& alts, bool in_group, int32_t depth) {
+    bool anchored_start = false, anchored_end = false;
+    if (peek() == '^') {
+      ++pos_;
+      anchored_start = true;
+    }
+    std::vector<Lookahead> lookaheads;
+    GrammarBuilder::Expr body = parse_alternative(depth, &anchored_end, &lookaheads, in_group);
+    if (failed_) return;
+    const bool search = mode_ == RegexMode::kJsonStringSearch;
+    if (!lookaheads.empty()) {
+      body = with_lookaheads(std::move(lookaheads), search && !anchored_end ? any_string() : b_.empty());
+      if (search && !anchored_start) body = b_.sequence({any_string(), body});
+    } else if (search) {
+      body =
+          b_.sequence({anchored_start ? b_.empty() : any_string(), body, anchored_end ? b_.empty() : any_string()});
+    }
+    alts.push_back(body);
+  }
+
   // A lookahead of a top-level alternative, (?=X) or (?!X), before its items[at]: it looks at the rest of the
   // input, so the alternative's tail from there (its items, then the end: nothing after `$`, anything after an
-  // unanchored search pattern) is intersected with X followed by anything, or has that removed. Inside a group
-  // the rest of the input is not the group's, so lookaheads there stay refused.
+  // unanchored search pattern) is intersected with X followed by anything (X alone when it ends with '$'), or has
+  // that removed. Inside a group the rest of the input is not the group's, so lookaheads there stay refused.
   struct Lookahead {
     size_t at = 0;
     bool negative = false;
@@ -93,7 +142,7 @@ class RegexParser {
       std::vector<Expr> rest(items.begin() + ptrdiff_t(la->at), items.begin() + ptrdiff_t(upto));
       rest.push_back(tail);
       tail = b_.sequence(std::move(rest));
-      const Expr seen = b_.sequence({la->expr, any_string()});
+      const Expr seen = la->expr;
       tail = la->negative ? b_.difference(tail, seen) : b_.intersection({tail, seen});
       upto = la->at;
     }
@@ -116,17 +165,23 @@ class RegexParser {
 
   // alternative := term*; `top_end` (top level only) receives whether it ended with '$'; `lookaheads` (top level
   // only) receives its lookaheads, and its items are then left in lookahead_items_ for with_lookaheads.
-  Expr parse_alternative(int32_t depth, bool* top_end, std::vector<Lookahead>* lookaheads = nullptr) {
+  // `closes_group`: the alternative of a top-level lookahead or of a group that is a whole top-level alternative,
+  // whose '$' may come before its ')'.
+  Expr parse_alternative(int32_t depth, bool* top_end, std::vector<Lookahead>* lookaheads = nullptr,
+                         bool closes_group = false) {
     std::vector<Expr> items;
     while (!failed_ && !at_end() && peek() != '|' && peek() != ')') {
       if (lookaheads != nullptr && peek() == '(' && peek(1) == '?' && (peek(2) == '=' || peek(2) == '!')) {
         const bool negative = peek(2) == '!';
         pos_ += 3;
-        std::vector<Expr> alts{parse_alternative(depth + 1, nullptr)};
-        while (!failed_ && peek() == '|') {
-          ++pos_;
-          alts.push_back(parse_alternative(depth + 1, nullptr));
-        }
+        // What the lookahead sees: each alternative followed by anything, or by nothing when it ends with '$'.
+        std::vector<Expr> alts;
+        do {
+          if (!alts.empty()) ++pos_;
+          bool ends = false;
+          const Expr alt = parse_alternative(depth + 1, &ends, nullptr, /*closes_group=*/true);
+          alts.push_back(ends ? alt : b_.sequence({alt, any_string()}));
+        } while (!failed_ && peek() == '|');
         if (failed_) break;
         if (peek() != ')') {
           fail("missing ')'");
@@ -142,7 +197,7 @@ class RegexParser {
       }
       if (peek() == '$') {
         ++pos_;
-        if (top_end != nullptr && (at_end() || peek() == '|')) {
+        if (top_end != nullptr && (at_end() || peek() == '|' || (closes_group && peek() == ')'))) {
           *top_end = true;
           break;
         }

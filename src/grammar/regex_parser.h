@@ -5,8 +5,9 @@
 // Supported (ECMA-262 syntax): literals, `.` (any character but \n \r U+2028 U+2029), classes [...] [^...] with
 // ranges and escapes, \d \D \w \W \s \S, \t \n \r \f \v \0 \xHH \uHHHH \u{H...} \cX, escaped punctuation, groups
 // ( ) (?: ) (?<name> ) (?P<name> ), alternation, * + ? {n} {n,} {n,m} and their lazy forms (same language),
-// `^` at the start and `$` at the end of a top-level alternative, lookaheads (?=X) (?!X) among a top-level
-// alternative's items (the rest of the input from there intersected with X.*, or with X.* removed: zod's email).
+// `^` at the start and `$` at the end of a top-level alternative (a group that is a whole top-level alternative is
+// its alternatives: `^$|(^a+$)`), lookaheads (?=X) (?!X) among a top-level alternative's items (the rest of the input
+// from there intersected with X.*, or with X.* removed: zod's email; X alone where X ends with `$`).
 // Refused with an error naming the construct: backreferences, lookaheads inside groups, lookbehind, word
 // boundaries, anchors elsewhere, Unicode property escapes, inline flags, POSIX classes, unknown escapes, nesting
 // deeper than 256, repetition counts above 10000.

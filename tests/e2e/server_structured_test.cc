@@ -108,9 +108,9 @@ TEST(ServerStructuredTest, ConstraintsOverCurl) {
                       {"response_format",
                        {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "bogus"}}}}}}}});
   EXPECT_EQ(r["error"]["param"], "response_format.json_schema.schema") << r.dump();
-  // ipv6: a format JSON Schema defines that pagoda does not enforce (a name it does not define is an annotation).
+  // iri: a format JSON Schema defines that pagoda does not enforce (a name it does not define is an annotation).
   r = curl_post_json(server, "/v1/completions",
-                     {{"prompt", "x"}, {"guided_json", {{"type", "string"}, {"format", "ipv6"}}}});
+                     {{"prompt", "x"}, {"guided_json", {{"type", "string"}, {"format", "iri"}}}});
   EXPECT_EQ(r["error"]["param"], "guided_json") << r.dump();
   r = curl_post_json(server, "/v1/completions", {{"prompt", "x"}, {"grammar", "root ::= undefined-rule"}});
   EXPECT_EQ(r["error"]["param"], "grammar") << r.dump();

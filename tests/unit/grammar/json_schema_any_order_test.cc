@@ -1,8 +1,8 @@
 // Tests for JsonGrammarOptions::any_property_order (json_schema_converter.h): every order of an object's listed
 // properties is accepted, none twice, never without a required one, extra properties anywhere between; exhaustively
 // over small objects, against random outputs that must validate and hold no key twice; past 7 listed properties
-// (or the per-schema budget) the untracked optional ones, which may repeat; too many required ones keep
-// `properties` order, and JsonSchemaNotes says how many of each.
+// (or the per-schema budget) the untracked optional ones, which may repeat; dependencies of names on names held in
+// the tracked sets; too many required ones keep `properties` order, and JsonSchemaNotes says how many of each.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -87,6 +87,93 @@ TEST(JsonSchemaAnyOrder, EveryOrderOnceEachRequiredPresent) {
   EXPECT_TRUE(matches(g, "{\n  \"c\": false,\n  \"a\": 2\n}"));
   EXPECT_FALSE(matches(g, R"({"c":1,"a":2})"));  // each value still has its own schema
   expect_outputs_valid_any_order(schema);
+}
+
+// Every sequence of up to 5 keys over `keys` (values 1, compact): accepted exactly when the validator accepts it and
+// no key repeats; one where a name of `may_repeat` repeats (an extra property's: names of extras are not told
+// apart) is accepted only if valid. Returns how many were accepted.
+int32_t expect_key_sequences_exact(const json& schema, const std::string& keys, const std::string& may_repeat = "") {
+  auto g = compile_any_order(schema);
+  if (!g) return 0;
+  const int32_t k = int32_t(keys.size());
+  int32_t accepted = 0;
+  for (int32_t len = 0; len <= 5; ++len) {
+    int32_t total = 1;
+    for (int32_t i = 0; i < len; ++i) total *= k;
+    for (int32_t code = 0; code < total; ++code) {
+      std::string seq;
+      for (int32_t i = 0, c = code; i < len; ++i, c /= k) seq += keys[size_t(c % k)];
+      std::string text = "{";
+      for (const char key : seq) text += fmt::format("{}\"{}\":1", text.size() > 1 ? "," : "", key);
+      text += "}";
+      std::string once = seq;
+      std::erase_if(once, [&](char c) { return may_repeat.find(c) != std::string::npos; });
+      const bool distinct = std::set<char>(seq.begin(), seq.end()).size() == seq.size();
+      const bool listed_once = std::set<char>(once.begin(), once.end()).size() == once.size();
+      const bool valid = listed_once && testing::validate(schema, json::parse(text)).empty();
+      const bool accepts = matches(g, text);
+      if (distinct) {
+        EXPECT_EQ(accepts, valid) << text << "\nschema " << schema.dump();
+      } else if (accepts) {
+        EXPECT_TRUE(valid) << text << "\nschema " << schema.dump();
+      }
+      accepted += accepts;
+    }
+  }
+  return accepted;
+}
+
+TEST(JsonSchemaAnyOrder, DependenciesHoldInTheTrackedSets) {
+  json props = json::object();
+  for (const char* name : {"a", "b", "c", "d"}) props[name] = {{"type", "integer"}};
+  // Enforced where the object ends, in the sets of members written (one rule family, not a choice per trigger).
+  const json schema = {{"type", "object"},
+                       {"properties", props},
+                       {"additionalProperties", false},
+                       {"dependentRequired", {{"a", {"b"}}, {"c", {"a", "d"}}}}};
+  // The sets that hold: {}, {b}, {d}, {b, d}, {a, b}, {a, b, d}, {a, b, c, d}, each in every order.
+  EXPECT_EQ(expect_key_sequences_exact(schema, "abcd"), 1 + 1 + 1 + 2 + 2 + 6 + 24);
+  json draft4 = schema;
+  draft4.erase("dependentRequired");
+  draft4["dependencies"] = {{"a", {"b"}}, {"c", {"a", "d"}}};
+  expect_key_sequences_exact(draft4, "abcd");
+  expect_outputs_valid_any_order(schema);
+  // A needed name outside `properties` (an extra one): the dependency is a choice instead, still exact.
+  json extra = {{"type", "object"}, {"properties", props}, {"dependencies", {{"a", {"e"}}}}};
+  EXPECT_GT(expect_key_sequences_exact(extra, "abe", "e"), 0);
+  // Beside a schema dependency and required ones.
+  json mixed = {{"type", "object"},
+                {"properties", props},
+                {"required", {"d"}},
+                {"additionalProperties", false},
+                {"dependencies", {{"a", {"b"}}, {"b", {{"required", {"c"}}}}}}};
+  EXPECT_GT(expect_key_sequences_exact(mixed, "abcd"), 0);
+  // More than the 6 dependencies a choice each allows, on 7 members: one rule family, about the size without them.
+  json seven = {{"type", "object"}, {"properties", json::object()}, {"dependentRequired", json::object()}};
+  const std::string names = "abcdefg";
+  for (size_t i = 0; i < names.size(); ++i) {
+    seven["properties"][names.substr(i, 1)] = {{"type", "integer"}};
+    seven["dependentRequired"][names.substr(i, 1)] = {names.substr((i + 1) % names.size(), 1)};
+  }
+  Result<Grammar> with = json_schema_to_grammar(seven, kAnyOrder);
+  ASSERT_TRUE(with.ok()) << with.error();
+  json without = seven;
+  without.erase("dependentRequired");
+  Result<Grammar> plain = json_schema_to_grammar(without, kAnyOrder);
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_LE(with.value().states.size(), plain.value().states.size() + 8);
+  auto g = testing::with_bytes(std::move(with).value());
+  EXPECT_TRUE(matches(g, "{}"));
+  EXPECT_TRUE(matches(g, R"({"g":1,"a":1,"f":1,"b":1,"e":1,"c":1,"d":1})"));
+  EXPECT_FALSE(matches(g, R"({"g":1,"a":1,"f":1,"b":1,"e":1,"c":1})"));  // c needs d
+  EXPECT_FALSE(matches(g, R"({"d":1})"));                                  // d needs e
+  // The internal keyword written by a client, malformed: an error, in an object and under `not`.
+  for (const json& bad : {json{{"type", "object"}, {"$pagoda:needs", {{"a", {1}}}}},
+                          json{{"not", {{"$pagoda:needs", {{"a", "b"}}}}}}}) {
+    Result<Grammar> refused = json_schema_to_grammar(bad, kAnyOrder);
+    ASSERT_FALSE(refused.ok()) << bad.dump();
+    EXPECT_NE(refused.error().find("must map names to lists of names"), std::string::npos) << refused.error();
+  }
 }
 
 TEST(JsonSchemaAnyOrder, ExtraPropertiesAnywhereButNeverAListedName) {

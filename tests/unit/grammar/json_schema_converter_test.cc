@@ -341,7 +341,7 @@ TEST(JsonSchemaConverter, Formats) {
   EXPECT_TRUE(matches(ip, R"("192.168.0.255")"));
   EXPECT_FALSE(matches(ip, R"("256.1.1.1")"));
   EXPECT_FALSE(matches(ip, R"("01.1.1.1")"));
-  EXPECT_NE(schema_error({{"type", "string"}, {"format", "ipv6"}}).find("format 'ipv6' is not supported"),
+  EXPECT_NE(schema_error({{"type", "string"}, {"format", "iri"}}).find("format 'iri' is not supported"),
             std::string::npos);
 }
 
@@ -433,6 +433,15 @@ TEST(JsonSchemaConverter, NumberBounds) {
   EXPECT_FALSE(matches(above, "3.0000000000000001"));
   EXPECT_NE(schema_error({{"type", "number"}, {"minimum", 1e16}}).find("outside the enforceable range"),
             std::string::npos);
+  EXPECT_NE(schema_error({{"type", "number"}, {"maximum", -1e16}}).find("outside the enforceable range"),
+            std::string::npos);
+  // A bound at or past 1e15 on its own side holds for every number written (under 1e15): it bounds nothing.
+  const json wide = {{"type", "number"}, {"minimum", 0}, {"maximum", 9007199254740991}};
+  auto w = compile_schema(wide);
+  for (const char* ok : {"0", "999999999999999", "12.5"}) EXPECT_TRUE(matches(w, ok)) << ok;
+  for (const char* bad : {"-1", "1000000000000000", "1e3"}) EXPECT_FALSE(matches(w, bad)) << bad;
+  expect_generated_valid(wide);
+  expect_generated_valid({{"type", "number"}, {"exclusiveMinimum", -1e15}, {"exclusiveMaximum", 1e15}});
 }
 
 // zod 4 writes the safe-integer bounds +-(2^53 - 1) into every .int(): integer bounds hold anywhere in int64.
@@ -454,7 +463,19 @@ TEST(JsonSchemaConverter, IntegerBoundsUpToSixtyFourBits) {
   EXPECT_TRUE(matches(wide, "-9223372036854774784"));
   EXPECT_FALSE(matches(wide, "9223372036854774785"));
   EXPECT_FALSE(matches(wide, "-9223372036854774785"));
-  EXPECT_NE(schema_error({{"type", "integer"}, {"maximum", 1e19}}).find("outside the enforceable range of integers"),
+  EXPECT_NE(schema_error({{"type", "integer"}, {"minimum", 1e19}}).find("outside the enforceable range of integers"),
+            std::string::npos);
+  EXPECT_NE(schema_error({{"type", "integer"}, {"maximum", -1e19}}).find("outside the enforceable range of integers"),
+            std::string::npos);
+  // A bound past every 64-bit integer on its own side: int64's range there (2^63 itself as an inclusive maximum).
+  const json past = {{"type", "integer"}, {"minimum", -1e19}, {"maximum", 9223372036854775808.0}};
+  auto p = compile_schema(past);
+  for (const char* ok : {"0", "9223372036854775807", "-9223372036854775807", "123"}) EXPECT_TRUE(matches(p, ok)) << ok;
+  for (const char* bad : {"9223372036854775808", "10000000000000000000", "-9223372036854775808"})
+    EXPECT_FALSE(matches(p, bad)) << bad;
+  expect_generated_valid(past);
+  EXPECT_NE(schema_error({{"type", "integer"}, {"exclusiveMaximum", 9223372036854775808.0}})
+                .find("outside the enforceable range of integers"),
             std::string::npos);
   // zod 4's z.record(z.string(), ...) writes a propertyNames that every key satisfies: nothing to enforce.
   const json record = {{"type", "object"},

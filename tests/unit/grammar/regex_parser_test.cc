@@ -152,6 +152,28 @@ TEST(RegexParser, TopLevelLookaheadsAgreeWithStdRegex) {
   }
 }
 
+// A group that is a whole top-level alternative is its alternatives at the top level (anchors and lookaheads
+// inside it included), and a lookahead's alternative may end with '$': checked exhaustively over short strings
+// against std::regex, whole-output and as a JSON Schema pattern (search).
+TEST(RegexParser, WholeGroupsAndAnchoredLookaheadsAgreeWithStdRegex) {
+  std::vector<std::string> texts = {""};
+  for (size_t i = 0; i < texts.size() && texts[i].size() < 5; ++i)
+    for (const char c : std::string("ab ")) texts.push_back(texts[i] + c);
+  const std::vector<std::string> patterns = {"^$|(^(?:a+ +){0,2}a+$)", "(^((a)|(b+))(-a)?$)", "^(?!ab$).*$",
+                                             "(?:b|(^a$))", "((?!a$|b)[ab]+)", "(?!a$)b*|^a"};
+  for (const std::string& pattern : patterns) {
+    const std::regex re(pattern, std::regex::ECMAScript);
+    Result<Grammar> g = parse_regex(pattern);
+    ASSERT_TRUE(g.ok()) << pattern << ": " << g.error();
+    auto whole = with_bytes(std::move(g).value());
+    auto search = json_string_pattern(pattern);
+    for (const std::string& t : texts) {
+      EXPECT_EQ(matches(whole, t), std::regex_match(t, re)) << "/" << pattern << "/ " << t;
+      EXPECT_EQ(matches(search, "\"" + t + "\""), std::regex_search(t, re)) << "/" << pattern << "/ " << t;
+    }
+  }
+}
+
 TEST(RegexParser, JsonSchemaPatternSearchesInsideAJsonString) {
   std::mt19937_64 rng(8);
   for (const std::string pattern : {"^abc$", "b", "^a.c", "x$", "^[\"\\\\]+$", "^\\n\\t.$", "\\d+|^z"}) {
@@ -210,9 +232,9 @@ std::string regex_error(const std::string& pattern) {
 TEST(RegexParser, ErrorsNameTheConstruct) {
   EXPECT_NE(regex_error("(a)\\1").find("backreferences"), std::string::npos);
   EXPECT_NE(regex_error("(?<n>a)\\k<n>").find("backreferences"), std::string::npos);
-  EXPECT_NE(regex_error("(a(?=b))").find("lookahead assertions are only supported at the top level"),
+  EXPECT_NE(regex_error("(a(?=b))c").find("lookahead assertions are only supported at the top level"),
             std::string::npos);
-  EXPECT_NE(regex_error("x|(y(?!b)c)").find("lookahead"), std::string::npos);
+  EXPECT_NE(regex_error("x|(y(?!b)c)+").find("lookahead"), std::string::npos);
   EXPECT_NE(regex_error("a(?!b)*").find("a quantifier after a lookahead"), std::string::npos);
   EXPECT_NE(regex_error("a(?=b").find("missing ')'"), std::string::npos);
   EXPECT_NE(regex_error("(?<=a)b").find("lookbehind"), std::string::npos);
@@ -220,7 +242,9 @@ TEST(RegexParser, ErrorsNameTheConstruct) {
   EXPECT_NE(regex_error("\\bword\\b").find("word boundary"), std::string::npos);
   EXPECT_NE(regex_error("a^b").find("'^' is only supported at the start"), std::string::npos);
   EXPECT_NE(regex_error("a$b").find("'$' is only supported at the end"), std::string::npos);
-  EXPECT_NE(regex_error("(^a)").find("'^'"), std::string::npos);
+  EXPECT_NE(regex_error("(^a)b").find("'^'"), std::string::npos);
+  EXPECT_NE(regex_error("x(a$)").find("'$'"), std::string::npos);
+  EXPECT_NE(regex_error("(?!a$b)c").find("'$'"), std::string::npos);
   EXPECT_NE(regex_error("\\p{L}").find("Unicode property"), std::string::npos);
   EXPECT_NE(regex_error("(?i)a").find("inline flags"), std::string::npos);
   EXPECT_NE(regex_error("[[:alpha:]]").find("POSIX"), std::string::npos);
