@@ -9,9 +9,9 @@
 #include <random>
 #include <set>
 
+#include "array_enumeration.h"
 #include "grammar/json_schema_converter.h"
 #include "grammar/random_sentence.h"
-#include "array_enumeration.h"
 #include "grammar_test_util.h"
 #include "schema_validator.h"
 
@@ -155,7 +155,8 @@ TEST(JsonSchemaArraySets, ContainsRefusedByNameElsewhere) {
   EXPECT_NE(sets_error({{"type", "array"}, {"contains", {{"type", "integer"}}}})
                 .find("schema at #: 'contains' is supported where its complement is expressible"),
             std::string::npos);
-  EXPECT_NE(sets_error({{"type", "array"}, {"contains", {{"const", 1}}}, {"maxItems", 3}}).find("'contains' beside 'maxItems'"),
+  EXPECT_NE(sets_error({{"type", "array"}, {"contains", {{"const", 1}}}, {"maxItems", 3}})
+                .find("'contains' beside 'maxItems'"),
             std::string::npos);
   EXPECT_NE(sets_error({{"type", "array"}, {"contains", {{"const", 1}}}, {"minItems", 2}})
                 .find("'minItems' above 'minContains'"),

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "grammar/json_schema_converter.h"
 #include "array_enumeration.h"
+#include "grammar/json_schema_converter.h"
 #include "grammar_test_util.h"
 #include "schema_validator.h"
 
@@ -48,11 +48,8 @@ TEST(JsonSchemaSharing, CountedObjectItemsAcceptExactlyTheValidArrays) {
     EXPECT_GT(expect_arrays_exact(schema, kPointAlphabet, 6), 0) << schema.dump();
   }
   // After a positional prefix: the rest counted from the prefix's end.
-  const json prefixed = {{"type", "array"},
-                         {"prefixItems", {{{"type", "string"}}}},
-                         {"items", kPoint},
-                         {"minItems", 4},
-                         {"maxItems", 5}};
+  const json prefixed = {
+      {"type", "array"}, {"prefixItems", {{{"type", "string"}}}}, {"items", kPoint}, {"minItems", 4}, {"maxItems", 5}};
   std::vector<std::string> alphabet = kPointAlphabet;
   alphabet.push_back(R"("s")");
   EXPECT_GT(expect_arrays_exact(prefixed, alphabet, 6), 0);
