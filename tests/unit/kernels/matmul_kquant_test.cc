@@ -1,9 +1,9 @@
 // The K-quant matmuls (Q2_K ... Q6_K and pagoda's Q7_K, plain and 8-row interleaved) against q8_K activations: the
-// plain and the interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes (token
-// tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the reference
-// is the product of ggml's dequantized weights with the q8_K activations up to f32 rounding; IQ2_XXS and IQ3_XXS
-// blocks carried in Q7_K and Q6_K give, one super-block a row, the bits of ggml's own vec_dot of the i-quant block
-// with the same q8_K block.
+// plain and the interleaved reference give the same bits; every SIMD level gives the reference's bits on random shapes
+// (token tails, row tiles, row slices as a thread pool cuts them, both entry points, extreme integers); and the
+// reference is the product of ggml's dequantized weights with the q8_K activations up to f32 rounding; IQ2_XXS and
+// IQ3_XXS blocks carried in Q7_K and Q6_K give, one super-block a row, the bits of ggml's own vec_dot of the i-quant
+// block with the same q8_K block.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -146,18 +146,11 @@ TEST(KquantMatmulTest, ReferenceIsTheProductOfTheDequantizedWeights) {
     std::vector<float> wf(size_t(num_out * num_in));
     type.dequantize(w.plain.data(), wf.data(), num_out * num_in);
     const std::vector<float> xr = q8_K_round_trip(x);
-    const std::vector<double> magnitude = abs_products(wf, xr, num_out, num_in, num_tokens);
     std::vector<float> y(size_t(num_tokens * num_out));
     kernels_for(Isa::kScalar)
         ->matmul_for(type.plain)
         .f32(w.plain.data(), x.data(), y.data(), num_out, num_in, num_tokens);
-    for (int64_t t = 0; t < num_tokens; ++t)
-      for (int64_t o = 0; o < num_out; ++o) {
-        double exact = 0.0;
-        for (int64_t i = 0; i < num_in; ++i) exact += double(wf[size_t(o * num_in + i)]) * xr[size_t(t * num_in + i)];
-        const size_t k = size_t(t * num_out + o);
-        EXPECT_NEAR(y[k], exact, 1e-5 * magnitude[k] + 1e-6) << type.name << " token " << t << " row " << o;
-      }
+    expect_near_exact_products(y, wf, xr, num_out, num_in, num_tokens, type.name);
   }
 }
 
