@@ -258,7 +258,8 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
   std::vector<RequestHandle> handles;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (Status room = check_queue_room_locked(num_submissions(n)); !room.ok()) return room;
+    // One inbox entry per group of at most batch_size samples (enqueue_locked).
+    if (Status room = check_queue_room_locked(ceil_div(n, config_.scheduler.max_num_seqs)); !room.ok()) return room;
     enqueue_locked(std::move(request), n, handles);
   }
   wake_.notify_one();
@@ -266,16 +267,13 @@ Result<std::vector<RequestHandle>> Engine::submit_samples(GenerateRequest reques
 }
 
 Result<std::vector<RequestHandle>> Engine::submit_batch(std::vector<GenerateRequest> requests) {
-  int32_t num_queued = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
+  for (size_t i = 0; i < requests.size(); ++i)
     if (Status valid = check_request(requests[i], 1); !valid.ok())
       return make_error(fmt::format("request {} of the batch: {}", i, valid.message()), valid.code());
-    num_queued += num_submissions(1);
-  }
   std::vector<RequestHandle> handles;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (Status room = check_queue_room_locked(num_queued); !room.ok()) return room;
+    if (Status room = check_queue_room_locked(int32_t(requests.size())); !room.ok()) return room;
     for (GenerateRequest& r : requests) enqueue_locked(std::move(r), 1, handles);
   }
   wake_.notify_one();
@@ -392,11 +390,9 @@ Status Engine::check_request(GenerateRequest& request, int32_t n) const {
   return Status::ok_status();
 }
 
-int32_t Engine::num_submissions(int32_t n) const { return ceil_div(n, config_.scheduler.max_num_seqs); }
-
-Status Engine::check_queue_room_locked(int32_t num_submissions) const {
+Status Engine::check_queue_room_locked(int32_t num_entries) const {
   if (stopping_) return make_error("the engine is shutting down", StatusCode::kUnavailable);
-  if (stats_.num_waiting + int32_t(inbox_.size()) + num_submissions > config_.max_queue)
+  if (stats_.num_waiting + int32_t(inbox_.size()) + num_entries > config_.max_queue)
     return make_error(fmt::format("the queue is full ({} requests waiting); retry later", config_.max_queue),
                       StatusCode::kResourceExhausted);
   return Status::ok_status();

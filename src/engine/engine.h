@@ -100,9 +100,8 @@ class Engine {
                                                      const EngineConfig& config);
   // submit's checks of one request (n samples of it); normalizes what a prefill-only request does not read.
   Status check_request(GenerateRequest& request, int32_t n) const;
-  // The inbox entries n samples take (one per group of max_num_seqs).
-  int32_t num_submissions(int32_t n) const;
-  Status check_queue_room_locked(int32_t num_submissions) const;
+  // Whether the waiting queue takes `num_entries` more inbox entries (and the engine is not stopping).
+  Status check_queue_room_locked(int32_t num_entries) const;
   void enqueue_locked(GenerateRequest request, int32_t n, std::vector<RequestHandle>& handles);
   void loop();
   // A step threw: every request in flight ends (aborted), and the loop goes on.
